@@ -1,0 +1,3 @@
+from clnn.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,63 @@
+"""The ``clnn`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+
+def _cmd_cts(args) -> int:
+    from clnn.cts import run_corpus
+
+    if not os.path.isdir(args.corpus):
+        print(f"clnn cts: corpus directory {args.corpus} does not exist", file=sys.stderr)
+        return 2
+    options = {}
+    if args.no_fallback:
+        options["fallback"] = False
+    summary = run_corpus(args.corpus, args.device, args.k, jobs=args.jobs,
+                         device_options=options)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(summary.to_json(), f, indent=1)
+    if args.verbose:
+        for r in summary.results:
+            if r.status in ("failed", "error") or (args.verbose > 1 and r.status != "passed"):
+                print(f"{r.status.upper():11} {r.name} [{r.variant}]: {r.detail.splitlines()[0] if r.detail else ''}")
+    print(summary.closing_line())
+    return 0 if summary.counts["error"] == 0 and summary.counts["failed"] == 0 else 1
+
+
+def _cmd_demo(args) -> int:
+    from clnn.demo import run_demo
+
+    return run_demo(args.device)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="clnn", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("cts", help="run the NNAPI conformance corpus on a device")
+    c.add_argument("corpus", help="directory of *.json.gz corpus files")
+    c.add_argument("--device", default="reference", choices=["reference", "opencl"])
+    c.add_argument("-k", default=None, help="only tests whose spec or name match (glob/substr)")
+    c.add_argument("--json", default=None, metavar="REPORT", help="write a JSON report")
+    c.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    c.add_argument("--no-fallback", action="store_true",
+                   help="do not run unsupported operations on the reference device")
+    c.add_argument("-v", "--verbose", action="count", default=0,
+                   help="list failures (-vv: also unsupported)")
+    c.set_defaults(func=_cmd_cts)
+
+    d = sub.add_parser("demo", help="run a small MobileNet-style model and compare devices")
+    d.add_argument("--device", default=None, help="device to run on (default: the best)")
+    d.set_defaults(func=_cmd_demo)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)

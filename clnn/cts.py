@@ -1,0 +1,359 @@
+"""The conformance runner: the NNAPI CTS corpus (JSON, see shared/cts/FORMAT.md) on a device.
+
+Every test runs twice: as given ("static") and with every output's dimensions unknown
+("dynamic": the driver must return the shapes, and report OUTPUT_INSUFFICIENT_SIZE for a
+too-small buffer). Each test-variant ends as passed, failed, unsupported or error.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import gzip
+import json
+import os
+import sys
+import traceback
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from hal.errors import ErrorStatus, HalError
+from hal.operations.registry import lookup
+from hal.types import (
+    NUMPY_DTYPE,
+    DataLocation,
+    HostMemory,
+    Model,
+    Operand,
+    OperandLifeTime,
+    OperandType,
+    Operation,
+    OperationType,
+    Request,
+    RequestArgument,
+    Subgraph,
+    SymmPerChannelQuantParams,
+)
+from hal.values import array_to_bytes
+
+OT = OperandType
+#: constants up to this many bytes are CONSTANT_COPY in operand_values; larger ones go to a pool
+COPY_LIMIT = 128
+STATUSES = ("passed", "failed", "unsupported", "error")
+
+
+# ----------------------------------------------------------------------------- loading
+
+def iter_corpus(corpus: str | os.PathLike, pattern: str | None = None):
+    """Yield (spec, version, test dict) for every test (optionally matching a glob/substring)."""
+    for path in sorted(Path(corpus).glob("*.json.gz")):
+        with gzip.open(path, "rt") as f:
+            doc = json.load(f)
+        for t in doc["tests"]:
+            if pattern and not _matches(pattern, doc["spec"], t["name"]):
+                continue
+            yield doc["spec"], doc.get("version"), t
+
+
+def _matches(pattern: str, spec: str, name: str) -> bool:
+    if any(c in pattern for c in "*?["):
+        return fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(spec, pattern)
+    return pattern in name or pattern in spec
+
+
+def _array(operand: dict) -> np.ndarray:
+    t = OT[operand["type"]]
+    data = operand["data"]
+    dims = tuple(operand["dimensions"])
+    arr = np.asarray(data if data is not None else [], dtype=NUMPY_DTYPE[t])
+    if dims and arr.size == int(np.prod(dims)):
+        arr = arr.reshape(dims)
+    return arr
+
+
+class _ConstantSink:
+    def __init__(self):
+        self.values = bytearray()
+        self.pool = bytearray()
+
+    def place(self, arr: np.ndarray, lifetime: OperandLifeTime) -> DataLocation:
+        data = array_to_bytes(arr)
+        if lifetime == OperandLifeTime.CONSTANT_COPY and len(data) <= COPY_LIMIT:
+            buf, pool = self.values, 0
+        else:
+            buf, pool = self.pool, 0
+            lifetime = OperandLifeTime.CONSTANT_REFERENCE
+        while len(buf) % 8:
+            buf.append(0)
+        off = len(buf)
+        buf.extend(data)
+        return lifetime, DataLocation(pool, off, len(data))
+
+
+def build_subgraph(sg: dict, sink: _ConstantSink, dynamic_outputs: bool = False) -> Subgraph:
+    operands = []
+    for o in sg["operands"]:
+        t = OT[o["type"]]
+        lt = OperandLifeTime[o["lifetime"]]
+        cq = o.get("channelQuant")
+        extra = (SymmPerChannelQuantParams(tuple(cq["scales"]), cq["channelDim"])
+                 if cq else None)
+        dims = tuple(o["dimensions"])
+        loc = DataLocation()
+        if lt in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE):
+            lt, loc = sink.place(_array(o), lt)
+        elif lt == OperandLifeTime.SUBGRAPH:
+            loc = DataLocation(0, int(o["data"][0]), 0)
+        operands.append(Operand(t, dims, float(o.get("scale", 0.0)), int(o.get("zeroPoint", 0)),
+                                lt, loc, extra))
+    if dynamic_outputs:
+        for i in sg["outputIndexes"]:
+            operands[i].dimensions = tuple(0 for _ in operands[i].dimensions)
+    ops = [Operation(OperationType[op["type"]], list(op["inputs"]), list(op["outputs"]))
+           for op in sg["operations"]]
+    return Subgraph(operands, ops, list(sg["inputIndexes"]), list(sg["outputIndexes"]))
+
+
+def build_model(test: dict, dynamic_outputs: bool = False) -> Model:
+    sink = _ConstantSink()
+    main = build_subgraph(test["main"], sink, dynamic_outputs)
+    refs = [build_subgraph(s, sink) for s in test.get("referenced", [])]
+    pools = [HostMemory(bytes(sink.pool))] if sink.pool else []
+    return Model(main, refs, bytes(sink.values), pools, bool(test.get("isRelaxed")))
+
+
+def build_request(test: dict, shrink_outputs: bool = False):
+    """Request with one input pool and one output pool; returns (request, output slices)."""
+    sg = test["main"]
+    inp = bytearray()
+    args = []
+    for i in sg["inputIndexes"]:
+        data = array_to_bytes(_array(sg["operands"][i]))
+        args.append(RequestArgument(False, DataLocation(0, len(inp), len(data)), ()))
+        inp.extend(data)
+        while len(inp) % 8:
+            inp.append(0)
+    out_args, slices = [], []
+    off = 0
+    for i in sg["outputIndexes"]:
+        o = sg["operands"][i]
+        n = NUMPY_DTYPE[OT[o["type"]]].itemsize * int(np.prod(o["dimensions"] or [1]))
+        length = n - 1 if (shrink_outputs and n > 0) else n
+        out_args.append(RequestArgument(False, DataLocation(1, off, length), ()))
+        slices.append((off, n))
+        off += n + (-n) % 8
+    pools = [HostMemory(bytes(inp) or b"\0"), HostMemory(max(off, 1))]
+    return Request(args, out_args, pools), slices
+
+
+# ----------------------------------------------------------------------------- checking
+
+def _tolerance(test: dict, t: OT):
+    types = {o["type"] for sg in [test["main"], *test.get("referenced", [])]
+             for o in sg["operands"]}
+    relaxed = test.get("isRelaxed") or "TENSOR_FLOAT16" in types or "FLOAT16" in types
+    if t in (OT.TENSOR_FLOAT32, OT.FLOAT32, OT.TENSOR_FLOAT16, OT.FLOAT16):
+        if relaxed or t in (OT.TENSOR_FLOAT16, OT.FLOAT16):
+            return 5 * 0.0009765625, 5 * 0.0009765625
+        return 1e-5, 5 * 1.1920928955078125e-7
+    if t in (OT.TENSOR_BOOL8, OT.BOOL):
+        return 0, 0
+    return 1, 0
+
+
+def compare_output(test: dict, o: dict, actual: np.ndarray) -> str | None:
+    """None if the output matches, else a detail string."""
+    t = OT[o["type"]]
+    expected = _array(o)
+    if test.get("multinomialTolerance", 0) > 0:
+        return _check_multinomial(test, actual)
+    if actual.shape != expected.shape:
+        return f"shape {list(actual.shape)} != expected {list(expected.shape)}"
+    atol, rtol = _tolerance(test, t)
+    if t in (OT.TENSOR_BOOL8, OT.BOOL):
+        bad = actual != expected
+    else:
+        a = actual.astype(np.float64)
+        e = expected.astype(np.float64)
+        bad = ~(np.abs(a - e) <= atol + rtol * np.abs(e))
+        bad |= np.isnan(a) != np.isnan(e)
+        bad &= ~(np.isnan(a) & np.isnan(e))
+    if bad.any():
+        idx = int(np.argmax(bad.reshape(-1)))
+        return (f"{int(bad.sum())}/{bad.size} values differ; first at flat index {idx}: "
+                f"got {actual.reshape(-1)[idx]}, expected {expected.reshape(-1)[idx]}")
+    return None
+
+
+def _check_multinomial(test: dict, actual: np.ndarray) -> str | None:
+    sg = test["main"]
+    logits = _array(sg["operands"][sg["inputIndexes"][0]]).astype(np.float64)
+    tol = test["multinomialTolerance"]
+    for b in range(logits.shape[0]):
+        p = np.exp(logits[b] - logits[b].max())
+        p /= p.sum()
+        freq = np.bincount(actual[b].astype(np.int64), minlength=p.size)[: p.size] / actual.shape[1]
+        if np.any(np.abs(freq - p) > tol):
+            return f"batch {b}: frequencies {np.round(freq, 3).tolist()} vs {np.round(p, 3).tolist()}"
+    return None
+
+
+# ----------------------------------------------------------------------------- running
+
+@dataclass
+class Result:
+    spec: str
+    name: str
+    variant: str
+    status: str
+    detail: str = ""
+
+
+def unsupported_reason(device, model: Model) -> str | None:
+    for sg in [model.main, *model.referenced]:
+        for op in sg.operations:
+            if lookup(op.type) is None:
+                return f"{op.type.name} has no implementation in the HAL"
+    try:
+        supported = device.get_supported_operations(model)
+    except HalError as e:
+        return None if e.status == ErrorStatus.INVALID_ARGUMENT else str(e)
+    if not all(supported) and not getattr(device, "fallback", False):
+        bad = [model.main.operations[i].type.name for i, s in enumerate(supported) if not s]
+        return f"device does not support {', '.join(sorted(set(bad)))}"
+    return None
+
+
+def run_variant(device, spec: str, test: dict, dynamic: bool) -> Result:
+    variant = "dynamic" if dynamic else "static"
+    name = test["name"]
+
+    def res(status, detail=""):
+        return Result(spec, name, variant, status, detail)
+
+    expect_failure = bool(test.get("expectFailure"))
+    try:
+        model = build_model(test, dynamic_outputs=dynamic)
+    except (KeyError, ValueError) as e:
+        return res("error", f"corpus entry cannot be built: {e}")
+    try:
+        reason = unsupported_reason(device, model)
+        if reason:
+            return res("unsupported", reason)
+        try:
+            prepared = device.prepare_model(model)
+        except HalError as e:
+            if expect_failure:
+                return res("passed", f"prepare failed as expected: {e}")
+            return res("failed", f"prepare: {e}")
+        sg = test["main"]
+        outs = [sg["operands"][i] for i in sg["outputIndexes"]]
+        if dynamic and not expect_failure:
+            request, _ = build_request(test, shrink_outputs=True)
+            shrinkable = any(np.prod(o["dimensions"] or [1]) > 0 for o in outs)
+            r = prepared.execute_synchronously(request)
+            if shrinkable and r.status != ErrorStatus.OUTPUT_INSUFFICIENT_SIZE:
+                return res("failed", f"too-small outputs gave {r.status.name}, expected "
+                                     f"OUTPUT_INSUFFICIENT_SIZE {r.message}")
+            if shrinkable and len(r.output_shapes) != len(outs):
+                return res("failed", f"OUTPUT_INSUFFICIENT_SIZE returned "
+                                     f"{len(r.output_shapes)} output shapes for {len(outs)}")
+        request, slices = build_request(test)
+        r = prepared.execute_synchronously(request)
+        if expect_failure:
+            if r.status != ErrorStatus.NONE:
+                return res("passed", f"execution failed as expected: {r.status.name}")
+            return res("failed", "expected a failure, the execution succeeded")
+        if r.status != ErrorStatus.NONE:
+            return res("failed", f"execute: {r.status.name}: {r.message}")
+        pool = request.pools[1].view()
+        for k, (o, (off, n)) in enumerate(zip(outs, slices)):
+            t = OT[o["type"]]
+            dims = tuple(o["dimensions"])
+            if len(r.output_shapes) > k and tuple(r.output_shapes[k].dimensions) != dims:
+                return res("failed", f"output {k}: returned shape "
+                                     f"{list(r.output_shapes[k].dimensions)}, expected {list(dims)}")
+            if o.get("isIgnored"):
+                continue
+            raw = bytes(pool[off: off + n])
+            if t in (OT.TENSOR_BOOL8, OT.BOOL):
+                actual = np.frombuffer(raw, dtype=np.uint8).astype(bool)
+            else:
+                actual = np.frombuffer(raw, dtype=NUMPY_DTYPE[t])
+            actual = actual.reshape(dims) if dims else actual
+            detail = compare_output(test, o, actual)
+            if detail:
+                return res("failed", f"output {k}: {detail}")
+        return res("passed")
+    except Exception as e:  # a crash in the driver: always a bug
+        tb = traceback.format_exc(limit=4)
+        return res("error", f"{type(e).__name__}: {e}\n{tb}")
+
+
+@dataclass
+class Summary:
+    counts: Counter = field(default_factory=Counter)
+    results: list = field(default_factory=list)
+
+    def add(self, r: Result):
+        self.counts[r.status] += 1
+        self.results.append(r)
+
+    def closing_line(self) -> str:
+        c = self.counts
+        return (f"{c['passed']} passed, {c['failed'] + c['error']} failed, "
+                f"{c['unsupported']} skipped")
+
+    def to_json(self) -> dict:
+        return {"summary": {s: self.counts[s] for s in STATUSES} | {
+                    "total": sum(self.counts.values())},
+                "tests": [r.__dict__ for r in self.results]}
+
+
+_WORKER_DEVICE = None
+
+
+def _worker_init(device_name, options):
+    global _WORKER_DEVICE
+    from clnn.devices import open_device
+
+    _WORKER_DEVICE = open_device(device_name, **options)
+
+
+def _run_test(args):
+    spec, test, variants = args
+    return [run_variant(_WORKER_DEVICE, spec, test, v == "dynamic") for v in variants]
+
+
+def run_corpus(corpus, device_name="reference", pattern=None, jobs=None, variants=("static",
+               "dynamic"), progress=None, device_options=None) -> Summary:
+    """Run the corpus. ``jobs`` > 1 runs tests in worker processes."""
+    from tqdm import tqdm
+
+    tests = [(spec, t, variants) for spec, _, t in iter_corpus(corpus, pattern)]
+    summary = Summary()
+    options = device_options or {}
+    show = sys.stderr.isatty() if progress is None else progress
+    bar = tqdm(total=len(tests) * len(variants), disable=not show, unit="test", file=sys.stderr)
+    jobs = jobs or 1
+    if jobs > 1:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork")
+        with ctx.Pool(jobs, initializer=_worker_init, initargs=(device_name, options),
+                      maxtasksperchild=200) as pool:
+            for rs in pool.imap_unordered(_run_test, tests, chunksize=4):
+                for r in rs:
+                    summary.add(r)
+                bar.update(len(rs))
+    else:
+        _worker_init(device_name, options)
+        for item in tests:
+            for r in _run_test(item):
+                summary.add(r)
+            bar.update(len(variants))
+    bar.close()
+    summary.results.sort(key=lambda r: (r.spec, r.name, r.variant))
+    return summary

@@ -1,0 +1,207 @@
+"""Helpers shared by the op families: quantization arithmetic of the NNAPI reference,
+fused activations, padding, broadcasting and the usual validation checks."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hal.operations.context import OperandInfo, OperationContext
+from hal.types import FusedActivation, OperandType, PaddingScheme
+
+OT = OperandType
+
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+
+QUANT_RANGE = {
+    OT.TENSOR_QUANT8_ASYMM: (0, 255),
+    OT.TENSOR_QUANT8_ASYMM_SIGNED: (-128, 127),
+    OT.TENSOR_QUANT8_SYMM: (-127, 127),
+    OT.TENSOR_QUANT8_SYMM_PER_CHANNEL: (-127, 127),
+    OT.TENSOR_QUANT16_ASYMM: (0, 65535),
+    OT.TENSOR_QUANT16_SYMM: (-32768, 32767),
+}
+
+FLOAT_TENSORS = (OT.TENSOR_FLOAT32, OT.TENSOR_FLOAT16)
+QUANT8_TENSORS = (OT.TENSOR_QUANT8_ASYMM, OT.TENSOR_QUANT8_ASYMM_SIGNED)
+
+
+def qrange(t: OperandType) -> tuple[int, int]:
+    return QUANT_RANGE[OT(t)]
+
+
+# ----------------------------------------------------------------- fixed-point (gemmlowp)
+
+def quantize_multiplier(m: float) -> tuple[int, int]:
+    """TFLite's QuantizeMultiplier: m = q * 2^(shift - 31), q an int32 in [2^30, 2^31)."""
+    if m == 0.0:
+        return 0, 0
+    frac, shift = math.frexp(m)
+    q = int(round(frac * (1 << 31)))
+    if q == (1 << 31):
+        q //= 2
+        shift += 1
+    if shift < -31:
+        return 0, 0
+    return q, shift
+
+
+def saturating_rounding_doubling_high_mul(a, b):
+    a = np.asarray(a, dtype=np.int64)
+    b = np.int64(b)
+    ab = a * b
+    nudge = np.where(ab >= 0, np.int64(1 << 30), np.int64(1 - (1 << 30)))
+    s = ab + nudge
+    res = np.where(s >= 0, s >> 31, -((-s) >> 31))
+    overflow = (a == INT32_MIN) & (b == INT32_MIN)
+    return np.where(overflow, INT32_MAX, res).astype(np.int64)
+
+
+def rounding_divide_by_pot(x, exponent: int):
+    x = np.asarray(x, dtype=np.int64)
+    if exponent <= 0:
+        return x
+    mask = np.int64((1 << exponent) - 1)
+    remainder = x & mask
+    threshold = (mask >> 1) + (x < 0).astype(np.int64)
+    return (x >> exponent) + (remainder > threshold).astype(np.int64)
+
+
+def multiply_by_quantized_multiplier(x, multiplier: int, shift: int):
+    """x * multiplier * 2^(shift - 31) with the rounding of the NNAPI/TFLite reference."""
+    left = max(shift, 0)
+    right = max(-shift, 0)
+    x = np.asarray(x, dtype=np.int64) * (1 << left)
+    x = np.clip(x, INT32_MIN, INT32_MAX)
+    return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x, multiplier), right)
+
+
+def requantize(acc, real_multiplier: float):
+    """Scale an int32 accumulator by a real multiplier the way the reference does."""
+    q, s = quantize_multiplier(real_multiplier)
+    return multiply_by_quantized_multiplier(acc, q, s)
+
+
+# ----------------------------------------------------------------- (de)quantization
+
+def round_half_away(x):
+    """std::round: halves away from zero (NumPy's round goes to even)."""
+    x = np.asarray(x)
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+
+def dequantize(info: OperandInfo, values: np.ndarray | None = None) -> np.ndarray:
+    """Real values of a quantized (or float) tensor as float32."""
+    v = info.value if values is None else values
+    if info.type in QUANT_RANGE:
+        if info.channel_quant is not None:
+            scales = np.asarray(info.channel_quant.scales, dtype=np.float32)
+            shape = [1] * v.ndim
+            shape[info.channel_quant.channel_dim] = -1
+            return v.astype(np.float32) * scales.reshape(shape)
+        return (v.astype(np.float32) - np.float32(info.zero_point)) * np.float32(info.scale)
+    return np.asarray(v, dtype=np.float32)
+
+
+def quantize(real: np.ndarray, info: OperandInfo) -> np.ndarray:
+    """Quantize real values to the operand's type: zero_point + round(x / scale), saturated."""
+    lo, hi = qrange(info.type)
+    q = round_half_away(np.asarray(real, dtype=np.float64) / info.scale) + info.zero_point
+    return np.clip(q, lo, hi).astype(info.dtype)
+
+
+def to_output(values: np.ndarray, info: OperandInfo) -> np.ndarray:
+    """Convert real results to an output operand (quantize, or cast to its float type)."""
+    if info.type in QUANT_RANGE:
+        return quantize(values, info)
+    return np.asarray(values).astype(info.dtype)
+
+
+# ----------------------------------------------------------------- fused activations
+
+def activation_range_float(act: int) -> tuple[float, float]:
+    act = FusedActivation(act)
+    if act == FusedActivation.RELU:
+        return 0.0, math.inf
+    if act == FusedActivation.RELU1:
+        return -1.0, 1.0
+    if act == FusedActivation.RELU6:
+        return 0.0, 6.0
+    return -math.inf, math.inf
+
+
+def apply_activation_float(x: np.ndarray, act: int) -> np.ndarray:
+    lo, hi = activation_range_float(act)
+    if lo == -math.inf and hi == math.inf:
+        return x
+    return np.clip(x, lo, hi).astype(x.dtype, copy=False)
+
+
+def activation_range_quant(act: int, info: OperandInfo) -> tuple[int, int]:
+    """CalculateActivationRangeUint8/Int8 of the reference."""
+    lo, hi = qrange(info.type)
+    lo_f, hi_f = activation_range_float(act)
+
+    def q(f):
+        return info.zero_point + int(round_half_away(f / info.scale))
+
+    if lo_f != -math.inf:
+        lo = max(lo, q(lo_f))
+    if hi_f != math.inf:
+        hi = min(hi, q(hi_f))
+    return lo, hi
+
+
+# ----------------------------------------------------------------- padding
+
+def same_padding(in_size: int, filter_size: int, stride: int, dilation: int = 1):
+    """(head, tail) for PaddingScheme.SAME."""
+    out = (in_size + stride - 1) // stride
+    eff = (filter_size - 1) * dilation + 1
+    needed = max(0, (out - 1) * stride + eff - in_size)
+    return needed // 2, needed - needed // 2
+
+
+def implicit_padding(scheme: int, in_size: int, filter_size: int, stride: int, dilation: int = 1):
+    if PaddingScheme(scheme) == PaddingScheme.SAME:
+        return same_padding(in_size, filter_size, stride, dilation)
+    return 0, 0
+
+
+def conv_output_size(in_size, filter_size, stride, pad_head, pad_tail, dilation=1) -> int:
+    eff = (filter_size - 1) * dilation + 1
+    return (in_size - eff + stride + pad_head + pad_tail) // stride
+
+
+# ----------------------------------------------------------------- broadcasting & checks
+
+def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
+    except ValueError as e:
+        raise ValueError(f"shapes {list(a)} and {list(b)} cannot be broadcast") from e
+
+
+def check_fused_activation(ctx: OperationContext, index: int):
+    v = ctx.scalar(index)
+    if v is not None:
+        ctx.require(v in (0, 1, 2, 3),
+                    f"input {index} (fused activation) must be 0..3, got {v}")
+
+
+def check_rank(ctx: OperationContext, index: int, ranks, what: str = "input"):
+    """ranks: an int, or a (min, max) range inclusive. Unknown rank (shape ()) is skipped."""
+    info = ctx.inputs[index]
+    r = info.rank
+    if r == 0:  # unknown rank at validation time
+        return
+    lo, hi = (ranks, ranks) if isinstance(ranks, int) else ranks
+    ctx.require(lo <= r <= hi, f"{what} {index} must have rank {ranks}, got rank {r}")
+
+
+def check_same_quant(ctx: OperationContext, a: OperandInfo, b: OperandInfo, what: str):
+    if a.type in QUANT_RANGE:
+        ctx.require(a.scale == b.scale and a.zero_point == b.zero_point,
+                    f"{what} must have the same scale and zero point")

@@ -1,0 +1,113 @@
+"""What an operation sees: its operands (type, shape, quantization, value) and helpers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hal.errors import InvalidArgument
+from hal.types import (
+    NUMPY_DTYPE,
+    OperandLifeTime,
+    OperandType,
+    OperationType,
+    SymmPerChannelQuantParams,
+)
+
+
+@dataclass
+class OperandInfo:
+    type: OperandType
+    shape: tuple[int, ...]
+    scale: float = 0.0
+    zero_point: int = 0
+    channel_quant: SymmPerChannelQuantParams | None = None
+    #: the value: known constants at validation/prepare, every input at execution.
+    value: np.ndarray | None = None
+    lifetime: OperandLifeTime = OperandLifeTime.TEMPORARY_VARIABLE
+    index: int = -1
+
+    @property
+    def omitted(self) -> bool:
+        return self.lifetime == OperandLifeTime.NO_VALUE
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return NUMPY_DTYPE[self.type]
+
+    @property
+    def is_constant(self) -> bool:
+        return self.lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
+
+
+class OperationContext:
+    """Context of one operation, shared by validate, prepare and execute.
+
+    At validation, ``value`` is set for constant inputs only and shapes may hold 0 (unknown).
+    At execution every present input has a value and a concrete shape.
+    """
+
+    def __init__(self, op_type: OperationType, inputs: list[OperandInfo],
+                 outputs: list[OperandInfo], *, relaxed: bool = False, executor=None,
+                 op_index: int = -1):
+        self.op_type = op_type
+        self.inputs = inputs
+        self.outputs = outputs
+        self.relaxed = relaxed
+        #: the subgraph executor (IF/WHILE call back into it; RANDOM_MULTINOMIAL takes its rng)
+        self.executor = executor
+        self.op_index = op_index
+
+    # ------------------------------------------------------------------ access
+    @property
+    def name(self) -> str:
+        return self.op_type.name
+
+    def num_inputs(self) -> int:
+        return len(self.inputs)
+
+    def has_input(self, i: int) -> bool:
+        return i < len(self.inputs) and not self.inputs[i].omitted
+
+    def input_info(self, i: int) -> OperandInfo:
+        return self.inputs[i]
+
+    def output_info(self, i: int) -> OperandInfo:
+        return self.outputs[i]
+
+    def input_type(self, i: int) -> OperandType:
+        return self.inputs[i].type
+
+    def input_shape(self, i: int) -> tuple[int, ...]:
+        return self.inputs[i].shape
+
+    def input(self, i: int) -> np.ndarray:
+        info = self.inputs[i]
+        if info.omitted:
+            self.fail(f"input {i} has no value")
+        if info.value is None:
+            raise LookupError(f"{self.name}: input {i} is not known before execution")
+        return info.value
+
+    def value_known(self, i: int) -> bool:
+        return i < len(self.inputs) and self.inputs[i].value is not None
+
+    def scalar(self, i: int, default=None):
+        """A scalar input as a Python value (None when not known yet / omitted)."""
+        if i >= len(self.inputs) or self.inputs[i].omitted or self.inputs[i].value is None:
+            return default
+        v = self.inputs[i].value.reshape(-1)[0]
+        return v.item()
+
+    # ------------------------------------------------------------------ errors
+    def fail(self, reason: str):
+        raise InvalidArgument(f"{self.name} (operation {self.op_index}): {reason}")
+
+    def require(self, cond: bool, reason: str):
+        if not cond:
+            self.fail(reason)

@@ -1,0 +1,122 @@
+"""The one registration path for operations: signatures, validate, prepare, execute.
+
+Every op family module calls :func:`register` at its bottom. A registration holds
+
+- ``signatures``: the spec table of the operation, one :class:`Signature` per form (input and
+  output operand types and the HAL version that introduced the form), written from the
+  operation spec. Validation picks the form whose types match the operation's operands.
+- ``validate(ctx)``: checks that the types cannot express (ranks, scalar values, shapes known
+  at build time); raises :class:`hal.errors.InvalidArgument` with a reason.
+- ``prepare(ctx)``: shape inference from input shapes and constant inputs; returns one shape
+  per output. Optional for operations whose output shape depends on input values.
+- ``execute(ctx)``: the reference implementation in NumPy; returns one array per output in the
+  output operand's storage dtype.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from hal.types import HalVersion, OperandType, OperationType
+
+
+@dataclass(frozen=True)
+class Signature:
+    version: HalVersion
+    inputs: tuple[OperandType, ...]
+    outputs: tuple[OperandType, ...]
+    #: indexes of inputs that may be omitted (lifetime NO_VALUE)
+    optional: frozenset[int] = frozenset()
+    #: input 0 repeats one or more times (CONCATENATION)
+    variadic_inputs: bool = False
+    #: output 0 repeats one or more times (SPLIT)
+    variadic_outputs: bool = False
+
+    def matches(self, in_types, in_omitted, out_types) -> bool:
+        ins = self.inputs
+        if self.variadic_inputs:
+            extra = len(in_types) - len(ins)
+            if extra < 0:
+                return False
+            ins = (ins[0],) * (extra + 1) + ins[1:]
+        outs = self.outputs
+        if self.variadic_outputs:
+            extra = len(out_types) - len(outs)
+            if extra < 0:
+                return False
+            outs = (outs[0],) * (extra + 1) + outs[1:]
+        if len(ins) != len(in_types) or len(outs) != len(out_types):
+            return False
+        for i, (want, got) in enumerate(zip(ins, in_types)):
+            if in_omitted[i]:
+                if i not in self.optional:
+                    return False
+            elif want != got:
+                return False
+        return all(w == g for w, g in zip(outs, out_types))
+
+    def describe(self) -> str:
+        ins = ", ".join(t.name for t in self.inputs)
+        outs = ", ".join(t.name for t in self.outputs)
+        return f"({ins}) -> ({outs}) since {self.version.name}"
+
+
+def sig(version: str | HalVersion, inputs: Sequence[str | OperandType],
+        outputs: Sequence[str | OperandType], optional: Iterable[int] = (),
+        variadic_inputs: bool = False, variadic_outputs: bool = False) -> Signature:
+    """Shorthand: ``sig("V1_2", ["TENSOR_FLOAT16", "INT32"], ["TENSOR_FLOAT16"])``."""
+    v = HalVersion[version] if isinstance(version, str) else HalVersion(version)
+
+    def conv(ts):
+        return tuple(OperandType[t] if isinstance(t, str) else OperandType(t) for t in ts)
+
+    return Signature(v, conv(inputs), conv(outputs), frozenset(optional), variadic_inputs,
+                     variadic_outputs)
+
+
+@dataclass(frozen=True)
+class OperationRegistration:
+    type: OperationType
+    execute: Callable
+    signatures: tuple[Signature, ...] = ()
+    validate: Callable | None = None
+    prepare: Callable | None = None
+    #: inputs that must be constant operands (CONSTANT_COPY / CONSTANT_REFERENCE)
+    constant_inputs: frozenset[int] = frozenset()
+    #: operations whose signatures are checked by validate() alone (IF, WHILE)
+    custom_signature: bool = False
+    family: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+_REGISTRY: dict[OperationType, OperationRegistration] = {}
+
+
+def register(op: OperationType | str, execute: Callable, *, signatures: Iterable[Signature] = (),
+             validate: Callable | None = None, prepare: Callable | None = None,
+             constant_inputs: Iterable[int] = (), custom_signature: bool = False,
+             family: str = "") -> OperationRegistration:
+    op = OperationType[op] if isinstance(op, str) else OperationType(op)
+    if op in _REGISTRY:
+        raise RuntimeError(f"operation {op.name} is registered twice "
+                           f"({_REGISTRY[op].family} and {family})")
+    sigs = tuple(signatures)
+    if not sigs and not custom_signature:
+        raise RuntimeError(f"operation {op.name} is registered without signatures")
+    reg = OperationRegistration(op, execute, sigs, validate, prepare, frozenset(constant_inputs),
+                                custom_signature, family)
+    _REGISTRY[op] = reg
+    return reg
+
+
+def lookup(op: OperationType) -> OperationRegistration | None:
+    from hal import operations  # noqa: F401  (imports every family module once)
+
+    return _REGISTRY.get(op)
+
+
+def registrations() -> dict[OperationType, OperationRegistration]:
+    from hal import operations  # noqa: F401
+
+    return dict(_REGISTRY)

@@ -1,0 +1,3 @@
+from hal.reference.device import ReferenceDevice, ReferencePreparedModel
+
+__all__ = ["ReferenceDevice", "ReferencePreparedModel"]

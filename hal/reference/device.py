@@ -1,0 +1,167 @@
+"""The CPU reference device: every operation in NumPy, the ground truth for other devices."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from hal import __version__
+from hal.errors import ErrorStatus, GeneralFailure, HalError, InvalidArgument, MissedDeadline
+from hal.interfaces import (
+    LOOP_TIMEOUT_DEFAULT_NS,
+    LOOP_TIMEOUT_MAXIMUM_NS,
+    Device,
+    ExecutionResult,
+    PreparedModel,
+)
+from hal.reference.executor import Executor
+from hal.types import (
+    NO_TIMING,
+    Capabilities,
+    DeviceType,
+    MeasureTiming,
+    Model,
+    OperandLifeTime,
+    OperandPerformance,
+    OperandType,
+    OutputShape,
+    PerformanceInfo,
+    Priority,
+    Request,
+    Timing,
+)
+from hal.validation import request_dimensions, validate_model, validate_request
+from hal.values import array_from_bytes, array_to_bytes, pool_view
+
+
+def check_prepare_args(priority, deadline):
+    try:
+        Priority(priority)
+    except ValueError:
+        raise InvalidArgument(f"priority {priority} is not a valid Priority") from None
+    if deadline is not None and time.monotonic_ns() > deadline:
+        raise MissedDeadline("the deadline passed before preparation",
+                             ErrorStatus.MISSED_DEADLINE_PERSISTENT)
+
+
+def read_inputs(model: Model, request: Request) -> list[np.ndarray | None]:
+    """Input arrays of a (validated) request; None for omitted inputs."""
+    arrays = []
+    sg = model.main
+    for k, (arg, i) in enumerate(zip(request.inputs, sg.input_indexes)):
+        if arg.has_no_value:
+            arrays.append(None)
+            continue
+        op = sg.operands[i]
+        dims = request_dimensions(f"request input {k}", op, arg.dimensions)
+        view = pool_view(request.pools, arg.location.pool_index, f"request input {k}")
+        loc = arg.location
+        arrays.append(array_from_bytes(view[loc.offset: loc.offset + loc.length], op.type,
+                                       dims).copy())
+    return arrays
+
+
+def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
+    """Check sizes, then write. Returns (status, output shapes)."""
+    shapes = []
+    sufficient = True
+    sg = model.main
+    for k, (arg, i, arr) in enumerate(zip(request.outputs, sg.output_indexes, outputs)):
+        op = sg.operands[i]
+        request_dimensions(f"request output {k}", op, arg.dimensions)
+        if arg.dimensions and tuple(arg.dimensions) != tuple(arr.shape):
+            raise GeneralFailure(f"output {k} has shape {list(arr.shape)}, the request "
+                                 f"declared {list(arg.dimensions)}")
+        data = array_to_bytes(arr)
+        ok = len(data) <= arg.location.length
+        sufficient &= ok
+        shapes.append(OutputShape(tuple(int(d) for d in arr.shape), ok))
+    if not sufficient:
+        return ErrorStatus.OUTPUT_INSUFFICIENT_SIZE, shapes
+    for arg, arr in zip(request.outputs, outputs):
+        data = array_to_bytes(arr)
+        view = pool_view(request.pools, arg.location.pool_index, "request output")
+        view[arg.location.offset: arg.location.offset + len(data)] = data
+    return ErrorStatus.NONE, shapes
+
+
+def loop_timeout(duration_ns):
+    if duration_ns is None:
+        return LOOP_TIMEOUT_DEFAULT_NS
+    if duration_ns < 0 or duration_ns > LOOP_TIMEOUT_MAXIMUM_NS:
+        raise InvalidArgument(f"loop timeout {duration_ns} ns is outside [0, "
+                              f"{LOOP_TIMEOUT_MAXIMUM_NS}] ns")
+    return duration_ns
+
+
+class ReferencePreparedModel(PreparedModel):
+    def __init__(self, model: Model):
+        self.model = model
+        self.executor = Executor(model)
+
+    def execute_synchronously(self, request, measure=MeasureTiming.NO, deadline=None,
+                              loop_timeout_duration=None) -> ExecutionResult:
+        t0 = time.perf_counter_ns()
+        try:
+            validate_request(request, self.model)
+            timeout = loop_timeout(loop_timeout_duration)
+            if deadline is not None and time.monotonic_ns() > deadline:
+                raise MissedDeadline("the deadline passed before the execution started",
+                                     ErrorStatus.MISSED_DEADLINE_TRANSIENT)
+            inputs = read_inputs(self.model, request)
+            ex = self.executor
+            ex.deadline_ns = deadline
+            ex.loop_timeout_ns = timeout
+            t1 = time.perf_counter_ns()
+            with np.errstate(all="ignore"):
+                outputs = ex.run_subgraph(None, inputs)
+            t2 = time.perf_counter_ns()
+            status, shapes = write_outputs(self.model, request, outputs)
+        except HalError as e:
+            shapes = getattr(e, "output_shapes", [])
+            return ExecutionResult(e.status, shapes, NO_TIMING, e.reason)
+        except Exception as e:  # never crash the caller: a bug is a GENERAL_FAILURE
+            return ExecutionResult(ErrorStatus.GENERAL_FAILURE, [], NO_TIMING,
+                                   f"{type(e).__name__}: {e}")
+        if status != ErrorStatus.NONE:
+            return ExecutionResult(status, shapes, NO_TIMING,
+                                   "an output buffer is too small for its output")
+        timing = NO_TIMING
+        if measure == MeasureTiming.YES:
+            t3 = time.perf_counter_ns()
+            timing = Timing((t2 - t1) // 1000, (t3 - t0) // 1000)
+        return ExecutionResult(status, shapes, timing)
+
+
+_ALL_TYPES = [t for t in OperandType if t != OperandType.SUBGRAPH]
+
+
+class ReferenceDevice(Device):
+    """NumPy reference device. Its performance numbers are 1.0 by definition: other devices'
+    capabilities are ratios of their time to this device's time on the same workload."""
+
+    name = "reference"
+
+    def get_capabilities(self) -> Capabilities:
+        one = PerformanceInfo(1.0, 1.0)
+        return Capabilities(one, one, [OperandPerformance(t, one) for t in _ALL_TYPES], one, one)
+
+    def get_supported_operations(self, model: Model) -> list[bool]:
+        validate_model(model)
+        return [True] * len(model.main.operations)
+
+    def prepare_model(self, model, preference=None, priority=Priority.MEDIUM, deadline=None,
+                      model_cache=(), data_cache=(), token=None) -> PreparedModel:
+        check_prepare_args(priority, deadline)
+        validate_model(model)
+        return ReferencePreparedModel(model)
+
+    def get_type(self) -> DeviceType:
+        return DeviceType.CPU
+
+    def get_version_string(self) -> str:
+        return f"clnn-reference {__version__} (NumPy {np.__version__})"
+
+
+__all__ = ["ReferenceDevice", "ReferencePreparedModel", "OperandLifeTime"]

@@ -1,0 +1,129 @@
+"""Runs a subgraph operation by operation with the registered NumPy implementations."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from hal.errors import ErrorStatus, GeneralFailure, HalError, MissedDeadline
+from hal.operations.context import OperandInfo, OperationContext
+from hal.operations.registry import lookup
+from hal.types import Model, OperandLifeTime, Subgraph
+from hal.values import constant_value
+
+
+def operand_info(subgraph: Subgraph, index: int, value=None, shape=None) -> OperandInfo:
+    op = subgraph.operands[index]
+    return OperandInfo(
+        type=op.type,
+        shape=tuple(shape if shape is not None else
+                    (value.shape if value is not None else op.dimensions)),
+        scale=op.scale,
+        zero_point=op.zero_point,
+        channel_quant=op.extra_params,
+        value=value,
+        lifetime=op.lifetime,
+        index=index,
+    )
+
+
+def shapes_compatible(declared, actual) -> bool:
+    if len(declared) == 0:
+        return True
+    if len(declared) != len(actual):
+        return False
+    return all(d == 0 or d == a for d, a in zip(declared, actual))
+
+
+class Executor:
+    """Executes the subgraphs of one model. Constants are read once per Executor."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self._constants: dict[int, dict[int, np.ndarray]] = {}
+        self.deadline_ns: int | None = None
+        self.loop_deadline_ns: int | None = None
+        self.loop_timeout_ns: int | None = None
+        self.rng = np.random.default_rng(0)
+
+    def subgraph(self, index: int | None) -> Subgraph:
+        return self.model.main if index is None else self.model.referenced[index]
+
+    def constants(self, index: int | None) -> dict[int, np.ndarray]:
+        key = -1 if index is None else index
+        if key not in self._constants:
+            sg = self.subgraph(index)
+            vals = {}
+            for i, op in enumerate(sg.operands):
+                if op.lifetime in (OperandLifeTime.CONSTANT_COPY,
+                                   OperandLifeTime.CONSTANT_REFERENCE):
+                    vals[i] = constant_value(self.model, op, i)
+                elif op.lifetime == OperandLifeTime.SUBGRAPH:
+                    vals[i] = np.array(op.location.offset, dtype=np.int32)
+            self._constants[key] = vals
+        return self._constants[key]
+
+    def check_deadline(self):
+        if self.deadline_ns is not None and time.monotonic_ns() > self.deadline_ns:
+            raise MissedDeadline("the execution deadline passed during execution",
+                                 ErrorStatus.MISSED_DEADLINE_TRANSIENT)
+
+    def run_subgraph(self, index: int | None, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
+        """Run subgraph ``index`` (None = main) on input arrays (None = omitted input)."""
+        sg = self.subgraph(index)
+        values: dict[int, np.ndarray | None] = dict(self.constants(index))
+        omitted = set()
+        if len(inputs) != len(sg.input_indexes):
+            raise GeneralFailure(f"subgraph {index} takes {len(sg.input_indexes)} inputs, "
+                                 f"got {len(inputs)}")
+        for opnd, arr in zip(sg.input_indexes, inputs):
+            if arr is None:
+                omitted.add(opnd)
+            values[opnd] = arr
+        for op_index, operation in enumerate(sg.operations):
+            self.check_deadline()
+            self.run_operation(sg, op_index, operation, values, omitted)
+        return [values[i] for i in sg.output_indexes]
+
+    def run_operation(self, sg: Subgraph, op_index, operation, values, omitted):
+        reg = lookup(operation.type)
+        if reg is None:
+            raise GeneralFailure(f"operation {op_index} ({operation.type.name}) has no "
+                                 "reference implementation")
+        ins = []
+        for i in operation.inputs:
+            info = operand_info(sg, i, values.get(i))
+            if i in omitted:
+                info.lifetime = OperandLifeTime.NO_VALUE
+            elif info.lifetime != OperandLifeTime.NO_VALUE and info.value is None:
+                raise GeneralFailure(f"{operation.type.name} (operation {op_index}): input "
+                                     f"operand {i} has not been computed")
+            ins.append(info)
+        outs = [operand_info(sg, i) for i in operation.outputs]
+        ctx = OperationContext(operation.type, ins, outs,
+                               relaxed=self.model.relax_computation_float32_to_float16,
+                               executor=self, op_index=op_index)
+        try:
+            results = reg.execute(ctx)
+        except HalError:
+            raise
+        except (ValueError, IndexError, ZeroDivisionError, FloatingPointError,
+                OverflowError, TypeError, KeyError) as e:
+            raise GeneralFailure(f"{operation.type.name} (operation {op_index}) failed: "
+                                 f"{type(e).__name__}: {e}") from e
+        if len(results) != len(operation.outputs):
+            raise GeneralFailure(f"{operation.type.name} produced {len(results)} outputs, "
+                                 f"expected {len(operation.outputs)}")
+        for out_index, (i, arr) in enumerate(zip(operation.outputs, results)):
+            info = outs[out_index]
+            arr = np.asarray(arr)
+            if arr.dtype != info.dtype:
+                arr = arr.astype(info.dtype)
+            declared = sg.operands[i].dimensions
+            if not shapes_compatible(declared, arr.shape):
+                raise GeneralFailure(
+                    f"{operation.type.name} (operation {op_index}): output {out_index} has "
+                    f"shape {list(arr.shape)}, incompatible with the declared "
+                    f"{list(declared)}")
+            values[i] = arr

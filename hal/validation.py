@@ -1,0 +1,343 @@
+"""validate_model / validate_request: what ValidateHal checks, with a reason for every rejection.
+
+Every failure raises :class:`hal.errors.InvalidArgument` whose message names the subgraph,
+operand or operation at fault.
+"""
+
+from __future__ import annotations
+
+from hal.errors import HalError, InvalidArgument
+from hal.operations.context import OperandInfo, OperationContext
+from hal.operations.registry import OperationRegistration, lookup
+from hal.types import (
+    NUMPY_DTYPE,
+    Memory,
+    Model,
+    Operand,
+    OperandLifeTime,
+    OperandType,
+    Operation,
+    OperationType,
+    Request,
+    Subgraph,
+    is_scalar_type,
+)
+from hal.values import constant_value
+
+OT = OperandType
+LT = OperandLifeTime
+CONSTANT = (LT.CONSTANT_COPY, LT.CONSTANT_REFERENCE)
+
+
+def _fail(msg: str):
+    raise InvalidArgument(msg)
+
+
+# ------------------------------------------------------------------------------- operands
+
+def validate_operand(model: Model, sg_name: str, index: int, op: Operand):
+    what = f"{sg_name} operand {index}"
+    try:
+        t = OT(op.type)
+    except ValueError:
+        _fail(f"{what} has an invalid operand type {op.type}")
+    dims = tuple(op.dimensions)
+    if any((not isinstance(d, int)) or d < 0 for d in dims):
+        _fail(f"{what} ({t.name}) has invalid dimensions {list(dims)}")
+    if is_scalar_type(t) or t == OT.SUBGRAPH:
+        if dims:
+            _fail(f"{what} ({t.name}) is a scalar but has dimensions {list(dims)}")
+        if op.scale != 0.0 or op.zero_point != 0:
+            _fail(f"{what} ({t.name}) must have scale 0 and zero point 0, "
+                  f"got scale {op.scale} and zero point {op.zero_point}")
+    else:
+        _validate_tensor_quant(what, t, op)
+    if op.extra_params is not None and t != OT.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+        _fail(f"{what} ({t.name}) must not have per-channel quantization parameters")
+    _validate_lifetime(model, what, t, op)
+
+
+def _validate_tensor_quant(what: str, t: OperandType, op: Operand):
+    s, zp = op.scale, op.zero_point
+    if t in (OT.TENSOR_FLOAT32, OT.TENSOR_FLOAT16, OT.TENSOR_BOOL8):
+        if s != 0.0 or zp != 0:
+            _fail(f"{what} ({t.name}) must have scale 0 and zero point 0, got scale {s} and "
+                  f"zero point {zp}")
+    elif t == OT.TENSOR_INT32:
+        if zp != 0:
+            _fail(f"{what} (TENSOR_INT32) must have zero point 0, got {zp}")
+        if s < 0:
+            _fail(f"{what} (TENSOR_INT32) must have a non-negative scale, got {s}")
+    elif t == OT.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+        if zp != 0 or s != 0.0:
+            _fail(f"{what} (TENSOR_QUANT8_SYMM_PER_CHANNEL) must have scale 0 and zero point 0 "
+                  "(its scales are per channel)")
+        cq = op.extra_params
+        if cq is None:
+            _fail(f"{what} (TENSOR_QUANT8_SYMM_PER_CHANNEL) has no per-channel scales")
+        rank = len(op.dimensions)
+        if not 0 <= cq.channel_dim < max(rank, 1):
+            _fail(f"{what}: channel dimension {cq.channel_dim} is out of range for rank {rank}")
+        if rank and op.dimensions[cq.channel_dim] not in (0, len(cq.scales)):
+            _fail(f"{what}: {len(cq.scales)} per-channel scales for a channel dimension of "
+                  f"size {op.dimensions[cq.channel_dim]}")
+        if any(not (sc > 0) for sc in cq.scales):
+            _fail(f"{what}: every per-channel scale must be positive")
+    else:
+        if not (s > 0):
+            _fail(f"{what} ({t.name}) must have a positive scale, got {s}")
+        ranges = {OT.TENSOR_QUANT8_ASYMM: (0, 255), OT.TENSOR_QUANT8_ASYMM_SIGNED: (-128, 127),
+                  OT.TENSOR_QUANT16_ASYMM: (0, 65535)}
+        if t in ranges:
+            lo, hi = ranges[t]
+            if not lo <= zp <= hi:
+                _fail(f"{what} ({t.name}) has zero point {zp}, outside [{lo}, {hi}]")
+        elif zp != 0:
+            _fail(f"{what} ({t.name}) must have zero point 0, got {zp}")
+
+
+def _validate_lifetime(model: Model, what: str, t: OperandType, op: Operand):
+    try:
+        lt = LT(op.lifetime)
+    except ValueError:
+        _fail(f"{what} has an invalid lifetime {op.lifetime}")
+    loc = op.location
+    if lt in CONSTANT:
+        if not op.is_fully_specified() and not is_scalar_type(t):
+            _fail(f"{what} is a {lt.name} but its dimensions {list(op.dimensions)} are not "
+                  "fully specified")
+        if lt == LT.CONSTANT_COPY:
+            if loc.pool_index != 0:
+                _fail(f"{what} is CONSTANT_COPY but names pool {loc.pool_index}")
+            size = len(model.operand_values)
+        else:
+            if not 0 <= loc.pool_index < len(model.pools):
+                _fail(f"{what} is CONSTANT_REFERENCE to pool {loc.pool_index}, but the model "
+                      f"has {len(model.pools)} pools")
+            size = model.pools[loc.pool_index].size
+        if loc.offset < 0 or loc.length < 0 or loc.offset + loc.length > size:
+            _fail(f"{what}: location offset {loc.offset} + length {loc.length} exceeds the "
+                  f"{size} bytes of its {'operand values' if lt == LT.CONSTANT_COPY else 'pool'}")
+        if loc.length != op.byte_size():
+            _fail(f"{what} ({t.name} {list(op.dimensions)}) needs {op.byte_size()} bytes, its "
+                  f"location has length {loc.length}")
+    elif lt == LT.SUBGRAPH:
+        if t != OT.SUBGRAPH:
+            _fail(f"{what} has lifetime SUBGRAPH but type {t.name}")
+        if not 0 <= loc.offset < len(model.referenced) or loc.pool_index or loc.length:
+            _fail(f"{what} references subgraph {loc.offset}, but the model has "
+                  f"{len(model.referenced)} referenced subgraphs")
+    else:
+        if t == OT.SUBGRAPH:
+            _fail(f"{what} has type SUBGRAPH but lifetime {lt.name}")
+        if loc.pool_index or loc.offset or loc.length:
+            _fail(f"{what} has lifetime {lt.name} and must not have a location")
+
+
+# ------------------------------------------------------------------------------- operations
+
+def operation_context(model: Model, sg: Subgraph, op_index: int, operation: Operation,
+                      with_values: bool = True) -> OperationContext:
+    def info(i):
+        o = sg.operands[i]
+        val = None
+        if with_values and o.lifetime in CONSTANT:
+            val = constant_value(model, o, i)
+        return OperandInfo(o.type, tuple(o.dimensions), o.scale, o.zero_point, o.extra_params,
+                           val, o.lifetime, i)
+
+    return OperationContext(operation.type, [info(i) for i in operation.inputs],
+                            [info(i) for i in operation.outputs],
+                            relaxed=model.relax_computation_float32_to_float16,
+                            op_index=op_index)
+
+
+def match_signature(reg: OperationRegistration, ctx: OperationContext):
+    in_types = [i.type for i in ctx.inputs]
+    omitted = [i.omitted for i in ctx.inputs]
+    out_types = [o.type for o in ctx.outputs]
+    for s in reg.signatures:
+        if s.matches(in_types, omitted, out_types):
+            return s
+    ins = ", ".join("omitted" if o else t.name for t, o in zip(in_types, omitted))
+    outs = ", ".join(t.name for t in out_types)
+    allowed = "; ".join(s.describe() for s in reg.signatures[:4])
+    more = f" (and {len(reg.signatures) - 4} more)" if len(reg.signatures) > 4 else ""
+    ctx.fail(f"operand types ({ins}) -> ({outs}) match no signature of {reg.type.name}; "
+             f"allowed: {allowed}{more}")
+
+
+def validate_operation(model: Model, sg: Subgraph, op_index: int, operation: Operation):
+    try:
+        op_type = OperationType(operation.type)
+    except ValueError:
+        _fail(f"operation {op_index} has an invalid operation type {operation.type}")
+    reg = lookup(op_type)
+    if reg is None:
+        _fail(f"operation {op_index} ({op_type.name}) is not known to this HAL")
+    for i in list(operation.inputs) + list(operation.outputs):
+        if not 0 <= i < len(sg.operands):
+            _fail(f"{op_type.name} (operation {op_index}) names operand {i}, but the subgraph "
+                  f"has {len(sg.operands)} operands")
+    ctx = operation_context(model, sg, op_index, operation)
+    if not reg.custom_signature:
+        match_signature(reg, ctx)
+    for i in reg.constant_inputs:
+        if i < len(ctx.inputs) and not ctx.inputs[i].omitted:
+            ctx.require(ctx.inputs[i].is_constant, f"input {i} must be a constant operand")
+    if reg.validate is not None:
+        try:
+            reg.validate(ctx)
+        except HalError:
+            raise
+        except Exception as e:  # a validator must never crash the driver
+            ctx.fail(f"validation failed: {type(e).__name__}: {e}")
+    return ctx
+
+
+# ------------------------------------------------------------------------------- graphs
+
+def validate_subgraph(model: Model, sg: Subgraph, name: str):
+    n = len(sg.operands)
+    for i, op in enumerate(sg.operands):
+        validate_operand(model, name, i, op)
+    for kind, idxs, lt in (("input", sg.input_indexes, LT.SUBGRAPH_INPUT),
+                           ("output", sg.output_indexes, LT.SUBGRAPH_OUTPUT)):
+        seen = set()
+        for i in idxs:
+            if not 0 <= i < n:
+                _fail(f"{name} {kind} index {i} is out of range ({n} operands)")
+            if i in seen:
+                _fail(f"{name} lists operand {i} twice as an {kind}")
+            seen.add(i)
+            if sg.operands[i].lifetime != lt:
+                _fail(f"{name} {kind} operand {i} must have lifetime {lt.name}, "
+                      f"has {LT(sg.operands[i].lifetime).name}")
+        count = sum(1 for o in sg.operands if o.lifetime == lt)
+        if count != len(seen):
+            _fail(f"{name} has {count} operands with lifetime {lt.name} but lists "
+                  f"{len(seen)} {kind}s")
+    written = set()
+    for i, op in enumerate(sg.operands):
+        if op.lifetime in (LT.SUBGRAPH_INPUT, LT.NO_VALUE, LT.SUBGRAPH) or op.lifetime in CONSTANT:
+            written.add(i)
+    for k, operation in enumerate(sg.operations):
+        validate_operation(model, sg, k, operation)
+        name_k = f"{OperationType(operation.type).name} (operation {k})"
+        for i in operation.inputs:
+            if i not in written:
+                _fail(f"{name_k} reads operand {i} before it is written")
+        for i in operation.outputs:
+            lt = sg.operands[i].lifetime
+            if lt not in (LT.TEMPORARY_VARIABLE, LT.SUBGRAPH_OUTPUT):
+                _fail(f"{name_k} writes operand {i}, whose lifetime {LT(lt).name} is not "
+                      "TEMPORARY_VARIABLE or SUBGRAPH_OUTPUT")
+            if i in written:
+                _fail(f"{name_k} writes operand {i}, which is already written")
+            written.add(i)
+    for i, op in enumerate(sg.operands):
+        if i not in written:
+            _fail(f"{name} operand {i} ({LT(op.lifetime).name}) is never written")
+
+
+def _check_cycles(model: Model):
+    def refs(sg):
+        return {o.location.offset for o in sg.operands if o.lifetime == LT.SUBGRAPH}
+
+    state = {}
+
+    def visit(i, path):
+        if state.get(i) == 1:
+            _fail(f"referenced subgraph {i} is part of a reference cycle ({' -> '.join(path)})")
+        if state.get(i) == 2:
+            return
+        state[i] = 1
+        for j in refs(model.referenced[i]):
+            if 0 <= j < len(model.referenced):
+                visit(j, path + [str(j)])
+        state[i] = 2
+
+    for j in refs(model.main):
+        if 0 <= j < len(model.referenced):
+            visit(j, ["main", str(j)])
+
+
+def validate_model(model: Model):
+    """Raise InvalidArgument with a reason if the model is not valid."""
+    for p, pool in enumerate(model.pools):
+        if not isinstance(pool, Memory):
+            _fail(f"model pool {p} is not a memory ({type(pool).__name__})")
+    if not model.main.operations:
+        _fail("the main subgraph has no operations")
+    if not model.main.input_indexes and not model.main.output_indexes:
+        _fail("the main subgraph has no inputs and no outputs")
+    if not model.main.output_indexes:
+        _fail("the main subgraph has no outputs")
+    _check_cycles(model)
+    validate_subgraph(model, model.main, "main subgraph")
+    for r, sg in enumerate(model.referenced):
+        validate_subgraph(model, sg, f"referenced subgraph {r}")
+
+
+# ------------------------------------------------------------------------------- requests
+
+def request_dimensions(what: str, op: Operand, arg_dims) -> tuple[int, ...]:
+    """Combine an operand's dimensions with a request argument's; reject mismatches."""
+    dims = tuple(op.dimensions)
+    arg_dims = tuple(arg_dims or ())
+    if not arg_dims:
+        return dims
+    if is_scalar_type(op.type):
+        _fail(f"{what} is a scalar ({OT(op.type).name}) but the request gives dimensions "
+              f"{list(arg_dims)}")
+    if dims and len(dims) != len(arg_dims):
+        _fail(f"{what}: the request gives rank {len(arg_dims)} ({list(arg_dims)}), the model "
+              f"operand has rank {len(dims)} ({list(dims)})")
+    for k, (d, a) in enumerate(zip(dims, arg_dims)):
+        if d != 0 and d != a:
+            _fail(f"{what}: the request gives dimension {k} as {a}, the model says {d}")
+    return arg_dims
+
+
+def validate_request(request: Request, model: Model, allow_device_memory=None):
+    """Raise InvalidArgument unless the request fits the model's main subgraph.
+
+    ``allow_device_memory(pool)`` decides whether a non-host pool (a device Buffer) is valid.
+    """
+    sg = model.main
+    for kind, args, idxs in (("input", request.inputs, sg.input_indexes),
+                             ("output", request.outputs, sg.output_indexes)):
+        if len(args) != len(idxs):
+            _fail(f"the request has {len(args)} {kind}s, the model has {len(idxs)}")
+        for k, (arg, i) in enumerate(zip(args, idxs)):
+            op = sg.operands[i]
+            what = f"request {kind} {k} (operand {i}, {OT(op.type).name})"
+            loc = arg.location
+            if arg.has_no_value:
+                if loc.pool_index or loc.offset or loc.length or arg.dimensions:
+                    _fail(f"{what} has no value but has a location or dimensions")
+                if kind == "output":
+                    _fail(f"{what}: an output must have a value")
+                continue
+            if not 0 <= loc.pool_index < len(request.pools):
+                _fail(f"{what} names pool {loc.pool_index}, the request has "
+                      f"{len(request.pools)} pools")
+            pool = request.pools[loc.pool_index]
+            dims = request_dimensions(what, op, arg.dimensions)
+            if not isinstance(pool, Memory):
+                if allow_device_memory is None or not allow_device_memory(pool):
+                    _fail(f"{what} names pool {loc.pool_index}, which is not a valid memory")
+                continue
+            if loc.offset < 0 or loc.length < 0 or loc.offset + loc.length > pool.size:
+                _fail(f"{what}: offset {loc.offset} + length {loc.length} exceeds the "
+                      f"{pool.size}-byte pool {loc.pool_index}")
+            if kind == "input":
+                if not is_scalar_type(op.type) and (not dims or any(d == 0 for d in dims)):
+                    _fail(f"{what} has unknown dimensions {list(dims)}; the request must give "
+                          "them")
+                n = NUMPY_DTYPE[OT(op.type)].itemsize
+                for d in dims:
+                    n *= d
+                if loc.length != n:
+                    _fail(f"{what} needs {n} bytes for dimensions {list(dims)}, its location "
+                          f"has length {loc.length}")

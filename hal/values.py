@@ -1,0 +1,57 @@
+"""Reading and writing operand values: constants of a model, request arguments in pools."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hal.errors import InvalidArgument
+from hal.types import (
+    NUMPY_DTYPE,
+    DataLocation,
+    Memory,
+    Model,
+    Operand,
+    OperandLifeTime,
+    OperandType,
+)
+
+
+def pool_view(pools, index: int, what: str) -> memoryview:
+    if not 0 <= index < len(pools):
+        raise InvalidArgument(f"{what}: pool index {index} is out of range ({len(pools)} pools)")
+    pool = pools[index]
+    if not isinstance(pool, Memory):
+        raise InvalidArgument(f"{what}: pool {index} is not host-accessible memory")
+    return pool.view()
+
+
+def location_bytes(model: Model, loc: DataLocation, lifetime: OperandLifeTime,
+                   what: str) -> memoryview:
+    if lifetime == OperandLifeTime.CONSTANT_COPY:
+        buf = memoryview(model.operand_values)
+    else:
+        buf = pool_view(model.pools, loc.pool_index, what)
+    if loc.offset + loc.length > len(buf):
+        raise InvalidArgument(f"{what}: location offset {loc.offset} + length {loc.length} "
+                              f"exceeds the {len(buf)}-byte pool")
+    return buf[loc.offset: loc.offset + loc.length]
+
+
+def array_from_bytes(data, op_type: OperandType, shape) -> np.ndarray:
+    dtype = NUMPY_DTYPE[op_type]
+    arr = np.frombuffer(bytes(data), dtype=dtype)
+    if op_type in (OperandType.BOOL, OperandType.TENSOR_BOOL8):
+        arr = np.frombuffer(bytes(data), dtype=np.uint8).astype(np.bool_)
+    return arr.reshape(shape) if len(shape) else arr.reshape(()) if arr.size == 1 else arr
+
+
+def constant_value(model: Model, operand: Operand, index: int = -1) -> np.ndarray:
+    """The value of a CONSTANT_COPY / CONSTANT_REFERENCE operand as an array of its shape."""
+    data = location_bytes(model, operand.location, operand.lifetime, f"operand {index}")
+    return array_from_bytes(data, operand.type, tuple(operand.dimensions))
+
+
+def array_to_bytes(arr: np.ndarray) -> bytes:
+    if arr.dtype == np.bool_:
+        return arr.astype(np.uint8).tobytes()
+    return np.ascontiguousarray(arr).tobytes()
