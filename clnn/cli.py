@@ -25,7 +25,8 @@ def _cmd_cts(args) -> int:
     if args.verbose:
         for r in summary.results:
             if r.status in ("failed", "error") or (args.verbose > 1 and r.status != "passed"):
-                print(f"{r.status.upper():11} {r.name} [{r.variant}]: {r.detail.splitlines()[0] if r.detail else ''}")
+                first = r.detail.splitlines()[0] if r.detail else ""
+                print(f"{r.status.upper():11} {r.name} [{r.variant}]: {first}")
     print(summary.closing_line())
     return 0 if summary.counts["error"] == 0 and summary.counts["failed"] == 0 else 1
 

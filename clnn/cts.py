@@ -196,7 +196,8 @@ def _check_multinomial(test: dict, actual: np.ndarray) -> str | None:
         p /= p.sum()
         freq = np.bincount(actual[b].astype(np.int64), minlength=p.size)[: p.size] / actual.shape[1]
         if np.any(np.abs(freq - p) > tol):
-            return f"batch {b}: frequencies {np.round(freq, 3).tolist()} vs {np.round(p, 3).tolist()}"
+            return (f"batch {b}: frequencies {np.round(freq, 3).tolist()} vs "
+                    f"{np.round(p, 3).tolist()}")
     return None
 
 
@@ -273,8 +274,8 @@ def run_variant(device, spec: str, test: dict, dynamic: bool) -> Result:
             t = OT[o["type"]]
             dims = tuple(o["dimensions"])
             if len(r.output_shapes) > k and tuple(r.output_shapes[k].dimensions) != dims:
-                return res("failed", f"output {k}: returned shape "
-                                     f"{list(r.output_shapes[k].dimensions)}, expected {list(dims)}")
+                got = list(r.output_shapes[k].dimensions)
+                return res("failed", f"output {k}: returned shape {got}, expected {list(dims)}")
             if o.get("isIgnored"):
                 continue
             raw = bytes(pool[off: off + n])

@@ -110,7 +110,7 @@ def make_request(model: Model, inputs, out_sizes=None) -> Request:
         args.append(RequestArgument(False, DataLocation(0, len(inp), len(data)), dims))
         inp.extend(data)
     outs, off = [], 0
-    for k, i in enumerate(sg.output_indexes):
+    for k in range(len(sg.output_indexes)):
         n = out_sizes[k] if out_sizes else 1 << 20
         outs.append(RequestArgument(False, DataLocation(1, off, n), ()))
         off += n
