@@ -1,0 +1,605 @@
+"""A model builder shaped like the NDK's ANeuralNetworksModel_* functions.
+
+    b = ModelBuilder()
+    x = b.add_operand("TENSOR_FLOAT32", [1, 2])          # ANeuralNetworksModel_addOperand
+    y = b.add_operand("TENSOR_FLOAT32", [1, 2])
+    b.add_operation("RELU", [x], [y])                      # ANeuralNetworksModel_addOperation
+    b.identify_inputs_and_outputs([x], [y])
+    model = b.finish()                                     # a validated hal.types.Model
+
+Misuse raises :class:`hal.errors.BuilderError` with the NDK result code: ``BAD_DATA`` for bad
+arguments (an index out of range, a value of the wrong length, an invalid type) and
+``BAD_STATE`` for calls in the wrong state (any change after :meth:`ModelBuilder.finish`).
+
+Values up to 128 bytes are copied into ``Model.operand_values`` (CONSTANT_COPY); larger values
+are placed in a memory pool that the builder creates at finish (CONSTANT_REFERENCE), as the
+NDK does. As in the NDK, operations may be added in any order: finish() sorts them into run
+order.
+
+The convenience layer reads well in code that builds graphs:
+
+    b = ModelBuilder()
+    x = b.input("TENSOR_FLOAT32", [1, 8, 8, 3])
+    w = b.constant(weights)                      # type and dims from the array
+    y = b.op("CONV_2D", [x, w, bias, b.int32(1), ...], b.tensor("TENSOR_FLOAT32", [1, 8, 8, 4]))
+    b.mark_output(y)
+    model = b.finish()
+
+:func:`make_request` and :func:`read_outputs` turn NumPy arrays into a request and an
+execution's output pool back into arrays.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from hal.errors import BuilderError, HalError, ResultCode
+from hal.types import (
+    NUMPY_DTYPE,
+    DataLocation,
+    HostMemory,
+    Memory,
+    Model,
+    Operand,
+    OperandLifeTime,
+    OperandType,
+    Operation,
+    OperationType,
+    Request,
+    RequestArgument,
+    Subgraph,
+    SymmPerChannelQuantParams,
+    is_scalar_type,
+)
+from hal.values import array_to_bytes
+
+LT = OperandLifeTime
+OT = OperandType
+
+#: ANEURALNETWORKS_MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES
+MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES = 128
+_SMALL_ALIGN = 8
+_LARGE_ALIGN = 64
+
+_DTYPE_TO_TENSOR = {
+    np.dtype(np.float32): OT.TENSOR_FLOAT32,
+    np.dtype(np.float64): OT.TENSOR_FLOAT32,
+    np.dtype(np.float16): OT.TENSOR_FLOAT16,
+    np.dtype(np.int32): OT.TENSOR_INT32,
+    np.dtype(np.int64): OT.TENSOR_INT32,
+    np.dtype(np.bool_): OT.TENSOR_BOOL8,
+}
+
+
+def _bad_data(reason: str):
+    raise BuilderError(ResultCode.BAD_DATA, reason)
+
+
+def _operand_type(type_) -> OperandType:
+    try:
+        return OT[type_] if isinstance(type_, str) else OT(type_)
+    except (KeyError, ValueError):
+        _bad_data(f"{type_!r} is not a valid operand type")
+
+
+def _operation_type(type_) -> OperationType:
+    try:
+        return OperationType[type_] if isinstance(type_, str) else OperationType(type_)
+    except (KeyError, ValueError):
+        _bad_data(f"{type_!r} is not a valid operation type")
+
+
+def _align(buf: bytearray, n: int):
+    buf.extend(b"\0" * (-len(buf) % n))
+
+
+@dataclasses.dataclass
+class _Value:
+    """Where a constant's bytes come from, until finish() lays them out."""
+
+    data: bytes | None = None  # copied bytes (CONSTANT_COPY or the builder's own pool)
+    memory: Memory | None = None  # set_operand_value_from_memory
+    offset: int = 0
+    length: int = 0
+    model: Model | None = None  # set_operand_value_from_model (a SUBGRAPH operand)
+
+
+class ModelBuilder:
+    """ANeuralNetworksModel: add operands and operations, then finish() into a hal Model."""
+
+    def __init__(self):
+        self._operands: list[Operand] = []
+        self._operations: list[Operation] = []
+        self._values: dict[int, _Value] = {}
+        self._no_value: set[int] = set()
+        self._inputs: list[int] | None = None
+        self._outputs: list[int] | None = None
+        self._pending_inputs: list[int] = []
+        self._pending_outputs: list[int] = []
+        self._relaxed = False
+        self._model: Model | None = None
+
+    # ----------------------------------------------------------------- NDK-shaped calls
+    @property
+    def finished(self) -> bool:
+        return self._model is not None
+
+    @property
+    def operand_count(self) -> int:
+        return len(self._operands)
+
+    @property
+    def operation_count(self) -> int:
+        return len(self._operations)
+
+    def _check_state(self, what: str):
+        if self._model is not None:
+            raise BuilderError(ResultCode.BAD_STATE,
+                               f"{what}: the model is already finished and cannot be modified")
+
+    def _check_index(self, index, what: str) -> int:
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \
+                or not 0 <= index < len(self._operands):
+            _bad_data(f"{what}: operand index {index!r} is out of range "
+                      f"({len(self._operands)} operands)")
+        return int(index)
+
+    def add_operand(self, type, dimensions: Sequence[int] = (), scale: float = 0.0,
+                    zero_point: int = 0, channel_quant=None) -> int:
+        """ANeuralNetworksModel_addOperand; returns the new operand's index.
+
+        ``channel_quant`` is ``(scales, channel_dim)`` or a SymmPerChannelQuantParams.
+        """
+        self._check_state("add_operand")
+        t = _operand_type(type)
+        try:
+            dims = tuple(int(d) for d in dimensions)
+        except (TypeError, ValueError):
+            _bad_data(f"add_operand: dimensions {dimensions!r} are not a list of integers")
+        if any(d < 0 for d in dims):
+            _bad_data(f"add_operand: {t.name} has negative dimensions {list(dims)}")
+        if (is_scalar_type(t) or t == OT.SUBGRAPH) and dims:
+            _bad_data(f"add_operand: {t.name} is a scalar type and cannot have dimensions "
+                      f"{list(dims)}")
+        operand = Operand(t, dims, float(scale), int(zero_point))
+        self._check_quant(operand)
+        self._operands.append(operand)
+        index = len(self._operands) - 1
+        if channel_quant is not None:
+            if isinstance(channel_quant, SymmPerChannelQuantParams):
+                channel_quant = (channel_quant.scales, channel_quant.channel_dim)
+            self.set_operand_symm_per_channel_quant_params(index, *channel_quant)
+        return index
+
+    def _check_quant(self, operand: Operand):
+        from hal.validation import validate_operand
+
+        if operand.type == OT.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+            if operand.scale != 0.0 or operand.zero_point != 0:
+                _bad_data("add_operand: TENSOR_QUANT8_SYMM_PER_CHANNEL must have scale 0 and "
+                          "zero point 0 (its scales are set per channel)")
+            return
+        try:
+            validate_operand(Model(Subgraph([], [], [], [])), "add_operand:", len(self._operands),
+                             operand)
+        except HalError as e:
+            _bad_data(e.reason)
+
+    def set_operand_symm_per_channel_quant_params(self, index: int, scales: Sequence[float],
+                                                  channel_dim: int):
+        """ANeuralNetworksModel_setOperandSymmPerChannelQuantParams."""
+        self._check_state("set_operand_symm_per_channel_quant_params")
+        index = self._check_index(index, "set_operand_symm_per_channel_quant_params")
+        op = self._operands[index]
+        what = f"set_operand_symm_per_channel_quant_params: operand {index}"
+        if op.type != OT.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+            _bad_data(f"{what} is {op.type.name}, not TENSOR_QUANT8_SYMM_PER_CHANNEL")
+        scales = tuple(float(s) for s in scales)
+        if not 0 <= channel_dim < op.rank:
+            _bad_data(f"{what}: channel dimension {channel_dim} is out of range for rank "
+                      f"{op.rank}")
+        if op.dimensions[channel_dim] not in (0, len(scales)):
+            _bad_data(f"{what}: {len(scales)} scales for a channel dimension of size "
+                      f"{op.dimensions[channel_dim]}")
+        if not all(s > 0 for s in scales):
+            _bad_data(f"{what}: every per-channel scale must be positive, got {list(scales)}")
+        op.extra_params = SymmPerChannelQuantParams(scales, int(channel_dim))
+
+    def set_operand_value(self, index: int, value):
+        """ANeuralNetworksModel_setOperandValue. ``value`` is bytes (exactly the operand's
+        size), anything NumPy converts to the operand's storage dtype, or None (NO_VALUE: an
+        omitted optional operand)."""
+        self._check_state("set_operand_value")
+        index = self._check_index(index, "set_operand_value")
+        op = self._operands[index]
+        what = f"set_operand_value: operand {index} ({op.type.name})"
+        self._check_not_io(index, what)
+        if value is None:
+            self._values.pop(index, None)
+            self._no_value.add(index)
+            return
+        if op.type == OT.SUBGRAPH:
+            _bad_data(f"{what}: a SUBGRAPH operand takes its value from "
+                      "set_operand_value_from_model")
+        needed = self._needed_length(op, what)
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            data = bytes(value)
+        else:
+            try:
+                arr = np.asarray(value)
+                if arr.dtype != NUMPY_DTYPE[op.type]:
+                    arr = arr.astype(NUMPY_DTYPE[op.type])
+            except (TypeError, ValueError) as e:
+                _bad_data(f"{what}: cannot convert the value: {e}")
+            n = needed // NUMPY_DTYPE[op.type].itemsize
+            if arr.size != n:
+                _bad_data(f"{what}: the value has {arr.size} elements, the operand "
+                          f"{list(op.dimensions)} needs {n}")
+            data = array_to_bytes(arr)
+        if len(data) != needed:
+            _bad_data(f"{what}: the value has {len(data)} bytes, the operand needs {needed}")
+        self._no_value.discard(index)
+        self._values[index] = _Value(data=data, length=len(data))
+
+    def set_operand_value_from_memory(self, index: int, memory: Memory, offset: int,
+                                      length: int):
+        """ANeuralNetworksModel_setOperandValueFromMemory (a CONSTANT_REFERENCE)."""
+        self._check_state("set_operand_value_from_memory")
+        index = self._check_index(index, "set_operand_value_from_memory")
+        op = self._operands[index]
+        what = f"set_operand_value_from_memory: operand {index} ({op.type.name})"
+        self._check_not_io(index, what)
+        if not isinstance(memory, Memory):
+            _bad_data(f"{what}: {type(memory).__name__} is not a hal Memory")
+        if op.type == OT.SUBGRAPH:
+            _bad_data(f"{what}: a SUBGRAPH operand takes its value from "
+                      "set_operand_value_from_model")
+        needed = self._needed_length(op, what)
+        if length != needed:
+            _bad_data(f"{what}: length {length} does not match the {needed} bytes the operand "
+                      "needs")
+        if offset < 0 or offset + length > memory.size:
+            _bad_data(f"{what}: offset {offset} + length {length} exceeds the memory's "
+                      f"{memory.size} bytes")
+        self._no_value.discard(index)
+        self._values[index] = _Value(memory=memory, offset=int(offset), length=int(length))
+
+    def set_operand_value_from_model(self, index: int, model: Model):
+        """ANeuralNetworksModel_setOperandValueFromModel: a SUBGRAPH operand (IF/WHILE
+        branch or body) referencing another finished model."""
+        self._check_state("set_operand_value_from_model")
+        index = self._check_index(index, "set_operand_value_from_model")
+        op = self._operands[index]
+        what = f"set_operand_value_from_model: operand {index} ({op.type.name})"
+        if op.type != OT.SUBGRAPH:
+            _bad_data(f"{what} is not a SUBGRAPH operand")
+        self._check_not_io(index, what)
+        if not isinstance(model, Model):
+            _bad_data(f"{what}: {type(model).__name__} is not a finished hal Model")
+        self._no_value.discard(index)
+        self._values[index] = _Value(model=model)
+
+    def _check_not_io(self, index: int, what: str):
+        ios = (self._inputs or []) + (self._outputs or []) + self._pending_inputs \
+            + self._pending_outputs
+        if index in ios:
+            _bad_data(f"{what} is a model input or output and cannot have a value")
+
+    @staticmethod
+    def _needed_length(op: Operand, what: str) -> int:
+        if not is_scalar_type(op.type) and (not op.dimensions or 0 in op.dimensions):
+            _bad_data(f"{what}: a constant tensor needs fully specified dimensions, has "
+                      f"{list(op.dimensions)}")
+        return op.byte_size()
+
+    def add_operation(self, type, inputs: Sequence[int], outputs: Sequence[int]) -> int:
+        """ANeuralNetworksModel_addOperation; returns the operation's index (in the order of
+        addition; finish() may reorder operations into run order)."""
+        self._check_state("add_operation")
+        t = _operation_type(type)
+        ins = [self._check_index(i, f"add_operation {t.name} input {k}")
+               for k, i in enumerate(inputs)]
+        outs = [self._check_index(i, f"add_operation {t.name} output {k}")
+                for k, i in enumerate(outputs)]
+        if not outs:
+            _bad_data(f"add_operation {t.name}: an operation needs at least one output")
+        for k, i in enumerate(outs):
+            if i in self._values or i in self._no_value:
+                _bad_data(f"add_operation {t.name}: output {k} (operand {i}) is a constant")
+            if i in (self._inputs or []) or i in self._pending_inputs:
+                _bad_data(f"add_operation {t.name}: output {k} (operand {i}) is a model input")
+        self._operations.append(Operation(t, ins, outs))
+        return len(self._operations) - 1
+
+    def identify_inputs_and_outputs(self, inputs: Sequence[int], outputs: Sequence[int]):
+        """ANeuralNetworksModel_identifyInputsAndOutputs."""
+        self._check_state("identify_inputs_and_outputs")
+        seen: set[int] = set()
+        for kind, idxs in (("input", inputs), ("output", outputs)):
+            for k, i in enumerate(idxs):
+                i = self._check_index(i, f"identify_inputs_and_outputs {kind} {k}")
+                if i in self._values or i in self._no_value:
+                    _bad_data(f"identify_inputs_and_outputs: {kind} {k} (operand {i}) has a "
+                              "value and cannot be a model input or output")
+                if i in seen:
+                    _bad_data(f"identify_inputs_and_outputs: operand {i} is listed twice")
+                seen.add(i)
+        self._inputs = [int(i) for i in inputs]
+        self._outputs = [int(i) for i in outputs]
+
+    def relax_computation_float32_to_float16(self, allow: bool = True):
+        """ANeuralNetworksModel_relaxComputationFloat32toFloat16."""
+        self._check_state("relax_computation_float32_to_float16")
+        self._relaxed = bool(allow)
+
+    def finish(self) -> Model:
+        """ANeuralNetworksModel_finish: lay out values, sort operations into run order and
+        validate (hal.validation.validate_model). Returns the Model."""
+        from hal.validation import validate_model
+
+        self._check_state("finish")
+        if self._inputs is None:
+            if not self._pending_inputs and not self._pending_outputs:
+                raise BuilderError(ResultCode.BAD_STATE, "finish: the model inputs and outputs "
+                                   "were not identified (identify_inputs_and_outputs)")
+            self.identify_inputs_and_outputs(self._pending_inputs, self._pending_outputs)
+        model = self._build()
+        try:
+            validate_model(model)
+        except HalError as e:
+            _bad_data(f"finish: the model is invalid: {e.reason}")
+        self._model = model
+        return model
+
+    @property
+    def model(self) -> Model:
+        if self._model is None:
+            raise BuilderError(ResultCode.BAD_STATE, "the model is not finished")
+        return self._model
+
+    # ----------------------------------------------------------------- finish internals
+    def _run_order(self) -> list[Operation]:
+        """Kahn's algorithm, keeping the order of addition among ready operations."""
+        producer = {}
+        for k, op in enumerate(self._operations):
+            for o in op.outputs:
+                if o in producer:
+                    _bad_data(f"finish: operand {o} is written by operations {producer[o]} "
+                              f"and {k}")
+                producer[o] = k
+        deps = [{producer[i] for i in op.inputs if i in producer} for op in self._operations]
+        done: set[int] = set()
+        order = []
+        while len(order) < len(self._operations):
+            ready = [k for k in range(len(self._operations))
+                     if k not in done and deps[k] <= done]
+            if not ready:
+                left = sorted(set(range(len(self._operations))) - done)
+                _bad_data(f"finish: operations {left} form a cycle")
+            done.add(ready[0])
+            order.append(ready[0])
+        return [dataclasses.replace(self._operations[k], inputs=list(self._operations[k].inputs),
+                                    outputs=list(self._operations[k].outputs)) for k in order]
+
+    def _build(self) -> Model:
+        values, own_pool = bytearray(), bytearray()
+        pools: list[Memory] = []
+        pool_ids: dict[int, int] = {}
+        referenced: list[Subgraph] = []
+        model_ids: dict[int, int] = {}
+
+        def pool_index(mem: Memory) -> int:
+            if id(mem) not in pool_ids:
+                pool_ids[id(mem)] = len(pools)
+                pools.append(mem)
+            return pool_ids[id(mem)]
+
+        own_pool_index = None
+        large = [i for i, v in self._values.items()
+                 if v.data is not None and len(v.data) > MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES]
+        if large:
+            own_pool_index = len(pools)
+            pools.append(HostMemory(0))  # replaced below, once filled
+        operands = []
+        for i, op in enumerate(self._operands):
+            op = dataclasses.replace(op, location=DataLocation(), number_of_consumers=0)
+            v = self._values.get(i)
+            if i in self._no_value:
+                op.lifetime = LT.NO_VALUE
+            elif v is None:
+                op.lifetime = LT.TEMPORARY_VARIABLE
+            elif v.model is not None:
+                op.lifetime = LT.SUBGRAPH
+                op.location = DataLocation(0, self._merge_model(
+                    v.model, values, pool_index, referenced, model_ids), 0)
+            elif v.memory is not None:
+                op.lifetime = LT.CONSTANT_REFERENCE
+                op.location = DataLocation(pool_index(v.memory), v.offset, v.length)
+            elif len(v.data) > MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES:
+                _align(own_pool, _LARGE_ALIGN)
+                op.lifetime = LT.CONSTANT_REFERENCE
+                op.location = DataLocation(own_pool_index, len(own_pool), len(v.data))
+                own_pool.extend(v.data)
+            else:
+                _align(values, _SMALL_ALIGN)
+                op.lifetime = LT.CONSTANT_COPY
+                op.location = DataLocation(0, len(values), len(v.data))
+                values.extend(v.data)
+            operands.append(op)
+        if own_pool_index is not None:
+            pools[own_pool_index] = HostMemory(bytes(own_pool))
+        for i in self._inputs:
+            operands[i].lifetime = LT.SUBGRAPH_INPUT
+        for i in self._outputs:
+            operands[i].lifetime = LT.SUBGRAPH_OUTPUT
+        operations = self._run_order()
+        for op in operations:
+            for i in op.inputs:
+                operands[i].number_of_consumers += 1
+        main = Subgraph(operands, operations, list(self._inputs), list(self._outputs))
+        return Model(main, referenced, bytes(values), pools, self._relaxed)
+
+    @staticmethod
+    def _merge_model(model: Model, values: bytearray, pool_index, referenced: list[Subgraph],
+                     model_ids: dict[int, int]) -> int:
+        """Append ``model``'s subgraphs to ``referenced`` (its main first) with their constant
+        locations moved into this model's values and pools; return its main's index."""
+        if id(model) in model_ids:
+            return model_ids[id(model)]
+        base = len(referenced)
+        model_ids[id(model)] = base
+        _align(values, _SMALL_ALIGN)
+        value_base = len(values)
+        values.extend(model.operand_values)
+        pool_map = [pool_index(p) for p in model.pools]
+        for sg in [model.main] + list(model.referenced):
+            operands = []
+            for op in sg.operands:
+                loc = op.location
+                if op.lifetime == LT.CONSTANT_COPY:
+                    loc = DataLocation(0, loc.offset + value_base, loc.length)
+                elif op.lifetime == LT.CONSTANT_REFERENCE and loc.pool_index < len(pool_map):
+                    loc = DataLocation(pool_map[loc.pool_index], loc.offset, loc.length)
+                elif op.lifetime == LT.SUBGRAPH:
+                    # index into model.referenced -> index into ours (its main sits at base)
+                    loc = DataLocation(0, base + 1 + loc.offset, 0)
+                operands.append(dataclasses.replace(op, location=loc))
+            operations = [dataclasses.replace(o, inputs=list(o.inputs), outputs=list(o.outputs))
+                          for o in sg.operations]
+            referenced.append(Subgraph(operands, operations, list(sg.input_indexes),
+                                       list(sg.output_indexes)))
+        return base
+
+    # ----------------------------------------------------------------- convenience layer
+    def tensor(self, type, dims: Sequence[int], scale: float = 0.0, zero_point: int = 0,
+               channel_quant=None, *, zp: int | None = None) -> int:
+        """A tensor operand without a value (an intermediate, or an output of op())."""
+        return self.add_operand(type, dims, scale, zero_point if zp is None else zp,
+                                channel_quant)
+
+    def input(self, type, dims: Sequence[int], scale: float = 0.0, zero_point: int = 0,
+              *, zp: int | None = None) -> int:
+        """A model input (in the order of these calls, unless identify_inputs_and_outputs is
+        called explicitly)."""
+        i = self.tensor(type, dims, scale, zero_point, zp=zp)
+        self._pending_inputs.append(i)
+        return i
+
+    def output(self, type, dims: Sequence[int], scale: float = 0.0, zero_point: int = 0,
+               *, zp: int | None = None) -> int:
+        """A model output operand, to be written by an operation."""
+        i = self.tensor(type, dims, scale, zero_point, zp=zp)
+        self._pending_outputs.append(i)
+        return i
+
+    def mark_output(self, index: int) -> int:
+        """Make an existing operand a model output."""
+        self._check_state("mark_output")
+        index = self._check_index(index, "mark_output")
+        self._pending_outputs.append(index)
+        return index
+
+    def scalar(self, type, value) -> int:
+        """A constant scalar operand (INT32, FLOAT32, FLOAT16, BOOL, UINT32)."""
+        i = self.add_operand(type)
+        self.set_operand_value(i, value)
+        return i
+
+    def int32(self, value: int) -> int:
+        return self.scalar(OT.INT32, value)
+
+    def float32(self, value: float) -> int:
+        return self.scalar(OT.FLOAT32, value)
+
+    def bool(self, value: bool) -> int:
+        return self.scalar(OT.BOOL, value)
+
+    def constant(self, value, type=None, scale: float = 0.0, zero_point: int = 0,
+                 channel_quant=None, *, zp: int | None = None) -> int:
+        """A constant tensor with the array's shape. ``type`` defaults from the dtype
+        (float32 -> TENSOR_FLOAT32, float16 -> TENSOR_FLOAT16, int32 -> TENSOR_INT32,
+        bool -> TENSOR_BOOL8)."""
+        arr = np.asarray(value)
+        if type is None:
+            if arr.dtype not in _DTYPE_TO_TENSOR:
+                _bad_data(f"constant: no default operand type for dtype {arr.dtype}; pass type=")
+            type = _DTYPE_TO_TENSOR[arr.dtype]
+        t = _operand_type(type)
+        dims = () if is_scalar_type(t) else (arr.shape or (1,))
+        i = self.add_operand(t, dims, scale, zero_point if zp is None else zp, channel_quant)
+        self.set_operand_value(i, arr)
+        return i
+
+    def omitted(self, type="TENSOR_FLOAT32") -> int:
+        """An omitted optional operand (NO_VALUE)."""
+        i = self.add_operand(type)
+        self.set_operand_value(i, None)
+        return i
+
+    def op(self, type, inputs: Sequence[int], outputs: int | Sequence[int]):
+        """add_operation that returns the output index (or the list, for several)."""
+        single = isinstance(outputs, (int, np.integer))
+        outs = [outputs] if single else list(outputs)
+        self.add_operation(type, inputs, outs)
+        return outs[0] if single else outs
+
+
+# --------------------------------------------------------------------------- requests
+
+def make_request(model: Model, inputs: Iterable, output_sizes: Sequence[int] | None = None
+                 ) -> Request:
+    """A request for ``model``: input arrays (None = omitted) in pool 0, outputs in pool 1.
+
+    An output's buffer is sized from its dimensions when they are known, else ``output_sizes``
+    (bytes per output) or 1 MiB.
+    """
+    sg = model.main
+    inputs = list(inputs)
+    if len(inputs) != len(sg.input_indexes):
+        raise ValueError(f"the model takes {len(sg.input_indexes)} inputs, got {len(inputs)}")
+    data = bytearray()
+    args = []
+    for i, x in zip(sg.input_indexes, inputs):
+        if x is None:
+            args.append(RequestArgument(has_no_value=True))
+            continue
+        op = sg.operands[i]
+        arr = np.asarray(x, dtype=NUMPY_DTYPE[op.type])
+        raw = array_to_bytes(arr)
+        _align(data, _SMALL_ALIGN)
+        dims = tuple(arr.shape) if not is_scalar_type(op.type) else ()
+        args.append(RequestArgument(False, DataLocation(0, len(data), len(raw)), dims))
+        data.extend(raw)
+    outs, off = [], 0
+    for k, i in enumerate(sg.output_indexes):
+        op = sg.operands[i]
+        if output_sizes is not None:
+            n = output_sizes[k]
+        elif op.is_fully_specified():
+            n = op.byte_size()
+        else:
+            n = 1 << 20
+        outs.append(RequestArgument(False, DataLocation(1, off, n), ()))
+        off += n + (-n % _SMALL_ALIGN)
+    return Request(args, outs, [HostMemory(bytes(data) or b"\0"), HostMemory(max(off, 1))])
+
+
+def read_outputs(model: Model, request: Request, output_shapes) -> list[np.ndarray]:
+    """The output arrays of an execution of ``request``, shaped by its OutputShapes."""
+    arrays = []
+    for arg, shape, i in zip(request.outputs, output_shapes, model.main.output_indexes):
+        dt = NUMPY_DTYPE[model.main.operands[i].type]
+        dims = tuple(shape.dimensions)
+        n = int(np.prod(dims, dtype=np.int64)) * dt.itemsize
+        view = request.pools[arg.location.pool_index].view()
+        raw = bytes(view[arg.location.offset: arg.location.offset + n])
+        a = np.frombuffer(raw, dtype=np.uint8 if dt == np.bool_ else dt)
+        arrays.append(a.astype(dt).reshape(dims))
+    return arrays
+
+
+__all__ = ["MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES", "ModelBuilder", "make_request",
+           "read_outputs"]
