@@ -205,3 +205,17 @@ def check_same_quant(ctx: OperationContext, a: OperandInfo, b: OperandInfo, what
     if a.type in QUANT_RANGE:
         ctx.require(a.scale == b.scale and a.zero_point == b.zero_point,
                     f"{what} must have the same scale and zero point")
+
+
+def check_broadcastable(ctx: OperationContext, i: int, j: int, max_rank: int | None = None):
+    """Inputs i and j broadcast NumPy-style; dims that are 0 (unknown at validation) and
+    unknown ranks are not held against them."""
+    a, b = ctx.inputs[i].shape, ctx.inputs[j].shape
+    if max_rank is not None:
+        for k, s in ((i, a), (j, b)):
+            ctx.require(len(s) <= max_rank,
+                        f"input {k} must have rank <= {max_rank}, got rank {len(s)}")
+    for da, db in zip(reversed(a), reversed(b)):
+        ctx.require(da == db or 1 in (da, db) or 0 in (da, db),
+                    f"input {i} shape {list(a)} and input {j} shape {list(b)} "
+                    "cannot be broadcast")
