@@ -175,16 +175,22 @@ class ModelBuilder:
         return index
 
     def _check_quant(self, operand: Operand):
-        from hal.validation import validate_operand
+        from hal.validation import _validate_tensor_quant
 
-        if operand.type == OT.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+        t = operand.type
+        what = f"add_operand: operand {len(self._operands)}"
+        if is_scalar_type(t) or t == OT.SUBGRAPH:
             if operand.scale != 0.0 or operand.zero_point != 0:
-                _bad_data("add_operand: TENSOR_QUANT8_SYMM_PER_CHANNEL must have scale 0 and "
-                          "zero point 0 (its scales are set per channel)")
+                _bad_data(f"{what} ({t.name}) must have scale 0 and zero point 0, got scale "
+                          f"{operand.scale} and zero point {operand.zero_point}")
+            return
+        if t == OT.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+            if operand.scale != 0.0 or operand.zero_point != 0:
+                _bad_data(f"{what}: TENSOR_QUANT8_SYMM_PER_CHANNEL must have scale 0 and zero "
+                          "point 0 (its scales are set per channel)")
             return
         try:
-            validate_operand(Model(Subgraph([], [], [], [])), "add_operand:", len(self._operands),
-                             operand)
+            _validate_tensor_quant(what, t, operand)
         except HalError as e:
             _bad_data(e.reason)
 
