@@ -6,6 +6,8 @@ operand or operation at fault.
 
 from __future__ import annotations
 
+import numpy as np
+
 from hal.errors import HalError, InvalidArgument
 from hal.operations.context import OperandInfo, OperationContext
 from hal.operations.registry import OperationRegistration, lookup
@@ -143,13 +145,15 @@ def operation_context(model: Model, sg: Subgraph, op_index: int, operation: Oper
         val = None
         if with_values and o.lifetime in CONSTANT:
             val = constant_value(model, o, i)
+        elif o.lifetime == LT.SUBGRAPH:  # the referenced subgraph's index (IF, WHILE)
+            val = np.array(o.location.offset, dtype=np.int32)
         return OperandInfo(o.type, tuple(o.dimensions), o.scale, o.zero_point, o.extra_params,
                            val, o.lifetime, i)
 
     return OperationContext(operation.type, [info(i) for i in operation.inputs],
                             [info(i) for i in operation.outputs],
                             relaxed=model.relax_computation_float32_to_float16,
-                            op_index=op_index)
+                            op_index=op_index, model=model)
 
 
 def match_signature(reg: OperationRegistration, ctx: OperationContext):

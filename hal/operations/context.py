@@ -54,7 +54,7 @@ class OperationContext:
 
     def __init__(self, op_type: OperationType, inputs: list[OperandInfo],
                  outputs: list[OperandInfo], *, relaxed: bool = False, executor=None,
-                 op_index: int = -1):
+                 op_index: int = -1, model=None):
         self.op_type = op_type
         self.inputs = inputs
         self.outputs = outputs
@@ -62,6 +62,8 @@ class OperationContext:
         #: the subgraph executor (IF/WHILE call back into it; RANDOM_MULTINOMIAL takes its rng)
         self.executor = executor
         self.op_index = op_index
+        #: the whole model (IF/WHILE validation checks the referenced subgraphs' operands)
+        self.model = model if model is not None else getattr(executor, "model", None)
 
     # ------------------------------------------------------------------ access
     @property
