@@ -1,0 +1,104 @@
+"""DEPTHWISE_CONV_2D: one filter per input channel, depth_out = depth_in * depth_multiplier.
+
+| input | explicit padding form              | implicit padding form               |
+|-------|------------------------------------|-------------------------------------|
+| 0     | input [batches, h, w, depth_in]    | idem                                |
+| 1     | filter [1, fh, fw, depth_out]      | idem                                |
+| 2     | bias [depth_out]                   | idem                                |
+| 3..6  | padding left, right, top, bottom   | 3: padding scheme (1 SAME, 2 VALID) |
+| 7, 8  | stride width, height               | 4, 5: stride width, height          |
+| 9     | depth multiplier                   | 6: depth multiplier                 |
+| 10    | fused activation                   | 7: fused activation                 |
+| 11    | NCHW layout (BOOL, since 1.2)      | 8: NCHW layout (BOOL, since 1.2)    |
+| 12,13 | dilation width, height (1.2)       | 9, 10: dilation width, height (1.2) |
+
+Types as CONV_2D (conv2d.CONV_CONFIGS); a per-channel filter has channel dimension 3.
+output[b, i, j, k * m + q] = sum_{di, dj} input[b, ., ., k] * filter[0, di, dj, k * m + q] + bias.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hal.operations.conv2d import (
+    BOOL,
+    CONV_CONFIGS,
+    INT,
+    centered,
+    check_conv_tensors,
+    check_window,
+    conv_signatures,
+    finish,
+    from_nhwc,
+    is_quant,
+    layout_shape,
+    nhwc_shape,
+    output_multipliers,
+    pad_nhwc,
+    parse_window,
+    resolve_padding,
+    to_nhwc,
+    windows,
+)
+from hal.operations.context import OperationContext
+from hal.operations.registry import register
+
+FORMS = [("V1_0", [INT] * 8), ("V1_2", [INT] * 8 + [BOOL]),
+         ("V1_2", [INT] * 8 + [BOOL, INT, INT]),
+         ("V1_0", [INT] * 5), ("V1_2", [INT] * 5 + [BOOL]),
+         ("V1_2", [INT] * 5 + [BOOL, INT, INT])]
+SIGNATURES = conv_signatures(CONV_CONFIGS, FORMS)
+
+
+def _params(ctx):
+    explicit = ctx.num_inputs() >= 11 and ctx.input_type(8) == INT
+    return parse_window(ctx, 3, explicit, extra_names=("depth multiplier",))
+
+
+def _check_depth(ctx, c, o, m):
+    if m is not None and 0 not in (c, o):
+        ctx.require(o == c * m, f"input 1 (filter) has {o} output channels, expected depth_in "
+                    f"{c} * depth multiplier {m}")
+
+
+def validate(ctx: OperationContext):
+    p = _params(ctx)
+    check_window(ctx, p, positive=("depth multiplier",))
+    check_conv_tensors(ctx, 3, filter_in_channels=False, nchw=p.nchw)
+    inp, filt = ctx.inputs[0], ctx.inputs[1]
+    if inp.rank == 4 and filt.rank == 4:
+        ctx.require(filt.shape[0] in (0, 1), f"input 1 (filter) must have a first dimension "
+                    f"of 1, got {filt.shape[0]}")
+        _check_depth(ctx, nhwc_shape(inp.shape, p.nchw)[3], filt.shape[3], p.extra[0])
+
+
+def prepare(ctx: OperationContext):
+    p = _params(ctx)
+    n, h, w, c = nhwc_shape(ctx.input_shape(0), p.nchw)
+    _, fh, fw, o = ctx.input_shape(1)
+    _check_depth(ctx, c, o, p.extra[0])
+    _, (oh, ow) = resolve_padding(p, h, w, fh, fw)
+    return [layout_shape(n, oh, ow, o, p.nchw)]
+
+
+def execute(ctx: OperationContext):
+    p = _params(ctx)
+    prepare(ctx)
+    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    x = to_nhwc(ctx.input(0), p.nchw)
+    _, fh, fw, o = fi.shape
+    pads, (oh, ow) = resolve_padding(p, x.shape[1], x.shape[2], fh, fw)
+    m = p.extra[0]
+    xp = pad_nhwc(centered(inp, x), pads)
+    if m > 1:
+        xp = np.repeat(xp, m, axis=-1)
+    f = centered(fi, ctx.input(1))[0]
+    acc = np.zeros((x.shape[0], oh, ow, o), dtype=np.float64)
+    for i, j, s in windows(xp, fh, fw, oh, ow, p):
+        acc += s * f[i, j]
+    mults = output_multipliers(inp, fi, out, o) if is_quant(inp.type) else None
+    return [from_nhwc(finish(acc, ctx.input(2), p.act, out, mults), p.nchw)]
+
+
+register("DEPTHWISE_CONV_2D", execute, signatures=SIGNATURES, validate=validate,
+         prepare=prepare, family="depthwise_conv2d")

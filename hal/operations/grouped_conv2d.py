@@ -1,0 +1,104 @@
+"""GROUPED_CONV_2D: input channels split in num_groups groups, each convolved with its own
+depth_out / num_groups filters; the results concatenated.
+
+| input | explicit padding form              | implicit padding form               |
+|-------|------------------------------------|-------------------------------------|
+| 0     | input [batches, h, w, depth_in]    | idem                                |
+| 1     | filter [depth_out, fh, fw, depth_group] | idem                           |
+| 2     | bias [depth_out]                   | idem                                |
+| 3..6  | padding left, right, top, bottom   | 3: padding scheme (1 SAME, 2 VALID) |
+| 7, 8  | stride width, height               | 4, 5: stride width, height          |
+| 9     | number of groups                   | 6: number of groups                 |
+| 10    | fused activation                   | 7: fused activation                 |
+| 11    | NCHW layout (BOOL)                 | 8: NCHW layout (BOOL)               |
+
+depth_in = num_groups * depth_group, depth_out divisible by num_groups. Types as CONV_2D, all
+since 1.2 (QUANT8_ASYMM_SIGNED since 1.3); a per-channel filter has channel dimension 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hal.operations.conv2d import (
+    BOOL,
+    CONV_CONFIGS_V1_2,
+    INT,
+    centered,
+    check_conv_tensors,
+    check_window,
+    conv_signatures,
+    finish,
+    from_nhwc,
+    im2col,
+    is_quant,
+    layout_shape,
+    nhwc_shape,
+    output_multipliers,
+    pad_nhwc,
+    parse_window,
+    resolve_padding,
+    to_nhwc,
+)
+from hal.operations.context import OperationContext
+from hal.operations.registry import register
+
+FORMS = [("V1_2", [INT] * 8 + [BOOL]), ("V1_2", [INT] * 5 + [BOOL])]
+SIGNATURES = conv_signatures(CONV_CONFIGS_V1_2, FORMS)
+
+
+def _params(ctx):
+    return parse_window(ctx, 3, ctx.num_inputs() == 12, extra_names=("number of groups",),
+                        dilation=False)
+
+
+def _check_groups(ctx, c, o, fc, g):
+    if g is None or g <= 0:
+        return
+    if o:
+        ctx.require(o % g == 0, f"input 1 (filter) has {o} output channels, not divisible by "
+                    f"input {ctx.num_inputs() - 3} (number of groups) {g}")
+    if c and fc:
+        ctx.require(c == fc * g, f"input 0 depth {c} must equal filter depth {fc} * number "
+                    f"of groups {g}")
+
+
+def validate(ctx: OperationContext):
+    p = _params(ctx)
+    check_window(ctx, p, positive=("number of groups",))
+    check_conv_tensors(ctx, 0, filter_in_channels=False, nchw=p.nchw)
+    inp, filt = ctx.inputs[0], ctx.inputs[1]
+    if inp.rank == 4 and filt.rank == 4:
+        _check_groups(ctx, nhwc_shape(inp.shape, p.nchw)[3], filt.shape[0], filt.shape[3],
+                      p.extra[0])
+
+
+def prepare(ctx: OperationContext):
+    p = _params(ctx)
+    n, h, w, c = nhwc_shape(ctx.input_shape(0), p.nchw)
+    o, fh, fw, fc = ctx.input_shape(1)
+    _check_groups(ctx, c, o, fc, p.extra[0])
+    _, (oh, ow) = resolve_padding(p, h, w, fh, fw)
+    return [layout_shape(n, oh, ow, o, p.nchw)]
+
+
+def execute(ctx: OperationContext):
+    p = _params(ctx)
+    prepare(ctx)
+    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    x = to_nhwc(ctx.input(0), p.nchw)
+    o, fh, fw, fc = fi.shape
+    g = p.extra[0]
+    pads, (oh, ow) = resolve_padding(p, x.shape[1], x.shape[2], fh, fw)
+    cols = im2col(pad_nhwc(centered(inp, x), pads), fh, fw, oh, ow, p)
+    cols = cols.reshape(cols.shape[:3] + (fh * fw, g, fc))
+    f = centered(fi, ctx.input(1)).reshape(g, o // g, fh * fw, fc)
+    # acc[n, y, x, g, q] = sum_{t, k} cols[n, y, x, t, g, k] * f[g, q, t, k]
+    acc = np.einsum("nyxtgk,gqtk->nyxgq", cols, f, optimize=True)
+    acc = acc.reshape(acc.shape[:3] + (o,))
+    mults = output_multipliers(inp, fi, out, o) if is_quant(inp.type) else None
+    return [from_nhwc(finish(acc, ctx.input(2), p.act, out, mults), p.nchw)]
+
+
+register("GROUPED_CONV_2D", execute, signatures=SIGNATURES, validate=validate,
+         prepare=prepare, family="grouped_conv2d")
