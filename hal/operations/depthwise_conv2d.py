@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hal.operations.context import OperationContext
 from hal.operations.conv2d import (
     BOOL,
     CONV_CONFIGS,
@@ -40,7 +41,6 @@ from hal.operations.conv2d import (
     to_nhwc,
     windows,
 )
-from hal.operations.context import OperationContext
 from hal.operations.registry import register
 
 FORMS = [("V1_0", [INT] * 8), ("V1_2", [INT] * 8 + [BOOL]),

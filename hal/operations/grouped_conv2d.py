@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hal.operations.context import OperationContext
 from hal.operations.conv2d import (
     BOOL,
     CONV_CONFIGS_V1_2,
@@ -40,7 +41,6 @@ from hal.operations.conv2d import (
     resolve_padding,
     to_nhwc,
 )
-from hal.operations.context import OperationContext
 from hal.operations.registry import register
 
 FORMS = [("V1_2", [INT] * 8 + [BOOL]), ("V1_2", [INT] * 5 + [BOOL])]

@@ -1,0 +1,127 @@
+"""TRANSPOSE_CONV_2D: the transpose (gradient) of CONV_2D, sometimes called deconvolution.
+
+| input | explicit padding form              | implicit padding form                      |
+|-------|------------------------------------|--------------------------------------------|
+| 0     | input [batches, h, w, depth_in]    | idem                                       |
+| 1     | filter [depth_out, fh, fw, depth_in] | idem                                     |
+| 2     | bias [depth_out]                   | idem                                       |
+| 3..6  | padding left, right, top, bottom   | 3: TENSOR_INT32 output shape (4 elements)  |
+| 7, 8  | stride width, height               | 4: padding scheme; 5, 6: stride w, h       |
+| 9     | fused activation                   | 7: fused activation                        |
+| 10    | NCHW layout (BOOL)                 | 8: NCHW layout (BOOL)                      |
+
+Explicit: out = stride * (in - 1) + filter - pad_head - pad_tail. Implicit: the output shape
+tensor gives the output (in the operation's layout); SAME padding is what CONV_2D would use
+from that output size. Types as CONV_2D, all since 1.2 (QUANT8_ASYMM_SIGNED since 1.3);
+a per-channel filter has channel dimension 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hal.operations.common import same_padding
+from hal.operations.context import OperationContext
+from hal.operations.conv2d import (
+    BOOL,
+    CONV_CONFIGS_V1_2,
+    I32,
+    INT,
+    centered,
+    check_conv_tensors,
+    check_window,
+    finish,
+    from_nhwc,
+    is_quant,
+    layout_shape,
+    nhwc_shape,
+    output_multipliers,
+    parse_window,
+    to_nhwc,
+)
+from hal.operations.registry import register, sig
+
+
+def _signatures():
+    out = []
+    for v, ti, tf, tb, to in CONV_CONFIGS_V1_2:
+        out.append(sig(v, [ti, tf, tb] + [INT] * 7 + [BOOL], [to]))
+        out.append(sig(v, [ti, tf, tb, I32] + [INT] * 4 + [BOOL], [to]))
+    return out
+
+
+SIGNATURES = _signatures()
+
+
+def _params(ctx):
+    explicit = ctx.num_inputs() == 11
+    return parse_window(ctx, 3 if explicit else 4, explicit, dilation=False)
+
+
+def _geometry(ctx, p, h, w, fh, fw):
+    """(top, left) padding and the output (height, width)."""
+    if p.explicit:
+        left, right, top, bottom = p.pads
+        oh = p.stride_h * (h - 1) + fh - top - bottom
+        ow = p.stride_w * (w - 1) + fw - left - right
+    else:
+        shape = [int(v) for v in ctx.input(3).reshape(-1)]
+        ctx.require(len(shape) == 4, f"input 3 (output shape) must have 4 elements, got "
+                    f"{len(shape)}")
+        _, oh, ow, _ = nhwc_shape(shape, p.nchw)
+        top = left = 0
+        if p.scheme == 1:
+            top = same_padding(oh, fh, p.stride_h)[0]
+            left = same_padding(ow, fw, p.stride_w)[0]
+    if oh <= 0 or ow <= 0:
+        ctx.fail(f"the output size {oh}x{ow} is not positive")
+    return top, left, oh, ow
+
+
+def validate(ctx: OperationContext):
+    p = _params(ctx)
+    check_window(ctx, p)
+    check_conv_tensors(ctx, 0, nchw=p.nchw)
+    if not p.explicit:
+        shp = ctx.inputs[3]
+        ctx.require(shp.rank in (0, 1), f"input 3 (output shape) must have rank 1, got rank "
+                    f"{shp.rank}")
+        ctx.require(shp.rank == 0 or shp.shape[0] in (0, 4),
+                    f"input 3 (output shape) must have 4 elements, got {shp.shape[0]}")
+
+
+def prepare(ctx: OperationContext):
+    p = _params(ctx)
+    n, h, w, c = nhwc_shape(ctx.input_shape(0), p.nchw)
+    o, fh, fw, fc = ctx.input_shape(1)
+    if fc != c:
+        ctx.fail(f"input 1 (filter) depth {fc} does not match input 0 depth {c}")
+    _, _, oh, ow = _geometry(ctx, p, h, w, fh, fw)
+    return [layout_shape(n, oh, ow, o, p.nchw)]
+
+
+def execute(ctx: OperationContext):
+    p = _params(ctx)
+    prepare(ctx)
+    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    x = centered(inp, to_nhwc(ctx.input(0), p.nchw))
+    n, h, w, c = x.shape
+    o, fh, fw, _ = fi.shape
+    top, left, oh, ow = _geometry(ctx, p, h, w, fh, fw)
+    f = centered(fi, ctx.input(1))
+    # every input pixel scatters filter * value into a fh x fw window of the output
+    cols = (x.reshape(-1, c) @ f.reshape(-1, c).T).reshape(n, h, w, o, fh, fw)
+    sh, sw = p.stride_h, p.stride_w
+    full_h = max((h - 1) * sh + fh, top + oh)
+    full_w = max((w - 1) * sw + fw, left + ow)
+    buf = np.zeros((n, full_h, full_w, o), dtype=np.float64)
+    for i in range(fh):
+        for j in range(fw):
+            buf[:, i:i + (h - 1) * sh + 1:sh, j:j + (w - 1) * sw + 1:sw, :] += cols[..., i, j]
+    acc = buf[:, top:top + oh, left:left + ow, :]
+    mults = output_multipliers(inp, fi, out, o) if is_quant(inp.type) else None
+    return [from_nhwc(finish(acc, ctx.input(2), p.act, out, mults), p.nchw)]
+
+
+register("TRANSPOSE_CONV_2D", execute, signatures=SIGNATURES, validate=validate,
+         prepare=prepare, family="transpose_conv2d")
