@@ -1,0 +1,170 @@
+"""ClDevice: the OpenCL device (platform/device choice, support with reasons, prepare)."""
+
+from __future__ import annotations
+
+import os
+
+from clnn.kernels.registry import kernel_for
+from hal import __version__
+from hal.errors import ErrorStatus, HalError, InvalidArgument
+from hal.interfaces import Device
+from hal.operations.registry import lookup
+from hal.reference.device import check_prepare_args
+from hal.types import (
+    Capabilities,
+    DeviceType,
+    Model,
+    OperandPerformance,
+    OperandType,
+    PerformanceInfo,
+    Priority,
+)
+from hal.validation import operation_context, validate_model
+
+
+class DeviceUnavailable(HalError):
+    status = ErrorStatus.DEVICE_UNAVAILABLE
+
+
+def list_cl_devices():
+    """[(platform index, device index, platform, device)] of every OpenCL device found."""
+    import pyopencl as cl
+
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:
+        return []
+    found = []
+    for p_index, p in enumerate(platforms):
+        try:
+            devices = p.get_devices()
+        except cl.Error:
+            continue
+        for d_index, d in enumerate(devices):
+            found.append((p_index, d_index, p, d))
+    return found
+
+
+def select_device(spec: str | None = None):
+    """Pick (platform, device): ``spec`` is "platform:index" (platform name/vendor/version
+    substring, or its index), a device name substring, or None (first GPU, else first CPU)."""
+    import pyopencl as cl
+
+    try:
+        found = list_cl_devices()
+    except Exception as e:  # no ICD loader / no platform
+        raise DeviceUnavailable(f"no OpenCL platform is available: {e}") from None
+    if not found:
+        raise DeviceUnavailable("no OpenCL device was found (is an ICD such as PoCL installed?)")
+    if not spec:
+        for want in (cl.device_type.GPU, cl.device_type.CPU):
+            for _, _, p, d in found:
+                if d.type & want:
+                    return p, d
+        return found[0][2], found[0][3]
+    s = spec.strip().lower()
+    if ":" in s:
+        plat, _, idx = s.rpartition(":")
+        if idx.isdigit():
+            matches = [(p, d) for p_i, d_i, p, d in found if d_i == int(idx) and (
+                plat == str(p_i) or plat in p.name.lower() or plat in p.vendor.lower()
+                or plat in p.version.lower())]
+            if matches:
+                return matches[0]
+    for _, _, p, d in found:
+        if s in d.name.lower():
+            return p, d
+    names = ", ".join(f"{p_i}:{d_i} {d.name} ({p.name})" for p_i, d_i, p, d in found)
+    raise DeviceUnavailable(f"no OpenCL device matches {spec!r}; found {names}")
+
+
+class ClDevice(Device):
+    """The OpenCL device. ``device``: see :func:`select_device` (default: $CLNN_DEVICE);
+    ``fallback``: run operations the kernels do not support on the reference device inside
+    the prepared model (else prepare fails naming the first one); ``profiling``: a queue
+    with profiling events (``clnn demo``)."""
+
+    def __init__(self, device: str | None = None, fallback: bool = True,
+                 profiling: bool = False):
+        import pyopencl as cl
+
+        from clnn.program_cache import ProgramCache
+
+        self.platform, self.cl_device = select_device(device or os.environ.get("CLNN_DEVICE"))
+        self.context = cl.Context([self.cl_device])
+        props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
+        self.queue = cl.CommandQueue(self.context, properties=props)
+        self.programs = ProgramCache(self.context)
+        self.fallback = fallback
+        self.name = f"opencl ({self.cl_device.name.strip()})"
+
+    # ------------------------------------------------------------------ identity
+    def get_type(self) -> DeviceType:
+        import pyopencl as cl
+
+        t = self.cl_device.type
+        if t & cl.device_type.GPU:
+            return DeviceType.GPU
+        if t & cl.device_type.CPU:
+            return DeviceType.CPU
+        if t & cl.device_type.ACCELERATOR:
+            return DeviceType.ACCELERATOR
+        return DeviceType.OTHER
+
+    def get_version_string(self) -> str:
+        p, d = self.platform, self.cl_device
+        return (f"clnn {__version__}; platform {p.name.strip()} ({p.version.strip()}); "
+                f"device {d.name.strip()} ({d.version.strip()}); driver {d.driver_version}")
+
+    def get_capabilities(self) -> Capabilities:
+        # placeholder until measured capabilities land: the reference's numbers for the types
+        # the kernels take, FLT_MAX for the others
+        one, never = PerformanceInfo(1.0, 1.0), PerformanceInfo()
+        runs = {OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16,
+                OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED,
+                OperandType.TENSOR_INT32, OperandType.FLOAT32, OperandType.INT32,
+                OperandType.FLOAT16, OperandType.BOOL}
+        perf = [OperandPerformance(t, one if t in runs else never) for t in OperandType
+                if t != OperandType.SUBGRAPH]
+        return Capabilities(one, one, perf, never, never)
+
+    # ------------------------------------------------------------------ support
+    def support_report(self, model: Model) -> list[tuple[int, str, bool, str]]:
+        """(operation index, name, supported, reason) for every main-subgraph operation of a
+        valid model (raises InvalidArgument for an invalid one)."""
+        validate_model(model)
+        sg = model.main
+        rows = []
+        for k, operation in enumerate(sg.operations):
+            reason = self._unsupported_reason(model, k, operation)
+            rows.append((k, operation.type.name, reason is None, reason or "OpenCL kernels"))
+        return rows
+
+    def _unsupported_reason(self, model, k, operation) -> str | None:
+        kreg = kernel_for(operation.type)
+        if kreg is None:
+            return f"no OpenCL kernel for {operation.type.name}"
+        if lookup(operation.type).prepare is None:
+            return f"{operation.type.name} has no shape inference (prepare) in the HAL"
+        ctx = operation_context(model, model.main, k, operation)
+        try:
+            return kreg.support(ctx)
+        except Exception as e:  # a support check must never crash the driver
+            return f"support check failed: {type(e).__name__}: {e}"
+
+    def get_supported_operations(self, model: Model) -> list[bool]:
+        return [ok for _, _, ok, _ in self.support_report(model)]
+
+    # ------------------------------------------------------------------ prepare
+    def prepare_model(self, model, preference=None, priority=Priority.MEDIUM, deadline=None,
+                      model_cache=(), data_cache=(), token=None):
+        from clnn.prepared_model import ClPreparedModel
+
+        check_prepare_args(priority, deadline)
+        rows = self.support_report(model)
+        if not self.fallback:
+            for k, name, ok, reason in rows:
+                if not ok:
+                    raise InvalidArgument(f"{name} (operation {k}) is not supported on "
+                                          f"{self.name} and fallback is off: {reason}")
+        return ClPreparedModel(self, model, [ok for _, _, ok, _ in rows])

@@ -1,0 +1,88 @@
+"""The one registration path for OpenCL kernels.
+
+A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
+``hal/operations/<family>.py`` and the template ``clnn/templates/<family>.cl.mako``) calls
+:func:`register_kernel` at its bottom, once per operation::
+
+    register_kernel("ADD", family="broadcast", support=support, plan=plan)
+
+``support(ctx) -> str | None``
+    Called at get_supported_operations / prepare with the *validation* context of the
+    operation (``hal.validation.operation_context``: shapes may hold 0 or be () when unknown,
+    only constant inputs have values; the model already passed hal validation). Returns None
+    when the kernels run this operation exactly as written, else a sentence saying why not
+    ("input 0 type TENSOR_QUANT16_ASYMM is not supported"). It must be honest: an operation
+    it accepts must then plan and run. Helpers are in :mod:`clnn.kernels.support`.
+
+``plan(ctx, b: LaunchBuilder)``
+    Called once per input-shape signature of a partition, with concrete shapes: every input
+    and output :class:`~hal.operations.context.OperandInfo` holds its real shape (outputs from
+    the HAL ``prepare()``), constants hold their values. It enqueues nothing; it records
+    launches with ``b.launch(family, def_name, params, global_size, args)``:
+
+    - ``params`` (a dict) holds only what changes the kernel source: it is the kernel key
+      together with the family and def name, and is passed to the Mako ``<%def>``;
+    - ``args`` are the kernel arguments in order: ``In(k)`` / ``Out(k)`` stand for the
+      tensor of input / output k and expand to two arguments, ``__global T* x, int x_off``
+      (the pool or constant buffer and the element offset of the tensor in it); anything else
+      is passed as is (use ``np.int32`` / ``np.float32`` for scalars).
+
+    A launch with an empty global size is dropped. If the kernels cannot handle these
+    particular shapes, ``plan`` raises :class:`Unplannable`; the partition then runs on the
+    reference device for this shape signature (that is never a failure).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hal.types import OperationType
+
+
+class Unplannable(Exception):
+    """The kernels cannot run this operation with these concrete shapes."""
+
+
+@dataclass(frozen=True)
+class In:
+    index: int
+
+
+@dataclass(frozen=True)
+class Out:
+    index: int
+
+
+@dataclass(frozen=True)
+class KernelRegistration:
+    op: OperationType
+    family: str
+    support: Callable
+    plan: Callable
+
+
+_KERNELS: dict[OperationType, KernelRegistration] = {}
+
+
+def register_kernel(op: OperationType | str, *, family: str, support: Callable,
+                    plan: Callable) -> KernelRegistration:
+    op = OperationType[op] if isinstance(op, str) else OperationType(op)
+    if op in _KERNELS:
+        raise RuntimeError(f"OpenCL kernel for {op.name} registered twice "
+                           f"({_KERNELS[op].family} and {family})")
+    reg = KernelRegistration(op, family, support, plan)
+    _KERNELS[op] = reg
+    return reg
+
+
+def kernel_for(op: OperationType) -> KernelRegistration | None:
+    from clnn import kernels  # noqa: F401  (imports every family module once)
+
+    return _KERNELS.get(op)
+
+
+def kernel_registrations() -> dict[OperationType, KernelRegistration]:
+    from clnn import kernels  # noqa: F401
+
+    return dict(_KERNELS)

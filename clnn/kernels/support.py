@@ -1,0 +1,113 @@
+"""Small declarative support rules shared by the kernel families, each returning a reason.
+
+    reason = first(types_in(ctx, 0, FLOAT_AND_QUANT8), constant_inputs(ctx, [2, 3]),
+                   max_rank(ctx, 0, 4))
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hal.operations.common import activation_range_quant, quantize_multiplier
+from hal.operations.context import OperandInfo, OperationContext
+from hal.types import OperandType
+
+OT = OperandType
+
+#: storage code of each tensor type in the templates (common.mako CTYPE)
+DTYPE_CODE = {
+    OT.TENSOR_FLOAT32: "f32", OT.TENSOR_FLOAT16: "f16", OT.TENSOR_QUANT8_ASYMM: "u8",
+    OT.TENSOR_QUANT8_ASYMM_SIGNED: "i8", OT.TENSOR_INT32: "i32", OT.TENSOR_BOOL8: "b8",
+    OT.TENSOR_QUANT8_SYMM: "i8", OT.TENSOR_QUANT16_SYMM: "i16", OT.TENSOR_QUANT16_ASYMM: "u16",
+    OT.TENSOR_QUANT8_SYMM_PER_CHANNEL: "i8",
+}
+FLOAT = frozenset({OT.TENSOR_FLOAT32, OT.TENSOR_FLOAT16})
+QUANT8 = frozenset({OT.TENSOR_QUANT8_ASYMM, OT.TENSOR_QUANT8_ASYMM_SIGNED})
+FLOAT_QUANT8 = FLOAT | QUANT8
+FLOAT_QUANT8_INT32 = FLOAT_QUANT8 | {OT.TENSOR_INT32}
+ANY_STORED = frozenset(DTYPE_CODE)
+
+
+def first(*reasons):
+    for r in reasons:
+        if r:
+            return r
+    return None
+
+
+def code(info: OperandInfo) -> str:
+    return DTYPE_CODE[info.type]
+
+
+def types_in(ctx: OperationContext, index: int, allowed, what: str = "input") -> str | None:
+    info = ctx.inputs[index] if what == "input" else ctx.outputs[index]
+    if info.type not in allowed:
+        return f"{what} {index} type {info.type.name} is not supported by the OpenCL kernels"
+    return None
+
+
+def constant_inputs(ctx: OperationContext, indexes, what: str = "parameter") -> str | None:
+    for i in indexes:
+        if ctx.has_input(i) and not ctx.inputs[i].is_constant:
+            return f"input {i} ({what}) must be a constant operand on OpenCL"
+    return None
+
+
+def max_rank(ctx: OperationContext, index: int, rank: int) -> str | None:
+    r = ctx.inputs[index].rank
+    if r > rank:
+        return f"input {index} has rank {r}; the OpenCL kernels take rank <= {rank}"
+    return None
+
+
+def no_per_channel(ctx: OperationContext) -> str | None:
+    for k, i in enumerate(ctx.inputs):
+        if i.channel_quant is not None:
+            return f"input {k} has per-channel quantization, not supported by this kernel"
+    return None
+
+
+# ------------------------------------------------------------------ kernel arguments
+
+def i32(v) -> np.int32:
+    return np.int32(v)
+
+
+def f32(v) -> np.float32:
+    return np.float32(v)
+
+
+def act_args(ctx: OperationContext, index: int | None, out: OperandInfo):
+    """(lo, hi) clamp of a fused activation at input ``index`` (None: no activation) as kernel
+    arguments: float for float outputs, the quantized range for quantized outputs."""
+    act = 0 if index is None or not ctx.has_input(index) else int(ctx.scalar(index) or 0)
+    if out.type in QUANT8:
+        lo, hi = activation_range_quant(act, out)
+        return [i32(lo), i32(hi)]
+    lo, hi = {0: (-math.inf, math.inf), 1: (0.0, math.inf), 2: (-1.0, 1.0),
+              3: (0.0, 6.0)}[act]
+    return [f32(lo), f32(hi)]
+
+
+def qmul(real: float):
+    """(multiplier, shift) kernel arguments of a real multiplier (fixed-point, like the
+    reference's QuantizeMultiplier)."""
+    q, s = quantize_multiplier(real)
+    return [i32(q), i32(s)]
+
+
+def numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def strides_of(shape) -> list[int]:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= int(d)
+    return out[::-1]

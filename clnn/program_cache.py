@@ -1,0 +1,101 @@
+"""Rendering Mako kernel templates and building OpenCL programs once per kernel key.
+
+Every kernel lives in ``clnn/templates/<family>.cl.mako`` as one ``<%def>``; the helpers of
+``common.mako`` (prefixed ``clnn_``) are prepended to every program. Templates are loaded
+through one :class:`mako.lookup.TemplateLookup` with ``strict_undefined=True``, so a missing
+template parameter is an error that names the template, def and parameters.
+
+A *kernel key* is ``(family, def name, params)`` where params hold only what changes the
+source (op, dtypes, activation, variant); shapes, strides and quantization parameters are
+kernel arguments. Programs are memoized per (context, key). Built binaries are cached on disk
+by pyopencl (keyed by source, options, device and driver version), so a second process does
+not rebuild a program: see :func:`build_stats`.
+
+``CLNN_DUMP_CL=dir`` writes every rendered program to ``dir/<family>.<def>.<hash>.cl``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from pathlib import Path
+
+from mako import exceptions as mako_exceptions
+from mako.lookup import TemplateLookup
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+_LOOKUP = TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
+                         input_encoding="utf-8")
+_LOCK = threading.Lock()
+
+#: what the caches did in this process: renders, builds (with their seconds), memo hits
+STATS = {"rendered": 0, "built": 0, "build_s": 0.0, "memo_hits": 0}
+
+
+def freeze(params: dict) -> tuple:
+    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items()))
+
+
+def render(family: str, name: str, params: dict) -> str:
+    """Source of kernel ``name`` of ``<family>.cl.mako`` with the common helpers prepended."""
+    try:
+        common = _LOOKUP.get_template("common.mako").get_def("prelude").render()
+        tmpl = _LOOKUP.get_template(f"{family}.cl.mako")
+        body = tmpl.get_def(name).render(**params)
+    except Exception as e:
+        detail = mako_exceptions.text_error_template().render() if os.environ.get(
+            "CLNN_DEBUG") else f"{type(e).__name__}: {e}"
+        raise RuntimeError(f"rendering {family}.cl.mako def {name} with {params}: "
+                           f"{detail}") from e
+    STATS["rendered"] += 1
+    src = f"// clnn kernel {family}.{name} {freeze(params)}\n{common}\n{body}\n"
+    dump = os.environ.get("CLNN_DUMP_CL")
+    if dump:
+        os.makedirs(dump, exist_ok=True)
+        h = hashlib.sha1(src.encode()).hexdigest()[:10]
+        Path(dump, f"{family}.{name}.{h}.cl").write_text(src)
+    return src
+
+
+class ProgramCache:
+    """Built programs of one OpenCL context, one per kernel key."""
+
+    def __init__(self, context):
+        self.context = context
+        self._programs: dict[tuple, object] = {}
+
+    def program(self, family: str, name: str, params: dict):
+        import pyopencl as cl
+
+        key = (family, name, freeze(params))
+        prg = self._programs.get(key)
+        if prg is not None:
+            STATS["memo_hits"] += 1
+            return prg
+        with _LOCK:
+            src = render(family, name, params)
+            t0 = time.perf_counter()
+            try:
+                # pyopencl keeps built binaries on disk keyed by source, options and device
+                prg = cl.Program(self.context, src).build(options=["-cl-std=CL1.2"],
+                                                          cache_dir=cache_dir())
+            except cl.RuntimeError as e:
+                raise RuntimeError(f"building {family}.{name} {params}: {e}") from e
+            STATS["built"] += 1
+            STATS["build_s"] += time.perf_counter() - t0
+            self._programs[key] = prg
+        return prg
+
+
+def cache_dir() -> str:
+    base = os.environ.get("CLNN_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "clnn")
+    path = os.path.join(base, "programs")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def build_stats() -> dict:
+    return dict(STATS)

@@ -1,0 +1,63 @@
+## Helpers shared by every kernel family. prelude() is prepended to every program by
+## clnn/program_cache.py; the defs below are used through
+##   <%namespace name="c" file="common.mako"/>  ...  ${c.ldf(dt, "x", "i")}
+## Storage codes: f32 f16 u8 i8 i32 b8 i16 u16 (clnn/kernels/support.py DTYPE_CODE).
+## FLOAT16 is stored as half and accessed with vload_half / vstore_half (no cl_khr_fp16).
+<%!
+CTYPE = {"f32": "float", "f16": "half", "u8": "uchar", "i8": "char", "i32": "int",
+         "b8": "uchar", "i16": "short", "u16": "ushort"}
+%>
+<%def name="prelude()">
+#define CLNN_INT32_MIN (-2147483647 - 1)
+#define CLNN_INT32_MAX 2147483647
+
+/* gemmlowp SaturatingRoundingDoublingHighMul, as the NNAPI reference computes it */
+inline int clnn_srdhm(int a, int b) {
+    if (a == CLNN_INT32_MIN && b == CLNN_INT32_MIN) return CLNN_INT32_MAX;
+    long ab = (long)a * (long)b;
+    long nudge = ab >= 0 ? (1L << 30) : (1L - (1L << 30));
+    return (int)((ab + nudge) / (1L << 31));
+}
+
+/* gemmlowp RoundingDivideByPOT */
+inline int clnn_rdbpot(int x, int e) {
+    if (e <= 0) return x;
+    long mask = (1L << e) - 1L;
+    long rem = (long)x & mask;
+    long thr = (mask >> 1) + (x < 0 ? 1L : 0L);
+    return (int)(((long)x >> e) + (rem > thr ? 1L : 0L));
+}
+
+/* x * multiplier * 2^(shift - 31) with the reference rounding (MultiplyByQuantizedMultiplier) */
+inline int clnn_mbqm(int x, int multiplier, int shift) {
+    int left = shift > 0 ? shift : 0;
+    int right = shift > 0 ? 0 : -shift;
+    long xl = (long)x << left;
+    xl = clamp(xl, (long)CLNN_INT32_MIN, (long)CLNN_INT32_MAX);
+    return clnn_rdbpot(clnn_srdhm((int)xl, multiplier), right);
+}
+
+/* zero_point + round(x / scale) (std::round: halves away from zero), saturated */
+inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
+    float q = round(x * inv_scale) + (float)zp;
+    q = clamp(q, (float)lo, (float)hi);
+    return (int)q;
+}
+</%def>
+
+<%def name="ctype(dt)">${CTYPE[dt]}</%def>
+
+## load element i of p as float (dequantization is left to the caller)
+<%def name="ldf(dt, p, i)">${("vload_half((%s), %s)" % (i, p)) if dt == "f16" else ("%s[%s]" % (p, i)) if dt == "f32" else ("(float)%s[%s]" % (p, i))}</%def>
+
+## store float v into element i of p (float types only)
+<%def name="stf(dt, p, i, v)">${("vstore_half_rte((%s), (%s), %s)" % (v, i, p)) if dt == "f16" else ("%s[%s] = (%s)" % (p, i, v))}</%def>
+
+## load element i of p as int (integer/quantized types)
+<%def name="ldi(dt, p, i)">(int)${p}[${i}]</%def>
+
+## kernel parameters of a tensor: pointer and element offset
+<%def name="tparam(dt, name, const=False)">__global ${"const " if const else ""}${CTYPE[dt]}* ${name}, int ${name}_off</%def>
+
+## apply the element offsets of tensors at the top of a kernel
+<%def name="toffsets(*names)">${"".join("    %s += %s_off;\n" % (n, n) for n in names)}</%def>
