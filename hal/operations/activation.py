@@ -1,44 +1,94 @@
-"""RELU, RELU1, RELU6: clamp activations.
+"""RELU, RELU1, RELU6, LOGISTIC, TANH, ELU, HARD_SWISH, PRELU: activations.
 
-| op    | input 0                          | output 0                   |
-|-------|----------------------------------|----------------------------|
-| RELU  | tensor of rank <= 4 (any since 1.3) | same type/shape/quant   |
-| RELU1 | idem                             | idem                       |
-| RELU6 | idem                             | idem                       |
+| op         | input 0           | input 1                         | output 0                 |
+|------------|-------------------|---------------------------------|--------------------------|
+| RELU/1/6   | tensor, rank <= 4 |                                 | same type, shape, quant  |
+| LOGISTIC   | tensor, rank <= 4 |                                 | same type and shape (1)  |
+| TANH       | tensor, rank <= 4 |                                 | same type and shape (2)  |
+| ELU        | tensor            | alpha: FLOAT32 / FLOAT16 scalar | same type and shape      |
+| HARD_SWISH | tensor            |                                 | same type; own quant     |
+| PRELU      | tensor            | alpha: same type, broadcastable | broadcast shape; own quant |
 
-Types: TENSOR_FLOAT32 and TENSOR_QUANT8_ASYMM (1.0), TENSOR_FLOAT16 (1.2),
-TENSOR_QUANT8_ASYMM_SIGNED (1.3). Quantized outputs have the input's scale and zero point.
+(1) quant8: scale 1/256, zero point 0 (-128 for QUANT8_ASYMM_SIGNED).
+(2) quant8: scale 1/128, zero point 128 (0 for QUANT8_ASYMM_SIGNED).
+
+Types (HAL version that introduced them):
+RELU, RELU1, RELU6, LOGISTIC: FLOAT32, QUANT8_ASYMM (1.0); FLOAT16 (1.2); QUANT8_ASYMM_SIGNED (1.3).
+TANH: FLOAT32 (1.0); FLOAT16, QUANT8_ASYMM (1.2); QUANT8_ASYMM_SIGNED (1.3).
+ELU: FLOAT32, FLOAT16 (1.3). HARD_SWISH: FLOAT32, FLOAT16, QUANT8_ASYMM, QUANT8_ASYMM_SIGNED (1.3).
+PRELU: FLOAT32, FLOAT16, QUANT8_ASYMM (1.2); QUANT8_ASYMM_SIGNED (1.3).
+
+Quantized LOGISTIC/TANH: the reference's gemmlowp fixed-point sigmoid/tanh is exact to far below
+one output step, so we round the real result onto the fixed output grid (ties away from zero,
+like its RoundingDivideByPOT) and saturate. Quantized HARD_SWISH and PRELU follow the
+reference integer pipelines (_activation_quant.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from hal.operations.common import QUANT8_TENSORS, activation_range_quant, check_same_quant
+from hal.operations._activation_quant import hard_swish_quant, prelu_quant
+from hal.operations.common import (
+    QUANT8_TENSORS,
+    activation_range_quant,
+    broadcast_shape,
+    check_broadcastable,
+    check_rank,
+    check_same_quant,
+    dequantize,
+    qrange,
+    round_half_away,
+)
 from hal.operations.context import OperationContext
 from hal.operations.registry import register, sig
-from hal.types import FusedActivation
+from hal.types import FusedActivation, OperandType
 
-_TYPES_BY_VERSION = [("V1_0", "TENSOR_FLOAT32"), ("V1_0", "TENSOR_QUANT8_ASYMM"),
-                     ("V1_2", "TENSOR_FLOAT16"), ("V1_3", "TENSOR_QUANT8_ASYMM_SIGNED")]
-SIGNATURES = [sig(v, [t], [t]) for v, t in _TYPES_BY_VERSION]
+OT = OperandType
+F32, F16 = "TENSOR_FLOAT32", "TENSOR_FLOAT16"
+Q8, QS8 = "TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_ASYMM_SIGNED"
+
+_TYPES = {
+    "RELU": [("V1_0", F32), ("V1_0", Q8), ("V1_2", F16), ("V1_3", QS8)],
+    "LOGISTIC": [("V1_0", F32), ("V1_0", Q8), ("V1_2", F16), ("V1_3", QS8)],
+    "TANH": [("V1_0", F32), ("V1_2", F16), ("V1_2", Q8), ("V1_3", QS8)],
+    "HARD_SWISH": [("V1_3", F32), ("V1_3", F16), ("V1_3", Q8), ("V1_3", QS8)],
+    "PRELU": [("V1_2", F32), ("V1_2", F16), ("V1_2", Q8), ("V1_3", QS8)],
+}
+
+
+def _unary_sigs(op: str):
+    return [sig(v, [t], [t]) for v, t in _TYPES[op]]
+
+
+ELU_SIGNATURES = [sig("V1_3", [F32, "FLOAT32"], [F32]), sig("V1_3", [F16, "FLOAT16"], [F16])]
+PRELU_SIGNATURES = [sig(v, [t, t], [t]) for v, t in _TYPES["PRELU"]]
 
 _ACT = {"RELU": FusedActivation.RELU, "RELU1": FusedActivation.RELU1,
         "RELU6": FusedActivation.RELU6}
 _FLOAT_RANGE = {"RELU": (0.0, np.inf), "RELU1": (-1.0, 1.0), "RELU6": (0.0, 6.0)}
 
+#: fixed output quantization of quantized LOGISTIC/TANH: (scale, zero point) per type
+_FIXED_OUTPUT_QUANT = {
+    ("LOGISTIC", OT.TENSOR_QUANT8_ASYMM): (1.0 / 256, 0),
+    ("LOGISTIC", OT.TENSOR_QUANT8_ASYMM_SIGNED): (1.0 / 256, -128),
+    ("TANH", OT.TENSOR_QUANT8_ASYMM): (1.0 / 128, 128),
+    ("TANH", OT.TENSOR_QUANT8_ASYMM_SIGNED): (1.0 / 128, 0),
+}
 
-def validate(ctx: OperationContext):
-    ctx.require(ctx.inputs[0].rank <= 4 or ctx.inputs[0].rank == 0,
-                f"input 0 must have rank <= 4, got {ctx.inputs[0].rank}")
-    check_same_quant(ctx, ctx.inputs[0], ctx.outputs[0], "input 0 and output 0")
 
-
-def prepare(ctx: OperationContext):
+def shape_of_input(ctx: OperationContext):
     return [ctx.input_shape(0)]
 
 
-def execute(ctx: OperationContext):
+# ------------------------------------------------------------------ RELU, RELU1, RELU6
+
+def validate_relu(ctx: OperationContext):
+    check_rank(ctx, 0, (1, 4))
+    check_same_quant(ctx, ctx.inputs[0], ctx.outputs[0], "input 0 and output 0")
+
+
+def execute_relu(ctx: OperationContext):
     x = ctx.input(0)
     info = ctx.inputs[0]
     if info.type in QUANT8_TENSORS:
@@ -48,6 +98,105 @@ def execute(ctx: OperationContext):
     return [np.clip(x, lo, hi).astype(x.dtype)]
 
 
+# ------------------------------------------------------------------ LOGISTIC, TANH
+
+def validate_logistic_tanh(ctx: OperationContext):
+    check_rank(ctx, 0, (1, 4))
+    t = ctx.inputs[0].type
+    if t in QUANT8_TENSORS:
+        ctx.require(ctx.inputs[0].scale > 0, "input 0 must have a scale > 0")
+        scale, zp = _FIXED_OUTPUT_QUANT[(ctx.name, t)]
+        out = ctx.outputs[0]
+        ctx.require(np.float32(out.scale) == np.float32(scale) and out.zero_point == zp,
+                    f"output 0 of a {t.name} {ctx.name} must have scale 1/{round(1 / scale)} "
+                    f"and zero point {zp}, got scale {out.scale} and zero point "
+                    f"{out.zero_point}")
+
+
+def _sigmoid(x):
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-x))
+
+
+def execute_logistic_tanh(ctx: OperationContext):
+    x = ctx.input(0)
+    info, out = ctx.inputs[0], ctx.outputs[0]
+    fn = _sigmoid if ctx.name == "LOGISTIC" else np.tanh
+    if info.type in QUANT8_TENSORS:
+        scale, zp = _FIXED_OUTPUT_QUANT[(ctx.name, info.type)]
+        real = fn(dequantize(info, x).astype(np.float64))
+        lo, hi = qrange(out.type)
+        return [np.clip(round_half_away(real / scale) + zp, lo, hi).astype(out.dtype)]
+    return [fn(x.astype(np.float32)).astype(x.dtype)]
+
+
+# ------------------------------------------------------------------ ELU, HARD_SWISH
+
+def validate_elu(ctx: OperationContext):
+    alpha = ctx.scalar(1)
+    if alpha is not None:
+        ctx.require(np.isfinite(alpha), f"input 1 (alpha) must be finite, got {alpha}")
+
+
+def execute_elu(ctx: OperationContext):
+    x = ctx.input(0)
+    alpha = np.float32(ctx.scalar(1))
+    xf = x.astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # the spec's formula as written; fmin keeps 0 where alpha * inf is NaN (alpha == 0)
+        y = np.maximum(xf, 0) + np.fmin(np.float32(0), alpha * (np.exp(xf) - 1))
+    return [y.astype(x.dtype)]
+
+
+def validate_hard_swish(ctx: OperationContext):
+    if ctx.inputs[0].type in QUANT8_TENSORS:
+        ctx.require(ctx.inputs[0].scale > 0, "input 0 must have a scale > 0")
+        ctx.require(ctx.outputs[0].scale > 0, "output 0 must have a scale > 0")
+
+
+def execute_hard_swish(ctx: OperationContext):
+    x = ctx.input(0)
+    if ctx.inputs[0].type in QUANT8_TENSORS:
+        return [hard_swish_quant(x, ctx.inputs[0], ctx.outputs[0])]
+    xf = x.astype(np.float32)
+    y = xf * np.minimum(np.float32(6), np.maximum(np.float32(0), xf + 3)) / np.float32(6)
+    return [y.astype(x.dtype)]
+
+
+# ------------------------------------------------------------------ PRELU
+
+def validate_prelu(ctx: OperationContext):
+    check_broadcastable(ctx, 0, 1)
+    if ctx.inputs[0].type in QUANT8_TENSORS:
+        for k in (0, 1):
+            ctx.require(ctx.inputs[k].scale > 0, f"input {k} must have a scale > 0")
+        ctx.require(ctx.outputs[0].scale > 0, "output 0 must have a scale > 0")
+
+
+def prepare_prelu(ctx: OperationContext):
+    return [broadcast_shape(ctx.input_shape(0), ctx.input_shape(1))]
+
+
+def execute_prelu(ctx: OperationContext):
+    x, alpha = ctx.input(0), ctx.input(1)
+    shape = prepare_prelu(ctx)[0]
+    if ctx.inputs[0].type in QUANT8_TENSORS:
+        y = prelu_quant(x, alpha, ctx.inputs[0], ctx.inputs[1], ctx.outputs[0])
+        return [np.broadcast_to(y, shape).astype(y.dtype)]
+    xf, af = x.astype(np.float32), alpha.astype(np.float32)
+    y = np.where(xf >= 0, xf, xf * af)
+    return [np.broadcast_to(y, shape).astype(x.dtype)]
+
+
 for _op in _ACT:
-    register(_op, execute, signatures=SIGNATURES, validate=validate, prepare=prepare,
-             family="activation")
+    register(_op, execute_relu, signatures=_unary_sigs("RELU"), validate=validate_relu,
+             prepare=shape_of_input, family="activation")
+for _op in ("LOGISTIC", "TANH"):
+    register(_op, execute_logistic_tanh, signatures=_unary_sigs(_op),
+             validate=validate_logistic_tanh, prepare=shape_of_input, family="activation")
+register("ELU", execute_elu, signatures=ELU_SIGNATURES, validate=validate_elu,
+         prepare=shape_of_input, family="activation")
+register("HARD_SWISH", execute_hard_swish, signatures=_unary_sigs("HARD_SWISH"),
+         validate=validate_hard_swish, prepare=shape_of_input, family="activation")
+register("PRELU", execute_prelu, signatures=PRELU_SIGNATURES, validate=validate_prelu,
+         prepare=prepare_prelu, family="activation")

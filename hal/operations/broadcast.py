@@ -121,13 +121,19 @@ def _execute_int32(ctx: OperationContext, a: np.ndarray, b: np.ndarray):
     return r.astype(np.int32)  # int32 arithmetic wraps around like the reference
 
 
+def _f32(x: float) -> float:
+    """Operand scales are C floats in the reference."""
+    return float(np.float32(x))
+
+
 def _add_sub_quant(ctx: OperationContext, a: np.ndarray, b: np.ndarray):
     in1, in2, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    sa, sb, so = _f32(in1.scale), _f32(in2.scale), _f32(out.scale)
     left_shift = 20
-    twice_max_input_scale = 2.0 * max(in1.scale, in2.scale)
-    m1, s1 = quantize_multiplier(in1.scale / twice_max_input_scale)
-    m2, s2 = quantize_multiplier(in2.scale / twice_max_input_scale)
-    mo, so = quantize_multiplier(twice_max_input_scale / ((1 << left_shift) * out.scale))
+    twice_max_input_scale = 2.0 * max(sa, sb)
+    m1, s1 = quantize_multiplier(sa / twice_max_input_scale)
+    m2, s2 = quantize_multiplier(sb / twice_max_input_scale)
+    mo, so = quantize_multiplier(twice_max_input_scale / ((1 << left_shift) * so))
     if ctx.name == "SUB":
         m2 = -m2  # the reference negates the second multiplier and runs the ADD kernel
     x1 = (a.astype(np.int64) - in1.zero_point) * (1 << left_shift)
@@ -140,7 +146,9 @@ def _add_sub_quant(ctx: OperationContext, a: np.ndarray, b: np.ndarray):
 
 def _mul_quant(ctx: OperationContext, a: np.ndarray, b: np.ndarray):
     in1, in2, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
-    m, s = quantize_multiplier(in1.scale * in2.scale / out.scale)
+    # The reference multiplies the float scales in float, then divides in double.
+    product_scale = float(np.float32(in1.scale) * np.float32(in2.scale))
+    m, s = quantize_multiplier(product_scale / _f32(out.scale))
     prod = (a.astype(np.int64) - in1.zero_point) * (b.astype(np.int64) - in2.zero_point)
     return multiply_by_quantized_multiplier(prod, m, s) + out.zero_point
 
