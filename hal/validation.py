@@ -44,7 +44,7 @@ def validate_operand(model: Model, sg_name: str, index: int, op: Operand):
     except ValueError:
         _fail(f"{what} has an invalid operand type {op.type}")
     dims = tuple(op.dimensions)
-    if any((not isinstance(d, int)) or d < 0 for d in dims):
+    if any((not isinstance(d, (int, np.integer))) or d < 0 for d in dims):
         _fail(f"{what} ({t.name}) has invalid dimensions {list(dims)}")
     if is_scalar_type(t) or t == OT.SUBGRAPH:
         if dims:
@@ -294,6 +294,8 @@ def request_dimensions(what: str, op: Operand, arg_dims) -> tuple[int, ...]:
     if is_scalar_type(op.type):
         _fail(f"{what} is a scalar ({OT(op.type).name}) but the request gives dimensions "
               f"{list(arg_dims)}")
+    if any(a < 0 for a in arg_dims):
+        _fail(f"{what}: the request gives negative dimensions {list(arg_dims)}")
     if dims and len(dims) != len(arg_dims):
         _fail(f"{what}: the request gives rank {len(arg_dims)} ({list(arg_dims)}), the model "
               f"operand has rank {len(dims)} ({list(dims)})")

@@ -15,7 +15,7 @@ from hal.interfaces import (
     ExecutionResult,
     PreparedModel,
 )
-from hal.reference.executor import Executor
+from hal.reference.executor import Executor, shapes_compatible
 from hal.types import (
     NO_TIMING,
     Capabilities,
@@ -70,7 +70,7 @@ def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
     for k, (arg, i, arr) in enumerate(zip(request.outputs, sg.output_indexes, outputs)):
         op = sg.operands[i]
         request_dimensions(f"request output {k}", op, arg.dimensions)
-        if arg.dimensions and tuple(arg.dimensions) != tuple(arr.shape):
+        if arg.dimensions and not shapes_compatible(arg.dimensions, arr.shape):
             raise GeneralFailure(f"output {k} has shape {list(arr.shape)}, the request "
                                  f"declared {list(arg.dimensions)}")
         data = array_to_bytes(arr)
