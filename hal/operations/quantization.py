@@ -1,0 +1,74 @@
+"""QUANTIZE, DEQUANTIZE: conversions between real and quantized tensors.
+
+| op         | input 0                                       | output 0                        |
+|------------|-----------------------------------------------|---------------------------------|
+| QUANTIZE   | F32, F16 (1.2); rank >= 1                     | Q8 (1.2), Q8 signed (1.3)       |
+| DEQUANTIZE | Q8 (1.0); QUANT8_SYMM, QUANT8_SYMM_PER_CHANNEL| F32 (1.0; 1.2 for the inputs    |
+|            | (1.2); Q8 signed (1.3); rank <= 4             | since 1.2), F16 (1.2)           |
+
+QUANTIZE: output = clamp(round(input / scale) + zero_point), the division in float32 and
+halves rounded away from zero (std::round), as the reference does. DEQUANTIZE:
+output = (input - zero_point) * scale in float32 (per channel: input * scales[channel]),
+cast to the output type. Both take zero-sized tensors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hal.operations.common import check_rank, dequantize, qrange
+from hal.operations.context import OperationContext
+from hal.operations.registry import register, sig
+
+QUANTIZE_SIGNATURES = [sig(v, [i], [o]) for v, i, o in [
+    ("V1_2", "TENSOR_FLOAT32", "TENSOR_QUANT8_ASYMM"),
+    ("V1_2", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM"),
+    ("V1_3", "TENSOR_FLOAT32", "TENSOR_QUANT8_ASYMM_SIGNED"),
+    ("V1_3", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM_SIGNED")]]
+DEQUANTIZE_SIGNATURES = [sig(v, [i], [o]) for v, i, o in [
+    ("V1_0", "TENSOR_QUANT8_ASYMM", "TENSOR_FLOAT32"),
+    ("V1_2", "TENSOR_QUANT8_ASYMM", "TENSOR_FLOAT16"),
+    ("V1_2", "TENSOR_QUANT8_SYMM", "TENSOR_FLOAT32"),
+    ("V1_2", "TENSOR_QUANT8_SYMM", "TENSOR_FLOAT16"),
+    ("V1_2", "TENSOR_QUANT8_SYMM_PER_CHANNEL", "TENSOR_FLOAT32"),
+    ("V1_2", "TENSOR_QUANT8_SYMM_PER_CHANNEL", "TENSOR_FLOAT16"),
+    ("V1_3", "TENSOR_QUANT8_ASYMM_SIGNED", "TENSOR_FLOAT32"),
+    ("V1_3", "TENSOR_QUANT8_ASYMM_SIGNED", "TENSOR_FLOAT16")]]
+
+
+def validate(ctx: OperationContext):
+    if ctx.name == "DEQUANTIZE":
+        check_rank(ctx, 0, (1, 4))
+        if ctx.inputs[0].channel_quant is not None and ctx.inputs[0].rank:
+            dim = ctx.inputs[0].channel_quant.channel_dim
+            ctx.require(0 <= dim < ctx.inputs[0].rank,
+                        f"input 0 channel dimension {dim} is out of range")
+    shape_in, shape_out = ctx.input_shape(0), ctx.outputs[0].shape
+    if shape_in and shape_out:
+        ctx.require(len(shape_in) == len(shape_out)
+                    and all(a == b or 0 in (a, b) for a, b in zip(shape_in, shape_out)),
+                    f"output 0 shape {list(shape_out)} differs from input 0 shape "
+                    f"{list(shape_in)}")
+
+
+def prepare(ctx: OperationContext):
+    return [ctx.input_shape(0)]
+
+
+def execute(ctx: OperationContext):
+    x = ctx.input(0)
+    out = ctx.outputs[0]
+    if ctx.name == "DEQUANTIZE":
+        return [dequantize(ctx.inputs[0], x).astype(out.dtype)]
+    lo, hi = qrange(out.type)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        v = x.astype(np.float32) / np.float32(out.scale)
+        q = np.sign(v) * np.floor(np.abs(v) + np.float32(0.5)) + np.float32(out.zero_point)
+        q = np.where(np.isnan(q), hi, q)
+    return [np.clip(q, lo, hi).astype(out.dtype)]
+
+
+register("QUANTIZE", execute, signatures=QUANTIZE_SIGNATURES, validate=validate,
+         prepare=prepare, family="quantization")
+register("DEQUANTIZE", execute, signatures=DEQUANTIZE_SIGNATURES, validate=validate,
+         prepare=prepare, family="quantization")
