@@ -108,11 +108,13 @@ def run_on(device, model: Model, x: np.ndarray, runs: int = RUNS):
     return outputs, statistics.median(times[1:])
 
 
-def _device_label(device) -> str:
+def _ops_on_device(device, model: Model) -> str:
+    """How many of the model's operations the device runs itself (the rest fall back)."""
     try:
-        return f"{device.name}: {device.get_version_string()}"
-    except Exception:  # a label is not worth a crash
-        return str(getattr(device, "name", device))
+        supported = device.get_supported_operations(model)
+    except Exception as e:  # a count is not worth a crash
+        return f"? ({type(e).__name__})"
+    return f"{sum(supported)}/{len(supported)}"
 
 
 def run_demo(device_name: str | None = None) -> int:
@@ -153,20 +155,23 @@ def run_demo(device_name: str | None = None) -> int:
             say(f"clnn demo: {device.name} failed ({e}); showing the reference device only")
 
     names = ["logits", "probabilities"]
-    header = ["device"] + [f"max |err| {n}" for n in names] + [f"median latency ({RUNS} runs)"]
+    header = ["device", "ops on device"] + [f"max |err| {n}" for n in names] \
+        + [f"median latency ({RUNS} runs)"]
     table_rows = []
     worst = 0.0
     for dev, outs, ms in rows:
         errs = [float(np.max(np.abs(o.astype(np.float64) - r))) if o.size else 0.0
                 for o, r in zip(outs, ref_out)]
         worst = max([worst] + errs)
-        table_rows.append([_device_label(dev)] + [f"{e:.2e}" for e in errs] + [f"{ms:.2f} ms"])
+        table_rows.append([dev.name, _ops_on_device(dev, model)] + [f"{e:.2e}" for e in errs]
+                          + [f"{ms:.2f} ms"])
     title = (f"clnn demo: MobileNet-style block, input {list(INPUT_SHAPE)}, "
              f"top class {int(np.argmax(ref_out[1]))} (p = {float(np.max(ref_out[1])):.3f})")
     if Table is not None:
         table = Table(title=title)
         for col in header:
-            table.add_column(col, justify="left" if col == "device" else "right")
+            table.add_column(col, justify="left" if col == "device" else "right",
+                             overflow="fold")
         for row in table_rows:
             table.add_row(*row)
         console.print(table)
@@ -176,6 +181,8 @@ def run_demo(device_name: str | None = None) -> int:
             print("  ".join(row))
     if note:
         say(f"note: {note}")
+    elif device.name != reference.name:
+        say(f"{device.get_version_string()}")
     if worst > TOLERANCE:
         say(f"clnn demo: max abs error {worst:.2e} exceeds the tolerance {TOLERANCE:.0e}")
         return 1
