@@ -170,18 +170,19 @@ def execute(ctx: OperationContext):
     rois = to_float32(ctx.inputs[0]).reshape(-1, 4)
     deltas = to_float32(ctx.inputs[1])
     n = rois.shape[0]
-    deltas = deltas.reshape(n, -1, 4)
+    if deltas.ndim != 2 or deltas.shape[0] != n or deltas.shape[1] % 4:
+        raise GeneralFailure(f"{ctx.name}: deltas {list(deltas.shape)} do not match {n} rois")
+    deltas = deltas.reshape(n, deltas.shape[1] // 4, 4)
     batch = ctx.input(2).reshape(-1).astype(np.int64)
     info = to_float32(ctx.inputs[3]).reshape(-1, 2)
-    if batch.size != n or deltas.shape[0] != n:
-        raise GeneralFailure(f"{ctx.name}: {n} rois, {deltas.shape[0]} delta rows and "
-                             f"{batch.size} batch indexes")
+    if batch.size != n:
+        raise GeneralFailure(f"{ctx.name}: {n} rois and {batch.size} batch indexes")
     if n and (batch.min() < 0 or batch.max() >= info.shape[0]):
         raise GeneralFailure(f"{ctx.name}: a batch index is outside [0, {info.shape[0]})")
     if np.any(rois[:, 0] > rois[:, 2]) or np.any(rois[:, 1] > rois[:, 3]):
         raise GeneralFailure(f"{ctx.name}: a roi has x2 < x1 or y2 < y1")
     boxes = box_transform(rois, deltas, info[batch, 0], info[batch, 1])
-    return [from_float32(boxes.reshape(n, -1), ctx.outputs[0])]
+    return [from_float32(boxes.reshape(n, deltas.shape[1] * 4), ctx.outputs[0])]
 
 
 register("AXIS_ALIGNED_BBOX_TRANSFORM", execute, signatures=SIGNATURES, validate=validate,
