@@ -171,6 +171,8 @@ def execute(ctx: OperationContext):
     if t in (OT.TENSOR_FLOAT32, OT.TENSOR_FLOAT16):
         r = _execute_float(ctx, a, b)
     elif t == OT.TENSOR_INT32:
+        ctx.require(_activation(ctx) == 0, "input 2 (fused activation) must be NONE (0) for "
+                    "TENSOR_INT32 tensors")
         r = _execute_int32(ctx, a, b)
     else:
         r = _execute_quant(ctx, a, b)
