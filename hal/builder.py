@@ -32,6 +32,7 @@ execution's output pool back into arrays.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -376,17 +377,26 @@ class ModelBuilder:
                     _bad_data(f"finish: operand {o} is written by operations {producer[o]} "
                               f"and {k}")
                 producer[o] = k
-        deps = [{producer[i] for i in op.inputs if i in producer} for op in self._operations]
-        done: set[int] = set()
+        n = len(self._operations)
+        waiting = [0] * n
+        consumers: list[list[int]] = [[] for _ in range(n)]
+        for k, op in enumerate(self._operations):
+            for p in {producer[i] for i in op.inputs if i in producer}:
+                waiting[k] += 1
+                consumers[p].append(k)
+        ready = [k for k in range(n) if waiting[k] == 0]
+        heapq.heapify(ready)
         order = []
-        while len(order) < len(self._operations):
-            ready = [k for k in range(len(self._operations))
-                     if k not in done and deps[k] <= done]
-            if not ready:
-                left = sorted(set(range(len(self._operations))) - done)
-                _bad_data(f"finish: operations {left} form a cycle")
-            done.add(ready[0])
-            order.append(ready[0])
+        while ready:
+            k = heapq.heappop(ready)
+            order.append(k)
+            for c in consumers[k]:
+                waiting[c] -= 1
+                if waiting[c] == 0:
+                    heapq.heappush(ready, c)
+        if len(order) < n:
+            left = sorted(set(range(n)) - set(order))
+            _bad_data(f"finish: operations {left} form a cycle")
         return [dataclasses.replace(self._operations[k], inputs=list(self._operations[k].inputs),
                                     outputs=list(self._operations[k].outputs)) for k in order]
 
