@@ -111,3 +111,22 @@ def strides_of(shape) -> list[int]:
         out.append(acc)
         acc *= int(d)
     return out[::-1]
+
+
+def bcast_args(a_shape, b_shape, out_shape):
+    """Kernel arguments of common.mako bcast_params() (4-D, broadcast strides 0) and whether
+    broadcasting is needed at all."""
+    from clnn.kernels.registry import Unplannable
+
+    if len(out_shape) > 4:
+        raise Unplannable("rank > 4")
+    out = [1] * (4 - len(out_shape)) + [int(d) for d in out_shape]
+
+    def strides(shape):
+        shape = [1] * (4 - len(shape)) + [int(d) for d in shape]
+        st = strides_of(shape)
+        return [0 if d == 1 and o != 1 else s for d, s, o in zip(shape, st, out)]
+
+    bcast = tuple(a_shape) != tuple(out_shape) or tuple(b_shape) != tuple(out_shape)
+    return bcast, [i32(d) for d in out[1:]] + [i32(s) for s in strides(a_shape)] + \
+        [i32(s) for s in strides(b_shape)]

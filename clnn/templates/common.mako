@@ -61,3 +61,17 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
 
 ## apply the element offsets of tensors at the top of a kernel
 <%def name="toffsets(*names)">${"".join("    %s += %s_off;\n" % (n, n) for n in names)}</%def>
+
+## Broadcast indexing over a 4-D output (shapes padded with leading 1s): declares int ia, ib
+## from the flat output index i; strides of broadcast dimensions are 0. Parameters of the
+## kernel: int d1, int d2, int d3, int a0..a3, int b0..b3 (bcast_params()).
+<%def name="bcast_params()">int d1, int d2, int d3, int a0, int a1, int a2, int a3, int b0, int b1, int b2, int b3</%def>
+<%def name="bcast_index(bcast)">
+% if bcast:
+    int i3 = i % d3; int t_ = i / d3; int i2 = t_ % d2; t_ /= d2; int i1 = t_ % d1; int i0 = t_ / d1;
+    int ia = i0 * a0 + i1 * a1 + i2 * a2 + i3 * a3;
+    int ib = i0 * b0 + i1 * b1 + i2 * b2 + i3 * b3;
+% else:
+    int ia = i, ib = i;
+% endif
+</%def>

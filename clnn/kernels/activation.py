@@ -1,0 +1,78 @@
+"""RELU, RELU1, RELU6, LOGISTIC, TANH, ELU, HARD_SWISH, PRELU on OpenCL (activation.cl.mako).
+
+Float types compute in float32 (float16 stored as half). Quantized RELU* clamp in the integer
+domain; quantized LOGISTIC/TANH/HARD_SWISH compute the real function of the dequantized input
+and round onto the output grid; quantized PRELU uses the reference's fixed-point pipeline.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from clnn.kernels.registry import In, Out, register_kernel
+from clnn.kernels.support import (
+    FLOAT,
+    FLOAT_QUANT8,
+    bcast_args,
+    code,
+    constant_inputs,
+    f32,
+    first,
+    i32,
+    max_rank,
+    numel,
+    qmul,
+    types_in,
+)
+from hal.operations.common import activation_range_quant, qrange
+
+_CLAMP = {"RELU": (0.0, math.inf), "RELU1": (-1.0, 1.0), "RELU6": (0.0, 6.0)}
+_ACT_CODE = {"RELU": 1, "RELU1": 2, "RELU6": 3}
+
+
+def support_unary(ctx):
+    return first(types_in(ctx, 0, FLOAT_QUANT8), max_rank(ctx, 0, 8),
+                 constant_inputs(ctx, [1], "alpha") if ctx.name == "ELU" else None)
+
+
+def plan_unary(ctx, b):
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    if y.type in FLOAT:
+        lo, hi = _CLAMP.get(ctx.name, (-math.inf, math.inf))
+        alpha = float(ctx.scalar(1)) if ctx.name == "ELU" else 0.0
+        extra = [f32(lo), f32(hi), f32(alpha)]
+    else:
+        if ctx.name in _CLAMP:
+            lo, hi = activation_range_quant(_ACT_CODE[ctx.name], y)
+        else:
+            lo, hi = qrange(y.type)
+        extra = [i32(x.zero_point), f32(x.scale), i32(y.zero_point),
+                 f32(1.0 / np.float64(np.float32(y.scale))), i32(lo), i32(hi)]
+    b.launch("activation", "unary", {"op": ctx.name, "dt": code(y)}, (numel(y.shape),),
+             [In(0), Out(0), *extra])
+
+
+def support_prelu(ctx):
+    return first(types_in(ctx, 0, FLOAT_QUANT8), max_rank(ctx, 0, 4), max_rank(ctx, 1, 4))
+
+
+def plan_prelu(ctx, b):
+    x, alpha, y = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    bcast, shape_args = bcast_args(x.shape, alpha.shape, y.shape)
+    if y.type in FLOAT:
+        extra = [i32(0)] * 9
+    else:
+        lo, hi = qrange(y.type)
+        extra = [i32(x.zero_point), i32(alpha.zero_point), i32(y.zero_point),
+                 *qmul(float(np.float32(x.scale)) / float(np.float32(y.scale))),
+                 *qmul(float(np.float32(x.scale)) * float(np.float32(alpha.scale)) /
+                       float(np.float32(y.scale))), i32(lo), i32(hi)]
+    b.launch("activation", "prelu", {"dt": code(y), "bcast": bcast}, (numel(y.shape),),
+             [In(0), In(1), Out(0), *shape_args, *extra])
+
+
+for _op in ("RELU", "RELU1", "RELU6", "LOGISTIC", "TANH", "ELU", "HARD_SWISH"):
+    register_kernel(_op, family="activation", support=support_unary, plan=plan_unary)
+register_kernel("PRELU", family="activation", support=support_prelu, plan=plan_prelu)

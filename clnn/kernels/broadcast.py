@@ -1,0 +1,77 @@
+"""ADD, SUB, MUL, DIV, MAXIMUM, MINIMUM, POW on OpenCL (template broadcast.cl.mako).
+
+Every type of the HAL signatures runs (float32, float16, relaxed, quant8 asymm and signed,
+int32 where the spec allows), with 4-D broadcasting; the fused activation must be a constant.
+Quantized ADD/SUB/MUL use the reference's fixed-point pipeline, MAXIMUM/MINIMUM compare the
+dequantized values and requantize (as the reference does).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clnn.kernels.registry import In, Out, register_kernel
+from clnn.kernels.support import (
+    FLOAT,
+    FLOAT_QUANT8_INT32,
+    act_args,
+    bcast_args,
+    code,
+    constant_inputs,
+    f32,
+    first,
+    i32,
+    max_rank,
+    numel,
+    qmul,
+    types_in,
+)
+from hal.operations.common import qrange
+from hal.types import OperandType
+
+_FUSED = ("ADD", "SUB", "MUL", "DIV")
+_INT_ACT = {0: (-(2**31), 2**31 - 1), 1: (0, 2**31 - 1), 2: (-1, 1), 3: (0, 6)}
+
+
+def support(ctx):
+    return first(types_in(ctx, 0, FLOAT_QUANT8_INT32), max_rank(ctx, 0, 4), max_rank(ctx, 1, 4),
+                 constant_inputs(ctx, [2], "fused activation") if ctx.name in _FUSED else None)
+
+
+def plan(ctx, b):
+    a_info, b_info, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    bcast, shape_args = bcast_args(a_info.shape, b_info.shape, out.shape)
+    act = ctx.name in _FUSED and 2 or None
+    if out.type in FLOAT:
+        extra = act_args(ctx, act, out)
+    elif out.type == OperandType.TENSOR_INT32:
+        lo, hi = _INT_ACT[int(ctx.scalar(2) or 0) if act else 0]
+        extra = [i32(lo), i32(hi)]
+    else:
+        extra = _quant_args(ctx)
+    b.launch("broadcast", "binary", {"op": ctx.name, "dt": code(out), "bcast": bcast},
+             (numel(out.shape),), [In(0), In(1), Out(0), *shape_args, *extra])
+
+
+def _quant_args(ctx):
+    a, bb, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    sa, sb, so = (float(np.float32(x)) for x in (a.scale, bb.scale, out.scale))
+    m = [i32(0)] * 6
+    if ctx.name in ("ADD", "SUB"):
+        twice = 2.0 * max(sa, sb)
+        m1, m2, m3 = qmul(sa / twice), qmul(sb / twice), qmul(twice / ((1 << 20) * so))
+        if ctx.name == "SUB":
+            m2[0] = i32(-int(m2[0]))  # the reference negates the second multiplier
+        m = m1 + m2 + m3
+    elif ctx.name == "MUL":
+        m = qmul(float(np.float32(a.scale) * np.float32(bb.scale)) / so) + [i32(0)] * 4
+    if ctx.name in ("MAXIMUM", "MINIMUM"):
+        lo, hi = qrange(out.type)
+    else:
+        lo, hi = act_args(ctx, 2, out)
+    return [i32(a.zero_point), i32(bb.zero_point), i32(out.zero_point), *m,
+            f32(sa), f32(sb), f32(1.0 / so), i32(lo), i32(hi)]
+
+
+for _op in ("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "POW"):
+    register_kernel(_op, family="broadcast", support=support, plan=plan)

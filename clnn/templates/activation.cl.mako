@@ -1,0 +1,61 @@
+## RELU RELU1 RELU6 LOGISTIC TANH ELU HARD_SWISH (unary) and PRELU (broadcast alpha).
+## Kernel key: op, dt (and bcast for PRELU). Clamps, alpha and quantization are arguments.
+<%namespace name="c" file="common.mako"/>
+
+<%def name="fn(op, v)">${{"RELU": v, "RELU1": v, "RELU6": v,
+    "LOGISTIC": "1.0f / (1.0f + exp(-(%s)))" % v, "TANH": "tanh(%s)" % v,
+    "ELU": "(%s) >= 0.0f ? (%s) : alpha * (exp(%s) - 1.0f)" % (v, v, v),
+    "HARD_SWISH": "(%s) * clamp((%s) + 3.0f, 0.0f, 6.0f) / 6.0f" % (v, v)}[op]}</%def>
+
+<%def name="unary(op, dt)">
+__kernel void unary(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
+% if dt in ("f32", "f16"):
+                    float lo, float hi, float alpha)
+% else:
+                    int zi, float si, int zo, float inv_so, int lo, int hi)
+% endif
+{
+${c.toffsets("x", "y")}
+    int i = get_global_id(0);
+% if dt in ("f32", "f16"):
+    float v = ${c.ldf(dt, "x", "i")};
+    float r = ${fn(op, "v")};
+    if (r < lo) r = lo;
+    if (r > hi) r = hi;
+    ${c.stf(dt, "y", "i", "r")};
+% elif op in ("RELU", "RELU1", "RELU6"):
+    y[i] = (${c.ctype(dt)})clamp((int)x[i], lo, hi);
+% else:
+    float v = (float)((int)x[i] - zi) * si;
+    float r = ${fn(op, "v")};
+    y[i] = (${c.ctype(dt)})clnn_quantize(r, inv_so, zo, lo, hi);
+% endif
+}
+</%def>
+
+<%def name="prelu(dt, bcast)">
+__kernel void prelu(${c.tparam(dt, "a", True)}, ${c.tparam(dt, "b", True)}, ${c.tparam(dt, "y")},
+                    ${c.bcast_params()},
+                    int za, int zb, int zo, int mp, int sp, int mn, int sn, int lo, int hi)
+{
+${c.toffsets("a", "b", "y")}
+    int i = get_global_id(0);
+${c.bcast_index(bcast)}
+% if dt in ("f32", "f16"):
+    float v = ${c.ldf(dt, "a", "ia")};
+    float al = ${c.ldf(dt, "b", "ib")};
+    float r = v >= 0.0f ? v : v * al;
+    ${c.stf(dt, "y", "i", "r")};
+% else:
+    int v = (int)a[ia] - za;
+    int r;
+    if (v >= 0) {
+        r = zo + clnn_mbqm(v, mp, sp);
+    } else {
+        int al = (int)b[ib] - zb;
+        r = zo + clnn_mbqm(v * al, mn, sn);
+    }
+    y[i] = (${c.ctype(dt)})clamp(r, lo, hi);
+% endif
+}
+</%def>

@@ -1,0 +1,63 @@
+## ADD SUB MUL DIV MAXIMUM MINIMUM POW: one kernel per (op, storage type, broadcast or not).
+## Kernel key: op, dt, bcast. Shapes, strides, quantization and the activation clamp are
+## arguments. Quantized ADD/SUB/MUL use the reference's fixed-point pipeline.
+<%namespace name="c" file="common.mako"/>
+
+<%def name="binary(op, dt, bcast)">
+__kernel void binary(${c.tparam(dt, "a", True)}, ${c.tparam(dt, "b", True)}, ${c.tparam(dt, "y")},
+                     ${c.bcast_params()},
+% if dt in ("f32", "f16"):
+                     float lo, float hi)
+% elif dt == "i32":
+                     int lo, int hi)
+% else:
+                     int za, int zb, int zo, int m1, int s1, int m2, int s2, int m3, int s3,
+                     float fa, float fb, float fo, int lo, int hi)
+% endif
+{
+${c.toffsets("a", "b", "y")}
+    int i = get_global_id(0);
+${c.bcast_index(bcast)}
+% if dt in ("f32", "f16"):
+    float x = ${c.ldf(dt, "a", "ia")};
+    float z = ${c.ldf(dt, "b", "ib")};
+    float r = ${{"ADD": "x + z", "SUB": "x - z", "MUL": "x * z", "DIV": "x / z",
+                 "MAXIMUM": "(isnan(x) || x > z) ? x : z", "MINIMUM": "(isnan(x) || x < z) ? x : z",
+                 "POW": "pow(x, z)"}[op]};
+    if (r < lo) r = lo;
+    if (r > hi) r = hi;
+    ${c.stf(dt, "y", "i", "r")};
+% elif dt == "i32":
+    int x = a[ia];
+    int z = b[ib];
+  % if op == "DIV":
+    int r = 0;
+    if (z != 0) {
+        r = x / z;
+        if ((x % z != 0) && ((x < 0) != (z < 0))) r -= 1;
+    }
+  % else:
+    int r = ${{"ADD": "(int)((uint)x + (uint)z)", "SUB": "(int)((uint)x - (uint)z)",
+               "MUL": "(int)((uint)x * (uint)z)", "MAXIMUM": "max(x, z)",
+               "MINIMUM": "min(x, z)"}[op]};
+  % endif
+    y[i] = clamp(r, lo, hi);
+% else:
+    int x = (int)a[ia] - za;
+    int z = (int)b[ib] - zb;
+  % if op in ("ADD", "SUB"):
+    int sx = clnn_mbqm(x * (1 << 20), m1, s1);
+    int sz = clnn_mbqm(z * (1 << 20), m2, s2);
+    int r = clnn_mbqm(sx + sz, m3, s3) + zo;
+  % elif op == "MUL":
+    int r = clnn_mbqm(x * z, m1, s1) + zo;
+  % else:
+    float rx = (float)x * fa;
+    float rz = (float)z * fb;
+    float rr = ${"fmax" if op == "MAXIMUM" else "fmin"}(rx, rz);
+    int r = clnn_quantize(rr, fo, zo, lo, hi);
+  % endif
+    y[i] = (${c.ctype(dt)})clamp(r, lo, hi);
+% endif
+}
+</%def>
