@@ -466,6 +466,16 @@ def _run_ok(model, req, **kw):
 
 # ----------------------------------------------------------------------------- execution
 
+@pytest.fixture(scope="module", params=["reference", "opencl"])
+def device(request):
+    """The execution duties hold on every device: the reference one and OpenCL where found."""
+    from clnn.devices import open_device
+
+    try:
+        return open_device(request.param)
+    except Exception as e:  # no pyopencl / no OpenCL platform on this machine
+        pytest.skip(f"the {request.param} device is not available: {e}")
+
 def _two_outputs(dims=(2,)):
     b = ModelBuilder()
     x = b.input("TENSOR_FLOAT32", dims)
@@ -475,10 +485,10 @@ def _two_outputs(dims=(2,)):
 
 
 @pytest.mark.parametrize("dims", [(3,), (0,)])
-def test_output_insufficient_size(dims):
+def test_output_insufficient_size(dims, device):
     m = _two_outputs(dims)
     x = np.array([-2.0, 0.5, 3.0], np.float32)
-    prepared = ReferenceDevice().prepare_model(m)
+    prepared = device.prepare_model(m)
     req = make_request(m, [x], output_sizes=[12, 8])
     r = prepared.execute_synchronously(req, MeasureTiming.YES)
     assert r.status == ErrorStatus.OUTPUT_INSUFFICIENT_SIZE
@@ -502,8 +512,8 @@ def test_output_dims_partially_given_by_the_request():
     assert y.shape == (3, 2)
 
 
-def test_deadlines():
-    dev = ReferenceDevice()
+def test_deadlines(device):
+    dev = device
     m = relu()
     with pytest.raises(HalError) as e:
         dev.prepare_model(m, deadline=time.monotonic_ns() - 1)
@@ -517,25 +527,25 @@ def test_deadlines():
 
 
 @pytest.mark.parametrize("priority", [-1, 3, 100])
-def test_bad_priority(priority):
+def test_bad_priority(priority, device):
     with pytest.raises(HalError) as e:
-        ReferenceDevice().prepare_model(relu(), priority=priority)
+        device.prepare_model(relu(), priority=priority)
     assert e.value.status == ErrorStatus.INVALID_ARGUMENT and "priority" in e.value.reason
     for p in Priority:
-        ReferenceDevice().prepare_model(relu(), priority=p)
+        device.prepare_model(relu(), priority=p)
 
 
-def test_bad_loop_timeout():
+def test_bad_loop_timeout(device):
     m, req = _request()
-    prepared = ReferenceDevice().prepare_model(m)
+    prepared = device.prepare_model(m)
     for t in (-1, 15_000_000_001):
         r = prepared.execute_synchronously(req, loop_timeout_duration=t)
         assert r.status == ErrorStatus.INVALID_ARGUMENT and "loop timeout" in r.message
 
 
-def test_timing():
+def test_timing(device):
     m, req = _request(relu((64, 64)), x=np.ones((64, 64)))
-    prepared = ReferenceDevice().prepare_model(m)
+    prepared = device.prepare_model(m)
     r = prepared.execute_synchronously(req, MeasureTiming.YES)
     assert r.status == ErrorStatus.NONE
     t = r.timing
@@ -567,12 +577,12 @@ def test_not_implemented_paths_answer_general_failure():
     assert dev.get_supported_extensions() == []
 
 
-def test_execution_general_failure_is_reported_not_raised():
+def test_execution_general_failure_is_reported_not_raised(device):
     """An output shape that contradicts the request is a GENERAL_FAILURE with a message."""
     m = relu((0,))
     req = make_request(m, [np.ones(3, np.float32)])
     req.outputs[0] = dataclasses.replace(req.outputs[0], dimensions=(4,))
-    r = ReferenceDevice().prepare_model(m).execute_synchronously(req)
+    r = device.prepare_model(m).execute_synchronously(req)
     assert r.status == ErrorStatus.GENERAL_FAILURE and "[3]" in r.message
 
 
@@ -587,3 +597,10 @@ def test_request_argument_defaults():
     arg = RequestArgument()
     assert not arg.has_no_value and arg.location == DataLocation() and arg.dimensions == ()
     assert HostMemory(4).size == 4
+
+
+@pytest.mark.parametrize("measure", [-1, 2])
+def test_bad_measure_timing(measure):
+    m, req = _request()
+    r = ReferenceDevice().prepare_model(m).execute_synchronously(req, measure)
+    assert r.status == ErrorStatus.INVALID_ARGUMENT and "MeasureTiming" in r.message

@@ -105,6 +105,8 @@ class ReferencePreparedModel(PreparedModel):
         t0 = time.perf_counter_ns()
         try:
             validate_request(request, self.model)
+            if measure not in tuple(MeasureTiming):
+                raise InvalidArgument(f"measure {measure} is not a valid MeasureTiming")
             timeout = loop_timeout(loop_timeout_duration)
             if deadline is not None and time.monotonic_ns() > deadline:
                 raise MissedDeadline("the deadline passed before the execution started",
