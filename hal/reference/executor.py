@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from hal.errors import ErrorStatus, GeneralFailure, HalError, MissedDeadline
+from hal.errors import ErrorStatus, GeneralFailure, HalError, InvalidArgument, MissedDeadline
 from hal.operations.context import OperandInfo, OperationContext
 from hal.operations.registry import lookup
 from hal.types import Model, OperandLifeTime, Subgraph
@@ -106,6 +106,8 @@ class Executor:
                                executor=self, op_index=op_index)
         try:
             results = reg.execute(ctx)
+        except InvalidArgument as e:  # an operation rejecting its run-time inputs: OP_FAILED
+            raise GeneralFailure(e.reason) from e
         except HalError:
             raise
         except (ValueError, IndexError, ZeroDivisionError, FloatingPointError,
