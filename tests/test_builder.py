@@ -1,5 +1,7 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hal.builder import (
     MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES,
@@ -458,3 +460,37 @@ def test_set_operand_value_from_model_rejects_non_subgraph_operands():
                               _branch("RELU"))
     g = b.add_operand("SUBGRAPH")
     _bad(ResultCode.BAD_DATA, b.set_operand_value_from_model, g, "not a model")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_any_addition_order_is_sorted_into_a_valid_run_order(data):
+    """A random chain/tree of clamps added in a random order finishes, validates and runs."""
+    n = data.draw(st.integers(1, 8))
+    parents = [data.draw(st.integers(-1, k - 1)) for k in range(n)]  # -1: the model input
+    ops = data.draw(st.lists(st.sampled_from(["RELU", "RELU1", "RELU6"]), min_size=n,
+                             max_size=n))
+    order = data.draw(st.permutations(range(n)))
+    b = ModelBuilder()
+    x = b.input("TENSOR_FLOAT32", [3])
+    outs = [b.tensor("TENSOR_FLOAT32", [3]) for _ in range(n)]
+    for k in order:
+        b.add_operation(ops[k], [x if parents[k] < 0 else outs[parents[k]]], [outs[k]])
+    consumed = {p for p in parents if p >= 0}
+    for k in range(n):
+        if k not in consumed:
+            b.mark_output(outs[k])
+    m = b.finish()
+    position = {o.outputs[0]: j for j, o in enumerate(m.main.operations)}
+    for o in m.main.operations:
+        if o.inputs[0] in position:
+            assert position[o.inputs[0]] < position[o.outputs[0]]
+    xv = np.array([-4.0, 0.5, 8.0], np.float32)
+    lo_hi = {"RELU": (0, np.inf), "RELU1": (-1, 1), "RELU6": (0, 6)}
+    want = []
+    for k in range(n):
+        v = xv if parents[k] < 0 else want[parents[k]]
+        want.append(np.clip(v, *lo_hi[ops[k]]))
+    got = _run(m, [xv])
+    for y, k in zip(got, [k for k in range(n) if k not in consumed]):
+        np.testing.assert_array_equal(y, want[k])
