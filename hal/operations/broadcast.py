@@ -34,8 +34,8 @@ from hal.operations.common import (
     dequantize,
     multiply_by_quantized_multiplier,
     qrange,
-    quantize,
     quantize_multiplier,
+    round_half_away,
 )
 from hal.operations.context import OperationContext
 from hal.operations.registry import register, sig
@@ -153,12 +153,19 @@ def _mul_quant(ctx: OperationContext, a: np.ndarray, b: np.ndarray):
     return multiply_by_quantized_multiplier(prod, m, s) + out.zero_point
 
 
+def _requantize(q: np.ndarray, info, out) -> np.ndarray:
+    """The reference's requantize(): round((q - zp) * scale / out_scale + out_zp), saturated."""
+    real = dequantize(info, q).astype(np.float64)
+    lo, hi = qrange(out.type)
+    return np.clip(round_half_away(real / _f32(out.scale) + out.zero_point), lo, hi)
+
+
 def _execute_quant(ctx: OperationContext, a: np.ndarray, b: np.ndarray):
     out = ctx.outputs[0]
     name = ctx.name
     if name in ("MAXIMUM", "MINIMUM"):
-        ra, rb = dequantize(ctx.inputs[0], a), dequantize(ctx.inputs[1], b)
-        return quantize(_FLOAT_FN[name](ra, rb), out)
+        ra, rb = _requantize(a, ctx.inputs[0], out), _requantize(b, ctx.inputs[1], out)
+        return _FLOAT_FN[name](ra, rb).astype(out.dtype)
     raw = _add_sub_quant(ctx, a, b) if name in ("ADD", "SUB") else _mul_quant(ctx, a, b)
     lo, hi = activation_range_quant(_activation(ctx), out)
     lo, hi = max(lo, qrange(out.type)[0]), min(hi, qrange(out.type)[1])
