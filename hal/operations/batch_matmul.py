@@ -57,7 +57,8 @@ def validate(ctx: OperationContext):
     for i in (0, 1):
         r = ctx.inputs[i].rank
         ctx.require(r == 0 or 2 <= r <= 4, f"input {i} must have rank 2 to 4, got rank {r}")
-    if ctx.inputs[0].rank and ctx.inputs[1].rank:
+    flags_known = all(ctx.value_known(i) or not ctx.has_input(i) for i in (2, 3))
+    if ctx.inputs[0].rank and ctx.inputs[1].rank and flags_known:
         _out_shape(ctx, ctx.input_shape(0), ctx.input_shape(1), *_adj(ctx))
 
 
