@@ -170,19 +170,28 @@ def test_per_channel_signed():
     assert np.abs(y.transpose(0, 2, 3, 1).astype(np.int64) - want).max() <= 1
 
 
-def test_zero_sized_batch():
+def execute_direct(op, tensors, scalars, out_type="TENSOR_FLOAT32", out_quant=()):
+    """Call an op's execute() directly; tensors are (type, value[, scale, zero point]).
+    Zero-sized inputs cannot be request inputs: they only arise inside a model."""
+    infos = [OperandInfo(OperandType[t], v.shape, *q, value=v) for t, v, *q in tensors]
+    for v in scalars:
+        t, arr = (OperandType.BOOL, np.array(v, np.bool_)) if isinstance(v, bool) else \
+            (OperandType.INT32, np.array(v, np.int32))
+        infos.append(OperandInfo(t, (), value=arr))
+    out = OperandInfo(OperandType[out_type], (), *out_quant)
+    ctx = OperationContext(OperationType[op], infos, [out])
+    (y,) = lookup(OperationType[op]).execute(ctx)
+    return y
+
+
+@pytest.mark.parametrize("nchw", [False, True])
+def test_zero_sized_batch(nchw):
     f = RNG.standard_normal((2, 2, 2, 3)).astype(np.float32)
-    b = np.zeros(2, np.float32)
-    x = np.zeros((0, 4, 4, 3), np.float32)
-    infos = [OperandInfo(OperandType.TENSOR_FLOAT32, x.shape, value=x),
-             OperandInfo(OperandType.TENSOR_FLOAT32, f.shape, value=f),
-             OperandInfo(OperandType.TENSOR_FLOAT32, b.shape, value=b)]
-    for v in (0, 0, 0, 0, 1, 1, 0):
-        infos.append(OperandInfo(OperandType.INT32, (), value=np.array(v, np.int32)))
-    ctx = OperationContext(OperationType.CONV_2D, infos,
-                           [OperandInfo(OperandType.TENSOR_FLOAT32, (0, 0, 0, 0))])
-    (y,) = lookup(OperationType.CONV_2D).execute(ctx)
-    assert y.shape == (0, 3, 3, 2) and y.dtype == np.float32
+    x = np.zeros((0, 3, 4, 4) if nchw else (0, 4, 4, 3), np.float32)
+    y = execute_direct("CONV_2D", [("TENSOR_FLOAT32", x), ("TENSOR_FLOAT32", f),
+                                   ("TENSOR_FLOAT32", np.zeros(2, np.float32))],
+                       [0, 0, 0, 0, 1, 1, 0, nchw])
+    assert y.shape == ((0, 2, 3, 3) if nchw else (0, 3, 3, 2)) and y.dtype == np.float32
 
 
 def test_per_channel_requantize_helper_matches_scalar_helper():

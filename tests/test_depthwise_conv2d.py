@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from tests.opkit import one_op_model, rejected, run, scalar, tensor
-from tests.test_conv2d import naive_conv, requant_ref
+from tests.test_conv2d import execute_direct, naive_conv, requant_ref
 
 RNG = np.random.default_rng(11)
 
@@ -123,3 +123,13 @@ def test_rejects_wrong_input_count_and_per_channel_axis():
         tensor("TENSOR_INT32", [2], np.zeros(2))] + dw_scalars((0,) * 4, (1, 1), 1),
         [tensor("TENSOR_QUANT8_ASYMM", [1, 2, 2, 2], None, 1.0, 0)])
     assert "channel dimension 3" in rejected(m)
+
+
+def test_zero_sized_batch_quantized():
+    x = np.zeros((0, 3, 3, 2), np.uint8)
+    f = np.ones((1, 2, 2, 4), np.uint8)
+    tensors = [("TENSOR_QUANT8_ASYMM", x, 0.5, 3), ("TENSOR_QUANT8_ASYMM", f, 0.5, 0),
+               ("TENSOR_INT32", np.zeros(4, np.int32), 0.25)]
+    y = execute_direct("DEPTHWISE_CONV_2D", tensors, [0, 0, 0, 0, 1, 1, 2, 0],
+                       "TENSOR_QUANT8_ASYMM", (1.0, 0))
+    assert y.shape == (0, 2, 2, 4) and y.dtype == np.uint8

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from tests.opkit import one_op_model, rejected, run, scalar, tensor
-from tests.test_conv2d import naive_conv, requant_ref
+from tests.test_conv2d import execute_direct, naive_conv, requant_ref
 
 RNG = np.random.default_rng(5)
 
@@ -105,3 +105,12 @@ def test_rejects_missing_layout_and_bad_scheme():
     ins = _valid()[:3] + [scalar("INT32", v) for v in (0, 1, 1, 2, 0)] + [scalar("BOOL", False)]
     m = one_op_model("GROUPED_CONV_2D", ins, [tensor("TENSOR_FLOAT32", [1, 2, 2, 4])])
     assert "padding scheme" in rejected(m)
+
+
+def test_zero_sized_batch():
+    x = np.zeros((0, 3, 3, 4), np.float32)
+    f = np.ones((2, 2, 2, 2), np.float32)
+    y = execute_direct("GROUPED_CONV_2D", [("TENSOR_FLOAT32", x), ("TENSOR_FLOAT32", f),
+                                           ("TENSOR_FLOAT32", np.zeros(2, np.float32))],
+                       [0, 0, 0, 0, 1, 1, 2, 0, False])
+    assert y.shape == (0, 2, 2, 2)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from tests.opkit import one_op_model, rejected, run, scalar, tensor
+from tests.test_conv2d import execute_direct
 
 RNG = np.random.default_rng(9)
 
@@ -143,3 +144,18 @@ def test_rejects_quant_output_mismatch_and_l2_quant():
     out = [tensor("TENSOR_QUANT8_ASYMM", [1, 2, 2, 1], None, 0.5, 3)]
     m = one_op_model("L2_POOL_2D", ins, out)
     assert "match no signature" in rejected(m)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_zero_sized_batch(op):
+    x = np.zeros((0, 4, 4, 2), np.float32)
+    y = execute_direct(op, [("TENSOR_FLOAT32", x)], [1, 2, 2, 2, 2, 0])
+    assert y.shape == (0, 2, 2, 2)
+
+
+def test_window_outside_input_fails_cleanly():
+    m = one_op_model("MAX_POOL_2D", [tensor("TENSOR_FLOAT32", [1, 2, 2, 1])]
+                     + explicit((0, 0, 0, 0), (1, 1), (3, 3)), [tensor("TENSOR_FLOAT32", [0] * 4)])
+    from tests.opkit import execute
+    status, _, _ = execute(m, [np.ones((1, 2, 2, 1), np.float32)])
+    assert status.name == "GENERAL_FAILURE"

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from tests.opkit import one_op_model, rejected, run, scalar, tensor
-from tests.test_conv2d import requant_ref
+from tests.test_conv2d import execute_direct, requant_ref
 
 RNG = np.random.default_rng(3)
 
@@ -139,3 +139,12 @@ def test_rejects_bad_output_shape_tensor_and_scheme():
     m = one_op_model("TRANSPOSE_CONV_2D", base + [tensor("TENSOR_INT32", [4], [1, 3, 3, 2])]
                      + tail, [tensor("TENSOR_FLOAT32", [1, 3, 3, 2])])
     assert "padding scheme" in rejected(m)
+
+
+def test_zero_sized_batch():
+    x = np.zeros((0, 2, 2, 1), np.float32)
+    f = np.ones((3, 2, 2, 1), np.float32)
+    y = execute_direct("TRANSPOSE_CONV_2D", [("TENSOR_FLOAT32", x), ("TENSOR_FLOAT32", f),
+                                             ("TENSOR_FLOAT32", np.zeros(3, np.float32))],
+                       [0, 0, 0, 0, 2, 2, 0, False])
+    assert y.shape == (0, 4, 4, 3)
