@@ -263,3 +263,16 @@ def test_rejects_quant_bias_scale_and_per_channel_axis():
                channel_quant=([0.1, 0.2], 3)), tensor("TENSOR_INT32", [1], np.zeros(1))] + scal,
         [tensor("TENSOR_QUANT8_ASYMM", [1, 2, 2, 1], None, 1.0, 0)])
     assert "channel dimension" in rejected(m)
+
+
+def test_runtime_scalar_checked_at_execution():
+    """A stride given as a model input is only known at execution; 0 fails cleanly there."""
+    from hal.errors import ErrorStatus
+    from tests.opkit import Spec, execute
+    ins, outs = _valid_parts()
+    ins[7] = Spec("INT32")  # stride width becomes a model input
+    m = one_op_model("CONV_2D", ins, [tensor("TENSOR_FLOAT32", [0, 0, 0, 0])])
+    x = np.ones((1, 4, 4, 3), np.float32)
+    assert run(m, [x, np.int32(1)])[0].shape == (1, 3, 3, 2)
+    status, _, _ = execute(m, [x, np.int32(0)])
+    assert status != ErrorStatus.NONE

@@ -74,6 +74,7 @@ def validate(ctx: OperationContext):
 
 def prepare(ctx: OperationContext):
     p = _params(ctx)
+    check_window(ctx, p, positive=("depth multiplier",))
     n, h, w, c = nhwc_shape(ctx.input_shape(0), p.nchw)
     _, fh, fw, o = ctx.input_shape(1)
     _check_depth(ctx, c, o, p.extra[0])

@@ -67,6 +67,7 @@ def validate(ctx: OperationContext):
 
 def prepare(ctx: OperationContext):
     p = _params(ctx)
+    check_window(ctx, p, positive=("filter width", "filter height"))
     n, h, w, c = nhwc_shape(ctx.input_shape(0), p.nchw)
     fw, fh = p.extra
     _, (oh, ow) = resolve_padding(p, h, w, fh, fw)

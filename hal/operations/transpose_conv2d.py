@@ -92,6 +92,7 @@ def validate(ctx: OperationContext):
 
 def prepare(ctx: OperationContext):
     p = _params(ctx)
+    check_window(ctx, p)
     n, h, w, c = nhwc_shape(ctx.input_shape(0), p.nchw)
     o, fh, fw, fc = ctx.input_shape(1)
     if fc != c:
