@@ -110,6 +110,12 @@ def _setup(ctx: OperationContext):
     return nchw, x, rois, batch, ft
 
 
+def _inverse(stride, ft):
+    """1.0f / stride in float32, then stored in the coordinate type (as the reference)."""
+    with np.errstate(divide="ignore"):
+        return ft(np.float32(1.0) / np.float32(stride))
+
+
 def _check_roi(ctx, k, roi, b, x, h_scale, w_scale):
     n, h, w, _ = x.shape
     x1, y1, x2, y2 = roi
@@ -151,7 +157,7 @@ def _align_weights(start, step, ratio, out_size, in_size, ft):
 def execute_align(ctx: OperationContext):
     nchw, x, rois, batch, ft = _setup(ctx)
     oh, ow = int(ctx.scalar(3)), int(ctx.scalar(4))
-    h_scale, w_scale = ft(1.0) / ft(ctx.scalar(5)), ft(1.0) / ft(ctx.scalar(6))
+    h_scale, w_scale = _inverse(ctx.scalar(5), ft), _inverse(ctx.scalar(6), ft)
     h_ratio, w_ratio = int(ctx.scalar(7)), int(ctx.scalar(8))
     _, in_h, in_w, depth = x.shape
     inp, out_info = ctx.inputs[0], ctx.outputs[0]
@@ -184,7 +190,7 @@ def execute_align(ctx: OperationContext):
 def execute_pooling(ctx: OperationContext):
     nchw, x, rois, batch, ft = _setup(ctx)
     oh, ow = int(ctx.scalar(3)), int(ctx.scalar(4))
-    h_scale, w_scale = ft(1.0) / ft(ctx.scalar(5)), ft(1.0) / ft(ctx.scalar(6))
+    h_scale, w_scale = _inverse(ctx.scalar(5), ft), _inverse(ctx.scalar(6), ft)
     _, in_h, in_w, depth = x.shape
     inp = ctx.inputs[0]
     empty = inp.zero_point if inp.type in QUANT8_TENSORS else 0
