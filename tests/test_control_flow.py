@@ -84,10 +84,10 @@ def add_graph(values, amount, dims=(2,), out_dims=None):
     return g.subgraph()
 
 
-def if_model(out_dims=(2,), cond_type="TENSOR_BOOL8", then_index=0):
+def if_model(out_dims=(2,), cond_type="TENSOR_BOOL8", then_index=0, cond_dims=(1,)):
     values = bytearray()
     main = Graph(values)
-    cond = main.input(cond_type, [1])
+    cond = main.input(cond_type, cond_dims)
     then_ref, else_ref = main.ref(then_index), main.ref(1)
     x = main.input(F32, [2])
     y = main.output(F32, out_dims)
@@ -200,6 +200,10 @@ def test_while_body_outputs_may_change_shape():
 
 def test_if_rejects_a_non_bool_condition():
     assert "TENSOR_BOOL8" in rejected(if_model(cond_type="TENSOR_INT32"))
+
+
+def test_if_rejects_a_condition_of_two_elements():
+    assert "one element" in rejected(if_model(cond_dims=(2,)))
 
 
 def test_if_rejects_a_branch_with_other_output_dimensions():

@@ -94,8 +94,9 @@ def validate_if(ctx: OperationContext):
     cond = ctx.inputs[0]
     ctx.require(cond.type == OT.TENSOR_BOOL8,
                 f"input 0 (condition) must be a TENSOR_BOOL8, got {cond.type.name}")
-    ctx.require(cond.shape in ((), (1,), (0,)),
-                f"input 0 (condition) must have shape [1], got {list(cond.shape)}")
+    ctx.require(all(d in (0, 1) for d in cond.shape),
+                f"input 0 (condition) must have one element (shape [1]), got "
+                f"{list(cond.shape)}")
     _check_no_subgraph_operands(ctx, 3)
     n = len(ctx.inputs) - 3
     for index, what in ((1, "then branch"), (2, "else branch")):
@@ -145,7 +146,8 @@ def validate_while(ctx: OperationContext):
                     f"input 0 (condition) must have exactly one output, has "
                     f"{len(cond.output_indexes)}")
         out = cond.operands[cond.output_indexes[0]]
-        ctx.require(out.type == OT.TENSOR_BOOL8 and tuple(out.dimensions) == (1,),
+        ctx.require(out.type == OT.TENSOR_BOOL8 and len(out.dimensions) > 0
+                    and all(d == 1 for d in out.dimensions),
                     f"the condition output must be a TENSOR_BOOL8 of shape [1], got "
                     f"{_describe(out.type)} {list(out.dimensions)}")
     if body is not None:
