@@ -84,15 +84,19 @@ def execute_q16(ctx: OperationContext):
     zp = ctx.inputs[1].zero_point
     w_scale = ctx.inputs[1].scale
     q, shift = quantize_multiplier(ctx.inputs[0].scale * w_scale * 4096.0)
+    # The reference multiplies the concatenation [input, previous output] with weight rows laid
+    # out as [recurrent-to-gate | input-to-gate]; the CTS goldens follow that layout.
+    xh = np.concatenate([x, h], axis=1)
     gates = []
-    for g in range(4):  # input, cell, forget, output
-        wx = _i64(ctx, 1 + g) - zp
-        wr = _i64(ctx, 5 + g) - zp
-        acc = _i64(ctx, 9 + g) + x @ wx.T + h @ wr.T
+    for g in range(4):  # input, forget, cell, output
+        w = np.concatenate([_i64(ctx, 5 + g), _i64(ctx, 1 + g)], axis=1) - zp
+        if w.shape[1] != xh.shape[1]:
+            raise ValueError(f"weights of gate {g} do not fit input and output sizes")
+        acc = _i64(ctx, 9 + g) + xh @ w.T
         gates.append(fp.sat(fp.mbqm(acc, q, shift)))
     i_gate = fp.logistic(gates[0], 3)
-    g_gate = fp.tanh(gates[1], 3)
-    f_gate = fp.logistic(gates[2], 3)
+    f_gate = fp.logistic(gates[1], 3)
+    g_gate = fp.tanh(gates[2], 3)
     o_gate = fp.logistic(gates[3], 3)
     # cell state in Q4.11
     new_c = fp.sat(fp.srmpot(fp.mul(i_gate, g_gate), -4) + fp.mul(f_gate, c))
