@@ -56,7 +56,9 @@ class Partition:
     inputs: list[int] = field(default_factory=list)
     #: operands written by the partition and read after it (or model outputs)
     outputs: list[int] = field(default_factory=list)
-    #: input-shape signature -> ClPlan (None: these shapes run on the reference)
+    #: inputs whose values the kernels read at planning (parameters that are not constants)
+    host_inputs: list[int] = field(default_factory=list)
+    #: (input shapes, host input values) -> ClPlan (None: these run on the reference)
     plans: dict = field(default_factory=dict)
 
 
@@ -161,6 +163,13 @@ class ClPreparedModel(PreparedModel):
                     if producer.get(i, -1) != p_index:
                         seen.add(i)
                         p.inputs.append(i)
+            if p.on_cl:
+                for k in p.ops:
+                    operation = sg.operations[k]
+                    host = kernel_for(operation.type).host_input_indexes(len(operation.inputs))
+                    p.host_inputs += [operation.inputs[j] for j in sorted(host)
+                                      if operation.inputs[j] in p.inputs
+                                      and operation.inputs[j] not in p.host_inputs]
             for k in p.ops:
                 for o in sg.operations[k].outputs:
                     if o in outs or any(r > p_index for r in readers.get(o, ())):
@@ -196,21 +205,26 @@ class ClPreparedModel(PreparedModel):
             return
         for p in self.partitions:
             if p.on_cl:
-                key = tuple(shapes.get(i) for i in p.inputs)
+                if p.host_inputs:
+                    continue
+                key = (tuple(shapes.get(i) for i in p.inputs), ())
                 try:
-                    p.plans[key] = self._make_plan(p, {i: shapes[i] for i in p.inputs})
+                    p.plans[key] = self._make_plan(p, {i: shapes[i] for i in p.inputs}, {})
                 except Exception:  # planned (and reported) again at the execution
                     pass
 
-    def _context(self, k: int, shapes: dict) -> OperationContext:
+    def _context(self, k: int, shapes: dict, host_values=None) -> OperationContext:
         sg = self.model.main
         operation = sg.operations[k]
         consts = self.executor.constants(None)
 
+        host_values = host_values or {}
+
         def info(i, shape):
             o = sg.operands[i]
+            value = consts.get(i) if o.lifetime in CONSTANT else host_values.get(i)
             return OperandInfo(o.type, tuple(shape), o.scale, o.zero_point, o.extra_params,
-                               consts.get(i) if o.lifetime in CONSTANT else None, o.lifetime, i)
+                               value, o.lifetime, i)
 
         ins = [info(i, shapes.get(i, sg.operands[i].dimensions)) for i in operation.inputs]
         outs = [info(o, sg.operands[o].dimensions) for o in operation.outputs]
@@ -218,7 +232,8 @@ class ClPreparedModel(PreparedModel):
                                 relaxed=self.model.relax_computation_float32_to_float16,
                                 executor=self.executor, op_index=k)
 
-    def _make_plan(self, part: Partition, in_shapes: dict) -> ClPlan | None:
+    def _make_plan(self, part: Partition, in_shapes: dict, host_values: dict
+                   ) -> ClPlan | None:
         """Plan a CL partition for concrete input shapes; None runs it on the reference."""
         import pyopencl as cl
 
@@ -227,8 +242,11 @@ class ClPreparedModel(PreparedModel):
         contexts = []
         for k in part.ops:
             operation = sg.operations[k]
-            ctx = self._context(k, shapes)
-            out_shapes = lookup(operation.type).prepare(ctx)
+            ctx = self._context(k, shapes, host_values)
+            try:
+                out_shapes = lookup(operation.type).prepare(ctx)
+            except LookupError:  # a parameter computed inside the partition
+                return None
             for n, (o, s) in enumerate(zip(operation.outputs, out_shapes)):
                 s = tuple(int(d) for d in s)
                 if not shapes_compatible(sg.operands[o].dimensions, s):
@@ -279,9 +297,12 @@ class ClPreparedModel(PreparedModel):
         if part.on_cl:
             arrays = [values.get(i) for i in part.inputs]
             if all(a is not None for a in arrays):
-                key = tuple(tuple(a.shape) for a in arrays)
+                host_values = {i: values[i] for i in part.host_inputs}
+                key = (tuple(tuple(a.shape) for a in arrays),
+                       tuple(values[i].tobytes() for i in part.host_inputs))
                 if key not in part.plans:
-                    part.plans[key] = self._make_plan(part, dict(zip(part.inputs, key)))
+                    part.plans[key] = self._make_plan(part, dict(zip(part.inputs, key[0])),
+                                                      host_values)
                 plan = part.plans[key]
                 if plan is not None:
                     self._run_plan(plan, values, events)

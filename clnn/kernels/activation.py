@@ -17,7 +17,6 @@ from clnn.kernels.support import (
     FLOAT_QUANT8,
     bcast_args,
     code,
-    constant_inputs,
     f32,
     first,
     i32,
@@ -33,8 +32,7 @@ _ACT_CODE = {"RELU": 1, "RELU1": 2, "RELU6": 3}
 
 
 def support_unary(ctx):
-    return first(types_in(ctx, 0, FLOAT_QUANT8), max_rank(ctx, 0, 8),
-                 constant_inputs(ctx, [1], "alpha") if ctx.name == "ELU" else None)
+    return first(types_in(ctx, 0, FLOAT_QUANT8), max_rank(ctx, 0, 8))
 
 
 def plan_unary(ctx, b):
@@ -74,5 +72,6 @@ def plan_prelu(ctx, b):
 
 
 for _op in ("RELU", "RELU1", "RELU6", "LOGISTIC", "TANH", "ELU", "HARD_SWISH"):
-    register_kernel(_op, family="activation", support=support_unary, plan=plan_unary)
+    register_kernel(_op, family="activation", support=support_unary, plan=plan_unary,
+                    host_inputs=[1])
 register_kernel("PRELU", family="activation", support=support_prelu, plan=plan_prelu)

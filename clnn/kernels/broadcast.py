@@ -17,7 +17,6 @@ from clnn.kernels.support import (
     act_args,
     bcast_args,
     code,
-    constant_inputs,
     f32,
     first,
     i32,
@@ -34,8 +33,7 @@ _INT_ACT = {0: (-(2**31), 2**31 - 1), 1: (0, 2**31 - 1), 2: (-1, 1), 3: (0, 6)}
 
 
 def support(ctx):
-    return first(types_in(ctx, 0, FLOAT_QUANT8_INT32), max_rank(ctx, 0, 4), max_rank(ctx, 1, 4),
-                 constant_inputs(ctx, [2], "fused activation") if ctx.name in _FUSED else None)
+    return first(types_in(ctx, 0, FLOAT_QUANT8_INT32), max_rank(ctx, 0, 4), max_rank(ctx, 1, 4))
 
 
 def plan(ctx, b):
@@ -74,4 +72,4 @@ def _quant_args(ctx):
 
 
 for _op in ("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "POW"):
-    register_kernel(_op, family="broadcast", support=support, plan=plan)
+    register_kernel(_op, family="broadcast", support=support, plan=plan, host_inputs=[2])

@@ -27,6 +27,10 @@ A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
       (the pool or constant buffer and the element offset of the tensor in it); anything else
       is passed as is (use ``np.int32`` / ``np.float32`` for scalars).
 
+    Inputs listed in ``host_inputs`` (parameters: axes, paddings, activation codes; negative
+    indexes count from the end) are read on the host at planning: they need not be constants,
+    their values become part of the plan key (a new value makes a new plan).
+
     A launch with an empty global size is dropped. If the kernels cannot handle these
     particular shapes, ``plan`` raises :class:`Unplannable`; the partition then runs on the
     reference device for this shape signature (that is never a failure).
@@ -60,18 +64,22 @@ class KernelRegistration:
     family: str
     support: Callable
     plan: Callable
+    host_inputs: tuple[int, ...] = ()
+
+    def host_input_indexes(self, n_inputs: int) -> set[int]:
+        return {i % n_inputs for i in self.host_inputs if -n_inputs <= i < n_inputs}
 
 
 _KERNELS: dict[OperationType, KernelRegistration] = {}
 
 
 def register_kernel(op: OperationType | str, *, family: str, support: Callable,
-                    plan: Callable) -> KernelRegistration:
+                    plan: Callable, host_inputs=()) -> KernelRegistration:
     op = OperationType[op] if isinstance(op, str) else OperationType(op)
     if op in _KERNELS:
         raise RuntimeError(f"OpenCL kernel for {op.name} registered twice "
                            f"({_KERNELS[op].family} and {family})")
-    reg = KernelRegistration(op, family, support, plan)
+    reg = KernelRegistration(op, family, support, plan, tuple(host_inputs))
     _KERNELS[op] = reg
     return reg
 

@@ -130,3 +130,32 @@ def bcast_args(a_shape, b_shape, out_shape):
     bcast = tuple(a_shape) != tuple(out_shape) or tuple(b_shape) != tuple(out_shape)
     return bcast, [i32(d) for d in out[1:]] + [i32(s) for s in strides(a_shape)] + \
         [i32(s) for s in strides(b_shape)]
+
+
+def copy_code(info: OperandInfo) -> str:
+    """Storage code of the element size: data movement copies bits."""
+    return {1: "u8", 2: "u16", 4: "i32"}[info.dtype.itemsize]
+
+
+def launch_strided_copy(b, family: str, x, y, shape, xs, ys, xb: int = 0, yb: int = 0,
+                        name: str = "copy", params=None, extra=()):
+    """Launch common.mako strided_copy over iteration ``shape`` (rank <= 6) with element
+    strides ``xs`` / ``ys`` and bases ``xb`` / ``yb``; x and y are In(k) / Out(k)."""
+    from clnn.kernels.registry import Unplannable
+
+    shape, xs, ys = list(shape), list(xs), list(ys)
+    # merge dimensions that are contiguous in both x and y
+    k = len(shape) - 1
+    while k > 0:
+        if xs[k - 1] == xs[k] * shape[k] and ys[k - 1] == ys[k] * shape[k]:
+            shape[k - 1] *= shape[k]
+            xs[k - 1], ys[k - 1] = xs[k], ys[k]
+            del shape[k], xs[k], ys[k]
+        k -= 1
+    if len(shape) > 6:
+        raise Unplannable("more than 6 dimensions")
+    pad = 6 - len(shape)
+    shape, xs, ys = [1] * pad + shape, [0] * pad + xs, [0] * pad + ys
+    b.launch(family, name, params or {"dt": copy_code(b.ctx.outputs[0])}, (numel(shape),),
+             [x, y, i32(xb), i32(yb), *[i32(d) for d in shape[1:]], *[i32(s) for s in xs],
+              *[i32(s) for s in ys], *extra])

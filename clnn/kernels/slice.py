@@ -1,0 +1,35 @@
+"""SLICE, STRIDED_SLICE on OpenCL: a strided copy (slice.cl.mako). Begin, size, end, strides
+and masks must be constants; begin/stride per dimension come from the HAL's own plan."""
+
+from __future__ import annotations
+
+from clnn.kernels.registry import In, Out, register_kernel
+from clnn.kernels.support import (
+    ANY_STORED,
+    launch_strided_copy,
+    strides_of,
+    types_in,
+)
+from hal.operations.slice import _slice_box, _strided_plan
+
+
+def support(ctx):
+    return types_in(ctx, 0, ANY_STORED)
+
+
+def plan(ctx, b):
+    st = strides_of(ctx.inputs[0].shape)
+    if ctx.name == "SLICE":
+        box = [(begin, 1, size) for begin, size in _slice_box(ctx)]
+    else:
+        box = [(begin, stride, size) for begin, stride, size, _ in _strided_plan(ctx)]
+    shape = [size for _, _, size in box]
+    base = sum(begin * s for (begin, _, _), s in zip(box, st))
+    launch_strided_copy(b, "slice", In(0), Out(0), shape,
+                        [stride * s for (_, stride, _), s in zip(box, st)], strides_of(shape),
+                        xb=base)
+
+
+for _op in ("SLICE", "STRIDED_SLICE"):
+    register_kernel(_op, family="slice", support=support, plan=plan,
+                    host_inputs=[1, 2, 3, 4, 5, 6])
