@@ -1,0 +1,38 @@
+"""The conformance corpus on the reference device (when ../shared/cts/public exists)."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from clnn.cts import run_corpus
+
+CORPUS = Path(os.environ.get("CLNN_CTS_CORPUS",
+                             Path(__file__).resolve().parents[1].parent / "shared/cts/public"))
+REPORTS = Path(__file__).resolve().parents[1] / "reports"
+
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no corpus at {CORPUS}")
+
+
+@pytest.fixture(scope="module")
+def reference_summary():
+    summary = run_corpus(CORPUS, "reference", jobs=max(2, os.cpu_count() or 1), progress=False)
+    REPORTS.mkdir(exist_ok=True)
+    (REPORTS / "cts-reference.json").write_text(json.dumps(summary.to_json(), indent=1))
+    return summary
+
+
+def test_reference_no_errors(reference_summary):
+    errors = [f"{r.name} [{r.variant}]: {r.detail.splitlines()[0]}"
+              for r in reference_summary.results if r.status == "error"]
+    assert not errors, "\n".join(errors[:20])
+
+
+def test_reference_pass_rate(reference_summary):
+    c = reference_summary.counts
+    total = sum(c.values())
+    assert total > 13000
+    rate = c["passed"] / total
+    print(f"reference device: {reference_summary.closing_line()} ({rate:.4f} of {total})")
+    assert rate >= 0.995, reference_summary.closing_line()
