@@ -415,6 +415,16 @@ class LaunchBuilder:
         raise GeneralFailure(f"operation {self.op_index}: operand {operand} has no device "
                              "storage")
 
+    def buffer(self, array: np.ndarray):
+        """A small read-only device buffer (index tables...) owned by the plan: pass it as a
+        kernel argument."""
+        import pyopencl as cl
+
+        arr = np.ascontiguousarray(array)
+        buf = cl.Buffer(self.pm.device.context, cl.mem_flags.READ_ONLY |
+                        cl.mem_flags.COPY_HOST_PTR, hostbuf=arr if arr.nbytes else b"\0")
+        return buf
+
     def launch(self, family: str, name: str, params: dict, global_size, args,
                local_size=None):
         import pyopencl as cl

@@ -1,0 +1,57 @@
+"""AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D on OpenCL (pooling.cl.mako): explicit and implicit
+padding, NHWC and NCHW, fused activation; float32, float16 and quant8 asymm/signed. Window
+parameters are read on the host when the partition is planned."""
+
+from __future__ import annotations
+
+from clnn.kernels.registry import In, Out, register_kernel
+from clnn.kernels.support import (
+    FLOAT_QUANT8,
+    act_args,
+    code,
+    first,
+    i32,
+    no_per_channel,
+    numel,
+    strides_of,
+    types_in,
+)
+from hal.operations.conv2d import resolve_padding
+from hal.operations.pooling import _params
+
+_KIND = {"AVERAGE_POOL_2D": "AVERAGE", "MAX_POOL_2D": "MAX", "L2_POOL_2D": "L2"}
+
+
+def support(ctx):
+    return first(types_in(ctx, 0, FLOAT_QUANT8), no_per_channel(ctx))
+
+
+def _nhwc_strides(shape, nchw):
+    s = strides_of(shape)
+    return [s[0], s[2], s[3], s[1]] if nchw else s
+
+
+def plan(ctx, b):
+    p = _params(ctx)
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    xs, ys = x.shape, y.shape
+    if p.nchw:
+        n, c, h, w = xs
+        oh, ow = ys[2], ys[3]
+    else:
+        n, h, w, c = xs
+        oh, ow = ys[1], ys[2]
+    fw, fh = p.extra
+    (top, _, left, _), _ = resolve_padding(p, h, w, fh, fw)
+    act_index = p.idx["fused activation"]
+    b.launch("pooling", "pool", {"kind": _KIND[ctx.name], "dt": code(y)}, (numel(ys),),
+             [In(0), Out(0), *[i32(v) for v in (h, w, c, oh, ow)],
+              *[i32(v) for v in _nhwc_strides(xs, p.nchw)],
+              *[i32(v) for v in _nhwc_strides(ys, p.nchw)],
+              *[i32(v) for v in (fh, fw, p.stride_h, p.stride_w, top, left)],
+              *act_args(ctx, act_index, y)])
+
+
+for _op in _KIND:
+    register_kernel(_op, family="pooling", support=support, plan=plan,
+                    host_inputs=list(range(1, 11)))

@@ -1,0 +1,71 @@
+## AVERAGE_POOL_2D MAX_POOL_2D L2_POOL_2D: one work-item per output element; the layout (NHWC
+## or NCHW) is in the strides. Kernel key: kind (AVERAGE, MAX, L2) and dt. Averages count
+## the taps inside the input; quantized averages round half away from zero in integers.
+<%namespace name="c" file="common.mako"/>
+
+<%def name="pool(kind, dt)">
+<% quant = dt in ("u8", "i8") %>
+__kernel void pool(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
+                   int H, int W, int C, int OH, int OW,
+                   int xn, int xh, int xw, int xc, int yn, int yh, int yw, int yc,
+                   int fh, int fw, int sh, int sw, int pt, int pl,
+                   ${"int" if quant else "float"} lo, ${"int" if quant else "float"} hi)
+{
+${c.toffsets("x", "y")}
+    int i = get_global_id(0);
+    int ch = i % C; int t = i / C;
+    int ox = t % OW; t /= OW;
+    int oy = t % OH;
+    int n = t / OH;
+    int h0 = oy * sh - pt, w0 = ox * sw - pl;
+    int hs = max(h0, 0), he = min(h0 + fh, H);
+    int ws = max(w0, 0), we = min(w0 + fw, W);
+    int count = max((he - hs) * (we - ws), 0);
+    __global const ${c.ctype(dt)}* xb = x + n * xn + ch * xc;
+% if quant:
+  % if kind == "MAX":
+    int acc = ${"0" if dt == "u8" else "-128"};
+  % else:
+    int acc = 0;
+  % endif
+% elif kind == "MAX":
+    float acc = -INFINITY;
+% else:
+    float acc = 0.0f;
+% endif
+    for (int r = hs; r < he; ++r) {
+        for (int q = ws; q < we; ++q) {
+% if quant:
+            int v = (int)xb[r * xh + q * xw];
+% else:
+            float v = ${c.ldf(dt, "xb", "r * xh + q * xw")};
+% endif
+% if kind == "MAX":
+            acc = max(acc, v);
+% elif kind == "L2":
+            acc += v * v;
+% else:
+            acc += v;
+% endif
+        }
+    }
+% if quant and kind == "AVERAGE":
+    int cnt = max(count, 1);
+    int hf = cnt / 2;
+    int num = acc + (acc > 0 ? hf : -hf);
+    acc = num / cnt;
+% elif kind == "AVERAGE":
+    acc = acc / (float)max(count, 1);
+% elif kind == "L2":
+    acc = sqrt(acc / (float)max(count, 1));
+% endif
+    int yi = n * yn + oy * yh + ox * yw + ch * yc;
+% if quant:
+    y[yi] = (${c.ctype(dt)})clamp(acc, lo, hi);
+% else:
+    if (acc < lo) acc = lo;
+    if (acc > hi) acc = hi;
+    ${c.stf(dt, "y", "yi", "acc")};
+% endif
+}
+</%def>
