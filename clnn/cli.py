@@ -37,6 +37,18 @@ def _cmd_demo(args) -> int:
     return run_demo(args.device)
 
 
+def _cmd_bench(args) -> int:
+    from clnn.bench import run_gemm_bench
+
+    return run_gemm_bench(args.n, args.reps, as_json=args.json, sweep=args.sweep)
+
+
+def _cmd_capabilities(args) -> int:
+    from clnn.capabilities import run_capabilities_cli
+
+    return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clnn", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -56,6 +68,19 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="run a small MobileNet-style model and compare devices")
     d.add_argument("--device", default=None, help="device to run on (default: the best)")
     d.set_defaults(func=_cmd_demo)
+
+    b = sub.add_parser("bench", help="benchmarks measured against a peer in the same run")
+    b.add_argument("what", choices=["gemm"], help="gemm: SGEMM n^3, clnn kernel vs NumPy")
+    b.add_argument("--n", type=int, default=1024)
+    b.add_argument("--reps", type=int, default=10)
+    b.add_argument("--json", action="store_true", help="print the result as JSON")
+    b.add_argument("--sweep", action="store_true", help="also time other GEMM tile sizes")
+    b.set_defaults(func=_cmd_bench)
+
+    k = sub.add_parser("capabilities", help="the OpenCL device's measured capabilities")
+    k.add_argument("--remeasure", action="store_true", help="measure again, ignoring the cache")
+    k.add_argument("--json", action="store_true", help="print as JSON")
+    k.set_defaults(func=_cmd_capabilities)
     return p
 
 

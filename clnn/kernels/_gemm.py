@@ -1,0 +1,150 @@
+"""The shared GEMM of the convolution / matrix families (templates/gemm.cl.mako).
+
+Not a kernel family itself (no operation registers here): conv2d, grouped_conv2d,
+transpose_conv2d, fully_connected and batch_matmul plan their launches through
+:func:`launch_gemm`, :func:`launch_im2col` and :func:`pack_weights`.
+
+Weights are reordered once, when a plan is made (at prepare for static shapes): B = W^T is
+packed into [ceil(N/nr), K, nr] panels (zero padded; quantized weights centered on their zero
+point and stored as short) and placed in a device buffer of its own. The tile knobs (mr, nv,
+vw) are in the kernel key; :data:`TILE` was the fastest measured on PoCL 3.1 / AVX-512
+(`clnn bench gemm --sweep`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clnn.kernels.support import DTYPE_CODE, FLOAT, f32, i32
+from hal.operations.conv2d import is_quant, output_multipliers
+
+#: (mr, nv, vw): rows per work-item, vectors per row, vector width
+TILE = (8, 2, 16)
+STORAGE = {"f32": np.float32, "f16": np.float16, "u8": np.uint8, "i8": np.int8,
+           "i32": np.int32}
+
+
+def pick_tile(n: int, tile=None) -> tuple[int, int, int]:
+    """The tile for N output columns: narrow outputs do not pay for 32-column tiles."""
+    if tile is not None:
+        return tuple(tile)
+    mr = TILE[0]
+    if n <= 8:
+        return (mr, 1, 8)
+    if n <= 16:
+        return (mr, 1, 16)
+    return TILE
+
+
+def ceil_to(x: int, m: int) -> int:
+    return (x + m - 1) // m * m
+
+
+def device_buffer(b, arr: np.ndarray):
+    """A read-only device buffer holding ``arr`` (made once per plan)."""
+    import pyopencl as cl
+
+    data = np.ascontiguousarray(arr)
+    if data.nbytes == 0:
+        data = np.zeros(1, np.int32)
+    return cl.Buffer(b.pm.device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                     hostbuf=data)
+
+
+def scratch(b, nbytes: int):
+    """A device buffer private to one launch sequence of a plan (im2col, packed B, ...)."""
+    import pyopencl as cl
+
+    return cl.Buffer(b.pm.device.context, cl.mem_flags.READ_WRITE, max(int(nbytes), 4))
+
+
+def pack_weights(bt: np.ndarray, nr: int, quant: bool, zero_point: int = 0) -> np.ndarray:
+    """bt: [groups, K, N] (B = W^T per group) -> [groups, ceil(N/nr), K, nr] panels."""
+    g, k, n = bt.shape
+    npad = ceil_to(max(n, 1), nr)
+    if quant:
+        src = bt.astype(np.int32) - zero_point
+        dtype = np.int16
+    else:
+        src = bt.astype(np.float32)
+        dtype = np.float32
+    full = np.zeros((g, k, npad), dtype)
+    full[:, :, :n] = src
+    return np.ascontiguousarray(full.reshape(g, k, npad // nr, nr).transpose(0, 2, 1, 3))
+
+
+def requant_buffers(b, ctx, n_out: int, x_info, w_info):
+    """(multiplier, shift) int32 device buffers per output channel (reference
+    QuantizeMultiplier of input_scale * filter_scale / output_scale)."""
+    mult, shift = output_multipliers(x_info, w_info, ctx.outputs[0], n_out)
+    return [device_buffer(b, mult.astype(np.int32)), device_buffer(b, shift.astype(np.int32))]
+
+
+def tensor_arg(t):
+    """In(k) / Out(k) as they are, or a bare buffer at element offset 0."""
+    from clnn.kernels.registry import In, Out
+
+    return [t] if isinstance(t, In | Out) else [t, i32(0)]
+
+
+def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None,
+                amode="rows", sam=0, sak=1, cmode="nhwc", ldc=None, ohw=1, epi="act",
+                bias=None, requant=(), batch=(1, 1), a_b=(0, 0), b_b=(0, 0), c_b=(0, 0),
+                ch_b=(0, 0), za=0, zo=0, lo=None, hi=None, family="gemm"):
+    """One GEMM launch (see gemm.cl.mako for the knobs). ``a`` / ``c`` are In/Out or buffers;
+    ``bpk`` the packed B buffer; ``bias`` In(k) or None; ``requant`` [mult, shift] buffers
+    of quantized "act" epilogues; lo / hi the activation clamp."""
+    mr, nv, vw = tile
+    nr = nv * vw
+    quant = dt in ("u8", "i8")
+    odt = odt or dt
+    if lo is None:
+        lo, hi = (i32(-2**31), i32(2**31 - 1)) if quant else (f32(-np.inf), f32(np.inf))
+    params = {"dt": dt, "odt": odt, "mr": mr, "nv": nv, "vw": vw, "amode": amode,
+              "cmode": cmode, "epi": epi, "bias": bias is not None}
+    args = [*tensor_arg(a), bpk, i32(0), *tensor_arg(c)]
+    if bias is not None:
+        args += tensor_arg(bias)
+    if quant and epi == "act":
+        args += list(requant)
+    args += [i32(v) for v in (M, N, K, sam, sak, N if ldc is None else ldc, ohw, batch[1],
+                              *a_b, *b_b, *c_b, *ch_b, za, zo)]
+    args += [lo, hi]
+    gsize = (-(-M // mr), -(-N // nr), batch[0] * batch[1])
+    b.launch(family, "gemm", params, gsize, args, local_size=local_size(gsize))
+
+
+def local_size(gsize):
+    """(8, 4) row blocks x column panels per work-group where it divides (fastest measured),
+    else (16, 1), else the driver's choice."""
+    if gsize[0] % 8 == 0 and gsize[1] % 4 == 0:
+        return (8, 4, 1)
+    if gsize[0] % 16 == 0:
+        return (16, 1, 1)
+    return None
+
+
+def launch_im2col(b, *, dt: str, x, dst, mr: int, M: int, K: int, oh: int, ow: int, H: int,
+                  W: int, cg: int, fw: int, stride=(1, 1), dil=(1, 1), pad=(0, 0),
+                  strides_nyxc=(0, 0, 0, 1), groups: int = 1, padv=0):
+    """Packed A of a convolution into ``dst`` (one [ceil(M/mr), K, mr] block per group)."""
+    grp = ceil_to(max(M, 1), mr) * K
+    pv = i32(padv) if dt in ("u8", "i8") else f32(padv)
+    b.launch("gemm", "im2col_pack", {"dt": dt, "mr": mr},
+             (K, ceil_to(M, mr), groups),
+             [*tensor_arg(x), *tensor_arg(dst),
+              *[i32(v) for v in (M, K, oh * ow, ow, H, W, cg, fw, stride[0], stride[1],
+                                 dil[0], dil[1], pad[0], pad[1], *strides_nyxc, grp)], pv])
+    return grp
+
+
+def dtype_code(info) -> str:
+    return DTYPE_CODE[info.type]
+
+
+def zero_of(info) -> int:
+    return int(info.zero_point) if is_quant(info.type) else 0
+
+
+def is_float(info) -> bool:
+    return info.type in FLOAT
