@@ -69,6 +69,9 @@ class Launch:
     kernel: object
     global_size: tuple
     local_size: tuple | None = None
+    #: buffers made by the plan (packed weights, scratch) that only kernel arguments refer to:
+    #: pyopencl's set_args keeps no reference, so the launch keeps them alive
+    keep: tuple = ()
 
 
 @dataclass
@@ -443,5 +446,6 @@ class LaunchBuilder:
             else:
                 flat.append(a)
         kernel.set_args(*flat)
+        keep = tuple(a for a in flat if isinstance(a, cl.MemoryObjectHolder))
         self.launches.append(Launch(self.op_index, f"{family}.{name}", kernel, gs,
-                                    tuple(local_size) if local_size else None))
+                                    tuple(local_size) if local_size else None, keep))

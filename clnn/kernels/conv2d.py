@@ -1,0 +1,97 @@
+"""CONV_2D on OpenCL, on the shared GEMM (templates/gemm.cl.mako, planned by _gemm.py).
+
+C[m, o] = sum_k A[m, k] * B[k, o] with m = (batch, oy, ox), k = (ty, tx, channel): A is the
+input itself for a 1x1, stride 1, unpadded NHWC convolution, else its im2col packed by
+``im2col_pack`` (padding taps read the input zero point, so they add nothing); B is the filter,
+transposed and packed once when the plan is made. Bias, the fused activation and (quantized)
+the reference requantization per output channel run in the GEMM epilogue, which writes NHWC or
+NCHW directly. :func:`plan_conv_gemm` is shared with GROUPED_CONV_2D (one GEMM batch per
+group).
+
+Types: FLOAT32, FLOAT16 (stored half, computed float), QUANT8_ASYMM and QUANT8_ASYMM_SIGNED
+with per-tensor or per-channel filters (integer accumulation of (x - x_zp) * (w - w_zp)).
+Every scalar parameter must be a constant. A constant filter is reordered when the plan is made;
+a filter that is a model input is packed on the device (``pack_b``) at each execution.
+"""
+
+from __future__ import annotations
+
+from clnn.kernels import _gemm
+from clnn.kernels.registry import In, Out, register_kernel
+from clnn.kernels.support import (
+    FLOAT_QUANT8,
+    act_args,
+    code,
+    constant_inputs,
+    first,
+    types_in,
+)
+from hal.operations import conv2d as hal_conv2d
+from hal.operations.conv2d import nhwc_shape, resolve_padding
+
+
+def support_conv(ctx):
+    return first(types_in(ctx, 0, FLOAT_QUANT8),
+                 constant_inputs(ctx, range(3, ctx.num_inputs()), "scalar parameter"))
+
+
+def layout_strides(shape, nchw: bool):
+    """Element strides (batch, y, x, channel) of a rank-4 tensor in its layout."""
+    if nchw:
+        _, c, h, w = shape
+        return (c * h * w, w, 1, h * w)
+    _, h, w, c = shape
+    return (h * w * c, w * c, c, 1)
+
+
+def plan_conv_gemm(ctx, b, p, groups: int = 1):
+    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    n, h, w, c = nhwc_shape(inp.shape, p.nchw)
+    o, fh, fw, cg = fi.shape
+    (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, fh, fw)
+    og = o // groups
+    dt = code(inp)
+    quant = dt in ("u8", "i8")
+    K, M = fh * fw * cg, n * oh * ow
+    tile = _gemm.pick_tile(og)
+    mr, nr = tile[0], tile[1] * tile[2]
+    if fi.value is not None:  # reordered once, here
+        bt = fi.value.reshape(groups, og, K).transpose(0, 2, 1)
+        bpk = _gemm.device_buffer(b, _gemm.pack_weights(bt, nr, quant, _gemm.zero_of(fi)))
+        b_grp = _gemm.ceil_to(max(og, 1), nr) * K
+    else:  # a filter that is a model input: packed on the device at each execution
+        bpk, b_grp = _gemm.launch_pack_b(b, dt=code(fi), y=In(1), N=og, K=K, nr=nr, sk=1,
+                                         sn=K, batch=(groups, 1), s_b=(og * K, 0),
+                                         zb=_gemm.zero_of(fi))
+    za = _gemm.zero_of(inp)
+    pads = (top, left) != (0, 0) or (oh, ow) != (h, w)
+    if not p.nchw and groups == 1 and fh == fw == 1 and p.stride_h == p.stride_w == 1 \
+            and not pads:
+        a, amode, a_grp = In(0), "rows", 0
+    else:
+        a_grp = _gemm.ceil_to(max(M, 1), mr) * K
+        a = _gemm.scratch(b, groups * a_grp * inp.dtype.itemsize)
+        _gemm.launch_im2col(b, dt=dt, x=In(0), dst=a, mr=mr, M=M, K=K, oh=oh, ow=ow, H=h,
+                            W=w, cg=cg, fw=fw, stride=(p.stride_h, p.stride_w),
+                            dil=(p.dil_h, p.dil_w), pad=(top, left),
+                            strides_nyxc=layout_strides(inp.shape, p.nchw), groups=groups,
+                            padv=za)
+        amode = "packed"
+    if p.nchw:
+        cmode, ldc, ohw, c_grp = "nchw", o * oh * ow, oh * ow, og * oh * ow
+    else:
+        cmode, ldc, ohw, c_grp = "nhwc", o, 1, og
+    lo, hi = act_args(ctx, p.idx["fused activation"], out)
+    requant = _gemm.requant_buffers(b, ctx, o, inp, fi) if quant else ()
+    _gemm.launch_gemm(b, dt=dt, a=a, bpk=bpk, c=Out(0), M=M, N=og, K=K, tile=tile,
+                      amode=amode, sam=c, sak=1, cmode=cmode, ldc=ldc, ohw=ohw, bias=In(2),
+                      requant=requant, batch=(groups, 1), a_b=(a_grp, 0), b_b=(b_grp, 0),
+                      c_b=(c_grp, 0), ch_b=(og, 0), za=za, zo=_gemm.zero_of(out), lo=lo,
+                      hi=hi)
+
+
+def plan_conv(ctx, b):
+    plan_conv_gemm(ctx, b, hal_conv2d._params(ctx))
+
+
+register_kernel("CONV_2D", family="conv2d", support=support_conv, plan=plan_conv)

@@ -1,0 +1,144 @@
+"""CONV_2D on the OpenCL GEMM vs the reference device: every type (float32, float16, relaxed,
+quant8 asymm / signed, per-channel filters), padding forms, strides, dilation, NCHW, fused
+activations, the direct 1x1 path, tile edges, saturation and the support checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests import clgemm_kit
+from tests.clgemm_kit import compare, rng_data
+from tests.opkit import one_op_model, scalar, tensor
+
+cl_device = clgemm_kit.cl_device
+
+#: name -> (input, filter, bias, output) types and quantization
+TYPES = {
+    "f32": ("TENSOR_FLOAT32", "TENSOR_FLOAT32", "TENSOR_FLOAT32"),
+    "f16": ("TENSOR_FLOAT16", "TENSOR_FLOAT16", "TENSOR_FLOAT16"),
+    "relaxed": ("TENSOR_FLOAT32", "TENSOR_FLOAT32", "TENSOR_FLOAT32"),
+    "qa": ("TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_ASYMM", "TENSOR_INT32"),
+    "qs": ("TENSOR_QUANT8_ASYMM_SIGNED", "TENSOR_QUANT8_ASYMM_SIGNED", "TENSOR_INT32"),
+    "qa_pc": ("TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_SYMM_PER_CHANNEL", "TENSOR_INT32"),
+    "qs_pc": ("TENSOR_QUANT8_ASYMM_SIGNED", "TENSOR_QUANT8_SYMM_PER_CHANNEL", "TENSOR_INT32"),
+}
+
+
+def kind_of(name):
+    return {"f32": "f32", "relaxed": "f32", "f16": "f16"}.get(name, "quant")
+
+
+def conv_operands(name, rng, x_shape, f_shape, channel_dim=0, x_value=None):
+    """(input spec, filter spec, bias spec, output spec maker, input data)."""
+    ti, tf, tb = TYPES[name]
+    n_out = f_shape[channel_dim]
+    x = rng_data(rng, ti, x_shape) if x_value is None else x_value
+    w = rng_data(rng, tf, f_shape)
+    signed = "SIGNED" in ti
+    if name in ("f32", "f16", "relaxed"):
+        bias = rng_data(rng, tb, [n_out])
+        xs = tensor(ti, x_shape)
+        fs = tensor(tf, f_shape, w)
+        bs = tensor(tb, [n_out], bias)
+
+        def out(shape):
+            return tensor(ti, shape)
+        return xs, fs, bs, out, x
+    xscale, xzp = 0.05, (3 if signed else 120)
+    if tf == "TENSOR_QUANT8_SYMM_PER_CHANNEL":
+        scales = rng.uniform(0.005, 0.03, n_out).astype(np.float32)
+        fs = tensor(tf, f_shape, w, channel_quant=(scales, channel_dim))
+        bs = tensor(tb, [n_out], rng.integers(-2000, 2000, n_out).astype(np.int32))
+    else:
+        fscale = 0.02
+        fzp = -4 if signed else 130
+        fs = tensor(tf, f_shape, w, scale=fscale, zero_point=fzp)
+        bs = tensor(tb, [n_out], rng.integers(-2000, 2000, n_out).astype(np.int32),
+                    scale=float(np.float32(xscale) * np.float32(fscale)))
+    xs = tensor(ti, x_shape, scale=xscale, zero_point=xzp)
+
+    def out(shape):
+        return tensor(ti, shape, scale=0.25, zero_point=-7 if signed else 110)
+    return xs, fs, bs, out, x
+
+
+def conv_model(name, rng, x_shape, f_shape, out_shape, params, **kw):
+    xs, fs, bs, out, x = conv_operands(name, rng, x_shape, f_shape, **kw)
+    m = one_op_model("CONV_2D", [xs, fs, bs, *params], [out(out_shape)],
+                     relaxed=name == "relaxed")
+    return m, [x]
+
+
+def ints(*v):
+    return [scalar("INT32", int(a)) for a in v]
+
+
+@pytest.mark.parametrize("name", list(TYPES))
+@pytest.mark.parametrize("act", [0, 1, 3])
+def test_conv_explicit_types(cl_device, name, act):
+    rng = np.random.default_rng(1)
+    # 3x3, pad 1, stride 1; 40 output channels crosses a 32-column tile edge
+    m, x = conv_model(name, rng, [2, 7, 6, 5], [40, 3, 3, 5], [2, 7, 6, 40],
+                      ints(1, 1, 1, 1, 1, 1, act))
+    compare(m, x, cl_device, kind_of(name))
+
+
+@pytest.mark.parametrize("name", ["f32", "qa", "qs_pc", "f16"])
+@pytest.mark.parametrize("nchw", [False, True])
+def test_conv_implicit_stride_dilation_layout(cl_device, name, nchw):
+    rng = np.random.default_rng(2)
+    n, h, w, c, o = 1, 9, 11, 3, 6
+    x_shape = [n, c, h, w] if nchw else [n, h, w, c]
+    # SAME, stride (2, 1), dilation (1, 2): output 5 x 11
+    out_shape = [n, o, 5, 11] if nchw else [n, 5, 11, o]
+    params = ints(1, 1, 2, 2) + [scalar("BOOL", nchw)] + ints(2, 1)
+    m, x = conv_model(name, rng, x_shape, [o, 3, 2, c], out_shape, params)
+    compare(m, x, cl_device, kind_of(name))
+
+
+@pytest.mark.parametrize("name", ["f32", "qa", "f16"])
+def test_conv_1x1_direct_gemm_and_valid(cl_device, name):
+    rng = np.random.default_rng(3)
+    # 1x1 stride 1 VALID NHWC: A is the input tensor itself (no im2col); 17 rows x 9 channels
+    m, x = conv_model(name, rng, [1, 17, 1, 24], [9, 1, 1, 24], [1, 17, 1, 9],
+                      ints(2, 1, 1, 0))
+    compare(m, x, cl_device, kind_of(name))
+
+
+def test_conv_large_float_vs_reference(cl_device):
+    rng = np.random.default_rng(4)
+    m, x = conv_model("f32", rng, [1, 20, 20, 32], [64, 3, 3, 32], [1, 10, 10, 64],
+                      ints(1, 2, 2, 1))
+    compare(m, x, cl_device, "f32")
+
+
+def test_conv_quant_saturates(cl_device):
+    rng = np.random.default_rng(5)
+    xv = np.full((1, 4, 4, 8), 255, np.uint8)
+    m, x = conv_model("qa", rng, [1, 4, 4, 8], [4, 3, 3, 8], [1, 4, 4, 4], ints(1, 1, 1, 0),
+                      x_value=xv)
+    got = compare(m, x, cl_device, "quant")
+    assert got.min() >= 0 and got.max() <= 255
+
+
+@pytest.mark.parametrize("name", ["f32", "qa", "qs_pc"])
+def test_conv_filter_and_bias_as_inputs(cl_device, name):
+    """A filter that is a model input is packed on the device at each execution."""
+    rng = np.random.default_rng(7)
+    xs, fs, bs, out, x = conv_operands(name, rng, [1, 5, 5, 3], [4, 3, 3, 3])
+    w, bias = fs.value, bs.value
+    fs.value = bs.value = None
+    m = one_op_model("CONV_2D", [xs, fs, bs, *ints(1, 1, 1, 2)], [out([1, 5, 5, 4])])
+    compare(m, [x, w, bias], cl_device, kind_of(name))
+
+
+def test_conv_support_reasons(cl_device):
+    # a stride that is a model input is not known when the kernels are planned
+    m = one_op_model("CONV_2D", [tensor("TENSOR_FLOAT32", [1, 3, 3, 1]),
+                                 tensor("TENSOR_FLOAT32", [1, 1, 1, 1], np.ones((1, 1, 1, 1))),
+                                 tensor("TENSOR_FLOAT32", [1], np.zeros(1)),
+                                 *ints(1), scalar("INT32", None), *ints(1, 0)],
+                     [tensor("TENSOR_FLOAT32", [1, 3, 3, 1])])
+    rows = cl_device.support_report(m)
+    assert rows[0][2] is False and "input 4" in rows[0][3] and "constant" in rows[0][3]
