@@ -1,0 +1,39 @@
+"""FULLY_CONNECTED on OpenCL: the shared GEMM with A = the input as [batch, input_size] rows
+(no copy) and B = weights^T, packed once when the plan is made (or on the device when the
+weights are a model input); bias, fused activation and the reference requantization run in the
+GEMM epilogue. FLOAT32, FLOAT16, QUANT8_ASYMM, QUANT8_ASYMM_SIGNED.
+"""
+
+from __future__ import annotations
+
+from clnn.kernels import _gemm
+from clnn.kernels.registry import In, Out, register_kernel
+from clnn.kernels.support import FLOAT_QUANT8, act_args, code, constant_inputs, first, types_in
+
+
+def support(ctx):
+    return first(types_in(ctx, 0, FLOAT_QUANT8), constant_inputs(ctx, [3], "fused activation"))
+
+
+def plan(ctx, b):
+    inp, w, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    units, size = w.shape
+    batch = out.shape[0]
+    dt = code(inp)
+    quant = dt in ("u8", "i8")
+    tile = _gemm.pick_tile(units)
+    nr = tile[1] * tile[2]
+    if w.value is not None:
+        bpk = _gemm.device_buffer(b, _gemm.pack_weights(w.value.T[None], nr, quant,
+                                                        _gemm.zero_of(w)))
+    else:
+        bpk, _ = _gemm.launch_pack_b(b, dt=code(w), y=In(1), N=units, K=size, nr=nr, sk=1,
+                                     sn=size, zb=_gemm.zero_of(w))
+    lo, hi = act_args(ctx, 3, out)
+    requant = _gemm.requant_buffers(b, ctx, units, inp, w) if quant else ()
+    _gemm.launch_gemm(b, dt=dt, a=In(0), bpk=bpk, c=Out(0), M=batch, N=units, K=size,
+                      tile=tile, sam=size, sak=1, ldc=units, bias=In(2), requant=requant,
+                      za=_gemm.zero_of(inp), zo=_gemm.zero_of(out), lo=lo, hi=hi)
+
+
+register_kernel("FULLY_CONNECTED", family="fully_connected", support=support, plan=plan)

@@ -1,0 +1,21 @@
+"""GROUPED_CONV_2D on OpenCL: the CONV_2D GEMM with one batch per group (conv2d.py).
+
+Group g reads input channels [g * cg, (g + 1) * cg) through its own im2col block, multiplies
+by its packed filter block and writes output channels [g * og, (g + 1) * og) with the fused
+bias, activation and requantization of those channels.
+"""
+
+from __future__ import annotations
+
+from clnn.kernels.conv2d import plan_conv_gemm, support_conv
+from clnn.kernels.registry import register_kernel
+from hal.operations import grouped_conv2d as hal_grouped
+
+
+def plan_grouped(ctx, b):
+    p = hal_grouped._params(ctx)
+    plan_conv_gemm(ctx, b, p, groups=int(p.extra[0]))
+
+
+register_kernel("GROUPED_CONV_2D", family="grouped_conv2d", support=support_conv,
+                plan=plan_grouped)
