@@ -1,0 +1,38 @@
+"""DEPTHWISE_CONV_2D on OpenCL: a direct kernel (depthwise_conv2d.cl.mako), one work-item per
+output element with work-items vectorized across channels. A GEMM does not pay here: each
+output channel has only fh * fw products per pixel. Bias, fused activation and the reference
+requantization (per-tensor or per-channel multipliers) are fused. FLOAT32, FLOAT16 (stored
+half), QUANT8_ASYMM, QUANT8_ASYMM_SIGNED; NHWC and NCHW through strides; dilation.
+"""
+
+from __future__ import annotations
+
+from clnn.kernels import _gemm
+from clnn.kernels.conv2d import layout_strides, support_conv
+from clnn.kernels.registry import In, Out, register_kernel
+from clnn.kernels.support import act_args, code, i32
+from hal.operations import depthwise_conv2d as hal_dw
+from hal.operations.conv2d import nhwc_shape, resolve_padding
+
+
+def plan(ctx, b):
+    p = hal_dw._params(ctx)
+    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    n, h, w, _ = nhwc_shape(inp.shape, p.nchw)
+    _, fh, fw, o = fi.shape
+    (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, fh, fw)
+    dt = code(inp)
+    quant = dt in ("u8", "i8")
+    lo, hi = act_args(ctx, p.idx["fused activation"], out)
+    requant = _gemm.requant_buffers(b, ctx, o, inp, fi) if quant else []
+    b.launch("depthwise_conv2d", "depthwise", {"dt": dt, "fdt": code(fi)}, (o, ow, n * oh),
+             [In(0), In(1), In(2), Out(0), *requant,
+              *[i32(v) for v in (h, w, o, p.extra[0], oh, fh, fw, p.stride_h, p.stride_w,
+                                 p.dil_h, p.dil_w, top, left,
+                                 *layout_strides(inp.shape, p.nchw),
+                                 *layout_strides(out.shape, p.nchw), _gemm.zero_of(inp),
+                                 _gemm.zero_of(fi), _gemm.zero_of(out))], lo, hi])
+
+
+register_kernel("DEPTHWISE_CONV_2D", family="depthwise_conv2d", support=support_conv,
+                plan=plan)
