@@ -1,0 +1,59 @@
+"""TRANSPOSE_CONV_2D on OpenCL: a GEMM then a gather (transpose_conv2d.cl.mako).
+
+1. cols[m, oc * fh * fw + tap] = sum_c (x[m, c] - x_zp) * (w[oc, tap, c] - w_zp) for every
+   input pixel m, on the shared GEMM (A = the NHWC input in place, or packed from NCHW; B =
+   the filter as [c, o * fh * fw], packed once, or on the device when it is a model input;
+   raw float / int32 accumulators).
+2. col2im: each output element sums the taps that land on it, adds the bias and applies the
+   fused activation or the reference requantization (per-tensor or per-channel).
+"""
+
+from __future__ import annotations
+
+from clnn.kernels import _gemm
+from clnn.kernels.conv2d import layout_strides, support_conv
+from clnn.kernels.registry import In, Out, register_kernel
+from clnn.kernels.support import act_args, code, i32
+from hal.operations import transpose_conv2d as hal_tc
+from hal.operations.conv2d import nhwc_shape
+
+
+def plan(ctx, b):
+    p = hal_tc._params(ctx)
+    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    n, h, w, c = nhwc_shape(inp.shape, p.nchw)
+    o, fh, fw, _ = fi.shape
+    top, left, oh, ow = hal_tc._geometry(ctx, p, h, w, fh, fw)
+    dt = code(inp)
+    quant = dt in ("u8", "i8")
+    M, N, K = n * h * w, o * fh * fw, c
+    tile = _gemm.pick_tile(N)
+    mr, nr = tile[0], tile[1] * tile[2]
+    if fi.value is not None:
+        bt = fi.value.reshape(N, K).T[None]
+        bpk = _gemm.device_buffer(b, _gemm.pack_weights(bt, nr, quant, _gemm.zero_of(fi)))
+    else:
+        bpk, _ = _gemm.launch_pack_b(b, dt=code(fi), y=In(1), N=N, K=K, nr=nr, sk=1, sn=K,
+                                     zb=_gemm.zero_of(fi))
+    za = _gemm.zero_of(inp)
+    if p.nchw:
+        a = _gemm.scratch(b, _gemm.ceil_to(max(M, 1), mr) * K * inp.dtype.itemsize)
+        _gemm.launch_im2col(b, dt=dt, x=In(0), dst=a, mr=mr, M=M, K=K, oh=h, ow=w, H=h, W=w,
+                            cg=c, fw=1, strides_nyxc=layout_strides(inp.shape, True),
+                            padv=za)
+        amode = "packed"
+    else:
+        a, amode = In(0), "rows"
+    cols = _gemm.scratch(b, M * N * 4)
+    _gemm.launch_gemm(b, dt=dt, odt="i32" if quant else "f32", a=a, bpk=bpk, c=cols, M=M,
+                      N=N, K=K, tile=tile, amode=amode, sam=c, sak=1, ldc=N, epi="acc", za=za)
+    lo, hi = act_args(ctx, p.idx["fused activation"], out)
+    requant = _gemm.requant_buffers(b, ctx, o, inp, fi) if quant else []
+    b.launch("transpose_conv2d", "col2im", {"dt": dt}, (o, ow, n * oh),
+             [cols, i32(0), In(2), Out(0), *requant,
+              *[i32(v) for v in (h, w, o, oh, fh, fw, p.stride_h, p.stride_w, top, left,
+                                 *layout_strides(out.shape, p.nchw), _gemm.zero_of(out))],
+              lo, hi])
+
+
+register_kernel("TRANSPOSE_CONV_2D", family="transpose_conv2d", support=support_conv, plan=plan)
