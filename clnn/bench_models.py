@@ -1,0 +1,99 @@
+"""``clnn bench models``: every MediaPipe model (clnn.models) on the OpenCL device and with
+ai-edge-litert (2 threads) in the same run: median latency of each, their ratio (clnn /
+litert; above 1 means clnn is slower) and the max error against litert.
+
+Each model: import, prepare (not timed), one warm-up, then ``--iterations`` timed runs on
+clnn, then the same on litert, with the same seeded random input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from clnn.models import MODELS, NEEDS_MEDIAPIPE_OPS, FetchError, fetch
+from clnn.run import (
+    LITERT_THREADS,
+    ClnnRunner,
+    LiteRtRunner,
+    compare,
+    latency_stats,
+    open_named_device,
+    random_inputs,
+)
+
+
+def bench_model(path: str, device, iterations: int) -> dict:
+    from clnn.tflite import load
+
+    row: dict = {"model": os.path.basename(path)}
+    try:
+        litert = LiteRtRunner(path, LITERT_THREADS)
+    except Exception as e:  # not loadable by TFLite itself: nothing to compare with
+        row["error"] = f"ai-edge-litert cannot load it: {str(e).splitlines()[0]}"
+        return row
+    try:
+        imported = load(path)
+        inputs = random_inputs(imported)
+        runner = ClnnRunner(imported, device)
+        outs, times = runner.latency(inputs, iterations)
+    except Exception as e:  # report and go on with the next model
+        row["error"] = f"clnn: {type(e).__name__}: {getattr(e, 'reason', e)}"
+        return row
+    ref, ref_times = litert.latency(imported, inputs, iterations)
+    errs = compare(outs, ref)
+    clnn_ms = latency_stats(times)["median_ms"]
+    litert_ms = latency_stats(ref_times)["median_ms"]
+    row.update({"operations": len(imported.model.main.operations),
+                "prepare_s": round(runner.prepare_s, 3),
+                "clnn_ms": round(clnn_ms, 3), "litert_ms": round(litert_ms, 3),
+                "ratio": round(clnn_ms / litert_ms, 2),
+                "max_abs_err": max(e["max_abs_err"] for e in errs),
+                "max_rel_err": max(e["max_rel_err"] for e in errs),
+                "within_tolerance": all(e["within_tolerance"] for e in errs)})
+    return row
+
+
+def run_models_bench(iterations: int = 20, as_json: bool = False, names=None,
+                     device_name: str = "opencl") -> int:
+    try:
+        paths = fetch(names, say=lambda m: print(m, file=sys.stderr))
+    except (FetchError, KeyError) as e:
+        print(f"clnn bench models: {e}", file=sys.stderr)
+        return 1
+    try:
+        device = open_named_device(device_name)
+    except Exception as e:
+        print(f"clnn bench models: cannot open the {device_name} device: {e}", file=sys.stderr)
+        return 1
+    rows = []
+    for name in sorted(paths):
+        if name in NEEDS_MEDIAPIPE_OPS and names is None:
+            rows.append({"model": name, "error": "skipped: needs MediaPipe custom operators "
+                         "(ai-edge-litert cannot load it either)"})
+            continue
+        rows.append(bench_model(paths[name], device, iterations))
+        if not as_json:
+            _print_row(rows[-1])
+    result = {"device": device.name, "litert_threads": LITERT_THREADS,
+              "iterations": iterations, "models": rows}
+    if as_json:
+        print(json.dumps(result, indent=1))
+    else:
+        print(f"device: {device.name}; ai-edge-litert with {LITERT_THREADS} threads; median "
+              f"of {iterations} runs; ratio = clnn / litert")
+    ok = all(r.get("within_tolerance") for r in rows if r["model"] not in NEEDS_MEDIAPIPE_OPS)
+    return 0 if ok else 1
+
+
+def _print_row(r: dict):
+    if "error" in r:
+        print(f"{r['model']:40} {r['error']}")
+        return
+    print(f"{r['model']:40} clnn {r['clnn_ms']:9.2f} ms  litert {r['litert_ms']:8.2f} ms  "
+          f"ratio {r['ratio']:6.2f}  max err {r['max_abs_err']:.2e} "
+          f"({'ok' if r['within_tolerance'] else 'OUT OF TOLERANCE'})")
+
+
+__all__ = ["MODELS", "bench_model", "run_models_bench"]

@@ -1,0 +1,274 @@
+"""``clnn run MODEL.tflite``: import a TFLite model, run it on a device, report outputs,
+latency, an optional per-operation profile and an optional comparison.
+
+    clnn run model.tflite [--device reference|opencl] [--input NAME=FILE.npy ...]
+             [--iterations N] [--compare reference|litert] [--profile] [--json]
+
+Inputs are random by default (seeded: floats uniform in [0, 1), integers over their range).
+Latency is the median (and min, max, spread) of N executions after one warm-up. ``--profile``
+(OpenCL) sums the OpenCL profiling events of every kernel per operation over the timed runs.
+``--compare`` reports max |a - b| and max |a - b| / max |b| per output against the reference
+device or ai-edge-litert (TFLite's runtime, the ``bench`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from hal.builder import make_request, read_outputs
+from hal.errors import ErrorStatus, HalError
+
+SEED = 20240607
+LITERT_THREADS = 2
+
+
+def random_inputs(imported, seed: int = SEED) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for io in imported.inputs:
+        dt = np.dtype(io.dtype)
+        shape = tuple(d or 1 for d in io.shape)
+        if dt.kind == "f":
+            arrays.append(rng.random(shape, dtype=np.float32).astype(dt))
+        elif dt.kind == "b":
+            arrays.append(rng.random(shape) < 0.5)
+        else:
+            info = np.iinfo(dt)
+            lo, hi = (0, 10) if dt == np.int32 else (info.min, info.max)
+            arrays.append(rng.integers(lo, hi, shape, endpoint=True).astype(dt))
+    return arrays
+
+
+def parse_inputs(imported, specs, seed: int = SEED) -> list[np.ndarray]:
+    """``NAME=FILE.npy`` (NAME: a TFLite input name or its position) over random inputs."""
+    arrays = random_inputs(imported, seed)
+    names = [io.name for io in imported.inputs]
+    for spec in specs or ():
+        name, sep, path = spec.partition("=")
+        if not sep:
+            raise ValueError(f"--input {spec!r}: expected NAME=FILE.npy")
+        if name in names:
+            k = names.index(name)
+        elif name.isdigit() and int(name) < len(names):
+            k = int(name)
+        else:
+            raise ValueError(f"--input {spec!r}: no input named {name!r} (inputs: "
+                             f"{', '.join(names)})")
+        arrays[k] = np.load(path).astype(imported.inputs[k].dtype)
+    return arrays
+
+
+def open_named_device(name: str, profiling: bool = False):
+    from clnn.devices import open_device
+
+    if name == "opencl":
+        return open_device("opencl", profiling=profiling)
+    return open_device(name)
+
+
+class ClnnRunner:
+    """A prepared imported model on a device, with a reusable request."""
+
+    def __init__(self, imported, device):
+        self.imported = imported
+        self.device = device
+        t0 = time.perf_counter()
+        self.prepared = device.prepare_model(imported.model)
+        self.prepare_s = time.perf_counter() - t0
+
+    def run(self, inputs) -> tuple[list[np.ndarray], float]:
+        """One execution: (outputs, seconds)."""
+        model = self.imported.model
+        req = make_request(model, inputs)
+        t0 = time.perf_counter()
+        r = self.prepared.execute_synchronously(req)
+        dt = time.perf_counter() - t0
+        if r.status != ErrorStatus.NONE:
+            raise HalError(f"execution failed: {r.message or r.status.name}", r.status)
+        return read_outputs(model, req, r.output_shapes), dt
+
+    def latency(self, inputs, iterations: int) -> tuple[list[np.ndarray], list[float]]:
+        outs, _ = self.run(inputs)  # warm-up (plans, builds)
+        times = []
+        for _ in range(iterations):
+            outs, dt = self.run(inputs)
+            times.append(dt)
+        return outs, times
+
+
+class LiteRtRunner:
+    """ai-edge-litert's Interpreter on the same model file."""
+
+    def __init__(self, path: str, threads: int = LITERT_THREADS):
+        try:
+            from ai_edge_litert.interpreter import Interpreter
+        except ImportError as e:
+            raise RuntimeError("--compare litert needs ai-edge-litert (pip install "
+                               "'clnn[bench]')") from e
+        self.interpreter = Interpreter(model_path=path, num_threads=threads)
+        self.interpreter.allocate_tensors()
+
+    def run(self, imported, inputs) -> tuple[list[np.ndarray], float]:
+        it = self.interpreter
+        by_index = {d["index"]: d for d in it.get_input_details()}
+        for io, x in zip(imported.inputs, inputs):
+            it.set_tensor(io.tensor, np.asarray(x, by_index[io.tensor]["dtype"]))
+        t0 = time.perf_counter()
+        it.invoke()
+        dt = time.perf_counter() - t0
+        return [it.get_tensor(io.tensor) for io in imported.outputs], dt
+
+    def latency(self, imported, inputs, iterations: int):
+        outs, _ = self.run(imported, inputs)
+        times = []
+        for _ in range(iterations):
+            outs, dt = self.run(imported, inputs)
+            times.append(dt)
+        return outs, times
+
+
+def latency_stats(times: list[float]) -> dict:
+    ms = sorted(t * 1e3 for t in times)
+    q = np.percentile(ms, [10, 90]) if ms else (0.0, 0.0)
+    return {"median_ms": statistics.median(ms), "min_ms": ms[0], "max_ms": ms[-1],
+            "p10_ms": float(q[0]), "p90_ms": float(q[1]), "iterations": len(ms)}
+
+
+def compare(outputs, expected) -> list[dict]:
+    """Per output: max |a - b|, max |a - b| / max |b|, and whether |a - b| <= 1e-4 + 1e-3 *
+    max |b| holds everywhere (b: the expected output)."""
+    rows = []
+    for a, b in zip(outputs, expected):
+        a = np.asarray(a, np.float64)
+        b = np.asarray(b, np.float64).reshape(a.shape)
+        err = float(np.max(np.abs(a - b))) if a.size else 0.0
+        scale = float(np.max(np.abs(b))) if b.size else 0.0
+        rows.append({"max_abs_err": err, "max_rel_err": err / scale if scale else err,
+                     "within_tolerance": err <= 1e-4 + 1e-3 * scale})
+    return rows
+
+
+def profile(runner: ClnnRunner, inputs, iterations: int) -> list[dict]:
+    """Per operation: kernel time from OpenCL profiling events summed over ``iterations``."""
+    pm = runner.prepared
+    if not hasattr(pm, "run"):
+        raise RuntimeError("--profile needs the OpenCL device")
+    sg = runner.imported.model.main
+    values = [np.asarray(x) for x in inputs]
+    per_op: dict[int, float] = {}
+    launches: dict[int, set] = {}
+    for _ in range(iterations):
+        events = []
+        with np.errstate(all="ignore"):
+            pm.run(values, events=events)
+        for launch, ev in events:
+            ns = ev.profile.end - ev.profile.start
+            per_op[launch.op_index] = per_op.get(launch.op_index, 0.0) + ns * 1e-9
+            launches.setdefault(launch.op_index, set()).add(launch.name)
+    total = sum(per_op.values()) or 1.0
+    rows = [{"operation": k, "type": sg.operations[k].type.name,
+             "kernels": sorted(launches[k]), "ms": per_op[k] * 1e3 / iterations,
+             "share": per_op[k] / total} for k in per_op]
+    rows.sort(key=lambda r: -r["ms"])
+    on_cl = set(per_op)
+    host = [k for k in range(len(sg.operations)) if k not in on_cl]
+    if host:
+        rows.append({"operation": None, "type": f"{len(host)} operations without kernel time "
+                     "(reference fallback or empty)", "kernels": [], "ms": 0.0, "share": 0.0})
+    return rows
+
+
+def _stats(a: np.ndarray) -> str:
+    if a.size == 0:
+        return "empty"
+    f = a.astype(np.float64)
+    return (f"min {f.min():.4g}  max {f.max():.4g}  mean {f.mean():.4g}  "
+            f"std {f.std():.4g}")
+
+
+def run_model(path: str, device: str = "reference", input_specs=(), iterations: int = 10,
+              compare_with: str | None = None, do_profile: bool = False,
+              as_json: bool = False, top: int = 15) -> int:
+    from clnn.tflite import TfliteImportError, load
+
+    try:
+        imported = load(path)
+    except (OSError, TfliteImportError) as e:
+        print(f"clnn run: cannot import {path}: {e}", file=sys.stderr)
+        return 1
+    try:
+        inputs = parse_inputs(imported, input_specs)
+        runner = ClnnRunner(imported, open_named_device(device, profiling=do_profile))
+        outputs, times = runner.latency(inputs, max(iterations, 1))
+    except (ValueError, OSError, HalError) as e:
+        print(f"clnn run: {getattr(e, 'reason', e)}", file=sys.stderr)
+        return 1
+    report = {"model": os.path.basename(path), "device": runner.device.name,
+              "operations": len(imported.model.main.operations),
+              "prepare_s": runner.prepare_s, "latency": latency_stats(times),
+              "inputs": [{"name": io.name, "shape": list(x.shape), "dtype": str(x.dtype)}
+                         for io, x in zip(imported.inputs, inputs)],
+              "outputs": [{"name": io.name, "shape": list(o.shape), "dtype": str(o.dtype),
+                           "stats": _stats(o)} for io, o in zip(imported.outputs, outputs)]}
+    status = 0
+    if compare_with:
+        try:
+            if compare_with == "litert":
+                expected, _ = LiteRtRunner(path).run(imported, inputs)
+            else:
+                expected, _ = ClnnRunner(imported, open_named_device("reference")).run(inputs)
+        except (RuntimeError, ValueError, HalError) as e:
+            print(f"clnn run: --compare {compare_with}: {getattr(e, 'reason', e)}",
+                  file=sys.stderr)
+            return 1
+        rows = compare(outputs, expected)
+        for row, out in zip(rows, report["outputs"]):
+            out["compare"] = row
+        report["compare_with"] = compare_with
+        status = 0 if all(r["within_tolerance"] for r in rows) else 1
+    if do_profile:
+        try:
+            report["profile"] = profile(runner, inputs, max(iterations, 1))
+        except RuntimeError as e:
+            print(f"clnn run: {e}", file=sys.stderr)
+            return 1
+    if as_json:
+        print(json.dumps(report, indent=1))
+        return status
+    _print_report(report, top)
+    return status
+
+
+def _print_report(report: dict, top: int):
+    lat = report["latency"]
+    print(f"{report['model']} on {report['device']}: {report['operations']} operations, "
+          f"prepared in {report['prepare_s']:.2f} s")
+    for x in report["inputs"]:
+        print(f"  input  {x['name']}: {x['shape']} {x['dtype']}")
+    for o in report["outputs"]:
+        print(f"  output {o['name']}: {o['shape']} {o['dtype']}  {o['stats']}")
+        if "compare" in o:
+            c = o["compare"]
+            print(f"         vs {report['compare_with']}: max abs err {c['max_abs_err']:.3g}, "
+                  f"max rel err {c['max_rel_err']:.3g} "
+                  f"({'ok' if c['within_tolerance'] else 'OUT OF TOLERANCE'})")
+    print(f"latency: median {lat['median_ms']:.3f} ms over {lat['iterations']} runs "
+          f"(min {lat['min_ms']:.3f}, p10 {lat['p10_ms']:.3f}, p90 {lat['p90_ms']:.3f}, "
+          f"max {lat['max_ms']:.3f})")
+    if "profile" in report:
+        rows = report["profile"]
+        total = sum(r["ms"] for r in rows)
+        print(f"kernel time per run: {total:.3f} ms; top operations:")
+        print(f"  {'op':>5}  {'type':24} {'ms':>9} {'share':>7}  kernels")
+        for r in rows[:top]:
+            k = "" if r["operation"] is None else str(r["operation"])
+            print(f"  {k:>5}  {r['type'][:24]:24} {r['ms']:9.3f} {100 * r['share']:6.1f}%  "
+                  f"{', '.join(r['kernels'])}")
+        if rows and rows[-1]["operation"] is None and len(rows) > top:
+            print(f"         {rows[-1]['type']}")
