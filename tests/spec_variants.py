@@ -1,0 +1,122 @@
+"""Derive spec variations the public corpus lacks from its tests (read at run time from
+``../shared/cts/public``; nothing of the corpus is stored here).
+
+- :func:`to_signed`: a QUANT8_ASYMM test as QUANT8_ASYMM_SIGNED: every TENSOR_QUANT8_ASYMM
+  operand gets zeroPoint - 128 and data - 128, goldens included. The spec defines the signed
+  type as the unsigned one shifted by 128, so the shifted goldens stay correct (+-1).
+- :func:`to_float16`: a TENSOR_FLOAT32 test as TENSOR_FLOAT16 (FLOAT32 scalars as FLOAT16),
+  inputs and constants rounded to float16; the goldens stay (the CTS float16 tolerance).
+- :func:`to_relaxed`: a float32 test with relaxComputationFloat32toFloat16 set.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+CORPUS = Path(os.environ.get("CLNN_CTS_CORPUS",
+                             Path(__file__).resolve().parents[1].parent / "shared/cts/public"))
+
+#: operations whose quantized operands are not "real value = scale * (q - zp)" data:
+#: CAST converts raw values; RANDOM_MULTINOMIAL is random; LSH_PROJECTION hashes raw bytes.
+NOT_SHIFT_INVARIANT = {"CAST", "RANDOM_MULTINOMIAL", "LSH_PROJECTION", "QUANTIZED_16BIT_LSTM",
+                       "HASHTABLE_LOOKUP"}
+
+
+@lru_cache(maxsize=1)
+def corpus_tests() -> tuple:
+    """(spec, test) for every corpus test; empty when there is no corpus."""
+    out = []
+    if not CORPUS.is_dir():
+        return ()
+    for path in sorted(CORPUS.glob("*.json.gz")):
+        with gzip.open(path, "rt") as f:
+            doc = json.load(f)
+        out.extend((doc["spec"], t) for t in doc["tests"])
+    return tuple(out)
+
+
+def _subgraphs(test):
+    return [test["main"], *test.get("referenced", [])]
+
+
+def op_types(test) -> set[str]:
+    return {op["type"] for sg in _subgraphs(test) for op in sg["operations"]}
+
+
+def operand_types(test) -> set[str]:
+    return {o["type"] for sg in _subgraphs(test) for o in sg["operands"]}
+
+
+def to_signed(test: dict) -> dict | None:
+    types = operand_types(test)
+    if "TENSOR_QUANT8_ASYMM" not in types or "TENSOR_QUANT8_ASYMM_SIGNED" in types:
+        return None
+    if op_types(test) & NOT_SHIFT_INVARIANT:
+        return None
+    t = copy.deepcopy(test)
+    t["name"] = test["name"] + "__as_signed"
+    for sg in _subgraphs(t):
+        for o in sg["operands"]:
+            if o["type"] != "TENSOR_QUANT8_ASYMM":
+                continue
+            o["type"] = "TENSOR_QUANT8_ASYMM_SIGNED"
+            o["zeroPoint"] = int(o.get("zeroPoint", 0)) - 128
+            if o.get("data") is not None and o["lifetime"] != "SUBGRAPH":
+                o["data"] = [int(v) - 128 for v in o["data"]]
+        for op in sg["operations"]:
+            if op["type"] == "PAD_V2":  # the pad value is a quantized value of the tensor
+                pad = sg["operands"][op["inputs"][2]]
+                if pad.get("data") is not None:
+                    pad["data"] = [int(v) - 128 for v in pad["data"]]
+    return t
+
+
+#: LSH_PROJECTION hashes the bytes of its float16 values (a different function of them)
+NOT_FLOAT16_INVARIANT = {"LSH_PROJECTION", "RANDOM_MULTINOMIAL"}
+_F16 = {"TENSOR_FLOAT32": "TENSOR_FLOAT16", "FLOAT32": "FLOAT16"}
+
+
+def to_float16(test: dict) -> dict | None:
+    types = operand_types(test)
+    if "TENSOR_FLOAT32" not in types or "TENSOR_FLOAT16" in types or "FLOAT16" in types:
+        return None
+    if test.get("isRelaxed") or op_types(test) & NOT_FLOAT16_INVARIANT:
+        return None
+    t = copy.deepcopy(test)
+    t["name"] = test["name"] + "__as_float16"
+    for sg in _subgraphs(t):
+        opnds = sg["operands"]
+        # FLOAT32 scalars become FLOAT16 only beside float tensors (quantized BOX_WITH_NMS_LIMIT
+        # keeps FLOAT32 parameters)
+        keep = {i for op in sg["operations"] for i in op["inputs"]
+                if opnds[i]["type"] == "FLOAT32"
+                and not any(opnds[j]["type"] == "TENSOR_FLOAT32"
+                            for j in op["inputs"] + op["outputs"])}
+        for i, o in enumerate(opnds):
+            if o["type"] not in _F16 or i in keep:
+                continue
+            o["type"] = _F16[o["type"]]
+            if o.get("data") is None or o["lifetime"] == "SUBGRAPH":
+                continue
+            vals = np.asarray(o["data"], dtype=np.float64)
+            if np.any(np.abs(vals[np.isfinite(vals)]) > 65504):
+                return None  # out of the float16 range
+            if o["lifetime"] != "SUBGRAPH_OUTPUT":  # goldens keep their values
+                o["data"] = [float(v) for v in vals.astype(np.float16)]
+    return t
+
+
+def to_relaxed(test: dict) -> dict | None:
+    if "TENSOR_FLOAT32" not in operand_types(test) or test.get("isRelaxed"):
+        return None
+    t = copy.deepcopy(test)
+    t["name"] = test["name"] + "__as_relaxed"
+    t["isRelaxed"] = True
+    return t
