@@ -1,0 +1,28 @@
+"""CHANNEL_SHUFFLE on OpenCL: one strided copy (template channel_shuffle.cl.mako). Every type
+of the HAL signatures, any axis; num_groups and axis are read on the host at planning."""
+
+from __future__ import annotations
+
+from clnn.kernels.registry import In, Out, register_kernel
+from clnn.kernels.support import ANY_STORED, launch_strided_copy, numel, types_in
+
+
+def support(ctx):
+    return types_in(ctx, 0, ANY_STORED)
+
+
+def plan(ctx, b):
+    shape = ctx.inputs[0].shape
+    groups = int(ctx.scalar(1))
+    axis = int(ctx.scalar(2)) % len(shape)
+    outer, c, inner = numel(shape[:axis]), int(shape[axis]), numel(shape[axis + 1:])
+    size = c // groups
+    # output channel k * groups + g reads input channel g * size + k: iterate over the output
+    # as [outer, size, groups, inner]
+    launch_strided_copy(b, "channel_shuffle", In(0), Out(0), [outer, size, groups, inner],
+                        [c * inner, inner, size * inner, 1],
+                        [c * inner, groups * inner, inner, 1])
+
+
+register_kernel("CHANNEL_SHUFFLE", family="channel_shuffle", support=support, plan=plan,
+                host_inputs=[1, 2])
