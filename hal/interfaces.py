@@ -52,16 +52,28 @@ class PreparedModel(abc.ABC):
                               loop_timeout_duration: int | None = None) -> ExecutionResult:
         """Run the request. ``deadline`` is a time.monotonic_ns() value; durations are ns."""
 
+    # asynchronous, fenced and burst executions run on execute_synchronously: hal/execution.py
     def execute(self, request, measure=MeasureTiming.NO, deadline=None,
                 loop_timeout_duration=None, callback=None):
-        return _not_implemented("execute (asynchronous)")
+        """Returns ``Launched(status, callback)`` at once; ``callback.wait()`` gives the
+        ExecutionResult."""
+        from hal.execution import execute_async
+
+        return execute_async(self, request, measure, deadline, loop_timeout_duration, callback)
 
     def execute_fenced(self, request, wait_for=(), measure=MeasureTiming.NO, deadline=None,
                        loop_timeout_duration=None, timeout_after_fence=None):
-        return _not_implemented("execute_fenced")
+        """Returns ``FencedLaunch(status, sync_fence, callback)``."""
+        from hal.execution import execute_fenced
+
+        return execute_fenced(self, request, wait_for, measure, deadline,
+                              loop_timeout_duration, timeout_after_fence)
 
     def configure_execution_burst(self):
-        return _not_implemented("configure_execution_burst")
+        """A :class:`hal.execution.Burst` (memory pools cached by slot)."""
+        from hal.execution import configure_burst
+
+        return configure_burst(self)
 
 
 def _not_implemented(what: str) -> ExecutionResult:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from hal.builder import ModelBuilder, make_request, read_outputs
-from hal.errors import ErrorStatus, GeneralFailure, HalError, InvalidArgument
+from hal.errors import ErrorStatus, HalError, InvalidArgument
 from hal.reference import ReferenceDevice
 from hal.types import (
     UINT64_MAX,
@@ -556,25 +556,6 @@ def test_timing(device):
     status, shapes, timing = prepared.execute_synchronously(req)
     assert status == ErrorStatus.NONE and shapes[0].dimensions == (64, 64)
     assert timing.time_on_device == UINT64_MAX
-
-
-def test_not_implemented_paths_answer_general_failure():
-    m, req = _request()
-    dev = ReferenceDevice()
-    prepared = dev.prepare_model(m)
-    for result in (prepared.execute(req), prepared.execute_fenced(req),
-                   prepared.configure_execution_burst()):
-        assert result.status == ErrorStatus.GENERAL_FAILURE
-        assert "not implemented" in result.message
-        assert result.timing == Timing()
-    with pytest.raises(GeneralFailure) as e:
-        dev.prepare_model_from_cache()
-    assert "caching" in e.value.reason
-    with pytest.raises(GeneralFailure) as e:
-        dev.allocate(None, [prepared], [], [])
-    assert "not implemented" in e.value.reason
-    assert dev.get_number_of_cache_files_needed() == (0, 0)
-    assert dev.get_supported_extensions() == []
 
 
 def test_execution_general_failure_is_reported_not_raised(device):

@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from hal import __version__
+from hal import compilation_cache as cache
 from hal.errors import ErrorStatus, GeneralFailure, HalError, InvalidArgument, MissedDeadline
 from hal.interfaces import (
     LOOP_TIMEOUT_DEFAULT_NS,
@@ -15,6 +16,7 @@ from hal.interfaces import (
     ExecutionResult,
     PreparedModel,
 )
+from hal.memory_domain import DeviceBuffer, allocate_host_buffer, validate_execution_request
 from hal.reference.executor import Executor, shapes_compatible
 from hal.types import (
     NO_TIMING,
@@ -31,7 +33,7 @@ from hal.types import (
     Request,
     Timing,
 )
-from hal.validation import request_dimensions, validate_model, validate_request
+from hal.validation import request_dimensions, validate_model
 from hal.values import array_from_bytes, array_to_bytes, pool_view
 
 
@@ -55,6 +57,10 @@ def read_inputs(model: Model, request: Request) -> list[np.ndarray | None]:
             continue
         op = sg.operands[i]
         dims = request_dimensions(f"request input {k}", op, arg.dimensions)
+        pool = request.pools[arg.location.pool_index]
+        if isinstance(pool, DeviceBuffer):  # a device memory (memory domains)
+            arrays.append(pool.read(f"request input {k}", dims))
+            continue
         view = pool_view(request.pools, arg.location.pool_index, f"request input {k}")
         loc = arg.location
         arrays.append(array_from_bytes(view[loc.offset: loc.offset + loc.length], op.type,
@@ -73,6 +79,11 @@ def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
         if arg.dimensions and not shapes_compatible(arg.dimensions, arr.shape):
             raise GeneralFailure(f"output {k} has shape {list(arr.shape)}, the request "
                                  f"declared {list(arg.dimensions)}")
+        pool = request.pools[arg.location.pool_index]
+        if isinstance(pool, DeviceBuffer):  # sized by the device: always sufficient
+            pool.check_fits(f"output {k}", arr.shape)
+            shapes.append(OutputShape(tuple(int(d) for d in arr.shape), True))
+            continue
         data = array_to_bytes(arr)
         ok = len(data) <= arg.location.length
         sufficient &= ok
@@ -80,6 +91,10 @@ def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
     if not sufficient:
         return ErrorStatus.OUTPUT_INSUFFICIENT_SIZE, shapes
     for arg, arr in zip(request.outputs, outputs):
+        pool = request.pools[arg.location.pool_index]
+        if isinstance(pool, DeviceBuffer):
+            pool.write(arr)
+            continue
         data = array_to_bytes(arr)
         view = pool_view(request.pools, arg.location.pool_index, "request output")
         view[arg.location.offset: arg.location.offset + len(data)] = data
@@ -100,11 +115,19 @@ class ReferencePreparedModel(PreparedModel):
         self.model = model
         self.executor = Executor(model)
 
+    def _execution_executor(self) -> Executor:
+        """An Executor per execution (deadline and loop state belong to one execution) that
+        shares the constants read once: executions of one prepared model run concurrently."""
+        ex = Executor(self.model)
+        ex._constants = self.executor._constants
+        ex.rng = self.executor.rng
+        return ex
+
     def execute_synchronously(self, request, measure=MeasureTiming.NO, deadline=None,
                               loop_timeout_duration=None) -> ExecutionResult:
         t0 = time.perf_counter_ns()
         try:
-            validate_request(request, self.model)
+            validate_execution_request(self, request)
             if measure not in tuple(MeasureTiming):
                 raise InvalidArgument(f"measure {measure} is not a valid MeasureTiming")
             timeout = loop_timeout(loop_timeout_duration)
@@ -112,7 +135,7 @@ class ReferencePreparedModel(PreparedModel):
                 raise MissedDeadline("the deadline passed before the execution started",
                                      ErrorStatus.MISSED_DEADLINE_TRANSIENT)
             inputs = read_inputs(self.model, request)
-            ex = self.executor
+            ex = self._execution_executor()
             ex.deadline_ns = deadline
             ex.loop_timeout_ns = timeout
             t1 = time.perf_counter_ns()
@@ -156,8 +179,41 @@ class ReferenceDevice(Device):
     def prepare_model(self, model, preference=None, priority=Priority.MEDIUM, deadline=None,
                       model_cache=(), data_cache=(), token=None) -> PreparedModel:
         check_prepare_args(priority, deadline)
+        save = cache.cache_requested(self.get_number_of_cache_files_needed(), model_cache,
+                                     data_cache, token)
         validate_model(model)
-        return ReferencePreparedModel(model)
+        prepared = ReferencePreparedModel(model)
+        if save:  # the cache holds the validated model: a restore skips nothing else
+            try:
+                cache.save(model_cache, data_cache, token,
+                           [cache.dumps(("reference", cache.portable_model(model)))], [])
+            except OSError:  # the HAL lets a driver fail to save silently
+                pass
+        return prepared
+
+    def prepare_model_from_cache(self, deadline=None, model_cache=(), data_cache=(),
+                                 token=None) -> PreparedModel:
+        check_prepare_args(Priority.MEDIUM, deadline)
+        (payload,), _ = cache.load(model_cache, data_cache, token,
+                                   self.get_number_of_cache_files_needed())
+        entry = cache.loads(payload)
+        if not (isinstance(entry, tuple) and len(entry) == 2 and entry[0] == "reference"
+                and isinstance(entry[1], Model)):
+            raise GeneralFailure("the model cache does not hold a reference-device model")
+        try:
+            validate_model(entry[1])
+        except HalError as e:
+            raise GeneralFailure(f"the cached model is not valid: {e.reason}") from None
+        return ReferencePreparedModel(entry[1])
+
+    def get_number_of_cache_files_needed(self) -> tuple[int, int]:
+        return 1, 0
+
+    def allocate(self, descriptor, prepared_models, input_roles, output_roles):
+        """A device memory in host memory (see hal.memory_domain)."""
+        return allocate_host_buffer(self, descriptor, prepared_models, input_roles,
+                                    output_roles,
+                                    owns=lambda pm: isinstance(pm, ReferencePreparedModel))
 
     def get_type(self) -> DeviceType:
         return DeviceType.CPU
