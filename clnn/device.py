@@ -117,8 +117,14 @@ class ClDevice(Device):
                 f"device {d.name.strip()} ({d.version.strip()}); driver {d.driver_version}")
 
     def get_capabilities(self) -> Capabilities:
-        # placeholder until measured capabilities land: the reference's numbers for the types
-        # the kernels take, FLT_MAX for the others
+        """Measured against the reference device once per (platform, device, driver, clnn
+        version) and cached (clnn/capabilities.py); the first call measures (under a minute)."""
+        from clnn.capabilities import load_or_measure, to_capabilities
+
+        try:
+            return to_capabilities(load_or_measure(self, progress=False))
+        except Exception:  # never fail a capabilities query: the static estimate below
+            pass
         one, never = PerformanceInfo(1.0, 1.0), PerformanceInfo()
         runs = {OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16,
                 OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED,

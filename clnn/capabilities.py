@@ -1,0 +1,374 @@
+"""Measured capabilities of the OpenCL device (``ClDevice.get_capabilities``,
+``clnn capabilities [--remeasure] [--json]``).
+
+NNAPI's PerformanceInfo is relative to the CPU: ``exec_time`` and ``power_usage`` are ratios
+where lower is better. Here every figure is measured against the reference (NumPy) device on the
+same workload in the same process:
+
+    exec_time(type)   = median execution time on this device / median on the reference device
+
+A workload per operand type is built in code (:func:`workloads`): MobileNet-style blocks
+(CONV_2D 3x3 stride 2 + RELU6, DEPTHWISE_CONV_2D 3x3, CONV_2D 1x1, residual ADD) for float32,
+float16, relaxed float32, quant8 asymm, quant8 signed and per-channel quant8 filters;
+elementwise chains for int32 (ADD, MUL, SUB) and bool8 (LOGICAL_AND / OR / NOT); IF choosing
+between two elementwise branches and a WHILE loop of eight iterations. An execution is
+``execute_synchronously`` of a prepared model (host copies in and out included), after one
+warm-up run; repetitions stop at 0.4 s or 15 runs per device, at least 3.
+
+Scalar types take the figure of their tensor type (they are parameters of the same
+operations). Types without a workload are those no OpenCL kernel takes (QUANT16, QUANT8_SYMM,
+OEM, ...): they get FLT_MAX, as NNAPI asks for types a driver cannot run.
+
+``power_usage`` is an estimate, not a measurement: both devices run on the same CPU cores
+(PoCL's pthread device and NumPy/OpenBLAS), so at equal package power the energy ratio equals
+the time ratio; power_usage = exec_time. The method is recorded in the JSON.
+
+Results are cached as JSON in ``$CLNN_CACHE_DIR`` (default ``~/.cache/clnn``) under
+``capabilities/<key>.json``, the key hashing (platform, device, driver version, clnn version,
+and whether unsupported operations fall back to the reference inside the prepared model):
+measured once per such combination, with raw timings, medians and spreads. A first
+measurement takes well under a minute and shows a tqdm progress bar.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+from hal import __version__
+from hal.builder import ModelBuilder, make_request
+from hal.types import (
+    FLT_MAX,
+    Capabilities,
+    OperandPerformance,
+    OperandType,
+    PerformanceInfo,
+)
+
+OT = OperandType
+SCHEMA = 1
+METHOD = {
+    "exec_time": "median execution time on the OpenCL device / median on the reference "
+                 "(NumPy) device, same workload, same process",
+    "power_usage": "estimated = exec_time ratio: both devices run on the same CPU cores, "
+                   "equal power assumed",
+}
+#: scalar operand types -> the tensor type whose figure they take
+SCALAR_OF = {OT.FLOAT32: OT.TENSOR_FLOAT32, OT.INT32: OT.TENSOR_INT32,
+             OT.UINT32: OT.TENSOR_INT32, OT.BOOL: OT.TENSOR_BOOL8,
+             OT.FLOAT16: OT.TENSOR_FLOAT16}
+MAX_SECONDS, MAX_RUNS, MIN_RUNS = 0.4, 15, 3
+
+
+# ----------------------------------------------------------------- workloads
+
+def _block(t: str, size: int, quant=None, per_channel=False, relaxed=False):
+    """MobileNet-style block on [1, size, size, 8]: conv 3x3/2 RELU6 to 32 channels,
+    depthwise 3x3 RELU6,
+    conv 1x1, residual ADD. quant: (signed) for quantized types."""
+    rng = np.random.default_rng(7)
+    b = ModelBuilder()
+    k, h = 32, size // 2
+    q = {} if quant is None else {"scale": 0.05, "zero_point": -3 if quant else 120}
+    qo = {} if quant is None else {"scale": 0.1, "zero_point": 2 if quant else 128}
+    x = b.input(t, [1, size, size, 8], **q)
+
+    def weights(shape, fan_in):
+        if quant is None:
+            w = rng.standard_normal(shape) * np.sqrt(2.0 / fan_in)
+            return b.constant(w.astype(np.float16 if t == "TENSOR_FLOAT16" else np.float32))
+        if per_channel and shape[0] != 1:
+            return b.constant(rng.integers(-127, 128, shape).astype(np.int8),
+                              "TENSOR_QUANT8_SYMM_PER_CHANNEL",
+                              channel_quant=([0.01] * shape[0], 0))
+        dt = np.int8 if quant else np.uint8
+        lo, hi = (-128, 128) if quant else (0, 256)
+        return b.constant(rng.integers(lo, hi, shape).astype(dt), t, scale=0.01,
+                          zero_point=0 if quant else 128)
+
+    def bias(n, in_scale, pc=per_channel):
+        if quant is None:
+            return b.constant(np.zeros(n, np.float16 if t == "TENSOR_FLOAT16" else np.float32))
+        return b.constant(rng.integers(-500, 500, n).astype(np.int32), "TENSOR_INT32",
+                          scale=0.0 if pc else float(np.float32(in_scale) * np.float32(0.01)))
+
+    same, relu6 = 1, 3
+    c1 = b.op("CONV_2D", [x, weights((k, 3, 3, 8), 72), bias(k, 0.05), b.int32(same),
+                          b.int32(2), b.int32(2), b.int32(relu6)], b.tensor(t, [1, h, h, k], **qo))
+    dw = b.op("DEPTHWISE_CONV_2D",
+              [c1, weights((1, 3, 3, k), 9), bias(k, 0.1, False), b.int32(same), b.int32(1),
+               b.int32(1), b.int32(1), b.int32(relu6)], b.tensor(t, [1, h, h, k], **qo))
+    pw = b.op("CONV_2D", [dw, weights((k, 1, 1, k), k), bias(k, 0.1), b.int32(same),
+                          b.int32(1), b.int32(1), b.int32(0)], b.tensor(t, [1, h, h, k], **qo))
+    b.op("ADD", [pw, c1, b.int32(0)], b.output(t, [1, h, h, k], **qo))
+    if relaxed:
+        b.relax_computation_float32_to_float16(True)
+    model = b.finish()
+    if quant is None:
+        xv = rng.standard_normal((1, size, size, 8)).astype(
+            np.float16 if t == "TENSOR_FLOAT16" else np.float32)
+    else:
+        xv = rng.integers(-128, 128, (1, size, size, 8)).astype(np.int8) if quant else \
+            rng.integers(0, 256, (1, size, size, 8)).astype(np.uint8)
+    return model, [xv]
+
+
+def _int32_chain(n: int):
+    b = ModelBuilder()
+    t = "TENSOR_INT32"
+    x, y = b.input(t, [1, n, n]), b.input(t, [1, n, n])
+    s = b.op("ADD", [x, y, b.int32(0)], b.tensor(t, [1, n, n]))
+    p = b.op("MUL", [s, x, b.int32(0)], b.tensor(t, [1, n, n]))
+    b.op("SUB", [p, y, b.int32(0)], b.output(t, [1, n, n]))
+    rng = np.random.default_rng(3)
+    return b.finish(), [rng.integers(-100, 100, (1, n, n)).astype(np.int32) for _ in (0, 1)]
+
+
+def _bool_chain(n: int):
+    b = ModelBuilder()
+    t = "TENSOR_BOOL8"
+    p, q = b.input(t, [1, n, n]), b.input(t, [1, n, n])
+    a = b.op("LOGICAL_AND", [p, q], b.tensor(t, [1, n, n]))
+    o = b.op("LOGICAL_OR", [a, p], b.tensor(t, [1, n, n]))
+    b.op("LOGICAL_NOT", [o], b.output(t, [1, n, n]))
+    rng = np.random.default_rng(4)
+    return b.finish(), [rng.random((1, n, n)) < 0.5 for _ in (0, 1)]
+
+
+def _elementwise(op: str, n: int):
+    b = ModelBuilder()
+    x = b.input("TENSOR_FLOAT32", [1, n, n])
+    y = b.output("TENSOR_FLOAT32", [1, n, n])
+    b.op(op, [x, b.constant(np.full(1, 1.5, np.float32)), b.int32(0)], y)
+    return b.finish()
+
+
+def _if(n: int):
+    b = ModelBuilder()
+    cond = b.input("TENSOR_BOOL8", [1])
+    x = b.input("TENSOR_FLOAT32", [1, n, n])
+    then_ref, else_ref = b.add_operand(OT.SUBGRAPH), b.add_operand(OT.SUBGRAPH)
+    b.set_operand_value_from_model(then_ref, _elementwise("ADD", n))
+    b.set_operand_value_from_model(else_ref, _elementwise("MUL", n))
+    b.op("IF", [cond, then_ref, else_ref, x], b.output("TENSOR_FLOAT32", [1, n, n]))
+    return b.finish(), [np.array([True]), np.ones((1, n, n), np.float32)]
+
+
+def _while(n: int, iterations: int = 8):
+    f32, i32 = "TENSOR_FLOAT32", "TENSOR_INT32"
+    c = ModelBuilder()
+    c.input(f32, [1, n, n])
+    ci, cn = c.input(i32, [1]), c.input(i32, [1])
+    c.op("LESS", [ci, cn], c.output("TENSOR_BOOL8", [1]))
+    body = ModelBuilder()
+    acc, bi = body.input(f32, [1, n, n]), body.input(i32, [1])
+    body.input(i32, [1])
+    body.op("ADD", [acc, body.constant(np.full(1, 1.5, np.float32)), body.int32(0)],
+            body.output(f32, [1, n, n]))
+    body.op("ADD", [bi, body.constant(np.ones(1, np.int32)), body.int32(0)],
+            body.output(i32, [1]))
+    b = ModelBuilder()
+    cref, bref = b.add_operand(OT.SUBGRAPH), b.add_operand(OT.SUBGRAPH)
+    b.set_operand_value_from_model(cref, c.finish())
+    b.set_operand_value_from_model(bref, body.finish())
+    x0, i0, lim = b.input(f32, [1, n, n]), b.input(i32, [1]), b.input(i32, [1])
+    b.op("WHILE", [cref, bref, x0, i0, lim], [b.output(f32, [1, n, n]), b.tensor(i32, [1])])
+    return b.finish(), [np.zeros((1, n, n), np.float32), np.zeros(1, np.int32),
+                        np.full(1, iterations, np.int32)]
+
+
+def workloads(quick: bool = False) -> dict:
+    return workloads_all(quick)
+
+
+def workloads_all(quick: bool = False) -> dict:
+    """name -> (builder function); quick: small shapes (tests)."""
+    s, e = (16, 32) if quick else (112, 512)
+    return {
+        "TENSOR_FLOAT32": lambda: _block("TENSOR_FLOAT32", s),
+        "TENSOR_FLOAT16": lambda: _block("TENSOR_FLOAT16", s),
+        "relaxed": lambda: _block("TENSOR_FLOAT32", s, relaxed=True),
+        "TENSOR_QUANT8_ASYMM": lambda: _block("TENSOR_QUANT8_ASYMM", s, quant=False),
+        "TENSOR_QUANT8_ASYMM_SIGNED": lambda: _block("TENSOR_QUANT8_ASYMM_SIGNED", s,
+                                                     quant=True),
+        "TENSOR_QUANT8_SYMM_PER_CHANNEL": lambda: _block("TENSOR_QUANT8_ASYMM_SIGNED", s,
+                                                         quant=True, per_channel=True),
+        "TENSOR_INT32": lambda: _int32_chain(e),
+        "TENSOR_BOOL8": lambda: _bool_chain(e),
+        "IF": lambda: _if(e),
+        "WHILE": lambda: _while(e),
+    }
+
+
+# ----------------------------------------------------------------- measuring
+
+def _time(device, model, inputs) -> tuple[list[float], int]:
+    """(execution seconds per run, operations the device runs itself)."""
+    from hal.errors import ErrorStatus
+
+    try:
+        on_device = sum(device.get_supported_operations(model))
+    except Exception:
+        on_device = -1
+    prepared = device.prepare_model(model)
+    times: list[float] = []
+    total = 0.0
+    for k in range(MAX_RUNS + 1):
+        req = make_request(model, inputs)
+        t0 = time.perf_counter()
+        r = prepared.execute_synchronously(req)
+        dt = time.perf_counter() - t0
+        if r.status != ErrorStatus.NONE:
+            raise RuntimeError(f"execution failed: {r.status.name} {r.message}")
+        if k == 0:
+            continue  # warm-up
+        times.append(dt)
+        total += dt
+        if len(times) >= MIN_RUNS and total >= MAX_SECONDS:
+            break
+    return times, on_device
+
+
+def _spread(ts: list[float]) -> dict:
+    q = statistics.quantiles(ts, n=4) if len(ts) >= 2 else [ts[0], ts[0], ts[0]]
+    return {"median": statistics.median(ts), "min": min(ts), "max": max(ts),
+            "iqr": [q[0], q[-1]], "runs": len(ts)}
+
+
+def identity(device) -> dict:
+    p, d = device.platform, device.cl_device
+    return {"platform": f"{p.name.strip()} {p.version.strip()}", "device": d.name.strip(),
+            "driver_version": d.driver_version.strip(), "clnn_version": __version__,
+            # without fallback, operations no kernel takes (IF, WHILE, ...) cannot run at all
+            "fallback": bool(getattr(device, "fallback", True))}
+
+
+def cache_path(device) -> Path:
+    ident = identity(device)
+    key = hashlib.sha1(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
+    base = os.environ.get("CLNN_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "clnn")
+    return Path(base) / "capabilities" / f"{key}.json"
+
+
+def measure(device, quick: bool = False, progress: bool = True) -> dict:
+    """Measure every workload on ``device`` and the reference device; the JSON record."""
+    from hal.reference import ReferenceDevice
+
+    ref = ReferenceDevice()
+    items = list(workloads(quick).items())
+    bar = None
+    if progress:
+        try:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(items), desc="measuring clnn capabilities", unit="workload")
+        except ImportError:
+            bar = None
+    t_start = time.perf_counter()
+    results = {}
+    for name, build in items:
+        if bar is not None:
+            bar.set_postfix_str(name)
+        entry: dict = {}
+        try:
+            model, inputs = build()
+            cl_t, on_cl = _time(device, model, inputs)
+            ref_t, _ = _time(ref, model, inputs)
+            entry = {"opencl_s": cl_t, "reference_s": ref_t, "opencl": _spread(cl_t),
+                     "reference": _spread(ref_t), "operations": len(model.main.operations),
+                     "operations_in_opencl_kernels": on_cl,
+                     "ratio": _spread(cl_t)["median"] / _spread(ref_t)["median"]}
+        except Exception as e:  # a workload that cannot run: the type gets FLT_MAX
+            entry = {"error": f"{type(e).__name__}: {e}"}
+        results[name] = entry
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return {"schema": SCHEMA, "identity": identity(device), "quick": quick,
+            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "measure_seconds": time.perf_counter() - t_start, "method": METHOD,
+            "workloads": results}
+
+
+def load_or_measure(device, remeasure: bool = False, quick: bool = False,
+                    progress: bool = True) -> dict:
+    path = cache_path(device)
+    if not remeasure and path.exists():
+        try:
+            record = json.loads(path.read_text())
+            if record.get("schema") == SCHEMA and record.get("identity") == identity(device):
+                record["cached"] = str(path)
+                return record
+        except (OSError, ValueError):
+            pass
+    record = measure(device, quick=quick, progress=progress)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, indent=1))
+    tmp.replace(path)
+    record["cached"] = None
+    return record
+
+
+def _info(record: dict, name: str) -> PerformanceInfo:
+    w = record["workloads"].get(name) or {}
+    if "ratio" not in w:
+        return PerformanceInfo(FLT_MAX, FLT_MAX)
+    r = float(w["ratio"])
+    return PerformanceInfo(r, r)
+
+
+def to_capabilities(record: dict) -> Capabilities:
+    relaxed = _info(record, "relaxed")
+    perf = []
+    for t in OperandType:
+        if t == OT.SUBGRAPH:
+            continue
+        perf.append(OperandPerformance(t, _info(record, SCALAR_OF.get(t, t).name)))
+    return Capabilities(relaxed, relaxed, perf, _info(record, "IF"), _info(record, "WHILE"))
+
+
+def run_capabilities_cli(remeasure: bool = False, as_json: bool = False) -> int:
+    from clnn.device import ClDevice
+
+    dev = ClDevice()
+    record = load_or_measure(dev, remeasure=remeasure)
+    caps = to_capabilities(record)
+    if as_json:
+        out = dict(record)
+        out["capabilities"] = {
+            "relaxed_float32_to_float16_performance_scalar":
+                vars(caps.relaxed_float32_to_float16_performance_scalar),
+            "relaxed_float32_to_float16_performance_tensor":
+                vars(caps.relaxed_float32_to_float16_performance_tensor),
+            "operand_performance": {p.type.name: vars(p.info)
+                                    for p in caps.operand_performance},
+            "if_performance": vars(caps.if_performance),
+            "while_performance": vars(caps.while_performance)}
+        print(json.dumps(out, indent=1))
+        return 0
+    src = f"cached in {record['cached']}" if record.get("cached") else \
+        f"measured now in {record['measure_seconds']:.1f} s, saved to {cache_path(dev)}"
+    print(f"clnn capabilities of {dev.get_version_string()}")
+    print(f"  ({src}; exec_time = OpenCL time / reference time, lower is better; "
+          f"power_usage estimated = exec_time)")
+    print(f"  {'workload':32} {'exec_time':>10} {'opencl ms':>10} {'reference ms':>13} "
+          f"{'ops in CL':>9}")
+    for name, w in record["workloads"].items():
+        if "ratio" not in w:
+            print(f"  {name:32} {'FLT_MAX':>10}  ({w.get('error')})")
+            continue
+        print(f"  {name:32} {w['ratio']:10.3f} {w['opencl']['median'] * 1e3:10.2f} "
+              f"{w['reference']['median'] * 1e3:13.2f} "
+              f"{w['operations_in_opencl_kernels']:>4}/{w['operations']}")
+    never = [p.type.name for p in caps.operand_performance if p.info.exec_time == FLT_MAX]
+    print(f"  FLT_MAX (no workload / no OpenCL kernel takes the type): {', '.join(never)}")
+    return 0
