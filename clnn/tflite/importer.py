@@ -19,7 +19,7 @@ import numpy as np
 
 from clnn.tflite.reader import TfliteImportError, TfModel, TfOperator, TfTensor, read_model
 from hal.builder import ModelBuilder
-from hal.errors import HalError
+from hal.errors import BuilderError, HalError
 from hal.types import Model, OperandType
 
 OT = OperandType
@@ -197,7 +197,10 @@ class Importer:
         for ti in g.inputs:
             t = self.tensor(ti)
             ot, scale, zp, _ = self.quant(t)
-            self.operands[ti] = self.b.input(ot, self.shape(ti), scale, zp)
+            try:
+                self.operands[ti] = self.b.input(ot, self.shape(ti), scale, zp)
+            except (HalError, BuilderError) as e:
+                raise TfliteImportError(f"input tensor {ti} ({t.name}): {e.reason}") from None
         for op in g.operators:
             self.op = op
             conv = CONVERTERS.get(op.name)
@@ -207,7 +210,7 @@ class Importer:
                 conv(self, op)
             except TfliteImportError:
                 raise
-            except HalError as e:
+            except (HalError, BuilderError) as e:
                 self.fail(getattr(e, "reason", str(e)))
         for ti in g.outputs:
             if ti in self.folded or self.tensor(ti).data is not None:
@@ -216,7 +219,7 @@ class Importer:
             self.b.mark_output(self.operand(ti))
         try:
             model = self.b.finish()
-        except HalError as e:
+        except (HalError, BuilderError) as e:
             raise TfliteImportError(f"the imported model is invalid: {e.reason}") from None
 
         def io(ti):
