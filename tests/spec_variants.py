@@ -7,6 +7,7 @@
 - :func:`to_float16`: a TENSOR_FLOAT32 test as TENSOR_FLOAT16 (FLOAT32 scalars as FLOAT16),
   inputs and constants rounded to float16; the goldens stay (the CTS float16 tolerance).
 - :func:`to_relaxed`: a float32 test with relaxComputationFloat32toFloat16 set.
+- :func:`to_nchw`: an NHWC test of an operation with a layout flag as NCHW.
 """
 
 from __future__ import annotations
@@ -120,3 +121,70 @@ def to_relaxed(test: dict) -> dict | None:
     t["name"] = test["name"] + "__as_relaxed"
     t["isRelaxed"] = True
     return t
+
+
+#: operations with a layout flag (their first BOOL input): the inputs and outputs the flag
+#: lays out as NCHW
+LAYOUT_OPERANDS = {
+    **{op: ((0,), (0,)) for op in (
+        "CONV_2D", "DEPTHWISE_CONV_2D", "GROUPED_CONV_2D", "TRANSPOSE_CONV_2D",
+        "AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D", "RESIZE_BILINEAR",
+        "RESIZE_NEAREST_NEIGHBOR", "SPACE_TO_DEPTH", "DEPTH_TO_SPACE", "BATCH_TO_SPACE_ND",
+        "SPACE_TO_BATCH_ND", "INSTANCE_NORMALIZATION", "ROI_ALIGN", "ROI_POOLING")},
+    "HEATMAP_MAX_KEYPOINT": ((0,), ()),
+    "GENERATE_PROPOSALS": ((0, 1), ()),
+}
+
+
+def _nchw(o):
+    dims = o["dimensions"]
+    if len(dims) != 4:
+        return False
+    if o.get("data") is not None:
+        a = np.asarray(o["data"]).reshape(dims).transpose(0, 3, 1, 2)
+        o["data"] = a.reshape(-1).tolist()
+    o["dimensions"] = [dims[0], dims[3], dims[1], dims[2]]
+    return True
+
+
+def to_nchw(test: dict) -> dict | None:
+    """An NHWC test of a layout operation as NCHW: the flag set and the laid-out operands
+    transposed, when those operands are model inputs, constants or model outputs used by this
+    operation only."""
+    sg = test["main"]
+    if test.get("referenced"):
+        return None
+    uses = {}
+    for op in sg["operations"]:
+        for i in op["inputs"]:
+            uses[i] = uses.get(i, 0) + 1
+    t = copy.deepcopy(test)
+    t["name"] = test["name"] + "__as_nchw"
+    opnds = t["main"]["operands"]
+    changed = False
+    for op in t["main"]["operations"]:
+        if op["type"] not in LAYOUT_OPERANDS:
+            continue
+        flags = [i for i in op["inputs"] if opnds[i]["type"] == "BOOL"]
+        if not flags or opnds[flags[0]].get("data") != [False] or uses[flags[0]] > 1:
+            return None
+        ins, outs = LAYOUT_OPERANDS[op["type"]]
+        for k in ins:
+            o = opnds[op["inputs"][k]]
+            if o["lifetime"] == "TEMPORARY_VARIABLE" or uses[op["inputs"][k]] > 1:
+                return None
+        for k in outs:
+            if opnds[op["outputs"][k]]["lifetime"] != "SUBGRAPH_OUTPUT":
+                return None
+        opnds[flags[0]]["data"] = [True]
+        if op["type"] == "TRANSPOSE_CONV_2D" and opnds[op["inputs"][3]]["type"] == "TENSOR_INT32":
+            shape = opnds[op["inputs"][3]]  # the output shape, in the output's layout
+            if shape.get("data") is None or uses[op["inputs"][3]] > 1:
+                return None
+            n, h, w, c = shape["data"]
+            shape["data"] = [n, c, h, w]
+        for o in [opnds[op["inputs"][k]] for k in ins] + [opnds[op["outputs"][k]] for k in outs]:
+            if not _nchw(o):
+                return None
+        changed = True
+    return t if changed else None
