@@ -18,7 +18,7 @@ def _cmd_cts(args) -> int:
     if args.no_fallback:
         options["fallback"] = False
     summary = run_corpus(args.corpus, args.device, args.k, jobs=args.jobs,
-                         device_options=options)
+                         device_options=options, mode=args.mode)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(summary.to_json(), f, indent=1)
@@ -77,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-k", default=None, help="only tests whose spec or name match (glob/substr)")
     c.add_argument("--json", default=None, metavar="REPORT", help="write a JSON report")
     c.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    c.add_argument("--mode", default="sync",
+                   choices=["sync", "async", "fenced", "burst", "device-memory"],
+                   help="how each request is executed (see clnn/cts_modes.py)")
     c.add_argument("--no-fallback", action="store_true",
                    help="do not run unsupported operations on the reference device")
     c.add_argument("-v", "--verbose", action="count", default=0,

@@ -124,8 +124,9 @@ def build_model(test: dict, dynamic_outputs: bool = False) -> Model:
     return Model(main, refs, bytes(sink.values), pools, bool(test.get("isRelaxed")))
 
 
-def build_request(test: dict, shrink_outputs: bool = False):
-    """Request with one input pool and one output pool; returns (request, output slices)."""
+def build_request(test: dict, shrink_outputs: bool = False, output_dims: bool = False):
+    """Request with one input pool and one output pool; returns (request, output slices).
+    ``output_dims``: the output arguments give the expected dimensions."""
     sg = test["main"]
     inp = bytearray()
     args = []
@@ -145,7 +146,8 @@ def build_request(test: dict, shrink_outputs: bool = False):
         o = sg["operands"][i]
         n = NUMPY_DTYPE[OT[o["type"]]].itemsize * int(np.prod(o["dimensions"] or [1]))
         length = n - 1 if (shrink_outputs and n > 0) else n
-        out_args.append(RequestArgument(False, DataLocation(1, off, length), ()))
+        dims = tuple(o["dimensions"]) if output_dims else ()
+        out_args.append(RequestArgument(False, DataLocation(1, off, length), dims))
         slices.append((off, n))
         off += n + (-n) % 8
     pools = [HostMemory(bytes(inp) or b"\0"), HostMemory(max(off, 1))]
@@ -231,7 +233,10 @@ def unsupported_reason(device, model: Model) -> str | None:
     return None
 
 
-def run_variant(device, spec: str, test: dict, dynamic: bool) -> Result:
+def run_variant(device, spec: str, test: dict, dynamic: bool, mode: str = "sync") -> Result:
+    """One test-variant, executed the ``mode`` way (see clnn.cts_modes)."""
+    from clnn.cts_modes import ModeRunner
+
     variant = "dynamic" if dynamic else "static"
     name = test["name"]
 
@@ -255,18 +260,31 @@ def run_variant(device, spec: str, test: dict, dynamic: bool) -> Result:
             return res("failed", f"prepare: {e}")
         sg = test["main"]
         outs = [sg["operands"][i] for i in sg["outputIndexes"]]
-        if dynamic and not expect_failure:
+        runner = ModeRunner(device, prepared, mode)
+        # fenced executions need known output dimensions (see clnn.cts_modes)
+        fenced_dims = mode == "fenced" and not all(
+            model.main.operands[i].is_fully_specified() for i in model.main.output_indexes)
+        if fenced_dims and not expect_failure:
+            request, _ = build_request(test)
+            r = runner.execute(request)
+            if r.status != ErrorStatus.INVALID_ARGUMENT:
+                return res("failed", f"fenced execution with unknown output dimensions gave "
+                                     f"{r.status.name}, expected INVALID_ARGUMENT {r.message}")
+            if any(0 in o["dimensions"] for o in outs):  # zero-sized: never known
+                return res("passed", "fenced: INVALID_ARGUMENT for outputs of unknown "
+                                     "dimensions, as the HAL says")
+        if dynamic and not expect_failure and mode != "fenced":
             request, _ = build_request(test, shrink_outputs=True)
             shrinkable = any(np.prod(o["dimensions"] or [1]) > 0 for o in outs)
-            r = prepared.execute_synchronously(request)
+            r = runner.execute(request, check_size=True)
             if shrinkable and r.status != ErrorStatus.OUTPUT_INSUFFICIENT_SIZE:
                 return res("failed", f"too-small outputs gave {r.status.name}, expected "
                                      f"OUTPUT_INSUFFICIENT_SIZE {r.message}")
             if shrinkable and len(r.output_shapes) != len(outs):
                 return res("failed", f"OUTPUT_INSUFFICIENT_SIZE returned "
                                      f"{len(r.output_shapes)} output shapes for {len(outs)}")
-        request, slices = build_request(test)
-        r = prepared.execute_synchronously(request)
+        request, slices = build_request(test, output_dims=fenced_dims)
+        r = runner.execute(request)
         if expect_failure:
             if r.status != ErrorStatus.NONE:
                 return res("passed", f"execution failed as expected: {r.status.name}")
@@ -328,16 +346,17 @@ def _worker_init(device_name, options):
 
 
 def _run_test(args):
-    spec, test, variants = args
-    return [run_variant(_WORKER_DEVICE, spec, test, v == "dynamic") for v in variants]
+    spec, test, variants, mode = args
+    return [run_variant(_WORKER_DEVICE, spec, test, v == "dynamic", mode) for v in variants]
 
 
 def run_corpus(corpus, device_name="reference", pattern=None, jobs=None, variants=("static",
-               "dynamic"), progress=None, device_options=None) -> Summary:
-    """Run the corpus. ``jobs`` > 1 runs tests in worker processes."""
+               "dynamic"), progress=None, device_options=None, mode="sync") -> Summary:
+    """Run the corpus. ``jobs`` > 1 runs tests in worker processes; ``mode``: see
+    clnn.cts_modes."""
     from tqdm import tqdm
 
-    tests = [(spec, t, variants) for spec, _, t in iter_corpus(corpus, pattern)]
+    tests = [(spec, t, variants, mode) for spec, _, t in iter_corpus(corpus, pattern)]
     summary = Summary()
     options = device_options or {}
     show = sys.stderr.isatty() if progress is None else progress
