@@ -8,6 +8,7 @@ for quantized tensors, as the reference) in its own kernel.
 
 from __future__ import annotations
 
+from clnn.kernels._host import need_values
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import (
     ANY_STORED,
@@ -37,6 +38,7 @@ def _nhwc_strides(shape, nchw):
 
 
 def plan(ctx, b):
+    need_values(ctx, 1, 2, 3)
     x, y = ctx.inputs[0], ctx.outputs[0]
     nchw = bool(ctx.scalar(_LAYOUT_INPUT[ctx.name], False))
     bh, bw = (int(v) for v in ctx.input(1).reshape(-1))

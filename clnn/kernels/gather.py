@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from clnn.kernels._host import need_values
 from clnn.kernels.registry import In, Out, Unplannable, register_kernel
 from clnn.kernels.support import ANY_STORED, copy_code, i32, numel, types_in
 from hal.errors import GeneralFailure
@@ -21,6 +22,7 @@ def support(ctx):
 
 
 def plan(ctx, b):
+    need_values(ctx, 1)
     x, y = ctx.inputs[0], ctx.outputs[0]
     rank = len(x.shape)
     axis = int(ctx.scalar(1)) % rank

@@ -3,6 +3,7 @@ HAL signatures, any rank; axis and num_splits are read on the host at planning."
 
 from __future__ import annotations
 
+from clnn.kernels._host import need_values
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import ANY_STORED, launch_strided_copy, numel, types_in
 
@@ -12,6 +13,7 @@ def support(ctx):
 
 
 def plan(ctx, b):
+    need_values(ctx, 1, 2)
     shape = ctx.inputs[0].shape
     axis = int(ctx.scalar(1)) % len(shape)
     num = len(ctx.outputs)

@@ -3,6 +3,7 @@ bit, rank <= 6; the multiples are read on the host at planning (they fix the out
 
 from __future__ import annotations
 
+from clnn.kernels._host import need_values
 from clnn.kernels.registry import In, Out, Unplannable, register_kernel
 from clnn.kernels.support import (
     ANY_STORED,
@@ -23,6 +24,7 @@ def support(ctx):
 
 
 def plan(ctx, b):
+    need_values(ctx, 1)
     x, y = ctx.inputs[0], ctx.outputs[0]
     if len(x.shape) > _RANK:
         raise Unplannable("rank > 6")

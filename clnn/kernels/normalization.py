@@ -1,0 +1,86 @@
+"""L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, INSTANCE_NORMALIZATION on OpenCL
+(template normalization.cl.mako). Scalar parameters (axis, radius, bias, alpha, beta, gamma,
+epsilon, layout) are read on the host at planning.
+
+- L2_NORMALIZATION: float32 / float16 in float32 (x / max(norm, 1e-6)), quant8 asymm / signed
+  with the reference's integer pipeline (sum of squared differences to the zero point,
+  GetInvSqrtQuantizedMultiplierExp, a rounding multiply of 128 * (x - zero point)); any axis,
+  one work-item per normalized vector.
+- LOCAL_RESPONSE_NORMALIZATION: float32 / float16, any axis, one work-item per element.
+- INSTANCE_NORMALIZATION: float32 / float16, NHWC / NCHW; one work-group per (batch, channel)
+  reduces mean and variance (two passes) in local memory.
+"""
+
+from __future__ import annotations
+
+from clnn.kernels._host import need_values
+from clnn.kernels.registry import In, Out, register_kernel
+from clnn.kernels.support import FLOAT, FLOAT_QUANT8, QUANT8, code, f32, i32, numel, types_in
+from hal.operations.common import qrange
+
+#: work-items of one INSTANCE_NORMALIZATION reduction group
+_GROUP = 64
+
+
+def _axis(ctx, index, rank):
+    if ctx.num_inputs() <= index:
+        return rank - 1
+    return int(ctx.scalar(index, -1)) % rank
+
+
+def support_l2(ctx):
+    return types_in(ctx, 0, FLOAT_QUANT8)
+
+
+def plan_l2(ctx, b):
+    need_values(ctx, 1)
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    axis = _axis(ctx, 1, len(x.shape))
+    n, inner = int(x.shape[axis]), numel(x.shape[axis + 1:])
+    quant = x.type in QUANT8
+    extra = []
+    if quant:
+        lo, hi = qrange(y.type)
+        extra = [i32(x.zero_point), i32(y.zero_point), i32(lo), i32(hi)]
+    b.launch("normalization", "l2_normalization", {"dt": code(x), "quant": quant},
+             (numel(x.shape[:axis]) * inner,), [In(0), Out(0), i32(n), i32(inner), *extra])
+
+
+def support_float(ctx):
+    return types_in(ctx, 0, FLOAT)
+
+
+def plan_lrn(ctx, b):
+    need_values(ctx, 1, 2, 3, 4, 5)
+    x = ctx.inputs[0]
+    axis = _axis(ctx, 5, len(x.shape))
+    n, inner = int(x.shape[axis]), numel(x.shape[axis + 1:])
+    radius, bias, alpha, beta = (ctx.scalar(k) for k in range(1, 5))
+    b.launch("normalization", "local_response_normalization", {"dt": code(x)},
+             (numel(x.shape),), [In(0), Out(0), i32(n), i32(inner), i32(radius), f32(bias),
+                                 f32(alpha), f32(beta)])
+
+
+def plan_instance(ctx, b):
+    need_values(ctx, 1, 2, 3, 4)
+    x = ctx.inputs[0]
+    gamma, beta, epsilon, nchw = (ctx.scalar(k) for k in range(1, 5))
+    if nchw:
+        n, c, h, w = (int(d) for d in x.shape)
+        batch_stride, channel_stride, step = c * h * w, h * w, 1
+    else:
+        n, h, w, c = (int(d) for d in x.shape)
+        batch_stride, channel_stride, step = h * w * c, 1, c
+    b.launch("normalization", "instance_normalization", {"dt": code(x), "group": _GROUP},
+             (n * c * _GROUP,), [In(0), Out(0), i32(c), i32(h * w), i32(batch_stride),
+                                 i32(channel_stride), i32(step), f32(gamma), f32(beta),
+                                 f32(epsilon)],
+             local_size=(_GROUP,))
+
+
+register_kernel("L2_NORMALIZATION", family="normalization", support=support_l2,
+                plan=plan_l2, host_inputs=[1])
+register_kernel("LOCAL_RESPONSE_NORMALIZATION", family="normalization",
+                support=support_float, plan=plan_lrn, host_inputs=[1, 2, 3, 4, 5])
+register_kernel("INSTANCE_NORMALIZATION", family="normalization", support=support_float,
+                plan=plan_instance, host_inputs=[1, 2, 3, 4])

@@ -1,0 +1,148 @@
+## L2_NORMALIZATION (float, or the reference's integer pipeline for quant8),
+## LOCAL_RESPONSE_NORMALIZATION, INSTANCE_NORMALIZATION (work-group reduction per
+## (batch, channel)). Kernel keys: dt (and quant, group size); shapes and parameters are
+## arguments.
+<%namespace name="c" file="common.mako"/>
+
+<%def name="l2_normalization(dt, quant)">
+% if quant:
+inline int sat_shl(long x, int e) {
+    return (int)clamp(x << e, (long)CLNN_INT32_MIN, (long)CLNN_INT32_MAX);
+}
+
+/* SaturatingRoundingDoublingHighMul on wider operands (the multiplier may exceed int32
+   after the final left shift, as in the reference) */
+inline long srdhm_l(long a, long b) {
+    long ab = a * b;
+    long s = ab + (ab >= 0 ? (1L << 30) : (1L - (1L << 30)));
+    return s >= 0 ? (s >> 31) : -((-s) >> 31);
+}
+
+/* TFLite GetInvSqrtQuantizedMultiplierExp(s, reverse_shift = -1): 1/sqrt(s) as a multiplier
+   and a right shift, by Newton-Raphson in Q3.28 */
+inline void inv_sqrt_multiplier(long s, long* multiplier, int* shift) {
+    if (s <= 1) { *multiplier = CLNN_INT32_MAX; *shift = 0; return; }
+    int sh = 11;
+    while (s >= (1L << 29)) { s /= 4; ++sh; }
+    int lz = (int)clz((uint)s);
+    int pairs = (lz - 1) / 2 - 1;
+    sh -= pairs;
+    s <<= 2 * pairs;
+    int half_input = clnn_rdbpot((int)(s >> 1), 1);
+    int x = 1 << 28;
+    for (int k = 0; k < 5; ++k) {
+        int x3 = sat_shl((long)clnn_srdhm(clnn_srdhm(x, x), x), 6);
+        x = sat_shl((long)clnn_srdhm(x, (1 << 28) + (1 << 27)) -
+                    (long)clnn_srdhm(half_input, x3), 3);
+    }
+    long m = clnn_srdhm(x, 1518500250);
+    if (sh < 0) { m <<= -sh; sh = 0; }
+    *multiplier = m;
+    *shift = sh;
+}
+
+inline long rdbpot_l(long x, int e) {
+    if (e <= 0) return x;
+    long mask = (1L << e) - 1L;
+    long thr = (mask >> 1) + (x < 0 ? 1L : 0L);
+    return (x >> e) + ((x & mask) > thr ? 1L : 0L);
+}
+% endif
+
+__kernel void l2_normalization(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
+                               int n, int inner${", int zi, int zo, int lo, int hi" if quant else ""})
+{
+${c.toffsets("x", "y")}
+    int i = get_global_id(0);
+    int base = (i / inner) * n * inner + i % inner;
+% if quant:
+    long total = 0;
+    for (int k = 0; k < n; ++k) {
+        long d = (long)x[base + k * inner] - zi;
+        total += d * d;
+    }
+    long m;
+    int sh;
+    inv_sqrt_multiplier(total, &m, &sh);
+    for (int k = 0; k < n; ++k) {
+        long d = (long)x[base + k * inner] - zi;
+        long r = rdbpot_l(srdhm_l(d * 128, m), sh) + zo;
+        y[base + k * inner] = (${c.ctype(dt)})clamp(r, (long)lo, (long)hi);
+    }
+% else:
+    float total = 0.0f;
+    for (int k = 0; k < n; ++k) {
+        float v = ${c.ldf(dt, "x", "base + k * inner")};
+        total += v * v;
+    }
+    float norm = fmax(sqrt(total), 1e-6f);
+    for (int k = 0; k < n; ++k) {
+        float v = ${c.ldf(dt, "x", "base + k * inner")};
+        ${c.stf(dt, "y", "base + k * inner", "v / norm")};
+    }
+% endif
+}
+</%def>
+
+<%def name="local_response_normalization(dt)">
+__kernel void local_response_normalization(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
+                                           int n, int inner, int radius, float bias,
+                                           float alpha, float beta)
+{
+${c.toffsets("x", "y")}
+    int i = get_global_id(0);
+    int r = i % inner;
+    int k = (i / inner) % n;
+    int base = (i / inner / n) * n * inner + r;
+    int k0 = max(k - radius, 0);
+    int k1 = min(k + radius, n - 1);
+    float total = 0.0f;
+    for (int j = k0; j <= k1; ++j) {
+        float v = ${c.ldf(dt, "x", "base + j * inner")};
+        total += v * v;
+    }
+    float v = ${c.ldf(dt, "x", "i")};
+    ${c.stf(dt, "y", "i", "v * pow(bias + alpha * total, -beta)")};
+}
+</%def>
+
+<%def name="instance_normalization(dt, group)">
+inline float group_sum(__local float* buf, float v) {
+    int l = get_local_id(0);
+    buf[l] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+% for half in [group >> s for s in range(1, group.bit_length()) if group >> s]:
+    if (l < ${half}) buf[l] += buf[l + ${half}];
+    barrier(CLK_LOCAL_MEM_FENCE);
+% endfor
+    float r = buf[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return r;
+}
+
+__kernel __attribute__((reqd_work_group_size(${group}, 1, 1)))
+void instance_normalization(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")}, int channels,
+                            int size, int batch_stride, int channel_stride, int step,
+                            float gamma, float beta, float epsilon)
+{
+${c.toffsets("x", "y")}
+    __local float buf[${group}];
+    int g = get_group_id(0);
+    int l = get_local_id(0);
+    int base = (g / channels) * batch_stride + (g % channels) * channel_stride;
+    float s = 0.0f;
+    for (int j = l; j < size; j += ${group}) s += ${c.ldf(dt, "x", "base + j * step")};
+    float mean = group_sum(buf, s) / (float)size;
+    s = 0.0f;
+    for (int j = l; j < size; j += ${group}) {
+        float d = ${c.ldf(dt, "x", "base + j * step")} - mean;
+        s += d * d;
+    }
+    float var = group_sum(buf, s) / (float)size;
+    float scale = gamma / sqrt(var + epsilon);
+    for (int j = l; j < size; j += ${group}) {
+        float d = ${c.ldf(dt, "x", "base + j * step")} - mean;
+        ${c.stf(dt, "y", "base + j * step", "d * scale + beta")};
+    }
+}
+</%def>
