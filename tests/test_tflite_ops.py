@@ -388,3 +388,11 @@ def test_dynamic_batch_becomes_unknown_dimension():
     xv = f32(3, 4)
     (out,), _ = ClnnRunner(imported, open_device("reference")).run([xv])
     np.testing.assert_array_equal(out, np.maximum(xv, 0))
+
+
+def test_omitted_required_input_is_rejected():
+    g = Graph()
+    x, y = g.tensor([2, 2]), g.tensor([2, 2])
+    g.op("ADD", [x, -1], [y], "AddOptions")
+    with pytest.raises(TfliteImportError, match=r"operator 0 \(ADD\): a required input"):
+        load(g.write([x], [y]))

@@ -20,7 +20,7 @@ import numpy as np
 from clnn.tflite.reader import TfliteImportError, TfModel, TfOperator, TfTensor, read_model
 from hal.builder import ModelBuilder
 from hal.errors import BuilderError, HalError
-from hal.types import Model, OperandType
+from hal.types import NUMPY_DTYPE, Model, OperandType
 
 OT = OperandType
 
@@ -122,6 +122,8 @@ class Importer:
         """The NNAPI operand of tensor ``ti`` (created on first use)."""
         if ti in self.operands:
             return self.operands[ti]
+        if ti < 0:
+            self.fail("a required input is omitted (tensor index -1)")
         t = self.tensor(ti)
         value = self.value(ti)
         if value is not None:
@@ -225,8 +227,6 @@ class Importer:
         def io(ti):
             t = self.tensor(ti)
             o = model.main.operands[self.operands[ti]]
-            from hal.types import NUMPY_DTYPE
-
             return IoTensor(t.name, ti, tuple(o.dimensions), NUMPY_DTYPE[o.type])
 
         return ImportedModel(model, [io(ti) for ti in g.inputs], [io(ti) for ti in g.outputs],
