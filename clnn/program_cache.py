@@ -16,6 +16,7 @@ not rebuild a program: see :func:`build_stats`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
@@ -70,6 +71,9 @@ class ProgramCache:
         import pyopencl as cl
 
         key = (family, name, freeze(params))
+        keys = getattr(_RECORDING, "keys", None)
+        if keys is not None and key not in keys:
+            keys.append(key)
         prg = self._programs.get(key)
         if prg is not None:
             STATS["memo_hits"] += 1
@@ -87,6 +91,33 @@ class ProgramCache:
             STATS["build_s"] += time.perf_counter() - t0
             self._programs[key] = prg
         return prg
+
+
+    def get(self, key: tuple):
+        """The built program of a kernel key, or None."""
+        return self._programs.get(key)
+
+    def adopt(self, key: tuple, program):
+        """Take a program built elsewhere (from a compilation cache's binary) for ``key``."""
+        with _LOCK:
+            self._programs.setdefault(key, program)
+
+
+_RECORDING = threading.local()
+
+
+@contextlib.contextmanager
+def recording():
+    """Collects, in order, the kernel keys of every program asked for on this thread (the
+    compilation cache saves their binaries)."""
+    outer = getattr(_RECORDING, "keys", None)
+    _RECORDING.keys = keys = []
+    try:
+        yield keys
+    finally:
+        _RECORDING.keys = outer
+        if outer is not None:
+            outer.extend(k for k in keys if k not in outer)
 
 
 def cache_dir() -> str:

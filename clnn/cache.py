@@ -1,0 +1,130 @@
+"""The OpenCL device's compilation cache: what prepare_model saves so that
+prepare_model_from_cache, in a new process, skips rendering and building.
+
+One model-cache file and one data-cache file (the file format, digests and token checks are
+hal.compilation_cache's):
+
+- model cache: ("opencl", device identity, the model, which operations run on OpenCL (the
+  support report, so the restore skips validation and support checks), the kernel keys of
+  the plans made at prepare);
+- data cache: [(kernel key, program binary)] for those keys.
+
+Saving runs the plans once first (see :func:`_warm_up`). A restore builds every program from
+its binary (no Mako rendering, no OpenCL C compiler),
+hands them to the device's ProgramCache, and makes the prepared model, whose plans then find
+every program they ask for. A cache saved by another device, driver or clnn version, or one
+that fails its digest, is GENERAL_FAILURE; nothing of it is used.
+"""
+
+from __future__ import annotations
+
+from hal import __version__
+from hal import compilation_cache as hal_cache
+from hal.errors import GeneralFailure, HalError
+from hal.types import Model
+
+#: (model cache files, data cache files)
+FILES_NEEDED = (1, 1)
+BUILD_OPTIONS = ["-cl-std=CL1.2"]
+
+
+def identity(device) -> str:
+    import pyopencl as cl
+
+    return f"{device.get_version_string()}; pyopencl {cl.VERSION_TEXT}; clnn {__version__}"
+
+
+def _plain(obj):
+    """Kernel keys with NumPy scalars turned into Python ones (the cache unpickler builds
+    plain types only)."""
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_plain(x) for x in obj)
+    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
+        return obj.item()
+    return obj
+
+
+def requested(device, model_cache, data_cache, token) -> bool:
+    return hal_cache.cache_requested(FILES_NEEDED, model_cache, data_cache, token)
+
+
+def prepare_and_save(device, model, supported, model_cache, data_cache, token):
+    """Prepare (recording the kernel keys the plans use), then save the cache. A failure to
+    save leaves the prepared model as it is (the HAL lets a driver skip saving)."""
+    import pyopencl as cl
+
+    from clnn.prepared_model import ClPreparedModel
+    from clnn.program_cache import recording
+
+    with recording() as keys:
+        prepared = ClPreparedModel(device, model, supported)
+    try:
+        _warm_up(device, prepared)
+        binaries = []
+        for key in keys:
+            prg = device.programs.get(key)
+            if prg is not None:
+                binaries.append((_plain(key), bytes(prg.get_info(cl.program_info.BINARIES)[0])))
+        entry = ("opencl", identity(device), hal_cache.portable_model(model),
+                 [bool(s) for s in supported], [k for k, _ in binaries])
+        hal_cache.save(model_cache, data_cache, token, [hal_cache.dumps(entry)],
+                       [hal_cache.dumps(binaries)])
+    except (OSError, cl.Error):
+        pass
+    prepared.cached_programs = len(keys)
+    return prepared
+
+
+def _warm_up(device, prepared):
+    """Run every launch of the plans made at prepare once, on a zeroed pool: PoCL compiles a
+    kernel for its work sizes at the first enqueue, and a program binary taken afterwards
+    carries those compiled kernels, so the first execution after a restore does not compile."""
+    import numpy as np
+    import pyopencl as cl
+
+    q = device.queue
+    for part in prepared.partitions:
+        for plan in part.plans.values():
+            if plan is None or not plan.launches:
+                continue
+            cl.enqueue_fill_buffer(q, plan.pool, np.zeros(1, np.uint8), 0, plan.pool.size)
+            for launch in plan.launches:
+                cl.enqueue_nd_range_kernel(q, launch.kernel, launch.global_size,
+                                           launch.local_size)
+    q.finish()
+
+
+def restore(device, model_cache, data_cache, token):
+    import pyopencl as cl
+
+    from clnn.prepared_model import ClPreparedModel
+
+    (model_payload,), (data_payload,) = hal_cache.load(model_cache, data_cache, token,
+                                                       FILES_NEEDED)
+    entry = hal_cache.loads(model_payload)
+    if not (isinstance(entry, tuple) and len(entry) == 5 and entry[0] == "opencl"
+            and isinstance(entry[2], Model)):
+        raise GeneralFailure("the model cache does not hold an OpenCL prepared model")
+    _, ident, model, supported, keys = entry
+    if ident != identity(device):
+        raise GeneralFailure(f"the cache was saved by {ident!r}, not by {identity(device)!r}")
+    if len(supported) != len(model.main.operations):
+        raise GeneralFailure("the cached support report does not match the cached model")
+    binaries = hal_cache.loads(data_payload)
+    if [k for k, _ in binaries] != keys:
+        raise GeneralFailure("the data cache does not hold the programs the model cache names")
+    for key, binary in binaries:
+        if device.programs.get(key) is not None:
+            continue
+        try:
+            prg = cl.Program(device.context, [device.cl_device], [binary]).build(
+                options=BUILD_OPTIONS)
+        except (cl.Error, cl.RuntimeError) as e:
+            raise GeneralFailure(f"a cached program binary does not build: {e}") from None
+        device.programs.adopt(key, prg)
+    try:
+        prepared = ClPreparedModel(device, model, supported)
+    except HalError as e:
+        raise GeneralFailure(f"the cached model does not prepare: {e.reason}") from None
+    prepared.cached_programs = len(binaries)
+    return prepared
