@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.opkit import one_op_model, rejected, run, scalar, tensor
+from tests.opkit import omitted, one_op_model, rejected, run, scalar, tensor
 
 F32, F16, I32, B8 = "TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_INT32", "TENSOR_BOOL8"
 Q8, QS8 = "TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_ASYMM_SIGNED"
@@ -186,3 +186,207 @@ def test_tanh_quant_rejects_wrong_output_quant():
     m = one_op_model("TANH", [tensor(Q8, [2], scale=0.1, zero_point=128)],
                      [tensor(Q8, [2], scale=1 / 256, zero_point=0)])
     assert "scale" in rejected(m)
+
+
+# ------------------------------------------------------------------ RESIZE (1.3 flags)
+
+def _resize_ref(op, img, out_h, out_w, align, half):
+    """Per pixel, from the TensorFlow definitions the spec cites (NHWC, float64)."""
+    n, h, w, c = img.shape
+    out = np.zeros((n, out_h, out_w, c))
+
+    def scale(i, o):
+        return (i - 1) / (o - 1) if align and o > 1 else i / o
+
+    sh, sw = scale(h, out_h), scale(w, out_w)
+    for y in range(out_h):
+        for x in range(out_w):
+            if op == "RESIZE_NEAREST_NEIGHBOR":
+                off = 0.5 if half else 0.0
+                fy, fx = (y + off) * sh, (x + off) * sw
+                iy = int(np.floor(fy + 0.5)) if align else int(np.floor(fy))
+                ix = int(np.floor(fx + 0.5)) if align else int(np.floor(fx))
+                iy, ix = min(iy, h - 1), min(ix, w - 1)
+                out[:, y, x, :] = img[:, max(iy, 0), max(ix, 0), :]
+                continue
+            fy = (y + 0.5) * sh - 0.5 if half else y * sh
+            fx = (x + 0.5) * sw - 0.5 if half else x * sw
+            y0, x0 = max(int(np.floor(fy)), 0), max(int(np.floor(fx)), 0)
+            y1, x1 = min(int(np.ceil(fy)), h - 1), min(int(np.ceil(fx)), w - 1)
+            dy, dx = fy - y0, fx - x0
+            out[:, y, x, :] = (img[:, y0, x0] * (1 - dy) * (1 - dx) + img[:, y1, x0] * dy * (1 - dx)
+                               + img[:, y0, x1] * (1 - dy) * dx + img[:, y1, x1] * dy * dx)
+    return out
+
+
+@pytest.mark.parametrize("op", ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"])
+@pytest.mark.parametrize("align,half", [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize("size", [(3, 5), (7, 2), (1, 4)])
+@pytest.mark.parametrize("t", [F32, F16, Q8, QS8])
+@pytest.mark.parametrize("nchw", [False, True])
+def test_resize_flags(op, align, half, size, t, nchw):
+    h, w = size
+    x = _values(t, (2, 4, 3, 2))
+    q = _q(t, 0.25)
+    img = x if not nchw else x.transpose(0, 3, 1, 2)
+    shape_in = list(img.shape)
+    oshape = [2, h, w, 2] if not nchw else [2, 2, h, w]
+    m = one_op_model(op, [tensor(t, shape_in, **q), scalar("INT32", w), scalar("INT32", h),
+                          scalar("BOOL", nchw), scalar("BOOL", align), scalar("BOOL", half)],
+                     [tensor(t, oshape, **q)])
+    (y,) = run(m, [img])
+    want = _resize_ref(op, x.astype(np.float64), h, w, align, half)
+    if nchw:
+        y = y.transpose(0, 2, 3, 1)
+    if t in (Q8, QS8):
+        assert np.abs(y.astype(np.int64) - np.floor(want + 0.5)).max() <= 1
+    else:
+        np.testing.assert_allclose(y.astype(np.float64), want, atol=5e-3 if t == F16 else 1e-5,
+                                   rtol=5e-3 if t == F16 else 1e-5)
+
+
+@pytest.mark.parametrize("op", ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"])
+def test_resize_by_scale_with_flags(op):
+    x = _values(F32, (1, 2, 3, 1))
+    m = one_op_model(op, [tensor(F32, [1, 2, 3, 1]), scalar("FLOAT32", 1.5),
+                          scalar("FLOAT32", 2.0), scalar("BOOL", False), scalar("BOOL", False),
+                          scalar("BOOL", True)], [tensor(F32, [1, 4, 4, 1])])
+    (y,) = run(m, [x])
+    np.testing.assert_allclose(y, _resize_ref(op, x.astype(np.float64), 4, 4, False, True),
+                               atol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"])
+@pytest.mark.parametrize("align,half", [(False, False), (True, False), (False, True)])
+def test_resize_signed_is_unsigned_shifted(op, align, half):
+    """Bug fixed: signed bilinear results rounded negative values up (trunc(x + 0.5))."""
+    x = _values(Q8, (1, 3, 4, 2))
+    outs = []
+    for t, shift in ((Q8, 0), (QS8, 128)):
+        q = dict(scale=0.5, zero_point=100 - shift)
+        m = one_op_model(op, [tensor(t, [1, 3, 4, 2], **q), scalar("INT32", 7),
+                              scalar("INT32", 5), scalar("BOOL", False), scalar("BOOL", align),
+                              scalar("BOOL", half)], [tensor(t, [1, 5, 7, 2], **q)])
+        (y,) = run(m, [(x.astype(np.int64) - shift).astype(DT[t])])
+        outs.append(y.astype(np.int64) + shift)
+    diff = np.abs(outs[0] - outs[1])
+    # float32 interpolation of x and x - 128 may round a tie differently, nothing more
+    assert diff.max() <= 1 and (diff > 0).mean() < 0.05
+
+
+def test_resize_rejects_align_and_half_pixel():
+    m = one_op_model("RESIZE_BILINEAR", [tensor(F32, [1, 2, 2, 1]), scalar("INT32", 3),
+                                         scalar("INT32", 3), scalar("BOOL", False),
+                                         scalar("BOOL", True), scalar("BOOL", True)],
+                     [tensor(F32, [1, 3, 3, 1])])
+    assert "align_corners" in rejected(m)
+
+
+# ------------------------------------------------------------------ BATCH_MATMUL
+
+@pytest.mark.parametrize("t", [F32, F16, I32])
+@pytest.mark.parametrize("adj_x,adj_y", [(False, False), (True, False), (False, True),
+                                         (True, True)])
+@pytest.mark.parametrize("nflags", [0, 1, 2])
+def test_batch_matmul(t, adj_x, adj_y, nflags):
+    if nflags < 2 and adj_y or nflags < 1 and adj_x:
+        return
+    a, b = _values(t, (2, 3, 4)), _values(t, (2, 4, 5))
+    ai = a.swapaxes(-1, -2) if adj_x else a
+    bi = b.swapaxes(-1, -2) if adj_y else b
+    flags = [scalar("BOOL", adj_x), scalar("BOOL", adj_y)][:nflags]
+    m = one_op_model("BATCH_MATMUL", [tensor(t, ai.shape), tensor(t, bi.shape), *flags],
+                     [tensor(t, [2, 3, 5])])
+    (y,) = run(m, [ai, bi])
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    tol = 5e-3 if t == F16 else 1e-5
+    np.testing.assert_allclose(y.astype(np.float64), want, rtol=tol, atol=tol)
+
+
+def test_batch_matmul_quant_signed_within_one():
+    qa, qb, qo = dict(scale=0.05, zero_point=3), dict(scale=0.1, zero_point=-2), \
+        dict(scale=0.4, zero_point=-10)
+    a, b = _values(QS8, (3, 2, 6)), _values(QS8, (3, 6, 4))
+    m = one_op_model("BATCH_MATMUL", [tensor(QS8, [3, 2, 6], **qa), tensor(QS8, [3, 6, 4], **qb)],
+                     [tensor(QS8, [3, 2, 4], **qo)])
+    (y,) = run(m, [a, b])
+    real = np.matmul(_real(QS8, a, qa), _real(QS8, b, qb))
+    want = np.clip(np.round(real / qo["scale"]) + qo["zero_point"], -128, 127)
+    assert np.abs(y.astype(np.int64) - want).max() <= 1
+
+
+def test_batch_matmul_omitted_flags():
+    a, b = _values(F32, (3, 4)), _values(F32, (3, 5))
+    m = one_op_model("BATCH_MATMUL", [tensor(F32, [3, 4]), tensor(F32, [3, 5]), omitted("BOOL"),
+                                      scalar("BOOL", False)], [tensor(F32, [4, 5])])
+    # an omitted adj_x is its default (false): [3, 4] x [3, 5] does not multiply
+    assert "columns" in rejected(m)
+    m = one_op_model("BATCH_MATMUL", [tensor(F32, [4, 3]), tensor(F32, [3, 5]), omitted("BOOL"),
+                                      omitted("BOOL")], [tensor(F32, [4, 5])])
+    (y,) = run(m, [a.T.copy(), b])
+    np.testing.assert_allclose(y, a.T @ b, rtol=1e-5)
+
+
+# ------------------------------------------------------------------ RANK, omitted inputs
+
+@pytest.mark.parametrize("t,extra", [
+    ("TENSOR_QUANT16_SYMM", dict(scale=0.5)), ("TENSOR_BOOL8", {}),
+    ("TENSOR_QUANT16_ASYMM", dict(scale=0.5, zero_point=3)), ("TENSOR_QUANT8_SYMM",
+                                                              dict(scale=0.5)),
+    (F32, {}), (I32, {}), (QS8, dict(scale=0.5))])
+def test_rank_types(t, extra):
+    dt = {"TENSOR_QUANT16_SYMM": np.int16, "TENSOR_QUANT16_ASYMM": np.uint16,
+          "TENSOR_QUANT8_SYMM": np.int8}.get(t, DT.get(t))
+    x = np.zeros((2, 1, 3), dtype=dt)
+    (y,) = run(one_op_model("RANK", [tensor(t, [2, 1, 3], **extra)], [scalar("INT32", None)]),
+               [x])
+    assert int(y) == 3
+
+
+def test_rank_per_channel_constant():
+    m = one_op_model("RANK", [tensor("TENSOR_QUANT8_SYMM_PER_CHANNEL", [2, 3],
+                                     np.ones((2, 3), np.int8), channel_quant=([0.5, 0.25], 0))],
+                     [scalar("INT32", None)])
+    (y,) = run(m, [])
+    assert int(y) == 2
+
+
+@pytest.mark.parametrize("t", [F32, F16, Q8, QS8])
+def test_squeeze_omitted_axes_squeezes_all_ones(t):
+    x = _values(t, (1, 3, 1, 2))
+    m = one_op_model("SQUEEZE", [tensor(t, [1, 3, 1, 2], **_q(t)), omitted(I32)],
+                     [tensor(t, [3, 2], **_q(t))])
+    (y,) = run(m, [x])
+    np.testing.assert_array_equal(y, x.reshape(3, 2))
+
+
+@pytest.mark.parametrize("t", [F32, F16, Q8, QS8])
+def test_transpose_omitted_perm_reverses(t):
+    x = _values(t, (2, 3, 4))
+    m = one_op_model("TRANSPOSE", [tensor(t, [2, 3, 4], **_q(t)), omitted(I32)],
+                     [tensor(t, [4, 3, 2], **_q(t))])
+    (y,) = run(m, [x])
+    np.testing.assert_array_equal(y, x.transpose(2, 1, 0))
+
+
+def test_mul_int32():
+    a, b = _values(I32, (2, 3)), _values(I32, (3,))
+    m = one_op_model("MUL", [tensor(I32, [2, 3]), tensor(I32, [3]), scalar("INT32", 0)],
+                     [tensor(I32, [2, 3])])
+    (y,) = run(m, [a, b])
+    np.testing.assert_array_equal(y, a * b)
+
+
+def test_mul_int32_rejects_activation():
+    m = one_op_model("MUL", [tensor(I32, [2]), tensor(I32, [2]), scalar("INT32", 1)],
+                     [tensor(I32, [2])])
+    assert "activation" in rejected(m).lower() or "NONE" in rejected(m)
+
+
+@pytest.mark.parametrize("t", [Q8, QS8])
+def test_reduce_max_quant(t):
+    x = _values(t, (2, 3, 4))
+    m = one_op_model("REDUCE_MAX", [tensor(t, [2, 3, 4], **_q(t)), tensor(I32, [2], [-1, 0]),
+                                    scalar("BOOL", True)], [tensor(t, [1, 3, 1], **_q(t))])
+    (y,) = run(m, [x])
+    np.testing.assert_array_equal(y, x.max(axis=(0, 2), keepdims=True))

@@ -19,7 +19,8 @@ TENSOR_QUANT8_ASYMM_SIGNED (1.3). Inputs 4 and 5 are 1.3 for both.
 
 The arithmetic follows TFLite's reference kernels as the NNAPI CPU executor uses them: the
 sampling scale is in_size / out_size (or (in - 1) / (out - 1) with align_corners), computed
-in float32; quantized bilinear results are rounded by adding 0.5 and truncating.
+in float32; quantized bilinear results are rounded half up (floor(x + 0.5)), so that
+QUANT8_ASYMM_SIGNED results are the QUANT8_ASYMM ones shifted by 128.
 """
 
 from __future__ import annotations
@@ -172,7 +173,9 @@ def _resize_nhwc(op: str, x: np.ndarray, out_h: int, out_w: int, align: bool, ha
     res = (xf[:, r0, c0, :] * (one - dy) * (one - dx) + xf[:, r1, c0, :] * dy * (one - dx)
            + xf[:, r0, c1, :] * (one - dy) * dx + xf[:, r1, c1, :] * dy * dx)
     if integer:
-        res = np.trunc(res + np.float32(0.5))
+        # round half up, as the reference's uint8 results: the signed type stays the unsigned
+        # one shifted by 128 (truncating x + 0.5 would round negative values up)
+        res = np.floor(res + np.float32(0.5))
     return res
 
 
