@@ -1,0 +1,62 @@
+"""GATHER on OpenCL vs the reference device: every type, every (negative) axis, multi-dim
+indices, constant and input indices (a new index tensor makes a new plan), out-of-range
+indices failing the execution."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hal.errors import ErrorStatus
+from tests.cl_ops_kit import check, cl_device, status_of  # noqa: F401
+from tests.clgemm_kit import _outputs
+from tests.opkit import one_op_model, scalar, tensor
+
+TYPES = [("TENSOR_FLOAT32", np.float32), ("TENSOR_FLOAT16", np.float16),
+         ("TENSOR_INT32", np.int32), ("TENSOR_QUANT8_ASYMM", np.uint8),
+         ("TENSOR_QUANT8_ASYMM_SIGNED", np.int8)]
+
+
+def _model(t, shape, axis, idx_shape, idx=None):
+    out = list(shape[:axis % len(shape)]) + list(idx_shape) + list(shape[axis % len(shape) + 1:])
+    q = dict(scale=0.5, zero_point=3) if "QUANT" in t else {}
+    return ([tensor(t, shape, **q), scalar("INT32", axis),
+             tensor("TENSOR_INT32", idx_shape, idx)], [tensor(t, out, **q)])
+
+
+@pytest.mark.parametrize("t,dt", TYPES)
+@pytest.mark.parametrize("axis", [-3, -1, 0, 1, 2])
+def test_gather_types_axes(cl_device, t, dt, axis):  # noqa: F811
+    shape = [3, 4, 5]
+    x = (np.arange(60) % 97).astype(dt).reshape(shape)
+    idx = np.array([[2, 0], [1, 2], [0, 0]], np.int32)
+    ins, outs = _model(t, shape, axis, idx.shape)
+    (y,) = check("GATHER", ins, outs, [x, idx], cl_device)
+    assert np.array_equal(y, np.take(x, idx, axis=axis))
+
+
+def test_gather_constant_indices(cl_device):  # noqa: F811
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    idx = np.array([3, 3, 0], np.int32)
+    ins, outs = _model("TENSOR_FLOAT32", [3, 4], 1, [3], idx)
+    (y,) = check("GATHER", ins, outs, [x], cl_device)
+    assert y.tolist() == [[3, 3, 0], [7, 7, 4], [11, 11, 8]]
+
+
+def test_gather_new_indices_new_plan(cl_device):  # noqa: F811
+    x = np.arange(10, dtype=np.float32)
+    ins, outs = _model("TENSOR_FLOAT32", [10], 0, [2])
+    model = one_op_model("GATHER", ins, outs)
+    prepared = cl_device.prepare_model(model)
+    for idx in ([1, 9], [4, 0], [1, 9]):
+        (y,) = _outputs(model, prepared, [x, np.array(idx, np.int32)])
+        assert y.tolist() == idx
+    assert prepared.pool_report()["plans"] == 2
+
+
+@pytest.mark.parametrize("bad", [[0, 5], [-1, 0]])
+def test_gather_out_of_range_fails(cl_device, bad):  # noqa: F811
+    ins, outs = _model("TENSOR_FLOAT32", [5], 0, [2])
+    status = status_of("GATHER", ins, outs, [np.zeros(5, np.float32), np.array(bad, np.int32)],
+                       cl_device)
+    assert status == ErrorStatus.GENERAL_FAILURE
