@@ -1,0 +1,38 @@
+"""QUANTIZE, DEQUANTIZE on OpenCL (quantization.cl.mako): float32/float16 to quant8 asymm and
+signed, and quant8 asymm/signed/symm/per-channel to float32/float16."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clnn.kernels.registry import In, Out, register_kernel
+from clnn.kernels.support import ANY_STORED, code, f32, i32, numel, strides_of, types_in
+from hal.operations.common import qrange
+
+
+def support(ctx):
+    return types_in(ctx, 0, ANY_STORED)
+
+
+def plan(ctx, b):
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    params = {"di": code(x), "do": code(y)}
+    n = numel(y.shape)
+    if ctx.name == "QUANTIZE":
+        lo, hi = qrange(y.type)
+        b.launch("quantization", "quantize", params, (n,),
+                 [In(0), Out(0), f32(y.scale), i32(y.zero_point), i32(lo), i32(hi)])
+        return
+    if x.channel_quant is not None:
+        dim = x.channel_quant.channel_dim
+        scales = np.asarray(x.channel_quant.scales, np.float32)
+        inner, channels = strides_of(x.shape)[dim], x.shape[dim]
+    else:
+        scales, inner, channels = np.asarray([x.scale], np.float32), 1, 1
+    b.launch("quantization", "dequantize", params, (n,),
+             [In(0), Out(0), b.buffer(scales), i32(max(inner, 1)), i32(channels),
+              i32(x.zero_point)])
+
+
+for _op in ("QUANTIZE", "DEQUANTIZE"):
+    register_kernel(_op, family="quantization", support=support, plan=plan)

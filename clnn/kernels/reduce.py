@@ -1,0 +1,70 @@
+"""MEAN, REDUCE_SUM, REDUCE_PROD, REDUCE_MAX, REDUCE_MIN, REDUCE_ALL, REDUCE_ANY on OpenCL
+(reduce.cl.mako), rank <= 4, every type of the signatures. Axes and keep_dims are read on the
+host when the partition is planned. Quantized MEAN follows the reference: truncating integer
+division when the quantization is unchanged, else the rescaled float mean."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clnn.kernels.registry import In, Out, Unplannable, register_kernel
+from clnn.kernels.support import (
+    ANY_STORED,
+    code,
+    f32,
+    first,
+    i32,
+    max_rank,
+    numel,
+    strides_of,
+    types_in,
+)
+from hal.operations.common import QUANT_RANGE, qrange
+from hal.operations.reduce import resolve_axes
+
+_OPS = ("MEAN", "REDUCE_SUM", "REDUCE_PROD", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ALL",
+        "REDUCE_ANY")
+
+
+def support(ctx):
+    return first(types_in(ctx, 0, ANY_STORED), max_rank(ctx, 0, 4))
+
+
+def _pad4(dims, strides):
+    lead = 4 - len(dims)
+    return [1] * lead + list(dims), [0] * lead + list(strides)
+
+
+def plan(ctx, b):
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    shape = x.shape
+    if len(shape) > 4:
+        raise Unplannable("rank > 4")
+    axes = sorted(resolve_axes(ctx, ctx.input(1), len(shape)))
+    st = strides_of(shape)
+    kept = [d for d in range(len(shape)) if d not in axes]
+    od, os_ = _pad4([shape[d] for d in kept], [st[d] for d in kept])
+    rd, rs = _pad4([shape[d] for d in axes], [st[d] for d in axes])
+    count = numel(rd)
+    quant = y.type in QUANT_RANGE
+    if ctx.name == "MEAN" and quant and count == 0:
+        raise Unplannable("quantized MEAN over an empty dimension")  # the reference fails
+    same = int(x.scale == y.scale and x.zero_point == y.zero_point)
+    scale = np.float32(x.scale) / np.float32(y.scale) if quant else np.float32(1)
+    bias = -np.float32(x.zero_point) * scale
+    lo, hi = qrange(y.type) if quant else (0, 0)
+    if x.dtype.kind == "f":
+        init = np.finfo(x.dtype).min if ctx.name == "REDUCE_MAX" else np.finfo(x.dtype).max
+    elif x.dtype.kind in "iu":
+        info = np.iinfo(x.dtype)
+        init = info.min if ctx.name == "REDUCE_MAX" else info.max
+    else:
+        init = 0
+    b.launch("reduce", "reduce", {"op": ctx.name, "dt": code(y)}, (numel(y.shape),),
+             [In(0), Out(0), *[i32(v) for v in od[1:]], *[i32(v) for v in os_],
+              *[i32(v) for v in rd[1:]], *[i32(v) for v in rs], i32(count), i32(same),
+              f32(scale), f32(bias), i32(y.zero_point), i32(lo), i32(hi), f32(init)])
+
+
+for _op in _OPS:
+    register_kernel(_op, family="reduce", support=support, plan=plan, host_inputs=[1, 2])

@@ -1,0 +1,52 @@
+"""RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR on OpenCL (resize.cl.mako): size and scale forms,
+NHWC and NCHW, align_corners and half_pixel_centers; float32, float16, quant8 asymm/signed.
+Source index tables come from the HAL's own per-axis functions, so sampling matches the
+reference exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clnn.kernels.registry import In, Out, register_kernel
+from clnn.kernels.support import FLOAT_QUANT8, code, i32, numel, strides_of, types_in
+from hal.operations.resize import _bilinear_axis, _flags, _nearest_axis
+
+
+def support(ctx):
+    return types_in(ctx, 0, FLOAT_QUANT8)
+
+
+def _nhwc_strides(shape, nchw):
+    s = strides_of(shape)
+    return [s[0], s[2], s[3], s[1]] if nchw else s
+
+
+def plan(ctx, b):
+    nchw, align, half = _flags(ctx)
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    if nchw:
+        _, c, h, w = x.shape
+        oh, ow = y.shape[2], y.shape[3]
+    else:
+        _, h, w, c = x.shape
+        oh, ow = y.shape[1], y.shape[2]
+    if ctx.name == "RESIZE_NEAREST_NEIGHBOR":
+        r0 = r1 = _nearest_axis(h, oh, align, half)
+        c0 = c1 = _nearest_axis(w, ow, align, half)
+        fr, fc = np.zeros(oh, np.float32), np.zeros(ow, np.float32)
+    else:
+        r0, r1, fr = _bilinear_axis(h, oh, align, half)
+        c0, c1, fc = _bilinear_axis(w, ow, align, half)
+    tables = [b.buffer(np.asarray(t, np.int32)) for t in (r0, r1)] + \
+        [b.buffer(np.asarray(fr, np.float32))] + \
+        [b.buffer(np.asarray(t, np.int32)) for t in (c0, c1)] + \
+        [b.buffer(np.asarray(fc, np.float32))]
+    b.launch("resize", "resize", {"op": ctx.name, "dt": code(y)}, (numel(y.shape),),
+             [In(0), Out(0), *tables, i32(c), i32(oh), i32(ow),
+              *[i32(v) for v in _nhwc_strides(x.shape, nchw)],
+              *[i32(v) for v in _nhwc_strides(y.shape, nchw)]])
+
+
+for _op in ("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"):
+    register_kernel(_op, family="resize", support=support, plan=plan,
+                    host_inputs=[1, 2, 3, 4, 5])

@@ -1,0 +1,62 @@
+## MEAN and REDUCE_*: one work-item per output element; the kept dimensions (outer, 4-D) and the
+## reduced dimensions (inner, 4-D) come as dimensions and input strides. Kernel key: op, dt.
+<%namespace name="c" file="common.mako"/>
+
+<%def name="reduce(op, dt)">
+<% quant = dt in ("u8", "i8") %>
+<% flt = dt in ("f32", "f16") %>
+__kernel void reduce(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
+                     int o1, int o2, int o3, int os0, int os1, int os2, int os3,
+                     int r1, int r2, int r3, int rs0, int rs1, int rs2, int rs3, int count,
+                     int same_quant, float scale, float bias, int zo, int lo, int hi,
+                     float init)
+{
+${c.toffsets("x", "y")}
+    int i = get_global_id(0);
+    int t = i;
+    int k3 = t % o3; t /= o3;
+    int k2 = t % o2; t /= o2;
+    int k1 = t % o1;
+    int k0 = t / o1;
+    int base = k0 * os0 + k1 * os1 + k2 * os2 + k3 * os3;
+% if flt:
+    float acc = ${{"MEAN": "0.0f", "REDUCE_SUM": "0.0f", "REDUCE_PROD": "1.0f"}.get(op, "init")};
+% else:
+    int acc = ${{"MEAN": "0", "REDUCE_ALL": "1", "REDUCE_ANY": "0"}.get(op, "(int)init")};
+% endif
+    for (int j = 0; j < count; ++j) {
+        int u = j;
+        int j3 = u % r3; u /= r3;
+        int j2 = u % r2; u /= r2;
+        int j1 = u % r1;
+        int j0 = u / r1;
+        int xi = base + j0 * rs0 + j1 * rs1 + j2 * rs2 + j3 * rs3;
+% if flt:
+        float v = ${c.ldf(dt, "x", "xi")};
+% else:
+        int v = (int)x[xi];
+% endif
+        acc = ${{"MEAN": "acc + v", "REDUCE_SUM": "acc + v", "REDUCE_PROD": "acc * v",
+                 "REDUCE_MAX": "max(acc, v)" if not flt else "fmax(acc, v)",
+                 "REDUCE_MIN": "min(acc, v)" if not flt else "fmin(acc, v)",
+                 "REDUCE_ALL": "acc && (v != 0)", "REDUCE_ANY": "acc || (v != 0)"}[op]};
+    }
+% if op == "MEAN" and flt:
+    acc = acc / (float)count;
+% elif op == "MEAN":
+    int q;
+    if (same_quant) {
+        q = acc / count;
+    } else {
+        float m = (float)acc / (float)count * scale + bias;
+        q = (int)round(m) + zo;
+    }
+    acc = clamp(q, lo, hi);
+% endif
+% if flt:
+    ${c.stf(dt, "y", "i", "acc")};
+% else:
+    y[i] = (${c.ctype(dt)})acc;
+% endif
+}
+</%def>
