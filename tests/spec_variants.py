@@ -8,6 +8,7 @@
   inputs and constants rounded to float16; the goldens stay (the CTS float16 tolerance).
 - :func:`to_relaxed`: a float32 test with relaxComputationFloat32toFloat16 set.
 - :func:`to_nchw`: an NHWC test of an operation with a layout flag as NCHW.
+- :func:`to_per_channel`: a quant8 convolution with a symmetric filter in the per-channel form.
 """
 
 from __future__ import annotations
@@ -188,3 +189,41 @@ def to_nchw(test: dict) -> dict | None:
                 return None
         changed = True
     return t if changed else None
+
+
+#: convolutions and the channel dimension of their filter
+PER_CHANNEL_DIM = {"CONV_2D": 0, "DEPTHWISE_CONV_2D": 3, "GROUPED_CONV_2D": 0,
+                   "TRANSPOSE_CONV_2D": 0}
+
+
+def to_per_channel(test: dict) -> dict | None:
+    """A quant8 convolution test with a constant filter of zero point 0 and codes <= 127 as
+    the per-channel form: the filter TENSOR_QUANT8_SYMM_PER_CHANNEL with every channel at the
+    filter's scale, the bias scale 0 (each channel's is input scale * filter scale)."""
+    t = copy.deepcopy(test)
+    t["name"] = test["name"] + "__as_per_channel"
+    changed = False
+    for sg in _subgraphs(t):
+        opnds = sg["operands"]
+        for op in sg["operations"]:
+            if op["type"] not in PER_CHANNEL_DIM:
+                continue
+            f, b = opnds[op["inputs"][1]], opnds[op["inputs"][2]]
+            if f["type"] != "TENSOR_QUANT8_ASYMM" or f.get("zeroPoint", 0) != 0:
+                continue
+            if f["lifetime"] not in ("CONSTANT_COPY", "CONSTANT_REFERENCE"):
+                return None
+            if max(f["data"]) > 127 or sum(1 for i in op["inputs"] if i == op["inputs"][1]) > 1:
+                return None
+            dim = PER_CHANNEL_DIM[op["type"]]
+            f["type"] = "TENSOR_QUANT8_SYMM_PER_CHANNEL"
+            f["channelQuant"] = {"scales": [f["scale"]] * f["dimensions"][dim], "channelDim": dim}
+            f["scale"] = 0.0
+            b["scale"] = 0.0
+            changed = True
+    return t if changed else None
+
+
+def to_signed_per_channel(test: dict) -> dict | None:
+    pc = to_per_channel(test)
+    return to_signed(pc) if pc is not None else None

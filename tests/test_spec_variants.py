@@ -1,6 +1,7 @@
 """Spec variations derived from the public corpus: every quant8 test as QUANT8_ASYMM_SIGNED,
 every float32 test as TENSOR_FLOAT16 and as a relaxed model, every NHWC test of an operation
-with a layout flag as NCHW, each run static and dynamic on
+with a layout flag as NCHW, every quant8 convolution with a symmetric filter in the per-channel
+form (unsigned and signed), each run static and dynamic on
 the reference device against the (shifted) goldens with the CTS criteria."""
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ pytestmark = pytest.mark.skipif(not sv.CORPUS.is_dir(), reason=f"no corpus at {s
 
 #: at least this many derived tests per kind (the corpus has thousands): a broken transform
 #: that silently selects nothing must fail
-MINIMUM = {"signed": 1000, "float16": 1000, "relaxed": 1000, "nchw": 500}
+MINIMUM = {"signed": 1000, "float16": 1000, "relaxed": 1000, "nchw": 500, "per_channel": 40,
+           "signed_per_channel": 40}
 
 
-@pytest.mark.parametrize("kind", ["signed", "float16", "relaxed", "nchw"])
+@pytest.mark.parametrize("kind", list(MINIMUM))
 def test_derived_variants_pass(kind):
     fn = getattr(sv, f"to_{kind}")
     dev = ReferenceDevice()
