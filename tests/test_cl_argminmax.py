@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
+from hal.errors import ErrorStatus
+from tests.cl_ops_kit import OK, after_zero_sized, check, cl_device  # noqa: F401
 from tests.opkit import scalar, tensor
 
 TYPES = [("TENSOR_FLOAT32", np.float32), ("TENSOR_FLOAT16", np.float16),
@@ -41,3 +42,11 @@ def test_argmax_axis_as_input(cl_device):  # noqa: F811
     (y,) = check("ARGMAX", [tensor("TENSOR_INT32", [2, 3]), tensor("INT32", [])],
                  [tensor("TENSOR_INT32", [0])], [x, np.int32(1)], cl_device)
     assert y.tolist() == [1, 0]
+
+
+@pytest.mark.parametrize("axis,out,ok", [(1, [0], True), (0, [3], False)])
+def test_argmax_zero_sized(cl_device, axis, out, ok):  # noqa: F811
+    # [0, 3]: along axis 1 the output is empty; along the empty axis 0 there is no extremum
+    cl, ref = after_zero_sized("ARGMAX", [scalar("INT32", axis)],
+                               tensor("TENSOR_INT32", out), cl_device)
+    assert cl.status == ref.status == (OK if ok else ErrorStatus.GENERAL_FAILURE)

@@ -15,7 +15,7 @@ from hal.types import (
     OperationType,
     Subgraph,
 )
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
+from tests.cl_ops_kit import OK, after_zero_sized, check, cl_device  # noqa: F401
 from tests.clgemm_kit import _outputs, run_ref
 from tests.opkit import one_op_model, scalar, tensor
 
@@ -76,3 +76,14 @@ def test_rank_feeds_fill_on_device(cl_device):  # noqa: F811
     (want,) = run_ref(model, inputs)
     assert got.shape == (3, 2) and np.array_equal(got, want) and (got == 2).all()
     assert prepared.pool_report()["launches"] == 2
+
+
+def test_rank_of_zero_sized(cl_device):  # noqa: F811
+    cl, ref = after_zero_sized("RANK", [], scalar("INT32", None), cl_device)
+    assert cl.status == ref.status == OK
+
+
+def test_tile_of_zero_sized(cl_device):  # noqa: F811
+    cl, ref = after_zero_sized("TILE", [tensor("TENSOR_INT32", [2], np.array([2, 2], np.int32))],
+                               tensor("TENSOR_FLOAT32", [0, 6]), cl_device)
+    assert cl.status == ref.status == OK and cl.output_shapes[0].dimensions == (0, 6)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
+from tests.cl_ops_kit import OK, after_zero_sized, check, cl_device  # noqa: F401
 from tests.opkit import scalar, tensor
 
 SHAPE = [2, 3, 4, 5]
@@ -86,3 +86,9 @@ def test_instance_normalization_constant_plane(cl_device):  # noqa: F811
                                             scalar("FLOAT32", 1e-3), scalar("BOOL", False)],
                  [tensor("TENSOR_FLOAT32", [1, 4, 4, 2])], [x], cl_device, "f32")
     assert np.allclose(y, 0.5)
+
+
+def test_l2_normalization_zero_sized(cl_device):  # noqa: F811
+    cl, ref = after_zero_sized("L2_NORMALIZATION", [], tensor("TENSOR_FLOAT32", [0, 3]),
+                               cl_device)
+    assert cl.status == ref.status == OK and cl.output_shapes[0].dimensions == (0, 3)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
+from tests.cl_ops_kit import OK, after_zero_sized, check, cl_device  # noqa: F401
 from tests.opkit import tensor
 
 OPS = ["ABS", "EXP", "LOG", "NEG", "RSQRT", "SIN", "SQRT", "FLOOR"]
@@ -64,3 +64,9 @@ def test_unary_dynamic_output_shape(cl_device):  # noqa: F811
     (y,) = check("NEG", [tensor("TENSOR_FLOAT32", [2, 3])], [tensor("TENSOR_FLOAT32", [0, 0])],
                  [x], cl_device)
     assert y.shape == (2, 3) and y[1, 2] == -5.0
+
+
+def test_unary_zero_sized(cl_device):  # noqa: F811
+    cl, ref = after_zero_sized("NEG", [], tensor("TENSOR_FLOAT32", [0, 3]), cl_device)
+    assert cl.status == ref.status == OK
+    assert cl.output_shapes[0].dimensions == ref.output_shapes[0].dimensions == (0, 3)
