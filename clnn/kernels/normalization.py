@@ -18,8 +18,17 @@ from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import FLOAT, FLOAT_QUANT8, QUANT8, code, f32, i32, numel, types_in
 from hal.operations.common import qrange
 
-#: work-items of one INSTANCE_NORMALIZATION reduction group
+#: work-items of one INSTANCE_NORMALIZATION reduction group (fewer where the device allows
+#: fewer: a power of two for the tree reduction)
 _GROUP = 64
+
+
+def _group_size(b) -> int:
+    limit = int(b.pm.device.cl_device.max_work_group_size)
+    g = _GROUP
+    while g > limit:
+        g //= 2
+    return g
 
 
 def _axis(ctx, index, rank):
@@ -71,11 +80,12 @@ def plan_instance(ctx, b):
     else:
         n, h, w, c = (int(d) for d in x.shape)
         batch_stride, channel_stride, step = h * w * c, 1, c
-    b.launch("normalization", "instance_normalization", {"dt": code(x), "group": _GROUP},
-             (n * c * _GROUP,), [In(0), Out(0), i32(c), i32(h * w), i32(batch_stride),
+    group = _group_size(b)
+    b.launch("normalization", "instance_normalization", {"dt": code(x), "group": group},
+             (n * c * group,), [In(0), Out(0), i32(c), i32(h * w), i32(batch_stride),
                                  i32(channel_stride), i32(step), f32(gamma), f32(beta),
                                  f32(epsilon)],
-             local_size=(_GROUP,))
+             local_size=(group,))
 
 
 register_kernel("L2_NORMALIZATION", family="normalization", support=support_l2,
