@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests.cl_ops_kit import check, cl_device  # noqa: F401
-from tests.opkit import scalar, tensor
+from tests.opkit import one_op_model, rejected, scalar, tensor
 
 TYPES = [("TENSOR_FLOAT32", np.float32), ("TENSOR_FLOAT16", np.float16),
          ("TENSOR_QUANT8_ASYMM", np.uint8), ("TENSOR_QUANT8_ASYMM_SIGNED", np.int8)]
@@ -67,3 +67,15 @@ def test_space_to_batch_input_block(cl_device):  # noqa: F811
                  [tensor("TENSOR_FLOAT32", [4, 2, 2, 1])],
                  [x, np.array([2, 2], np.int32), np.zeros((2, 2), np.int32)], cl_device)
     assert y[:, 0, 0, 0].tolist() == [0, 1, 4, 5]
+
+
+@pytest.mark.parametrize("case", ["block", "pads", "rank"])
+def test_space_to_batch_invalid_rejected_by_cl(cl_device, case):  # noqa: F811
+    shape = [1, 4, 4] if case == "rank" else [1, 4, 4, 1]
+    block = [0, 2] if case == "block" else [2, 2]
+    pads = [[-1, 1], [0, 0]] if case == "pads" else [[0, 0], [0, 0]]
+    m = one_op_model("SPACE_TO_BATCH_ND", [
+        tensor("TENSOR_FLOAT32", shape), tensor("TENSOR_INT32", [2], np.array(block, np.int32)),
+        tensor("TENSOR_INT32", [2, 2], np.array(pads, np.int32))],
+        [tensor("TENSOR_FLOAT32", [4, 2, 2, 1])])
+    assert rejected(m, cl_device)

@@ -10,7 +10,7 @@ import pytest
 from hal.errors import ErrorStatus
 from tests.cl_ops_kit import check, cl_device, status_of  # noqa: F401
 from tests.clgemm_kit import _outputs
-from tests.opkit import one_op_model, scalar, tensor
+from tests.opkit import one_op_model, rejected, scalar, tensor
 
 TYPES = [("TENSOR_FLOAT32", np.float32), ("TENSOR_FLOAT16", np.float16),
          ("TENSOR_INT32", np.int32), ("TENSOR_QUANT8_ASYMM", np.uint8),
@@ -60,3 +60,11 @@ def test_gather_out_of_range_fails(cl_device, bad):  # noqa: F811
     status = status_of("GATHER", ins, outs, [np.zeros(5, np.float32), np.array(bad, np.int32)],
                        cl_device)
     assert status == ErrorStatus.GENERAL_FAILURE
+
+
+@pytest.mark.parametrize("axis,idx_type,why", [(3, "TENSOR_INT32", "axis"),
+                                                (0, "TENSOR_FLOAT32", "")])
+def test_gather_invalid_rejected_by_cl(cl_device, axis, idx_type, why):  # noqa: F811
+    m = one_op_model("GATHER", [tensor("TENSOR_FLOAT32", [2, 3]), scalar("INT32", axis),
+                                tensor(idx_type, [1])], [tensor("TENSOR_FLOAT32", [1, 3])])
+    assert why in rejected(m, cl_device)

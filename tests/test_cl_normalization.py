@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.cl_ops_kit import OK, after_zero_sized, check, cl_device  # noqa: F401
-from tests.opkit import scalar, tensor
+from tests.opkit import one_op_model, rejected, scalar, tensor
 
 SHAPE = [2, 3, 4, 5]
 
@@ -92,3 +92,14 @@ def test_l2_normalization_zero_sized(cl_device):  # noqa: F811
     cl, ref = after_zero_sized("L2_NORMALIZATION", [], tensor("TENSOR_FLOAT32", [0, 3]),
                                cl_device)
     assert cl.status == ref.status == OK and cl.output_shapes[0].dimensions == (0, 3)
+
+
+@pytest.mark.parametrize("case", ["axis", "out_scale", "rank"])
+def test_normalization_invalid_rejected_by_cl(cl_device, case):  # noqa: F811
+    shape = [1, 2, 2, 2, 2] if case == "rank" else SHAPE
+    axis = [scalar("INT32", 4)] if case == "axis" else []
+    scale = 0.5 if case == "out_scale" else 1 / 128
+    m = one_op_model("L2_NORMALIZATION",
+                     [tensor("TENSOR_QUANT8_ASYMM", shape, scale=0.1, zero_point=128), *axis],
+                     [tensor("TENSOR_QUANT8_ASYMM", shape, scale=scale, zero_point=128)])
+    assert rejected(m, cl_device)
