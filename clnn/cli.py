@@ -67,6 +67,18 @@ def _cmd_capabilities(args) -> int:
     return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json)
 
 
+def _cmd_devices(args) -> int:
+    from clnn.device_cli import run_devices_cli
+
+    return run_devices_cli(as_json=args.json)
+
+
+def _cmd_support(args) -> int:
+    from clnn.device_cli import run_support_cli
+
+    return run_support_cli(args.model, corpus=args.corpus, device=args.cl_device)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clnn", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -123,6 +135,18 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--cache-dir", default=None, help="default: $CLNN_CACHE_DIR/models or "
                    "~/.cache/clnn/models")
     m.set_defaults(func=_cmd_models)
+
+    v = sub.add_parser("devices", help="list the OpenCL devices found and the reference device")
+    v.add_argument("--json", action="store_true", help="print as JSON")
+    v.set_defaults(func=_cmd_devices)
+
+    s = sub.add_parser("support", help="which operations of a model the OpenCL device runs, "
+                                        "with the reason for each")
+    s.add_argument("model", help="a .tflite file, a corpus .json.gz file or a corpus test name")
+    s.add_argument("--corpus", default=None, help="corpus directory for test names "
+                   "(default: ../shared/cts/public beside the checkout)")
+    s.add_argument("--cl-device", default=None, help="OpenCL device (default: $CLNN_DEVICE)")
+    s.set_defaults(func=_cmd_support)
 
     k = sub.add_parser("capabilities", help="the OpenCL device's measured capabilities")
     k.add_argument("--remeasure", action="store_true", help="measure again, ignoring the cache")
