@@ -1,12 +1,19 @@
 """EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL, LOGICAL_AND, LOGICAL_OR,
-LOGICAL_NOT on OpenCL (comparison.cl.mako): every type of the signatures, 4-D broadcasting;
-quantized inputs are compared by their real values like the reference."""
+LOGICAL_NOT on OpenCL (template comparison.cl.mako).
+
+Comparisons take every type of the HAL signatures (bool8, float32, float16, int32, quant8 asymm
+and signed) with 4-D broadcasting. Quantized inputs may have different scales and zero points:
+like the reference, the kernel compares the dequantized float32 values. Bool8 inputs count any
+non-zero byte as true; outputs are 0 / 1.
+"""
 
 from __future__ import annotations
 
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import (
     FLOAT_QUANT8_INT32,
+    OT,
+    QUANT8,
     bcast_args,
     code,
     f32,
@@ -16,30 +23,34 @@ from clnn.kernels.support import (
     numel,
     types_in,
 )
-from hal.types import OperandType
 
-_TYPES = FLOAT_QUANT8_INT32 | {OperandType.TENSOR_BOOL8}
-
-
-def support(ctx):
-    if ctx.name == "LOGICAL_NOT":
-        return types_in(ctx, 0, _TYPES)
-    return first(types_in(ctx, 0, _TYPES), max_rank(ctx, 0, 4), max_rank(ctx, 1, 4))
+_COMPARE = ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL")
 
 
-def plan(ctx, b):
-    y = ctx.outputs[0]
-    if ctx.name == "LOGICAL_NOT":
-        b.launch("comparison", "logical_not", {}, (numel(y.shape),), [In(0), Out(0)])
-        return
-    a, bb = ctx.inputs[0], ctx.inputs[1]
+def support_binary(ctx):
+    return first(types_in(ctx, 0, FLOAT_QUANT8_INT32 | {OT.TENSOR_BOOL8}),
+                 max_rank(ctx, 0, 4), max_rank(ctx, 1, 4))
+
+
+def plan_binary(ctx, b):
+    a, bb, y = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     bcast, shape_args = bcast_args(a.shape, bb.shape, y.shape)
-    b.launch("comparison", "compare", {"op": ctx.name, "dt": code(a), "bcast": bcast},
-             (numel(y.shape),),
-             [In(0), In(1), Out(0), *shape_args, i32(a.zero_point), f32(a.scale),
-              i32(bb.zero_point), f32(bb.scale)])
+    quant = a.type in QUANT8
+    extra = [i32(a.zero_point), f32(a.scale), i32(bb.zero_point), f32(bb.scale)] if quant \
+        else []
+    b.launch("comparison", "binary", {"op": ctx.name, "dt": code(a), "bcast": bcast,
+                                      "quant": quant},
+             (numel(y.shape),), [In(0), In(1), Out(0), *shape_args, *extra])
 
 
-for _op in ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL",
-            "LOGICAL_AND", "LOGICAL_OR", "LOGICAL_NOT"):
-    register_kernel(_op, family="comparison", support=support, plan=plan)
+def support_not(ctx):
+    return None  # the signature allows TENSOR_BOOL8 only, of any rank
+
+
+def plan_not(ctx, b):
+    b.launch("comparison", "logical_not", {}, (numel(ctx.outputs[0].shape),), [In(0), Out(0)])
+
+
+for _op in (*_COMPARE, "LOGICAL_AND", "LOGICAL_OR"):
+    register_kernel(_op, family="comparison", support=support_binary, plan=plan_binary)
+register_kernel("LOGICAL_NOT", family="comparison", support=support_not, plan=plan_not)

@@ -1,4 +1,6 @@
-## ABS EXP LOG NEG RSQRT SIN SQRT FLOOR element-wise. Kernel key: op, dt (f32, f16, i32).
+## ABS EXP LOG NEG RSQRT SIN SQRT FLOOR: one work-item per element.
+## Kernel key: op, dt (f32, f16, i32 for ABS/NEG). RSQRT is 1 / sqrt(x) (both correctly
+## rounded) as the reference computes it, not the looser OpenCL rsqrt().
 <%namespace name="c" file="common.mako"/>
 
 <%def name="unary(op, dt)">
@@ -7,8 +9,8 @@ __kernel void unary(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")})
 ${c.toffsets("x", "y")}
     int i = get_global_id(0);
 % if dt == "i32":
-    int v = x[i];
-    y[i] = ${{"ABS": "(int)abs(v)", "NEG": "(int)(0u - (uint)v)"}[op]};
+    uint v = (uint)x[i];
+    y[i] = (int)(${"((int)v < 0 ? 0u - v : v)" if op == "ABS" else "0u - v"});
 % else:
     float v = ${c.ldf(dt, "x", "i")};
     float r = ${{"ABS": "fabs(v)", "EXP": "exp(v)", "LOG": "log(v)", "NEG": "-v",
