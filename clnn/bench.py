@@ -77,7 +77,8 @@ print(json.dumps({"times": ts, "blas": info, "numpy": np.__version__}))
 def _stats(times: list[float], flops: float) -> dict:
     g = sorted(flops / t / 1e9 for t in times)
     q = statistics.quantiles(g, n=4) if len(g) >= 4 else [g[0], g[len(g) // 2], g[-1]]
-    return {"gflops_median": statistics.median(g), "gflops_min": g[0], "gflops_max": g[-1],
+    return {"times_s": list(times),
+            "gflops_median": statistics.median(g), "gflops_min": g[0], "gflops_max": g[-1],
             "gflops_iqr": [q[0], q[-1]], "seconds_median": statistics.median(times),
             "repetitions": len(times)}
 
@@ -131,10 +132,7 @@ def clnn_gemm(n: int, reps: int, tile=None, device=None) -> dict:
     _gemm.launch_gemm(b, dt="f32", a=a_buf, bpk=bpk, c=c_buf, M=n, N=n, K=n, tile=tile,
                       sam=n, sak=1)
     nr = tile[1] * tile[2]
-    packed = cl.Buffer(ctx, mf.READ_WRITE, _gemm.ceil_to(n, nr) * n * 4)
-    b.launch("gemm", "pack_b", {"dt": "f32", "nr": nr}, (_gemm.ceil_to(n, nr), n, 1),
-             [braw, np.int32(0), packed, np.int32(n), np.int32(n), np.int32(n), np.int32(1),
-              np.int32(1), np.int32(0), np.int32(0), np.int32(0)])
+    packed, _ = _gemm.launch_pack_b(b, dt="f32", y=braw, N=n, K=n, nr=nr, sk=n, sn=1)
     _gemm.launch_gemm(b, dt="f32", a=a_buf, bpk=packed, c=c_buf, M=n, N=n, K=n, tile=tile,
                       sam=n, sak=1)
     (gemm_k, gs, ls), (pack_k, ps, _), (gemm2_k, _, _) = b.launches
@@ -171,8 +169,21 @@ def run_gemm_bench(n: int = 1024, reps: int = 10, as_json: bool = False,
     from clnn.device import ClDevice
 
     dev = ClDevice()
-    result = {"n": n, "clnn": clnn_gemm(n, reps, device=dev)}
-    result["numpy"] = numpy_gemm(n, reps)
+    # alternate rounds of both, so that a change in the machine's load hits both figures
+    rounds = 3 if reps >= 6 else 1
+    per = max(reps // rounds, 1)
+    cl_runs, np_runs = [], []
+    for _ in range(rounds):
+        cl_runs.append(clnn_gemm(n, per, device=dev))
+        np_runs.append(numpy_gemm(n, per))
+    flops = 2.0 * n ** 3
+    cl_r = dict(cl_runs[-1])
+    cl_r.update(_stats([t for r in cl_runs for t in r["times_s"]], flops))
+    cl_r["with_device_packing"] = _stats([t for r in cl_runs for t in
+                                          r["with_device_packing"]["times_s"]], flops)
+    np_r = dict(np_runs[-1])
+    np_r.update(_stats([t for r in np_runs for t in r["times_s"]], flops))
+    result = {"n": n, "rounds": rounds, "clnn": cl_r, "numpy": np_r}
     result["ratio_clnn_over_numpy"] = (result["clnn"]["gflops_median"] /
                                        result["numpy"]["gflops_median"])
     if sweep:
@@ -184,7 +195,8 @@ def run_gemm_bench(n: int = 1024, reps: int = 10, as_json: bool = False,
         print(json.dumps(result, indent=1))
         return 0
     cl_r, np_r = result["clnn"], result["numpy"]
-    print(f"SGEMM {n}x{n}x{n}, {reps} repetitions, same run")
+    print(f"SGEMM {n}x{n}x{n}, {cl_r['repetitions']} repetitions each in {rounds} alternating "
+          f"rounds, same run")
     print(f"  clnn  {cl_r['gflops_median']:8.1f} GFLOP/s median  (min {cl_r['gflops_min']:.1f}, "
           f"max {cl_r['gflops_max']:.1f}; tile {cl_r['tile']})  on {cl_r['device']}")
     pk = cl_r["with_device_packing"]

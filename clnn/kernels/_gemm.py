@@ -139,14 +139,14 @@ def launch_im2col(b, *, dt: str, x, dst, mr: int, M: int, K: int, oh: int, ow: i
 
 
 def launch_pack_b(b, *, dt: str, y, N: int, K: int, nr: int, sk: int, sn: int,
-                  batch=(1, 1), s_b=(0, 0), zb: int = 0):
+                  batch=(1, 1), s_b=(0, 0), zb: int = 0, dst=None):
     """Pack a non-constant B (B[k, n] of batch z at z0 * s_b0 + z1 * s_b1 + k * sk + n * sn)
-    on the device into a scratch buffer of [batches, ceil(N/nr), K, nr]; returns (buffer,
-    elements per batch)."""
+    on the device into a scratch buffer (or ``dst``) of [batches, ceil(N/nr), K, nr]; returns
+    (buffer, elements per batch)."""
     per = ceil_to(max(N, 1), nr) * K
     nbatch = batch[0] * batch[1]
-    buf = scratch(b, nbatch * per * (2 if dt in ("u8", "i8") else 4))
-    b.launch("gemm", "pack_b", {"dt": dt, "nr": nr}, (ceil_to(N, nr), K, nbatch),
+    buf = dst if dst is not None else scratch(b, nbatch * per * (2 if dt in ("u8", "i8") else 4))
+    b.launch("gemm", "pack_b", {"dt": dt, "nr": nr}, (ceil_to(N, nr) // nr, K, nbatch),
              [*tensor_arg(y), buf, *[i32(v) for v in (N, K, sk, sn, batch[1], *s_b, zb)]])
     return buf, per
 

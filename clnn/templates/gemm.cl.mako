@@ -183,21 +183,25 @@ __kernel void im2col_pack(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "a")},
 
 ## Packs B[k, n] of batch z (b at z0 * s_b0 + z1 * s_b1 + k * sk + n * sn) into
 ## [ceil(N/nr), K, nr] (float for float types; short y - zero point for quantized ones), zero
-## padded: the device-side twin of the prepare-time packing of constant weights.
+## padded: the device-side twin of the prepare-time packing of constant weights. One work-item
+## writes the nr contiguous elements of one (panel, k) row.
 <%def name="pack_b(dt, nr)">
 __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u8", "i8") else "float"}* p,
                      int N, int K, int sk, int sn, int nb1, int s_b0, int s_b1, int zb)
 {
     y += y_off;
-    const int n = get_global_id(0), k = get_global_id(1), z = get_global_id(2);
+    const int jp = get_global_id(0), k = get_global_id(1), z = get_global_id(2);
     const int z0 = z / nb1, z1 = z - z0 * nb1;
     const int np = (N + ${nr} - 1) / ${nr} * ${nr};
-    const size_t dst = (size_t)z * np * K + ((size_t)(n / ${nr}) * K + k) * ${nr} + n % ${nr};
-    const int src = z0 * s_b0 + z1 * s_b1 + k * sk + n * sn;
+    const size_t dst = (size_t)z * np * K + ((size_t)jp * K + k) * ${nr};
+    const int src = z0 * s_b0 + z1 * s_b1 + k * sk;
+    for (int l = 0; l < ${nr}; ++l) {
+        const int n = jp * ${nr} + l;
 % if dt in ("u8", "i8"):
-    p[dst] = n < N ? (short)((int)y[src] - zb) : (short)0;
+        p[dst + l] = n < N ? (short)((int)y[src + n * sn] - zb) : (short)0;
 % else:
-    p[dst] = n < N ? ${c.ldf(dt, "y", "src")} : 0.0f;
+        p[dst + l] = n < N ? ${c.ldf(dt, "y", "src + n * sn")} : 0.0f;
 % endif
+    }
 }
 </%def>
