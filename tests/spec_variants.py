@@ -9,6 +9,9 @@
 - :func:`to_relaxed`: a float32 test with relaxComputationFloat32toFloat16 set.
 - :func:`to_nchw`: an NHWC test of an operation with a layout flag as NCHW.
 - :func:`to_per_channel`: a quant8 convolution with a symmetric filter in the per-channel form.
+- :func:`to_layout_flag`, :func:`to_nchw_from_no_flag`: 1.0/1.1 layout-operation tests with
+  the 1.2 layout flag (NHWC, NCHW).
+- :func:`to_unsigned`: the inverse of :func:`to_signed`.
 """
 
 from __future__ import annotations
@@ -146,6 +149,62 @@ def _nchw(o):
         o["data"] = a.reshape(-1).tolist()
     o["dimensions"] = [dims[0], dims[3], dims[1], dims[2]]
     return True
+
+
+#: input counts of the forms without the layout flag (1.0/1.1); the flag comes last (1.2)
+NO_FLAG_COUNTS = {"CONV_2D": (7, 10), "DEPTHWISE_CONV_2D": (8, 11), "AVERAGE_POOL_2D": (7, 10),
+                  "MAX_POOL_2D": (7, 10), "L2_POOL_2D": (7, 10), "RESIZE_BILINEAR": (3,),
+                  "SPACE_TO_DEPTH": (2,), "DEPTH_TO_SPACE": (2,), "BATCH_TO_SPACE_ND": (2,),
+                  "SPACE_TO_BATCH_ND": (3,)}
+
+
+def to_layout_flag(test: dict) -> dict | None:
+    """A test of a layout operation without the flag, with an explicit false flag (NHWC)."""
+    t = copy.deepcopy(test)
+    changed = False
+    for sg in _subgraphs(t):
+        for op in sg["operations"]:
+            if len(op["inputs"]) in NO_FLAG_COUNTS.get(op["type"], ()) and not any(
+                    sg["operands"][i]["type"] == "BOOL" for i in op["inputs"]):
+                sg["operands"].append({"type": "BOOL", "dimensions": [], "scale": 0.0,
+                                       "zeroPoint": 0, "lifetime": "CONSTANT_COPY",
+                                       "data": [False]})
+                op["inputs"].append(len(sg["operands"]) - 1)
+                changed = True
+    if not changed:
+        return None
+    t["name"] = test["name"] + "__with_layout"
+    return t
+
+
+def to_nchw_from_no_flag(test: dict) -> dict | None:
+    flagged = to_layout_flag(test)
+    return to_nchw(flagged) if flagged is not None else None
+
+
+def to_unsigned(test: dict) -> dict | None:
+    """The inverse of :func:`to_signed`, for tests the corpus has only as signed."""
+    types = operand_types(test)
+    if "TENSOR_QUANT8_ASYMM_SIGNED" not in types or "TENSOR_QUANT8_ASYMM" in types:
+        return None
+    if op_types(test) & (NOT_SHIFT_INVARIANT | {"QUANTIZED_LSTM"}):  # signed-only operation
+        return None
+    t = copy.deepcopy(test)
+    t["name"] = test["name"] + "__as_unsigned"
+    for sg in _subgraphs(t):
+        for o in sg["operands"]:
+            if o["type"] != "TENSOR_QUANT8_ASYMM_SIGNED":
+                continue
+            o["type"] = "TENSOR_QUANT8_ASYMM"
+            o["zeroPoint"] = int(o.get("zeroPoint", 0)) + 128
+            if o.get("data") is not None and o["lifetime"] != "SUBGRAPH":
+                o["data"] = [int(v) + 128 for v in o["data"]]
+        for op in sg["operations"]:
+            if op["type"] == "PAD_V2":
+                pad = sg["operands"][op["inputs"][2]]
+                if pad.get("data") is not None:
+                    pad["data"] = [int(v) + 128 for v in pad["data"]]
+    return t
 
 
 def to_nchw(test: dict) -> dict | None:

@@ -1,7 +1,8 @@
 """Spec variations derived from the public corpus: every quant8 test as QUANT8_ASYMM_SIGNED,
 every float32 test as TENSOR_FLOAT16 and as a relaxed model, every NHWC test of an operation
 with a layout flag as NCHW, every quant8 convolution with a symmetric filter in the per-channel
-form (unsigned and signed), each run static and dynamic on
+form (unsigned and signed), every 1.0/1.1 test of a layout operation with an explicit NHWC
+flag and as NCHW, every signed-only test as QUANT8_ASYMM, each run static and dynamic on
 the reference device against the (shifted) goldens with the CTS criteria."""
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ pytestmark = pytest.mark.skipif(not sv.CORPUS.is_dir(), reason=f"no corpus at {s
 #: at least this many derived tests per kind (the corpus has thousands): a broken transform
 #: that silently selects nothing must fail
 MINIMUM = {"signed": 1000, "float16": 1000, "relaxed": 1000, "nchw": 500, "per_channel": 40,
-           "signed_per_channel": 40}
+           "signed_per_channel": 40, "layout_flag": 200, "nchw_from_no_flag": 100,
+           "unsigned": 500}
 
 
 @pytest.mark.parametrize("kind", list(MINIMUM))
