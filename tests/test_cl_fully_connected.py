@@ -72,3 +72,15 @@ def test_quant_saturates(cl_device):
     m, x = fc_model("qa", rng, [2, 64], 5, 64, 0, x_value=xv)
     got = compare(m, x, cl_device, "quant")
     assert got.max() == 255 or got.min() == 0
+
+
+def test_support_reasons(cl_device):
+    # a fused activation given at execution time is not known when the kernels are planned
+    w = np.ones((3, 4), np.float32)
+    m = one_op_model("FULLY_CONNECTED", [tensor("TENSOR_FLOAT32", [2, 4]),
+                                         tensor("TENSOR_FLOAT32", [3, 4], w),
+                                         tensor("TENSOR_FLOAT32", [3], np.zeros(3)),
+                                         scalar("INT32", None)],
+                     [tensor("TENSOR_FLOAT32", [2, 3])])
+    rows = cl_device.support_report(m)
+    assert rows[0][2] is False and "input 3 (fused activation)" in rows[0][3]
