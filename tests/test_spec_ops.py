@@ -390,3 +390,45 @@ def test_reduce_max_quant(t):
                                     scalar("BOOL", True)], [tensor(t, [1, 3, 1], **_q(t))])
     (y,) = run(m, [x])
     np.testing.assert_array_equal(y, x.max(axis=(0, 2), keepdims=True))
+
+
+# ------------------------------------------------------------------ GROUPED_CONV_2D (float)
+
+def _grouped_conv_ref(x, w, b, groups, stride, pad):
+    """The spec's formula, NHWC, explicit padding (left, right, top, bottom)."""
+    n, h, wd, cin = x.shape
+    cout, fh, fw, dg = w.shape
+    xp = np.pad(x, ((0, 0), (pad[2], pad[3]), (pad[0], pad[1]), (0, 0)))
+    oh = (h + pad[2] + pad[3] - fh) // stride + 1
+    ow = (wd + pad[0] + pad[1] - fw) // stride + 1
+    out = np.zeros((n, oh, ow, cout))
+    mult = cout // groups
+    for i in range(oh):
+        for j in range(ow):
+            win = xp[:, i * stride:i * stride + fh, j * stride:j * stride + fw, :]
+            for oc in range(cout):
+                g = oc // mult
+                out[:, i, j, oc] = (win[..., g * dg:(g + 1) * dg] * w[oc]).sum(axis=(1, 2, 3))
+    return out + b
+
+
+@pytest.mark.parametrize("t", [F32, F16])
+@pytest.mark.parametrize("nchw", [False, True])
+def test_grouped_conv_float(t, nchw):
+    x = _values(t, (2, 5, 4, 6))
+    w = _values(t, (4, 2, 3, 3))  # 2 groups of depth 3, 2 filters each
+    b = _values(t, (4,))
+    pad = (1, 0, 0, 1)
+    want = _grouped_conv_ref(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
+                             2, 2, pad)
+    xi = x.transpose(0, 3, 1, 2) if nchw else x
+    oshape = list(want.shape) if not nchw else [2, 4, want.shape[1], want.shape[2]]
+    m = one_op_model("GROUPED_CONV_2D", [
+        tensor(t, xi.shape), tensor(t, w.shape, w), tensor(t, [4], b),
+        *[scalar("INT32", p) for p in pad], scalar("INT32", 2), scalar("INT32", 2),
+        scalar("INT32", 2), scalar("INT32", 0), scalar("BOOL", nchw)], [tensor(t, oshape)])
+    (y,) = run(m, [xi])
+    if nchw:
+        y = y.transpose(0, 2, 3, 1)
+    tol = 2e-2 if t == F16 else 1e-5
+    np.testing.assert_allclose(y.astype(np.float64), want, rtol=tol, atol=tol)
