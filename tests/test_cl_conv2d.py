@@ -142,3 +142,13 @@ def test_conv_support_reasons(cl_device):
                      [tensor("TENSOR_FLOAT32", [1, 3, 3, 1])])
     rows = cl_device.support_report(m)
     assert rows[0][2] is False and "input 4" in rows[0][3] and "constant" in rows[0][3]
+
+
+@pytest.mark.parametrize("shape,f,launches", [((1, 6, 6, 8), 1, 1), ((1, 6, 6, 8), 3, 2)])
+def test_conv_1x1_skips_im2col(cl_device, shape, f, launches):
+    """A 1x1 stride-1 NHWC convolution is one GEMM launch on the input; 3x3 adds im2col."""
+    rng = np.random.default_rng(8)
+    m, x = conv_model("f32", rng, list(shape), [4, f, f, 8], [1, 6, 6, 4], ints(1, 1, 1, 0))
+    prepared = cl_device.prepare_model(m)
+    assert prepared.pool_report()["launches"] == launches
+    compare(m, x, cl_device, "f32")
