@@ -311,7 +311,7 @@ def load_or_measure(device, remeasure: bool = False, quick: bool = False,
             pass
     record = measure(device, quick=quick, progress=progress)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(record, indent=1))
     tmp.replace(path)
     record["cached"] = None
