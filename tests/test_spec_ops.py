@@ -432,3 +432,26 @@ def test_grouped_conv_float(t, nchw):
         y = y.transpose(0, 2, 3, 1)
     tol = 2e-2 if t == F16 else 1e-5
     np.testing.assert_allclose(y.astype(np.float64), want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("op", ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"])
+@pytest.mark.parametrize("t", [F32, F16, Q8, QS8])
+@pytest.mark.parametrize("by_scale", [False, True])
+def test_resize_align_corners_without_half_pixel_input(op, t, by_scale):
+    """The 5-input form: align_corners given, half_pixel_centers left out (false)."""
+    x = _values(t, (1, 3, 4, 2))
+    q = _q(t, 0.25)
+    if by_scale:
+        st = "FLOAT16" if t == F16 else "FLOAT32"
+        size = [scalar(st, 1.75), scalar(st, 2.0)]  # width 4 * 1.75 = 7, height 3 * 2 = 6
+    else:
+        size = [scalar("INT32", 7), scalar("INT32", 6)]
+    m = one_op_model(op, [tensor(t, [1, 3, 4, 2], **q), *size, scalar("BOOL", False),
+                          scalar("BOOL", True)], [tensor(t, [1, 6, 7, 2], **q)])
+    (y,) = run(m, [x])
+    want = _resize_ref(op, x.astype(np.float64), 6, 7, True, False)
+    if t in (Q8, QS8):
+        assert np.abs(y.astype(np.int64) - np.floor(want + 0.5)).max() <= 1
+    else:
+        np.testing.assert_allclose(y.astype(np.float64), want, atol=2e-2 if t == F16 else 1e-5,
+                                   rtol=5e-3 if t == F16 else 1e-5)
