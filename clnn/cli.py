@@ -38,6 +38,10 @@ def _cmd_demo(args) -> int:
 
 
 def _cmd_bench(args) -> int:
+    if args.what == "prepare":
+        from clnn.bench_prepare import run_prepare_bench
+
+        return run_prepare_bench(as_json=args.json)
     if args.what == "models":
         from clnn.bench_models import run_models_bench
 
@@ -103,9 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=_cmd_demo)
 
     b = sub.add_parser("bench", help="benchmarks measured against a peer in the same run")
-    b.add_argument("what", choices=["gemm", "models"],
+    b.add_argument("what", choices=["gemm", "models", "prepare"],
                    help="gemm: SGEMM n^3, clnn kernel vs NumPy; models: the MediaPipe models "
-                        "on clnn vs ai-edge-litert (2 threads)")
+                        "on clnn vs ai-edge-litert (2 threads); prepare: the demo model's cold "
+                        "prepare vs prepare from the compilation cache")
     b.add_argument("--n", type=int, default=1024)
     b.add_argument("--reps", type=int, default=10)
     b.add_argument("--json", action="store_true", help="print the result as JSON")

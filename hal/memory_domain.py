@@ -126,15 +126,20 @@ class DeviceBuffer(Buffer):
             return ErrorStatus.NONE
 
     # ------------------------------------------------------------------ executions
-    def read(self, what: str, dims=()) -> np.ndarray:
-        """The value as an execution input: GENERAL_FAILURE when there is none."""
+    def check_readable(self, what: str, dims=()):
+        """GENERAL_FAILURE when the memory holds no value; INVALID_ARGUMENT when the value's
+        dimensions contradict ``dims``."""
+        if not self.initialized:
+            raise GeneralFailure(f"{what} reads a device memory that holds no value")
+        if combine_dimensions(self.value_dimensions, dims) is None:
+            raise InvalidArgument(f"{what}: the device memory holds dimensions "
+                                  f"{list(self.value_dimensions)}, the request gives "
+                                  f"{list(dims)}")
+
+    def read(self, what: str, dims=()):
+        """The value as an execution input (see check_readable)."""
         with self.lock:
-            if not self.initialized:
-                raise GeneralFailure(f"{what} reads a device memory that holds no value")
-            if combine_dimensions(self.value_dimensions, dims) is None:
-                raise InvalidArgument(f"{what}: the device memory holds dimensions "
-                                      f"{list(self.value_dimensions)}, the request gives "
-                                      f"{list(dims)}")
+            self.check_readable(what, dims)
             return self._load()
 
     def check_fits(self, what: str, shape) -> None:

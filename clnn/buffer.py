@@ -1,0 +1,112 @@
+"""Device memories of the OpenCL device: a tensor kept in an OpenCL buffer.
+
+:class:`ClBuffer` is a :class:`hal.memory_domain.DeviceBuffer` whose bytes live in a
+``cl.Buffer`` of the device's context. As an execution input it is read as a
+:class:`DeviceTensor` (a reference to the buffer with a shape, no copy): a CL partition copies
+it into its pool on the device (``enqueue_copy`` buffer to buffer); only an operation that runs
+on the host (reference fallback, or a parameter read at planning) downloads it. As an execution
+output, a CL partition copies the result from its pool straight into the buffer. So two
+executions chained through a ClBuffer never move the tensor through the host. copy_to /
+copy_from are the client's host copies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hal.memory_domain import DeviceBuffer, allocate_host_buffer
+from hal.types import NUMPY_DTYPE
+
+
+class DeviceTensor:
+    """A tensor held by a ClBuffer, as a value of an execution (shape and dtype known)."""
+
+    def __init__(self, buffer: ClBuffer, shape):
+        self.buffer = buffer
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = NUMPY_DTYPE[buffer.type]
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def to_host(self) -> np.ndarray:
+        return self.buffer.download(self.shape)
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.to_host()
+        return arr if dtype is None else arr.astype(dtype)
+
+    def tobytes(self) -> bytes:
+        return self.to_host().tobytes()
+
+
+def on_host(value):
+    """A value as a NumPy array (downloads a DeviceTensor)."""
+    return value.to_host() if isinstance(value, DeviceTensor) else value
+
+
+class ClBuffer(DeviceBuffer):
+    def __init__(self, device, operand, dimensions, roles):
+        super().__init__(device, operand, dimensions, roles)
+        self.cl_buffer = None
+        self.capacity = 0
+        #: buffers replaced while commands on the queue may still use them
+        self._retired: list = []
+
+    def ensure(self, nbytes: int):
+        """Room for ``nbytes`` (a new buffer when it has less; the old one is kept until the
+        queue is finished with it)."""
+        import pyopencl as cl
+
+        if self.cl_buffer is not None and self.capacity >= nbytes:
+            return
+        if self.cl_buffer is not None:
+            self._retired.append(self.cl_buffer)
+        self.capacity = max(int(nbytes), 1)
+        self.cl_buffer = cl.Buffer(self.device.context, cl.mem_flags.READ_WRITE, self.capacity)
+
+    def _store(self, arr: np.ndarray):
+        import pyopencl as cl
+
+        self.ensure(arr.nbytes)
+        data = arr.view(np.uint8) if arr.dtype == np.bool_ else arr
+        if arr.nbytes:
+            cl.enqueue_copy(self.device.queue, self.cl_buffer, np.ascontiguousarray(data),
+                            is_blocking=True)
+        self._retired.clear()
+
+    def download(self, shape) -> np.ndarray:
+        import pyopencl as cl
+
+        dtype = NUMPY_DTYPE[self.type]
+        host = np.empty(shape, np.uint8 if dtype == np.bool_ else dtype)
+        if host.nbytes:
+            cl.enqueue_copy(self.device.queue, host, self.cl_buffer, is_blocking=True)
+        return host.astype(np.bool_) if dtype == np.bool_ else host
+
+    def _load(self) -> np.ndarray:
+        return self.download(self.value_dimensions)
+
+    def read(self, what: str, dims=()):
+        with self.lock:
+            self.check_readable(what, dims)
+            return DeviceTensor(self, self.value_dimensions)
+
+    def write(self, arr):
+        if isinstance(arr, DeviceTensor) and arr.buffer is self:  # the kernels wrote it
+            with self.lock:
+                self.value_dimensions = arr.shape
+                self.initialized = True
+                self._retired.clear()
+            return
+        super().write(on_host(arr))
+
+
+def allocate(device, descriptor, prepared_models, input_roles, output_roles) -> ClBuffer:
+    from clnn.prepared_model import ClPreparedModel
+
+    return allocate_host_buffer(
+        device, descriptor, prepared_models, input_roles, output_roles,
+        owns=lambda pm: isinstance(pm, ClPreparedModel) and pm.device is device,
+        factory=ClBuffer)
