@@ -1,0 +1,48 @@
+"""RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR on OpenCL vs the reference device: up and down
+scaling by size and by scale, align_corners, half_pixel_centers, NCHW, float32/float16/quant8
+asymm and signed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.cl_ops_kit import check, cl_device  # noqa: F401
+from tests.opkit import scalar, tensor
+
+TYPES = {"TENSOR_FLOAT32": np.float32, "TENSOR_FLOAT16": np.float16,
+         "TENSOR_QUANT8_ASYMM": np.uint8, "TENSOR_QUANT8_ASYMM_SIGNED": np.int8}
+
+
+@pytest.mark.parametrize("op", ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"])
+@pytest.mark.parametrize("t", list(TYPES))
+@pytest.mark.parametrize("size", [(7, 5), (2, 3)])
+@pytest.mark.parametrize("flags", [(False, False, False), (True, False, False),
+                                   (False, True, False), (False, False, True)])
+def test_by_size(cl_device, op, t, size, flags):  # noqa: F811
+    nchw, align, half = flags
+    rng = np.random.default_rng(3)
+    n, h, w, c = 2, 4, 3, 2
+    oh, ow = size
+    shape = [n, c, h, w] if nchw else [n, h, w, c]
+    out = [n, c, oh, ow] if nchw else [n, oh, ow, c]
+    dt = TYPES[t]
+    if "QUANT" in t:
+        info = np.iinfo(dt)
+        x = rng.integers(info.min, info.max + 1, shape).astype(dt)
+        q = dict(scale=0.5, zero_point=1)
+    else:
+        x, q = rng.uniform(-2, 2, shape).astype(dt), {}
+    ins = [tensor(t, shape, **q), scalar("INT32", ow), scalar("INT32", oh),
+           scalar("BOOL", nchw), scalar("BOOL", align), scalar("BOOL", half)]
+    kind = "quant" if "QUANT" in t else ("f16" if t == "TENSOR_FLOAT16" else "f32")
+    check(op, ins, [tensor(t, out, **q)], [x], cl_device, kind)
+
+
+@pytest.mark.parametrize("op", ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"])
+def test_by_scale(cl_device, op):  # noqa: F811
+    x = np.arange(12, dtype=np.float32).reshape(1, 3, 4, 1)
+    ins = [tensor("TENSOR_FLOAT32", [1, 3, 4, 1]), scalar("FLOAT32", 1.5),
+           scalar("FLOAT32", 2.0), scalar("BOOL", False)]
+    (y,) = check(op, ins, [tensor("TENSOR_FLOAT32", [1, 6, 6, 1])], [x], cl_device, "f32")
+    assert y.shape == (1, 6, 6, 1)
