@@ -8,8 +8,11 @@ template parameter is an error that names the template, def and parameters.
 A *kernel key* is ``(family, def name, params)`` where params hold only what changes the
 source (op, dtypes, activation, variant); shapes, strides and quantization parameters are
 kernel arguments. Programs are memoized per (context, key). Built binaries are cached on disk
-by pyopencl (keyed by source, options, device and driver version), so a second process does
-not rebuild a program: see :func:`build_stats`.
+keyed by source, options, device and driver version: by pyopencl's binary cache, or, for ICDs
+that keep their own cache (PoCL: ``POCL_CACHE_DIR``, ~/.cache/pocl), by the ICD, which pyopencl
+then defers to. So a second process does not rebuild a program: measured on PoCL 3.1, four
+programs took 0.94 s to build with a cold cache and 0.10 s in a second process (see
+:func:`build_stats`; clnn/cache.py adds a per-model compilation cache on top).
 
 ``CLNN_DUMP_CL=dir`` writes every rendered program to ``dir/<family>.<def>.<hash>.cl``.
 """
