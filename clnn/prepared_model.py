@@ -348,6 +348,7 @@ class ClPreparedModel(PreparedModel):
                 omitted.add(i)
             values[i] = arr
         for part in self.partitions:
+            self.executor.check_deadline()
             self._run_partition(part, values, omitted, events)
         return [values[i] for i in sg.output_indexes]
 
