@@ -87,3 +87,24 @@ def test_unsupported_type_has_reason(cl_device):  # noqa: F811
     assert cl_device.support_report(m)[0][2]
     assert reason("RELU", [tensor("TENSOR_FLOAT32", [2])], [tensor("TENSOR_FLOAT32", [2])],
                   cl_device) is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("op", ["HARD_SWISH", "PRELU"])
+def test_fixed_point_pipelines_exact_over_scales(cl_device, seed, op):  # noqa: F811
+    """Quantized HARD_SWISH and PRELU run the reference's integer pipelines: equal, not +-1."""
+    rng = np.random.default_rng(seed)
+    t = ("TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_ASYMM_SIGNED")[seed % 2]
+    lo, dt = (0, np.uint8) if seed % 2 == 0 else (-128, np.int8)
+    x = np.arange(lo, lo + 256).astype(dt)
+
+    def q():
+        return dict(scale=float(np.exp(rng.uniform(-6, 1))),
+                    zero_point=int(rng.integers(lo, lo + 256)))
+
+    ins = [tensor(t, [256], **q())]
+    inputs = [x]
+    if op == "PRELU":
+        ins.append(tensor(t, [256], **q()))
+        inputs.append(rng.permutation(x))
+    check(op, ins, [tensor(t, [256], **q())], inputs, cl_device, "exact")

@@ -1,8 +1,9 @@
 """RELU, RELU1, RELU6, LOGISTIC, TANH, ELU, HARD_SWISH, PRELU on OpenCL (activation.cl.mako).
 
 Float types compute in float32 (float16 stored as half). Quantized RELU* clamp in the integer
-domain; quantized LOGISTIC/TANH/HARD_SWISH compute the real function of the dequantized input
-and round onto the output grid; quantized PRELU uses the reference's fixed-point pipeline.
+domain; quantized LOGISTIC/TANH compute the real function of the dequantized input and round
+onto the output grid (as the reference does); quantized HARD_SWISH and PRELU use the
+reference's fixed-point pipelines.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from clnn.kernels.support import (
     qmul,
     types_in,
 )
-from hal.operations.common import activation_range_quant, qrange
+from hal.operations._activation_quant import _downscale_to_int16_multiplier
+from hal.operations.common import activation_range_quant, qrange, quantize_multiplier
 
 _CLAMP = {"RELU": (0.0, math.inf), "RELU1": (-1.0, 1.0), "RELU6": (0.0, 6.0)}
 _ACT_CODE = {"RELU": 1, "RELU1": 2, "RELU6": 3}
@@ -37,6 +39,9 @@ def support_unary(ctx):
 
 def plan_unary(ctx, b):
     x, y = ctx.inputs[0], ctx.outputs[0]
+    if ctx.name == "HARD_SWISH" and y.type not in FLOAT:
+        _plan_hard_swish_quant(ctx, b)
+        return
     if y.type in FLOAT:
         lo, hi = _CLAMP.get(ctx.name, (-math.inf, math.inf))
         alpha = float(ctx.scalar(1)) if ctx.name == "ELU" else 0.0
@@ -50,6 +55,18 @@ def plan_unary(ctx, b):
                  f32(1.0 / np.float64(np.float32(y.scale))), i32(lo), i32(hi)]
     b.launch("activation", "unary", {"op": ctx.name, "dt": code(y)}, (numel(y.shape),),
              [In(0), Out(0), *extra])
+
+
+def _plan_hard_swish_quant(ctx, b):
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    hires = np.float32(1.0 / 128.0) * np.float32(x.scale)
+    rm32, r_exp = quantize_multiplier(float(hires / np.float32(3.0 / 32768.0)))
+    om32, o_exp = quantize_multiplier(float(hires / np.float32(y.scale)))
+    lo, hi = qrange(y.type)
+    b.launch("activation", "hard_swish_quant", {"dt": code(y)}, (numel(y.shape),),
+             [In(0), Out(0), i32(x.zero_point), i32(y.zero_point),
+              i32(_downscale_to_int16_multiplier(rm32)), i32(r_exp),
+              i32(_downscale_to_int16_multiplier(om32)), i32(o_exp), i32(lo), i32(hi)])
 
 
 def support_prelu(ctx):

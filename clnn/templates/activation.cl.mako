@@ -59,3 +59,41 @@ ${c.bcast_index(bcast)}
 % endif
 }
 </%def>
+
+## Quantized HARD_SWISH: the reference's int16 fixed-point pipeline (input on a x128 "hires"
+## scale, a relu-ish factor in Q15, both multipliers rounded to int16).
+<%def name="hard_swish_quant(dt)">
+inline int clnn_srdhm16(int a, int b) {
+    if (a == -32768 && b == -32768) return 32767;
+    long ab = (long)a * (long)b;
+    long nudge = ab >= 0 ? (1L << 14) : (1L - (1L << 14));
+    return (int)((ab + nudge) / (1L << 15));
+}
+
+inline int clnn_sdhm16(int a, int b) {
+    if (a == -32768 && b == -32768) return 32767;
+    return (int)(((long)a * (long)b) / (1L << 15));
+}
+
+inline int clnn_sls16(int x, int amount) {
+    return (int)clamp((long)x << amount, -32768L, 32767L);
+}
+
+__kernel void hard_swish_quant(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")}, int zi, int zo,
+                               int rm16, int r_exp, int om16, int o_exp, int lo, int hi)
+{
+${c.toffsets("x", "y")}
+    int i = get_global_id(0);
+    int vh = ((int)x[i] - zi) * 128;
+    int vpo = clnn_srdhm16(vh, om16);
+    int r = vh;
+    if (r_exp > 0) r = clnn_sls16(r, r_exp - 1);
+    r = clnn_srdhm16(r, rm16);
+    if (r_exp > 0) r = clnn_sls16(r, 1);
+    if (r_exp < 0) r = clnn_rdbpot(r, -r_exp);
+    r = (r + 32768) >> 1;
+    int pre = clnn_sdhm16(r, vpo);
+    int v = o_exp > 0 ? clnn_sls16(pre, o_exp) : clnn_rdbpot(pre, -o_exp);
+    y[i] = (${c.ctype(dt)})clamp(v + zo, lo, hi);
+}
+</%def>
