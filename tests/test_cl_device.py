@@ -216,3 +216,39 @@ def test_cli_devices_and_support(cl_device, capsys):  # noqa: F811
         assert main(["support", path]) == 0
         out = capsys.readouterr().out
         assert "RELU" in out and "yes" in out
+
+
+def _zero_sized_cases():
+    from tests.opkit import tensor as t
+
+    f, i32 = "TENSOR_FLOAT32", "TENSOR_INT32"
+
+    def vec(v):
+        return t(i32, [len(v)], np.array(v, np.int32))
+
+    return {
+        "RELU": ([], t(f, [0, 3])),
+        "SOFTMAX": ([scalar("FLOAT32", 1.0)], t(f, [0, 3])),
+        "PAD": ([t(i32, [2, 2], np.array([[1, 1], [0, 0]], np.int32))], t(f, [2, 3])),
+        "MEAN": ([vec([0]), scalar("INT32", 0)], t(f, [3])),
+        "REDUCE_MAX": ([vec([0]), scalar("BOOL", False)], t(f, [3])),
+        "RESHAPE": ([vec([3, 0])], t(f, [3, 0])),
+        "TRANSPOSE": ([vec([1, 0])], t(f, [3, 0])),
+        "QUANTIZE": ([], t("TENSOR_QUANT8_ASYMM", [0, 3], scale=0.5, zero_point=1)),
+        "SLICE": ([vec([0, 1]), vec([0, 2])], t(f, [0, 2])),
+        "ADD": ([t(f, [3], np.ones(3, np.float32)), scalar("INT32", 0)], t(f, [0, 3])),
+    }
+
+
+@pytest.mark.parametrize("op", list(_zero_sized_cases()))
+def test_zero_sized_intermediates(cl_device, op):  # noqa: F811
+    """A zero-sized tensor made inside the model flows through the kernels (no launch for an
+    empty output; PAD / MEAN / REDUCE_MAX of an empty input give a non-empty one) with the
+    reference's status and shapes."""
+    from tests.cl_ops_kit import after_zero_sized
+
+    params, out = _zero_sized_cases()[op]
+    with np.errstate(all="ignore"):
+        got, want = after_zero_sized(op, params, out, cl_device)
+    assert got.status == want.status == ErrorStatus.NONE
+    assert [s.dimensions for s in got.output_shapes] == [s.dimensions for s in want.output_shapes]
