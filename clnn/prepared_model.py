@@ -16,6 +16,7 @@ model inputs / outputs) travel between host and device.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -118,6 +119,7 @@ class ClPreparedModel(PreparedModel):
         self.programs = device.programs
         sg = model.main
         self.partitions = self._partition(supported)
+        self._lock = threading.RLock()
         self.build_seconds = 0.0
         # constants of CL operations: one buffer, uploaded once
         host_consts = self.executor.constants(None)
@@ -340,6 +342,12 @@ class ClPreparedModel(PreparedModel):
             values[o] = arr
 
     def run(self, inputs: list, events=None) -> list[np.ndarray]:
+        """Run on input arrays (None: omitted); returns the output arrays. Executions of one
+        prepared model are serialized: its plans' pools and kernels are shared state."""
+        with self._lock:
+            return self._run_locked(inputs, events)
+
+    def _run_locked(self, inputs: list, events=None) -> list[np.ndarray]:
         sg = self.model.main
         values = dict(self.executor.constants(None))
         omitted = set()
@@ -362,12 +370,13 @@ class ClPreparedModel(PreparedModel):
                 raise MissedDeadline("the deadline passed before the execution started",
                                      ErrorStatus.MISSED_DEADLINE_TRANSIENT)
             inputs = read_inputs(self.model, request)
-            self.executor.deadline_ns = deadline
-            self.executor.loop_timeout_ns = timeout
-            t1 = time.perf_counter_ns()
-            with np.errstate(all="ignore"):
-                outputs = self.run(inputs)
-            t2 = time.perf_counter_ns()
+            with self._lock:
+                self.executor.deadline_ns = deadline
+                self.executor.loop_timeout_ns = timeout
+                t1 = time.perf_counter_ns()
+                with np.errstate(all="ignore"):
+                    outputs = self.run(inputs)
+                t2 = time.perf_counter_ns()
             status, shapes = write_outputs(self.model, request, outputs)
         except HalError as e:
             return ExecutionResult(e.status, getattr(e, "output_shapes", []), NO_TIMING,
