@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from clnn.kernels.registry import In, Out, Unplannable, kernel_for
-from hal.errors import ErrorStatus, GeneralFailure, HalError, MissedDeadline
+from hal.errors import ErrorStatus, GeneralFailure, HalError, InvalidArgument, MissedDeadline
 from hal.interfaces import ExecutionResult, PreparedModel
+from hal.memory_domain import validate_execution_request
 from hal.operations.context import OperandInfo, OperationContext
 from hal.operations.registry import lookup
 from hal.reference.device import loop_timeout, read_inputs, write_outputs
 from hal.reference.executor import Executor, shapes_compatible
 from hal.types import NO_TIMING, NUMPY_DTYPE, MeasureTiming, OperandLifeTime, Timing
-from hal.validation import validate_request
 
 LT = OperandLifeTime
 CONSTANT = (LT.CONSTANT_COPY, LT.CONSTANT_REFERENCE)
@@ -364,7 +364,9 @@ class ClPreparedModel(PreparedModel):
                               loop_timeout_duration=None) -> ExecutionResult:
         t0 = time.perf_counter_ns()
         try:
-            validate_request(request, self.model)
+            validate_execution_request(self, request)
+            if measure not in tuple(MeasureTiming):
+                raise InvalidArgument(f"measure {measure} is not a valid MeasureTiming")
             timeout = loop_timeout(loop_timeout_duration)
             if deadline is not None and time.monotonic_ns() > deadline:
                 raise MissedDeadline("the deadline passed before the execution started",
