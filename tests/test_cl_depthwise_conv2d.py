@@ -49,3 +49,33 @@ def test_depthwise_filter_as_input(cl_device, name):
     m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *ints(2, 1, 1, 1, 1)],
                      [out([1, 3, 3, 6])])
     compare(m, [x, w, bias], cl_device, kind_of(name))
+
+
+# the tiled NHWC kernel (depthwise_tile): channel counts giving every vector width (16, 8, 4,
+# 2, 1), output widths that are not a multiple of the 8-pixel tile, strides, dilation, padding
+# on every side, 3x3 / 5x5 / 7x1 filters
+TILED = [  # (x shape [n, h, w, c], filter h, w, pad l r t b, stride w h, dilation w h, act)
+    ([2, 11, 13, 32], 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 1),
+    ([1, 12, 19, 24], 5, 5, (2, 2, 2, 2), (2, 2), (1, 1), 3),
+    ([1, 9, 10, 12], 3, 3, (0, 2, 1, 0), (1, 2), (2, 1), 0),
+    ([1, 6, 21, 6], 1, 7, (3, 3, 0, 0), (3, 1), (1, 1), 2),
+    ([1, 5, 3, 7], 3, 3, (1, 1, 1, 1), (1, 1), (1, 2), 0),
+]
+
+
+@pytest.mark.parametrize("name", ["f32", "f16", "qa", "qs", "qs_pc"])
+@pytest.mark.parametrize("case", range(len(TILED)))
+def test_depthwise_tiled_kernel(cl_device, name, case):
+    x_shape, fh, fw, pads, strides, dil, act = TILED[case]
+    n, h, w, c = x_shape
+    rng = np.random.default_rng(40 + case)
+    xs, fs, bs, out, x = conv_operands(name, rng, x_shape, [1, fh, fw, c], channel_dim=3)
+    oh = (h + pads[2] + pads[3] - (dil[1] * (fh - 1) + 1)) // strides[1] + 1
+    ow = (w + pads[0] + pads[1] - (dil[0] * (fw - 1) + 1)) // strides[0] + 1
+    params = ints(*pads, *strides, 1, act) + [scalar("BOOL", False)] + ints(*dil)
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([n, oh, ow, c])])
+    compare(m, [x], cl_device, kind_of(name))
+    pm = cl_device.prepare_model(m)
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    assert names == {"depthwise_conv2d.depthwise_tile"}

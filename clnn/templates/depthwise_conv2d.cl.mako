@@ -52,3 +52,113 @@ ${c.toffsets("x", "w", "bias", "y")}
 % endif
 }
 </%def>
+
+## The tiled NHWC kernel (depth multiplier 1): one work-item computes vw channels (one vector)
+## of tx neighbouring output pixels of a row. Per filter row it loads the span of input vectors
+## the tx outputs cover once ((tx - 1) * sw + (fw - 1) * dw + 1 of them; taps outside the input
+## read a clamped pixel and are zeroed), then runs fw * tx vector fma. fw, sw, dw (filter width,
+## stride and dilation along x) are knobs so that the window unrolls; the filter height, the
+## rest of the geometry and the quantization parameters are arguments.
+## Kernel key: dt, fdt, vw (1, 2, 4, 8, 16: divides the channel count), tx, fw, sw, dw.
+<%def name="vld(dt, vw, off, p)">\
+% if vw == 1:
+${c.ldf(dt, p, off) if dt in ("f32", "f16") else "(int)%s[%s]" % (p, off)}\
+% elif dt == "f16":
+vload_half${vw}(0, ${p} + (${off}))\
+% elif dt == "f32":
+vload${vw}(0, ${p} + (${off}))\
+% else:
+convert_int${vw}(vload${vw}(0, ${p} + (${off})))\
+% endif
+</%def>
+
+<%def name="depthwise_tile(dt, fdt, vw, tx, fw, sw, dw)">
+<%
+    quant = dt in ("u8", "i8")
+    S = "int" if quant else "float"
+    V = S if vw == 1 else "%s%d" % (S, vw)
+    bdt = "i32" if quant else dt
+    span = (tx - 1) * sw + (fw - 1) * dw + 1
+%>
+__kernel void depthwise_tile(${c.tparam(dt, "x", True)}, ${c.tparam(fdt, "w", True)},
+                             ${c.tparam(bdt, "bias", True)}, ${c.tparam(dt, "y")},
+% if quant:
+                             __global const int* mult, __global const int* shift,
+% endif
+                             int H, int W, int C, int OH, int OW, int fh, int stride_h,
+                             int dil_h, int pad_t, int pad_l, int za, int zw, int zo,
+                             ${S} lo, ${S} hi)
+{
+${c.toffsets("x", "w", "bias", "y")}
+    const int c0 = get_global_id(0) * ${vw}, ox0 = get_global_id(1) * ${tx};
+    const int t = get_global_id(2);
+    const int b = t / OH, oy = t - b * OH;
+    const int xs = ox0 * ${sw} - pad_l;
+    x += (size_t)b * H * W * C + c0;
+    w += c0;
+% for p in range(span):
+    const int ix${p} = clamp(xs + ${p}, 0, W - 1);
+    const bool in${p} = xs + ${p} == ix${p};
+% endfor
+% for j in range(tx):
+    ${V} acc${j} = (${V})(0);
+% endfor
+    for (int ty = 0; ty < fh; ++ty) {
+        const int iy = oy * stride_h - pad_t + ty * dil_h;
+        if (iy < 0 || iy >= H) continue;
+        const __global ${c.ctype(dt)}* xr = x + (size_t)iy * W * C;
+% for p in range(span):
+  % if quant:
+        const ${V} x${p} = in${p} ? ${vld(dt, vw, "ix%d * C" % p, "xr")} - za : (${V})(0);
+  % else:
+        const ${V} x${p} = in${p} ? ${vld(dt, vw, "ix%d * C" % p, "xr")} : (${V})(0.0f);
+  % endif
+% endfor
+        const __global ${c.ctype(fdt)}* wr = w + ty * ${fw} * C;
+% for q in range(fw):
+  % if quant:
+        const ${V} w${q} = ${vld(fdt, vw, "%d * C" % q, "wr")} - zw;
+  % else:
+        const ${V} w${q} = ${vld(fdt, vw, "%d * C" % q, "wr")};
+  % endif
+    % for j in range(tx):
+      % if quant:
+        acc${j} += x${j * sw + q * dw} * w${q};
+      % else:
+        acc${j} = fma(x${j * sw + q * dw}, w${q}, acc${j});
+      % endif
+    % endfor
+% endfor
+    }
+    __global ${c.ctype(dt)}* yr = y + ((size_t)t * OW + ox0) * C + c0;
+% if quant:
+    int t_[${vw}];
+% else:
+    const ${V} bv = ${vld(bdt, vw, "c0", "bias")};
+% endif
+% for j in range(tx):
+    if (ox0 + ${j} < OW) {
+  % if quant:
+      % if vw == 1:
+        t_[0] = acc${j};
+      % else:
+        vstore${vw}(acc${j}, 0, t_);
+      % endif
+        for (int l = 0; l < ${vw}; ++l) {
+            const int r = clnn_mbqm(t_[l] + bias[c0 + l], mult[c0 + l], shift[c0 + l]) + zo;
+            yr[${j} * C + l] = (${c.ctype(dt)})clamp(r, lo, hi);
+        }
+  % else:
+        const ${V} r = clamp(acc${j} + bv, (${V})lo, (${V})hi);
+    % if vw == 1:
+        ${c.stf(dt, "yr", "%d * C" % j, "r")};
+    % elif dt == "f16":
+        vstore_half${vw}_rte(r, 0, yr + ${j} * C);
+    % else:
+        vstore${vw}(r, 0, yr + ${j} * C);
+    % endif
+  % endif
+    }
+% endfor
+}
+</%def>

@@ -1,0 +1,130 @@
+"""Kernel time of single operations on the OpenCL device (OpenCL profiling events), for the
+operation shapes that dominate the MediaPipe models: the medians of ``--iterations`` runs,
+next to NumPy's time for the same computation where one is obvious.
+
+    python3 benchmarks/op_kernels.py [--iterations 20] [-k depthwise]
+
+Each case is a one-operation model prepared on the OpenCL device (no fallback); its output is
+checked against the reference device once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from clnn.devices import open_device  # noqa: E402
+from hal.builder import make_request, read_outputs  # noqa: E402
+from hal.reference import ReferenceDevice  # noqa: E402
+from tests.opkit import one_op_model, scalar, tensor  # noqa: E402
+
+F32 = "TENSOR_FLOAT32"
+
+
+def ints(*v):
+    return [scalar("INT32", int(x)) for x in v]
+
+
+def depthwise(n, h, w, c, f, stride, pad_same=True):
+    rng = np.random.default_rng(1)
+    oh, ow = (-(-h // stride), -(-w // stride)) if pad_same else \
+        ((h - f) // stride + 1, (w - f) // stride + 1)
+    x = rng.random((n, h, w, c), np.float32)
+    wt = rng.random((1, f, f, c), np.float32) - 0.5
+    b = rng.random(c, np.float32)
+    ins = [tensor(F32, x.shape), tensor(F32, wt.shape, wt), tensor(F32, b.shape, b),
+           *ints(1 if pad_same else 2, stride, stride, 1, 0)]
+    return (f"DEPTHWISE_CONV_2D {n}x{h}x{w}x{c} {f}x{f} s{stride}",
+            one_op_model("DEPTHWISE_CONV_2D", ins, [tensor(F32, (n, oh, ow, c))]), [x])
+
+
+def conv(n, h, w, c, o, f, stride):
+    rng = np.random.default_rng(2)
+    oh, ow = -(-h // stride), -(-w // stride)
+    x = rng.random((n, h, w, c), np.float32)
+    wt = rng.random((o, f, f, c), np.float32) - 0.5
+    b = rng.random(o, np.float32)
+    ins = [tensor(F32, x.shape), tensor(F32, wt.shape, wt), tensor(F32, b.shape, b),
+           *ints(1, stride, stride, 1)]
+    return (f"CONV_2D {n}x{h}x{w}x{c} -> {o} {f}x{f} s{stride}",
+            one_op_model("CONV_2D", ins, [tensor(F32, (n, oh, ow, o))]), [x])
+
+
+def prelu(shape):
+    rng = np.random.default_rng(3)
+    x = rng.random(shape, np.float32) - 0.5
+    a = rng.random((1, 1, shape[-1]), np.float32)
+    return (f"PRELU {'x'.join(map(str, shape))}",
+            one_op_model("PRELU", [tensor(F32, shape), tensor(F32, a.shape, a)],
+                         [tensor(F32, shape)]), [x])
+
+
+def pad(shape, pads):
+    rng = np.random.default_rng(4)
+    x = rng.random(shape, np.float32)
+    p = np.array(pads, np.int32)
+    out = tuple(d + a + b for d, (a, b) in zip(shape, pads))
+    return (f"PAD {'x'.join(map(str, shape))} {pads}",
+            one_op_model("PAD", [tensor(F32, shape), tensor("TENSOR_INT32", p.shape, p)],
+                         [tensor(F32, out)]), [x])
+
+
+CASES = [
+    lambda: depthwise(1, 96, 96, 32, 5, 1),
+    lambda: depthwise(1, 48, 48, 64, 5, 1),
+    lambda: depthwise(1, 96, 96, 32, 5, 2),
+    lambda: depthwise(1, 128, 128, 24, 3, 1),
+    lambda: depthwise(1, 64, 64, 48, 3, 2),
+    lambda: depthwise(1, 16, 16, 288, 3, 1),
+    lambda: depthwise(1, 112, 112, 16, 3, 1, pad_same=False),
+    lambda: conv(1, 96, 96, 32, 32, 1, 1),
+    lambda: conv(1, 192, 192, 3, 32, 5, 2),
+    lambda: conv(1, 64, 64, 24, 96, 1, 1),
+    lambda: conv(1, 128, 128, 16, 16, 1, 1),
+    lambda: prelu((1, 96, 96, 32)),
+    lambda: pad((1, 64, 64, 32), [(0, 0), (0, 1), (0, 1), (0, 0)]),
+    lambda: pad((1, 48, 48, 32), [(0, 0), (0, 0), (0, 0), (0, 32)]),
+]
+
+
+def time_case(device, model, inputs, iterations):
+    pm = device.prepare_model(model)
+    ref_pm = ReferenceDevice().prepare_model(model)
+    req = make_request(model, inputs)
+    r = ref_pm.execute_synchronously(req)
+    want = read_outputs(model, req, r.output_shapes)
+    got = pm.run([np.asarray(x) for x in inputs])
+    err = max(float(np.max(np.abs(g.astype(np.float64) - w))) for g, w in zip(got, want))
+    ms = []
+    for _ in range(iterations):
+        events = []
+        pm.run([np.asarray(x) for x in inputs], events=events)
+        ms.append(sum(ev.profile.end - ev.profile.start for _, ev in events) * 1e-6)
+    kernels = sorted({launch.name for launch, _ in events})
+    return statistics.median(ms), err, kernels
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("-k", default="", help="only cases whose name contains this")
+    args = ap.parse_args(argv)
+    device = open_device("opencl", profiling=True, fallback=False)
+    print(f"load average: {os.getloadavg()[0]:.2f}")
+    for make in CASES:
+        name, model, inputs = make()
+        if args.k.lower() not in name.lower():
+            continue
+        ms, err, kernels = time_case(device, model, inputs, args.iterations)
+        print(f"{name:48} {ms:8.3f} ms  max err {err:.2e}  {', '.join(kernels)}")
+    print(f"load average: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
