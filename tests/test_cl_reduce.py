@@ -68,3 +68,14 @@ def test_bool(cl_device, op):  # noqa: F811
     x = np.array([[True, False, True], [True, True, True], [False, False, False]])
     check(op, [tensor("TENSOR_BOOL8", [3, 3]), _axes([1]), scalar("BOOL", True)],
           [tensor("TENSOR_BOOL8", [3, 1])], [x], cl_device, "exact")
+
+
+@pytest.mark.parametrize("op", ["MEAN", "REDUCE_SUM"])
+def test_long_axis_sum_is_accurate(cl_device, op):  # noqa: F811
+    """Sums over 100000 elements stay within the CTS float32 tolerance (compensated sums)."""
+    x = np.random.default_rng(0).uniform(0, 1000, (3, 100000)).astype(np.float32)
+    flag = scalar("INT32", 0) if op == "MEAN" else scalar("BOOL", False)
+    (y,) = check(op, [tensor("TENSOR_FLOAT32", [3, 100000]), _axes([1]), flag],
+                 [tensor("TENSOR_FLOAT32", [3])], [x], cl_device, "f32")
+    want = x.astype(np.float64).mean(1) if op == "MEAN" else x.astype(np.float64).sum(1)
+    assert np.all(np.abs(y - want) <= 5.96e-7 * np.abs(want))

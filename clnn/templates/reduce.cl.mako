@@ -19,8 +19,10 @@ ${c.toffsets("x", "y")}
     int k1 = t % o1;
     int k0 = t / o1;
     int base = k0 * os0 + k1 * os1 + k2 * os2 + k3 * os3;
+<% kahan = flt and op in ("MEAN", "REDUCE_SUM") %>
 % if flt:
     float acc = ${{"MEAN": "0.0f", "REDUCE_SUM": "0.0f", "REDUCE_PROD": "1.0f"}.get(op, "init")};
+    float comp = 0.0f;  /* Kahan compensation: sums stay accurate over long axes */
 % else:
     int acc = ${{"MEAN": "0", "REDUCE_ALL": "1", "REDUCE_ANY": "0"}.get(op, "(int)init")};
 % endif
@@ -36,10 +38,17 @@ ${c.toffsets("x", "y")}
 % else:
         int v = (int)x[xi];
 % endif
+% if kahan:
+        float yk = v - comp;
+        float tk = acc + yk;
+        comp = (tk - acc) - yk;
+        acc = tk;
+% else:
         acc = ${{"MEAN": "acc + v", "REDUCE_SUM": "acc + v", "REDUCE_PROD": "acc * v",
                  "REDUCE_MAX": "max(acc, v)" if not flt else "fmax(acc, v)",
                  "REDUCE_MIN": "min(acc, v)" if not flt else "fmin(acc, v)",
                  "REDUCE_ALL": "acc && (v != 0)", "REDUCE_ANY": "acc || (v != 0)"}[op]};
+% endif
     }
 % if op == "MEAN" and flt:
     acc = acc / (float)count;
