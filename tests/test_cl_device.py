@@ -252,3 +252,17 @@ def test_zero_sized_intermediates(cl_device, op):  # noqa: F811
         got, want = after_zero_sized(op, params, out, cl_device)
     assert got.status == want.status == ErrorStatus.NONE
     assert [s.dimensions for s in got.output_shapes] == [s.dimensions for s in want.output_shapes]
+
+
+def test_no_opencl_gives_a_clear_message(monkeypatch, capsys):
+    """Without any OpenCL device: `clnn devices` explains, ClDevice is DEVICE_UNAVAILABLE."""
+    import clnn.device as device_module
+    from clnn.device_cli import run_devices_cli
+
+    monkeypatch.setattr(device_module, "list_cl_devices", lambda: [])
+    assert run_devices_cli() == 0
+    out = capsys.readouterr().out
+    assert "No OpenCL device found" in out and "reference" in out
+    with pytest.raises(HalError) as e:
+        device_module.select_device(None)
+    assert e.value.status == ErrorStatus.DEVICE_UNAVAILABLE and "no OpenCL device" in e.value.reason
