@@ -1,0 +1,67 @@
+"""The kernel registry and the template machinery: families share the HAL's stems, templates
+render with strict undefined names (a missing parameter names template, def and parameters),
+CLNN_DUMP_CL dumps rendered programs, the kernel key holds only source-changing choices."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from clnn.kernels.registry import kernel_registrations
+from clnn.program_cache import render
+from hal.operations.registry import registrations
+from tests.cl_ops_kit import cl_device  # noqa: F401
+from tests.opkit import make_request, one_op_model, scalar, tensor
+
+TEMPLATES = os.path.join(os.path.dirname(__file__), "..", "clnn", "templates")
+
+
+def test_families_share_the_hal_stems():
+    hal = registrations()
+    for op, reg in kernel_registrations().items():
+        assert op in hal, f"{op.name} has a kernel but no HAL registration"
+        assert reg.family == hal[op].family, (op.name, reg.family, hal[op].family)
+
+
+@pytest.mark.parametrize("family", ["activation", "broadcast", "concatenation", "depth_space",
+                                    "pad", "pooling", "quantization", "reduce", "reshape",
+                                    "resize", "slice", "softmax", "transpose"])
+def test_family_has_its_template(family):
+    assert os.path.exists(os.path.join(TEMPLATES, f"{family}.cl.mako"))
+    assert any(r.family == family for r in kernel_registrations().values())
+
+
+def test_strict_undefined_names_the_template_and_def():
+    with pytest.raises(RuntimeError) as e:
+        render("broadcast", "binary", {"op": "ADD", "dt": "f32"})  # bcast missing
+    msg = str(e.value)
+    assert "broadcast.cl.mako" in msg and "binary" in msg and "'op': 'ADD'" in msg
+
+
+def test_rendered_source_has_common_helpers():
+    src = render("activation", "unary", {"op": "RELU", "dt": "f16"})
+    assert "clnn_mbqm" in src and "vload_half" in src and "vstore_half" in src
+
+
+def test_dump_and_key_without_shapes(cl_device, tmp_path, monkeypatch):  # noqa: F811
+    """Two shapes and two quantizations of one op share one program (one key); dumps land in
+    CLNN_DUMP_CL."""
+    from clnn import program_cache
+    from clnn.device import ClDevice
+
+    cl_device = ClDevice()  # a new context: its program cache starts empty  # noqa: F811
+    monkeypatch.setenv("CLNN_DUMP_CL", str(tmp_path))
+    before = dict(program_cache.STATS)
+    for n, scale in ((3, 0.5), (7, 0.25)):
+        q = dict(scale=scale, zero_point=3)
+        m = one_op_model("ADD", [tensor("TENSOR_QUANT8_ASYMM", [n], **q),
+                                 tensor("TENSOR_QUANT8_ASYMM", [n], **q), scalar("INT32", 1)],
+                         [tensor("TENSOR_QUANT8_ASYMM", [n], **q)])
+        pm = cl_device.prepare_model(m)
+        x = np.arange(n, dtype=np.uint8)
+        assert pm.execute_synchronously(make_request(m, [x, x])).status == 0
+    assert program_cache.STATS["rendered"] - before["rendered"] == 1
+    dumped = list(tmp_path.glob("broadcast.binary.*.cl"))
+    assert len(dumped) == 1 and "__kernel void binary" in dumped[0].read_text()
