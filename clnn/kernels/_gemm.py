@@ -131,7 +131,7 @@ def launch_im2col(b, *, dt: str, x, dst, mr: int, M: int, K: int, oh: int, ow: i
     grp = ceil_to(max(M, 1), mr) * K
     pv = i32(padv) if dt in ("u8", "i8") else f32(padv)
     b.launch("gemm", "im2col_pack", {"dt": dt, "mr": mr},
-             (K, ceil_to(M, mr), groups),
+             (ceil_to(M, mr) // mr, K // max(cg, 1), groups),
              [*tensor_arg(x), *tensor_arg(dst),
               *[i32(v) for v in (M, K, oh * ow, ow, H, W, cg, fw, stride[0], stride[1],
                                  dil[0], dil[1], pad[0], pad[1], *strides_nyxc, grp)], pv])

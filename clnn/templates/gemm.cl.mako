@@ -154,7 +154,12 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
 ## z, written at ((m / mr) * K + k) * mr + m % mr; taps outside the input read the padding
 ## value (0, or the input zero point for quantized types, so that x - zero_point is 0).
 ## Input element (b, y, x, ch) at b * sn + y * sy + x * sx + ch * sc (any layout).
+## One work-item per (row block, filter tap, group): it resolves the mr input pixels of its
+## rows once (the divisions), then writes its cg * mr contiguous elements channel by channel.
 <%def name="im2col_pack(dt, mr)">
+<%
+    T = {"f32": "float", "f16": "float", "u8": "uchar", "i8": "char"}[dt]
+%>
 __kernel void im2col_pack(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "a")},
                           int M, int K, int ohw, int ow, int H, int W, int cg, int fw,
                           int stride_h, int stride_w, int dil_h, int dil_w, int pad_t, int pad_l,
@@ -162,22 +167,31 @@ __kernel void im2col_pack(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "a")},
 {
     x += x_off;
     a += a_off;
-    const int k = get_global_id(0), m = get_global_id(1), g = get_global_id(2);
-    const int ch = k % cg + g * cg;
-    const int tap = k / cg;
-    const int tx = tap % fw, ty = tap / fw;
-    const int b = m / ohw, p = m - b * ohw;
-    const int oy = p / ow, ox = p - oy * ow;
-    const int iy = oy * stride_h - pad_t + ty * dil_h;
-    const int ix = ox * stride_w - pad_l + tx * dil_w;
-    const size_t dst = (size_t)g * grp_stride + ((size_t)(m / ${mr}) * K + k) * ${mr} + m % ${mr};
-    const bool inside = m < M && iy >= 0 && iy < H && ix >= 0 && ix < W;
-% if dt == "f16":
-    const float v = inside ? vload_half(b * sn + iy * sy + ix * sx + ch * sc, x) : padv;
-    vstore_half(v, dst, a);
-% else:
-    a[dst] = inside ? x[b * sn + iy * sy + ix * sx + ch * sc] : (${c.ctype(dt)})padv;
-% endif
+    const int mb = get_global_id(0), tap = get_global_id(1), g = get_global_id(2);
+    const int ty = tap / fw, tx = tap - ty * fw;
+    x += g * cg * sc;
+% for r in range(mr):
+    int s${r};
+    {
+        const int m = mb * ${mr} + ${r};
+        const int b = m / ohw, p = m - b * ohw;
+        const int oy = p / ow, ox = p - oy * ow;
+        const int iy = oy * stride_h - pad_t + ty * dil_h;
+        const int ix = ox * stride_w - pad_l + tx * dil_w;
+        s${r} = m < M && iy >= 0 && iy < H && ix >= 0 && ix < W ? b * sn + iy * sy + ix * sx : -1;
+    }
+% endfor
+    __global ${c.ctype(dt)}* dst = a + (size_t)g * grp_stride + ((size_t)mb * K + tap * cg) * ${mr};
+    for (int ch = 0; ch < cg; ++ch) {
+        const int o = ch * sc;
+% for r in range(mr):
+  % if dt == "f16":
+        vstore_half(s${r} >= 0 ? vload_half(s${r} + o, x) : padv, ch * ${mr} + ${r}, dst);
+  % else:
+        dst[ch * ${mr} + ${r}] = s${r} >= 0 ? x[s${r} + o] : (${T})padv;
+  % endif
+% endfor
+    }
 }
 </%def>
 
