@@ -252,6 +252,14 @@ class ClPreparedModel(PreparedModel):
                 out_shapes = lookup(operation.type).prepare(ctx)
             except LookupError:  # a parameter computed inside the partition
                 return None
+            except Exception:
+                # a prepare() that does not raise LookupError for a parameter computed inside
+                # the partition (RANK feeding an axis): the reference runs it with the value
+                host = kernel_for(operation.type).host_input_indexes(len(ctx.inputs))
+                if any(ctx.inputs[j].value is None and not ctx.inputs[j].omitted
+                       for j in host):
+                    return None
+                raise
             for n, (o, s) in enumerate(zip(operation.outputs, out_shapes)):
                 s = tuple(int(d) for d in s)
                 if not shapes_compatible(sg.operands[o].dimensions, s):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from hal.errors import ErrorStatus
+from hal.types import Model, OperandLifeTime, Operation, OperationType, Subgraph
 from tests.cl_ops_kit import check, cl_device, status_of  # noqa: F401
 from tests.clgemm_kit import _outputs
 from tests.opkit import one_op_model, rejected, scalar, tensor
@@ -68,3 +69,22 @@ def test_gather_invalid_rejected_by_cl(cl_device, axis, idx_type, why):  # noqa:
     m = one_op_model("GATHER", [tensor("TENSOR_FLOAT32", [2, 3]), scalar("INT32", axis),
                                 tensor(idx_type, [1])], [tensor("TENSOR_FLOAT32", [1, 3])])
     assert why in rejected(m, cl_device)
+
+
+def test_gather_axis_from_rank_on_device(cl_device):  # noqa: F811
+    # RANK (on OpenCL) computes GATHER's axis inside the partition: not known at planning,
+    # so the partition runs on the reference with the value instead of failing
+    base = one_op_model("GATHER", [tensor("TENSOR_FLOAT32", [3]), tensor("TENSOR_FLOAT32", [2, 3]),
+                                   tensor("TENSOR_INT32", [2])],
+                        [scalar("INT32", None), tensor("TENSOR_FLOAT32", [2, 2])])
+    sg = base.main
+    sg.operands[3].lifetime = OperandLifeTime.TEMPORARY_VARIABLE
+    ops = [Operation(OperationType.RANK, [0], [3]),
+           Operation(OperationType.GATHER, [1, 3, 2], [4])]
+    model = Model(Subgraph(sg.operands, ops, [0, 1, 2], [4]), [], base.operand_values,
+                  base.pools, False)
+    assert cl_device.get_supported_operations(model) == [True, True]
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (y,) = _outputs(model, cl_device.prepare_model(model),
+                    [np.zeros(3, np.float32), x, np.array([2, 0], np.int32)])
+    assert y.tolist() == [[2, 0], [5, 3]]
