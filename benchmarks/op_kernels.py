@@ -65,6 +65,15 @@ def prelu(shape):
                          [tensor(F32, shape)]), [x])
 
 
+def mul_channel(shape):
+    rng = np.random.default_rng(5)
+    x = rng.random(shape, np.float32)
+    s = rng.random((1, 1, 1, shape[-1]), np.float32)
+    return (f"MUL {'x'.join(map(str, shape))} by a channel vector",
+            one_op_model("MUL", [tensor(F32, shape), tensor(F32, s.shape, s), *ints(0)],
+                         [tensor(F32, shape)]), [x])
+
+
 def pad(shape, pads):
     rng = np.random.default_rng(4)
     x = rng.random(shape, np.float32)
@@ -88,6 +97,7 @@ CASES = [
     lambda: conv(1, 64, 64, 24, 96, 1, 1),
     lambda: conv(1, 128, 128, 16, 16, 1, 1),
     lambda: prelu((1, 96, 96, 32)),
+    lambda: mul_channel((1, 128, 128, 16)),
     lambda: pad((1, 64, 64, 32), [(0, 0), (0, 1), (0, 1), (0, 0)]),
     lambda: pad((1, 48, 48, 32), [(0, 0), (0, 0), (0, 0), (0, 32)]),
 ]

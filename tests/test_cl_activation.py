@@ -108,3 +108,13 @@ def test_fixed_point_pipelines_exact_over_scales(cl_device, seed, op):  # noqa: 
         ins.append(tensor(t, [256], **q()))
         inputs.append(rng.permutation(x))
     check(op, ins, [tensor(t, [256], **q())], inputs, cl_device, "exact")
+
+
+@pytest.mark.parametrize("kind", ["f32", "TENSOR_QUANT8_ASYMM_SIGNED"])
+@pytest.mark.parametrize("shapes", [([1, 6, 7, 32], [1, 1, 32]), ([2, 3, 4, 5], [4, 5])])
+def test_prelu_per_channel_alpha_launch(cl_device, kind, shapes):  # noqa: F811
+    """Alpha repeated over the leading dimensions (NHWC per-channel) takes the 2-D launch."""
+    from clnn.kernels.support import row_broadcast
+
+    assert row_broadcast(shapes[0], shapes[1], shapes[0])[0] == "b_rows"
+    test_prelu(cl_device, kind, shapes)

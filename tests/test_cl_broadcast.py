@@ -118,3 +118,29 @@ def test_nan_propagates(cl_device):  # noqa: F811
     ins, outs = _args("DIV", "TENSOR_FLOAT32", [3], [3], 0)
     (r,) = check("DIV", ins, outs, [x, y], cl_device, "exact")
     assert np.isnan(r).all()
+
+
+@pytest.mark.parametrize("op,t", [(op, t) for op in ("ADD", "SUB", "MUL", "DIV", "MAXIMUM")
+                                  for t in ("TENSOR_FLOAT32", "TENSOR_FLOAT16", *QUANT)
+                                  if not (op == "DIV" and t in QUANT)])  # no quantized DIV
+@pytest.mark.parametrize("a,b", [([2, 5, 3, 8], [8]), ([1, 1, 6, 8], [3, 4, 6, 8]),
+                                 ([3, 4, 16], [1, 4, 16]), ([2, 3, 5], [1, 1, 5])])
+def test_row_broadcast_launch(cl_device, op, t, a, b):  # noqa: F811
+    """One operand repeated over the leading dimensions (per-channel scale, bias) takes the 2-D
+    launch of support.row_broadcast (rows of 5 or more; either operand)."""
+    from clnn.kernels.support import row_broadcast
+
+    rng = np.random.default_rng(11)
+    assert row_broadcast(a, b, _out_shape(a, b)) is not None
+    if t in QUANT:
+        dt, lo, hi = QUANT[t]
+        x, y = rng.integers(lo, hi + 1, a).astype(dt), rng.integers(lo, hi + 1, b).astype(dt)
+        z = 0 if dt == np.int8 else 128
+        ins, outs = _args(op, t, a, b, 0, dict(scale=0.5, zero_point=z + 3),
+                          dict(scale=0.25, zero_point=z - 2), dict(scale=1.5, zero_point=z))
+        check(op, ins, outs, [x, y], cl_device, "quant")
+        return
+    dt = np.float16 if t == "TENSOR_FLOAT16" else np.float32
+    x, y = rng.uniform(-3, 3, a).astype(dt), rng.uniform(0.5, 3, b).astype(dt)
+    ins, outs = _args(op, t, a, b, 0)
+    check(op, ins, outs, [x, y], cl_device, "f16" if dt == np.float16 else "f32")

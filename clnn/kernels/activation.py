@@ -24,6 +24,8 @@ from clnn.kernels.support import (
     max_rank,
     numel,
     qmul,
+    row_broadcast,
+    row_local_size,
     types_in,
 )
 from hal.operations._activation_quant import _downscale_to_int16_multiplier
@@ -84,8 +86,15 @@ def plan_prelu(ctx, b):
                  *qmul(float(np.float32(x.scale)) / float(np.float32(y.scale))),
                  *qmul(float(np.float32(x.scale)) * float(np.float32(alpha.scale)) /
                        float(np.float32(y.scale))), i32(lo), i32(hi)]
-    b.launch("activation", "prelu", {"dt": code(y), "bcast": bcast}, (numel(y.shape),),
-             [In(0), In(1), Out(0), *shape_args, *extra])
+    rows = row_broadcast(x.shape, alpha.shape, y.shape)
+    if rows:  # per-channel alpha: a 2-D launch without divisions (common.mako flat_id)
+        bcast, gsize = rows[0], (rows[1], numel(y.shape) // rows[1])
+        local = row_local_size(*gsize)
+    else:
+        gsize, local = (numel(y.shape),), None
+    b.launch("activation", "prelu", {"dt": code(y), "bcast": bcast}, gsize,
+             [In(0), In(1), Out(0), *shape_args, *extra],
+             local_size=local)
 
 
 for _op in ("RELU", "RELU1", "RELU6", "LOGISTIC", "TANH", "ELU", "HARD_SWISH"):

@@ -23,6 +23,8 @@ from clnn.kernels.support import (
     max_rank,
     numel,
     qmul,
+    row_broadcast,
+    row_local_size,
     types_in,
 )
 from hal.operations.common import qrange
@@ -47,8 +49,15 @@ def plan(ctx, b):
         extra = [i32(lo), i32(hi)]
     else:
         extra = _quant_args(ctx)
+    rows = row_broadcast(a_info.shape, b_info.shape, out.shape)
+    if rows:  # a per-channel operand: a 2-D launch without divisions (common.mako flat_id)
+        bcast, gsize = rows[0], (rows[1], numel(out.shape) // rows[1])
+        local = row_local_size(*gsize)
+    else:
+        gsize, local = (numel(out.shape),), None
     b.launch("broadcast", "binary", {"op": ctx.name, "dt": code(out), "bcast": bcast},
-             (numel(out.shape),), [In(0), In(1), Out(0), *shape_args, *extra])
+             gsize, [In(0), In(1), Out(0), *shape_args, *extra],
+             local_size=local)
 
 
 def _quant_args(ctx):

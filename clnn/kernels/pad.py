@@ -13,6 +13,7 @@ from clnn.kernels.support import (
     i32,
     max_rank,
     numel,
+    row_local_size,
     strides_of,
     types_in,
 )
@@ -40,9 +41,11 @@ def plan(ctx, b):
     ins = [1] * lead + list(x.shape)
     before = [0] * lead + [p[0] for p in pads]
     st = [0] * lead + strides_of(x.shape)
-    b.launch("pad", "pad", {"dt": copy_code(x)}, (numel(out),),
+    rows = numel(out[:3])
+    b.launch("pad", "pad", {"dt": copy_code(x)}, (out[3], rows),
              [In(0), Out(0), *[i32(d) for d in out[1:]], *[i32(d) for d in ins],
-              *[i32(p) for p in before], *[i32(s) for s in st], bits(value)])
+              *[i32(p) for p in before], *[i32(s) for s in st], bits(value)],
+             local_size=row_local_size(out[3], rows))
 
 
 for _op in ("PAD", "PAD_V2"):

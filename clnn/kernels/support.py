@@ -132,6 +132,34 @@ def bcast_args(a_shape, b_shape, out_shape):
         [i32(s) for s in strides(b_shape)]
 
 
+def row_broadcast(a_shape, b_shape, out_shape, min_row: int = 4):
+    """("b_rows", row length) when a has the output's shape and b is one row repeated over the
+    leading output dimensions (b's shape without leading 1s ends the output shape), ("a_rows",
+    length) the other way round, else None (common.mako flat_id / bcast_index)."""
+    out = tuple(int(d) for d in out_shape)
+    for mode, full, row in (("b_rows", a_shape, b_shape), ("a_rows", b_shape, a_shape)):
+        r = [int(d) for d in row]
+        while r and r[0] == 1:
+            r.pop(0)
+        n = math.prod(r)
+        if tuple(full) == out and r and len(r) <= len(out) and tuple(out[-len(r):]) == \
+                tuple(r) and n >= min_row:
+            return mode, n
+    return None
+
+
+def row_local_size(row: int, rows: int, target: int = 256):
+    """Work-group of a 2-D (row, rows) launch: whole rows, up to ``target`` work-items. PoCL's
+    own choice for such launches measured 2x to 4x slower (it vectorizes dimension 0 of a
+    work-group and pays per work-group)."""
+    if row > target or row <= 0:
+        return None
+    k = 1
+    while row * k * 2 <= target and rows % (k * 2) == 0:
+        k *= 2
+    return (row, k)
+
+
 def copy_code(info: OperandInfo) -> str:
     """Storage code of the element size: data movement copies bits."""
     return {1: "u8", 2: "u16", 4: "i32"}[info.dtype.itemsize]

@@ -39,7 +39,7 @@ __kernel void prelu(${c.tparam(dt, "a", True)}, ${c.tparam(dt, "b", True)}, ${c.
                     int za, int zb, int zo, int mp, int sp, int mn, int sn, int lo, int hi)
 {
 ${c.toffsets("a", "b", "y")}
-    int i = get_global_id(0);
+${c.flat_id(bcast)}
 ${c.bcast_index(bcast)}
 % if dt in ("f32", "f16"):
     float v = ${c.ldf(dt, "a", "ia")};

@@ -16,7 +16,7 @@ __kernel void binary(${c.tparam(dt, "a", True)}, ${c.tparam(dt, "b", True)}, ${c
 % endif
 {
 ${c.toffsets("a", "b", "y")}
-    int i = get_global_id(0);
+${c.flat_id(bcast)}
 ${c.bcast_index(bcast)}
 % if dt in ("f32", "f16"):
     float x = ${c.ldf(dt, "a", "ia")};

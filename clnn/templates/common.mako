@@ -67,12 +67,28 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
 ## kernel: int d1, int d2, int d3, int a0..a3, int b0..b3 (bcast_params()).
 <%def name="bcast_params()">int d1, int d2, int d3, int a0, int a1, int a2, int a3, int b0, int b1, int b2, int b3</%def>
 <%def name="bcast_index(bcast)">
-% if bcast:
+% if bcast == "b_rows":
+    int ia = i, ib = get_global_id(0);
+% elif bcast == "a_rows":
+    int ia = get_global_id(0), ib = i;
+% elif bcast:
     int i3 = i % d3; int t_ = i / d3; int i2 = t_ % d2; t_ /= d2; int i1 = t_ % d1; int i0 = t_ / d1;
     int ia = i0 * a0 + i1 * a1 + i2 * a2 + i3 * a3;
     int ib = i0 * b0 + i1 * b1 + i2 * b2 + i3 * b3;
 % else:
     int ia = i, ib = i;
+% endif
+</%def>
+
+## The flat output index i of a broadcast kernel: a 1-D launch, or for the row broadcasts
+## ("a_rows" / "b_rows": that operand is one row repeated over the leading dimensions of the
+## output, e.g. per-channel alpha or scale in NHWC; support.row_broadcast) a 2-D launch of
+## (row length, rows), which needs no division per element.
+<%def name="flat_id(bcast)">
+% if bcast in ("a_rows", "b_rows"):
+    int i = get_global_id(1) * get_global_size(0) + get_global_id(0);
+% else:
+    int i = get_global_id(0);
 % endif
 </%def>
 

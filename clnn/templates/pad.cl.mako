@@ -8,9 +8,10 @@ __kernel void pad(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")}, int d1, int 
                   int s0, int s1, int s2, int s3, ${c.ctype(dt)} value)
 {
 ${c.toffsets("x", "y")}
-    int i = get_global_id(0);
-    int t = i;
-    int k3 = t % d3 - p3; t /= d3;
+    /* 2-D launch (d3, d0 * d1 * d2): the innermost dimension needs no division */
+    int t = get_global_id(1);
+    int i = t * d3 + get_global_id(0);
+    int k3 = get_global_id(0) - p3;
     int k2 = t % d2 - p2; t /= d2;
     int k1 = t % d1 - p1;
     int k0 = t / d1 - p0;
