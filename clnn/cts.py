@@ -350,6 +350,49 @@ def _run_test(args):
     return [run_variant(_WORKER_DEVICE, spec, test, v == "dynamic", mode) for v in variants]
 
 
+def _run_chunk(items):
+    return [r for item in items for r in _run_test(item)]
+
+
+def _crashed(item) -> list[Result]:
+    spec, test, variants, _ = item
+    return [Result(spec, test["name"], v, "error",
+                   "the worker process running this test crashed") for v in variants]
+
+
+def _run_parallel(tests, jobs, device_name, options, collect):
+    """Run in spawned worker processes (a forked child would inherit OpenCL driver threads).
+
+    A worker that dies (a crash in a driver) breaks its pool: the unfinished tests are retried
+    one per task in a new pool, and those that still break it are run alone, each in its own
+    process; a test that crashes even then ends as "error"."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    ctx = mp.get_context("spawn")
+
+    def run_round(chunks, workers):
+        broken = []
+        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
+                                 initargs=(device_name, options)) as ex:
+            futures = {ex.submit(_run_chunk, c): c for c in chunks}
+            for f in as_completed(futures):
+                try:
+                    collect(f.result())
+                except BrokenProcessPool:
+                    broken.append(futures[f])
+        return broken
+
+    size = 8
+    broken = run_round([tests[i:i + size] for i in range(0, len(tests), size)], jobs)
+    if broken:
+        broken = run_round([[t] for c in broken for t in c], jobs)
+    for chunk in broken:
+        if run_round([chunk], 1):
+            collect([r for item in chunk for r in _crashed(item)])
+
+
 def run_corpus(corpus, device_name="reference", pattern=None, jobs=None, variants=("static",
                "dynamic"), progress=None, device_options=None, mode="sync") -> Summary:
     """Run the corpus. ``jobs`` > 1 runs tests in worker processes; ``mode``: see
@@ -362,22 +405,18 @@ def run_corpus(corpus, device_name="reference", pattern=None, jobs=None, variant
     show = sys.stderr.isatty() if progress is None else progress
     bar = tqdm(total=len(tests) * len(variants), disable=not show, unit="test", file=sys.stderr)
     jobs = jobs or 1
-    if jobs > 1:
-        import multiprocessing as mp
 
-        ctx = mp.get_context("fork")
-        with ctx.Pool(jobs, initializer=_worker_init, initargs=(device_name, options),
-                      maxtasksperchild=200) as pool:
-            for rs in pool.imap_unordered(_run_test, tests, chunksize=4):
-                for r in rs:
-                    summary.add(r)
-                bar.update(len(rs))
+    def collect(rs):
+        for r in rs:
+            summary.add(r)
+        bar.update(len(rs))
+
+    if jobs > 1:
+        _run_parallel(tests, jobs, device_name, options, collect)
     else:
         _worker_init(device_name, options)
         for item in tests:
-            for r in _run_test(item):
-                summary.add(r)
-            bar.update(len(variants))
+            collect(_run_test(item))
     bar.close()
     summary.results.sort(key=lambda r: (r.spec, r.name, r.variant))
     return summary
