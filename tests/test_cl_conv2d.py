@@ -144,11 +144,41 @@ def test_conv_support_reasons(cl_device):
     assert rows[0][2] is False and "input 4" in rows[0][3] and "constant" in rows[0][3]
 
 
-@pytest.mark.parametrize("shape,f,launches", [((1, 6, 6, 8), 1, 1), ((1, 6, 6, 8), 3, 2)])
+@pytest.mark.parametrize("shape,f,launches", [((1, 6, 6, 16), 1, 1), ((1, 6, 6, 16), 3, 2)])
 def test_conv_1x1_skips_im2col(cl_device, shape, f, launches):
-    """A 1x1 stride-1 NHWC convolution is one GEMM launch on the input; 3x3 adds im2col."""
+    """A 1x1 stride-1 NHWC convolution is one GEMM launch on the input; 3x3 adds im2col (over
+    more than DIRECT_MAX_C input channels: fewer take the direct kernel)."""
     rng = np.random.default_rng(8)
-    m, x = conv_model("f32", rng, list(shape), [4, f, f, 8], [1, 6, 6, 4], ints(1, 1, 1, 0))
+    m, x = conv_model("f32", rng, list(shape), [4, f, f, 16], [1, 6, 6, 4], ints(1, 1, 1, 0))
     prepared = cl_device.prepare_model(m)
     assert prepared.pool_report()["launches"] == launches
     compare(m, x, cl_device, "f32")
+
+
+# the direct conv_tile kernel: float NHWC, constant filter, <= DIRECT_MAX_C input channels,
+# window wider than 1x1 or strided; output channel counts giving vector widths 16, 8, 2, 1
+DIRECT = [  # (x shape, filter [o, fh, fw, c], explicit pads l r t b, stride w h, dilation, act)
+    ([1, 13, 14, 3], [24, 3, 3, 3], (1, 1, 1, 1), (2, 2), (1, 1), 1),
+    ([2, 12, 11, 3], [32, 5, 5, 3], (1, 2, 2, 1), (2, 2), (1, 1), 3),
+    ([1, 9, 19, 8], [1, 3, 3, 8], (1, 1, 1, 1), (1, 1), (1, 1), 0),
+    ([1, 8, 10, 5], [6, 2, 3, 5], (0, 2, 1, 0), (1, 2), (2, 1), 2),
+    ([1, 3, 3, 1], [16, 1, 1, 1], (0, 0, 0, 0), (2, 2), (1, 1), 0),
+]
+
+
+@pytest.mark.parametrize("name", ["f32", "f16", "relaxed"])
+@pytest.mark.parametrize("case", range(len(DIRECT)))
+def test_conv_direct_kernel(cl_device, name, case):
+    x_shape, f_shape, pads, strides, dil, act = DIRECT[case]
+    n, h, w, _ = x_shape
+    o, fh, fw, _ = f_shape
+    oh = (h + pads[2] + pads[3] - (dil[1] * (fh - 1) + 1)) // strides[1] + 1
+    ow = (w + pads[0] + pads[1] - (dil[0] * (fw - 1) + 1)) // strides[0] + 1
+    params = ints(*pads, *strides, act) + [scalar("BOOL", False)] + ints(*dil)
+    m, x = conv_model(name, np.random.default_rng(50 + case), x_shape, f_shape,
+                      [n, oh, ow, o], params)
+    compare(m, x, cl_device, kind_of(name))
+    pm = cl_device.prepare_model(m)
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    assert names == {"conv2d.conv_tile"}

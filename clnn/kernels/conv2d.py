@@ -16,6 +16,8 @@ a filter that is a model input is packed on the device (``pack_b``) at each exec
 
 from __future__ import annotations
 
+import numpy as np
+
 from clnn.kernels import _gemm
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import (
@@ -24,6 +26,7 @@ from clnn.kernels.support import (
     code,
     constant_inputs,
     first,
+    i32,
     types_in,
 )
 from hal.operations import conv2d as hal_conv2d
@@ -90,8 +93,54 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                       hi=hi)
 
 
+#: most input vectors per filter row of the tiled kernel (they stay in registers)
+MAX_SPAN = 24
+
+
+def tile_width(ow: int, fw: int, sw: int, dw: int) -> int | None:
+    """Output pixels per work-item of the tiled direct kernels (``depthwise_tile``,
+    ``conv_tile``); None when even one pixel's span does not fit."""
+    for t in (8, 4, 2, 1):
+        if (ow >= t or t == 1) and (t - 1) * sw + (fw - 1) * dw + 1 <= MAX_SPAN:
+            return t
+    return None
+
+
+#: the direct kernel runs convolutions whose input has at most this many channels
+DIRECT_MAX_C = 8
+
+
+def plan_conv_direct(ctx, b, p) -> bool:
+    """The direct ``conv_tile`` kernel for a float NHWC convolution with a constant filter over
+    few input channels and a window wider than 1x1 (im2col would cost more than the GEMM);
+    False when it does not apply."""
+    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    if p.nchw or fi.value is None or code(inp) not in ("f32", "f16") or code(fi) != code(inp):
+        return False
+    n, h, w, c = inp.shape
+    o, fh, fw, _ = fi.shape
+    if c > DIRECT_MAX_C or (fh, fw, p.stride_h, p.stride_w) == (1, 1, 1, 1):
+        return False
+    (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, fh, fw)
+    tx = tile_width(ow, fw, p.stride_w, p.dil_w)
+    if tx is None:
+        return False
+    vw = next(v for v in (16, 8, 4, 2, 1) if o % v == 0)
+    packed = np.ascontiguousarray(fi.value.astype(np.float32).transpose(1, 2, 3, 0))
+    lo, hi = act_args(ctx, p.idx["fused activation"], out)
+    b.launch("conv2d", "conv_tile", {"dt": code(inp), "vw": vw, "tx": tx, "fw": fw,
+                                     "sw": p.stride_w, "dw": p.dil_w},
+             (o // vw, -(-ow // tx), n * oh),
+             [In(0), _gemm.device_buffer(b, packed), In(2), Out(0),
+              *[i32(v) for v in (h, w, c, o, oh, ow, fh, p.stride_h, p.dil_h, top, left)],
+              lo, hi])
+    return True
+
+
 def plan_conv(ctx, b):
-    plan_conv_gemm(ctx, b, hal_conv2d._params(ctx))
+    p = hal_conv2d._params(ctx)
+    if not plan_conv_direct(ctx, b, p):
+        plan_conv_gemm(ctx, b, p)
 
 
 register_kernel("CONV_2D", family="conv2d", support=support_conv, plan=plan_conv)

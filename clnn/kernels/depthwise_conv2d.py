@@ -13,22 +13,11 @@ FLOAT16 (stored half), QUANT8_ASYMM, QUANT8_ASYMM_SIGNED; NCHW through strides; 
 from __future__ import annotations
 
 from clnn.kernels import _gemm
-from clnn.kernels.conv2d import layout_strides, support_conv
+from clnn.kernels.conv2d import layout_strides, support_conv, tile_width
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import act_args, code, i32
 from hal.operations import depthwise_conv2d as hal_dw
 from hal.operations.conv2d import nhwc_shape, resolve_padding
-
-#: most input vectors per filter row of the tiled kernel (they stay in registers)
-MAX_SPAN = 24
-
-
-def tile_width(ow: int, fw: int, sw: int, dw: int) -> int | None:
-    """Output pixels per work-item of ``depthwise_tile`` (None: the span does not fit)."""
-    for t in (8, 4, 2, 1):
-        if (ow >= t or t == 1) and (t - 1) * sw + (fw - 1) * dw + 1 <= MAX_SPAN:
-            return t
-    return None
 
 
 def plan(ctx, b):

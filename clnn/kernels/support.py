@@ -134,8 +134,9 @@ def bcast_args(a_shape, b_shape, out_shape):
 
 def row_broadcast(a_shape, b_shape, out_shape, min_row: int = 4):
     """("b_rows", row length) when a has the output's shape and b is one row repeated over the
-    leading output dimensions (b's shape without leading 1s ends the output shape), ("a_rows",
-    length) the other way round, else None (common.mako flat_id / bcast_index)."""
+    leading output dimensions (b's shape without leading 1s ends the output shape and is
+    smaller), ("a_rows", length) the other way round, else None (common.mako flat_id /
+    bcast_index)."""
     out = tuple(int(d) for d in out_shape)
     for mode, full, row in (("b_rows", a_shape, b_shape), ("a_rows", b_shape, a_shape)):
         r = [int(d) for d in row]
@@ -143,7 +144,7 @@ def row_broadcast(a_shape, b_shape, out_shape, min_row: int = 4):
             r.pop(0)
         n = math.prod(r)
         if tuple(full) == out and r and len(r) <= len(out) and tuple(out[-len(r):]) == \
-                tuple(r) and n >= min_row:
+                tuple(r) and min_row <= n < math.prod(out):
             return mode, n
     return None
 

@@ -1,0 +1,75 @@
+## CONV_2D direct kernel for convolutions with few input channels (the 3-channel first layer of
+## every MediaPipe model, a 1-channel head over 8 channels): there the GEMM's im2col writes
+## fh * fw times the input for little arithmetic. One work-item computes tx neighbouring output
+## pixels of a row times one vector of vw output channels; per (filter row, input channel) it
+## loads the span of input pixels its tx outputs read once and broadcasts each into fw * tx fma
+## with the filter vectors. The filter is packed at planning as float [fh, fw, C, O].
+## Kernel key: dt (f32, f16 storage of input and output), vw (divides O), tx, fw, sw, dw.
+<%namespace name="c" file="common.mako"/>
+
+<%def name="conv_tile(dt, vw, tx, fw, sw, dw)">
+<%
+    V = "float" if vw == 1 else "float%d" % vw
+    span = (tx - 1) * sw + (fw - 1) * dw + 1
+    def vload(p, off):
+        return "%s[%s]" % (p, off) if vw == 1 else "vload%d(0, %s + (%s))" % (vw, p, off)
+%>
+__kernel void conv_tile(${c.tparam(dt, "x", True)}, __global const float* w,
+                        ${c.tparam(dt, "bias", True)}, ${c.tparam(dt, "y")},
+                        int H, int W, int C, int O, int OH, int OW, int fh, int stride_h,
+                        int dil_h, int pad_t, int pad_l, float lo, float hi)
+{
+${c.toffsets("x", "bias", "y")}
+    const int o0 = get_global_id(0) * ${vw}, ox0 = get_global_id(1) * ${tx};
+    const int t = get_global_id(2);
+    const int b = t / OH, oy = t - b * OH;
+    const int xs = ox0 * ${sw} - pad_l;
+    x += (size_t)b * H * W * C;
+    w += o0;
+% for p in range(span):
+    const int ix${p} = clamp(xs + ${p}, 0, W - 1) * C;
+    const bool in${p} = xs + ${p} >= 0 && xs + ${p} < W;
+% endfor
+% for j in range(tx):
+    ${V} acc${j} = (${V})(0.0f);
+% endfor
+    const int tap = C * O;
+    for (int ty = 0; ty < fh; ++ty) {
+        const int iy = oy * stride_h - pad_t + ty * dil_h;
+        if (iy < 0 || iy >= H) continue;
+        const __global ${c.ctype(dt)}* xr = x + (size_t)iy * W * C;
+        const __global float* wr = w + ty * ${fw} * tap;
+        for (int ci = 0; ci < C; ++ci) {
+% for p in range(span):
+            const float x${p} = in${p} ? ${c.ldf(dt, "xr", "ix%d + ci" % p)} : 0.0f;
+% endfor
+% for q in range(fw):
+            const ${V} w${q} = ${vload("wr", "%d * tap + ci * O" % q)};
+  % for j in range(tx):
+            acc${j} = fma((${V})x${j * sw + q * dw}, w${q}, acc${j});
+  % endfor
+% endfor
+        }
+    }
+    __global ${c.ctype(dt)}* yr = y + ((size_t)t * OW + ox0) * O + o0;
+% if vw == 1:
+    const float bv = ${c.ldf(dt, "bias", "o0")};
+% elif dt == "f16":
+    const ${V} bv = vload_half${vw}(0, bias + o0);
+% else:
+    const ${V} bv = vload${vw}(0, bias + o0);
+% endif
+% for j in range(tx):
+    if (ox0 + ${j} < OW) {
+        const ${V} r = clamp(acc${j} + bv, (${V})lo, (${V})hi);
+  % if vw == 1:
+        ${c.stf(dt, "yr", "%d * O" % j, "r")};
+  % elif dt == "f16":
+        vstore_half${vw}_rte(r, 0, yr + ${j} * O);
+  % else:
+        vstore${vw}(r, 0, yr + ${j} * O);
+  % endif
+    }
+% endfor
+}
+</%def>
