@@ -84,6 +84,8 @@ def choose_device(name: str | None, say) -> tuple[object, str]:
 
     wanted = name or "opencl"
     try:
+        if wanted == "opencl":  # a profiling queue: the per-operation table reads its events
+            return open_device(wanted, profiling=True), ""
         return open_device(wanted), ""
     except ValueError:
         raise
@@ -106,6 +108,52 @@ def run_on(device, model: Model, x: np.ndarray, runs: int = RUNS):
             raise HalError(f"execution failed: {r.message or r.status.name}", r.status)
         outputs = read_outputs(model, req, r.output_shapes)
     return outputs, statistics.median(times[1:])
+
+
+def profile_operations(device, model: Model, x: np.ndarray, runs: int = RUNS):
+    """[(operation index, type, median kernel ms or None, kernels)] from OpenCL profiling
+    events of ``runs`` executions after a warm-up; None for operations that ran on the
+    reference device. [] for devices without kernels."""
+    prepared = device.prepare_model(model)
+    if not hasattr(prepared, "run") or not getattr(device, "queue", None) or not (
+            device.queue.properties & 2):  # CL_QUEUE_PROFILING_ENABLE
+        return []
+    per_op: dict[int, list[float]] = {}
+    names: dict[int, set] = {}
+    for k in range(runs + 1):
+        events = []
+        with np.errstate(all="ignore"):
+            prepared.run([x], events=events)
+        ns: dict[int, int] = {}
+        for launch, ev in events:
+            ns[launch.op_index] = ns.get(launch.op_index, 0) + ev.profile.end - ev.profile.start
+            names.setdefault(launch.op_index, set()).add(launch.name)
+        if k:  # the first run is the warm-up
+            for op, t in ns.items():
+                per_op.setdefault(op, []).append(t * 1e-6)
+    return [(k, op.type.name, statistics.median(per_op[k]) if k in per_op else None,
+             ", ".join(sorted(names.get(k, ())))) for k, op in enumerate(model.main.operations)]
+
+
+def _print_profile(rows, console, Table):
+    total = sum(ms for _, _, ms, _ in rows if ms) or 1.0
+    title = "per-operation kernel time (OpenCL profiling events, median)"
+    header = ["#", "operation", "kernel time", "share", "kernels"]
+    lines = [[str(k), name, f"{ms:.3f} ms" if ms is not None else "reference (fallback)",
+              f"{100 * ms / total:.0f}%" if ms is not None else "-", kernels]
+             for k, name, ms, kernels in rows]
+    if Table is not None:
+        table = Table(title=title)
+        for col in header:
+            table.add_column(col, justify="right" if col in ("#", "kernel time", "share")
+                             else "left", overflow="fold")
+        for line in lines:
+            table.add_row(*line)
+        console.print(table)
+    else:
+        print(title)
+        for line in [header] + lines:
+            print("  ".join(line))
 
 
 def _ops_on_device(device, model: Model) -> str:
@@ -179,6 +227,14 @@ def run_demo(device_name: str | None = None) -> int:
         print(title)
         for row in [header] + table_rows:
             print("  ".join(row))
+    if device.name != reference.name:
+        try:
+            rows = profile_operations(device, model, x)
+        except Exception as e:  # the timing table is extra: never fail the demo on it
+            rows = []
+            say(f"(no per-operation times: {type(e).__name__}: {e})")
+        if rows:
+            _print_profile(rows, console, Table)
     if note:
         say(f"note: {note}")
     elif device.name != reference.name:

@@ -266,3 +266,18 @@ def test_no_opencl_gives_a_clear_message(monkeypatch, capsys):
     with pytest.raises(HalError) as e:
         device_module.select_device(None)
     assert e.value.status == ErrorStatus.DEVICE_UNAVAILABLE and "no OpenCL device" in e.value.reason
+
+
+def test_demo_profiles_every_operation():
+    """`clnn demo` on OpenCL: a kernel time from profiling events for every operation."""
+    from clnn import demo
+    from clnn.device import ClDevice
+
+    try:
+        dev = ClDevice(profiling=True)
+    except HalError as e:
+        pytest.skip(f"no OpenCL device: {e}")
+    model = demo.build_model()
+    rows = demo.profile_operations(dev, model, demo.demo_input(), runs=2)
+    assert [r[1] for r in rows] == [op.type.name for op in model.main.operations]
+    assert all(ms is not None and ms >= 0 and kernels for _, _, ms, kernels in rows)
