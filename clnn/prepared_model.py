@@ -38,6 +38,12 @@ CONSTANT = (LT.CONSTANT_COPY, LT.CONSTANT_REFERENCE)
 ALIGN = 128
 
 
+#: plans kept per partition (one per input-shape / parameter signature), least recently used
+#: dropped first
+MAX_PLANS = 32
+_MISSING = object()
+
+
 def _align(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
@@ -313,10 +319,12 @@ class ClPreparedModel(PreparedModel):
                 host_values = {i: values[i] for i in part.host_inputs}
                 key = (tuple(tuple(a.shape) for a in arrays),
                        tuple(values[i].tobytes() for i in part.host_inputs))
-                if key not in part.plans:
-                    part.plans[key] = self._make_plan(part, dict(zip(part.inputs, key[0])),
-                                                      host_values)
-                plan = part.plans[key]
+                plan = part.plans.pop(key, _MISSING)
+                if plan is _MISSING:
+                    plan = self._make_plan(part, dict(zip(part.inputs, key[0])), host_values)
+                    while len(part.plans) >= MAX_PLANS:  # drop the least recently used
+                        part.plans.pop(next(iter(part.plans)))
+                part.plans[key] = plan  # (re)inserted last: most recently used
                 if plan is not None:
                     self._run_plan(plan, values, events)
                     return

@@ -281,3 +281,16 @@ def test_demo_profiles_every_operation():
     rows = demo.profile_operations(dev, model, demo.demo_input(), runs=2)
     assert [r[1] for r in rows] == [op.type.name for op in model.main.operations]
     assert all(ms is not None and ms >= 0 and kernels for _, _, ms, kernels in rows)
+
+
+def test_plans_are_bounded(cl_device, monkeypatch):  # noqa: F811
+    import clnn.prepared_model as pm_module
+
+    monkeypatch.setattr(pm_module, "MAX_PLANS", 3)
+    m = _chain(["RELU"], dims=(0, 2))
+    pm = cl_device.prepare_model(m)
+    for rows in (1, 2, 3, 4, 1, 5):
+        x = np.full((rows, 2), -1.0, np.float32)
+        assert pm.execute_synchronously(make_request(m, [x])).status == ErrorStatus.NONE
+    keys = [k[0][0][0] for k in pm.partitions[0].plans]
+    assert keys == [4, 1, 5]  # least recently used dropped first
