@@ -74,6 +74,15 @@ def mul_channel(shape):
                          [tensor(F32, shape)]), [x])
 
 
+def resize(shape, factor):
+    rng = np.random.default_rng(6)
+    x = rng.random(shape, np.float32)
+    n, h, w, c = shape
+    return (f"RESIZE_BILINEAR {'x'.join(map(str, shape))} x{factor}",
+            one_op_model("RESIZE_BILINEAR", [tensor(F32, shape), *ints(w * factor, h * factor)],
+                         [tensor(F32, (n, h * factor, w * factor, c))]), [x])
+
+
 def pad(shape, pads):
     rng = np.random.default_rng(4)
     x = rng.random(shape, np.float32)
@@ -98,6 +107,9 @@ CASES = [
     lambda: conv(1, 128, 128, 16, 16, 1, 1),
     lambda: prelu((1, 96, 96, 32)),
     lambda: mul_channel((1, 128, 128, 16)),
+    lambda: resize((1, 128, 128, 8), 2),
+    lambda: resize((1, 32, 32, 48), 2),
+    lambda: resize((1, 7, 7, 1152), 2),
     lambda: pad((1, 64, 64, 32), [(0, 0), (0, 1), (0, 1), (0, 0)]),
     lambda: pad((1, 48, 48, 32), [(0, 0), (0, 0), (0, 0), (0, 32)]),
 ]

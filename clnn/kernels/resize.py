@@ -8,7 +8,15 @@ from __future__ import annotations
 import numpy as np
 
 from clnn.kernels.registry import In, Out, register_kernel
-from clnn.kernels.support import FLOAT_QUANT8, code, i32, numel, strides_of, types_in
+from clnn.kernels.support import (
+    FLOAT_QUANT8,
+    code,
+    i32,
+    numel,
+    row_local_size,
+    strides_of,
+    types_in,
+)
 from hal.operations.resize import _bilinear_axis, _flags, _nearest_axis
 
 
@@ -41,10 +49,13 @@ def plan(ctx, b):
         [b.buffer(np.asarray(fr, np.float32))] + \
         [b.buffer(np.asarray(t, np.int32)) for t in (c0, c1)] + \
         [b.buffer(np.asarray(fc, np.float32))]
-    b.launch("resize", "resize", {"op": ctx.name, "dt": code(y)}, (numel(y.shape),),
+    n = numel(y.shape) // max(c * oh * ow, 1)
+    local = row_local_size(c, ow)
+    b.launch("resize", "resize", {"op": ctx.name, "dt": code(y)}, (c, ow, n * oh),
              [In(0), Out(0), *tables, i32(c), i32(oh), i32(ow),
               *[i32(v) for v in _nhwc_strides(x.shape, nchw)],
-              *[i32(v) for v in _nhwc_strides(y.shape, nchw)]])
+              *[i32(v) for v in _nhwc_strides(y.shape, nchw)]],
+             local_size=(*local, 1) if local else None)
 
 
 for _op in ("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"):
