@@ -83,6 +83,15 @@ def resize(shape, factor):
                          [tensor(F32, (n, h * factor, w * factor, c))]), [x])
 
 
+def max_pool(shape):
+    rng = np.random.default_rng(7)
+    x = rng.random(shape, np.float32)
+    n, h, w, c = shape
+    return (f"MAX_POOL_2D {'x'.join(map(str, shape))} 2x2 s2",
+            one_op_model("MAX_POOL_2D", [tensor(F32, shape), *ints(2, 2, 2, 2, 2, 0)],
+                         [tensor(F32, (n, h // 2, w // 2, c))]), [x])
+
+
 def pad(shape, pads):
     rng = np.random.default_rng(4)
     x = rng.random(shape, np.float32)
@@ -107,6 +116,7 @@ CASES = [
     lambda: conv(1, 128, 128, 16, 16, 1, 1),
     lambda: prelu((1, 96, 96, 32)),
     lambda: mul_channel((1, 128, 128, 16)),
+    lambda: max_pool((1, 96, 96, 32)),
     lambda: resize((1, 128, 128, 8), 2),
     lambda: resize((1, 32, 32, 48), 2),
     lambda: resize((1, 7, 7, 1152), 2),

@@ -12,7 +12,7 @@ from clnn.kernels.support import (
     first,
     i32,
     no_per_channel,
-    numel,
+    row_local_size,
     strides_of,
     types_in,
 )
@@ -44,12 +44,13 @@ def plan(ctx, b):
     fw, fh = p.extra
     (top, _, left, _), _ = resolve_padding(p, h, w, fh, fw)
     act_index = p.idx["fused activation"]
-    b.launch("pooling", "pool", {"kind": _KIND[ctx.name], "dt": code(y)}, (numel(ys),),
+    local = row_local_size(c, ow)
+    b.launch("pooling", "pool", {"kind": _KIND[ctx.name], "dt": code(y)}, (c, ow, n * oh),
              [In(0), Out(0), *[i32(v) for v in (h, w, c, oh, ow)],
               *[i32(v) for v in _nhwc_strides(xs, p.nchw)],
               *[i32(v) for v in _nhwc_strides(ys, p.nchw)],
               *[i32(v) for v in (fh, fw, p.stride_h, p.stride_w, top, left)],
-              *act_args(ctx, act_index, y)])
+              *act_args(ctx, act_index, y)], local_size=(*local, 1) if local else None)
 
 
 for _op in _KIND:

@@ -12,9 +12,8 @@ __kernel void pool(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
                    ${"int" if quant else "float"} lo, ${"int" if quant else "float"} hi)
 {
 ${c.toffsets("x", "y")}
-    int i = get_global_id(0);
-    int ch = i % C; int t = i / C;
-    int ox = t % OW; t /= OW;
+    /* 3-D launch (C, OW, N * OH): one division per work-item */
+    int ch = get_global_id(0), ox = get_global_id(1), t = get_global_id(2);
     int oy = t % OH;
     int n = t / OH;
     int h0 = oy * sh - pt, w0 = ox * sw - pl;
