@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 
 from clnn.kernels.registry import kernel_for
 from hal import __version__
@@ -20,6 +21,8 @@ from hal.types import (
     Priority,
 )
 from hal.validation import operation_context, validate_model
+
+_QUEUE_LOCK = threading.Lock()
 
 
 class DeviceUnavailable(HalError):
@@ -161,16 +164,55 @@ class ClDevice(Device):
     def get_supported_operations(self, model: Model) -> list[bool]:
         return [ok for _, _, ok, _ in self.support_report(model)]
 
+    # ------------------------------------------------------------------ execution surface
+    def timing_queue(self):
+        """A queue with profiling events (the device's own when it has them), for executions
+        that measure their time on the device."""
+        import pyopencl as cl
+
+        flag = cl.command_queue_properties.PROFILING_ENABLE
+        if self.queue.properties & flag:
+            return self.queue
+        with _QUEUE_LOCK:
+            if getattr(self, "_timing_queue", None) is None:
+                self._timing_queue = cl.CommandQueue(self.context, properties=flag)
+        return self._timing_queue
+
+    def get_number_of_cache_files_needed(self) -> tuple[int, int]:
+        from clnn.cache import FILES_NEEDED
+
+        return FILES_NEEDED
+
+    def prepare_model_from_cache(self, deadline=None, model_cache=(), data_cache=(),
+                                 token=None):
+        """See clnn/cache.py: GENERAL_FAILURE for a cache that fails its checks."""
+        from clnn import cache
+
+        check_prepare_args(Priority.MEDIUM, deadline)
+        return cache.restore(self, model_cache, data_cache, token)
+
+    def allocate(self, descriptor, prepared_models, input_roles, output_roles):
+        """A device memory in an OpenCL buffer (clnn/buffer.py)."""
+        from clnn.buffer import allocate
+
+        return allocate(self, descriptor, prepared_models, input_roles, output_roles)
+
     # ------------------------------------------------------------------ prepare
     def prepare_model(self, model, preference=None, priority=Priority.MEDIUM, deadline=None,
                       model_cache=(), data_cache=(), token=None):
+        from clnn import cache
         from clnn.prepared_model import ClPreparedModel
 
         check_prepare_args(priority, deadline)
+        save = cache.requested(self, model_cache, data_cache, token)
         rows = self.support_report(model)
         if not self.fallback:
             for k, name, ok, reason in rows:
                 if not ok:
                     raise InvalidArgument(f"{name} (operation {k}) is not supported on "
                                           f"{self.name} and fallback is off: {reason}")
-        return ClPreparedModel(self, model, [ok for _, _, ok, _ in rows])
+        supported = [ok for _, _, ok, _ in rows]
+        if save:
+            return cache.prepare_and_save(self, model, supported, model_cache, data_cache,
+                                          token)
+        return ClPreparedModel(self, model, supported)

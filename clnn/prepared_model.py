@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from clnn.buffer import ClBuffer, DeviceTensor, on_host
 from clnn.kernels.registry import In, Out, Unplannable, kernel_for
 from hal.errors import ErrorStatus, GeneralFailure, HalError, InvalidArgument, MissedDeadline
 from hal.interfaces import ExecutionResult, PreparedModel
@@ -126,6 +127,10 @@ class ClPreparedModel(PreparedModel):
         sg = model.main
         self.partitions = self._partition(supported)
         self._lock = threading.RLock()
+        #: per execution: model output operand -> the device memory (ClBuffer) it goes to
+        self._device_outputs: dict[int, ClBuffer] = {}
+        #: per execution: time of the partitions that ran on the host
+        self._host_ns = 0
         self.build_seconds = 0.0
         # constants of CL operations: one buffer, uploaded once
         host_consts = self.executor.constants(None)
@@ -316,9 +321,9 @@ class ClPreparedModel(PreparedModel):
         if part.on_cl:
             arrays = [values.get(i) for i in part.inputs]
             if all(a is not None for a in arrays):
-                host_values = {i: values[i] for i in part.host_inputs}
+                host_values = {i: on_host(values[i]) for i in part.host_inputs}
                 key = (tuple(tuple(a.shape) for a in arrays),
-                       tuple(values[i].tobytes() for i in part.host_inputs))
+                       tuple(host_values[i].tobytes() for i in part.host_inputs))
                 plan = part.plans.pop(key, _MISSING)
                 if plan is _MISSING:
                     plan = self._make_plan(part, dict(zip(part.inputs, key[0])), host_values)
@@ -328,6 +333,9 @@ class ClPreparedModel(PreparedModel):
                 if plan is not None:
                     self._run_plan(plan, values, events)
                     return
+        for i in part.inputs:  # the host runs it: device memories are downloaded
+            if isinstance(values.get(i), DeviceTensor):
+                values[i] = values[i].to_host()
         for k in part.ops:
             self.executor.check_deadline()
             self.executor.run_operation(sg, k, sg.operations[k], values, omitted)
@@ -338,6 +346,12 @@ class ClPreparedModel(PreparedModel):
         q = self.queue
         keep = []
         for i, off in plan.uploads:
+            if isinstance(values[i], DeviceTensor):  # a device memory: copied on the device
+                t = values[i]
+                if t.nbytes:
+                    cl.enqueue_copy(q, plan.pool, t.buffer.cl_buffer, dst_offset=off,
+                                    byte_count=t.nbytes)
+                continue
             arr = np.ascontiguousarray(values[i])
             if arr.nbytes:
                 keep.append(arr)
@@ -349,6 +363,14 @@ class ClPreparedModel(PreparedModel):
                 events.append((launch, ev))
         results = []
         for o, off, shape, dtype in plan.downloads:
+            dst = self._device_outputs.get(o)
+            if dst is not None:  # a model output in a device memory: copied on the device
+                n = _nbytes(shape, dtype)
+                dst.ensure(n)
+                if n:
+                    cl.enqueue_copy(q, dst.cl_buffer, plan.pool, src_offset=off, byte_count=n)
+                results.append((o, DeviceTensor(dst, shape)))
+                continue
             arr = np.empty(shape, dtype)
             if arr.nbytes:
                 cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
@@ -372,8 +394,12 @@ class ClPreparedModel(PreparedModel):
                 omitted.add(i)
             values[i] = arr
         for part in self.partitions:
-            self.executor.check_deadline()
+            self.executor.check_deadline()  # MISSED_DEADLINE_TRANSIENT between partitions
+            n_events = len(events) if events is not None else 0
+            t = time.perf_counter_ns()
             self._run_partition(part, values, omitted, events)
+            if events is not None and len(events) == n_events:  # it ran on the host
+                self._host_ns += time.perf_counter_ns() - t
         return [values[i] for i in sg.output_indexes]
 
     def execute_synchronously(self, request, measure=MeasureTiming.NO, deadline=None,
@@ -387,15 +413,9 @@ class ClPreparedModel(PreparedModel):
             if deadline is not None and time.monotonic_ns() > deadline:
                 raise MissedDeadline("the deadline passed before the execution started",
                                      ErrorStatus.MISSED_DEADLINE_TRANSIENT)
-            inputs = read_inputs(self.model, request)
             with self._lock:
-                self.executor.deadline_ns = deadline
-                self.executor.loop_timeout_ns = timeout
-                t1 = time.perf_counter_ns()
-                with np.errstate(all="ignore"):
-                    outputs = self.run(inputs)
-                t2 = time.perf_counter_ns()
-            status, shapes = write_outputs(self.model, request, outputs)
+                on_device, status, shapes = self._execute_locked(request, measure, deadline,
+                                                                 timeout)
         except HalError as e:
             return ExecutionResult(e.status, getattr(e, "output_shapes", []), NO_TIMING,
                                    e.reason)
@@ -407,8 +427,45 @@ class ClPreparedModel(PreparedModel):
                                    "an output buffer is too small for its output")
         timing = NO_TIMING
         if measure == MeasureTiming.YES:
-            timing = Timing((t2 - t1) // 1000, (time.perf_counter_ns() - t0) // 1000)
+            in_driver = (time.perf_counter_ns() - t0) // 1000
+            timing = Timing(min(on_device, in_driver) if on_device is not None
+                            else NO_TIMING.time_on_device, in_driver)
         return ExecutionResult(status, shapes, timing)
+
+    def _execute_locked(self, request, measure, deadline, timeout):
+        """Read the inputs (device memories stay on the device), run, write the outputs.
+        Time on device: the kernels' OpenCL profiling intervals plus the partitions that ran on
+        the host (None when the queue gives no profiling information)."""
+        import pyopencl as cl
+
+        inputs = read_inputs(self.model, request)
+        sg = self.model.main
+        self._device_outputs = {
+            i: request.pools[arg.location.pool_index]
+            for arg, i in zip(request.outputs, sg.output_indexes)
+            if isinstance(request.pools[arg.location.pool_index], ClBuffer)}
+        self.executor.deadline_ns = deadline
+        self.executor.loop_timeout_ns = timeout
+        self._host_ns = 0
+        events = [] if measure == MeasureTiming.YES else None
+        queue = self.queue
+        if events is not None:
+            self.queue = self.device.timing_queue()
+        try:
+            with np.errstate(all="ignore"):
+                outputs = self.run(inputs, events)
+            status, shapes = write_outputs(self.model, request, outputs)
+            on_device = None
+            if events is not None:
+                try:
+                    kernel_ns = sum(ev.profile.end - ev.profile.start for _, ev in events)
+                    on_device = (kernel_ns + self._host_ns) // 1000
+                except cl.Error:  # no profiling information: not available
+                    on_device = None
+        finally:
+            self._device_outputs = {}
+            self.queue = queue
+        return on_device, status, shapes
 
     # ------------------------------------------------------------------ reporting
     def pool_report(self) -> dict:

@@ -188,3 +188,38 @@ def test_roles_must_agree_on_type_and_quantization(device):
     buf = device.allocate(BufferDesc(), [a, same], [BufferRole(0, 0)], [BufferRole(1, 0)])
     assert buf.copy_from(_mem(np.uint8([1, 2, 3, 4]))) == ErrorStatus.NONE
     np.testing.assert_array_equal(_read(buf, (4,), np.uint8), [1, 2, 3, 4])
+
+
+def test_opencl_memories_pass_tensors_without_host_copies(monkeypatch):
+    """On the OpenCL device, executions chained through device memories copy on the device:
+    no download or upload of the tensors between copy_from and copy_to."""
+    from clnn.buffer import ClBuffer
+    from tests.exec_kit import open_or_skip
+
+    dev = open_or_skip("opencl")
+    a, bm = relu(), chain()
+    pa, pb = dev.prepare_model(a), dev.prepare_model(bm)
+    x_mem = dev.allocate(BufferDesc(), [pa], [BufferRole(0, 0)], [])
+    mid = dev.allocate(BufferDesc(), [pa, pb], [BufferRole(1, 0)], [BufferRole(0, 0)])
+    out0 = dev.allocate(BufferDesc(), [pb], [], [BufferRole(0, 0)])
+    out1 = dev.allocate(BufferDesc(), [pb], [], [BufferRole(0, 1)])
+    assert all(isinstance(b, ClBuffer) for b in (x_mem, mid, out0, out1))
+    x = sample(seed=9)
+    assert x_mem.copy_from(_mem(x)) == ErrorStatus.NONE
+    host_copies = []
+    for name in ("download", "_store"):
+        original = getattr(ClBuffer, name)
+
+        def spy(self, *args, _original=original, _name=name):
+            host_copies.append(_name)
+            return _original(self, *args)
+
+        monkeypatch.setattr(ClBuffer, name, spy)
+    r = pa.execute_synchronously(Request([_arg(0)], [_arg(1)], [x_mem, mid]))
+    assert r.status == ErrorStatus.NONE, r.message
+    r = pb.execute_synchronously(Request([_arg(0)], [_arg(1), _arg(2)], [mid, out0, out1]))
+    assert r.status == ErrorStatus.NONE, r.message
+    assert host_copies == []
+    monkeypatch.undo()
+    np.testing.assert_allclose(_read(out0, (2, 3)), np.clip(x, 0, 6))
+    np.testing.assert_allclose(_read(out1, (2, 3)), np.clip(np.maximum(x, 0), -1, 1))
