@@ -92,6 +92,25 @@ def max_pool(shape):
                          [tensor(F32, (n, h // 2, w // 2, c))]), [x])
 
 
+def concat(shapes, axis):
+    rng = np.random.default_rng(8)
+    xs = [rng.random(s, np.float32) for s in shapes]
+    out = list(shapes[0])
+    out[axis] = sum(s[axis] for s in shapes)
+    return (f"CONCATENATION {' '.join('x'.join(map(str, s)) for s in shapes)} axis {axis}",
+            one_op_model("CONCATENATION", [*[tensor(F32, s) for s in shapes], *ints(axis)],
+                         [tensor(F32, out)]), xs)
+
+
+def transpose(shape, perm):
+    rng = np.random.default_rng(9)
+    x = rng.random(shape, np.float32)
+    p = np.array(perm, np.int32)
+    return (f"TRANSPOSE {'x'.join(map(str, shape))} {perm}",
+            one_op_model("TRANSPOSE", [tensor(F32, shape), tensor("TENSOR_INT32", [len(p)], p)],
+                         [tensor(F32, [shape[i] for i in perm])]), [x])
+
+
 def pad(shape, pads):
     rng = np.random.default_rng(4)
     x = rng.random(shape, np.float32)
@@ -117,6 +136,9 @@ CASES = [
     lambda: prelu((1, 96, 96, 32)),
     lambda: mul_channel((1, 128, 128, 16)),
     lambda: max_pool((1, 96, 96, 32)),
+    lambda: concat([(1, 64, 64, 16), (1, 64, 64, 8)], 3),
+    lambda: concat([(1, 1568, 12), (1, 392, 12), (1, 294, 12)], 1),
+    lambda: transpose((1, 64, 64, 16), (0, 3, 1, 2)),
     lambda: resize((1, 128, 128, 8), 2),
     lambda: resize((1, 32, 32, 48), 2),
     lambda: resize((1, 7, 7, 1152), 2),

@@ -185,6 +185,7 @@ def launch_strided_copy(b, family: str, x, y, shape, xs, ys, xb: int = 0, yb: in
         raise Unplannable("more than 6 dimensions")
     pad = 6 - len(shape)
     shape, xs, ys = [1] * pad + shape, [0] * pad + xs, [0] * pad + ys
-    b.launch(family, name, params or {"dt": copy_code(b.ctx.outputs[0])}, (numel(shape),),
+    rows = numel(shape[:5])
+    b.launch(family, name, params or {"dt": copy_code(b.ctx.outputs[0])}, (shape[5], rows),
              [x, y, i32(xb), i32(yb), *[i32(d) for d in shape[1:]], *[i32(s) for s in xs],
-              *[i32(s) for s in ys], *extra])
+              *[i32(s) for s in ys], *extra], local_size=row_local_size(shape[5], rows))

@@ -92,7 +92,8 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
 % endif
 </%def>
 
-## Strided copy over a 6-D iteration space: y[yb + sum k_j * y_j] = x[xb + sum k_j * x_j].
+## Strided copy over a 6-D iteration space: y[yb + sum k_j * y_j] = x[xb + sum k_j * x_j],
+## launched as (d5, d0 * ... * d4) (support.launch_strided_copy).
 ## dt is a storage code of the element size (u8, u16, i32): bits are copied as they are.
 ## requant: quantized copy with y = round(x * scale + bias) + zo clamped to [lo, hi].
 <%def name="strided_copy(name, dt, requant=False)">
@@ -102,8 +103,9 @@ __kernel void ${name}(${tparam(dt, "x", True)}, ${tparam(dt, "y")}, int xb, int 
                       int y0, int y1, int y2, int y3, int y4, int y5${", float scale, float bias, int zo, int lo, int hi" if requant else ""})
 {
 ${toffsets("x", "y")}
-    int i = get_global_id(0);
-    int k5 = i % d5; i /= d5;
+    /* 2-D launch (d5, d0 * ... * d4): the innermost dimension needs no division */
+    int k5 = get_global_id(0);
+    int i = get_global_id(1);
     int k4 = i % d4; i /= d4;
     int k3 = i % d3; i /= d3;
     int k2 = i % d2; i /= d2;
