@@ -282,6 +282,36 @@ def check_conv_tensors(ctx: OperationContext, channel_dim: int, filter_in_channe
                     f"{float(want)}")
 
 
+# ----------------------------------------------------------------- prepare / execute
+
+def check_filter_depth(ctx: OperationContext, c, fc):
+    """CONV_2D, TRANSPOSE_CONV_2D: the filter's last dimension is the input depth."""
+    if fc != c:
+        ctx.fail(f"input 1 (filter) depth {fc} does not match input 0 depth {c}")
+
+
+def prepare_conv(ctx: OperationContext, p: WindowParams, out_dim: int, check_depth,
+                 positive=()):
+    """prepare() of CONV_2D, DEPTHWISE_CONV_2D and GROUPED_CONV_2D: the scalars checked again
+    (they may be model inputs, known only now), ``check_depth(c, filter_shape)``, then the
+    [N, oh, ow, filter_shape[out_dim]] output in the operation's layout."""
+    check_window(ctx, p, positive=positive)
+    n, h, w, c = nhwc_shape(ctx.input_shape(0), p.nchw)
+    filter_shape = ctx.input_shape(1)
+    _, fh, fw, _ = filter_shape
+    check_depth(c, filter_shape)
+    _, (oh, ow) = resolve_padding(p, h, w, fh, fw)
+    return [layout_shape(n, oh, ow, filter_shape[out_dim], p.nchw)]
+
+
+def conv_result(ctx: OperationContext, acc, p: WindowParams):
+    """The output list of a convolution from its float64 NHWC accumulator [N, oh, ow, O]:
+    bias, requantization (quantized inputs), activation, layout."""
+    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    mults = output_multipliers(inp, fi, out, acc.shape[-1]) if is_quant(inp.type) else None
+    return [from_nhwc(finish(acc, ctx.input(2), p.act, out, mults), p.nchw)]
+
+
 # ----------------------------------------------------------------- CONV_2D
 
 def _params(ctx):
@@ -296,14 +326,7 @@ def validate(ctx: OperationContext):
 
 
 def prepare(ctx: OperationContext):
-    p = _params(ctx)
-    check_window(ctx, p)  # scalars may be model inputs, known only now
-    n, h, w, c = nhwc_shape(ctx.input_shape(0), p.nchw)
-    o, fh, fw, fc = ctx.input_shape(1)
-    if fc != c:
-        ctx.fail(f"input 1 (filter) depth {fc} does not match input 0 depth {c}")
-    _, (oh, ow) = resolve_padding(p, h, w, fh, fw)
-    return [layout_shape(n, oh, ow, o, p.nchw)]
+    return prepare_conv(ctx, _params(ctx), 0, lambda c, f: check_filter_depth(ctx, c, f[3]))
 
 
 def conv_nhwc(ctx, x, filt, p: WindowParams, pads, oh, ow):
@@ -316,13 +339,12 @@ def conv_nhwc(ctx, x, filt, p: WindowParams, pads, oh, ow):
 def execute(ctx: OperationContext):
     p = _params(ctx)
     prepare(ctx)
-    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    inp, fi = ctx.inputs[0], ctx.inputs[1]
     x = to_nhwc(ctx.input(0), p.nchw)
-    o, fh, fw, _ = fi.shape
+    _, fh, fw, _ = fi.shape
     pads, (oh, ow) = resolve_padding(p, x.shape[1], x.shape[2], fh, fw)
     acc = conv_nhwc(ctx, centered(inp, x), centered(fi, ctx.input(1)), p, pads, oh, ow)
-    mults = output_multipliers(inp, fi, out, o) if is_quant(inp.type) else None
-    return [from_nhwc(finish(acc, ctx.input(2), p.act, out, mults), p.nchw)]
+    return conv_result(ctx, acc, p)
 
 
 register("CONV_2D", execute, signatures=SIGNATURES, validate=validate, prepare=prepare,

@@ -28,15 +28,12 @@ from hal.operations.conv2d import (
     centered,
     check_conv_tensors,
     check_window,
+    conv_result,
     conv_signatures,
-    finish,
-    from_nhwc,
-    is_quant,
-    layout_shape,
     nhwc_shape,
-    output_multipliers,
     pad_nhwc,
     parse_window,
+    prepare_conv,
     resolve_padding,
     to_nhwc,
     windows,
@@ -74,18 +71,14 @@ def validate(ctx: OperationContext):
 
 def prepare(ctx: OperationContext):
     p = _params(ctx)
-    check_window(ctx, p, positive=("depth multiplier",))
-    n, h, w, c = nhwc_shape(ctx.input_shape(0), p.nchw)
-    _, fh, fw, o = ctx.input_shape(1)
-    _check_depth(ctx, c, o, p.extra[0])
-    _, (oh, ow) = resolve_padding(p, h, w, fh, fw)
-    return [layout_shape(n, oh, ow, o, p.nchw)]
+    return prepare_conv(ctx, p, 3, lambda c, f: _check_depth(ctx, c, f[3], p.extra[0]),
+                        positive=("depth multiplier",))
 
 
 def execute(ctx: OperationContext):
     p = _params(ctx)
     prepare(ctx)
-    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    inp, fi = ctx.inputs[0], ctx.inputs[1]
     x = to_nhwc(ctx.input(0), p.nchw)
     _, fh, fw, o = fi.shape
     pads, (oh, ow) = resolve_padding(p, x.shape[1], x.shape[2], fh, fw)
@@ -97,8 +90,7 @@ def execute(ctx: OperationContext):
     acc = np.zeros((x.shape[0], oh, ow, o), dtype=np.float64)
     for i, j, s in windows(xp, fh, fw, oh, ow, p):
         acc += s * f[i, j]
-    mults = output_multipliers(inp, fi, out, o) if is_quant(inp.type) else None
-    return [from_nhwc(finish(acc, ctx.input(2), p.act, out, mults), p.nchw)]
+    return conv_result(ctx, acc, p)
 
 
 register("DEPTHWISE_CONV_2D", execute, signatures=SIGNATURES, validate=validate,

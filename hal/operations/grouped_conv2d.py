@@ -28,16 +28,13 @@ from hal.operations.conv2d import (
     centered,
     check_conv_tensors,
     check_window,
+    conv_result,
     conv_signatures,
-    finish,
-    from_nhwc,
     im2col,
-    is_quant,
-    layout_shape,
     nhwc_shape,
-    output_multipliers,
     pad_nhwc,
     parse_window,
+    prepare_conv,
     resolve_padding,
     to_nhwc,
 )
@@ -75,18 +72,14 @@ def validate(ctx: OperationContext):
 
 def prepare(ctx: OperationContext):
     p = _params(ctx)
-    check_window(ctx, p, positive=("number of groups",))
-    n, h, w, c = nhwc_shape(ctx.input_shape(0), p.nchw)
-    o, fh, fw, fc = ctx.input_shape(1)
-    _check_groups(ctx, c, o, fc, p.extra[0])
-    _, (oh, ow) = resolve_padding(p, h, w, fh, fw)
-    return [layout_shape(n, oh, ow, o, p.nchw)]
+    return prepare_conv(ctx, p, 0, lambda c, f: _check_groups(ctx, c, f[0], f[3], p.extra[0]),
+                        positive=("number of groups",))
 
 
 def execute(ctx: OperationContext):
     p = _params(ctx)
     prepare(ctx)
-    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    inp, fi = ctx.inputs[0], ctx.inputs[1]
     x = to_nhwc(ctx.input(0), p.nchw)
     o, fh, fw, fc = fi.shape
     g = p.extra[0]
@@ -97,8 +90,7 @@ def execute(ctx: OperationContext):
     # acc[n, y, x, g, q] = sum_{t, k} cols[n, y, x, t, g, k] * f[g, q, t, k]
     acc = np.einsum("nyxtgk,gqtk->nyxgq", cols, f, optimize=True)
     acc = acc.reshape(acc.shape[:3] + (o,))
-    mults = output_multipliers(inp, fi, out, o) if is_quant(inp.type) else None
-    return [from_nhwc(finish(acc, ctx.input(2), p.act, out, mults), p.nchw)]
+    return conv_result(ctx, acc, p)
 
 
 register("GROUPED_CONV_2D", execute, signatures=SIGNATURES, validate=validate,

@@ -29,13 +29,11 @@ from hal.operations.conv2d import (
     INT,
     centered,
     check_conv_tensors,
+    check_filter_depth,
     check_window,
-    finish,
-    from_nhwc,
-    is_quant,
+    conv_result,
     layout_shape,
     nhwc_shape,
-    output_multipliers,
     parse_window,
     to_nhwc,
 )
@@ -95,8 +93,7 @@ def prepare(ctx: OperationContext):
     check_window(ctx, p)
     n, h, w, c = nhwc_shape(ctx.input_shape(0), p.nchw)
     o, fh, fw, fc = ctx.input_shape(1)
-    if fc != c:
-        ctx.fail(f"input 1 (filter) depth {fc} does not match input 0 depth {c}")
+    check_filter_depth(ctx, c, fc)
     _, _, oh, ow = _geometry(ctx, p, h, w, fh, fw)
     return [layout_shape(n, oh, ow, o, p.nchw)]
 
@@ -104,7 +101,7 @@ def prepare(ctx: OperationContext):
 def execute(ctx: OperationContext):
     p = _params(ctx)
     prepare(ctx)
-    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    inp, fi = ctx.inputs[0], ctx.inputs[1]
     x = centered(inp, to_nhwc(ctx.input(0), p.nchw))
     n, h, w, c = x.shape
     o, fh, fw, _ = fi.shape
@@ -120,8 +117,7 @@ def execute(ctx: OperationContext):
         for j in range(fw):
             buf[:, i:i + (h - 1) * sh + 1:sh, j:j + (w - 1) * sw + 1:sw, :] += cols[..., i, j]
     acc = buf[:, top:top + oh, left:left + ow, :]
-    mults = output_multipliers(inp, fi, out, o) if is_quant(inp.type) else None
-    return [from_nhwc(finish(acc, ctx.input(2), p.act, out, mults), p.nchw)]
+    return conv_result(ctx, acc, p)
 
 
 register("TRANSPOSE_CONV_2D", execute, signatures=SIGNATURES, validate=validate,
