@@ -65,6 +65,14 @@ def prelu(shape):
                          [tensor(F32, shape)]), [x])
 
 
+def add(shape):
+    rng = np.random.default_rng(10)
+    x, y = rng.random(shape, np.float32), rng.random(shape, np.float32)
+    return (f"ADD {'x'.join(map(str, shape))}",
+            one_op_model("ADD", [tensor(F32, shape), tensor(F32, shape), *ints(1)],
+                         [tensor(F32, shape)]), [x, y])
+
+
 def mul_channel(shape):
     rng = np.random.default_rng(5)
     x = rng.random(shape, np.float32)
@@ -111,6 +119,15 @@ def transpose(shape, perm):
                          [tensor(F32, [shape[i] for i in perm])]), [x])
 
 
+def mean_hw(shape):
+    rng = np.random.default_rng(11)
+    x = rng.random(shape, np.float32)
+    axes = np.array([1, 2], np.int32)
+    return (f"MEAN {'x'.join(map(str, shape))} axes 1, 2",
+            one_op_model("MEAN", [tensor(F32, shape), tensor("TENSOR_INT32", [2], axes),
+                                  *ints(1)], [tensor(F32, (shape[0], 1, 1, shape[3]))]), [x])
+
+
 def pad(shape, pads):
     rng = np.random.default_rng(4)
     x = rng.random(shape, np.float32)
@@ -135,7 +152,10 @@ CASES = [
     lambda: conv(1, 128, 128, 16, 16, 1, 1),
     lambda: prelu((1, 96, 96, 32)),
     lambda: mul_channel((1, 128, 128, 16)),
+    lambda: add((1, 96, 96, 32)),
     lambda: max_pool((1, 96, 96, 32)),
+    lambda: mean_hw((1, 36, 64, 16)),
+    lambda: mean_hw((1, 7, 7, 1152)),
     lambda: concat([(1, 64, 64, 16), (1, 64, 64, 8)], 3),
     lambda: concat([(1, 1568, 12), (1, 392, 12), (1, 294, 12)], 1),
     lambda: transpose((1, 64, 64, 16), (0, 3, 1, 2)),

@@ -26,12 +26,13 @@ ${c.toffsets("x", "y")}
 % else:
     int acc = ${{"MEAN": "0", "REDUCE_ALL": "1", "REDUCE_ANY": "0"}.get(op, "(int)init")};
 % endif
-    for (int j = 0; j < count; ++j) {
-        int u = j;
-        int j3 = u % r3; u /= r3;
-        int j2 = u % r2; u /= r2;
-        int j1 = u % r1;
-        int j0 = u / r1;
+    /* nested loops over the reduced dimensions: no division per element */
+    const int inner = r1 * r2 * r3;
+    const int r0 = inner > 0 ? count / inner : 0;
+    for (int j0 = 0; j0 < r0; ++j0)
+    for (int j1 = 0; j1 < r1; ++j1)
+    for (int j2 = 0; j2 < r2; ++j2)
+    for (int j3 = 0; j3 < r3; ++j3) {
         int xi = base + j0 * rs0 + j1 * rs1 + j2 * rs2 + j3 * rs3;
 % if flt:
         float v = ${c.ldf(dt, "x", "xi")};
