@@ -34,6 +34,7 @@ from hal.operations.common import (
     activation_range_quant,
     broadcast_shape,
     check_broadcastable,
+    check_fixed_output_quant,
     check_rank,
     check_same_quant,
     dequantize,
@@ -106,11 +107,7 @@ def validate_logistic_tanh(ctx: OperationContext):
     if t in QUANT8_TENSORS:
         ctx.require(ctx.inputs[0].scale > 0, "input 0 must have a scale > 0")
         scale, zp = _FIXED_OUTPUT_QUANT[(ctx.name, t)]
-        out = ctx.outputs[0]
-        ctx.require(np.float32(out.scale) == np.float32(scale) and out.zero_point == zp,
-                    f"output 0 of a {t.name} {ctx.name} must have scale 1/{round(1 / scale)} "
-                    f"and zero point {zp}, got scale {out.scale} and zero point "
-                    f"{out.zero_point}")
+        check_fixed_output_quant(ctx, scale, zp, f"output 0 of a {t.name} {ctx.name}")
 
 
 def _sigmoid(x):

@@ -219,3 +219,50 @@ def check_broadcastable(ctx: OperationContext, i: int, j: int, max_rank: int | N
         ctx.require(da == db or 1 in (da, db) or 0 in (da, db),
                     f"input {i} shape {list(a)} and input {j} shape {list(b)} "
                     "cannot be broadcast")
+
+
+def check_axis(ctx: OperationContext, index: int, rank: int, axis=None, name: str = "axis"):
+    """The axis scalar of input ``index`` (or ``axis`` when given) in [-rank, rank), as a
+    non-negative axis; INVALID_ARGUMENT naming the input otherwise."""
+    if axis is None:
+        axis = ctx.scalar(index)
+    ctx.require(-rank <= axis < rank,
+                f"input {index} ({name}) must be in [{-rank}, {rank}), got {axis}")
+    return axis % rank
+
+
+def check_same_shape(ctx: OperationContext, in_index: int = 0, out_index: int = 0):
+    """Output ``out_index`` has the shape of input ``in_index``, where both are known (a 0
+    dimension or an unknown rank is not held against them)."""
+    shape_in, shape_out = ctx.input_shape(in_index), ctx.outputs[out_index].shape
+    if shape_in and shape_out:
+        ctx.require(len(shape_in) == len(shape_out)
+                    and all(a == b or 0 in (a, b) for a, b in zip(shape_in, shape_out)),
+                    f"output {out_index} shape {list(shape_out)} differs from input "
+                    f"{in_index} shape {list(shape_in)}")
+
+
+def check_fixed_output_quant(ctx: OperationContext, scale: float, zero_point: int,
+                             what: str = "output 0"):
+    """Ops whose quantized output 0 has a fixed scale and zero point (SOFTMAX 1/256,
+    L2_NORMALIZATION 1/128, LOGISTIC, TANH)."""
+    out = ctx.outputs[0]
+    ctx.require(np.float32(out.scale) == np.float32(scale) and out.zero_point == zero_point,
+                f"{what} must have scale 1/{round(1 / scale)} and zero point {zero_point}, "
+                f"got scale {out.scale} and zero point {out.zero_point}")
+
+
+# ----------------------------------------------------------------- fixed point on arrays
+# Raw int32 values held in int64 arrays (gemmlowp's FixedPoint on vectors).
+
+def rounding_divide_by_pot_array(x, exponent):
+    """RoundingDivideByPOT with an exponent that may be an array (>= 0)."""
+    exponent = np.asarray(exponent, dtype=np.int64)
+    mask = (np.int64(1) << exponent) - 1
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> exponent) + ((x & mask) > threshold)
+
+
+def saturating_shift_left(x, e):
+    """SaturatingRoundingMultiplyByPOT<e> for e > 0: x * 2^e saturated to int32."""
+    return np.clip(x << e, INT32_MIN, INT32_MAX)

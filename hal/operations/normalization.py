@@ -21,8 +21,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from hal.operations.common import QUANT8_TENSORS, check_rank, qrange
+from hal.operations.common import (
+    QUANT8_TENSORS,
+    check_axis,
+    check_fixed_output_quant,
+    check_rank,
+    qrange,
+)
+from hal.operations.common import rounding_divide_by_pot_array as _rdbpot
 from hal.operations.common import saturating_rounding_doubling_high_mul as _srdhm
+from hal.operations.common import saturating_shift_left as _sat_shift_left
 from hal.operations.context import OperationContext
 from hal.operations.registry import register, sig
 from hal.types import OperandType
@@ -48,9 +56,7 @@ def _axis(ctx: OperationContext, rank: int) -> int:
     axis = ctx.scalar(index, -1) if ctx.num_inputs() > index else -1
     if axis is None:
         raise LookupError(f"{ctx.name}: input {index} (axis) is not known before execution")
-    ctx.require(-rank <= axis < rank,
-                f"input {index} (axis) must be in [-{rank}, {rank}), got {axis}")
-    return axis + rank if axis < 0 else axis
+    return check_axis(ctx, index, rank, axis)
 
 
 def validate(ctx: OperationContext):
@@ -64,10 +70,7 @@ def validate(ctx: OperationContext):
         _axis(ctx, rank)
     out = ctx.outputs[0]
     if ctx.name == "L2_NORMALIZATION" and out.type in QUANT8_TENSORS:
-        zp = _L2_OUT_ZERO_POINT[out.type]
-        ctx.require(np.float32(out.scale) == np.float32(1 / 128) and out.zero_point == zp,
-                    f"output 0 must have scale 1/128 and zero point {zp}, got scale "
-                    f"{out.scale} and zero point {out.zero_point}")
+        check_fixed_output_quant(ctx, 1 / 128, _L2_OUT_ZERO_POINT[out.type])
 
 
 def prepare(ctx: OperationContext):
@@ -75,17 +78,6 @@ def prepare(ctx: OperationContext):
 
 
 # ----------------------------------------------------------------- L2_NORMALIZATION
-
-def _sat_shift_left(x, e):
-    return np.clip(x << e, -(2**31), 2**31 - 1)
-
-
-def _rdbpot(x, exponent):
-    exponent = np.asarray(exponent, dtype=np.int64)
-    mask = (np.int64(1) << exponent) - 1
-    threshold = (mask >> 1) + (x < 0)
-    return (x >> exponent) + ((x & mask) > threshold)
-
 
 def _inv_sqrt_multiplier(s):
     """GetInvSqrtQuantizedMultiplierExp(s, reverse_shift=-1) on an int array: (multiplier,

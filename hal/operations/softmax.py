@@ -18,8 +18,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from hal.operations.common import QUANT8_TENSORS, qrange, quantize_multiplier
+from hal.operations.common import (
+    QUANT8_TENSORS,
+    check_axis,
+    check_fixed_output_quant,
+    qrange,
+    quantize_multiplier,
+)
+from hal.operations.common import rounding_divide_by_pot_array as _rdbpot
 from hal.operations.common import saturating_rounding_doubling_high_mul as _srdhm
+from hal.operations.common import saturating_shift_left as _sat_shift_left
 from hal.operations.context import OperationContext
 from hal.operations.registry import register, sig
 from hal.types import OperandType
@@ -41,8 +49,7 @@ def _axis(ctx: OperationContext, rank: int):
     axis = ctx.scalar(2, -1) if ctx.num_inputs() > 2 else -1
     if axis is None:
         raise LookupError(f"{ctx.name}: input 2 (axis) is not known before execution")
-    ctx.require(-rank <= axis < rank, f"input 2 (axis) must be in [-{rank}, {rank}), got {axis}")
-    return axis + rank if axis < 0 else axis
+    return check_axis(ctx, 2, rank, axis)
 
 
 def validate(ctx: OperationContext):
@@ -56,10 +63,7 @@ def validate(ctx: OperationContext):
         _axis(ctx, rank)
     out = ctx.outputs[0]
     if out.type in QUANT8_TENSORS:
-        zp = _OUT_ZERO_POINT[out.type]
-        ctx.require(np.float32(out.scale) == np.float32(1 / 256) and out.zero_point == zp,
-                    f"output 0 must have scale 1/256 and zero point {zp}, got scale "
-                    f"{out.scale} and zero point {out.zero_point}")
+        check_fixed_output_quant(ctx, 1 / 256, _OUT_ZERO_POINT[out.type])
 
 
 def prepare(ctx: OperationContext):
@@ -68,19 +72,6 @@ def prepare(ctx: OperationContext):
 
 # ----------------------------------------------------------------- gemmlowp fixed point
 # Raw int32 values are held in int64 arrays; products go through SRDHM like gemmlowp's.
-
-def _rdbpot(x, exponent):
-    """RoundingDivideByPOT with an exponent that may be an array."""
-    exponent = np.asarray(exponent, dtype=np.int64)
-    mask = (np.int64(1) << exponent) - 1
-    threshold = (mask >> 1) + (x < 0)
-    return (x >> exponent) + ((x & mask) > threshold)
-
-
-def _sat_shift_left(x, e):
-    """SaturatingRoundingMultiplyByPOT<e> for e > 0."""
-    return np.clip(x << e, -(2**31), 2**31 - 1)
-
 
 def _exp_on_interval_minus_quarter_to_0(a):
     """exp(a) for a in [-1/4, 0), Q0.31 in and out."""
