@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hal.operations.common import check_axis
 from hal.operations.context import OperationContext
 from hal.operations.registry import register, sig
 
@@ -26,8 +27,7 @@ def _axis(ctx: OperationContext, rank: int):
     axis = ctx.scalar(1)
     if axis is None:
         raise LookupError(f"{ctx.name}: input 1 (axis) is not known before execution")
-    ctx.require(-rank <= axis < rank, f"input 1 (axis) must be in [-{rank}, {rank}), got {axis}")
-    return axis + rank if axis < 0 else axis
+    return check_axis(ctx, 1, rank, axis)
 
 
 def validate(ctx: OperationContext):

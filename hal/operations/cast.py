@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hal.operations.common import check_same_shape
 from hal.operations.context import OperationContext
 from hal.operations.registry import register, sig
 
@@ -27,12 +28,7 @@ SIGNATURES = [sig("V1_2", [a], [b]) for a in _V1_2 for b in _V1_2] + [
 
 
 def validate(ctx: OperationContext):
-    shape_in, shape_out = ctx.input_shape(0), ctx.outputs[0].shape
-    if shape_in and shape_out:
-        ctx.require(len(shape_in) == len(shape_out)
-                    and all(a == b or 0 in (a, b) for a, b in zip(shape_in, shape_out)),
-                    f"output 0 shape {list(shape_out)} differs from input 0 shape "
-                    f"{list(shape_in)}")
+    check_same_shape(ctx)
 
 
 def prepare(ctx: OperationContext):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hal.operations.common import check_rank, check_same_quant
+from hal.operations.common import check_axis, check_rank, check_same_quant
 from hal.operations.context import OperationContext
 from hal.operations.registry import register, sig
 
@@ -33,8 +33,7 @@ def _params(ctx: OperationContext, shape):
     rank = len(shape)
     if axis is None or not rank:
         return groups, None
-    ctx.require(-rank <= axis < rank, f"input 2 (axis) must be in [{-rank}, {rank}), got {axis}")
-    axis %= rank
+    axis = check_axis(ctx, 2, rank, axis)
     if groups is not None and shape[axis]:
         ctx.require(shape[axis] % groups == 0, f"input 1 (num_groups) {groups} must divide "
                                                f"the {shape[axis]} channels of axis {axis}")

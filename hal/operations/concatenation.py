@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hal.operations.common import QUANT_RANGE, qrange, round_half_away
+from hal.operations.common import QUANT_RANGE, check_axis, qrange, round_half_away
 from hal.operations.context import OperationContext
 from hal.operations.registry import register, sig
 
@@ -28,10 +28,7 @@ SIGNATURES = [sig(v, [t, "INT32"], [t], variadic_inputs=True) for v, t in _TYPES
 
 
 def _axis(ctx: OperationContext, rank: int) -> int:
-    n = ctx.num_inputs() - 1
-    axis = ctx.scalar(n)
-    ctx.require(-rank <= axis < rank, f"input {n} (axis) must be in [{-rank}, {rank}), got {axis}")
-    return axis % rank
+    return check_axis(ctx, ctx.num_inputs() - 1, rank)
 
 
 def _out_shape(ctx: OperationContext, shapes, axis: int):

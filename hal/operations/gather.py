@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from hal.errors import GeneralFailure
-from hal.operations.common import check_same_quant
+from hal.operations.common import check_axis, check_same_quant
 from hal.operations.context import OperationContext
 from hal.operations.registry import register, sig
 
@@ -28,9 +28,7 @@ SIGNATURES = [sig(v, [t, "INT32", "TENSOR_INT32"], [t]) for v, t in _TYPES]
 
 
 def _axis(ctx: OperationContext, rank: int) -> int:
-    axis = ctx.scalar(1)
-    ctx.require(-rank <= axis < rank, f"input 1 (axis) must be in [{-rank}, {rank}), got {axis}")
-    return axis % rank
+    return check_axis(ctx, 1, rank)
 
 
 def validate(ctx: OperationContext):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hal.operations.common import check_rank, dequantize, qrange
+from hal.operations.common import check_rank, check_same_shape, dequantize, qrange
 from hal.operations.context import OperationContext
 from hal.operations.registry import register, sig
 
@@ -43,12 +43,7 @@ def validate(ctx: OperationContext):
             dim = ctx.inputs[0].channel_quant.channel_dim
             ctx.require(0 <= dim < ctx.inputs[0].rank,
                         f"input 0 channel dimension {dim} is out of range")
-    shape_in, shape_out = ctx.input_shape(0), ctx.outputs[0].shape
-    if shape_in and shape_out:
-        ctx.require(len(shape_in) == len(shape_out)
-                    and all(a == b or 0 in (a, b) for a, b in zip(shape_in, shape_out)),
-                    f"output 0 shape {list(shape_out)} differs from input 0 shape "
-                    f"{list(shape_in)}")
+    check_same_shape(ctx)
 
 
 def prepare(ctx: OperationContext):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hal.operations.common import check_same_quant
+from hal.operations.common import check_axis, check_same_quant
 from hal.operations.context import OperationContext
 from hal.operations.registry import register, sig
 
@@ -33,8 +33,7 @@ def _params(ctx: OperationContext, shape):
                                              f"operation has {len(ctx.outputs)} outputs")
     if axis is None or not rank:
         return None, num
-    ctx.require(-rank <= axis < rank, f"input 1 (axis) must be in [{-rank}, {rank}), got {axis}")
-    axis %= rank
+    axis = check_axis(ctx, 1, rank, axis)
     if num is not None and shape[axis]:
         ctx.require(shape[axis] % num == 0, f"input 2 (num_splits) {num} must divide the size "
                                             f"{shape[axis]} of axis {axis}")
