@@ -2,7 +2,9 @@
 
 Every test runs twice: as given ("static") and with every output's dimensions unknown
 ("dynamic": the driver must return the shapes, and report OUTPUT_INSUFFICIENT_SIZE for a
-too-small buffer). Each test-variant ends as passed, failed, unsupported or error.
+too-small buffer). Each test-variant ends as passed, failed, unsupported or error. The
+``mode`` (sync, async, fenced, burst, device-memory) picks the execution path of every request;
+clnn/cts_modes.py says how each mode runs and counts.
 """
 
 from __future__ import annotations
