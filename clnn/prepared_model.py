@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from clnn.buffer import ClBuffer, DeviceTensor, on_host
+from clnn.fusion import pad_fusions
 from clnn.kernels.registry import In, Out, Unplannable, kernel_for
 from hal.errors import ErrorStatus, GeneralFailure, HalError, InvalidArgument, MissedDeadline
 from hal.interfaces import ExecutionResult, PreparedModel
@@ -281,17 +282,23 @@ class ClPreparedModel(PreparedModel):
                 shapes[o] = s
                 ctx.outputs[n].shape = s
             contexts.append(ctx)
+        # PAD -> convolution pairs: the convolution reads the unpadded tensor (clnn/fusion.py)
+        fused = pad_fusions(sg, part.ops, contexts, set(part.outputs))
+        skipped = {f.pad_op for f in fused.values()}
+        reads = {j: {f.source} for j, f in fused.items()}
         # liveness over the partition's steps; inputs live from -1, outputs until the end
         last_step = len(part.ops)
         live: dict[int, list[int]] = {i: [-1, -1] for i in part.inputs}
         for step, k in enumerate(part.ops):
-            for i in sg.operations[k].inputs:
+            for i in (*sg.operations[k].inputs, *reads.get(k, ())):
                 if i in live:
                     live[i][1] = step
             for o in sg.operations[k].outputs:
                 live[o] = [step, step]
         for o in part.outputs:
             live[o][1] = last_step
+        for f in fused.values():
+            del live[f.padded]
         sizes = {o: _nbytes(shapes[o], NUMPY_DTYPE[sg.operands[o].type]) for o in live}
         offsets, pool_bytes = plan_offsets(sizes, {o: tuple(v) for o, v in live.items()})
         pool = cl.Buffer(self.device.context, cl.mem_flags.READ_WRITE, max(pool_bytes, 1))
@@ -301,8 +308,11 @@ class ClPreparedModel(PreparedModel):
             operation = sg.operations[k]
             builder = LaunchBuilder(self, k, ctx, operation, offsets, pool)
             reg = kernel_for(operation.type)
-            if any(_nbytes(o.shape, o.dtype) == 0 for o in ctx.outputs):
-                continue  # an empty output: nothing to compute
+            if any(_nbytes(o.shape, o.dtype) == 0 for o in ctx.outputs) or k in skipped:
+                continue  # an empty output (nothing to compute) or a PAD fused into its reader
+            if k in fused:
+                builder.input_pad = fused[k]
+                builder.alias = {fused[k].padded: fused[k].source}
             try:
                 reg.plan(ctx, builder)
             except Unplannable:
@@ -491,9 +501,13 @@ class LaunchBuilder:
         self.offsets = offsets
         self.pool = pool
         self.launches: list[Launch] = []
+        #: a PAD fused into this convolution (clnn.fusion.PadFusion) and operand aliases
+        self.input_pad = None
+        self.alias: dict[int, int] = {}
 
     def tensor(self, operand: int):
         """(buffer, element offset) of an operand of this plan."""
+        operand = self.alias.get(operand, operand)
         o = self.pm.model.main.operands[operand]
         size = NUMPY_DTYPE[o.type].itemsize
         if operand in self.pm.const_offsets:

@@ -47,11 +47,26 @@ def layout_strides(shape, nchw: bool):
     return (h * w * c, w * c, c, 1)
 
 
+def fused_pad(b, top: int, left: int, h: int, w: int):
+    """(top, left, H, W) of the tensor the kernel reads: with a PAD fused into this
+    convolution (clnn/fusion.py) the unpadded one, with the PAD's rows and columns added to the
+    padding."""
+    f = getattr(b, "input_pad", None)
+    return f.adjust(top, left) if f is not None else (top, left, h, w)
+
+
+def input_strides(shape, nchw: bool, h: int, w: int):
+    """layout_strides of the input as read: ``shape`` with height and width ``h``, ``w``."""
+    n, _, _, c = nhwc_shape(shape, nchw)
+    return layout_strides((n, c, h, w) if nchw else (n, h, w, c), nchw)
+
+
 def plan_conv_gemm(ctx, b, p, groups: int = 1):
     inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     n, h, w, c = nhwc_shape(inp.shape, p.nchw)
     o, fh, fw, cg = fi.shape
     (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, fh, fw)
+    top, left, h, w = fused_pad(b, top, left, h, w)
     og = o // groups
     dt = code(inp)
     quant = dt in ("u8", "i8")
@@ -77,7 +92,7 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
         _gemm.launch_im2col(b, dt=dt, x=In(0), dst=a, mr=mr, M=M, K=K, oh=oh, ow=ow, H=h,
                             W=w, cg=cg, fw=fw, stride=(p.stride_h, p.stride_w),
                             dil=(p.dil_h, p.dil_w), pad=(top, left),
-                            strides_nyxc=layout_strides(inp.shape, p.nchw), groups=groups,
+                            strides_nyxc=input_strides(inp.shape, p.nchw, h, w), groups=groups,
                             padv=za)
         amode = "packed"
     if p.nchw:
@@ -122,6 +137,7 @@ def plan_conv_direct(ctx, b, p) -> bool:
     if c > DIRECT_MAX_C or (fh, fw, p.stride_h, p.stride_w) == (1, 1, 1, 1):
         return False
     (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, fh, fw)
+    top, left, h, w = fused_pad(b, top, left, h, w)
     tx = tile_width(ow, fw, p.stride_w, p.dil_w)
     if tx is None:
         return False

@@ -13,7 +13,13 @@ FLOAT16 (stored half), QUANT8_ASYMM, QUANT8_ASYMM_SIGNED; NCHW through strides; 
 from __future__ import annotations
 
 from clnn.kernels import _gemm
-from clnn.kernels.conv2d import layout_strides, support_conv, tile_width
+from clnn.kernels.conv2d import (
+    fused_pad,
+    input_strides,
+    layout_strides,
+    support_conv,
+    tile_width,
+)
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import act_args, code, i32
 from hal.operations import depthwise_conv2d as hal_dw
@@ -26,6 +32,7 @@ def plan(ctx, b):
     n, h, w, _ = nhwc_shape(inp.shape, p.nchw)
     _, fh, fw, o = fi.shape
     (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, fh, fw)
+    top, left, h, w = fused_pad(b, top, left, h, w)
     dt = code(inp)
     quant = dt in ("u8", "i8")
     lo, hi = act_args(ctx, p.idx["fused activation"], out)
@@ -45,7 +52,7 @@ def plan(ctx, b):
              [In(0), In(1), In(2), Out(0), *requant,
               *[i32(v) for v in (h, w, o, p.extra[0], oh, fh, fw, p.stride_h, p.stride_w,
                                  p.dil_h, p.dil_w, top, left,
-                                 *layout_strides(inp.shape, p.nchw),
+                                 *input_strides(inp.shape, p.nchw, h, w),
                                  *layout_strides(out.shape, p.nchw), _gemm.zero_of(inp),
                                  _gemm.zero_of(fi), _gemm.zero_of(out))], lo, hi])
 

@@ -1,0 +1,100 @@
+"""Operation fusions of an OpenCL plan (clnn/prepared_model.py ``_make_plan``).
+
+PAD / PAD_V2 -> CONV_2D or DEPTHWISE_CONV_2D: TFLite graphs pad the input of most strided
+depthwise convolutions explicitly (TensorFlow's SAME padding of stride 2), and the PAD kernel
+costs a full copy of the tensor. Where the padded tensor feeds only that convolution, pads only
+the spatial dimensions of an NHWC input and pads with zero (the zero point for quantized
+types, which is what convolution padding adds), the convolution reads the unpadded tensor with
+the padding added to its own: the PAD launches nothing and its output takes no pool bytes.
+
+The convolution plans see the fusion as ``LaunchBuilder.input_pad`` (a :class:`PadFusion`) and
+its ``In(0)`` resolves to the unpadded tensor (``LaunchBuilder.alias``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hal.types import OperationType
+
+OT = OperationType
+PAD_OPS = (OT.PAD, OT.PAD_V2)
+CONV_OPS = (OT.CONV_2D, OT.DEPTHWISE_CONV_2D)
+
+
+@dataclass(frozen=True)
+class PadFusion:
+    pad_op: int
+    #: the PAD output (the convolution's input 0) and the PAD input it reads instead
+    padded: int
+    source: int
+    #: rows added above / columns added left by the PAD, and the unpadded height / width
+    top: int
+    left: int
+    height: int
+    width: int
+
+    def adjust(self, top: int, left: int) -> tuple[int, int, int, int]:
+        """(top, left, H, W) for a convolution that resolved its padding on the padded
+        shape."""
+        return top + self.top, left + self.left, self.height, self.width
+
+
+def _conv_is_nhwc(ctx) -> bool:
+    from hal.operations import conv2d, depthwise_conv2d
+
+    params = (conv2d if ctx.name == "CONV_2D" else depthwise_conv2d)._params(ctx)
+    return not params.nchw
+
+
+def _zero_padding(ctx) -> bool:
+    """PAD pads with 0 / the zero point; PAD_V2 only where its value is that."""
+    if ctx.name == "PAD":
+        return True
+    v = ctx.scalar(2)
+    if v is None:
+        return False
+    x = ctx.inputs[0]
+    zero = x.zero_point if x.type.name.startswith("TENSOR_QUANT8") else 0
+    return float(v) == float(zero)
+
+
+def pad_fusions(sg, ops: list[int], contexts: list, keep: set) -> dict[int, PadFusion]:
+    """Convolution operation index -> its fused PAD, over the operations ``ops`` of a plan
+    (with their contexts); ``keep``: operands that must stay materialized (outputs of the
+    partition)."""
+    readers: dict[int, list[int]] = {}
+    for k, op in enumerate(sg.operations):
+        for i in op.inputs:
+            readers.setdefault(i, []).append(k)
+    ctx_of = dict(zip(ops, contexts))
+    found = {}
+    for k in ops:
+        op = sg.operations[k]
+        if op.type not in PAD_OPS:
+            continue
+        padded = op.outputs[0]
+        users = readers.get(padded, [])
+        if padded in keep or len(users) != 1 or users[0] not in ctx_of:
+            continue
+        j = users[0]
+        conv = sg.operations[j]
+        if conv.type not in CONV_OPS or conv.inputs[0] != padded or \
+                conv.inputs.count(padded) != 1:
+            continue
+        pctx, cctx = ctx_of[k], ctx_of[j]
+        x = pctx.inputs[0]
+        if x.rank != 4 or pctx.inputs[1].value is None or not _zero_padding(pctx):
+            continue
+        try:
+            pads = np.asarray(pctx.inputs[1].value).reshape(4, 2)
+            nhwc = _conv_is_nhwc(cctx)
+        except Exception:  # an unusual form: leave both operations alone
+            continue
+        if not nhwc or pads[0].any() or pads[3].any():
+            continue
+        found[j] = PadFusion(k, padded, op.inputs[0], int(pads[1][0]), int(pads[2][0]),
+                             int(x.shape[1]), int(x.shape[2]))
+    return found
