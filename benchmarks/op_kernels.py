@@ -146,6 +146,8 @@ CASES = [
     lambda: depthwise(1, 64, 64, 48, 3, 2),
     lambda: depthwise(1, 16, 16, 288, 3, 1),
     lambda: depthwise(1, 112, 112, 16, 3, 1, pad_same=False),
+    lambda: depthwise(1, 256, 256, 8, 3, 1),
+    lambda: depthwise(1, 12, 12, 256, 5, 2),
     lambda: conv(1, 96, 96, 32, 32, 1, 1),
     lambda: conv(1, 192, 192, 3, 32, 5, 2),
     lambda: conv(1, 64, 64, 24, 96, 1, 1),
