@@ -85,8 +85,8 @@ def _out_nhwc(ctx: OperationContext, shape):
     (pt, pb), (pl, pr) = ctx.input(2).reshape(2, 2).tolist()
     hp, wp = h + pt + pb, w + pl + pr
     ctx.require(hp % bh == 0 and wp % bw == 0,
-                f"the padded height {hp} and width {wp} must be multiples of the block sizes "
-                f"{bh} and {bw}")
+                f"input 0 padded by input 2 (paddings) has height {hp} and width {wp}, not "
+                f"multiples of input 1 (block sizes) {bh} and {bw}")
     return n * bh * bw, hp // bh, wp // bw, c
 
 

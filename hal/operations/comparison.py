@@ -17,7 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from hal.operations.common import QUANT8_TENSORS, broadcast_shape, check_broadcastable, dequantize
+from hal.operations.common import (
+    QUANT8_TENSORS,
+    broadcast_shape,
+    check_broadcastable,
+    check_same_shape,
+    dequantize,
+)
 from hal.operations.context import OperationContext
 from hal.operations.registry import register, sig
 
@@ -61,6 +67,10 @@ def execute_logical(ctx: OperationContext):
     return [np.asarray(r, dtype=np.bool_).reshape(prepare_binary(ctx)[0])]
 
 
+def validate_not(ctx: OperationContext):
+    check_same_shape(ctx)
+
+
 def prepare_not(ctx: OperationContext):
     return [ctx.input_shape(0)]
 
@@ -75,5 +85,5 @@ for _op in _COMPARE:
 for _op in _LOGICAL:
     register(_op, execute_logical, signatures=LOGICAL_BINARY_SIGNATURES,
              validate=validate_binary, prepare=prepare_binary, family="comparison")
-register("LOGICAL_NOT", execute_not, signatures=LOGICAL_NOT_SIGNATURES, prepare=prepare_not,
-         family="comparison")
+register("LOGICAL_NOT", execute_not, signatures=LOGICAL_NOT_SIGNATURES, validate=validate_not,
+         prepare=prepare_not, family="comparison")

@@ -50,6 +50,11 @@ def execute_fill(ctx: OperationContext):
     return [np.full(_fill_shape(ctx), ctx.input(1).reshape(-1)[0], dtype=dtype)]
 
 
+def validate_rank(ctx: OperationContext):
+    """Nothing beyond the signature: the input's shape is what RANK reports, and an unknown
+    rank at build time (shape ()) cannot be told from a scalar."""
+
+
 def prepare_rank(ctx: OperationContext):
     return [()]
 
@@ -60,4 +65,5 @@ def execute_rank(ctx: OperationContext):
 
 register("FILL", execute_fill, signatures=FILL_SIGS, validate=validate_fill,
          prepare=prepare_fill, family="fill")
-register("RANK", execute_rank, signatures=RANK_SIGS, prepare=prepare_rank, family="fill")
+register("RANK", execute_rank, signatures=RANK_SIGS, validate=validate_rank,
+         prepare=prepare_rank, family="fill")

@@ -47,16 +47,17 @@ def validate(ctx: OperationContext):
     filters, mem = _dim(ctx, 1, 0), _dim(ctx, 2, 1)
     f2 = _dim(ctx, 2, 0)
     ctx.require(not filters or not f2 or filters == f2,
-                f"weights_time has {f2} filters, weights_feature {filters}")
+                f"input 2 (weights_time) has {f2} filters, input 1 (weights_feature) {filters}")
     in1, in0 = _dim(ctx, 1, 1), _dim(ctx, 0, 1)
     ctx.require(not in1 or not in0 or in1 == in0,
-                f"weights_feature has input size {in1}, the input {in0}")
+                f"input 1 (weights_feature) has input size {in1}, input 0 {in0}")
     if rank and filters:
         ctx.require(filters % rank == 0,
-                    f"weights_feature has {filters} filters, not a multiple of rank {rank}")
+                    f"input 1 (weights_feature) has {filters} filters, not a multiple of "
+                    f"input 5 (rank) {rank}")
         units = _dim(ctx, 3, 0) if given(ctx, 3) else 0
         ctx.require(not units or units * rank == filters,
-                    f"bias has {units} units, expected {filters // rank}")
+                    f"input 3 (bias) has {units} units, expected {filters // rank}")
     st = _dim(ctx, 4, 1)
     ctx.require(not st or not mem or not filters or st == mem * filters,
                 f"input 4 (state in) has {st} columns, expected memory_size * num_filters = "
