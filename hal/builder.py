@@ -31,17 +31,17 @@ execution's output pool back into arrays.
 
 from __future__ import annotations
 
-import dataclasses
-import heapq
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
+from hal.builder_layout import MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES, build_model
+from hal.builder_layout import Value as _Value
+from hal.builder_layout import bad_data as _bad_data
+from hal.builder_requests import make_request, read_outputs
 from hal.errors import BuilderError, HalError, ResultCode
 from hal.types import (
     NUMPY_DTYPE,
-    DataLocation,
-    HostMemory,
     Memory,
     Model,
     Operand,
@@ -49,9 +49,6 @@ from hal.types import (
     OperandType,
     Operation,
     OperationType,
-    Request,
-    RequestArgument,
-    Subgraph,
     SymmPerChannelQuantParams,
     is_scalar_type,
 )
@@ -60,10 +57,6 @@ from hal.values import array_to_bytes
 LT = OperandLifeTime
 OT = OperandType
 
-#: ANEURALNETWORKS_MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES
-MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES = 128
-_SMALL_ALIGN = 8
-_LARGE_ALIGN = 64
 
 _DTYPE_TO_TENSOR = {
     np.dtype(np.float32): OT.TENSOR_FLOAT32,
@@ -73,10 +66,6 @@ _DTYPE_TO_TENSOR = {
     np.dtype(np.int64): OT.TENSOR_INT32,
     np.dtype(np.bool_): OT.TENSOR_BOOL8,
 }
-
-
-def _bad_data(reason: str):
-    raise BuilderError(ResultCode.BAD_DATA, reason)
 
 
 def _operand_type(type_) -> OperandType:
@@ -91,21 +80,6 @@ def _operation_type(type_) -> OperationType:
         return OperationType[type_] if isinstance(type_, str) else OperationType(type_)
     except (KeyError, ValueError):
         _bad_data(f"{type_!r} is not a valid operation type")
-
-
-def _align(buf: bytearray, n: int):
-    buf.extend(b"\0" * (-len(buf) % n))
-
-
-@dataclasses.dataclass
-class _Value:
-    """Where a constant's bytes come from, until finish() lays them out."""
-
-    data: bytes | None = None  # copied bytes (CONSTANT_COPY or the builder's own pool)
-    memory: Memory | None = None  # set_operand_value_from_memory
-    offset: int = 0
-    length: int = 0
-    model: Model | None = None  # set_operand_value_from_model (a SUBGRAPH operand)
 
 
 class ModelBuilder:
@@ -353,7 +327,8 @@ class ModelBuilder:
                 raise BuilderError(ResultCode.BAD_STATE, "finish: the model inputs and outputs "
                                    "were not identified (identify_inputs_and_outputs)")
             self.identify_inputs_and_outputs(self._pending_inputs, self._pending_outputs)
-        model = self._build()
+        model = build_model(self._operands, self._operations, self._values, self._no_value,
+                            self._inputs, self._outputs, self._relaxed)
         try:
             validate_model(model)
         except HalError as e:
@@ -366,128 +341,6 @@ class ModelBuilder:
         if self._model is None:
             raise BuilderError(ResultCode.BAD_STATE, "the model is not finished")
         return self._model
-
-    # ----------------------------------------------------------------- finish internals
-    def _run_order(self) -> list[Operation]:
-        """Kahn's algorithm, keeping the order of addition among ready operations."""
-        producer = {}
-        for k, op in enumerate(self._operations):
-            for o in op.outputs:
-                if o in producer:
-                    _bad_data(f"finish: operand {o} is written by operations {producer[o]} "
-                              f"and {k}")
-                producer[o] = k
-        n = len(self._operations)
-        waiting = [0] * n
-        consumers: list[list[int]] = [[] for _ in range(n)]
-        for k, op in enumerate(self._operations):
-            for p in {producer[i] for i in op.inputs if i in producer}:
-                waiting[k] += 1
-                consumers[p].append(k)
-        ready = [k for k in range(n) if waiting[k] == 0]
-        heapq.heapify(ready)
-        order = []
-        while ready:
-            k = heapq.heappop(ready)
-            order.append(k)
-            for c in consumers[k]:
-                waiting[c] -= 1
-                if waiting[c] == 0:
-                    heapq.heappush(ready, c)
-        if len(order) < n:
-            left = sorted(set(range(n)) - set(order))
-            _bad_data(f"finish: operations {left} form a cycle")
-        return [dataclasses.replace(self._operations[k], inputs=list(self._operations[k].inputs),
-                                    outputs=list(self._operations[k].outputs)) for k in order]
-
-    def _build(self) -> Model:
-        values, own_pool = bytearray(), bytearray()
-        pools: list[Memory] = []
-        pool_ids: dict[int, int] = {}
-        referenced: list[Subgraph] = []
-        model_ids: dict[int, int] = {}
-
-        def pool_index(mem: Memory) -> int:
-            if id(mem) not in pool_ids:
-                pool_ids[id(mem)] = len(pools)
-                pools.append(mem)
-            return pool_ids[id(mem)]
-
-        own_pool_index = None
-        large = [i for i, v in self._values.items()
-                 if v.data is not None and len(v.data) > MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES]
-        if large:
-            own_pool_index = len(pools)
-            pools.append(HostMemory(0))  # replaced below, once filled
-        operands = []
-        for i, op in enumerate(self._operands):
-            op = dataclasses.replace(op, location=DataLocation(), number_of_consumers=0)
-            v = self._values.get(i)
-            if i in self._no_value:
-                op.lifetime = LT.NO_VALUE
-            elif v is None:
-                op.lifetime = LT.TEMPORARY_VARIABLE
-            elif v.model is not None:
-                op.lifetime = LT.SUBGRAPH
-                op.location = DataLocation(0, self._merge_model(
-                    v.model, values, pool_index, referenced, model_ids), 0)
-            elif v.memory is not None:
-                op.lifetime = LT.CONSTANT_REFERENCE
-                op.location = DataLocation(pool_index(v.memory), v.offset, v.length)
-            elif len(v.data) > MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES:
-                _align(own_pool, _LARGE_ALIGN)
-                op.lifetime = LT.CONSTANT_REFERENCE
-                op.location = DataLocation(own_pool_index, len(own_pool), len(v.data))
-                own_pool.extend(v.data)
-            else:
-                _align(values, _SMALL_ALIGN)
-                op.lifetime = LT.CONSTANT_COPY
-                op.location = DataLocation(0, len(values), len(v.data))
-                values.extend(v.data)
-            operands.append(op)
-        if own_pool_index is not None:
-            pools[own_pool_index] = HostMemory(bytes(own_pool))
-        for i in self._inputs:
-            operands[i].lifetime = LT.SUBGRAPH_INPUT
-        for i in self._outputs:
-            operands[i].lifetime = LT.SUBGRAPH_OUTPUT
-        operations = self._run_order()
-        for op in operations:
-            for i in op.inputs:
-                operands[i].number_of_consumers += 1
-        main = Subgraph(operands, operations, list(self._inputs), list(self._outputs))
-        return Model(main, referenced, bytes(values), pools, self._relaxed)
-
-    @staticmethod
-    def _merge_model(model: Model, values: bytearray, pool_index, referenced: list[Subgraph],
-                     model_ids: dict[int, int]) -> int:
-        """Append ``model``'s subgraphs to ``referenced`` (its main first) with their constant
-        locations moved into this model's values and pools; return its main's index."""
-        if id(model) in model_ids:
-            return model_ids[id(model)]
-        base = len(referenced)
-        model_ids[id(model)] = base
-        _align(values, _SMALL_ALIGN)
-        value_base = len(values)
-        values.extend(model.operand_values)
-        pool_map = [pool_index(p) for p in model.pools]
-        for sg in [model.main] + list(model.referenced):
-            operands = []
-            for op in sg.operands:
-                loc = op.location
-                if op.lifetime == LT.CONSTANT_COPY:
-                    loc = DataLocation(0, loc.offset + value_base, loc.length)
-                elif op.lifetime == LT.CONSTANT_REFERENCE and loc.pool_index < len(pool_map):
-                    loc = DataLocation(pool_map[loc.pool_index], loc.offset, loc.length)
-                elif op.lifetime == LT.SUBGRAPH:
-                    # index into model.referenced -> index into ours (its main sits at base)
-                    loc = DataLocation(0, base + 1 + loc.offset, 0)
-                operands.append(dataclasses.replace(op, location=loc))
-            operations = [dataclasses.replace(o, inputs=list(o.inputs), outputs=list(o.outputs))
-                          for o in sg.operations]
-            referenced.append(Subgraph(operands, operations, list(sg.input_indexes),
-                                       list(sg.output_indexes)))
-        return base
 
     # ----------------------------------------------------------------- convenience layer
     def tensor(self, type, dims: Sequence[int], scale: float = 0.0, zero_point: int = 0,
@@ -561,60 +414,6 @@ class ModelBuilder:
         outs = [outputs] if single else list(outputs)
         self.add_operation(type, inputs, outs)
         return outs[0] if single else outs
-
-
-# --------------------------------------------------------------------------- requests
-
-def make_request(model: Model, inputs: Iterable, output_sizes: Sequence[int] | None = None
-                 ) -> Request:
-    """A request for ``model``: input arrays (None = omitted) in pool 0, outputs in pool 1.
-
-    An output's buffer is sized from its dimensions when they are known, else ``output_sizes``
-    (bytes per output) or 1 MiB.
-    """
-    sg = model.main
-    inputs = list(inputs)
-    if len(inputs) != len(sg.input_indexes):
-        raise ValueError(f"the model takes {len(sg.input_indexes)} inputs, got {len(inputs)}")
-    data = bytearray()
-    args = []
-    for i, x in zip(sg.input_indexes, inputs):
-        if x is None:
-            args.append(RequestArgument(has_no_value=True))
-            continue
-        op = sg.operands[i]
-        arr = np.asarray(x, dtype=NUMPY_DTYPE[op.type])
-        raw = array_to_bytes(arr)
-        _align(data, _SMALL_ALIGN)
-        dims = tuple(arr.shape) if not is_scalar_type(op.type) else ()
-        args.append(RequestArgument(False, DataLocation(0, len(data), len(raw)), dims))
-        data.extend(raw)
-    outs, off = [], 0
-    for k, i in enumerate(sg.output_indexes):
-        op = sg.operands[i]
-        if output_sizes is not None:
-            n = output_sizes[k]
-        elif op.is_fully_specified():
-            n = op.byte_size()
-        else:
-            n = 1 << 20
-        outs.append(RequestArgument(False, DataLocation(1, off, n), ()))
-        off += n + (-n % _SMALL_ALIGN)
-    return Request(args, outs, [HostMemory(bytes(data) or b"\0"), HostMemory(max(off, 1))])
-
-
-def read_outputs(model: Model, request: Request, output_shapes) -> list[np.ndarray]:
-    """The output arrays of an execution of ``request``, shaped by its OutputShapes."""
-    arrays = []
-    for arg, shape, i in zip(request.outputs, output_shapes, model.main.output_indexes):
-        dt = NUMPY_DTYPE[model.main.operands[i].type]
-        dims = tuple(shape.dimensions)
-        n = int(np.prod(dims, dtype=np.int64)) * dt.itemsize
-        view = request.pools[arg.location.pool_index].view()
-        raw = bytes(view[arg.location.offset: arg.location.offset + n])
-        a = np.frombuffer(raw, dtype=np.uint8 if dt == np.bool_ else dt)
-        arrays.append(a.astype(dt).reshape(dims))
-    return arrays
 
 
 __all__ = ["MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES", "ModelBuilder", "make_request",
