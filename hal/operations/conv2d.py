@@ -290,6 +290,17 @@ def check_filter_depth(ctx: OperationContext, c, fc):
         ctx.fail(f"input 1 (filter) depth {fc} does not match input 0 depth {c}")
 
 
+def validate_conv(ctx: OperationContext, p: WindowParams, channel_dim: int, check_depth=None,
+                  positive=(), filter_in_channels=True):
+    """validate() of the convolutions: scalars, tensors (check_conv_tensors) and, where input
+    and filter have rank 4, ``check_depth(c, filter_shape)``."""
+    check_window(ctx, p, positive=positive)
+    check_conv_tensors(ctx, channel_dim, filter_in_channels=filter_in_channels, nchw=p.nchw)
+    inp, filt = ctx.inputs[0], ctx.inputs[1]
+    if check_depth is not None and inp.rank == 4 and filt.rank == 4:
+        check_depth(nhwc_shape(inp.shape, p.nchw)[3], filt.shape)
+
+
 def prepare_conv(ctx: OperationContext, p: WindowParams, out_dim: int, check_depth,
                  positive=()):
     """prepare() of CONV_2D, DEPTHWISE_CONV_2D and GROUPED_CONV_2D: the scalars checked again
@@ -320,9 +331,7 @@ def _params(ctx):
 
 
 def validate(ctx: OperationContext):
-    p = _params(ctx)
-    check_window(ctx, p)
-    check_conv_tensors(ctx, 0, nchw=p.nchw)
+    validate_conv(ctx, _params(ctx), 0)
 
 
 def prepare(ctx: OperationContext):

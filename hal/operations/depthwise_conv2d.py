@@ -26,16 +26,14 @@ from hal.operations.conv2d import (
     CONV_CONFIGS,
     INT,
     centered,
-    check_conv_tensors,
-    check_window,
     conv_result,
     conv_signatures,
-    nhwc_shape,
     pad_nhwc,
     parse_window,
     prepare_conv,
     resolve_padding,
     to_nhwc,
+    validate_conv,
     windows,
 )
 from hal.operations.registry import register
@@ -60,13 +58,14 @@ def _check_depth(ctx, c, o, m):
 
 def validate(ctx: OperationContext):
     p = _params(ctx)
-    check_window(ctx, p, positive=("depth multiplier",))
-    check_conv_tensors(ctx, 3, filter_in_channels=False, nchw=p.nchw)
-    inp, filt = ctx.inputs[0], ctx.inputs[1]
-    if inp.rank == 4 and filt.rank == 4:
-        ctx.require(filt.shape[0] in (0, 1), f"input 1 (filter) must have a first dimension "
-                    f"of 1, got {filt.shape[0]}")
-        _check_depth(ctx, nhwc_shape(inp.shape, p.nchw)[3], filt.shape[3], p.extra[0])
+
+    def check_filter(c, f):
+        ctx.require(f[0] in (0, 1), f"input 1 (filter) must have a first dimension of 1, got "
+                    f"{f[0]}")
+        _check_depth(ctx, c, f[3], p.extra[0])
+
+    validate_conv(ctx, p, 3, check_filter, positive=("depth multiplier",),
+                  filter_in_channels=False)
 
 
 def prepare(ctx: OperationContext):

@@ -26,17 +26,15 @@ from hal.operations.conv2d import (
     CONV_CONFIGS_V1_2,
     INT,
     centered,
-    check_conv_tensors,
-    check_window,
     conv_result,
     conv_signatures,
     im2col,
-    nhwc_shape,
     pad_nhwc,
     parse_window,
     prepare_conv,
     resolve_padding,
     to_nhwc,
+    validate_conv,
 )
 from hal.operations.registry import register
 
@@ -62,12 +60,8 @@ def _check_groups(ctx, c, o, fc, g):
 
 def validate(ctx: OperationContext):
     p = _params(ctx)
-    check_window(ctx, p, positive=("number of groups",))
-    check_conv_tensors(ctx, 0, filter_in_channels=False, nchw=p.nchw)
-    inp, filt = ctx.inputs[0], ctx.inputs[1]
-    if inp.rank == 4 and filt.rank == 4:
-        _check_groups(ctx, nhwc_shape(inp.shape, p.nchw)[3], filt.shape[0], filt.shape[3],
-                      p.extra[0])
+    validate_conv(ctx, p, 0, lambda c, f: _check_groups(ctx, c, f[0], f[3], p.extra[0]),
+                  positive=("number of groups",), filter_in_channels=False)
 
 
 def prepare(ctx: OperationContext):

@@ -28,7 +28,6 @@ from hal.operations.conv2d import (
     I32,
     INT,
     centered,
-    check_conv_tensors,
     check_filter_depth,
     check_window,
     conv_result,
@@ -36,6 +35,7 @@ from hal.operations.conv2d import (
     nhwc_shape,
     parse_window,
     to_nhwc,
+    validate_conv,
 )
 from hal.operations.registry import register, sig
 
@@ -78,8 +78,7 @@ def _geometry(ctx, p, h, w, fh, fw):
 
 def validate(ctx: OperationContext):
     p = _params(ctx)
-    check_window(ctx, p)
-    check_conv_tensors(ctx, 0, nchw=p.nchw)
+    validate_conv(ctx, p, 0)
     if not p.explicit:
         shp = ctx.inputs[3]
         ctx.require(shp.rank in (0, 1), f"input 3 (output shape) must have rank 1, got rank "
