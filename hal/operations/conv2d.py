@@ -276,10 +276,15 @@ def check_conv_tensors(ctx: OperationContext, channel_dim: int, filter_in_channe
         ctx.require(cd == channel_dim, f"input 1 (per-channel filter) must have channel "
                     f"dimension {channel_dim}, got {cd}")
     elif is_quant(filt.type):
-        want = np.float32(inp.scale) * np.float32(filt.scale)
-        ctx.require(abs(want - bias.scale) <= 1e-6 * min(want, bias.scale),
-                    f"input 2 (bias) scale {bias.scale} must equal input scale * filter scale "
-                    f"{float(want)}")
+        check_bias_scale(ctx, inp, filt, bias, "filter")
+
+
+def check_bias_scale(ctx: OperationContext, inp, weights, bias, what: str):
+    """A quantized bias has scale input_scale * weights_scale (to float32 precision)."""
+    want = np.float32(inp.scale) * np.float32(weights.scale)
+    ctx.require(abs(want - bias.scale) <= 1e-6 * min(want, bias.scale),
+                f"input 2 (bias) scale {bias.scale} must equal input scale * {what} scale "
+                f"{float(want)}")
 
 
 # ----------------------------------------------------------------- prepare / execute

@@ -27,6 +27,7 @@ from hal.operations.conv2d import (
     QA,
     QS,
     centered,
+    check_bias_scale,
     finish,
     is_quant,
     output_multipliers,
@@ -52,10 +53,7 @@ def validate(ctx: OperationContext):
         ctx.require(total % w.shape[1] == 0, f"input 0 has {total} elements, not a multiple "
                     f"of input_size {w.shape[1]} (input 1 dimension 1)")
     if is_quant(inp.type):
-        want = np.float32(inp.scale) * np.float32(w.scale)
-        ctx.require(abs(want - b.scale) <= 1e-6 * min(want, b.scale),
-                    f"input 2 (bias) scale {b.scale} must equal input scale * weights scale "
-                    f"{float(want)}")
+        check_bias_scale(ctx, inp, w, b, "weights")
 
 
 def prepare(ctx: OperationContext):
