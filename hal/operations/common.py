@@ -266,3 +266,9 @@ def rounding_divide_by_pot_array(x, exponent):
 def saturating_shift_left(x, e):
     """SaturatingRoundingMultiplyByPOT<e> for e > 0: x * 2^e saturated to int32."""
     return np.clip(x << e, INT32_MIN, INT32_MAX)
+
+
+def input_dim(ctx: OperationContext, index: int, k: int) -> int:
+    """Dimension k of input ``index``; 0 when the input is omitted or the dimension unknown."""
+    s = ctx.inputs[index].shape
+    return s[k] if ctx.has_input(index) and k < len(s) else 0

@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from hal.operations import _fixedpoint16 as fp
+from hal.operations.common import input_dim as _dim
 from hal.operations.common import quantize_multiplier
 from hal.operations.context import OperationContext
 from hal.operations.lstm import check_tensor_rank, given
@@ -37,11 +38,6 @@ from hal.operations.registry import register, sig
 
 def _i64(ctx, i):
     return np.asarray(ctx.input(i), dtype=np.int64)
-
-
-def _dim(ctx, i, k):
-    s = ctx.inputs[i].shape
-    return s[k] if ctx.has_input(i) and k < len(s) else 0
 
 
 # ------------------------------------------------------------------ QUANTIZED_16BIT_LSTM

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from hal.operations.common import apply_activation_float, check_fused_activation
+from hal.operations.common import input_dim as _dim
 from hal.operations.context import OperationContext
 from hal.operations.lstm import check_tensor_rank, given
 from hal.operations.registry import register, sig
@@ -56,11 +57,6 @@ def run_sequence(x, h, w, r, b, act, aux=None, aux_w=None, reverse=False):
         h = rnn_step(x[t], h, w, r, b, act, None if aux is None else aux[t], aux_w)
         out[t] = h
     return out, h
-
-
-def _dim(ctx, i, k):
-    s = ctx.inputs[i].shape
-    return s[k] if ctx.has_input(i) and k < len(s) else 0
 
 
 def _check_units(ctx, w, r, b, h=None):

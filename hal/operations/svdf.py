@@ -23,61 +23,62 @@ from __future__ import annotations
 import numpy as np
 
 from hal.operations.common import apply_activation_float, check_fused_activation
+from hal.operations.common import input_dim as _dim
 from hal.operations.context import OperationContext
 from hal.operations.lstm import check_tensor_rank, given
 from hal.operations.registry import register, sig
 
-SIGNATURES = [sig(v, [t] * 5 + ["INT32", "INT32"], [t, t], optional=[3])
+#: operand slots (the reference's kInputTensor, kWeightsFeatureTensor, ...)
+INPUT, WEIGHTS_FEATURE, WEIGHTS_TIME, BIAS, STATE_IN, RANK, ACTIVATION = range(7)
+STATE_OUT, OUTPUT = range(2)
+
+SIGNATURES = [sig(v, [t] * 5 + ["INT32", "INT32"], [t, t], optional=[BIAS])
               for v, t in (("V1_0", "TENSOR_FLOAT32"), ("V1_2", "TENSOR_FLOAT16"))]
 
 
-def _dim(ctx, i, k):
-    s = ctx.inputs[i].shape
-    return s[k] if ctx.has_input(i) and k < len(s) else 0
-
-
 def validate(ctx: OperationContext):
-    for i, r, what in ((0, 2, "input"), (1, 2, "weights_feature"), (2, 2, "weights_time"),
-                       (3, 1, "bias"), (4, 2, "state in")):
+    for i, r, what in ((INPUT, 2, "input"), (WEIGHTS_FEATURE, 2, "weights_feature"),
+                       (WEIGHTS_TIME, 2, "weights_time"), (BIAS, 1, "bias"),
+                       (STATE_IN, 2, "state in")):
         check_tensor_rank(ctx, i, r, what)
-    rank = ctx.scalar(5)
+    rank = ctx.scalar(RANK)
     if rank is not None:
         ctx.require(rank > 0, f"input 5 (rank) must be > 0, got {rank}")
-    check_fused_activation(ctx, 6)
-    filters, mem = _dim(ctx, 1, 0), _dim(ctx, 2, 1)
-    f2 = _dim(ctx, 2, 0)
+    check_fused_activation(ctx, ACTIVATION)
+    filters, mem = _dim(ctx, WEIGHTS_FEATURE, 0), _dim(ctx, WEIGHTS_TIME, 1)
+    f2 = _dim(ctx, WEIGHTS_TIME, 0)
     ctx.require(not filters or not f2 or filters == f2,
                 f"input 2 (weights_time) has {f2} filters, input 1 (weights_feature) {filters}")
-    in1, in0 = _dim(ctx, 1, 1), _dim(ctx, 0, 1)
+    in1, in0 = _dim(ctx, WEIGHTS_FEATURE, 1), _dim(ctx, INPUT, 1)
     ctx.require(not in1 or not in0 or in1 == in0,
                 f"input 1 (weights_feature) has input size {in1}, input 0 {in0}")
     if rank and filters:
         ctx.require(filters % rank == 0,
                     f"input 1 (weights_feature) has {filters} filters, not a multiple of "
                     f"input 5 (rank) {rank}")
-        units = _dim(ctx, 3, 0) if given(ctx, 3) else 0
+        units = _dim(ctx, BIAS, 0) if given(ctx, BIAS) else 0
         ctx.require(not units or units * rank == filters,
                     f"input 3 (bias) has {units} units, expected {filters // rank}")
-    st = _dim(ctx, 4, 1)
+    st = _dim(ctx, STATE_IN, 1)
     ctx.require(not st or not mem or not filters or st == mem * filters,
                 f"input 4 (state in) has {st} columns, expected memory_size * num_filters = "
                 f"{mem * filters}")
 
 
 def prepare(ctx: OperationContext):
-    batch = _dim(ctx, 0, 0)
-    filters, mem = _dim(ctx, 1, 0), _dim(ctx, 2, 1)
-    rank = ctx.scalar(5) or 0
+    batch = _dim(ctx, INPUT, 0)
+    filters, mem = _dim(ctx, WEIGHTS_FEATURE, 0), _dim(ctx, WEIGHTS_TIME, 1)
+    rank = ctx.scalar(RANK) or 0
     units = filters // rank if rank > 0 else 0
     return [(batch, mem * filters), (batch, units)]
 
 
 def execute(ctx: OperationContext):
-    x = np.asarray(ctx.input(0), dtype=np.float32)
-    wf = np.asarray(ctx.input(1), dtype=np.float32)
-    wt = np.asarray(ctx.input(2), dtype=np.float32)
-    state = np.asarray(ctx.input(4), dtype=np.float32)
-    rank = int(ctx.scalar(5))
+    x = np.asarray(ctx.input(INPUT), dtype=np.float32)
+    wf = np.asarray(ctx.input(WEIGHTS_FEATURE), dtype=np.float32)
+    wt = np.asarray(ctx.input(WEIGHTS_TIME), dtype=np.float32)
+    state = np.asarray(ctx.input(STATE_IN), dtype=np.float32)
+    rank = int(ctx.scalar(RANK))
     if rank <= 0:
         raise ValueError(f"rank must be > 0, got {rank}")
     batch = x.shape[0]
@@ -98,10 +99,10 @@ def execute(ctx: OperationContext):
     new = np.zeros_like(s)
     new[:, :, :-1] = cur[:, :, 1:]
     out = scratch.reshape(batch, units, rank).sum(axis=2)
-    if given(ctx, 3):
-        out = out + np.asarray(ctx.input(3), dtype=np.float32)
-    out = apply_activation_float(out.astype(np.float32), ctx.scalar(6))
-    dt = ctx.outputs[0].dtype
+    if given(ctx, BIAS):
+        out = out + np.asarray(ctx.input(BIAS), dtype=np.float32)
+    out = apply_activation_float(out.astype(np.float32), ctx.scalar(ACTIVATION))
+    dt = ctx.outputs[STATE_OUT].dtype  # both outputs have the input type
     return [new.reshape(batch, mem * filters).astype(dt), out.astype(dt)]
 
 
