@@ -131,8 +131,14 @@ def profile_operations(device, model: Model, x: np.ndarray, runs: int = RUNS):
         if k:  # the first run is the warm-up
             for op, t in ns.items():
                 per_op.setdefault(op, []).append(t * 1e-6)
-    return [(k, op.type.name, statistics.median(per_op[k]) if k in per_op else None,
-             ", ".join(sorted(names.get(k, ())))) for k, op in enumerate(model.main.operations)]
+    fused = getattr(prepared, "fused_into", {})  # done by another operation's kernels
+
+    def row(k, op):
+        if k not in per_op and k in fused:
+            return (k, op.type.name, 0.0, f"fused into operation {fused[k]}")
+        return (k, op.type.name, statistics.median(per_op[k]) if k in per_op else None,
+                ", ".join(sorted(names.get(k, ()))))
+    return [row(k, op) for k, op in enumerate(model.main.operations)]
 
 
 def _print_profile(rows, console, Table):

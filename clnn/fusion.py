@@ -9,6 +9,14 @@ the padding added to its own: the PAD launches nothing and its output takes no p
 
 The convolution plans see the fusion as ``LaunchBuilder.input_pad`` (a :class:`PadFusion`) and
 its ``In(0)`` resolves to the unpadded tensor (``LaunchBuilder.alias``).
+
+CONV_2D -> ADD (float): the residual additions of MobileNet-style blocks. Where the
+convolution has no activation of its own, its output feeds only one ADD of the same shape (no
+broadcasting) and the ADD's other operand is ready before the convolution runs, the
+convolution's epilogue adds that operand and applies the ADD's activation, writing the ADD's
+output: the ADD launches nothing and the convolution's own output takes no pool bytes. The
+plans see it as ``LaunchBuilder.residual`` (an :class:`AddFusion`) and ``Out(0)`` resolves to
+the ADD's output.
 """
 
 from __future__ import annotations
@@ -40,6 +48,17 @@ class PadFusion:
         """(top, left, H, W) for a convolution that resolved its padding on the padded
         shape."""
         return top + self.top, left + self.left, self.height, self.width
+
+
+@dataclass(frozen=True)
+class AddFusion:
+    add_op: int
+    #: the convolution's output (an input of the ADD), the ADD's other input and its output
+    conv_out: int
+    other: int
+    add_out: int
+    #: the ADD's fused activation code
+    activation: int
 
 
 def _conv_is_nhwc(ctx) -> bool:
@@ -97,4 +116,56 @@ def pad_fusions(sg, ops: list[int], contexts: list, keep: set) -> dict[int, PadF
             continue
         found[j] = PadFusion(k, padded, op.inputs[0], int(pads[1][0]), int(pads[2][0]),
                              int(x.shape[1]), int(x.shape[2]))
+    return found
+
+
+def add_fusions(sg, ops: list[int], contexts: list, keep: set,
+                taken: set = frozenset()) -> dict[int, AddFusion]:
+    """CONV_2D operation index -> the ADD fused into its epilogue, over the operations ``ops``
+    of a plan; ``keep``: operands that must stay materialized; ``taken``: operations already
+    in another fusion."""
+    from hal.types import OperandType
+
+    floats = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16)
+    producer, readers = {}, {}
+    for k, op in enumerate(sg.operations):
+        for o in op.outputs:
+            producer[o] = k
+        for i in op.inputs:
+            readers.setdefault(i, []).append(k)
+    ctx_of = dict(zip(ops, contexts))
+    step = {k: n for n, k in enumerate(ops)}
+    found = {}
+    for k in ops:
+        op = sg.operations[k]
+        if op.type != OT.ADD or k in taken:
+            continue
+        actx = ctx_of[k]
+        a, b, y = actx.inputs[0], actx.inputs[1], actx.outputs[0]
+        if y.type not in floats or a.shape != y.shape or b.shape != y.shape or \
+                actx.inputs[2].value is None:
+            continue
+        for conv_out, other in ((op.inputs[0], op.inputs[1]), (op.inputs[1], op.inputs[0])):
+            j = producer.get(conv_out)
+            if j is None or j not in ctx_of or j in taken or j in found or conv_out == other:
+                continue
+            conv = sg.operations[j]
+            if conv.type != OT.CONV_2D or conv_out in keep or readers.get(conv_out) != [k]:
+                continue
+            cctx = ctx_of[j]
+            try:
+                from hal.operations import conv2d
+
+                params = conv2d._params(cctx)
+                act = cctx.scalar(params.idx["fused activation"])
+            except Exception:  # an unusual form: leave both operations alone
+                continue
+            if act != 0 or cctx.outputs[0].type != y.type:
+                continue
+            # the other operand must be ready when the convolution runs
+            p = producer.get(other)
+            if p is not None and p in step and step[p] > step[j]:
+                continue
+            found[j] = AddFusion(k, conv_out, other, op.outputs[0], int(actx.scalar(2)))
+            break
     return found

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from clnn.buffer import ClBuffer, DeviceTensor, on_host
-from clnn.fusion import pad_fusions
+from clnn.fusion import add_fusions, pad_fusions
 from clnn.kernels.registry import In, Out, Unplannable, kernel_for
 from hal.errors import ErrorStatus, GeneralFailure, HalError, InvalidArgument, MissedDeadline
 from hal.interfaces import ExecutionResult, PreparedModel
@@ -133,6 +133,8 @@ class ClPreparedModel(PreparedModel):
         #: per execution: time of the partitions that ran on the host
         self._host_ns = 0
         self.build_seconds = 0.0
+        #: operation -> the operation whose kernels do its work (clnn/fusion.py)
+        self.fused_into: dict[int, int] = {}
         # constants of CL operations: one buffer, uploaded once
         host_consts = self.executor.constants(None)
         const_ops = sorted({i for p in self.partitions if p.on_cl for k in p.ops
@@ -284,7 +286,12 @@ class ClPreparedModel(PreparedModel):
             contexts.append(ctx)
         # PAD -> convolution pairs: the convolution reads the unpadded tensor (clnn/fusion.py)
         fused = pad_fusions(sg, part.ops, contexts, set(part.outputs))
-        skipped = {f.pad_op for f in fused.values()}
+        # CONV_2D -> ADD pairs: the convolution's epilogue adds the residual (clnn/fusion.py)
+        added = add_fusions(sg, part.ops, contexts, set(part.outputs),
+                            {f.pad_op for f in fused.values()})
+        skipped = {f.pad_op for f in fused.values()} | {f.add_op for f in added.values()}
+        self.fused_into.update({f.pad_op: j for j, f in fused.items()})
+        self.fused_into.update({f.add_op: j for j, f in added.items()})
         reads = {j: {f.source} for j, f in fused.items()}
         # liveness over the partition's steps; inputs live from -1, outputs until the end
         last_step = len(part.ops)
@@ -299,6 +306,10 @@ class ClPreparedModel(PreparedModel):
             live[o][1] = last_step
         for f in fused.values():
             del live[f.padded]
+        steps = {k: n for n, k in enumerate(part.ops)}
+        for j, f in added.items():  # the ADD's output is written by the convolution
+            del live[f.conv_out]
+            live[f.add_out][0] = steps[j]
         sizes = {o: _nbytes(shapes[o], NUMPY_DTYPE[sg.operands[o].type]) for o in live}
         offsets, pool_bytes = plan_offsets(sizes, {o: tuple(v) for o, v in live.items()})
         pool = cl.Buffer(self.device.context, cl.mem_flags.READ_WRITE, max(pool_bytes, 1))
@@ -313,6 +324,9 @@ class ClPreparedModel(PreparedModel):
             if k in fused:
                 builder.input_pad = fused[k]
                 builder.alias = {fused[k].padded: fused[k].source}
+            if k in added:
+                builder.residual = added[k]
+                builder.alias[added[k].conv_out] = added[k].add_out
             try:
                 reg.plan(ctx, builder)
             except Unplannable:
@@ -501,8 +515,10 @@ class LaunchBuilder:
         self.offsets = offsets
         self.pool = pool
         self.launches: list[Launch] = []
-        #: a PAD fused into this convolution (clnn.fusion.PadFusion) and operand aliases
+        #: a PAD fused into this convolution (clnn.fusion.PadFusion), an ADD fused into its
+        #: epilogue (clnn.fusion.AddFusion) and operand aliases
         self.input_pad = None
+        self.residual = None
         self.alias: dict[int, int] = {}
 
     def tensor(self, operand: int):

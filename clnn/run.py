@@ -176,7 +176,11 @@ def profile(runner: ClnnRunner, inputs, iterations: int) -> list[dict]:
              "kernels": sorted(launches[k]), "ms": per_op[k] * 1e3 / iterations,
              "share": per_op[k] / total} for k in per_op]
     rows.sort(key=lambda r: -r["ms"])
-    on_cl = set(per_op)
+    fused = getattr(pm, "fused_into", {})  # done by another operation's kernels
+    rows += [{"operation": k, "type": sg.operations[k].type.name,
+              "kernels": [f"fused into operation {j}"], "ms": 0.0, "share": 0.0}
+             for k, j in sorted(fused.items()) if k not in per_op]
+    on_cl = set(per_op) | set(fused)
     host = [k for k in range(len(sg.operations)) if k not in on_cl]
     if host:
         rows.append({"operation": None, "type": f"{len(host)} operations without kernel time "

@@ -147,3 +147,92 @@ def test_fused_plan_frees_the_padded_tensor(cl_device):
     report = pm.pool_report()
     assert report["tensor_bytes"] == 32 * 32 * 16 * 4 + 16 * 16 * 16 * 4
     assert report["launches"] == 1
+
+
+def conv_add_model(t, x_shape, o, f=1, stride=1, conv_act=0, add_act=0, nchw=False,
+                   other_shape=None, conv_output_too=False, pad=None, seed=0):
+    """x -> [PAD] -> CONV_2D(conv_act) -> ADD(., y, add_act); y a model input of the output
+    shape (or ``other_shape``)."""
+    rng = np.random.default_rng(seed)
+    dt = np.float16 if t == "TENSOR_FLOAT16" else np.float32
+    b = ModelBuilder()
+    x = b.input(t, x_shape)
+    src = x
+    if pad is not None:
+        p_shape = [d + a + z for d, (a, z) in zip(x_shape, pad)]
+        src = b.op("PAD", [x, b.constant(np.array(pad, np.int32))], b.tensor(t, p_shape))
+    else:
+        p_shape = list(x_shape)
+    n, c, h, w = p_shape if nchw else (p_shape[0], p_shape[3], p_shape[1], p_shape[2])
+    oh, ow = (h - f) // stride + 1, (w - f) // stride + 1
+    y_shape = [n, o, oh, ow] if nchw else [n, oh, ow, o]
+    wt = rng.uniform(-1, 1, (o, f, f, c)).astype(dt)
+    bias = rng.uniform(-1, 1, o).astype(dt)
+    conv = b.op("CONV_2D", [src, b.constant(wt, t), b.constant(bias, t),
+                            *[b.int32(v) for v in (0, 0, 0, 0, stride, stride, conv_act)],
+                            b.bool(nchw)], b.tensor(t, y_shape))
+    other = b.input(t, other_shape or y_shape)
+    out = b.op("ADD", [other, conv, b.int32(add_act)], b.tensor(t, y_shape))
+    b.mark_output(out)
+    if conv_output_too:
+        b.mark_output(conv)
+    inputs = [rng.uniform(-1, 1, x_shape).astype(dt),
+              rng.uniform(-2, 2, other_shape or y_shape).astype(dt)]
+    return b.finish(), inputs
+
+
+def _check_add(model, inputs, device, kind, fused):
+    pm = device.prepare_model(model)
+    got = _outputs(model, pm, inputs)
+    want = run_ref(model, inputs)
+    for g, w in zip(got, want):
+        assert_close(g, w, kind)
+    names = _launch_names(pm)
+    assert ("broadcast.binary" not in names) == fused, names
+    return pm
+
+
+@pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
+@pytest.mark.parametrize("add_act", [0, 1, 3])
+@pytest.mark.parametrize("c,f,stride,nchw", [(16, 1, 1, False), (24, 3, 2, False),
+                                             (3, 3, 2, False), (16, 1, 1, True),
+                                             (8, 3, 1, True)])
+def test_add_fused_into_convolution(cl_device, t, add_act, c, f, stride, nchw):
+    """GEMM on the input (1x1), GEMM with im2col, the direct kernel (3 channels), NCHW."""
+    shape = [2, c, 9, 11] if nchw else [2, 9, 11, c]
+    m, x = conv_add_model(t, shape, 24, f=f, stride=stride, add_act=add_act, nchw=nchw)
+    _check_add(m, x, cl_device, "f16" if t != F32 else "f32", fused=True)
+
+
+def test_pad_conv_add_chain(cl_device):
+    """PAD -> CONV_2D -> ADD: both fusions, one launch."""
+    m, x = conv_add_model(F32, [1, 8, 8, 16], 16, f=3, stride=2,
+                          pad=[(0, 0), (0, 1), (0, 1), (0, 0)], add_act=1)
+    pm = _check_add(m, x, cl_device, "f32", fused=True)
+    assert _launch_names(pm) == ["gemm.im2col_pack", "gemm.gemm"]
+
+
+@pytest.mark.parametrize("case", ["conv_act", "conv_output_too", "broadcast"])
+def test_add_not_fused(cl_device, case):
+    kw = {"conv_act": dict(conv_act=1), "conv_output_too": dict(conv_output_too=True),
+          "broadcast": dict(other_shape=[16])}[case]
+    m, x = conv_add_model(F32, [1, 6, 7, 8], 16, **kw)
+    _check_add(m, x, cl_device, "f32", fused=False)
+
+
+def test_add_not_fused_when_the_other_operand_comes_later(cl_device):
+    """The ADD's other operand is computed after the convolution in run order (from the
+    convolution's output itself): the ADD stays an ADD."""
+    rng = np.random.default_rng(3)
+    b = ModelBuilder()
+    x = b.input(F32, [1, 5, 5, 8])
+    wt = rng.uniform(-1, 1, (8, 1, 1, 8)).astype(np.float32)
+    conv = b.op("CONV_2D", [x, b.constant(wt), b.constant(np.zeros(8, np.float32)),
+                            *[b.int32(v) for v in (0, 0, 0, 0, 1, 1, 0)]],
+                b.tensor(F32, [1, 5, 5, 8]))
+    later = b.op("RELU", [x], b.tensor(F32, [1, 5, 5, 8]))
+    b.mark_output(b.op("ADD", [conv, later, b.int32(0)], b.tensor(F32, [1, 5, 5, 8])))
+    m = b.finish()
+    order = [op.type.name for op in m.main.operations]
+    inputs = [rng.uniform(-1, 1, (1, 5, 5, 8)).astype(np.float32)]
+    _check_add(m, inputs, cl_device, "f32", fused=order.index("RELU") < order.index("CONV_2D"))

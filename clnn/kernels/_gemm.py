@@ -90,10 +90,11 @@ def tensor_arg(t):
 def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None,
                 amode="rows", sam=0, sak=1, cmode="nhwc", ldc=None, ohw=1, epi="act",
                 bias=None, requant=(), batch=(1, 1), a_b=(0, 0), b_b=(0, 0), c_b=(0, 0),
-                ch_b=(0, 0), za=0, zo=0, lo=None, hi=None, family="gemm"):
+                ch_b=(0, 0), za=0, zo=0, lo=None, hi=None, family="gemm", res=None):
     """One GEMM launch (see gemm.cl.mako for the knobs). ``a`` / ``c`` are In/Out or buffers;
     ``bpk`` the packed B buffer; ``bias`` In(k) or None; ``requant`` [mult, shift] buffers
-    of quantized "act" epilogues; lo / hi the activation clamp."""
+    of quantized "act" epilogues; lo / hi the activation clamp; ``res`` (buffer, element
+    offset) of a float tensor laid out like C, added before the activation."""
     mr, nv, vw = tile
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -102,9 +103,13 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
         lo, hi = (i32(-2**31), i32(2**31 - 1)) if quant else (f32(-np.inf), f32(np.inf))
     params = {"dt": dt, "odt": odt, "mr": mr, "nv": nv, "vw": vw, "amode": amode,
               "cmode": cmode, "epi": epi, "bias": bias is not None}
+    if res is not None:  # (buffer, element offset) of a tensor added before the activation
+        params["res"] = True
     args = [*tensor_arg(a), bpk, i32(0), *tensor_arg(c)]
     if bias is not None:
         args += tensor_arg(bias)
+    if res is not None:
+        args += list(res)
     if quant and epi == "act":
         args += list(requant)
     args += [i32(v) for v in (M, N, K, sam, sak, N if ldc is None else ldc, ohw, batch[1],

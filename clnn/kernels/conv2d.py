@@ -25,6 +25,7 @@ from clnn.kernels.support import (
     act_args,
     code,
     constant_inputs,
+    f32,
     first,
     i32,
     types_in,
@@ -53,6 +54,18 @@ def fused_pad(b, top: int, left: int, h: int, w: int):
     padding."""
     f = getattr(b, "input_pad", None)
     return f.adjust(top, left) if f is not None else (top, left, h, w)
+
+
+def epilogue(ctx, b, p, out):
+    """(lo, hi, res) of the epilogue: the clamp of the fused activation and no residual, or
+    with an ADD fused into this convolution (clnn/fusion.py) the ADD's activation and the
+    (buffer, element offset) of its other operand."""
+    f = getattr(b, "residual", None)
+    if f is None:
+        return (*act_args(ctx, p.idx["fused activation"], out), None)
+    lo, hi = {0: (-np.inf, np.inf), 1: (0.0, np.inf), 2: (-1.0, 1.0), 3: (0.0, 6.0)}[
+        f.activation]
+    return f32(lo), f32(hi), b.tensor(f.other)
 
 
 def input_strides(shape, nchw: bool, h: int, w: int):
@@ -99,13 +112,13 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
         cmode, ldc, ohw, c_grp = "nchw", o * oh * ow, oh * ow, og * oh * ow
     else:
         cmode, ldc, ohw, c_grp = "nhwc", o, 1, og
-    lo, hi = act_args(ctx, p.idx["fused activation"], out)
+    lo, hi, res = epilogue(ctx, b, p, out)
     requant = _gemm.requant_buffers(b, ctx, o, inp, fi) if quant else ()
     _gemm.launch_gemm(b, dt=dt, a=a, bpk=bpk, c=Out(0), M=M, N=og, K=K, tile=tile,
                       amode=amode, sam=c, sak=1, cmode=cmode, ldc=ldc, ohw=ohw, bias=In(2),
                       requant=requant, batch=(groups, 1), a_b=(a_grp, 0), b_b=(b_grp, 0),
                       c_b=(c_grp, 0), ch_b=(og, 0), za=za, zo=_gemm.zero_of(out), lo=lo,
-                      hi=hi)
+                      hi=hi, res=res)
 
 
 #: most input vectors per filter row of the tiled kernel (they stay in registers)
@@ -143,11 +156,12 @@ def plan_conv_direct(ctx, b, p) -> bool:
         return False
     vw = next(v for v in (16, 8, 4, 2, 1) if o % v == 0)
     packed = np.ascontiguousarray(fi.value.astype(np.float32).transpose(1, 2, 3, 0))
-    lo, hi = act_args(ctx, p.idx["fused activation"], out)
-    b.launch("conv2d", "conv_tile", {"dt": code(inp), "vw": vw, "tx": tx, "fw": fw,
-                                     "sw": p.stride_w, "dw": p.dil_w},
-             (o // vw, -(-ow // tx), n * oh),
-             [In(0), _gemm.device_buffer(b, packed), In(2), Out(0),
+    lo, hi, res = epilogue(ctx, b, p, out)
+    key = {"dt": code(inp), "vw": vw, "tx": tx, "fw": fw, "sw": p.stride_w, "dw": p.dil_w}
+    if res is not None:
+        key["res"] = True
+    b.launch("conv2d", "conv_tile", key, (o // vw, -(-ow // tx), n * oh),
+             [In(0), _gemm.device_buffer(b, packed), In(2), Out(0), *(res or ()),
               *[i32(v) for v in (h, w, c, o, oh, ow, fh, p.stride_h, p.dil_h, top, left)],
               lo, hi])
     return True

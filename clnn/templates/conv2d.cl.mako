@@ -4,10 +4,11 @@
 ## pixels of a row times one vector of vw output channels; per (filter row, input channel) it
 ## loads the span of input pixels its tx outputs read once and broadcasts each into fw * tx fma
 ## with the filter vectors. The filter is packed at planning as float [fh, fw, C, O].
-## Kernel key: dt (f32, f16 storage of input and output), vw (divides O), tx, fw, sw, dw.
+## Kernel key: dt (f32, f16 storage of input and output), vw (divides O), tx, fw, sw, dw, res
+## (add a tensor laid out like the output before the activation: a fused ADD, clnn/fusion.py).
 <%namespace name="c" file="common.mako"/>
 
-<%def name="conv_tile(dt, vw, tx, fw, sw, dw)">
+<%def name="conv_tile(dt, vw, tx, fw, sw, dw, res=False)">
 <%
     V = "float" if vw == 1 else "float%d" % vw
     span = (tx - 1) * sw + (fw - 1) * dw + 1
@@ -16,6 +17,9 @@
 %>
 __kernel void conv_tile(${c.tparam(dt, "x", True)}, __global const float* w,
                         ${c.tparam(dt, "bias", True)}, ${c.tparam(dt, "y")},
+% if res:
+                        ${c.tparam(dt, "res", True)},
+% endif
                         int H, int W, int C, int O, int OH, int OW, int fh, int stride_h,
                         int dil_h, int pad_t, int pad_l, float lo, float hi)
 {
@@ -51,7 +55,11 @@ ${c.toffsets("x", "bias", "y")}
 % endfor
         }
     }
-    __global ${c.ctype(dt)}* yr = y + ((size_t)t * OW + ox0) * O + o0;
+    const size_t yo = ((size_t)t * OW + ox0) * O + o0;
+    __global ${c.ctype(dt)}* yr = y + yo;
+% if res:
+    const __global ${c.ctype(dt)}* rr = res + res_off + yo;
+% endif
 % if vw == 1:
     const float bv = ${c.ldf(dt, "bias", "o0")};
 % elif dt == "f16":
@@ -61,7 +69,17 @@ ${c.toffsets("x", "bias", "y")}
 % endif
 % for j in range(tx):
     if (ox0 + ${j} < OW) {
-        const ${V} r = clamp(acc${j} + bv, (${V})lo, (${V})hi);
+<%
+    if not res:
+        rv = ""
+    elif vw == 1:
+        rv = " + " + capture(c.ldf, dt, "rr", "%d * O" % j)
+    elif dt == "f16":
+        rv = " + vload_half%d(0, rr + %d * O)" % (vw, j)
+    else:
+        rv = " + vload%d(0, rr + %d * O)" % (vw, j)
+%>\
+        const ${V} r = clamp(acc${j} + bv${rv}, (${V})lo, (${V})hi);
   % if vw == 1:
         ${c.stf(dt, "yr", "%d * O" % j, "r")};
   % elif dt == "f16":

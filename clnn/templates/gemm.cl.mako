@@ -15,11 +15,12 @@
 ## "rows": A[m, k] = a[m * sam + k * sak], rows past M clamped), cmode ("nhwc": C[m, n] at
 ## m * ldc + n; "nchw": at (m / ohw) * ldc + n * ohw + m % ohw), epi ("act": bias, fused
 ## activation and, for quantized types, the reference requantization; "acc": raw float / int32
-## accumulators) and bias. B is always packed at prepare: [ceil(N/nr), K, nr] float for float
+## accumulators), bias and res (float "act" epilogues: add a tensor laid out like C before the
+## activation, an ADD fused into the convolution, clnn/fusion.py). B is always packed at prepare: [ceil(N/nr), K, nr] float for float
 ## types, short (w - w_zero_point) for quantized ones, zero padded.
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias, res=False)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -32,6 +33,9 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
                    ${c.tparam(odt, "c")},
 % if bias:
                    ${c.tparam(bdt, "bias", True)},
+% endif
+% if res:
+                   ${c.tparam(odt, "res", True)},
 % endif
 % if quant and epi == "act":
                    __global const int* mult, __global const int* shift,
@@ -46,6 +50,9 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
     const int choff = z0 * ch_b0 + z1 * ch_b1;
     a += a_off + z0 * a_b0 + z1 * a_b1;
     c += c_off + z0 * c_b0 + z1 * c_b1;
+% if res:
+    res += res_off + z0 * c_b0 + z1 * c_b1;
+% endif
     const __global ${BT}* bp = b + b_off + z0 * b_b0 + z1 * b_b1 + (size_t)jn * K * ${nr};
 % if amode == "packed":
     const __global ${c.ctype(dt)}* ap = a + (size_t)im * K * ${mr};
@@ -107,7 +114,11 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
   % endfor
   % for r in range(mr):
     % for v in range(nv):
-        ${"vstore_half%d_rte" % vw if odt == "f16" else "vstore%d" % vw}(clamp(c${r}_${v} + bv${v}, (${V})lo, (${V})hi), 0, c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
+<%
+    at = "(size_t)(m0 + %d) * ldc + n0 + %d" % (r, v * vw)
+    rv = (" + " + ("vload_half%d(0, res + %s)" % (vw, at) if odt == "f16" else "vload%d(0, res + %s)" % (vw, at))) if res else ""
+%>\
+        ${"vstore_half%d_rte" % vw if odt == "f16" else "vstore%d" % vw}(clamp(c${r}_${v} + bv${v}${rv}, (${V})lo, (${V})hi), 0, c + ${at});
     % endfor
   % endfor
         return;
@@ -118,10 +129,11 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
     if (m0 + ${r} < M) {
         const int m = m0 + ${r};
   % if cmode == "nhwc":
-        __global ${c.ctype(odt)}* crow = c + (size_t)m * ldc;
+        const size_t rowoff = (size_t)m * ldc;
   % else:
-        __global ${c.ctype(odt)}* crow = c + (size_t)(m / ohw) * ldc + m % ohw;
+        const size_t rowoff = (size_t)(m / ohw) * ldc + m % ohw;
   % endif
+        __global ${c.ctype(odt)}* crow = c + rowoff;
   % for v in range(nv):
         vstore${vw}(c${r}_${v}, 0, t);
         for (int l = 0; l < ${vw}; ++l) {
@@ -135,9 +147,14 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
       % if quant:
             x = clnn_mbqm(x, mult[choff + n], shift[choff + n]) + zo;
       % endif
-            x = clamp(x, lo, hi);
-    % endif
             const int ci = ${"n" if cmode == "nhwc" else "n * ohw"};
+      % if res:
+            x += ${c.ldf(odt, "res", "rowoff + ci")};
+      % endif
+            x = clamp(x, lo, hi);
+    % else:
+            const int ci = ${"n" if cmode == "nhwc" else "n * ohw"};
+    % endif
     % if odt in ("f32", "f16"):
             ${c.stf(odt, "crow", "ci", "x")};
     % else:
