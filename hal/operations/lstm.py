@@ -47,6 +47,9 @@ BIAS_SLOTS = {"input": 11, "forget": 12, "cell": 13, "output": 14}
 PROJ_SLOT, PROJ_BIAS_SLOT = 15, 16
 #: optional slots (relative) of one direction
 OPTIONAL_REL = (0, 4, 8, 9, 10, 11, 15, 16)
+#: absolute slots shared by LSTM and UNIDIRECTIONAL_SEQUENCE_LSTM
+INPUT, FIRST_WEIGHT = 0, 1
+OUTPUT_STATE_IN, CELL_STATE_IN, ACTIVATION, CELL_CLIP, PROJ_CLIP = 18, 19, 20, 21, 22
 
 
 def given(ctx: OperationContext, i: int | None) -> bool:
@@ -320,12 +323,18 @@ def _signatures():
 SIGNATURES = _signatures()
 
 
+def validate_cell(ctx: OperationContext, input_rank: int, ln_first: int | None):
+    """validate() of LSTM (input rank 2) and UNIDIRECTIONAL_SEQUENCE_LSTM (rank 3): one
+    direction whose weights start at input 1, its states and scalars at inputs 18..22."""
+    check_tensor_rank(ctx, INPUT, input_rank, "input")
+    check_tensor_rank(ctx, OUTPUT_STATE_IN, 2, "output state in")
+    check_tensor_rank(ctx, CELL_STATE_IN, 2, "cell state in")
+    validate_direction(ctx, FIRST_WEIGHT, ln_first, _dim(ctx, INPUT, input_rank - 1))
+    check_lstm_scalars(ctx, ACTIVATION, CELL_CLIP, PROJ_CLIP)
+
+
 def validate(ctx: OperationContext):
-    check_tensor_rank(ctx, 0, 2, "input")
-    check_tensor_rank(ctx, 18, 2, "output state in")
-    check_tensor_rank(ctx, 19, 2, "cell state in")
-    validate_direction(ctx, 1, 23 if ctx.num_inputs() == 27 else None, _dim(ctx, 0, 1))
-    check_lstm_scalars(ctx, 20, 21, 22)
+    validate_cell(ctx, 2, 23 if ctx.num_inputs() == 27 else None)
 
 
 def prepare(ctx: OperationContext):
@@ -337,10 +346,11 @@ def prepare(ctx: OperationContext):
 
 
 def execute(ctx: OperationContext):
-    x = np.asarray(ctx.input(0), dtype=np.float32)
-    h = np.asarray(ctx.input(18), dtype=np.float32)
-    c = np.asarray(ctx.input(19), dtype=np.float32)
-    w = load_weights(ctx, 1, 20, 21, 22, 23 if ctx.num_inputs() == 27 else None)
+    x = np.asarray(ctx.input(INPUT), dtype=np.float32)
+    h = np.asarray(ctx.input(OUTPUT_STATE_IN), dtype=np.float32)
+    c = np.asarray(ctx.input(CELL_STATE_IN), dtype=np.float32)
+    w = load_weights(ctx, FIRST_WEIGHT, ACTIVATION, CELL_CLIP, PROJ_CLIP,
+                     23 if ctx.num_inputs() == 27 else None)
     if x.ndim != 2 or x.shape[1] != w.x["forget"].shape[1]:
         raise ValueError(f"input has shape {list(x.shape)}")
     if h.shape != (x.shape[0], w.output_size) or c.shape != (x.shape[0], w.num_units):

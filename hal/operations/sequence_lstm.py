@@ -31,13 +31,18 @@ import numpy as np
 
 from hal.operations.context import OperationContext
 from hal.operations.lstm import (
+    ACTIVATION,
+    CELL_CLIP,
+    FIRST_WEIGHT,
     OPTIONAL_REL,
+    PROJ_CLIP,
     _dim,
     check_lstm_scalars,
     check_tensor_rank,
     given,
     load_weights,
     lstm_step,
+    validate_cell,
     validate_direction,
 )
 from hal.operations.registry import register, sig
@@ -91,11 +96,7 @@ UNI_SIGNATURES = _uni_signatures()
 
 
 def validate_uni(ctx: OperationContext):
-    check_tensor_rank(ctx, 0, 3, "input")
-    check_tensor_rank(ctx, 18, 2, "output state in")
-    check_tensor_rank(ctx, 19, 2, "cell state in")
-    validate_direction(ctx, 1, 24, _dim(ctx, 0, 2))
-    check_lstm_scalars(ctx, 20, 21, 22)
+    validate_cell(ctx, 3, 24)
 
 
 def prepare_uni(ctx: OperationContext):
@@ -112,7 +113,7 @@ def prepare_uni(ctx: OperationContext):
 def execute_uni(ctx: OperationContext):
     tm = bool(ctx.scalar(23))
     x = _time_major(ctx.input(0), tm)
-    w = load_weights(ctx, 1, 20, 21, 22, 24)
+    w = load_weights(ctx, FIRST_WEIGHT, ACTIVATION, CELL_CLIP, PROJ_CLIP, 24)
     h = np.asarray(ctx.input(18), dtype=np.float32)
     c = np.asarray(ctx.input(19), dtype=np.float32)
     if x.shape[2] != w.x["forget"].shape[1]:
