@@ -1,0 +1,146 @@
+"""Before / after latency of the MediaPipe models on the OpenCL device, in one run.
+
+    python3 benchmarks/models_ab.py --base COMMIT [--iterations 10] [--rounds 3] [--json]
+
+The clnn of ``COMMIT`` (extracted with ``git archive`` into a temporary directory) and the
+working tree each run in a worker process that imports, prepares and warms every model once;
+then, model by model and round by round, the two workers and ai-edge-litert (2 threads, in this
+process) take turns: ``--iterations`` timed executions each per round, so that load changes on
+a shared machine hit all three alike. Reported: the median over every round of each, the
+ratios to litert, the speed-up, whether the working tree's outputs match litert (clnn run's
+tolerance), and the load average before and after each model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+WORKER = r"""
+import json, sys, time
+import numpy as np
+from clnn.models import fetch
+from clnn.run import ClnnRunner, open_named_device, random_inputs
+from clnn.tflite import load
+device = open_named_device("opencl")
+runners = {}
+for line in sys.stdin:
+    name, n, out = line.split()
+    if name not in runners:
+        path = fetch([name])[name]
+        imported = load(path)
+        inputs = random_inputs(imported)
+        runner = ClnnRunner(imported, device)
+        outs, _ = runner.run(inputs)
+        runners[name] = (runner, inputs)
+        np.savez(out, *outs)
+    runner, inputs = runners[name]
+    times = [runner.run(inputs)[1] for _ in range(int(n))]
+    print(json.dumps(times), flush=True)
+"""
+
+
+class Worker:
+    def __init__(self, tree: str):
+        env = dict(os.environ, PYTHONPATH=tree)
+        self.proc = subprocess.Popen([sys.executable, "-c", WORKER], cwd=tree, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True)
+
+    def times(self, name: str, n: int, out: str) -> list[float]:
+        self.proc.stdin.write(f"{name} {n} {out}\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the worker failed on {name}")
+        return json.loads(line)
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def extract(commit: str, into: str):
+    archive = subprocess.run(["git", "-C", ROOT, "archive", commit], check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base", required=True, help="the commit measured as 'before'")
+    ap.add_argument("--iterations", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("models", nargs="*", help="model names (default: every model litert runs)")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, ROOT)
+    from clnn.models import MODELS, NEEDS_MEDIAPIPE_OPS, fetch
+    from clnn.run import LITERT_THREADS, LiteRtRunner, compare, random_inputs
+    from clnn.tflite import load
+
+    names = args.models or [m for m in sorted(MODELS) if m not in NEEDS_MEDIAPIPE_OPS]
+    paths = fetch(names)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        base_tree = os.path.join(tmp, "base")
+        os.mkdir(base_tree)
+        extract(args.base, base_tree)
+        base, new = Worker(base_tree), Worker(ROOT)
+        try:
+            for name in names:
+                load_before = os.getloadavg()[0]
+                imported = load(paths[name])
+                inputs = random_inputs(imported)
+                litert = LiteRtRunner(paths[name], LITERT_THREADS)
+                ref, _ = litert.latency(imported, inputs, 1)
+                t = {"base": [], "new": [], "litert": []}
+                out = os.path.join(tmp, "new.npz")
+                for _ in range(args.rounds):
+                    t["base"] += base.times(name, args.iterations, os.path.join(tmp, "b.npz"))
+                    t["new"] += new.times(name, args.iterations, out)
+                    t["litert"] += litert.latency(imported, inputs, args.iterations)[1]
+                got = np.load(out)
+                outs = [got[f"arr_{k}"] for k in range(len(got.files))]
+                ms = {k: statistics.median(v) * 1e3 for k, v in t.items()}
+                rows.append({"model": name, "before_ms": round(ms["base"], 3),
+                             "after_ms": round(ms["new"], 3),
+                             "litert_ms": round(ms["litert"], 3),
+                             "ratio_before": round(ms["base"] / ms["litert"], 2),
+                             "ratio_after": round(ms["new"] / ms["litert"], 2),
+                             "speedup": round(ms["base"] / ms["new"], 2),
+                             "within_tolerance": all(e["within_tolerance"]
+                                                     for e in compare(outs, ref)),
+                             "load_average": [round(load_before, 2),
+                                              round(os.getloadavg()[0], 2)]})
+                if not args.json:
+                    _print_row(rows[-1])
+        finally:
+            base.close()
+            new.close()
+    if args.json:
+        print(json.dumps({"base": args.base, "iterations": args.iterations,
+                          "rounds": args.rounds, "litert_threads": LITERT_THREADS,
+                          "models": rows}, indent=1))
+    return 0 if all(r["within_tolerance"] for r in rows) else 1
+
+
+def _print_row(r):
+    print(f"{r['model']:34} before {r['before_ms']:8.2f} ms ({r['ratio_before']:5.2f}x)  "
+          f"after {r['after_ms']:7.2f} ms ({r['ratio_after']:5.2f}x)  litert "
+          f"{r['litert_ms']:6.2f} ms  speed-up {r['speedup']:5.2f}  "
+          f"{'ok' if r['within_tolerance'] else 'OUT OF TOLERANCE'}  load "
+          f"{r['load_average'][0]:.2f}-{r['load_average'][1]:.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
