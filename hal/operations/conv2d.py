@@ -320,6 +320,15 @@ def prepare_conv(ctx: OperationContext, p: WindowParams, out_dim: int, check_dep
     return [layout_shape(n, oh, ow, filter_shape[out_dim], p.nchw)]
 
 
+def padded_input(ctx: OperationContext, p: WindowParams):
+    """execute() of CONV_2D, DEPTHWISE_CONV_2D and GROUPED_CONV_2D: input 0 as centered NHWC
+    float64, padded for the window of filter input 1; returns (padded input, (oh, ow))."""
+    x = to_nhwc(ctx.input(0), p.nchw)
+    _, fh, fw, _ = ctx.inputs[1].shape
+    pads, (oh, ow) = resolve_padding(p, x.shape[1], x.shape[2], fh, fw)
+    return pad_nhwc(centered(ctx.inputs[0], x), pads), (oh, ow)
+
+
 def conv_result(ctx: OperationContext, acc, p: WindowParams):
     """The output list of a convolution from its float64 NHWC accumulator [N, oh, ow, O]:
     bias, requantization (quantized inputs), activation, layout."""
@@ -343,22 +352,14 @@ def prepare(ctx: OperationContext):
     return prepare_conv(ctx, _params(ctx), 0, lambda c, f: check_filter_depth(ctx, c, f[3]))
 
 
-def conv_nhwc(ctx, x, filt, p: WindowParams, pads, oh, ow):
-    """Float64 accumulator [N, oh, ow, O] of a (centered) NHWC input and [O, fh, fw, C] filter."""
-    o, fh, fw, c = filt.shape
-    cols = im2col(pad_nhwc(x, pads), fh, fw, oh, ow, p)
-    return cols @ filt.reshape(o, fh * fw * c).T
-
-
 def execute(ctx: OperationContext):
     p = _params(ctx)
     prepare(ctx)
-    inp, fi = ctx.inputs[0], ctx.inputs[1]
-    x = to_nhwc(ctx.input(0), p.nchw)
-    _, fh, fw, _ = fi.shape
-    pads, (oh, ow) = resolve_padding(p, x.shape[1], x.shape[2], fh, fw)
-    acc = conv_nhwc(ctx, centered(inp, x), centered(fi, ctx.input(1)), p, pads, oh, ow)
-    return conv_result(ctx, acc, p)
+    xp, (oh, ow) = padded_input(ctx, p)
+    filt = centered(ctx.inputs[1], ctx.input(1))
+    o, fh, fw, c = filt.shape
+    cols = im2col(xp, fh, fw, oh, ow, p)
+    return conv_result(ctx, cols @ filt.reshape(o, fh * fw * c).T, p)
 
 
 register("CONV_2D", execute, signatures=SIGNATURES, validate=validate, prepare=prepare,

@@ -28,11 +28,9 @@ from hal.operations.conv2d import (
     centered,
     conv_result,
     conv_signatures,
-    pad_nhwc,
+    padded_input,
     parse_window,
     prepare_conv,
-    resolve_padding,
-    to_nhwc,
     validate_conv,
     windows,
 )
@@ -77,16 +75,13 @@ def prepare(ctx: OperationContext):
 def execute(ctx: OperationContext):
     p = _params(ctx)
     prepare(ctx)
-    inp, fi = ctx.inputs[0], ctx.inputs[1]
-    x = to_nhwc(ctx.input(0), p.nchw)
-    _, fh, fw, o = fi.shape
-    pads, (oh, ow) = resolve_padding(p, x.shape[1], x.shape[2], fh, fw)
+    xp, (oh, ow) = padded_input(ctx, p)
+    _, fh, fw, o = ctx.inputs[1].shape
     m = p.extra[0]
-    xp = pad_nhwc(centered(inp, x), pads)
     if m > 1:
         xp = np.repeat(xp, m, axis=-1)
-    f = centered(fi, ctx.input(1))[0]
-    acc = np.zeros((x.shape[0], oh, ow, o), dtype=np.float64)
+    f = centered(ctx.inputs[1], ctx.input(1))[0]
+    acc = np.zeros((xp.shape[0], oh, ow, o), dtype=np.float64)
     for i, j, s in windows(xp, fh, fw, oh, ow, p):
         acc += s * f[i, j]
     return conv_result(ctx, acc, p)

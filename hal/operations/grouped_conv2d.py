@@ -29,11 +29,9 @@ from hal.operations.conv2d import (
     conv_result,
     conv_signatures,
     im2col,
-    pad_nhwc,
+    padded_input,
     parse_window,
     prepare_conv,
-    resolve_padding,
-    to_nhwc,
     validate_conv,
 )
 from hal.operations.registry import register
@@ -73,14 +71,12 @@ def prepare(ctx: OperationContext):
 def execute(ctx: OperationContext):
     p = _params(ctx)
     prepare(ctx)
-    inp, fi = ctx.inputs[0], ctx.inputs[1]
-    x = to_nhwc(ctx.input(0), p.nchw)
-    o, fh, fw, fc = fi.shape
+    xp, (oh, ow) = padded_input(ctx, p)
+    o, fh, fw, fc = ctx.inputs[1].shape
     g = p.extra[0]
-    pads, (oh, ow) = resolve_padding(p, x.shape[1], x.shape[2], fh, fw)
-    cols = im2col(pad_nhwc(centered(inp, x), pads), fh, fw, oh, ow, p)
+    cols = im2col(xp, fh, fw, oh, ow, p)
     cols = cols.reshape(cols.shape[:3] + (fh * fw, g, fc))
-    f = centered(fi, ctx.input(1)).reshape(g, o // g, fh * fw, fc)
+    f = centered(ctx.inputs[1], ctx.input(1)).reshape(g, o // g, fh * fw, fc)
     # acc[n, y, x, g, q] = sum_{t, k} cols[n, y, x, t, g, k] * f[g, q, t, k]
     acc = np.einsum("nyxtgk,gqtk->nyxgq", cols, f, optimize=True)
     acc = acc.reshape(acc.shape[:3] + (o,))
