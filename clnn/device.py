@@ -203,7 +203,7 @@ class ClDevice(Device):
         from clnn import cache
         from clnn.prepared_model import ClPreparedModel
 
-        check_prepare_args(priority, deadline)
+        check_prepare_args(priority, deadline, preference)
         save = cache.requested(self, model_cache, data_cache, token)
         rows = self.support_report(model)
         if not self.fallback:

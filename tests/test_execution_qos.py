@@ -11,7 +11,7 @@ import pytest
 from hal.builder import ModelBuilder
 from hal.errors import ErrorStatus, HalError
 from hal.reference import executor as executor_module
-from hal.types import UINT64_MAX, MeasureTiming, Priority, Timing
+from hal.types import UINT64_MAX, ExecutionPreference, MeasureTiming, Priority, Timing
 from tests.exec_kit import chain, device, make_request, outputs, relu, sample
 from tests.test_control_flow import counter_model
 
@@ -30,6 +30,15 @@ def test_invalid_priority(device, priority):
     with pytest.raises(HalError) as e:
         device.prepare_model(relu(), priority=priority)
     assert e.value.status == ErrorStatus.INVALID_ARGUMENT
+
+
+@pytest.mark.parametrize("preference", [-1, 3])
+def test_invalid_preference(device, preference):
+    with pytest.raises(HalError) as e:
+        device.prepare_model(relu(), preference=preference)
+    assert e.value.status == ErrorStatus.INVALID_ARGUMENT and "preference" in e.value.reason
+    for p in ExecutionPreference:
+        device.prepare_model(relu(), preference=p)
 
 
 def test_deadline_passed_before_prepare_is_persistent(device):

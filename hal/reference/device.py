@@ -22,6 +22,7 @@ from hal.types import (
     NO_TIMING,
     Capabilities,
     DeviceType,
+    ExecutionPreference,
     MeasureTiming,
     Model,
     OperandLifeTime,
@@ -37,11 +38,17 @@ from hal.validation import request_dimensions, validate_model
 from hal.values import array_from_bytes, array_to_bytes, pool_view
 
 
-def check_prepare_args(priority, deadline):
+def check_prepare_args(priority, deadline, preference=None):
     try:
         Priority(priority)
     except ValueError:
         raise InvalidArgument(f"priority {priority} is not a valid Priority") from None
+    if preference is not None:
+        try:
+            ExecutionPreference(preference)
+        except ValueError:
+            raise InvalidArgument(f"preference {preference} is not a valid "
+                                  "ExecutionPreference") from None
     if deadline is not None and time.monotonic_ns() > deadline:
         raise MissedDeadline("the deadline passed before preparation",
                              ErrorStatus.MISSED_DEADLINE_PERSISTENT)
@@ -178,7 +185,7 @@ class ReferenceDevice(Device):
 
     def prepare_model(self, model, preference=None, priority=Priority.MEDIUM, deadline=None,
                       model_cache=(), data_cache=(), token=None) -> PreparedModel:
-        check_prepare_args(priority, deadline)
+        check_prepare_args(priority, deadline, preference)
         save = cache.cache_requested(self.get_number_of_cache_files_needed(), model_cache,
                                      data_cache, token)
         validate_model(model)
