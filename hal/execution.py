@@ -62,8 +62,8 @@ def _failure(status: ErrorStatus, message: str) -> ExecutionResult:
 
 # ------------------------------------------------------------------------------ launch checks
 
-def check_launch(prepared, request: Request, measure, loop_timeout_duration,
-                 deadline=None) -> tuple[ErrorStatus, str]:
+def check_launch(prepared, request: Request, measure,
+                 loop_timeout_duration) -> tuple[ErrorStatus, str]:
     """What the HAL checks before an execution starts; (NONE, "") when it may start."""
     if measure not in tuple(MeasureTiming):
         return ErrorStatus.INVALID_ARGUMENT, f"measure {measure} is not a valid MeasureTiming"
@@ -106,7 +106,7 @@ def execute_async(prepared, request: Request, measure=MeasureTiming.NO, deadline
     """IPreparedModel::execute_1_3. ``callback`` may be an ExecutionCallback or a function of
     the ExecutionResult."""
     cb = callback if isinstance(callback, ExecutionCallback) else ExecutionCallback(callback)
-    status, message = check_launch(prepared, request, measure, loop_timeout_duration, deadline)
+    status, message = check_launch(prepared, request, measure, loop_timeout_duration)
     if status != ErrorStatus.NONE:
         cb.notify(_failure(status, message))
         return Launched(status, cb)
@@ -157,7 +157,7 @@ def execute_fenced(prepared, request: Request, wait_for=(), measure=MeasureTimin
     if timeout_after_fence is not None and timeout_after_fence < 0:
         return FencedLaunch(ErrorStatus.INVALID_ARGUMENT, None, None,
                             f"timeout after fence {timeout_after_fence} ns is negative")
-    status, message = check_launch(prepared, request, measure, loop_timeout_duration, deadline)
+    status, message = check_launch(prepared, request, measure, loop_timeout_duration)
     if status == ErrorStatus.NONE and getattr(prepared, "model", None) is not None:
         try:
             status, message = _output_dims_known(prepared, request)
