@@ -134,6 +134,17 @@ def tile_width(ow: int, fw: int, sw: int, dw: int) -> int | None:
     return None
 
 
+def tile_rows_group(gsize):
+    """Work-group of a tiled direct kernel launched as (channel blocks, tiles along a row,
+    batch * output rows): every channel block of one tile column over up to 8 output rows.
+    PoCL's own choice measured up to 2.4x slower (1x112x112x64 3x3 stride 2 depthwise) and
+    never faster."""
+    for k in (8, 4, 2):
+        if gsize[2] % k == 0 and gsize[0] * k <= 256:
+            return (gsize[0], 1, k)
+    return None
+
+
 #: the direct kernel runs convolutions whose input has at most this many channels
 DIRECT_MAX_C = 8
 
@@ -160,8 +171,9 @@ def plan_conv_direct(ctx, b, p) -> bool:
     key = {"dt": code(inp), "vw": vw, "tx": tx, "fw": fw, "sw": p.stride_w, "dw": p.dil_w}
     if res is not None:
         key["res"] = True
-    b.launch("conv2d", "conv_tile", key, (o // vw, -(-ow // tx), n * oh),
-             [In(0), _gemm.device_buffer(b, packed), In(2), Out(0), *(res or ()),
+    gsize = (o // vw, -(-ow // tx), n * oh)
+    b.launch("conv2d", "conv_tile", key, gsize, local_size=tile_rows_group(gsize), args=[
+             In(0), _gemm.device_buffer(b, packed), In(2), Out(0), *(res or ()),
               *[i32(v) for v in (h, w, c, o, oh, ow, fh, p.stride_h, p.dil_h, top, left)],
               lo, hi])
     return True

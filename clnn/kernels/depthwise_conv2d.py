@@ -18,6 +18,7 @@ from clnn.kernels.conv2d import (
     input_strides,
     layout_strides,
     support_conv,
+    tile_rows_group,
     tile_width,
 )
 from clnn.kernels.registry import In, Out, register_kernel
@@ -42,8 +43,9 @@ def plan(ctx, b):
         vw = next(v for v in (16, 8, 4, 2, 1) if o % v == 0)
         key = {"dt": dt, "fdt": code(fi), "vw": vw, "tx": tx, "fw": fw, "sw": p.stride_w,
                "dw": p.dil_w}
-        b.launch("depthwise_conv2d", "depthwise_tile", key, (o // vw, -(-ow // tx), n * oh),
-                 [In(0), In(1), In(2), Out(0), *requant,
+        gsize = (o // vw, -(-ow // tx), n * oh)
+        b.launch("depthwise_conv2d", "depthwise_tile", key, gsize,
+                 local_size=tile_rows_group(gsize), args=[In(0), In(1), In(2), Out(0), *requant,
                   *[i32(v) for v in (h, w, o, oh, ow, fh, p.stride_h, p.dil_h, top, left,
                                      _gemm.zero_of(inp), _gemm.zero_of(fi),
                                      _gemm.zero_of(out))], lo, hi])
