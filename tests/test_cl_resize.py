@@ -46,3 +46,24 @@ def test_by_scale(cl_device, op):  # noqa: F811
            scalar("FLOAT32", 2.0), scalar("BOOL", False)]
     (y,) = check(op, ins, [tensor("TENSOR_FLOAT32", [1, 6, 6, 1])], [x], cl_device, "f32")
     assert y.shape == (1, 6, 6, 1)
+
+
+@pytest.mark.parametrize("op", ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"])
+@pytest.mark.parametrize("c", [4, 8, 16, 48])
+@pytest.mark.parametrize("flags", [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize("size", [(9, 13), (3, 2)])
+def test_nhwc_float32_channel_vectors(cl_device, op, c, flags, size):  # noqa: F811
+    """NHWC float32 with 4 | C takes resize_vec (vectors of channels): up and down scaling."""
+    from tests.opkit import one_op_model
+
+    align, half = flags
+    rng = np.random.default_rng(c)
+    shape, out = [2, 5, 6, c], [2, *size, c]
+    x = rng.uniform(-2, 2, shape).astype(np.float32)
+    ins = [tensor("TENSOR_FLOAT32", shape), scalar("INT32", size[1]), scalar("INT32", size[0]),
+           scalar("BOOL", False), scalar("BOOL", align), scalar("BOOL", half)]
+    check(op, ins, [tensor("TENSOR_FLOAT32", out)], [x], cl_device, "f32")
+    pm = cl_device.prepare_model(one_op_model(op, ins, [tensor("TENSOR_FLOAT32", out)]))
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    assert names == {"resize.resize_vec"}

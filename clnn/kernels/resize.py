@@ -50,6 +50,15 @@ def plan(ctx, b):
         [b.buffer(np.asarray(t, np.int32)) for t in (c0, c1)] + \
         [b.buffer(np.asarray(fc, np.float32))]
     n = numel(y.shape) // max(c * oh * ow, 1)
+    vw = next((v for v in (16, 8, 4) if c % v == 0), None)
+    if not nchw and code(y) == "f32" and vw:  # vectors of contiguous channels
+        xs, ys = _nhwc_strides(x.shape, nchw), _nhwc_strides(y.shape, nchw)
+        local = row_local_size(c // vw, ow, 64)
+        b.launch("resize", "resize_vec", {"op": ctx.name, "vw": vw}, (c // vw, ow, n * oh),
+                 [In(0), Out(0), *tables, i32(c), i32(oh), i32(ow),
+                  *[i32(v) for v in (*xs[:3], *ys[:3])]],
+                 local_size=(*local, 1) if local else None)
+        return
     local = row_local_size(c, ow)
     b.launch("resize", "resize", {"op": ctx.name, "dt": code(y)}, (c, ow, n * oh),
              [In(0), Out(0), *tables, i32(c), i32(oh), i32(ow),
