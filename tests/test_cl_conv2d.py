@@ -155,21 +155,26 @@ def test_conv_1x1_skips_im2col(cl_device, shape, f, launches):
     compare(m, x, cl_device, "f32")
 
 
-# the direct conv_tile kernel: float NHWC, constant filter, <= DIRECT_MAX_C input channels,
-# window wider than 1x1 or strided; output channel counts giving vector widths 16, 8, 2, 1
-DIRECT = [  # (x shape, filter [o, fh, fw, c], explicit pads l r t b, stride w h, dilation, act)
-    ([1, 13, 14, 3], [24, 3, 3, 3], (1, 1, 1, 1), (2, 2), (1, 1), 1),
-    ([2, 12, 11, 3], [32, 5, 5, 3], (1, 2, 2, 1), (2, 2), (1, 1), 3),
-    ([1, 9, 19, 8], [1, 3, 3, 8], (1, 1, 1, 1), (1, 1), (1, 1), 0),
-    ([1, 8, 10, 5], [6, 2, 3, 5], (0, 2, 1, 0), (1, 2), (2, 1), 2),
-    ([1, 3, 3, 1], [16, 1, 1, 1], (0, 0, 0, 0), (2, 2), (1, 1), 0),
+# the direct kernels: float NHWC, constant filter; conv_tile over <= DIRECT_MAX_C input
+# channels with a window wider than 1x1 or strided (output channel counts giving vector widths
+# 16, 8, 2, 1); conv_cvec for fewer than 4 output channels (input channel vectors of 16, 8, 4)
+DIRECT = [  # (x shape, filter [o, fh, fw, c], explicit pads l r t b, stride w h, dilation, act,
+    #          kernel): conv_tile over <= 8 input channels, conv_cvec for < 4 output channels
+    ([1, 13, 14, 3], [24, 3, 3, 3], (1, 1, 1, 1), (2, 2), (1, 1), 1, "conv_tile"),
+    ([2, 12, 11, 3], [32, 5, 5, 3], (1, 2, 2, 1), (2, 2), (1, 1), 3, "conv_tile"),
+    ([1, 8, 10, 5], [6, 2, 3, 5], (0, 2, 1, 0), (1, 2), (2, 1), 2, "conv_tile"),
+    ([1, 3, 3, 1], [16, 1, 1, 1], (0, 0, 0, 0), (2, 2), (1, 1), 0, "conv_tile"),
+    ([1, 9, 19, 8], [1, 3, 3, 8], (1, 1, 1, 1), (1, 1), (1, 1), 0, "conv_cvec"),
+    ([2, 10, 9, 16], [2, 3, 3, 16], (0, 2, 1, 1), (2, 1), (1, 2), 1, "conv_cvec"),
+    ([1, 7, 11, 12], [3, 1, 1, 12], (0, 0, 0, 0), (1, 1), (1, 1), 3, "conv_cvec"),
+    ([1, 6, 21, 32], [1, 1, 5, 32], (2, 2, 0, 0), (3, 1), (1, 1), 0, "conv_cvec"),
 ]
 
 
 @pytest.mark.parametrize("name", ["f32", "f16", "relaxed"])
 @pytest.mark.parametrize("case", range(len(DIRECT)))
 def test_conv_direct_kernel(cl_device, name, case):
-    x_shape, f_shape, pads, strides, dil, act = DIRECT[case]
+    x_shape, f_shape, pads, strides, dil, act, kernel = DIRECT[case]
     n, h, w, _ = x_shape
     o, fh, fw, _ = f_shape
     oh = (h + pads[2] + pads[3] - (dil[1] * (fh - 1) + 1)) // strides[1] + 1
@@ -181,4 +186,4 @@ def test_conv_direct_kernel(cl_device, name, case):
     pm = cl_device.prepare_model(m)
     names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
              pl.launches}
-    assert names == {"conv2d.conv_tile"}
+    assert names == {f"conv2d.{kernel}"}

@@ -194,13 +194,14 @@ def _check_add(model, inputs, device, kind, fused):
 
 @pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
 @pytest.mark.parametrize("add_act", [0, 1, 3])
-@pytest.mark.parametrize("c,f,stride,nchw", [(16, 1, 1, False), (24, 3, 2, False),
-                                             (3, 3, 2, False), (16, 1, 1, True),
-                                             (8, 3, 1, True)])
-def test_add_fused_into_convolution(cl_device, t, add_act, c, f, stride, nchw):
-    """GEMM on the input (1x1), GEMM with im2col, the direct kernel (3 channels), NCHW."""
+@pytest.mark.parametrize("c,o,f,stride,nchw", [(16, 24, 1, 1, False), (24, 24, 3, 2, False),
+                                               (3, 24, 3, 2, False), (16, 24, 1, 1, True),
+                                               (8, 24, 3, 1, True), (16, 2, 3, 1, False)])
+def test_add_fused_into_convolution(cl_device, t, add_act, c, o, f, stride, nchw):
+    """GEMM on the input (1x1), GEMM with im2col, conv_tile (3 channels), NCHW, conv_cvec (2
+    output channels)."""
     shape = [2, c, 9, 11] if nchw else [2, 9, 11, c]
-    m, x = conv_add_model(t, shape, 24, f=f, stride=stride, add_act=add_act, nchw=nchw)
+    m, x = conv_add_model(t, shape, o, f=f, stride=stride, add_act=add_act, nchw=nchw)
     _check_add(m, x, cl_device, "f16" if t != F32 else "f32", fused=True)
 
 

@@ -147,27 +147,44 @@ def tile_rows_group(gsize):
 
 #: the direct kernel runs convolutions whose input has at most this many channels
 DIRECT_MAX_C = 8
+#: below this many output channels (and 4 | input channels) conv_cvec vectorizes over the
+#: input channels instead of the output channels
+CVEC_MAX_O = 4
 
 
 def plan_conv_direct(ctx, b, p) -> bool:
-    """The direct ``conv_tile`` kernel for a float NHWC convolution with a constant filter over
-    few input channels and a window wider than 1x1 (im2col would cost more than the GEMM);
-    False when it does not apply."""
+    """A direct kernel for a float NHWC convolution with a constant filter: ``conv_cvec`` for
+    fewer than CVEC_MAX_O output channels (4 | input channels), ``conv_tile`` over at most
+    DIRECT_MAX_C input channels and a window wider than 1x1 (im2col would cost more than the
+    GEMM); False when neither applies."""
     inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     if p.nchw or fi.value is None or code(inp) not in ("f32", "f16") or code(fi) != code(inp):
         return False
     n, h, w, c = inp.shape
     o, fh, fw, _ = fi.shape
-    if c > DIRECT_MAX_C or (fh, fw, p.stride_h, p.stride_w) == (1, 1, 1, 1):
+    cvec = o < CVEC_MAX_O and c % 4 == 0  # a GEMM would compute 8 columns for these
+    if not cvec and (c > DIRECT_MAX_C or (fh, fw, p.stride_h, p.stride_w) == (1, 1, 1, 1)):
         return False
     (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, fh, fw)
     top, left, h, w = fused_pad(b, top, left, h, w)
     tx = tile_width(ow, fw, p.stride_w, p.dil_w)
     if tx is None:
         return False
+    lo, hi, res = epilogue(ctx, b, p, out)
+    if cvec:  # vectors over the input channels, the filter as it is
+        cw = next(v for v in (16, 8, 4) if c % v == 0)
+        key = {"dt": code(inp), "cw": cw, "tx": tx, "fw": fw, "sw": p.stride_w,
+               "dw": p.dil_w}
+        if res is not None:
+            key["res"] = True
+        gsize = (o, -(-ow // tx), n * oh)
+        b.launch("conv2d", "conv_cvec", key, gsize, local_size=tile_rows_group(gsize), args=[
+                 In(0), In(1), In(2), Out(0), *(res or ()),
+                 *[i32(v) for v in (h, w, c, o, oh, ow, fh, p.stride_h, p.dil_h, top, left)],
+                 lo, hi])
+        return True
     vw = next(v for v in (16, 8, 4, 2, 1) if o % v == 0)
     packed = np.ascontiguousarray(fi.value.astype(np.float32).transpose(1, 2, 3, 0))
-    lo, hi, res = epilogue(ctx, b, p, out)
     key = {"dt": code(inp), "vw": vw, "tx": tx, "fw": fw, "sw": p.stride_w, "dw": p.dil_w}
     if res is not None:
         key["res"] = True

@@ -91,3 +91,72 @@ ${c.toffsets("x", "bias", "y")}
 % endfor
 }
 </%def>
+
+## The variant for very few output channels (a 1-channel head): vectors over the input
+## channels instead (cw of them, cw | C), one output channel per work-item, a horizontal sum at
+## the end. The filter stays in its [O, fh, fw, C] layout. Kernel key: dt, cw, tx, fw, sw, dw,
+## res.
+<%def name="conv_cvec(dt, cw, tx, fw, sw, dw, res=False)">
+<%
+    V = "float%d" % cw
+    span = (tx - 1) * sw + (fw - 1) * dw + 1
+    def vload(p, off):
+        return ("vload_half%d(0, %s + (%s))" if dt == "f16" else "vload%d(0, %s + (%s))") % (cw, p, off)
+    def hsum(v):
+        parts = {4: [v], 8: [v + ".lo", v + ".hi"],
+                 16: [v + ".lo.lo", v + ".lo.hi", v + ".hi.lo", v + ".hi.hi"]}[cw]
+        return " + ".join("dot(%s, (float4)(1.0f))" % p for p in parts)
+%>
+__kernel void conv_cvec(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "w", True)},
+                        ${c.tparam(dt, "bias", True)}, ${c.tparam(dt, "y")},
+% if res:
+                        ${c.tparam(dt, "res", True)},
+% endif
+                        int H, int W, int C, int O, int OH, int OW, int fh, int stride_h,
+                        int dil_h, int pad_t, int pad_l, float lo, float hi)
+{
+${c.toffsets("x", "w", "bias", "y")}
+    const int o = get_global_id(0), ox0 = get_global_id(1) * ${tx};
+    const int t = get_global_id(2);
+    const int b = t / OH, oy = t - b * OH;
+    const int xs = ox0 * ${sw} - pad_l;
+    x += (size_t)b * H * W * C;
+    w += (size_t)o * fh * ${fw} * C;
+% for p in range(span):
+    const int ix${p} = clamp(xs + ${p}, 0, W - 1) * C;
+    const bool in${p} = xs + ${p} >= 0 && xs + ${p} < W;
+% endfor
+% for j in range(tx):
+    ${V} acc${j} = (${V})(0.0f);
+% endfor
+    for (int ty = 0; ty < fh; ++ty) {
+        const int iy = oy * stride_h - pad_t + ty * dil_h;
+        if (iy < 0 || iy >= H) continue;
+        const __global ${c.ctype(dt)}* xr = x + (size_t)iy * W * C;
+        const __global ${c.ctype(dt)}* wr = w + ty * ${fw} * C;
+        for (int c0 = 0; c0 < C; c0 += ${cw}) {
+% for p in range(span):
+            const ${V} x${p} = in${p} ? ${vload("xr", "ix%d + c0" % p)} : (${V})(0.0f);
+% endfor
+% for q in range(fw):
+            const ${V} w${q} = ${vload("wr", "%d * C + c0" % q)};
+  % for j in range(tx):
+            acc${j} = fma(x${j * sw + q * dw}, w${q}, acc${j});
+  % endfor
+% endfor
+        }
+    }
+    const float bv = ${c.ldf(dt, "bias", "o")};
+% for j in range(tx):
+    if (ox0 + ${j} < OW) {
+        const size_t yo = ((size_t)t * OW + ox0 + ${j}) * O + o;
+        float r = ${hsum("acc%d" % j)} + bv;
+  % if res:
+        r += ${c.ldf(dt, "res", "res_off + yo")};
+  % endif
+        r = clamp(r, lo, hi);
+        ${c.stf(dt, "y", "yo", "r")};
+    }
+% endfor
+}
+</%def>
