@@ -17,6 +17,11 @@ convolution's epilogue adds that operand and applies the ADD's activation, writi
 output: the ADD launches nothing and the convolution's own output takes no pool bytes. The
 plans see it as ``LaunchBuilder.residual`` (an :class:`AddFusion`) and ``Out(0)`` resolves to
 the ADD's output.
+
+CONV_2D [-> ADD] -> PRELU (float): a PRELU with a constant per-channel alpha (NHWC) reading
+the convolution's (or its fused ADD's) output, which nothing else reads and which has no
+activation, runs in the epilogue: ``LaunchBuilder.prelu`` (a :class:`PreluFusion`), ``Out(0)``
+resolves to the PRELU's output.
 """
 
 from __future__ import annotations
@@ -59,6 +64,16 @@ class AddFusion:
     add_out: int
     #: the ADD's fused activation code
     activation: int
+
+
+@dataclass(frozen=True)
+class PreluFusion:
+    prelu_op: int
+    #: the tensor the PRELU reads (the convolution's or its fused ADD's output), its alpha
+    #: (a constant of one value per output channel) and its output
+    source: int
+    alpha: int
+    prelu_out: int
 
 
 def _conv_is_nhwc(ctx) -> bool:
@@ -168,4 +183,59 @@ def add_fusions(sg, ops: list[int], contexts: list, keep: set,
                 continue
             found[j] = AddFusion(k, conv_out, other, op.outputs[0], int(actx.scalar(2)))
             break
+    return found
+
+
+def prelu_fusions(sg, ops: list[int], contexts: list, keep: set,
+                  added: dict[int, AddFusion]) -> dict[int, PreluFusion]:
+    """CONV_2D operation index -> the PRELU fused into its epilogue (after the ADD of
+    ``added`` when it has one)."""
+    from hal.types import OperandType
+
+    floats = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16)
+    producer, readers = {}, {}
+    for k, op in enumerate(sg.operations):
+        for o in op.outputs:
+            producer[o] = k
+        for i in op.inputs:
+            readers.setdefault(i, []).append(k)
+    ctx_of = dict(zip(ops, contexts))
+    by_add_out = {f.add_out: (j, f) for j, f in added.items()}
+    found = {}
+    for k in ops:
+        op = sg.operations[k]
+        if op.type != OT.PRELU:
+            continue
+        pctx = ctx_of[k]
+        x, alpha, y = pctx.inputs[0], pctx.inputs[1], pctx.outputs[0]
+        source = op.inputs[0]
+        if y.type not in floats or alpha.value is None or x.shape != y.shape or x.rank != 4 \
+                or source in keep or readers.get(source) != [k] or op.inputs[1] == source:
+            continue
+        if source in by_add_out:  # conv -> ADD -> PRELU: the ADD must have no activation
+            j, f = by_add_out[source]
+            if f.activation != 0:
+                continue
+        else:
+            j = producer.get(source)
+            if j is None or j not in ctx_of or sg.operations[j].type != OT.CONV_2D or \
+                    j in added:
+                continue
+        cctx = ctx_of[j]
+        try:
+            from hal.operations import conv2d
+
+            params = conv2d._params(cctx)
+            act = cctx.scalar(params.idx["fused activation"])
+        except Exception:  # an unusual form: leave both operations alone
+            continue
+        if act != 0 or params.nchw or cctx.outputs[0].type != y.type:
+            continue
+        channels = y.shape[3]
+        a_shape = [int(d) for d in alpha.shape]
+        while a_shape and a_shape[0] == 1:
+            a_shape.pop(0)
+        if a_shape != [channels] or j in found:
+            continue
+        found[j] = PreluFusion(k, source, op.inputs[1], op.outputs[0])
     return found

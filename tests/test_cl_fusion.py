@@ -237,3 +237,66 @@ def test_add_not_fused_when_the_other_operand_comes_later(cl_device):
     order = [op.type.name for op in m.main.operations]
     inputs = [rng.uniform(-1, 1, (1, 5, 5, 8)).astype(np.float32)]
     _check_add(m, inputs, cl_device, "f32", fused=order.index("RELU") < order.index("CONV_2D"))
+
+
+def conv_prelu_model(t, x_shape, o, f=1, stride=1, with_add=False, add_act=0, conv_act=0,
+                     alpha_shape=None, nchw=False, source_too=False, seed=0):
+    """x -> CONV_2D(conv_act) [-> ADD(., y, add_act)] -> PRELU(alpha)."""
+    rng = np.random.default_rng(seed)
+    dt = np.float16 if t == "TENSOR_FLOAT16" else np.float32
+    b = ModelBuilder()
+    x = b.input(t, x_shape)
+    n, c, h, w = x_shape if nchw else (x_shape[0], x_shape[3], x_shape[1], x_shape[2])
+    oh, ow = (h - f) // stride + 1, (w - f) // stride + 1
+    y_shape = [n, o, oh, ow] if nchw else [n, oh, ow, o]
+    wt = rng.uniform(-1, 1, (o, f, f, c)).astype(dt)
+    bias = rng.uniform(-1, 1, o).astype(dt)
+    src = b.op("CONV_2D", [x, b.constant(wt, t), b.constant(bias, t),
+                           *[b.int32(v) for v in (0, 0, 0, 0, stride, stride, conv_act)],
+                           b.bool(nchw)], b.tensor(t, y_shape))
+    inputs = [rng.uniform(-1, 1, x_shape).astype(dt)]
+    if with_add:
+        other = b.input(t, y_shape)
+        inputs.append(rng.uniform(-2, 2, y_shape).astype(dt))
+        src = b.op("ADD", [src, other, b.int32(add_act)], b.tensor(t, y_shape))
+    alpha = rng.uniform(0.05, 0.5, alpha_shape or [1, 1, o]).astype(dt)
+    b.mark_output(b.op("PRELU", [src, b.constant(alpha, t)], b.tensor(t, y_shape)))
+    if source_too:
+        b.mark_output(src)
+    return b.finish(), inputs
+
+
+@pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
+@pytest.mark.parametrize("with_add", [False, True])
+@pytest.mark.parametrize("c,o,f,stride", [(16, 32, 1, 1), (16, 24, 1, 1), (24, 40, 3, 2),
+                                          (3, 16, 3, 2), (3, 6, 3, 1), (16, 2, 3, 1)])
+def test_prelu_fused_into_convolution(cl_device, t, with_add, c, o, f, stride):
+    """GEMM (full and partial column panels), conv_tile (vector and scalar channels),
+    conv_cvec; with and without a fused ADD: one launch family left, no PRELU."""
+    m, x = conv_prelu_model(t, [2, 9, 11, c], o, f=f, stride=stride, with_add=with_add)
+    pm = device_check(m, x, cl_device, "f16" if t != F32 else "f32")
+    names = _launch_names(pm)
+    assert "activation.prelu" not in names and "broadcast.binary" not in names, names
+    assert len(pm.fused_into) == 1 + with_add
+
+
+@pytest.mark.parametrize("case", ["conv_act", "add_act", "alpha_hw", "alpha_scalar", "nchw",
+                                  "source_too"])
+def test_prelu_not_fused(cl_device, case):
+    kw = {"conv_act": dict(conv_act=1), "add_act": dict(with_add=True, add_act=3),
+          "alpha_hw": dict(alpha_shape=[6, 7, 16]), "alpha_scalar": dict(alpha_shape=[1]),
+          "nchw": dict(nchw=True, alpha_shape=[7]),  # alpha along W: not the channels
+          "source_too": dict(source_too=True)}[case]
+    shape = [1, 8, 6, 7] if case == "nchw" else [1, 6, 7, 8]
+    m, x = conv_prelu_model(F32, shape, 16, **kw)
+    pm = device_check(m, x, cl_device, "f32")
+    assert "activation.prelu" in _launch_names(pm)
+
+
+def device_check(model, inputs, device, kind):
+    pm = device.prepare_model(model)
+    got = _outputs(model, pm, inputs)
+    want = run_ref(model, inputs)
+    for g, w in zip(got, want):
+        assert_close(g, w, kind)
+    return pm

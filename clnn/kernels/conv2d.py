@@ -57,15 +57,18 @@ def fused_pad(b, top: int, left: int, h: int, w: int):
 
 
 def epilogue(ctx, b, p, out):
-    """(lo, hi, res) of the epilogue: the clamp of the fused activation and no residual, or
-    with an ADD fused into this convolution (clnn/fusion.py) the ADD's activation and the
-    (buffer, element offset) of its other operand."""
+    """(lo, hi, res, alpha) of the epilogue: the clamp of the fused activation, or with an ADD
+    fused into this convolution (clnn/fusion.py) the ADD's activation and ``res`` the
+    (buffer, element offset) of its other operand; ``alpha`` that of the per-channel alpha of
+    a fused PRELU. None: no such fusion."""
     f = getattr(b, "residual", None)
+    g = getattr(b, "prelu", None)
+    alpha = b.tensor(g.alpha) if g is not None else None
     if f is None:
-        return (*act_args(ctx, p.idx["fused activation"], out), None)
+        return (*act_args(ctx, p.idx["fused activation"], out), None, alpha)
     lo, hi = {0: (-np.inf, np.inf), 1: (0.0, np.inf), 2: (-1.0, 1.0), 3: (0.0, 6.0)}[
         f.activation]
-    return f32(lo), f32(hi), b.tensor(f.other)
+    return f32(lo), f32(hi), b.tensor(f.other), alpha
 
 
 def input_strides(shape, nchw: bool, h: int, w: int):
@@ -112,13 +115,13 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
         cmode, ldc, ohw, c_grp = "nchw", o * oh * ow, oh * ow, og * oh * ow
     else:
         cmode, ldc, ohw, c_grp = "nhwc", o, 1, og
-    lo, hi, res = epilogue(ctx, b, p, out)
+    lo, hi, res, alpha = epilogue(ctx, b, p, out)
     requant = _gemm.requant_buffers(b, ctx, o, inp, fi) if quant else ()
     _gemm.launch_gemm(b, dt=dt, a=a, bpk=bpk, c=Out(0), M=M, N=og, K=K, tile=tile,
                       amode=amode, sam=c, sak=1, cmode=cmode, ldc=ldc, ohw=ohw, bias=In(2),
                       requant=requant, batch=(groups, 1), a_b=(a_grp, 0), b_b=(b_grp, 0),
                       c_b=(c_grp, 0), ch_b=(og, 0), za=za, zo=_gemm.zero_of(out), lo=lo,
-                      hi=hi, res=res)
+                      hi=hi, res=res, prelu=alpha)
 
 
 #: most input vectors per filter row of the tiled kernel (they stay in registers)
@@ -170,16 +173,18 @@ def plan_conv_direct(ctx, b, p) -> bool:
     tx = tile_width(ow, fw, p.stride_w, p.dil_w)
     if tx is None:
         return False
-    lo, hi, res = epilogue(ctx, b, p, out)
+    lo, hi, res, alpha = epilogue(ctx, b, p, out)
     if cvec:  # vectors over the input channels, the filter as it is
         cw = next(v for v in (16, 8, 4) if c % v == 0)
         key = {"dt": code(inp), "cw": cw, "tx": tx, "fw": fw, "sw": p.stride_w,
                "dw": p.dil_w}
         if res is not None:
             key["res"] = True
+        if alpha is not None:
+            key["prelu"] = True
         gsize = (o, -(-ow // tx), n * oh)
         b.launch("conv2d", "conv_cvec", key, gsize, local_size=tile_rows_group(gsize), args=[
-                 In(0), In(1), In(2), Out(0), *(res or ()),
+                 In(0), In(1), In(2), Out(0), *(res or ()), *(alpha or ()),
                  *[i32(v) for v in (h, w, c, o, oh, ow, fh, p.stride_h, p.dil_h, top, left)],
                  lo, hi])
         return True
@@ -188,9 +193,11 @@ def plan_conv_direct(ctx, b, p) -> bool:
     key = {"dt": code(inp), "vw": vw, "tx": tx, "fw": fw, "sw": p.stride_w, "dw": p.dil_w}
     if res is not None:
         key["res"] = True
+    if alpha is not None:
+        key["prelu"] = True
     gsize = (o // vw, -(-ow // tx), n * oh)
     b.launch("conv2d", "conv_tile", key, gsize, local_size=tile_rows_group(gsize), args=[
-             In(0), _gemm.device_buffer(b, packed), In(2), Out(0), *(res or ()),
+             In(0), _gemm.device_buffer(b, packed), In(2), Out(0), *(res or ()), *(alpha or ()),
               *[i32(v) for v in (h, w, c, o, oh, ow, fh, p.stride_h, p.dil_h, top, left)],
               lo, hi])
     return True

@@ -5,10 +5,11 @@
 ## loads the span of input pixels its tx outputs read once and broadcasts each into fw * tx fma
 ## with the filter vectors. The filter is packed at planning as float [fh, fw, C, O].
 ## Kernel key: dt (f32, f16 storage of input and output), vw (divides O), tx, fw, sw, dw, res
-## (add a tensor laid out like the output before the activation: a fused ADD, clnn/fusion.py).
+## (add a tensor laid out like the output before the activation: a fused ADD, clnn/fusion.py),
+## prelu (then a PRELU with one alpha per output channel).
 <%namespace name="c" file="common.mako"/>
 
-<%def name="conv_tile(dt, vw, tx, fw, sw, dw, res=False)">
+<%def name="conv_tile(dt, vw, tx, fw, sw, dw, res=False, prelu=False)">
 <%
     V = "float" if vw == 1 else "float%d" % vw
     span = (tx - 1) * sw + (fw - 1) * dw + 1
@@ -19,6 +20,9 @@ __kernel void conv_tile(${c.tparam(dt, "x", True)}, __global const float* w,
                         ${c.tparam(dt, "bias", True)}, ${c.tparam(dt, "y")},
 % if res:
                         ${c.tparam(dt, "res", True)},
+% endif
+% if prelu:
+                        ${c.tparam(dt, "alpha", True)},
 % endif
                         int H, int W, int C, int O, int OH, int OW, int fh, int stride_h,
                         int dil_h, int pad_t, int pad_l, float lo, float hi)
@@ -67,6 +71,13 @@ ${c.toffsets("x", "bias", "y")}
 % else:
     const ${V} bv = vload${vw}(0, bias + o0);
 % endif
+% if prelu and vw == 1:
+    const float av = ${c.ldf(dt, "alpha", "alpha_off + o0")};
+% elif prelu and dt == "f16":
+    const ${V} av = vload_half${vw}(0, alpha + alpha_off + o0);
+% elif prelu:
+    const ${V} av = vload${vw}(0, alpha + alpha_off + o0);
+% endif
 % for j in range(tx):
     if (ox0 + ${j} < OW) {
 <%
@@ -79,7 +90,16 @@ ${c.toffsets("x", "bias", "y")}
     else:
         rv = " + vload%d(0, rr + %d * O)" % (vw, j)
 %>\
+  % if prelu:
+        ${V} r = clamp(acc${j} + bv${rv}, (${V})lo, (${V})hi);
+    % if vw == 1:
+        if (r < 0.0f) r *= av;
+    % else:
+        r = select(r * av, r, r >= (${V})(0.0f));
+    % endif
+  % else:
         const ${V} r = clamp(acc${j} + bv${rv}, (${V})lo, (${V})hi);
+  % endif
   % if vw == 1:
         ${c.stf(dt, "yr", "%d * O" % j, "r")};
   % elif dt == "f16":
@@ -96,7 +116,7 @@ ${c.toffsets("x", "bias", "y")}
 ## channels instead (cw of them, cw | C), one output channel per work-item, a horizontal sum at
 ## the end. The filter stays in its [O, fh, fw, C] layout. Kernel key: dt, cw, tx, fw, sw, dw,
 ## res.
-<%def name="conv_cvec(dt, cw, tx, fw, sw, dw, res=False)">
+<%def name="conv_cvec(dt, cw, tx, fw, sw, dw, res=False, prelu=False)">
 <%
     V = "float%d" % cw
     span = (tx - 1) * sw + (fw - 1) * dw + 1
@@ -111,6 +131,9 @@ __kernel void conv_cvec(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "w", True)},
                         ${c.tparam(dt, "bias", True)}, ${c.tparam(dt, "y")},
 % if res:
                         ${c.tparam(dt, "res", True)},
+% endif
+% if prelu:
+                        ${c.tparam(dt, "alpha", True)},
 % endif
                         int H, int W, int C, int O, int OH, int OW, int fh, int stride_h,
                         int dil_h, int pad_t, int pad_l, float lo, float hi)
@@ -155,6 +178,9 @@ ${c.toffsets("x", "w", "bias", "y")}
         r += ${c.ldf(dt, "res", "res_off + yo")};
   % endif
         r = clamp(r, lo, hi);
+  % if prelu:
+        if (r < 0.0f) r *= ${c.ldf(dt, "alpha", "alpha_off + o")};
+  % endif
         ${c.stf(dt, "y", "yo", "r")};
     }
 % endfor
