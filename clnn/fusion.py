@@ -18,10 +18,11 @@ output: the ADD launches nothing and the convolution's own output takes no pool 
 plans see it as ``LaunchBuilder.residual`` (an :class:`AddFusion`) and ``Out(0)`` resolves to
 the ADD's output.
 
-CONV_2D [-> ADD] -> PRELU (float): a PRELU with a constant per-channel alpha (NHWC) reading
-the convolution's (or its fused ADD's) output, which nothing else reads and which has no
-activation, runs in the epilogue: ``LaunchBuilder.prelu`` (a :class:`PreluFusion`), ``Out(0)``
-resolves to the PRELU's output.
+CONV_2D [-> ADD] -> RELU / RELU1 / RELU6 / PRELU and DEPTHWISE_CONV_2D -> RELU* (float,
+NHWC): an activation operation reading the convolution's (or its fused ADD's) output, which
+nothing else reads and which has no activation of its own, runs in the epilogue (a clamp, or
+the PRELU of a constant per-channel alpha): ``LaunchBuilder.activation`` (an
+:class:`ActivationFusion`), ``Out(0)`` resolves to the activation's output.
 """
 
 from __future__ import annotations
@@ -67,13 +68,20 @@ class AddFusion:
 
 
 @dataclass(frozen=True)
-class PreluFusion:
-    prelu_op: int
-    #: the tensor the PRELU reads (the convolution's or its fused ADD's output), its alpha
-    #: (a constant of one value per output channel) and its output
+class ActivationFusion:
+    op: int
+    #: RELU, RELU1, RELU6 or PRELU
+    kind: str
+    #: the tensor the activation reads (the convolution's or its fused ADD's output), the
+    #: PRELU alpha (a constant of one value per output channel; None for RELU*) and the output
     source: int
-    alpha: int
-    prelu_out: int
+    alpha: int | None
+    out: int
+
+    @property
+    def clamp(self) -> tuple[float, float]:
+        return {"RELU": (0.0, float("inf")), "RELU1": (-1.0, 1.0), "RELU6": (0.0, 6.0),
+                "PRELU": (float("-inf"), float("inf"))}[self.kind]
 
 
 def _conv_is_nhwc(ctx) -> bool:
@@ -186,13 +194,16 @@ def add_fusions(sg, ops: list[int], contexts: list, keep: set,
     return found
 
 
-def prelu_fusions(sg, ops: list[int], contexts: list, keep: set,
-                  added: dict[int, AddFusion]) -> dict[int, PreluFusion]:
-    """CONV_2D operation index -> the PRELU fused into its epilogue (after the ADD of
-    ``added`` when it has one)."""
+def activation_fusions(sg, ops: list[int], contexts: list, keep: set,
+                       added: dict[int, AddFusion]) -> dict[int, ActivationFusion]:
+    """Convolution operation index -> the RELU / RELU1 / RELU6 / PRELU operation fused into
+    its epilogue (after the ADD of ``added`` when it has one). CONV_2D takes every kind,
+    DEPTHWISE_CONV_2D the RELUs (a clamp)."""
+    from hal.operations import conv2d, depthwise_conv2d
     from hal.types import OperandType
 
     floats = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16)
+    kinds = (OT.RELU, OT.RELU1, OT.RELU6, OT.PRELU)
     producer, readers = {}, {}
     for k, op in enumerate(sg.operations):
         for o in op.outputs:
@@ -204,38 +215,43 @@ def prelu_fusions(sg, ops: list[int], contexts: list, keep: set,
     found = {}
     for k in ops:
         op = sg.operations[k]
-        if op.type != OT.PRELU:
+        if op.type not in kinds:
             continue
-        pctx = ctx_of[k]
-        x, alpha, y = pctx.inputs[0], pctx.inputs[1], pctx.outputs[0]
+        actx = ctx_of[k]
+        x, y = actx.inputs[0], actx.outputs[0]
         source = op.inputs[0]
-        if y.type not in floats or alpha.value is None or x.shape != y.shape or x.rank != 4 \
-                or source in keep or readers.get(source) != [k] or op.inputs[1] == source:
+        if y.type not in floats or x.shape != y.shape or x.rank != 4 or source in keep or \
+                readers.get(source) != [k] or op.inputs.count(source) != 1:
             continue
-        if source in by_add_out:  # conv -> ADD -> PRELU: the ADD must have no activation
+        if source in by_add_out:  # conv -> ADD -> activation: the ADD must have none
             j, f = by_add_out[source]
             if f.activation != 0:
                 continue
         else:
             j = producer.get(source)
-            if j is None or j not in ctx_of or sg.operations[j].type != OT.CONV_2D or \
-                    j in added:
+            if j is None or j not in ctx_of or j in added or sg.operations[j].type not in \
+                    CONV_OPS:
                 continue
+        conv = sg.operations[j]
+        if conv.type == OT.DEPTHWISE_CONV_2D and op.type == OT.PRELU:
+            continue
         cctx = ctx_of[j]
         try:
-            from hal.operations import conv2d
-
-            params = conv2d._params(cctx)
+            mod = conv2d if conv.type == OT.CONV_2D else depthwise_conv2d
+            params = mod._params(cctx)
             act = cctx.scalar(params.idx["fused activation"])
         except Exception:  # an unusual form: leave both operations alone
             continue
-        if act != 0 or params.nchw or cctx.outputs[0].type != y.type:
+        if act != 0 or params.nchw or cctx.outputs[0].type != y.type or j in found:
             continue
-        channels = y.shape[3]
-        a_shape = [int(d) for d in alpha.shape]
-        while a_shape and a_shape[0] == 1:
-            a_shape.pop(0)
-        if a_shape != [channels] or j in found:
-            continue
-        found[j] = PreluFusion(k, source, op.inputs[1], op.outputs[0])
+        alpha = None
+        if op.type == OT.PRELU:
+            a = actx.inputs[1]
+            a_shape = [int(d) for d in a.shape]
+            while a_shape and a_shape[0] == 1:
+                a_shape.pop(0)
+            if a.value is None or a_shape != [y.shape[3]] or op.inputs[1] == source:
+                continue
+            alpha = op.inputs[1]
+        found[j] = ActivationFusion(k, op.type.name, source, alpha, op.outputs[0])
     return found

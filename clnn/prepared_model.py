@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from clnn.buffer import ClBuffer, DeviceTensor, on_host
-from clnn.fusion import add_fusions, pad_fusions, prelu_fusions
+from clnn.fusion import activation_fusions, add_fusions, pad_fusions
 from clnn.kernels.registry import In, Out, Unplannable, kernel_for
 from hal.errors import ErrorStatus, GeneralFailure, HalError, InvalidArgument, MissedDeadline
 from hal.interfaces import ExecutionResult, PreparedModel
@@ -289,13 +289,13 @@ class ClPreparedModel(PreparedModel):
         # CONV_2D -> ADD pairs: the convolution's epilogue adds the residual (clnn/fusion.py)
         added = add_fusions(sg, part.ops, contexts, set(part.outputs),
                             {f.pad_op for f in fused.values()})
-        # [CONV_2D -> ADD] -> PRELU: the convolution's epilogue applies the PRELU
-        prelus = prelu_fusions(sg, part.ops, contexts, set(part.outputs), added)
+        # convolution [-> ADD] -> RELU* / PRELU: the convolution's epilogue applies it
+        acts = activation_fusions(sg, part.ops, contexts, set(part.outputs), added)
         skipped = {f.pad_op for f in fused.values()} | {f.add_op for f in added.values()} | \
-            {f.prelu_op for f in prelus.values()}
+            {f.op for f in acts.values()}
         self.fused_into.update({f.pad_op: j for j, f in fused.items()})
         self.fused_into.update({f.add_op: j for j, f in added.items()})
-        self.fused_into.update({f.prelu_op: j for j, f in prelus.items()})
+        self.fused_into.update({f.op: j for j, f in acts.items()})
         reads = {j: {f.source} for j, f in fused.items()}
         # liveness over the partition's steps; inputs live from -1, outputs until the end
         last_step = len(part.ops)
@@ -314,9 +314,9 @@ class ClPreparedModel(PreparedModel):
         for j, f in added.items():  # the ADD's output is written by the convolution
             del live[f.conv_out]
             live[f.add_out][0] = steps[j]
-        for j, f in prelus.items():  # the PRELU's output is written by the convolution
+        for j, f in acts.items():  # the activation's output is written by the convolution
             del live[f.source]
-            live[f.prelu_out][0] = steps[j]
+            live[f.out][0] = steps[j]
         sizes = {o: _nbytes(shapes[o], NUMPY_DTYPE[sg.operands[o].type]) for o in live}
         offsets, pool_bytes = plan_offsets(sizes, {o: tuple(v) for o, v in live.items()})
         pool = cl.Buffer(self.device.context, cl.mem_flags.READ_WRITE, max(pool_bytes, 1))
@@ -334,9 +334,9 @@ class ClPreparedModel(PreparedModel):
             if k in added:
                 builder.residual = added[k]
                 builder.alias[added[k].conv_out] = added[k].add_out
-            if k in prelus:
-                builder.prelu = prelus[k]
-                builder.alias[sg.operations[k].outputs[0]] = prelus[k].prelu_out
+            if k in acts:
+                builder.activation = acts[k]
+                builder.alias[sg.operations[k].outputs[0]] = acts[k].out
             try:
                 reg.plan(ctx, builder)
             except Unplannable:
@@ -529,8 +529,8 @@ class LaunchBuilder:
         #: epilogue (clnn.fusion.AddFusion) and operand aliases
         self.input_pad = None
         self.residual = None
-        #: a PRELU fused into its epilogue (clnn.fusion.PreluFusion)
-        self.prelu = None
+        #: an activation operation fused into its epilogue (clnn.fusion.ActivationFusion)
+        self.activation = None
         self.alias: dict[int, int] = {}
 
     def tensor(self, operand: int):

@@ -300,3 +300,55 @@ def device_check(model, inputs, device, kind):
     for g, w in zip(got, want):
         assert_close(g, w, kind)
     return pm
+
+
+@pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
+@pytest.mark.parametrize("act", ["RELU", "RELU1", "RELU6"])
+@pytest.mark.parametrize("producer", ["CONV_2D", "CONV_2D+ADD", "DEPTHWISE_CONV_2D",
+                                      "PAD+DEPTHWISE_CONV_2D"])
+def test_relu_fused_into_convolution(cl_device, t, act, producer):
+    rng = np.random.default_rng(7)
+    dt = np.float16 if t != F32 else np.float32
+    b = ModelBuilder()
+    x = b.input(t, [1, 7, 9, 16])
+    inputs = [rng.uniform(-3, 3, (1, 7, 9, 16)).astype(dt)]
+    src, h, w = x, 7, 9
+    if producer.startswith("PAD"):
+        src = b.op("PAD", [x, b.constant(np.array([[0, 0], [1, 1], [0, 1], [0, 0]], np.int32))],
+                   b.tensor(t, [1, 9, 10, 16]))
+        h, w = 9, 10
+    if "DEPTHWISE" in producer:
+        wt, n_out = rng.uniform(-1, 1, (1, 3, 3, 16)).astype(dt), 16
+        params = [b.int32(v) for v in (0, 0, 0, 0, 1, 1, 1, 0)]
+    else:
+        wt, n_out = rng.uniform(-1, 1, (24, 3, 3, 16)).astype(dt), 24
+        params = [b.int32(v) for v in (0, 0, 0, 0, 1, 1, 0)]
+    shape = [1, h - 2, w - 2, n_out]
+    conv = "DEPTHWISE_CONV_2D" if "DEPTHWISE" in producer else "CONV_2D"
+    src = b.op(conv, [src, b.constant(wt, t),
+                      b.constant(rng.uniform(-1, 1, n_out).astype(dt), t), *params],
+               b.tensor(t, shape))
+    if producer.endswith("ADD"):
+        src = b.op("ADD", [src, b.input(t, shape), b.int32(0)], b.tensor(t, shape))
+        inputs.append(rng.uniform(-3, 3, shape).astype(dt))
+    b.mark_output(b.op(act, [src], b.tensor(t, shape)))
+    m = b.finish()
+    pm = device_check(m, inputs, cl_device, "f16" if t != F32 else "f32")
+    names = _launch_names(pm)
+    assert not any(n.startswith(("activation.", "broadcast.", "pad.")) for n in names), names
+    assert len(pm.fused_into) == len(m.main.operations) - 1
+
+
+def test_prelu_after_depthwise_not_fused(cl_device):
+    rng = np.random.default_rng(8)
+    b = ModelBuilder()
+    x = b.input(F32, [1, 6, 6, 8])
+    y = b.op("DEPTHWISE_CONV_2D", [x, b.constant(rng.uniform(-1, 1, (1, 3, 3, 8)).astype(
+        np.float32)), b.constant(np.zeros(8, np.float32)),
+        *[b.int32(v) for v in (1, 1, 1, 1, 1, 1, 1, 0)]], b.tensor(F32, [1, 6, 6, 8]))
+    b.mark_output(b.op("PRELU", [y, b.constant(np.full((1, 1, 8), 0.25, np.float32))],
+                       b.tensor(F32, [1, 6, 6, 8])))
+    m = b.finish()
+    pm = device_check(m, [rng.uniform(-1, 1, (1, 6, 6, 8)).astype(np.float32)], cl_device,
+                      "f32")
+    assert "activation.prelu" in _launch_names(pm) and not pm.fused_into

@@ -59,16 +59,18 @@ def fused_pad(b, top: int, left: int, h: int, w: int):
 def epilogue(ctx, b, p, out):
     """(lo, hi, res, alpha) of the epilogue: the clamp of the fused activation, or with an ADD
     fused into this convolution (clnn/fusion.py) the ADD's activation and ``res`` the
-    (buffer, element offset) of its other operand; ``alpha`` that of the per-channel alpha of
-    a fused PRELU. None: no such fusion."""
+    (buffer, element offset) of its other operand; with a fused RELU* its clamp; ``alpha`` the
+    (buffer, element offset) of the per-channel alpha of a fused PRELU. None: no such
+    fusion."""
     f = getattr(b, "residual", None)
-    g = getattr(b, "prelu", None)
-    alpha = b.tensor(g.alpha) if g is not None else None
-    if f is None:
+    g = getattr(b, "activation", None)
+    alpha = b.tensor(g.alpha) if g is not None and g.alpha is not None else None
+    if f is None and g is None:
         return (*act_args(ctx, p.idx["fused activation"], out), None, alpha)
-    lo, hi = {0: (-np.inf, np.inf), 1: (0.0, np.inf), 2: (-1.0, 1.0), 3: (0.0, 6.0)}[
-        f.activation]
-    return f32(lo), f32(hi), b.tensor(f.other), alpha
+    # the convolution's and the ADD's own activations are NONE where an activation is fused
+    lo, hi = g.clamp if g is not None else {0: (-np.inf, np.inf), 1: (0.0, np.inf),
+                                            2: (-1.0, 1.0), 3: (0.0, 6.0)}[f.activation]
+    return f32(lo), f32(hi), b.tensor(f.other) if f is not None else None, alpha
 
 
 def input_strides(shape, nchw: bool, h: int, w: int):

@@ -22,7 +22,7 @@ from clnn.kernels.conv2d import (
     tile_width,
 )
 from clnn.kernels.registry import In, Out, register_kernel
-from clnn.kernels.support import act_args, code, i32
+from clnn.kernels.support import act_args, code, f32, i32
 from hal.operations import depthwise_conv2d as hal_dw
 from hal.operations.conv2d import nhwc_shape, resolve_padding
 
@@ -37,6 +37,8 @@ def plan(ctx, b):
     dt = code(inp)
     quant = dt in ("u8", "i8")
     lo, hi = act_args(ctx, p.idx["fused activation"], out)
+    if getattr(b, "activation", None) is not None:  # a RELU* fused in (clnn/fusion.py)
+        lo, hi = (f32(v) for v in b.activation.clamp)
     requant = _gemm.requant_buffers(b, ctx, o, inp, fi) if quant else []
     tx = tile_width(ow, fw, p.stride_w, p.dil_w)
     if not p.nchw and p.extra[0] == 1 and tx is not None:
