@@ -67,3 +67,28 @@ def test_average_counts_inside_taps_only(cl_device):  # noqa: F811
     (y,) = check("AVERAGE_POOL_2D", ins, [tensor("TENSOR_FLOAT32", [1, 2, 2, 1])], [x],
                  cl_device, "f32")
     np.testing.assert_array_equal(y, np.ones((1, 2, 2, 1)))
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("c", [4, 8, 16, 48])
+@pytest.mark.parametrize("pads,stride,filt,act", [((0, 0, 0, 0), 2, 2, 0),
+                                                  ((1, 2, 0, 1), 2, 3, 1),
+                                                  ((2, 2, 2, 2), 1, 3, 2)])
+def test_nhwc_float32_channel_vectors(cl_device, op, c, pads, stride, filt, act):  # noqa: F811
+    """NHWC float32 with 4 | C takes pool_vec (vectors of channels)."""
+    from tests.opkit import one_op_model
+
+    rng = np.random.default_rng(c)
+    n, h, w = 2, 7, 6
+    left, right, top, bottom = pads
+    oh, ow = _conv_out(h, filt, stride, top, bottom), _conv_out(w, filt, stride, left, right)
+    t = "TENSOR_FLOAT32"
+    ins = [tensor(t, [n, h, w, c]), *[scalar("INT32", v) for v in pads],
+           scalar("INT32", stride), scalar("INT32", stride), scalar("INT32", filt),
+           scalar("INT32", filt), scalar("INT32", act)]
+    outs = [tensor(t, [n, oh, ow, c])]
+    check(op, ins, outs, [_data(rng, t, [n, h, w, c])], cl_device, "f32")
+    pm = cl_device.prepare_model(one_op_model(op, ins, outs))
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    assert names == {"pooling.pool_vec"}

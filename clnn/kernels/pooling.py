@@ -44,6 +44,17 @@ def plan(ctx, b):
     fw, fh = p.extra
     (top, _, left, _), _ = resolve_padding(p, h, w, fh, fw)
     act_index = p.idx["fused activation"]
+    vw = next((v for v in (16, 8, 4) if c % v == 0), None)
+    if not p.nchw and code(y) == "f32" and vw:  # vectors of contiguous channels
+        local = row_local_size(c // vw, ow, 64)
+        b.launch("pooling", "pool_vec", {"kind": _KIND[ctx.name], "vw": vw},
+                 (c // vw, ow, n * oh),
+                 [In(0), Out(0), *[i32(v) for v in (h, w, c, oh, ow)],
+                  *[i32(v) for v in _nhwc_strides(xs, False)[:3]],
+                  *[i32(v) for v in _nhwc_strides(ys, False)[:3]],
+                  *[i32(v) for v in (fh, fw, p.stride_h, p.stride_w, top, left)],
+                  *act_args(ctx, act_index, y)], local_size=(*local, 1) if local else None)
+        return
     local = row_local_size(c, ow)
     b.launch("pooling", "pool", {"kind": _KIND[ctx.name], "dt": code(y)}, (c, ow, n * oh),
              [In(0), Out(0), *[i32(v) for v in (h, w, c, oh, ow)],

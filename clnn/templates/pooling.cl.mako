@@ -68,3 +68,44 @@ ${c.toffsets("x", "y")}
 % endif
 }
 </%def>
+
+## The NHWC float32 variant: one work-item per vw contiguous channels of an output pixel
+## (vector loads). Same sums and order as pool(). Kernel key: kind, vw (divides C).
+<%def name="pool_vec(kind, vw)">
+<% V = "float%d" % vw %>
+__kernel void pool_vec(${c.tparam("f32", "x", True)}, ${c.tparam("f32", "y")},
+                       int H, int W, int C, int OH, int OW, int xn, int xh, int xw,
+                       int yn, int yh, int yw, int fh, int fw, int sh, int sw, int pt, int pl,
+                       float lo, float hi)
+{
+${c.toffsets("x", "y")}
+    int ch = get_global_id(0) * ${vw}, ox = get_global_id(1), t = get_global_id(2);
+    int oy = t % OH;
+    int n = t / OH;
+    int h0 = oy * sh - pt, w0 = ox * sw - pl;
+    int hs = max(h0, 0), he = min(h0 + fh, H);
+    int ws = max(w0, 0), we = min(w0 + fw, W);
+    int count = max((he - hs) * (we - ws), 0);
+    __global const float* xb = x + n * xn + ch;
+    ${V} acc = (${V})(${"-INFINITY" if kind == "MAX" else "0.0f"});
+    for (int r = hs; r < he; ++r) {
+        for (int q = ws; q < we; ++q) {
+            ${V} v = vload${vw}(0, xb + r * xh + q * xw);
+% if kind == "MAX":
+            acc = max(acc, v);
+% elif kind == "L2":
+            acc += v * v;
+% else:
+            acc += v;
+% endif
+        }
+    }
+% if kind == "AVERAGE":
+    acc = acc / (float)max(count, 1);
+% elif kind == "L2":
+    acc = sqrt(acc / (float)max(count, 1));
+% endif
+    acc = clamp(acc, (${V})lo, (${V})hi);
+    vstore${vw}(acc, 0, y + n * yn + oy * yh + ox * yw + ch);
+}
+</%def>
