@@ -18,10 +18,11 @@ output: the ADD launches nothing and the convolution's own output takes no pool 
 plans see it as ``LaunchBuilder.residual`` (an :class:`AddFusion`) and ``Out(0)`` resolves to
 the ADD's output.
 
-CONV_2D [-> ADD] -> RELU / RELU1 / RELU6 / PRELU and DEPTHWISE_CONV_2D -> RELU* (float,
-NHWC): an activation operation reading the convolution's (or its fused ADD's) output, which
-nothing else reads and which has no activation of its own, runs in the epilogue (a clamp, or
-the PRELU of a constant per-channel alpha): ``LaunchBuilder.activation`` (an
+CONV_2D [-> ADD] -> RELU / RELU1 / RELU6 / PRELU / LOGISTIC / HARD_SWISH and
+DEPTHWISE_CONV_2D -> the same but PRELU (float, NHWC): an activation operation reading the
+convolution's (or its fused ADD's) output, which nothing else reads and which has no activation
+of its own, runs in the epilogue (a clamp, the PRELU of a constant per-channel alpha, or a
+function): ``LaunchBuilder.activation`` (an
 :class:`ActivationFusion`), ``Out(0)`` resolves to the activation's output.
 """
 
@@ -70,7 +71,7 @@ class AddFusion:
 @dataclass(frozen=True)
 class ActivationFusion:
     op: int
-    #: RELU, RELU1, RELU6 or PRELU
+    #: RELU, RELU1, RELU6, PRELU, LOGISTIC or HARD_SWISH
     kind: str
     #: the tensor the activation reads (the convolution's or its fused ADD's output), the
     #: PRELU alpha (a constant of one value per output channel; None for RELU*) and the output
@@ -80,8 +81,17 @@ class ActivationFusion:
 
     @property
     def clamp(self) -> tuple[float, float]:
-        return {"RELU": (0.0, float("inf")), "RELU1": (-1.0, 1.0), "RELU6": (0.0, 6.0),
-                "PRELU": (float("-inf"), float("inf"))}[self.kind]
+        return {"RELU": (0.0, float("inf")), "RELU1": (-1.0, 1.0), "RELU6": (0.0, 6.0)}.get(
+            self.kind, (float("-inf"), float("inf")))
+
+    @property
+    def fn(self) -> str | None:
+        """The function the epilogue applies after its clamp (common.mako post_fn)."""
+        return self.kind if self.kind in FUNCTIONS else None
+
+
+#: activation operations an epilogue computes as a function (common.mako post_fn)
+FUNCTIONS = ("LOGISTIC", "HARD_SWISH")
 
 
 def _conv_is_nhwc(ctx) -> bool:
@@ -196,14 +206,16 @@ def add_fusions(sg, ops: list[int], contexts: list, keep: set,
 
 def activation_fusions(sg, ops: list[int], contexts: list, keep: set,
                        added: dict[int, AddFusion]) -> dict[int, ActivationFusion]:
-    """Convolution operation index -> the RELU / RELU1 / RELU6 / PRELU operation fused into
-    its epilogue (after the ADD of ``added`` when it has one). CONV_2D takes every kind,
-    DEPTHWISE_CONV_2D the RELUs (a clamp)."""
+    """Convolution operation index -> the RELU / RELU1 / RELU6 / PRELU / LOGISTIC / HARD_SWISH
+    operation fused into its epilogue (after the ADD of ``added`` when it has one). CONV_2D
+    takes every kind; DEPTHWISE_CONV_2D the RELUs (a clamp) and, where it runs the tiled
+    kernel, LOGISTIC and HARD_SWISH."""
+    from clnn.kernels.depthwise_conv2d import tiled
     from hal.operations import conv2d, depthwise_conv2d
     from hal.types import OperandType
 
     floats = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16)
-    kinds = (OT.RELU, OT.RELU1, OT.RELU6, OT.PRELU)
+    kinds = (OT.RELU, OT.RELU1, OT.RELU6, OT.PRELU, OT.LOGISTIC, OT.HARD_SWISH)
     producer, readers = {}, {}
     for k, op in enumerate(sg.operations):
         for o in op.outputs:
@@ -243,6 +255,9 @@ def activation_fusions(sg, ops: list[int], contexts: list, keep: set,
         except Exception:  # an unusual form: leave both operations alone
             continue
         if act != 0 or params.nchw or cctx.outputs[0].type != y.type or j in found:
+            continue
+        if conv.type == OT.DEPTHWISE_CONV_2D and op.type.name in FUNCTIONS and \
+                not tiled(cctx, params):
             continue
         alpha = None
         if op.type == OT.PRELU:

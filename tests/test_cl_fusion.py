@@ -303,25 +303,30 @@ def device_check(model, inputs, device, kind):
 
 
 @pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
-@pytest.mark.parametrize("act", ["RELU", "RELU1", "RELU6"])
-@pytest.mark.parametrize("producer", ["CONV_2D", "CONV_2D+ADD", "DEPTHWISE_CONV_2D",
-                                      "PAD+DEPTHWISE_CONV_2D"])
-def test_relu_fused_into_convolution(cl_device, t, act, producer):
+@pytest.mark.parametrize("act", ["RELU", "RELU1", "RELU6", "LOGISTIC", "HARD_SWISH"])
+@pytest.mark.parametrize("producer,c,o", [("CONV_2D", 16, 24), ("CONV_2D", 3, 16),
+                                          ("CONV_2D", 16, 2), ("CONV_2D+ADD", 16, 24),
+                                          ("DEPTHWISE_CONV_2D", 16, 16),
+                                          ("PAD+DEPTHWISE_CONV_2D", 16, 16)])
+def test_activation_fused_into_convolution(cl_device, t, act, producer, c, o):
+    """GEMM with im2col, conv_tile, conv_cvec, GEMM after an ADD, depthwise_tile (after a
+    fused PAD too): one convolution launch family left."""
     rng = np.random.default_rng(7)
     dt = np.float16 if t != F32 else np.float32
     b = ModelBuilder()
-    x = b.input(t, [1, 7, 9, 16])
-    inputs = [rng.uniform(-3, 3, (1, 7, 9, 16)).astype(dt)]
+    x = b.input(t, [1, 7, 9, c])
+    inputs = [rng.uniform(-3, 3, (1, 7, 9, c)).astype(dt)]
     src, h, w = x, 7, 9
     if producer.startswith("PAD"):
         src = b.op("PAD", [x, b.constant(np.array([[0, 0], [1, 1], [0, 1], [0, 0]], np.int32))],
-                   b.tensor(t, [1, 9, 10, 16]))
+                   b.tensor(t, [1, 9, 10, c]))
         h, w = 9, 10
+    n_out = o
     if "DEPTHWISE" in producer:
-        wt, n_out = rng.uniform(-1, 1, (1, 3, 3, 16)).astype(dt), 16
+        wt = rng.uniform(-1, 1, (1, 3, 3, c)).astype(dt)
         params = [b.int32(v) for v in (0, 0, 0, 0, 1, 1, 1, 0)]
     else:
-        wt, n_out = rng.uniform(-1, 1, (24, 3, 3, 16)).astype(dt), 24
+        wt = rng.uniform(-1, 1, (o, 3, 3, c)).astype(dt)
         params = [b.int32(v) for v in (0, 0, 0, 0, 1, 1, 0)]
     shape = [1, h - 2, w - 2, n_out]
     conv = "DEPTHWISE_CONV_2D" if "DEPTHWISE" in producer else "CONV_2D"
@@ -352,3 +357,20 @@ def test_prelu_after_depthwise_not_fused(cl_device):
     pm = device_check(m, [rng.uniform(-1, 1, (1, 6, 6, 8)).astype(np.float32)], cl_device,
                       "f32")
     assert "activation.prelu" in _launch_names(pm) and not pm.fused_into
+
+
+def test_function_after_untiled_depthwise_not_fused(cl_device):
+    """LOGISTIC after a depthwise convolution with depth multiplier 2 (the direct kernel, which
+    has no fused functions) stays a LOGISTIC; a RELU6 there is fused (a clamp)."""
+    rng = np.random.default_rng(9)
+    for act, fused in (("LOGISTIC", False), ("RELU6", True)):
+        b = ModelBuilder()
+        x = b.input(F32, [1, 6, 6, 4])
+        y = b.op("DEPTHWISE_CONV_2D", [x, b.constant(rng.uniform(-1, 1, (1, 3, 3, 8)).astype(
+            np.float32)), b.constant(np.zeros(8, np.float32)),
+            *[b.int32(v) for v in (1, 1, 1, 1, 1, 1, 2, 0)]], b.tensor(F32, [1, 6, 6, 8]))
+        b.mark_output(b.op(act, [y], b.tensor(F32, [1, 6, 6, 8])))
+        m = b.finish()
+        pm = device_check(m, [rng.uniform(-3, 3, (1, 6, 6, 4)).astype(np.float32)], cl_device,
+                          "f32")
+        assert bool(pm.fused_into) == fused

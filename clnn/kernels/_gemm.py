@@ -91,12 +91,13 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
                 amode="rows", sam=0, sak=1, cmode="nhwc", ldc=None, ohw=1, epi="act",
                 bias=None, requant=(), batch=(1, 1), a_b=(0, 0), b_b=(0, 0), c_b=(0, 0),
                 ch_b=(0, 0), za=0, zo=0, lo=None, hi=None, family="gemm", res=None,
-                prelu=None):
+                prelu=None, fn=None):
     """One GEMM launch (see gemm.cl.mako for the knobs). ``a`` / ``c`` are In/Out or buffers;
     ``bpk`` the packed B buffer; ``bias`` In(k) or None; ``requant`` [mult, shift] buffers
     of quantized "act" epilogues; lo / hi the activation clamp; ``res`` (buffer, element
     offset) of a float tensor laid out like C, added before the activation; ``prelu`` that of
-    a per-output-channel alpha applied after it (float "act" epilogues)."""
+    a per-output-channel alpha applied after it, ``fn`` a function applied last (float "act"
+    epilogues)."""
     mr, nv, vw = tile
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -115,6 +116,8 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     if prelu is not None:  # (buffer, element offset) of a per-channel PRELU alpha
         params["prelu"] = True
         args += list(prelu)
+    if fn:  # LOGISTIC / HARD_SWISH after the activation clamp
+        params["fn"] = fn
     if quant and epi == "act":
         args += list(requant)
     args += [i32(v) for v in (M, N, K, sam, sak, N if ldc is None else ldc, ohw, batch[1],

@@ -73,6 +73,12 @@ def epilogue(ctx, b, p, out):
     return f32(lo), f32(hi), b.tensor(f.other) if f is not None else None, alpha
 
 
+def post_fn(b) -> str | None:
+    """LOGISTIC / HARD_SWISH of an activation fused into this convolution (clnn/fusion.py)."""
+    f = getattr(b, "activation", None)
+    return f.fn if f is not None else None
+
+
 def input_strides(shape, nchw: bool, h: int, w: int):
     """layout_strides of the input as read: ``shape`` with height and width ``h``, ``w``."""
     n, _, _, c = nhwc_shape(shape, nchw)
@@ -123,7 +129,7 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                       amode=amode, sam=c, sak=1, cmode=cmode, ldc=ldc, ohw=ohw, bias=In(2),
                       requant=requant, batch=(groups, 1), a_b=(a_grp, 0), b_b=(b_grp, 0),
                       c_b=(c_grp, 0), ch_b=(og, 0), za=za, zo=_gemm.zero_of(out), lo=lo,
-                      hi=hi, res=res, prelu=alpha)
+                      hi=hi, res=res, prelu=alpha, fn=post_fn(b))
 
 
 #: most input vectors per filter row of the tiled kernel (they stay in registers)
@@ -184,6 +190,8 @@ def plan_conv_direct(ctx, b, p) -> bool:
             key["res"] = True
         if alpha is not None:
             key["prelu"] = True
+        if post_fn(b):
+            key["fn"] = post_fn(b)
         gsize = (o, -(-ow // tx), n * oh)
         b.launch("conv2d", "conv_cvec", key, gsize, local_size=tile_rows_group(gsize), args=[
                  In(0), In(1), In(2), Out(0), *(res or ()), *(alpha or ()),
@@ -197,6 +205,8 @@ def plan_conv_direct(ctx, b, p) -> bool:
         key["res"] = True
     if alpha is not None:
         key["prelu"] = True
+    if post_fn(b):
+        key["fn"] = post_fn(b)
     gsize = (o // vw, -(-ow // tx), n * oh)
     b.launch("conv2d", "conv_tile", key, gsize, local_size=tile_rows_group(gsize), args=[
              In(0), _gemm.device_buffer(b, packed), In(2), Out(0), *(res or ()), *(alpha or ()),

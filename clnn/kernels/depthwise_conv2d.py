@@ -27,6 +27,18 @@ from hal.operations import depthwise_conv2d as hal_dw
 from hal.operations.conv2d import nhwc_shape, resolve_padding
 
 
+def tiled(ctx, p=None) -> bool:
+    """Whether the plan runs ``depthwise_tile`` (NHWC, depth multiplier 1, the span fits)."""
+    p = p or hal_dw._params(ctx)
+    inp, fi = ctx.inputs[0], ctx.inputs[1]
+    if p.nchw or p.extra[0] != 1 or inp.rank != 4 or fi.rank != 4:
+        return False
+    _, h, w, _ = inp.shape
+    _, fh, fw, _ = fi.shape
+    _, (_, ow) = resolve_padding(p, h, w, fh, fw)
+    return tile_width(ow, fw, p.stride_w, p.dil_w) is not None
+
+
 def plan(ctx, b):
     p = hal_dw._params(ctx)
     inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
@@ -37,14 +49,17 @@ def plan(ctx, b):
     dt = code(inp)
     quant = dt in ("u8", "i8")
     lo, hi = act_args(ctx, p.idx["fused activation"], out)
-    if getattr(b, "activation", None) is not None:  # a RELU* fused in (clnn/fusion.py)
-        lo, hi = (f32(v) for v in b.activation.clamp)
+    fused = getattr(b, "activation", None)  # an activation fused in (clnn/fusion.py)
+    if fused is not None:
+        lo, hi = (f32(v) for v in fused.clamp)
     requant = _gemm.requant_buffers(b, ctx, o, inp, fi) if quant else []
     tx = tile_width(ow, fw, p.stride_w, p.dil_w)
     if not p.nchw and p.extra[0] == 1 and tx is not None:
         vw = next(v for v in (16, 8, 4, 2, 1) if o % v == 0)
         key = {"dt": dt, "fdt": code(fi), "vw": vw, "tx": tx, "fw": fw, "sw": p.stride_w,
                "dw": p.dil_w}
+        if fused is not None and fused.fn:
+            key["fn"] = fused.fn
         gsize = (o // vw, -(-ow // tx), n * oh)
         b.launch("depthwise_conv2d", "depthwise_tile", key, gsize,
                  local_size=tile_rows_group(gsize), args=[In(0), In(1), In(2), Out(0), *requant,

@@ -47,6 +47,10 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
 
 <%def name="ctype(dt)">${CTYPE[dt]}</%def>
 
+## an activation function fused into an epilogue (clnn/fusion.py), on a float scalar or vector
+<%def name="post_fn(fn, v)">${{"LOGISTIC": "(1.0f / (1.0f + exp(-(%s))))" % v,
+    "HARD_SWISH": "((%s) * clamp((%s) + 3.0f, 0.0f, 6.0f) / 6.0f)" % (v, v)}[fn]}</%def>
+
 ## load element i of p as float (dequantization is left to the caller)
 <%def name="ldf(dt, p, i)">${("vload_half((%s), %s)" % (i, p)) if dt == "f16" else ("%s[%s]" % (p, i)) if dt == "f32" else ("(float)%s[%s]" % (p, i))}</%def>
 

@@ -6,10 +6,10 @@
 ## with the filter vectors. The filter is packed at planning as float [fh, fw, C, O].
 ## Kernel key: dt (f32, f16 storage of input and output), vw (divides O), tx, fw, sw, dw, res
 ## (add a tensor laid out like the output before the activation: a fused ADD, clnn/fusion.py),
-## prelu (then a PRELU with one alpha per output channel).
+## prelu (then a PRELU with one alpha per output channel), fn (then LOGISTIC or HARD_SWISH).
 <%namespace name="c" file="common.mako"/>
 
-<%def name="conv_tile(dt, vw, tx, fw, sw, dw, res=False, prelu=False)">
+<%def name="conv_tile(dt, vw, tx, fw, sw, dw, res=False, prelu=False, fn=None)">
 <%
     V = "float" if vw == 1 else "float%d" % vw
     span = (tx - 1) * sw + (fw - 1) * dw + 1
@@ -90,15 +90,14 @@ ${c.toffsets("x", "bias", "y")}
     else:
         rv = " + vload%d(0, rr + %d * O)" % (vw, j)
 %>\
-  % if prelu:
         ${V} r = clamp(acc${j} + bv${rv}, (${V})lo, (${V})hi);
-    % if vw == 1:
+  % if prelu and vw == 1:
         if (r < 0.0f) r *= av;
-    % else:
+  % elif prelu:
         r = select(r * av, r, r >= (${V})(0.0f));
-    % endif
-  % else:
-        const ${V} r = clamp(acc${j} + bv${rv}, (${V})lo, (${V})hi);
+  % endif
+  % if fn:
+        r = ${c.post_fn(fn, "r")};
   % endif
   % if vw == 1:
         ${c.stf(dt, "yr", "%d * O" % j, "r")};
@@ -116,7 +115,7 @@ ${c.toffsets("x", "bias", "y")}
 ## channels instead (cw of them, cw | C), one output channel per work-item, a horizontal sum at
 ## the end. The filter stays in its [O, fh, fw, C] layout. Kernel key: dt, cw, tx, fw, sw, dw,
 ## res.
-<%def name="conv_cvec(dt, cw, tx, fw, sw, dw, res=False, prelu=False)">
+<%def name="conv_cvec(dt, cw, tx, fw, sw, dw, res=False, prelu=False, fn=None)">
 <%
     V = "float%d" % cw
     span = (tx - 1) * sw + (fw - 1) * dw + 1
@@ -180,6 +179,9 @@ ${c.toffsets("x", "w", "bias", "y")}
         r = clamp(r, lo, hi);
   % if prelu:
         if (r < 0.0f) r *= ${c.ldf(dt, "alpha", "alpha_off + o")};
+  % endif
+  % if fn:
+        r = ${c.post_fn(fn, "r")};
   % endif
         ${c.stf(dt, "y", "yo", "r")};
     }

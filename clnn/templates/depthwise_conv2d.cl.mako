@@ -59,7 +59,8 @@ ${c.toffsets("x", "w", "bias", "y")}
 ## read a clamped pixel and are zeroed), then runs fw * tx vector fma. fw, sw, dw (filter width,
 ## stride and dilation along x) are knobs so that the window unrolls; the filter height, the
 ## rest of the geometry and the quantization parameters are arguments.
-## Kernel key: dt, fdt, vw (1, 2, 4, 8, 16: divides the channel count), tx, fw, sw, dw.
+## Kernel key: dt, fdt, vw (1, 2, 4, 8, 16: divides the channel count), tx, fw, sw, dw, fn
+## (float: LOGISTIC or HARD_SWISH after the clamp, an activation fused in by clnn/fusion.py).
 <%def name="vld(dt, vw, off, p)">\
 % if vw == 1:
 ${c.ldf(dt, p, off) if dt in ("f32", "f16") else "(int)%s[%s]" % (p, off)}\
@@ -72,7 +73,7 @@ convert_int${vw}(vload${vw}(0, ${p} + (${off})))\
 % endif
 </%def>
 
-<%def name="depthwise_tile(dt, fdt, vw, tx, fw, sw, dw)">
+<%def name="depthwise_tile(dt, fdt, vw, tx, fw, sw, dw, fn=None)">
 <%
     quant = dt in ("u8", "i8")
     S = "int" if quant else "float"
@@ -149,7 +150,10 @@ ${c.toffsets("x", "w", "bias", "y")}
             yr[${j} * C + l] = (${c.ctype(dt)})clamp(r, lo, hi);
         }
   % else:
-        const ${V} r = clamp(acc${j} + bv, (${V})lo, (${V})hi);
+        ${V} r = clamp(acc${j} + bv, (${V})lo, (${V})hi);
+    % if fn:
+        r = ${c.post_fn(fn, "r")};
+    % endif
     % if vw == 1:
         ${c.stf(dt, "yr", "%d * C" % j, "r")};
     % elif dt == "f16":

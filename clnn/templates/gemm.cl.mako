@@ -16,12 +16,13 @@
 ## m * ldc + n; "nchw": at (m / ohw) * ldc + n * ohw + m % ohw), epi ("act": bias, fused
 ## activation and, for quantized types, the reference requantization; "acc": raw float / int32
 ## accumulators), bias and res (float "act" epilogues: add a tensor laid out like C before the
-## activation, an ADD fused into the convolution, clnn/fusion.py) and prelu (then a PRELU with
-## one alpha per output channel). B is always packed at prepare: [ceil(N/nr), K, nr] float for float
+## activation, an ADD fused into the convolution, clnn/fusion.py), prelu (then a PRELU with
+## one alpha per output channel) and fn (then LOGISTIC or HARD_SWISH). B is always packed at prepare: [ceil(N/nr), K, nr] float for float
 ## types, short (w - w_zero_point) for quantized ones, zero padded.
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias, res=False, prelu=False)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias, res=False, prelu=False,
+                 fn=None)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -125,10 +126,16 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
     at = "(size_t)(m0 + %d) * ldc + n0 + %d" % (r, v * vw)
     rv = (" + " + ("vload_half%d(0, res + %s)" % (vw, at) if odt == "f16" else "vload%d(0, res + %s)" % (vw, at))) if res else ""
 %>\
-  % if prelu:
+  % if prelu or fn:
         {
-            const ${V} t = clamp(c${r}_${v} + bv${v}${rv}, (${V})lo, (${V})hi);
-            ${"vstore_half%d_rte" % vw if odt == "f16" else "vstore%d" % vw}(select(t * av${v}, t, t >= (${V})(0.0f)), 0, c + ${at});
+            ${V} t = clamp(c${r}_${v} + bv${v}${rv}, (${V})lo, (${V})hi);
+    % if prelu:
+            t = select(t * av${v}, t, t >= (${V})(0.0f));
+    % endif
+    % if fn:
+            t = ${c.post_fn(fn, "t")};
+    % endif
+            ${"vstore_half%d_rte" % vw if odt == "f16" else "vstore%d" % vw}(t, 0, c + ${at});
         }
   % else:
         ${"vstore_half%d_rte" % vw if odt == "f16" else "vstore%d" % vw}(clamp(c${r}_${v} + bv${v}${rv}, (${V})lo, (${V})hi), 0, c + ${at});
@@ -168,6 +175,9 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
             x = clamp(x, lo, hi);
       % if prelu:
             if (x < 0.0f) x *= ${c.ldf(odt, "alpha", "alpha_off + choff + n")};
+      % endif
+      % if fn:
+            x = ${c.post_fn(fn, "x")};
       % endif
     % else:
             const int ci = ${"n" if cmode == "nhwc" else "n * ohw"};
