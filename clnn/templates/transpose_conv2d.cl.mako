@@ -25,15 +25,14 @@ ${c.toffsets("cols", "bias", "y")}
     const int b = t / OH, oy = t - b * OH;
     const int taps = fh * fw, nc = O * taps;
     ${S} acc = 0;
-    for (int ty = 0; ty < fh; ++ty) {
-        const int ny = oy + pad_t - ty;
-        if (ny < 0 || ny % stride_h != 0) continue;
-        const int iy = ny / stride_h;
+    /* the taps landing here: ty = (oy + pad_t) mod stride_h + k * stride_h reads input row
+       (oy + pad_t) / stride_h - k (pads are >= 0); no division per tap */
+    const int ay = oy + pad_t, ax = ox + pad_l;
+    const int ty0 = ay % stride_h, tx0 = ax % stride_w;
+    const int iy0 = ay / stride_h, ix0 = ax / stride_w;
+    for (int ty = ty0, iy = iy0; ty < fh && iy >= 0; ty += stride_h, --iy) {
         if (iy >= H) continue;
-        for (int tx = 0; tx < fw; ++tx) {
-            const int nx = ox + pad_l - tx;
-            if (nx < 0 || nx % stride_w != 0) continue;
-            const int ix = nx / stride_w;
+        for (int tx = tx0, ix = ix0; tx < fw && ix >= 0; tx += stride_w, --ix) {
             if (ix >= W) continue;
             acc += cols[(size_t)((b * H + iy) * W + ix) * nc + oc * taps + ty * fw + tx];
         }
