@@ -12,6 +12,13 @@ Types: FLOAT32, FLOAT16 (stored half, computed float), QUANT8_ASYMM and QUANT8_A
 with per-tensor or per-channel filters (integer accumulation of (x - x_zp) * (w - w_zp)).
 Every scalar parameter must be a constant. A constant filter is reordered when the plan is made;
 a filter that is a model input is packed on the device (``pack_b``) at each execution.
+
+Float NHWC convolutions with a constant filter take a direct kernel (conv2d.cl.mako) where the
+GEMM wastes work: ``conv_cvec`` for fewer than CVEC_MAX_O output channels (vectors over the
+input channels), ``conv_tile`` over at most DIRECT_MAX_C input channels with a window wider
+than 1x1 (im2col would write fh * fw copies of a thin input). Every path honours the fusions of
+clnn/fusion.py: a PAD read through (``fused_pad``), an ADD, a RELU* / PRELU / LOGISTIC /
+HARD_SWISH in the epilogue (:func:`epilogue`, :func:`post_fn`).
 """
 
 from __future__ import annotations
