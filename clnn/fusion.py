@@ -22,8 +22,9 @@ CONV_2D [-> ADD] -> RELU / RELU1 / RELU6 / PRELU / LOGISTIC / HARD_SWISH and
 DEPTHWISE_CONV_2D -> the same but PRELU (float, NHWC): an activation operation reading the
 convolution's (or its fused ADD's) output, which nothing else reads and which has no activation
 of its own, runs in the epilogue (a clamp, the PRELU of a constant per-channel alpha, or a
-function): ``LaunchBuilder.activation`` (an
-:class:`ActivationFusion`), ``Out(0)`` resolves to the activation's output.
+function); a RELU* after a float ADD / SUB / MUL / DIV without activation becomes its clamp:
+``LaunchBuilder.activation`` (an :class:`ActivationFusion`), ``Out(0)`` resolves to the
+activation's output.
 """
 
 from __future__ import annotations
@@ -92,6 +93,10 @@ class ActivationFusion:
 
 #: activation operations an epilogue computes as a function (common.mako post_fn)
 FUNCTIONS = ("LOGISTIC", "HARD_SWISH")
+#: activation operations that are a clamp
+CLAMPS = ("RELU", "RELU1", "RELU6")
+#: element-wise operations with a fused activation (broadcast.cl.mako binary)
+BINARY = (OT.ADD, OT.SUB, OT.MUL, OT.DIV)
 
 
 def _conv_is_nhwc(ctx) -> bool:
@@ -206,10 +211,11 @@ def add_fusions(sg, ops: list[int], contexts: list, keep: set,
 
 def activation_fusions(sg, ops: list[int], contexts: list, keep: set,
                        added: dict[int, AddFusion]) -> dict[int, ActivationFusion]:
-    """Convolution operation index -> the RELU / RELU1 / RELU6 / PRELU / LOGISTIC / HARD_SWISH
+    """Producer operation index -> the RELU / RELU1 / RELU6 / PRELU / LOGISTIC / HARD_SWISH
     operation fused into its epilogue (after the ADD of ``added`` when it has one). CONV_2D
     takes every kind; DEPTHWISE_CONV_2D the RELUs (a clamp) and, where it runs the tiled
-    kernel, LOGISTIC and HARD_SWISH."""
+    kernel, LOGISTIC and HARD_SWISH; a float ADD / SUB / MUL / DIV without an activation of
+    its own the RELUs (its kernel's clamp)."""
     from clnn.kernels.depthwise_conv2d import tiled
     from hal.operations import conv2d, depthwise_conv2d
     from hal.types import OperandType
@@ -224,6 +230,7 @@ def activation_fusions(sg, ops: list[int], contexts: list, keep: set,
             readers.setdefault(i, []).append(k)
     ctx_of = dict(zip(ops, contexts))
     by_add_out = {f.add_out: (j, f) for j, f in added.items()}
+    fused_adds = {f.add_op for f in added.values()}
     found = {}
     for k in ops:
         op = sg.operations[k]
@@ -232,8 +239,19 @@ def activation_fusions(sg, ops: list[int], contexts: list, keep: set,
         actx = ctx_of[k]
         x, y = actx.inputs[0], actx.outputs[0]
         source = op.inputs[0]
-        if y.type not in floats or x.shape != y.shape or x.rank != 4 or source in keep or \
+        if y.type not in floats or x.shape != y.shape or source in keep or \
                 readers.get(source) != [k] or op.inputs.count(source) != 1:
+            continue
+        p = producer.get(source)
+        if op.type.name in CLAMPS and p in ctx_of and sg.operations[p].type in BINARY and \
+                p not in fused_adds and p not in found:
+            # ADD / SUB / MUL / DIV -> RELU*: the element-wise kernel's own clamp
+            bctx = ctx_of[p]
+            if bctx.outputs[0].type == y.type and bctx.inputs[2].value is not None and \
+                    int(bctx.scalar(2)) == 0:
+                found[p] = ActivationFusion(k, op.type.name, source, None, op.outputs[0])
+            continue
+        if x.rank != 4:
             continue
         if source in by_add_out:  # conv -> ADD -> activation: the ADD must have none
             j, f = by_add_out[source]

@@ -374,3 +374,26 @@ def test_function_after_untiled_depthwise_not_fused(cl_device):
         pm = device_check(m, [rng.uniform(-3, 3, (1, 6, 6, 4)).astype(np.float32)], cl_device,
                           "f32")
         assert bool(pm.fused_into) == fused
+
+
+@pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
+@pytest.mark.parametrize("op,act,b_shape,own_act,fused", [
+    ("ADD", "RELU", [2, 5, 6, 8], 0, True),
+    ("MUL", "RELU6", [8], 0, True),              # a per-channel operand (row launch)
+    ("SUB", "RELU1", [5, 1, 1], 0, True),        # general broadcasting
+    ("DIV", "RELU", [2, 5, 6, 8], 0, True),
+    ("ADD", "RELU", [2, 5, 6, 8], 3, False),     # the ADD has an activation of its own
+])
+def test_relu_fused_into_elementwise(cl_device, t, op, act, b_shape, own_act, fused):
+    rng = np.random.default_rng(10)
+    dt = np.float16 if t != F32 else np.float32
+    b = ModelBuilder()
+    x, y = b.input(t, [2, 5, 6, 8]), b.input(t, b_shape)
+    z = b.op(op, [x, y, b.int32(own_act)], b.tensor(t, [2, 5, 6, 8]))
+    b.mark_output(b.op(act, [z], b.tensor(t, [2, 5, 6, 8])))
+    m = b.finish()
+    inputs = [rng.uniform(-4, 4, (2, 5, 6, 8)).astype(dt),
+              rng.uniform(0.5, 2, b_shape).astype(dt)]
+    pm = device_check(m, inputs, cl_device, "f16" if t != F32 else "f32")
+    assert ("activation.unary" not in _launch_names(pm)) == fused
+    assert bool(pm.fused_into) == fused

@@ -44,6 +44,9 @@ def plan(ctx, b):
     act = ctx.name in _FUSED and 2 or None
     if out.type in FLOAT:
         extra = act_args(ctx, act, out)
+        fused = getattr(b, "activation", None)  # a RELU* fused in (clnn/fusion.py)
+        if fused is not None:
+            extra = [f32(v) for v in fused.clamp]
     elif out.type == OperandType.TENSOR_INT32:
         lo, hi = _INT_ACT[int(ctx.scalar(2) or 0) if act else 0]
         extra = [i32(lo), i32(hi)]
