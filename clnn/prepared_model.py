@@ -25,12 +25,11 @@ import numpy as np
 from clnn.buffer import ClBuffer, DeviceTensor, on_host
 from clnn.fusion import activation_fusions, add_fusions, pad_fusions
 from clnn.kernels.registry import In, Out, Unplannable, kernel_for
-from hal.errors import ErrorStatus, GeneralFailure, HalError, InvalidArgument, MissedDeadline
+from hal.errors import ErrorStatus, GeneralFailure, HalError
 from hal.interfaces import ExecutionResult, PreparedModel
-from hal.memory_domain import validate_execution_request
 from hal.operations.context import OperandInfo, OperationContext
 from hal.operations.registry import lookup
-from hal.reference.device import loop_timeout, read_inputs, write_outputs
+from hal.reference.device import begin_execution, read_inputs, write_outputs
 from hal.reference.executor import Executor, shapes_compatible
 from hal.types import NO_TIMING, NUMPY_DTYPE, MeasureTiming, OperandLifeTime, Timing
 
@@ -440,13 +439,7 @@ class ClPreparedModel(PreparedModel):
                               loop_timeout_duration=None) -> ExecutionResult:
         t0 = time.perf_counter_ns()
         try:
-            validate_execution_request(self, request)
-            if measure not in tuple(MeasureTiming):
-                raise InvalidArgument(f"measure {measure} is not a valid MeasureTiming")
-            timeout = loop_timeout(loop_timeout_duration)
-            if deadline is not None and time.monotonic_ns() > deadline:
-                raise MissedDeadline("the deadline passed before the execution started",
-                                     ErrorStatus.MISSED_DEADLINE_TRANSIENT)
+            timeout = begin_execution(self, request, measure, deadline, loop_timeout_duration)
             with self._lock:
                 on_device, status, shapes = self._execute_locked(request, measure, deadline,
                                                                  timeout)

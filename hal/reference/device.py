@@ -117,6 +117,20 @@ def loop_timeout(duration_ns):
     return duration_ns
 
 
+def begin_execution(prepared, request, measure, deadline, loop_timeout_duration) -> int:
+    """The checks every execution makes before it runs, on every device: the request against
+    the model (and device memories), the MeasureTiming value, the loop timeout (returned, in
+    ns) and a deadline that has already passed."""
+    validate_execution_request(prepared, request)
+    if measure not in tuple(MeasureTiming):
+        raise InvalidArgument(f"measure {measure} is not a valid MeasureTiming")
+    timeout = loop_timeout(loop_timeout_duration)
+    if deadline is not None and time.monotonic_ns() > deadline:
+        raise MissedDeadline("the deadline passed before the execution started",
+                             ErrorStatus.MISSED_DEADLINE_TRANSIENT)
+    return timeout
+
+
 class ReferencePreparedModel(PreparedModel):
     def __init__(self, model: Model):
         self.model = model
@@ -134,13 +148,7 @@ class ReferencePreparedModel(PreparedModel):
                               loop_timeout_duration=None) -> ExecutionResult:
         t0 = time.perf_counter_ns()
         try:
-            validate_execution_request(self, request)
-            if measure not in tuple(MeasureTiming):
-                raise InvalidArgument(f"measure {measure} is not a valid MeasureTiming")
-            timeout = loop_timeout(loop_timeout_duration)
-            if deadline is not None and time.monotonic_ns() > deadline:
-                raise MissedDeadline("the deadline passed before the execution started",
-                                     ErrorStatus.MISSED_DEADLINE_TRANSIENT)
+            timeout = begin_execution(self, request, measure, deadline, loop_timeout_duration)
             inputs = read_inputs(self.model, request)
             ex = self._execution_executor()
             ex.deadline_ns = deadline
