@@ -220,6 +220,8 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
                          for io, x in zip(imported.inputs, inputs)],
               "outputs": [{"name": io.name, "shape": list(o.shape), "dtype": str(o.dtype),
                            "stats": _stats(o)} for io, o in zip(imported.outputs, outputs)]}
+    if hasattr(runner.prepared, "pool_report"):
+        report["memory"] = runner.prepared.pool_report()
     status = 0
     if compare_with:
         try:
@@ -262,6 +264,11 @@ def _print_report(report: dict, top: int):
             print(f"         vs {report['compare_with']}: max abs err {c['max_abs_err']:.3g}, "
                   f"max rel err {c['max_rel_err']:.3g} "
                   f"({'ok' if c['within_tolerance'] else 'OUT OF TOLERANCE'})")
+    if "memory" in report:
+        m = report["memory"]
+        print(f"memory: buffer pool {m['pool_bytes']:,} B for {m['tensor_bytes']:,} B of "
+              f"intermediate tensors (planned by liveness), constants {m['constant_bytes']:,} B, "
+              f"{m['launches']} kernel launches per run")
     print(f"latency: median {lat['median_ms']:.3f} ms over {lat['iterations']} runs "
           f"(min {lat['min_ms']:.3f}, p10 {lat['p10_ms']:.3f}, p90 {lat['p90_ms']:.3f}, "
           f"max {lat['max_ms']:.3f})")

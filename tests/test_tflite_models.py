@@ -96,6 +96,9 @@ def test_run_profile_on_opencl(model_paths, capsys):
     assert sum(r["share"] for r in rows) == pytest.approx(1.0)
     assert rows == sorted(rows, key=lambda r: -r["ms"])
     assert "CONV_2D" in {r["type"] for r in rows}
+    mem = report["memory"]  # the liveness-planned pool is smaller than the tensors it holds
+    assert 0 < mem["pool_bytes"] < mem["tensor_bytes"]
+    assert mem["constant_bytes"] > 0 and mem["launches"] > 0
 
 
 def test_run_text_report_and_bad_input(model_paths, capsys):
