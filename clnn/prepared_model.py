@@ -25,11 +25,17 @@ import numpy as np
 from clnn.buffer import ClBuffer, DeviceTensor, on_host
 from clnn.fusion import activation_fusions, add_fusions, pad_fusions
 from clnn.kernels.registry import In, Out, Unplannable, kernel_for
-from hal.errors import ErrorStatus, GeneralFailure, HalError
+from hal.errors import GeneralFailure
 from hal.interfaces import ExecutionResult, PreparedModel
 from hal.operations.context import OperandInfo, OperationContext
 from hal.operations.registry import lookup
-from hal.reference.device import begin_execution, read_inputs, write_outputs
+from hal.reference.device import (
+    begin_execution,
+    failed_execution,
+    finished_execution,
+    read_inputs,
+    write_outputs,
+)
 from hal.reference.executor import Executor, shapes_compatible
 from hal.types import NO_TIMING, NUMPY_DTYPE, MeasureTiming, OperandLifeTime, Timing
 
@@ -443,21 +449,14 @@ class ClPreparedModel(PreparedModel):
             with self._lock:
                 on_device, status, shapes = self._execute_locked(request, measure, deadline,
                                                                  timeout)
-        except HalError as e:
-            return ExecutionResult(e.status, getattr(e, "output_shapes", []), NO_TIMING,
-                                   e.reason)
-        except Exception as e:  # never crash the caller: a bug is a GENERAL_FAILURE
-            return ExecutionResult(ErrorStatus.GENERAL_FAILURE, [], NO_TIMING,
-                                   f"{type(e).__name__}: {e}")
-        if status != ErrorStatus.NONE:
-            return ExecutionResult(status, shapes, NO_TIMING,
-                                   "an output buffer is too small for its output")
+        except Exception as e:  # never crash the caller
+            return failed_execution(e)
         timing = NO_TIMING
         if measure == MeasureTiming.YES:
             in_driver = (time.perf_counter_ns() - t0) // 1000
             timing = Timing(min(on_device, in_driver) if on_device is not None
                             else NO_TIMING.time_on_device, in_driver)
-        return ExecutionResult(status, shapes, timing)
+        return finished_execution(status, shapes, timing)
 
     def _execute_locked(self, request, measure, deadline, timeout):
         """Read the inputs (device memories stay on the device), run, write the outputs.

@@ -131,6 +131,23 @@ def begin_execution(prepared, request, measure, deadline, loop_timeout_duration)
     return timeout
 
 
+def failed_execution(e: Exception) -> ExecutionResult:
+    """An execution that raised: its HAL status and reason; anything else (a bug) is a
+    GENERAL_FAILURE. Never crashes the caller."""
+    if isinstance(e, HalError):
+        return ExecutionResult(e.status, getattr(e, "output_shapes", []), NO_TIMING, e.reason)
+    return ExecutionResult(ErrorStatus.GENERAL_FAILURE, [], NO_TIMING,
+                           f"{type(e).__name__}: {e}")
+
+
+def finished_execution(status, shapes, timing) -> ExecutionResult:
+    """An execution that ran: OUTPUT_INSUFFICIENT_SIZE carries the shapes and no timing."""
+    if status != ErrorStatus.NONE:
+        return ExecutionResult(status, shapes, NO_TIMING,
+                               "an output buffer is too small for its output")
+    return ExecutionResult(status, shapes, timing)
+
+
 class ReferencePreparedModel(PreparedModel):
     def __init__(self, model: Model):
         self.model = model
@@ -158,20 +175,12 @@ class ReferencePreparedModel(PreparedModel):
                 outputs = ex.run_subgraph(None, inputs)
             t2 = time.perf_counter_ns()
             status, shapes = write_outputs(self.model, request, outputs)
-        except HalError as e:
-            shapes = getattr(e, "output_shapes", [])
-            return ExecutionResult(e.status, shapes, NO_TIMING, e.reason)
-        except Exception as e:  # never crash the caller: a bug is a GENERAL_FAILURE
-            return ExecutionResult(ErrorStatus.GENERAL_FAILURE, [], NO_TIMING,
-                                   f"{type(e).__name__}: {e}")
-        if status != ErrorStatus.NONE:
-            return ExecutionResult(status, shapes, NO_TIMING,
-                                   "an output buffer is too small for its output")
+        except Exception as e:  # never crash the caller
+            return failed_execution(e)
         timing = NO_TIMING
         if measure == MeasureTiming.YES:
-            t3 = time.perf_counter_ns()
-            timing = Timing((t2 - t1) // 1000, (t3 - t0) // 1000)
-        return ExecutionResult(status, shapes, timing)
+            timing = Timing((t2 - t1) // 1000, (time.perf_counter_ns() - t0) // 1000)
+        return finished_execution(status, shapes, timing)
 
 
 _ALL_TYPES = [t for t in OperandType if t != OperandType.SUBGRAPH]
