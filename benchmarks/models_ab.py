@@ -28,10 +28,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKER = r"""
 import json, sys, time
 import numpy as np
-from clnn.models import fetch
-from clnn.run import ClnnRunner, open_named_device, random_inputs
+from clnn.tools.models import fetch
+from clnn.tools.devices import open_device
+from clnn.tools.run import ClnnRunner, random_inputs
 from clnn.tflite import load
-device = open_named_device("opencl")
+device = open_device("opencl")
 runners = {}
 for line in sys.stdin:
     name, n, out = line.split()
@@ -84,9 +85,9 @@ def main(argv=None) -> int:
     ap.add_argument("models", nargs="*", help="model names (default: every model litert runs)")
     args = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
-    from clnn.models import MODELS, NEEDS_MEDIAPIPE_OPS, fetch
-    from clnn.run import LITERT_THREADS, LiteRtRunner, compare, random_inputs
     from clnn.tflite import load
+    from clnn.tools.models import MODELS, NEEDS_MEDIAPIPE_OPS, fetch
+    from clnn.tools.run import LITERT_THREADS, LiteRtRunner, compare, random_inputs
 
     names = args.models or [m for m in sorted(MODELS) if m not in NEEDS_MEDIAPIPE_OPS]
     paths = fetch(names)

@@ -1,3 +1,3 @@
-from clnn.cli import main
+from clnn.tools.cli import main
 
 raise SystemExit(main())

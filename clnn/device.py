@@ -5,12 +5,18 @@ from __future__ import annotations
 import os
 import threading
 
-from clnn.kernels.registry import kernel_for
+from clnn import compilation_cache as cache
+from clnn.capabilities import load_or_measure, to_capabilities
+from clnn.kernels import kernel_for
+from clnn.memory import ClBuffer
+from clnn.prepared_model import ClPreparedModel
+from clnn.program_cache import ProgramCache
 from hal import __version__
+from hal.driver import check_prepare_args
 from hal.errors import ErrorStatus, HalError, InvalidArgument
 from hal.interfaces import Device
-from hal.operations.registry import lookup
-from hal.reference.device import check_prepare_args
+from hal.memory_domain import allocate_host_buffer
+from hal.operations import lookup
 from hal.types import (
     Capabilities,
     DeviceType,
@@ -91,8 +97,6 @@ class ClDevice(Device):
                  profiling: bool = False):
         import pyopencl as cl
 
-        from clnn.program_cache import ProgramCache
-
         self.platform, self.cl_device = select_device(device or os.environ.get("CLNN_DEVICE"))
         self.context = cl.Context([self.cl_device])
         props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
@@ -122,8 +126,6 @@ class ClDevice(Device):
     def get_capabilities(self) -> Capabilities:
         """Measured against the reference device once per (platform, device, driver, clnn
         version) and cached (clnn/capabilities.py); the first call measures (under a minute)."""
-        from clnn.capabilities import load_or_measure, to_capabilities
-
         try:
             return to_capabilities(load_or_measure(self, progress=False))
         except Exception:  # never fail a capabilities query: the static estimate below
@@ -179,30 +181,24 @@ class ClDevice(Device):
         return self._timing_queue
 
     def get_number_of_cache_files_needed(self) -> tuple[int, int]:
-        from clnn.cache import FILES_NEEDED
-
-        return FILES_NEEDED
+        return cache.FILES_NEEDED
 
     def prepare_model_from_cache(self, deadline=None, model_cache=(), data_cache=(),
                                  token=None):
-        """See clnn/cache.py: GENERAL_FAILURE for a cache that fails its checks."""
-        from clnn import cache
-
+        """See clnn/compilation_cache.py: GENERAL_FAILURE for a cache that fails its checks."""
         check_prepare_args(Priority.MEDIUM, deadline)
         return cache.restore(self, model_cache, data_cache, token)
 
     def allocate(self, descriptor, prepared_models, input_roles, output_roles):
-        """A device memory in an OpenCL buffer (clnn/buffer.py)."""
-        from clnn.buffer import allocate
-
-        return allocate(self, descriptor, prepared_models, input_roles, output_roles)
+        """A device memory in an OpenCL buffer (clnn/memory.py)."""
+        return allocate_host_buffer(
+            self, descriptor, prepared_models, input_roles, output_roles,
+            owns=lambda pm: isinstance(pm, ClPreparedModel) and pm.device is self,
+            factory=ClBuffer)
 
     # ------------------------------------------------------------------ prepare
     def prepare_model(self, model, preference=None, priority=Priority.MEDIUM, deadline=None,
                       model_cache=(), data_cache=(), token=None):
-        from clnn import cache
-        from clnn.prepared_model import ClPreparedModel
-
         check_prepare_args(priority, deadline, preference)
         save = cache.requested(self, model_cache, data_cache, token)
         rows = self.support_report(model)

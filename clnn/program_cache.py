@@ -12,7 +12,7 @@ keyed by source, options, device and driver version: by pyopencl's binary cache,
 that keep their own cache (PoCL: ``POCL_CACHE_DIR``, ~/.cache/pocl), by the ICD, which pyopencl
 then defers to. So a second process does not rebuild a program: measured on PoCL 3.1, four
 programs took 0.94 s to build with a cold cache and 0.10 s in a second process (see
-:func:`build_stats`; clnn/cache.py adds a per-model compilation cache on top).
+:func:`build_stats`; clnn/compilation_cache.py adds a per-model compilation cache on top).
 
 ``CLNN_DUMP_CL=dir`` writes every rendered program to ``dir/<family>.<def>.<hash>.cl``.
 """
@@ -28,6 +28,8 @@ from pathlib import Path
 
 from mako import exceptions as mako_exceptions
 from mako.lookup import TemplateLookup
+
+from clnn import paths
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 _LOOKUP = TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
@@ -124,11 +126,7 @@ def recording():
 
 
 def cache_dir() -> str:
-    base = os.environ.get("CLNN_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "clnn")
-    path = os.path.join(base, "programs")
-    os.makedirs(path, exist_ok=True)
-    return path
+    return str(paths.cache_dir("programs", create=True))
 
 
 def build_stats() -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass
 
-from hal.errors import ErrorStatus
+from hal.errors import ErrorStatus, GeneralFailure
 from hal.types import (
     Capabilities,
     DeviceType,
@@ -52,33 +52,21 @@ class PreparedModel(abc.ABC):
                               loop_timeout_duration: int | None = None) -> ExecutionResult:
         """Run the request. ``deadline`` is a time.monotonic_ns() value; durations are ns."""
 
-    # asynchronous, fenced and burst executions run on execute_synchronously: hal/execution.py
-    def execute(self, request, measure=MeasureTiming.NO, deadline=None,
-                loop_timeout_duration=None, callback=None):
-        """Returns ``Launched(status, callback)`` at once; ``callback.wait()`` gives the
-        ExecutionResult."""
-        from hal.execution import execute_async
+    @abc.abstractmethod
+    def execute(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
+                deadline: int | None = None, loop_timeout_duration: int | None = None,
+                callback=None):
+        """Asynchronous: returns ``Launched(status, callback)`` at once; ``callback.wait()``
+        gives the ExecutionResult."""
 
-        return execute_async(self, request, measure, deadline, loop_timeout_duration, callback)
-
-    def execute_fenced(self, request, wait_for=(), measure=MeasureTiming.NO, deadline=None,
-                       loop_timeout_duration=None, timeout_after_fence=None):
+    @abc.abstractmethod
+    def execute_fenced(self, request: Request, wait_for=(), measure=MeasureTiming.NO,
+                       deadline=None, loop_timeout_duration=None, timeout_after_fence=None):
         """Returns ``FencedLaunch(status, sync_fence, callback)``."""
-        from hal.execution import execute_fenced
 
-        return execute_fenced(self, request, wait_for, measure, deadline,
-                              loop_timeout_duration, timeout_after_fence)
-
+    @abc.abstractmethod
     def configure_execution_burst(self):
-        """A :class:`hal.execution.Burst` (memory pools cached by slot)."""
-        from hal.execution import configure_burst
-
-        return configure_burst(self)
-
-
-def _not_implemented(what: str) -> ExecutionResult:
-    return ExecutionResult(ErrorStatus.GENERAL_FAILURE, [], Timing(),
-                           f"{what} is not implemented yet")
+        """A burst: executions with memory pools cached by slot."""
 
 
 class Device(abc.ABC):
@@ -100,13 +88,9 @@ class Device(abc.ABC):
 
     def prepare_model_from_cache(self, deadline=None, model_cache=(), data_cache=(),
                                  token=None) -> PreparedModel:
-        from hal.errors import GeneralFailure
-
         raise GeneralFailure(f"{self.name}: compilation caching is not supported")
 
     def allocate(self, descriptor, prepared_models, input_roles, output_roles) -> Buffer:
-        from hal.errors import GeneralFailure
-
         raise GeneralFailure(f"{self.name}: device memories are not implemented yet")
 
     @abc.abstractmethod

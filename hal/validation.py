@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from hal.errors import HalError, InvalidArgument
+from hal.operations import lookup
 from hal.operations.context import OperandInfo, OperationContext
-from hal.operations.registry import OperationRegistration, lookup
+from hal.operations.registry import OperationRegistration
 from hal.types import (
     NUMPY_DTYPE,
     Memory,

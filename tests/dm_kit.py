@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from hal.operations import lookup
 from hal.operations.context import OperandInfo, OperationContext
-from hal.operations.registry import lookup
 from hal.types import NUMPY_DTYPE, OperandLifeTime, OperandType, OperationType
 
 

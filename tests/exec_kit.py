@@ -13,7 +13,7 @@ F32 = "TENSOR_FLOAT32"
 
 
 def open_or_skip(name: str):
-    from clnn.devices import open_device
+    from clnn.tools.devices import open_device
 
     try:
         return open_device(name)

@@ -91,8 +91,8 @@ def test_rejects_float16_tanh_with_float32_output():
 
 
 def test_logistic_zero_sized():
+    from hal.operations import lookup
     from hal.operations.context import OperandInfo, OperationContext
-    from hal.operations.registry import lookup
     from hal.types import OperandType, OperationType
     x = OperandInfo(OperandType.TENSOR_QUANT8_ASYMM, (0, 4), scale=0.1, zero_point=3,
                     value=np.zeros((0, 4), np.uint8))

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from hal.errors import ErrorStatus
+from hal.operations import lookup
 from hal.operations.context import OperandInfo, OperationContext
-from hal.operations.registry import lookup
 from hal.types import OperandType, OperationType
 from tests.opkit import execute, one_op_model, rejected, run, scalar, tensor
 

@@ -10,7 +10,7 @@ from hal.builder import (
     read_outputs,
 )
 from hal.errors import BuilderError, ErrorStatus, ResultCode
-from hal.operations.registry import lookup
+from hal.operations import lookup
 from hal.reference import ReferenceDevice
 from hal.types import (
     HostMemory,

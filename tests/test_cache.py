@@ -144,7 +144,7 @@ def test_restore_in_a_new_process(device, tmp_path):
     script = f"""
 import json, sys
 import numpy as np
-from clnn.devices import open_device
+from clnn.tools.devices import open_device
 from hal.builder import make_request, read_outputs
 from tests.exec_kit import chain, sample
 dev = open_device({name!r})
@@ -168,7 +168,7 @@ def test_bench_prepare_restores_without_building(capsys):
     from tests.exec_kit import open_or_skip
 
     open_or_skip("opencl")
-    from clnn.bench_prepare import run_prepare_bench
+    from clnn.tools.bench_prepare import run_prepare_bench
 
     assert run_prepare_bench(as_json=True) == 0
     result = json.loads(capsys.readouterr().out)

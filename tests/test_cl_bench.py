@@ -10,7 +10,7 @@ cl_device = clgemm_kit.cl_device
 
 
 def test_bench_gemm_json(cl_device, capsys, monkeypatch):
-    from clnn.cli import main
+    from clnn.tools.cli import main
 
     monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
     assert main(["bench", "gemm", "--n", "96", "--reps", "3", "--json"]) == 0

@@ -90,7 +90,7 @@ def test_without_fallback_if_and_while_cannot_run(cl_device, tmp_path, monkeypat
 
 
 def test_cli_json(record, capsys):
-    from clnn.cli import main
+    from clnn.tools.cli import main
 
     assert main(["capabilities", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

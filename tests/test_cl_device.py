@@ -127,7 +127,7 @@ def test_pool_smaller_than_tensors(cl_device):  # noqa: F811
 
 
 def test_plan_offsets_never_share_live_bytes():
-    from clnn.prepared_model import plan_offsets
+    from clnn.plan import plan_offsets
 
     sizes = {0: 1000, 1: 500, 2: 500, 3: 2000}
     live = {0: (-1, 0), 1: (0, 1), 2: (1, 2), 3: (2, 3)}
@@ -203,7 +203,7 @@ def test_second_process_does_not_rebuild(tmp_path):
 
 
 def test_cli_devices_and_support(cl_device, capsys):  # noqa: F811
-    from clnn.cli import main
+    from clnn.tools.cli import main
 
     assert main(["devices"]) == 0
     out = capsys.readouterr().out
@@ -257,7 +257,7 @@ def test_zero_sized_intermediates(cl_device, op):  # noqa: F811
 def test_no_opencl_gives_a_clear_message(monkeypatch, capsys):
     """Without any OpenCL device: `clnn devices` explains, ClDevice is DEVICE_UNAVAILABLE."""
     import clnn.device as device_module
-    from clnn.device_cli import run_devices_cli
+    from clnn.tools.devices import run_devices_cli
 
     monkeypatch.setattr(device_module, "list_cl_devices", lambda: [])
     assert run_devices_cli() == 0
@@ -270,8 +270,8 @@ def test_no_opencl_gives_a_clear_message(monkeypatch, capsys):
 
 def test_demo_profiles_every_operation():
     """`clnn demo` on OpenCL: a kernel time from profiling events for every operation."""
-    from clnn import demo
     from clnn.device import ClDevice
+    from clnn.tools import demo
 
     try:
         dev = ClDevice(profiling=True)
@@ -284,7 +284,7 @@ def test_demo_profiles_every_operation():
 
 
 def test_plans_are_bounded(cl_device, monkeypatch):  # noqa: F811
-    import clnn.prepared_model as pm_module
+    import clnn.plan as pm_module
 
     monkeypatch.setattr(pm_module, "MAX_PLANS", 3)
     m = _chain(["RELU"], dims=(0, 2))

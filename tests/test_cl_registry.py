@@ -9,9 +9,9 @@ import os
 import numpy as np
 import pytest
 
-from clnn.kernels.registry import kernel_registrations
+from clnn.kernels import kernel_registrations
 from clnn.program_cache import render
-from hal.operations.registry import registrations
+from hal.operations import registrations
 from tests.cl_ops_kit import cl_device  # noqa: F401
 from tests.opkit import make_request, one_op_model, scalar, tensor
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from clnn.cts import run_corpus
+from clnn.tools.cts import run_corpus
 
 CORPUS = Path(os.environ.get("CLNN_CTS_CORPUS",
                              Path(__file__).resolve().parents[1].parent / "shared/cts/public"))
@@ -56,7 +56,7 @@ def test_opencl_passes_what_the_reference_passes(reference_summary):
 
 
 def test_opencl_claimed_operations_pass():
-    from clnn.cts import iter_corpus
+    from clnn.tools.cts import iter_corpus
 
     summary = _opencl_summary("opencl-no-fallback", fallback=False)
     failed = [f"{r.name} [{r.variant}]: {r.detail.splitlines()[0]}"

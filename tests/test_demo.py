@@ -1,7 +1,7 @@
 import numpy as np
 
-import clnn.devices
-from clnn import demo
+import clnn.tools.devices
+from clnn.tools import demo
 from hal.types import OperationType
 from tests.opkit import run
 
@@ -34,14 +34,14 @@ def test_demo_runs_on_the_reference_device(capsys):
 
 
 def test_demo_falls_back_when_opencl_is_missing(monkeypatch, capsys):
-    real = clnn.devices.open_device
+    real = clnn.tools.devices.open_device
 
     def fake(name="reference", **kw):
         if name == "opencl":
             raise ImportError("no pyopencl here")
         return real(name, **kw)
 
-    monkeypatch.setattr(clnn.devices, "open_device", fake)
+    monkeypatch.setattr(clnn.tools.devices, "open_device", fake)
     assert demo.run_demo() == 0
     out = " ".join(capsys.readouterr().out.split())  # rich wraps lines
     assert "not available" in out and "no pyopencl here" in out

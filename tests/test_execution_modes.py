@@ -1,4 +1,4 @@
-"""The conformance runner's execution modes (clnn/cts_modes.py): a slice of the corpus passes
+"""The conformance runner's execution modes (clnn/tools/cts_modes.py): a slice of the corpus passes
 in every mode on every device, and the fenced mode counts unknown output dimensions as the HAL
 says (INVALID_ARGUMENT first, then the request with the dimensions)."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from clnn.cts import iter_corpus, run_variant
-from clnn.cts_modes import MODES, ModeRunner
+from clnn.tools.cts import iter_corpus, run_variant
+from clnn.tools.cts_modes import MODES, ModeRunner
 from tests.exec_kit import device, make_request, relu, sample
 
 assert device  # the fixture

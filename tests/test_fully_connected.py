@@ -4,8 +4,8 @@ validation mutations."""
 import numpy as np
 import pytest
 
+from hal.operations import lookup
 from hal.operations.context import OperandInfo, OperationContext
-from hal.operations.registry import lookup
 from hal.types import OperandType, OperationType
 from tests.opkit import one_op_model, rejected, run, scalar, tensor
 from tests.test_conv2d import requant_ref

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 import hal.operations as hal_operations
-from hal.operations.registry import register, registrations
+from hal.operations import registrations
+from hal.operations.registry import register
 from hal.types import OperandType, OperationType
 from tests.opkit import one_op_model, rejected, scalar, tensor
 

@@ -193,7 +193,7 @@ def test_roles_must_agree_on_type_and_quantization(device):
 def test_opencl_memories_pass_tensors_without_host_copies(monkeypatch):
     """On the OpenCL device, executions chained through device memories copy on the device:
     no download or upload of the tensors between copy_from and copy_to."""
-    from clnn.buffer import ClBuffer
+    from clnn.memory import ClBuffer
     from tests.exec_kit import open_or_skip
 
     dev = open_or_skip("opencl")

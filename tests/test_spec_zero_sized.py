@@ -11,7 +11,7 @@ import copy
 
 import pytest
 
-from clnn.cts import run_variant
+from clnn.tools.cts import run_variant
 from hal.reference import ReferenceDevice
 from tests import spec_variants as sv
 

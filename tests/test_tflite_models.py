@@ -1,4 +1,4 @@
-"""Real MediaPipe models (clnn.models fetches them once into the cache) imported and run on
+"""Real MediaPipe models (clnn.tools.models fetches them once into the cache) imported and run on
 the reference and OpenCL devices, checked against ai-edge-litert; the ``clnn run``,
 ``clnn models`` and ``clnn bench models`` commands."""
 
@@ -9,10 +9,11 @@ import zipfile
 import numpy as np
 import pytest
 
-from clnn import models
-from clnn.cli import main
-from clnn.run import ClnnRunner, LiteRtRunner, compare, open_named_device, random_inputs
 from clnn.tflite import TfliteImportError, load
+from clnn.tools import models
+from clnn.tools.cli import main
+from clnn.tools.devices import open_device
+from clnn.tools.run import ClnnRunner, LiteRtRunner, compare, random_inputs
 
 #: small models covering DENSIFY, Convolution2DTransposeBias, HARD_SWISH, PAD, CONCATENATION
 SMALL = ["face_detection_short_range.tflite", "selfie_segmentation.tflite",
@@ -28,7 +29,7 @@ def model_paths():
 @pytest.fixture(scope="module", params=DEVICES)
 def device(request):
     try:
-        return open_named_device(request.param)
+        return open_device(request.param)
     except Exception as e:  # no OpenCL platform on this machine
         pytest.skip(f"no {request.param} device: {e}")
 
@@ -83,7 +84,7 @@ def test_run_json_compare_litert(model_paths, capsys, tmp_path):
 
 def test_run_profile_on_opencl(model_paths, capsys):
     try:
-        open_named_device("opencl")
+        open_device("opencl")
     except Exception as e:
         pytest.skip(f"no OpenCL device: {e}")
     path = model_paths["face_detection_short_range.tflite"]

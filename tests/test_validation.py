@@ -469,7 +469,7 @@ def _run_ok(model, req, **kw):
 @pytest.fixture(scope="module", params=["reference", "opencl"])
 def device(request):
     """The execution duties hold on every device: the reference one and OpenCL where found."""
-    from clnn.devices import open_device
+    from clnn.tools.devices import open_device
 
     try:
         return open_device(request.param)

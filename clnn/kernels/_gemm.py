@@ -47,7 +47,7 @@ def device_buffer(b, arr: np.ndarray):
     data = np.ascontiguousarray(arr)
     if data.nbytes == 0:
         data = np.zeros(1, np.int32)
-    return cl.Buffer(b.pm.device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+    return cl.Buffer(b.device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                      hostbuf=data)
 
 
@@ -55,7 +55,7 @@ def scratch(b, nbytes: int):
     """A device buffer private to one launch sequence of a plan (im2col, packed B, ...)."""
     import pyopencl as cl
 
-    return cl.Buffer(b.pm.device.context, cl.mem_flags.READ_WRITE, max(int(nbytes), 4))
+    return cl.Buffer(b.device.context, cl.mem_flags.READ_WRITE, max(int(nbytes), 4))
 
 
 def pack_weights(bt: np.ndarray, nr: int, quant: bool, zero_point: int = 0) -> np.ndarray:

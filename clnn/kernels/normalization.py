@@ -24,7 +24,7 @@ _GROUP = 64
 
 
 def _group_size(b) -> int:
-    limit = int(b.pm.device.cl_device.max_work_group_size)
+    limit = int(b.device.cl_device.max_work_group_size)
     g = _GROUP
     while g > limit:
         g //= 2

@@ -82,15 +82,3 @@ def register_kernel(op: OperationType | str, *, family: str, support: Callable,
     reg = KernelRegistration(op, family, support, plan, tuple(host_inputs))
     _KERNELS[op] = reg
     return reg
-
-
-def kernel_for(op: OperationType) -> KernelRegistration | None:
-    from clnn import kernels  # noqa: F401  (imports every family module once)
-
-    return _KERNELS.get(op)
-
-
-def kernel_registrations() -> dict[OperationType, KernelRegistration]:
-    from clnn import kernels  # noqa: F401
-
-    return dict(_KERNELS)

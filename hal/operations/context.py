@@ -16,6 +16,15 @@ from hal.types import (
 )
 
 
+def shapes_compatible(declared, actual) -> bool:
+    """An actual shape fits a declared one (rank 0 or 0 dimensions: unknown)."""
+    if len(declared) == 0:
+        return True
+    if len(declared) != len(actual):
+        return False
+    return all(d == 0 or d == a for d, a in zip(declared, actual))
+
+
 @dataclass
 class OperandInfo:
     type: OperandType

@@ -108,15 +108,3 @@ def register(op: OperationType | str, execute: Callable, *, signatures: Iterable
                                 custom_signature, family)
     _REGISTRY[op] = reg
     return reg
-
-
-def lookup(op: OperationType) -> OperationRegistration | None:
-    from hal import operations  # noqa: F401  (imports every family module once)
-
-    return _REGISTRY.get(op)
-
-
-def registrations() -> dict[OperationType, OperationRegistration]:
-    from hal import operations  # noqa: F401
-
-    return dict(_REGISTRY)

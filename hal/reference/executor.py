@@ -7,8 +7,8 @@ import time
 import numpy as np
 
 from hal.errors import ErrorStatus, GeneralFailure, HalError, InvalidArgument, MissedDeadline
-from hal.operations.context import OperandInfo, OperationContext
-from hal.operations.registry import lookup
+from hal.operations import lookup
+from hal.operations.context import OperandInfo, OperationContext, shapes_compatible
 from hal.types import Model, OperandLifeTime, Subgraph
 from hal.values import constant_value
 
@@ -26,14 +26,6 @@ def operand_info(subgraph: Subgraph, index: int, value=None, shape=None) -> Oper
         lifetime=op.lifetime,
         index=index,
     )
-
-
-def shapes_compatible(declared, actual) -> bool:
-    if len(declared) == 0:
-        return True
-    if len(declared) != len(actual):
-        return False
-    return all(d == 0 or d == a for d, a in zip(declared, actual))
 
 
 class Executor:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hal.memory_domain import DeviceBuffer, allocate_host_buffer
+from hal.memory_domain import DeviceBuffer
 from hal.types import NUMPY_DTYPE
 
 
@@ -101,12 +101,3 @@ class ClBuffer(DeviceBuffer):
                 self._retired.clear()
             return
         super().write(on_host(arr))
-
-
-def allocate(device, descriptor, prepared_models, input_roles, output_roles) -> ClBuffer:
-    from clnn.prepared_model import ClPreparedModel
-
-    return allocate_host_buffer(
-        device, descriptor, prepared_models, input_roles, output_roles,
-        owns=lambda pm: isinstance(pm, ClPreparedModel) and pm.device is device,
-        factory=ClBuffer)

@@ -18,6 +18,8 @@ that fails its digest, is GENERAL_FAILURE; nothing of it is used.
 
 from __future__ import annotations
 
+from clnn.prepared_model import ClPreparedModel
+from clnn.program_cache import recording
 from hal import __version__
 from hal import compilation_cache as hal_cache
 from hal.errors import GeneralFailure, HalError
@@ -53,8 +55,6 @@ def prepare_and_save(device, model, supported, model_cache, data_cache, token):
     save leaves the prepared model as it is (the HAL lets a driver skip saving)."""
     import pyopencl as cl
 
-    from clnn.prepared_model import ClPreparedModel
-    from clnn.program_cache import recording
 
     with recording() as keys:
         prepared = ClPreparedModel(device, model, supported)
@@ -97,7 +97,6 @@ def _warm_up(device, prepared):
 def restore(device, model_cache, data_cache, token):
     import pyopencl as cl
 
-    from clnn.prepared_model import ClPreparedModel
 
     (model_payload,), (data_payload,) = hal_cache.load(model_cache, data_cache, token,
                                                        FILES_NEEDED)

@@ -95,10 +95,9 @@ def numpy_gemm(n: int, reps: int) -> dict:
 
 
 class _DirectBuilder:
-    """Just enough of prepared_model.LaunchBuilder to run the GEMM launches by hand."""
+    """Just enough of clnn.launch.LaunchBuilder to run the GEMM launches by hand."""
 
     def __init__(self, device):
-        self.pm = self
         self.device = device
         self.launches = []
 

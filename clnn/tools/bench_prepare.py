@@ -1,6 +1,6 @@
 """``clnn bench prepare``: cold prepare vs prepare from the compilation cache, in one run.
 
-The demo's MobileNet-style model (clnn.demo) on the OpenCL device, three fresh processes, each
+The demo's MobileNet-style model (clnn.tools.demo) on the OpenCL device, three fresh processes, each
 with empty program caches (pyopencl's binary cache and PoCL's kernel cache point into a new
 temporary directory, so nothing built by an earlier phase or run is reused):
 
@@ -28,9 +28,9 @@ TOKEN = bytes(range(32))
 def _phase(phase: str, workdir: str) -> dict:
     import numpy as np
 
-    from clnn.demo import build_model, demo_input
     from clnn.device import ClDevice
     from clnn.program_cache import build_stats
+    from clnn.tools.demo import build_model, demo_input
     from hal.builder import make_request, read_outputs
     from hal.reference import ReferenceDevice
 
@@ -73,7 +73,7 @@ def _run_phase(phase: str, workdir: str) -> dict:
     fresh = tempfile.mkdtemp(prefix=f"{phase}-", dir=workdir)
     env = dict(os.environ, CLNN_CACHE_DIR=os.path.join(fresh, "clnn"),
                POCL_CACHE_DIR=os.path.join(fresh, "pocl"))
-    proc = subprocess.run([sys.executable, "-m", "clnn.bench_prepare", phase, workdir],
+    proc = subprocess.run([sys.executable, "-m", "clnn.tools.bench_prepare", phase, workdir],
                           env=env, capture_output=True, text=True, timeout=1800)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:

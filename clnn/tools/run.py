@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 
+from clnn.tools.devices import open_device
 from hal.builder import make_request, read_outputs
 from hal.errors import ErrorStatus, HalError
 
@@ -62,14 +63,6 @@ def parse_inputs(imported, specs, seed: int = SEED) -> list[np.ndarray]:
                              f"{', '.join(names)})")
         arrays[k] = np.load(path).astype(imported.inputs[k].dtype)
     return arrays
-
-
-def open_named_device(name: str, profiling: bool = False):
-    from clnn.devices import open_device
-
-    if name == "opencl":
-        return open_device("opencl", profiling=profiling)
-    return open_device(name)
 
 
 class ClnnRunner:
@@ -208,7 +201,7 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
         return 1
     try:
         inputs = parse_inputs(imported, input_specs)
-        runner = ClnnRunner(imported, open_named_device(device, profiling=do_profile))
+        runner = ClnnRunner(imported, open_device(device, profiling=do_profile))
         outputs, times = runner.latency(inputs, max(iterations, 1))
     except (ValueError, OSError, HalError) as e:
         print(f"clnn run: {getattr(e, 'reason', e)}", file=sys.stderr)
@@ -228,7 +221,7 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
             if compare_with == "litert":
                 expected, _ = LiteRtRunner(path).run(imported, inputs)
             else:
-                expected, _ = ClnnRunner(imported, open_named_device("reference")).run(inputs)
+                expected, _ = ClnnRunner(imported, open_device("reference")).run(inputs)
         except (RuntimeError, ValueError, HalError) as e:
             print(f"clnn run: --compare {compare_with}: {getattr(e, 'reason', e)}",
                   file=sys.stderr)

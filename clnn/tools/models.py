@@ -3,7 +3,8 @@
 
 ``clnn models fetch`` downloads that wheel with ``pip download --no-deps`` (mediapipe and its
 dependencies are never installed) and unpacks only the .tflite files, checked against their
-SHA-256, into the cache directory: ``$CLNN_CACHE_DIR/models`` or ``~/.cache/clnn/models``.
+SHA-256, into ``models`` under clnn's cache directory (``$CLNN_CACHE_DIR``, else
+``$XDG_CACHE_HOME/clnn``: clnn/paths.py).
 Tests and ``clnn bench models`` get paths through :func:`model_path` / :func:`fetch`.
 """
 
@@ -16,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+
+from clnn import paths
 
 WHEEL_REQUIREMENT = "mediapipe==0.10.14"
 WHEEL_PREFIX = "mediapipe/modules/"
@@ -57,9 +60,7 @@ class FetchError(RuntimeError):
 
 
 def cache_dir() -> str:
-    base = os.environ.get("CLNN_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
-                                                             "clnn")
-    return os.path.join(base, "models")
+    return str(paths.cache_dir("models"))
 
 
 def _sha256(path: str) -> str:

@@ -80,7 +80,7 @@ def demo_input(seed: int = SEED) -> np.ndarray:
 def choose_device(name: str | None, say) -> tuple[object, str]:
     """The device to run on: ``name``, or the OpenCL device when it opens, else the
     reference device. Returns (device, note)."""
-    from clnn.devices import open_device
+    from clnn.tools.devices import open_device
 
     wanted = name or "opencl"
     try:
@@ -182,7 +182,7 @@ def run_demo(device_name: str | None = None) -> int:
     def say(msg):
         (console.print if console else print)(msg)
 
-    from clnn.devices import open_device
+    from clnn.tools.devices import open_device
 
     try:
         device, note = choose_device(device_name, say)

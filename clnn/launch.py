@@ -1,0 +1,142 @@
+"""Kernel launches of a plan: :class:`LaunchBuilder` is what a kernel family's ``plan()`` sees
+(it records launches with their arguments set once), and :func:`enqueue_plan` runs a plan: the
+copies of its inputs, every kernel and the copies of the tensors that leave it, then one wait.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from clnn.kernels.registry import In, Out
+from clnn.memory import DeviceTensor
+from hal.errors import GeneralFailure
+from hal.types import NUMPY_DTYPE
+
+
+def nbytes(shape, dtype) -> int:
+    n = dtype.itemsize
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+@dataclass
+class Launch:
+    op_index: int
+    name: str
+    kernel: object
+    global_size: tuple
+    local_size: tuple | None = None
+    #: buffers made by the plan (packed weights, scratch) that only kernel arguments refer to:
+    #: pyopencl's set_args keeps no reference, so the launch keeps them alive
+    keep: tuple = ()
+
+
+def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None):
+    """Run a plan on ``queue``: ``values`` gives its inputs and receives its outputs (arrays, or
+    DeviceTensors for model outputs in ``device_outputs`` device memories)."""
+    import pyopencl as cl
+
+    q = queue
+    keep = []
+    for i, off in plan.uploads:
+        if isinstance(values[i], DeviceTensor):  # a device memory: copied on the device
+            t = values[i]
+            if t.nbytes:
+                cl.enqueue_copy(q, plan.pool, t.buffer.cl_buffer, dst_offset=off,
+                                byte_count=t.nbytes)
+            continue
+        arr = np.ascontiguousarray(values[i])
+        if arr.nbytes:
+            keep.append(arr)
+            cl.enqueue_copy(q, plan.pool, arr, dst_offset=off, is_blocking=False)
+    for launch in plan.launches:
+        ev = cl.enqueue_nd_range_kernel(q, launch.kernel, launch.global_size,
+                                        launch.local_size)
+        if events is not None:
+            events.append((launch, ev))
+    results = []
+    for o, off, shape, dtype in plan.downloads:
+        dst = device_outputs.get(o)
+        if dst is not None:  # a model output in a device memory: copied on the device
+            n = nbytes(shape, dtype)
+            dst.ensure(n)
+            if n:
+                cl.enqueue_copy(q, dst.cl_buffer, plan.pool, src_offset=off, byte_count=n)
+            results.append((o, DeviceTensor(dst, shape)))
+            continue
+        arr = np.empty(shape, dtype)
+        if arr.nbytes:
+            cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
+        results.append((o, arr))
+    q.finish()
+    for o, arr in results:
+        values[o] = arr
+
+
+class LaunchBuilder:
+    """What a kernel family's plan() sees: records launches with arguments set."""
+
+    def __init__(self, planner, op_index: int, ctx, operation, offsets, pool):
+        #: the plan's owner (clnn.plan.Planner): constants, programs, the device
+        self.planner = planner
+        self.device = planner.device
+        self.op_index = op_index
+        self.ctx = ctx
+        self.operation = operation
+        self.offsets = offsets
+        self.pool = pool
+        self.launches: list[Launch] = []
+        #: a PAD fused into this convolution (clnn.fusion.PadFusion), an ADD fused into its
+        #: epilogue (clnn.fusion.AddFusion) and operand aliases
+        self.input_pad = None
+        self.residual = None
+        #: an activation operation fused into its epilogue (clnn.fusion.ActivationFusion)
+        self.activation = None
+        self.alias: dict[int, int] = {}
+
+    def tensor(self, operand: int):
+        """(buffer, element offset) of an operand of this plan."""
+        operand = self.alias.get(operand, operand)
+        o = self.planner.model.main.operands[operand]
+        size = NUMPY_DTYPE[o.type].itemsize
+        if operand in self.planner.const_offsets:
+            return self.planner.const_buffer, np.int32(self.planner.const_offsets[operand] // size)
+        if operand in self.offsets:
+            return self.pool, np.int32(self.offsets[operand] // size)
+        raise GeneralFailure(f"operation {self.op_index}: operand {operand} has no device "
+                             "storage")
+
+    def buffer(self, array: np.ndarray):
+        """A small read-only device buffer (index tables...) owned by the plan: pass it as a
+        kernel argument."""
+        import pyopencl as cl
+
+        arr = np.ascontiguousarray(array)
+        buf = cl.Buffer(self.device.context, cl.mem_flags.READ_ONLY |
+                        cl.mem_flags.COPY_HOST_PTR, hostbuf=arr if arr.nbytes else b"\0")
+        return buf
+
+    def launch(self, family: str, name: str, params: dict, global_size, args,
+               local_size=None):
+        import pyopencl as cl
+
+        gs = tuple(int(g) for g in global_size)
+        if any(g == 0 for g in gs):
+            return
+        prg = self.planner.programs.program(family, name, params)
+        kernel = cl.Kernel(prg, name)
+        flat = []
+        for a in args:
+            if isinstance(a, In):
+                flat.extend(self.tensor(self.operation.inputs[a.index]))
+            elif isinstance(a, Out):
+                flat.extend(self.tensor(self.operation.outputs[a.index]))
+            else:
+                flat.append(a)
+        kernel.set_args(*flat)
+        keep = tuple(a for a in flat if isinstance(a, cl.MemoryObjectHolder))
+        self.launches.append(Launch(self.op_index, f"{family}.{name}", kernel, gs,
+                                    tuple(local_size) if local_size else None, keep))

@@ -1,0 +1,165 @@
+"""Driver plumbing every device shares: the pre-run checks of an execution, reading the
+request's inputs, writing its outputs (OUTPUT_INSUFFICIENT_SIZE), turning an execution's outcome
+into an ExecutionResult, and the asynchronous / fenced / burst executions that run on
+``execute_synchronously`` (:class:`DriverPreparedModel`). Both devices import it; no device
+imports another device."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from hal.errors import ErrorStatus, GeneralFailure, HalError, InvalidArgument, MissedDeadline
+from hal.execution import configure_burst, execute_async, execute_fenced
+from hal.interfaces import (
+    LOOP_TIMEOUT_DEFAULT_NS,
+    LOOP_TIMEOUT_MAXIMUM_NS,
+    ExecutionResult,
+    PreparedModel,
+)
+from hal.memory_domain import DeviceBuffer, validate_execution_request
+from hal.operations.context import shapes_compatible
+from hal.types import (
+    NO_TIMING,
+    ExecutionPreference,
+    MeasureTiming,
+    Model,
+    OutputShape,
+    Priority,
+    Request,
+)
+from hal.validation import request_dimensions
+from hal.values import array_from_bytes, array_to_bytes, pool_view
+
+
+def check_prepare_args(priority, deadline, preference=None):
+    try:
+        Priority(priority)
+    except ValueError:
+        raise InvalidArgument(f"priority {priority} is not a valid Priority") from None
+    if preference is not None:
+        try:
+            ExecutionPreference(preference)
+        except ValueError:
+            raise InvalidArgument(f"preference {preference} is not a valid "
+                                  "ExecutionPreference") from None
+    if deadline is not None and time.monotonic_ns() > deadline:
+        raise MissedDeadline("the deadline passed before preparation",
+                             ErrorStatus.MISSED_DEADLINE_PERSISTENT)
+
+
+def read_inputs(model: Model, request: Request) -> list[np.ndarray | None]:
+    """Input arrays of a (validated) request; None for omitted inputs."""
+    arrays = []
+    sg = model.main
+    for k, (arg, i) in enumerate(zip(request.inputs, sg.input_indexes)):
+        if arg.has_no_value:
+            arrays.append(None)
+            continue
+        op = sg.operands[i]
+        dims = request_dimensions(f"request input {k}", op, arg.dimensions)
+        pool = request.pools[arg.location.pool_index]
+        if isinstance(pool, DeviceBuffer):  # a device memory (memory domains)
+            arrays.append(pool.read(f"request input {k}", dims))
+            continue
+        view = pool_view(request.pools, arg.location.pool_index, f"request input {k}")
+        loc = arg.location
+        arrays.append(array_from_bytes(view[loc.offset: loc.offset + loc.length], op.type,
+                                       dims).copy())
+    return arrays
+
+
+def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
+    """Check sizes, then write. Returns (status, output shapes)."""
+    shapes = []
+    sufficient = True
+    sg = model.main
+    for k, (arg, i, arr) in enumerate(zip(request.outputs, sg.output_indexes, outputs)):
+        op = sg.operands[i]
+        request_dimensions(f"request output {k}", op, arg.dimensions)
+        if arg.dimensions and not shapes_compatible(arg.dimensions, arr.shape):
+            raise GeneralFailure(f"output {k} has shape {list(arr.shape)}, the request "
+                                 f"declared {list(arg.dimensions)}")
+        pool = request.pools[arg.location.pool_index]
+        if isinstance(pool, DeviceBuffer):  # sized by the device: always sufficient
+            pool.check_fits(f"output {k}", arr.shape)
+            shapes.append(OutputShape(tuple(int(d) for d in arr.shape), True))
+            continue
+        data = array_to_bytes(arr)
+        ok = len(data) <= arg.location.length
+        sufficient &= ok
+        shapes.append(OutputShape(tuple(int(d) for d in arr.shape), ok))
+    if not sufficient:
+        return ErrorStatus.OUTPUT_INSUFFICIENT_SIZE, shapes
+    for arg, arr in zip(request.outputs, outputs):
+        pool = request.pools[arg.location.pool_index]
+        if isinstance(pool, DeviceBuffer):
+            pool.write(arr)
+            continue
+        data = array_to_bytes(arr)
+        view = pool_view(request.pools, arg.location.pool_index, "request output")
+        view[arg.location.offset: arg.location.offset + len(data)] = data
+    return ErrorStatus.NONE, shapes
+
+
+def loop_timeout(duration_ns):
+    if duration_ns is None:
+        return LOOP_TIMEOUT_DEFAULT_NS
+    if duration_ns < 0 or duration_ns > LOOP_TIMEOUT_MAXIMUM_NS:
+        raise InvalidArgument(f"loop timeout {duration_ns} ns is outside [0, "
+                              f"{LOOP_TIMEOUT_MAXIMUM_NS}] ns")
+    return duration_ns
+
+
+def begin_execution(prepared, request, measure, deadline, loop_timeout_duration) -> int:
+    """The checks every execution makes before it runs, on every device: the request against
+    the model (and device memories), the MeasureTiming value, the loop timeout (returned, in
+    ns) and a deadline that has already passed."""
+    validate_execution_request(prepared, request)
+    if measure not in tuple(MeasureTiming):
+        raise InvalidArgument(f"measure {measure} is not a valid MeasureTiming")
+    timeout = loop_timeout(loop_timeout_duration)
+    if deadline is not None and time.monotonic_ns() > deadline:
+        raise MissedDeadline("the deadline passed before the execution started",
+                             ErrorStatus.MISSED_DEADLINE_TRANSIENT)
+    return timeout
+
+
+def failed_execution(e: Exception) -> ExecutionResult:
+    """An execution that raised: its HAL status and reason; anything else (a bug) is a
+    GENERAL_FAILURE. Never crashes the caller."""
+    if isinstance(e, HalError):
+        return ExecutionResult(e.status, getattr(e, "output_shapes", []), NO_TIMING, e.reason)
+    return ExecutionResult(ErrorStatus.GENERAL_FAILURE, [], NO_TIMING,
+                           f"{type(e).__name__}: {e}")
+
+
+def finished_execution(status, shapes, timing) -> ExecutionResult:
+    """An execution that ran: OUTPUT_INSUFFICIENT_SIZE carries the shapes and no timing."""
+    if status != ErrorStatus.NONE:
+        return ExecutionResult(status, shapes, NO_TIMING,
+                               "an output buffer is too small for its output")
+    return ExecutionResult(status, shapes, timing)
+
+
+
+class DriverPreparedModel(PreparedModel):
+    """A PreparedModel whose asynchronous, fenced and burst executions run on its
+    ``execute_synchronously`` (hal/execution.py)."""
+
+    def execute(self, request, measure=MeasureTiming.NO, deadline=None,
+                loop_timeout_duration=None, callback=None):
+        """Returns ``Launched(status, callback)`` at once; ``callback.wait()`` gives the
+        ExecutionResult."""
+        return execute_async(self, request, measure, deadline, loop_timeout_duration, callback)
+
+    def execute_fenced(self, request, wait_for=(), measure=MeasureTiming.NO, deadline=None,
+                       loop_timeout_duration=None, timeout_after_fence=None):
+        """Returns ``FencedLaunch(status, sync_fence, callback)``."""
+        return execute_fenced(self, request, wait_for, measure, deadline,
+                              loop_timeout_duration, timeout_after_fence)
+
+    def configure_execution_burst(self):
+        """A :class:`hal.execution.Burst` (memory pools cached by slot)."""
+        return configure_burst(self)

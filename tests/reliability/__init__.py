@@ -1,0 +1,1 @@
+"""Reliability suites: hostile input, mutations, fuzzing, random graphs, concurrency."""
