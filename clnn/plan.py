@@ -204,6 +204,8 @@ class Planner:
                 out_shapes = reg.prepare(ctx)
             except Exception:
                 return None
+            if out_shapes is None:  # a parameter the execution gives (a model input)
+                return None
             for o, s in zip(operation.outputs, out_shapes):
                 shapes[o] = tuple(int(d) for d in s)
         return shapes
@@ -264,6 +266,8 @@ class Planner:
                        for j in host):
                     return None
                 raise
+            if out_shapes is None:  # shapes that only the values tell: run on the reference
+                return None
             for n, (o, s) in enumerate(zip(operation.outputs, out_shapes)):
                 s = tuple(int(d) for d in s)
                 if not shapes_compatible(sg.operands[o].dimensions, s):

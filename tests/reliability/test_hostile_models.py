@@ -1,0 +1,114 @@
+"""Valid but awkward models that used to crash a device: output shapes that only the
+execution knows (a scalar parameter given as a model input). The OpenCL device must prepare
+them and compute what the reference device computes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hal.builder import ModelBuilder, make_request, read_outputs
+
+F32 = "TENSOR_FLOAT32"
+
+
+def _open(name):
+    from clnn.tools.devices import open_device
+
+    try:
+        return open_device(name)
+    except Exception as e:  # no pyopencl / no OpenCL platform here
+        pytest.skip(f"the {name} device is not available: {e}")
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return _open("reference")
+
+
+@pytest.fixture(scope="module")
+def opencl():
+    return _open("opencl")
+
+
+def roi_align_height_input():
+    """RELU (an OpenCL kernel) feeding ROI_ALIGN whose output height is a model input."""
+    b = ModelBuilder()
+    x = b.input(F32, (1, 4, 4, 2))
+    rois = b.input(F32, (2, 4))
+    oh = b.input("INT32", ())
+    r = b.op("RELU", [x], b.tensor(F32, (1, 4, 4, 2)))
+    b.op("ROI_ALIGN", [r, rois, b.constant(np.zeros(2, np.int32)), oh, b.int32(2),
+                       b.float32(1.0), b.float32(1.0), b.int32(2), b.int32(2), b.bool(False)],
+         b.output(F32, (2, 0, 2, 2)))
+    rng = np.random.default_rng(1)
+    inputs = [rng.standard_normal((1, 4, 4, 2)).astype(np.float32),
+              np.array([[0, 0, 3, 3], [1, 0.5, 2, 3.5]], np.float32), np.int32(3)]
+    return b.finish(), inputs
+
+
+def random_multinomial_count_input():
+    """SOFTMAX (OpenCL) feeding RANDOM_MULTINOMIAL whose sample count is a model input."""
+    b = ModelBuilder()
+    x = b.input(F32, (2, 5))
+    n = b.input("INT32", ())
+    s = b.op("SOFTMAX", [x, b.float32(1.0)], b.tensor(F32, (2, 5)))
+    b.op("RANDOM_MULTINOMIAL", [s, n, b.constant(np.array([7, 11], np.int32))],
+         b.output("TENSOR_INT32", (2, 0)))
+    x_val = np.random.default_rng(2).standard_normal((2, 5)).astype(np.float32)
+    return b.finish(), [x_val, np.int32(6)]
+
+
+def heatmap_layout_input():
+    """HEATMAP_MAX_KEYPOINT whose layout flag is a model input, so its input's rank and
+    layout are known only at execution; its output feeds RELU (OpenCL)."""
+    b = ModelBuilder()
+    heat = b.input(F32, (2, 4, 4, 3))
+    boxes = b.input(F32, (2, 4))
+    nchw = b.input("BOOL", ())
+    scores, kp = b.op("HEATMAP_MAX_KEYPOINT", [heat, boxes, nchw],
+                      [b.tensor(F32, (0, 0)), b.output(F32, (0, 0, 2))])
+    b.op("RELU", [scores], b.output(F32, (0, 0)))
+    assert kp is not None
+    rng = np.random.default_rng(3)
+    inputs = [rng.standard_normal((2, 4, 4, 3)).astype(np.float32),
+              np.array([[0, 0, 8, 8], [1, 2, 5, 9]], np.float32), np.bool_(False)]
+    return b.finish(), inputs
+
+
+def heatmap_reshaped_input():
+    """HEATMAP_MAX_KEYPOINT reading a RESHAPE whose target shape is a model input: the rank
+    of the heatmaps (declared unknown) is known only at execution."""
+    b = ModelBuilder()
+    flat = b.input(F32, (2, 48))
+    shape = b.input("TENSOR_INT32", (4,))
+    heat = b.op("RESHAPE", [flat, shape], b.tensor(F32, ()))
+    b.op("HEATMAP_MAX_KEYPOINT", [heat, b.constant(np.array([[0, 0, 8, 8], [1, 2, 5, 9]],
+                                                            np.float32)), b.bool(False)],
+         [b.output(F32, (0, 0)), b.output(F32, (0, 0, 2))])
+    x = np.random.default_rng(4).standard_normal((2, 48)).astype(np.float32)
+    return b.finish(), [x, np.array([2, 4, 4, 3], np.int32)]
+
+
+CASES = {"roi_align": roi_align_height_input,
+         "random_multinomial": random_multinomial_count_input,
+         "heatmap": heatmap_layout_input,
+         "heatmap_reshaped": heatmap_reshaped_input}
+
+
+def _run(device, model, inputs):
+    prepared = device.prepare_model(model)
+    req = make_request(model, inputs)
+    result = prepared.execute_synchronously(req)
+    return read_outputs(model, req, result.output_shapes)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_runtime_shaped_outputs_run_on_opencl(reference, opencl, case):
+    model, inputs = CASES[case]()
+    want = _run(reference, model, inputs)
+    got = _run(opencl, model, inputs)
+    assert [g.shape for g in got] == [w.shape for w in want]
+    assert all(w.size for w in want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
