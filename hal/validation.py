@@ -245,26 +245,48 @@ def validate_subgraph(model: Model, sg: Subgraph, name: str):
             _fail(f"{name} operand {i} ({LT(op.lifetime).name}) is never written")
 
 
-def _check_cycles(model: Model):
+#: The deepest chain of IF / WHILE references from the main subgraph that a model may have.
+#: The executors run a referenced subgraph by calling into it (three Python frames a level),
+#: so a deeper model would end every execution in RecursionError; it is refused at prepare.
+MAX_SUBGRAPH_NESTING = 100
+
+
+def _check_references(model: Model):
+    """No reference cycles between subgraphs and no nesting deeper than MAX_SUBGRAPH_NESTING;
+    iterative (a depth-first search with its own stack), so any model can be checked."""
+    n = len(model.referenced)
+
     def refs(sg):
-        return {o.location.offset for o in sg.operands if o.lifetime == LT.SUBGRAPH}
+        return sorted({o.location.offset for o in sg.operands
+                       if o.lifetime == LT.SUBGRAPH and 0 <= o.location.offset < n})
 
-    state = {}
-
-    def visit(i, path):
-        if state.get(i) == 1:
-            _fail(f"referenced subgraph {i} is part of a reference cycle ({' -> '.join(path)})")
-        if state.get(i) == 2:
-            return
-        state[i] = 1
-        for j in refs(model.referenced[i]):
-            if 0 <= j < len(model.referenced):
-                visit(j, path + [str(j)])
-        state[i] = 2
-
-    for j in refs(model.main):
-        if 0 <= j < len(model.referenced):
-            visit(j, ["main", str(j)])
+    state = [0] * n  # 0 unseen, 1 on the current path, 2 done
+    height = [0] * n  # levels of nesting below and including subgraph i
+    for root in refs(model.main):
+        if state[root]:
+            continue
+        state[root] = 1
+        stack = [(root, iter(refs(model.referenced[root])))]
+        while stack:
+            i, children = stack[-1]
+            j = next(children, None)
+            if j is None:
+                stack.pop()
+                state[i] = 2
+                below = [height[c] for c in refs(model.referenced[i])]
+                height[i] = 1 + max(below, default=0)
+                continue
+            if state[j] == 1:
+                path = ["main"] + [str(k) for k, _ in stack] + [str(j)]
+                _fail(f"referenced subgraph {j} is part of a reference cycle "
+                      f"({' -> '.join(path)})")
+            if state[j] == 0:
+                state[j] = 1
+                stack.append((j, iter(refs(model.referenced[j]))))
+    depth = max((height[r] for r in refs(model.main)), default=0)
+    if depth > MAX_SUBGRAPH_NESTING:
+        _fail(f"IF / WHILE operations are nested {depth} levels deep; this driver runs at "
+              f"most {MAX_SUBGRAPH_NESTING} levels (MAX_SUBGRAPH_NESTING)")
 
 
 def validate_model(model: Model):
@@ -278,7 +300,7 @@ def validate_model(model: Model):
         _fail("the main subgraph has no inputs and no outputs")
     if not model.main.output_indexes:
         _fail("the main subgraph has no outputs")
-    _check_cycles(model)
+    _check_references(model)
     validate_subgraph(model, model.main, "main subgraph")
     for r, sg in enumerate(model.referenced):
         validate_subgraph(model, sg, f"referenced subgraph {r}")
