@@ -6,6 +6,8 @@ operand or operation at fault.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from hal.errors import HalError, InvalidArgument
@@ -60,8 +62,19 @@ def validate_operand(model: Model, sg_name: str, index: int, op: Operand):
     _validate_lifetime(model, what, t, op)
 
 
+def _integral(x) -> bool:
+    try:
+        return not isinstance(x, (bool, str)) and float(x).is_integer()
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
 def _validate_tensor_quant(what: str, t: OperandType, op: Operand):
     s, zp = op.scale, op.zero_point
+    if not isinstance(s, (int, float, np.integer, np.floating)) or not math.isfinite(s):
+        _fail(f"{what} ({t.name}) has scale {s}; a scale must be a finite number")
+    if not _integral(zp):
+        _fail(f"{what} ({t.name}) has zero point {zp!r}; a zero point must be an integer")
     if t in (OT.TENSOR_FLOAT32, OT.TENSOR_FLOAT16, OT.TENSOR_BOOL8):
         if s != 0.0 or zp != 0:
             _fail(f"{what} ({t.name}) must have scale 0 and zero point 0, got scale {s} and "
@@ -69,7 +82,7 @@ def _validate_tensor_quant(what: str, t: OperandType, op: Operand):
     elif t == OT.TENSOR_INT32:
         if zp != 0:
             _fail(f"{what} (TENSOR_INT32) must have zero point 0, got {zp}")
-        if s < 0:
+        if not s >= 0:
             _fail(f"{what} (TENSOR_INT32) must have a non-negative scale, got {s}")
     elif t == OT.TENSOR_QUANT8_SYMM_PER_CHANNEL:
         if zp != 0 or s != 0.0:
@@ -84,8 +97,10 @@ def _validate_tensor_quant(what: str, t: OperandType, op: Operand):
         if rank and op.dimensions[cq.channel_dim] not in (0, len(cq.scales)):
             _fail(f"{what}: {len(cq.scales)} per-channel scales for a channel dimension of "
                   f"size {op.dimensions[cq.channel_dim]}")
-        if any(not (sc > 0) for sc in cq.scales):
-            _fail(f"{what}: every per-channel scale must be positive")
+        bad = [sc for sc in cq.scales if not (0 < sc < math.inf)]
+        if bad:
+            _fail(f"{what} (TENSOR_QUANT8_SYMM_PER_CHANNEL): every per-channel scale must be "
+                  f"positive and finite, got {bad[0]}")
     else:
         if not (s > 0):
             _fail(f"{what} ({t.name}) must have a positive scale, got {s}")

@@ -112,3 +112,96 @@ def test_runtime_shaped_outputs_run_on_opencl(reference, opencl, case):
     assert all(w.size for w in want)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+# ------------------------------------------------------------------ quantization parameters
+
+Q8 = "TENSOR_QUANT8_ASYMM"
+
+
+def _add(type_, scale=0.0, zp=0):
+    b = ModelBuilder()
+    x = b.input(type_, (2,), scale, zp)
+    y = b.input(type_, (2,), scale, zp)
+    b.op("ADD", [x, y, b.int32(0)], b.output(type_, (2,), scale, zp))
+    return b.finish()
+
+
+def _conv_per_channel():
+    b = ModelBuilder()
+    x = b.input(Q8, (1, 2, 2, 1), 0.5, 0)
+    w = b.constant(np.array([1, 2], np.int8).reshape(2, 1, 1, 1),
+                   "TENSOR_QUANT8_SYMM_PER_CHANNEL", channel_quant=((0.25, 0.5), 0))
+    bias = b.constant(np.zeros(2, np.int32), "TENSOR_INT32")
+    b.op("CONV_2D", [x, w, bias, b.int32(0), b.int32(0), b.int32(0), b.int32(0), b.int32(1),
+                     b.int32(1), b.int32(0)], b.output(Q8, (1, 2, 2, 2), 1.0, 0))
+    return b.finish()
+
+
+def _with(model, operand: int, **changes):
+    import dataclasses
+
+    ops = model.main.operands
+    ops[operand] = dataclasses.replace(ops[operand], **changes)
+    return model
+
+
+def _per_channel(scales):
+    from hal.types import SymmPerChannelQuantParams
+
+    return SymmPerChannelQuantParams(tuple(scales), 0)
+
+
+NAN, INF = float("nan"), float("inf")
+BAD_OPERANDS = {
+    "int32-nan-scale": lambda: _with(_add("TENSOR_INT32"), 0, scale=NAN),
+    "int32-inf-scale": lambda: _with(_add("TENSOR_INT32"), 0, scale=INF),
+    "quant8-inf-scale": lambda: _with(_add(Q8, 0.5, 3), 0, scale=INF),
+    "quant8-nan-scale": lambda: _with(_add(Q8, 0.5, 3), 1, scale=NAN),
+    "quant8-zero-point-256": lambda: _with(_add(Q8, 0.5, 3), 0, zero_point=256),
+    "quant8-zero-point-fraction": lambda: _with(_add(Q8, 0.5, 3), 0, zero_point=2.5),
+    "signed-zero-point-128": lambda: _with(_add("TENSOR_QUANT8_ASYMM_SIGNED", 0.5, 0), 0,
+                                           zero_point=128),
+    "per-channel-inf": lambda: _with(_conv_per_channel(), 1,
+                                     extra_params=_per_channel((0.25, INF))),
+    "per-channel-nan": lambda: _with(_conv_per_channel(), 1,
+                                     extra_params=_per_channel((NAN, 0.5))),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_OPERANDS))
+@pytest.mark.parametrize("name", ["reference", "opencl"])
+def test_bad_quantization_is_invalid_argument(name, case):
+    from hal.errors import ErrorStatus, HalError
+
+    device = _open(name)
+    model = BAD_OPERANDS[case]()
+    bad = 1 if case in ("quant8-nan-scale", "per-channel-inf", "per-channel-nan") else 0
+    for call in (device.get_supported_operations, device.prepare_model):
+        with pytest.raises(HalError) as e:
+            call(model)
+        assert e.value.status == ErrorStatus.INVALID_ARGUMENT
+        assert f"operand {bad}" in e.value.reason
+
+
+@pytest.mark.parametrize("type_,scale,zp", [
+    ("TENSOR_INT32", NAN, 0), ("TENSOR_INT32", INF, 0), (Q8, INF, 0), (Q8, NAN, 0),
+    (Q8, 0.5, 256), ("TENSOR_QUANT8_ASYMM_SIGNED", 0.5, -129), ("TENSOR_FLOAT32", NAN, 0)])
+def test_builder_refuses_bad_quantization(type_, scale, zp):
+    from hal.errors import BuilderError
+
+    b = ModelBuilder()
+    with pytest.raises(BuilderError) as e:
+        b.add_operand(type_, (2,), scale, zp)
+    assert "operand 0" in str(e.value)
+
+
+@pytest.mark.parametrize("scales", [(0.5, INF), (NAN, 0.5), (0.5, 0.0)])
+def test_builder_refuses_bad_per_channel_scales(scales):
+    from hal.errors import BuilderError
+
+    b = ModelBuilder()
+    w = b.add_operand("TENSOR_QUANT8_SYMM_PER_CHANNEL", (2, 1, 1, 1))
+    with pytest.raises(BuilderError) as e:
+        b.set_operand_symm_per_channel_quant_params(w, scales, 0)
+    assert "operand 0" in str(e.value) and "per-channel scale" in str(e.value)
