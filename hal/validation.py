@@ -71,8 +71,8 @@ def _integral(x) -> bool:
 
 def _validate_tensor_quant(what: str, t: OperandType, op: Operand):
     s, zp = op.scale, op.zero_point
-    if not isinstance(s, (int, float, np.integer, np.floating)) or not math.isfinite(s):
-        _fail(f"{what} ({t.name}) has scale {s}; a scale must be a finite number")
+    if not isinstance(s, (int, float, np.integer, np.floating)):
+        _fail(f"{what} ({t.name}) has scale {s!r}; a scale must be a number")
     if not _integral(zp):
         _fail(f"{what} ({t.name}) has zero point {zp!r}; a zero point must be an integer")
     if t in (OT.TENSOR_FLOAT32, OT.TENSOR_FLOAT16, OT.TENSOR_BOOL8):
@@ -82,8 +82,8 @@ def _validate_tensor_quant(what: str, t: OperandType, op: Operand):
     elif t == OT.TENSOR_INT32:
         if zp != 0:
             _fail(f"{what} (TENSOR_INT32) must have zero point 0, got {zp}")
-        if not s >= 0:
-            _fail(f"{what} (TENSOR_INT32) must have a non-negative scale, got {s}")
+        if not 0 <= s < math.inf:
+            _fail(f"{what} (TENSOR_INT32) must have a non-negative, finite scale, got {s}")
     elif t == OT.TENSOR_QUANT8_SYMM_PER_CHANNEL:
         if zp != 0 or s != 0.0:
             _fail(f"{what} (TENSOR_QUANT8_SYMM_PER_CHANNEL) must have scale 0 and zero point 0 "
@@ -102,8 +102,8 @@ def _validate_tensor_quant(what: str, t: OperandType, op: Operand):
             _fail(f"{what} (TENSOR_QUANT8_SYMM_PER_CHANNEL): every per-channel scale must be "
                   f"positive and finite, got {bad[0]}")
     else:
-        if not (s > 0):
-            _fail(f"{what} ({t.name}) must have a positive scale, got {s}")
+        if not 0 < s < math.inf:
+            _fail(f"{what} ({t.name}) must have a positive scale (and finite), got {s}")
         ranges = {OT.TENSOR_QUANT8_ASYMM: (0, 255), OT.TENSOR_QUANT8_ASYMM_SIGNED: (-128, 127),
                   OT.TENSOR_QUANT16_ASYMM: (0, 65535)}
         if t in ranges:
