@@ -83,7 +83,7 @@ def _validate_tensor_quant(what: str, t: OperandType, op: Operand):
         if zp != 0:
             _fail(f"{what} (TENSOR_INT32) must have zero point 0, got {zp}")
         if not 0 <= s < math.inf:
-            _fail(f"{what} (TENSOR_INT32) must have a non-negative, finite scale, got {s}")
+            _fail(f"{what} (TENSOR_INT32) must have a non-negative scale (and finite), got {s}")
     elif t == OT.TENSOR_QUANT8_SYMM_PER_CHANNEL:
         if zp != 0 or s != 0.0:
             _fail(f"{what} (TENSOR_QUANT8_SYMM_PER_CHANNEL) must have scale 0 and zero point 0 "
