@@ -29,7 +29,7 @@ from hal.types import (
     Priority,
     Request,
 )
-from hal.validation import request_dimensions
+from hal.validation import check_omitted_inputs, request_dimensions
 from hal.values import array_from_bytes, array_to_bytes, pool_view
 
 
@@ -117,6 +117,7 @@ def begin_execution(prepared, request, measure, deadline, loop_timeout_duration)
     the model (and device memories), the MeasureTiming value, the loop timeout (returned, in
     ns) and a deadline that has already passed."""
     validate_execution_request(prepared, request)
+    check_omitted_inputs(request, prepared.model)
     if measure not in tuple(MeasureTiming):
         raise InvalidArgument(f"measure {measure} is not a valid MeasureTiming")
     timeout = loop_timeout(loop_timeout_duration)

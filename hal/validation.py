@@ -6,6 +6,7 @@ operand or operation at fault.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -385,3 +386,31 @@ def validate_request(request: Request, model: Model, allow_device_memory=None):
                 if loc.length != n:
                     _fail(f"{what} needs {n} bytes for dimensions {list(dims)}, its location "
                           f"has length {loc.length}")
+
+
+def check_omitted_inputs(request: Request, model: Model):
+    """A request input given without a value (has_no_value) is only valid where every
+    operation that reads it accepts an omitted operand there; InvalidArgument naming the input
+    and the operation otherwise. Checked by re-validating those operations with the operand
+    omitted, so the rule is the one a model with a NO_VALUE operand meets."""
+    sg = model.main
+    omitted = {i: k for k, (arg, i) in enumerate(zip(request.inputs, sg.input_indexes))
+               if arg.has_no_value}
+    if not omitted:
+        return
+    operands = list(sg.operands)
+    for i in omitted:
+        operands[i] = dataclasses.replace(operands[i], lifetime=LT.NO_VALUE)
+    view = Subgraph(operands, sg.operations, sg.input_indexes, sg.output_indexes)
+    for j, operation in enumerate(sg.operations):
+        read = [i for i in operation.inputs if i in omitted]
+        if not read:
+            continue
+        try:
+            validate_operation(model, view, j, operation)
+        except InvalidArgument as e:
+            i = read[0]
+            raise InvalidArgument(
+                f"request input {omitted[i]} (operand {i}) has no value, but "
+                f"{OperationType(operation.type).name} (operation {j}) needs it: "
+                f"{e.reason}") from None

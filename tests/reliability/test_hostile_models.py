@@ -205,3 +205,56 @@ def test_builder_refuses_bad_per_channel_scales(scales):
     with pytest.raises(BuilderError) as e:
         b.set_operand_symm_per_channel_quant_params(w, scales, 0)
     assert "operand 0" in str(e.value) and "per-channel scale" in str(e.value)
+
+
+# ------------------------------------------------------------------ omitted request inputs
+
+def _omitted_cases():
+    b = ModelBuilder()
+    x = b.input(F32, (2, 3))
+    b.op("RELU", [x], b.output(F32, (2, 3)))
+    relu = (b.finish(), [None], "RELU (operation 0)")
+
+    b = ModelBuilder()
+    x = b.input(F32, (2, 3))
+    y = b.input(F32, (2, 3))
+    t = b.op("ADD", [x, b.constant(np.ones((2, 3), np.float32)), b.int32(0)],
+             b.tensor(F32, (2, 3)))
+    b.op("MUL", [t, y, b.int32(0)], b.output(F32, (2, 3)))
+    mul = (b.finish(), [np.ones((2, 3), np.float32), None], "MUL (operation 1)")
+
+    b = ModelBuilder()
+    x = b.input(F32, (1, 3, 3, 1))
+    w = b.input(F32, (1, 2, 2, 1))
+    b.op("CONV_2D", [x, w, b.constant(np.zeros(1, np.float32)), b.int32(1), b.int32(1),
+                     b.int32(1), b.int32(0)], b.output(F32, (1, 3, 3, 1)))
+    conv = (b.finish(), [np.ones((1, 3, 3, 1), np.float32), None], "CONV_2D (operation 0)")
+    return {"relu": relu, "mul": mul, "conv": conv}
+
+
+@pytest.mark.parametrize("case", ["relu", "mul", "conv"])
+@pytest.mark.parametrize("name", ["reference", "opencl"])
+def test_omitted_required_input_is_invalid_argument(name, case):
+    from hal.errors import ErrorStatus
+
+    device = _open(name)
+    model, inputs, op = _omitted_cases()[case]
+    k = next(n for n, v in enumerate(inputs) if v is None)
+    result = device.prepare_model(model).execute_synchronously(make_request(model, inputs))
+    assert result.status == ErrorStatus.INVALID_ARGUMENT, result.message
+    assert f"request input {k} (operand {model.main.input_indexes[k]}) has no value" in \
+        result.message and op in result.message
+
+
+@pytest.mark.parametrize("name", ["reference", "opencl"])
+def test_omitted_optional_input_runs(name):
+    """TRANSPOSE's permutation may be omitted (reverse the dimensions), also as a request
+    input without a value."""
+    b = ModelBuilder()
+    x = b.input(F32, (2, 3))
+    perm = b.input("TENSOR_INT32", (2,))
+    b.op("TRANSPOSE", [x, perm], b.output(F32, (3, 2)))
+    model = b.finish()
+    x_val = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (got,) = _run(_open(name), model, [x_val, None])
+    np.testing.assert_array_equal(got, x_val.T)
