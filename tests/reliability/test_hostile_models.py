@@ -258,3 +258,56 @@ def test_omitted_optional_input_runs(name):
     x_val = np.arange(6, dtype=np.float32).reshape(2, 3)
     (got,) = _run(_open(name), model, [x_val, None])
     np.testing.assert_array_equal(got, x_val.T)
+
+
+# ------------------------------------------------------------------ tensors too large
+
+def _huge_tile(dims):
+    """TILE of a small input into a 3.2 GB float32 tensor (800M elements), more than any
+    buffer the OpenCL device allocates here; nothing that large is ever allocated."""
+    b = ModelBuilder()
+    x = b.input(F32, dims)
+    b.op("TILE", [x, b.constant(np.array([40000, 20000], np.int32))],
+         b.output(F32, (0, 0) if 0 in dims else (40000, 20000)))
+    return b.finish()
+
+
+def test_tensor_too_large_for_the_device_fails_at_prepare(opencl):
+    from hal.errors import ErrorStatus, HalError
+
+    limit = int(opencl.cl_device.max_mem_alloc_size)
+    if 40000 * 20000 * 4 <= limit:
+        pytest.skip(f"this OpenCL device allocates {limit} bytes in one buffer")
+    model = _huge_tile((1, 1))
+    with pytest.raises(HalError) as e:
+        opencl.prepare_model(model)
+    assert e.value.status == ErrorStatus.GENERAL_FAILURE
+    assert f"operand {model.main.output_indexes[0]} " in e.value.reason
+    assert "[40000, 20000]" in e.value.reason
+    assert f"{40000 * 20000 * 4} bytes" in e.value.reason and str(limit) in e.value.reason
+
+
+def test_tensor_too_large_for_the_device_fails_at_execution(opencl):
+    """Input shapes given by the request: the size is known at the execution only."""
+    from hal.errors import ErrorStatus
+
+    limit = int(opencl.cl_device.max_mem_alloc_size)
+    if 40000 * 20000 * 4 <= limit:
+        pytest.skip(f"this OpenCL device allocates {limit} bytes in one buffer")
+    model = _huge_tile((0, 0))
+    req = make_request(model, [np.ones((1, 1), np.float32)], output_sizes=[4])
+    result = opencl.prepare_model(model).execute_synchronously(req)
+    assert result.status == ErrorStatus.GENERAL_FAILURE
+    assert f"operand {model.main.output_indexes[0]} " in result.message
+    assert str(limit) in result.message
+
+
+def test_unexpected_exceptions_become_sentences():
+    from hal.driver import failed_execution
+
+    for exc, words in ((MemoryError("x"), "out of host memory"),
+                       (RecursionError("x"), "recursion limit"),
+                       (AttributeError("'NoneType' object has no attribute 'astype'"),
+                        "inside the driver")):
+        result = failed_execution(exc)
+        assert result.status.name == "GENERAL_FAILURE" and words in result.message
