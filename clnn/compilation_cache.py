@@ -39,8 +39,8 @@ def identity(device) -> str:
 
 
 def _plain(obj):
-    """Kernel keys with NumPy scalars turned into Python ones (the cache unpickler builds
-    plain types only)."""
+    """Kernel keys with NumPy scalars turned into Python ones (a cache payload holds plain
+    data only, hal/cache_payload.py)."""
     if isinstance(obj, (tuple, list)):
         return type(obj)(_plain(x) for x in obj)
     if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
@@ -67,11 +67,11 @@ def prepare_and_save(device, model, supported, model_cache, data_cache, token):
             prg = device.programs.get(key)
             if prg is not None:
                 binaries.append((_plain(key), bytes(prg.get_info(cl.program_info.BINARIES)[0])))
-        entry = ("opencl", identity(device), hal_cache.portable_model(model),
+        entry = ("opencl", identity(device), model,
                  [bool(s) for s in supported], [k for k, _ in binaries])
         hal_cache.save(model_cache, data_cache, token, [hal_cache.dumps(entry)],
                        [hal_cache.dumps(binaries)])
-    except (OSError, cl.Error):
+    except (OSError, cl.Error, TypeError):  # TypeError: a key the payload cannot hold
         pass
     prepared.cached_programs = len(keys)
     return prepared

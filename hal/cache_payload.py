@@ -100,7 +100,7 @@ def _subgraph_tree(sg: Subgraph) -> dict:
 
 def _model_tree(m: Model, blob) -> dict:
     """Every pool is copied into the payload (a file mapping is read now, restored as host
-    memory), as portable_model did for the pickles."""
+    memory)."""
     return {"main": _subgraph_tree(m.main),
             "referenced": [_subgraph_tree(sg) for sg in m.referenced],
             "values": blob(m.operand_values),

@@ -22,7 +22,7 @@ import struct
 
 from hal import cache_payload
 from hal.errors import GeneralFailure, InvalidArgument
-from hal.types import BYTE_SIZE_OF_CACHE_TOKEN, MAX_NUMBER_OF_CACHE_FILES, Model
+from hal.types import BYTE_SIZE_OF_CACHE_TOKEN, MAX_NUMBER_OF_CACHE_FILES
 
 MAGIC = b"clnn-cache-v1\n"
 _HEADER = struct.Struct("<16sBBQ32s")
@@ -161,10 +161,3 @@ def dumps(obj) -> bytes:
 
 def loads(data: bytes):
     return cache_payload.loads(data)
-
-
-def portable_model(model: Model) -> Model:
-    """The model as it will be saved: the payload format copies every pool (host memory or a
-    file mapping) into the file and turns NumPy scalars into plain numbers; kept so callers
-    that build an entry need not know that."""
-    return model
