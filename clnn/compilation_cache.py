@@ -5,7 +5,8 @@ One model-cache file and one data-cache file (the file format, digests and token
 hal.compilation_cache's):
 
 - model cache: ("opencl", device identity, the model, which operations run on OpenCL (the
-  support report, so the restore skips validation and support checks), the kernel keys of
+  support report, so the restore skips the support checks; the model is validated again,
+  since a file is input like any other), the kernel keys of
   the plans made at prepare);
 - data cache: [(kernel key, program binary)] for those keys.
 
@@ -24,6 +25,7 @@ from hal import __version__
 from hal import compilation_cache as hal_cache
 from hal.errors import GeneralFailure, HalError
 from hal.types import Model
+from hal.validation import validate_model
 
 #: (model cache files, data cache files)
 FILES_NEEDED = (1, 1)
@@ -37,8 +39,8 @@ def identity(device) -> str:
 
 
 def _plain(obj):
-    """Kernel keys with NumPy scalars turned into Python ones (the cache unpickler builds
-    plain types only)."""
+    """Kernel keys with NumPy scalars turned into Python ones (a cache payload holds plain
+    data only, hal/cache_payload.py)."""
     if isinstance(obj, (tuple, list)):
         return type(obj)(_plain(x) for x in obj)
     if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
@@ -65,11 +67,11 @@ def prepare_and_save(device, model, supported, model_cache, data_cache, token):
             prg = device.programs.get(key)
             if prg is not None:
                 binaries.append((_plain(key), bytes(prg.get_info(cl.program_info.BINARIES)[0])))
-        entry = ("opencl", identity(device), hal_cache.portable_model(model),
+        entry = ("opencl", identity(device), model,
                  [bool(s) for s in supported], [k for k, _ in binaries])
         hal_cache.save(model_cache, data_cache, token, [hal_cache.dumps(entry)],
                        [hal_cache.dumps(binaries)])
-    except (OSError, cl.Error):
+    except (OSError, cl.Error, TypeError):  # TypeError: a key the payload cannot hold
         pass
     prepared.cached_programs = len(keys)
     return prepared
@@ -94,6 +96,14 @@ def _warm_up(device, prepared):
     q.finish()
 
 
+def _hashable(key) -> bool:
+    try:
+        hash(key)
+    except TypeError:  # a list in a forged key
+        return False
+    return True
+
+
 def restore(device, model_cache, data_cache, token):
     import pyopencl as cl
 
@@ -107,9 +117,16 @@ def restore(device, model_cache, data_cache, token):
     _, ident, model, supported, keys = entry
     if ident != identity(device):
         raise GeneralFailure(f"the cache was saved by {ident!r}, not by {identity(device)!r}")
+    if not (isinstance(ident, str) and isinstance(supported, list)
+            and all(isinstance(s, bool) for s in supported) and isinstance(keys, list)):
+        raise GeneralFailure("the model cache entry is malformed")
     if len(supported) != len(model.main.operations):
         raise GeneralFailure("the cached support report does not match the cached model")
     binaries = hal_cache.loads(data_payload)
+    if not (isinstance(binaries, list) and all(
+            isinstance(b, tuple) and len(b) == 2 and _hashable(b[0]) and isinstance(b[1], bytes)
+            for b in binaries)):
+        raise GeneralFailure("the data cache does not hold (kernel key, program binary) pairs")
     if [k for k, _ in binaries] != keys:
         raise GeneralFailure("the data cache does not hold the programs the model cache names")
     for key, binary in binaries:
@@ -121,7 +138,8 @@ def restore(device, model_cache, data_cache, token):
         except (cl.Error, cl.RuntimeError) as e:
             raise GeneralFailure(f"a cached program binary does not build: {e}") from None
         device.programs.adopt(key, prg)
-    try:
+    try:  # a forged entry with a valid digest must not reach the planner unchecked
+        validate_model(model)
         prepared = ClPreparedModel(device, model, supported)
     except HalError as e:
         raise GeneralFailure(f"the cached model does not prepare: {e.reason}") from None

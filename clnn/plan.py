@@ -41,6 +41,26 @@ MAX_PLANS = 32
 _MISSING = object()
 
 
+class TooLarge(GeneralFailure):
+    """A tensor or buffer larger than the OpenCL device can allocate (reported at prepare when
+    the shapes are known there, else at the execution)."""
+
+
+def check_fits(device, what: str, nbytes: int, total: int | None = None):
+    """GENERAL_FAILURE naming ``what`` when ``nbytes`` exceed the device's largest buffer
+    (CL_DEVICE_MAX_MEM_ALLOC_SIZE), or ``total`` its global memory: asked before the
+    allocation, whose own error (INVALID_BUFFER_SIZE) names nothing."""
+    limit = int(device.cl_device.max_mem_alloc_size)
+    if nbytes > limit:
+        raise TooLarge(f"{what} needs {nbytes} bytes, more than the largest buffer "
+                       f"{device.name} can allocate ({limit} bytes)")
+    memory = int(device.cl_device.global_mem_size)
+    if total is not None and total > memory:
+        raise TooLarge(f"{what} needs {nbytes} bytes, which with the model's other buffers "
+                       f"({total} bytes) exceeds the global memory of {device.name} "
+                       f"({memory} bytes)")
+
+
 def _align(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
@@ -166,6 +186,8 @@ class Planner:
             blob.extend(arr.view(np.uint8).tobytes() if arr.dtype == np.bool_ else arr.tobytes())
             blob.extend(b"\0" * (_align(len(blob)) - len(blob)))
         self.const_bytes = len(blob)
+        check_fits(device, "the constant tensors of the OpenCL operations together",
+                   self.const_bytes)
         self.const_buffer = cl.Buffer(device.context, cl.mem_flags.READ_ONLY |
                                       cl.mem_flags.COPY_HOST_PTR, hostbuf=bytes(blob) or b"\0")
 
@@ -204,6 +226,8 @@ class Planner:
                 out_shapes = reg.prepare(ctx)
             except Exception:
                 return None
+            if out_shapes is None:  # a parameter the execution gives (a model input)
+                return None
             for o, s in zip(operation.outputs, out_shapes):
                 shapes[o] = tuple(int(d) for d in s)
         return shapes
@@ -219,6 +243,8 @@ class Planner:
                 key = (tuple(shapes.get(i) for i in p.inputs), ())
                 try:
                     p.plans[key] = self.make_plan(p, {i: shapes[i] for i in p.inputs}, {})
+                except TooLarge:  # known now: no execution could run
+                    raise
                 except Exception:  # planned (and reported) again at the execution
                     pass
 
@@ -264,6 +290,8 @@ class Planner:
                        for j in host):
                     return None
                 raise
+            if out_shapes is None:  # shapes that only the values tell: run on the reference
+                return None
             for n, (o, s) in enumerate(zip(operation.outputs, out_shapes)):
                 s = tuple(int(d) for d in s)
                 if not shapes_compatible(sg.operands[o].dimensions, s):
@@ -308,7 +336,12 @@ class Planner:
             del live[f.source]
             live[f.out][0] = steps[j]
         sizes = {o: nbytes(shapes[o], NUMPY_DTYPE[sg.operands[o].type]) for o in live}
+        for o in sorted(sizes, key=lambda o: -sizes[o])[:1]:
+            check_fits(self.device, f"operand {o} ({NUMPY_DTYPE[sg.operands[o].type]} "
+                       f"{list(shapes[o])})", sizes[o])
         offsets, pool_bytes = plan_offsets(sizes, {o: tuple(v) for o, v in live.items()})
+        check_fits(self.device, f"the pool of the OpenCL partition of operations "
+                   f"{part.ops[0]}..{part.ops[-1]}", pool_bytes, pool_bytes + self.const_bytes)
         pool = cl.Buffer(self.device.context, cl.mem_flags.READ_WRITE, max(pool_bytes, 1))
         launches = []
         t0 = time.perf_counter()

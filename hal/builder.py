@@ -185,8 +185,9 @@ class ModelBuilder:
         if op.dimensions[channel_dim] not in (0, len(scales)):
             _bad_data(f"{what}: {len(scales)} scales for a channel dimension of size "
                       f"{op.dimensions[channel_dim]}")
-        if not all(s > 0 for s in scales):
-            _bad_data(f"{what}: every per-channel scale must be positive, got {list(scales)}")
+        if not all(0 < s < float("inf") for s in scales):
+            _bad_data(f"{what}: every per-channel scale must be positive and finite, got "
+                      f"{list(scales)}")
         op.extra_params = SymmPerChannelQuantParams(scales, int(channel_dim))
 
     def set_operand_value(self, index: int, value):

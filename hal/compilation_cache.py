@@ -9,29 +9,20 @@ A device saves what it needs to skip its slow preparation steps; each file is
 where the digest covers the header fields, the token and the payload, and the set id is fresh
 at every save, so a file from another save (or for another token, or a flipped, appended or
 truncated byte) is refused before anything in it is used: restoring then raises
-GENERAL_FAILURE, never returns a wrong model. Payloads are pickles read back with an
-unpickler that only builds HAL types and plain containers.
+GENERAL_FAILURE, never returns a wrong model. Payloads are data only (hal/cache_payload.py: JSON
+plus raw bytes); nothing in a cache file can run code.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import io
 import os
-import pickle
 import struct
 
+from hal import cache_payload
 from hal.errors import GeneralFailure, InvalidArgument
-from hal.types import (
-    BYTE_SIZE_OF_CACHE_TOKEN,
-    MAX_NUMBER_OF_CACHE_FILES,
-    HostMemory,
-    Model,
-    Operation,
-    Subgraph,
-    SymmPerChannelQuantParams,
-)
+from hal.types import BYTE_SIZE_OF_CACHE_TOKEN, MAX_NUMBER_OF_CACHE_FILES
 
 MAGIC = b"clnn-cache-v1\n"
 _HEADER = struct.Struct("<16sBBQ32s")
@@ -41,6 +32,7 @@ MODEL, DATA = 0, 1
 def cache_requested(needed: tuple[int, int], model_cache, data_cache, token) -> bool:
     """Whether a prepare_model call asks to save a cache; InvalidArgument for file counts that
     are neither 0 nor what the device needs, or a token that is not 32 bytes."""
+    check_files(model_cache, data_cache)
     n_model, n_data = len(model_cache or ()), len(data_cache or ())
     if n_model == 0 and n_data == 0:
         return False
@@ -51,6 +43,27 @@ def cache_requested(needed: tuple[int, int], model_cache, data_cache, token) -> 
         raise InvalidArgument(f"at most {MAX_NUMBER_OF_CACHE_FILES} cache files of each kind")
     check_token(token)
     return True
+
+
+def check_files(model_cache, data_cache):
+    """Each cache file is a path or an open binary file object; anything else (a text-mode
+    file, an integer file descriptor) is InvalidArgument before a byte is read or written."""
+    for name, files in (("model", model_cache or ()), ("data", data_cache or ())):
+        if not isinstance(files, (list, tuple)):
+            raise InvalidArgument(f"the {name} cache must be a list of files, got a "
+                                  f"{type(files).__name__}")
+        for index, f in enumerate(files):
+            if isinstance(f, (str, os.PathLike)):
+                continue
+            what = f"{name} cache file {index}"
+            mode = getattr(f, "mode", "b")
+            if isinstance(f, io.TextIOBase) or (isinstance(mode, str) and "b" not in mode):
+                raise InvalidArgument(f"{what} is open in text mode; cache files must be "
+                                      "paths or binary file objects")
+            if not all(callable(getattr(f, m, None)) for m in ("read", "write", "seek")):
+                raise InvalidArgument(f"{what} is a {type(f).__name__}; cache files must be "
+                                      "paths or binary file objects (open file descriptors "
+                                      "with os.fdopen(fd, 'r+b'))")
 
 
 def check_token(token):
@@ -87,7 +100,10 @@ def _read_file(f) -> bytes:
         with open(f, "rb") as fh:
             return fh.read()
     f.seek(0)
-    return f.read()
+    data = f.read()
+    if not isinstance(data, (bytes, bytearray)):
+        raise TypeError(f"reading it gave a {type(data).__name__}, not bytes")
+    return data
 
 
 def save(model_cache, data_cache, token, model_payloads: list[bytes],
@@ -104,6 +120,7 @@ def save(model_cache, data_cache, token, model_payloads: list[bytes],
 
 def load(model_cache, data_cache, token, needed: tuple[int, int]):
     """(model payloads, data payloads) after checking every file; GeneralFailure otherwise."""
+    check_files(model_cache, data_cache)
     n_model, n_data = len(model_cache or ()), len(data_cache or ())
     if (n_model, n_data) != tuple(needed):
         raise InvalidArgument(f"{n_model} model cache and {n_data} data cache files were given; "
@@ -117,7 +134,7 @@ def load(model_cache, data_cache, token, needed: tuple[int, int]):
             what = f"{name} cache file {index}"
             try:
                 raw = _read_file(f)
-            except OSError as e:
+            except (OSError, TypeError, ValueError) as e:  # ValueError: a closed file
                 raise GeneralFailure(f"{what} cannot be read: {e}") from None
             start = len(MAGIC) + _HEADER.size
             if len(raw) < start or not raw.startswith(MAGIC):
@@ -138,49 +155,9 @@ def load(model_cache, data_cache, token, needed: tuple[int, int]):
 
 # ------------------------------------------------------------------------------ payloads
 
-_ALLOWED_MODULES = ("hal.types",)
-_ALLOWED = {("builtins", n) for n in ("bytearray", "bytes", "set", "frozenset", "tuple",
-                                      "list", "dict", "int", "float", "str", "bool", "complex")}
-
-
-class _Unpickler(pickle.Unpickler):
-    def find_class(self, module, name):
-        if module in _ALLOWED_MODULES or (module, name) in _ALLOWED:
-            return super().find_class(module, name)
-        raise GeneralFailure(f"the cache holds a {module}.{name}, which is not allowed")
-
-
 def dumps(obj) -> bytes:
-    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    return cache_payload.dumps(obj)
 
 
 def loads(data: bytes):
-    try:
-        return _Unpickler(io.BytesIO(data)).load()
-    except GeneralFailure:
-        raise
-    except Exception as e:
-        raise GeneralFailure(f"the cache payload cannot be read: {type(e).__name__}: {e}") \
-            from None
-
-
-def portable_model(model: Model) -> Model:
-    """The model with every pool copied into host memory (a file mapping does not pickle)."""
-    def plain(sg: Subgraph) -> Subgraph:  # NumPy scalars in operands would not unpickle
-        operands = [dataclasses.replace(
-            o, dimensions=tuple(int(d) for d in o.dimensions), scale=float(o.scale),
-            zero_point=int(o.zero_point),
-            extra_params=None if o.extra_params is None else SymmPerChannelQuantParams(
-                tuple(float(x) for x in o.extra_params.scales),
-                int(o.extra_params.channel_dim)))
-            for o in sg.operands]
-        ops = [Operation(o.type, [int(i) for i in o.inputs], [int(i) for i in o.outputs])
-               for o in sg.operations]
-        return Subgraph(operands, ops, [int(i) for i in sg.input_indexes],
-                        [int(i) for i in sg.output_indexes])
-
-    pools = [HostMemory(bytes(p.view())) for p in model.pools]
-    return Model(plain(model.main), [plain(r) for r in model.referenced],
-                 bytes(model.operand_values), pools,
-                 bool(model.relax_computation_float32_to_float16),
-                 list(model.extension_name_to_prefix))
+    return cache_payload.loads(data)

@@ -29,7 +29,7 @@ from hal.types import (
     Priority,
     Request,
 )
-from hal.validation import request_dimensions
+from hal.validation import check_omitted_inputs, request_dimensions
 from hal.values import array_from_bytes, array_to_bytes, pool_view
 
 
@@ -117,6 +117,7 @@ def begin_execution(prepared, request, measure, deadline, loop_timeout_duration)
     the model (and device memories), the MeasureTiming value, the loop timeout (returned, in
     ns) and a deadline that has already passed."""
     validate_execution_request(prepared, request)
+    check_omitted_inputs(request, prepared.model)
     if measure not in tuple(MeasureTiming):
         raise InvalidArgument(f"measure {measure} is not a valid MeasureTiming")
     timeout = loop_timeout(loop_timeout_duration)
@@ -127,12 +128,26 @@ def begin_execution(prepared, request, measure, deadline, loop_timeout_duration)
 
 
 def failed_execution(e: Exception) -> ExecutionResult:
-    """An execution that raised: its HAL status and reason; anything else (a bug) is a
-    GENERAL_FAILURE. Never crashes the caller."""
+    """An execution that raised: its HAL status and reason; anything else is a
+    GENERAL_FAILURE with a sentence saying what kind of failure it was. Never crashes the
+    caller."""
     if isinstance(e, HalError):
         return ExecutionResult(e.status, getattr(e, "output_shapes", []), NO_TIMING, e.reason)
-    return ExecutionResult(ErrorStatus.GENERAL_FAILURE, [], NO_TIMING,
-                           f"{type(e).__name__}: {e}")
+    return ExecutionResult(ErrorStatus.GENERAL_FAILURE, [], NO_TIMING, unexpected_failure(e))
+
+
+def unexpected_failure(e: BaseException) -> str:
+    """A sentence for an exception that is not a HAL error (the common ones by kind; the
+    rest are driver bugs, reported with their Python type so they can be found)."""
+    detail = f"{type(e).__name__}: {e}"
+    if isinstance(e, MemoryError):
+        return f"the execution ran out of host memory ({detail})"
+    if isinstance(e, RecursionError):
+        return ("the execution nested deeper than the interpreter's recursion limit allows "
+                f"({detail})")
+    if type(e).__module__.split(".")[0] == "pyopencl":
+        return f"the OpenCL runtime refused an operation of the execution ({detail})"
+    return f"the execution failed inside the driver (a bug: {detail})"
 
 
 def finished_execution(status, shapes, timing) -> ExecutionResult:

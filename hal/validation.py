@@ -6,6 +6,9 @@ operand or operation at fault.
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 
 from hal.errors import HalError, InvalidArgument
@@ -60,8 +63,19 @@ def validate_operand(model: Model, sg_name: str, index: int, op: Operand):
     _validate_lifetime(model, what, t, op)
 
 
+def _integral(x) -> bool:
+    try:
+        return not isinstance(x, (bool, str)) and float(x).is_integer()
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
 def _validate_tensor_quant(what: str, t: OperandType, op: Operand):
     s, zp = op.scale, op.zero_point
+    if not isinstance(s, (int, float, np.integer, np.floating)):
+        _fail(f"{what} ({t.name}) has scale {s!r}; a scale must be a number")
+    if not _integral(zp):
+        _fail(f"{what} ({t.name}) has zero point {zp!r}; a zero point must be an integer")
     if t in (OT.TENSOR_FLOAT32, OT.TENSOR_FLOAT16, OT.TENSOR_BOOL8):
         if s != 0.0 or zp != 0:
             _fail(f"{what} ({t.name}) must have scale 0 and zero point 0, got scale {s} and "
@@ -69,8 +83,8 @@ def _validate_tensor_quant(what: str, t: OperandType, op: Operand):
     elif t == OT.TENSOR_INT32:
         if zp != 0:
             _fail(f"{what} (TENSOR_INT32) must have zero point 0, got {zp}")
-        if s < 0:
-            _fail(f"{what} (TENSOR_INT32) must have a non-negative scale, got {s}")
+        if not 0 <= s < math.inf:
+            _fail(f"{what} (TENSOR_INT32) must have a non-negative scale (and finite), got {s}")
     elif t == OT.TENSOR_QUANT8_SYMM_PER_CHANNEL:
         if zp != 0 or s != 0.0:
             _fail(f"{what} (TENSOR_QUANT8_SYMM_PER_CHANNEL) must have scale 0 and zero point 0 "
@@ -84,11 +98,13 @@ def _validate_tensor_quant(what: str, t: OperandType, op: Operand):
         if rank and op.dimensions[cq.channel_dim] not in (0, len(cq.scales)):
             _fail(f"{what}: {len(cq.scales)} per-channel scales for a channel dimension of "
                   f"size {op.dimensions[cq.channel_dim]}")
-        if any(not (sc > 0) for sc in cq.scales):
-            _fail(f"{what}: every per-channel scale must be positive")
+        bad = [sc for sc in cq.scales if not (0 < sc < math.inf)]
+        if bad:
+            _fail(f"{what} (TENSOR_QUANT8_SYMM_PER_CHANNEL): every per-channel scale must be "
+                  f"positive and finite, got {bad[0]}")
     else:
-        if not (s > 0):
-            _fail(f"{what} ({t.name}) must have a positive scale, got {s}")
+        if not 0 < s < math.inf:
+            _fail(f"{what} ({t.name}) must have a positive scale (and finite), got {s}")
         ranges = {OT.TENSOR_QUANT8_ASYMM: (0, 255), OT.TENSOR_QUANT8_ASYMM_SIGNED: (-128, 127),
                   OT.TENSOR_QUANT16_ASYMM: (0, 65535)}
         if t in ranges:
@@ -245,26 +261,48 @@ def validate_subgraph(model: Model, sg: Subgraph, name: str):
             _fail(f"{name} operand {i} ({LT(op.lifetime).name}) is never written")
 
 
-def _check_cycles(model: Model):
+#: The deepest chain of IF / WHILE references from the main subgraph that a model may have.
+#: The executors run a referenced subgraph by calling into it (three Python frames a level),
+#: so a deeper model would end every execution in RecursionError; it is refused at prepare.
+MAX_SUBGRAPH_NESTING = 100
+
+
+def _check_references(model: Model):
+    """No reference cycles between subgraphs and no nesting deeper than MAX_SUBGRAPH_NESTING;
+    iterative (a depth-first search with its own stack), so any model can be checked."""
+    n = len(model.referenced)
+
     def refs(sg):
-        return {o.location.offset for o in sg.operands if o.lifetime == LT.SUBGRAPH}
+        return sorted({o.location.offset for o in sg.operands
+                       if o.lifetime == LT.SUBGRAPH and 0 <= o.location.offset < n})
 
-    state = {}
-
-    def visit(i, path):
-        if state.get(i) == 1:
-            _fail(f"referenced subgraph {i} is part of a reference cycle ({' -> '.join(path)})")
-        if state.get(i) == 2:
-            return
-        state[i] = 1
-        for j in refs(model.referenced[i]):
-            if 0 <= j < len(model.referenced):
-                visit(j, path + [str(j)])
-        state[i] = 2
-
-    for j in refs(model.main):
-        if 0 <= j < len(model.referenced):
-            visit(j, ["main", str(j)])
+    state = [0] * n  # 0 unseen, 1 on the current path, 2 done
+    height = [0] * n  # levels of nesting below and including subgraph i
+    for root in refs(model.main):
+        if state[root]:
+            continue
+        state[root] = 1
+        stack = [(root, iter(refs(model.referenced[root])))]
+        while stack:
+            i, children = stack[-1]
+            j = next(children, None)
+            if j is None:
+                stack.pop()
+                state[i] = 2
+                below = [height[c] for c in refs(model.referenced[i])]
+                height[i] = 1 + max(below, default=0)
+                continue
+            if state[j] == 1:
+                path = ["main"] + [str(k) for k, _ in stack] + [str(j)]
+                _fail(f"referenced subgraph {j} is part of a reference cycle "
+                      f"({' -> '.join(path)})")
+            if state[j] == 0:
+                state[j] = 1
+                stack.append((j, iter(refs(model.referenced[j]))))
+    depth = max((height[r] for r in refs(model.main)), default=0)
+    if depth > MAX_SUBGRAPH_NESTING:
+        _fail(f"IF / WHILE operations are nested {depth} levels deep; this driver runs at "
+              f"most {MAX_SUBGRAPH_NESTING} levels (MAX_SUBGRAPH_NESTING)")
 
 
 def validate_model(model: Model):
@@ -278,7 +316,7 @@ def validate_model(model: Model):
         _fail("the main subgraph has no inputs and no outputs")
     if not model.main.output_indexes:
         _fail("the main subgraph has no outputs")
-    _check_cycles(model)
+    _check_references(model)
     validate_subgraph(model, model.main, "main subgraph")
     for r, sg in enumerate(model.referenced):
         validate_subgraph(model, sg, f"referenced subgraph {r}")
@@ -348,3 +386,31 @@ def validate_request(request: Request, model: Model, allow_device_memory=None):
                 if loc.length != n:
                     _fail(f"{what} needs {n} bytes for dimensions {list(dims)}, its location "
                           f"has length {loc.length}")
+
+
+def check_omitted_inputs(request: Request, model: Model):
+    """A request input given without a value (has_no_value) is only valid where every
+    operation that reads it accepts an omitted operand there; InvalidArgument naming the input
+    and the operation otherwise. Checked by re-validating those operations with the operand
+    omitted, so the rule is the one a model with a NO_VALUE operand meets."""
+    sg = model.main
+    omitted = {i: k for k, (arg, i) in enumerate(zip(request.inputs, sg.input_indexes))
+               if arg.has_no_value}
+    if not omitted:
+        return
+    operands = list(sg.operands)
+    for i in omitted:
+        operands[i] = dataclasses.replace(operands[i], lifetime=LT.NO_VALUE)
+    view = Subgraph(operands, sg.operations, sg.input_indexes, sg.output_indexes)
+    for j, operation in enumerate(sg.operations):
+        read = [i for i in operation.inputs if i in omitted]
+        if not read:
+            continue
+        try:
+            validate_operation(model, view, j, operation)
+        except InvalidArgument as e:
+            i = read[0]
+            raise InvalidArgument(
+                f"request input {omitted[i]} (operand {i}) has no value, but "
+                f"{OperationType(operation.type).name} (operation {j}) needs it: "
+                f"{e.reason}") from None

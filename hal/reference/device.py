@@ -99,7 +99,7 @@ class ReferenceDevice(Device):
         if save:  # the cache holds the validated model: a restore skips nothing else
             try:
                 cache.save(model_cache, data_cache, token,
-                           [cache.dumps(("reference", cache.portable_model(model)))], [])
+                           [cache.dumps(("reference", model))], [])
             except OSError:  # the HAL lets a driver fail to save silently
                 pass
         return prepared

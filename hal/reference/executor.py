@@ -103,7 +103,7 @@ class Executor:
         except HalError:
             raise
         except (ValueError, IndexError, ZeroDivisionError, FloatingPointError,
-                OverflowError, TypeError, KeyError) as e:
+                OverflowError, TypeError, KeyError, MemoryError) as e:
             raise GeneralFailure(f"{operation.type.name} (operation {op_index}) failed: "
                                  f"{type(e).__name__}: {e}") from e
         if len(results) != len(operation.outputs):
