@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
-from tests.opkit import scalar, tensor
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import scalar, tensor
 
 UNARY = ["RELU", "RELU1", "RELU6", "LOGISTIC", "TANH", "HARD_SWISH"]
 QOUT = {("LOGISTIC", "TENSOR_QUANT8_ASYMM"): (1 / 256, 0),
@@ -20,7 +20,7 @@ QOUT = {("LOGISTIC", "TENSOR_QUANT8_ASYMM"): (1 / 256, 0),
 @pytest.mark.parametrize("op", UNARY + ["ELU"])
 @pytest.mark.parametrize("kind", ["f32", "f16", "relaxed"])
 @pytest.mark.parametrize("shape", [[7], [2, 3, 5], [2, 3, 1, 4]])
-def test_float(cl_device, op, kind, shape):  # noqa: F811
+def test_float(cl_device, op, kind, shape):
     rng = np.random.default_rng(2)
     t = "TENSOR_FLOAT16" if kind == "f16" else "TENSOR_FLOAT32"
     x = rng.uniform(-8, 8, shape).astype(np.float16 if kind == "f16" else np.float32)
@@ -33,7 +33,7 @@ def test_float(cl_device, op, kind, shape):  # noqa: F811
 
 @pytest.mark.parametrize("op", UNARY)
 @pytest.mark.parametrize("t", ["TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_ASYMM_SIGNED"])
-def test_quant(cl_device, op, t):  # noqa: F811
+def test_quant(cl_device, op, t):
     signed = t.endswith("SIGNED")
     x = np.arange(-128, 128) if signed else np.arange(256)
     x = x.astype(np.int8 if signed else np.uint8)
@@ -51,7 +51,7 @@ def test_quant(cl_device, op, t):  # noqa: F811
 @pytest.mark.parametrize("kind", ["f32", "f16", "TENSOR_QUANT8_ASYMM",
                                   "TENSOR_QUANT8_ASYMM_SIGNED"])
 @pytest.mark.parametrize("shapes", [([2, 3, 4], [4]), ([1, 2, 2, 3], [1, 1, 3]), ([5], [5])])
-def test_prelu(cl_device, kind, shapes):  # noqa: F811
+def test_prelu(cl_device, kind, shapes):
     rng = np.random.default_rng(5)
     a, b = shapes
     out = list(np.broadcast_shapes(tuple(a), tuple(b)))
@@ -71,7 +71,7 @@ def test_prelu(cl_device, kind, shapes):  # noqa: F811
     check("PRELU", [tensor(t, a), tensor(t, b)], [tensor(t, out)], [x, al], cl_device, kind)
 
 
-def test_relu_quant_clamps_at_zero_point(cl_device):  # noqa: F811
+def test_relu_quant_clamps_at_zero_point(cl_device):
     q = dict(scale=0.5, zero_point=128)
     (y,) = check("RELU6", [tensor("TENSOR_QUANT8_ASYMM", [5], **q)],
                  [tensor("TENSOR_QUANT8_ASYMM", [5], **q)],
@@ -79,9 +79,9 @@ def test_relu_quant_clamps_at_zero_point(cl_device):  # noqa: F811
     np.testing.assert_array_equal(y, [128, 128, 128, 140, 140])
 
 
-def test_unsupported_type_has_reason(cl_device):  # noqa: F811
-    from tests.cl_ops_kit import reason
-    from tests.opkit import one_op_model
+def test_unsupported_type_has_reason(cl_device):
+    from tests.kits.cl_compare import reason
+    from tests.kits.one_op_models import one_op_model
 
     m = one_op_model("RELU", [tensor("TENSOR_FLOAT32", [2])], [tensor("TENSOR_FLOAT32", [2])])
     assert cl_device.support_report(m)[0][2]
@@ -91,7 +91,7 @@ def test_unsupported_type_has_reason(cl_device):  # noqa: F811
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("op", ["HARD_SWISH", "PRELU"])
-def test_fixed_point_pipelines_exact_over_scales(cl_device, seed, op):  # noqa: F811
+def test_fixed_point_pipelines_exact_over_scales(cl_device, seed, op):
     """Quantized HARD_SWISH and PRELU run the reference's integer pipelines: equal, not +-1."""
     rng = np.random.default_rng(seed)
     t = ("TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_ASYMM_SIGNED")[seed % 2]
@@ -112,7 +112,7 @@ def test_fixed_point_pipelines_exact_over_scales(cl_device, seed, op):  # noqa: 
 
 @pytest.mark.parametrize("kind", ["f32", "TENSOR_QUANT8_ASYMM_SIGNED"])
 @pytest.mark.parametrize("shapes", [([1, 6, 7, 32], [1, 1, 32]), ([2, 3, 4, 5], [4, 5])])
-def test_prelu_per_channel_alpha_launch(cl_device, kind, shapes):  # noqa: F811
+def test_prelu_per_channel_alpha_launch(cl_device, kind, shapes):
     """Alpha repeated over the leading dimensions (NHWC per-channel) takes the 2-D launch."""
     from clnn.kernels.support import row_broadcast
 

@@ -7,11 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests import clgemm_kit
-from tests.clgemm_kit import compare
-from tests.opkit import omitted, one_op_model, scalar, tensor
+from tests.kits.cl_compare import compare
+from tests.kits.one_op_models import omitted, one_op_model, scalar, tensor
 
-cl_device = clgemm_kit.cl_device
 RNG = np.random.default_rng(11)
 Q = {"x": (0.05, -3), "y": (0.04, 7), "out": (0.3, 5)}
 

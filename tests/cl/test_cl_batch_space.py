@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
-from tests.opkit import one_op_model, rejected, scalar, tensor
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import one_op_model, rejected, scalar, tensor
 
 TYPES = [("TENSOR_FLOAT32", np.float32), ("TENSOR_FLOAT16", np.float16),
          ("TENSOR_QUANT8_ASYMM", np.uint8), ("TENSOR_QUANT8_ASYMM_SIGNED", np.int8)]
@@ -26,7 +26,7 @@ def _q(t):
 @pytest.mark.parametrize("t,dt", TYPES)
 @pytest.mark.parametrize("nchw", [None, False, True])
 @pytest.mark.parametrize("block", [(2, 2), (1, 3), (3, 1)])
-def test_batch_to_space(cl_device, t, dt, nchw, block):  # noqa: F811
+def test_batch_to_space(cl_device, t, dt, nchw, block):
     bh, bw = block
     xs = _layout([2 * bh * bw, 2, 3, 3], nchw)
     ys = _layout([2, 2 * bh, 3 * bw, 3], nchw)
@@ -41,7 +41,7 @@ def test_batch_to_space(cl_device, t, dt, nchw, block):  # noqa: F811
 @pytest.mark.parametrize("nchw", [None, False, True])
 @pytest.mark.parametrize("block,pads", [((2, 2), [[0, 0], [0, 0]]), ((2, 3), [[1, 0], [2, 2]]),
                                         ((1, 1), [[2, 1], [0, 3]])])
-def test_space_to_batch(cl_device, t, dt, nchw, block, pads):  # noqa: F811
+def test_space_to_batch(cl_device, t, dt, nchw, block, pads):
     bh, bw = block
     h, w = 3, 5
     hp, wp = h + sum(pads[0]), w + sum(pads[1])
@@ -60,7 +60,7 @@ def test_space_to_batch(cl_device, t, dt, nchw, block, pads):  # noqa: F811
         assert (y == _q(t)["zero_point"]).sum() > 0  # padding is the zero point
 
 
-def test_space_to_batch_input_block(cl_device):  # noqa: F811
+def test_space_to_batch_input_block(cl_device):
     x = np.arange(16, dtype=np.float32).reshape(1, 4, 4, 1)
     (y,) = check("SPACE_TO_BATCH_ND", [tensor("TENSOR_FLOAT32", [1, 4, 4, 1]),
                                        tensor("TENSOR_INT32", [2]), tensor("TENSOR_INT32", [2, 2])],
@@ -70,7 +70,7 @@ def test_space_to_batch_input_block(cl_device):  # noqa: F811
 
 
 @pytest.mark.parametrize("case", ["block", "pads", "rank"])
-def test_space_to_batch_invalid_rejected_by_cl(cl_device, case):  # noqa: F811
+def test_space_to_batch_invalid_rejected_by_cl(cl_device, case):
     shape = [1, 4, 4] if case == "rank" else [1, 4, 4, 1]
     block = [0, 2] if case == "block" else [2, 2]
     pads = [[-1, 1], [0, 0]] if case == "pads" else [[0, 0], [0, 0]]

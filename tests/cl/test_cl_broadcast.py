@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
-from tests.opkit import Spec, scalar, tensor
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import Spec, scalar, tensor
 
 FUSED = ["ADD", "SUB", "MUL", "DIV"]
 SHAPES = [([2, 3, 4], [2, 3, 4]), ([2, 1, 4], [3, 1]), ([1], [2, 2, 1, 3]), ([4, 1, 1, 2], [5, 1])]
@@ -31,7 +31,7 @@ def _args(op, t, a, b, act, qa=None, qb=None, qo=None):
 @pytest.mark.parametrize("op", FUSED + ["MAXIMUM", "MINIMUM", "POW"])
 @pytest.mark.parametrize("kind", ["f32", "f16", "relaxed"])
 @pytest.mark.parametrize("shapes", SHAPES)
-def test_float(cl_device, op, kind, shapes):  # noqa: F811
+def test_float(cl_device, op, kind, shapes):
     rng = np.random.default_rng(1)
     a, b = shapes
     dt = np.float16 if kind == "f16" else np.float32
@@ -48,7 +48,7 @@ def test_float(cl_device, op, kind, shapes):  # noqa: F811
 
 
 @pytest.mark.parametrize("act", [1, 2, 3])
-def test_fused_activation(cl_device, act):  # noqa: F811
+def test_fused_activation(cl_device, act):
     x = np.linspace(-8, 8, 24, dtype=np.float32).reshape(2, 3, 4)
     ins, outs = _args("ADD", "TENSOR_FLOAT32", [2, 3, 4], [4], act)
     (y,) = check("ADD", ins, outs, [x, np.full(4, 0.5, np.float32)], cl_device, "f32")
@@ -56,9 +56,9 @@ def test_fused_activation(cl_device, act):  # noqa: F811
     assert y.min() >= lo and y.max() <= hi
 
 
-def test_activation_as_model_input(cl_device):  # noqa: F811
+def test_activation_as_model_input(cl_device):
     """A non-constant activation is read on the host when planning; each value gets its plan."""
-    from tests.opkit import make_request, one_op_model
+    from tests.kits.one_op_models import make_request, one_op_model
 
     t = "TENSOR_FLOAT32"
     m = one_op_model("ADD", [tensor(t, [4]), tensor(t, [4]), Spec("INT32", (), None)],
@@ -79,7 +79,7 @@ def test_activation_as_model_input(cl_device):  # noqa: F811
 @pytest.mark.parametrize("op,act", [(op, act) for op in ("ADD", "SUB", "MUL") for act in
                                     (0, 1, 3)] + [("MAXIMUM", 0), ("MINIMUM", 0)])
 @pytest.mark.parametrize("t", list(QUANT))
-def test_quant(cl_device, op, t, act):  # noqa: F811
+def test_quant(cl_device, op, t, act):
     rng = np.random.default_rng(7)
     dt, lo, hi = QUANT[t]
     shift = 0 if dt == np.uint8 else -128
@@ -93,7 +93,7 @@ def test_quant(cl_device, op, t, act):  # noqa: F811
     check(op, ins, outs, [x, y], cl_device, "quant")
 
 
-def test_quant_saturates(cl_device):  # noqa: F811
+def test_quant_saturates(cl_device):
     q = dict(scale=1.0, zero_point=0)
     ins, outs = _args("ADD", "TENSOR_QUANT8_ASYMM", [3], [3], 0, q, q, q)
     (y,) = check("ADD", ins, outs, [np.array([200, 255, 0], np.uint8),
@@ -102,7 +102,7 @@ def test_quant_saturates(cl_device):  # noqa: F811
 
 
 @pytest.mark.parametrize("op", ["ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM"])
-def test_int32(cl_device, op):  # noqa: F811
+def test_int32(cl_device, op):
     big = 2**31 - 1
     x = np.array([big, -big - 1, 7, -7, 7, -7, 0, 5], np.int32)
     y = np.array([1, -1, 2, 2, -2, -2, 3, 0], np.int32)
@@ -112,7 +112,7 @@ def test_int32(cl_device, op):  # noqa: F811
         np.testing.assert_array_equal(r[2:], [3, -4, -4, 3, 0, 0])
 
 
-def test_nan_propagates(cl_device):  # noqa: F811
+def test_nan_propagates(cl_device):
     x = np.array([np.nan, 1.0, 0.0], np.float32)
     y = np.array([1.0, np.nan, 0.0], np.float32)
     ins, outs = _args("DIV", "TENSOR_FLOAT32", [3], [3], 0)
@@ -125,7 +125,7 @@ def test_nan_propagates(cl_device):  # noqa: F811
                                   if not (op == "DIV" and t in QUANT)])  # no quantized DIV
 @pytest.mark.parametrize("a,b", [([2, 5, 3, 8], [8]), ([1, 1, 6, 8], [3, 4, 6, 8]),
                                  ([3, 4, 16], [1, 4, 16]), ([2, 3, 5], [1, 1, 5])])
-def test_row_broadcast_launch(cl_device, op, t, a, b):  # noqa: F811
+def test_row_broadcast_launch(cl_device, op, t, a, b):
     """One operand repeated over the leading dimensions (per-channel scale, bias) takes the 2-D
     launch of support.row_broadcast (rows of 5 or more; either operand)."""
     from clnn.kernels.support import row_broadcast

@@ -9,9 +9,7 @@ import json
 import pytest
 
 from hal.types import FLT_MAX, OperandType
-from tests import clgemm_kit
 
-cl_device = clgemm_kit.cl_device
 OT = OperandType
 
 

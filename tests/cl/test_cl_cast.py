@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
-from tests.opkit import tensor
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import tensor
 
 TYPES = {"TENSOR_FLOAT32": np.float32, "TENSOR_FLOAT16": np.float16,
          "TENSOR_INT32": np.int32, "TENSOR_QUANT8_ASYMM": np.uint8}
@@ -22,7 +22,7 @@ def _spec(t, shape):
 
 @pytest.mark.parametrize("src", list(TYPES))
 @pytest.mark.parametrize("dst", list(TYPES))
-def test_cast_pairs(cl_device, src, dst):  # noqa: F811
+def test_cast_pairs(cl_device, src, dst):
     values = np.array(FLOATS if TYPES[src] in (np.float32, np.float16) else INTS)
     with np.errstate(all="ignore"):
         if TYPES[src] == np.uint8:
@@ -37,7 +37,7 @@ def test_cast_pairs(cl_device, src, dst):  # noqa: F811
                                   ("TENSOR_QUANT16_SYMM", np.int16),
                                   ("TENSOR_QUANT8_ASYMM_SIGNED", np.int8),
                                   ("TENSOR_QUANT8_SYMM", np.int8)])
-def test_cast_identity(cl_device, t, dt):  # noqa: F811
+def test_cast_identity(cl_device, t, dt):
     x = (np.arange(24) * 37 % 200).astype(dt).reshape(2, 3, 4)
     scale = 0.0 if t == "TENSOR_BOOL8" else 0.25
     zp = 7 if t == "TENSOR_QUANT16_ASYMM" else 0
@@ -46,7 +46,7 @@ def test_cast_identity(cl_device, t, dt):  # noqa: F811
     assert np.array_equal(y, x)
 
 
-def test_cast_rank6_float16_to_int(cl_device):  # noqa: F811
+def test_cast_rank6_float16_to_int(cl_device):
     x = np.linspace(-40, 40, 64).astype(np.float16).reshape([2] * 6)
     (y,) = check("CAST", [tensor("TENSOR_FLOAT16", [2] * 6)], [tensor("TENSOR_INT32", [2] * 6)],
                  [x], cl_device)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
-from tests.opkit import scalar, tensor
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import scalar, tensor
 
 TYPES = [("TENSOR_FLOAT32", np.float32), ("TENSOR_FLOAT16", np.float16),
          ("TENSOR_QUANT8_ASYMM", np.uint8), ("TENSOR_QUANT8_ASYMM_SIGNED", np.int8)]
@@ -16,7 +16,7 @@ TYPES = [("TENSOR_FLOAT32", np.float32), ("TENSOR_FLOAT16", np.float16),
 @pytest.mark.parametrize("t,dt", TYPES)
 @pytest.mark.parametrize("axis", [-4, -1, 1, 2])
 @pytest.mark.parametrize("groups", [1, 2, 3, 6])
-def test_channel_shuffle(cl_device, t, dt, axis, groups):  # noqa: F811
+def test_channel_shuffle(cl_device, t, dt, axis, groups):
     q = dict(scale=0.25, zero_point=1) if "QUANT" in t else {}
     shape = [2, 3, 4, 5]
     shape[axis] = 6
@@ -29,7 +29,7 @@ def test_channel_shuffle(cl_device, t, dt, axis, groups):  # noqa: F811
     assert np.array_equal(np.moveaxis(y, axis, -1), want.reshape(moved.shape))
 
 
-def test_channel_shuffle_rank1(cl_device):  # noqa: F811
+def test_channel_shuffle_rank1(cl_device):
     x = np.arange(6, dtype=np.float32)
     (y,) = check("CHANNEL_SHUFFLE", [tensor("TENSOR_FLOAT32", [6]), scalar("INT32", 2),
                                      scalar("INT32", 0)], [tensor("TENSOR_FLOAT32", [6])], [x],

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device, reason  # noqa: F401
-from tests.opkit import tensor
+from tests.kits.cl_compare import check, reason
+from tests.kits.one_op_models import tensor
 
 COMPARE = ["EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL"]
 TYPES = {"f32": ("TENSOR_FLOAT32", np.float32), "f16": ("TENSOR_FLOAT16", np.float16),
@@ -16,7 +16,7 @@ TYPES = {"f32": ("TENSOR_FLOAT32", np.float32), "f16": ("TENSOR_FLOAT16", np.flo
 
 @pytest.mark.parametrize("op", COMPARE)
 @pytest.mark.parametrize("name", list(TYPES))
-def test_compare_types_broadcast(cl_device, op, name):  # noqa: F811
+def test_compare_types_broadcast(cl_device, op, name):
     t, dt = TYPES[name]
     rng = np.random.default_rng(5)
     a = rng.integers(0, 3, (2, 1, 4)).astype(dt)
@@ -28,7 +28,7 @@ def test_compare_types_broadcast(cl_device, op, name):  # noqa: F811
 
 @pytest.mark.parametrize("op", COMPARE)
 @pytest.mark.parametrize("t", ["TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_ASYMM_SIGNED"])
-def test_compare_quant_different_scales(cl_device, op, t):  # noqa: F811
+def test_compare_quant_different_scales(cl_device, op, t):
     # real values: a = (q - 3) * 0.5, b = (q + 2) * 0.25: many equal pairs
     signed = "SIGNED" in t
     dt = np.int8 if signed else np.uint8
@@ -41,7 +41,7 @@ def test_compare_quant_different_scales(cl_device, op, t):  # noqa: F811
 
 
 @pytest.mark.parametrize("op", COMPARE)
-def test_compare_nan(cl_device, op):  # noqa: F811
+def test_compare_nan(cl_device, op):
     a = np.array([np.nan, 1.0, np.nan, -np.inf], np.float32)
     b = np.array([np.nan, np.nan, 0.0, -np.inf], np.float32)
     check(op, [tensor("TENSOR_FLOAT32", [4]), tensor("TENSOR_FLOAT32", [4])],
@@ -49,7 +49,7 @@ def test_compare_nan(cl_device, op):  # noqa: F811
 
 
 @pytest.mark.parametrize("op", ["LOGICAL_AND", "LOGICAL_OR"])
-def test_logical_broadcast(cl_device, op):  # noqa: F811
+def test_logical_broadcast(cl_device, op):
     a = np.array([[True, False, True, False]])
     b = np.array([[True], [False]])
     (y,) = check(op, [tensor("TENSOR_BOOL8", [1, 4]), tensor("TENSOR_BOOL8", [2, 1])],
@@ -57,14 +57,14 @@ def test_logical_broadcast(cl_device, op):  # noqa: F811
     assert y.dtype == np.bool_
 
 
-def test_logical_not_rank5(cl_device):  # noqa: F811
+def test_logical_not_rank5(cl_device):
     x = np.random.default_rng(1).integers(0, 2, (2, 1, 2, 3, 2)).astype(bool)
     (y,) = check("LOGICAL_NOT", [tensor("TENSOR_BOOL8", x.shape)],
                  [tensor("TENSOR_BOOL8", x.shape)], [x], cl_device)
     assert np.array_equal(y, ~x)
 
 
-def test_compare_support_rank(cl_device):  # noqa: F811
+def test_compare_support_rank(cl_device):
     why = reason("LESS", [tensor("TENSOR_FLOAT32", [1] * 5), tensor("TENSOR_FLOAT32", [1])],
                  [tensor("TENSOR_BOOL8", [1] * 5)], cl_device)
     assert why and "rank 5" in why

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
-from tests.opkit import scalar, tensor
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import scalar, tensor
 
 
 @pytest.mark.parametrize("axis", [0, 1, 2, -1])
 @pytest.mark.parametrize("n", [1, 2, 4])
-def test_float(cl_device, axis, n):  # noqa: F811
+def test_float(cl_device, axis, n):
     rng = np.random.default_rng(n)
     shapes = []
     for k in range(n):
@@ -28,7 +28,7 @@ def test_float(cl_device, axis, n):  # noqa: F811
 
 @pytest.mark.parametrize("t,dt,lo,hi", [("TENSOR_QUANT8_ASYMM", np.uint8, 0, 255),
                                         ("TENSOR_QUANT8_ASYMM_SIGNED", np.int8, -128, 127)])
-def test_quant_requantizes(cl_device, t, dt, lo, hi):  # noqa: F811
+def test_quant_requantizes(cl_device, t, dt, lo, hi):
     rng = np.random.default_rng(0)
     xs = [rng.integers(lo, hi + 1, [2, 3]).astype(dt) for _ in range(3)]
     qs = [dict(scale=0.5, zero_point=lo + 10), dict(scale=0.25, zero_point=lo + 100),

@@ -7,60 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests import clgemm_kit
-from tests.clgemm_kit import compare, rng_data
-from tests.opkit import one_op_model, scalar, tensor
-
-cl_device = clgemm_kit.cl_device
-
-#: name -> (input, filter, bias, output) types and quantization
-TYPES = {
-    "f32": ("TENSOR_FLOAT32", "TENSOR_FLOAT32", "TENSOR_FLOAT32"),
-    "f16": ("TENSOR_FLOAT16", "TENSOR_FLOAT16", "TENSOR_FLOAT16"),
-    "relaxed": ("TENSOR_FLOAT32", "TENSOR_FLOAT32", "TENSOR_FLOAT32"),
-    "qa": ("TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_ASYMM", "TENSOR_INT32"),
-    "qs": ("TENSOR_QUANT8_ASYMM_SIGNED", "TENSOR_QUANT8_ASYMM_SIGNED", "TENSOR_INT32"),
-    "qa_pc": ("TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_SYMM_PER_CHANNEL", "TENSOR_INT32"),
-    "qs_pc": ("TENSOR_QUANT8_ASYMM_SIGNED", "TENSOR_QUANT8_SYMM_PER_CHANNEL", "TENSOR_INT32"),
-}
-
-
-def kind_of(name):
-    return {"f32": "f32", "relaxed": "f32", "f16": "f16"}.get(name, "quant")
-
-
-def conv_operands(name, rng, x_shape, f_shape, channel_dim=0, x_value=None):
-    """(input spec, filter spec, bias spec, output spec maker, input data)."""
-    ti, tf, tb = TYPES[name]
-    n_out = f_shape[channel_dim]
-    x = rng_data(rng, ti, x_shape) if x_value is None else x_value
-    w = rng_data(rng, tf, f_shape)
-    signed = "SIGNED" in ti
-    if name in ("f32", "f16", "relaxed"):
-        bias = rng_data(rng, tb, [n_out])
-        xs = tensor(ti, x_shape)
-        fs = tensor(tf, f_shape, w)
-        bs = tensor(tb, [n_out], bias)
-
-        def out(shape):
-            return tensor(ti, shape)
-        return xs, fs, bs, out, x
-    xscale, xzp = 0.05, (3 if signed else 120)
-    if tf == "TENSOR_QUANT8_SYMM_PER_CHANNEL":
-        scales = rng.uniform(0.005, 0.03, n_out).astype(np.float32)
-        fs = tensor(tf, f_shape, w, channel_quant=(scales, channel_dim))
-        bs = tensor(tb, [n_out], rng.integers(-2000, 2000, n_out).astype(np.int32))
-    else:
-        fscale = 0.02
-        fzp = -4 if signed else 130
-        fs = tensor(tf, f_shape, w, scale=fscale, zero_point=fzp)
-        bs = tensor(tb, [n_out], rng.integers(-2000, 2000, n_out).astype(np.int32),
-                    scale=float(np.float32(xscale) * np.float32(fscale)))
-    xs = tensor(ti, x_shape, scale=xscale, zero_point=xzp)
-
-    def out(shape):
-        return tensor(ti, shape, scale=0.25, zero_point=-7 if signed else 110)
-    return xs, fs, bs, out, x
+from tests.kits.cl_compare import compare
+from tests.kits.cl_conv_cases import TYPES, conv_operands, ints, kind_of
+from tests.kits.one_op_models import one_op_model, scalar, tensor
 
 
 def conv_model(name, rng, x_shape, f_shape, out_shape, params, **kw):
@@ -68,10 +17,6 @@ def conv_model(name, rng, x_shape, f_shape, out_shape, params, **kw):
     m = one_op_model("CONV_2D", [xs, fs, bs, *params], [out(out_shape)],
                      relaxed=name == "relaxed")
     return m, [x]
-
-
-def ints(*v):
-    return [scalar("INT32", int(a)) for a in v]
 
 
 @pytest.mark.parametrize("name", list(TYPES))

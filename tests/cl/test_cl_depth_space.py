@@ -6,15 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
-from tests.opkit import scalar, tensor
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import scalar, tensor
 
 
 @pytest.mark.parametrize("nchw", [False, True])
 @pytest.mark.parametrize("bs", [2, 3])
 @pytest.mark.parametrize("t,dt", [("TENSOR_FLOAT32", np.float32), ("TENSOR_FLOAT16", np.float16),
                                   ("TENSOR_QUANT8_ASYMM", np.uint8)])
-def test_round_trip(cl_device, nchw, bs, t, dt):  # noqa: F811
+def test_round_trip(cl_device, nchw, bs, t, dt):
     q = dict(scale=0.5, zero_point=0) if "QUANT" in t else {}
     n, h, w, c = 2, 2 * bs, 3 * bs, 3
     small = [n, h // bs, w // bs, c * bs * bs]

@@ -22,8 +22,8 @@ from hal.types import (
     OperationType,
     Subgraph,
 )
-from tests.cl_ops_kit import cl_device  # noqa: F401
-from tests.opkit import execute, make_request, one_op_model, rejected, scalar, tensor
+from tests.kits.one_op_models import execute, make_request, one_op_model, rejected, scalar, tensor
+from tests.kits.paths import CORPUS, REPO
 
 LT = OperandLifeTime
 F32 = OperandType.TENSOR_FLOAT32
@@ -41,14 +41,14 @@ def _chain(ops, dims=(2, 3)):
     return Model(Subgraph(operands, operations, [0], [len(ops)]))
 
 
-def test_identity(cl_device):  # noqa: F811
+def test_identity(cl_device):
     assert cl_device.get_type() in (DeviceType.CPU, DeviceType.GPU, DeviceType.ACCELERATOR,
                                     DeviceType.OTHER)
     v = cl_device.get_version_string()
     assert v.startswith("clnn ") and "platform" in v and "device" in v and "driver" in v
 
 
-def test_device_choice(cl_device):  # noqa: F811
+def test_device_choice(cl_device):
     from clnn.device import DeviceUnavailable, list_cl_devices, select_device
 
     found = list_cl_devices()
@@ -60,7 +60,7 @@ def test_device_choice(cl_device):  # noqa: F811
     assert "no OpenCL device matches" in e.value.reason
 
 
-def test_env_variable_picks_device(cl_device, monkeypatch):  # noqa: F811
+def test_env_variable_picks_device(cl_device, monkeypatch):
     from clnn.device import ClDevice
 
     monkeypatch.setenv("CLNN_DEVICE", "no-such-device-anywhere")
@@ -69,7 +69,7 @@ def test_env_variable_picks_device(cl_device, monkeypatch):  # noqa: F811
     assert e.value.status == ErrorStatus.DEVICE_UNAVAILABLE
 
 
-def test_support_reasons_and_fallback(cl_device):  # noqa: F811
+def test_support_reasons_and_fallback(cl_device):
     """A declined operation: the report gives the reason; with fallback it runs on the
     reference inside the prepared model, without it prepare fails naming the operation."""
     from clnn.device import ClDevice
@@ -117,7 +117,7 @@ def _declined_operation(monkeypatch):
     monkeypatch.setattr(ClDevice, "_unsupported_reason", reason)
 
 
-def test_pool_smaller_than_tensors(cl_device):  # noqa: F811
+def test_pool_smaller_than_tensors(cl_device):
     pm = cl_device.prepare_model(_chain(["RELU", "RELU1", "RELU6", "RELU", "RELU1"],
                                         dims=(64, 64)))
     rep = pm.pool_report()
@@ -139,7 +139,7 @@ def test_plan_offsets_never_share_live_bytes():
     assert total < sum(sizes.values())
 
 
-def test_lazy_plans_per_input_shape(cl_device):  # noqa: F811
+def test_lazy_plans_per_input_shape(cl_device):
     m = _chain(["RELU", "TANH"], dims=(0, 3))
     pm = cl_device.prepare_model(m)
     assert pm.pool_report()["plans"] == 0  # shapes unknown at prepare
@@ -153,7 +153,7 @@ def test_lazy_plans_per_input_shape(cl_device):  # noqa: F811
     assert pm.pool_report()["plans"] == 3
 
 
-def test_output_insufficient_size(cl_device):  # noqa: F811
+def test_output_insufficient_size(cl_device):
     m = one_op_model("RELU", [tensor("TENSOR_FLOAT32", [4])], [tensor("TENSOR_FLOAT32", [0])])
     x = np.ones(4, np.float32)
     status, shapes, _ = execute(m, [x], cl_device, out_sizes=[8])
@@ -163,7 +163,7 @@ def test_output_insufficient_size(cl_device):  # noqa: F811
     assert status == ErrorStatus.NONE and outs[0].tolist() == [1, 1, 1, 1]
 
 
-def test_execution_errors_are_statuses(cl_device):  # noqa: F811
+def test_execution_errors_are_statuses(cl_device):
     """A failing execution (a bad request) returns a status with a message, never raises."""
     m = one_op_model("ADD", [tensor("TENSOR_FLOAT32", [2]), tensor("TENSOR_FLOAT32", [2]),
                              scalar("INT32", 0)], [tensor("TENSOR_FLOAT32", [2])])
@@ -178,13 +178,13 @@ def test_second_process_does_not_rebuild(tmp_path):
     process building the same kernels adds nothing to the cache."""
     code = ("import numpy as np\n"
             "from clnn.device import ClDevice\n"
-            "from tests.opkit import one_op_model, tensor, scalar\n"
+            "from tests.kits.one_op_models import one_op_model, tensor, scalar\n"
             "d = ClDevice()\n"
             "m = one_op_model('ADD', [tensor('TENSOR_FLOAT32', [2]), tensor('TENSOR_FLOAT32',"
             " [2]), scalar('INT32', 0)], [tensor('TENSOR_FLOAT32', [2])])\n"
             "d.prepare_model(m)\n")
     env = dict(os.environ, POCL_CACHE_DIR=str(tmp_path / "pocl"),
-               CLNN_CACHE_DIR=str(tmp_path / "clnn"), PYTHONPATH=os.getcwd())
+               CLNN_CACHE_DIR=str(tmp_path / "clnn"), PYTHONPATH=str(REPO))
 
     def files():
         return sorted(str(p) for p in tmp_path.rglob("*")
@@ -202,24 +202,21 @@ def test_second_process_does_not_rebuild(tmp_path):
     assert files() == first
 
 
-def test_cli_devices_and_support(cl_device, capsys):  # noqa: F811
+def test_cli_devices_and_support(cl_device, capsys):
     from clnn.tools.cli import main
 
     assert main(["devices"]) == 0
     out = capsys.readouterr().out
     assert "reference" in out and "*" in out
-    corpus = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "cts", "public")
-    if not os.path.isdir(corpus):
-        corpus = None
-    path = os.path.join(corpus, "V1_0__relu.json.gz") if corpus else None
-    if path and os.path.exists(path):
-        assert main(["support", path]) == 0
+    path = CORPUS / "V1_0__relu.json.gz"
+    if path.exists():
+        assert main(["support", str(path)]) == 0
         out = capsys.readouterr().out
         assert "RELU" in out and "yes" in out
 
 
 def _zero_sized_cases():
-    from tests.opkit import tensor as t
+    from tests.kits.one_op_models import tensor as t
 
     f, i32 = "TENSOR_FLOAT32", "TENSOR_INT32"
 
@@ -241,11 +238,11 @@ def _zero_sized_cases():
 
 
 @pytest.mark.parametrize("op", list(_zero_sized_cases()))
-def test_zero_sized_intermediates(cl_device, op):  # noqa: F811
+def test_zero_sized_intermediates(cl_device, op):
     """A zero-sized tensor made inside the model flows through the kernels (no launch for an
     empty output; PAD / MEAN / REDUCE_MAX of an empty input give a non-empty one) with the
     reference's status and shapes."""
-    from tests.cl_ops_kit import after_zero_sized
+    from tests.kits.cl_compare import after_zero_sized
 
     params, out = _zero_sized_cases()[op]
     with np.errstate(all="ignore"):
@@ -283,7 +280,7 @@ def test_demo_profiles_every_operation():
     assert all(ms is not None and ms >= 0 and kernels for _, _, ms, kernels in rows)
 
 
-def test_plans_are_bounded(cl_device, monkeypatch):  # noqa: F811
+def test_plans_are_bounded(cl_device, monkeypatch):
     import clnn.plan as pm_module
 
     monkeypatch.setattr(pm_module, "MAX_PLANS", 3)

@@ -7,11 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests import clgemm_kit
-from tests.clgemm_kit import compare, rng_data
-from tests.opkit import one_op_model, scalar, tensor
+from tests.kits.cl_compare import compare, rng_data
+from tests.kits.one_op_models import one_op_model, scalar, tensor
 
-cl_device = clgemm_kit.cl_device
 TYPES = {"f32": "TENSOR_FLOAT32", "f16": "TENSOR_FLOAT16", "relaxed": "TENSOR_FLOAT32",
          "qa": "TENSOR_QUANT8_ASYMM", "qs": "TENSOR_QUANT8_ASYMM_SIGNED"}
 

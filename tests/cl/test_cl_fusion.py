@@ -9,10 +9,7 @@ import numpy as np
 import pytest
 
 from hal.builder import ModelBuilder
-from tests import clgemm_kit
-from tests.clgemm_kit import _outputs, assert_close, run_ref
-
-cl_device = clgemm_kit.cl_device
+from tests.kits.cl_compare import assert_close, outputs_of, run_ref
 
 F32 = "TENSOR_FLOAT32"
 QA = "TENSOR_QUANT8_ASYMM"
@@ -86,7 +83,7 @@ def _launch_names(pm):
 
 def _check(model, inputs, device, kind, fused):
     pm = device.prepare_model(model)
-    got = _outputs(model, pm, inputs)
+    got = outputs_of(model, pm, inputs)
     want = run_ref(model, inputs)
     for g, w in zip(got, want):
         assert_close(g, w, kind)
@@ -183,7 +180,7 @@ def conv_add_model(t, x_shape, o, f=1, stride=1, conv_act=0, add_act=0, nchw=Fal
 
 def _check_add(model, inputs, device, kind, fused):
     pm = device.prepare_model(model)
-    got = _outputs(model, pm, inputs)
+    got = outputs_of(model, pm, inputs)
     want = run_ref(model, inputs)
     for g, w in zip(got, want):
         assert_close(g, w, kind)
@@ -295,7 +292,7 @@ def test_prelu_not_fused(cl_device, case):
 
 def device_check(model, inputs, device, kind):
     pm = device.prepare_model(model)
-    got = _outputs(model, pm, inputs)
+    got = outputs_of(model, pm, inputs)
     want = run_ref(model, inputs)
     for g, w in zip(got, want):
         assert_close(g, w, kind)

@@ -6,12 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests import clgemm_kit
-from tests.clgemm_kit import compare
-from tests.opkit import one_op_model, scalar
-from tests.test_cl_conv2d import TYPES, conv_operands, ints, kind_of
-
-cl_device = clgemm_kit.cl_device
+from tests.kits.cl_compare import compare
+from tests.kits.cl_conv_cases import TYPES, conv_operands, ints, kind_of
+from tests.kits.one_op_models import one_op_model, scalar
 
 
 @pytest.mark.parametrize("name", list(TYPES))

@@ -8,15 +8,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import OK, after_zero_sized, check, cl_device  # noqa: F401
-from tests.opkit import one_op_model, rejected, scalar, tensor
+from tests.kits.cl_compare import OK, after_zero_sized, check
+from tests.kits.one_op_models import one_op_model, rejected, scalar, tensor
 
 SHAPE = [2, 3, 4, 5]
 
 
 @pytest.mark.parametrize("kind", ["f32", "f16", "qa", "qs"])
 @pytest.mark.parametrize("axis", [None, -4, -2, 0, 1, 3])
-def test_l2_normalization(cl_device, kind, axis):  # noqa: F811
+def test_l2_normalization(cl_device, kind, axis):
     rng = np.random.default_rng(6)
     x = rng.normal(size=SHAPE)
     x[0, 0, 0, :] = 0.0
@@ -40,7 +40,7 @@ def test_l2_normalization(cl_device, kind, axis):  # noqa: F811
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 300])
-def test_l2_normalization_quant_sum_sizes(cl_device, n):  # noqa: F811
+def test_l2_normalization_quant_sum_sizes(cl_device, n):
     # extreme values make sums of squares from 1 (the <= 1 branch) to above 2^24
     x = np.full([2, n], 255, np.uint8)
     x[1, :] = np.arange(n) % 256
@@ -53,7 +53,7 @@ def test_l2_normalization_quant_sum_sizes(cl_device, n):  # noqa: F811
 @pytest.mark.parametrize("kind", ["f32", "f16"])
 @pytest.mark.parametrize("axis", [None, -1, 0, 2])
 @pytest.mark.parametrize("radius", [0, 2, 9])
-def test_local_response_normalization(cl_device, kind, axis, radius):  # noqa: F811
+def test_local_response_normalization(cl_device, kind, axis, radius):
     t, st, dt = (("TENSOR_FLOAT32", "FLOAT32", np.float32) if kind == "f32"
                  else ("TENSOR_FLOAT16", "FLOAT16", np.float16))
     x = np.random.default_rng(7).normal(size=SHAPE).astype(dt)
@@ -67,7 +67,7 @@ def test_local_response_normalization(cl_device, kind, axis, radius):  # noqa: F
 @pytest.mark.parametrize("kind", ["f32", "f16", "relaxed"])
 @pytest.mark.parametrize("nchw", [False, True])
 @pytest.mark.parametrize("hw", [(1, 1), (3, 5), (13, 11)])
-def test_instance_normalization(cl_device, kind, nchw, hw):  # noqa: F811
+def test_instance_normalization(cl_device, kind, nchw, hw):
     h, w = hw
     shape = [2, 3, h, w] if nchw else [2, h, w, 3]
     t, st, dt = (("TENSOR_FLOAT16", "FLOAT16", np.float16) if kind == "f16"
@@ -79,7 +79,7 @@ def test_instance_normalization(cl_device, kind, nchw, hw):  # noqa: F811
           relaxed=kind == "relaxed")
 
 
-def test_instance_normalization_constant_plane(cl_device):  # noqa: F811
+def test_instance_normalization_constant_plane(cl_device):
     x = np.full([1, 4, 4, 2], 3.0, np.float32)
     (y,) = check("INSTANCE_NORMALIZATION", [tensor("TENSOR_FLOAT32", [1, 4, 4, 2]),
                                             scalar("FLOAT32", 2.0), scalar("FLOAT32", 0.5),
@@ -88,14 +88,14 @@ def test_instance_normalization_constant_plane(cl_device):  # noqa: F811
     assert np.allclose(y, 0.5)
 
 
-def test_l2_normalization_zero_sized(cl_device):  # noqa: F811
+def test_l2_normalization_zero_sized(cl_device):
     cl, ref = after_zero_sized("L2_NORMALIZATION", [], tensor("TENSOR_FLOAT32", [0, 3]),
                                cl_device)
     assert cl.status == ref.status == OK and cl.output_shapes[0].dimensions == (0, 3)
 
 
 @pytest.mark.parametrize("case", ["axis", "out_scale", "rank"])
-def test_normalization_invalid_rejected_by_cl(cl_device, case):  # noqa: F811
+def test_normalization_invalid_rejected_by_cl(cl_device, case):
     shape = [1, 2, 2, 2, 2] if case == "rank" else SHAPE
     axis = [scalar("INT32", 4)] if case == "axis" else []
     scale = 0.5 if case == "out_scale" else 1 / 128

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
-from tests.opkit import scalar, tensor
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import scalar, tensor
 
 TYPES = [("TENSOR_FLOAT32", np.float32, "FLOAT32", -1.5),
          ("TENSOR_FLOAT16", np.float16, "FLOAT16", 2.25),
@@ -22,7 +22,7 @@ def _pads(p):
 @pytest.mark.parametrize("pads", [[[1, 2]], [[0, 0], [1, 1]], [[1, 0], [0, 2], [2, 1]],
                                   [[0, 1], [1, 0], [0, 0], [2, 2]]])
 @pytest.mark.parametrize("t,dt,st,value", TYPES)
-def test_pad_and_pad_v2(cl_device, pads, t, dt, st, value):  # noqa: F811
+def test_pad_and_pad_v2(cl_device, pads, t, dt, st, value):
     shape = [2, 3, 2, 2][: len(pads)]
     out = [d + a + b for d, (a, b) in zip(shape, pads)]
     q = dict(scale=0.5, zero_point=7) if "QUANT" in t else {}

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
-from tests.opkit import scalar, tensor
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import scalar, tensor
 
 OPS = ["AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D"]
 
@@ -32,7 +32,7 @@ def _data(rng, t, shape):
 @pytest.mark.parametrize("pads,stride,filt,act", [((0, 0, 0, 0), 1, 2, 0),
                                                   ((1, 2, 0, 1), 2, 3, 1),
                                                   ((2, 2, 2, 2), 1, 3, 3)])
-def test_explicit(cl_device, op, t, nchw, pads, stride, filt, act):  # noqa: F811
+def test_explicit(cl_device, op, t, nchw, pads, stride, filt, act):
     rng = np.random.default_rng(4)
     n, h, w, c = 2, 5, 6, 3
     left, right, top, bottom = pads
@@ -49,7 +49,7 @@ def test_explicit(cl_device, op, t, nchw, pads, stride, filt, act):  # noqa: F81
 
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("scheme", [1, 2])
-def test_implicit(cl_device, op, scheme):  # noqa: F811
+def test_implicit(cl_device, op, scheme):
     rng = np.random.default_rng(9)
     shape = [1, 7, 5, 2]
     oh, ow = ((7 + 1) // 2, (5 + 1) // 2) if scheme == 1 else (3, 2)
@@ -59,7 +59,7 @@ def test_implicit(cl_device, op, scheme):  # noqa: F811
           [_data(rng, "TENSOR_FLOAT32", shape)], cl_device, "f32")
 
 
-def test_average_counts_inside_taps_only(cl_device):  # noqa: F811
+def test_average_counts_inside_taps_only(cl_device):
     x = np.ones((1, 2, 2, 1), np.float32)
     ins = [tensor("TENSOR_FLOAT32", [1, 2, 2, 1]), *[scalar("INT32", 1)] * 4,
            scalar("INT32", 1), scalar("INT32", 1), scalar("INT32", 3), scalar("INT32", 3),
@@ -74,9 +74,9 @@ def test_average_counts_inside_taps_only(cl_device):  # noqa: F811
 @pytest.mark.parametrize("pads,stride,filt,act", [((0, 0, 0, 0), 2, 2, 0),
                                                   ((1, 2, 0, 1), 2, 3, 1),
                                                   ((2, 2, 2, 2), 1, 3, 2)])
-def test_nhwc_float32_channel_vectors(cl_device, op, c, pads, stride, filt, act):  # noqa: F811
+def test_nhwc_float32_channel_vectors(cl_device, op, c, pads, stride, filt, act):
     """NHWC float32 with 4 | C takes pool_vec (vectors of channels)."""
-    from tests.opkit import one_op_model
+    from tests.kits.one_op_models import one_op_model
 
     rng = np.random.default_rng(c)
     n, h, w = 2, 7, 6

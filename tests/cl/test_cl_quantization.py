@@ -7,14 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
-from tests.opkit import tensor
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import tensor
 
 
 @pytest.mark.parametrize("src", ["TENSOR_FLOAT32", "TENSOR_FLOAT16"])
 @pytest.mark.parametrize("dst,zp", [("TENSOR_QUANT8_ASYMM", 100), ("TENSOR_QUANT8_ASYMM_SIGNED",
                                                                     -3)])
-def test_quantize(cl_device, src, dst, zp):  # noqa: F811
+def test_quantize(cl_device, src, dst, zp):
     dt = np.float16 if src == "TENSOR_FLOAT16" else np.float32
     x = np.array([-1000, -1.25, -0.75, -0.25, 0, 0.25, 0.75, 1.25, 2.5, 1000, np.nan], dt)
     check("QUANTIZE", [tensor(src, [11])], [tensor(dst, [11], scale=0.5, zero_point=zp)], [x],
@@ -25,7 +25,7 @@ def test_quantize(cl_device, src, dst, zp):  # noqa: F811
                                        ("TENSOR_QUANT8_ASYMM_SIGNED", np.int8, -5),
                                        ("TENSOR_QUANT8_SYMM", np.int8, 0)])
 @pytest.mark.parametrize("dst", ["TENSOR_FLOAT32", "TENSOR_FLOAT16"])
-def test_dequantize(cl_device, src, dt, zp, dst):  # noqa: F811
+def test_dequantize(cl_device, src, dt, zp, dst):
     info = np.iinfo(dt)
     x = np.arange(info.min, info.max + 1).astype(dt)
     if src == "TENSOR_QUANT8_SYMM":
@@ -35,7 +35,7 @@ def test_dequantize(cl_device, src, dt, zp, dst):  # noqa: F811
 
 
 @pytest.mark.parametrize("channel_dim", [0, 1, 2])
-def test_dequantize_per_channel(cl_device, channel_dim):  # noqa: F811
+def test_dequantize_per_channel(cl_device, channel_dim):
     shape = [2, 3, 4]
     scales = [0.5, 0.25, 0.125, 1.0][: shape[channel_dim]]
     x = (np.arange(24) - 12).astype(np.int8).reshape(shape)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
-from tests.opkit import scalar, tensor
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import scalar, tensor
 
 AXES = [[1], [-1], [0, 2], [2, 0, -1], [0, 1, 2]]
 
@@ -29,7 +29,7 @@ def _axes(a):
 @pytest.mark.parametrize("axes", AXES)
 @pytest.mark.parametrize("keep", [False, True])
 @pytest.mark.parametrize("t", ["TENSOR_FLOAT32", "TENSOR_FLOAT16"])
-def test_float(cl_device, op, axes, keep, t):  # noqa: F811
+def test_float(cl_device, op, axes, keep, t):
     rng = np.random.default_rng(0)
     shape = [2, 3, 4]
     x = rng.uniform(0.5, 1.5, shape).astype(np.float16 if t == "TENSOR_FLOAT16" else np.float32)
@@ -42,7 +42,7 @@ def test_float(cl_device, op, axes, keep, t):  # noqa: F811
                                   ("TENSOR_QUANT8_ASYMM_SIGNED", np.int8)])
 @pytest.mark.parametrize("out_q", [(0.5, 3), (0.25, -7)])
 @pytest.mark.parametrize("axes", AXES[:3])
-def test_quant_mean(cl_device, t, dt, out_q, axes):  # noqa: F811
+def test_quant_mean(cl_device, t, dt, out_q, axes):
     rng = np.random.default_rng(1)
     shape = [2, 3, 4]
     info = np.iinfo(dt)
@@ -55,7 +55,7 @@ def test_quant_mean(cl_device, t, dt, out_q, axes):  # noqa: F811
 
 
 @pytest.mark.parametrize("op", ["REDUCE_MAX", "REDUCE_MIN"])
-def test_quant_max_min(cl_device, op):  # noqa: F811
+def test_quant_max_min(cl_device, op):
     x = np.arange(24, dtype=np.int8).reshape(2, 3, 4) - 12
     q = dict(scale=0.5, zero_point=-1)
     check(op, [tensor("TENSOR_QUANT8_ASYMM_SIGNED", [2, 3, 4], **q), _axes([1]),
@@ -64,14 +64,14 @@ def test_quant_max_min(cl_device, op):  # noqa: F811
 
 
 @pytest.mark.parametrize("op", ["REDUCE_ALL", "REDUCE_ANY"])
-def test_bool(cl_device, op):  # noqa: F811
+def test_bool(cl_device, op):
     x = np.array([[True, False, True], [True, True, True], [False, False, False]])
     check(op, [tensor("TENSOR_BOOL8", [3, 3]), _axes([1]), scalar("BOOL", True)],
           [tensor("TENSOR_BOOL8", [3, 1])], [x], cl_device, "exact")
 
 
 @pytest.mark.parametrize("op", ["MEAN", "REDUCE_SUM"])
-def test_long_axis_sum_is_accurate(cl_device, op):  # noqa: F811
+def test_long_axis_sum_is_accurate(cl_device, op):
     """Sums over 100000 elements stay within the CTS float32 tolerance (compensated sums)."""
     x = np.random.default_rng(0).uniform(0, 1000, (3, 100000)).astype(np.float32)
     flag = scalar("INT32", 0) if op == "MEAN" else scalar("BOOL", False)

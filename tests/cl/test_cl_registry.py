@@ -12,8 +12,7 @@ import pytest
 from clnn.kernels import kernel_registrations
 from clnn.program_cache import render
 from hal.operations import registrations
-from tests.cl_ops_kit import cl_device  # noqa: F401
-from tests.opkit import make_request, one_op_model, scalar, tensor
+from tests.kits.one_op_models import make_request, one_op_model, scalar, tensor
 
 TEMPLATES = os.path.join(os.path.dirname(__file__), "..", "clnn", "templates")
 
@@ -50,13 +49,13 @@ def test_rendered_source_has_common_helpers():
     assert "clnn_mbqm" in src and "vload_half" in src and "vstore_half" in src
 
 
-def test_dump_and_key_without_shapes(cl_device, tmp_path, monkeypatch):  # noqa: F811
+def test_dump_and_key_without_shapes(cl_device, tmp_path, monkeypatch):
     """Two shapes and two quantizations of one op share one program (one key); dumps land in
     CLNN_DUMP_CL."""
     from clnn import program_cache
     from clnn.device import ClDevice
 
-    cl_device = ClDevice()  # a new context: its program cache starts empty  # noqa: F811
+    cl_device = ClDevice()  # a new context: its program cache starts empty
     monkeypatch.setenv("CLNN_DUMP_CL", str(tmp_path))
     before = dict(program_cache.STATS)
     for n, scale in ((3, 0.5), (7, 0.25)):

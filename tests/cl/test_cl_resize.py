@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
-from tests.opkit import scalar, tensor
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import scalar, tensor
 
 TYPES = {"TENSOR_FLOAT32": np.float32, "TENSOR_FLOAT16": np.float16,
          "TENSOR_QUANT8_ASYMM": np.uint8, "TENSOR_QUANT8_ASYMM_SIGNED": np.int8}
@@ -19,7 +19,7 @@ TYPES = {"TENSOR_FLOAT32": np.float32, "TENSOR_FLOAT16": np.float16,
 @pytest.mark.parametrize("size", [(7, 5), (2, 3)])
 @pytest.mark.parametrize("flags", [(False, False, False), (True, False, False),
                                    (False, True, False), (False, False, True)])
-def test_by_size(cl_device, op, t, size, flags):  # noqa: F811
+def test_by_size(cl_device, op, t, size, flags):
     nchw, align, half = flags
     rng = np.random.default_rng(3)
     n, h, w, c = 2, 4, 3, 2
@@ -40,7 +40,7 @@ def test_by_size(cl_device, op, t, size, flags):  # noqa: F811
 
 
 @pytest.mark.parametrize("op", ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"])
-def test_by_scale(cl_device, op):  # noqa: F811
+def test_by_scale(cl_device, op):
     x = np.arange(12, dtype=np.float32).reshape(1, 3, 4, 1)
     ins = [tensor("TENSOR_FLOAT32", [1, 3, 4, 1]), scalar("FLOAT32", 1.5),
            scalar("FLOAT32", 2.0), scalar("BOOL", False)]
@@ -52,9 +52,9 @@ def test_by_scale(cl_device, op):  # noqa: F811
 @pytest.mark.parametrize("c", [4, 8, 16, 48])
 @pytest.mark.parametrize("flags", [(False, False), (True, False), (False, True)])
 @pytest.mark.parametrize("size", [(9, 13), (3, 2)])
-def test_nhwc_float32_channel_vectors(cl_device, op, c, flags, size):  # noqa: F811
+def test_nhwc_float32_channel_vectors(cl_device, op, c, flags, size):
     """NHWC float32 with 4 | C takes resize_vec (vectors of channels): up and down scaling."""
-    from tests.opkit import one_op_model
+    from tests.kits.one_op_models import one_op_model
 
     align, half = flags
     rng = np.random.default_rng(c)

@@ -6,15 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
-from tests.opkit import tensor
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import tensor
 
 B8 = "TENSOR_BOOL8"
 
 
 @pytest.mark.parametrize("t,dt", [("TENSOR_FLOAT32", np.float32), ("TENSOR_FLOAT16", np.float16),
                                   ("TENSOR_INT32", np.int32)])
-def test_select_types(cl_device, t, dt):  # noqa: F811
+def test_select_types(cl_device, t, dt):
     rng = np.random.default_rng(2)
     shape = [2, 3, 4]
     c = rng.integers(0, 2, shape).astype(bool)
@@ -27,7 +27,7 @@ def test_select_types(cl_device, t, dt):  # noqa: F811
 
 @pytest.mark.parametrize("t", ["TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_ASYMM_SIGNED"])
 @pytest.mark.parametrize("same", [True, False])
-def test_select_quant_requantizes(cl_device, t, same):  # noqa: F811
+def test_select_quant_requantizes(cl_device, t, same):
     signed = "SIGNED" in t
     dt, lo, hi = (np.int8, -128, 128) if signed else (np.uint8, 0, 256)
     x = np.arange(lo, hi).astype(dt)
@@ -41,7 +41,7 @@ def test_select_quant_requantizes(cl_device, t, same):  # noqa: F811
 
 
 @pytest.mark.parametrize("shape", [[7], [1, 2, 1, 3, 2]])
-def test_select_ranks(cl_device, shape):  # noqa: F811
+def test_select_ranks(cl_device, shape):
     n = int(np.prod(shape))
     c = (np.arange(n) % 2 == 1).reshape(shape)
     a = np.arange(n, dtype=np.float32).reshape(shape)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
-from tests.opkit import Spec, scalar, tensor
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import Spec, scalar, tensor
 
 
 def _i32(v):
@@ -17,7 +17,7 @@ def _i32(v):
 @pytest.mark.parametrize("begin,size", [([0, 1, 1], [2, 2, -1]), ([1, 0, 3], [1, 3, 1])])
 @pytest.mark.parametrize("t,dt", [("TENSOR_FLOAT32", np.float32), ("TENSOR_INT32", np.int32),
                                   ("TENSOR_QUANT8_ASYMM_SIGNED", np.int8)])
-def test_slice(cl_device, begin, size, t, dt):  # noqa: F811
+def test_slice(cl_device, begin, size, t, dt):
     q = dict(scale=0.5, zero_point=0) if "QUANT" in t else {}
     x = np.arange(24).astype(dt).reshape(2, 3, 4)
     out = [s if s != -1 else d - b for s, d, b in zip(size, x.shape, begin)]
@@ -32,7 +32,7 @@ def test_slice(cl_device, begin, size, t, dt):  # noqa: F811
     ([1, 0, 0], [2, 3, 4], [1, 1, 2], 0, 6, 1),
     ([-1, -2, -3], [-3, -4, -5], [-1, -1, -1], 0, 0, 0),
 ])
-def test_strided_slice(cl_device, begin, end, strides, bm, em, sm):  # noqa: F811
+def test_strided_slice(cl_device, begin, end, strides, bm, em, sm):
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     idx = []
     for d in range(3):
@@ -48,7 +48,7 @@ def test_strided_slice(cl_device, begin, end, strides, bm, em, sm):  # noqa: F81
     np.testing.assert_array_equal(y.reshape(want.shape), want)
 
 
-def test_slice_begin_as_model_input(cl_device):  # noqa: F811
+def test_slice_begin_as_model_input(cl_device):
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     (y,) = check("SLICE", [tensor("TENSOR_FLOAT32", [3, 4]), Spec("TENSOR_INT32", (2,), None),
                            _i32([2, 2])], [tensor("TENSOR_FLOAT32", [2, 2])],

@@ -7,14 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
-from tests.opkit import scalar, tensor
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import scalar, tensor
 
 
 @pytest.mark.parametrize("op", ["SOFTMAX", "LOG_SOFTMAX"])
 @pytest.mark.parametrize("shape,axis", [([5], 0), ([2, 7], -1), ([2, 3, 4], 1), ([2, 3, 4, 5], 0)])
 @pytest.mark.parametrize("kind", ["f32", "f16", "relaxed"])
-def test_float(cl_device, op, shape, axis, kind):  # noqa: F811
+def test_float(cl_device, op, shape, axis, kind):
     rng = np.random.default_rng(1)
     t = "TENSOR_FLOAT16" if kind == "f16" else "TENSOR_FLOAT32"
     x = rng.uniform(-5, 5, shape).astype(np.float16 if kind == "f16" else np.float32)
@@ -24,7 +24,7 @@ def test_float(cl_device, op, shape, axis, kind):  # noqa: F811
           relaxed=kind == "relaxed")
 
 
-def test_large_values_do_not_overflow(cl_device):  # noqa: F811
+def test_large_values_do_not_overflow(cl_device):
     x = np.array([[1000.0, 1001.0, 999.0]], np.float32)
     (y,) = check("SOFTMAX", [tensor("TENSOR_FLOAT32", [1, 3]), scalar("FLOAT32", 1.0)],
                  [tensor("TENSOR_FLOAT32", [1, 3])], [x], cl_device, "f32")
@@ -34,7 +34,7 @@ def test_large_values_do_not_overflow(cl_device):  # noqa: F811
 @pytest.mark.parametrize("t,zo", [("TENSOR_QUANT8_ASYMM", 0), ("TENSOR_QUANT8_ASYMM_SIGNED",
                                                                 -128)])
 @pytest.mark.parametrize("beta", [0.5, 1.0, 3.0])
-def test_quant(cl_device, t, zo, beta):  # noqa: F811
+def test_quant(cl_device, t, zo, beta):
     rng = np.random.default_rng(2)
     signed = zo == -128
     x = rng.integers(-128 if signed else 0, 128 if signed else 256, [4, 10])

@@ -8,12 +8,12 @@ import itertools
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import check, cl_device  # noqa: F401
-from tests.opkit import omitted, tensor
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import omitted, tensor
 
 
 @pytest.mark.parametrize("perm", [p for r in range(1, 5) for p in itertools.permutations(range(r))])
-def test_permutations(cl_device, perm):  # noqa: F811
+def test_permutations(cl_device, perm):
     shape = [2, 3, 4, 5][: len(perm)]
     x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
     out = [shape[p] for p in perm]
@@ -24,7 +24,7 @@ def test_permutations(cl_device, perm):  # noqa: F811
 
 @pytest.mark.parametrize("t,dt", [("TENSOR_QUANT8_ASYMM", np.uint8), ("TENSOR_FLOAT16",
                                                                      np.float16)])
-def test_omitted_perm_reverses(cl_device, t, dt):  # noqa: F811
+def test_omitted_perm_reverses(cl_device, t, dt):
     q = dict(scale=0.5, zero_point=1) if "QUANT" in t else {}
     x = (np.arange(24) % 200).astype(dt).reshape(2, 3, 4)
     (y,) = check("TRANSPOSE", [tensor(t, [2, 3, 4], **q), omitted("TENSOR_INT32")],

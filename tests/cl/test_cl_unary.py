@@ -6,15 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.cl_ops_kit import OK, after_zero_sized, check, cl_device  # noqa: F401
-from tests.opkit import tensor
+from tests.kits.cl_compare import OK, after_zero_sized, check
+from tests.kits.one_op_models import tensor
 
 OPS = ["ABS", "EXP", "LOG", "NEG", "RSQRT", "SIN", "SQRT", "FLOOR"]
 
 
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("kind", ["f32", "relaxed", "f16"])
-def test_unary_float(cl_device, op, kind):  # noqa: F811
+def test_unary_float(cl_device, op, kind):
     rng = np.random.default_rng(3)
     shape = [2, 3, 5] if op != "FLOOR" else [2, 3, 1, 5]
     x = rng.uniform(-4, 4, shape)
@@ -27,7 +27,7 @@ def test_unary_float(cl_device, op, kind):  # noqa: F811
 
 
 @pytest.mark.parametrize("op", ["LOG", "SQRT", "RSQRT", "EXP"])
-def test_unary_out_of_domain(cl_device, op):  # noqa: F811
+def test_unary_out_of_domain(cl_device, op):
     x = np.array([-1.0, 0.0, -0.0, np.inf, -np.inf, np.nan, 100.0, 1e-30], np.float32)
     with np.errstate(all="ignore"):
         (y,) = check(op, [tensor("TENSOR_FLOAT32", [8])], [tensor("TENSOR_FLOAT32", [8])], [x],
@@ -44,7 +44,7 @@ def test_unary_out_of_domain(cl_device, op):  # noqa: F811
 
 
 @pytest.mark.parametrize("op", ["ABS", "NEG"])
-def test_unary_int32_wraps(cl_device, op):  # noqa: F811
+def test_unary_int32_wraps(cl_device, op):
     x = np.array([-5, 0, 7, -(2**31), 2**31 - 1], np.int32)
     (y,) = check(op, [tensor("TENSOR_INT32", [5])], [tensor("TENSOR_INT32", [5])], [x],
                  cl_device)
@@ -52,21 +52,21 @@ def test_unary_int32_wraps(cl_device, op):  # noqa: F811
 
 
 @pytest.mark.parametrize("rank", [1, 6])
-def test_unary_any_rank(cl_device, rank):  # noqa: F811
+def test_unary_any_rank(cl_device, rank):
     shape = [2] * rank
     x = np.linspace(-3, 3, 2**rank).astype(np.float32).reshape(shape)
     check("SIN", [tensor("TENSOR_FLOAT32", shape)], [tensor("TENSOR_FLOAT32", shape)], [x],
           cl_device, "f32")
 
 
-def test_unary_dynamic_output_shape(cl_device):  # noqa: F811
+def test_unary_dynamic_output_shape(cl_device):
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     (y,) = check("NEG", [tensor("TENSOR_FLOAT32", [2, 3])], [tensor("TENSOR_FLOAT32", [0, 0])],
                  [x], cl_device)
     assert y.shape == (2, 3) and y[1, 2] == -5.0
 
 
-def test_unary_zero_sized(cl_device):  # noqa: F811
+def test_unary_zero_sized(cl_device):
     cl, ref = after_zero_sized("NEG", [], tensor("TENSOR_FLOAT32", [0, 3]), cl_device)
     assert cl.status == ref.status == OK
     assert cl.output_shapes[0].dimensions == ref.output_shapes[0].dimensions == (0, 3)

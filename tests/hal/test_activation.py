@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from tests.opkit import one_op_model, rejected, run, scalar, tensor
+from tests.kits.one_op_models import one_op_model, rejected, run, scalar, tensor
 
 
 @pytest.mark.parametrize("op,lo,hi", [("RELU", 0, np.inf), ("RELU1", -1, 1), ("RELU6", 0, 6)])

@@ -4,7 +4,7 @@ import pytest
 from hal.operations import lookup
 from hal.operations.context import OperandInfo, OperationContext
 from hal.types import OperandType, OperationType
-from tests.opkit import one_op_model, rejected, run, scalar, tensor
+from tests.kits.one_op_models import one_op_model, rejected, run, scalar, tensor
 
 
 def model(op, t, shape, axis, out_shape, q=(0.0, 0)):

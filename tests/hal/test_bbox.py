@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from hal.errors import ErrorStatus
-from tests.detkit import call, info
-from tests.opkit import execute, one_op_model, rejected, run, tensor
+from tests.kits.direct_call import call, info
+from tests.kits.one_op_models import execute, one_op_model, rejected, run, tensor
 
 OP = "AXIS_ALIGNED_BBOX_TRANSFORM"
 
@@ -49,7 +49,7 @@ def test_quantized_matches_float(dt, dz):
     deq = (qd - dz) * 0.05
     (ref,) = call(OP, [info("TENSOR_FLOAT32", ROIS), info("TENSOR_FLOAT32", deq),
                        info("TENSOR_INT32", [0, 1]), info("TENSOR_FLOAT32", INFO)],
-                  [info("TENSOR_FLOAT32", dims=[2, 8])])
+                  [info("TENSOR_FLOAT32", shape=[2, 8])])
     assert np.abs(y / 8.0 - ref).max() <= 0.125
 
 
@@ -57,7 +57,7 @@ def test_zero_rois_give_an_empty_output():
     (y,) = call(OP, [info("TENSOR_FLOAT32", np.zeros((0, 4))),
                      info("TENSOR_FLOAT32", np.zeros((0, 8))),
                      info("TENSOR_INT32", np.zeros(0)), info("TENSOR_FLOAT32", INFO)],
-                [info("TENSOR_FLOAT32", dims=[0, 8])])
+                [info("TENSOR_FLOAT32", shape=[0, 8])])
     assert y.shape == (0, 8)
 
 

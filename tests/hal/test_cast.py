@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from hal.errors import ErrorStatus
-from tests.opkit import execute, one_op_model, rejected, run, tensor
+from tests.kits.one_op_models import execute, one_op_model, rejected, run, tensor
 
 F32, F16, I32, Q8 = "TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_INT32", "TENSOR_QUANT8_ASYMM"
 

@@ -15,12 +15,10 @@ import numpy as np
 import pytest
 
 from hal.errors import ErrorStatus, HalError
-from tests.exec_kit import chain, device, expected_chain, make_request, outputs, sample
-
-assert device  # the fixture
+from tests.kits.execution_models import chain, expected_chain, make_request, outputs, sample
+from tests.kits.paths import REPO
 
 TOKEN = bytes(range(32))
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _files(device, tmp_path, tag="a"):
@@ -146,7 +144,7 @@ import json, sys
 import numpy as np
 from clnn.tools.devices import open_device
 from hal.builder import make_request, read_outputs
-from tests.exec_kit import chain, sample
+from tests.kits.execution_models import chain, sample
 dev = open_device({name!r})
 pm = dev.prepare_model_from_cache(model_cache={mc!r}, data_cache={dc!r}, token={TOKEN!r})
 m = chain()
@@ -154,7 +152,7 @@ req = make_request(m, [sample(seed=3)])
 r = pm.execute_synchronously(req)
 print(json.dumps([o.tolist() for o in read_outputs(m, req, r.output_shapes)]))
 """
-    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = json.loads(proc.stdout.splitlines()[-1])
@@ -165,7 +163,7 @@ print(json.dumps([o.tolist() for o in read_outputs(m, req, r.output_shapes)]))
 def test_bench_prepare_restores_without_building(capsys):
     """``clnn bench prepare``: the warm phase builds no program and computes the same outputs
     (the speed figures are reported, not asserted)."""
-    from tests.exec_kit import open_or_skip
+    from tests.kits.devices import open_or_skip
 
     open_or_skip("opencl")
     from clnn.tools.bench_prepare import run_prepare_bench

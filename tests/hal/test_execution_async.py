@@ -11,9 +11,7 @@ import numpy as np
 from hal.errors import ErrorStatus
 from hal.execution import ExecutionCallback
 from hal.types import UINT64_MAX, MeasureTiming, Timing
-from tests.exec_kit import chain, device, expected_chain, make_request, outputs, relu, sample
-
-assert device  # the fixture
+from tests.kits.execution_models import chain, expected_chain, make_request, outputs, relu, sample
 
 
 def test_execute_returns_at_once_and_matches_the_synchronous_result(device):

@@ -7,9 +7,7 @@ import numpy as np
 from hal.errors import ErrorStatus
 from hal.execution import Burst, BurstController
 from hal.types import UINT64_MAX, MeasureTiming, Request
-from tests.exec_kit import chain, device, expected_chain, make_request, outputs, relu, sample
-
-assert device  # the fixture
+from tests.kits.execution_models import chain, expected_chain, make_request, outputs, relu, sample
 
 
 def test_burst_caches_memories_by_slot(device):

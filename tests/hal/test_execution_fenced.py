@@ -11,9 +11,7 @@ from hal.builder import ModelBuilder, read_outputs
 from hal.errors import ErrorStatus
 from hal.execution import SyncFence
 from hal.types import UINT64_MAX, MeasureTiming, OutputShape, Timing
-from tests.exec_kit import chain, device, expected_chain, make_request, relu, sample
-
-assert device  # the fixture
+from tests.kits.execution_models import chain, expected_chain, make_request, relu, sample
 
 
 def _info(launch, timeout=30):

@@ -12,10 +12,8 @@ from hal.builder import ModelBuilder
 from hal.errors import ErrorStatus, HalError
 from hal.reference import executor as executor_module
 from hal.types import UINT64_MAX, ExecutionPreference, MeasureTiming, Priority, Timing
-from tests.exec_kit import chain, device, make_request, outputs, relu, sample
-from tests.test_control_flow import counter_model
-
-assert device  # the fixture
+from tests.kits.control_flow_models import counter_model
+from tests.kits.execution_models import JumpingClock, chain, make_request, outputs, relu, sample
 
 
 @pytest.mark.parametrize("priority", list(Priority))
@@ -49,23 +47,6 @@ def test_deadline_passed_before_prepare_is_persistent(device):
         assert e.value.status == ErrorStatus.MISSED_DEADLINE_PERSISTENT
 
 
-class _Clock:
-    """monotonic_ns that jumps a second ahead at every reading after the first ``free``."""
-
-    def __init__(self, free: int):
-        self.free = free
-        self.t = time.monotonic_ns()
-
-    def monotonic_ns(self):
-        self.free -= 1
-        if self.free < 0:
-            self.t += 10**9
-        return self.t
-
-    def __getattr__(self, name):
-        return getattr(time, name)
-
-
 def test_deadline_passing_during_an_execution_is_transient(monkeypatch):
     """The reference device checks the deadline between operations; a clock that runs out
     after the first check makes the second one miss it."""
@@ -75,7 +56,7 @@ def test_deadline_passing_during_an_execution_is_transient(monkeypatch):
     m = chain()
     pm = dev.prepare_model(m)
     req = make_request(m, [sample()])
-    clock = _Clock(free=1)
+    clock = JumpingClock(free=1)
     monkeypatch.setattr(executor_module, "time", clock)
     r = pm.execute_synchronously(req, MeasureTiming.YES, deadline=clock.t + 5 * 10**8)
     assert r.status == ErrorStatus.MISSED_DEADLINE_TRANSIENT

@@ -10,10 +10,8 @@ from hal.builder import ModelBuilder
 from hal.errors import ErrorStatus
 from hal.reference import executor as executor_module
 from hal.types import Timing
-from tests.exec_kit import F32, device, make_request, open_or_skip, outputs, sample
-from tests.test_execution_qos import _Clock
-
-assert device  # the fixture
+from tests.kits.devices import open_or_skip
+from tests.kits.execution_models import F32, JumpingClock, make_request, outputs, sample
 
 
 def _dynamic(in_dims=(0, 3), out_dims=((0, 3), ())):
@@ -82,7 +80,7 @@ def test_opencl_deadline_passing_between_partitions(split_cl_device, monkeypatch
     assert [p.on_cl for p in pm.partitions] == [True, False]
     req = make_request(m, [sample()])
     assert pm.execute_synchronously(req).status == ErrorStatus.NONE
-    clock = _Clock(free=1)  # the check before partition 0 passes, the next one misses
+    clock = JumpingClock(free=1)  # the check before partition 0 passes, the next one misses
     monkeypatch.setattr(executor_module, "time", clock)
     r = pm.execute_synchronously(req, deadline=clock.t + 5 * 10**8)
     assert r.status == ErrorStatus.MISSED_DEADLINE_TRANSIENT and r.timing == Timing()

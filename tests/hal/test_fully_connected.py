@@ -7,8 +7,8 @@ import pytest
 from hal.operations import lookup
 from hal.operations.context import OperandInfo, OperationContext
 from hal.types import OperandType, OperationType
-from tests.opkit import one_op_model, rejected, run, scalar, tensor
-from tests.test_conv2d import requant_ref
+from tests.kits.conv_reference import requant_ref
+from tests.kits.one_op_models import one_op_model, rejected, run, scalar, tensor
 
 RNG = np.random.default_rng(2)
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from hal.errors import ErrorStatus
-from tests.opkit import execute, one_op_model, rejected, run, scalar, tensor
+from tests.kits.one_op_models import execute, one_op_model, rejected, run, scalar, tensor
 
 F32 = "TENSOR_FLOAT32"
 TI = "TENSOR_INT32"

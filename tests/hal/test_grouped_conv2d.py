@@ -4,8 +4,8 @@ validation mutations."""
 import numpy as np
 import pytest
 
-from tests.opkit import one_op_model, rejected, run, scalar, tensor
-from tests.test_conv2d import execute_direct, naive_conv, requant_ref
+from tests.kits.conv_reference import execute_direct, naive_conv, requant_ref
+from tests.kits.one_op_models import one_op_model, rejected, run, scalar, tensor
 
 RNG = np.random.default_rng(5)
 

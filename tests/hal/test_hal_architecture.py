@@ -17,7 +17,7 @@ import hal.operations as hal_operations
 from hal.operations import registrations
 from hal.operations.registry import register
 from hal.types import OperandType, OperationType
-from tests.opkit import one_op_model, rejected, scalar, tensor
+from tests.kits.one_op_models import one_op_model, rejected, scalar, tensor
 
 HAL = Path(hal_operations.__file__).resolve().parent.parent
 #: modules of hal/operations that hold no operation (the op API itself, private helpers)

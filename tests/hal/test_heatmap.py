@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from tests.detkit import call, info
-from tests.opkit import one_op_model, rejected, run, scalar, tensor
+from tests.kits.direct_call import call, info
+from tests.kits.one_op_models import one_op_model, rejected, run, scalar, tensor
 
 OP = "HEATMAP_MAX_KEYPOINT"
 F32 = "TENSOR_FLOAT32"
@@ -86,8 +86,8 @@ def test_float16():
 
 def test_zero_boxes():
     scores, kps = call(OP, [info(F32, np.zeros((0, 4, 4, 2))), info(F32, np.zeros((0, 4))),
-                            info("BOOL", False)], [info(F32, dims=[0, 2]),
-                                                   info(F32, dims=[0, 2, 2])])
+                            info("BOOL", False)], [info(F32, shape=[0, 2]),
+                                                   info(F32, shape=[0, 2, 2])])
     assert scores.shape == (0, 2) and kps.shape == (0, 2, 2)
 
 

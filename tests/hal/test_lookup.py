@@ -1,7 +1,7 @@
 import numpy as np
 
 from hal.errors import ErrorStatus
-from tests.opkit import execute, one_op_model, rejected, run, tensor
+from tests.kits.one_op_models import execute, one_op_model, rejected, run, tensor
 
 F32 = "TENSOR_FLOAT32"
 TI = "TENSOR_INT32"

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from hal.operations.lsh_projection import fingerprint64
-from tests.opkit import omitted, one_op_model, rejected, run, scalar, tensor
+from tests.kits.one_op_models import omitted, one_op_model, rejected, run, scalar, tensor
 
 T = "TENSOR_FLOAT32"
 

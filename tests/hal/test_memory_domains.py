@@ -16,9 +16,7 @@ from hal.types import (
     Request,
     RequestArgument,
 )
-from tests.exec_kit import F32, chain, device, make_request, relu, sample
-
-assert device  # the fixture
+from tests.kits.execution_models import F32, chain, make_request, relu, sample
 
 
 def _status(call) -> ErrorStatus:
@@ -194,7 +192,7 @@ def test_opencl_memories_pass_tensors_without_host_copies(monkeypatch):
     """On the OpenCL device, executions chained through device memories copy on the device:
     no download or upload of the tensors between copy_from and copy_to."""
     from clnn.memory import ClBuffer
-    from tests.exec_kit import open_or_skip
+    from tests.kits.devices import open_or_skip
 
     dev = open_or_skip("opencl")
     a, bm = relu(), chain()

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from hal.errors import ErrorStatus
-from tests.detkit import call, info
-from tests.opkit import execute, one_op_model, rejected, run, scalar, tensor
+from tests.kits.direct_call import call, info
+from tests.kits.one_op_models import execute, one_op_model, rejected, run, scalar, tensor
 
 OP = "BOX_WITH_NMS_LIMIT"
 
@@ -104,8 +104,8 @@ def test_zero_rois():
                      info("TENSOR_FLOAT32", np.zeros((0, 12))), info("TENSOR_INT32", []),
                      info("FLOAT32", 0.1), info("INT32", -1), info("INT32", 0),
                      info("FLOAT32", 0.5), info("FLOAT32", 0.5), info("FLOAT32", 0.1)],
-                [info("TENSOR_FLOAT32", dims=[0]), info("TENSOR_FLOAT32", dims=[0, 4]),
-                 info("TENSOR_INT32", dims=[0]), info("TENSOR_INT32", dims=[0])])
+                [info("TENSOR_FLOAT32", shape=[0]), info("TENSOR_FLOAT32", shape=[0, 4]),
+                 info("TENSOR_INT32", shape=[0]), info("TENSOR_INT32", shape=[0])])
     assert [o.shape for o in outs] == [(0,), (0, 4), (0,), (0,)]
 
 

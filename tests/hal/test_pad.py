@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from tests.dm_kit import call, info
-from tests.opkit import one_op_model, rejected, run, scalar, tensor
+from tests.kits.direct_call import call, info
+from tests.kits.one_op_models import one_op_model, rejected, run, scalar, tensor
 
 F32 = "TENSOR_FLOAT32"
 TI = "TENSOR_INT32"

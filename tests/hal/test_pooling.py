@@ -4,8 +4,8 @@ averages), layouts, quantized rounding, activations and validation mutations."""
 import numpy as np
 import pytest
 
-from tests.opkit import one_op_model, rejected, run, scalar, tensor
-from tests.test_conv2d import execute_direct
+from tests.kits.conv_reference import execute_direct
+from tests.kits.one_op_models import one_op_model, rejected, run, scalar, tensor
 
 RNG = np.random.default_rng(9)
 
@@ -156,6 +156,6 @@ def test_zero_sized_batch(op):
 def test_window_outside_input_fails_cleanly():
     m = one_op_model("MAX_POOL_2D", [tensor("TENSOR_FLOAT32", [1, 2, 2, 1])]
                      + explicit((0, 0, 0, 0), (1, 1), (3, 3)), [tensor("TENSOR_FLOAT32", [0] * 4)])
-    from tests.opkit import execute
+    from tests.kits.one_op_models import execute
     status, _, _ = execute(m, [np.ones((1, 2, 2, 1), np.float32)])
     assert status.name == "GENERAL_FAILURE"

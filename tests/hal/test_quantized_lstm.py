@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from hal.operations import _fixedpoint16 as fp
-from tests.opkit import omitted, one_op_model, rejected, run, scalar, tensor
+from tests.kits.one_op_models import omitted, one_op_model, rejected, run, scalar, tensor
 
 Q8, Q16, I32 = "TENSOR_QUANT8_ASYMM", "TENSOR_QUANT16_SYMM", "TENSOR_INT32"
 

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from hal.errors import ErrorStatus
-from tests.dm_kit import call, info
-from tests.opkit import execute, omitted, one_op_model, rejected, run, scalar, tensor
+from tests.kits.direct_call import call, info
+from tests.kits.one_op_models import execute, omitted, one_op_model, rejected, run, scalar, tensor
 
 F32 = "TENSOR_FLOAT32"
 TI = "TENSOR_INT32"

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from tests.opkit import omitted, one_op_model, rejected, run, scalar, tensor
+from tests.kits.one_op_models import omitted, one_op_model, rejected, run, scalar, tensor
 
 RNG = np.random.default_rng(11)
 T = "TENSOR_FLOAT32"

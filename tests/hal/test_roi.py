@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from hal.errors import ErrorStatus
-from tests.detkit import call, info
-from tests.opkit import execute, one_op_model, rejected, run, scalar, tensor
+from tests.kits.direct_call import call, info
+from tests.kits.one_op_models import execute, one_op_model, rejected, run, scalar, tensor
 
 F32 = "TENSOR_FLOAT32"
 
@@ -124,7 +124,7 @@ def test_zero_rois(op):
     (y,) = call(op, [fm, info(F32, np.zeros((0, 4))), info("TENSOR_INT32", []),
                      info("INT32", 3), info("INT32", 4), info("FLOAT32", 1.0),
                      info("FLOAT32", 1.0), *extra, info("BOOL", False)],
-                [info(F32, dims=[0, 3, 4, 2])])
+                [info(F32, shape=[0, 3, 4, 2])])
     assert y.shape == (0, 3, 4, 2)
 
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from tests.opkit import one_op_model, rejected, run, tensor
+from tests.kits.one_op_models import one_op_model, rejected, run, tensor
 
 
 def model(t, shapes, qa=(0.0, 0), qb=(0.0, 0), qo=(0.0, 0)):

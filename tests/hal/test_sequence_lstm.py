@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from tests.opkit import omitted, one_op_model, rejected, run, scalar, tensor
-from tests.test_lstm import make_lstm
+from tests.kits.lstm_models import make_lstm
+from tests.kits.one_op_models import omitted, one_op_model, rejected, run, scalar, tensor
 
 RNG = np.random.default_rng(3)
 T = "TENSOR_FLOAT32"

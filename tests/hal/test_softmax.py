@@ -4,7 +4,7 @@ import pytest
 from hal.operations import lookup
 from hal.operations.context import OperandInfo, OperationContext
 from hal.types import OperandType, OperationType
-from tests.opkit import one_op_model, rejected, run, scalar, tensor
+from tests.kits.one_op_models import one_op_model, rejected, run, scalar, tensor
 
 F32, F16, Q8, QS8 = ("TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM",
                      "TENSOR_QUANT8_ASYMM_SIGNED")

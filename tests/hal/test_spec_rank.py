@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.opkit import one_op_model, run, scalar, tensor
+from tests.kits.one_op_models import one_op_model, run, scalar, tensor
 
 F32, I32, B8 = "TENSOR_FLOAT32", "TENSOR_INT32", "TENSOR_BOOL8"
 RNG = np.random.default_rng(3)

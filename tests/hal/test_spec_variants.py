@@ -11,7 +11,7 @@ import pytest
 
 from clnn.tools.cts import run_variant
 from hal.reference import ReferenceDevice
-from tests import spec_variants as sv
+from tests.kits import spec_variants as sv
 
 pytestmark = pytest.mark.skipif(not sv.CORPUS.is_dir(), reason=f"no corpus at {sv.CORPUS}")
 

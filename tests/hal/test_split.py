@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from tests.opkit import one_op_model, rejected, run, scalar, tensor
+from tests.kits.one_op_models import one_op_model, rejected, run, scalar, tensor
 
 F32 = "TENSOR_FLOAT32"
 

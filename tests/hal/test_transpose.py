@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from tests.dm_kit import call, info
-from tests.opkit import omitted, one_op_model, rejected, run, tensor
+from tests.kits.direct_call import call, info
+from tests.kits.one_op_models import omitted, one_op_model, rejected, run, tensor
 
 F32 = "TENSOR_FLOAT32"
 TI = "TENSOR_INT32"

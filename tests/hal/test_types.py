@@ -7,7 +7,6 @@ values out of them.
 """
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -51,8 +50,7 @@ from hal.types import (
     is_scalar_type,
     is_tensor_type,
 )
-
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+from tests.kits.paths import SEEDS
 
 OPERAND_TYPES = {
     "FLOAT32": 0, "INT32": 1, "UINT32": 2, "TENSOR_FLOAT32": 3, "TENSOR_INT32": 4,

@@ -4,7 +4,7 @@ import pytest
 from hal.operations import lookup
 from hal.operations.context import OperandInfo, OperationContext
 from hal.types import OperandType, OperationType
-from tests.opkit import one_op_model, rejected, run, tensor
+from tests.kits.one_op_models import one_op_model, rejected, run, tensor
 
 F32, F16, I32 = "TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_INT32"
 

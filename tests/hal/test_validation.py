@@ -30,7 +30,7 @@ from hal.types import (
     Timing,
 )
 from hal.validation import validate_model, validate_request
-from tests.opkit import one_op_model, rejected, scalar, tensor
+from tests.kits.one_op_models import one_op_model, rejected, scalar, tensor
 
 LT = OperandLifeTime
 OT = OperandType

@@ -1,29 +1,16 @@
-"""Helpers for the execution-path tests: the device fixture (reference, OpenCL where found),
-small models and requests."""
+"""Small models, inputs and expected outputs for the execution-path tests (synchronous, async,
+burst, fenced, QoS, shapes, memory domains, the compilation cache), and a clock that runs out."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
-import pytest
 
 from hal.builder import ModelBuilder, make_request, read_outputs
 from hal.errors import ErrorStatus
 
 F32 = "TENSOR_FLOAT32"
-
-
-def open_or_skip(name: str):
-    from clnn.tools.devices import open_device
-
-    try:
-        return open_device(name)
-    except Exception as e:  # no pyopencl / no OpenCL platform on this machine
-        pytest.skip(f"the {name} device is not available: {e}")
-
-
-@pytest.fixture(scope="module", params=["reference", "opencl"])
-def device(request):
-    return open_or_skip(request.param)
 
 
 def chain(dims=(2, 3)):
@@ -56,5 +43,24 @@ def outputs(model, request, result):
     return read_outputs(model, request, result.output_shapes)
 
 
-__all__ = ["F32", "chain", "device", "expected_chain", "make_request", "open_or_skip",
-           "outputs", "relu", "sample"]
+class JumpingClock:
+    """A stand-in for the ``time`` module whose monotonic_ns jumps a second ahead at every
+    reading after the first ``free`` ones (a deadline that passes in the middle of an
+    execution)."""
+
+    def __init__(self, free: int):
+        self.free = free
+        self.t = time.monotonic_ns()
+
+    def monotonic_ns(self):
+        self.free -= 1
+        if self.free < 0:
+            self.t += 10**9
+        return self.t
+
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+
+__all__ = ["F32", "JumpingClock", "chain", "expected_chain", "make_request", "outputs", "relu",
+           "sample"]

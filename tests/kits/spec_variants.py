@@ -19,14 +19,11 @@ from __future__ import annotations
 import copy
 import gzip
 import json
-import os
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
-CORPUS = Path(os.environ.get("CLNN_CTS_CORPUS",
-                             Path(__file__).resolve().parents[1].parent / "shared/cts/public"))
+from tests.kits.paths import CORPUS
 
 #: operations whose quantized operands are not "real value = scale * (q - zp)" data:
 #: CAST converts raw values; RANDOM_MULTINOMIAL is random; LSH_PROJECTION hashes raw bytes.

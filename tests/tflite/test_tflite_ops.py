@@ -9,7 +9,7 @@ import pytest
 from clnn.tflite import TfliteImportError, load
 from clnn.tools.devices import open_device
 from clnn.tools.run import ClnnRunner, LiteRtRunner, compare
-from tests.tflite_writer import Graph
+from tests.kits.tflite_writer import Graph
 
 RNG = np.random.default_rng(7)
 

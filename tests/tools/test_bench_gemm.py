@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import json
 
-from tests import clgemm_kit
-
-cl_device = clgemm_kit.cl_device
-
 
 def test_bench_gemm_json(cl_device, capsys, monkeypatch):
     from clnn.tools.cli import main

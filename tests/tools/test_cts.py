@@ -2,15 +2,13 @@
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
 from clnn.tools.cts import run_corpus
+from tests.kits.paths import CORPUS, REPO
 
-CORPUS = Path(os.environ.get("CLNN_CTS_CORPUS",
-                             Path(__file__).resolve().parents[1].parent / "shared/cts/public"))
-REPORTS = Path(__file__).resolve().parents[1] / "reports"
+REPORTS = REPO / "reports"
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no corpus at {CORPUS}")
 

@@ -5,19 +5,14 @@ says (INVALID_ARGUMENT first, then the request with the dimensions)."""
 from __future__ import annotations
 
 import functools
-import os
-from pathlib import Path
 
 import pytest
 
 from clnn.tools.cts import iter_corpus, run_variant
 from clnn.tools.cts_modes import MODES, ModeRunner
-from tests.exec_kit import device, make_request, relu, sample
+from tests.kits.execution_models import make_request, relu, sample
+from tests.kits.paths import CORPUS
 
-assert device  # the fixture
-
-CORPUS = Path(os.environ.get("CLNN_CTS_CORPUS",
-                             Path(__file__).resolve().parents[1].parent / "shared/cts/public"))
 #: quantized RELU1 with an internal input, zero-sized outputs, a WHILE loop, fp16, and tests
 #: that must fail
 SLICE = {"relu1_quant8_1_all_inputs_as_internal", "conv2d_v1_2_zero_sized_nhwc_quant8",

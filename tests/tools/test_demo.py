@@ -3,7 +3,7 @@ import numpy as np
 import clnn.tools.devices
 from clnn.tools import demo
 from hal.types import OperationType
-from tests.opkit import run
+from tests.kits.one_op_models import run
 
 
 def test_demo_model_is_the_mobilenet_block():
