@@ -13,8 +13,9 @@ from clnn.kernels import kernel_registrations
 from clnn.program_cache import render
 from hal.operations import registrations
 from tests.kits.one_op_models import make_request, one_op_model, scalar, tensor
+from tests.kits.paths import REPO
 
-TEMPLATES = os.path.join(os.path.dirname(__file__), "..", "clnn", "templates")
+TEMPLATES = str(REPO / "clnn" / "templates")
 
 
 def test_families_share_the_hal_stems():
