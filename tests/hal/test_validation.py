@@ -464,17 +464,8 @@ def _run_ok(model, req, **kw):
     return read_outputs(model, req, r.output_shapes)
 
 
-# ----------------------------------------------------------------------------- execution
-
-@pytest.fixture(scope="module", params=["reference", "opencl"])
-def device(request):
-    """The execution duties hold on every device: the reference one and OpenCL where found."""
-    from clnn.tools.devices import open_device
-
-    try:
-        return open_device(request.param)
-    except Exception as e:  # no pyopencl / no OpenCL platform on this machine
-        pytest.skip(f"the {request.param} device is not available: {e}")
+# ------------------------------------------------------------------------------- execution
+# (``device``, from tests/conftest.py: the execution duties hold on every device)
 
 def _two_outputs(dims=(2,)):
     b = ModelBuilder()

@@ -18,20 +18,11 @@ from clnn.tools.run import ClnnRunner, LiteRtRunner, compare, random_inputs
 #: small models covering DENSIFY, Convolution2DTransposeBias, HARD_SWISH, PAD, CONCATENATION
 SMALL = ["face_detection_short_range.tflite", "selfie_segmentation.tflite",
          "face_detection_full_range_sparse.tflite"]
-DEVICES = ["reference", "opencl"]
 
 
 @pytest.fixture(scope="session")
 def model_paths():
     return models.fetch(SMALL + ["face_landmark_with_attention.tflite"])
-
-
-@pytest.fixture(scope="module", params=DEVICES)
-def device(request):
-    try:
-        return open_device(request.param)
-    except Exception as e:  # no OpenCL platform on this machine
-        pytest.skip(f"no {request.param} device: {e}")
 
 
 @pytest.mark.parametrize("name", SMALL)
