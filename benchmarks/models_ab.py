@@ -9,6 +9,10 @@ process) take turns: ``--iterations`` timed executions each per round, so that l
 a shared machine hit all three alike. Reported: the median over every round of each, the
 ratios to litert, the speed-up, whether the working tree's outputs match litert (clnn run's
 tolerance), and the load average before and after each model.
+
+Loading, the seeded inputs, the litert side, the medians and the tolerance are those of
+``clnn bench models`` (clnn/tools/bench_models.py); only the worker is written out here,
+since it also runs in the base commit's tree and so may use only what both trees have.
 """
 
 from __future__ import annotations
@@ -16,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -85,11 +88,11 @@ def main(argv=None) -> int:
     ap.add_argument("models", nargs="*", help="model names (default: every model litert runs)")
     args = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
-    from clnn.tflite import load
-    from clnn.tools.models import MODELS, NEEDS_MEDIAPIPE_OPS, fetch
-    from clnn.tools.run import LITERT_THREADS, LiteRtRunner, compare, random_inputs
+    from clnn.tools.bench_models import accuracy, litert_models, load_case, median_ms, open_litert
+    from clnn.tools.models import fetch
+    from clnn.tools.run import LITERT_THREADS
 
-    names = args.models or [m for m in sorted(MODELS) if m not in NEEDS_MEDIAPIPE_OPS]
+    names = args.models or litert_models()
     paths = fetch(names)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -100,9 +103,8 @@ def main(argv=None) -> int:
         try:
             for name in names:
                 load_before = os.getloadavg()[0]
-                imported = load(paths[name])
-                inputs = random_inputs(imported)
-                litert = LiteRtRunner(paths[name], LITERT_THREADS)
+                imported, inputs = load_case(paths[name])
+                litert = open_litert(paths[name])
                 ref, _ = litert.latency(imported, inputs, 1)
                 t = {"base": [], "new": [], "litert": []}
                 out = os.path.join(tmp, "new.npz")
@@ -112,15 +114,14 @@ def main(argv=None) -> int:
                     t["litert"] += litert.latency(imported, inputs, args.iterations)[1]
                 got = np.load(out)
                 outs = [got[f"arr_{k}"] for k in range(len(got.files))]
-                ms = {k: statistics.median(v) * 1e3 for k, v in t.items()}
+                ms = {k: median_ms(v) for k, v in t.items()}
                 rows.append({"model": name, "before_ms": round(ms["base"], 3),
                              "after_ms": round(ms["new"], 3),
                              "litert_ms": round(ms["litert"], 3),
                              "ratio_before": round(ms["base"] / ms["litert"], 2),
                              "ratio_after": round(ms["new"] / ms["litert"], 2),
                              "speedup": round(ms["base"] / ms["new"], 2),
-                             "within_tolerance": all(e["within_tolerance"]
-                                                     for e in compare(outs, ref)),
+                             "within_tolerance": accuracy(outs, ref)["within_tolerance"],
                              "load_average": [round(load_before, 2),
                                               round(os.getloadavg()[0], 2)]})
                 if not args.json:

@@ -20,15 +20,24 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from clnn.tools.devices import open_device  # noqa: E402
-from hal.builder import make_request, read_outputs  # noqa: E402
+from hal.builder import ModelBuilder, make_request, read_outputs  # noqa: E402
 from hal.reference import ReferenceDevice  # noqa: E402
-from tests.opkit import one_op_model, scalar, tensor  # noqa: E402
 
 F32 = "TENSOR_FLOAT32"
 
 
-def ints(*v):
-    return [scalar("INT32", int(x)) for x in v]
+class Input(tuple):
+    """The shape of a float32 model input (an argument of :func:`one_op`)."""
+
+
+def one_op(op, args, out_dims):
+    """A one-operation model with a float32 output: each argument is an :class:`Input`, an int
+    (an INT32 scalar) or an array (a constant of its dtype)."""
+    b = ModelBuilder()
+    ins = [b.input(F32, a) if isinstance(a, Input) else b.int32(a) if isinstance(a, int)
+           else b.constant(a) for a in args]
+    b.op(op, ins, b.output(F32, tuple(out_dims)))
+    return b.finish()
 
 
 def depthwise(n, h, w, c, f, stride, pad_same=True):
@@ -38,10 +47,9 @@ def depthwise(n, h, w, c, f, stride, pad_same=True):
     x = rng.random((n, h, w, c), np.float32)
     wt = rng.random((1, f, f, c), np.float32) - 0.5
     b = rng.random(c, np.float32)
-    ins = [tensor(F32, x.shape), tensor(F32, wt.shape, wt), tensor(F32, b.shape, b),
-           *ints(1 if pad_same else 2, stride, stride, 1, 0)]
+    args = [Input(x.shape), wt, b, 1 if pad_same else 2, stride, stride, 1, 0]
     return (f"DEPTHWISE_CONV_2D {n}x{h}x{w}x{c} {f}x{f} s{stride}",
-            one_op_model("DEPTHWISE_CONV_2D", ins, [tensor(F32, (n, oh, ow, c))]), [x])
+            one_op("DEPTHWISE_CONV_2D", args, (n, oh, ow, c)), [x])
 
 
 def conv(n, h, w, c, o, f, stride):
@@ -50,27 +58,23 @@ def conv(n, h, w, c, o, f, stride):
     x = rng.random((n, h, w, c), np.float32)
     wt = rng.random((o, f, f, c), np.float32) - 0.5
     b = rng.random(o, np.float32)
-    ins = [tensor(F32, x.shape), tensor(F32, wt.shape, wt), tensor(F32, b.shape, b),
-           *ints(1, stride, stride, 1)]
     return (f"CONV_2D {n}x{h}x{w}x{c} -> {o} {f}x{f} s{stride}",
-            one_op_model("CONV_2D", ins, [tensor(F32, (n, oh, ow, o))]), [x])
+            one_op("CONV_2D", [Input(x.shape), wt, b, 1, stride, stride, 1], (n, oh, ow, o)),
+            [x])
 
 
 def prelu(shape):
     rng = np.random.default_rng(3)
     x = rng.random(shape, np.float32) - 0.5
     a = rng.random((1, 1, shape[-1]), np.float32)
-    return (f"PRELU {'x'.join(map(str, shape))}",
-            one_op_model("PRELU", [tensor(F32, shape), tensor(F32, a.shape, a)],
-                         [tensor(F32, shape)]), [x])
+    return (f"PRELU {'x'.join(map(str, shape))}", one_op("PRELU", [Input(shape), a], shape), [x])
 
 
 def add(shape):
     rng = np.random.default_rng(10)
     x, y = rng.random(shape, np.float32), rng.random(shape, np.float32)
     return (f"ADD {'x'.join(map(str, shape))}",
-            one_op_model("ADD", [tensor(F32, shape), tensor(F32, shape), *ints(1)],
-                         [tensor(F32, shape)]), [x, y])
+            one_op("ADD", [Input(shape), Input(shape), 1], shape), [x, y])
 
 
 def mul_channel(shape):
@@ -78,8 +82,7 @@ def mul_channel(shape):
     x = rng.random(shape, np.float32)
     s = rng.random((1, 1, 1, shape[-1]), np.float32)
     return (f"MUL {'x'.join(map(str, shape))} by a channel vector",
-            one_op_model("MUL", [tensor(F32, shape), tensor(F32, s.shape, s), *ints(0)],
-                         [tensor(F32, shape)]), [x])
+            one_op("MUL", [Input(shape), s, 0], shape), [x])
 
 
 def resize(shape, factor):
@@ -87,8 +90,8 @@ def resize(shape, factor):
     x = rng.random(shape, np.float32)
     n, h, w, c = shape
     return (f"RESIZE_BILINEAR {'x'.join(map(str, shape))} x{factor}",
-            one_op_model("RESIZE_BILINEAR", [tensor(F32, shape), *ints(w * factor, h * factor)],
-                         [tensor(F32, (n, h * factor, w * factor, c))]), [x])
+            one_op("RESIZE_BILINEAR", [Input(shape), w * factor, h * factor],
+                   (n, h * factor, w * factor, c)), [x])
 
 
 def max_pool(shape):
@@ -96,8 +99,8 @@ def max_pool(shape):
     x = rng.random(shape, np.float32)
     n, h, w, c = shape
     return (f"MAX_POOL_2D {'x'.join(map(str, shape))} 2x2 s2",
-            one_op_model("MAX_POOL_2D", [tensor(F32, shape), *ints(2, 2, 2, 2, 2, 0)],
-                         [tensor(F32, (n, h // 2, w // 2, c))]), [x])
+            one_op("MAX_POOL_2D", [Input(shape), 2, 2, 2, 2, 2, 0], (n, h // 2, w // 2, c)),
+            [x])
 
 
 def concat(shapes, axis):
@@ -106,8 +109,7 @@ def concat(shapes, axis):
     out = list(shapes[0])
     out[axis] = sum(s[axis] for s in shapes)
     return (f"CONCATENATION {' '.join('x'.join(map(str, s)) for s in shapes)} axis {axis}",
-            one_op_model("CONCATENATION", [*[tensor(F32, s) for s in shapes], *ints(axis)],
-                         [tensor(F32, out)]), xs)
+            one_op("CONCATENATION", [*[Input(s) for s in shapes], axis], out), xs)
 
 
 def transpose(shape, perm):
@@ -115,8 +117,7 @@ def transpose(shape, perm):
     x = rng.random(shape, np.float32)
     p = np.array(perm, np.int32)
     return (f"TRANSPOSE {'x'.join(map(str, shape))} {perm}",
-            one_op_model("TRANSPOSE", [tensor(F32, shape), tensor("TENSOR_INT32", [len(p)], p)],
-                         [tensor(F32, [shape[i] for i in perm])]), [x])
+            one_op("TRANSPOSE", [Input(shape), p], [shape[i] for i in perm]), [x])
 
 
 def mean_hw(shape):
@@ -124,8 +125,7 @@ def mean_hw(shape):
     x = rng.random(shape, np.float32)
     axes = np.array([1, 2], np.int32)
     return (f"MEAN {'x'.join(map(str, shape))} axes 1, 2",
-            one_op_model("MEAN", [tensor(F32, shape), tensor("TENSOR_INT32", [2], axes),
-                                  *ints(1)], [tensor(F32, (shape[0], 1, 1, shape[3]))]), [x])
+            one_op("MEAN", [Input(shape), axes, 1], (shape[0], 1, 1, shape[3])), [x])
 
 
 def pad(shape, pads):
@@ -133,9 +133,8 @@ def pad(shape, pads):
     x = rng.random(shape, np.float32)
     p = np.array(pads, np.int32)
     out = tuple(d + a + b for d, (a, b) in zip(shape, pads))
-    return (f"PAD {'x'.join(map(str, shape))} {pads}",
-            one_op_model("PAD", [tensor(F32, shape), tensor("TENSOR_INT32", p.shape, p)],
-                         [tensor(F32, out)]), [x])
+    return (f"PAD {'x'.join(map(str, shape))} {pads}", one_op("PAD", [Input(shape), p], out),
+            [x])
 
 
 CASES = [

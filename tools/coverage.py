@@ -11,7 +11,7 @@
    or without the optional trailing inputs) that no signature accepts. Those are validation
    bugs: a valid model would be rejected (or a form is labelled with the wrong version).
 3. With ``--tests``, also count the signatures that the unit tests in tests/ exercise (every
-   model the reference device validates while pytest runs ``tests/test_spec_*.py``).
+   model the reference device validates while pytest runs ``tests/**/test_spec_*.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from hal.operations.registry import registrations  # noqa: E402
+from hal.operations import registrations  # noqa: E402
 from hal.types import HalVersion, OperandType, OperationType  # noqa: E402
 
 DEFAULT_SPEC = ROOT.parent / "shared" / "seeds" / "003_ff06d50c13e9e6e5.txt"
@@ -274,7 +274,7 @@ def main(argv=None) -> int:
     p.add_argument("--spec", default=str(DEFAULT_SPEC), help="OperationCode doc (seed 003)")
     p.add_argument("--tests", nargs="*", default=None, metavar="PATH",
                    help="also count signatures the unit tests exercise (default: "
-                        "tests/test_spec_*.py)")
+                        "tests/**/test_spec_*.py)")
     p.add_argument("--json", default=None, help="write the figures as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="figures only, no lists")
     args = p.parse_args(argv)
@@ -285,7 +285,7 @@ def main(argv=None) -> int:
     counts, unmatched = corpus_coverage(args.corpus, regs)
     unit = None
     if args.tests is not None:
-        paths = args.tests or sorted(str(x) for x in (ROOT / "tests").glob("test_spec_*.py"))
+        paths = args.tests or sorted(str(x) for x in (ROOT / "tests").rglob("test_spec_*.py"))
         unit = unit_test_coverage(regs, paths)
 
     uncovered = [(op, k, s) for op, k, s in all_sigs if counts[(op, k)] == 0]

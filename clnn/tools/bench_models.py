@@ -24,34 +24,56 @@ from clnn.tools.run import (
 )
 
 
-def bench_model(path: str, device, iterations: int) -> dict:
+def litert_models() -> list[str]:
+    """Every model ai-edge-litert runs (the others need MediaPipe's custom operators)."""
+    return [m for m in sorted(MODELS) if m not in NEEDS_MEDIAPIPE_OPS]
+
+
+def load_case(path: str):
+    """The imported model and its seeded random inputs, which every side of a benchmark runs."""
     from clnn.tflite import load
 
+    imported = load(path)
+    return imported, random_inputs(imported)
+
+
+def open_litert(path: str) -> LiteRtRunner:
+    """ai-edge-litert on the model file with the threads every benchmark gives it."""
+    return LiteRtRunner(path, LITERT_THREADS)
+
+
+def median_ms(times: list[float]) -> float:
+    return latency_stats(times)["median_ms"]
+
+
+def accuracy(outs, ref) -> dict:
+    """Max errors over all outputs against litert's, and whether all are within tolerance."""
+    errs = compare(outs, ref)
+    return {"max_abs_err": max(e["max_abs_err"] for e in errs),
+            "max_rel_err": max(e["max_rel_err"] for e in errs),
+            "within_tolerance": all(e["within_tolerance"] for e in errs)}
+
+
+def bench_model(path: str, device, iterations: int) -> dict:
     row: dict = {"model": os.path.basename(path)}
     try:
-        litert = LiteRtRunner(path, LITERT_THREADS)
+        litert = open_litert(path)
     except Exception as e:  # not loadable by TFLite itself: nothing to compare with
         row["error"] = f"ai-edge-litert cannot load it: {str(e).splitlines()[0]}"
         return row
     try:
-        imported = load(path)
-        inputs = random_inputs(imported)
+        imported, inputs = load_case(path)
         runner = ClnnRunner(imported, device)
         outs, times = runner.latency(inputs, iterations)
     except Exception as e:  # report and go on with the next model
         row["error"] = f"clnn: {type(e).__name__}: {getattr(e, 'reason', e)}"
         return row
     ref, ref_times = litert.latency(imported, inputs, iterations)
-    errs = compare(outs, ref)
-    clnn_ms = latency_stats(times)["median_ms"]
-    litert_ms = latency_stats(ref_times)["median_ms"]
+    clnn_ms, litert_ms = median_ms(times), median_ms(ref_times)
     row.update({"operations": len(imported.model.main.operations),
                 "prepare_s": round(runner.prepare_s, 3),
                 "clnn_ms": round(clnn_ms, 3), "litert_ms": round(litert_ms, 3),
-                "ratio": round(clnn_ms / litert_ms, 2),
-                "max_abs_err": max(e["max_abs_err"] for e in errs),
-                "max_rel_err": max(e["max_rel_err"] for e in errs),
-                "within_tolerance": all(e["within_tolerance"] for e in errs)})
+                "ratio": round(clnn_ms / litert_ms, 2), **accuracy(outs, ref)})
     return row
 
 
@@ -96,4 +118,5 @@ def _print_row(r: dict):
           f"({'ok' if r['within_tolerance'] else 'OUT OF TOLERANCE'})")
 
 
-__all__ = ["MODELS", "bench_model", "run_models_bench"]
+__all__ = ["MODELS", "accuracy", "bench_model", "litert_models", "load_case", "median_ms",
+           "open_litert", "run_models_bench"]

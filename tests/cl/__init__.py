@@ -1,0 +1,1 @@
+"""Tests of the OpenCL device (clnn/): the device, its kernels, fusion and capabilities."""

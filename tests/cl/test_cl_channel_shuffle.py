@@ -1,0 +1,37 @@
+"""CHANNEL_SHUFFLE on OpenCL vs the reference device: every type, every (negative) axis,
+group counts from 1 to the channel count."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import scalar, tensor
+
+TYPES = [("TENSOR_FLOAT32", np.float32), ("TENSOR_FLOAT16", np.float16),
+         ("TENSOR_QUANT8_ASYMM", np.uint8), ("TENSOR_QUANT8_ASYMM_SIGNED", np.int8)]
+
+
+@pytest.mark.parametrize("t,dt", TYPES)
+@pytest.mark.parametrize("axis", [-4, -1, 1, 2])
+@pytest.mark.parametrize("groups", [1, 2, 3, 6])
+def test_channel_shuffle(cl_device, t, dt, axis, groups):
+    q = dict(scale=0.25, zero_point=1) if "QUANT" in t else {}
+    shape = [2, 3, 4, 5]
+    shape[axis] = 6
+    x = (np.arange(int(np.prod(shape))) % 101).astype(dt).reshape(shape)
+    (y,) = check("CHANNEL_SHUFFLE", [tensor(t, shape, **q), scalar("INT32", groups),
+                                     scalar("INT32", axis)], [tensor(t, shape, **q)], [x],
+                 cl_device)
+    moved = np.moveaxis(x, axis, -1)
+    want = moved.reshape(moved.shape[:-1] + (groups, 6 // groups)).swapaxes(-1, -2)
+    assert np.array_equal(np.moveaxis(y, axis, -1), want.reshape(moved.shape))
+
+
+def test_channel_shuffle_rank1(cl_device):
+    x = np.arange(6, dtype=np.float32)
+    (y,) = check("CHANNEL_SHUFFLE", [tensor("TENSOR_FLOAT32", [6]), scalar("INT32", 2),
+                                     scalar("INT32", 0)], [tensor("TENSOR_FLOAT32", [6])], [x],
+                 cl_device)
+    assert y.tolist() == [0, 3, 1, 4, 2, 5]

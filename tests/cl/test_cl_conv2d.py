@@ -1,0 +1,134 @@
+"""CONV_2D on the OpenCL GEMM vs the reference device: every type (float32, float16, relaxed,
+quant8 asymm / signed, per-channel filters), padding forms, strides, dilation, NCHW, fused
+activations, the direct 1x1 path, tile edges, saturation and the support checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.kits.cl_compare import compare
+from tests.kits.cl_conv_cases import TYPES, conv_operands, ints, kind_of
+from tests.kits.one_op_models import one_op_model, scalar, tensor
+
+
+def conv_model(name, rng, x_shape, f_shape, out_shape, params, **kw):
+    xs, fs, bs, out, x = conv_operands(name, rng, x_shape, f_shape, **kw)
+    m = one_op_model("CONV_2D", [xs, fs, bs, *params], [out(out_shape)],
+                     relaxed=name == "relaxed")
+    return m, [x]
+
+
+@pytest.mark.parametrize("name", list(TYPES))
+@pytest.mark.parametrize("act", [0, 1, 3])
+def test_conv_explicit_types(cl_device, name, act):
+    rng = np.random.default_rng(1)
+    # 3x3, pad 1, stride 1; 40 output channels crosses a 32-column tile edge
+    m, x = conv_model(name, rng, [2, 7, 6, 5], [40, 3, 3, 5], [2, 7, 6, 40],
+                      ints(1, 1, 1, 1, 1, 1, act))
+    compare(m, x, cl_device, kind_of(name))
+
+
+@pytest.mark.parametrize("name", ["f32", "qa", "qs_pc", "f16"])
+@pytest.mark.parametrize("nchw", [False, True])
+def test_conv_implicit_stride_dilation_layout(cl_device, name, nchw):
+    rng = np.random.default_rng(2)
+    n, h, w, c, o = 1, 9, 11, 3, 6
+    x_shape = [n, c, h, w] if nchw else [n, h, w, c]
+    # SAME, stride (2, 1), dilation (1, 2): output 5 x 11
+    out_shape = [n, o, 5, 11] if nchw else [n, 5, 11, o]
+    params = ints(1, 1, 2, 2) + [scalar("BOOL", nchw)] + ints(2, 1)
+    m, x = conv_model(name, rng, x_shape, [o, 3, 2, c], out_shape, params)
+    compare(m, x, cl_device, kind_of(name))
+
+
+@pytest.mark.parametrize("name", ["f32", "qa", "f16"])
+def test_conv_1x1_direct_gemm_and_valid(cl_device, name):
+    rng = np.random.default_rng(3)
+    # 1x1 stride 1 VALID NHWC: A is the input tensor itself (no im2col); 17 rows x 9 channels
+    m, x = conv_model(name, rng, [1, 17, 1, 24], [9, 1, 1, 24], [1, 17, 1, 9],
+                      ints(2, 1, 1, 0))
+    compare(m, x, cl_device, kind_of(name))
+
+
+def test_conv_large_float_vs_reference(cl_device):
+    rng = np.random.default_rng(4)
+    m, x = conv_model("f32", rng, [1, 20, 20, 32], [64, 3, 3, 32], [1, 10, 10, 64],
+                      ints(1, 2, 2, 1))
+    compare(m, x, cl_device, "f32")
+
+
+def test_conv_quant_saturates(cl_device):
+    rng = np.random.default_rng(5)
+    xv = np.full((1, 4, 4, 8), 255, np.uint8)
+    m, x = conv_model("qa", rng, [1, 4, 4, 8], [4, 3, 3, 8], [1, 4, 4, 4], ints(1, 1, 1, 0),
+                      x_value=xv)
+    got = compare(m, x, cl_device, "quant")
+    assert got.min() >= 0 and got.max() <= 255
+
+
+@pytest.mark.parametrize("name", ["f32", "qa", "qs_pc"])
+def test_conv_filter_and_bias_as_inputs(cl_device, name):
+    """A filter that is a model input is packed on the device at each execution."""
+    rng = np.random.default_rng(7)
+    xs, fs, bs, out, x = conv_operands(name, rng, [1, 5, 5, 3], [4, 3, 3, 3])
+    w, bias = fs.value, bs.value
+    fs.value = bs.value = None
+    m = one_op_model("CONV_2D", [xs, fs, bs, *ints(1, 1, 1, 2)], [out([1, 5, 5, 4])])
+    compare(m, [x, w, bias], cl_device, kind_of(name))
+
+
+def test_conv_support_reasons(cl_device):
+    # a stride that is a model input is not known when the kernels are planned
+    m = one_op_model("CONV_2D", [tensor("TENSOR_FLOAT32", [1, 3, 3, 1]),
+                                 tensor("TENSOR_FLOAT32", [1, 1, 1, 1], np.ones((1, 1, 1, 1))),
+                                 tensor("TENSOR_FLOAT32", [1], np.zeros(1)),
+                                 *ints(1), scalar("INT32", None), *ints(1, 0)],
+                     [tensor("TENSOR_FLOAT32", [1, 3, 3, 1])])
+    rows = cl_device.support_report(m)
+    assert rows[0][2] is False and "input 4" in rows[0][3] and "constant" in rows[0][3]
+
+
+@pytest.mark.parametrize("shape,f,launches", [((1, 6, 6, 16), 1, 1), ((1, 6, 6, 16), 3, 2)])
+def test_conv_1x1_skips_im2col(cl_device, shape, f, launches):
+    """A 1x1 stride-1 NHWC convolution is one GEMM launch on the input; 3x3 adds im2col (over
+    more than DIRECT_MAX_C input channels: fewer take the direct kernel)."""
+    rng = np.random.default_rng(8)
+    m, x = conv_model("f32", rng, list(shape), [4, f, f, 16], [1, 6, 6, 4], ints(1, 1, 1, 0))
+    prepared = cl_device.prepare_model(m)
+    assert prepared.pool_report()["launches"] == launches
+    compare(m, x, cl_device, "f32")
+
+
+# the direct kernels: float NHWC, constant filter; conv_tile over <= DIRECT_MAX_C input
+# channels with a window wider than 1x1 or strided (output channel counts giving vector widths
+# 16, 8, 2, 1); conv_cvec for fewer than 4 output channels (input channel vectors of 16, 8, 4)
+DIRECT = [  # (x shape, filter [o, fh, fw, c], explicit pads l r t b, stride w h, dilation, act,
+    #          kernel): conv_tile over <= 8 input channels, conv_cvec for < 4 output channels
+    ([1, 13, 14, 3], [24, 3, 3, 3], (1, 1, 1, 1), (2, 2), (1, 1), 1, "conv_tile"),
+    ([2, 12, 11, 3], [32, 5, 5, 3], (1, 2, 2, 1), (2, 2), (1, 1), 3, "conv_tile"),
+    ([1, 8, 10, 5], [6, 2, 3, 5], (0, 2, 1, 0), (1, 2), (2, 1), 2, "conv_tile"),
+    ([1, 3, 3, 1], [16, 1, 1, 1], (0, 0, 0, 0), (2, 2), (1, 1), 0, "conv_tile"),
+    ([1, 9, 19, 8], [1, 3, 3, 8], (1, 1, 1, 1), (1, 1), (1, 1), 0, "conv_cvec"),
+    ([2, 10, 9, 16], [2, 3, 3, 16], (0, 2, 1, 1), (2, 1), (1, 2), 1, "conv_cvec"),
+    ([1, 7, 11, 12], [3, 1, 1, 12], (0, 0, 0, 0), (1, 1), (1, 1), 3, "conv_cvec"),
+    ([1, 6, 21, 32], [1, 1, 5, 32], (2, 2, 0, 0), (3, 1), (1, 1), 0, "conv_cvec"),
+]
+
+
+@pytest.mark.parametrize("name", ["f32", "f16", "relaxed"])
+@pytest.mark.parametrize("case", range(len(DIRECT)))
+def test_conv_direct_kernel(cl_device, name, case):
+    x_shape, f_shape, pads, strides, dil, act, kernel = DIRECT[case]
+    n, h, w, _ = x_shape
+    o, fh, fw, _ = f_shape
+    oh = (h + pads[2] + pads[3] - (dil[1] * (fh - 1) + 1)) // strides[1] + 1
+    ow = (w + pads[0] + pads[1] - (dil[0] * (fw - 1) + 1)) // strides[0] + 1
+    params = ints(*pads, *strides, act) + [scalar("BOOL", False)] + ints(*dil)
+    m, x = conv_model(name, np.random.default_rng(50 + case), x_shape, f_shape,
+                      [n, oh, ow, o], params)
+    compare(m, x, cl_device, kind_of(name))
+    pm = cl_device.prepare_model(m)
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    assert names == {f"conv2d.{kernel}"}

@@ -1,0 +1,78 @@
+"""DEPTHWISE_CONV_2D on the OpenCL direct kernel vs the reference device: every type incl.
+per-channel filters (channel dimension 3), depth multiplier, padding forms, strides, dilation,
+NCHW, activations, a filter given as a model input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.kits.cl_compare import compare
+from tests.kits.cl_conv_cases import TYPES, conv_operands, ints, kind_of
+from tests.kits.one_op_models import one_op_model, scalar
+
+
+@pytest.mark.parametrize("name", list(TYPES))
+@pytest.mark.parametrize("act", [0, 3])
+def test_depthwise_explicit_multiplier(cl_device, name, act):
+    rng = np.random.default_rng(31)
+    c, dm = 5, 3
+    xs, fs, bs, out, x = conv_operands(name, rng, [2, 6, 7, 5], [1, 3, 3, c * dm],
+                                       channel_dim=3)
+    params = ints(1, 1, 0, 2, 1, 2, dm, act)  # pads l1 r1 t0 b2, strides w1 h2
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([2, 3, 7, c * dm])],
+                     relaxed=name == "relaxed")
+    compare(m, [x], cl_device, kind_of(name))
+
+
+@pytest.mark.parametrize("name", ["f32", "qs_pc", "f16"])
+@pytest.mark.parametrize("nchw", [False, True])
+def test_depthwise_same_dilation_layout(cl_device, name, nchw):
+    rng = np.random.default_rng(32)
+    x_shape = [1, 4, 9, 8] if nchw else [1, 9, 8, 4]
+    xs, fs, bs, out, x = conv_operands(name, rng, x_shape, [1, 2, 3, 4], channel_dim=3)
+    params = ints(1, 1, 1, 1, 0) + [scalar("BOOL", nchw)] + ints(2, 2)
+    o_shape = [1, 4, 9, 8] if nchw else [1, 9, 8, 4]
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out(o_shape)])
+    compare(m, [x], cl_device, kind_of(name))
+
+
+@pytest.mark.parametrize("name", ["f32", "qa"])
+def test_depthwise_filter_as_input(cl_device, name):
+    rng = np.random.default_rng(33)
+    xs, fs, bs, out, x = conv_operands(name, rng, [1, 5, 5, 6], [1, 3, 3, 6], channel_dim=3)
+    w, bias = fs.value, bs.value
+    fs.value = bs.value = None
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *ints(2, 1, 1, 1, 1)],
+                     [out([1, 3, 3, 6])])
+    compare(m, [x, w, bias], cl_device, kind_of(name))
+
+
+# the tiled NHWC kernel (depthwise_tile): channel counts giving every vector width (16, 8, 4,
+# 2, 1), output widths that are not a multiple of the 8-pixel tile, strides, dilation, padding
+# on every side, 3x3 / 5x5 / 7x1 filters
+TILED = [  # (x shape [n, h, w, c], filter h, w, pad l r t b, stride w h, dilation w h, act)
+    ([2, 11, 13, 32], 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 1),
+    ([1, 12, 19, 24], 5, 5, (2, 2, 2, 2), (2, 2), (1, 1), 3),
+    ([1, 9, 10, 12], 3, 3, (0, 2, 1, 0), (1, 2), (2, 1), 0),
+    ([1, 6, 21, 6], 1, 7, (3, 3, 0, 0), (3, 1), (1, 1), 2),
+    ([1, 5, 3, 7], 3, 3, (1, 1, 1, 1), (1, 1), (1, 2), 0),
+]
+
+
+@pytest.mark.parametrize("name", ["f32", "f16", "qa", "qs", "qs_pc"])
+@pytest.mark.parametrize("case", range(len(TILED)))
+def test_depthwise_tiled_kernel(cl_device, name, case):
+    x_shape, fh, fw, pads, strides, dil, act = TILED[case]
+    n, h, w, c = x_shape
+    rng = np.random.default_rng(40 + case)
+    xs, fs, bs, out, x = conv_operands(name, rng, x_shape, [1, fh, fw, c], channel_dim=3)
+    oh = (h + pads[2] + pads[3] - (dil[1] * (fh - 1) + 1)) // strides[1] + 1
+    ow = (w + pads[0] + pads[1] - (dil[0] * (fw - 1) + 1)) // strides[0] + 1
+    params = ints(*pads, *strides, 1, act) + [scalar("BOOL", False)] + ints(*dil)
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([n, oh, ow, c])])
+    compare(m, [x], cl_device, kind_of(name))
+    pm = cl_device.prepare_model(m)
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    assert names == {"depthwise_conv2d.depthwise_tile"}

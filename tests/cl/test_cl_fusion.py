@@ -1,0 +1,396 @@
+"""PAD -> CONV_2D / DEPTHWISE_CONV_2D fusion on OpenCL (clnn/fusion.py): the convolution reads
+the unpadded tensor with the padding added to its own, the PAD launches nothing. Checked
+against the reference device, with the cases that must not fuse (another reader, a pad value
+that is not zero, channel padding, NCHW, the padded tensor as a model output)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hal.builder import ModelBuilder
+from tests.kits.cl_compare import assert_close, outputs_of, run_ref
+
+F32 = "TENSOR_FLOAT32"
+QA = "TENSOR_QUANT8_ASYMM"
+QS = "TENSOR_QUANT8_ASYMM_SIGNED"
+
+
+def _q(t):
+    if t == QA:
+        return dict(scale=0.05, zero_point=120)
+    if t == QS:
+        return dict(scale=0.05, zero_point=-7)
+    return {}
+
+
+def _data(rng, t, shape):
+    if t == QA:
+        return rng.integers(0, 256, shape).astype(np.uint8)
+    if t == QS:
+        return rng.integers(-128, 128, shape).astype(np.int8)
+    return rng.uniform(-1, 1, shape).astype(np.float32)
+
+
+def pad_conv_model(t, x_shape, pads, op="DEPTHWISE_CONV_2D", o=None, f=3, stride=2,
+                   pad_op="PAD", pad_value=0, second_reader=False, pad_output=False,
+                   conv_pads=(0, 0, 0, 0), nchw=False, seed=0):
+    """x -> PAD(pads) -> conv (explicit padding ``conv_pads`` l r t b, stride, f x f, layout
+    NCHW or NHWC: x_shape and pads are in that layout)."""
+    rng = np.random.default_rng(seed)
+    q = _q(t)
+    b = ModelBuilder()
+    x = b.input(t, x_shape, **q)
+    p_shape = [d + a + z for d, (a, z) in zip(x_shape, pads)]
+    pv = [b.constant(np.array(pads, np.int32))]
+    if pad_op == "PAD_V2":
+        pv.append(b.float32(pad_value) if t == F32 else b.int32(pad_value))
+    padded = b.op(pad_op, [x, *pv], b.tensor(t, p_shape, **q))
+    n, c, ph, pw = p_shape if nchw else (p_shape[0], p_shape[3], p_shape[1], p_shape[2])
+    o = o or c
+    depthwise = op == "DEPTHWISE_CONV_2D"
+    w_shape = (1, f, f, o) if depthwise else (o, f, f, c)
+    if t == F32:
+        wq, bq, bias = {}, {}, rng.uniform(-1, 1, o).astype(np.float32)
+        wt, wtype, btype = rng.uniform(-1, 1, w_shape).astype(np.float32), F32, F32
+    else:
+        wq = dict(scale=0.02, zero_point=3 if t == QS else 130)
+        bq = dict(scale=0.05 * 0.02)
+        wt, wtype, btype = _data(rng, t, w_shape), t, "TENSOR_INT32"
+        bias = rng.integers(-500, 500, o).astype(np.int32)
+    left, right, top, bottom = conv_pads
+    oh = (ph + top + bottom - f) // stride + 1
+    ow = (pw + left + right - f) // stride + 1
+    params = [b.int32(v) for v in (left, right, top, bottom, stride, stride)]
+    if depthwise:
+        params.append(b.int32(1))
+    params += [b.int32(0), b.bool(nchw)]
+    oq = dict(scale=0.1, zero_point=100 if t == QA else -3) if t != F32 else {}
+    y = b.op(op, [padded, b.constant(wt, wtype, **wq), b.constant(bias, btype, **bq), *params],
+             b.tensor(t, [n, o, oh, ow] if nchw else [n, oh, ow, o], **oq))
+    b.mark_output(y)
+    if second_reader:
+        b.mark_output(b.op("RELU", [padded], b.tensor(t, p_shape, **q)))
+    if pad_output:
+        b.mark_output(padded)
+    return b.finish(), [_data(rng, t, x_shape)]
+
+
+def _launch_names(pm):
+    return [launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+            pl.launches]
+
+
+def _check(model, inputs, device, kind, fused):
+    pm = device.prepare_model(model)
+    got = outputs_of(model, pm, inputs)
+    want = run_ref(model, inputs)
+    for g, w in zip(got, want):
+        assert_close(g, w, kind)
+    names = _launch_names(pm)
+    assert ("pad.pad" not in names) == fused, names
+    return pm
+
+
+@pytest.mark.parametrize("t", [F32, QA, QS])
+@pytest.mark.parametrize("op", ["DEPTHWISE_CONV_2D", "CONV_2D"])
+@pytest.mark.parametrize("pads,conv_pads,stride", [
+    ([(0, 0), (0, 1), (0, 1), (0, 0)], (0, 0, 0, 0), 2),   # TF SAME of stride 2
+    ([(0, 0), (2, 1), (1, 3), (0, 0)], (1, 0, 0, 2), 1),   # uneven, plus the conv's own
+])
+def test_pad_fused_into_convolution(cl_device, t, op, pads, conv_pads, stride):
+    # 3 channels: CONV_2D takes the direct kernel for float; 16: the GEMM with im2col
+    for c in (3, 16):
+        m, x = pad_conv_model(t, [2, 9, 10, c], pads, op=op, stride=stride,
+                              conv_pads=conv_pads, o=8 if op == "CONV_2D" else None)
+        _check(m, x, cl_device, "f32" if t == F32 else "quant", fused=True)
+
+
+def test_pad_v2_zero_fuses_and_nonzero_does_not(cl_device):
+    pads = [(0, 0), (1, 1), (1, 1), (0, 0)]
+    m, x = pad_conv_model(F32, [1, 8, 8, 16], pads, pad_op="PAD_V2", pad_value=0.0)
+    _check(m, x, cl_device, "f32", fused=True)
+    m, x = pad_conv_model(F32, [1, 8, 8, 16], pads, pad_op="PAD_V2", pad_value=0.5)
+    _check(m, x, cl_device, "f32", fused=False)
+    m, x = pad_conv_model(QA, [1, 8, 8, 16], pads, pad_op="PAD_V2", pad_value=120)
+    _check(m, x, cl_device, "quant", fused=True)  # the zero point
+    m, x = pad_conv_model(QA, [1, 8, 8, 16], pads, pad_op="PAD_V2", pad_value=0)
+    _check(m, x, cl_device, "quant", fused=False)
+
+
+@pytest.mark.parametrize("case", ["second_reader", "pad_output", "channel_pad", "batch_pad",
+                                  "nchw"])
+def test_pad_not_fused(cl_device, case):
+    pads = [(0, 0), (1, 1), (1, 1), (0, 0)]
+    kw = {}
+    if case == "channel_pad":
+        pads = [(0, 0), (1, 1), (1, 1), (0, 2)]
+        kw = dict(op="CONV_2D", o=4)
+    elif case == "batch_pad":
+        pads = [(1, 0), (1, 1), (1, 1), (0, 0)]
+    elif case == "nchw":  # pads channels and height of an NCHW tensor
+        kw = dict(nchw=True)
+    else:
+        kw = {case: True}
+    m, x = pad_conv_model(F32, [1, 7, 6, 8], pads, **kw)
+    _check(m, x, cl_device, "f32", fused=False)
+
+
+def test_fused_plan_frees_the_padded_tensor(cl_device):
+    """The padded tensor takes no pool bytes: the pool holds the input and the output only."""
+    pads = [(0, 0), (0, 1), (0, 1), (0, 0)]
+    m, x = pad_conv_model(F32, [1, 32, 32, 16], pads)
+    pm = _check(m, x, cl_device, "f32", fused=True)
+    report = pm.pool_report()
+    assert report["tensor_bytes"] == 32 * 32 * 16 * 4 + 16 * 16 * 16 * 4
+    assert report["launches"] == 1
+
+
+def conv_add_model(t, x_shape, o, f=1, stride=1, conv_act=0, add_act=0, nchw=False,
+                   other_shape=None, conv_output_too=False, pad=None, seed=0):
+    """x -> [PAD] -> CONV_2D(conv_act) -> ADD(., y, add_act); y a model input of the output
+    shape (or ``other_shape``)."""
+    rng = np.random.default_rng(seed)
+    dt = np.float16 if t == "TENSOR_FLOAT16" else np.float32
+    b = ModelBuilder()
+    x = b.input(t, x_shape)
+    src = x
+    if pad is not None:
+        p_shape = [d + a + z for d, (a, z) in zip(x_shape, pad)]
+        src = b.op("PAD", [x, b.constant(np.array(pad, np.int32))], b.tensor(t, p_shape))
+    else:
+        p_shape = list(x_shape)
+    n, c, h, w = p_shape if nchw else (p_shape[0], p_shape[3], p_shape[1], p_shape[2])
+    oh, ow = (h - f) // stride + 1, (w - f) // stride + 1
+    y_shape = [n, o, oh, ow] if nchw else [n, oh, ow, o]
+    wt = rng.uniform(-1, 1, (o, f, f, c)).astype(dt)
+    bias = rng.uniform(-1, 1, o).astype(dt)
+    conv = b.op("CONV_2D", [src, b.constant(wt, t), b.constant(bias, t),
+                            *[b.int32(v) for v in (0, 0, 0, 0, stride, stride, conv_act)],
+                            b.bool(nchw)], b.tensor(t, y_shape))
+    other = b.input(t, other_shape or y_shape)
+    out = b.op("ADD", [other, conv, b.int32(add_act)], b.tensor(t, y_shape))
+    b.mark_output(out)
+    if conv_output_too:
+        b.mark_output(conv)
+    inputs = [rng.uniform(-1, 1, x_shape).astype(dt),
+              rng.uniform(-2, 2, other_shape or y_shape).astype(dt)]
+    return b.finish(), inputs
+
+
+def _check_add(model, inputs, device, kind, fused):
+    pm = device.prepare_model(model)
+    got = outputs_of(model, pm, inputs)
+    want = run_ref(model, inputs)
+    for g, w in zip(got, want):
+        assert_close(g, w, kind)
+    names = _launch_names(pm)
+    assert ("broadcast.binary" not in names) == fused, names
+    return pm
+
+
+@pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
+@pytest.mark.parametrize("add_act", [0, 1, 3])
+@pytest.mark.parametrize("c,o,f,stride,nchw", [(16, 24, 1, 1, False), (24, 24, 3, 2, False),
+                                               (3, 24, 3, 2, False), (16, 24, 1, 1, True),
+                                               (8, 24, 3, 1, True), (16, 2, 3, 1, False)])
+def test_add_fused_into_convolution(cl_device, t, add_act, c, o, f, stride, nchw):
+    """GEMM on the input (1x1), GEMM with im2col, conv_tile (3 channels), NCHW, conv_cvec (2
+    output channels)."""
+    shape = [2, c, 9, 11] if nchw else [2, 9, 11, c]
+    m, x = conv_add_model(t, shape, o, f=f, stride=stride, add_act=add_act, nchw=nchw)
+    _check_add(m, x, cl_device, "f16" if t != F32 else "f32", fused=True)
+
+
+def test_pad_conv_add_chain(cl_device):
+    """PAD -> CONV_2D -> ADD: both fusions, one launch."""
+    m, x = conv_add_model(F32, [1, 8, 8, 16], 16, f=3, stride=2,
+                          pad=[(0, 0), (0, 1), (0, 1), (0, 0)], add_act=1)
+    pm = _check_add(m, x, cl_device, "f32", fused=True)
+    assert _launch_names(pm) == ["gemm.im2col_pack", "gemm.gemm"]
+
+
+@pytest.mark.parametrize("case", ["conv_act", "conv_output_too", "broadcast"])
+def test_add_not_fused(cl_device, case):
+    kw = {"conv_act": dict(conv_act=1), "conv_output_too": dict(conv_output_too=True),
+          "broadcast": dict(other_shape=[16])}[case]
+    m, x = conv_add_model(F32, [1, 6, 7, 8], 16, **kw)
+    _check_add(m, x, cl_device, "f32", fused=False)
+
+
+def test_add_not_fused_when_the_other_operand_comes_later(cl_device):
+    """The ADD's other operand is computed after the convolution in run order (from the
+    convolution's output itself): the ADD stays an ADD."""
+    rng = np.random.default_rng(3)
+    b = ModelBuilder()
+    x = b.input(F32, [1, 5, 5, 8])
+    wt = rng.uniform(-1, 1, (8, 1, 1, 8)).astype(np.float32)
+    conv = b.op("CONV_2D", [x, b.constant(wt), b.constant(np.zeros(8, np.float32)),
+                            *[b.int32(v) for v in (0, 0, 0, 0, 1, 1, 0)]],
+                b.tensor(F32, [1, 5, 5, 8]))
+    later = b.op("RELU", [x], b.tensor(F32, [1, 5, 5, 8]))
+    b.mark_output(b.op("ADD", [conv, later, b.int32(0)], b.tensor(F32, [1, 5, 5, 8])))
+    m = b.finish()
+    order = [op.type.name for op in m.main.operations]
+    inputs = [rng.uniform(-1, 1, (1, 5, 5, 8)).astype(np.float32)]
+    _check_add(m, inputs, cl_device, "f32", fused=order.index("RELU") < order.index("CONV_2D"))
+
+
+def conv_prelu_model(t, x_shape, o, f=1, stride=1, with_add=False, add_act=0, conv_act=0,
+                     alpha_shape=None, nchw=False, source_too=False, seed=0):
+    """x -> CONV_2D(conv_act) [-> ADD(., y, add_act)] -> PRELU(alpha)."""
+    rng = np.random.default_rng(seed)
+    dt = np.float16 if t == "TENSOR_FLOAT16" else np.float32
+    b = ModelBuilder()
+    x = b.input(t, x_shape)
+    n, c, h, w = x_shape if nchw else (x_shape[0], x_shape[3], x_shape[1], x_shape[2])
+    oh, ow = (h - f) // stride + 1, (w - f) // stride + 1
+    y_shape = [n, o, oh, ow] if nchw else [n, oh, ow, o]
+    wt = rng.uniform(-1, 1, (o, f, f, c)).astype(dt)
+    bias = rng.uniform(-1, 1, o).astype(dt)
+    src = b.op("CONV_2D", [x, b.constant(wt, t), b.constant(bias, t),
+                           *[b.int32(v) for v in (0, 0, 0, 0, stride, stride, conv_act)],
+                           b.bool(nchw)], b.tensor(t, y_shape))
+    inputs = [rng.uniform(-1, 1, x_shape).astype(dt)]
+    if with_add:
+        other = b.input(t, y_shape)
+        inputs.append(rng.uniform(-2, 2, y_shape).astype(dt))
+        src = b.op("ADD", [src, other, b.int32(add_act)], b.tensor(t, y_shape))
+    alpha = rng.uniform(0.05, 0.5, alpha_shape or [1, 1, o]).astype(dt)
+    b.mark_output(b.op("PRELU", [src, b.constant(alpha, t)], b.tensor(t, y_shape)))
+    if source_too:
+        b.mark_output(src)
+    return b.finish(), inputs
+
+
+@pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
+@pytest.mark.parametrize("with_add", [False, True])
+@pytest.mark.parametrize("c,o,f,stride", [(16, 32, 1, 1), (16, 24, 1, 1), (24, 40, 3, 2),
+                                          (3, 16, 3, 2), (3, 6, 3, 1), (16, 2, 3, 1)])
+def test_prelu_fused_into_convolution(cl_device, t, with_add, c, o, f, stride):
+    """GEMM (full and partial column panels), conv_tile (vector and scalar channels),
+    conv_cvec; with and without a fused ADD: one launch family left, no PRELU."""
+    m, x = conv_prelu_model(t, [2, 9, 11, c], o, f=f, stride=stride, with_add=with_add)
+    pm = device_check(m, x, cl_device, "f16" if t != F32 else "f32")
+    names = _launch_names(pm)
+    assert "activation.prelu" not in names and "broadcast.binary" not in names, names
+    assert len(pm.fused_into) == 1 + with_add
+
+
+@pytest.mark.parametrize("case", ["conv_act", "add_act", "alpha_hw", "alpha_scalar", "nchw",
+                                  "source_too"])
+def test_prelu_not_fused(cl_device, case):
+    kw = {"conv_act": dict(conv_act=1), "add_act": dict(with_add=True, add_act=3),
+          "alpha_hw": dict(alpha_shape=[6, 7, 16]), "alpha_scalar": dict(alpha_shape=[1]),
+          "nchw": dict(nchw=True, alpha_shape=[7]),  # alpha along W: not the channels
+          "source_too": dict(source_too=True)}[case]
+    shape = [1, 8, 6, 7] if case == "nchw" else [1, 6, 7, 8]
+    m, x = conv_prelu_model(F32, shape, 16, **kw)
+    pm = device_check(m, x, cl_device, "f32")
+    assert "activation.prelu" in _launch_names(pm)
+
+
+def device_check(model, inputs, device, kind):
+    pm = device.prepare_model(model)
+    got = outputs_of(model, pm, inputs)
+    want = run_ref(model, inputs)
+    for g, w in zip(got, want):
+        assert_close(g, w, kind)
+    return pm
+
+
+@pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
+@pytest.mark.parametrize("act", ["RELU", "RELU1", "RELU6", "LOGISTIC", "HARD_SWISH"])
+@pytest.mark.parametrize("producer,c,o", [("CONV_2D", 16, 24), ("CONV_2D", 3, 16),
+                                          ("CONV_2D", 16, 2), ("CONV_2D+ADD", 16, 24),
+                                          ("DEPTHWISE_CONV_2D", 16, 16),
+                                          ("PAD+DEPTHWISE_CONV_2D", 16, 16)])
+def test_activation_fused_into_convolution(cl_device, t, act, producer, c, o):
+    """GEMM with im2col, conv_tile, conv_cvec, GEMM after an ADD, depthwise_tile (after a
+    fused PAD too): one convolution launch family left."""
+    rng = np.random.default_rng(7)
+    dt = np.float16 if t != F32 else np.float32
+    b = ModelBuilder()
+    x = b.input(t, [1, 7, 9, c])
+    inputs = [rng.uniform(-3, 3, (1, 7, 9, c)).astype(dt)]
+    src, h, w = x, 7, 9
+    if producer.startswith("PAD"):
+        src = b.op("PAD", [x, b.constant(np.array([[0, 0], [1, 1], [0, 1], [0, 0]], np.int32))],
+                   b.tensor(t, [1, 9, 10, c]))
+        h, w = 9, 10
+    n_out = o
+    if "DEPTHWISE" in producer:
+        wt = rng.uniform(-1, 1, (1, 3, 3, c)).astype(dt)
+        params = [b.int32(v) for v in (0, 0, 0, 0, 1, 1, 1, 0)]
+    else:
+        wt = rng.uniform(-1, 1, (o, 3, 3, c)).astype(dt)
+        params = [b.int32(v) for v in (0, 0, 0, 0, 1, 1, 0)]
+    shape = [1, h - 2, w - 2, n_out]
+    conv = "DEPTHWISE_CONV_2D" if "DEPTHWISE" in producer else "CONV_2D"
+    src = b.op(conv, [src, b.constant(wt, t),
+                      b.constant(rng.uniform(-1, 1, n_out).astype(dt), t), *params],
+               b.tensor(t, shape))
+    if producer.endswith("ADD"):
+        src = b.op("ADD", [src, b.input(t, shape), b.int32(0)], b.tensor(t, shape))
+        inputs.append(rng.uniform(-3, 3, shape).astype(dt))
+    b.mark_output(b.op(act, [src], b.tensor(t, shape)))
+    m = b.finish()
+    pm = device_check(m, inputs, cl_device, "f16" if t != F32 else "f32")
+    names = _launch_names(pm)
+    assert not any(n.startswith(("activation.", "broadcast.", "pad.")) for n in names), names
+    assert len(pm.fused_into) == len(m.main.operations) - 1
+
+
+def test_prelu_after_depthwise_not_fused(cl_device):
+    rng = np.random.default_rng(8)
+    b = ModelBuilder()
+    x = b.input(F32, [1, 6, 6, 8])
+    y = b.op("DEPTHWISE_CONV_2D", [x, b.constant(rng.uniform(-1, 1, (1, 3, 3, 8)).astype(
+        np.float32)), b.constant(np.zeros(8, np.float32)),
+        *[b.int32(v) for v in (1, 1, 1, 1, 1, 1, 1, 0)]], b.tensor(F32, [1, 6, 6, 8]))
+    b.mark_output(b.op("PRELU", [y, b.constant(np.full((1, 1, 8), 0.25, np.float32))],
+                       b.tensor(F32, [1, 6, 6, 8])))
+    m = b.finish()
+    pm = device_check(m, [rng.uniform(-1, 1, (1, 6, 6, 8)).astype(np.float32)], cl_device,
+                      "f32")
+    assert "activation.prelu" in _launch_names(pm) and not pm.fused_into
+
+
+def test_function_after_untiled_depthwise_not_fused(cl_device):
+    """LOGISTIC after a depthwise convolution with depth multiplier 2 (the direct kernel, which
+    has no fused functions) stays a LOGISTIC; a RELU6 there is fused (a clamp)."""
+    rng = np.random.default_rng(9)
+    for act, fused in (("LOGISTIC", False), ("RELU6", True)):
+        b = ModelBuilder()
+        x = b.input(F32, [1, 6, 6, 4])
+        y = b.op("DEPTHWISE_CONV_2D", [x, b.constant(rng.uniform(-1, 1, (1, 3, 3, 8)).astype(
+            np.float32)), b.constant(np.zeros(8, np.float32)),
+            *[b.int32(v) for v in (1, 1, 1, 1, 1, 1, 2, 0)]], b.tensor(F32, [1, 6, 6, 8]))
+        b.mark_output(b.op(act, [y], b.tensor(F32, [1, 6, 6, 8])))
+        m = b.finish()
+        pm = device_check(m, [rng.uniform(-3, 3, (1, 6, 6, 4)).astype(np.float32)], cl_device,
+                          "f32")
+        assert bool(pm.fused_into) == fused
+
+
+@pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
+@pytest.mark.parametrize("op,act,b_shape,own_act,fused", [
+    ("ADD", "RELU", [2, 5, 6, 8], 0, True),
+    ("MUL", "RELU6", [8], 0, True),              # a per-channel operand (row launch)
+    ("SUB", "RELU1", [5, 1, 1], 0, True),        # general broadcasting
+    ("DIV", "RELU", [2, 5, 6, 8], 0, True),
+    ("ADD", "RELU", [2, 5, 6, 8], 3, False),     # the ADD has an activation of its own
+])
+def test_relu_fused_into_elementwise(cl_device, t, op, act, b_shape, own_act, fused):
+    rng = np.random.default_rng(10)
+    dt = np.float16 if t != F32 else np.float32
+    b = ModelBuilder()
+    x, y = b.input(t, [2, 5, 6, 8]), b.input(t, b_shape)
+    z = b.op(op, [x, y, b.int32(own_act)], b.tensor(t, [2, 5, 6, 8]))
+    b.mark_output(b.op(act, [z], b.tensor(t, [2, 5, 6, 8])))
+    m = b.finish()
+    inputs = [rng.uniform(-4, 4, (2, 5, 6, 8)).astype(dt),
+              rng.uniform(0.5, 2, b_shape).astype(dt)]
+    pm = device_check(m, inputs, cl_device, "f16" if t != F32 else "f32")
+    assert ("activation.unary" not in _launch_names(pm)) == fused
+    assert bool(pm.fused_into) == fused

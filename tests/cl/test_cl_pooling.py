@@ -1,0 +1,94 @@
+"""AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D on OpenCL vs the reference device: explicit and
+implicit (SAME/VALID) padding, strides, NCHW, fused activations, windows partly outside the
+input (averages count only inside taps), float32/float16/quant8 asymm and signed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import scalar, tensor
+
+OPS = ["AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D"]
+
+
+def _conv_out(size, f, s, head, tail):
+    return (size - f + s + head + tail) // s
+
+
+def _data(rng, t, shape):
+    if t == "TENSOR_QUANT8_ASYMM":
+        return rng.integers(0, 256, shape).astype(np.uint8)
+    if t == "TENSOR_QUANT8_ASYMM_SIGNED":
+        return rng.integers(-128, 128, shape).astype(np.int8)
+    return rng.uniform(-4, 4, shape).astype(np.float16 if t == "TENSOR_FLOAT16" else np.float32)
+
+
+@pytest.mark.parametrize("op,t", [(op, t) for op in OPS for t in (
+    "TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_ASYMM_SIGNED")
+    if op != "L2_POOL_2D" or "QUANT" not in t])  # L2_POOL_2D has no quantized form
+@pytest.mark.parametrize("nchw", [False, True])
+@pytest.mark.parametrize("pads,stride,filt,act", [((0, 0, 0, 0), 1, 2, 0),
+                                                  ((1, 2, 0, 1), 2, 3, 1),
+                                                  ((2, 2, 2, 2), 1, 3, 3)])
+def test_explicit(cl_device, op, t, nchw, pads, stride, filt, act):
+    rng = np.random.default_rng(4)
+    n, h, w, c = 2, 5, 6, 3
+    left, right, top, bottom = pads
+    oh, ow = _conv_out(h, filt, stride, top, bottom), _conv_out(w, filt, stride, left, right)
+    shape = [n, c, h, w] if nchw else [n, h, w, c]
+    out = [n, c, oh, ow] if nchw else [n, oh, ow, c]
+    q = dict(scale=0.5, zero_point=(3 if t.endswith("SIGNED") else 130)) if "QUANT" in t else {}
+    ins = [tensor(t, shape, **q), *[scalar("INT32", v) for v in pads],
+           scalar("INT32", stride), scalar("INT32", stride), scalar("INT32", filt),
+           scalar("INT32", filt), scalar("INT32", act), scalar("BOOL", nchw)]
+    kind = "quant" if "QUANT" in t else ("f16" if t == "TENSOR_FLOAT16" else "f32")
+    check(op, ins, [tensor(t, out, **q)], [_data(rng, t, shape)], cl_device, kind)
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("scheme", [1, 2])
+def test_implicit(cl_device, op, scheme):
+    rng = np.random.default_rng(9)
+    shape = [1, 7, 5, 2]
+    oh, ow = ((7 + 1) // 2, (5 + 1) // 2) if scheme == 1 else (3, 2)
+    ins = [tensor("TENSOR_FLOAT32", shape), scalar("INT32", scheme), scalar("INT32", 2),
+           scalar("INT32", 2), scalar("INT32", 3), scalar("INT32", 3), scalar("INT32", 0)]
+    check(op, ins, [tensor("TENSOR_FLOAT32", [1, oh, ow, 2])],
+          [_data(rng, "TENSOR_FLOAT32", shape)], cl_device, "f32")
+
+
+def test_average_counts_inside_taps_only(cl_device):
+    x = np.ones((1, 2, 2, 1), np.float32)
+    ins = [tensor("TENSOR_FLOAT32", [1, 2, 2, 1]), *[scalar("INT32", 1)] * 4,
+           scalar("INT32", 1), scalar("INT32", 1), scalar("INT32", 3), scalar("INT32", 3),
+           scalar("INT32", 0)]
+    (y,) = check("AVERAGE_POOL_2D", ins, [tensor("TENSOR_FLOAT32", [1, 2, 2, 1])], [x],
+                 cl_device, "f32")
+    np.testing.assert_array_equal(y, np.ones((1, 2, 2, 1)))
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("c", [4, 8, 16, 48])
+@pytest.mark.parametrize("pads,stride,filt,act", [((0, 0, 0, 0), 2, 2, 0),
+                                                  ((1, 2, 0, 1), 2, 3, 1),
+                                                  ((2, 2, 2, 2), 1, 3, 2)])
+def test_nhwc_float32_channel_vectors(cl_device, op, c, pads, stride, filt, act):
+    """NHWC float32 with 4 | C takes pool_vec (vectors of channels)."""
+    from tests.kits.one_op_models import one_op_model
+
+    rng = np.random.default_rng(c)
+    n, h, w = 2, 7, 6
+    left, right, top, bottom = pads
+    oh, ow = _conv_out(h, filt, stride, top, bottom), _conv_out(w, filt, stride, left, right)
+    t = "TENSOR_FLOAT32"
+    ins = [tensor(t, [n, h, w, c]), *[scalar("INT32", v) for v in pads],
+           scalar("INT32", stride), scalar("INT32", stride), scalar("INT32", filt),
+           scalar("INT32", filt), scalar("INT32", act)]
+    outs = [tensor(t, [n, oh, ow, c])]
+    check(op, ins, outs, [_data(rng, t, [n, h, w, c])], cl_device, "f32")
+    pm = cl_device.prepare_model(one_op_model(op, ins, outs))
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    assert names == {"pooling.pool_vec"}

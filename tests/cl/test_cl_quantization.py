@@ -1,0 +1,44 @@
+"""QUANTIZE, DEQUANTIZE on OpenCL vs the reference device: float32/float16 to quant8 asymm
+and signed (ties away from zero, saturation, NaN), quant8 asymm/signed/symm/per-channel to
+float32/float16."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import tensor
+
+
+@pytest.mark.parametrize("src", ["TENSOR_FLOAT32", "TENSOR_FLOAT16"])
+@pytest.mark.parametrize("dst,zp", [("TENSOR_QUANT8_ASYMM", 100), ("TENSOR_QUANT8_ASYMM_SIGNED",
+                                                                    -3)])
+def test_quantize(cl_device, src, dst, zp):
+    dt = np.float16 if src == "TENSOR_FLOAT16" else np.float32
+    x = np.array([-1000, -1.25, -0.75, -0.25, 0, 0.25, 0.75, 1.25, 2.5, 1000, np.nan], dt)
+    check("QUANTIZE", [tensor(src, [11])], [tensor(dst, [11], scale=0.5, zero_point=zp)], [x],
+          cl_device, "exact")
+
+
+@pytest.mark.parametrize("src,dt,zp", [("TENSOR_QUANT8_ASYMM", np.uint8, 128),
+                                       ("TENSOR_QUANT8_ASYMM_SIGNED", np.int8, -5),
+                                       ("TENSOR_QUANT8_SYMM", np.int8, 0)])
+@pytest.mark.parametrize("dst", ["TENSOR_FLOAT32", "TENSOR_FLOAT16"])
+def test_dequantize(cl_device, src, dt, zp, dst):
+    info = np.iinfo(dt)
+    x = np.arange(info.min, info.max + 1).astype(dt)
+    if src == "TENSOR_QUANT8_SYMM":
+        x = x[1:]
+    check("DEQUANTIZE", [tensor(src, [x.size], scale=0.125, zero_point=zp)],
+          [tensor(dst, [x.size])], [x], cl_device, "exact")
+
+
+@pytest.mark.parametrize("channel_dim", [0, 1, 2])
+def test_dequantize_per_channel(cl_device, channel_dim):
+    shape = [2, 3, 4]
+    scales = [0.5, 0.25, 0.125, 1.0][: shape[channel_dim]]
+    x = (np.arange(24) - 12).astype(np.int8).reshape(shape)
+    check("DEQUANTIZE", [tensor("TENSOR_QUANT8_SYMM_PER_CHANNEL", shape,
+                                channel_quant=(scales, channel_dim))],
+          [tensor("TENSOR_FLOAT32", shape)], [x], cl_device, "exact")

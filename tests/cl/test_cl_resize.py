@@ -1,0 +1,69 @@
+"""RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR on OpenCL vs the reference device: up and down
+scaling by size and by scale, align_corners, half_pixel_centers, NCHW, float32/float16/quant8
+asymm and signed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.kits.cl_compare import check
+from tests.kits.one_op_models import scalar, tensor
+
+TYPES = {"TENSOR_FLOAT32": np.float32, "TENSOR_FLOAT16": np.float16,
+         "TENSOR_QUANT8_ASYMM": np.uint8, "TENSOR_QUANT8_ASYMM_SIGNED": np.int8}
+
+
+@pytest.mark.parametrize("op", ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"])
+@pytest.mark.parametrize("t", list(TYPES))
+@pytest.mark.parametrize("size", [(7, 5), (2, 3)])
+@pytest.mark.parametrize("flags", [(False, False, False), (True, False, False),
+                                   (False, True, False), (False, False, True)])
+def test_by_size(cl_device, op, t, size, flags):
+    nchw, align, half = flags
+    rng = np.random.default_rng(3)
+    n, h, w, c = 2, 4, 3, 2
+    oh, ow = size
+    shape = [n, c, h, w] if nchw else [n, h, w, c]
+    out = [n, c, oh, ow] if nchw else [n, oh, ow, c]
+    dt = TYPES[t]
+    if "QUANT" in t:
+        info = np.iinfo(dt)
+        x = rng.integers(info.min, info.max + 1, shape).astype(dt)
+        q = dict(scale=0.5, zero_point=1)
+    else:
+        x, q = rng.uniform(-2, 2, shape).astype(dt), {}
+    ins = [tensor(t, shape, **q), scalar("INT32", ow), scalar("INT32", oh),
+           scalar("BOOL", nchw), scalar("BOOL", align), scalar("BOOL", half)]
+    kind = "quant" if "QUANT" in t else ("f16" if t == "TENSOR_FLOAT16" else "f32")
+    check(op, ins, [tensor(t, out, **q)], [x], cl_device, kind)
+
+
+@pytest.mark.parametrize("op", ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"])
+def test_by_scale(cl_device, op):
+    x = np.arange(12, dtype=np.float32).reshape(1, 3, 4, 1)
+    ins = [tensor("TENSOR_FLOAT32", [1, 3, 4, 1]), scalar("FLOAT32", 1.5),
+           scalar("FLOAT32", 2.0), scalar("BOOL", False)]
+    (y,) = check(op, ins, [tensor("TENSOR_FLOAT32", [1, 6, 6, 1])], [x], cl_device, "f32")
+    assert y.shape == (1, 6, 6, 1)
+
+
+@pytest.mark.parametrize("op", ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"])
+@pytest.mark.parametrize("c", [4, 8, 16, 48])
+@pytest.mark.parametrize("flags", [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize("size", [(9, 13), (3, 2)])
+def test_nhwc_float32_channel_vectors(cl_device, op, c, flags, size):
+    """NHWC float32 with 4 | C takes resize_vec (vectors of channels): up and down scaling."""
+    from tests.kits.one_op_models import one_op_model
+
+    align, half = flags
+    rng = np.random.default_rng(c)
+    shape, out = [2, 5, 6, c], [2, *size, c]
+    x = rng.uniform(-2, 2, shape).astype(np.float32)
+    ins = [tensor("TENSOR_FLOAT32", shape), scalar("INT32", size[1]), scalar("INT32", size[0]),
+           scalar("BOOL", False), scalar("BOOL", align), scalar("BOOL", half)]
+    check(op, ins, [tensor("TENSOR_FLOAT32", out)], [x], cl_device, "f32")
+    pm = cl_device.prepare_model(one_op_model(op, ins, [tensor("TENSOR_FLOAT32", out)]))
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    assert names == {"resize.resize_vec"}

@@ -1,0 +1,51 @@
+import numpy as np
+import pytest
+
+from tests.kits.one_op_models import one_op_model, rejected, run, scalar, tensor
+
+OP = "RANDOM_MULTINOMIAL"
+
+
+def model(batches=2, classes=3, samples=4000, t="TENSOR_FLOAT32", seeds=2):
+    return one_op_model(OP, [tensor(t, [batches, classes]), scalar("INT32", samples),
+                             tensor("TENSOR_INT32", [seeds])],
+                        [tensor("TENSOR_INT32", [batches, samples])])
+
+
+LOGITS = np.float32([[0.0, np.log(2), np.log(5)], [3.0, 3.0, -np.inf]])
+
+
+@pytest.mark.parametrize("t", ["TENSOR_FLOAT32", "TENSOR_FLOAT16"])
+def test_frequencies_follow_softmax(t):
+    (y,) = run(model(t=t), [LOGITS, np.int32([7, 11])])
+    assert y.shape == (2, 4000) and y.dtype == np.int32
+    f0 = np.bincount(y[0], minlength=3) / 4000
+    np.testing.assert_allclose(f0, [0.125, 0.25, 0.625], atol=0.03)
+    f1 = np.bincount(y[1], minlength=3) / 4000
+    assert f1[2] == 0  # a -inf logit is never drawn
+    np.testing.assert_allclose(f1[:2], [0.5, 0.5], atol=0.03)
+
+
+def test_same_seeds_repeat_other_seeds_differ():
+    m = model(samples=64)
+    a = run(m, [LOGITS, np.int32([1, 2])])[0]
+    b = run(m, [LOGITS, np.int32([1, 2])])[0]
+    c = run(m, [LOGITS, np.int32([2, 1])])[0]
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_zero_seeds_still_sample_valid_classes():
+    (y,) = run(model(samples=100), [LOGITS, np.int32([0, 0])])
+    assert y.min() >= 0 and y.max() <= 2
+
+
+def test_rejects_bad_sample_count_seed_shape_and_rank():
+    assert "number of samples" in rejected(model(samples=0))
+    assert "seeds" in rejected(model(seeds=3))
+    m = one_op_model(OP, [tensor("TENSOR_FLOAT32", [3]), scalar("INT32", 4),
+                          tensor("TENSOR_INT32", [2])], [tensor("TENSOR_INT32", [1, 4])])
+    assert "rank" in rejected(m)
+    m = one_op_model(OP, [tensor("TENSOR_INT32", [1, 3]), scalar("INT32", 4),
+                          tensor("TENSOR_INT32", [2])], [tensor("TENSOR_INT32", [1, 4])])
+    assert "match no signature" in rejected(m)

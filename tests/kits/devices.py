@@ -1,0 +1,16 @@
+"""Opening the devices the tests run on, skipping cleanly where one is not available."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def open_or_skip(name: str, **options):
+    """``clnn.tools.devices.open_device(name)``, or skip the test when this machine has no such
+    device (no pyopencl, no OpenCL platform)."""
+    from clnn.tools.devices import open_device
+
+    try:
+        return open_device(name, **options)
+    except Exception as e:  # no pyopencl / no OpenCL platform on this machine
+        pytest.skip(f"the {name} device is not available: {e}")

@@ -1,0 +1,1 @@
+"""Tests of the TFLite importer (clnn/tflite/) and the real models it runs."""

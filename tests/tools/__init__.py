@@ -1,0 +1,1 @@
+"""Tests of the programs in clnn/tools/: the conformance runner, demo, benchmarks."""
