@@ -94,10 +94,14 @@ def _cmd_models(args) -> int:
 
 
 def _cmd_capabilities(args) -> int:
+    from clnn import paths
     from clnn.tools.capabilities import run_capabilities_cli
     from clnn.tools.devices import require_device
+    from clnn.tools.errors import require_writable_dir
 
     require_device("opencl")
+    # the measurement takes seconds and its record is saved at the end: check the place first
+    require_writable_dir(paths.cache_dir("capabilities"), "the capabilities cache")
     return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json)
 
 

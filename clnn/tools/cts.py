@@ -135,7 +135,7 @@ def _enum(kind, name, what: str):
     try:
         return kind[name]
     except (KeyError, TypeError):
-        raise ValueError(f"{what} {name!r} is not a {kind.__name__}") from None
+        raise ValueError(f"{what} {name!r} is unknown") from None
 
 
 def build_subgraph(sg: dict, sink: _ConstantSink, dynamic_outputs: bool = False) -> Subgraph:

@@ -46,6 +46,11 @@ def require_device(name: str, cl_spec: str | None = None) -> None:
 
         raise CliError(f"the OpenCL device needs pyopencl, which does not import ({e})") from e
     select_device(cl_spec or os.environ.get("CLNN_DEVICE"))
+    from clnn import paths
+    from clnn.tools.errors import require_writable_dir
+
+    # the device saves every program it builds there; a bad place fails the first execution
+    require_writable_dir(paths.cache_dir("programs"), "the OpenCL program cache")
 
 
 def run_devices_cli(as_json: bool = False) -> int:

@@ -140,20 +140,37 @@ def output_file(text: str) -> str:
     return text
 
 
+def unwritable_dir(path: str) -> str | None:
+    """Why the directory ``path`` cannot be created (if missing) and written into; None when
+    it can."""
+    if os.path.exists(path):
+        if not os.path.isdir(path):
+            return f"{path} is not a directory"
+        if not os.access(path, os.W_OK):
+            return f"cannot write into {path}: permission denied"
+        return None
+    base = _nearest_existing(path)
+    if not os.path.isdir(base):
+        return f"cannot create {path}: {base} is not a directory"
+    if not os.access(base, os.W_OK):
+        return f"cannot create {path}: {base} is not writable"
+    return None
+
+
 def output_dir(text: str) -> str:
     """A directory the command will create (if missing) and write into."""
-    if os.path.exists(text):
-        if not os.path.isdir(text):
-            raise argparse.ArgumentTypeError(f"{text} is not a directory")
-        if not os.access(text, os.W_OK):
-            raise argparse.ArgumentTypeError(f"cannot write into {text}: permission denied")
-        return text
-    base = _nearest_existing(text)
-    if not os.path.isdir(base):
-        raise argparse.ArgumentTypeError(f"cannot create {text}: {base} is not a directory")
-    if not os.access(base, os.W_OK):
-        raise argparse.ArgumentTypeError(f"cannot create {text}: {base} is not writable")
+    reason = unwritable_dir(text)
+    if reason:
+        raise argparse.ArgumentTypeError(reason)
     return text
+
+
+def require_writable_dir(path, what: str) -> None:
+    """Before the work: a CliError when ``what`` (a cache the command fills) cannot be
+    written."""
+    reason = unwritable_dir(str(path))
+    if reason:
+        raise CliError(f"{what}: {reason} (set CLNN_CACHE_DIR to a writable directory)")
 
 
 # ----------------------------------------------------------------------------- inputs
