@@ -14,6 +14,7 @@ import sys
 from clnn.tools.errors import (
     CliError,
     OneLineParser,
+    UsageError,
     existing_dir,
     existing_file,
     non_negative_int,
@@ -82,6 +83,8 @@ def _cmd_run(args) -> int:
     from clnn.tools.devices import require_device
     from clnn.tools.run import run_model
 
+    if args.profile and args.device != "opencl":
+        raise UsageError("--profile reads OpenCL profiling events: it needs --device opencl")
     require_device(args.device)
     return run_model(args.model, args.device, args.input, args.iterations, args.compare,
                      args.profile, args.json)

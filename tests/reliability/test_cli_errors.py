@@ -180,6 +180,8 @@ CASES = [
      r"--iterations: -5 is not a positive"),
     ("run-iterations-text", ["run", "add.tflite", "--iterations", "ten"], {}, 2,
      r"'ten' is not an integer"),
+    ("run-profile-reference", ["run", "add.tflite", "--profile"], {}, 2,
+     r"--profile .* needs --device opencl"),
     ("run-device-choice", ["run", "add.tflite", "--device", "nvidia"], {}, 2,
      r"--device: invalid choice: 'nvidia'"),
     ("cts-jobs-zero", ["cts", "corpus", "-j", "0"], {}, 2, r"-j/--jobs: 0 is not"),
