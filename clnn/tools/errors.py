@@ -114,7 +114,7 @@ def existing_file(text: str) -> str:
     return text
 
 
-def _nearest_existing(path: str) -> str:
+def nearest_existing(path: str) -> str:
     path = os.path.abspath(path)
     while not os.path.exists(path):
         path = os.path.dirname(path)
@@ -133,7 +133,7 @@ def output_file(text: str) -> str:
         raise argparse.ArgumentTypeError(f"cannot write {text}: directory {parent} does not "
                                          "exist")
     if not os.path.isdir(parent):
-        raise argparse.ArgumentTypeError(f"cannot write {text}: {_nearest_existing(parent)} is "
+        raise argparse.ArgumentTypeError(f"cannot write {text}: {nearest_existing(parent)} is "
                                          "not a directory")
     if not os.access(parent, os.W_OK) or (os.path.exists(text) and not os.access(text, os.W_OK)):
         raise argparse.ArgumentTypeError(f"cannot write {text}: permission denied")
@@ -149,7 +149,7 @@ def unwritable_dir(path: str) -> str | None:
         if not os.access(path, os.W_OK):
             return f"cannot write into {path}: permission denied"
         return None
-    base = _nearest_existing(path)
+    base = nearest_existing(path)
     if not os.path.isdir(base):
         return f"cannot create {path}: {base} is not a directory"
     if not os.access(base, os.W_OK):

