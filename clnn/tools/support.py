@@ -11,7 +11,8 @@ DEFAULT_CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shar
 def load_model(what: str, corpus: str | None = None):
     """A Model from a .tflite file, a corpus file (.json.gz, first test) or a corpus test name
     (searched in ``corpus``); a CliError naming the file or the name when there is none."""
-    from clnn.tools.cts import CorpusError, build_model, iter_corpus, read_corpus_file
+    from clnn.tools.corpus import CorpusError, iter_corpus, read_corpus_file
+    from clnn.tools.cts import build_model
     from clnn.tools.errors import CliError, import_tflite
 
     if what.endswith(".tflite"):
