@@ -180,10 +180,10 @@ def import_tflite(path: str):
     that names it."""
     from clnn.tflite import TfliteImportError, load
 
-    if not os.path.exists(path):
-        raise CliError(f"{path}: no such file")
+    if not os.path.exists(path):  # a usage error, as argparse's existing_file says it
+        raise UsageError(f"{path}: no such file")
     if os.path.isdir(path):
-        raise CliError(f"{path} is a directory, not a .tflite file")
+        raise UsageError(f"{path} is a directory, not a .tflite file")
     try:
         return load(path)
     except (OSError, TfliteImportError) as e:

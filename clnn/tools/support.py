@@ -13,15 +13,15 @@ def load_model(what: str, corpus: str | None = None):
     (searched in ``corpus``); a CliError naming the file or the name when there is none."""
     from clnn.tools.corpus import CorpusError, iter_corpus, read_corpus_file
     from clnn.tools.cts import build_model
-    from clnn.tools.errors import CliError, import_tflite
+    from clnn.tools.errors import CliError, UsageError, import_tflite
 
     if what.endswith(".tflite"):
         return what, import_tflite(what).model
     if what.endswith(".json.gz") or os.path.isfile(what):
         if not os.path.exists(what):
-            raise CliError(f"{what}: no such file")
+            raise UsageError(f"{what}: no such file")
         if os.path.isdir(what):
-            raise CliError(f"{what} is a directory, not a corpus file")
+            raise UsageError(f"{what} is a directory, not a corpus file")
         try:
             tests = read_corpus_file(what)["tests"]
             test = tests[0] if tests else None
