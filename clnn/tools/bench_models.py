@@ -82,7 +82,7 @@ def run_models_bench(iterations: int = 20, as_json: bool = False, names=None,
     try:
         paths = fetch(names, say=lambda m: print(m, file=sys.stderr))
     except (FetchError, KeyError) as e:
-        print(f"clnn bench models: {e}", file=sys.stderr)
+        print(f"clnn bench models: {e.args[0] if e.args else e}", file=sys.stderr)
         return 1
     try:
         device = open_device(device_name)

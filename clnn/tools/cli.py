@@ -1,28 +1,52 @@
-"""The ``clnn`` command line."""
+"""The ``clnn`` command line.
+
+Every failure is one line on stderr, ``clnn <command>: <what is wrong>``, with exit status 2
+for a usage error and 1 for a failure (clnn/tools/errors.py); ``CLNN_DEBUG=1`` adds the
+traceback.
+"""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 
+from clnn.tools.errors import (
+    CliError,
+    OneLineParser,
+    UsageError,
+    existing_dir,
+    existing_file,
+    non_negative_int,
+    output_dir,
+    output_file,
+    positive_int,
+    report,
+)
+
 
 def _cmd_cts(args) -> int:
     from clnn.tools.cts import run_corpus
+    from clnn.tools.devices import require_device
 
-    if not os.path.isdir(args.corpus):
-        print(f"clnn cts: corpus directory {args.corpus} does not exist", file=sys.stderr)
-        return 2
+    require_device(args.device)
     options = {}
     if args.no_fallback:
         options["fallback"] = False
     summary = run_corpus(args.corpus, args.device, args.k, jobs=args.jobs,
                          device_options=options, mode=args.mode)
+    if not summary.results:
+        where = f"no test in {args.corpus} matches -k {args.k!r}" if args.k else \
+            f"{args.corpus} holds no corpus file (*.json.gz)"
+        raise CliError(f"{where}; nothing was run")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(summary.to_json(), f, indent=1)
-    if args.verbose:
+    if not args.verbose:  # a corrupt file is never silent, even without -v
+        for r in summary.results:
+            if r.variant == "file":
+                print(f"clnn cts: {r.detail}", file=sys.stderr)
+    else:
         for r in summary.results:
             if r.status in ("failed", "error") or (args.verbose > 1 and r.status != "passed"):
                 first = r.detail.splitlines()[0] if r.detail else ""
@@ -38,6 +62,9 @@ def _cmd_demo(args) -> int:
 
 
 def _cmd_bench(args) -> int:
+    from clnn.tools.devices import require_device
+
+    require_device(args.device if args.what == "models" else "opencl")
     if args.what == "prepare":
         from clnn.tools.bench_prepare import run_prepare_bench
 
@@ -53,8 +80,12 @@ def _cmd_bench(args) -> int:
 
 
 def _cmd_run(args) -> int:
+    from clnn.tools.devices import require_device
     from clnn.tools.run import run_model
 
+    if args.profile and args.device != "opencl":
+        raise UsageError("--profile reads OpenCL profiling events: it needs --device opencl")
+    require_device(args.device)
     return run_model(args.model, args.device, args.input, args.iterations, args.compare,
                      args.profile, args.json)
 
@@ -66,8 +97,14 @@ def _cmd_models(args) -> int:
 
 
 def _cmd_capabilities(args) -> int:
+    from clnn import paths
     from clnn.tools.capabilities import run_capabilities_cli
+    from clnn.tools.devices import require_device
+    from clnn.tools.errors import require_writable_dir
 
+    require_device("opencl")
+    # the measurement takes seconds and its record is saved at the end: check the place first
+    require_writable_dir(paths.cache_dir("capabilities"), "the capabilities cache")
     return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json)
 
 
@@ -88,20 +125,28 @@ def _cmd_fuzz(args) -> int:
     each with ``main(args) -> int``)."""
     import importlib
 
-    module = importlib.import_module(f"clnn.tools.fuzz_{args.kind}")
+    name = f"clnn.tools.fuzz_{args.kind}"
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name != name:
+            raise
+        raise CliError(f"the {args.kind} suite is not in this checkout "
+                       f"(clnn/tools/fuzz_{args.kind}.py is missing)") from None
     return module.main(args)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="clnn", description=__doc__)
+def build_parser() -> OneLineParser:
+    p = OneLineParser(prog="clnn", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
 
     c = sub.add_parser("cts", help="run the NNAPI conformance corpus on a device")
-    c.add_argument("corpus", help="directory of *.json.gz corpus files")
+    c.add_argument("corpus", type=existing_dir, help="directory of *.json.gz corpus files")
     c.add_argument("--device", default="reference", choices=["reference", "opencl"])
     c.add_argument("-k", default=None, help="only tests whose spec or name match (glob/substr)")
-    c.add_argument("--json", default=None, metavar="REPORT", help="write a JSON report")
-    c.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    c.add_argument("--json", default=None, metavar="REPORT", type=output_file,
+                   help="write a JSON report")
+    c.add_argument("-j", "--jobs", type=positive_int, default=os.cpu_count() or 1)
     c.add_argument("--mode", default="sync",
                    choices=["sync", "async", "fenced", "burst", "device-memory"],
                    help="how each request is executed (see clnn/tools/cts_modes.py)")
@@ -112,7 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=_cmd_cts)
 
     d = sub.add_parser("demo", help="run a small MobileNet-style model and compare devices")
-    d.add_argument("--device", default=None, help="device to run on (default: the best)")
+    d.add_argument("--device", default=None, choices=["reference", "opencl"],
+                   help="device to run on (default: the best)")
     d.set_defaults(func=_cmd_demo)
 
     b = sub.add_parser("bench", help="benchmarks measured against a peer in the same run")
@@ -120,22 +166,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="gemm: SGEMM n^3, clnn kernel vs NumPy; models: the MediaPipe models "
                         "on clnn vs ai-edge-litert (2 threads); prepare: the demo model's cold "
                         "prepare vs prepare from the compilation cache")
-    b.add_argument("--n", type=int, default=1024)
-    b.add_argument("--reps", type=int, default=10)
+    b.add_argument("--n", type=positive_int, default=1024)
+    b.add_argument("--reps", type=positive_int, default=10)
     b.add_argument("--json", action="store_true", help="print the result as JSON")
     b.add_argument("--sweep", action="store_true", help="also time other GEMM tile sizes")
-    b.add_argument("--iterations", type=int, default=20, help="models: timed runs per model")
+    b.add_argument("--iterations", type=positive_int, default=20,
+                   help="models: timed runs per model")
     b.add_argument("--models", nargs="*", default=None, help="models: only these (file names)")
     b.add_argument("--device", default="opencl", choices=["reference", "opencl"],
                    help="models: the clnn device")
     b.set_defaults(func=_cmd_bench)
 
     r = sub.add_parser("run", help="import a .tflite model and run it on a device")
-    r.add_argument("model", help="a .tflite file")
+    r.add_argument("model", type=existing_file, help="a .tflite file")
     r.add_argument("--device", default="reference", choices=["reference", "opencl"])
     r.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="an input from a .npy file (default: seeded random inputs)")
-    r.add_argument("--iterations", type=int, default=10, help="timed runs after a warm-up")
+    r.add_argument("--iterations", type=positive_int, default=10, help="timed runs after a warm-up")
     r.add_argument("--compare", default=None, choices=["reference", "litert"],
                    help="max abs/rel error against the reference device or ai-edge-litert")
     r.add_argument("--profile", action="store_true",
@@ -145,9 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("models", help="the MediaPipe .tflite models used by tests and benches")
     m.add_argument("action", choices=["fetch", "list"])
-    m.add_argument("--wheel", default=None, help="fetch: a local mediapipe 0.10.14 wheel")
-    m.add_argument("--cache-dir", default=None, help="default: $CLNN_CACHE_DIR/models or "
-                   "~/.cache/clnn/models")
+    m.add_argument("--wheel", default=None, type=existing_file,
+                   help="fetch: a local mediapipe 0.10.14 wheel")
+    m.add_argument("--cache-dir", default=None, type=output_dir,
+                   help="default: $CLNN_CACHE_DIR/models or ~/.cache/clnn/models")
     m.set_defaults(func=_cmd_models)
 
     v = sub.add_parser("devices", help="list the OpenCL devices found and the reference device")
@@ -157,7 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("support", help="which operations of a model the OpenCL device runs, "
                                         "with the reason for each")
     s.add_argument("model", help="a .tflite file, a corpus .json.gz file or a corpus test name")
-    s.add_argument("--corpus", default=None, help="corpus directory for test names "
+    s.add_argument("--corpus", default=None, type=existing_dir,
+                   help="corpus directory for test names "
                    "(default: ../shared/cts/public beside the checkout)")
     s.add_argument("--cl-device", default=None, help="OpenCL device (default: $CLNN_DEVICE)")
     s.set_defaults(func=_cmd_support)
@@ -173,15 +222,39 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tflite: byte flips, truncations and synthetic headers of real models; "
                         "models: VTS-style model and request mutations; graphs: random graphs "
                         "on OpenCL against the reference")
-    z.add_argument("--count", type=int, default=1000, help="cases to try")
-    z.add_argument("--seed", type=int, default=0, help="first seed (cases are reproducible)")
-    z.add_argument("--corpus", default=None,
+    z.add_argument("--count", type=positive_int, default=1000, help="cases to try")
+    z.add_argument("--seed", type=non_negative_int, default=0,
+                   help="first seed (cases are reproducible)")
+    z.add_argument("--corpus", default=None, type=existing_dir,
                    help="models: corpus directory (default: ../shared/cts/public)")
-    z.add_argument("--json", default=None, metavar="REPORT", help="write a JSON report")
+    z.add_argument("--json", default=None, metavar="REPORT", type=output_file,
+                   help="write a JSON report")
     z.set_defaults(func=_cmd_fuzz)
     return p
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+    """Run one command; every way it can fail ends here as one line and an exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:  # --help (0), or a usage error OneLineParser has reported (2)
+        return e.code if isinstance(e.code, int) else 2
+    prog = f"clnn {args.command}"
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader of stdout went away (| head): nothing left to say
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the interpreter closes it
+        except OSError:
+            pass
+        return 1
+    except SystemExit as e:  # raise SystemExit("message") from deep inside a command
+        if isinstance(e.code, str):
+            print(f"{prog}: {e.code.removeprefix(prog + ': ')}", file=sys.stderr)
+            return 1
+        return e.code or 0
+    except Exception as e:
+        return report(prog, e)

@@ -9,18 +9,15 @@ clnn/tools/cts_modes.py says how each mode runs and counts.
 
 from __future__ import annotations
 
-import fnmatch
-import gzip
-import json
-import os
 import sys
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
+# the loading half moved to corpus.py; importers of these names from here keep working
+from clnn.tools.corpus import CorpusError, iter_corpus, read_corpus_file  # noqa: F401
 from hal.errors import ErrorStatus, HalError
 from hal.operations import lookup
 from hal.types import (
@@ -47,23 +44,6 @@ STATUSES = ("passed", "failed", "unsupported", "error")
 
 
 # ----------------------------------------------------------------------------- loading
-
-def iter_corpus(corpus: str | os.PathLike, pattern: str | None = None):
-    """Yield (spec, version, test dict) for every test (optionally matching a glob/substring)."""
-    for path in sorted(Path(corpus).glob("*.json.gz")):
-        with gzip.open(path, "rt") as f:
-            doc = json.load(f)
-        for t in doc["tests"]:
-            if pattern and not _matches(pattern, doc["spec"], t["name"]):
-                continue
-            yield doc["spec"], doc.get("version"), t
-
-
-def _matches(pattern: str, spec: str, name: str) -> bool:
-    if any(c in pattern for c in "*?["):
-        return fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(spec, pattern)
-    return pattern in name or pattern in spec
-
 
 def _array(operand: dict) -> np.ndarray:
     t = OT[operand["type"]]
@@ -94,11 +74,18 @@ class _ConstantSink:
         return lifetime, DataLocation(pool, off, len(data))
 
 
+def _enum(kind, name, what: str):
+    try:
+        return kind[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"{what} {name!r} is unknown") from None
+
+
 def build_subgraph(sg: dict, sink: _ConstantSink, dynamic_outputs: bool = False) -> Subgraph:
     operands = []
-    for o in sg["operands"]:
-        t = OT[o["type"]]
-        lt = OperandLifeTime[o["lifetime"]]
+    for k, o in enumerate(sg["operands"]):
+        t = _enum(OT, o["type"], f"operand {k}: operand type")
+        lt = _enum(OperandLifeTime, o["lifetime"], f"operand {k}: lifetime")
         cq = o.get("channelQuant")
         extra = (SymmPerChannelQuantParams(tuple(cq["scales"]), cq["channelDim"])
                  if cq else None)
@@ -113,8 +100,9 @@ def build_subgraph(sg: dict, sink: _ConstantSink, dynamic_outputs: bool = False)
     if dynamic_outputs:
         for i in sg["outputIndexes"]:
             operands[i].dimensions = tuple(0 for _ in operands[i].dimensions)
-    ops = [Operation(OperationType[op["type"]], list(op["inputs"]), list(op["outputs"]))
-           for op in sg["operations"]]
+    ops = [Operation(_enum(OperationType, op["type"], f"operation {k}: type"),
+                     list(op["inputs"]), list(op["outputs"]))
+           for k, op in enumerate(sg["operations"])]
     return Subgraph(operands, ops, list(sg["inputIndexes"]), list(sg["outputIndexes"]))
 
 
@@ -248,8 +236,8 @@ def run_variant(device, spec: str, test: dict, dynamic: bool, mode: str = "sync"
     expect_failure = bool(test.get("expectFailure"))
     try:
         model = build_model(test, dynamic_outputs=dynamic)
-    except (KeyError, ValueError) as e:
-        return res("error", f"corpus entry cannot be built: {e}")
+    except (KeyError, ValueError, TypeError, IndexError, AttributeError) as e:
+        return res("error", f"corpus entry cannot be built: {type(e).__name__}: {e}")
     try:
         reason = unsupported_reason(device, model)
         if reason:
@@ -401,8 +389,12 @@ def run_corpus(corpus, device_name="reference", pattern=None, jobs=None, variant
     clnn.tools.cts_modes."""
     from tqdm import tqdm
 
-    tests = [(spec, t, variants, mode) for spec, _, t in iter_corpus(corpus, pattern)]
+    unreadable = []
+    tests = [(spec, t, variants, mode) for spec, _, t in iter_corpus(corpus, pattern,
+                                                                     errors=unreadable)]
     summary = Summary()
+    for spec, name, reason in unreadable:  # the rest of the corpus still runs
+        summary.add(Result(spec, name, "file", "error", reason))
     options = device_options or {}
     show = sys.stderr.isatty() if progress is None else progress
     bar = tqdm(total=len(tests) * len(variants), disable=not show, unit="test", file=sys.stderr)

@@ -16,6 +16,7 @@ The graph (NHWC, built with hal.builder, weights from a fixed seed):
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -79,16 +80,19 @@ def demo_input(seed: int = SEED) -> np.ndarray:
 
 def choose_device(name: str | None, say) -> tuple[object, str]:
     """The device to run on: ``name``, or the OpenCL device when it opens, else the
-    reference device. Returns (device, note)."""
-    from clnn.tools.devices import open_device
+    reference device. A device the user asked for (``name``, or $CLNN_DEVICE naming an OpenCL
+    device) is never replaced: its failure to open is the error. Returns (device, note)."""
+    from clnn.tools.devices import DEVICE_NAMES, device_requested, open_device
+    from clnn.tools.errors import UsageError
 
+    if name is not None and name not in DEVICE_NAMES:
+        raise UsageError(f"unknown device {name!r}; choose one of {', '.join(DEVICE_NAMES)}")
     wanted = name or "opencl"
+    profiling = wanted == "opencl"  # a profiling queue: the per-operation table reads its events
+    if device_requested(name):
+        return open_device(wanted, profiling=profiling), ""
     try:
-        if wanted == "opencl":  # a profiling queue: the per-operation table reads its events
-            return open_device(wanted, profiling=True), ""
-        return open_device(wanted), ""
-    except ValueError:
-        raise
+        return open_device(wanted, profiling=profiling), ""
     except Exception as e:  # no pyopencl, no platform, no device: fall back, never crash
         note = f"the {wanted} device is not available ({type(e).__name__}: {e})"
         say(f"{note}; running on the reference device instead")
@@ -183,24 +187,19 @@ def run_demo(device_name: str | None = None) -> int:
         (console.print if console else print)(msg)
 
     from clnn.tools.devices import open_device
+    from clnn.tools.errors import CliError
 
-    try:
-        device, note = choose_device(device_name, say)
-    except ValueError as e:
-        say(f"clnn demo: {e}")
-        return 2
+    device, note = choose_device(device_name, say)
     try:
         model = build_model()
     except Exception as e:  # e.g. an operation not registered yet
-        say(f"clnn demo: cannot build the demo model: {getattr(e, 'reason', e)}")
-        return 1
+        raise CliError(f"cannot build the demo model: {getattr(e, 'reason', e)}") from e
     x = demo_input()
     reference = open_device("reference")
     try:
         ref_out, ref_ms = run_on(reference, model, x)
     except HalError as e:
-        say(f"clnn demo: the reference device failed: {e}")
-        return 1
+        raise CliError(f"the reference device failed: {e}") from e
     rows = [(reference, ref_out, ref_ms)]
     if device.name != reference.name:
         try:
@@ -246,6 +245,7 @@ def run_demo(device_name: str | None = None) -> int:
     elif device.name != reference.name:
         say(f"{device.get_version_string()}")
     if worst > TOLERANCE:
-        say(f"clnn demo: max abs error {worst:.2e} exceeds the tolerance {TOLERANCE:.0e}")
+        print(f"clnn demo: max abs error {worst:.2e} exceeds the tolerance {TOLERANCE:.0e}",
+              file=sys.stderr)
         return 1
     return 0

