@@ -29,6 +29,8 @@ from hal.values import constant_value
 
 OT = OperandType
 LT = OperandLifeTime
+#: dimensions are uint32 in the HAL
+UINT32_MAX = 0xFFFF_FFFF
 CONSTANT = (LT.CONSTANT_COPY, LT.CONSTANT_REFERENCE)
 
 
@@ -45,8 +47,9 @@ def validate_operand(model: Model, sg_name: str, index: int, op: Operand):
     except ValueError:
         _fail(f"{what} has an invalid operand type {op.type}")
     dims = tuple(op.dimensions)
-    if any((not isinstance(d, (int, np.integer))) or d < 0 for d in dims):
-        _fail(f"{what} ({t.name}) has invalid dimensions {list(dims)}")
+    if any((not isinstance(d, (int, np.integer))) or not 0 <= d <= UINT32_MAX for d in dims):
+        _fail(f"{what} ({t.name}) has invalid dimensions {list(dims)}: each must be an "
+              f"integer in [0, {UINT32_MAX}]")
     if is_scalar_type(t) or t == OT.SUBGRAPH:
         if dims:
             _fail(f"{what} ({t.name}) is a scalar but has dimensions {list(dims)}")
@@ -295,8 +298,9 @@ def request_dimensions(what: str, op: Operand, arg_dims) -> tuple[int, ...]:
     if is_scalar_type(op.type):
         _fail(f"{what} is a scalar ({OT(op.type).name}) but the request gives dimensions "
               f"{list(arg_dims)}")
-    if any(a < 0 for a in arg_dims):
-        _fail(f"{what}: the request gives negative dimensions {list(arg_dims)}")
+    if any(not 0 <= a <= UINT32_MAX for a in arg_dims):
+        _fail(f"{what}: the request gives dimensions {list(arg_dims)} outside [0, "
+              f"{UINT32_MAX}]")
     if dims and len(dims) != len(arg_dims):
         _fail(f"{what}: the request gives rank {len(arg_dims)} ({list(arg_dims)}), the model "
               f"operand has rank {len(dims)} ({list(dims)})")
