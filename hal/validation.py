@@ -310,6 +310,26 @@ def request_dimensions(what: str, op: Operand, arg_dims) -> tuple[int, ...]:
     return arg_dims
 
 
+def _check_may_be_omitted(model: Model, what: str, i: int):
+    """An input without a value is only valid where every operation that reads it lets that
+    input be omitted (its signature's optional inputs); executing without it would fail."""
+    sg = model.main
+    for j, operation in enumerate(sg.operations):
+        reg = lookup(operation.type)
+        if i not in operation.inputs or reg is None or reg.custom_signature:
+            continue  # IF / WHILE hand the input on; their subgraph's operations decide
+        ctx = operation_context(model, sg, j, operation, with_values=False)
+        for p, src in enumerate(operation.inputs):
+            if src == i:
+                ctx.inputs[p].lifetime = LT.NO_VALUE
+        try:
+            match_signature(reg, ctx)
+        except HalError:
+            pos = [p for p, src in enumerate(operation.inputs) if src == i]
+            _fail(f"{what} has no value, but {reg.type.name} (operation {j}) requires its "
+                  f"input {pos[0]}")
+
+
 def validate_request(request: Request, model: Model, allow_device_memory=None):
     """Raise InvalidArgument unless the request fits the model's main subgraph.
 
@@ -329,6 +349,7 @@ def validate_request(request: Request, model: Model, allow_device_memory=None):
                     _fail(f"{what} has no value but has a location or dimensions")
                 if kind == "output":
                     _fail(f"{what}: an output must have a value")
+                _check_may_be_omitted(model, what, i)
                 continue
             if not 0 <= loc.pool_index < len(request.pools):
                 _fail(f"{what} names pool {loc.pool_index}, the request has "
