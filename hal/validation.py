@@ -298,9 +298,11 @@ def request_dimensions(what: str, op: Operand, arg_dims) -> tuple[int, ...]:
     if is_scalar_type(op.type):
         _fail(f"{what} is a scalar ({OT(op.type).name}) but the request gives dimensions "
               f"{list(arg_dims)}")
-    if any(not 0 <= a <= UINT32_MAX for a in arg_dims):
-        _fail(f"{what}: the request gives dimensions {list(arg_dims)} outside [0, "
-              f"{UINT32_MAX}]")
+    if any(a < 0 for a in arg_dims):
+        _fail(f"{what}: the request gives negative dimensions {list(arg_dims)}")
+    if any(a > UINT32_MAX for a in arg_dims):
+        _fail(f"{what}: the request gives dimensions {list(arg_dims)} above the uint32 "
+              f"limit {UINT32_MAX}")
     if dims and len(dims) != len(arg_dims):
         _fail(f"{what}: the request gives rank {len(arg_dims)} ({list(arg_dims)}), the model "
               f"operand has rank {len(dims)} ({list(dims)})")
