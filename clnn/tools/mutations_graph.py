@@ -12,6 +12,7 @@ from clnn.tools.mutations_operands import (
     _add_operand,
     _pick_operand,
     _pick_subgraph,
+    _subgraphs,
 )
 from hal.types import (
     DataLocation,
@@ -210,10 +211,11 @@ def pools(mu: Mutant, rng):
 def subgraph_reference(mu: Mutant, rng):
     """IF / WHILE subgraph operands: a missing subgraph, or a subgraph that references itself."""
     m = mu.model
-    name, sg = _pick_subgraph(m, rng)
-    i = _pick_operand(sg, rng, lambda o: o.lifetime == LT.SUBGRAPH)
-    if i is None:
+    refs = [(name, sg, i) for name, sg in _subgraphs(m) for i, o in enumerate(sg.operands)
+            if o.lifetime == LT.SUBGRAPH]
+    if not refs:
         return None
+    name, sg, i = rng.choice(refs)
     op = sg.operands[i]
     if rng.random() < 0.5 or not m.referenced:
         op.location = DataLocation(0, len(m.referenced) + rng.randrange(3), 0)

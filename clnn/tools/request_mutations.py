@@ -18,11 +18,11 @@ from hal.operations import lookup
 from hal.types import (
     DataLocation,
     Model,
+    OperandLifeTime,
     Request,
     RequestArgument,
     is_scalar_type,
 )
-from hal.validation import match_signature, operation_context
 
 IA = ErrorStatus.INVALID_ARGUMENT
 OIS = ErrorStatus.OUTPUT_INSUFFICIENT_SIZE
@@ -40,22 +40,25 @@ class RequestMutant:
 
 def required_input(model: Model, k: int) -> bool | None:
     """Whether graph input ``k`` must have a value: True when an operation reads it at a
-    position its signature does not let be omitted, None when that cannot be told (a
-    control-flow operation, or nothing reads it)."""
+    position that no signature its operand types match lets be omitted; None when that cannot
+    be told (a control-flow operation, or nothing reads it)."""
     sg = model.main
     i = sg.input_indexes[k]
     seen = False
-    for j, op in enumerate(sg.operations):
-        for p, src in enumerate(op.inputs):
-            if src != i:
-                continue
-            reg = lookup(op.type)
-            if reg is None or reg.custom_signature:
-                return None
-            seen = True
-            ctx = operation_context(model, sg, j, op, with_values=False)
-            if p not in match_signature(reg, ctx).optional:
-                return True
+    for op in sg.operations:
+        if i not in op.inputs:
+            continue
+        reg = lookup(op.type)
+        if reg is None or reg.custom_signature:
+            return None
+        seen = True
+        in_types = [sg.operands[x].type for x in op.inputs]
+        omitted = [sg.operands[x].lifetime == OperandLifeTime.NO_VALUE for x in op.inputs]
+        out_types = [sg.operands[x].type for x in op.outputs]
+        sigs = [s for s in reg.signatures if s.matches(in_types, omitted, out_types)]
+        positions = [p for p, x in enumerate(op.inputs) if x == i]
+        if any(all(p not in s.optional for s in sigs) for p in positions):
+            return True
     return False if seen else None
 
 

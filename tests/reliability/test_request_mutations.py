@@ -105,7 +105,7 @@ def test_a_required_input_without_a_value_is_invalid_argument():
     request.inputs[0] = RequestArgument(True, DataLocation(), ())
     r = prepared.execute_synchronously(request)
     assert r.status == ErrorStatus.INVALID_ARGUMENT
-    assert "has no value" in r.message and "ADD (operation 0) requires its input 0" in r.message
+    assert "has no value" in r.message and "ADD (operation 0)" in r.message
 
 
 def test_optional_inputs_may_still_be_omitted():
