@@ -159,3 +159,23 @@ def test_dimensions_above_uint32_are_invalid():
     assert e.value.status == ErrorStatus.INVALID_ARGUMENT
     assert "[0, 4294967295]" in e.value.reason
     assert model.main.operands[out].lifetime == OperandLifeTime.SUBGRAPH_OUTPUT
+
+
+@needs_corpus
+def test_run_time_input_an_operation_rejects_is_general_failure_on_both(both_devices):
+    """Paddings given at execution that the block size does not divide: the operation fails
+    (OP_FAILED, GENERAL_FAILURE) on both devices; the OpenCL planner used to let the
+    operation's INVALID_ARGUMENT through, so the devices disagreed."""
+    import copy
+
+    from clnn.tools.cts import build_request
+
+    test = copy.deepcopy(next(t for _, t in eligible_tests(str(CORPUS)) if t["name"]
+                              == "space_to_batch_float_2_all_tensors_as_inputs"))
+    test["main"]["operands"][2]["data"] = [1, 1, 2, 0]  # height 5 + 2 is no multiple of 3
+    model = build_model(test)
+    for name, device in both_devices.items():
+        request, _ = build_request(test)
+        r = device.prepare_model(model).execute_synchronously(request)
+        assert r.status == ErrorStatus.GENERAL_FAILURE, (name, r)
+        assert "not multiples of input 1 (block sizes)" in r.message, (name, r.message)
