@@ -195,14 +195,17 @@ def check_request_mutant(runner, mode: str, m: RequestMutant, expected_shapes) -
     return None
 
 
-def run_request_suite(device, test: dict, modes=("sync", "async", "fenced", "burst")):
+def run_request_suite(device, test: dict, modes=("sync", "async", "fenced", "burst"),
+                      dynamic: bool = False):
     """Every request mutant of corpus ``test`` on ``device`` in every mode, each mode followed
-    by the valid request. Returns (number of mutant executions, [failure descriptions])."""
+    by the valid request. ``dynamic``: the model's outputs have unknown dimensions (the
+    driver must give the shapes; a fenced execution needs them in the request, and refuses
+    the request without them). Returns (number of mutant executions, [failures])."""
     from clnn.tools.cts import build_model, build_request, compare_output
     from clnn.tools.cts_modes import ModeRunner
     from clnn.tools.mutation_check import read_outputs
 
-    model = build_model(test)
+    model = build_model(test, dynamic_outputs=dynamic)
     prepared = device.prepare_model(model)
     sg = test["main"]
     outs = [sg["operands"][i] for i in sg["outputIndexes"]]
@@ -210,17 +213,29 @@ def run_request_suite(device, test: dict, modes=("sync", "async", "fenced", "bur
     failures, runs = [], 0
     for mode in modes:
         runner = ModeRunner(device, prepared, mode)
-        request, _ = build_request(test)
-        for m in request_mutants(model, request, expected_shapes):
+        dims_needed = dynamic and mode == "fenced"
+        mutants = []
+        if dims_needed:
+            request, _ = build_request(test)
+            mutants.append(RequestMutant("dims_unknown", "fenced: outputs of unknown "
+                                         "dimensions", request, IA))
+        request, _ = build_request(test, output_dims=dims_needed)
+        mutants += request_mutants(model, request, expected_shapes)
+        for m in mutants:
             runs += 1
             bad = check_request_mutant(runner, mode, m, expected_shapes)
             if bad:
                 failures.append(f"{mode}: {bad}")
-        request, _ = build_request(test)
+        request, _ = build_request(test, output_dims=dims_needed)
         r = runner.execute(request)
         if r.status != ErrorStatus.NONE:
             failures.append(f"{mode}: the valid request after the mutants gave "
                             f"{r.status.name}: {r.message}")
+            continue
+        if r.output_shapes and [tuple(x.dimensions) for x in r.output_shapes] != \
+                expected_shapes:
+            failures.append(f"{mode}: the valid request gave shapes {r.output_shapes}, "
+                            f"expected {expected_shapes}")
             continue
         shapes = r.output_shapes or [_Shape(d) for d in expected_shapes]
         for k, (o, arr) in enumerate(zip(outs, read_outputs(model, request, shapes))):

@@ -38,25 +38,27 @@ def opencl():
         pytest.skip(f"no OpenCL device: {e}")
 
 
-def _suite(device, count, seed, mode):
+def _suite(device, count, seed, mode, dynamic=False):
     runs, failures = 0, []
     for _, test in sample_tests(CORPUS, count, seed):
-        n, bad = run_request_suite(device, test, (mode,))
+        n, bad = run_request_suite(device, test, (mode,), dynamic)
         runs += n
         failures += [f"{test['name']}: {b}" for b in bad]
     return runs, failures
 
 
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
 @pytest.mark.parametrize("mode", MODES)
-def test_request_mutants_on_the_reference_device(mode):
-    runs, failures = _suite(ReferenceDevice(), REFERENCE_MODELS, 3, mode)
+def test_request_mutants_on_the_reference_device(mode, dynamic):
+    runs, failures = _suite(ReferenceDevice(), REFERENCE_MODELS, 3, mode, dynamic)
     assert runs > 200
     assert not failures, f"{len(failures)} of {runs}:\n" + "\n".join(failures[:10])
 
 
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
 @pytest.mark.parametrize("mode", MODES)
-def test_request_mutants_on_opencl(mode, opencl):
-    runs, failures = _suite(opencl, OPENCL_MODELS, 4, mode)
+def test_request_mutants_on_opencl(mode, dynamic, opencl):
+    runs, failures = _suite(opencl, OPENCL_MODELS, 4, mode, dynamic)
     assert runs > 100
     assert not failures, f"{len(failures)} of {runs}:\n" + "\n".join(failures[:10])
 
