@@ -2,9 +2,11 @@
 
 Case ``seed`` (``--seed`` up to ``--seed + --count - 1``) builds one mutant of one small
 corpus model (clnn/tools/mutations.py) and judges it (clnn/tools/mutation_check.py) on the
-reference device and, where OpenCL is available, on the OpenCL device too. Prints the counts
-(clean rejections, valid-and-matching, failures) and every failure with its seed and a
-one-line reproducer; exits 1 if any case failed.
+reference device and, where OpenCL is available, on the OpenCL device too; every
+REQUEST_EVERY-th seed also runs the request mutation suite (clnn/tools/request_mutations.py)
+of one corpus test in every execution mode on each device. Prints the counts (clean
+rejections, valid-and-matching, failures) and every failure with its seed and a one-line
+reproducer; exits 1 if any case failed.
 """
 
 from __future__ import annotations
@@ -51,6 +53,36 @@ def run_cases(corpus, seeds, devices, progress=False):
     return rows
 
 
+#: every this many case seeds, a seed also runs the request mutation suite of one corpus test
+REQUEST_EVERY = 50
+
+
+def run_request_cases(corpus, seeds, devices, progress=False):
+    """[(seed, test name, variant, device, mutant executions, [failures])] for the seeds that
+    are multiples of REQUEST_EVERY: every request mutant in every execution mode."""
+    import random
+
+    from tqdm import tqdm
+
+    from clnn.tools.request_mutations import run_request_suite
+
+    tests = eligible_tests(str(corpus))
+    rows = []
+    chosen = [s for s in seeds if s % REQUEST_EVERY == 0]
+    for seed in tqdm(chosen, disable=not progress, unit="request suite", file=sys.stderr):
+        rng = random.Random(seed)
+        _, test = tests[rng.randrange(len(tests))]
+        dynamic = rng.random() < 0.5
+        for name, device in devices.items():
+            try:
+                runs, failures = run_request_suite(device, test, dynamic=dynamic)
+            except Exception as e:  # preparing the unmutated model must not fail
+                runs, failures = 0, [f"the suite raised {type(e).__name__}: {e}"]
+            rows.append((seed, test["name"], "dynamic" if dynamic else "static", name, runs,
+                         failures))
+    return rows
+
+
 def main(args) -> int:
     corpus = args.corpus or default_corpus()
     if corpus is None:
@@ -61,6 +93,7 @@ def main(args) -> int:
     t0 = time.perf_counter()
     seeds = range(args.seed, args.seed + args.count)
     rows = run_cases(corpus, seeds, devices, progress=sys.stderr.isatty())
+    requests = run_request_cases(corpus, seeds, devices, progress=sys.stderr.isatty())
     wall = time.perf_counter() - t0
     counts = Counter(r[5] for r in rows)
     by_kind: dict[str, Counter] = {}
@@ -77,6 +110,14 @@ def main(args) -> int:
         c = by_kind[kind]
         print(f"  {kind:24} rejected {c['rejected']:5}  valid {c['valid']:5}  "
               f"failures {c['failure']:3}")
+    bad_requests = [r for r in requests if r[5]]
+    for seed, name, variant, dev, _, fails in bad_requests:
+        print(f"FAIL seed {seed}: request mutants of {name} ({variant}) on {dev}: "
+              f"{len(fails)} failures, first: {fails[0]}\n"
+              f"  reproduce: clnn fuzz models --count 1 --seed {seed} --corpus {corpus}")
+    print(f"request mutants: {len(requests)} suites (one corpus test on one device, every "
+          f"execution mode), {sum(r[4] for r in requests)} mutant executions, "
+          f"{sum(len(r[5]) for r in requests)} failures")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"devices": list(devices), "seconds": round(wall, 1),
@@ -84,6 +125,9 @@ def main(args) -> int:
                                                           "skipped")},
                        "by_kind": {k: dict(v) for k, v in by_kind.items()},
                        "cases": [dict(zip(("seed", "spec", "test", "kind", "detail",
-                                           "outcome", "reason"), r)) for r in rows]},
+                                           "outcome", "reason"), r)) for r in rows],
+                       "requests": [dict(zip(("seed", "test", "variant", "device",
+                                              "executions", "failures"), r))
+                                    for r in requests]},
                       f, indent=1)
-    return 1 if failures else 0
+    return 1 if failures or bad_requests else 0

@@ -179,3 +179,22 @@ def test_run_time_input_an_operation_rejects_is_general_failure_on_both(both_dev
         r = device.prepare_model(model).execute_synchronously(request)
         assert r.status == ErrorStatus.GENERAL_FAILURE, (name, r)
         assert "not multiples of input 1 (block sizes)" in r.message, (name, r.message)
+
+
+@needs_corpus
+def test_clnn_fuzz_models(tmp_path, capsys):
+    """The program: counts on stdout, a JSON report, exit 0 when nothing failed."""
+    import json
+
+    from clnn.tools.cli import main
+
+    report = tmp_path / "fuzz.json"
+    rc = main(["fuzz", "models", "--count", "60", "--seed", "0", "--corpus", str(CORPUS),
+               "--json", str(report)])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "60 mutants on reference" in out and "0 failures" in out
+    doc = json.loads(report.read_text())
+    assert sum(doc["summary"].values()) == 60
+    assert len({c["seed"] for c in doc["cases"]}) == 60
+    assert doc["requests"] and all(r["executions"] > 0 for r in doc["requests"])
