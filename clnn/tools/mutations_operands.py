@@ -177,7 +177,8 @@ def operand_dims(mu: Mutant, rng):
     op = sg.operands[i]
     old = tuple(op.dimensions)
     k = rng.randrange(len(old))
-    new = rng.choice([old[k] + 1, max(old[k] - 1, 0), 0, -1, 2**31 - 1, 2**32])
+    new = rng.choice([d for d in (old[k] + 1, max(old[k] - 1, 0), 0, -1, 2**31 - 1, 2**32)
+                      if d != old[k]])
     op.dimensions = old[:k] + (new,) + old[k + 1:]
     return f"{name} operand {i}: dimension {k} {old[k]} -> {new}"
 
@@ -188,7 +189,8 @@ def operand_scale(mu: Mutant, rng):
     op = sg.operands[i]
     old = op.scale
     # NaN and infinite scales are left to the scale-check work (hal/validation.py)
-    op.scale = rng.choice([0.0, -1.0, -0.5, 1.0, old * 2 if old else 0.5, 1e-9])
+    op.scale = rng.choice([s for s in (0.0, -1.0, -0.5, 1.0, old * 2 if old else 0.5, 1e-9)
+                           if s != old])
     return f"{name} operand {i} ({_tname(op.type)}): scale {old} -> {op.scale}"
 
 
@@ -197,7 +199,8 @@ def operand_zero_point(mu: Mutant, rng):
     i = _pick_operand(sg, rng)
     op = sg.operands[i]
     old = op.zero_point
-    op.zero_point = rng.choice([-1, 1, 128, 256, -129, 65536, old + 1, old - 1])
+    op.zero_point = rng.choice([z for z in (-1, 1, 128, 256, -129, 65536, old + 1, old - 1)
+                                if z != old])
     return f"{name} operand {i} ({_tname(op.type)}): zero point {old} -> {op.zero_point}"
 
 
