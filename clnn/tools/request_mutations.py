@@ -166,6 +166,45 @@ def _argument_mutants(model, request, side, k, arg, i, expected_shapes):
     return muts
 
 
+def device_memory_mutants(device, prepared, model: Model, request: Request):
+    """Device-memory (memory domain) mutants of ``request``: a memory allocated for another
+    role, a location that is not (0, 0), a memory that holds no value yet read as an input
+    (GENERAL_FAILURE). Needs a tensor input 0 with a value and an output."""
+    from hal.types import BufferDesc, BufferRole, HostMemory
+
+    sg = model.main
+    arg = request.inputs[0] if request.inputs else None
+    if (arg is None or arg.has_no_value or not request.outputs
+            or is_scalar_type(sg.operands[sg.input_indexes[0]].type)):
+        return []
+    written = device.allocate(BufferDesc(), [prepared], [BufferRole(0, 0)], [])
+    loc = arg.location
+    raw = bytes(request.pools[loc.pool_index].view()[loc.offset: loc.offset + loc.length])
+    dims = tuple(sg.operands[sg.input_indexes[0]].dimensions)
+    if written.copy_from(HostMemory(raw), dims) != ErrorStatus.NONE:
+        return []
+    empty = device.allocate(BufferDesc(), [prepared], [BufferRole(0, 0)], [])
+    for_output = device.allocate(BufferDesc(), [prepared], [], [BufferRole(0, 0)])
+    n = len(request.pools)
+
+    def with_pool(side, k, pool, location=None, status=IA, detail=""):
+        r = _with(request, side, k, location=location or DataLocation(n, 0, 0))
+        r.pools = list(request.pools) + [pool]
+        return RequestMutant("device_memory", detail, r, status)
+
+    return [
+        with_pool("inputs", 0, for_output, detail="input 0 from a memory allocated for "
+                                                  "output 0"),
+        with_pool("outputs", 0, written, detail="output 0 to a memory allocated for input 0"),
+        with_pool("inputs", 0, written, DataLocation(n, 8, 0), detail="offset 8 in a device "
+                                                                      "memory"),
+        with_pool("inputs", 0, written, DataLocation(n, 0, 4), detail="length 4 in a device "
+                                                                      "memory"),
+        with_pool("inputs", 0, empty, status=ErrorStatus.GENERAL_FAILURE,
+                  detail="input 0 from a device memory that holds no value yet"),
+    ]
+
+
 def _status_for(mode: str, m: RequestMutant) -> ErrorStatus:
     # a fenced execution has no OUTPUT_INSUFFICIENT_SIZE: it checks sizes at launch
     if mode == "fenced" and m.status == OIS:
@@ -195,12 +234,15 @@ def check_request_mutant(runner, mode: str, m: RequestMutant, expected_shapes) -
     return None
 
 
-def run_request_suite(device, test: dict, modes=("sync", "async", "fenced", "burst"),
-                      dynamic: bool = False):
-    """Every request mutant of corpus ``test`` on ``device`` in every mode, each mode followed
-    by the valid request. ``dynamic``: the model's outputs have unknown dimensions (the
-    driver must give the shapes; a fenced execution needs them in the request, and refuses
-    the request without them). Returns (number of mutant executions, [failures])."""
+MODES = ("sync", "async", "fenced", "burst", "device-memory")
+
+
+def run_request_suite(device, test: dict, modes=MODES, dynamic: bool = False):
+    """Every request mutant of corpus ``test`` on ``device`` in every mode (device-memory: the
+    device_memory_mutants), each mode followed by the valid request. ``dynamic``: the model's
+    outputs have unknown dimensions (the driver must give the shapes; a fenced execution
+    needs them in the request, and refuses the request without them). Returns (number of
+    mutant executions, [failures])."""
     from clnn.tools.cts import build_model, build_request, compare_output
     from clnn.tools.cts_modes import ModeRunner
     from clnn.tools.mutation_check import read_outputs
@@ -220,10 +262,15 @@ def run_request_suite(device, test: dict, modes=("sync", "async", "fenced", "bur
             mutants.append(RequestMutant("dims_unknown", "fenced: outputs of unknown "
                                          "dimensions", request, IA))
         request, _ = build_request(test, output_dims=dims_needed)
-        mutants += request_mutants(model, request, expected_shapes)
+        if mode == "device-memory":
+            mutants += device_memory_mutants(device, prepared, model, request)
+        else:
+            mutants += request_mutants(model, request, expected_shapes)
+        # device-memory mutants already name device memories: they run as they are
+        direct = ModeRunner(device, prepared, "sync") if mode == "device-memory" else runner
         for m in mutants:
             runs += 1
-            bad = check_request_mutant(runner, mode, m, expected_shapes)
+            bad = check_request_mutant(direct, mode, m, expected_shapes)
             if bad:
                 failures.append(f"{mode}: {bad}")
         request, _ = build_request(test, output_dims=dims_needed)

@@ -1,7 +1,8 @@
-"""VTS-style request mutations on every execution path (sync, async, fenced, burst), on both
-devices: each mutant ends in its status with a reason (INVALID_ARGUMENT; a too-small output
-buffer: OUTPUT_INSUFFICIENT_SIZE with every output's shape, or INVALID_ARGUMENT at the launch
-of a fenced execution), and the prepared model then runs a valid request correctly."""
+"""VTS-style request mutations on every execution path (sync, async, fenced, burst, device
+memories), on both devices: each mutant ends in its status with a reason (INVALID_ARGUMENT; a
+too-small output buffer: OUTPUT_INSUFFICIENT_SIZE with every output's shape, or
+INVALID_ARGUMENT at the launch of a fenced execution; an empty device memory read as an input:
+GENERAL_FAILURE), and the prepared model then runs a valid request correctly."""
 
 import os
 from pathlib import Path
@@ -23,7 +24,7 @@ from hal.types import DataLocation, RequestArgument
 CORPUS = Path(os.environ.get("CLNN_CTS_CORPUS",
                              Path(__file__).resolve().parents[2].parent / "shared/cts/public"))
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no corpus at {CORPUS}")
-MODES = ("sync", "async", "fenced", "burst")
+MODES = ("sync", "async", "fenced", "burst", "device-memory")
 REFERENCE_MODELS = 16
 OPENCL_MODELS = 8
 
@@ -51,7 +52,7 @@ def _suite(device, count, seed, mode, dynamic=False):
 @pytest.mark.parametrize("mode", MODES)
 def test_request_mutants_on_the_reference_device(mode, dynamic):
     runs, failures = _suite(ReferenceDevice(), REFERENCE_MODELS, 3, mode, dynamic)
-    assert runs > 200
+    assert runs > (40 if mode == "device-memory" else 200)
     assert not failures, f"{len(failures)} of {runs}:\n" + "\n".join(failures[:10])
 
 
@@ -59,7 +60,7 @@ def test_request_mutants_on_the_reference_device(mode, dynamic):
 @pytest.mark.parametrize("mode", MODES)
 def test_request_mutants_on_opencl(mode, dynamic, opencl):
     runs, failures = _suite(opencl, OPENCL_MODELS, 4, mode, dynamic)
-    assert runs > 100
+    assert runs > (20 if mode == "device-memory" else 100)
     assert not failures, f"{len(failures)} of {runs}:\n" + "\n".join(failures[:10])
 
 
