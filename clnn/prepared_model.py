@@ -62,6 +62,13 @@ class ClPreparedModel(DriverPreparedModel):
                 plan = self.planner.plan_for(part, values)
             except InvalidArgument as e:  # an operation rejecting its run-time inputs: as
                 raise GeneralFailure(e.reason) from e  # the reference device, OP_FAILED
+            except (ValueError, IndexError, ZeroDivisionError, OverflowError, KeyError) as e:
+                # what the reference executor reports as an operation's failure (an empty
+                # convolution window at these shapes): a sentence naming the operations
+                names = ", ".join(f"{sg.operations[k].type.name} (operation {k})"
+                                  for k in part.ops)
+                raise GeneralFailure(f"{names} failed while planning the OpenCL run: "
+                                     f"{type(e).__name__}: {e}") from e
             if plan is not None:
                 enqueue_plan(self.queue, plan, values, self._device_outputs, events)
                 return

@@ -198,3 +198,25 @@ def test_clnn_fuzz_models(tmp_path, capsys):
     assert sum(doc["summary"].values()) == 60
     assert len({c["seed"] for c in doc["cases"]}) == 60
     assert doc["requests"] and all(r["executions"] > 0 for r in doc["requests"])
+
+
+@needs_corpus
+def test_an_empty_convolution_window_at_run_time_is_a_sentence_on_both(both_devices):
+    """Input dimensions given at execution that the 2x2 filter does not fit: GENERAL_FAILURE
+    naming the operation on both devices (the OpenCL planner used to pass the bare
+    ValueError of the shape inference through)."""
+    from clnn.tools.cts import build_request
+    from hal.types import DataLocation, HostMemory, RequestArgument
+
+    test = next(t for _, t in eligible_tests(str(CORPUS)) if t["name"] == "conv_float")
+    model = build_model(test)
+    model.main.operands[0].dimensions = (1, 0, 0, 1)
+    model.main.operands[6].dimensions = (1, 0, 0, 1)
+    for name, device in both_devices.items():
+        request, _ = build_request(test)
+        request.pools[0] = HostMemory(b"\0" * 4)
+        request.inputs[0] = RequestArgument(False, DataLocation(0, 0, 4), (1, 1, 1, 1))
+        r = device.prepare_model(model).execute_synchronously(request)
+        assert r.status == ErrorStatus.GENERAL_FAILURE, (name, r)
+        assert "CONV_2D (operation 0)" in r.message, (name, r.message)
+        assert not crash_in_disguise(r.message), (name, r.message)
