@@ -25,6 +25,7 @@ from hal.driver import (
     read_inputs,
     write_outputs,
 )
+from hal.errors import GeneralFailure, InvalidArgument
 from hal.interfaces import ExecutionResult
 from hal.types import NO_TIMING, MeasureTiming, Timing
 
@@ -57,7 +58,17 @@ class ClPreparedModel(DriverPreparedModel):
     def _run_partition(self, part: Partition, values: dict, omitted: set, events=None):
         sg = self.model.main
         if part.on_cl:
-            plan = self.planner.plan_for(part, values)
+            try:
+                plan = self.planner.plan_for(part, values)
+            except InvalidArgument as e:  # an operation rejecting its run-time inputs: as
+                raise GeneralFailure(e.reason) from e  # the reference device, OP_FAILED
+            except (ValueError, IndexError, ZeroDivisionError, OverflowError, KeyError) as e:
+                # what the reference executor reports as an operation's failure (an empty
+                # convolution window at these shapes): a sentence naming the operations
+                names = ", ".join(f"{sg.operations[k].type.name} (operation {k})"
+                                  for k in part.ops)
+                raise GeneralFailure(f"{names} failed while planning the OpenCL run: "
+                                     f"{type(e).__name__}: {e}") from e
             if plan is not None:
                 enqueue_plan(self.queue, plan, values, self._device_outputs, events)
                 return

@@ -32,6 +32,8 @@ from hal.values import constant_value
 
 OT = OperandType
 LT = OperandLifeTime
+#: dimensions are uint32 in the HAL
+UINT32_MAX = 0xFFFF_FFFF
 CONSTANT = (LT.CONSTANT_COPY, LT.CONSTANT_REFERENCE)
 
 
@@ -48,8 +50,9 @@ def validate_operand(model: Model, sg_name: str, index: int, op: Operand):
     except ValueError:
         _fail(f"{what} has an invalid operand type {op.type}")
     dims = tuple(op.dimensions)
-    if any((not isinstance(d, (int, np.integer))) or d < 0 for d in dims):
-        _fail(f"{what} ({t.name}) has invalid dimensions {list(dims)}")
+    if any((not isinstance(d, (int, np.integer))) or not 0 <= d <= UINT32_MAX for d in dims):
+        _fail(f"{what} ({t.name}) has invalid dimensions {list(dims)}: each must be an "
+              f"integer in [0, {UINT32_MAX}]")
     if is_scalar_type(t) or t == OT.SUBGRAPH:
         if dims:
             _fail(f"{what} ({t.name}) is a scalar but has dimensions {list(dims)}")
@@ -335,6 +338,9 @@ def request_dimensions(what: str, op: Operand, arg_dims) -> tuple[int, ...]:
               f"{list(arg_dims)}")
     if any(a < 0 for a in arg_dims):
         _fail(f"{what}: the request gives negative dimensions {list(arg_dims)}")
+    if any(a > UINT32_MAX for a in arg_dims):
+        _fail(f"{what}: the request gives dimensions {list(arg_dims)} above the uint32 "
+              f"limit {UINT32_MAX}")
     if dims and len(dims) != len(arg_dims):
         _fail(f"{what}: the request gives rank {len(arg_dims)} ({list(arg_dims)}), the model "
               f"operand has rank {len(dims)} ({list(dims)})")
@@ -342,6 +348,24 @@ def request_dimensions(what: str, op: Operand, arg_dims) -> tuple[int, ...]:
         if d != 0 and d != a:
             _fail(f"{what}: the request gives dimension {k} as {a}, the model says {d}")
     return arg_dims
+
+
+def _check_may_be_omitted(model: Model, what: str, i: int):
+    """An input without a value is only valid where every operation that reads it lets that
+    input be omitted (the optional inputs of the signature its operand types match);
+    executing without it would fail inside the operation."""
+    sg = model.main
+    for j, operation in enumerate(sg.operations):
+        reg = lookup(operation.type)
+        if i not in operation.inputs or reg is None or reg.custom_signature:
+            continue  # IF / WHILE hand the input on; their subgraph's operations decide
+        in_types = [sg.operands[x].type for x in operation.inputs]
+        omitted = [x == i or sg.operands[x].lifetime == LT.NO_VALUE for x in operation.inputs]
+        out_types = [sg.operands[x].type for x in operation.outputs]
+        if not any(s.matches(in_types, omitted, out_types) for s in reg.signatures):
+            p = operation.inputs.index(i)
+            _fail(f"{what} has no value, but {reg.type.name} (operation {j}) requires its "
+                  f"input {p}")
 
 
 def validate_request(request: Request, model: Model, allow_device_memory=None):
@@ -363,6 +387,7 @@ def validate_request(request: Request, model: Model, allow_device_memory=None):
                     _fail(f"{what} has no value but has a location or dimensions")
                 if kind == "output":
                     _fail(f"{what}: an output must have a value")
+                _check_may_be_omitted(model, what, i)
                 continue
             if not 0 <= loc.pool_index < len(request.pools):
                 _fail(f"{what} names pool {loc.pool_index}, the request has "
