@@ -350,24 +350,6 @@ def request_dimensions(what: str, op: Operand, arg_dims) -> tuple[int, ...]:
     return arg_dims
 
 
-def _check_may_be_omitted(model: Model, what: str, i: int):
-    """An input without a value is only valid where every operation that reads it lets that
-    input be omitted (the optional inputs of the signature its operand types match);
-    executing without it would fail inside the operation."""
-    sg = model.main
-    for j, operation in enumerate(sg.operations):
-        reg = lookup(operation.type)
-        if i not in operation.inputs or reg is None or reg.custom_signature:
-            continue  # IF / WHILE hand the input on; their subgraph's operations decide
-        in_types = [sg.operands[x].type for x in operation.inputs]
-        omitted = [x == i or sg.operands[x].lifetime == LT.NO_VALUE for x in operation.inputs]
-        out_types = [sg.operands[x].type for x in operation.outputs]
-        if not any(s.matches(in_types, omitted, out_types) for s in reg.signatures):
-            p = operation.inputs.index(i)
-            _fail(f"{what} has no value, but {reg.type.name} (operation {j}) requires its "
-                  f"input {p}")
-
-
 def validate_request(request: Request, model: Model, allow_device_memory=None):
     """Raise InvalidArgument unless the request fits the model's main subgraph.
 
@@ -387,7 +369,6 @@ def validate_request(request: Request, model: Model, allow_device_memory=None):
                     _fail(f"{what} has no value but has a location or dimensions")
                 if kind == "output":
                     _fail(f"{what}: an output must have a value")
-                _check_may_be_omitted(model, what, i)
                 continue
             if not 0 <= loc.pool_index < len(request.pools):
                 _fail(f"{what} names pool {loc.pool_index}, the request has "
