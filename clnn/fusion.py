@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hal.operations.common import CLAMP_OPERATIONS, activation_code, activation_range_float
 from hal.types import OperationType
 
 OT = OperationType
@@ -82,8 +83,7 @@ class ActivationFusion:
 
     @property
     def clamp(self) -> tuple[float, float]:
-        return {"RELU": (0.0, float("inf")), "RELU1": (-1.0, 1.0), "RELU6": (0.0, 6.0)}.get(
-            self.kind, (float("-inf"), float("inf")))
+        return activation_range_float(activation_code(self.kind))
 
     @property
     def fn(self) -> str | None:
@@ -94,7 +94,7 @@ class ActivationFusion:
 #: activation operations an epilogue computes as a function (common.mako post_fn)
 FUNCTIONS = ("LOGISTIC", "HARD_SWISH")
 #: activation operations that are a clamp
-CLAMPS = ("RELU", "RELU1", "RELU6")
+CLAMPS = tuple(CLAMP_OPERATIONS)
 #: element-wise operations with a fused activation (broadcast.cl.mako binary)
 BINARY = (OT.ADD, OT.SUB, OT.MUL, OT.DIV)
 

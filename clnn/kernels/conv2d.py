@@ -38,6 +38,7 @@ from clnn.kernels.support import (
     types_in,
 )
 from hal.operations import conv2d as hal_conv2d
+from hal.operations.common import activation_range_float
 from hal.operations.conv2d import nhwc_shape, resolve_padding
 
 
@@ -75,8 +76,7 @@ def epilogue(ctx, b, p, out):
     if f is None and g is None:
         return (*act_args(ctx, p.idx["fused activation"], out), None, alpha)
     # the convolution's and the ADD's own activations are NONE where an activation is fused
-    lo, hi = g.clamp if g is not None else {0: (-np.inf, np.inf), 1: (0.0, np.inf),
-                                            2: (-1.0, 1.0), 3: (0.0, 6.0)}[f.activation]
+    lo, hi = g.clamp if g is not None else activation_range_float(f.activation)
     return f32(lo), f32(hi), b.tensor(f.other) if f is not None else None, alpha
 
 

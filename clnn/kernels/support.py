@@ -10,7 +10,11 @@ import math
 
 import numpy as np
 
-from hal.operations.common import activation_range_quant, quantize_multiplier
+from hal.operations.common import (
+    activation_range_float,
+    activation_range_quant,
+    quantize_multiplier,
+)
 from hal.operations.context import OperandInfo, OperationContext
 from hal.types import OperandType
 
@@ -86,8 +90,7 @@ def act_args(ctx: OperationContext, index: int | None, out: OperandInfo):
     if out.type in QUANT8:
         lo, hi = activation_range_quant(act, out)
         return [i32(lo), i32(hi)]
-    lo, hi = {0: (-math.inf, math.inf), 1: (0.0, math.inf), 2: (-1.0, 1.0),
-              3: (0.0, 6.0)}[act]
+    lo, hi = activation_range_float(act)
     return [f32(lo), f32(hi)]
 
 

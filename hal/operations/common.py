@@ -121,15 +121,25 @@ def to_output(values: np.ndarray, info: OperandInfo) -> np.ndarray:
 
 # ----------------------------------------------------------------- fused activations
 
+#: (lo, hi) real clamp of each fused activation code
+ACTIVATION_CLAMP = {
+    FusedActivation.NONE: (-math.inf, math.inf),
+    FusedActivation.RELU: (0.0, math.inf),
+    FusedActivation.RELU1: (-1.0, 1.0),
+    FusedActivation.RELU6: (0.0, 6.0),
+}
+#: the operations that are a fused activation's clamp, with its code
+CLAMP_OPERATIONS = {"RELU": FusedActivation.RELU, "RELU1": FusedActivation.RELU1,
+                    "RELU6": FusedActivation.RELU6}
+
+
+def activation_code(op_name: str) -> FusedActivation:
+    """The fused activation an operation named ``op_name`` is (NONE: not a clamp)."""
+    return CLAMP_OPERATIONS.get(op_name, FusedActivation.NONE)
+
+
 def activation_range_float(act: int) -> tuple[float, float]:
-    act = FusedActivation(act)
-    if act == FusedActivation.RELU:
-        return 0.0, math.inf
-    if act == FusedActivation.RELU1:
-        return -1.0, 1.0
-    if act == FusedActivation.RELU6:
-        return 0.0, 6.0
-    return -math.inf, math.inf
+    return ACTIVATION_CLAMP[FusedActivation(act)]
 
 
 def apply_activation_float(x: np.ndarray, act: int) -> np.ndarray:
