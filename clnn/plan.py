@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from clnn.fusion import activation_fusions, add_fusions, pad_fusions
+from clnn.fusion import find_fusions
 from clnn.kernels import kernel_for
 from clnn.kernels.registry import Unplannable
 from clnn.launch import LaunchBuilder, nbytes
@@ -274,13 +274,11 @@ class Planner:
                 shapes[o] = s
                 ctx.outputs[n].shape = s
             contexts.append(ctx)
-        # PAD -> convolution pairs: the convolution reads the unpadded tensor (clnn/fusion.py)
-        fused = pad_fusions(sg, part.ops, contexts, set(part.outputs))
-        # CONV_2D -> ADD pairs: the convolution's epilogue adds the residual (clnn/fusion.py)
-        added = add_fusions(sg, part.ops, contexts, set(part.outputs),
-                            {f.pad_op for f in fused.values()})
-        # convolution [-> ADD] -> RELU* / PRELU: the convolution's epilogue applies it
-        acts = activation_fusions(sg, part.ops, contexts, set(part.outputs), added)
+        # PAD -> convolution (the convolution reads the unpadded tensor), CONV_2D -> ADD (its
+        # epilogue adds the residual), convolution [-> ADD] / ADD ... -> activation (the
+        # epilogue applies it): clnn/fusion.py
+        fusions = find_fusions(sg, part.ops, contexts, set(part.outputs))
+        fused, added, acts = fusions.pads, fusions.adds, fusions.activations
         skipped = {f.pad_op for f in fused.values()} | {f.add_op for f in added.values()} | \
             {f.op for f in acts.values()}
         self.fused_into.update({f.pad_op: j for j, f in fused.items()})

@@ -150,7 +150,7 @@ class ModelBuilder:
         return index
 
     def _check_quant(self, operand: Operand):
-        from hal.validation import _validate_tensor_quant
+        from hal.validation import validate_tensor_quant
 
         t = operand.type
         what = f"add_operand: operand {len(self._operands)}"
@@ -165,7 +165,7 @@ class ModelBuilder:
                           "point 0 (its scales are set per channel)")
             return
         try:
-            _validate_tensor_quant(what, t, operand)
+            validate_tensor_quant(what, t, operand)
         except HalError as e:
             _bad_data(e.reason)
 

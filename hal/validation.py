@@ -54,13 +54,13 @@ def validate_operand(model: Model, sg_name: str, index: int, op: Operand):
             _fail(f"{what} ({t.name}) must have scale 0 and zero point 0, "
                   f"got scale {op.scale} and zero point {op.zero_point}")
     else:
-        _validate_tensor_quant(what, t, op)
+        validate_tensor_quant(what, t, op)
     if op.extra_params is not None and t != OT.TENSOR_QUANT8_SYMM_PER_CHANNEL:
         _fail(f"{what} ({t.name}) must not have per-channel quantization parameters")
     _validate_lifetime(model, what, t, op)
 
 
-def _validate_tensor_quant(what: str, t: OperandType, op: Operand):
+def validate_tensor_quant(what: str, t: OperandType, op: Operand):
     s, zp = op.scale, op.zero_point
     if t in (OT.TENSOR_FLOAT32, OT.TENSOR_FLOAT16, OT.TENSOR_BOOL8):
         if s != 0.0 or zp != 0:

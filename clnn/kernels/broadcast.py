@@ -12,6 +12,7 @@ import numpy as np
 
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import (
+    CLAMPS,
     FLOAT,
     FLOAT_QUANT8_INT32,
     act_args,
@@ -44,7 +45,7 @@ def plan(ctx, b):
     act = ctx.name in _FUSED and 2 or None
     if out.type in FLOAT:
         extra = act_args(ctx, act, out)
-        fused = getattr(b, "activation", None)  # a RELU* fused in (clnn/fusion.py)
+        fused = b.activation  # a RELU* fused in (clnn/fusion.py)
         if fused is not None:
             extra = [f32(v) for v in fused.clamp]
     elif out.type == OperandType.TENSOR_INT32:
@@ -83,5 +84,13 @@ def _quant_args(ctx):
             f32(sa), f32(sb), f32(1.0 / so), i32(lo), i32(hi)]
 
 
-for _op in ("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "POW"):
+def epilogue_activations(ctx) -> tuple[str, ...]:
+    """A float ADD / SUB / MUL / DIV clamps its output: a RELU* after it is that clamp."""
+    return CLAMPS if ctx.outputs[0].type in FLOAT else ()
+
+
+for _op in ("ADD", "SUB", "MUL", "DIV"):
+    register_kernel(_op, family="broadcast", support=support, plan=plan, host_inputs=[2],
+                    epilogue_activations=epilogue_activations)
+for _op in ("MAXIMUM", "MINIMUM", "POW"):
     register_kernel(_op, family="broadcast", support=support, plan=plan, host_inputs=[2])

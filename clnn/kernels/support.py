@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from hal.operations.common import (
+    CLAMP_OPERATIONS,
     activation_range_float,
     activation_range_quant,
     quantize_multiplier,
@@ -32,6 +33,10 @@ QUANT8 = frozenset({OT.TENSOR_QUANT8_ASYMM, OT.TENSOR_QUANT8_ASYMM_SIGNED})
 FLOAT_QUANT8 = FLOAT | QUANT8
 FLOAT_QUANT8_INT32 = FLOAT_QUANT8 | {OT.TENSOR_INT32}
 ANY_STORED = frozenset(DTYPE_CODE)
+#: activation operations a convolution epilogue computes as a function (common.mako post_fn)
+EPILOGUE_FUNCTIONS = ("LOGISTIC", "HARD_SWISH")
+#: activation operations that are a clamp
+CLAMPS = tuple(CLAMP_OPERATIONS)
 
 
 def first(*reasons):

@@ -10,7 +10,7 @@ from clnn.kernels.support import (
     strides_of,
     types_in,
 )
-from hal.operations.transpose import _perm
+from hal.operations.transpose import transpose_perm
 
 
 def support(ctx):
@@ -19,7 +19,7 @@ def support(ctx):
 
 def plan(ctx, b):
     shape = ctx.inputs[0].shape
-    perm = _perm(ctx, len(shape))
+    perm = transpose_perm(ctx, len(shape))
     st = strides_of(shape)
     out = ctx.outputs[0].shape
     launch_strided_copy(b, "transpose", In(0), Out(0), out, [st[p] for p in perm],

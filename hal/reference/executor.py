@@ -29,15 +29,22 @@ def operand_info(subgraph: Subgraph, index: int, value=None, shape=None) -> Oper
 
 
 class Executor:
-    """Executes the subgraphs of one model. Constants are read once per Executor."""
+    """Executes the subgraphs of one model. Constants are read once per Executor, or once per
+    prepared model where its executors pass the same ``constants`` (subgraph -> values)."""
 
-    def __init__(self, model: Model):
+    def __init__(self, model: Model, constants: dict | None = None):
         self.model = model
-        self._constants: dict[int, dict[int, np.ndarray]] = {}
+        self._constants: dict[int, dict[int, np.ndarray]] = {} if constants is None \
+            else constants
         self.deadline_ns: int | None = None
         self.loop_deadline_ns: int | None = None
         self.loop_timeout_ns: int | None = None
         self.rng = np.random.default_rng(0)
+
+    @property
+    def shared_constants(self) -> dict:
+        """The constants read so far, to share with another Executor of the same model."""
+        return self._constants
 
     def subgraph(self, index: int | None) -> Subgraph:
         return self.model.main if index is None else self.model.referenced[index]
