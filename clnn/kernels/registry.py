@@ -8,7 +8,7 @@ A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
 
 ``support(ctx) -> str | None``
     Called at get_supported_operations / prepare with the *validation* context of the
-    operation (``hal.validation.operation_context``: shapes may hold 0 or be () when unknown,
+    operation (``hal.validation.validation_context``: shapes may hold 0 or be () when unknown,
     only constant inputs have values; the model already passed hal validation). Returns None
     when the kernels run this operation exactly as written, else a sentence saying why not
     ("input 0 type TENSOR_QUANT16_ASYMM is not supported"). It must be honest: an operation
