@@ -1,4 +1,4 @@
-"""SLICE, STRIDED_SLICE on OpenCL: a strided copy (slice.cl.mako). Begin, size, end, strides
+"""SLICE, STRIDED_SLICE on OpenCL: a strided copy (strided_copy.cl.mako). Begin, size, end, strides
 and masks must be constants; begin/stride per dimension come from the HAL's own plan."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def plan(ctx, b):
         box = [(begin, stride, size) for begin, stride, size, _ in strided_plan(ctx)]
     shape = [size for _, _, size in box]
     base = sum(begin * s for (begin, _, _), s in zip(box, st))
-    launch_strided_copy(b, "slice", In(0), Out(0), shape,
+    launch_strided_copy(b, In(0), Out(0), shape,
                         [stride * s for (_, stride, _), s in zip(box, st)], strides_of(shape),
                         xb=base)
 

@@ -174,10 +174,12 @@ def copy_code(info: OperandInfo) -> str:
     return {1: "u8", 2: "u16", 4: "i32"}[info.dtype.itemsize]
 
 
-def launch_strided_copy(b, family: str, x, y, shape, xs, ys, xb: int = 0, yb: int = 0,
+def launch_strided_copy(b, x, y, shape, xs, ys, xb: int = 0, yb: int = 0,
                         name: str = "copy", params=None, extra=()):
-    """Launch common.mako strided_copy over iteration ``shape`` (rank <= 6) with element
-    strides ``xs`` / ``ys`` and bases ``xb`` / ``yb``; x and y are In(k) / Out(k)."""
+    """Launch strided_copy.cl.mako ``name`` (copy, requant) over iteration ``shape``
+    (rank <= 6) with element strides ``xs`` / ``ys`` and bases ``xb`` / ``yb``; x and y are
+    In(k) / Out(k). Every family launches the same template, so one program per element size
+    serves them all."""
     from clnn.kernels.registry import Unplannable
 
     shape, xs, ys = list(shape), list(xs), list(ys)
@@ -194,6 +196,6 @@ def launch_strided_copy(b, family: str, x, y, shape, xs, ys, xb: int = 0, yb: in
     pad = 6 - len(shape)
     shape, xs, ys = [1] * pad + shape, [0] * pad + xs, [0] * pad + ys
     rows = numel(shape[:5])
-    b.launch(family, name, params or {"dt": copy_code(b.ctx.outputs[0])}, (shape[5], rows),
+    b.launch("strided_copy", name, params or {"dt": copy_code(b.ctx.outputs[0])}, (shape[5], rows),
              [x, y, i32(xb), i32(yb), *[i32(d) for d in shape[1:]], *[i32(s) for s in xs],
               *[i32(s) for s in ys], *extra], local_size=row_local_size(shape[5], rows))

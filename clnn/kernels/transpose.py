@@ -1,4 +1,4 @@
-"""TRANSPOSE on OpenCL: a strided copy (transpose.cl.mako). The permutation must be a
+"""TRANSPOSE on OpenCL: a strided copy (strided_copy.cl.mako). The permutation must be a
 constant (or omitted)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def plan(ctx, b):
     perm = transpose_perm(ctx, len(shape))
     st = strides_of(shape)
     out = ctx.outputs[0].shape
-    launch_strided_copy(b, "transpose", In(0), Out(0), out, [st[p] for p in perm],
+    launch_strided_copy(b, In(0), Out(0), out, [st[p] for p in perm],
                         strides_of(out))
 
 
