@@ -22,8 +22,8 @@ def info(type_, value=None, scale=0.0, zero_point=0, dims=None) -> OperandInfo:
 
 
 def call(op: str, inputs: list[OperandInfo], outputs: list[OperandInfo]):
-    """execute() of ``op`` on the given operands; returns its output arrays."""
+    """prepare() and execute() of ``op`` on the given operands; returns its output arrays."""
     reg = lookup(OperationType[op])
     ctx = OperationContext(OperationType[op], inputs, outputs)
     with np.errstate(all="ignore"):
-        return reg.execute(ctx)
+        return reg.run(ctx)

@@ -21,6 +21,6 @@ def info(type_: str, value=None, shape=None, scale=0.0, zero_point=0) -> Operand
 
 
 def call(op: str, inputs: list[OperandInfo], outputs: list[OperandInfo]) -> list[np.ndarray]:
-    """execute() of ``op`` on operands with values; returns its output arrays."""
+    """prepare() and execute() of ``op`` on operands with values; returns its output arrays."""
     op_type = OperationType[op]
-    return lookup(op_type).execute(OperationContext(op_type, inputs, outputs))
+    return lookup(op_type).run(OperationContext(op_type, inputs, outputs))

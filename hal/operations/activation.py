@@ -175,7 +175,7 @@ def prepare_prelu(ctx: OperationContext):
 
 def execute_prelu(ctx: OperationContext):
     x, alpha = ctx.input(0), ctx.input(1)
-    shape = prepare_prelu(ctx)[0]
+    shape = ctx.outputs[0].shape
     if ctx.inputs[0].type in QUANT8_TENSORS:
         y = prelu_quant(x, alpha, ctx.inputs[0], ctx.inputs[1], ctx.outputs[0])
         return [np.broadcast_to(y, shape).astype(y.dtype)]

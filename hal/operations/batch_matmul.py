@@ -70,7 +70,7 @@ def prepare(ctx: OperationContext):
 
 
 def execute(ctx: OperationContext):
-    (shape,) = prepare(ctx)
+    shape = ctx.outputs[0].shape
     adj_x, adj_y = adjoint_flags(ctx)
     xi, yi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     x, y = ctx.input(0), ctx.input(1)

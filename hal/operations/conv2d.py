@@ -354,7 +354,6 @@ def prepare(ctx: OperationContext):
 
 def execute(ctx: OperationContext):
     p = conv_params(ctx)
-    prepare(ctx)
     xp, (oh, ow) = padded_input(ctx, p)
     filt = centered(ctx.inputs[1], ctx.input(1))
     o, fh, fw, c = filt.shape

@@ -74,7 +74,6 @@ def prepare(ctx: OperationContext):
 
 def execute(ctx: OperationContext):
     p = depthwise_params(ctx)
-    prepare(ctx)
     xp, (oh, ow) = padded_input(ctx, p)
     _, fh, fw, o = ctx.inputs[1].shape
     m = p.extra[0]

@@ -70,7 +70,6 @@ def prepare(ctx: OperationContext):
 
 def execute(ctx: OperationContext):
     p = grouped_params(ctx)
-    prepare(ctx)
     xp, (oh, ow) = padded_input(ctx, p)
     o, fh, fw, fc = ctx.inputs[1].shape
     g = p.extra[0]

@@ -82,7 +82,6 @@ def _window_counts(size, filt, stride, head, out):
 
 def _pool(ctx, kind):
     p = pool_params(ctx)
-    prepare(ctx)
     inp, out = ctx.inputs[0], ctx.outputs[0]
     x = to_nhwc(ctx.input(0), p.nchw)
     n, h, w, c = x.shape

@@ -181,7 +181,7 @@ def _resize_nhwc(op: str, x: np.ndarray, out_h: int, out_w: int, align: bool, ha
 
 def execute(ctx: OperationContext):
     x = ctx.input(0)
-    (out_shape,) = prepare(ctx)
+    out_shape = ctx.outputs[0].shape
     nchw, align, half = resize_flags(ctx)
     if nchw:
         x = x.transpose(0, 2, 3, 1)

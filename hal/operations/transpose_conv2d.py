@@ -99,7 +99,6 @@ def prepare(ctx: OperationContext):
 
 def execute(ctx: OperationContext):
     p = transpose_conv_params(ctx)
-    prepare(ctx)
     inp, fi = ctx.inputs[0], ctx.inputs[1]
     x = centered(inp, to_nhwc(ctx.input(0), p.nchw))
     n, h, w, c = x.shape

@@ -83,7 +83,7 @@ class Executor:
                                      f"operand {i} has not been computed")
         outs = ctx.outputs
         try:
-            results = reg.execute(ctx)
+            results = reg.run(ctx)
         except InvalidArgument as e:  # an operation rejecting its run-time inputs: OP_FAILED
             raise GeneralFailure(e.reason) from e
         except HalError:
