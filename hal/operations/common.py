@@ -24,7 +24,6 @@ QUANT_RANGE = {
     OT.TENSOR_QUANT16_SYMM: (-32768, 32767),
 }
 
-FLOAT_TENSORS = (OT.TENSOR_FLOAT32, OT.TENSOR_FLOAT16)
 QUANT8_TENSORS = (OT.TENSOR_QUANT8_ASYMM, OT.TENSOR_QUANT8_ASYMM_SIGNED)
 
 
@@ -78,12 +77,6 @@ def multiply_by_quantized_multiplier(x, multiplier: int, shift: int):
     return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x, multiplier), right)
 
 
-def requantize(acc, real_multiplier: float):
-    """Scale an int32 accumulator by a real multiplier the way the reference does."""
-    q, s = quantize_multiplier(real_multiplier)
-    return multiply_by_quantized_multiplier(acc, q, s)
-
-
 # ----------------------------------------------------------------- (de)quantization
 
 def round_half_away(x):
@@ -110,13 +103,6 @@ def quantize(real: np.ndarray, info: OperandInfo) -> np.ndarray:
     lo, hi = qrange(info.type)
     q = round_half_away(np.asarray(real, dtype=np.float64) / info.scale) + info.zero_point
     return np.clip(q, lo, hi).astype(info.dtype)
-
-
-def to_output(values: np.ndarray, info: OperandInfo) -> np.ndarray:
-    """Convert real results to an output operand (quantize, or cast to its float type)."""
-    if info.type in QUANT_RANGE:
-        return quantize(values, info)
-    return np.asarray(values).astype(info.dtype)
 
 
 # ----------------------------------------------------------------- fused activations

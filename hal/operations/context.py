@@ -110,12 +110,6 @@ class OperationContext:
     def has_input(self, i: int) -> bool:
         return i < len(self.inputs) and not self.inputs[i].omitted
 
-    def input_info(self, i: int) -> OperandInfo:
-        return self.inputs[i]
-
-    def output_info(self, i: int) -> OperandInfo:
-        return self.outputs[i]
-
     def input_type(self, i: int) -> OperandType:
         return self.inputs[i].type
 

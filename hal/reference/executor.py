@@ -22,7 +22,6 @@ class Executor:
         self._constants: dict[int, dict[int, np.ndarray]] = {} if constants is None \
             else constants
         self.deadline_ns: int | None = None
-        self.loop_deadline_ns: int | None = None
         self.loop_timeout_ns: int | None = None
         self.rng = np.random.default_rng(0)
 
