@@ -13,7 +13,7 @@ DEFAULT_CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shar
 def load_model(what: str, corpus: str | None = None):
     """A Model from a .tflite file, a corpus file (.json.gz, first test) or a corpus test name
     (searched in ``corpus``)."""
-    from clnn.tools.cts import build_model
+    from clnn.tools.cts_corpus import build_model
 
     if what.endswith(".tflite"):
         from clnn.tflite.importer import load
@@ -23,7 +23,7 @@ def load_model(what: str, corpus: str | None = None):
         with gzip.open(what, "rt") as f:
             test = json.load(f)["tests"][0]
         return test["name"], build_model(test)
-    from clnn.tools.cts import iter_corpus
+    from clnn.tools.cts_corpus import iter_corpus
 
     corpus = corpus or DEFAULT_CORPUS
     for _, _, test in iter_corpus(corpus):
