@@ -36,11 +36,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from hal.builder_convenience import ConvenienceLayer
+from hal.builder_convenience import operand_type as _operand_type
+from hal.builder_convenience import operation_type as _operation_type
 from hal.builder_layout import MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES, build_model
 from hal.builder_layout import Value as _Value
 from hal.builder_layout import bad_data as _bad_data
-from hal.builder_layout import operand_type as _operand_type
-from hal.builder_layout import operation_type as _operation_type
 from hal.builder_requests import make_request, read_outputs
 from hal.errors import BuilderError, HalError, ResultCode
 from hal.types import (

@@ -1,6 +1,7 @@
-"""The convenience layer of :class:`hal.builder.ModelBuilder`: operands by role (input, output,
-intermediate tensor, constant, scalar, omitted) and operations that return their outputs, on
-top of the NDK-shaped calls (add_operand, set_operand_value, add_operation)."""
+"""The convenience layer of :class:`hal.builder.ModelBuilder`: operand and operation types by
+name, operands by role (input, output, intermediate tensor, constant, scalar, omitted) and
+operations that return their outputs, on top of the NDK-shaped calls (add_operand,
+set_operand_value, add_operation)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hal.builder_layout import bad_data as _bad_data
-from hal.builder_layout import operand_type as _operand_type
-from hal.types import OperandType, is_scalar_type
+from hal.types import OperandType, OperationType, is_scalar_type
 
 OT = OperandType
 
@@ -22,6 +22,20 @@ _DTYPE_TO_TENSOR = {
     np.dtype(np.int64): OT.TENSOR_INT32,
     np.dtype(np.bool_): OT.TENSOR_BOOL8,
 }
+
+
+def operand_type(type_) -> OperandType:
+    try:
+        return OperandType[type_] if isinstance(type_, str) else OperandType(type_)
+    except (KeyError, ValueError):
+        _bad_data(f"{type_!r} is not a valid operand type")
+
+
+def operation_type(type_) -> OperationType:
+    try:
+        return OperationType[type_] if isinstance(type_, str) else OperationType(type_)
+    except (KeyError, ValueError):
+        _bad_data(f"{type_!r} is not a valid operation type")
 
 
 class ConvenienceLayer:
@@ -80,7 +94,7 @@ class ConvenienceLayer:
             if arr.dtype not in _DTYPE_TO_TENSOR:
                 _bad_data(f"constant: no default operand type for dtype {arr.dtype}; pass type=")
             type = _DTYPE_TO_TENSOR[arr.dtype]
-        t = _operand_type(type)
+        t = operand_type(type)
         dims = () if is_scalar_type(t) else (arr.shape or (1,))
         i = self.add_operand(t, dims, scale, zero_point if zp is None else zp, channel_quant)
         self.set_operand_value(i, arr)

@@ -1,6 +1,5 @@
-"""ModelBuilder internals: parsing operand and operation types, the layout of constant values
-and pools at finish, run order (Kahn's algorithm) and the merging of models referenced by
-SUBGRAPH operands (IF, WHILE)."""
+"""ModelBuilder.finish internals: the layout of constant values and pools, run order (Kahn's
+algorithm) and the merging of models referenced by SUBGRAPH operands (IF, WHILE)."""
 
 from __future__ import annotations
 
@@ -15,9 +14,7 @@ from hal.types import (
     Model,
     Operand,
     OperandLifeTime,
-    OperandType,
     Operation,
-    OperationType,
     Subgraph,
 )
 
@@ -31,20 +28,6 @@ LARGE_ALIGN = 64
 
 def bad_data(reason: str):
     raise BuilderError(ResultCode.BAD_DATA, reason)
-
-
-def operand_type(type_) -> OperandType:
-    try:
-        return OperandType[type_] if isinstance(type_, str) else OperandType(type_)
-    except (KeyError, ValueError):
-        bad_data(f"{type_!r} is not a valid operand type")
-
-
-def operation_type(type_) -> OperationType:
-    try:
-        return OperationType[type_] if isinstance(type_, str) else OperationType(type_)
-    except (KeyError, ValueError):
-        bad_data(f"{type_!r} is not a valid operation type")
 
 
 def align(buf: bytearray, n: int):
