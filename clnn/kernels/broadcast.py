@@ -28,13 +28,10 @@ from clnn.kernels.support import (
     row_local_size,
     types_in,
 )
-from hal.operations.common import qrange
+from hal.operations.common import INT32_MAX, INT32_MIN, activation_range_float, qrange
 from hal.types import OperandType
 
 _FUSED = ("ADD", "SUB", "MUL", "DIV")
-_INT_ACT = {0: (-(2**31), 2**31 - 1), 1: (0, 2**31 - 1), 2: (-1, 1), 3: (0, 6)}
-
-
 def support(ctx):
     return first(types_in(ctx, 0, FLOAT_QUANT8_INT32), max_rank(ctx, 0, 4), max_rank(ctx, 1, 4))
 
@@ -49,7 +46,8 @@ def plan(ctx, b):
         if fused is not None:
             extra = [f32(v) for v in fused.clamp]
     elif out.type == OperandType.TENSOR_INT32:
-        lo, hi = _INT_ACT[int(ctx.scalar(2) or 0) if act else 0]
+        clamp = activation_range_float(int(ctx.scalar(2) or 0) if act else 0)
+        lo, hi = (int(np.clip(v, INT32_MIN, INT32_MAX)) for v in clamp)
         extra = [i32(lo), i32(hi)]
     else:
         extra = _quant_args(ctx)
