@@ -26,7 +26,7 @@ from hal.types import (
     PerformanceInfo,
     Priority,
 )
-from hal.validation import operation_context, validate_model
+from hal.validation import validate_model, validation_context
 
 _QUEUE_LOCK = threading.Lock()
 
@@ -157,7 +157,7 @@ class ClDevice(Device):
             return f"no OpenCL kernel for {operation.type.name}"
         if lookup(operation.type).prepare is None:
             return f"{operation.type.name} has no shape inference (prepare) in the HAL"
-        ctx = operation_context(model, model.main, k, operation)
+        ctx = validation_context(model, model.main, k)
         try:
             return kreg.support(ctx)
         except Exception as e:  # a support check must never crash the driver

@@ -1,4 +1,4 @@
-"""Operation fusions of an OpenCL plan (clnn/prepared_model.py ``_make_plan``).
+"""Operation fusions of an OpenCL plan (clnn/plan.py ``Planner.make_plan``).
 
 PAD / PAD_V2 -> CONV_2D or DEPTHWISE_CONV_2D: TFLite graphs pad the input of most strided
 depthwise convolutions explicitly (TensorFlow's SAME padding of stride 2), and the PAD kernel
@@ -33,7 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hal.types import OperationType
+from clnn.kernels.support import EPILOGUE_FUNCTIONS
+from hal.operations.common import activation_code, activation_range_float
+from hal.types import OperandType, OperationType
 
 OT = OperationType
 PAD_OPS = (OT.PAD, OT.PAD_V2)
@@ -82,28 +84,60 @@ class ActivationFusion:
 
     @property
     def clamp(self) -> tuple[float, float]:
-        return {"RELU": (0.0, float("inf")), "RELU1": (-1.0, 1.0), "RELU6": (0.0, 6.0)}.get(
-            self.kind, (float("-inf"), float("inf")))
+        return activation_range_float(activation_code(self.kind))
 
     @property
     def fn(self) -> str | None:
         """The function the epilogue applies after its clamp (common.mako post_fn)."""
-        return self.kind if self.kind in FUNCTIONS else None
+        return self.kind if self.kind in EPILOGUE_FUNCTIONS else None
 
 
-#: activation operations an epilogue computes as a function (common.mako post_fn)
-FUNCTIONS = ("LOGISTIC", "HARD_SWISH")
-#: activation operations that are a clamp
-CLAMPS = ("RELU", "RELU1", "RELU6")
 #: element-wise operations with a fused activation (broadcast.cl.mako binary)
 BINARY = (OT.ADD, OT.SUB, OT.MUL, OT.DIV)
+#: activation operations a kernel epilogue may run (KernelRegistration.epilogue_activations)
+KINDS = (OT.RELU, OT.RELU1, OT.RELU6, OT.PRELU, OT.LOGISTIC, OT.HARD_SWISH)
+FLOATS = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16)
 
 
-def _conv_is_nhwc(ctx) -> bool:
+@dataclass
+class Fusions:
+    """The fusions of one plan, each keyed by the operation whose kernels do the work."""
+    pads: dict[int, PadFusion]
+    adds: dict[int, AddFusion]
+    activations: dict[int, ActivationFusion]
+
+
+class _Graph:
+    """Who writes and who reads each operand of the subgraph, and the contexts of the plan's
+    operations ``ops``; ``keep``: operands that must stay materialized (partition outputs)."""
+
+    def __init__(self, sg, ops: list[int], contexts: list, keep: set):
+        self.sg, self.ops, self.keep = sg, ops, keep
+        self.ctx_of = dict(zip(ops, contexts))
+        self.producer: dict[int, int] = {}
+        self.readers: dict[int, list[int]] = {}
+        for k, op in enumerate(sg.operations):
+            for o in op.outputs:
+                self.producer[o] = k
+            for i in op.inputs:
+                self.readers.setdefault(i, []).append(k)
+
+
+def find_fusions(sg, ops: list[int], contexts: list, keep: set) -> Fusions:
+    """The PAD, ADD and activation fusions over the operations ``ops`` of a plan (with their
+    contexts); ``keep``: operands that must stay materialized (outputs of the partition)."""
+    g = _Graph(sg, ops, contexts, keep)
+    pads = _pad_fusions(g)
+    adds = _add_fusions(g, {f.pad_op for f in pads.values()})
+    return Fusions(pads, adds, _activation_fusions(g, adds))
+
+
+def _conv_params(ctx):
     from hal.operations import conv2d, depthwise_conv2d
 
-    params = (conv2d if ctx.name == "CONV_2D" else depthwise_conv2d)._params(ctx)
-    return not params.nchw
+    if ctx.name == "CONV_2D":
+        return conv2d.conv_params(ctx)
+    return depthwise_conv2d.depthwise_params(ctx)
 
 
 def _zero_padding(ctx) -> bool:
@@ -118,36 +152,29 @@ def _zero_padding(ctx) -> bool:
     return float(v) == float(zero)
 
 
-def pad_fusions(sg, ops: list[int], contexts: list, keep: set) -> dict[int, PadFusion]:
-    """Convolution operation index -> its fused PAD, over the operations ``ops`` of a plan
-    (with their contexts); ``keep``: operands that must stay materialized (outputs of the
-    partition)."""
-    readers: dict[int, list[int]] = {}
-    for k, op in enumerate(sg.operations):
-        for i in op.inputs:
-            readers.setdefault(i, []).append(k)
-    ctx_of = dict(zip(ops, contexts))
-    found = {}
-    for k in ops:
+def _pad_fusions(g: _Graph) -> dict[int, PadFusion]:
+    """Convolution operation index -> its fused PAD."""
+    sg, found = g.sg, {}
+    for k in g.ops:
         op = sg.operations[k]
         if op.type not in PAD_OPS:
             continue
         padded = op.outputs[0]
-        users = readers.get(padded, [])
-        if padded in keep or len(users) != 1 or users[0] not in ctx_of:
+        users = g.readers.get(padded, [])
+        if padded in g.keep or len(users) != 1 or users[0] not in g.ctx_of:
             continue
         j = users[0]
         conv = sg.operations[j]
         if conv.type not in CONV_OPS or conv.inputs[0] != padded or \
                 conv.inputs.count(padded) != 1:
             continue
-        pctx, cctx = ctx_of[k], ctx_of[j]
+        pctx, cctx = g.ctx_of[k], g.ctx_of[j]
         x = pctx.inputs[0]
         if x.rank != 4 or pctx.inputs[1].value is None or not _zero_padding(pctx):
             continue
         try:
             pads = np.asarray(pctx.inputs[1].value).reshape(4, 2)
-            nhwc = _conv_is_nhwc(cctx)
+            nhwc = not _conv_params(cctx).nchw
         except Exception:  # an unusual form: leave both operations alone
             continue
         if not nhwc or pads[0].any() or pads[3].any():
@@ -157,51 +184,37 @@ def pad_fusions(sg, ops: list[int], contexts: list, keep: set) -> dict[int, PadF
     return found
 
 
-def add_fusions(sg, ops: list[int], contexts: list, keep: set,
-                taken: set = frozenset()) -> dict[int, AddFusion]:
-    """CONV_2D operation index -> the ADD fused into its epilogue, over the operations ``ops``
-    of a plan; ``keep``: operands that must stay materialized; ``taken``: operations already
-    in another fusion."""
-    from hal.types import OperandType
-
-    floats = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16)
-    producer, readers = {}, {}
-    for k, op in enumerate(sg.operations):
-        for o in op.outputs:
-            producer[o] = k
-        for i in op.inputs:
-            readers.setdefault(i, []).append(k)
-    ctx_of = dict(zip(ops, contexts))
-    step = {k: n for n, k in enumerate(ops)}
+def _add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
+    """CONV_2D operation index -> the ADD fused into its epilogue; ``taken``: operations
+    already in another fusion."""
+    sg, ctx_of = g.sg, g.ctx_of
+    step = {k: n for n, k in enumerate(g.ops)}
     found = {}
-    for k in ops:
+    for k in g.ops:
         op = sg.operations[k]
         if op.type != OT.ADD or k in taken:
             continue
         actx = ctx_of[k]
         a, b, y = actx.inputs[0], actx.inputs[1], actx.outputs[0]
-        if y.type not in floats or a.shape != y.shape or b.shape != y.shape or \
+        if y.type not in FLOATS or a.shape != y.shape or b.shape != y.shape or \
                 actx.inputs[2].value is None:
             continue
         for conv_out, other in ((op.inputs[0], op.inputs[1]), (op.inputs[1], op.inputs[0])):
-            j = producer.get(conv_out)
+            j = g.producer.get(conv_out)
             if j is None or j not in ctx_of or j in taken or j in found or conv_out == other:
                 continue
             conv = sg.operations[j]
-            if conv.type != OT.CONV_2D or conv_out in keep or readers.get(conv_out) != [k]:
+            if conv.type != OT.CONV_2D or conv_out in g.keep or g.readers.get(conv_out) != [k]:
                 continue
             cctx = ctx_of[j]
             try:
-                from hal.operations import conv2d
-
-                params = conv2d._params(cctx)
-                act = cctx.scalar(params.idx["fused activation"])
+                act = cctx.scalar(_conv_params(cctx).idx["fused activation"])
             except Exception:  # an unusual form: leave both operations alone
                 continue
             if act != 0 or cctx.outputs[0].type != y.type:
                 continue
             # the other operand must be ready when the convolution runs
-            p = producer.get(other)
+            p = g.producer.get(other)
             if p is not None and p in step and step[p] > step[j]:
                 continue
             found[j] = AddFusion(k, conv_out, other, op.outputs[0], int(actx.scalar(2)))
@@ -209,47 +222,34 @@ def add_fusions(sg, ops: list[int], contexts: list, keep: set,
     return found
 
 
-def activation_fusions(sg, ops: list[int], contexts: list, keep: set,
-                       added: dict[int, AddFusion]) -> dict[int, ActivationFusion]:
+def _activation_fusions(g: _Graph, added: dict[int, AddFusion]) -> dict[int, ActivationFusion]:
     """Producer operation index -> the RELU / RELU1 / RELU6 / PRELU / LOGISTIC / HARD_SWISH
-    operation fused into its epilogue (after the ADD of ``added`` when it has one). CONV_2D
-    takes every kind; DEPTHWISE_CONV_2D the RELUs (a clamp) and, where it runs the tiled
-    kernel, LOGISTIC and HARD_SWISH; a float ADD / SUB / MUL / DIV without an activation of
-    its own the RELUs (its kernel's clamp)."""
-    from clnn.kernels.depthwise_conv2d import tiled
-    from hal.operations import conv2d, depthwise_conv2d
-    from hal.types import OperandType
-
-    floats = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16)
-    kinds = (OT.RELU, OT.RELU1, OT.RELU6, OT.PRELU, OT.LOGISTIC, OT.HARD_SWISH)
-    producer, readers = {}, {}
-    for k, op in enumerate(sg.operations):
-        for o in op.outputs:
-            producer[o] = k
-        for i in op.inputs:
-            readers.setdefault(i, []).append(k)
-    ctx_of = dict(zip(ops, contexts))
+    operation fused into its epilogue (after the ADD of ``added`` when it has one): a
+    convolution (NHWC, no activation of its own) or a float ADD / SUB / MUL / DIV without an
+    activation of its own, where its kernel family runs that activation
+    (KernelRegistration.epilogue_activations)."""
+    sg, ctx_of = g.sg, g.ctx_of
     by_add_out = {f.add_out: (j, f) for j, f in added.items()}
     fused_adds = {f.add_op for f in added.values()}
     found = {}
-    for k in ops:
+    for k in g.ops:
         op = sg.operations[k]
-        if op.type not in kinds:
+        if op.type not in KINDS:
             continue
         actx = ctx_of[k]
         x, y = actx.inputs[0], actx.outputs[0]
-        source = op.inputs[0]
-        if y.type not in floats or x.shape != y.shape or source in keep or \
-                readers.get(source) != [k] or op.inputs.count(source) != 1:
+        source, kind = op.inputs[0], op.type.name
+        if y.type not in FLOATS or x.shape != y.shape or source in g.keep or \
+                g.readers.get(source) != [k] or op.inputs.count(source) != 1:
             continue
-        p = producer.get(source)
-        if op.type.name in CLAMPS and p in ctx_of and sg.operations[p].type in BINARY and \
-                p not in fused_adds and p not in found:
+        p = g.producer.get(source)
+        if p in ctx_of and sg.operations[p].type in BINARY and p not in fused_adds and \
+                p not in found:
             # ADD / SUB / MUL / DIV -> RELU*: the element-wise kernel's own clamp
             bctx = ctx_of[p]
-            if bctx.outputs[0].type == y.type and bctx.inputs[2].value is not None and \
-                    int(bctx.scalar(2)) == 0:
-                found[p] = ActivationFusion(k, op.type.name, source, None, op.outputs[0])
+            if kind in _epilogue_activations(bctx) and bctx.outputs[0].type == y.type and \
+                    bctx.inputs[2].value is not None and int(bctx.scalar(2)) == 0:
+                found[p] = ActivationFusion(k, kind, source, None, op.outputs[0])
             continue
         if x.rank != 4:
             continue
@@ -258,24 +258,18 @@ def activation_fusions(sg, ops: list[int], contexts: list, keep: set,
             if f.activation != 0:
                 continue
         else:
-            j = producer.get(source)
+            j = g.producer.get(source)
             if j is None or j not in ctx_of or j in added or sg.operations[j].type not in \
                     CONV_OPS:
                 continue
-        conv = sg.operations[j]
-        if conv.type == OT.DEPTHWISE_CONV_2D and op.type == OT.PRELU:
-            continue
         cctx = ctx_of[j]
         try:
-            mod = conv2d if conv.type == OT.CONV_2D else depthwise_conv2d
-            params = mod._params(cctx)
+            params = _conv_params(cctx)
             act = cctx.scalar(params.idx["fused activation"])
         except Exception:  # an unusual form: leave both operations alone
             continue
-        if act != 0 or params.nchw or cctx.outputs[0].type != y.type or j in found:
-            continue
-        if conv.type == OT.DEPTHWISE_CONV_2D and op.type.name in FUNCTIONS and \
-                not tiled(cctx, params):
+        if act != 0 or params.nchw or cctx.outputs[0].type != y.type or j in found or \
+                kind not in _epilogue_activations(cctx):
             continue
         alpha = None
         if op.type == OT.PRELU:
@@ -286,5 +280,13 @@ def activation_fusions(sg, ops: list[int], contexts: list, keep: set,
             if a.value is None or a_shape != [y.shape[3]] or op.inputs[1] == source:
                 continue
             alpha = op.inputs[1]
-        found[j] = ActivationFusion(k, op.type.name, source, alpha, op.outputs[0])
+        found[j] = ActivationFusion(k, kind, source, alpha, op.outputs[0])
     return found
+
+
+def _epilogue_activations(ctx) -> tuple[str, ...]:
+    """The activation operations the kernels of ``ctx``'s operation run in their epilogue."""
+    from clnn.kernels import kernel_for
+
+    reg = kernel_for(ctx.op_type)
+    return reg.epilogue_activations(ctx) if reg is not None else ()

@@ -14,18 +14,19 @@ of all partitions are uploaded once, into one constant buffer.
 from __future__ import annotations
 
 import time
+from collections import ChainMap
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from clnn.fusion import activation_fusions, add_fusions, pad_fusions
+from clnn.fusion import find_fusions
 from clnn.kernels import kernel_for
 from clnn.kernels.registry import Unplannable
 from clnn.launch import LaunchBuilder, nbytes
 from clnn.memory import on_host
 from hal.errors import GeneralFailure
 from hal.operations import lookup
-from hal.operations.context import OperandInfo, OperationContext, shapes_compatible
+from hal.operations.context import OperationContext, operation_context, shapes_compatible
 from hal.reference.executor import Executor  # the fallback: operations without a kernel
 from hal.types import NUMPY_DTYPE, OperandLifeTime
 
@@ -175,6 +176,9 @@ class Planner:
         sg = model.main
         # constants of CL operations: one buffer, uploaded once
         host_consts = self.executor.constants(None)
+        #: the constants' values (not the subgraph references the executor also keeps)
+        self.constant_values = {i: v for i, v in host_consts.items()
+                                if sg.operands[i].lifetime in CONSTANT}
         const_ops = sorted({i for p in partitions if p.on_cl for k in p.ops
                             for i in sg.operations[k].inputs
                             if sg.operands[i].lifetime in CONSTANT and sg.operands[i].dimensions})
@@ -249,23 +253,11 @@ class Planner:
                     pass
 
     def context(self, k: int, shapes: dict, host_values=None) -> OperationContext:
-        sg = self.model.main
-        operation = sg.operations[k]
-        consts = self.executor.constants(None)
-
-        host_values = host_values or {}
-
-        def info(i, shape):
-            o = sg.operands[i]
-            value = consts.get(i) if o.lifetime in CONSTANT else host_values.get(i)
-            return OperandInfo(o.type, tuple(shape), o.scale, o.zero_point, o.extra_params,
-                               value, o.lifetime, i)
-
-        ins = [info(i, shapes.get(i, sg.operands[i].dimensions)) for i in operation.inputs]
-        outs = [info(o, sg.operands[o].dimensions) for o in operation.outputs]
-        return OperationContext(operation.type, ins, outs,
-                                relaxed=self.model.relax_computation_float32_to_float16,
-                                executor=self.executor, op_index=k)
+        """Operation k with the constants' values, ``host_values`` (parameters read on the
+        host) and the shapes known so far."""
+        values = ChainMap(host_values or {}, self.constant_values)
+        return operation_context(self.model, self.model.main, k, values, shapes,
+                                 executor=self.executor)
 
     def make_plan(self, part: Partition, in_shapes: dict, host_values: dict
                    ) -> ClPlan | None:
@@ -302,13 +294,11 @@ class Planner:
                 shapes[o] = s
                 ctx.outputs[n].shape = s
             contexts.append(ctx)
-        # PAD -> convolution pairs: the convolution reads the unpadded tensor (clnn/fusion.py)
-        fused = pad_fusions(sg, part.ops, contexts, set(part.outputs))
-        # CONV_2D -> ADD pairs: the convolution's epilogue adds the residual (clnn/fusion.py)
-        added = add_fusions(sg, part.ops, contexts, set(part.outputs),
-                            {f.pad_op for f in fused.values()})
-        # convolution [-> ADD] -> RELU* / PRELU: the convolution's epilogue applies it
-        acts = activation_fusions(sg, part.ops, contexts, set(part.outputs), added)
+        # PAD -> convolution (the convolution reads the unpadded tensor), CONV_2D -> ADD (its
+        # epilogue adds the residual), convolution [-> ADD] / ADD ... -> activation (the
+        # epilogue applies it): clnn/fusion.py
+        fusions = find_fusions(sg, part.ops, contexts, set(part.outputs))
+        fused, added, acts = fusions.pads, fusions.adds, fusions.activations
         skipped = {f.pad_op for f in fused.values()} | {f.add_op for f in added.values()} | \
             {f.op for f in acts.values()}
         self.fused_into.update({f.pad_op: j for j, f in fused.items()})

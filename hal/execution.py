@@ -174,7 +174,7 @@ def execute_fenced(prepared, request: Request, wait_for=(), measure=MeasureTimin
         t_fenced = time.perf_counter_ns()
         bad = [n for n, f in enumerate(fences) if f.state == SyncFence.ERROR]
         if bad:
-            cb._finish(ErrorStatus.GENERAL_FAILURE, NO_TIMING, NO_TIMING,
+            cb.notify(ErrorStatus.GENERAL_FAILURE, NO_TIMING, NO_TIMING,
                        f"wait_for fence {bad[0]} signaled an error")
             done.signal(ErrorStatus.GENERAL_FAILURE)
             return
@@ -195,7 +195,7 @@ def execute_fenced(prepared, request: Request, wait_for=(), measure=MeasureTimin
         status = r.status
         if status == ErrorStatus.OUTPUT_INSUFFICIENT_SIZE:  # not a fenced status
             status = ErrorStatus.GENERAL_FAILURE
-        cb._finish(status, launched, fenced, r.message)
+        cb.notify(status, launched, fenced, r.message)
         done.signal(status)
 
     _start(work, "clnn-execute-fenced")

@@ -111,7 +111,8 @@ class FencedExecutionCallback:
         self._info = (ErrorStatus.GENERAL_FAILURE, NO_TIMING, NO_TIMING)
         self.message = ""
 
-    def _finish(self, status, launched, fenced, message=""):
+    def notify(self, status, launched, fenced, message=""):
+        """The fenced execution ended (the device's side, as ExecutionCallback.notify)."""
         self._info = (ErrorStatus(status), launched, fenced)
         self.message = message
         self._done.set()

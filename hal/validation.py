@@ -13,7 +13,7 @@ import numpy as np
 
 from hal.errors import HalError, InvalidArgument
 from hal.operations import lookup
-from hal.operations.context import OperandInfo, OperationContext
+from hal.operations.context import OperationContext, operation_context
 from hal.operations.registry import OperationRegistration
 from hal.types import (
     NUMPY_DTYPE,
@@ -28,7 +28,7 @@ from hal.types import (
     Subgraph,
     is_scalar_type,
 )
-from hal.values import constant_value
+from hal.values import static_value
 
 OT = OperandType
 LT = OperandLifeTime
@@ -60,7 +60,7 @@ def validate_operand(model: Model, sg_name: str, index: int, op: Operand):
             _fail(f"{what} ({t.name}) must have scale 0 and zero point 0, "
                   f"got scale {op.scale} and zero point {op.zero_point}")
     else:
-        _validate_tensor_quant(what, t, op)
+        validate_tensor_quant(what, t, op)
     if op.extra_params is not None and t != OT.TENSOR_QUANT8_SYMM_PER_CHANNEL:
         _fail(f"{what} ({t.name}) must not have per-channel quantization parameters")
     _validate_lifetime(model, what, t, op)
@@ -73,7 +73,7 @@ def _integral(x) -> bool:
         return False
 
 
-def _validate_tensor_quant(what: str, t: OperandType, op: Operand):
+def validate_tensor_quant(what: str, t: OperandType, op: Operand):
     s, zp = op.scale, op.zero_point
     if not isinstance(s, (int, float, np.integer, np.floating)):
         _fail(f"{what} ({t.name}) has scale {s!r}; a scale must be a number")
@@ -158,22 +158,16 @@ def _validate_lifetime(model: Model, what: str, t: OperandType, op: Operand):
 
 # ------------------------------------------------------------------------------- operations
 
-def operation_context(model: Model, sg: Subgraph, op_index: int, operation: Operation,
-                      with_values: bool = True) -> OperationContext:
-    def info(i):
-        o = sg.operands[i]
-        val = None
-        if with_values and o.lifetime in CONSTANT:
-            val = constant_value(model, o, i)
-        elif o.lifetime == LT.SUBGRAPH:  # the referenced subgraph's index (IF, WHILE)
-            val = np.array(o.location.offset, dtype=np.int32)
-        return OperandInfo(o.type, tuple(o.dimensions), o.scale, o.zero_point, o.extra_params,
-                           val, o.lifetime, i)
-
-    return OperationContext(operation.type, [info(i) for i in operation.inputs],
-                            [info(i) for i in operation.outputs],
-                            relaxed=model.relax_computation_float32_to_float16,
-                            op_index=op_index, model=model)
+def validation_context(model: Model, sg: Subgraph, op_index: int) -> OperationContext:
+    """The context an operation is validated with: constants (and subgraph references) have
+    their values, every operand its declared shape."""
+    operation = sg.operations[op_index]
+    values = {}
+    for i in (*operation.inputs, *operation.outputs):
+        v = static_value(model, sg.operands[i], i)
+        if v is not None:
+            values[i] = v
+    return operation_context(model, sg, op_index, values)
 
 
 def match_signature(reg: OperationRegistration, ctx: OperationContext):
@@ -203,7 +197,7 @@ def validate_operation(model: Model, sg: Subgraph, op_index: int, operation: Ope
         if not 0 <= i < len(sg.operands):
             _fail(f"{op_type.name} (operation {op_index}) names operand {i}, but the subgraph "
                   f"has {len(sg.operands)} operands")
-    ctx = operation_context(model, sg, op_index, operation)
+    ctx = validation_context(model, sg, op_index)
     if not reg.custom_signature:
         match_signature(reg, ctx)
     for i in reg.constant_inputs:

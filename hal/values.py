@@ -51,6 +51,16 @@ def constant_value(model: Model, operand: Operand, index: int = -1) -> np.ndarra
     return array_from_bytes(data, operand.type, tuple(operand.dimensions))
 
 
+def static_value(model: Model, operand: Operand, index: int = -1) -> np.ndarray | None:
+    """The value an operand has before execution: a constant's, or the index of the subgraph
+    a SUBGRAPH operand refers to (IF, WHILE); None for the others."""
+    if operand.lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE):
+        return constant_value(model, operand, index)
+    if operand.lifetime == OperandLifeTime.SUBGRAPH:
+        return np.array(operand.location.offset, dtype=np.int32)
+    return None
+
+
 def array_to_bytes(arr: np.ndarray) -> bytes:
     if arr.dtype == np.bool_:
         return arr.astype(np.uint8).tobytes()

@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from clnn.kernels.support import DTYPE_CODE, FLOAT, f32, i32
+from clnn.kernels.support import FLOAT, f32, i32
 from hal.operations.conv2d import is_quant, output_multipliers
 
 #: (mr, nv, vw): rows per work-item, vectors per row, vector width
 TILE = (8, 2, 16)
-STORAGE = {"f32": np.float32, "f16": np.float16, "u8": np.uint8, "i8": np.int8,
-           "i32": np.int32}
 
 
 def pick_tile(n: int, tile=None) -> tuple[int, int, int]:
@@ -162,10 +160,6 @@ def launch_pack_b(b, *, dt: str, y, N: int, K: int, nr: int, sk: int, sn: int,
     b.launch("gemm", "pack_b", {"dt": dt, "nr": nr}, (ceil_to(N, nr) // nr, K, nbatch),
              [*tensor_arg(y), buf, *[i32(v) for v in (N, K, sk, sn, batch[1], *s_b, zb)]])
     return buf, per
-
-
-def dtype_code(info) -> str:
-    return DTYPE_CODE[info.type]
 
 
 def zero_of(info) -> int:

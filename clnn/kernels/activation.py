@@ -8,8 +8,6 @@ reference's fixed-point pipelines.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from clnn.kernels.registry import In, Out, register_kernel
@@ -28,11 +26,15 @@ from clnn.kernels.support import (
     row_local_size,
     types_in,
 )
-from hal.operations._activation_quant import _downscale_to_int16_multiplier
-from hal.operations.common import activation_range_quant, qrange, quantize_multiplier
-
-_CLAMP = {"RELU": (0.0, math.inf), "RELU1": (-1.0, 1.0), "RELU6": (0.0, 6.0)}
-_ACT_CODE = {"RELU": 1, "RELU1": 2, "RELU6": 3}
+from hal.operations._activation_quant import downscale_to_int16_multiplier
+from hal.operations.common import (
+    CLAMP_OPERATIONS,
+    activation_code,
+    activation_range_float,
+    activation_range_quant,
+    qrange,
+    quantize_multiplier,
+)
 
 
 def support_unary(ctx):
@@ -45,12 +47,12 @@ def plan_unary(ctx, b):
         _plan_hard_swish_quant(ctx, b)
         return
     if y.type in FLOAT:
-        lo, hi = _CLAMP.get(ctx.name, (-math.inf, math.inf))
+        lo, hi = activation_range_float(activation_code(ctx.name))
         alpha = float(ctx.scalar(1)) if ctx.name == "ELU" else 0.0
         extra = [f32(lo), f32(hi), f32(alpha)]
     else:
-        if ctx.name in _CLAMP:
-            lo, hi = activation_range_quant(_ACT_CODE[ctx.name], y)
+        if ctx.name in CLAMP_OPERATIONS:
+            lo, hi = activation_range_quant(CLAMP_OPERATIONS[ctx.name], y)
         else:
             lo, hi = qrange(y.type)
         extra = [i32(x.zero_point), f32(x.scale), i32(y.zero_point),
@@ -67,8 +69,8 @@ def _plan_hard_swish_quant(ctx, b):
     lo, hi = qrange(y.type)
     b.launch("activation", "hard_swish_quant", {"dt": code(y)}, (numel(y.shape),),
              [In(0), Out(0), i32(x.zero_point), i32(y.zero_point),
-              i32(_downscale_to_int16_multiplier(rm32)), i32(r_exp),
-              i32(_downscale_to_int16_multiplier(om32)), i32(o_exp), i32(lo), i32(hi)])
+              i32(downscale_to_int16_multiplier(rm32)), i32(r_exp),
+              i32(downscale_to_int16_multiplier(om32)), i32(o_exp), i32(lo), i32(hi)])
 
 
 def support_prelu(ctx):

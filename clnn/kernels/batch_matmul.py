@@ -36,7 +36,7 @@ def _strides(dims, out_dims, per):
 
 def plan(ctx, b):
     x, y, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
-    adj_x, adj_y = hal_bmm._adj(ctx)
+    adj_x, adj_y = hal_bmm.adjoint_flags(ctx)
     sx, sy, so = x.shape, y.shape, out.shape
     M, N = int(so[-2]), int(so[-1])
     K = int(sx[-2] if adj_x else sx[-1])

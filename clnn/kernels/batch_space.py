@@ -1,6 +1,6 @@
-"""BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND on OpenCL, NHWC and NCHW (template
-batch_space.cl.mako). Every type of the HAL signatures, copied bit for bit; block sizes,
-paddings and layout are read on the host at planning.
+"""BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND on OpenCL, NHWC and NCHW (a strided copy,
+strided_copy.cl.mako; batch_space.cl.mako). Every type of the HAL signatures, copied bit for
+bit; block sizes, paddings and layout are read on the host at planning.
 
 BATCH_TO_SPACE_ND is one 6-D strided copy; SPACE_TO_BATCH_ND reads with padding (the zero point
 for quantized tensors, as the reference) in its own kernel.
@@ -52,7 +52,7 @@ def plan(ctx, b):
         else:  # iterate over the output [no, h, bh, w, bw, c]
             shape = [no, h, bh, w, bw, c]
             xs = [h * w * c, w * c, bw * blk, c, blk, 1]
-        launch_strided_copy(b, "batch_space", In(0), Out(0), shape, xs, strides_of(shape))
+        launch_strided_copy(b, In(0), Out(0), shape, xs, strides_of(shape))
         return
     (pt, _), (pl, _) = ctx.input(2).reshape(2, 2).tolist()
     (on, oh, ow, oc), ys = _nhwc_strides(y.shape, nchw)

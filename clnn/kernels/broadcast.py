@@ -12,6 +12,7 @@ import numpy as np
 
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import (
+    CLAMPS,
     FLOAT,
     FLOAT_QUANT8_INT32,
     act_args,
@@ -27,13 +28,10 @@ from clnn.kernels.support import (
     row_local_size,
     types_in,
 )
-from hal.operations.common import qrange
+from hal.operations.common import INT32_MAX, INT32_MIN, activation_range_float, qrange
 from hal.types import OperandType
 
 _FUSED = ("ADD", "SUB", "MUL", "DIV")
-_INT_ACT = {0: (-(2**31), 2**31 - 1), 1: (0, 2**31 - 1), 2: (-1, 1), 3: (0, 6)}
-
-
 def support(ctx):
     return first(types_in(ctx, 0, FLOAT_QUANT8_INT32), max_rank(ctx, 0, 4), max_rank(ctx, 1, 4))
 
@@ -44,11 +42,12 @@ def plan(ctx, b):
     act = ctx.name in _FUSED and 2 or None
     if out.type in FLOAT:
         extra = act_args(ctx, act, out)
-        fused = getattr(b, "activation", None)  # a RELU* fused in (clnn/fusion.py)
+        fused = b.activation  # a RELU* fused in (clnn/fusion.py)
         if fused is not None:
             extra = [f32(v) for v in fused.clamp]
     elif out.type == OperandType.TENSOR_INT32:
-        lo, hi = _INT_ACT[int(ctx.scalar(2) or 0) if act else 0]
+        clamp = activation_range_float(int(ctx.scalar(2) or 0) if act else 0)
+        lo, hi = (int(np.clip(v, INT32_MIN, INT32_MAX)) for v in clamp)
         extra = [i32(lo), i32(hi)]
     else:
         extra = _quant_args(ctx)
@@ -83,5 +82,13 @@ def _quant_args(ctx):
             f32(sa), f32(sb), f32(1.0 / so), i32(lo), i32(hi)]
 
 
-for _op in ("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "POW"):
+def epilogue_activations(ctx) -> tuple[str, ...]:
+    """A float ADD / SUB / MUL / DIV clamps its output: a RELU* after it is that clamp."""
+    return CLAMPS if ctx.outputs[0].type in FLOAT else ()
+
+
+for _op in ("ADD", "SUB", "MUL", "DIV"):
+    register_kernel(_op, family="broadcast", support=support, plan=plan, host_inputs=[2],
+                    epilogue_activations=epilogue_activations)
+for _op in ("MAXIMUM", "MINIMUM", "POW"):
     register_kernel(_op, family="broadcast", support=support, plan=plan, host_inputs=[2])

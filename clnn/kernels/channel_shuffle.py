@@ -1,4 +1,4 @@
-"""CHANNEL_SHUFFLE on OpenCL: one strided copy (template channel_shuffle.cl.mako). Every type
+"""CHANNEL_SHUFFLE on OpenCL: one strided copy (strided_copy.cl.mako). Every type
 of the HAL signatures, any axis; num_groups and axis are read on the host at planning."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def plan(ctx, b):
     size = c // groups
     # output channel k * groups + g reads input channel g * size + k: iterate over the output
     # as [outer, size, groups, inner]
-    launch_strided_copy(b, "channel_shuffle", In(0), Out(0), [outer, size, groups, inner],
+    launch_strided_copy(b, In(0), Out(0), [outer, size, groups, inner],
                         [c * inner, inner, size * inner, 1],
                         [c * inner, groups * inner, inner, 1])
 

@@ -1,4 +1,4 @@
-"""CONCATENATION on OpenCL (concatenation.cl.mako): one strided copy per input into its slab
+"""CONCATENATION on OpenCL (strided_copy.cl.mako): one strided copy per input into its slab
 of the output; quantized inputs with another scale/zero point than the output are requantized
 like the reference (ConcatenationWithScaling). The axis must be a constant."""
 
@@ -41,13 +41,13 @@ def plan(ctx, b):
             scale = np.float32(x.scale) * (np.float32(1.0) / np.float32(y.scale))
             bias = np.float32(-x.zero_point) * scale
             lo, hi = qrange(y.type)
-            launch_strided_copy(b, "concatenation", In(k), Out(0), x.shape,
+            launch_strided_copy(b, In(k), Out(0), x.shape,
                                 strides_of(x.shape), ys, yb=base, name="requant",
                                 params={"dt": code(y)},
                                 extra=[f32(scale), f32(bias), i32(y.zero_point), i32(lo),
                                        i32(hi)])
         else:
-            launch_strided_copy(b, "concatenation", In(k), Out(0), x.shape,
+            launch_strided_copy(b, In(k), Out(0), x.shape,
                                 strides_of(x.shape), ys, yb=base)
 
 

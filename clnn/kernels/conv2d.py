@@ -28,6 +28,8 @@ import numpy as np
 from clnn.kernels import _gemm
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import (
+    CLAMPS,
+    EPILOGUE_FUNCTIONS,
     FLOAT_QUANT8,
     act_args,
     code,
@@ -38,6 +40,7 @@ from clnn.kernels.support import (
     types_in,
 )
 from hal.operations import conv2d as hal_conv2d
+from hal.operations.common import activation_range_float
 from hal.operations.conv2d import nhwc_shape, resolve_padding
 
 
@@ -59,7 +62,7 @@ def fused_pad(b, top: int, left: int, h: int, w: int):
     """(top, left, H, W) of the tensor the kernel reads: with a PAD fused into this
     convolution (clnn/fusion.py) the unpadded one, with the PAD's rows and columns added to the
     padding."""
-    f = getattr(b, "input_pad", None)
+    f = b.input_pad
     return f.adjust(top, left) if f is not None else (top, left, h, w)
 
 
@@ -69,20 +72,18 @@ def epilogue(ctx, b, p, out):
     (buffer, element offset) of its other operand; with a fused RELU* its clamp; ``alpha`` the
     (buffer, element offset) of the per-channel alpha of a fused PRELU. None: no such
     fusion."""
-    f = getattr(b, "residual", None)
-    g = getattr(b, "activation", None)
+    f, g = b.residual, b.activation
     alpha = b.tensor(g.alpha) if g is not None and g.alpha is not None else None
     if f is None and g is None:
         return (*act_args(ctx, p.idx["fused activation"], out), None, alpha)
     # the convolution's and the ADD's own activations are NONE where an activation is fused
-    lo, hi = g.clamp if g is not None else {0: (-np.inf, np.inf), 1: (0.0, np.inf),
-                                            2: (-1.0, 1.0), 3: (0.0, 6.0)}[f.activation]
+    lo, hi = g.clamp if g is not None else activation_range_float(f.activation)
     return f32(lo), f32(hi), b.tensor(f.other) if f is not None else None, alpha
 
 
 def post_fn(b) -> str | None:
     """LOGISTIC / HARD_SWISH of an activation fused into this convolution (clnn/fusion.py)."""
-    f = getattr(b, "activation", None)
+    f = b.activation
     return f.fn if f is not None else None
 
 
@@ -223,9 +224,14 @@ def plan_conv_direct(ctx, b, p) -> bool:
 
 
 def plan_conv(ctx, b):
-    p = hal_conv2d._params(ctx)
+    p = hal_conv2d.conv_params(ctx)
     if not plan_conv_direct(ctx, b, p):
         plan_conv_gemm(ctx, b, p)
 
 
-register_kernel("CONV_2D", family="conv2d", support=support_conv, plan=plan_conv)
+def epilogue_activations(ctx) -> tuple[str, ...]:
+    return (*CLAMPS, "PRELU", *EPILOGUE_FUNCTIONS)
+
+
+register_kernel("CONV_2D", family="conv2d", support=support_conv, plan=plan_conv,
+                epilogue_activations=epilogue_activations)

@@ -1,5 +1,5 @@
 """DEPTH_TO_SPACE, SPACE_TO_DEPTH on OpenCL (NHWC and NCHW): one 6-D strided copy
-(depth_space.cl.mako). Block size and layout must be constants."""
+(strided_copy.cl.mako). Block size and layout must be constants."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def plan(ctx, b):
             co = c // (bs * bs)
             shape = [n, h, bs, w, bs, co]
             xs = [h * w * c, w * c, bs * co, c, co, 1]
-        launch_strided_copy(b, "depth_space", In(0), Out(0), shape, xs, strides_of(shape))
+        launch_strided_copy(b, In(0), Out(0), shape, xs, strides_of(shape))
         return
     # SPACE_TO_DEPTH: iterate over the input in its memory order; write with 6-D strides
     if nchw:
@@ -47,7 +47,7 @@ def plan(ctx, b):
         ho, wo, co = h // bs, w // bs, c * bs * bs
         shape = [n, ho, bs, wo, bs, c]
         ys = [ho * wo * co, wo * co, bs * c, co, c, 1]
-    launch_strided_copy(b, "depth_space", In(0), Out(0), shape, strides_of(shape), ys)
+    launch_strided_copy(b, In(0), Out(0), shape, strides_of(shape), ys)
 
 
 for _op in ("DEPTH_TO_SPACE", "SPACE_TO_DEPTH"):

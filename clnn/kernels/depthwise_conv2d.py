@@ -22,14 +22,14 @@ from clnn.kernels.conv2d import (
     tile_width,
 )
 from clnn.kernels.registry import In, Out, register_kernel
-from clnn.kernels.support import act_args, code, f32, i32
+from clnn.kernels.support import CLAMPS, EPILOGUE_FUNCTIONS, act_args, code, f32, i32
 from hal.operations import depthwise_conv2d as hal_dw
 from hal.operations.conv2d import nhwc_shape, resolve_padding
 
 
 def tiled(ctx, p=None) -> bool:
     """Whether the plan runs ``depthwise_tile`` (NHWC, depth multiplier 1, the span fits)."""
-    p = p or hal_dw._params(ctx)
+    p = p or hal_dw.depthwise_params(ctx)
     inp, fi = ctx.inputs[0], ctx.inputs[1]
     if p.nchw or p.extra[0] != 1 or inp.rank != 4 or fi.rank != 4:
         return False
@@ -40,7 +40,7 @@ def tiled(ctx, p=None) -> bool:
 
 
 def plan(ctx, b):
-    p = hal_dw._params(ctx)
+    p = hal_dw.depthwise_params(ctx)
     inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     n, h, w, _ = nhwc_shape(inp.shape, p.nchw)
     _, fh, fw, o = fi.shape
@@ -49,7 +49,7 @@ def plan(ctx, b):
     dt = code(inp)
     quant = dt in ("u8", "i8")
     lo, hi = act_args(ctx, p.idx["fused activation"], out)
-    fused = getattr(b, "activation", None)  # an activation fused in (clnn/fusion.py)
+    fused = b.activation  # an activation fused in (clnn/fusion.py)
     if fused is not None:
         lo, hi = (f32(v) for v in fused.clamp)
     requant = _gemm.requant_buffers(b, ctx, o, inp, fi) if quant else []
@@ -76,5 +76,11 @@ def plan(ctx, b):
                                  _gemm.zero_of(fi), _gemm.zero_of(out))], lo, hi])
 
 
+def epilogue_activations(ctx) -> tuple[str, ...]:
+    """The clamps; LOGISTIC and HARD_SWISH only in ``depthwise_tile`` (no PRELU: no alpha
+    argument)."""
+    return (*CLAMPS, *EPILOGUE_FUNCTIONS) if tiled(ctx) else CLAMPS
+
+
 register_kernel("DEPTHWISE_CONV_2D", family="depthwise_conv2d", support=support_conv,
-                plan=plan)
+                plan=plan, epilogue_activations=epilogue_activations)

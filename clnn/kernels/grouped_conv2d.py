@@ -13,7 +13,7 @@ from hal.operations import grouped_conv2d as hal_grouped
 
 
 def plan_grouped(ctx, b):
-    p = hal_grouped._params(ctx)
+    p = hal_grouped.grouped_params(ctx)
     plan_conv_gemm(ctx, b, p, groups=int(p.extra[0]))
 
 

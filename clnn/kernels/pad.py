@@ -17,7 +17,7 @@ from clnn.kernels.support import (
     strides_of,
     types_in,
 )
-from hal.operations.pad import _pad_value, _paddings
+from hal.operations.pad import pad_value, paddings_of
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.int32}
 
@@ -31,8 +31,8 @@ def plan(ctx, b):
     rank = len(x.shape)
     if rank > 4:
         raise Unplannable("rank > 4")
-    pads = _paddings(ctx, rank)
-    value = np.asarray(_pad_value(ctx)).astype(x.dtype)
+    pads = paddings_of(ctx, rank)
+    value = np.asarray(pad_value(ctx)).astype(x.dtype)
     bits = _BITS[x.dtype.itemsize]
     value = np.asarray(value).reshape(1).view(bits)[0] if x.dtype.itemsize != 4 else \
         np.asarray(value).reshape(1).view(np.int32)[0]

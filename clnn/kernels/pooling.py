@@ -17,7 +17,7 @@ from clnn.kernels.support import (
     types_in,
 )
 from hal.operations.conv2d import resolve_padding
-from hal.operations.pooling import _params
+from hal.operations.pooling import pool_params
 
 _KIND = {"AVERAGE_POOL_2D": "AVERAGE", "MAX_POOL_2D": "MAX", "L2_POOL_2D": "L2"}
 
@@ -32,7 +32,7 @@ def _nhwc_strides(shape, nchw):
 
 
 def plan(ctx, b):
-    p = _params(ctx)
+    p = pool_params(ctx)
     x, y = ctx.inputs[0], ctx.outputs[0]
     xs, ys = x.shape, y.shape
     if p.nchw:

@@ -8,7 +8,7 @@ A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
 
 ``support(ctx) -> str | None``
     Called at get_supported_operations / prepare with the *validation* context of the
-    operation (``hal.validation.operation_context``: shapes may hold 0 or be () when unknown,
+    operation (``hal.validation.validation_context``: shapes may hold 0 or be () when unknown,
     only constant inputs have values; the model already passed hal validation). Returns None
     when the kernels run this operation exactly as written, else a sentence saying why not
     ("input 0 type TENSOR_QUANT16_ASYMM is not supported"). It must be honest: an operation
@@ -34,6 +34,11 @@ A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
     A launch with an empty global size is dropped. If the kernels cannot handle these
     particular shapes, ``plan`` raises :class:`Unplannable`; the partition then runs on the
     reference device for this shape signature (that is never a failure).
+
+``epilogue_activations(ctx) -> tuple[str, ...]`` (optional)
+    The activation operations (RELU, RELU1, RELU6, PRELU, LOGISTIC, HARD_SWISH) the family's
+    kernels can apply in their epilogue for this operation (its plan context), read by
+    clnn/fusion.py; ``plan`` then finds the fusion in ``b.activation``.
 """
 
 from __future__ import annotations
@@ -58,6 +63,10 @@ class Out:
     index: int
 
 
+def _no_activations(ctx) -> tuple[str, ...]:
+    return ()
+
+
 @dataclass(frozen=True)
 class KernelRegistration:
     op: OperationType
@@ -65,6 +74,7 @@ class KernelRegistration:
     support: Callable
     plan: Callable
     host_inputs: tuple[int, ...] = ()
+    epilogue_activations: Callable = _no_activations
 
     def host_input_indexes(self, n_inputs: int) -> set[int]:
         return {i % n_inputs for i in self.host_inputs if -n_inputs <= i < n_inputs}
@@ -74,11 +84,13 @@ _KERNELS: dict[OperationType, KernelRegistration] = {}
 
 
 def register_kernel(op: OperationType | str, *, family: str, support: Callable,
-                    plan: Callable, host_inputs=()) -> KernelRegistration:
+                    plan: Callable, host_inputs=(), epilogue_activations=None
+                    ) -> KernelRegistration:
     op = OperationType[op] if isinstance(op, str) else OperationType(op)
     if op in _KERNELS:
         raise RuntimeError(f"OpenCL kernel for {op.name} registered twice "
                            f"({_KERNELS[op].family} and {family})")
-    reg = KernelRegistration(op, family, support, plan, tuple(host_inputs))
+    reg = KernelRegistration(op, family, support, plan, tuple(host_inputs),
+                             epilogue_activations or _no_activations)
     _KERNELS[op] = reg
     return reg

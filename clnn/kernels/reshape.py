@@ -1,4 +1,4 @@
-"""RESHAPE, SQUEEZE, EXPAND_DIMS on OpenCL: a contiguous copy (reshape.cl.mako).
+"""RESHAPE, SQUEEZE, EXPAND_DIMS on OpenCL: a contiguous copy (strided_copy.cl.mako).
 
 Every stored type runs; the target shape / axes must be constants (the output shape must be
 known before the execution to plan buffers).
@@ -21,7 +21,7 @@ def support(ctx):
 
 def plan(ctx, b):
     n = numel(ctx.outputs[0].shape)
-    launch_strided_copy(b, "reshape", In(0), Out(0), [n], [1], [1])
+    launch_strided_copy(b, In(0), Out(0), [n], [1], [1])
 
 
 for _op in ("RESHAPE", "SQUEEZE", "EXPAND_DIMS"):

@@ -17,7 +17,7 @@ from clnn.kernels.support import (
     strides_of,
     types_in,
 )
-from hal.operations.resize import _bilinear_axis, _flags, _nearest_axis
+from hal.operations.resize import bilinear_axis, nearest_axis, resize_flags
 
 
 def support(ctx):
@@ -30,7 +30,7 @@ def _nhwc_strides(shape, nchw):
 
 
 def plan(ctx, b):
-    nchw, align, half = _flags(ctx)
+    nchw, align, half = resize_flags(ctx)
     x, y = ctx.inputs[0], ctx.outputs[0]
     if nchw:
         _, c, h, w = x.shape
@@ -39,12 +39,12 @@ def plan(ctx, b):
         _, h, w, c = x.shape
         oh, ow = y.shape[1], y.shape[2]
     if ctx.name == "RESIZE_NEAREST_NEIGHBOR":
-        r0 = r1 = _nearest_axis(h, oh, align, half)
-        c0 = c1 = _nearest_axis(w, ow, align, half)
+        r0 = r1 = nearest_axis(h, oh, align, half)
+        c0 = c1 = nearest_axis(w, ow, align, half)
         fr, fc = np.zeros(oh, np.float32), np.zeros(ow, np.float32)
     else:
-        r0, r1, fr = _bilinear_axis(h, oh, align, half)
-        c0, c1, fc = _bilinear_axis(w, ow, align, half)
+        r0, r1, fr = bilinear_axis(h, oh, align, half)
+        c0, c1, fc = bilinear_axis(w, ow, align, half)
     tables = [b.buffer(np.asarray(t, np.int32)) for t in (r0, r1)] + \
         [b.buffer(np.asarray(fr, np.float32))] + \
         [b.buffer(np.asarray(t, np.int32)) for t in (c0, c1)] + \

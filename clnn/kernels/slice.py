@@ -1,4 +1,4 @@
-"""SLICE, STRIDED_SLICE on OpenCL: a strided copy (slice.cl.mako). Begin, size, end, strides
+"""SLICE, STRIDED_SLICE on OpenCL: a strided copy (strided_copy.cl.mako). Begin, size, end, strides
 and masks must be constants; begin/stride per dimension come from the HAL's own plan."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from clnn.kernels.support import (
     strides_of,
     types_in,
 )
-from hal.operations.slice import _slice_box, _strided_plan
+from hal.operations.slice import slice_box, strided_plan
 
 
 def support(ctx):
@@ -20,12 +20,12 @@ def support(ctx):
 def plan(ctx, b):
     st = strides_of(ctx.inputs[0].shape)
     if ctx.name == "SLICE":
-        box = [(begin, 1, size) for begin, size in _slice_box(ctx)]
+        box = [(begin, 1, size) for begin, size in slice_box(ctx)]
     else:
-        box = [(begin, stride, size) for begin, stride, size, _ in _strided_plan(ctx)]
+        box = [(begin, stride, size) for begin, stride, size, _ in strided_plan(ctx)]
     shape = [size for _, _, size in box]
     base = sum(begin * s for (begin, _, _), s in zip(box, st))
-    launch_strided_copy(b, "slice", In(0), Out(0), shape,
+    launch_strided_copy(b, In(0), Out(0), shape,
                         [stride * s for (_, stride, _), s in zip(box, st)], strides_of(shape),
                         xb=base)
 

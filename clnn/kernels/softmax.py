@@ -6,7 +6,7 @@ from __future__ import annotations
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import FLOAT_QUANT8, code, f32, i32, numel, types_in
 from hal.operations.common import qrange
-from hal.operations.softmax import _axis
+from hal.operations.softmax import softmax_axis
 
 
 def support(ctx):
@@ -16,7 +16,7 @@ def support(ctx):
 def plan(ctx, b):
     x, y = ctx.inputs[0], ctx.outputs[0]
     shape = x.shape
-    axis = _axis(ctx, len(shape))
+    axis = softmax_axis(ctx, len(shape))
     length = shape[axis]
     inner = numel(shape[axis + 1:])
     rows = numel(shape) // max(length, 1)

@@ -1,4 +1,4 @@
-"""SPLIT on OpenCL: one strided copy per output (template split.cl.mako). Every type of the
+"""SPLIT on OpenCL: one strided copy per output (strided_copy.cl.mako). Every type of the
 HAL signatures, any rank; axis and num_splits are read on the host at planning."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def plan(ctx, b):
     outer, inner = numel(shape[:axis]), numel(shape[axis + 1:])
     part = int(shape[axis]) // num
     for k in range(num):
-        launch_strided_copy(b, "split", In(0), Out(k), [outer, part, inner],
+        launch_strided_copy(b, In(0), Out(k), [outer, part, inner],
                             [int(shape[axis]) * inner, inner, 1], [part * inner, inner, 1],
                             xb=k * part * inner)
 

@@ -10,7 +10,12 @@ import math
 
 import numpy as np
 
-from hal.operations.common import activation_range_quant, quantize_multiplier
+from hal.operations.common import (
+    CLAMP_OPERATIONS,
+    activation_range_float,
+    activation_range_quant,
+    quantize_multiplier,
+)
 from hal.operations.context import OperandInfo, OperationContext
 from hal.types import OperandType
 
@@ -28,6 +33,10 @@ QUANT8 = frozenset({OT.TENSOR_QUANT8_ASYMM, OT.TENSOR_QUANT8_ASYMM_SIGNED})
 FLOAT_QUANT8 = FLOAT | QUANT8
 FLOAT_QUANT8_INT32 = FLOAT_QUANT8 | {OT.TENSOR_INT32}
 ANY_STORED = frozenset(DTYPE_CODE)
+#: activation operations a convolution epilogue computes as a function (common.mako post_fn)
+EPILOGUE_FUNCTIONS = ("LOGISTIC", "HARD_SWISH")
+#: activation operations that are a clamp
+CLAMPS = tuple(CLAMP_OPERATIONS)
 
 
 def first(*reasons):
@@ -86,8 +95,7 @@ def act_args(ctx: OperationContext, index: int | None, out: OperandInfo):
     if out.type in QUANT8:
         lo, hi = activation_range_quant(act, out)
         return [i32(lo), i32(hi)]
-    lo, hi = {0: (-math.inf, math.inf), 1: (0.0, math.inf), 2: (-1.0, 1.0),
-              3: (0.0, 6.0)}[act]
+    lo, hi = activation_range_float(act)
     return [f32(lo), f32(hi)]
 
 
@@ -166,10 +174,12 @@ def copy_code(info: OperandInfo) -> str:
     return {1: "u8", 2: "u16", 4: "i32"}[info.dtype.itemsize]
 
 
-def launch_strided_copy(b, family: str, x, y, shape, xs, ys, xb: int = 0, yb: int = 0,
+def launch_strided_copy(b, x, y, shape, xs, ys, xb: int = 0, yb: int = 0,
                         name: str = "copy", params=None, extra=()):
-    """Launch common.mako strided_copy over iteration ``shape`` (rank <= 6) with element
-    strides ``xs`` / ``ys`` and bases ``xb`` / ``yb``; x and y are In(k) / Out(k)."""
+    """Launch strided_copy.cl.mako ``name`` (copy, requant) over iteration ``shape``
+    (rank <= 6) with element strides ``xs`` / ``ys`` and bases ``xb`` / ``yb``; x and y are
+    In(k) / Out(k). Every family launches the same template, so one program per element size
+    serves them all."""
     from clnn.kernels.registry import Unplannable
 
     shape, xs, ys = list(shape), list(xs), list(ys)
@@ -186,6 +196,6 @@ def launch_strided_copy(b, family: str, x, y, shape, xs, ys, xb: int = 0, yb: in
     pad = 6 - len(shape)
     shape, xs, ys = [1] * pad + shape, [0] * pad + xs, [0] * pad + ys
     rows = numel(shape[:5])
-    b.launch(family, name, params or {"dt": copy_code(b.ctx.outputs[0])}, (shape[5], rows),
+    b.launch("strided_copy", name, params or {"dt": copy_code(b.ctx.outputs[0])}, (shape[5], rows),
              [x, y, i32(xb), i32(yb), *[i32(d) for d in shape[1:]], *[i32(s) for s in xs],
               *[i32(s) for s in ys], *extra], local_size=row_local_size(shape[5], rows))

@@ -1,4 +1,4 @@
-"""TRANSPOSE on OpenCL: a strided copy (transpose.cl.mako). The permutation must be a
+"""TRANSPOSE on OpenCL: a strided copy (strided_copy.cl.mako). The permutation must be a
 constant (or omitted)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from clnn.kernels.support import (
     strides_of,
     types_in,
 )
-from hal.operations.transpose import _perm
+from hal.operations.transpose import transpose_perm
 
 
 def support(ctx):
@@ -19,10 +19,10 @@ def support(ctx):
 
 def plan(ctx, b):
     shape = ctx.inputs[0].shape
-    perm = _perm(ctx, len(shape))
+    perm = transpose_perm(ctx, len(shape))
     st = strides_of(shape)
     out = ctx.outputs[0].shape
-    launch_strided_copy(b, "transpose", In(0), Out(0), out, [st[p] for p in perm],
+    launch_strided_copy(b, In(0), Out(0), out, [st[p] for p in perm],
                         strides_of(out))
 
 

@@ -19,11 +19,11 @@ from hal.operations.conv2d import nhwc_shape
 
 
 def plan(ctx, b):
-    p = hal_tc._params(ctx)
+    p = hal_tc.transpose_conv_params(ctx)
     inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     n, h, w, c = nhwc_shape(inp.shape, p.nchw)
     o, fh, fw, _ = fi.shape
-    top, left, oh, ow = hal_tc._geometry(ctx, p, h, w, fh, fw)
+    top, left, oh, ow = hal_tc.output_geometry(ctx, p, h, w, fh, fw)
     dt = code(inp)
     quant = dt in ("u8", "i8")
     M, N, K = n * h * w, o * fh * fw, c

@@ -1,9 +1,7 @@
-## BATCH_TO_SPACE_ND: a 6-D strided copy (common.mako strided_copy). SPACE_TO_BATCH_ND: one
-## work-item per output element in logical NHWC order; tensors are addressed through NHWC
-## strides so one kernel serves both layouts. Kernel key: the element size code.
+## SPACE_TO_BATCH_ND: one work-item per output element in logical NHWC order; tensors are
+## addressed through NHWC strides so one kernel serves both layouts. Kernel key: the element
+## size code. (BATCH_TO_SPACE_ND is a 6-D strided copy: strided_copy.cl.mako.)
 <%namespace name="c" file="common.mako"/>
-
-<%def name="copy(dt)">${c.strided_copy("copy", dt)}</%def>
 
 <%def name="space_to_batch(dt)">
 __kernel void space_to_batch(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},

@@ -96,31 +96,3 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
 % endif
 </%def>
 
-## Strided copy over a 6-D iteration space: y[yb + sum k_j * y_j] = x[xb + sum k_j * x_j],
-## launched as (d5, d0 * ... * d4) (support.launch_strided_copy).
-## dt is a storage code of the element size (u8, u16, i32): bits are copied as they are.
-## requant: quantized copy with y = round(x * scale + bias) + zo clamped to [lo, hi].
-<%def name="strided_copy(name, dt, requant=False)">
-__kernel void ${name}(${tparam(dt, "x", True)}, ${tparam(dt, "y")}, int xb, int yb,
-                      int d1, int d2, int d3, int d4, int d5,
-                      int x0, int x1, int x2, int x3, int x4, int x5,
-                      int y0, int y1, int y2, int y3, int y4, int y5${", float scale, float bias, int zo, int lo, int hi" if requant else ""})
-{
-${toffsets("x", "y")}
-    /* 2-D launch (d5, d0 * ... * d4): the innermost dimension needs no division */
-    int k5 = get_global_id(0);
-    int i = get_global_id(1);
-    int k4 = i % d4; i /= d4;
-    int k3 = i % d3; i /= d3;
-    int k2 = i % d2; i /= d2;
-    int k1 = i % d1;
-    int k0 = i / d1;
-    int xi = xb + k0 * x0 + k1 * x1 + k2 * x2 + k3 * x3 + k4 * x4 + k5 * x5;
-    int yi = yb + k0 * y0 + k1 * y1 + k2 * y2 + k3 * y3 + k4 * y4 + k5 * y5;
-% if requant:
-    y[yi] = (${ctype(dt)})clnn_quantize((float)x[xi] * scale + bias, 1.0f, zo, lo, hi);
-% else:
-    y[yi] = x[xi];
-% endif
-}
-</%def>

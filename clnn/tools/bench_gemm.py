@@ -100,6 +100,8 @@ class _DirectBuilder:
     def __init__(self, device):
         self.device = device
         self.launches = []
+        # no fusions: the kernels read these as LaunchBuilder's
+        self.input_pad = self.residual = self.activation = None
 
     def launch(self, family, name, params, global_size, args, local_size=None):
         import pyopencl as cl

@@ -16,132 +16,24 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-# the loading half moved to corpus.py; importers of these names from here keep working
-from clnn.tools.corpus import CorpusError, iter_corpus, read_corpus_file  # noqa: F401
+from clnn.tools.corpus import (  # noqa: F401  (importers of these names from here keep working)
+    CorpusError,
+    array_of,
+    build_model,
+    build_request,
+    iter_corpus,
+    read_corpus_file,
+)
 from hal.errors import ErrorStatus, HalError
 from hal.operations import lookup
 from hal.types import (
     NUMPY_DTYPE,
-    DataLocation,
-    HostMemory,
     Model,
-    Operand,
-    OperandLifeTime,
     OperandType,
-    Operation,
-    OperationType,
-    Request,
-    RequestArgument,
-    Subgraph,
-    SymmPerChannelQuantParams,
 )
-from hal.values import array_to_bytes
 
 OT = OperandType
-#: constants up to this many bytes are CONSTANT_COPY in operand_values; larger ones go to a pool
-COPY_LIMIT = 128
 STATUSES = ("passed", "failed", "unsupported", "error")
-
-
-# ----------------------------------------------------------------------------- loading
-
-def _array(operand: dict) -> np.ndarray:
-    t = OT[operand["type"]]
-    data = operand["data"]
-    dims = tuple(operand["dimensions"])
-    arr = np.asarray(data if data is not None else [], dtype=NUMPY_DTYPE[t])
-    if dims and arr.size == int(np.prod(dims)):
-        arr = arr.reshape(dims)
-    return arr
-
-
-class _ConstantSink:
-    def __init__(self):
-        self.values = bytearray()
-        self.pool = bytearray()
-
-    def place(self, arr: np.ndarray, lifetime: OperandLifeTime) -> DataLocation:
-        data = array_to_bytes(arr)
-        if lifetime == OperandLifeTime.CONSTANT_COPY and len(data) <= COPY_LIMIT:
-            buf, pool = self.values, 0
-        else:
-            buf, pool = self.pool, 0
-            lifetime = OperandLifeTime.CONSTANT_REFERENCE
-        while len(buf) % 8:
-            buf.append(0)
-        off = len(buf)
-        buf.extend(data)
-        return lifetime, DataLocation(pool, off, len(data))
-
-
-def _enum(kind, name, what: str):
-    try:
-        return kind[name]
-    except (KeyError, TypeError):
-        raise ValueError(f"{what} {name!r} is unknown") from None
-
-
-def build_subgraph(sg: dict, sink: _ConstantSink, dynamic_outputs: bool = False) -> Subgraph:
-    operands = []
-    for k, o in enumerate(sg["operands"]):
-        t = _enum(OT, o["type"], f"operand {k}: operand type")
-        lt = _enum(OperandLifeTime, o["lifetime"], f"operand {k}: lifetime")
-        cq = o.get("channelQuant")
-        extra = (SymmPerChannelQuantParams(tuple(cq["scales"]), cq["channelDim"])
-                 if cq else None)
-        dims = tuple(o["dimensions"])
-        loc = DataLocation()
-        if lt in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE):
-            lt, loc = sink.place(_array(o), lt)
-        elif lt == OperandLifeTime.SUBGRAPH:
-            loc = DataLocation(0, int(o["data"][0]), 0)
-        operands.append(Operand(t, dims, float(o.get("scale", 0.0)), int(o.get("zeroPoint", 0)),
-                                lt, loc, extra))
-    if dynamic_outputs:
-        for i in sg["outputIndexes"]:
-            operands[i].dimensions = tuple(0 for _ in operands[i].dimensions)
-    ops = [Operation(_enum(OperationType, op["type"], f"operation {k}: type"),
-                     list(op["inputs"]), list(op["outputs"]))
-           for k, op in enumerate(sg["operations"])]
-    return Subgraph(operands, ops, list(sg["inputIndexes"]), list(sg["outputIndexes"]))
-
-
-def build_model(test: dict, dynamic_outputs: bool = False) -> Model:
-    sink = _ConstantSink()
-    main = build_subgraph(test["main"], sink, dynamic_outputs)
-    refs = [build_subgraph(s, sink) for s in test.get("referenced", [])]
-    pools = [HostMemory(bytes(sink.pool))] if sink.pool else []
-    return Model(main, refs, bytes(sink.values), pools, bool(test.get("isRelaxed")))
-
-
-def build_request(test: dict, shrink_outputs: bool = False, output_dims: bool = False):
-    """Request with one input pool and one output pool; returns (request, output slices).
-    ``output_dims``: the output arguments give the expected dimensions."""
-    sg = test["main"]
-    inp = bytearray()
-    args = []
-    for i in sg["inputIndexes"]:
-        if sg["operands"][i]["data"] == []:
-            # the CTS harness passes an input without data as omitted (setInput(nullptr))
-            args.append(RequestArgument(True, DataLocation(), ()))
-            continue
-        data = array_to_bytes(_array(sg["operands"][i]))
-        args.append(RequestArgument(False, DataLocation(0, len(inp), len(data)), ()))
-        inp.extend(data)
-        while len(inp) % 8:
-            inp.append(0)
-    out_args, slices = [], []
-    off = 0
-    for i in sg["outputIndexes"]:
-        o = sg["operands"][i]
-        n = NUMPY_DTYPE[OT[o["type"]]].itemsize * int(np.prod(o["dimensions"] or [1]))
-        length = n - 1 if (shrink_outputs and n > 0) else n
-        dims = tuple(o["dimensions"]) if output_dims else ()
-        out_args.append(RequestArgument(False, DataLocation(1, off, length), dims))
-        slices.append((off, n))
-        off += n + (-n) % 8
-    pools = [HostMemory(bytes(inp) or b"\0"), HostMemory(max(off, 1))]
-    return Request(args, out_args, pools), slices
 
 
 # ----------------------------------------------------------------------------- checking
@@ -162,7 +54,7 @@ def _tolerance(test: dict, t: OT):
 def compare_output(test: dict, o: dict, actual: np.ndarray) -> str | None:
     """None if the output matches, else a detail string."""
     t = OT[o["type"]]
-    expected = _array(o)
+    expected = array_of(o)
     if test.get("multinomialTolerance", 0) > 0:
         return _check_multinomial(test, actual)
     if actual.shape != expected.shape:
@@ -185,7 +77,7 @@ def compare_output(test: dict, o: dict, actual: np.ndarray) -> str | None:
 
 def _check_multinomial(test: dict, actual: np.ndarray) -> str | None:
     sg = test["main"]
-    logits = _array(sg["operands"][sg["inputIndexes"][0]]).astype(np.float64)
+    logits = array_of(sg["operands"][sg["inputIndexes"][0]]).astype(np.float64)
     tol = test["multinomialTolerance"]
     for b in range(logits.shape[0]):
         p = np.exp(logits[b] - logits[b].max())

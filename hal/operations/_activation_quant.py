@@ -42,7 +42,7 @@ def prelu_quant(x: np.ndarray, alpha: np.ndarray, xi: OperandInfo, ai: OperandIn
 
 # ------------------------------------------------------------------ HARD_SWISH (int16 fixed point)
 
-def _downscale_to_int16_multiplier(m32: int) -> int:
+def downscale_to_int16_multiplier(m32: int) -> int:
     """DownScaleInt32ToInt16Multiplier: round a Q31 multiplier to Q15."""
     if m32 >= (1 << 31) - 1 - (1 << 15):
         return INT16_MAX
@@ -78,8 +78,8 @@ def hard_swish_quant(x: np.ndarray, xi: OperandInfo, out: OperandInfo) -> np.nda
     output_multiplier = float(hires_input_scale / _f32(out.scale))
     rm32, r_exp = quantize_multiplier(reluish_multiplier)
     om32, o_exp = quantize_multiplier(output_multiplier)
-    rm16 = _downscale_to_int16_multiplier(rm32)
-    om16 = _downscale_to_int16_multiplier(om32)
+    rm16 = downscale_to_int16_multiplier(rm32)
+    om16 = downscale_to_int16_multiplier(om32)
 
     v = x.astype(np.int64) - xi.zero_point
     v_hires = v * (1 << 7)

@@ -30,7 +30,9 @@ import numpy as np
 
 from hal.operations._activation_quant import hard_swish_quant, prelu_quant
 from hal.operations.common import (
+    CLAMP_OPERATIONS,
     QUANT8_TENSORS,
+    activation_range_float,
     activation_range_quant,
     broadcast_shape,
     check_broadcastable,
@@ -43,7 +45,7 @@ from hal.operations.common import (
 )
 from hal.operations.context import OperationContext
 from hal.operations.registry import register, sig
-from hal.types import FusedActivation, OperandType
+from hal.types import OperandType
 
 OT = OperandType
 F32, F16 = "TENSOR_FLOAT32", "TENSOR_FLOAT16"
@@ -65,9 +67,6 @@ def _unary_sigs(op: str):
 ELU_SIGNATURES = [sig("V1_3", [F32, "FLOAT32"], [F32]), sig("V1_3", [F16, "FLOAT16"], [F16])]
 PRELU_SIGNATURES = [sig(v, [t, t], [t]) for v, t in _TYPES["PRELU"]]
 
-_ACT = {"RELU": FusedActivation.RELU, "RELU1": FusedActivation.RELU1,
-        "RELU6": FusedActivation.RELU6}
-_FLOAT_RANGE = {"RELU": (0.0, np.inf), "RELU1": (-1.0, 1.0), "RELU6": (0.0, 6.0)}
 
 #: fixed output quantization of quantized LOGISTIC/TANH: (scale, zero point) per type
 _FIXED_OUTPUT_QUANT = {
@@ -93,9 +92,9 @@ def execute_relu(ctx: OperationContext):
     x = ctx.input(0)
     info = ctx.inputs[0]
     if info.type in QUANT8_TENSORS:
-        lo, hi = activation_range_quant(_ACT[ctx.name], ctx.outputs[0])
+        lo, hi = activation_range_quant(CLAMP_OPERATIONS[ctx.name], ctx.outputs[0])
         return [np.clip(x, lo, hi).astype(x.dtype)]
-    lo, hi = _FLOAT_RANGE[ctx.name]
+    lo, hi = activation_range_float(CLAMP_OPERATIONS[ctx.name])
     return [np.clip(x, lo, hi).astype(x.dtype)]
 
 
@@ -176,7 +175,7 @@ def prepare_prelu(ctx: OperationContext):
 
 def execute_prelu(ctx: OperationContext):
     x, alpha = ctx.input(0), ctx.input(1)
-    shape = prepare_prelu(ctx)[0]
+    shape = ctx.outputs[0].shape
     if ctx.inputs[0].type in QUANT8_TENSORS:
         y = prelu_quant(x, alpha, ctx.inputs[0], ctx.inputs[1], ctx.outputs[0])
         return [np.broadcast_to(y, shape).astype(y.dtype)]
@@ -185,7 +184,7 @@ def execute_prelu(ctx: OperationContext):
     return [np.broadcast_to(y, shape).astype(x.dtype)]
 
 
-for _op in _ACT:
+for _op in CLAMP_OPERATIONS:
     register(_op, execute_relu, signatures=_unary_sigs("RELU"), validate=validate_relu,
              prepare=shape_of_input, family="activation")
 for _op in ("LOGISTIC", "TANH"):

@@ -45,7 +45,7 @@ def prepare(ctx: OperationContext):
 
 def execute(ctx: OperationContext):
     x = ctx.input(0)
-    (out_shape,) = prepare(ctx)
+    out_shape = ctx.outputs[0].shape
     axis = _axis(ctx, x.ndim)
     if x.shape[axis] == 0:
         raise ValueError(f"input 0 is empty along axis {axis}")

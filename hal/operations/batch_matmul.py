@@ -28,7 +28,7 @@ SIGNATURES = [sig(_VERSION, [t, t, *flags], [t], optional=range(2, 2 + len(flags
               for t in (F32, F16, I32, QS) for flags in ([], [BOOL], [BOOL, BOOL])]
 
 
-def _adj(ctx):
+def adjoint_flags(ctx):
     return bool(ctx.scalar(2, False)), bool(ctx.scalar(3, False))
 
 
@@ -59,19 +59,19 @@ def validate(ctx: OperationContext):
         ctx.require(r == 0 or 2 <= r <= 4, f"input {i} must have rank 2 to 4, got rank {r}")
     flags_known = all(ctx.value_known(i) or not ctx.has_input(i) for i in (2, 3))
     if ctx.inputs[0].rank and ctx.inputs[1].rank and flags_known:
-        _out_shape(ctx, ctx.input_shape(0), ctx.input_shape(1), *_adj(ctx))
+        _out_shape(ctx, ctx.input_shape(0), ctx.input_shape(1), *adjoint_flags(ctx))
 
 
 def prepare(ctx: OperationContext):
     for i in (0, 1):
         r = len(ctx.input_shape(i))
         ctx.require(2 <= r <= 4, f"input {i} must have rank 2 to 4, got rank {r}")
-    return [_out_shape(ctx, ctx.input_shape(0), ctx.input_shape(1), *_adj(ctx))]
+    return [_out_shape(ctx, ctx.input_shape(0), ctx.input_shape(1), *adjoint_flags(ctx))]
 
 
 def execute(ctx: OperationContext):
-    (shape,) = prepare(ctx)
-    adj_x, adj_y = _adj(ctx)
+    shape = ctx.outputs[0].shape
+    adj_x, adj_y = adjoint_flags(ctx)
     xi, yi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     x, y = ctx.input(0), ctx.input(1)
     if adj_x:

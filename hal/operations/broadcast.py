@@ -183,7 +183,7 @@ def execute(ctx: OperationContext):
         r = _execute_int32(ctx, a, b)
     else:
         r = _execute_quant(ctx, a, b)
-    return [np.asarray(r).reshape(prepare(ctx)[0])]
+    return [np.asarray(r).reshape(ctx.outputs[0].shape)]
 
 
 for _op in _TYPES:

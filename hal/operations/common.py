@@ -24,7 +24,6 @@ QUANT_RANGE = {
     OT.TENSOR_QUANT16_SYMM: (-32768, 32767),
 }
 
-FLOAT_TENSORS = (OT.TENSOR_FLOAT32, OT.TENSOR_FLOAT16)
 QUANT8_TENSORS = (OT.TENSOR_QUANT8_ASYMM, OT.TENSOR_QUANT8_ASYMM_SIGNED)
 
 
@@ -78,12 +77,6 @@ def multiply_by_quantized_multiplier(x, multiplier: int, shift: int):
     return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x, multiplier), right)
 
 
-def requantize(acc, real_multiplier: float):
-    """Scale an int32 accumulator by a real multiplier the way the reference does."""
-    q, s = quantize_multiplier(real_multiplier)
-    return multiply_by_quantized_multiplier(acc, q, s)
-
-
 # ----------------------------------------------------------------- (de)quantization
 
 def round_half_away(x):
@@ -112,24 +105,27 @@ def quantize(real: np.ndarray, info: OperandInfo) -> np.ndarray:
     return np.clip(q, lo, hi).astype(info.dtype)
 
 
-def to_output(values: np.ndarray, info: OperandInfo) -> np.ndarray:
-    """Convert real results to an output operand (quantize, or cast to its float type)."""
-    if info.type in QUANT_RANGE:
-        return quantize(values, info)
-    return np.asarray(values).astype(info.dtype)
-
-
 # ----------------------------------------------------------------- fused activations
 
+#: (lo, hi) real clamp of each fused activation code
+ACTIVATION_CLAMP = {
+    FusedActivation.NONE: (-math.inf, math.inf),
+    FusedActivation.RELU: (0.0, math.inf),
+    FusedActivation.RELU1: (-1.0, 1.0),
+    FusedActivation.RELU6: (0.0, 6.0),
+}
+#: the operations that are a fused activation's clamp, with its code
+CLAMP_OPERATIONS = {"RELU": FusedActivation.RELU, "RELU1": FusedActivation.RELU1,
+                    "RELU6": FusedActivation.RELU6}
+
+
+def activation_code(op_name: str) -> FusedActivation:
+    """The fused activation an operation named ``op_name`` is (NONE: not a clamp)."""
+    return CLAMP_OPERATIONS.get(op_name, FusedActivation.NONE)
+
+
 def activation_range_float(act: int) -> tuple[float, float]:
-    act = FusedActivation(act)
-    if act == FusedActivation.RELU:
-        return 0.0, math.inf
-    if act == FusedActivation.RELU1:
-        return -1.0, 1.0
-    if act == FusedActivation.RELU6:
-        return 0.0, 6.0
-    return -math.inf, math.inf
+    return ACTIVATION_CLAMP[FusedActivation(act)]
 
 
 def apply_activation_float(x: np.ndarray, act: int) -> np.ndarray:

@@ -59,12 +59,12 @@ def execute_compare(ctx: OperationContext):
         a, b = dequantize(ctx.inputs[0], a), dequantize(ctx.inputs[1], b)
     with np.errstate(invalid="ignore"):
         r = _COMPARE[ctx.name](a, b)
-    return [np.asarray(r, dtype=np.bool_).reshape(prepare_binary(ctx)[0])]
+    return [np.asarray(r, dtype=np.bool_).reshape(ctx.outputs[0].shape)]
 
 
 def execute_logical(ctx: OperationContext):
     r = _LOGICAL[ctx.name](ctx.input(0), ctx.input(1))
-    return [np.asarray(r, dtype=np.bool_).reshape(prepare_binary(ctx)[0])]
+    return [np.asarray(r, dtype=np.bool_).reshape(ctx.outputs[0].shape)]
 
 
 def validate_not(ctx: OperationContext):

@@ -83,7 +83,7 @@ def _requantize(ctx: OperationContext, i: int, x: np.ndarray) -> np.ndarray:
 
 
 def execute(ctx: OperationContext):
-    (shape,) = prepare(ctx)
+    shape = ctx.outputs[0].shape
     n = ctx.num_inputs() - 1
     axis = _axis(ctx, len(shape))
     xs = [ctx.input(i) for i in range(n)]

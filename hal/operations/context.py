@@ -54,6 +54,31 @@ class OperandInfo:
         return self.lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
 
 
+def operand_info(subgraph, index: int, value=None, shape=None) -> OperandInfo:
+    """Operand ``index`` of ``subgraph`` as an operation sees it: its declared type and
+    quantization, ``value`` (None: not known) and ``shape`` (None: the declared one)."""
+    op = subgraph.operands[index]
+    return OperandInfo(op.type, tuple(shape if shape is not None else op.dimensions), op.scale,
+                       op.zero_point, op.extra_params, value, op.lifetime, index)
+
+
+def operation_context(model, subgraph, op_index: int, values, shapes=None, *,
+                      executor=None) -> OperationContext:
+    """The context of operation ``op_index`` of ``subgraph``: its operands with the values
+    ``values`` has for them (a mapping; validation passes the constants, execution every
+    value computed so far) and the shapes ``shapes`` has (else the declared ones)."""
+    operation = subgraph.operations[op_index]
+    shapes = shapes or {}
+
+    def info(i):
+        return operand_info(subgraph, i, values.get(i), shapes.get(i))
+
+    return OperationContext(operation.type, [info(i) for i in operation.inputs],
+                            [info(i) for i in operation.outputs],
+                            relaxed=model.relax_computation_float32_to_float16,
+                            executor=executor, op_index=op_index, model=model)
+
+
 class OperationContext:
     """Context of one operation, shared by validate, prepare and execute.
 
@@ -84,12 +109,6 @@ class OperationContext:
 
     def has_input(self, i: int) -> bool:
         return i < len(self.inputs) and not self.inputs[i].omitted
-
-    def input_info(self, i: int) -> OperandInfo:
-        return self.inputs[i]
-
-    def output_info(self, i: int) -> OperandInfo:
-        return self.outputs[i]
 
     def input_type(self, i: int) -> OperandType:
         return self.inputs[i].type

@@ -339,22 +339,21 @@ def conv_result(ctx: OperationContext, acc, p: WindowParams):
 
 # ----------------------------------------------------------------- CONV_2D
 
-def _params(ctx):
+def conv_params(ctx):
     explicit = ctx.num_inputs() >= 10 and ctx.input_type(7) == INT
     return parse_window(ctx, 3, explicit)
 
 
 def validate(ctx: OperationContext):
-    validate_conv(ctx, _params(ctx), 0)
+    validate_conv(ctx, conv_params(ctx), 0)
 
 
 def prepare(ctx: OperationContext):
-    return prepare_conv(ctx, _params(ctx), 0, lambda c, f: check_filter_depth(ctx, c, f[3]))
+    return prepare_conv(ctx, conv_params(ctx), 0, lambda c, f: check_filter_depth(ctx, c, f[3]))
 
 
 def execute(ctx: OperationContext):
-    p = _params(ctx)
-    prepare(ctx)
+    p = conv_params(ctx)
     xp, (oh, ow) = padded_input(ctx, p)
     filt = centered(ctx.inputs[1], ctx.input(1))
     o, fh, fw, c = filt.shape

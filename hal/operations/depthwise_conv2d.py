@@ -43,7 +43,7 @@ FORMS = [("V1_0", [INT] * 8), ("V1_2", [INT] * 8 + [BOOL]),
 SIGNATURES = conv_signatures(CONV_CONFIGS, FORMS)
 
 
-def _params(ctx):
+def depthwise_params(ctx):
     explicit = ctx.num_inputs() >= 11 and ctx.input_type(8) == INT
     return parse_window(ctx, 3, explicit, extra_names=("depth multiplier",))
 
@@ -55,7 +55,7 @@ def _check_depth(ctx, c, o, m):
 
 
 def validate(ctx: OperationContext):
-    p = _params(ctx)
+    p = depthwise_params(ctx)
 
     def check_filter(c, f):
         ctx.require(f[0] in (0, 1), f"input 1 (filter) must have a first dimension of 1, got "
@@ -67,14 +67,13 @@ def validate(ctx: OperationContext):
 
 
 def prepare(ctx: OperationContext):
-    p = _params(ctx)
+    p = depthwise_params(ctx)
     return prepare_conv(ctx, p, 3, lambda c, f: _check_depth(ctx, c, f[3], p.extra[0]),
                         positive=("depth multiplier",))
 
 
 def execute(ctx: OperationContext):
-    p = _params(ctx)
-    prepare(ctx)
+    p = depthwise_params(ctx)
     xp, (oh, ow) = padded_input(ctx, p)
     _, fh, fw, o = ctx.inputs[1].shape
     m = p.extra[0]

@@ -71,7 +71,7 @@ def prepare(ctx: OperationContext):
 
 
 def execute(ctx: OperationContext):
-    (out_shape,) = prepare(ctx)
+    out_shape = ctx.outputs[0].shape
     inp, w, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     units, size = w.shape
     x = centered(inp, ctx.input(0)).reshape(out_shape[0], size)

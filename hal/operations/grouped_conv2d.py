@@ -40,7 +40,7 @@ FORMS = [("V1_2", [INT] * 8 + [BOOL]), ("V1_2", [INT] * 5 + [BOOL])]
 SIGNATURES = conv_signatures(CONV_CONFIGS_V1_2, FORMS)
 
 
-def _params(ctx):
+def grouped_params(ctx):
     return parse_window(ctx, 3, ctx.num_inputs() == 12, extra_names=("number of groups",),
                         dilation=False)
 
@@ -57,20 +57,19 @@ def _check_groups(ctx, c, o, fc, g):
 
 
 def validate(ctx: OperationContext):
-    p = _params(ctx)
+    p = grouped_params(ctx)
     validate_conv(ctx, p, 0, lambda c, f: _check_groups(ctx, c, f[0], f[3], p.extra[0]),
                   positive=("number of groups",), filter_in_channels=False)
 
 
 def prepare(ctx: OperationContext):
-    p = _params(ctx)
+    p = grouped_params(ctx)
     return prepare_conv(ctx, p, 0, lambda c, f: _check_groups(ctx, c, f[0], f[3], p.extra[0]),
                         positive=("number of groups",))
 
 
 def execute(ctx: OperationContext):
-    p = _params(ctx)
-    prepare(ctx)
+    p = grouped_params(ctx)
     xp, (oh, ow) = padded_input(ctx, p)
     o, fh, fw, fc = ctx.inputs[1].shape
     g = p.extra[0]

@@ -29,7 +29,7 @@ PAD_V2_SIGS = [sig(v, [t, "TENSOR_INT32", s], [t]) for v, t, s in
                 ("V1_3", "TENSOR_QUANT8_ASYMM_SIGNED", "INT32")]]
 
 
-def _paddings(ctx: OperationContext, rank: int):
+def paddings_of(ctx: OperationContext, rank: int):
     pads = ctx.input(1)
     ctx.require(pads.size == 2 * rank, f"input 1 (paddings) must have shape [{rank}, 2], got "
                                        f"{list(pads.shape)}")
@@ -39,7 +39,7 @@ def _paddings(ctx: OperationContext, rank: int):
     return [tuple(int(v) for v in row) for row in pads]
 
 
-def _pad_value(ctx: OperationContext):
+def pad_value(ctx: OperationContext):
     info = ctx.inputs[0]
     if ctx.name == "PAD":
         return info.zero_point if info.type in QUANT_RANGE else 0
@@ -61,19 +61,19 @@ def validate(ctx: OperationContext):
         ctx.require(s[1] in (0, 2) and (not rank or s[0] in (0, rank)),
                     f"input 1 (paddings) must have shape [{rank or 'rank'}, 2], got {list(s)}")
     if rank and ctx.value_known(1):
-        _paddings(ctx, rank)
-    _pad_value(ctx)
+        paddings_of(ctx, rank)
+    pad_value(ctx)
 
 
 def prepare(ctx: OperationContext):
     shape = ctx.input_shape(0)
-    return [tuple(a + d + b for d, (a, b) in zip(shape, _paddings(ctx, len(shape))))]
+    return [tuple(a + d + b for d, (a, b) in zip(shape, paddings_of(ctx, len(shape))))]
 
 
 def execute(ctx: OperationContext):
     x = ctx.input(0)
-    pads = _paddings(ctx, x.ndim)
-    value = _pad_value(ctx)
+    pads = paddings_of(ctx, x.ndim)
+    value = pad_value(ctx)
     return [np.pad(x, pads, constant_values=np.asarray(value).astype(x.dtype))]
 
 

@@ -52,13 +52,13 @@ def _signatures(types):
             for tv, t in types for fv, scalars in _FORMS]
 
 
-def _params(ctx):
+def pool_params(ctx):
     return parse_window(ctx, 1, ctx.num_inputs() >= 10,
                         extra_names=("filter width", "filter height"), dilation=False)
 
 
 def validate(ctx: OperationContext):
-    p = _params(ctx)
+    p = pool_params(ctx)
     check_window(ctx, p, positive=("filter width", "filter height"))
     r = ctx.inputs[0].rank
     ctx.require(r in (0, 4), f"input 0 must have rank 4, got rank {r}")
@@ -66,7 +66,7 @@ def validate(ctx: OperationContext):
 
 
 def prepare(ctx: OperationContext):
-    p = _params(ctx)
+    p = pool_params(ctx)
     check_window(ctx, p, positive=("filter width", "filter height"))
     n, h, w, c = nhwc_shape(ctx.input_shape(0), p.nchw)
     fw, fh = p.extra
@@ -81,8 +81,7 @@ def _window_counts(size, filt, stride, head, out):
 
 
 def _pool(ctx, kind):
-    p = _params(ctx)
-    prepare(ctx)
+    p = pool_params(ctx)
     inp, out = ctx.inputs[0], ctx.outputs[0]
     x = to_nhwc(ctx.input(0), p.nchw)
     n, h, w, c = x.shape

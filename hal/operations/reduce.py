@@ -110,7 +110,7 @@ def _mean(ctx: OperationContext, x, axes):
 
 def execute(ctx: OperationContext):
     x = ctx.input(0)
-    (out_shape,) = prepare(ctx)
+    out_shape = ctx.outputs[0].shape
     axes = resolve_axes(ctx, ctx.input(1), x.ndim)
     dtype = ctx.outputs[0].dtype
     name = ctx.name

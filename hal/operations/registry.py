@@ -10,7 +10,9 @@ Every op family module calls :func:`register` at its bottom. A registration hold
 - ``prepare(ctx)``: shape inference from input shapes and constant inputs; returns one shape
   per output. Optional for operations whose output shape depends on input values.
 - ``execute(ctx)``: the reference implementation in NumPy; returns one array per output in the
-  output operand's storage dtype.
+  output operand's storage dtype. The executor runs it through
+  :meth:`OperationRegistration.run`: ``prepare(ctx)`` first (when there is one), the shapes it
+  returns set on ``ctx.outputs[i].shape``.
 """
 
 from __future__ import annotations
@@ -88,6 +90,14 @@ class OperationRegistration:
     custom_signature: bool = False
     family: str = ""
     extra: dict = field(default_factory=dict)
+
+    def run(self, ctx) -> list:
+        """How an operation runs: ``prepare(ctx)`` (when there is one) with the shapes it
+        returns set on ``ctx.outputs``, then ``execute(ctx)``; returns execute's arrays."""
+        if self.prepare is not None:
+            for info, shape in zip(ctx.outputs, self.prepare(ctx)):
+                info.shape = tuple(int(d) for d in shape)
+        return self.execute(ctx)
 
 
 _REGISTRY: dict[OperationType, OperationRegistration] = {}

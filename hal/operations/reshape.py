@@ -139,8 +139,7 @@ def prepare_expand(ctx: OperationContext):
 
 
 def execute_expand(ctx: OperationContext):
-    (shape,) = prepare_expand(ctx)
-    return [ctx.input(0).reshape(shape)]
+    return [ctx.input(0).reshape(ctx.outputs[0].shape)]
 
 
 register("RESHAPE", execute_reshape, signatures=RESHAPE_SIGS, validate=validate_reshape,

@@ -61,7 +61,7 @@ def _signatures(op: str):
     return out
 
 
-def _flags(ctx: OperationContext):
+def resize_flags(ctx: OperationContext):
     """(nchw, align_corners, half_pixel_centers); None where not known yet."""
     flags = []
     for i in (3, 4, 5):
@@ -93,11 +93,11 @@ def validate(ctx: OperationContext):
         if v is not None:
             kind = what if ctx.input_type(i) == OT.INT32 else what + " scale"
             ctx.require(v > 0, f"input {i} ({kind}) must be > 0, got {v}")
-    _, align, half = _flags(ctx)
+    _, align, half = resize_flags(ctx)
     ctx.require(not (align and half),
                 "input 4 (align_corners) and input 5 (half_pixel_centers) cannot both be true")
     shape = ctx.input_shape(0)
-    nchw = _flags(ctx)[0]
+    nchw = resize_flags(ctx)[0]
     if len(shape) == 4 and nchw is not None:
         h, w = (shape[2], shape[3]) if nchw else (shape[1], shape[2])
         for i, size, what in ((1, w, "width"), (2, h, "height")):
@@ -109,7 +109,7 @@ def validate(ctx: OperationContext):
 
 def prepare(ctx: OperationContext):
     n, a, b, c = ctx.input_shape(0)
-    nchw = _flags(ctx)[0]
+    nchw = resize_flags(ctx)[0]
     h, w = (b, c) if nchw else (a, b)
     out_w = _out_size(ctx, 1, w)
     out_h = _out_size(ctx, 2, h)
@@ -126,7 +126,7 @@ def _scale(in_size: int, out_size: int, align: bool) -> np.float32:
     return np.float32(in_size) / np.float32(out_size)
 
 
-def _bilinear_axis(in_size, out_size, align, half):
+def bilinear_axis(in_size, out_size, align, half):
     scale = _scale(in_size, out_size, align)
     pos = np.arange(out_size, dtype=np.float32)
     if half:
@@ -139,7 +139,7 @@ def _bilinear_axis(in_size, out_size, align, half):
     return lo, hi, frac
 
 
-def _nearest_axis(in_size, out_size, align, half):
+def nearest_axis(in_size, out_size, align, half):
     scale = _scale(in_size, out_size, align)
     pos = np.arange(out_size, dtype=np.float32)
     if half:
@@ -159,11 +159,11 @@ def _resize_nhwc(op: str, x: np.ndarray, out_h: int, out_w: int, align: bool, ha
                  integer: bool) -> np.ndarray:
     _, in_h, in_w, _ = x.shape
     if op == "RESIZE_NEAREST_NEIGHBOR":
-        yi = _nearest_axis(in_h, out_h, align, half)
-        xi = _nearest_axis(in_w, out_w, align, half)
+        yi = nearest_axis(in_h, out_h, align, half)
+        xi = nearest_axis(in_w, out_w, align, half)
         return x[:, yi[:, None], xi[None, :], :]
-    y0, y1, dy = _bilinear_axis(in_h, out_h, align, half)
-    x0, x1, dx = _bilinear_axis(in_w, out_w, align, half)
+    y0, y1, dy = bilinear_axis(in_h, out_h, align, half)
+    x0, x1, dx = bilinear_axis(in_w, out_w, align, half)
     xf = x.astype(np.float32)
     dy = dy[None, :, None, None]
     dx = dx[None, None, :, None]
@@ -181,8 +181,8 @@ def _resize_nhwc(op: str, x: np.ndarray, out_h: int, out_w: int, align: bool, ha
 
 def execute(ctx: OperationContext):
     x = ctx.input(0)
-    (out_shape,) = prepare(ctx)
-    nchw, align, half = _flags(ctx)
+    out_shape = ctx.outputs[0].shape
+    nchw, align, half = resize_flags(ctx)
     if nchw:
         x = x.transpose(0, 2, 3, 1)
         out_h, out_w = out_shape[2], out_shape[3]

@@ -50,7 +50,6 @@ def _requantize(x: np.ndarray, src: OperandInfo, dst: OperandInfo) -> np.ndarray
 
 
 def execute(ctx: OperationContext):
-    prepare(ctx)
     cond, a, b = ctx.input(0), ctx.input(1), ctx.input(2)
     out = ctx.outputs[0]
     if out.type in QUANT8_TENSORS:

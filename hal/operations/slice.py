@@ -64,7 +64,7 @@ def _known(ctx: OperationContext, indexes) -> bool:
 
 # ----------------------------------------------------------------------------- SLICE
 
-def _slice_box(ctx: OperationContext):
+def slice_box(ctx: OperationContext):
     shape = ctx.input_shape(0)
     begin = ctx.input(1).reshape(-1).tolist()
     size = ctx.input(2).reshape(-1).tolist()
@@ -85,15 +85,15 @@ def validate_slice(ctx: OperationContext):
     check_same_quant(ctx, ctx.inputs[0], ctx.outputs[0], "input 0 and output 0")
     _check_vectors(ctx, (1, 2), {1: "begin", 2: "size"})
     if _known(ctx, (1, 2)):
-        _slice_box(ctx)
+        slice_box(ctx)
 
 
 def prepare_slice(ctx: OperationContext):
-    return [tuple(s for _, s in _slice_box(ctx))]
+    return [tuple(s for _, s in slice_box(ctx))]
 
 
 def execute_slice(ctx: OperationContext):
-    box = _slice_box(ctx)
+    box = slice_box(ctx)
     return [np.ascontiguousarray(ctx.input(0)[tuple(slice(b, b + s) for b, s in box)])]
 
 
@@ -107,7 +107,7 @@ def _clamped_index(index: int, dim: int, positive: bool) -> int:
     return min(max(index, -dim), dim - 1) % dim if dim else -1
 
 
-def _strided_plan(ctx: OperationContext):
+def strided_plan(ctx: OperationContext):
     """[(begin, stride, size, shrink)] per dimension, as the NNAPI reference computes them."""
     shape = ctx.input_shape(0)
     begin, end, strides = (ctx.input(i).reshape(-1).tolist() for i in (1, 2, 3))
@@ -146,18 +146,18 @@ def validate_strided(ctx: OperationContext):
     if ctx.value_known(3):
         ctx.require(bool(np.all(ctx.input(3) != 0)), "input 3 (strides) must be non-zero")
     if _known(ctx, (1, 2, 3, 4, 5, 6)):
-        out = _strided_shape(_strided_plan(ctx))
+        out = _strided_shape(strided_plan(ctx))
         declared = ctx.outputs[0].shape
         ctx.require(not declared or len(declared) == len(out),
                     f"output 0 has rank {len(declared)}, the slice has rank {len(out)}")
 
 
 def prepare_strided(ctx: OperationContext):
-    return [_strided_shape(_strided_plan(ctx))]
+    return [_strided_shape(strided_plan(ctx))]
 
 
 def execute_strided(ctx: OperationContext):
-    plan = _strided_plan(ctx)
+    plan = strided_plan(ctx)
     x = ctx.input(0)
     idx = np.ix_(*[b + s * np.arange(n, dtype=np.int64) for b, s, n, _ in plan])
     return [np.ascontiguousarray(x[idx]).reshape(_strided_shape(plan))]

@@ -45,7 +45,7 @@ LOG_SOFTMAX_SIGNATURES = [sig("V1_2", [t, b, "INT32"], [t]) for t, b in [
 _OUT_ZERO_POINT = {OT.TENSOR_QUANT8_ASYMM: 0, OT.TENSOR_QUANT8_ASYMM_SIGNED: -128}
 
 
-def _axis(ctx: OperationContext, rank: int):
+def softmax_axis(ctx: OperationContext, rank: int):
     axis = ctx.scalar(2, -1) if ctx.num_inputs() > 2 else -1
     if axis is None:
         raise LookupError(f"{ctx.name}: input 2 (axis) is not known before execution")
@@ -60,7 +60,7 @@ def validate(ctx: OperationContext):
     if beta is not None:
         ctx.require(beta > 0, f"input 1 (beta) must be > 0, got {beta}")
     if rank and (ctx.num_inputs() == 2 or ctx.value_known(2)):
-        _axis(ctx, rank)
+        softmax_axis(ctx, rank)
     out = ctx.outputs[0]
     if out.type in QUANT8_TENSORS:
         check_fixed_output_quant(ctx, 1 / 256, _OUT_ZERO_POINT[out.type])
@@ -139,7 +139,7 @@ def _softmax_quant(ctx: OperationContext, x: np.ndarray, beta: float) -> np.ndar
 def execute(ctx: OperationContext):
     x = ctx.input(0)
     beta = ctx.scalar(1)
-    axis = _axis(ctx, x.ndim)
+    axis = softmax_axis(ctx, x.ndim)
     out = ctx.outputs[0]
     if x.size == 0:
         return [np.zeros(x.shape, dtype=out.dtype)]

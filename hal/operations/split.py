@@ -57,7 +57,6 @@ def prepare(ctx: OperationContext):
 
 def execute(ctx: OperationContext):
     x = ctx.input(0)
-    prepare(ctx)
     axis, num = _params(ctx, x.shape)
     return [np.ascontiguousarray(p) for p in np.split(x, num, axis=axis)]
 

@@ -50,8 +50,7 @@ def prepare(ctx: OperationContext):
 
 def execute(ctx: OperationContext):
     x = ctx.input(0)
-    out, _ = prepare(ctx)
-    k = out[-1]
+    k = ctx.outputs[0].shape[-1]
     # Stable ascending sort, reversed: values descending, equal values by descending index.
     order = np.argsort(x, axis=-1, kind="stable")[..., ::-1][..., :k]
     values = np.take_along_axis(x, order, axis=-1)

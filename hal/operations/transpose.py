@@ -24,7 +24,7 @@ SIGNATURES = ([sig(v, [t, "TENSOR_INT32"], [t], optional=[1]) for v, t in _TYPES
               + [sig(v, [t], [t]) for v, t in _TYPES])
 
 
-def _perm(ctx: OperationContext, rank: int):
+def transpose_perm(ctx: OperationContext, rank: int):
     if not ctx.has_input(1):
         return tuple(range(rank - 1, -1, -1))
     perm = ctx.input(1).reshape(-1).tolist()
@@ -43,17 +43,17 @@ def validate(ctx: OperationContext):
         ctx.require(len(s) in (0, 1), f"input 1 (perm) must be 1-D, got rank {len(s)}")
     rank = ctx.inputs[0].rank
     if rank and (not ctx.has_input(1) or ctx.value_known(1)):
-        _perm(ctx, rank)
+        transpose_perm(ctx, rank)
 
 
 def prepare(ctx: OperationContext):
     shape = ctx.input_shape(0)
-    return [tuple(shape[p] for p in _perm(ctx, len(shape)))]
+    return [tuple(shape[p] for p in transpose_perm(ctx, len(shape)))]
 
 
 def execute(ctx: OperationContext):
     x = ctx.input(0)
-    return [np.ascontiguousarray(x.transpose(_perm(ctx, x.ndim)))]
+    return [np.ascontiguousarray(x.transpose(transpose_perm(ctx, x.ndim)))]
 
 
 register("TRANSPOSE", execute, signatures=SIGNATURES, validate=validate, prepare=prepare,

@@ -51,12 +51,12 @@ def _signatures():
 SIGNATURES = _signatures()
 
 
-def _params(ctx):
+def transpose_conv_params(ctx):
     explicit = ctx.num_inputs() == 11
     return parse_window(ctx, 3 if explicit else 4, explicit, dilation=False)
 
 
-def _geometry(ctx, p, h, w, fh, fw):
+def output_geometry(ctx, p, h, w, fh, fw):
     """(top, left) padding and the output (height, width)."""
     if p.explicit:
         left, right, top, bottom = p.pads
@@ -77,7 +77,7 @@ def _geometry(ctx, p, h, w, fh, fw):
 
 
 def validate(ctx: OperationContext):
-    p = _params(ctx)
+    p = transpose_conv_params(ctx)
     validate_conv(ctx, p, 0)
     if not p.explicit:
         shp = ctx.inputs[3]
@@ -88,23 +88,22 @@ def validate(ctx: OperationContext):
 
 
 def prepare(ctx: OperationContext):
-    p = _params(ctx)
+    p = transpose_conv_params(ctx)
     check_window(ctx, p)
     n, h, w, c = nhwc_shape(ctx.input_shape(0), p.nchw)
     o, fh, fw, fc = ctx.input_shape(1)
     check_filter_depth(ctx, c, fc)
-    _, _, oh, ow = _geometry(ctx, p, h, w, fh, fw)
+    _, _, oh, ow = output_geometry(ctx, p, h, w, fh, fw)
     return [layout_shape(n, oh, ow, o, p.nchw)]
 
 
 def execute(ctx: OperationContext):
-    p = _params(ctx)
-    prepare(ctx)
+    p = transpose_conv_params(ctx)
     inp, fi = ctx.inputs[0], ctx.inputs[1]
     x = centered(inp, to_nhwc(ctx.input(0), p.nchw))
     n, h, w, c = x.shape
     o, fh, fw, _ = fi.shape
-    top, left, oh, ow = _geometry(ctx, p, h, w, fh, fw)
+    top, left, oh, ow = output_geometry(ctx, p, h, w, fh, fw)
     f = centered(fi, ctx.input(1))
     # every input pixel scatters filter * value into a fh x fw window of the output
     cols = (x.reshape(-1, c) @ f.reshape(-1, c).T).reshape(n, h, w, o, fh, fw)

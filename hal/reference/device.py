@@ -45,8 +45,7 @@ class ReferencePreparedModel(DriverPreparedModel):
     def _execution_executor(self) -> Executor:
         """An Executor per execution (deadline and loop state belong to one execution) that
         shares the constants read once: executions of one prepared model run concurrently."""
-        ex = Executor(self.model)
-        ex._constants = self.executor._constants
+        ex = Executor(self.model, constants=self.executor.shared_constants)
         ex.rng = self.executor.rng
         return ex
 

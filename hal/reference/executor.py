@@ -8,36 +8,27 @@ import numpy as np
 
 from hal.errors import ErrorStatus, GeneralFailure, HalError, InvalidArgument, MissedDeadline
 from hal.operations import lookup
-from hal.operations.context import OperandInfo, OperationContext, shapes_compatible
+from hal.operations.context import operation_context, shapes_compatible
 from hal.types import Model, OperandLifeTime, Subgraph
-from hal.values import constant_value
-
-
-def operand_info(subgraph: Subgraph, index: int, value=None, shape=None) -> OperandInfo:
-    op = subgraph.operands[index]
-    return OperandInfo(
-        type=op.type,
-        shape=tuple(shape if shape is not None else
-                    (value.shape if value is not None else op.dimensions)),
-        scale=op.scale,
-        zero_point=op.zero_point,
-        channel_quant=op.extra_params,
-        value=value,
-        lifetime=op.lifetime,
-        index=index,
-    )
+from hal.values import static_value
 
 
 class Executor:
-    """Executes the subgraphs of one model. Constants are read once per Executor."""
+    """Executes the subgraphs of one model. Constants are read once per Executor, or once per
+    prepared model where its executors pass the same ``constants`` (subgraph -> values)."""
 
-    def __init__(self, model: Model):
+    def __init__(self, model: Model, constants: dict | None = None):
         self.model = model
-        self._constants: dict[int, dict[int, np.ndarray]] = {}
+        self._constants: dict[int, dict[int, np.ndarray]] = {} if constants is None \
+            else constants
         self.deadline_ns: int | None = None
-        self.loop_deadline_ns: int | None = None
         self.loop_timeout_ns: int | None = None
         self.rng = np.random.default_rng(0)
+
+    @property
+    def shared_constants(self) -> dict:
+        """The constants read so far, to share with another Executor of the same model."""
+        return self._constants
 
     def subgraph(self, index: int | None) -> Subgraph:
         return self.model.main if index is None else self.model.referenced[index]
@@ -48,11 +39,9 @@ class Executor:
             sg = self.subgraph(index)
             vals = {}
             for i, op in enumerate(sg.operands):
-                if op.lifetime in (OperandLifeTime.CONSTANT_COPY,
-                                   OperandLifeTime.CONSTANT_REFERENCE):
-                    vals[i] = constant_value(self.model, op, i)
-                elif op.lifetime == OperandLifeTime.SUBGRAPH:
-                    vals[i] = np.array(op.location.offset, dtype=np.int32)
+                v = static_value(self.model, op, i)
+                if v is not None:
+                    vals[i] = v
             self._constants[key] = vals
         return self._constants[key]
 
@@ -83,21 +72,17 @@ class Executor:
         if reg is None:
             raise GeneralFailure(f"operation {op_index} ({operation.type.name}) has no "
                                  "reference implementation")
-        ins = []
-        for i in operation.inputs:
-            info = operand_info(sg, i, values.get(i))
+        shapes = {i: values[i].shape for i in operation.inputs if values.get(i) is not None}
+        ctx = operation_context(self.model, sg, op_index, values, shapes, executor=self)
+        for i, info in zip(operation.inputs, ctx.inputs):
             if i in omitted:
                 info.lifetime = OperandLifeTime.NO_VALUE
             elif info.lifetime != OperandLifeTime.NO_VALUE and info.value is None:
                 raise GeneralFailure(f"{operation.type.name} (operation {op_index}): input "
                                      f"operand {i} has not been computed")
-            ins.append(info)
-        outs = [operand_info(sg, i) for i in operation.outputs]
-        ctx = OperationContext(operation.type, ins, outs,
-                               relaxed=self.model.relax_computation_float32_to_float16,
-                               executor=self, op_index=op_index)
+        outs = ctx.outputs
         try:
-            results = reg.execute(ctx)
+            results = reg.run(ctx)
         except InvalidArgument as e:  # an operation rejecting its run-time inputs: OP_FAILED
             raise GeneralFailure(e.reason) from e
         except HalError:

@@ -5,6 +5,7 @@ CLNN_DUMP_CL dumps rendered programs, the kernel key holds only source-changing 
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -25,17 +26,39 @@ def test_families_share_the_hal_stems():
         assert reg.family == hal[op].family, (op.name, reg.family, hal[op].family)
 
 
-#: families whose every launch is the shared GEMM (gemm.cl.mako, planned by kernels/_gemm.py)
-GEMM_ONLY = {"batch_matmul", "fully_connected", "grouped_conv2d"}
+#: families whose every launch is a shared kernel: the GEMM (gemm.cl.mako, planned by
+#: kernels/_gemm.py) or the strided copy (strided_copy.cl.mako, support.launch_strided_copy)
+SHARED_ONLY = {"batch_matmul", "fully_connected", "grouped_conv2d", "channel_shuffle",
+               "concatenation", "depth_space", "reshape", "slice", "split", "transpose"}
+KERNELS = os.path.join(os.path.dirname(__file__), "..", "clnn", "kernels")
+
+
+def _launched_templates(family: str) -> set[str]:
+    """The templates a kernel family's module names in its b.launch(...) calls."""
+    with open(os.path.join(KERNELS, f"{family}.py")) as f:
+        return set(re.findall(r"\.launch\(\s*\"(\w+)\"", f.read()))
 
 
 def test_every_family_has_its_template():
     families = {r.family for r in kernel_registrations().values()}
     assert len(families) >= 30
-    missing = [f for f in sorted(families - GEMM_ONLY)
+    missing = [f for f in sorted(families - SHARED_ONLY)
                if not os.path.exists(os.path.join(TEMPLATES, f"{f}.cl.mako"))]
     assert not missing, f"kernel families without a template: {missing}"
-    assert os.path.exists(os.path.join(TEMPLATES, "gemm.cl.mako"))
+    # the shared-only list stays honest: each is a family, has no template of its own and
+    # launches nothing itself
+    assert SHARED_ONLY <= families
+    for f in sorted(SHARED_ONLY):
+        assert not os.path.exists(os.path.join(TEMPLATES, f"{f}.cl.mako")), f
+        assert not _launched_templates(f), f
+    for shared in ("gemm", "strided_copy"):
+        assert os.path.exists(os.path.join(TEMPLATES, f"{shared}.cl.mako"))
+
+
+def test_launches_name_existing_templates():
+    for f in sorted({r.family for r in kernel_registrations().values()} | {"_gemm", "support"}):
+        for t in _launched_templates(f):
+            assert os.path.exists(os.path.join(TEMPLATES, f"{t}.cl.mako")), (f, t)
 
 
 def test_strict_undefined_names_the_template_and_def():
@@ -70,3 +93,40 @@ def test_dump_and_key_without_shapes(cl_device, tmp_path, monkeypatch):
     assert program_cache.STATS["rendered"] - before["rendered"] == 1
     dumped = list(tmp_path.glob("broadcast.binary.*.cl"))
     assert len(dumped) == 1 and "__kernel void binary" in dumped[0].read_text()
+
+
+def test_data_movement_families_share_one_copy_program():
+    """TRANSPOSE, RESHAPE, SLICE and CONCATENATION of float32 tensors launch the same strided
+    copy: one program is rendered and built for all four, and each result is right."""
+    pytest.importorskip("pyopencl")
+    from clnn import program_cache
+    from clnn.tools.devices import open_device
+    from hal.builder import ModelBuilder, make_request, read_outputs
+
+    # a new context (its program cache starts empty), every operation on the kernels
+    dev = open_device("opencl", fallback=False)
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    cases = {
+        "TRANSPOSE": (lambda b, i: [i, b.constant(np.array([2, 0, 1], np.int32))], [4, 2, 3],
+                      x.transpose(2, 0, 1)),
+        "RESHAPE": (lambda b, i: [i, b.constant(np.array([6, 4], np.int32))], [6, 4],
+                    x.reshape(6, 4)),
+        "SLICE": (lambda b, i: [i, b.constant(np.array([1, 1, 0], np.int32)),
+                                b.constant(np.array([1, 2, 3], np.int32))], [1, 2, 3],
+                  x[1:, 1:, :3]),
+        "CONCATENATION": (lambda b, i: [i, i, b.int32(1)], [2, 6, 4],
+                          np.concatenate([x, x], axis=1)),
+    }
+    before = program_cache.STATS["rendered"]
+    for op, (inputs, out_shape, want) in cases.items():
+        b = ModelBuilder()
+        i = b.input("TENSOR_FLOAT32", list(x.shape))
+        b.op(op, inputs(b, i), b.output("TENSOR_FLOAT32", out_shape))
+        m = b.finish()
+        assert dev.get_supported_operations(m) == [True], op
+        pm = dev.prepare_model(m)
+        req = make_request(m, [x])
+        r = pm.execute_synchronously(req)
+        assert r.status == 0, (op, r)
+        np.testing.assert_array_equal(read_outputs(m, req, r.output_shapes)[0], want, op)
+    assert program_cache.STATS["rendered"] - before == 1

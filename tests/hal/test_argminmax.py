@@ -41,7 +41,7 @@ def direct(op, x, axis):
     ins = [OperandInfo(OperandType.TENSOR_FLOAT32, x.shape, value=x),
            OperandInfo(OperandType.INT32, (), value=np.array(axis, np.int32))]
     ctx = OperationContext(OperationType[op], ins, [OperandInfo(OperandType.TENSOR_INT32, ())])
-    return lookup(OperationType[op]).execute(ctx)[0]
+    return lookup(OperationType[op]).run(ctx)[0]
 
 
 def test_zero_sized_other_dimension_and_empty_axis():

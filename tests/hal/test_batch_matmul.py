@@ -95,7 +95,7 @@ def test_zero_sized_batch():
              OperandInfo(OperandType.TENSOR_FLOAT32, y.shape, value=y)]
     ctx = OperationContext(OperationType.BATCH_MATMUL, infos,
                            [OperandInfo(OperandType.TENSOR_FLOAT32, (0, 0, 0))])
-    (out,) = lookup(OperationType.BATCH_MATMUL).execute(ctx)
+    (out,) = lookup(OperationType.BATCH_MATMUL).run(ctx)
     assert out.shape == (0, 2, 4)
 
 

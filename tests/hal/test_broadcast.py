@@ -132,10 +132,10 @@ def test_quant8_mul_with_multiplier_above_one():
 
 
 def direct(op, infos, out):
-    """Run an op's execute() on OperandInfos (zero-sized tensors only occur as intermediates,
-    which a one-op model cannot feed)."""
+    """Run an op (prepare, execute) on OperandInfos (zero-sized tensors only occur as
+    intermediates, which a one-op model cannot feed)."""
     ctx = OperationContext(OperationType[op], infos, [out])
-    return lookup(OperationType[op]).execute(ctx)
+    return lookup(OperationType[op]).run(ctx)
 
 
 @pytest.mark.parametrize("op", ["ADD", "MUL", "MAXIMUM"])

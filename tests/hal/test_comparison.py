@@ -78,7 +78,7 @@ def test_zero_sized():
     b = OperandInfo(OperandType.TENSOR_FLOAT32, (1,), value=np.ones(1, np.float32))
     ctx = OperationContext(OperationType.LESS, [a, b],
                            [OperandInfo(OperandType.TENSOR_BOOL8, (0, 0))])
-    (y,) = lookup(OperationType.LESS).execute(ctx)
+    (y,) = lookup(OperationType.LESS).run(ctx)
     assert y.shape == (2, 0) and y.dtype == np.bool_
 
 

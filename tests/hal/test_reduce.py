@@ -94,7 +94,7 @@ def direct(op, x, axes, keep, ttype=OperandType.TENSOR_FLOAT32, out_type=None):
            OperandInfo(keep_t, (), value=keep_v)]
     outs = [OperandInfo(out_type or ttype, ())]
     ctx = OperationContext(OperationType[op], ins, outs)
-    return lookup(OperationType[op]).execute(ctx)[0]
+    return lookup(OperationType[op]).run(ctx)[0]
 
 
 def test_zero_sized_input():

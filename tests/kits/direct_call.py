@@ -1,7 +1,8 @@
-"""Calling an operation's registered execute() directly on arrays, for operands a model cannot
-carry: zero-sized tensors only arise between operations (a request must give every input's
-dimensions, a constant must be fully specified), so the edge cases with zero-sized inputs
-(no rois, empty batches, empty slices) run the implementation on an OperationContext built here.
+"""Calling an operation's registered prepare() and execute() directly on arrays, for operands a
+model cannot carry: zero-sized tensors only arise between operations (a request must give every
+input's dimensions, a constant must be fully specified), so the edge cases with zero-sized
+inputs (no rois, empty batches, empty slices) run the implementation on an OperationContext
+built here.
 
     (y,) = call("RESHAPE", [info(F32, x), info(TI, [-1, 2])], [info(F32, shape=(0, 0))])
 """
@@ -27,8 +28,9 @@ def info(type_: str, value=None, shape=None, scale=0.0, zero_point=0) -> Operand
 
 
 def call(op: str, inputs: list[OperandInfo], outputs: list[OperandInfo]) -> list[np.ndarray]:
-    """execute() of ``op`` on the given operands; returns its output arrays. Floating-point
+    """prepare() then execute() of ``op`` on the given operands; returns its output arrays.
+    Floating-point
     warnings are silenced: empty inputs make NumPy warn about reductions over nothing."""
     op_type = OperationType[op]
     with np.errstate(all="ignore"):
-        return lookup(op_type).execute(OperationContext(op_type, inputs, outputs))
+        return lookup(op_type).run(OperationContext(op_type, inputs, outputs))

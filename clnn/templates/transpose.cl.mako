@@ -1,5 +1,0 @@
-## TRANSPOSE: permute the dimensions of a tensor on OpenCL: data movement as a strided copy
-## (common.mako strided_copy). Kernel key: the element size code; shapes and strides are arguments.
-<%namespace name="c" file="common.mako"/>
-
-<%def name="copy(dt)">${c.strided_copy("copy", dt)}</%def>
