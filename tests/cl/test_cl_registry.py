@@ -30,7 +30,7 @@ def test_families_share_the_hal_stems():
 #: kernels/_gemm.py) or the strided copy (strided_copy.cl.mako, support.launch_strided_copy)
 SHARED_ONLY = {"batch_matmul", "fully_connected", "grouped_conv2d", "channel_shuffle",
                "concatenation", "depth_space", "reshape", "slice", "split", "transpose"}
-KERNELS = os.path.join(os.path.dirname(__file__), "..", "clnn", "kernels")
+KERNELS = os.path.join(REPO, "clnn", "kernels")
 
 
 def _launched_templates(family: str) -> set[str]:

@@ -4,6 +4,8 @@ them and compute what the reference device computes."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -262,13 +264,18 @@ def test_omitted_optional_input_runs(name):
 
 # ------------------------------------------------------------------ tensors too large
 
-def _huge_tile(dims):
-    """TILE of a small input into a 3.2 GB float32 tensor (800M elements), more than any
-    buffer the OpenCL device allocates here; nothing that large is ever allocated."""
+def _huge_side(limit: int) -> int:
+    """The side n of an n x n float32 tensor just over the device's one-buffer limit."""
+    return math.isqrt(limit // 4) + 2
+
+
+def _huge_tile(dims, n):
+    """TILE of a small input into an n x n float32 tensor larger than any buffer the OpenCL
+    device allocates; nothing that large is ever allocated."""
     b = ModelBuilder()
     x = b.input(F32, dims)
-    b.op("TILE", [x, b.constant(np.array([40000, 20000], np.int32))],
-         b.output(F32, (0, 0) if 0 in dims else (40000, 20000)))
+    b.op("TILE", [x, b.constant(np.array([n, n], np.int32))],
+         b.output(F32, (0, 0) if 0 in dims else (n, n)))
     return b.finish()
 
 
@@ -276,15 +283,14 @@ def test_tensor_too_large_for_the_device_fails_at_prepare(opencl):
     from hal.errors import ErrorStatus, HalError
 
     limit = int(opencl.cl_device.max_mem_alloc_size)
-    if 40000 * 20000 * 4 <= limit:
-        pytest.skip(f"this OpenCL device allocates {limit} bytes in one buffer")
-    model = _huge_tile((1, 1))
+    n = _huge_side(limit)
+    model = _huge_tile((1, 1), n)
     with pytest.raises(HalError) as e:
         opencl.prepare_model(model)
     assert e.value.status == ErrorStatus.GENERAL_FAILURE
     assert f"operand {model.main.output_indexes[0]} " in e.value.reason
-    assert "[40000, 20000]" in e.value.reason
-    assert f"{40000 * 20000 * 4} bytes" in e.value.reason and str(limit) in e.value.reason
+    assert f"[{n}, {n}]" in e.value.reason
+    assert f"{n * n * 4} bytes" in e.value.reason and str(limit) in e.value.reason
 
 
 def test_tensor_too_large_for_the_device_fails_at_execution(opencl):
@@ -292,9 +298,7 @@ def test_tensor_too_large_for_the_device_fails_at_execution(opencl):
     from hal.errors import ErrorStatus
 
     limit = int(opencl.cl_device.max_mem_alloc_size)
-    if 40000 * 20000 * 4 <= limit:
-        pytest.skip(f"this OpenCL device allocates {limit} bytes in one buffer")
-    model = _huge_tile((0, 0))
+    model = _huge_tile((0, 0), _huge_side(limit))
     req = make_request(model, [np.ones((1, 1), np.float32)], output_sizes=[4])
     result = opencl.prepare_model(model).execute_synchronously(req)
     assert result.status == ErrorStatus.GENERAL_FAILURE
