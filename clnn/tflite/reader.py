@@ -162,6 +162,8 @@ def _quantization(t, tensor: TfTensor, what: str):
 
 
 def _read_tensor(raw: bytes, model, t, index: int, budget: list[int]) -> TfTensor:
+    """A tensor; ``budget``: [bytes of non-constant tensors so far, the most one tensor may
+    claim, the most all of them may claim]."""
     name = (t.Name() or b"").decode(errors="replace")
     what = f"tensor {index} ({name})"
     shape, sig = _shape(t, what)
@@ -169,15 +171,15 @@ def _read_tensor(raw: bytes, model, t, index: int, budget: list[int]) -> TfTenso
     _quantization(t, tensor, what)
     elements = math.prod(shape)
     itemsize = np.dtype(tensor.dtype).itemsize if tensor.dtype is not None else 1
-    if elements * itemsize > MAX_TENSOR_BYTES:
+    if elements * itemsize > budget[1]:
         raise TfliteImportError(f"{what}: shape {list(shape)} needs {elements * itemsize} "
-                                f"bytes, over the {MAX_TENSOR_BYTES}-byte limit per tensor")
+                                f"bytes, over the {budget[1]}-byte limit per tensor")
     data = _buffer_bytes(raw, model, t.Buffer(), what)
     if data is None:
         budget[0] += elements * itemsize
-        if budget[0] > MAX_MODEL_BYTES:
+        if budget[0] > budget[2]:
             raise TfliteImportError(f"{what}: the non-constant tensors up to this one need "
-                                    f"{budget[0]} bytes, over the {MAX_MODEL_BYTES}-byte limit")
+                                    f"{budget[0]} bytes, over the {budget[2]}-byte limit")
         return tensor
     dtype = tensor.dtype
     if dtype is None:
@@ -243,9 +245,12 @@ def _read_operator(model, op, k: int, n_tensors: int) -> TfOperator:
                       _options(op), custom)
 
 
-def read_model(path_or_bytes) -> TfModel:
+def read_model(path_or_bytes, max_tensor_bytes: int = MAX_TENSOR_BYTES,
+               max_model_bytes: int = MAX_MODEL_BYTES) -> TfModel:
     """Parse a .tflite file (a path, or its bytes); the flatbuffer is checked first
-    (:func:`clnn.tflite.verify.verify`), then every index and size read from it."""
+    (:func:`clnn.tflite.verify.verify`), then every index and size read from it. Tensors
+    over ``max_tensor_bytes``, or non-constant tensors over ``max_model_bytes`` together, are
+    rejected."""
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
         raw = bytes(path_or_bytes)
     else:
@@ -257,7 +262,7 @@ def read_model(path_or_bytes) -> TfModel:
     verify(raw)
     model = tflite.Model.GetRootAs(raw, 0)
     result = TfModel(int(model.Version()), (model.Description() or b"").decode(errors="replace"))
-    budget = [0]  # bytes of non-constant tensors so far (MAX_MODEL_BYTES)
+    budget = [0, max_tensor_bytes, max_model_bytes]
     for s in range(model.SubgraphsLength()):
         g = model.Subgraphs(s)
         n = g.TensorsLength()
