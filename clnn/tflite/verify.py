@@ -57,6 +57,29 @@ SCHEMA: dict[str, dict[int, tuple]] = {
 }
 
 
+#: schema field names, for messages
+FIELD_NAMES = {
+    "Model": ("version", "operator_codes", "subgraphs", "description", "buffers"),
+    "OperatorCode": ("deprecated_builtin_code", "custom_code", "version", "builtin_code"),
+    "SubGraph": ("tensors", "inputs", "outputs", "operators", "name"),
+    "Tensor": ("shape", "type", "buffer", "name", "quantization", "is_variable", "sparsity",
+               "shape_signature"),
+    "QuantizationParameters": ("min", "max", "scale", "zero_point", "details_type", "details",
+                               "quantized_dimension"),
+    "SparsityParameters": ("traversal_order", "block_map", "dim_metadata"),
+    "DimensionMetadata": ("format", "dense_size", "array_segments_type", "array_segments",
+                          "array_indices_type", "array_indices"),
+    "Operator": ("opcode_index", "inputs", "outputs", "builtin_options_type",
+                 "builtin_options", "custom_options"),
+    "Buffer": ("data", "offset", "size"),
+}
+
+
+def _field_name(table: str, fid: int) -> str:
+    names = FIELD_NAMES.get(table, ())
+    return names[fid] if fid < len(names) else f"field {fid}"
+
+
 class _Walker:
     def __init__(self, raw: bytes):
         self.raw = raw
@@ -94,8 +117,8 @@ class _Walker:
         for fid, kind in schema.items():
             off = (_U16.unpack_from(self.raw, vt + 4 + 2 * fid)[0] if fid < fields else 0)
             if off:
-                self.field(pos, pos + off, obj_size - off, kind, f"{what} field {fid}",
-                           vt, fields)
+                self.field(pos, pos + off, obj_size - off, kind,
+                           f"{what}.{_field_name(name, fid)}", vt, fields)
 
     def field(self, table_pos, pos, room, kind, what, vt, fields):
         tag = kind[0]
@@ -138,4 +161,4 @@ def verify(raw: bytes) -> None:
     if len(raw) < 8 or raw[4:8] != b"TFL3":
         raise TfliteImportError("not a TFLite flatbuffer (file identifier 'TFL3' missing)")
     w = _Walker(raw)
-    w.table(w.follow(0, "the root table"), "Model", "the model table")
+    w.table(w.follow(0, "the root table"), "Model", "model")  # paths: model.x[i].y

@@ -60,9 +60,9 @@ def test_every_truncation_is_rejected_with_a_sentence(conv_model):
 
 
 @pytest.mark.parametrize("raw, match", [
-    (b"\x08\0\0\0TFL3", "model table at byte 8 lies outside"),
+    (b"\x08\0\0\0TFL3", "model at byte 8 lies outside"),
     (b"\x08\0\0\0TFL3" + b"\0" * 8, "vtable"),
-    (b"\0\0\0\0TFL3", "vtable|model table"),
+    (b"\0\0\0\0TFL3", "vtable|model"),
     (b"abcdTFL2", "identifier"),
     (b"", "identifier"),
 ])
