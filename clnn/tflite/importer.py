@@ -205,7 +205,8 @@ class Importer:
         return tmp
 
     def build(self) -> ImportedModel:
-        from clnn.tflite.ops import CONVERTERS, MIN_INPUTS
+        from clnn.tflite.op_args import MIN_INPUTS
+        from clnn.tflite.ops import CONVERTERS
 
         g = self.graph
         for ti in g.inputs:
