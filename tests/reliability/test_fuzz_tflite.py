@@ -117,3 +117,45 @@ def test_intact_bases_load_and_run():
         prepared = dev.prepare_model(m.model)
         req = make_request(m.model, [np.ones(io.shape, io.dtype) for io in m.inputs])
         assert prepared.execute_synchronously(req).status == ErrorStatus.NONE, name
+
+
+def _sparse_model() -> bytes:
+    import os
+
+    from clnn.tools import models
+
+    path = os.path.join(models.cache_dir(), "face_detection_full_range_sparse.tflite")
+    if not os.path.exists(path):
+        pytest.skip("face_detection_full_range_sparse.tflite is not in the model cache "
+                    "(clnn models fetch)")
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _csr_vector(raw: bytes, tensor: int, which: str) -> tuple[int, int, int]:
+    """(data offset, length, element size) of a SPARSE_CSR level's segments or indices."""
+    import tflite
+
+    t = tflite.Model.GetRootAs(raw, 0).Subgraphs(0).Tensors(tensor)
+    sp = t.Sparsity()
+    dm = next(sp.DimMetadata(k) for k in range(sp.DimMetadataLength())
+              if sp.DimMetadata(k).Format() == 1)
+    kind = getattr(dm, f"Array{which}Type")()
+    table = getattr(dm, f"Array{which}")()
+    vec = {1: tflite.Int32Vector, 2: tflite.Uint16Vector, 3: tflite.Uint8Vector}[kind]()
+    vec.Init(table.Bytes, table.Pos)
+    return vec._tab.Vector(vec._tab.Offset(4)), vec.ValuesLength(), {1: 4, 2: 2, 3: 1}[kind]
+
+
+@pytest.mark.parametrize("which, value, match", [
+    ("Segments", 255, "segments are not an increasing run"),  # negative repeat counts
+    ("Indices", 250, "indices outside"),
+])
+def test_corrupted_sparsity_is_named(which, value, match):
+    raw = _sparse_model()
+    start, length, size = _csr_vector(raw, 14, which)
+    assert length > 2
+    data = bytearray(raw)
+    data[start + size:start + 2 * size] = value.to_bytes(size, "little")
+    with pytest.raises(TfliteImportError, match=rf"tensor 14 \(.*\): .*{match}"):
+        load(bytes(data))
