@@ -111,7 +111,7 @@ class _Walker:
         for fid in range(fields):
             off = _U16.unpack_from(self.raw, vt + 4 + 2 * fid)[0]
             if off and off >= obj_size:
-                self.fail(what, f"field {fid} at offset {off} lies outside its table "
+                self.fail(what, f"{_field_name(name, fid)} at offset {off} lies outside its table "
                                 f"({obj_size} bytes)")
         schema = SCHEMA.get(name, {})
         for fid, kind in schema.items():

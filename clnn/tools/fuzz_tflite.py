@@ -17,6 +17,7 @@ import json
 import os
 import queue
 import random
+import re
 import resource
 import struct
 import subprocess
@@ -24,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 
 import numpy as np
 
@@ -183,7 +185,7 @@ def _pump(stream, lines: queue.Queue):
     lines.put(None)
 
 
-def _drive(start, stop, config, results, timeout):
+def _drive(start, stop, config, results, timeout, tick):
     """Run seeds [start, stop) through workers, restarting after a crash or a hang."""
     while start < stop:
         cfg = dict(config, start=start, stop=stop)
@@ -204,6 +206,7 @@ def _drive(start, stop, config, results, timeout):
                 seed = current if current is not None else start
                 results.append({"seed": seed, "outcome": "failure",
                                 "message": f"hang: no result in {timeout:.0f} s"})
+                tick()
                 start = seed + 1
                 break
             if line is None:
@@ -213,6 +216,7 @@ def _drive(start, stop, config, results, timeout):
                     err = errors.read().strip().splitlines()[-1:] or [""]
                     results.append({"seed": current, "outcome": "failure", "message":
                                     f"worker died (exit {proc.returncode}) {err[0]}"})
+                    tick()
                     start = current + 1
                 else:
                     start = stop
@@ -221,27 +225,32 @@ def _drive(start, stop, config, results, timeout):
                 current = int(line[2:])
             elif line.startswith("R "):
                 results.append(json.loads(line[2:]))
+                tick()
                 current = None
 
 
 def run_fuzz(count: int, seed: int = 0, real=REAL_BASES, workers: int | None = None,
              opencl_every: int = 0, timeout: float = CASE_TIMEOUT,
-             memory_limit: int = MEMORY_LIMIT) -> dict:
+             memory_limit: int = MEMORY_LIMIT, progress: bool = False) -> dict:
     """Cases ``seed .. seed+count-1`` over the synthetic bases and the cached ``real`` models;
     returns {"counts", "statuses", "failures", "results"}."""
     workers = max(1, min(workers or os.cpu_count() or 1, count))
     config = {"real": list(real), "opencl_every": opencl_every, "memory_limit": memory_limit}
     results: list[dict] = []
+    from tqdm import tqdm
+
+    bar = tqdm(total=count, disable=not progress, unit="case", smoothing=0.05)
     bounds = [seed + count * i // workers for i in range(workers + 1)]
     # OpenCL cases in the first worker only: two processes compiling kernels at once on this
     # 2-core machine took over the case timeout
     threads = [threading.Thread(target=_drive, args=(
         bounds[i], bounds[i + 1], dict(config, opencl_every=opencl_every if i == 0 else 0),
-        results, timeout)) for i in range(workers)]
+        results, timeout, bar.update)) for i in range(workers)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    bar.close()
     results.sort(key=lambda r: r["seed"])
     counts = {"rejected": 0, "rejected_by_guard": 0, "ran": 0, "failure": 0}
     statuses: dict[str, int] = {}
@@ -250,21 +259,31 @@ def run_fuzz(count: int, seed: int = 0, real=REAL_BASES, workers: int | None = N
         counts["rejected_by_guard"] += bool(r.get("guard"))
         for dev, status in r.get("statuses", {}).items():
             statuses[f"{dev}:{status}"] = statuses.get(f"{dev}:{status}", 0) + 1
-    return {"counts": counts, "statuses": statuses,
+    reasons = Counter(_reason(r["message"]) for r in results if r["outcome"] == "rejected")
+    return {"counts": counts, "statuses": statuses, "reasons": dict(reasons.most_common()),
             "failures": [r for r in results if r["outcome"] == "failure"], "results": results}
+
+
+def _reason(message: str) -> str:
+    """A rejection message without its numbers and names: the kind of malformation."""
+    message = re.sub(r"\([^)]*\)", "", re.sub(r"\d+", "#", message))
+    return message.split(" at byte")[0][:90]
 
 
 def main(args) -> int:
     t0 = time.perf_counter()
     bases = load_bases()
     print(f"bases: {', '.join(name for name, _ in bases)}")
-    report = run_fuzz(args.count, args.seed, opencl_every=25)
+    report = run_fuzz(args.count, args.seed, opencl_every=25, progress=sys.stderr.isatty())
     c = report["counts"]
     print(f"{args.count} cases in {time.perf_counter() - t0:.0f} s: {c['rejected']} rejected "
           f"with TfliteImportError ({c['rejected_by_guard']} only by the last-resort guard), "
           f"{c['ran']} loaded and ran, {c['failure']} failures")
     for key, n in sorted(report["statuses"].items()):
         print(f"  {key}: {n}")
+    print("most frequent rejections:")
+    for reason, n in list(report["reasons"].items())[:12]:
+        print(f"  {n:6d}  {reason}")
     for f in report["failures"]:
         print(f"FAIL seed {f['seed']}: {f['message']} [{f.get('case', '')}]\n"
               f"  reproduce: clnn fuzz tflite --count 1 --seed {f['seed']}")
