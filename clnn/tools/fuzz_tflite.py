@@ -13,6 +13,7 @@ OpenCL). ``clnn fuzz tflite --count 1 --seed S`` reproduces case S.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import queue
@@ -28,6 +29,7 @@ import time
 from collections import Counter
 
 import numpy as np
+from tqdm import tqdm
 
 #: real models used when they are in the model cache (small ones: fast to load and run)
 REAL_BASES = ("hand_recrop.tflite", "face_detection_short_range.tflite",
@@ -173,9 +175,22 @@ def worker(config: dict) -> int:
     devices: dict = {}
     for seed in range(config["start"], config["stop"]):
         print(f"S {seed}", flush=True)
+        # a hang dumps the stacks (to the parent's error file) before the parent's timeout
+        faulthandler.dump_traceback_later(config["timeout"], exit=True)
         result = run_case(seed, bases, positions, devices, config["opencl_every"])
+        faulthandler.cancel_dump_traceback_later()
         print("R " + json.dumps(result), flush=True)
     return 0
+
+
+def _death(errors, returncode: int) -> str:
+    """Why a worker died: where it hung (faulthandler's innermost frame) or its last line."""
+    errors.seek(0)
+    lines = errors.read().strip().splitlines()
+    if any(line.startswith("Timeout (") for line in lines):
+        frame = next((x.strip() for x in lines if x.strip().startswith("File ")), "")
+        return f"hang: no result in time; innermost frame {frame}"
+    return f"worker died (exit {returncode}) {lines[-1] if lines else ''}"
 
 
 # ----------------------------------------------------------------------------- parent
@@ -199,7 +214,8 @@ def _drive(start, stop, config, results, timeout, tick):
         current = None
         while True:
             try:
-                line = lines.get(timeout=timeout if current is not None else 120)
+                # the worker's own faulthandler fires at ``timeout``; this is the backstop
+                line = lines.get(timeout=timeout + 10 if current is not None else 120)
             except queue.Empty:
                 proc.kill()
                 proc.wait()
@@ -212,10 +228,8 @@ def _drive(start, stop, config, results, timeout, tick):
             if line is None:
                 proc.wait()
                 if current is not None:
-                    errors.seek(0)
-                    err = errors.read().strip().splitlines()[-1:] or [""]
-                    results.append({"seed": current, "outcome": "failure", "message":
-                                    f"worker died (exit {proc.returncode}) {err[0]}"})
+                    results.append({"seed": current, "outcome": "failure",
+                                    "message": _death(errors, proc.returncode)})
                     tick()
                     start = current + 1
                 else:
@@ -235,10 +249,9 @@ def run_fuzz(count: int, seed: int = 0, real=REAL_BASES, workers: int | None = N
     """Cases ``seed .. seed+count-1`` over the synthetic bases and the cached ``real`` models;
     returns {"counts", "statuses", "failures", "results"}."""
     workers = max(1, min(workers or os.cpu_count() or 1, count))
-    config = {"real": list(real), "opencl_every": opencl_every, "memory_limit": memory_limit}
+    config = {"timeout": timeout, "real": list(real), "opencl_every": opencl_every,
+              "memory_limit": memory_limit}
     results: list[dict] = []
-    from tqdm import tqdm
-
     bar = tqdm(total=count, disable=not progress, unit="case", smoothing=0.05)
     bounds = [seed + count * i // workers for i in range(workers + 1)]
     # OpenCL cases in the first worker only: two processes compiling kernels at once on this

@@ -47,6 +47,15 @@ def test_a_subset_also_runs_on_opencl():
     assert ran and all("opencl" in r["statuses"] for r in ran)
 
 
+def test_a_hung_case_is_a_failure_that_names_its_seed():
+    # a timeout no case can meet: each case "hangs", the worker is replaced, and every seed
+    # is reported once, with where it was
+    report = run_fuzz(2, seed=40, real=(), workers=1, timeout=0.001)
+    assert [f["seed"] for f in report["failures"]] == [40, 41], _summary(report)
+    assert all(f["message"].startswith("hang") for f in report["failures"])
+    assert report["counts"]["failure"] == 2
+
+
 @pytest.fixture(scope="module")
 def conv_model() -> bytes:
     return synthetic_bases()["synthetic_conv"]
