@@ -69,7 +69,7 @@ def conv_2d(imp, op):
     strides = [imp.int32(opt(op, "StrideW", 1)), imp.int32(opt(op, "StrideH", 1))]
     common = [imp.operand(x), weights(imp, w, x), bias(imp, b, x, w, n_out),
               imp.int32(padding(imp, op)), *strides]
-    x_c = imp.shape(x)[-1]
+    x_c = rank(imp, x, 4, "the input")[-1]
     if x_c and in_c and x_c != in_c:
         if x_c % in_c:
             imp.fail(f"input depth {x_c} is not a multiple of the filter depth {in_c}")
@@ -84,7 +84,7 @@ def conv_2d(imp, op):
 def depthwise_conv_2d(imp, op):
     x, w, b = op.inputs[0], op.inputs[1], arg(op, 2)
     n_out = rank(imp, w, 4, "the filter")[3]
-    x_c = imp.shape(x)[-1]
+    x_c = rank(imp, x, 4, "the input")[-1]
     mult = n_out // x_c if x_c else max(opt(op, "DepthMultiplier", 1), 1)
     act, out = imp.fused(opt(op, "FusedActivationFunction"), op.outputs[0])
     dil = (opt(op, "DilationWFactor", 1), opt(op, "DilationHFactor", 1))
