@@ -254,8 +254,9 @@ def run_fuzz(count: int, seed: int = 0, real=REAL_BASES, workers: int | None = N
     results: list[dict] = []
     bar = tqdm(total=count, disable=not progress, unit="case", smoothing=0.05)
     bounds = [seed + count * i // workers for i in range(workers + 1)]
-    # OpenCL cases in the first worker only: two processes compiling kernels at once on this
-    # 2-core machine took over the case timeout
+    # OpenCL cases in the first worker only: with two workers building kernels at once on a
+    # busy 2-core machine (cold PoCL cache), 3 of 300 cases once exceeded the 30 s timeout
+    # (not reproduced with a warm cache)
     threads = [threading.Thread(target=_drive, args=(
         bounds[i], bounds[i + 1], dict(config, opencl_every=opencl_every if i == 0 else 0),
         results, timeout, bar.update)) for i in range(workers)]
