@@ -227,13 +227,13 @@ def _drive(start, stop, config, results, timeout, tick):
                 break
             if line is None:
                 proc.wait()
-                if current is not None:
-                    results.append({"seed": current, "outcome": "failure",
+                # died in a case, or before its next one (at startup): either is a failure
+                seed = current if current is not None else start
+                if seed < stop:
+                    results.append({"seed": seed, "outcome": "failure",
                                     "message": _death(errors, proc.returncode)})
                     tick()
-                    start = current + 1
-                else:
-                    start = stop
+                start = seed + 1
                 break
             if line.startswith("S "):
                 current = int(line[2:])
@@ -241,6 +241,7 @@ def _drive(start, stop, config, results, timeout, tick):
                 results.append(json.loads(line[2:]))
                 tick()
                 current = None
+                start = results[-1]["seed"] + 1
 
 
 def run_fuzz(count: int, seed: int = 0, real=REAL_BASES, workers: int | None = None,

@@ -56,6 +56,13 @@ def test_a_hung_case_is_a_failure_that_names_its_seed():
     assert report["counts"]["failure"] == 2
 
 
+def test_a_crashed_worker_is_a_failure_that_names_its_seed():
+    # a memory limit too small to import the importer: the worker dies before each case
+    report = run_fuzz(2, seed=7, real=(), workers=1, memory_limit=64 << 20)
+    assert [f["seed"] for f in report["failures"]] == [7, 8], _summary(report)
+    assert all(f["message"].startswith("worker died") for f in report["failures"])
+
+
 @pytest.fixture(scope="module")
 def conv_model() -> bytes:
     return synthetic_bases()["synthetic_conv"]
