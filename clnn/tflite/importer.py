@@ -17,7 +17,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from clnn.tflite.reader import TfliteImportError, TfModel, TfOperator, TfTensor, read_model
+from clnn.tflite.reader import (
+    MAX_MODEL_BYTES,
+    MAX_TENSOR_BYTES,
+    TfliteImportError,
+    TfModel,
+    TfOperator,
+    TfTensor,
+    read_model,
+)
 from hal.builder import ModelBuilder
 from hal.errors import BuilderError, HalError
 from hal.types import NUMPY_DTYPE, Model, OperandType
@@ -87,6 +95,8 @@ class Importer:
 
     # ------------------------------------------------------------------ tensors
     def tensor(self, ti: int) -> TfTensor:
+        if ti < 0:  # the reader checked every other index against the tensor count
+            self.fail("a required input is omitted (tensor index -1)")
         return self.graph.tensors[ti]
 
     def value(self, ti: int) -> np.ndarray | None:
@@ -169,6 +179,8 @@ class Importer:
     # ------------------------------------------------------------------ operations
     def fail(self, reason: str):
         op = self.op
+        if op is None:
+            raise TfliteImportError(reason)
         raise TfliteImportError(f"operator {op.index} ({op.name}): {reason}")
 
     def emit(self, nn_type: str, inputs, outputs):
@@ -193,6 +205,7 @@ class Importer:
         return tmp
 
     def build(self) -> ImportedModel:
+        from clnn.tflite.op_args import MIN_INPUTS
         from clnn.tflite.ops import CONVERTERS
 
         g = self.graph
@@ -208,12 +221,18 @@ class Importer:
             conv = CONVERTERS.get(op.name)
             if conv is None:
                 raise TfliteImportError(f"operator {op.index} ({op.name}) has no NNAPI mapping")
+            need = MIN_INPUTS.get(op.name, 1)
+            if len(op.inputs) < need or not op.outputs:
+                self.fail(f"{len(op.inputs)} inputs and {len(op.outputs)} outputs; it needs at "
+                          f"least {need} inputs and 1 output")
             try:
                 conv(self, op)
             except TfliteImportError:
                 raise
             except (HalError, BuilderError) as e:
                 self.fail(getattr(e, "reason", str(e)))
+            except Exception as e:  # last resort: a malformation no check above names
+                raise _unexpected(f"operator {op.index} ({op.name})", e) from e
         for ti in g.outputs:
             if ti in self.folded or self.tensor(ti).data is not None:
                 raise TfliteImportError(f"output tensor {ti} ({self.tensor(ti).name}) is a "
@@ -233,6 +252,29 @@ class Importer:
                              [op.name for op in g.operators])
 
 
-def load(path_or_bytes) -> ImportedModel:
-    """Import a .tflite model (a path or its bytes) as a validated NNAPI model."""
-    return Importer(read_model(path_or_bytes)).build()
+def _unexpected(stage: str, e: Exception) -> TfliteImportError:
+    """The last line of defence: an exception no check anticipated, as a TfliteImportError
+    naming the stage (``unexpected`` tells the fuzz suite that a check is missing)."""
+    err = TfliteImportError(f"{stage}: malformed model ({type(e).__name__}: {e})")
+    err.unexpected = True
+    return err
+
+
+def load(path_or_bytes, max_tensor_bytes: int = MAX_TENSOR_BYTES,
+         max_model_bytes: int = MAX_MODEL_BYTES) -> ImportedModel:
+    """Import a .tflite model (a path or its bytes) as a validated NNAPI model. A file that
+    cannot be imported raises :class:`TfliteImportError` and nothing else; the limits bound
+    the memory its tensors may claim (:func:`clnn.tflite.reader.read_model`)."""
+    try:
+        tf = read_model(path_or_bytes, max_tensor_bytes, max_model_bytes)
+    except TfliteImportError:
+        raise
+    except Exception as e:
+        raise _unexpected("reading the flatbuffer", e) from e
+    importer = Importer(tf)
+    try:
+        return importer.build()
+    except TfliteImportError:
+        raise
+    except Exception as e:
+        raise _unexpected("building the NNAPI model", e) from e

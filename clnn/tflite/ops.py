@@ -16,24 +16,10 @@ import struct
 
 import numpy as np
 
+from clnn.tflite.op_args import C_PADDING, arg, int_list, opt, padding, rank
 from hal.types import OperandType
 
 OT = OperandType
-#: TFLite Padding (SAME=0, VALID=1) -> NNAPI PaddingCode
-PADDING = {0: 1, 1: 2}
-#: TfLitePadding of the C API (custom options): kTfLitePaddingSame=1, kTfLitePaddingValid=2
-C_PADDING = {1: 1, 2: 2}
-
-
-def opt(op, name, default=0):
-    o = op.options
-    if o is None or not hasattr(o, name):
-        return default
-    return getattr(o, name)()
-
-
-def arg(op, k) -> int:
-    return op.inputs[k] if k < len(op.inputs) else -1
 
 
 def dequantized(imp, ti) -> np.ndarray:
@@ -68,23 +54,22 @@ def bias(imp, ti, x_ti, w_ti, n) -> int:
         dt = np.float16 if imp.tensor(x_ti).type_code == 1 else np.float32
         return imp.const(np.zeros(n, dt))
     x, w = imp.tensor(x_ti), imp.tensor(w_ti)
+    if not (x.quantized and w.quantized):
+        imp.fail(f"the input (tensor {x_ti}) and weights (tensor {w_ti}) of a quantized "
+                 "operator must both have quantization parameters")
     scale = 0.0 if len(w.scales) > 1 else float(x.scales[0] * w.scales[0])
     return imp.b.constant(np.zeros(n, np.int32), OT.TENSOR_INT32, scale, 0)
-
-
-def int_list(imp, op, k, what) -> list[int]:
-    return [int(v) for v in np.asarray(imp.constant_of(arg(op, k), what)).reshape(-1)]
 
 
 # ----------------------------------------------------------------------- convolutions
 def conv_2d(imp, op):
     x, w, b = op.inputs[0], op.inputs[1], arg(op, 2)
-    n_out, in_c = imp.shape(w)[0], imp.shape(w)[3]
+    n_out, _, _, in_c = rank(imp, w, 4, "the filter")
     act, out = imp.fused(opt(op, "FusedActivationFunction"), op.outputs[0])
     strides = [imp.int32(opt(op, "StrideW", 1)), imp.int32(opt(op, "StrideH", 1))]
     common = [imp.operand(x), weights(imp, w, x), bias(imp, b, x, w, n_out),
-              imp.int32(PADDING[opt(op, "Padding")]), *strides]
-    x_c = imp.shape(x)[-1]
+              imp.int32(padding(imp, op)), *strides]
+    x_c = rank(imp, x, 4, "the input")[-1]
     if x_c and in_c and x_c != in_c:
         if x_c % in_c:
             imp.fail(f"input depth {x_c} is not a multiple of the filter depth {in_c}")
@@ -98,15 +83,15 @@ def conv_2d(imp, op):
 
 def depthwise_conv_2d(imp, op):
     x, w, b = op.inputs[0], op.inputs[1], arg(op, 2)
-    n_out = imp.shape(w)[3]
-    x_c = imp.shape(x)[-1]
+    n_out = rank(imp, w, 4, "the filter")[3]
+    x_c = rank(imp, x, 4, "the input")[-1]
     mult = n_out // x_c if x_c else max(opt(op, "DepthMultiplier", 1), 1)
     act, out = imp.fused(opt(op, "FusedActivationFunction"), op.outputs[0])
     dil = (opt(op, "DilationWFactor", 1), opt(op, "DilationHFactor", 1))
     extra = [imp.bool(False), imp.int32(dil[0]), imp.int32(dil[1])] if dil != (1, 1) else []
     imp.emit("DEPTHWISE_CONV_2D",
              [imp.operand(x), weights(imp, w, x), bias(imp, b, x, w, n_out),
-              imp.int32(PADDING[opt(op, "Padding")]), imp.int32(opt(op, "StrideW", 1)),
+              imp.int32(padding(imp, op)), imp.int32(opt(op, "StrideW", 1)),
               imp.int32(opt(op, "StrideH", 1)), imp.int32(mult), act] + extra, [out])
 
 
@@ -117,14 +102,15 @@ def _transpose_conv(imp, op, x, w, b, padding, stride_w, stride_h, activation):
         imp.fail(f"the output shape {list(out_shape)} must be static")
     act, out = imp.fused(activation, out_ti)
     imp.emit("TRANSPOSE_CONV_2D",
-             [imp.operand(x), weights(imp, w, x), bias(imp, b, x, w, imp.shape(w)[0]),
+             [imp.operand(x), weights(imp, w, x),
+              bias(imp, b, x, w, rank(imp, w, 4, "the filter")[0]),
               imp.const(np.asarray(out_shape, np.int32)), imp.int32(padding),
               imp.int32(stride_w), imp.int32(stride_h), act, imp.bool(False)], [out])
 
 
 def transpose_conv(imp, op):
     _transpose_conv(imp, op, op.inputs[2], op.inputs[1], arg(op, 3),
-                    PADDING[opt(op, "Padding")], opt(op, "StrideW", 1), opt(op, "StrideH", 1),
+                    padding(imp, op), opt(op, "StrideW", 1), opt(op, "StrideH", 1),
                     opt(op, "FusedActivationFunction"))
 
 
@@ -145,7 +131,7 @@ def fully_connected(imp, op):
     x, w, b = op.inputs[0], op.inputs[1], arg(op, 2)
     if opt(op, "WeightsFormat") != 0:
         imp.fail("shuffled weights formats are not supported")
-    units, in_size = imp.shape(w)
+    units, in_size = rank(imp, w, 2, "the weights")
     out_ti = op.outputs[0]
     out_shape = imp.shape(out_ti)
     act_code = opt(op, "FusedActivationFunction")
@@ -165,7 +151,7 @@ def fully_connected(imp, op):
 def pool(nn_name):
     def convert(imp, op):
         act, out = imp.fused(opt(op, "FusedActivationFunction"), op.outputs[0])
-        imp.emit(nn_name, [imp.operand(op.inputs[0]), imp.int32(PADDING[opt(op, "Padding")]),
+        imp.emit(nn_name, [imp.operand(op.inputs[0]), imp.int32(padding(imp, op)),
                            imp.int32(opt(op, "StrideW", 1)), imp.int32(opt(op, "StrideH", 1)),
                            imp.int32(opt(op, "FilterWidth", 1)),
                            imp.int32(opt(op, "FilterHeight", 1)), act], [out])
@@ -268,7 +254,7 @@ def concatenation(imp, op):
 
 def pad(imp, op):
     x = op.inputs[0]
-    paddings = imp.const(np.asarray(int_list(imp, op, 1, "the paddings"),
+    paddings = imp.const(np.asarray(int_list(imp, op, 1, "the paddings", pairs=True),
                                     np.int32).reshape(-1, 2))
     if op.name == "PADV2" and arg(op, 2) >= 0:
         v = imp.constant_of(op.inputs[2], "the pad value").reshape(-1)[0]
@@ -283,7 +269,7 @@ def pad(imp, op):
 
 def resize(nn_name):
     def convert(imp, op):
-        h, w = int_list(imp, op, 1, "the size")
+        h, w = int_list(imp, op, 1, "the size", count=2)
         imp.emit(nn_name, [imp.operand(op.inputs[0]), imp.int32(w), imp.int32(h),
                            imp.bool(False), imp.bool(opt(op, "AlignCorners", False)),
                            imp.bool(opt(op, "HalfPixelCenters", False))],
@@ -340,7 +326,7 @@ def gather(imp, op):
 
 
 def split(imp, op):
-    axis = int_list(imp, op, 0, "the axis")[0]
+    axis = int_list(imp, op, 0, "the axis", count=1)[0]
     imp.emit("SPLIT", [imp.operand(op.inputs[1]), imp.int32(axis),
                        imp.int32(opt(op, "NumSplits", len(op.outputs)))],
              [imp.operand(o) for o in op.outputs])
@@ -348,7 +334,7 @@ def split(imp, op):
 
 def arg_minmax(nn_name):
     def convert(imp, op):
-        axis = int_list(imp, op, 1, "the axis")[0]
+        axis = int_list(imp, op, 1, "the axis", count=1)[0]
         imp.emit(nn_name, [imp.operand(op.inputs[0]), imp.int32(axis)],
                  [imp.operand(op.outputs[0])])
     return convert
@@ -365,7 +351,7 @@ def space_batch(nn_name):
         ins = [imp.operand(op.inputs[0]),
                imp.const(np.asarray(int_list(imp, op, 1, "the block shape"), np.int32))]
         if len(op.inputs) > 2:
-            ins.append(imp.const(np.asarray(int_list(imp, op, 2, "the paddings"),
+            ins.append(imp.const(np.asarray(int_list(imp, op, 2, "the paddings", pairs=True),
                                             np.int32).reshape(-1, 2)))
         imp.emit(nn_name, ins, [imp.operand(op.outputs[0])])
     return convert

@@ -12,6 +12,7 @@ DENSIFY) are densified here by :func:`densify`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,9 +25,16 @@ except ImportError as e:  # pragma: no cover - tflite is a main dependency
     raise ImportError("reading .tflite files needs the 'tflite' package "
                       "(pip install tflite)") from e
 
+from clnn.tflite.errors import TfliteImportError
+from clnn.tflite.sparse import densify
+from clnn.tflite.verify import verify
 
-class TfliteImportError(ValueError):
-    """The .tflite file cannot be read or mapped to NNAPI operations."""
+#: the most bytes one tensor may claim, and all non-constant tensors together: a corrupted
+#: shape must be rejected at import, not allocated when the model runs
+MAX_TENSOR_BYTES = 256 << 20
+MAX_MODEL_BYTES = 1 << 30
+#: the highest tensor rank accepted (TFLite kernels handle up to 6)
+MAX_RANK = 8
 
 
 def _enum_names(cls) -> dict[int, str]:
@@ -96,100 +104,99 @@ class TfModel:
     subgraphs: list[TfSubgraph] = field(default_factory=list)
 
 
-def _buffer_bytes(raw: bytes, model, index: int) -> bytes | None:
-    if index <= 0 or index >= model.BuffersLength():
+def _ints(table, field: str) -> list[int]:
+    if not getattr(table, f"{field}Length")():
+        return []
+    return [int(x) for x in getattr(table, f"{field}AsNumpy")()]
+
+
+def _buffer_bytes(raw: bytes, model, index: int, what: str) -> bytes | None:
+    if index == 0:  # buffer 0 is the empty sentinel: a tensor without constant data
         return None
+    if index >= model.BuffersLength():
+        raise TfliteImportError(f"{what}: buffer index {index} is out of range (the model has "
+                                f"{model.BuffersLength()} buffers)")
     buf = model.Buffers(index)
     offset = buf.Offset() if hasattr(buf, "Offset") else 0
-    if offset > 1:
-        return raw[offset:offset + buf.Size()]
+    if offset > 1:  # data after the flatbuffer (models over 2 GB)
+        size = buf.Size()
+        if offset + size > len(raw):
+            raise TfliteImportError(f"{what}: buffer {index} ({size} bytes at byte {offset}) "
+                                    f"lies outside the file ({len(raw)} bytes)")
+        return raw[offset:offset + size]
     if buf.DataLength() == 0:
         return None
     return buf.DataAsNumpy().tobytes()
 
 
-def _read_tensor(raw: bytes, model, t, index: int) -> TfTensor:
-    shape = tuple(int(d) for d in t.ShapeAsNumpy()) if t.ShapeLength() else ()
-    sig = tuple(int(d) for d in t.ShapeSignatureAsNumpy()) if t.ShapeSignatureLength() else shape
-    tensor = TfTensor(index, (t.Name() or b"").decode(errors="replace"), t.Type(), shape, sig)
+def _shape(t, what: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(shape, signature), checked: non-negative dimensions (-1 only in the signature, where
+    a dimension is dynamic), a sane rank, signature and shape of one rank."""
+    shape = tuple(_ints(t, "Shape"))
+    sig = tuple(_ints(t, "ShapeSignature")) if t.ShapeSignatureLength() else shape
+    if len(shape) > MAX_RANK:
+        raise TfliteImportError(f"{what}: rank {len(shape)} exceeds {MAX_RANK}")
+    if any(d < 0 for d in shape):
+        raise TfliteImportError(f"{what}: shape {list(shape)} has a negative dimension")
+    if len(sig) != len(shape) or any(s < -1 or (s >= 0 and s != d) for s, d in zip(sig, shape)):
+        raise TfliteImportError(f"{what}: shape signature {list(sig)} does not match the "
+                                f"shape {list(shape)}")
+    return shape, sig
+
+
+def _quantization(t, tensor: TfTensor, what: str):
     q = t.Quantization()
-    if q is not None and q.ScaleLength():
-        tensor.scales = q.ScaleAsNumpy().astype(np.float64)
-        tensor.zero_points = (q.ZeroPointAsNumpy().astype(np.int64) if q.ZeroPointLength()
-                              else np.zeros(len(tensor.scales), np.int64))
-        tensor.quantized_dimension = int(q.QuantizedDimension())
-    data = _buffer_bytes(raw, model, t.Buffer())
-    if data is not None:
-        dtype = tensor.dtype
-        if dtype is None:
-            raise TfliteImportError(f"tensor {index} ({tensor.name}): constant of type "
-                                    f"{tensor.type_name} is not supported")
-        flat = np.frombuffer(data, dtype=dtype)
-        sparsity = t.Sparsity()
-        if sparsity is not None:
-            tensor.data = densify(flat, shape, sparsity)
-        else:
-            if flat.size != int(np.prod(shape, dtype=np.int64)):
-                raise TfliteImportError(f"tensor {index} ({tensor.name}): buffer holds "
-                                        f"{flat.size} values for shape {list(shape)}")
-            tensor.data = flat.reshape(shape)
+    if q is None or not q.ScaleLength():
+        return
+    scales = q.ScaleAsNumpy().astype(np.float64)
+    zps = (q.ZeroPointAsNumpy().astype(np.int64) if q.ZeroPointLength()
+           else np.zeros(len(scales), np.int64))
+    dim = int(q.QuantizedDimension())
+    if len(zps) not in (1, len(scales)):
+        raise TfliteImportError(f"{what}: {len(zps)} zero points for {len(scales)} scales")
+    if len(scales) > 1 and not (0 <= dim < len(tensor.shape)
+                                and tensor.shape[dim] == len(scales)):
+        raise TfliteImportError(f"{what}: {len(scales)} per-channel scales do not match "
+                                f"dimension {dim} of shape {list(tensor.shape)}")
+    tensor.scales, tensor.zero_points, tensor.quantized_dimension = scales, zps, dim
+
+
+def _read_tensor(raw: bytes, model, t, index: int, budget: list[int]) -> TfTensor:
+    """A tensor; ``budget``: [bytes of non-constant tensors so far, the most one tensor may
+    claim, the most all of them may claim]."""
+    name = (t.Name() or b"").decode(errors="replace")
+    what = f"tensor {index} ({name})"
+    shape, sig = _shape(t, what)
+    tensor = TfTensor(index, name, t.Type(), shape, sig)
+    _quantization(t, tensor, what)
+    elements = math.prod(shape)
+    itemsize = np.dtype(tensor.dtype).itemsize if tensor.dtype is not None else 1
+    if elements * itemsize > budget[1]:
+        raise TfliteImportError(f"{what}: shape {list(shape)} needs {elements * itemsize} "
+                                f"bytes, over the {budget[1]}-byte limit per tensor")
+    data = _buffer_bytes(raw, model, t.Buffer(), what)
+    if data is None:
+        budget[0] += elements * itemsize
+        if budget[0] > budget[2]:
+            raise TfliteImportError(f"{what}: the non-constant tensors up to this one need "
+                                    f"{budget[0]} bytes, over the {budget[2]}-byte limit")
+        return tensor
+    dtype = tensor.dtype
+    if dtype is None:
+        raise TfliteImportError(f"{what}: constant of type {tensor.type_name} is not supported")
+    if len(data) % itemsize:
+        raise TfliteImportError(f"{what}: buffer of {len(data)} bytes is not a whole number "
+                                f"of {tensor.type_name} values")
+    flat = np.frombuffer(data, dtype=dtype)
+    sparsity = t.Sparsity()
+    if sparsity is not None:
+        tensor.data = densify(flat, shape, sparsity, what)
+    else:
+        if flat.size != elements:
+            raise TfliteImportError(f"{what}: buffer holds {flat.size} values for shape "
+                                    f"{list(shape)}")
+        tensor.data = flat.reshape(shape)
     return tensor
-
-
-def _index_vector(dm, which: str) -> np.ndarray:
-    """array_segments / array_indices of a DimensionMetadata (a union of int vectors)."""
-    kind = getattr(dm, f"Array{which}Type")()
-    table = getattr(dm, f"Array{which}")()
-    if kind == 0 or table is None:
-        raise TfliteImportError(f"sparse tensor: SPARSE_CSR dimension without array_{which}")
-    cls = {1: tflite.Int32Vector, 2: tflite.Uint16Vector, 3: tflite.Uint8Vector}[kind]
-    vec = cls()
-    vec.Init(table.Bytes, table.Pos)
-    return vec.ValuesAsNumpy().astype(np.int64) if vec.ValuesLength() else np.zeros(0, np.int64)
-
-
-def densify(values: np.ndarray, shape, sparsity) -> np.ndarray:
-    """The dense array of a TFLite sparse constant (TACO-style format: dimensions visited in
-    ``traversal_order``, each DENSE or SPARSE_CSR, optional block dimensions in
-    ``block_map``)."""
-    rank = len(shape)
-    order = [int(x) for x in sparsity.TraversalOrderAsNumpy()]
-    block_map = ([int(x) for x in sparsity.BlockMapAsNumpy()] if sparsity.BlockMapLength()
-                 else [])
-    dims = [sparsity.DimMetadata(i) for i in range(sparsity.DimMetadataLength())]
-    if len(order) != len(dims) or len(order) != rank + len(block_map):
-        raise TfliteImportError("sparse tensor: traversal order, dimension metadata and block "
-                                "map do not agree")
-    # positions: index into the next level's storage; coords: expanded-space coordinates
-    positions = np.zeros(1, np.int64)
-    coords = np.zeros((1, len(order)), np.int64)
-    for level, dm in enumerate(dims):
-        if dm.Format() == 0:  # DENSE
-            n = int(dm.DenseSize())
-            positions = (positions[:, None] * n + np.arange(n)[None, :]).reshape(-1)
-            idx = np.tile(np.arange(n), len(coords))
-            coords = np.repeat(coords, n, axis=0)
-        else:  # SPARSE_CSR
-            seg = _index_vector(dm, "Segments")
-            ind = _index_vector(dm, "Indices")
-            counts = seg[positions + 1] - seg[positions]
-            starts = np.repeat(seg[positions], counts)
-            within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-            positions = starts + within
-            idx = ind[positions]
-            coords = np.repeat(coords, counts, axis=0)
-        coords[:, order[level]] = idx
-    if len(positions) != values.size:
-        raise TfliteImportError(f"sparse tensor: {values.size} values for {len(positions)} "
-                                "positions")
-    dense_coords = coords[:, :rank].copy()
-    for j, d in enumerate(block_map):
-        block = int(dims[order.index(rank + j)].DenseSize())
-        dense_coords[:, d] = dense_coords[:, d] * block + coords[:, rank + j]
-    out = np.zeros(shape, values.dtype)
-    keep = np.all(dense_coords < np.asarray(shape, np.int64), axis=1)
-    out[tuple(dense_coords[keep].T)] = values[positions[keep]]
-    return out
 
 
 def _options(op):
@@ -206,7 +213,10 @@ def _options(op):
     return obj
 
 
-def operator_name(model, opcode_index: int) -> str:
+def operator_name(model, opcode_index: int, what: str) -> str:
+    if not 0 <= opcode_index < model.OperatorCodesLength():
+        raise TfliteImportError(f"{what}: opcode index {opcode_index} is out of range (the "
+                                f"model has {model.OperatorCodesLength()} operator codes)")
     oc = model.OperatorCodes(opcode_index)
     code = max(int(oc.BuiltinCode()), int(oc.DeprecatedBuiltinCode()))
     name = OPERATOR_NAMES.get(code, f"BUILTIN_{code}")
@@ -215,32 +225,51 @@ def operator_name(model, opcode_index: int) -> str:
     return name
 
 
-def read_model(path_or_bytes) -> TfModel:
-    """Parse a .tflite file (a path, or its bytes)."""
+def _indexes(values: list[int], count: int, what: str, optional: bool = False) -> list[int]:
+    """Tensor indexes checked against the subgraph's tensor count (-1: an omitted input)."""
+    low = -1 if optional else 0
+    for v in values:
+        if not low <= v < count:
+            raise TfliteImportError(f"{what}: tensor index {v} is out of range (the subgraph "
+                                    f"has {count} tensors)")
+    return values
+
+
+def _read_operator(model, op, k: int, n_tensors: int) -> TfOperator:
+    what = f"operator {k}"
+    name = operator_name(model, op.OpcodeIndex(), what)
+    what = f"operator {k} ({name})"
+    custom = op.CustomOptionsAsNumpy().tobytes() if op.CustomOptionsLength() else b""
+    return TfOperator(k, name, _indexes(_ints(op, "Inputs"), n_tensors, f"{what} inputs", True),
+                      _indexes(_ints(op, "Outputs"), n_tensors, f"{what} outputs"),
+                      _options(op), custom)
+
+
+def read_model(path_or_bytes, max_tensor_bytes: int = MAX_TENSOR_BYTES,
+               max_model_bytes: int = MAX_MODEL_BYTES) -> TfModel:
+    """Parse a .tflite file (a path, or its bytes); the flatbuffer is checked first
+    (:func:`clnn.tflite.verify.verify`), then every index and size read from it. Tensors
+    over ``max_tensor_bytes``, or non-constant tensors over ``max_model_bytes`` together, are
+    rejected."""
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
         raw = bytes(path_or_bytes)
     else:
-        with open(path_or_bytes, "rb") as f:
-            raw = f.read()
-    if len(raw) < 8 or raw[4:8] != b"TFL3":
-        raise TfliteImportError("not a TFLite flatbuffer (file identifier 'TFL3' missing)")
+        try:
+            with open(path_or_bytes, "rb") as f:
+                raw = f.read()
+        except OSError as e:
+            raise TfliteImportError(f"cannot read {path_or_bytes}: {e.strerror}") from None
+    verify(raw)
     model = tflite.Model.GetRootAs(raw, 0)
     result = TfModel(int(model.Version()), (model.Description() or b"").decode(errors="replace"))
+    budget = [0, max_tensor_bytes, max_model_bytes]
     for s in range(model.SubgraphsLength()):
         g = model.Subgraphs(s)
-        tensors = [_read_tensor(raw, model, g.Tensors(i), i) for i in range(g.TensorsLength())]
-        ops = []
-        for k in range(g.OperatorsLength()):
-            op = g.Operators(k)
-            custom = op.CustomOptionsAsNumpy().tobytes() if op.CustomOptionsLength() else b""
-            ops.append(TfOperator(k, operator_name(model, op.OpcodeIndex()),
-                                  [int(i) for i in op.InputsAsNumpy()] if op.InputsLength()
-                                  else [],
-                                  [int(i) for i in op.OutputsAsNumpy()] if op.OutputsLength()
-                                  else [],
-                                  _options(op), custom))
+        n = g.TensorsLength()
+        tensors = [_read_tensor(raw, model, g.Tensors(i), i, budget) for i in range(n)]
+        ops = [_read_operator(model, g.Operators(k), k, n) for k in range(g.OperatorsLength())]
         result.subgraphs.append(TfSubgraph(
             (g.Name() or b"").decode(errors="replace"), tensors, ops,
-            [int(i) for i in g.InputsAsNumpy()] if g.InputsLength() else [],
-            [int(i) for i in g.OutputsAsNumpy()] if g.OutputsLength() else []))
+            _indexes(_ints(g, "Inputs"), n, f"subgraph {s} inputs"),
+            _indexes(_ints(g, "Outputs"), n, f"subgraph {s} outputs")))
     return result

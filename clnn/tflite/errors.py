@@ -1,0 +1,6 @@
+"""The one exception the TFLite importer raises for a file it cannot import."""
+
+
+class TfliteImportError(ValueError):
+    """The .tflite file cannot be read or mapped to NNAPI operations; the message names the
+    object (table, tensor, operator, buffer) that is wrong."""
