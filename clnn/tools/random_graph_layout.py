@@ -6,8 +6,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from clnn.tools.random_graph_ops import _EXACT, _Ctx, _rank4, activation, binary, conv, math, \
-    pool, prelu
+from clnn.tools.random_graph_ops import (
+    _EXACT,
+    _Ctx,
+    _rank4,
+    activation,
+    binary,
+    conv,
+    math,
+    pool,
+    prelu,
+)
 from clnn.tools.random_graphs import BOOL8, F16, F32, FLOATS, I32, QA, QS, QUANT, Graph
 
 _ANY = FLOATS + QUANT
@@ -246,4 +255,3 @@ def grow(g: Graph, rng: np.random.Generator, max_ops: int) -> Graph:
     return g
 
 
-__all__ = ["BOOL8", "QS", "_EXACT", "grow"]

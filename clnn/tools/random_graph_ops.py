@@ -13,13 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from clnn.tools.random_graphs import (
-    BOOL8,
-    F16,
     F32,
     FLOATS,
     I32,
     QA,
-    QS,
     QUANT,
     Graph,
     Op,
