@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 
 from clnn.tools.random_graph_ops import (
-    _EXACT,
     _Ctx,
     _rank4,
     activation,
