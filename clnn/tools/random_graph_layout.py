@@ -216,7 +216,12 @@ def convert(c: _Ctx):
     if r < 0.25 and tx.exact:
         axis = int(c.rng.integers(len(tx.shape)))
         shape = [d for k, d in enumerate(tx.shape) if k != axis] or [1]
-        return c.op("ARGMAX", [x, ("INT32", axis)], I32, shape, float(tx.shape[axis]))
+        y = c.op("ARGMAX", [x, ("INT32", axis)], I32, shape, float(tx.shape[axis]))
+        if c.rng.random() < 0.5:  # int32 arithmetic (no fused activation for int32)
+            name = c.choice(["ADD", "SUB", "MUL", "MAXIMUM"])
+            y = c.op(name, [y, c.const(I32, (1,), -3, 3)] + ([("INT32", 0)] if name !=
+                                                              "MAXIMUM" else []), I32, shape, 8.0)
+        return y
     if tx.type in FLOATS and r < 0.6:
         other = F16 if tx.type == F32 else F32
         return c.op("CAST", [x], other, tx.shape, c.amp[x], exact=tx.type == F16)
@@ -228,17 +233,38 @@ def convert(c: _Ctx):
     return None
 
 
+def matmul(c: _Ctx):
+    x = c.pick(lambda t: t.type in (F32, F16, QS) and 2 <= len(t.shape) <= 4)
+    if x is None:
+        return None
+    tx = c.t(x)
+    k = int(c.rng.integers(1, 5))
+    y_shape = (1,) * (len(tx.shape) - 2) + (tx.shape[-1], k)
+    if tx.type == QS:
+        y = c.const(QS, y_shape, scale=float(np.float32(0.01)), zp=int(c.rng.integers(-5, 6)))
+    else:
+        y = c.const(tx.type, y_shape, -0.5, 0.5)
+    return c.op("BATCH_MATMUL", [x, y], tx.type, tx.shape[:-1] + (k,),
+                c.amp[x] * 0.5 * tx.shape[-1] ** 0.5 + 0.5)
+
+
 _GENERATORS = [(binary, 6), (activation, 4), (conv, 6), (pool, 3), (prelu, 1), (math, 2),
                (reshape, 1), (transpose, 1), (concat, 2), (softmax, 1), (reduce, 2),
                (fully_connected, 2), (resize, 1), (space_depth, 1), (l2_normalization, 1),
-               (slicing, 1), (shuffle_gather, 1), (compare_select, 1), (convert, 1)]
+               (slicing, 1), (shuffle_gather, 1), (compare_select, 1), (convert, 1),
+               (matmul, 1)]
 
 
 def grow(g: Graph, rng: np.random.Generator, max_ops: int) -> Graph:
     c = _Ctx(g, rng)
     family = c.choice([F32, F32, F32, F16, QA, QS])
-    c.input(family, (1, int(rng.integers(1, 6)), int(rng.integers(1, 6)),
-                     int(rng.integers(1, 5))))
+    if rng.random() < 0.15:  # wide: the GEMM and tiled kernel paths, edge tiles
+        c.max_channels = 40
+        c.input(family, (1, int(rng.integers(4, 13)), int(rng.integers(4, 13)),
+                         int(rng.integers(5, 25))))
+    else:
+        c.input(family, (1, int(rng.integers(1, 6)), int(rng.integers(1, 6)),
+                         int(rng.integers(1, 5))))
     fns = [f for f, _ in _GENERATORS]
     weights = np.array([w for _, w in _GENERATORS], float)
     steps = int(rng.integers(1, max_ops + 1))

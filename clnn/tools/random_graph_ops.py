@@ -37,6 +37,8 @@ class _Ctx:
         self.g, self.rng = g, rng
         self.amp: dict[int, float] = {}
         self.pool: list[int] = []  # tensors operations may read (no constants)
+        #: most output channels of a convolution (more in the graphs with wide tensors)
+        self.max_channels = 4
 
     # ------------------------------------------------------------------ tensors
     def t(self, i: int) -> T:
@@ -221,44 +223,55 @@ def _pad_first(c: _Ctx, x: int) -> int:
     return c.op(name, ins, tx.type, shape, c.amp[x] + 1, (tx.scale, tx.zp))
 
 
-def _window(c: _Ctx, x: int, f: int, layout_params: bool):
-    """(padding / stride scalars, output H, W) for a window of f x f on ``x`` (NHWC)."""
-    _, h, w, _ = c.t(x).shape
+def _window(c: _Ctx, h: int, w: int, f: int, dilation: int = 1):
+    """(padding / stride scalars, output H, W) for a window of f x f on an h x w input."""
     stride = int(c.rng.integers(1, 3))
+    eff = (f - 1) * dilation + 1
     if c.rng.random() < 0.5:  # implicit: SAME or VALID
         scheme = int(c.rng.integers(1, 3))
         if scheme == 1:
             oh, ow = -(-h // stride), -(-w // stride)
         else:
-            oh, ow = (h - f) // stride + 1, (w - f) // stride + 1
+            oh, ow = (h - eff) // stride + 1, (w - eff) // stride + 1
         params = [("INT32", scheme), ("INT32", stride), ("INT32", stride)]
     else:
         p = [int(v) for v in c.rng.integers(0, f, 4)]  # left right top bottom
-        oh, ow = (h + p[2] + p[3] - f) // stride + 1, (w + p[0] + p[1] - f) // stride + 1
+        oh, ow = (h + p[2] + p[3] - eff) // stride + 1, (w + p[0] + p[1] - eff) // stride + 1
         params = [("INT32", v) for v in p] + [("INT32", stride), ("INT32", stride)]
     return params, oh, ow
+
+
+def _layout(c: _Ctx, x: int, padded: bool) -> tuple[bool, tuple]:
+    """NCHW sometimes (not after a PAD of the NHWC spatial dimensions): (nchw, (n, h, w, c))."""
+    n, d1, d2, d3 = c.t(x).shape
+    if not padded and c.rng.random() < 0.15:
+        return True, (n, d2, d3, d1)
+    return False, (n, d1, d2, d3)
 
 
 def conv(c: _Ctx):
     x = c.pick(_rank4)
     if x is None:
         return None
-    if c.rng.random() < 0.35:
+    padded = c.rng.random() < 0.35
+    if padded:
         x = _pad_first(c, x)
     tx = c.t(x)
-    _, h, w, ch = tx.shape
+    nchw, (n, h, w, ch) = _layout(c, x, padded)
     depthwise = c.rng.random() < 0.4
     f = int(c.rng.integers(1, min(3, h, w) + 1))
-    params, oh, ow = _window(c, x, f, True)
+    dilation = 2 if c.rng.random() < 0.15 else 1
+    params, oh, ow = _window(c, h, w, f, dilation)
     if oh < 1 or ow < 1:
         return None
     mult = int(c.rng.integers(1, 3)) if depthwise else 1
-    o = ch * mult if depthwise else int(c.rng.integers(1, 5))
+    o = ch * mult if depthwise else int(c.rng.integers(1, c.max_channels + 1))
     w_shape = (1, f, f, o) if depthwise else (o, f, f, ch)
     fan = f * f * (1 if depthwise else ch)
     per_channel = tx.type in QUANT and c.rng.random() < 0.4
-    if tx.type in FLOATS:
-        wt = c.const(tx.type, w_shape, -0.5, 0.5)
+    if tx.type in FLOATS:  # a filter that is a model input is packed on the device
+        wt = c.input(tx.type, w_shape, 0.5) if c.rng.random() < 0.15 else \
+            c.const(tx.type, w_shape, -0.5, 0.5)
         bias = c.const(tx.type, (o,), -0.5, 0.5)
     elif per_channel:
         scales = [float(np.float32(c.rng.uniform(0.002, 0.008))) for _ in range(o)]
@@ -275,11 +288,14 @@ def conv(c: _Ctx):
     if depthwise:
         ins.append(("INT32", mult))
     ins.append(act)
+    if nchw or dilation > 1 or c.rng.random() < 0.2:
+        ins.append(("BOOL", nchw))
+        if dilation > 1 or c.rng.random() < 0.3:
+            ins += [("INT32", dilation), ("INT32", dilation)]
     amp = c.amp[x] * 0.5 * fan ** 0.5 + 0.5
-    n = tx.shape[0]
     y = c.op("DEPTHWISE_CONV_2D" if depthwise else "CONV_2D", ins, tx.type,
-             (n, oh, ow, o), amp)
-    if act[1] != 0 or tx.type not in FLOATS:
+             (n, o, oh, ow) if nchw else (n, oh, ow, o), amp)
+    if act[1] != 0 or tx.type not in FLOATS or nchw:
         return y
     if not depthwise and c.rng.random() < 0.5:  # the residual ADD of clnn/fusion.py
         r = c.rng.random()
@@ -302,15 +318,19 @@ def pool(c: _Ctx):
     x = c.pick(_rank4)
     if x is None:
         return None
-    if c.rng.random() < 0.3:
+    padded = c.rng.random() < 0.3
+    if padded:
         x = _pad_first(c, x)
     tx = c.t(x)
+    nchw, (n, h, w, ch) = _layout(c, x, padded)
     name = c.choice(["AVERAGE_POOL_2D", "MAX_POOL_2D"] + (["L2_POOL_2D"] if tx.type in FLOATS
                                                           else []))
-    f = int(c.rng.integers(1, min(3, tx.shape[1], tx.shape[2]) + 1))
-    params, oh, ow = _window(c, x, f, False)
+    f = int(c.rng.integers(1, min(3, h, w) + 1))
+    params, oh, ow = _window(c, h, w, f)
     if oh < 1 or ow < 1:
         return None
     ins = [x, *params, ("INT32", f), ("INT32", f), _act(c)]
-    return c.op(name, ins, tx.type, (tx.shape[0], oh, ow, tx.shape[3]), c.amp[x],
+    if nchw or c.rng.random() < 0.2:
+        ins.append(("BOOL", nchw))
+    return c.op(name, ins, tx.type, (n, ch, oh, ow) if nchw else (n, oh, ow, ch), c.amp[x],
                 (tx.scale, tx.zp))

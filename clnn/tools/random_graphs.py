@@ -144,7 +144,7 @@ def to_python(g: Graph) -> str:
     inputs = g.inputs
     for i in sorted(used | {o for op in g.ops for o in op.outputs}):
         t = g.tensors[i]
-        q = f", scale={t.scale!r}, zp={t.zp}" if t.scale else ""
+        q = f", scale={t.scale!r}, zero_point={t.zp}" if t.scale else ""
         cq = f", channel_quant=({list(t.channel_quant[0])!r}, {t.channel_quant[1]})" \
             if t.channel_quant else ""
         if t.value is not None:
