@@ -20,7 +20,7 @@ THREADS = 8
 PATHS = ("sync", "async", "fenced", "burst")
 #: random graphs (clnn/tools/random_graphs.py) of each family: float32 conv chains, float16,
 #: quant8 asymm and signed (seeds whose graphs have several operations)
-SEEDS = (37, 12, 4, 26)
+SEEDS = (37, 40, 50, 52)
 
 
 def _device(name):
@@ -120,6 +120,9 @@ def test_one_prepared_model_from_eight_threads(device):
 
 
 def test_several_prepared_models_from_eight_threads(device):
+    # the seeds still give one graph of each type family (a generator change may move them)
+    assert {generate(s).tensors[0].type for s in SEEDS} == {
+        "TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_ASYMM_SIGNED"}
     cases = [Case(device, s) for s in SEEDS]
     errors = _hammer(cases, iterations=96)
     assert not errors, "\n".join(errors[:10])
