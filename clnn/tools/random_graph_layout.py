@@ -277,6 +277,9 @@ def grow(g: Graph, rng: np.random.Generator, max_ops: int) -> Graph:
     made = g.producers()
     g.outputs = [i for i in c.pool if i in made and i not in read] or \
         ([g.ops[-1].outputs[0]] if g.ops else [])
+    inner = [i for i in c.pool if i in made and i not in g.outputs]
+    if inner and rng.random() < 0.2:  # an intermediate read outside too: no fusion may hide it
+        g.outputs.append(c.choice(inner))
     return g
 
 
