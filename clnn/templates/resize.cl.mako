@@ -31,7 +31,7 @@ ${c.toffsets("x", "y")}
     float r = v00 * (1.0f - dy) * (1.0f - dx) + v10 * dy * (1.0f - dx)
             + v01 * (1.0f - dy) * dx + v11 * dy * dx;
   % if quant:
-    r = trunc(r + 0.5f);
+    r = floor(r + 0.5f);  /* half up, as the reference: trunc would round negatives up */
     y[yi] = (${c.ctype(dt)})clamp(r, ${"0.0f, 255.0f" if dt == "u8" else "-128.0f, 127.0f"});
   % else:
     ${c.stf(dt, "y", "yi", "r")};

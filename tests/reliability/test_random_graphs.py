@@ -125,3 +125,27 @@ def test_fuzz_graphs_cli_writes_a_report(cl, tmp_path):
     data = json.loads(report.read_text())
     assert data["outcomes"]["match"] == 20 and data["failures"] == []
     assert sum(data["operations"].values()) >= 20
+
+
+# ---------------------------------------------------------------------- bugs the graphs found
+@pytest.mark.parametrize("qtype,zp", [("TENSOR_QUANT8_ASYMM_SIGNED", -18),
+                                      ("TENSOR_QUANT8_ASYMM", 110)])
+def test_quantized_resize_bilinear_rounds_half_up(cl, qtype, zp):
+    """Seed 595 (RESIZE_BILINEAR -> BATCH_MATMUL, quant8 signed): the kernel rounded with
+    trunc(r + 0.5), which rounds negative values up: 19 of 48 values one step off the
+    reference's floor(r + 0.5), amplified to 2 steps by the BATCH_MATMUL after it. A lone
+    resize is within the CTS tolerance of 1, so compare exactly."""
+    b = ModelBuilder()
+    x = b.input(qtype, [1, 3, 2, 4], 0.0086, zp)
+    b.op("RESIZE_BILINEAR", [x, b.int32(4), b.int32(3)], b.output(qtype, [1, 3, 4, 4], 0.0086,
+                                                                   zp))
+    model = b.finish()
+    rng = np.random.default_rng(595)
+    lo, hi = (-128, 128) if qtype.endswith("SIGNED") else (0, 256)
+    xs = [rng.integers(lo, hi, (1, 3, 2, 4)).astype(np.int8 if lo else np.uint8)]
+    outs = []
+    for device in (cl, ReferenceDevice()):
+        req = make_request(model, xs)
+        r = device.prepare_model(model).execute_synchronously(req)
+        outs.append(read_outputs(model, req, r.output_shapes)[0])
+    np.testing.assert_array_equal(outs[0], outs[1])
