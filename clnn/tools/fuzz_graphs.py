@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from clnn.tools.random_graphs import F16, F32, Graph, build, generate, to_python
+from clnn.tools.random_graph_spec import F16, F32, Graph, build, to_python
+from clnn.tools.random_graphs import generate
 from hal.builder import make_request, read_outputs
 from hal.errors import ErrorStatus, HalError
 

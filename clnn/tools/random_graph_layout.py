@@ -16,7 +16,7 @@ from clnn.tools.random_graph_ops import (
     pool,
     prelu,
 )
-from clnn.tools.random_graphs import BOOL8, F16, F32, FLOATS, I32, QA, QS, QUANT, Graph
+from clnn.tools.random_graph_spec import BOOL8, F16, F32, FLOATS, I32, QA, QS, QUANT, Graph
 
 _ANY = FLOATS + QUANT
 

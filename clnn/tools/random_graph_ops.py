@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from clnn.tools.random_graphs import (
+from clnn.tools.random_graph_spec import (
     F32,
     FLOATS,
     I32,
