@@ -5,6 +5,11 @@
 
 <%def name="resize(op, dt)">
 <% quant = dt in ("u8", "i8") %>
+% if quant:
+/* the reference computes the interpolation without fused multiply-adds: a contracted one
+   moves values that land on x.5 to the other side of the rounding */
+#pragma OPENCL FP_CONTRACT OFF
+% endif
 __kernel void resize(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
                      __global const int* r0, __global const int* r1, __global const float* fr,
                      __global const int* c0, __global const int* c1, __global const float* fc,

@@ -149,3 +149,26 @@ def test_quantized_resize_bilinear_rounds_half_up(cl, qtype, zp):
         r = device.prepare_model(model).execute_synchronously(req)
         outs.append(read_outputs(model, req, r.output_shapes)[0])
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_quantized_resize_bilinear_is_bit_exact_on_ties(cl):
+    """Seed 917 (... -> TANH -> RESIZE_BILINEAR, quant8 signed): 2 values one step off, within
+    the CTS tolerance, from the kernel's contracted multiply-adds moving x.5 across the
+    rounding; the kernel now turns FP_CONTRACT off for quantized types. TANH outputs (scale
+    1/128) upscaled 2 x 1.33 land on such ties; compare exactly."""
+    qtype = "TENSOR_QUANT8_ASYMM_SIGNED"
+    b = ModelBuilder()
+    x = b.input(qtype, [1, 2, 3, 4], 1 / 128, 0)
+    b.op("RESIZE_BILINEAR", [x, b.int32(4), b.int32(6)], b.output(qtype, [1, 6, 4, 4],
+                                                                   1 / 128, 0))
+    model = b.finish()
+    rng = np.random.default_rng(917)
+    prepared = [d.prepare_model(model) for d in (cl, ReferenceDevice())]
+    for _ in range(20):
+        xs = [rng.integers(-128, 128, (1, 2, 3, 4)).astype(np.int8)]
+        outs = []
+        for pm in prepared:
+            req = make_request(model, xs)
+            r = pm.execute_synchronously(req)
+            outs.append(read_outputs(model, req, r.output_shapes)[0])
+        np.testing.assert_array_equal(outs[0], outs[1])
