@@ -5,6 +5,11 @@
 
 <%def name="resize(op, dt)">
 <% quant = dt in ("u8", "i8") %>
+% if quant:
+/* the reference computes the interpolation without fused multiply-adds: a contracted one
+   moves values that land on x.5 to the other side of the rounding */
+#pragma OPENCL FP_CONTRACT OFF
+% endif
 __kernel void resize(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
                      __global const int* r0, __global const int* r1, __global const float* fr,
                      __global const int* c0, __global const int* c1, __global const float* fc,
@@ -31,7 +36,7 @@ ${c.toffsets("x", "y")}
     float r = v00 * (1.0f - dy) * (1.0f - dx) + v10 * dy * (1.0f - dx)
             + v01 * (1.0f - dy) * dx + v11 * dy * dx;
   % if quant:
-    r = trunc(r + 0.5f);
+    r = floor(r + 0.5f);  /* half up, as the reference: trunc would round negatives up */
     y[yi] = (${c.ctype(dt)})clamp(r, ${"0.0f, 255.0f" if dt == "u8" else "-128.0f, 127.0f"});
   % else:
     ${c.stf(dt, "y", "yi", "r")};
