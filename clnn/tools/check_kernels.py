@@ -37,19 +37,18 @@ def oclgrind_path() -> str | None:
 
 
 def log_messages(text: str) -> list[str]:
-    """Oclgrind's diagnostics in a log: blocks separated by blank lines, each beginning with an
-    unindented line (what went wrong) followed by indented details (kernel, work-item, source)."""
-    blocks, current = [], []
+    """Oclgrind's diagnostics in a log: each begins with an unindented line (what went wrong),
+    followed by indented details (kernel, work-item, instruction, source; a detail line may be
+    a lone tab, so blank lines do not end a diagnostic)."""
+    blocks: list[list[str]] = []
     for line in text.splitlines():
         if not line.strip():
-            if current:
-                blocks.append("\n".join(current))
-            current = []
+            continue
+        if line[0] in " \t" and blocks:
+            blocks[-1].append(line)
         else:
-            current.append(line)
-    if current:
-        blocks.append("\n".join(current))
-    return blocks
+            blocks.append([line])
+    return ["\n".join(b) for b in blocks]
 
 
 def message_kernel(block: str) -> str:

@@ -15,15 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from clnn.tools.check_kernels import FATAL, log_messages, message_kernel
+from clnn.tools import check_kernels
+from clnn.tools.check_kernels import FATAL, log_messages, message_kernel, split_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("CLNN_CTS_CORPUS", ROOT.parent / "shared/cts/public"))
 OCLGRIND = shutil.which("oclgrind")
 ICD_LIBRARY = Path("/usr/lib/oclgrind/liboclgrind-rt-icd.so")
 
-pytestmark = pytest.mark.skipif(OCLGRIND is None, reason="oclgrind is not installed "
-                                "(apt-get install oclgrind; make test installs it as root)")
+needs_oclgrind = pytest.mark.skipif(OCLGRIND is None, reason="oclgrind is not installed "
+                                    "(apt-get install oclgrind; make test installs it as root)")
 
 #: one or two small corpus files per kernel family: convolutions (direct, depthwise), the GEMM
 #: of fully connected, pooling with a reduction window, softmax and L2 normalization (work-group
@@ -52,6 +53,7 @@ __kernel void shifted(__global const float *x, __global float *y)
 """
 
 
+@needs_oclgrind
 def test_oclgrind_reports_an_out_of_bounds_read(tmp_path):
     """The positive control: a kernel reading past its buffer is reported, with its name, in
     the log the checks scan; without it a clean run would prove nothing."""
@@ -76,6 +78,7 @@ print(cl.get_platforms()[0].name)
     assert "Invalid read" in messages[0] and message_kernel(messages[0]) == "shifted"
 
 
+@needs_oclgrind
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=f"conformance corpus not found at {CORPUS}")
 def test_corpus_kernels_clean_on_oclgrind(tmp_path):
     """Several kernel families run the corpus on the simulated device without fallback: every
@@ -99,6 +102,7 @@ def test_corpus_kernels_clean_on_oclgrind(tmp_path):
         messages[:5])
 
 
+@needs_oclgrind
 @pytest.mark.skipif(not ICD_LIBRARY.exists() or not list(Path("/etc/OpenCL/vendors").glob(
     "*.icd")), reason="needs Oclgrind's ICD library and a registered ICD such as PoCL")
 def test_simulator_is_never_the_default_device(tmp_path):
@@ -145,6 +149,7 @@ print(device.cl_device.max_work_group_size, "ok")
 """.replace("bias_values", "np.arange(16, dtype=np.float32)")
 
 
+@needs_oclgrind
 def test_work_groups_fit_a_small_device(tmp_path):
     """A per-channel ADD asks for 16x16 work-groups (the fastest on PoCL); on a simulated
     device that runs at most 8 work-items per group the launch leaves the choice to the driver
@@ -158,3 +163,38 @@ def test_work_groups_fit_a_small_device(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.split() == ["8", "ok"]
     assert not log_messages(log.read_text())
+
+
+_LOG = """
+Invalid read of size 4 at global memory address 0x1000000000020
+\tKernel: shifted
+\tEntity: Global(7,0,0) Local(7,0,0) Group(0,0,0)
+\t  %5 = load float, float addrspace(1)* %4, align 4
+\t
+
+\tAt line 1 of input.cl:
+
+Read-write data race at local memory address 0x0
+\tKernel: instance_normalization
+\tFirst entity:  Global(1,0,0) Local(1,0,0) Group(0,0,0)
+"""
+
+
+def test_log_parsing_and_corpus_split(tmp_path):
+    """What the checks count: each diagnostic block with its kernel; the corpus parts hold
+    every file exactly once."""
+    blocks = log_messages(_LOG)
+    assert [message_kernel(b) for b in blocks] == ["shifted", "instance_normalization"]
+    assert blocks[1].startswith("Read-write data race") and "input.cl" in blocks[0]
+    for k, size in enumerate([900, 10, 500, 300, 20, 700, 5]):
+        (tmp_path / f"f{k}.json.gz").write_bytes(b"x" * size)
+    parts = split_corpus(tmp_path, 3)
+    names = sorted(f.name for part in parts for f in part)
+    assert len(parts) == 3 and names == sorted(f"f{k}.json.gz" for k in range(7))
+    assert max(sum(f.stat().st_size for f in p) for p in parts) <= 900  # balanced by size
+
+
+def test_missing_oclgrind_is_named(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(check_kernels, "oclgrind_path", lambda: None)
+    assert check_kernels.main([str(tmp_path)]) == 2
+    assert "apt-get install -y oclgrind" in capsys.readouterr().err
