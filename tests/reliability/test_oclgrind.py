@@ -26,16 +26,22 @@ ICD_LIBRARY = Path("/usr/lib/oclgrind/liboclgrind-rt-icd.so")
 needs_oclgrind = pytest.mark.skipif(OCLGRIND is None, reason="oclgrind is not installed "
                                     "(apt-get install oclgrind; make test installs it as root)")
 
-#: one or two small corpus files per kernel family: convolutions (direct, depthwise), the GEMM
-#: of fully connected, pooling with a reduction window, softmax and L2 normalization (work-group
-#: reductions), resize, concatenation, gather, transpose, reduce, quantized add, int32 abs
+#: one or two small corpus files per kernel family: convolutions (direct and depthwise),
+#: the GEMM of fully connected, pooling, softmax / log-softmax and the
+#: normalizations (work-group reductions), resize, the data movers (concatenation, gather,
+#: transpose, pad, strided slice, split, space-to-batch), reduce, argmax, select, tile, prelu,
+#: quantized add, int32 abs
 FILES = ["V1_0__conv_float.json.gz", "V1_0__depthwise_conv2d_float.json.gz",
-         "V1_0__fully_connected_float.json.gz", "V1_0__max_pool_float_1.json.gz",
-         "V1_0__avg_pool_quant8_4.json.gz", "V1_0__softmax_float_1.json.gz",
-         "V1_0__l2_normalization_2.json.gz", "V1_0__resize_bilinear.json.gz",
-         "V1_0__concat_float_1.json.gz", "V1_2__gather_higher_rank.json.gz",
-         "V1_1__transpose.json.gz", "V1_1__mean.json.gz", "V1_0__add_quant8.json.gz",
-         "V1_3__abs_int32.json.gz"]
+         "V1_0__fully_connected_float.json.gz",
+         "V1_0__max_pool_float_1.json.gz", "V1_0__avg_pool_quant8_4.json.gz",
+         "V1_0__softmax_float_1.json.gz", "V1_2__log_softmax.json.gz",
+         "V1_0__l2_normalization_2.json.gz", "V1_0__local_response_norm_float_4.json.gz",
+         "V1_0__resize_bilinear.json.gz", "V1_0__concat_float_1.json.gz",
+         "V1_2__gather_higher_rank.json.gz", "V1_1__transpose.json.gz", "V1_1__pad.json.gz",
+         "V1_1__strided_slice.json.gz", "V1_2__split_float_1.json.gz",
+         "V1_1__space_to_batch.json.gz", "V1_1__mean.json.gz", "V1_3__argmax_quant8_signed.json.gz",
+         "V1_2__select_v1_2.json.gz", "V1_3__tile_quant8_signed.json.gz", "V1_2__prelu.json.gz",
+         "V1_0__add_quant8.json.gz", "V1_3__abs_int32.json.gz"]
 
 
 def _oclgrind(log: Path, *command, env=None, timeout=300):
