@@ -8,6 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CORPUS ?= ../shared/cts/public
 CHECK_JOBS ?= 2
+CHECK_ARGS ?=
 
 .PHONY: demo test lint cts opencl oclgrind check-kernels bench clean
 
@@ -35,7 +36,7 @@ cts: $(VENV)/.installed opencl
 	$(VENV)/bin/clnn cts $(CORPUS) --device reference
 
 check-kernels: $(VENV)/.installed opencl oclgrind
-	$(PY) -m clnn.tools.check_kernels $(CORPUS) -j $(CHECK_JOBS)
+	$(PY) -m clnn.tools.check_kernels $(CORPUS) -j $(CHECK_JOBS) $(CHECK_ARGS)
 
 bench: $(VENV)/.installed opencl
 	$(PY) -m pip install -q -e '.[test,bench]'

@@ -11,6 +11,10 @@ Oclgrind is reached only through its ``oclgrind`` wrapper (it preloads the simul
 runtime into the command), never through an ICD file in /etc/OpenCL/vendors, so every other
 program on the machine keeps seeing PoCL. ``--check-api`` is left off: pyopencl itself probes
 clGetDeviceInfo with parameters newer than OpenCL 1.2, which Oclgrind reports as API errors.
+
+Oclgrind checks accesses against whole OpenCL buffers: an overrun that stays inside the plan's
+pool buffer (where every tensor of a partition lives) reaches another tensor's bytes and is not
+reported; only the corpus comparison can catch it.
 """
 
 from __future__ import annotations
