@@ -62,8 +62,7 @@ __kernel void shifted(__global const float *x, __global float *y)
 @needs_oclgrind
 def test_oclgrind_reports_an_out_of_bounds_read(tmp_path):
     """The positive control: a kernel reading past the end of its OpenCL buffer is reported,
-    with its name, in
-    the log the checks scan; without it a clean run would prove nothing."""
+    with its name, in the log the checks scan; without it a clean run would prove nothing."""
     script = tmp_path / "oob.py"
     script.write_text(f"""
 import numpy as np, pyopencl as cl
