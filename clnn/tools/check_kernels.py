@@ -23,6 +23,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -112,6 +113,13 @@ def run_check(corpus: Path, pattern: str | None = None, jobs: int = 1, workdir: 
             cmd, stdout=stdout, stderr=stderr, env=env)))
     result = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0, "messages": [],
               "failures": [], "parts_failed": 0, "workdir": str(workdir)}
+    try:
+        for *_, proc in procs:
+            proc.wait()
+    finally:  # interrupted (Ctrl-C, a timeout's SIGTERM handled as an exception): no orphans
+        for *_, proc in procs:
+            if proc.poll() is None:
+                proc.kill()
     for k, log, stdout, stderr, proc in procs:
         rc = proc.wait()
         stdout.close()
@@ -158,7 +166,12 @@ def report(result: dict, out=sys.stdout) -> None:
     print(f"  (logs: {result['workdir']})", file=out)
 
 
+def _terminate_as_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv=None) -> int:
+    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     ap = argparse.ArgumentParser(prog="python -m clnn.tools.check_kernels", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpus", help="directory of *.json.gz corpus files")
