@@ -1,12 +1,16 @@
 # Two commands on a fresh machine:  make demo  (the main job)   make test  (the tests)
 # Each sets up what is missing: a virtualenv with the packages, and an OpenCL platform (PoCL).
+# make check-kernels: the conformance corpus on Oclgrind, which reports out-of-bounds accesses,
+# data races and barrier divergence in the kernels (slow: see README.md).
 
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 CORPUS ?= ../shared/cts/public
+CHECK_JOBS ?= 2
+CHECK_ARGS ?=
 
-.PHONY: demo test lint cts opencl bench clean
+.PHONY: demo test lint cts opencl oclgrind check-kernels bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,15 +21,22 @@ $(VENV)/.installed: pyproject.toml
 opencl:
 	@scripts/ensure-opencl.sh
 
+oclgrind:
+	@scripts/ensure-oclgrind.sh
+
 demo: $(VENV)/.installed opencl
 	$(VENV)/bin/clnn demo
 
 test: $(VENV)/.installed opencl
+	@scripts/ensure-oclgrind.sh --optional
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
 cts: $(VENV)/.installed opencl
 	$(VENV)/bin/clnn cts $(CORPUS) --device reference
+
+check-kernels: $(VENV)/.installed opencl oclgrind
+	$(PY) -m clnn.tools.check_kernels $(CORPUS) -j $(CHECK_JOBS) $(CHECK_ARGS)
 
 bench: $(VENV)/.installed opencl
 	$(PY) -m pip install -q -e '.[test,bench]'

@@ -54,9 +54,19 @@ def list_cl_devices():
     return found
 
 
+def is_simulator(platform, device) -> bool:
+    """A device simulator such as Oclgrind (which reports itself as CPU, GPU, accelerator and
+    default at once): a checking tool, never the device to pick when a real one is there."""
+    import pyopencl as cl
+
+    both = cl.device_type.CPU | cl.device_type.GPU
+    return "oclgrind" in platform.name.lower() or (device.type & both) == both
+
+
 def select_device(spec: str | None = None):
     """Pick (platform, device): ``spec`` is "platform:index" (platform name/vendor/version
-    substring, or its index), a device name substring, or None (first GPU, else first CPU)."""
+    substring, or its index), a device name substring, or None (first GPU, else first CPU,
+    real devices before simulators such as Oclgrind)."""
     import pyopencl as cl
 
     try:
@@ -66,10 +76,11 @@ def select_device(spec: str | None = None):
     if not found:
         raise DeviceUnavailable("no OpenCL device was found (is an ICD such as PoCL installed?)")
     if not spec:
-        for want in (cl.device_type.GPU, cl.device_type.CPU):
-            for _, _, p, d in found:
-                if d.type & want:
-                    return p, d
+        for simulated in (False, True):
+            for want in (cl.device_type.GPU, cl.device_type.CPU):
+                for _, _, p, d in found:
+                    if d.type & want and is_simulator(p, d) == simulated:
+                        return p, d
         return found[0][2], found[0][3]
     s = spec.strip().lower()
     if ":" in s:
@@ -110,6 +121,8 @@ class ClDevice(Device):
         import pyopencl as cl
 
         t = self.cl_device.type
+        if is_simulator(self.platform, self.cl_device):
+            return DeviceType.OTHER
         if t & cl.device_type.GPU:
             return DeviceType.GPU
         if t & cl.device_type.CPU:

@@ -138,5 +138,27 @@ class LaunchBuilder:
                 flat.append(a)
         kernel.set_args(*flat)
         keep = tuple(a for a in flat if isinstance(a, cl.MemoryObjectHolder))
-        self.launches.append(Launch(self.op_index, f"{family}.{name}", kernel, gs,
-                                    tuple(local_size) if local_size else None, keep))
+        local = fit_local_size(kernel, self.device.cl_device, f"{family}.{name}", local_size)
+        self.launches.append(Launch(self.op_index, f"{family}.{name}", kernel, gs, local, keep))
+
+
+def fit_local_size(kernel, device, name: str, local_size):
+    """``local_size`` where the device and this compiled kernel can run such work-groups, else
+    None (the driver picks): the families ask for the group size measured fastest on PoCL, up
+    to 256 work-items, which a device or a register-hungry kernel may not allow."""
+    import pyopencl as cl
+
+    if not local_size:
+        return None
+    local = tuple(int(v) for v in local_size)
+    info = cl.kernel_work_group_info
+    limit = int(kernel.get_work_group_info(info.WORK_GROUP_SIZE, device))
+    per_dim = device.max_work_item_sizes
+    if int(np.prod(local)) <= limit and all(v <= m for v, m in zip(local, per_dim)):
+        return local
+    required = tuple(kernel.get_work_group_info(info.COMPILE_WORK_GROUP_SIZE, device))
+    if any(required):
+        raise GeneralFailure(f"kernel {name} needs work-groups of {required} work-items; the "
+                             f"device {device.name.strip()} runs at most {limit} "
+                             f"(per dimension {tuple(per_dim)})")
+    return None

@@ -1,0 +1,202 @@
+"""``make check-kernels``: the conformance corpus on Oclgrind, the OpenCL device simulator that
+reports out-of-bounds accesses, data races and barrier divergence in kernels.
+
+Every kernel runs with ``--no-fallback`` on the simulated device, so each supported operation is
+really executed by its OpenCL kernel. The corpus files are split into ``jobs`` parts (by size),
+each run by one ``clnn cts`` process under ``oclgrind --data-races --log <part>.log``; the run
+fails when any part fails a test or Oclgrind says anything: a diagnostic in its log, or a fatal
+error (which it writes to stderr, not the log).
+
+Oclgrind is reached only through its ``oclgrind`` wrapper (it preloads the simulator's OpenCL
+runtime into the command), never through an ICD file in /etc/OpenCL/vendors, so every other
+program on the machine keeps seeing PoCL. ``--check-api`` is left off: pyopencl itself probes
+clGetDeviceInfo with parameters newer than OpenCL 1.2, which Oclgrind reports as API errors.
+
+Oclgrind checks accesses against whole OpenCL buffers: an overrun that stays inside the plan's
+pool buffer (where every tensor of a partition lives) reaches another tensor's bytes and is not
+reported; only the corpus comparison can catch it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+#: what Oclgrind writes on stderr when it cannot run a kernel at all
+FATAL = "OCLGRIND FATAL ERROR"
+_KERNEL = re.compile(r"^\s+Kernel:\s*(\S+)")
+_CLOSING = re.compile(r"(\d+) passed, (\d+) failed, (\d+) skipped")
+
+
+def oclgrind_path() -> str | None:
+    return shutil.which("oclgrind")
+
+
+def log_messages(text: str) -> list[str]:
+    """Oclgrind's diagnostics in a log: each begins with an unindented line (what went wrong),
+    followed by indented details (kernel, work-item, instruction, source; a detail line may be
+    a lone tab, so blank lines do not end a diagnostic)."""
+    blocks: list[list[str]] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if line[0] in " \t" and blocks:
+            blocks[-1].append(line)
+        else:
+            blocks.append([line])
+    return ["\n".join(b) for b in blocks]
+
+
+def message_kernel(block: str) -> str:
+    for line in block.splitlines():
+        m = _KERNEL.match(line)
+        if m:
+            return m.group(1)
+    return "?"
+
+
+def split_corpus(corpus: Path, parts: int) -> list[list[Path]]:
+    """The corpus files in ``parts`` groups of about equal size (compressed size standing in
+    for the work), largest files first so they do not all end up in one group."""
+    files = sorted(corpus.glob("*.json.gz"), key=lambda f: f.stat().st_size, reverse=True)
+    groups: list[list[Path]] = [[] for _ in range(max(1, min(parts, len(files))))]
+    sizes = [0] * len(groups)
+    for f in files:
+        k = sizes.index(min(sizes))
+        groups[k].append(f)
+        sizes[k] += f.stat().st_size
+    return groups
+
+
+def oclgrind_command(log: Path, max_wgsize: int | None = None,
+                     local_mem_size: int | None = None) -> list[str]:
+    cmd = [oclgrind_path() or "oclgrind", "--data-races", "--log", str(log)]
+    if max_wgsize:
+        cmd += ["--max-wgsize", str(max_wgsize)]
+    if local_mem_size:
+        cmd += ["--local-mem-size", str(local_mem_size)]
+    return cmd
+
+
+def run_check(corpus: Path, pattern: str | None = None, jobs: int = 1, workdir: Path | None = None,
+              max_wgsize: int | None = None, local_mem_size: int | None = None,
+              out=sys.stdout) -> dict:
+    """Run the corpus (tests matching ``pattern``) on Oclgrind; returns counts and messages."""
+    workdir = Path(workdir or tempfile.mkdtemp(prefix="clnn-oclgrind-"))
+    procs = []
+    started = time.monotonic()
+    env = dict(os.environ, CLNN_DEVICE="oclgrind")
+    for k, files in enumerate(split_corpus(corpus, jobs)):
+        part = workdir / f"part{k}"
+        part.mkdir(parents=True, exist_ok=True)
+        for f in files:
+            link = part / f.name
+            if not link.exists():
+                link.symlink_to(f.resolve())
+        log = workdir / f"part{k}.log"
+        log.unlink(missing_ok=True)
+        cmd = oclgrind_command(log, max_wgsize, local_mem_size) + [
+            sys.executable, "-m", "clnn", "cts", str(part), "--device", "opencl",
+            "--no-fallback", "-j", "1", "-v"] + (["-k", pattern] if pattern else [])
+        stdout = open(workdir / f"part{k}.out", "w")
+        stderr = open(workdir / f"part{k}.err", "w")
+        procs.append((k, log, stdout, stderr, subprocess.Popen(
+            cmd, stdout=stdout, stderr=stderr, env=env)))
+    result = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0, "messages": [],
+              "failures": [], "parts_failed": 0, "workdir": str(workdir)}
+    try:
+        for *_, proc in procs:
+            proc.wait()
+    finally:  # interrupted (Ctrl-C, a timeout's SIGTERM handled as an exception): no orphans
+        for *_, proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+    for k, log, stdout, stderr, proc in procs:
+        rc = proc.wait()
+        stdout.close()
+        stderr.close()
+        text = Path(stdout.name).read_text()
+        closing = _CLOSING.findall(text)
+        if closing:
+            for key, n in zip(("passed", "failed", "skipped"), closing[-1]):
+                result[key] += int(n)
+        result["failures"] += [line for line in text.splitlines()
+                               if line.startswith(("FAILED", "ERROR"))]
+        if rc != 0 or not closing:
+            result["parts_failed"] += 1
+            if not closing:  # the run itself broke: say why
+                tail = Path(stderr.name).read_text().strip().splitlines()[-5:]
+                result["failures"].append(f"part {k} exited with status {rc}: "
+                                          + " / ".join(tail))
+        messages = log_messages(log.read_text()) if log.exists() else []
+        err_lines = Path(stderr.name).read_text().splitlines()
+        for i, line in enumerate(err_lines):
+            if FATAL in line:
+                messages.append("\n".join(err_lines[i:i + 3]))
+        result["messages"] += messages
+    result["errors"] = len(result["messages"])
+    result["seconds"] = round(time.monotonic() - started, 1)
+    return result
+
+
+def report(result: dict, out=sys.stdout) -> None:
+    print(f"clnn check-kernels: {result['passed']} passed, {result['failed']} failed, "
+          f"{result['skipped']} skipped (unsupported on OpenCL) in {result['seconds']} s; "
+          f"Oclgrind reported {result['errors']} error(s)", file=out)
+    by_kernel = Counter(message_kernel(m) for m in result["messages"])
+    if by_kernel:
+        print("  errors by kernel: " + ", ".join(f"{k} {n}" for k, n in by_kernel.most_common()),
+              file=out)
+    shown = {}
+    for m in result["messages"]:
+        shown.setdefault((message_kernel(m), m.splitlines()[0]), m)
+    for m in list(shown.values())[:10]:
+        print("  " + m.replace("\n", "\n  "), file=out)
+    for line in result["failures"][:20]:
+        print("  " + line, file=out)
+    print(f"  (logs: {result['workdir']})", file=out)
+
+
+def _terminate_as_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main(argv=None) -> int:
+    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    ap = argparse.ArgumentParser(prog="python -m clnn.tools.check_kernels", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("corpus", help="directory of *.json.gz corpus files")
+    ap.add_argument("-k", default=None, help="only tests whose spec or name match")
+    ap.add_argument("-j", "--jobs", type=int, default=2, help="parallel parts (default 2)")
+    ap.add_argument("--workdir", default=None, help="where logs go (default: a new temp dir)")
+    ap.add_argument("--max-wgsize", type=int, default=None,
+                    help="simulate a device with this maximum work-group size")
+    ap.add_argument("--local-mem-size", type=int, default=None,
+                    help="simulate a device with this much local memory (bytes)")
+    args = ap.parse_args(argv)
+    if not oclgrind_path():
+        print("clnn check-kernels: oclgrind is not installed; install it with\n\n"
+              "    sudo apt-get install -y oclgrind\n", file=sys.stderr)
+        return 2
+    corpus = Path(args.corpus)
+    if not corpus.is_dir():
+        print(f"clnn check-kernels: corpus directory {corpus} does not exist", file=sys.stderr)
+        return 2
+    result = run_check(corpus, args.k, args.jobs, args.workdir, args.max_wgsize,
+                       args.local_mem_size)
+    report(result)
+    bad = result["errors"] or result["failed"] or result["parts_failed"]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
