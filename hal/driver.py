@@ -29,7 +29,7 @@ from hal.types import (
     Priority,
     Request,
 )
-from hal.validation import check_omitted_inputs, request_dimensions
+from hal.validation_request import check_omitted_inputs, request_dimensions
 from hal.values import array_from_bytes, array_to_bytes, pool_view
 
 

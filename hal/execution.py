@@ -119,7 +119,7 @@ def execute_async(prepared, request: Request, measure=MeasureTiming.NO, deadline
 
 def _output_dims_known(prepared, request: Request) -> tuple[ErrorStatus, str]:
     from hal.memory_domain import DeviceBuffer
-    from hal.validation import request_dimensions
+    from hal.validation_request import request_dimensions
 
     sg = prepared.model.main
     for k, (arg, i) in enumerate(zip(request.outputs, sg.output_indexes)):

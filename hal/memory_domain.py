@@ -32,7 +32,7 @@ from hal.types import (
     Request,
     is_scalar_type,
 )
-from hal.validation import validate_request
+from hal.validation_request import validate_request
 from hal.values import array_from_bytes, array_to_bytes
 
 OT = OperandType

@@ -29,7 +29,8 @@ from hal.types import (
     SymmPerChannelQuantParams,
     Timing,
 )
-from hal.validation import validate_model, validate_request
+from hal.validation import validate_model
+from hal.validation_request import validate_request
 from tests.kits.one_op_models import one_op_model, rejected, scalar, tensor
 
 LT = OperandLifeTime
