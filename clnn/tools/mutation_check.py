@@ -178,14 +178,37 @@ def _try(fn):
         return None, e
 
 
+#: a device's prepare_model refused a valid model whose tensors exceed what it can allocate
+TOO_LARGE = object()
+
+
+def exceeds_device(device, model: Model) -> bool:
+    """The known-size tensors of the main subgraph need more bytes than the device allocates
+    in one buffer (an OpenCL device's max_mem_alloc_size): a prepare that fails with
+    GENERAL_FAILURE for lack of resources is then the HAL's answer, not a bug."""
+    limit = getattr(getattr(device, "cl_device", None), "max_mem_alloc_size", None)
+    if not limit:
+        return False
+    total = 0
+    for op in model.main.operands:
+        if op.dimensions and all(d > 0 for d in op.dimensions) and OT(op.type) in NUMPY_DTYPE:
+            total += int(np.prod(op.dimensions, dtype=np.int64)) * NUMPY_DTYPE[OT(op.type)].itemsize
+    return total > int(limit)
+
+
 def _device_verdict(name, device, mu):
-    """(prepared or None, rejection reason or None, failure or None) on one device."""
+    """(prepared or None or TOO_LARGE, rejection reason or None, failure or None) on one
+    device."""
     try:
         supported, e1 = _try(lambda: device.get_supported_operations(mu.model))
         prepared, e2 = _try(lambda: device.prepare_model(mu.model, mu.preference, mu.priority))
     except Exception as e:  # any other exception out of the driver is a bug
         return None, None, f"{name}: {type(e).__name__} raised: {e}"
     prep_arg = mu.kind == "prepare_arguments"
+    if (not prep_arg and e1 is None and e2 is not None
+            and e2.status == ErrorStatus.GENERAL_FAILURE and e2.reason
+            and exceeds_device(device, mu.model)):
+        return TOO_LARGE, e2.reason, None
     for what, err in (("get_supported_operations", e1), ("prepare_model", e2)):
         if err is not None and (err.status != ErrorStatus.INVALID_ARGUMENT or not err.reason):
             return None, None, f"{name}: {what} gave {err.status.name} {err.reason!r}"
@@ -226,7 +249,14 @@ def judge(mu, devices: dict, test: dict | None = None, seed: int = 0) -> Verdict
         if failure:
             return Verdict("failure", failure)
         verdicts[name] = (prepared, reason)
+    too_large = {n: reason for n, (p, reason) in verdicts.items() if p is TOO_LARGE}
+    if too_large:  # the others' verdicts stand; nothing runs on a device that cannot hold it
+        verdicts = {n: v for n, v in verdicts.items() if n not in too_large}
     rejected = {n for n, (_, reason) in verdicts.items() if reason is not None}
+    if too_large and rejected:  # an invalid model must be INVALID_ARGUMENT everywhere
+        return Verdict("failure", f"{', '.join(sorted(too_large))} gave GENERAL_FAILURE "
+                                  f"({next(iter(too_large.values()))}) where "
+                                  f"{', '.join(sorted(rejected))} rejected it as invalid")
     if rejected and len(rejected) != len(verdicts):
         acc = sorted(set(verdicts) - rejected)
         return Verdict("failure", f"{', '.join(sorted(rejected))} rejected "
@@ -234,6 +264,9 @@ def judge(mu, devices: dict, test: dict | None = None, seed: int = 0) -> Verdict
                                   "accepted")
     if rejected:
         return Verdict("rejected", verdicts[next(iter(verdicts))][1])
+    if too_large:
+        name, reason = next(iter(too_large.items()))
+        return Verdict("valid", f"accepted; too large for {name}: {reason}")
     return _run_valid(mu.model, {n: p for n, (p, _) in verdicts.items()}, test, seed)
 
 

@@ -181,6 +181,25 @@ def test_run_time_input_an_operation_rejects_is_general_failure_on_both(both_dev
         assert "not multiples of input 1 (block sizes)" in r.message, (name, r.message)
 
 
+def test_a_model_too_large_for_the_device_is_valid_not_a_failure(both_devices):
+    """A valid model whose tensors exceed the OpenCL device's largest buffer: prepare is
+    GENERAL_FAILURE there (a resource limit, naming it), the reference accepts it; the judge
+    calls that valid (found by ``clnn fuzz models --seed 4519``: a dimension set to 2^31-1)."""
+    from clnn.tools.mutations_operands import Mutant
+    from hal.builder import ModelBuilder
+
+    cl = both_devices["opencl"]
+    n = int(cl.cl_device.max_mem_alloc_size) // 4 + 1
+    b = ModelBuilder()
+    x = b.input("TENSOR_FLOAT32", (1, n))
+    b.op("RELU", [x], b.output("TENSOR_FLOAT32", (1, n)))
+    model = b.finish()
+    mu = Mutant("operand_dims", model, "a dimension too large for the device")
+    v = judge(mu, both_devices)
+    assert v.outcome == "valid" and "too large for opencl" in v.detail, v
+    assert str(int(cl.cl_device.max_mem_alloc_size)) in v.detail
+
+
 @needs_corpus
 def test_clnn_fuzz_models(tmp_path, capsys):
     """The program: counts on stdout, a JSON report, exit 0 when nothing failed."""
