@@ -87,7 +87,7 @@ def _cmd_run(args) -> int:
         raise UsageError("--profile reads OpenCL profiling events: it needs --device opencl")
     require_device(args.device)
     return run_model(args.model, args.device, args.input, args.iterations, args.compare,
-                     args.profile, args.json)
+                     args.profile, args.json, warmup=args.warmup)
 
 
 def _cmd_models(args) -> int:
@@ -183,6 +183,8 @@ def build_parser() -> OneLineParser:
     r.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="an input from a .npy file (default: seeded random inputs)")
     r.add_argument("--iterations", type=positive_int, default=10, help="timed runs after a warm-up")
+    r.add_argument("--warmup", type=non_negative_int, default=3,
+                   help="untimed runs between the first run (reported apart) and the timed runs")
     r.add_argument("--compare", default=None, choices=["reference", "litert"],
                    help="max abs/rel error against the reference device or ai-edge-litert")
     r.add_argument("--profile", action="store_true",

@@ -2,10 +2,14 @@
 latency, an optional per-operation profile and an optional comparison.
 
     clnn run model.tflite [--device reference|opencl] [--input NAME=FILE.npy ...]
-             [--iterations N] [--compare reference|litert] [--profile] [--json]
+             [--iterations N] [--warmup N] [--compare reference|litert] [--profile]
+             [--json]
 
 Inputs are random by default (seeded: floats uniform in [0, 1), integers over their range).
-Latency is the median (and min, max, spread) of N executions after one warm-up. ``--profile``
+Latency (clnn/tools/timing.py): the first run apart, then ``--warmup`` untimed runs, then
+statistics (mean, std, min, p50, p90, p99, max) of ``--iterations`` timed runs, with a warning
+when their spread or the machine's load average makes them unreliable; ``--compare litert``
+times ai-edge-litert (2 threads) the same way, taking turns with clnn. ``--profile``
 (OpenCL) sums the OpenCL profiling events of every kernel per operation over the timed runs.
 ``--compare`` reports max |a - b| and max |a - b| / max |b| per output against the reference
 device or ai-edge-litert (TFLite's runtime, the ``bench`` extra).
@@ -15,12 +19,12 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import sys
 import time
 
 import numpy as np
 
+from clnn.tools import timing
 from clnn.tools.devices import open_device
 from hal.builder import make_request, read_outputs
 from hal.errors import ErrorStatus, HalError
@@ -94,12 +98,9 @@ class ClnnRunner:
         return read_outputs(model, req, r.output_shapes), dt
 
     def latency(self, inputs, iterations: int) -> tuple[list[np.ndarray], list[float]]:
-        outs, _ = self.run(inputs)  # warm-up (plans, builds)
-        times = []
-        for _ in range(iterations):
-            outs, dt = self.run(inputs)
-            times.append(dt)
-        return outs, times
+        """(outputs, seconds of each timed run) after one untimed first run."""
+        outs, s = timing.time_callable(lambda: self.run(inputs)[0], iterations, warmup=0)
+        return outs, [t * 1e-3 for t in s["times_ms"]]
 
 
 class LiteRtRunner:
@@ -125,19 +126,14 @@ class LiteRtRunner:
         return [it.get_tensor(io.tensor) for io in imported.outputs], dt
 
     def latency(self, imported, inputs, iterations: int):
-        outs, _ = self.run(imported, inputs)
-        times = []
-        for _ in range(iterations):
-            outs, dt = self.run(imported, inputs)
-            times.append(dt)
-        return outs, times
+        outs, s = timing.time_callable(lambda: self.run(imported, inputs)[0], iterations,
+                                       warmup=0)
+        return outs, [t * 1e-3 for t in s["times_ms"]]
 
 
 def latency_stats(times: list[float]) -> dict:
-    ms = sorted(t * 1e3 for t in times)
-    q = np.percentile(ms, [10, 90]) if ms else (0.0, 0.0)
-    return {"median_ms": statistics.median(ms), "min_ms": ms[0], "max_ms": ms[-1],
-            "p10_ms": float(q[0]), "p90_ms": float(q[1]), "iterations": len(ms)}
+    """timing.stats of timed runs given in seconds."""
+    return timing.stats(times)
 
 
 def compare(outputs, expected) -> list[dict]:
@@ -198,31 +194,55 @@ def _stats(a: np.ndarray) -> str:
 
 def run_model(path: str, device: str = "reference", input_specs=(), iterations: int = 10,
               compare_with: str | None = None, do_profile: bool = False,
-              as_json: bool = False, top: int = 15) -> int:
+              as_json: bool = False, top: int = 15,
+              warmup: int = timing.DEFAULT_WARMUP) -> int:
     from clnn.tools.errors import CliError, import_tflite
 
     if iterations < 1:
         raise CliError(f"--iterations {iterations}: at least one timed run is needed")
+    if warmup < 0:
+        raise CliError(f"--warmup {warmup}: the number of warm-up runs cannot be negative")
     imported = import_tflite(path)
     # a failure here (a bad --input, a device, an execution) ends in clnn.tools.cli.main
     inputs = parse_inputs(imported, input_specs)
     runner = ClnnRunner(imported, open_device(device, profiling=do_profile))
-    outputs, times = runner.latency(inputs, iterations)
+    litert = None
+    if compare_with == "litert":
+        try:
+            litert = LiteRtRunner(path)
+        except (RuntimeError, ValueError) as e:
+            print(f"clnn run: --compare litert: {e}", file=sys.stderr)
+            return 1
+    run_clnn = lambda: runner.run(inputs)[0]  # noqa: E731
+    if litert is not None:  # taking turns: a load change during the runs hits both sides
+        (outputs, lat), (expected, litert_lat) = timing.interleave(
+            run_clnn, lambda: litert.run(imported, inputs)[0], iterations, warmup)
+    else:
+        outputs, lat = timing.time_callable(run_clnn, iterations, warmup)
     report = {"model": os.path.basename(path), "device": runner.device.name,
               "operations": len(imported.model.main.operations),
-              "prepare_s": runner.prepare_s, "latency": latency_stats(times),
+              "prepare_s": runner.prepare_s, "latency": lat,
               "inputs": [{"name": io.name, "shape": list(x.shape), "dtype": str(x.dtype)}
                          for io, x in zip(imported.inputs, inputs)],
               "outputs": [{"name": io.name, "shape": list(o.shape), "dtype": str(o.dtype),
                            "stats": _stats(o)} for io, o in zip(imported.outputs, outputs)]}
     if hasattr(runner.prepared, "pool_report"):
         report["memory"] = runner.prepared.pool_report()
+    if litert is not None:
+        report["litert_latency"] = litert_lat
+        report["litert_threads"] = LITERT_THREADS
+        report["ratio_p50"] = lat["p50_ms"] / litert_lat["p50_ms"]
+    named = {"clnn": lat}
+    if litert is not None:
+        named["litert"] = litert_lat
+    report["load_average"] = timing.load_average()
+    report["warnings"] = timing.reliability_warnings(named, report["load_average"])
+    for w in report["warnings"]:  # on stderr: stdout stays the report (or its JSON)
+        print(f"clnn run: warning: {w}", file=sys.stderr)
     status = 0
     if compare_with:
         try:
-            if compare_with == "litert":
-                expected, _ = LiteRtRunner(path).run(imported, inputs)
-            else:
+            if compare_with == "reference":
                 expected, _ = ClnnRunner(imported, open_device("reference")).run(inputs)
         except (RuntimeError, ValueError, HalError) as e:
             print(f"clnn run: --compare {compare_with}: {getattr(e, 'reason', e)}",
@@ -264,9 +284,15 @@ def _print_report(report: dict, top: int):
         print(f"memory: buffer pool {m['pool_bytes']:,} B for {m['tensor_bytes']:,} B of "
               f"intermediate tensors (planned by liveness), constants {m['constant_bytes']:,} B, "
               f"{m['launches']} kernel launches per run")
-    print(f"latency: median {lat['median_ms']:.3f} ms over {lat['iterations']} runs "
-          f"(min {lat['min_ms']:.3f}, p10 {lat['p10_ms']:.3f}, p90 {lat['p90_ms']:.3f}, "
-          f"max {lat['max_ms']:.3f})")
+    print(f"latency: {lat['iterations']} timed runs after the first and {lat['warmup']} "
+          f"warm-up runs" + (", clnn and litert taking turns" if "litert_latency" in report
+                             else ""))
+    print(timing.stats_header())
+    print(timing.stats_row("clnn", lat))
+    if "litert_latency" in report:
+        print(timing.stats_row("litert", report["litert_latency"]))
+        print(f"  clnn / litert (p50): {report['ratio_p50']:.2f} "
+              f"(litert with {report['litert_threads']} threads; above 1: clnn is slower)")
     if "profile" in report:
         rows = report["profile"]
         total = sum(r["ms"] for r in rows)

@@ -1,0 +1,127 @@
+"""Latency measurement shared by ``clnn run`` and the benchmarks: one implementation.
+
+A measurement is: one first run (timed, reported apart: it builds plans, kernels and caches),
+``warmup`` untimed runs, then ``iterations`` timed runs. Each run times the whole callable with
+``clock`` (seconds); the statistics are in milliseconds and say so in their keys.
+``interleave`` measures two callables taking turns, so that a change of machine load during the
+measurement reaches both sides alike.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+DEFAULT_WARMUP = 3
+SPREAD_LIMIT = 0.10  # (p90 - p50) / p50 above this: the runs disagree too much to trust
+LOAD_PER_CORE_LIMIT = 0.5  # 1-minute load average above half the cores: others share the CPU
+
+
+def stats(times_s, first_s: float | None = None, warmup: int = 0) -> dict:
+    """Mean, std, min, p50 (also as median), p90, p99, max of ``times_s`` in ms, the raw times
+    in ms and the first run's time apart; percentiles interpolate linearly (numpy's default)."""
+    ms = np.asarray(times_s, dtype=np.float64) * 1e3
+    if ms.size == 0:
+        raise ValueError("no timed run to summarise")
+    p50, p90, p99 = (float(v) for v in np.percentile(ms, [50, 90, 99]))
+    return {"first_ms": None if first_s is None else first_s * 1e3, "warmup": warmup,
+            "iterations": int(ms.size), "mean_ms": float(ms.mean()), "std_ms": float(ms.std()),
+            "min_ms": float(ms.min()), "p50_ms": p50, "median_ms": p50, "p90_ms": p90,
+            "p99_ms": p99, "max_ms": float(ms.max()), "times_ms": [float(v) for v in ms]}
+
+
+def _check(iterations: int, warmup: int):
+    if iterations < 1:
+        raise ValueError(f"iterations {iterations}: at least one timed run is needed")
+    if warmup < 0:
+        raise ValueError(f"warmup {warmup}: the number of warm-up runs cannot be negative")
+
+
+def _timed(fn: Callable, clock: Callable[[], float]):
+    t0 = clock()
+    result = fn()
+    return result, clock() - t0
+
+
+def time_callable(fn: Callable, iterations: int, warmup: int = DEFAULT_WARMUP,
+                  clock: Callable[[], float] = time.perf_counter):
+    """``(last result of fn(), stats)`` over a first run, ``warmup`` untimed and
+    ``iterations`` timed calls of ``fn``."""
+    _check(iterations, warmup)
+    result, first = _timed(fn, clock)
+    for _ in range(warmup):
+        result = fn()
+    times = []
+    for _ in range(iterations):
+        result, dt = _timed(fn, clock)
+        times.append(dt)
+    return result, stats(times, first, warmup)
+
+
+def interleave(fn_a: Callable, fn_b: Callable, iterations: int,
+               warmup: int = DEFAULT_WARMUP, clock: Callable[[], float] = time.perf_counter):
+    """Like ``time_callable`` on both, taking turns (a, b, a, b, ...) through the first run,
+    the warm-up and the timed runs: ``((result_a, stats_a), (result_b, stats_b))``."""
+    _check(iterations, warmup)
+    res_a, first_a = _timed(fn_a, clock)
+    res_b, first_b = _timed(fn_b, clock)
+    for _ in range(warmup):
+        res_a, res_b = fn_a(), fn_b()
+    ta, tb = [], []
+    for _ in range(iterations):
+        res_a, dt = _timed(fn_a, clock)
+        ta.append(dt)
+        res_b, dt = _timed(fn_b, clock)
+        tb.append(dt)
+    return (res_a, stats(ta, first_a, warmup)), (res_b, stats(tb, first_b, warmup))
+
+
+def spread(s: dict) -> float:
+    """(p90 - p50) / p50: how far the slow tail sits above the typical run."""
+    return (s["p90_ms"] - s["p50_ms"]) / s["p50_ms"] if s["p50_ms"] > 0 else math.inf
+
+
+def load_average() -> float | None:
+    """The 1-minute load average, or None where the system has none (Windows)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
+def reliability_warnings(named_stats: dict, load: float | None = None,
+                         cores: int | None = None) -> list[str]:
+    """One sentence per reason the figures are unreliable: a side whose spread exceeds
+    SPREAD_LIMIT, or a load average above LOAD_PER_CORE_LIMIT x cores (always printed with
+    the load average). ``named_stats``: {"clnn": stats, ...}; ``load`` defaults to the
+    current one."""
+    load = load_average() if load is None else load
+    cores = cores or os.cpu_count() or 1
+    where = "" if load is None else f" (load average {load:.2f} on {cores} cores)"
+    out = []
+    for name, s in named_stats.items():
+        sp = spread(s)
+        if sp > SPREAD_LIMIT:
+            out.append(f"{name} timings spread widely: (p90 - p50) / p50 = {100 * sp:.0f}% "
+                       f"> {100 * SPREAD_LIMIT:.0f}%{where}; the figures are unreliable")
+    if load is not None and load > LOAD_PER_CORE_LIMIT * cores:
+        out.append(f"load average {load:.2f} is above {LOAD_PER_CORE_LIMIT:g} x {cores} cores: "
+                   "other work shares the CPU and the figures are unreliable")
+    return out
+
+
+def stats_row(name: str, s: dict) -> str:
+    """One aligned line of ``stats_header``'s table."""
+    first = "-" if s["first_ms"] is None else f"{s['first_ms']:.3f}"
+    vals = " ".join(f"{s[k]:9.3f}" for k in ("mean_ms", "std_ms", "min_ms", "p50_ms",
+                                              "p90_ms", "p99_ms", "max_ms"))
+    return f"  {name:8} {first:>10} {vals}"
+
+
+def stats_header() -> str:
+    cols = " ".join(f"{c:>9}" for c in ("mean", "std", "min", "p50", "p90", "p99", "max"))
+    return f"  {'ms':8} {'first run':>10} {cols}"
