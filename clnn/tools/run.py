@@ -284,9 +284,10 @@ def _print_report(report: dict, top: int):
         print(f"memory: buffer pool {m['pool_bytes']:,} B for {m['tensor_bytes']:,} B of "
               f"intermediate tensors (planned by liveness), constants {m['constant_bytes']:,} B, "
               f"{m['launches']} kernel launches per run")
-    print(f"latency: {lat['iterations']} timed runs after the first and {lat['warmup']} "
-          f"warm-up runs" + (", clnn and litert taking turns" if "litert_latency" in report
-                             else ""))
+    n, w = lat["iterations"], lat["warmup"]
+    print(f"latency: {n} timed run{'s' * (n != 1)} after the first and {w} warm-up "
+          f"run{'s' * (w != 1)}" + (", clnn and litert taking turns"
+                                    if "litert_latency" in report else ""))
     print(timing.stats_header())
     print(timing.stats_row("clnn", lat))
     if "litert_latency" in report:
