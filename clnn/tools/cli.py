@@ -184,9 +184,11 @@ def build_parser() -> OneLineParser:
                    help="an input from a .npy file (default: seeded random inputs)")
     r.add_argument("--iterations", type=positive_int, default=10, help="timed runs after a warm-up")
     r.add_argument("--warmup", type=non_negative_int, default=3,
-                   help="untimed runs between the first run (reported apart) and the timed runs")
+                   help="untimed runs between the first run (reported apart) and the timed "
+                   "runs (default: 3)")
     r.add_argument("--compare", default=None, choices=["reference", "litert"],
-                   help="max abs/rel error against the reference device or ai-edge-litert")
+                   help="max abs/rel error against the reference device or ai-edge-litert "
+                   "(litert is timed too, taking turns with clnn)")
     r.add_argument("--profile", action="store_true",
                    help="per-operation kernel times from OpenCL profiling events")
     r.add_argument("--json", action="store_true", help="print the report as JSON")
