@@ -30,6 +30,7 @@ def _cmd_cts(args) -> int:
     from clnn.tools.devices import require_device
 
     require_device(args.device)
+    _check_k(args.k)
     options = {}
     if args.no_fallback:
         options["fallback"] = False
@@ -39,9 +40,8 @@ def _cmd_cts(args) -> int:
         where = f"no test in {args.corpus} matches -k {args.k!r}" if args.k else \
             f"{args.corpus} holds no corpus file (*.json.gz)"
         raise CliError(f"{where}; nothing was run")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(summary.to_json(), f, indent=1)
+    if args.json or args.junit:
+        _write_cts_reports(args, summary, options)
     if not args.verbose:  # a corrupt file is never silent, even without -v
         for r in summary.results:
             if r.variant == "file":
@@ -53,6 +53,29 @@ def _cmd_cts(args) -> int:
                 print(f"{r.status.upper():11} {r.name} [{r.variant}]: {first}")
     print(summary.closing_line())
     return 0 if summary.counts["error"] == 0 and summary.counts["failed"] == 0 else 1
+
+
+def _check_k(expression) -> None:
+    """A bad -k expression is a usage error before any test runs."""
+    from clnn.tools.kexpr import KeywordError, compile_expression
+
+    if expression is not None:
+        try:
+            compile_expression(expression)
+        except KeywordError as e:
+            raise UsageError(str(e)) from None
+
+
+def _write_cts_reports(args, summary, options) -> None:
+    from clnn.tools.cts_report import run_metadata, write_junit
+    from clnn.tools.devices import open_device
+
+    run = run_metadata(args.corpus, open_device(args.device, **options), args.mode)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(summary.to_json(run), f, indent=1)
+    if args.junit:
+        write_junit(summary, args.junit, run)
 
 
 def _cmd_demo(args) -> int:
@@ -143,9 +166,13 @@ def build_parser() -> OneLineParser:
     c = sub.add_parser("cts", help="run the NNAPI conformance corpus on a device")
     c.add_argument("corpus", type=existing_dir, help="directory of *.json.gz corpus files")
     c.add_argument("--device", default="reference", choices=["reference", "opencl"])
-    c.add_argument("-k", default=None, help="only tests whose spec or name match (glob/substr)")
+    c.add_argument("-k", default=None, metavar="EXPRESSION",
+                   help="only tests whose spec or name match: case-insensitive substrings or "
+                        "globs joined pytest-style with and / or / not and parentheses")
     c.add_argument("--json", default=None, metavar="REPORT", type=output_file,
-                   help="write a JSON report")
+                   help="write a JSON report (results, durations, device, mode, corpus, date)")
+    c.add_argument("--junit", default=None, metavar="FILE", type=output_file,
+                   help="write a JUnit XML report for CI systems (one testsuite per spec)")
     c.add_argument("-j", "--jobs", type=positive_int, default=os.cpu_count() or 1)
     c.add_argument("--mode", default="sync",
                    choices=["sync", "async", "fenced", "burst", "device-memory"],
