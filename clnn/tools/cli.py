@@ -168,11 +168,13 @@ def build_parser() -> OneLineParser:
 
     p = OneLineParser(prog="clnn", description=__doc__)
     p.add_argument("--version", action=VersionAction)
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                           help="what to do (clnn COMMAND --help says more)")
 
     c = sub.add_parser("cts", help="run the NNAPI conformance corpus on a device")
     c.add_argument("corpus", type=existing_dir, help="directory of *.json.gz corpus files")
-    c.add_argument("--device", default="reference", choices=["reference", "opencl"])
+    c.add_argument("--device", default="reference", choices=["reference", "opencl"],
+                   help="device the tests run on (default: reference)")
     c.add_argument("-k", default=None, metavar="EXPRESSION",
                    help="only tests whose spec or name match: case-insensitive substrings or "
                         "globs joined pytest-style with and / or / not and parentheses")
@@ -180,7 +182,8 @@ def build_parser() -> OneLineParser:
                    help="write a JSON report (results, durations, device, mode, corpus, date)")
     c.add_argument("--junit", default=None, metavar="FILE", type=output_file,
                    help="write a JUnit XML report for CI systems (one testsuite per spec)")
-    c.add_argument("-j", "--jobs", type=positive_int, default=os.cpu_count() or 1)
+    c.add_argument("-j", "--jobs", type=positive_int, default=os.cpu_count() or 1,
+                   help="worker processes running tests (default: the number of cores)")
     c.add_argument("--mode", default="sync",
                    choices=["sync", "async", "fenced", "burst", "device-memory"],
                    help="how each request is executed (see clnn/tools/cts_modes.py)")
@@ -200,8 +203,10 @@ def build_parser() -> OneLineParser:
                    help="gemm: SGEMM n^3, clnn kernel vs NumPy; models: the MediaPipe models "
                         "on clnn vs ai-edge-litert (2 threads); prepare: the demo model's cold "
                         "prepare vs prepare from the compilation cache")
-    b.add_argument("--n", type=positive_int, default=1024)
-    b.add_argument("--reps", type=positive_int, default=10)
+    b.add_argument("--n", type=positive_int, default=1024,
+                   help="gemm: the matrix size n (default 1024)")
+    b.add_argument("--reps", type=positive_int, default=10,
+                   help="gemm: timed repetitions (default 10)")
     b.add_argument("--json", action="store_true", help="print the result as JSON")
     b.add_argument("--sweep", action="store_true", help="also time other GEMM tile sizes")
     b.add_argument("--iterations", type=positive_int, default=20,
@@ -213,7 +218,8 @@ def build_parser() -> OneLineParser:
 
     r = sub.add_parser("run", help="import a .tflite model and run it on a device")
     r.add_argument("model", type=existing_file, help="a .tflite file")
-    r.add_argument("--device", default="reference", choices=["reference", "opencl"])
+    r.add_argument("--device", default="reference", choices=["reference", "opencl"],
+                   help="device the model runs on (default: reference)")
     r.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="an input from a .npy file (default: seeded random inputs)")
     r.add_argument("--iterations", type=positive_int, default=10, help="timed runs after a warm-up")
@@ -225,7 +231,9 @@ def build_parser() -> OneLineParser:
     r.set_defaults(func=_cmd_run)
 
     m = sub.add_parser("models", help="the MediaPipe .tflite models used by tests and benches")
-    m.add_argument("action", choices=["fetch", "list"])
+    m.add_argument("action", choices=["fetch", "list"],
+                   help="fetch: download and unpack the models into the cache; list: say "
+                        "which are present")
     m.add_argument("--wheel", default=None, type=existing_file,
                    help="fetch: a local mediapipe 0.10.14 wheel")
     m.add_argument("--cache-dir", default=None, type=output_dir,
