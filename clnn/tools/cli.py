@@ -168,7 +168,7 @@ def build_parser() -> OneLineParser:
 
     p = OneLineParser(prog="clnn", description=__doc__)
     p.add_argument("--version", action=VersionAction)
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND",
+    sub = p.add_subparsers(dest="command", required=True,
                            help="what to do (clnn COMMAND --help says more)")
 
     c = sub.add_parser("cts", help="run the NNAPI conformance corpus on a device")
