@@ -110,6 +110,40 @@ def tiny_corpus(tmp_path):
     return d
 
 
+# the elements, attributes and children the common JUnit XML schema (Jenkins / Ant, read by
+# GitLab, GitHub Actions reporters, ...) allows: element -> (attributes, children)
+JUNIT_SHAPE = {
+    "testsuites": ({"name", "tests", "failures", "errors", "skipped", "time", "disabled"},
+                   {"testsuite"}),
+    "testsuite": ({"name", "tests", "failures", "errors", "skipped", "time", "timestamp",
+                   "hostname", "id", "package", "disabled", "file"},
+                  {"properties", "testcase", "system-out", "system-err"}),
+    "properties": (set(), {"property"}),
+    "property": ({"name", "value"}, set()),
+    "testcase": ({"name", "classname", "time", "assertions", "status", "file", "line"},
+                 {"skipped", "error", "failure", "system-out", "system-err"}),
+    "failure": ({"message", "type"}, set()),
+    "error": ({"message", "type"}, set()),
+    "skipped": ({"message"}, set()),
+}
+REQUIRED = {"testsuite": {"name", "tests"}, "testcase": {"name", "classname"},
+            "property": {"name", "value"}}
+
+
+def _check_junit_shape(el):
+    attrs, children = JUNIT_SHAPE[el.tag]
+    assert set(el.attrib) <= attrs, (el.tag, set(el.attrib) - attrs)
+    assert REQUIRED.get(el.tag, set()) <= set(el.attrib), el.tag
+    for key in ("tests", "failures", "errors", "skipped"):
+        if key in el.attrib:
+            assert int(el.get(key)) >= 0
+    if "time" in el.attrib:
+        assert float(el.get("time")) >= 0
+    for child in el:
+        assert child.tag in children, (el.tag, child.tag)
+        _check_junit_shape(child)
+
+
 def test_cts_junit_and_json_reports(tiny_corpus, tmp_path, capsys):
     junit, report = tmp_path / "cts.xml", tmp_path / "cts.json"
     status = main(["cts", str(tiny_corpus), "-j", "1", "--junit", str(junit),
@@ -119,6 +153,7 @@ def test_cts_junit_and_json_reports(tiny_corpus, tmp_path, capsys):
 
     root = ET.parse(junit).getroot()
     assert root.tag == "testsuites"
+    _check_junit_shape(root)
     suites = root.findall("testsuite")
     assert sorted(s.get("name") for s in suites) == ["add_int32", "broken_add", "logical_not"]
     cases = 0
@@ -156,6 +191,7 @@ def test_junit_marks_unsupported_as_skipped_and_errors_as_errors():
     s.add(Result("spec_a", "t1", "dynamic", "error", "RuntimeError: boom\ntraceback", 0.5))
     s.add(Result("spec_b", "t2", "static", "passed", "", 0.25))
     root = ET.fromstring(ET.tostring(junit_tree(s).getroot()))
+    _check_junit_shape(root)
     a = root.find("testsuite[@name='spec_a']")
     assert (a.get("skipped"), a.get("errors"), a.get("failures")) == ("1", "1", "0")
     skipped = a.find("testcase[@name='t1 [static]']/skipped")
