@@ -56,10 +56,11 @@ def _cmd_cts(args) -> int:
 
 
 def _check_k(expression) -> None:
-    """A bad -k expression is a usage error before any test runs."""
+    """A bad -k expression is a usage error before any test runs (an empty one, as in pytest
+    and as before, selects every test)."""
     from clnn.tools.kexpr import KeywordError, compile_expression
 
-    if expression is not None:
+    if expression:
         try:
             compile_expression(expression)
         except KeywordError as e:

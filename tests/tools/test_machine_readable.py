@@ -228,11 +228,12 @@ def test_bad_k_expressions_are_refused(expr):
         compile_expression(expr)
 
 
-@needs_corpus
 def test_bad_k_expression_is_a_one_line_usage_error(tmp_path, capsys):
     assert main(["cts", str(tmp_path), "-k", "add and (mul"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("clnn cts: -k expression")
+    assert main(["cts", str(tmp_path), "-k", "   "]) == 2  # only blanks: nothing to match
+    assert "it is empty" in capsys.readouterr().err
 
 
 def test_cts_k_expression_selects_tests(tiny_corpus, capsys):
