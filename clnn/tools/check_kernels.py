@@ -175,7 +175,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m clnn.tools.check_kernels", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpus", help="directory of *.json.gz corpus files")
-    ap.add_argument("-k", default=None, help="only tests whose spec or name match")
+    ap.add_argument("-k", default=None,
+                    help="only tests whose spec or name match (a clnn cts -k expression)")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="parallel parts (default 2)")
     ap.add_argument("--workdir", default=None, help="where logs go (default: a new temp dir)")
     ap.add_argument("--max-wgsize", type=int, default=None,

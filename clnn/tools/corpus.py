@@ -8,7 +8,6 @@ not stop a run over the rest (clnn/tools/cts.py reports them as ``error`` result
 
 from __future__ import annotations
 
-import fnmatch
 import gzip
 import json
 import os
@@ -54,7 +53,7 @@ def read_corpus_file(path: str | os.PathLike) -> dict:
 
 
 def iter_corpus(corpus: str | os.PathLike, pattern: str | None = None, errors=None):
-    """Yield (spec, version, test dict) for every test (optionally matching a glob/substring).
+    """Yield (spec, version, test dict) for every test (optionally matching a -k expression).
 
     A file that cannot be read, or a test in it without a name or a main graph, raises a
     CorpusError; when ``errors`` is a list, (spec, name, reason) is appended to it instead and
@@ -83,9 +82,10 @@ def iter_corpus(corpus: str | os.PathLike, pattern: str | None = None, errors=No
 
 
 def _matches(pattern: str, spec: str, name: str) -> bool:
-    if any(c in pattern for c in "*?["):
-        return fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(spec, pattern)
-    return pattern in name or pattern in spec
+    """``pattern`` is a pytest-style -k expression of substrings and globs (clnn/tools/kexpr.py)."""
+    from clnn.tools.kexpr import matches
+
+    return matches(pattern, spec, name)
 
 
 # ----------------------------------------------------------------------------- building

@@ -10,6 +10,7 @@ clnn/tools/cts_modes.py says how each mode runs and counts.
 from __future__ import annotations
 
 import sys
+import time
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
@@ -98,6 +99,7 @@ class Result:
     variant: str
     status: str
     detail: str = ""
+    seconds: float = 0.0  # wall time of this test-variant (JUnit time, the JSON report)
 
 
 def unsupported_reason(device, model: Model) -> str | None:
@@ -201,6 +203,7 @@ def run_variant(device, spec: str, test: dict, dynamic: bool, mode: str = "sync"
 class Summary:
     counts: Counter = field(default_factory=Counter)
     results: list = field(default_factory=list)
+    seconds: float = 0.0  # wall time of the whole run
 
     def add(self, r: Result):
         self.counts[r.status] += 1
@@ -211,10 +214,12 @@ class Summary:
         return (f"{c['passed']} passed, {c['failed'] + c['error']} failed, "
                 f"{c['unsupported']} skipped")
 
-    def to_json(self) -> dict:
-        return {"summary": {s: self.counts[s] for s in STATUSES} | {
-                    "total": sum(self.counts.values())},
-                "tests": [r.__dict__ for r in self.results]}
+    def to_json(self, run: dict | None = None) -> dict:
+        """The report; ``run``: what was run where (clnn.tools.cts_report.run_metadata)."""
+        out = {"run": run} if run else {}
+        return out | {"summary": {s: self.counts[s] for s in STATUSES} | {
+                          "total": sum(self.counts.values()), "seconds": self.seconds},
+                      "tests": [r.__dict__ for r in self.results]}
 
 
 _WORKER_DEVICE = None
@@ -229,7 +234,13 @@ def _worker_init(device_name, options):
 
 def _run_test(args):
     spec, test, variants, mode = args
-    return [run_variant(_WORKER_DEVICE, spec, test, v == "dynamic", mode) for v in variants]
+    out = []
+    for v in variants:
+        start = time.perf_counter()
+        r = run_variant(_WORKER_DEVICE, spec, test, v == "dynamic", mode)
+        r.seconds = time.perf_counter() - start
+        out.append(r)
+    return out
 
 
 def _run_chunk(items):
@@ -281,6 +292,7 @@ def run_corpus(corpus, device_name="reference", pattern=None, jobs=None, variant
     clnn.tools.cts_modes."""
     from tqdm import tqdm
 
+    started = time.perf_counter()
     unreadable = []
     tests = [(spec, t, variants, mode) for spec, _, t in iter_corpus(corpus, pattern,
                                                                      errors=unreadable)]
@@ -305,4 +317,5 @@ def run_corpus(corpus, device_name="reference", pattern=None, jobs=None, variant
             collect(_run_test(item))
     bar.close()
     summary.results.sort(key=lambda r: (r.spec, r.name, r.variant))
+    summary.seconds = time.perf_counter() - started
     return summary

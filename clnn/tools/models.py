@@ -141,7 +141,15 @@ def model_path(name: str, directory: str | None = None) -> str:
     return fetch([name], directory)[name]
 
 
-def run_models_cli(action: str, wheel: str | None = None, directory: str | None = None) -> int:
+def _model_row(directory: str, name: str) -> dict:
+    """One model for ``clnn models list --json``: "present" only when its SHA-256 matches."""
+    path = os.path.abspath(os.path.join(directory, name))
+    return {"name": name, "path": path, "present": _valid(path, name), "sha256": MODELS[name],
+            "needs_mediapipe_ops": name in NEEDS_MEDIAPIPE_OPS}
+
+
+def run_models_cli(action: str, wheel: str | None = None, directory: str | None = None,
+                   as_json: bool = False) -> int:
     from clnn.tools.errors import CliError, nearest_existing
 
     directory = directory or cache_dir()
@@ -157,6 +165,11 @@ def run_models_cli(action: str, wheel: str | None = None, directory: str | None 
             return 1
         for path in paths.values():
             print(f"{os.path.getsize(path):>10}  {path}")
+        return 0
+    if as_json:
+        import json
+
+        print(json.dumps([_model_row(directory, name) for name in sorted(MODELS)], indent=1))
         return 0
     for name in sorted(MODELS):
         path = os.path.join(directory, name)

@@ -44,7 +44,8 @@ def load_model(what: str, corpus: str | None = None):
     raise CliError(f"{what!r} is neither a .tflite / .json.gz file nor a test name in {corpus}")
 
 
-def run_support_cli(what: str, corpus: str | None = None, device: str | None = None) -> int:
+def run_support_cli(what: str, corpus: str | None = None, device: str | None = None,
+                    as_json: bool = False) -> int:
     from clnn.device import ClDevice
     from clnn.tools.errors import CliError
     from hal.errors import HalError
@@ -55,6 +56,16 @@ def run_support_cli(what: str, corpus: str | None = None, device: str | None = N
         rows = dev.support_report(model)
     except HalError as e:
         raise CliError(f"{name}: the model is not valid: {e}") from e
+    if as_json:
+        import json
+
+        print(json.dumps({"model": name, "device": dev.name,
+                          "device_version": dev.get_version_string(),
+                          "operations": [{"index": k, "operation": op, "supported": ok,
+                                          "reason": reason} for k, op, ok, reason in rows],
+                          "supported": sum(1 for r in rows if r[2]), "total": len(rows)},
+                         indent=1))
+        return 0
     print(f"{name} on {dev.name}")
     width = max((len(r[1]) for r in rows), default=0)
     for k, op, ok, reason in rows:
