@@ -18,7 +18,7 @@ def run_capabilities_cli(remeasure: bool = False, as_json: bool = False,
     if plot is not None:
         from clnn.tools.plots import capabilities_figure
 
-        capabilities_figure(plot, record["workloads"], dev.get_version_string())
+        capabilities_figure(plot, record["workloads"], dev.name)
         print(f"clnn capabilities: wrote {plot}", file=sys.stderr)
     if as_json:
         out = dict(record)

@@ -115,7 +115,7 @@ def per_op_errors(ax, rows: list[dict], first_divergent=None) -> None:
     ``clnn.tools.divergence.per_op_report``); the first divergent operation highlighted."""
     xs = list(range(len(rows)))
     # a log axis cannot show 0: exact operations sit at the smallest positive error / 10
-    errs = [float(r["max_abs"]) for r in rows]
+    errs = [float(r.get("max_abs") or 0.0) for r in rows]  # None: not compared
     positive = [e for e in errs if e > 0]
     floor = min(positive) / 10 if positive else 1e-12
     ys = [e if e > 0 else floor for e in errs]
@@ -128,7 +128,8 @@ def per_op_errors(ax, rows: list[dict], first_divergent=None) -> None:
                    label=f"first divergent: {_op_label(rows[k])}")
             ax.legend()
     ax.set_yscale("log")
-    ax.set_xticks(xs, [_op_label(r) for r in rows], rotation=90, fontsize=6)
+    ax.set_xticks(xs, [_op_label(r) for r in rows], rotation=90,
+                  fontsize=8 if len(rows) <= 40 else 5)
     ax.set_ylabel("max |error|")
     ax.set_title("per-operation error (orange: out of tolerance)")
 
@@ -172,6 +173,7 @@ def bench_figure(path: str, rows: list[dict], device: str = "") -> None:
                     va="bottom", fontsize=8)
     ax.set_xticks(list(xs), [r["model"].removesuffix(".tflite") for r in ok], rotation=30,
                   ha="right", fontsize=7)
+    ax.margins(y=0.15)  # room for the ratio labels above the tallest bars
     ax.set_ylabel("median latency (ms)")
     ax.set_title("clnn vs ai-edge-litert per model (label: clnn / litert)")
     ax.legend()
@@ -195,6 +197,10 @@ def capabilities_figure(path: str, workloads: dict, device: str = "") -> None:
     ax.axvline(1.0, color="black", linewidth=0.8, label="reference device (1.0)")
     ax.set_xscale("log")
     ax.set_yticks(range(len(names)), names, fontsize=8)
+    ax.invert_yaxis()  # in the record's order, top down
+    for y, r in enumerate(ratios):
+        ax.annotate(f"{r:.3g}", (r, y), xytext=(3, 0), textcoords="offset points",
+                    va="center", fontsize=7)
     ax.set_xlabel("exec_time = OpenCL time / reference time (lower is better)")
     failed = [k for k, w in workloads.items() if "ratio" not in w]
     ax.set_title("clnn capabilities" + (f" {device}" if device else "")
