@@ -78,7 +78,7 @@ def bench_model(path: str, device, iterations: int) -> dict:
 
 
 def run_models_bench(iterations: int = 20, as_json: bool = False, names=None,
-                     device_name: str = "opencl") -> int:
+                     device_name: str = "opencl", plot: str | None = None) -> int:
     try:
         paths = fetch(names, say=lambda m: print(m, file=sys.stderr))
     except (FetchError, KeyError) as e:
@@ -105,6 +105,11 @@ def run_models_bench(iterations: int = 20, as_json: bool = False, names=None,
     else:
         print(f"device: {device.name}; ai-edge-litert with {LITERT_THREADS} threads; median "
               f"of {iterations} runs; ratio = clnn / litert")
+    if plot is not None:
+        from clnn.tools.plots import bench_figure
+
+        bench_figure(plot, rows, device.name)
+        print(f"clnn bench models: wrote {plot}", file=sys.stderr)
     ok = all(r.get("within_tolerance") for r in rows if r["model"] not in NEEDS_MEDIAPIPE_OPS)
     return 0 if ok else 1
 

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from clnn.capabilities import cache_path, load_or_measure, to_capabilities
 from clnn.device import ClDevice
 from hal.types import FLT_MAX
 
 
-def run_capabilities_cli(remeasure: bool = False, as_json: bool = False) -> int:
+def run_capabilities_cli(remeasure: bool = False, as_json: bool = False,
+                         plot: str | None = None) -> int:
     dev = ClDevice()
     record = load_or_measure(dev, remeasure=remeasure)
     caps = to_capabilities(record)
+    if plot is not None:
+        from clnn.tools.plots import capabilities_figure
+
+        capabilities_figure(plot, record["workloads"], dev.name)
+        print(f"clnn capabilities: wrote {plot}", file=sys.stderr)
     if as_json:
         out = dict(record)
         out["capabilities"] = {

@@ -89,6 +89,9 @@ def _cmd_bench(args) -> int:
     from clnn.tools.devices import require_device
 
     require_device(args.device if args.what == "models" else "opencl")
+    if args.plot and args.what != "models":
+        raise UsageError("--plot draws the models benchmark: use it with clnn bench models")
+    _check_plot(args)
     if args.what == "prepare":
         from clnn.tools.bench_prepare import run_prepare_bench
 
@@ -97,7 +100,7 @@ def _cmd_bench(args) -> int:
         from clnn.tools.bench_models import run_models_bench
 
         return run_models_bench(args.iterations, as_json=args.json, names=args.models or None,
-                                device_name=args.device)
+                                device_name=args.device, plot=args.plot)
     from clnn.tools.bench_gemm import run_gemm_bench
 
     return run_gemm_bench(args.n, args.reps, as_json=args.json, sweep=args.sweep)
@@ -109,9 +112,21 @@ def _cmd_run(args) -> int:
 
     if args.profile and args.device != "opencl":
         raise UsageError("--profile reads OpenCL profiling events: it needs --device opencl")
+    if args.trace and args.device != "opencl":
+        raise UsageError("--trace reads OpenCL profiling events: it needs --device opencl")
+    _check_plot(args)
     require_device(args.device)
     return run_model(args.model, args.device, args.input, args.iterations, args.compare,
-                     args.profile, args.json, warmup=args.warmup)
+                     args.profile, args.json, warmup=args.warmup, plot=args.plot,
+                     trace=args.trace)
+
+
+def _check_plot(args):
+    """--plot FILE: its extension picks the format; checked before a long run."""
+    if args.plot:
+        from clnn.tools.plots import check_plot_path
+
+        check_plot_path(args.plot)
 
 
 def _cmd_models(args) -> int:
@@ -132,7 +147,8 @@ def _cmd_capabilities(args) -> int:
     require_device("opencl")
     # the measurement takes seconds and its record is saved at the end: check the place first
     require_writable_dir(paths.cache_dir("capabilities"), "the capabilities cache")
-    return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json)
+    _check_plot(args)
+    return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json, plot=args.plot)
 
 
 def _cmd_devices(args) -> int:
@@ -215,6 +231,8 @@ def build_parser() -> OneLineParser:
     b.add_argument("--models", nargs="*", default=None, help="models: only these (file names)")
     b.add_argument("--device", default="opencl", choices=["reference", "opencl"],
                    help="models: the clnn device")
+    b.add_argument("--plot", default=None, metavar="FILE", type=output_file,
+                   help="models: draw clnn vs litert per model to FILE (.png or .html)")
     b.set_defaults(func=_cmd_bench)
 
     r = sub.add_parser("run", help="import a .tflite model and run it on a device")
@@ -233,6 +251,11 @@ def build_parser() -> OneLineParser:
     r.add_argument("--profile", action="store_true",
                    help="per-operation kernel times from OpenCL profiling events")
     r.add_argument("--json", action="store_true", help="print the report as JSON")
+    r.add_argument("--plot", default=None, metavar="FILE", type=output_file,
+                   help="draw the latency histogram and (opencl) the kernel time per operation "
+                        "to FILE (.png or .html)")
+    r.add_argument("--trace", default=None, metavar="FILE.json", type=output_file,
+                   help="write one execution's kernels as a Chrome/Perfetto trace (opencl)")
     r.set_defaults(func=_cmd_run)
 
     m = sub.add_parser("models", help="the MediaPipe .tflite models used by tests and benches")
@@ -265,6 +288,8 @@ def build_parser() -> OneLineParser:
     k = sub.add_parser("capabilities", help="the OpenCL device's measured capabilities")
     k.add_argument("--remeasure", action="store_true", help="measure again, ignoring the cache")
     k.add_argument("--json", action="store_true", help="print as JSON")
+    k.add_argument("--plot", default=None, metavar="FILE", type=output_file,
+                   help="draw exec_time per workload to FILE (.png or .html)")
     k.set_defaults(func=_cmd_capabilities)
 
     z = sub.add_parser("fuzz", help="reliability suites at a larger count: malformed TFLite "

@@ -195,7 +195,8 @@ def _stats(a: np.ndarray) -> str:
 def run_model(path: str, device: str = "reference", input_specs=(), iterations: int = 10,
               compare_with: str | None = None, do_profile: bool = False,
               as_json: bool = False, top: int = 15,
-              warmup: int = timing.DEFAULT_WARMUP) -> int:
+              warmup: int = timing.DEFAULT_WARMUP, plot: str | None = None,
+              trace: str | None = None) -> int:
     from clnn.tools.errors import CliError, import_tflite
 
     if iterations < 1:
@@ -205,7 +206,9 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
     imported = import_tflite(path)
     # a failure here (a bad --input, a device, an execution) ends in clnn.tools.cli.main
     inputs = parse_inputs(imported, input_specs)
-    runner = ClnnRunner(imported, open_device(device, profiling=do_profile))
+    # --plot and --trace read OpenCL profiling events as --profile does
+    profiling = do_profile or trace is not None or (plot is not None and device == "opencl")
+    runner = ClnnRunner(imported, open_device(device, profiling=profiling))
     litert = None
     if compare_with == "litert":
         try:
@@ -259,11 +262,31 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
         except RuntimeError as e:
             print(f"clnn run: {e}", file=sys.stderr)
             return 1
+    _write_pictures(report, runner, inputs, [t / 1e3 for t in lat["times_ms"]], plot, trace,
+                    iterations)
     if as_json:
         print(json.dumps(report, indent=1))
         return status
     _print_report(report, top)
     return status
+
+
+def _write_pictures(report, runner, inputs, times, plot, trace, iterations):
+    """--plot and --trace (clnn/tools/plots.py, clnn/tools/trace.py)."""
+    if trace is not None:
+        from clnn.tools.trace import write_trace
+
+        n = write_trace(trace, runner.prepared, runner.imported.model, inputs)
+        print(f"clnn run: wrote {trace} ({n} kernel events)", file=sys.stderr)
+    if plot is not None:
+        from clnn.tools.plots import run_figure
+
+        rows = report.get("profile")
+        if rows is None and hasattr(runner.prepared, "run"):
+            rows = profile(runner, inputs, iterations)
+        # the per-operation divergence report, where --per-op made one (clnn/tools/divergence.py)
+        run_figure(plot, report["model"], report["device"], times, rows, report.get("per_op"))
+        print(f"clnn run: wrote {plot}", file=sys.stderr)
 
 
 def _print_report(report: dict, top: int):
