@@ -86,6 +86,13 @@ def _cmd_run(args) -> int:
     if args.profile and args.device != "opencl":
         raise UsageError("--profile reads OpenCL profiling events: it needs --device opencl")
     require_device(args.device)
+    if args.per_op:
+        from clnn.tools.divergence import run_per_op
+
+        if not args.compare:
+            raise UsageError("--per-op compares every operation: it needs --compare "
+                             "reference or --compare litert")
+        return run_per_op(args.model, args.device, args.input, args.compare, args.json)
     return run_model(args.model, args.device, args.input, args.iterations, args.compare,
                      args.profile, args.json)
 
@@ -185,6 +192,9 @@ def build_parser() -> OneLineParser:
     r.add_argument("--iterations", type=positive_int, default=10, help="timed runs after a warm-up")
     r.add_argument("--compare", default=None, choices=["reference", "litert"],
                    help="max abs/rel error against the reference device or ai-edge-litert")
+    r.add_argument("--per-op", action="store_true",
+                   help="with --compare: the error of every operation's output, in order, "
+                   "and the first operation out of tolerance")
     r.add_argument("--profile", action="store_true",
                    help="per-operation kernel times from OpenCL profiling events")
     r.add_argument("--json", action="store_true", help="print the report as JSON")
