@@ -12,6 +12,8 @@ of the operation whose kernels write the fused result carries the comparison.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from hal.types import OperandType
@@ -53,7 +55,9 @@ def litert_values(imported, path: str, inputs) -> dict:
     except ImportError as e:
         raise RuntimeError("--compare litert needs ai-edge-litert (pip install "
                            "'clnn[bench]')") from e
-    it = Interpreter(model_path=path, experimental_preserve_all_tensors=True)
+    with warnings.catch_warnings():  # its "for debugging only" warning: this is debugging
+        warnings.filterwarnings("ignore", message=".*experimental_preserve_all_tensors")
+        it = Interpreter(model_path=path, experimental_preserve_all_tensors=True)
     it.allocate_tensors()
     by_index = {d["index"]: d for d in it.get_input_details()}
     for io, x in zip(imported.inputs, inputs):
