@@ -51,14 +51,26 @@ def litert_values(imported, path: str, inputs) -> dict:
     ai-edge-litert with every intermediate tensor preserved (and no default delegate, which
     would keep only its own outputs)."""
     try:
-        from ai_edge_litert.interpreter import Interpreter
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError as e:
         raise RuntimeError("--compare litert needs ai-edge-litert (pip install "
                            "'clnn[bench]')") from e
-    with warnings.catch_warnings():  # its "for debugging only" warning: this is debugging
-        warnings.filterwarnings("ignore", message=".*experimental_preserve_all_tensors")
-        it = Interpreter(model_path=path, experimental_preserve_all_tensors=True)
-    it.allocate_tensors()
+    # no default delegate (XNNPACK) where the model allows: a delegate's inner tensors are
+    # not TFLite's to keep. MediaPipe's custom operations (Convolution2DTransposeBias) exist
+    # only with it; then the default resolver, which ran every model checked here in step
+    # with the reference executor tensor by tensor
+    it = None
+    for resolver in (OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES, OpResolverType.AUTO):
+        with warnings.catch_warnings():  # its "for debugging only" warning: this is debugging
+            warnings.filterwarnings("ignore", message=".*experimental_preserve_all_tensors")
+            try:
+                it = Interpreter(model_path=path, experimental_preserve_all_tensors=True,
+                                 experimental_op_resolver_type=resolver)
+                it.allocate_tensors()
+                break
+            except (RuntimeError, ValueError):  # an unresolved custom operation
+                if resolver == OpResolverType.AUTO:
+                    raise
     by_index = {d["index"]: d for d in it.get_input_details()}
     for io, x in zip(imported.inputs, inputs):
         it.set_tensor(io.tensor, np.asarray(x, by_index[io.tensor]["dtype"]))

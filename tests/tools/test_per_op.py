@@ -152,3 +152,13 @@ def test_per_op_needs_compare(path, capsys):
 def test_litert_needs_the_model_file(target):
     with pytest.raises(ValueError, match="model file"):
         per_op_report(Target(target.imported, target.device, None), "litert")
+
+
+def test_litert_with_a_mediapipe_custom_operation(cl_device):
+    # Convolution2DTransposeBias exists only with litert's default resolver: the fallback path
+    seg = models.model_path("selfie_segmentation.tflite")
+    imported = load(seg)
+    report = per_op_report(Target(imported, cl_device, seg), "litert")
+    _check_clean(report, len(imported.model.main.operations))
+    assert "TRANSPOSE_CONV_2D" in {r["operation"] for r in report["rows"]
+                                   if r["within"] is not None}
