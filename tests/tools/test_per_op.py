@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+import clnn.plan
 import clnn.prepared_model
 from clnn.tflite import load
 from clnn.tools import models
@@ -162,3 +163,26 @@ def test_litert_with_a_mediapipe_custom_operation(cl_device):
     _check_clean(report, len(imported.model.main.operations))
     assert "TRANSPOSE_CONV_2D" in {r["operation"] for r in report["rows"]
                                    if r["within"] is not None}
+
+
+def test_wrong_kernel_input_caught_where_it_enters(target, monkeypatch):
+    # the device's copy of one convolution's weights is off, so its kernel computes a wrong
+    # tensor and every operation after it inherits the error: the first divergent row is
+    # that convolution's, not a later one
+    clean = per_op_report(target, "reference")
+    sg = target.imported.model.main
+    victim = [r for r in clean["rows"] if r["operation"] == "CONV_2D" and r["within"]][2]
+    weights = sg.operations[victim["index"]].inputs[1]
+
+    class WrongWeights(clnn.plan.Executor):
+        def constants(self, index):
+            values = dict(super().constants(index))
+            if index is None:
+                values[weights] = values[weights] * 1.5
+            return values
+
+    monkeypatch.setattr(clnn.plan, "Executor", WrongWeights)
+    report = per_op_report(target, "reference")
+    assert report["first_divergent"] == victim["index"]
+    later = [r for r in report["rows"][victim["index"] + 1:] if r["within"] is False]
+    assert later  # the error travels on, yet the report names where it started
