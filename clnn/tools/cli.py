@@ -92,6 +92,9 @@ def _cmd_run(args) -> int:
         if not args.compare:
             raise UsageError("--per-op compares every operation: it needs --compare "
                              "reference or --compare litert")
+        if args.profile:
+            raise UsageError("--per-op makes one debugging run with every tensor kept: "
+                             "--profile does not apply to it")
         return run_per_op(args.model, args.device, args.input, args.compare, args.json)
     return run_model(args.model, args.device, args.input, args.iterations, args.compare,
                      args.profile, args.json)

@@ -186,3 +186,9 @@ def test_wrong_kernel_input_caught_where_it_enters(target, monkeypatch):
     assert report["first_divergent"] == victim["index"]
     later = [r for r in report["rows"][victim["index"] + 1:] if r["within"] is False]
     assert later  # the error travels on, yet the report names where it started
+
+
+def test_per_op_refuses_profile(path, capsys):
+    assert main(["run", path, "--device", "opencl", "--compare", "reference", "--per-op",
+                 "--profile"]) == 2
+    assert "--profile" in capsys.readouterr().err
