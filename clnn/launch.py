@@ -34,9 +34,12 @@ class Launch:
     keep: tuple = ()
 
 
-def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None):
+def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
+                 keep_all: bool = False):
     """Run a plan on ``queue``: ``values`` gives its inputs and receives its outputs (arrays, or
-    DeviceTensors for model outputs in ``device_outputs`` device memories)."""
+    DeviceTensors for model outputs in ``device_outputs`` device memories). ``keep_all``: every
+    tensor the kernels write is also downloaded, right after the kernels of the operation that
+    writes it (before liveness lets a later tensor reuse its bytes; the queue is in order)."""
     import pyopencl as cl
 
     q = queue
@@ -52,12 +55,19 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None):
         if arr.nbytes:
             keep.append(arr)
             cl.enqueue_copy(q, plan.pool, arr, dst_offset=off, is_blocking=False)
-    for launch in plan.launches:
+    results = []
+    launches = plan.launches
+    for n, launch in enumerate(launches):
         ev = cl.enqueue_nd_range_kernel(q, launch.kernel, launch.global_size,
                                         launch.local_size)
         if events is not None:
             events.append((launch, ev))
-    results = []
+        if keep_all and (n + 1 == len(launches) or launches[n + 1].op_index != launch.op_index):
+            for o, off, shape, dtype in plan.written.get(launch.op_index, ()):
+                arr = np.empty(shape, dtype)
+                if arr.nbytes:
+                    cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
+                results.append((o, arr))
     for o, off, shape, dtype in plan.downloads:
         dst = device_outputs.get(o)
         if dst is not None:  # a model output in a device memory: copied on the device

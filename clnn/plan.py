@@ -89,6 +89,10 @@ class ClPlan:
     downloads: list  # (operand, byte offset, shape, dtype)
     launches: list
     shapes: dict
+    #: operation -> the tensors its kernels write to the pool (operand, byte offset, shape,
+    #: dtype); a fused operation's output is written by the kernels of the one it is fused into.
+    #: Read only by runs that keep every intermediate (ClPreparedModel.run_keeping_all)
+    written: dict = field(default_factory=dict)
 
 
 def plan_offsets(sizes: dict[int, int], live: dict[int, tuple[int, int]]) -> tuple[dict, int]:
@@ -360,4 +364,9 @@ class Planner:
         downloads = [(o, offsets[o], shapes[o], NUMPY_DTYPE[sg.operands[o].type])
                      for o in part.outputs]
         inter = sum(_align(max(s, 1)) for s in sizes.values())
-        return ClPlan(pool, pool_bytes, inter, uploads, downloads, launches, shapes)
+        written: dict[int, list] = {}
+        for o, (first, _) in live.items():  # a tensor is written at the first step it lives
+            if first >= 0:
+                written.setdefault(part.ops[first], []).append(
+                    (o, offsets[o], shapes[o], NUMPY_DTYPE[sg.operands[o].type]))
+        return ClPlan(pool, pool_bytes, inter, uploads, downloads, launches, shapes, written)

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from clnn.launch import enqueue_plan
-from clnn.memory import ClBuffer, DeviceTensor
+from clnn.memory import ClBuffer, DeviceTensor, on_host
 from clnn.plan import Partition, Planner, partition
 from hal.driver import (
     DriverPreparedModel,
@@ -55,7 +55,8 @@ class ClPreparedModel(DriverPreparedModel):
         return self.planner.build_seconds
 
     # ------------------------------------------------------------------ running
-    def _run_partition(self, part: Partition, values: dict, omitted: set, events=None):
+    def _run_partition(self, part: Partition, values: dict, omitted: set, events=None,
+                       keep_all: bool = False):
         sg = self.model.main
         if part.on_cl:
             try:
@@ -70,7 +71,7 @@ class ClPreparedModel(DriverPreparedModel):
                 raise GeneralFailure(f"{names} failed while planning the OpenCL run: "
                                      f"{type(e).__name__}: {e}") from e
             if plan is not None:
-                enqueue_plan(self.queue, plan, values, self._device_outputs, events)
+                enqueue_plan(self.queue, plan, values, self._device_outputs, events, keep_all)
                 return
         for i in part.inputs:  # the host runs it: device memories are downloaded
             if isinstance(values.get(i), DeviceTensor):
@@ -85,8 +86,20 @@ class ClPreparedModel(DriverPreparedModel):
         with self._lock:
             return self._run_locked(inputs, events)
 
-    def _run_locked(self, inputs: list, events=None) -> list[np.ndarray]:
+    def run_keeping_all(self, inputs: list) -> dict:
+        """A debugging run: the value of every operand (constants, inputs, and every tensor
+        an operation writes, downloaded from the pool before it is reused), with the fusions
+        and kernels of a normal run. Operands that no kernel writes (the output of a
+        convolution whose activation is fused into it) are absent."""
+        with self._lock, np.errstate(all="ignore"):
+            values = self._run_locked(inputs, keep_all=True, all_values=True)
+        return {i: on_host(v) for i, v in values.items()}
+
+    def _run_locked(self, inputs: list, events=None, keep_all=False, all_values=False):
         sg = self.model.main
+        #: (partition, start ns, end ns) of the partitions that ran on the host, in an execution
+        #: that collects profiling events (clnn run --trace)
+        self.host_spans: list = []
         values = dict(self.executor.constants(None))
         omitted = set()
         for i, arr in zip(sg.input_indexes, inputs):
@@ -97,9 +110,13 @@ class ClPreparedModel(DriverPreparedModel):
             self.executor.check_deadline()  # MISSED_DEADLINE_TRANSIENT between partitions
             n_events = len(events) if events is not None else 0
             t = time.perf_counter_ns()
-            self._run_partition(part, values, omitted, events)
+            self._run_partition(part, values, omitted, events, keep_all)
             if events is not None and len(events) == n_events:  # it ran on the host
-                self._host_ns += time.perf_counter_ns() - t
+                end = time.perf_counter_ns()
+                self._host_ns += end - t
+                self.host_spans.append((part, t, end))
+        if all_values:
+            return values
         return [values[i] for i in sg.output_indexes]
 
     def execute_synchronously(self, request, measure=MeasureTiming.NO, deadline=None,

@@ -13,7 +13,7 @@ sparse constant becomes its dense array.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -55,6 +55,9 @@ class ImportedModel:
     outputs: list[IoTensor]
     #: TFLite operator names in the order of the file (for reports)
     operators: list[str]
+    #: TFLite tensor index -> the hal operand holding its value (for per-operation checks
+    #: against TFLite's own tensors); operands the importer added have no tensor
+    tensor_operands: dict[int, int] = field(default_factory=dict)
 
 
 def operand_type(t: TfTensor) -> OperandType:
@@ -249,7 +252,7 @@ class Importer:
             return IoTensor(t.name, ti, tuple(o.dimensions), NUMPY_DTYPE[o.type])
 
         return ImportedModel(model, [io(ti) for ti in g.inputs], [io(ti) for ti in g.outputs],
-                             [op.name for op in g.operators])
+                             [op.name for op in g.operators], dict(self.operands))
 
 
 def _unexpected(stage: str, e: Exception) -> TfliteImportError:

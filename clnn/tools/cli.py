@@ -116,6 +116,17 @@ def _cmd_run(args) -> int:
         raise UsageError("--trace reads OpenCL profiling events: it needs --device opencl")
     _check_plot(args)
     require_device(args.device)
+    if args.per_op:
+        from clnn.tools.divergence import run_per_op
+
+        if not args.compare:
+            raise UsageError("--per-op compares every operation: it needs --compare "
+                             "reference or --compare litert")
+        if args.profile:
+            raise UsageError("--per-op makes one debugging run with every tensor kept: "
+                             "--profile does not apply to it")
+        return run_per_op(args.model, args.device, args.input, args.compare, args.json,
+                          plot=args.plot)
     return run_model(args.model, args.device, args.input, args.iterations, args.compare,
                      args.profile, args.json, warmup=args.warmup, plot=args.plot,
                      trace=args.trace)
@@ -248,6 +259,9 @@ def build_parser() -> OneLineParser:
     r.add_argument("--compare", default=None, choices=["reference", "litert"],
                    help="max abs/rel error against the reference device or ai-edge-litert "
                    "(litert is timed too, taking turns with clnn)")
+    r.add_argument("--per-op", action="store_true",
+                   help="with --compare: the error of every operation's output, in order, "
+                   "and the first operation out of tolerance")
     r.add_argument("--profile", action="store_true",
                    help="per-operation kernel times from OpenCL profiling events")
     r.add_argument("--json", action="store_true", help="print the report as JSON")

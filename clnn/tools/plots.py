@@ -138,11 +138,13 @@ def run_figure(path: str, model: str, device: str, times_s: list[float],
                profile_rows: list[dict] | None = None, per_op: dict | None = None) -> None:
     """``clnn run --plot``: the latency histogram, and the kernel time per operation and the
     per-operation error where the report has them."""
-    panels = 1 + (profile_rows is not None) + (per_op is not None)
-    fig, axes = _figure(panels)
-    latency_histogram(axes[0], times_s)
+    panels = bool(times_s) + (profile_rows is not None) + (per_op is not None)
+    fig, axes = _figure(max(panels, 1))
     captions = [f"{model} on {device}"]
-    i = 1
+    i = 0
+    if times_s:  # a --per-op run is one debugging run: no latency histogram
+        latency_histogram(axes[0], times_s)
+        i = 1
     if profile_rows is not None:
         profile_bars(axes[i], profile_rows)
         captions.append("operations: " + ", ".join(
@@ -150,6 +152,8 @@ def run_figure(path: str, model: str, device: str, times_s: list[float],
         i += 1
     if per_op is not None:
         per_op_errors(axes[i], per_op["rows"], per_op.get("first_divergent"))
+        captions.append("operations: " + ", ".join(
+            f"{r['index']} {r['operation']}" for r in per_op["rows"]))
     fig.suptitle(f"{model} on {device}")
     fig.tight_layout()
     save(fig, path, f"clnn run {model}", captions)

@@ -11,7 +11,6 @@ are different clocks: each thread's times are exact, their alignment is approxim
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 
@@ -23,26 +22,6 @@ PID = 1
 TID_CL, TID_HOST = 1, 2
 
 
-@contextlib.contextmanager
-def _host_partitions(pm, spans: list):
-    """Record (partition, start ns, end ns) of the partitions ``pm`` runs without a kernel:
-    the prepared model times only their sum, the trace needs each one."""
-    original = pm._run_partition
-
-    def timed(part, values, omitted, events=None):
-        n = len(events) if events is not None else 0
-        t0 = time.perf_counter_ns()
-        original(part, values, omitted, events)
-        if events is None or len(events) == n:
-            spans.append((part, t0, time.perf_counter_ns()))
-
-    pm._run_partition = timed  # this instance only, for one execution
-    try:
-        yield
-    finally:
-        del pm._run_partition
-
-
 def trace_events(prepared, model, inputs) -> dict:
     """Run ``prepared`` (a ClPreparedModel on a device opened with profiling) once on
     ``inputs``; the trace of that execution."""
@@ -50,11 +29,11 @@ def trace_events(prepared, model, inputs) -> dict:
         raise CliError("--trace reads OpenCL profiling events: it needs --device opencl")
     sg = model.main
     events: list = []
-    spans: list = []
     values = [np.asarray(x) for x in inputs]
-    with _host_partitions(prepared, spans), np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):
         t_start = time.perf_counter_ns()
         prepared.run(values, events=events)
+    spans = prepared.host_spans
     out = [{"ph": "M", "pid": PID, "name": "process_name", "args": {"name": "clnn"}},
            {"ph": "M", "pid": PID, "tid": TID_CL, "name": "thread_name",
             "args": {"name": "OpenCL queue"}},

@@ -53,6 +53,13 @@ class Executor:
     def run_subgraph(self, index: int | None, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
         """Run subgraph ``index`` (None = main) on input arrays (None = omitted input)."""
         sg = self.subgraph(index)
+        values = self.run_keeping_all(index, inputs)
+        return [values[i] for i in sg.output_indexes]
+
+    def run_keeping_all(self, index: int | None, inputs: list[np.ndarray | None]) -> dict:
+        """Run subgraph ``index`` and return the value of every operand (constants, inputs,
+        every intermediate): for per-operation comparisons with another device."""
+        sg = self.subgraph(index)
         values: dict[int, np.ndarray | None] = dict(self.constants(index))
         omitted = set()
         if len(inputs) != len(sg.input_indexes):
@@ -65,7 +72,7 @@ class Executor:
         for op_index, operation in enumerate(sg.operations):
             self.check_deadline()
             self.run_operation(sg, op_index, operation, values, omitted)
-        return [values[i] for i in sg.output_indexes]
+        return values
 
     def run_operation(self, sg: Subgraph, op_index, operation, values, omitted):
         reg = lookup(operation.type)
