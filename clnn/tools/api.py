@@ -224,7 +224,7 @@ def cache_key(model_bytes: bytes, device) -> bytes:
     return h.digest()
 
 
-def _prepare(device, hal_model, key: bytes | None):
+def _prepare(device, hal_model, key: bytes | None, directory):
     """(prepared, from_cache). The key is the token too: a file saved for another model or
     device fails the HAL's checks and is prepared again."""
     n_model, n_data = device.get_number_of_cache_files_needed()
@@ -233,7 +233,10 @@ def _prepare(device, hal_model, key: bytes | None):
     from clnn import paths
 
     try:
-        directory = paths.cache_dir("compilation", create=True)
+        if directory is None:
+            directory = paths.cache_dir("compilation", create=True)
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
     except OSError:  # no writable cache: prepare as if cache=False
         return device.prepare_model(hal_model), False
     stem = directory / key.hex()
@@ -248,10 +251,11 @@ def _prepare(device, hal_model, key: bytes | None):
     return device.prepare_model(hal_model, model_cache=mc, data_cache=dc, token=key), False
 
 
-def load(model, device="opencl", cache: bool = True) -> Model:
+def load(model, device="opencl", cache=True) -> Model:
     """Prepare ``model`` (a .tflite path, its bytes, or a ``hal.types.Model``) on ``device``
     ("reference", "opencl", a name ``clnn.tools.devices.open_device`` knows, or a HAL
-    Device). ``cache``: use the compilation cache (False: always prepare afresh)."""
+    Device). ``cache``: True (the compilation cache under clnn's cache directory), a
+    directory to keep it in instead, or False (always prepare afresh)."""
     imported = tflite = None
     if isinstance(model, HalModel):
         from hal import compilation_cache
@@ -282,6 +286,7 @@ def load(model, device="opencl", cache: bool = True) -> Model:
     dev = _open(device)
     key = cache_key(model_bytes, dev) if cache else None
     t0 = time.perf_counter()
-    prepared, from_cache = _prepare(dev, hal_model, key)
+    directory = None if isinstance(cache, bool) else cache
+    prepared, from_cache = _prepare(dev, hal_model, key, directory)
     return Model(hal_model, dev, prepared, inputs, outputs, imported=imported, tflite=tflite,
                  from_cache=from_cache, prepare_s=time.perf_counter() - t0)
