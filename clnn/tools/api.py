@@ -87,11 +87,12 @@ class Model:
                              f"({', '.join(map(repr, names))}), got {len(values)}")
         arrays = []
         for spec, x in zip(self.inputs, values):
-            try:
-                a = np.asarray(x, dtype=spec.dtype)
-            except (TypeError, ValueError) as e:
-                raise ValueError(f"input {spec.name!r} cannot be read as {spec.dtype}: "
-                                 f"{e}") from None
+            a = np.asarray(x)
+            # float64 -> float32 is a convenience; float -> uint8 would truncate silently
+            if not np.can_cast(a.dtype, spec.dtype, "same_kind"):
+                raise ValueError(f"input {spec.name!r} is {a.dtype}; the model expects "
+                                 f"{spec.dtype}")
+            a = a.astype(spec.dtype, copy=False)
             known = len(a.shape) == len(spec.shape) and all(
                 not d or d == n for d, n in zip(spec.shape, a.shape))
             if not known:

@@ -97,7 +97,9 @@ def test_run_by_position_list_and_name(face):
                           r"\[1, 128, 128, 3\]"),
     (lambda x: {"image": x}, r"no input named 'image'; the inputs are 'input'"),
     (lambda x: {}, r"input 'input' is missing"),
-    (lambda x: "pixels", r"input 'input' cannot be read as float32"),
+    (lambda x: "pixels", r"input 'input' is <U6; the model expects float32"),
+    (lambda x: x.astype(np.complex64), r"input 'input' is complex64; the model expects "
+                                       r"float32"),
 ])
 def test_wrong_inputs_raise_one_clear_error(face, bad, message):
     with pytest.raises(ValueError, match=message) as e:
@@ -204,7 +206,9 @@ def test_hal_model_input(device, tmp_path):
     x = np.arange(-3, 3, dtype=np.float32).reshape(2, 3)
     (y,) = model.run(x)
     np.testing.assert_array_equal(y, np.maximum(x + x, 0))
-    (y,) = model.run({"input0": x})
+    (y,) = model.run({"input0": x.astype(np.float64)})  # float64 -> float32: same kind
+    np.testing.assert_array_equal(y, np.maximum(x + x, 0))
+    (y,) = model.run([x.astype(np.int32)])  # integers are read as floats
     np.testing.assert_array_equal(y, np.maximum(x + x, 0))
     assert clnn.load(_small_model(), device=device, cache=tmp_path).from_cache
     with pytest.raises(ValueError, match="litert needs a .tflite model"):
