@@ -152,10 +152,15 @@ def compare(outputs, expected) -> list[dict]:
 
 def profile(runner: ClnnRunner, inputs, iterations: int) -> list[dict]:
     """Per operation: kernel time from OpenCL profiling events summed over ``iterations``."""
-    pm = runner.prepared
+    return profile_prepared(runner.prepared, runner.imported.model, inputs, iterations)
+
+
+def profile_prepared(pm, model, inputs, iterations: int) -> list[dict]:
+    """:func:`profile` of a prepared model ``pm`` of ``model`` (shared with clnn.load's
+    ``profile``): rows by descending kernel time, then fused operations, then a host row."""
     if not hasattr(pm, "run"):
         raise RuntimeError("--profile needs the OpenCL device")
-    sg = runner.imported.model.main
+    sg = model.main
     values = [np.asarray(x) for x in inputs]
     per_op: dict[int, float] = {}
     launches: dict[int, set] = {}

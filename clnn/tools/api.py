@@ -1,0 +1,293 @@
+"""The short Python API: ``clnn.load(model, device) -> Model`` with ``run``, ``profile`` and
+``compare``.
+
+    import clnn
+    model = clnn.load("face_detection_short_range.tflite", device="opencl")
+    outputs = model.run(image)                      # a list of arrays, in model.outputs order
+
+``load`` takes a .tflite path, its bytes, or a ``hal.types.Model``, and a device name
+(``clnn.tools.devices.open_device``) or a HAL Device. It prepares through the HAL compilation
+cache by default: files under ``clnn.paths.cache_dir("compilation")`` named by a hash of the
+model and of the device's identity, whose token is that hash; a cache that fails the HAL's
+checks is prepared again (and saved over). Nothing here imports pyopencl or the TFLite reader
+before a model needs them, so ``import clnn`` stays light.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from hal.errors import ErrorStatus, HalError
+from hal.types import NUMPY_DTYPE
+from hal.types import Model as HalModel
+
+REFERENCES = ("reference", "litert")
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A model input or output: its name, shape (0: a dimension known only at run time) and
+    NumPy dtype."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+
+class Model:
+    """A model prepared on a device (made by :func:`load`). ``inputs`` / ``outputs``: one
+    :class:`TensorSpec` each; ``hal_model``, ``device``, ``prepared``: the HAL objects;
+    ``from_cache``: whether the prepare came from the compilation cache."""
+
+    def __init__(self, hal_model, device, prepared, inputs, outputs, imported=None,
+                 tflite=None, from_cache=False, prepare_s=0.0):
+        self.hal_model = hal_model
+        self.device = device
+        self.prepared = prepared
+        self.inputs = inputs
+        self.outputs = outputs
+        self.from_cache = from_cache
+        self.prepare_s = prepare_s
+        self._imported = imported  # clnn.tflite.ImportedModel (for litert), else None
+        self._tflite = tflite  # the .tflite path or bytes, else None
+
+    def __repr__(self):
+        ins = ", ".join(f"{t.name} {list(t.shape)} {t.dtype}" for t in self.inputs)
+        return (f"<clnn.Model on {getattr(self.device, 'name', type(self.device).__name__)}: "
+                f"{len(self.hal_model.main.operations)} operations; inputs {ins}>")
+
+    # ------------------------------------------------------------------ inputs
+    def _arrays(self, inputs) -> list[np.ndarray]:
+        """Inputs in model order, checked: a dict (by name), a list or tuple (one array per
+        input), or one array (a model of one input)."""
+        names = [t.name for t in self.inputs]
+        if isinstance(inputs, dict):
+            unknown = [k for k in inputs if k not in names]
+            if unknown:
+                raise ValueError(f"no input named {unknown[0]!r}; the inputs are "
+                                 f"{', '.join(map(repr, names))}")
+            missing = [n for n in names if n not in inputs]
+            if missing:
+                raise ValueError(f"input {missing[0]!r} is missing; the inputs are "
+                                 f"{', '.join(map(repr, names))}")
+            values = [inputs[n] for n in names]
+        elif isinstance(inputs, (list, tuple)):
+            values = list(inputs)
+        else:
+            values = [inputs]
+        if len(values) != len(names):
+            raise ValueError(f"the model takes {len(names)} input(s) "
+                             f"({', '.join(map(repr, names))}), got {len(values)}")
+        arrays = []
+        for spec, x in zip(self.inputs, values):
+            a = np.asarray(x)
+            # float64 -> float32 is a convenience; float -> uint8 would truncate silently
+            if not np.can_cast(a.dtype, spec.dtype, "same_kind"):
+                raise ValueError(f"input {spec.name!r} is {a.dtype}; the model expects "
+                                 f"{spec.dtype}")
+            a = a.astype(spec.dtype, copy=False)
+            known = len(a.shape) == len(spec.shape) and all(
+                not d or d == n for d, n in zip(spec.shape, a.shape))
+            if not known:
+                raise ValueError(f"input {spec.name!r} has shape {list(a.shape)}; the model "
+                                 f"expects {list(spec.shape)}")
+            arrays.append(a)
+        return arrays
+
+    def _inputs_or_random(self, inputs) -> list[np.ndarray]:
+        if inputs is None:
+            from clnn.tools.run import random_inputs
+
+            return random_inputs(self)
+        return self._arrays(inputs)
+
+    # ------------------------------------------------------------------ the API
+    def run(self, inputs) -> list[np.ndarray]:
+        """One execution: the output arrays, in ``outputs`` order. ``inputs``: one array (a
+        model of one input), a list of arrays, or a dict by input name."""
+        return _execute(self.prepared, self.hal_model, self._arrays(inputs))
+
+    def profile(self, inputs=None, iterations: int = 1) -> list[dict]:
+        """Per operation (as ``clnn run --profile``): ``operation`` (index), ``type``,
+        ``kernels``, ``ms`` (kernel time per run, from OpenCL profiling events) and
+        ``share``, heaviest first. ``inputs``: as :meth:`run`, or seeded random ones."""
+        from clnn.tools.run import profile_prepared
+
+        if iterations < 1:
+            raise ValueError(f"iterations {iterations}: at least one run is needed")
+        queue = getattr(self.device, "queue", None)
+        if not hasattr(self.prepared, "run") or queue is None:
+            raise RuntimeError(f"profile reads OpenCL profiling events; "
+                               f"{getattr(self.device, 'name', self.device)} is not an "
+                               "OpenCL device")
+        import pyopencl as cl
+
+        if not queue.properties & cl.command_queue_properties.PROFILING_ENABLE:
+            raise RuntimeError("profile needs a device opened with profiling=True "
+                               "(clnn.load opens one so when given a device name)")
+        return profile_prepared(self.prepared, self.hal_model,
+                                self._inputs_or_random(inputs), iterations)
+
+    def compare(self, reference: str = "reference", inputs=None,
+                per_op: bool = False) -> list[dict]:
+        """Per output: ``name``, ``max_abs_err``, ``max_rel_err`` (over max |expected|) and
+        ``within_tolerance`` against ``reference`` ("reference": the NumPy reference device;
+        "litert": ai-edge-litert on the same .tflite). ``per_op``: per-operation divergence
+        from ``clnn.tools.divergence.per_op_report`` instead."""
+        from clnn.tools.run import compare
+
+        if reference not in REFERENCES:
+            raise ValueError(f"unknown reference {reference!r}; choose one of "
+                             f"{', '.join(REFERENCES)}")
+        arrays = self._inputs_or_random(inputs)
+        if per_op:
+            try:
+                from clnn.tools.divergence import per_op_report
+            except ModuleNotFoundError as e:
+                if e.name != "clnn.tools.divergence":
+                    raise
+                raise RuntimeError("per_op=True needs clnn.tools.divergence, which this "
+                                   "installation of clnn does not have") from None
+            return per_op_report(self, reference, arrays)
+        outputs = self.run(arrays)
+        expected = self._expected(reference, arrays)
+        return [{"name": spec.name, **row}
+                for spec, row in zip(self.outputs, compare(outputs, expected))]
+
+    def _expected(self, reference: str, arrays) -> list[np.ndarray]:
+        if reference == "reference":
+            from hal.reference import ReferenceDevice
+
+            prepared = ReferenceDevice().prepare_model(self.hal_model)
+            return _execute(prepared, self.hal_model, arrays)
+        if self._imported is None:
+            raise ValueError("compare with litert needs a .tflite model; this one was given "
+                             "as a hal Model")
+        from clnn.tools.run import LiteRtRunner
+
+        if isinstance(self._tflite, (str, os.PathLike)):
+            return LiteRtRunner(str(self._tflite)).run(self._imported, arrays)[0]
+        with tempfile.TemporaryDirectory(prefix="clnn-litert-") as tmp:
+            path = os.path.join(tmp, "model.tflite")  # the runner reads a file
+            Path(path).write_bytes(bytes(self._tflite))
+            return LiteRtRunner(path).run(self._imported, arrays)[0]
+
+
+def _execute(prepared, hal_model, arrays) -> list[np.ndarray]:
+    from hal.builder import make_request, read_outputs
+
+    request = make_request(hal_model, arrays)
+    result = prepared.execute_synchronously(request)
+    if result.status != ErrorStatus.NONE:
+        raise HalError(f"execution failed: {result.message or result.status.name}",
+                       result.status)
+    return read_outputs(hal_model, request, result.output_shapes)
+
+
+def _specs_of(hal_model) -> tuple[list[TensorSpec], list[TensorSpec]]:
+    sg = hal_model.main
+
+    def spec(kind, k, i):
+        op = sg.operands[i]
+        return TensorSpec(f"{kind}{k}", tuple(op.dimensions), NUMPY_DTYPE[op.type])
+
+    return ([spec("input", k, i) for k, i in enumerate(sg.input_indexes)],
+            [spec("output", k, i) for k, i in enumerate(sg.output_indexes)])
+
+
+def _open(device):
+    if isinstance(device, str):
+        from clnn.tools.devices import open_device
+
+        # profiling events cost little and let Model.profile work on the same device
+        return open_device(device, profiling=True)
+    if not callable(getattr(device, "prepare_model", None)):
+        raise TypeError(f"device must be a device name or a HAL Device, got a "
+                        f"{type(device).__name__}")
+    return device
+
+
+def cache_key(model_bytes: bytes, device) -> bytes:
+    """32 bytes: the model (its .tflite bytes, or a serialized hal Model) and the device's
+    identity (its class, version string and fallback setting)."""
+    h = hashlib.sha256()
+    h.update(model_bytes)
+    ident = (f"{type(device).__module__}.{type(device).__qualname__}; "
+             f"{device.get_version_string()}; fallback {getattr(device, 'fallback', None)}")
+    h.update(b"\0" + ident.encode())
+    return h.digest()
+
+
+def _prepare(device, hal_model, key: bytes | None, directory):
+    """(prepared, from_cache). The key is the token too: a file saved for another model or
+    device fails the HAL's checks and is prepared again."""
+    n_model, n_data = device.get_number_of_cache_files_needed()
+    if key is None or n_model + n_data == 0:
+        return device.prepare_model(hal_model), False
+    from clnn import paths
+
+    try:
+        if directory is None:
+            directory = paths.cache_dir("compilation", create=True)
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:  # no writable cache: prepare as if cache=False
+        return device.prepare_model(hal_model), False
+    stem = directory / key.hex()
+    mc = [str(stem) + f".model{i}" for i in range(n_model)]
+    dc = [str(stem) + f".data{i}" for i in range(n_data)]
+    if all(os.path.exists(f) for f in mc + dc):
+        try:
+            return device.prepare_model_from_cache(model_cache=mc, data_cache=dc,
+                                                   token=key), True
+        except (HalError, OSError):  # stale, truncated or another save's files
+            pass
+    return device.prepare_model(hal_model, model_cache=mc, data_cache=dc, token=key), False
+
+
+def load(model, device="opencl", cache=True) -> Model:
+    """Prepare ``model`` (a .tflite path, its bytes, or a ``hal.types.Model``) on ``device``
+    ("reference", "opencl", a name ``clnn.tools.devices.open_device`` knows, or a HAL
+    Device). ``cache``: True (the compilation cache under clnn's cache directory), a
+    directory to keep it in instead, or False (always prepare afresh)."""
+    imported = tflite = None
+    if isinstance(model, HalModel):
+        from hal import compilation_cache
+
+        hal_model = model
+        model_bytes = b"hal\0" + compilation_cache.dumps(model)
+        inputs, outputs = _specs_of(model)
+    elif isinstance(model, (str, os.PathLike, bytes, bytearray, memoryview)):
+        import clnn.tflite
+
+        if isinstance(model, (str, os.PathLike)):
+            if not os.path.isfile(model):
+                raise FileNotFoundError(f"no model file {os.fspath(model)!r}")
+            model_bytes = Path(model).read_bytes()
+        else:
+            model_bytes = bytes(model)
+        imported = clnn.tflite.load(model_bytes)
+        tflite = model if isinstance(model, (str, os.PathLike)) else model_bytes
+        hal_model = imported.model
+        inputs = [TensorSpec(t.name, tuple(int(d or 0) for d in t.shape), np.dtype(t.dtype))
+                  for t in imported.inputs]
+        outputs = [TensorSpec(t.name, tuple(int(d or 0) for d in t.shape), np.dtype(t.dtype))
+                   for t in imported.outputs]
+        model_bytes = b"tflite\0" + model_bytes
+    else:
+        raise TypeError(f"model must be a .tflite path, its bytes or a hal Model, got a "
+                        f"{type(model).__name__}")
+    dev = _open(device)
+    key = cache_key(model_bytes, dev) if cache else None
+    t0 = time.perf_counter()
+    directory = None if isinstance(cache, bool) else cache
+    prepared, from_cache = _prepare(dev, hal_model, key, directory)
+    return Model(hal_model, dev, prepared, inputs, outputs, imported=imported, tflite=tflite,
+                 from_cache=from_cache, prepare_s=time.perf_counter() - t0)
