@@ -21,6 +21,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -148,18 +149,28 @@ class Model:
                              f"{', '.join(REFERENCES)}")
         arrays = self._inputs_or_random(inputs)
         if per_op:
-            try:
-                from clnn.tools.divergence import per_op_report
-            except ModuleNotFoundError as e:
-                if e.name != "clnn.tools.divergence":
-                    raise
-                raise RuntimeError("per_op=True needs clnn.tools.divergence, which this "
-                                   "installation of clnn does not have") from None
-            return per_op_report(self, reference, arrays)
+            from clnn.tools.divergence import per_op_report
+
+            return self._per_op(per_op_report, reference, arrays)
         outputs = self.run(arrays)
         expected = self._expected(reference, arrays)
         return [{"name": spec.name, **row}
                 for spec, row in zip(self.outputs, compare(outputs, expected))]
+
+    def _per_op(self, per_op_report, reference: str, arrays) -> dict:
+        """The divergence report reads the imported model (TFLite tensor per operand) and, for
+        litert, the .tflite file."""
+        if self._imported is None:
+            raise ValueError("per_op needs a .tflite model (its tensors are what is compared); "
+                             "this one was given as a hal Model")
+        target = SimpleNamespace(imported=self._imported, device=self.device, path=None)
+        if isinstance(self._tflite, (str, os.PathLike)):
+            target.path = str(self._tflite)
+            return per_op_report(target, reference, arrays)
+        with tempfile.TemporaryDirectory(prefix="clnn-per-op-") as tmp:
+            target.path = os.path.join(tmp, "model.tflite")
+            Path(target.path).write_bytes(bytes(self._tflite))
+            return per_op_report(target, reference, arrays)
 
     def _expected(self, reference: str, arrays) -> list[np.ndarray]:
         if reference == "reference":

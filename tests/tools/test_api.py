@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import numpy as np
@@ -143,23 +142,27 @@ def test_compare_rejects_an_unknown_reference(face):
         face.compare("numpy")
 
 
-def test_compare_per_op_calls_the_divergence_report(face, monkeypatch):
-    calls = []
-    fake = types.ModuleType("clnn.tools.divergence")
-    fake.per_op_report = lambda model, reference, inputs: calls.append(
-        (model, reference, inputs)) or "report"
-    monkeypatch.setitem(sys.modules, "clnn.tools.divergence", fake)
+def test_compare_per_op_on_the_real_model(face):
+    """per_op=True: the divergence report of clnn.tools.divergence, every operation of the
+    model in order, none out of tolerance, against the reference and against litert."""
     image = _image()
-    assert face.compare("litert", inputs=image, per_op=True) == "report"
-    (model, reference, inputs), = calls
-    assert model is face and reference == "litert"
-    np.testing.assert_array_equal(inputs[0], image)
+    n = len(face.hal_model.main.operations)
+    for reference in ("reference", "litert"):
+        report = face.compare(reference, inputs=image, per_op=True)
+        assert report["reference"] == reference
+        assert [r["index"] for r in report["rows"]] == list(range(n))
+        assert report["first_divergent"] is None, report["rows"][:3]
 
 
-def test_compare_per_op_without_the_divergence_module(face, monkeypatch):
-    monkeypatch.setitem(sys.modules, "clnn.tools.divergence", None)  # as if absent
-    with pytest.raises(RuntimeError, match="needs clnn.tools.divergence"):
-        face.compare(per_op=True)
+def test_compare_per_op_needs_a_tflite_model(opencl):
+    from hal.builder import ModelBuilder
+
+    b = ModelBuilder()
+    x = b.input("TENSOR_FLOAT32", (1, 4))
+    b.op("RELU", [x], b.output("TENSOR_FLOAT32", (1, 4)))
+    m = clnn.load(b.finish(), device=opencl, cache=False)
+    with pytest.raises(ValueError, match="per_op needs a .tflite model"):
+        m.compare(per_op=True)
 
 
 def test_second_load_prepares_from_the_cache(face_path, opencl, tmp_path):
