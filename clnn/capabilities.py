@@ -13,7 +13,12 @@ float16, relaxed float32, quant8 asymm, quant8 signed and per-channel quant8 fil
 elementwise chains for int32 (ADD, MUL, SUB) and bool8 (LOGICAL_AND / OR / NOT); IF choosing
 between two elementwise branches and a WHILE loop of eight iterations. An execution is
 ``execute_synchronously`` of a prepared model (host copies in and out included), after one
-warm-up run; repetitions stop at 0.4 s or 15 runs per device, at least 3.
+warm-up run. Figures come from several samples: 5 rounds (3 in quick mode; rounds past the
+third stop after 60 s), each round taking one OpenCL and one reference sample of every
+workload in turn, a sample being the mean of 3 executions. The record keeps every sample, the
+median / min / max / relative spread per device and of the per-round ratio, and flags a
+workload whose spread exceeds 20% as unstable; it also records when (date, clnn version) and
+how (rounds, executions per sample, load average, the machine) it was measured.
 
 Scalar types take the figure of their tensor type (they are parameters of the same
 operations). Types without a workload are those no OpenCL kernel takes (QUANT16, QUANT8_SYMM,
@@ -26,7 +31,7 @@ the time ratio; power_usage = exec_time. The method is recorded in the JSON.
 Results are cached as JSON in ``$CLNN_CACHE_DIR`` (default ``~/.cache/clnn``) under
 ``capabilities/<key>.json``, the key hashing (platform, device, driver version, clnn version,
 and whether unsupported operations fall back to the reference inside the prepared model):
-measured once per such combination, with raw timings, medians and spreads. A first
+measured once per such combination; a record of an older format (``SCHEMA``) is remeasured. A first
 measurement takes well under a minute and shows a tqdm progress bar.
 """
 
@@ -35,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import statistics
 import time
 from pathlib import Path
@@ -53,7 +59,8 @@ from hal.types import (
 )
 
 OT = OperandType
-SCHEMA = 1
+#: the record format; a cached record of another schema is measured again
+SCHEMA = 2
 METHOD = {
     "exec_time": "median execution time on the OpenCL device / median on the reference "
                  "(NumPy) device, same workload, same process",
@@ -64,7 +71,12 @@ METHOD = {
 SCALAR_OF = {OT.FLOAT32: OT.TENSOR_FLOAT32, OT.INT32: OT.TENSOR_INT32,
              OT.UINT32: OT.TENSOR_INT32, OT.BOOL: OT.TENSOR_BOOL8,
              OT.FLOAT16: OT.TENSOR_FLOAT16}
-MAX_SECONDS, MAX_RUNS, MIN_RUNS = 0.4, 15, 3
+#: rounds (samples per workload and device), executions per sample; quick: tests
+ROUNDS, QUICK_ROUNDS, MIN_ROUNDS, EXECUTIONS = 5, 3, 3, 3
+#: rounds after MIN_ROUNDS stop once a measurement has taken this long (bounded on a miss)
+MAX_MEASURE_SECONDS = 60.0
+#: a workload whose samples spread more than this (max - min over median) is flagged unstable
+UNSTABLE_SPREAD = 0.20
 
 
 # ----------------------------------------------------------------- workloads
@@ -209,37 +221,44 @@ def workloads_all(quick: bool = False) -> dict:
 
 # ----------------------------------------------------------------- measuring
 
-def _time(device, model, inputs) -> tuple[list[float], int]:
-    """(execution seconds per run, operations the device runs itself)."""
-    from hal.errors import ErrorStatus
-
+def _prepare(device, model):
+    """(prepared model, operations the device runs itself)."""
     try:
         on_device = sum(device.get_supported_operations(model))
     except Exception:
         on_device = -1
-    prepared = device.prepare_model(model)
-    times: list[float] = []
+    return device.prepare_model(model), on_device
+
+
+def _sample(prepared, model, inputs, executions: int) -> float:
+    """Mean seconds per execution over ``executions`` back-to-back runs (one sample)."""
+    from hal.errors import ErrorStatus
+
     total = 0.0
-    for k in range(MAX_RUNS + 1):
+    for _ in range(executions):
         req = make_request(model, inputs)
         t0 = time.perf_counter()
         r = prepared.execute_synchronously(req)
-        dt = time.perf_counter() - t0
+        total += time.perf_counter() - t0
         if r.status != ErrorStatus.NONE:
             raise RuntimeError(f"execution failed: {r.status.name} {r.message}")
-        if k == 0:
-            continue  # warm-up
-        times.append(dt)
-        total += dt
-        if len(times) >= MIN_RUNS and total >= MAX_SECONDS:
-            break
-    return times, on_device
+    return total / executions
 
 
-def _spread(ts: list[float]) -> dict:
-    q = statistics.quantiles(ts, n=4) if len(ts) >= 2 else [ts[0], ts[0], ts[0]]
-    return {"median": statistics.median(ts), "min": min(ts), "max": max(ts),
-            "iqr": [q[0], q[-1]], "runs": len(ts)}
+def spread(values: list[float]) -> dict:
+    """median, min, max and relative spread ((max - min) / median) of a list of samples."""
+    med = statistics.median(values)
+    lo, hi = min(values), max(values)
+    return {"median": med, "min": lo, "max": hi, "samples": len(values),
+            "relative_spread": (hi - lo) / med if med > 0 else 0.0}
+
+
+def is_unstable(workload: dict, threshold: float = UNSTABLE_SPREAD) -> bool:
+    """A workload whose per-round ratio spreads more than ``threshold`` (max - min over the
+    median) across rounds: its figure is not to be trusted. The ratio, not each device's time,
+    is judged: load that slows both sides of one round alike does not change the figure."""
+    r = workload.get("ratio_spread")
+    return r is not None and r["relative_spread"] > threshold
 
 
 def identity(device) -> dict:
@@ -250,55 +269,103 @@ def identity(device) -> dict:
             "fallback": bool(getattr(device, "fallback", True))}
 
 
+def machine() -> dict:
+    """The host the figures were measured on (they hold for it only)."""
+    return {"node": platform.node(), "system": f"{platform.system()} {platform.release()}",
+            "machine": platform.machine(), "processor": platform.processor(),
+            "cpu_count": os.cpu_count(), "python": platform.python_version()}
+
+
+def _loadavg() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (OSError, AttributeError):  # not on every OS
+        return None
+
+
 def cache_path(device) -> Path:
     ident = identity(device)
     key = hashlib.sha1(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
     return paths.cache_dir("capabilities") / f"{key}.json"
 
 
-def measure(device, quick: bool = False, progress: bool = True) -> dict:
-    """Measure every workload on ``device`` and the reference device; the JSON record."""
+def measure(device, quick: bool = False, progress: bool = True, rounds: int | None = None,
+            executions: int | None = None) -> dict:
+    """Measure every workload on ``device`` and the reference device; the JSON record.
+
+    Each workload is prepared once per device and warmed up; then ``rounds`` rounds run, and in
+    each round every workload takes one OpenCL sample and one reference sample in turn (so a
+    burst of load on the machine hits both sides, not one). A sample is the mean over
+    ``executions`` runs. Rounds beyond the third stop once MAX_MEASURE_SECONDS have passed,
+    which bounds a measurement on a slow or busy machine."""
     from hal.reference import ReferenceDevice
 
+    rounds = rounds or (QUICK_ROUNDS if quick else ROUNDS)
+    executions = executions or (1 if quick else EXECUTIONS)
     ref = ReferenceDevice()
-    items = list(workloads(quick).items())
+    t_start = time.perf_counter()
+    load_before = _loadavg()
     bar = None
     if progress:
         try:
             from tqdm import tqdm
 
-            bar = tqdm(total=len(items), desc="measuring clnn capabilities", unit="workload")
+            bar = tqdm(total=rounds, desc="measuring clnn capabilities", unit="round")
         except ImportError:
             bar = None
-    t_start = time.perf_counter()
-    results = {}
-    for name, build in items:
-        if bar is not None:
-            bar.set_postfix_str(name)
-        entry: dict = {}
+    results: dict = {}
+    live: dict = {}
+    for name, build in workloads(quick).items():
         try:
             model, inputs = build()
-            cl_t, on_cl = _time(device, model, inputs)
-            ref_t, _ = _time(ref, model, inputs)
-            entry = {"opencl_s": cl_t, "reference_s": ref_t, "opencl": _spread(cl_t),
-                     "reference": _spread(ref_t), "operations": len(model.main.operations),
-                     "operations_in_opencl_kernels": on_cl,
-                     "ratio": _spread(cl_t)["median"] / _spread(ref_t)["median"]}
+            cl_p, on_cl = _prepare(device, model)
+            ref_p, _ = _prepare(ref, model)
+            _sample(cl_p, model, inputs, 1)  # warm-up: first-run compilation, allocation
+            _sample(ref_p, model, inputs, 1)
+            live[name] = (model, inputs, cl_p, ref_p)
+            results[name] = {"opencl_s": [], "reference_s": [],
+                             "operations": len(model.main.operations),
+                             "operations_in_opencl_kernels": on_cl}
         except Exception as e:  # a workload that cannot run: the type gets FLT_MAX
-            entry = {"error": f"{type(e).__name__}: {e}"}
-        results[name] = entry
+            results[name] = {"error": f"{type(e).__name__}: {e}"}
+    done = 0
+    for k in range(rounds):
+        if k >= MIN_ROUNDS and time.perf_counter() - t_start > MAX_MEASURE_SECONDS:
+            break
+        for name, (model, inputs, cl_p, ref_p) in list(live.items()):
+            try:
+                results[name]["opencl_s"].append(_sample(cl_p, model, inputs, executions))
+                results[name]["reference_s"].append(_sample(ref_p, model, inputs, executions))
+            except Exception as e:
+                results[name] = {"error": f"{type(e).__name__}: {e}"}
+                del live[name]
+        done += 1
         if bar is not None:
             bar.update(1)
     if bar is not None:
         bar.close()
+    for name in live:
+        w = results[name]
+        w["opencl"], w["reference"] = spread(w["opencl_s"]), spread(w["reference_s"])
+        w["ratio_s"] = [c / r for c, r in zip(w["opencl_s"], w["reference_s"])]
+        w["ratio_spread"] = spread(w["ratio_s"])
+        # the figure: ratio of the medians (robust to one slow sample on either side)
+        w["ratio"] = w["opencl"]["median"] / w["reference"]["median"]
+        w["unstable"] = is_unstable(w)
     return {"schema": SCHEMA, "identity": identity(device), "quick": quick,
             "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "measure_seconds": time.perf_counter() - t_start, "method": METHOD,
+            "conditions": {"rounds": done, "executions_per_sample": executions,
+                           "interleaved": True, "loadavg_before": load_before,
+                           "loadavg_after": _loadavg(), "machine": machine(),
+                           "unstable_threshold": UNSTABLE_SPREAD},
             "workloads": results}
 
 
 def load_or_measure(device, remeasure: bool = False, quick: bool = False,
                     progress: bool = True) -> dict:
+    """The cached record, or a new measurement (saved). A record of another schema (an older
+    clnn's format) or identity is measured again."""
     path = cache_path(device)
     if not remeasure and path.exists():
         try:
