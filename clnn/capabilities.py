@@ -15,10 +15,11 @@ between two elementwise branches and a WHILE loop of eight iterations. An execut
 ``execute_synchronously`` of a prepared model (host copies in and out included), after one
 warm-up run. Figures come from several samples: 5 rounds (3 in quick mode; rounds past the
 third stop after 60 s), each round taking one OpenCL and one reference sample of every
-workload in turn, a sample being the mean of 3 executions. The record keeps every sample, the
-median / min / max / relative spread per device and of the per-round ratio, and flags a
-workload whose spread exceeds 20% as unstable; it also records when (date, clnn version) and
-how (rounds, executions per sample, load average, the machine) it was measured.
+workload in turn, a sample being the mean of 3 to 50 executions (at least 20 ms). The record
+keeps every sample, the median / min / max / relative spread per device and of the per-round
+ratio, and flags a workload whose ratio spreads over 20% as unstable; it also records when
+(date, clnn version) and how (rounds, executions per sample, load average, the machine) it
+was measured.
 
 Scalar types take the figure of their tensor type (they are parameters of the same
 operations). Types without a workload are those no OpenCL kernel takes (QUANT16, QUANT8_SYMM,
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import platform
 import statistics
@@ -72,7 +74,9 @@ SCALAR_OF = {OT.FLOAT32: OT.TENSOR_FLOAT32, OT.INT32: OT.TENSOR_INT32,
              OT.UINT32: OT.TENSOR_INT32, OT.BOOL: OT.TENSOR_BOOL8,
              OT.FLOAT16: OT.TENSOR_FLOAT16}
 #: rounds (samples per workload and device), executions per sample; quick: tests
-ROUNDS, QUICK_ROUNDS, MIN_ROUNDS, EXECUTIONS = 5, 3, 3, 3
+ROUNDS, QUICK_ROUNDS, MIN_ROUNDS = 5, 3, 3
+#: executions per sample: enough for SAMPLE_SECONDS, within [MIN_EXECUTIONS, MAX_EXECUTIONS]
+SAMPLE_SECONDS, MIN_EXECUTIONS, MAX_EXECUTIONS = 0.02, 3, 50
 #: rounds after MIN_ROUNDS stop once a measurement has taken this long (bounded on a miss)
 MAX_MEASURE_SECONDS = 60.0
 #: a workload whose samples spread more than this (max - min over median) is flagged unstable
@@ -245,6 +249,10 @@ def _sample(prepared, model, inputs, executions: int) -> float:
     return total / executions
 
 
+def _executions(seconds_per_run: float) -> int:
+    return max(MIN_EXECUTIONS, min(MAX_EXECUTIONS, math.ceil(SAMPLE_SECONDS / seconds_per_run)))
+
+
 def spread(values: list[float]) -> dict:
     """median, min, max and relative spread ((max - min) / median) of a list of samples."""
     med = statistics.median(values)
@@ -296,12 +304,13 @@ def measure(device, quick: bool = False, progress: bool = True, rounds: int | No
     Each workload is prepared once per device and warmed up; then ``rounds`` rounds run, and in
     each round every workload takes one OpenCL sample and one reference sample in turn (so a
     burst of load on the machine hits both sides, not one). A sample is the mean over
-    ``executions`` runs. Rounds beyond the third stop once MAX_MEASURE_SECONDS have passed,
-    which bounds a measurement on a slow or busy machine."""
+    ``executions`` runs (default: enough for SAMPLE_SECONDS on the faster device). Rounds
+    beyond the third stop once MAX_MEASURE_SECONDS have passed, which bounds a measurement on a
+    slow or busy machine."""
     from hal.reference import ReferenceDevice
 
     rounds = rounds or (QUICK_ROUNDS if quick else ROUNDS)
-    executions = executions or (1 if quick else EXECUTIONS)
+    executions = executions or (1 if quick else None)
     ref = ReferenceDevice()
     t_start = time.perf_counter()
     load_before = _loadavg()
@@ -322,8 +331,12 @@ def measure(device, quick: bool = False, progress: bool = True, rounds: int | No
             ref_p, _ = _prepare(ref, model)
             _sample(cl_p, model, inputs, 1)  # warm-up: first-run compilation, allocation
             _sample(ref_p, model, inputs, 1)
-            live[name] = (model, inputs, cl_p, ref_p)
-            results[name] = {"opencl_s": [], "reference_s": [],
+            # a sample lasts at least SAMPLE_SECONDS on the faster side: a sample of one
+            # sub-millisecond run is mostly timer and scheduler noise
+            n = executions or _executions(min(_sample(cl_p, model, inputs, 1),
+                                              _sample(ref_p, model, inputs, 1)))
+            live[name] = (model, inputs, cl_p, ref_p, n)
+            results[name] = {"opencl_s": [], "reference_s": [], "executions_per_sample": n,
                              "operations": len(model.main.operations),
                              "operations_in_opencl_kernels": on_cl}
         except Exception as e:  # a workload that cannot run: the type gets FLT_MAX
@@ -332,10 +345,10 @@ def measure(device, quick: bool = False, progress: bool = True, rounds: int | No
     for k in range(rounds):
         if k >= MIN_ROUNDS and time.perf_counter() - t_start > MAX_MEASURE_SECONDS:
             break
-        for name, (model, inputs, cl_p, ref_p) in list(live.items()):
+        for name, (model, inputs, cl_p, ref_p, n) in list(live.items()):
             try:
-                results[name]["opencl_s"].append(_sample(cl_p, model, inputs, executions))
-                results[name]["reference_s"].append(_sample(ref_p, model, inputs, executions))
+                results[name]["opencl_s"].append(_sample(cl_p, model, inputs, n))
+                results[name]["reference_s"].append(_sample(ref_p, model, inputs, n))
             except Exception as e:
                 results[name] = {"error": f"{type(e).__name__}: {e}"}
                 del live[name]
@@ -355,7 +368,9 @@ def measure(device, quick: bool = False, progress: bool = True, rounds: int | No
     return {"schema": SCHEMA, "identity": identity(device), "quick": quick,
             "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "measure_seconds": time.perf_counter() - t_start, "method": METHOD,
-            "conditions": {"rounds": done, "executions_per_sample": executions,
+            "conditions": {"rounds": done, "executions_per_sample": executions or
+                           f"adaptive: {MIN_EXECUTIONS}-{MAX_EXECUTIONS}, at least "
+                           f"{SAMPLE_SECONDS * 1e3:.0f} ms on the faster device",
                            "interleaved": True, "loadavg_before": load_before,
                            "loadavg_after": _loadavg(), "machine": machine(),
                            "unstable_threshold": UNSTABLE_SPREAD},

@@ -105,7 +105,8 @@ def _cmd_capabilities(args) -> int:
     require_device("opencl")
     # the measurement takes seconds and its record is saved at the end: check the place first
     require_writable_dir(paths.cache_dir("capabilities"), "the capabilities cache")
-    return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json)
+    return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json,
+                                baseline=args.baseline)
 
 
 def _cmd_devices(args) -> int:
@@ -214,6 +215,9 @@ def build_parser() -> OneLineParser:
     k = sub.add_parser("capabilities", help="the OpenCL device's measured capabilities")
     k.add_argument("--remeasure", action="store_true", help="measure again, ignoring the cache")
     k.add_argument("--json", action="store_true", help="print as JSON")
+    k.add_argument("--baseline", choices=("reference", "litert"), default="reference",
+                   help="also compare against TFLite's runtime (ai-edge-litert) on the same "
+                        "workloads; the HAL figures stay against the reference device")
     k.set_defaults(func=_cmd_capabilities)
 
     z = sub.add_parser("fuzz", help="reliability suites at a larger count: malformed TFLite "
