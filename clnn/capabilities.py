@@ -15,7 +15,7 @@ between two elementwise branches and a WHILE loop of eight iterations. An execut
 ``execute_synchronously`` of a prepared model (host copies in and out included), after one
 warm-up run. Figures come from several samples: 5 rounds (3 in quick mode; rounds past the
 third stop after 60 s), each round taking one OpenCL and one reference sample of every
-workload in turn, a sample being the mean of 3 to 50 executions (at least 20 ms). The record
+workload in turn, a sample being the median of 3 to 50 executions (at least 20 ms). The record
 keeps every sample, the median / min / max / relative spread per device and of the per-round
 ratio, and flags a workload whose ratio spreads over 20% as unstable; it also records when
 (date, clnn version) and how (rounds, executions per sample, load average, the machine) it
@@ -235,18 +235,19 @@ def _prepare(device, model):
 
 
 def _sample(prepared, model, inputs, executions: int) -> float:
-    """Mean seconds per execution over ``executions`` back-to-back runs (one sample)."""
+    """Median seconds of ``executions`` back-to-back runs (one sample): the median, not the
+    mean, so one run preempted by another process does not move the sample."""
     from hal.errors import ErrorStatus
 
-    total = 0.0
+    times = []
     for _ in range(executions):
         req = make_request(model, inputs)
         t0 = time.perf_counter()
         r = prepared.execute_synchronously(req)
-        total += time.perf_counter() - t0
+        times.append(time.perf_counter() - t0)
         if r.status != ErrorStatus.NONE:
             raise RuntimeError(f"execution failed: {r.status.name} {r.message}")
-    return total / executions
+    return statistics.median(times)
 
 
 def _executions(seconds_per_run: float) -> int:
@@ -303,7 +304,7 @@ def measure(device, quick: bool = False, progress: bool = True, rounds: int | No
 
     Each workload is prepared once per device and warmed up; then ``rounds`` rounds run, and in
     each round every workload takes one OpenCL sample and one reference sample in turn (so a
-    burst of load on the machine hits both sides, not one). A sample is the mean over
+    burst of load on the machine hits both sides, not one). A sample is the median of
     ``executions`` runs (default: enough for SAMPLE_SECONDS on the faster device). Rounds
     beyond the third stop once MAX_MEASURE_SECONDS have passed, which bounds a measurement on a
     slow or busy machine."""

@@ -104,12 +104,16 @@ class _LiteRt:
 
 
 def _litert_sample(rt: _LiteRt, inputs, executions: int) -> float:
+    """Median seconds of ``executions`` invocations, as clnn.capabilities._sample."""
+    import statistics
     import time
 
-    t0 = time.perf_counter()
+    times = []
     for _ in range(executions):
+        t0 = time.perf_counter()
         rt.run(inputs)
-    return (time.perf_counter() - t0) / executions
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
 def measure_litert(device, quick: bool = False, rounds: int | None = None,
