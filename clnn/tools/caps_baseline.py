@@ -140,6 +140,9 @@ def measure_litert(device, quick: bool = False, rounds: int | None = None,
         except NoBaseline as e:
             out[name] = {"no_baseline": str(e)}
             continue
+        except (ValueError, RuntimeError) as e:  # the interpreter refused the flatbuffer
+            out[name] = {"no_baseline": f"ai-edge-litert rejected the model: {e}"}
+            continue
         cl_p, _ = caps._prepare(device, model)
         ref_p, _ = caps._prepare(ReferenceDevice(), model)
         req = make_request(model, inputs)

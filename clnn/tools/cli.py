@@ -216,8 +216,9 @@ def build_parser() -> OneLineParser:
     k.add_argument("--remeasure", action="store_true", help="measure again, ignoring the cache")
     k.add_argument("--json", action="store_true", help="print as JSON")
     k.add_argument("--baseline", choices=("reference", "litert"), default="reference",
-                   help="also compare against TFLite's runtime (ai-edge-litert) on the same "
-                        "workloads; the HAL figures stay against the reference device")
+                   help="reference (default): the HAL figures against the reference device "
+                        "only; litert: also OpenCL against TFLite's runtime (ai-edge-litert) "
+                        "on the same workloads, measured now")
     k.set_defaults(func=_cmd_capabilities)
 
     z = sub.add_parser("fuzz", help="reliability suites at a larger count: malformed TFLite "
