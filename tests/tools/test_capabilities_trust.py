@@ -190,3 +190,29 @@ def test_an_older_record_format_is_measured_again(quick_cache, monkeypatch):
         assert caps.load_or_measure(dev)["cached"] == str(path)
     finally:
         path.write_text(saved)
+
+
+def test_tflite_conversion_and_its_limits():
+    from clnn.capabilities_workloads import block, if_model
+    from clnn.tools.caps_baseline import NoBaseline, to_tflite
+
+    raw = to_tflite(block("TENSOR_QUANT8_ASYMM", 8, quant=False)[0])
+    assert raw[4:8] == b"TFL3"
+    with pytest.raises(NoBaseline, match="control flow"):
+        to_tflite(if_model(4)[0])
+    with pytest.raises(NoBaseline, match="relaxed"):
+        to_tflite(block("TENSOR_FLOAT32", 8, relaxed=True)[0])
+    with pytest.raises(NoBaseline, match="TENSOR_QUANT8_SYMM_PER_CHANNEL"):
+        to_tflite(block("TENSOR_QUANT8_ASYMM_SIGNED", 8, quant=True, per_channel=True)[0])
+
+
+def test_baseline_litert_without_the_runtime_is_one_error(quick_cache, monkeypatch, capsys):
+    import sys
+
+    from clnn.tools.cli import main
+
+    monkeypatch.setitem(sys.modules, "ai_edge_litert.interpreter", None)  # import fails
+    assert main(["capabilities", "--baseline", "litert"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["clnn capabilities: --baseline litert needs ai-edge-litert (pip install "
+                   "'clnn[bench]')"]
