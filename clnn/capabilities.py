@@ -1,5 +1,5 @@
 """Measured capabilities of the OpenCL device (``ClDevice.get_capabilities``,
-``clnn capabilities [--remeasure] [--json]``).
+``clnn capabilities [--remeasure] [--json] [--baseline litert]``).
 
 NNAPI's PerformanceInfo is relative to the CPU: ``exec_time`` and ``power_usage`` are ratios
 where lower is better. Here every figure is measured against the reference (NumPy) device on the
@@ -7,7 +7,8 @@ same workload in the same process:
 
     exec_time(type)   = median execution time on this device / median on the reference device
 
-A workload per operand type is built in code (:func:`workloads`): MobileNet-style blocks
+A workload per operand type is built in code (:func:`workloads`, builders in
+clnn/capabilities_workloads.py): MobileNet-style blocks
 (CONV_2D 3x3 stride 2 + RELU6, DEPTHWISE_CONV_2D 3x3, CONV_2D 1x1, residual ADD) for float32,
 float16, relaxed float32, quant8 asymm, quant8 signed and per-channel quant8 filters;
 elementwise chains for int32 (ADD, MUL, SUB) and bool8 (LOGICAL_AND / OR / NOT); IF choosing
@@ -15,11 +16,11 @@ between two elementwise branches and a WHILE loop of eight iterations. An execut
 ``execute_synchronously`` of a prepared model (host copies in and out included), after one
 warm-up run. Figures come from several samples: 5 rounds (3 in quick mode; rounds past the
 third stop after 60 s), each round taking one OpenCL and one reference sample of every
-workload in turn, a sample being the median of 3 to 50 executions (at least 20 ms). The record
-keeps every sample, the median / min / max / relative spread per device and of the per-round
-ratio, and flags a workload whose ratio spreads over 20% as unstable; it also records when
-(date, clnn version) and how (rounds, executions per sample, load average, the machine) it
-was measured.
+workload in turn, a sample being the median of 3 to 50 executions (at least 20 ms; quick:
+1). The record keeps every sample, the median / min / max / relative spread per device and
+of the per-round ratio, and flags a workload whose ratio spreads over 20% as unstable; it
+also records when (date, clnn version) and how (rounds, executions per sample, load average,
+the machine) it was measured.
 
 Scalar types take the figure of their tensor type (they are parameters of the same
 operations). Types without a workload are those no OpenCL kernel takes (QUANT16, QUANT8_SYMM,
