@@ -1,5 +1,5 @@
 """Measured capabilities of the OpenCL device (``ClDevice.get_capabilities``,
-``clnn capabilities [--remeasure] [--json]``).
+``clnn capabilities [--remeasure] [--json] [--baseline litert]``).
 
 NNAPI's PerformanceInfo is relative to the CPU: ``exec_time`` and ``power_usage`` are ratios
 where lower is better. Here every figure is measured against the reference (NumPy) device on the
@@ -7,13 +7,20 @@ same workload in the same process:
 
     exec_time(type)   = median execution time on this device / median on the reference device
 
-A workload per operand type is built in code (:func:`workloads`): MobileNet-style blocks
+A workload per operand type is built in code (:func:`workloads`, builders in
+clnn/capabilities_workloads.py): MobileNet-style blocks
 (CONV_2D 3x3 stride 2 + RELU6, DEPTHWISE_CONV_2D 3x3, CONV_2D 1x1, residual ADD) for float32,
 float16, relaxed float32, quant8 asymm, quant8 signed and per-channel quant8 filters;
 elementwise chains for int32 (ADD, MUL, SUB) and bool8 (LOGICAL_AND / OR / NOT); IF choosing
 between two elementwise branches and a WHILE loop of eight iterations. An execution is
 ``execute_synchronously`` of a prepared model (host copies in and out included), after one
-warm-up run; repetitions stop at 0.4 s or 15 runs per device, at least 3.
+warm-up run. Figures come from several samples: 5 rounds (3 in quick mode; rounds past the
+third stop after 60 s), each round taking one OpenCL and one reference sample of every
+workload in turn, a sample being the median of 3 to 50 executions (at least 20 ms; quick:
+1). The record keeps every sample, the median / min / max / relative spread per device and
+of the per-round ratio, and flags a workload whose ratio spreads over 20% as unstable; it
+also records when (date, clnn version) and how (rounds, executions per sample, load average,
+the machine) it was measured.
 
 Scalar types take the figure of their tensor type (they are parameters of the same
 operations). Types without a workload are those no OpenCL kernel takes (QUANT16, QUANT8_SYMM,
@@ -26,7 +33,7 @@ the time ratio; power_usage = exec_time. The method is recorded in the JSON.
 Results are cached as JSON in ``$CLNN_CACHE_DIR`` (default ``~/.cache/clnn``) under
 ``capabilities/<key>.json``, the key hashing (platform, device, driver version, clnn version,
 and whether unsupported operations fall back to the reference inside the prepared model):
-measured once per such combination, with raw timings, medians and spreads. A first
+measured once per such combination; a record of an older format (``SCHEMA``) is remeasured. A first
 measurement takes well under a minute and shows a tqdm progress bar.
 """
 
@@ -34,16 +41,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import platform
 import statistics
 import time
 from pathlib import Path
 
-import numpy as np
-
 from clnn import paths
+from clnn.capabilities_workloads import block, bool_chain, if_model, int32_chain, while_model
 from hal import __version__
-from hal.builder import ModelBuilder, make_request
+from hal.builder import make_request
 from hal.types import (
     FLT_MAX,
     Capabilities,
@@ -53,7 +61,8 @@ from hal.types import (
 )
 
 OT = OperandType
-SCHEMA = 1
+#: the record format; a cached record of another schema is measured again
+SCHEMA = 2
 METHOD = {
     "exec_time": "median execution time on the OpenCL device / median on the reference "
                  "(NumPy) device, same workload, same process",
@@ -64,125 +73,17 @@ METHOD = {
 SCALAR_OF = {OT.FLOAT32: OT.TENSOR_FLOAT32, OT.INT32: OT.TENSOR_INT32,
              OT.UINT32: OT.TENSOR_INT32, OT.BOOL: OT.TENSOR_BOOL8,
              OT.FLOAT16: OT.TENSOR_FLOAT16}
-MAX_SECONDS, MAX_RUNS, MIN_RUNS = 0.4, 15, 3
+#: rounds (samples per workload and device), executions per sample; quick: tests
+ROUNDS, QUICK_ROUNDS, MIN_ROUNDS = 5, 3, 3
+#: executions per sample: enough for SAMPLE_SECONDS, within [MIN_EXECUTIONS, MAX_EXECUTIONS]
+SAMPLE_SECONDS, MIN_EXECUTIONS, MAX_EXECUTIONS = 0.02, 3, 50
+#: rounds after MIN_ROUNDS stop once a measurement has taken this long (bounded on a miss)
+MAX_MEASURE_SECONDS = 60.0
+#: a workload whose samples spread more than this (max - min over median) is flagged unstable
+UNSTABLE_SPREAD = 0.20
 
 
 # ----------------------------------------------------------------- workloads
-
-def _block(t: str, size: int, quant=None, per_channel=False, relaxed=False):
-    """MobileNet-style block on [1, size, size, 8]: conv 3x3/2 RELU6 to 32 channels,
-    depthwise 3x3 RELU6,
-    conv 1x1, residual ADD. quant: (signed) for quantized types."""
-    rng = np.random.default_rng(7)
-    b = ModelBuilder()
-    k, h = 32, size // 2
-    q = {} if quant is None else {"scale": 0.05, "zero_point": -3 if quant else 120}
-    qo = {} if quant is None else {"scale": 0.1, "zero_point": 2 if quant else 128}
-    x = b.input(t, [1, size, size, 8], **q)
-
-    def weights(shape, fan_in):
-        if quant is None:
-            w = rng.standard_normal(shape) * np.sqrt(2.0 / fan_in)
-            return b.constant(w.astype(np.float16 if t == "TENSOR_FLOAT16" else np.float32))
-        if per_channel and shape[0] != 1:
-            return b.constant(rng.integers(-127, 128, shape).astype(np.int8),
-                              "TENSOR_QUANT8_SYMM_PER_CHANNEL",
-                              channel_quant=([0.01] * shape[0], 0))
-        dt = np.int8 if quant else np.uint8
-        lo, hi = (-128, 128) if quant else (0, 256)
-        return b.constant(rng.integers(lo, hi, shape).astype(dt), t, scale=0.01,
-                          zero_point=0 if quant else 128)
-
-    def bias(n, in_scale, pc=per_channel):
-        if quant is None:
-            return b.constant(np.zeros(n, np.float16 if t == "TENSOR_FLOAT16" else np.float32))
-        return b.constant(rng.integers(-500, 500, n).astype(np.int32), "TENSOR_INT32",
-                          scale=0.0 if pc else float(np.float32(in_scale) * np.float32(0.01)))
-
-    same, relu6 = 1, 3
-    c1 = b.op("CONV_2D", [x, weights((k, 3, 3, 8), 72), bias(k, 0.05), b.int32(same),
-                          b.int32(2), b.int32(2), b.int32(relu6)], b.tensor(t, [1, h, h, k], **qo))
-    dw = b.op("DEPTHWISE_CONV_2D",
-              [c1, weights((1, 3, 3, k), 9), bias(k, 0.1, False), b.int32(same), b.int32(1),
-               b.int32(1), b.int32(1), b.int32(relu6)], b.tensor(t, [1, h, h, k], **qo))
-    pw = b.op("CONV_2D", [dw, weights((k, 1, 1, k), k), bias(k, 0.1), b.int32(same),
-                          b.int32(1), b.int32(1), b.int32(0)], b.tensor(t, [1, h, h, k], **qo))
-    b.op("ADD", [pw, c1, b.int32(0)], b.output(t, [1, h, h, k], **qo))
-    if relaxed:
-        b.relax_computation_float32_to_float16(True)
-    model = b.finish()
-    if quant is None:
-        xv = rng.standard_normal((1, size, size, 8)).astype(
-            np.float16 if t == "TENSOR_FLOAT16" else np.float32)
-    else:
-        xv = rng.integers(-128, 128, (1, size, size, 8)).astype(np.int8) if quant else \
-            rng.integers(0, 256, (1, size, size, 8)).astype(np.uint8)
-    return model, [xv]
-
-
-def _int32_chain(n: int):
-    b = ModelBuilder()
-    t = "TENSOR_INT32"
-    x, y = b.input(t, [1, n, n]), b.input(t, [1, n, n])
-    s = b.op("ADD", [x, y, b.int32(0)], b.tensor(t, [1, n, n]))
-    p = b.op("MUL", [s, x, b.int32(0)], b.tensor(t, [1, n, n]))
-    b.op("SUB", [p, y, b.int32(0)], b.output(t, [1, n, n]))
-    rng = np.random.default_rng(3)
-    return b.finish(), [rng.integers(-100, 100, (1, n, n)).astype(np.int32) for _ in (0, 1)]
-
-
-def _bool_chain(n: int):
-    b = ModelBuilder()
-    t = "TENSOR_BOOL8"
-    p, q = b.input(t, [1, n, n]), b.input(t, [1, n, n])
-    a = b.op("LOGICAL_AND", [p, q], b.tensor(t, [1, n, n]))
-    o = b.op("LOGICAL_OR", [a, p], b.tensor(t, [1, n, n]))
-    b.op("LOGICAL_NOT", [o], b.output(t, [1, n, n]))
-    rng = np.random.default_rng(4)
-    return b.finish(), [rng.random((1, n, n)) < 0.5 for _ in (0, 1)]
-
-
-def _elementwise(op: str, n: int):
-    b = ModelBuilder()
-    x = b.input("TENSOR_FLOAT32", [1, n, n])
-    y = b.output("TENSOR_FLOAT32", [1, n, n])
-    b.op(op, [x, b.constant(np.full(1, 1.5, np.float32)), b.int32(0)], y)
-    return b.finish()
-
-
-def _if(n: int):
-    b = ModelBuilder()
-    cond = b.input("TENSOR_BOOL8", [1])
-    x = b.input("TENSOR_FLOAT32", [1, n, n])
-    then_ref, else_ref = b.add_operand(OT.SUBGRAPH), b.add_operand(OT.SUBGRAPH)
-    b.set_operand_value_from_model(then_ref, _elementwise("ADD", n))
-    b.set_operand_value_from_model(else_ref, _elementwise("MUL", n))
-    b.op("IF", [cond, then_ref, else_ref, x], b.output("TENSOR_FLOAT32", [1, n, n]))
-    return b.finish(), [np.array([True]), np.ones((1, n, n), np.float32)]
-
-
-def _while(n: int, iterations: int = 8):
-    f32, i32 = "TENSOR_FLOAT32", "TENSOR_INT32"
-    c = ModelBuilder()
-    c.input(f32, [1, n, n])
-    ci, cn = c.input(i32, [1]), c.input(i32, [1])
-    c.op("LESS", [ci, cn], c.output("TENSOR_BOOL8", [1]))
-    body = ModelBuilder()
-    acc, bi = body.input(f32, [1, n, n]), body.input(i32, [1])
-    body.input(i32, [1])
-    body.op("ADD", [acc, body.constant(np.full(1, 1.5, np.float32)), body.int32(0)],
-            body.output(f32, [1, n, n]))
-    body.op("ADD", [bi, body.constant(np.ones(1, np.int32)), body.int32(0)],
-            body.output(i32, [1]))
-    b = ModelBuilder()
-    cref, bref = b.add_operand(OT.SUBGRAPH), b.add_operand(OT.SUBGRAPH)
-    b.set_operand_value_from_model(cref, c.finish())
-    b.set_operand_value_from_model(bref, body.finish())
-    x0, i0, lim = b.input(f32, [1, n, n]), b.input(i32, [1]), b.input(i32, [1])
-    b.op("WHILE", [cref, bref, x0, i0, lim], [b.output(f32, [1, n, n]), b.tensor(i32, [1])])
-    return b.finish(), [np.zeros((1, n, n), np.float32), np.zeros(1, np.int32),
-                        np.full(1, iterations, np.int32)]
-
 
 def workloads(quick: bool = False) -> dict:
     return workloads_all(quick)
@@ -192,54 +93,66 @@ def workloads_all(quick: bool = False) -> dict:
     """name -> (builder function); quick: small shapes (tests)."""
     s, e = (16, 32) if quick else (112, 512)
     return {
-        "TENSOR_FLOAT32": lambda: _block("TENSOR_FLOAT32", s),
-        "TENSOR_FLOAT16": lambda: _block("TENSOR_FLOAT16", s),
-        "relaxed": lambda: _block("TENSOR_FLOAT32", s, relaxed=True),
-        "TENSOR_QUANT8_ASYMM": lambda: _block("TENSOR_QUANT8_ASYMM", s, quant=False),
-        "TENSOR_QUANT8_ASYMM_SIGNED": lambda: _block("TENSOR_QUANT8_ASYMM_SIGNED", s,
+        "TENSOR_FLOAT32": lambda: block("TENSOR_FLOAT32", s),
+        "TENSOR_FLOAT16": lambda: block("TENSOR_FLOAT16", s),
+        "relaxed": lambda: block("TENSOR_FLOAT32", s, relaxed=True),
+        "TENSOR_QUANT8_ASYMM": lambda: block("TENSOR_QUANT8_ASYMM", s, quant=False),
+        "TENSOR_QUANT8_ASYMM_SIGNED": lambda: block("TENSOR_QUANT8_ASYMM_SIGNED", s,
                                                      quant=True),
-        "TENSOR_QUANT8_SYMM_PER_CHANNEL": lambda: _block("TENSOR_QUANT8_ASYMM_SIGNED", s,
+        "TENSOR_QUANT8_SYMM_PER_CHANNEL": lambda: block("TENSOR_QUANT8_ASYMM_SIGNED", s,
                                                          quant=True, per_channel=True),
-        "TENSOR_INT32": lambda: _int32_chain(e),
-        "TENSOR_BOOL8": lambda: _bool_chain(e),
-        "IF": lambda: _if(e),
-        "WHILE": lambda: _while(e),
+        "TENSOR_INT32": lambda: int32_chain(e),
+        "TENSOR_BOOL8": lambda: bool_chain(e),
+        "IF": lambda: if_model(e),
+        "WHILE": lambda: while_model(e),
     }
 
 
 # ----------------------------------------------------------------- measuring
 
-def _time(device, model, inputs) -> tuple[list[float], int]:
-    """(execution seconds per run, operations the device runs itself)."""
-    from hal.errors import ErrorStatus
-
+def _prepare(device, model):
+    """(prepared model, operations the device runs itself)."""
     try:
         on_device = sum(device.get_supported_operations(model))
     except Exception:
         on_device = -1
-    prepared = device.prepare_model(model)
-    times: list[float] = []
-    total = 0.0
-    for k in range(MAX_RUNS + 1):
+    return device.prepare_model(model), on_device
+
+
+def _sample(prepared, model, inputs, executions: int) -> float:
+    """Median seconds of ``executions`` back-to-back runs (one sample): the median, not the
+    mean, so one run preempted by another process does not move the sample."""
+    from hal.errors import ErrorStatus
+
+    times = []
+    for _ in range(executions):
         req = make_request(model, inputs)
         t0 = time.perf_counter()
         r = prepared.execute_synchronously(req)
-        dt = time.perf_counter() - t0
+        times.append(time.perf_counter() - t0)
         if r.status != ErrorStatus.NONE:
             raise RuntimeError(f"execution failed: {r.status.name} {r.message}")
-        if k == 0:
-            continue  # warm-up
-        times.append(dt)
-        total += dt
-        if len(times) >= MIN_RUNS and total >= MAX_SECONDS:
-            break
-    return times, on_device
+    return statistics.median(times)
 
 
-def _spread(ts: list[float]) -> dict:
-    q = statistics.quantiles(ts, n=4) if len(ts) >= 2 else [ts[0], ts[0], ts[0]]
-    return {"median": statistics.median(ts), "min": min(ts), "max": max(ts),
-            "iqr": [q[0], q[-1]], "runs": len(ts)}
+def _executions(seconds_per_run: float) -> int:
+    return max(MIN_EXECUTIONS, min(MAX_EXECUTIONS, math.ceil(SAMPLE_SECONDS / seconds_per_run)))
+
+
+def spread(values: list[float]) -> dict:
+    """median, min, max and relative spread ((max - min) / median) of a list of samples."""
+    med = statistics.median(values)
+    lo, hi = min(values), max(values)
+    return {"median": med, "min": lo, "max": hi, "samples": len(values),
+            "relative_spread": (hi - lo) / med if med > 0 else 0.0}
+
+
+def is_unstable(workload: dict, threshold: float = UNSTABLE_SPREAD) -> bool:
+    """A workload whose per-round ratio spreads more than ``threshold`` (max - min over the
+    median) across rounds: its figure is not to be trusted. The ratio, not each device's time,
+    is judged: load that slows both sides of one round alike does not change the figure."""
+    r = workload.get("ratio_spread")
+    return r is not None and r["relative_spread"] > threshold
 
 
 def identity(device) -> dict:
@@ -250,55 +163,110 @@ def identity(device) -> dict:
             "fallback": bool(getattr(device, "fallback", True))}
 
 
+def machine() -> dict:
+    """The host the figures were measured on (they hold for it only)."""
+    return {"node": platform.node(), "system": f"{platform.system()} {platform.release()}",
+            "machine": platform.machine(), "processor": platform.processor(),
+            "cpu_count": os.cpu_count(), "python": platform.python_version()}
+
+
+def _loadavg() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (OSError, AttributeError):  # not on every OS
+        return None
+
+
 def cache_path(device) -> Path:
     ident = identity(device)
     key = hashlib.sha1(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
     return paths.cache_dir("capabilities") / f"{key}.json"
 
 
-def measure(device, quick: bool = False, progress: bool = True) -> dict:
-    """Measure every workload on ``device`` and the reference device; the JSON record."""
+def measure(device, quick: bool = False, progress: bool = True, rounds: int | None = None,
+            executions: int | None = None) -> dict:
+    """Measure every workload on ``device`` and the reference device; the JSON record.
+
+    Each workload is prepared once per device and warmed up; then ``rounds`` rounds run, and in
+    each round every workload takes one OpenCL sample and one reference sample in turn (so a
+    burst of load on the machine hits both sides, not one). A sample is the median of
+    ``executions`` runs (default: enough for SAMPLE_SECONDS on the faster device). Rounds
+    beyond the third stop once MAX_MEASURE_SECONDS have passed, which bounds a measurement on a
+    slow or busy machine."""
     from hal.reference import ReferenceDevice
 
+    rounds = rounds or (QUICK_ROUNDS if quick else ROUNDS)
+    executions = executions or (1 if quick else None)
     ref = ReferenceDevice()
-    items = list(workloads(quick).items())
+    t_start = time.perf_counter()
+    load_before = _loadavg()
     bar = None
     if progress:
         try:
             from tqdm import tqdm
 
-            bar = tqdm(total=len(items), desc="measuring clnn capabilities", unit="workload")
+            bar = tqdm(total=rounds, desc="measuring clnn capabilities", unit="round")
         except ImportError:
             bar = None
-    t_start = time.perf_counter()
-    results = {}
-    for name, build in items:
-        if bar is not None:
-            bar.set_postfix_str(name)
-        entry: dict = {}
+    results: dict = {}
+    live: dict = {}
+    for name, build in workloads(quick).items():
         try:
             model, inputs = build()
-            cl_t, on_cl = _time(device, model, inputs)
-            ref_t, _ = _time(ref, model, inputs)
-            entry = {"opencl_s": cl_t, "reference_s": ref_t, "opencl": _spread(cl_t),
-                     "reference": _spread(ref_t), "operations": len(model.main.operations),
-                     "operations_in_opencl_kernels": on_cl,
-                     "ratio": _spread(cl_t)["median"] / _spread(ref_t)["median"]}
+            cl_p, on_cl = _prepare(device, model)
+            ref_p, _ = _prepare(ref, model)
+            _sample(cl_p, model, inputs, 1)  # warm-up: first-run compilation, allocation
+            _sample(ref_p, model, inputs, 1)
+            # a sample lasts at least SAMPLE_SECONDS on the faster side: a sample of one
+            # sub-millisecond run is mostly timer and scheduler noise
+            n = executions or _executions(min(_sample(cl_p, model, inputs, 1),
+                                              _sample(ref_p, model, inputs, 1)))
+            live[name] = (model, inputs, cl_p, ref_p, n)
+            results[name] = {"opencl_s": [], "reference_s": [], "executions_per_sample": n,
+                             "operations": len(model.main.operations),
+                             "operations_in_opencl_kernels": on_cl}
         except Exception as e:  # a workload that cannot run: the type gets FLT_MAX
-            entry = {"error": f"{type(e).__name__}: {e}"}
-        results[name] = entry
+            results[name] = {"error": f"{type(e).__name__}: {e}"}
+    done = 0
+    for k in range(rounds):
+        if k >= MIN_ROUNDS and time.perf_counter() - t_start > MAX_MEASURE_SECONDS:
+            break
+        for name, (model, inputs, cl_p, ref_p, n) in list(live.items()):
+            try:
+                results[name]["opencl_s"].append(_sample(cl_p, model, inputs, n))
+                results[name]["reference_s"].append(_sample(ref_p, model, inputs, n))
+            except Exception as e:
+                results[name] = {"error": f"{type(e).__name__}: {e}"}
+                del live[name]
+        done += 1
         if bar is not None:
             bar.update(1)
     if bar is not None:
         bar.close()
+    for name in live:
+        w = results[name]
+        w["opencl"], w["reference"] = spread(w["opencl_s"]), spread(w["reference_s"])
+        w["ratio_s"] = [c / r for c, r in zip(w["opencl_s"], w["reference_s"])]
+        w["ratio_spread"] = spread(w["ratio_s"])
+        # the figure: ratio of the medians (robust to one slow sample on either side)
+        w["ratio"] = w["opencl"]["median"] / w["reference"]["median"]
+        w["unstable"] = is_unstable(w)
     return {"schema": SCHEMA, "identity": identity(device), "quick": quick,
             "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "measure_seconds": time.perf_counter() - t_start, "method": METHOD,
+            "conditions": {"rounds": done, "executions_per_sample": executions or
+                           f"adaptive: {MIN_EXECUTIONS}-{MAX_EXECUTIONS}, at least "
+                           f"{SAMPLE_SECONDS * 1e3:.0f} ms on the faster device",
+                           "interleaved": True, "loadavg_before": load_before,
+                           "loadavg_after": _loadavg(), "machine": machine(),
+                           "unstable_threshold": UNSTABLE_SPREAD},
             "workloads": results}
 
 
 def load_or_measure(device, remeasure: bool = False, quick: bool = False,
                     progress: bool = True) -> dict:
+    """The cached record, or a new measurement (saved). A record of another schema (an older
+    clnn's format) or identity is measured again."""
     path = cache_path(device)
     if not remeasure and path.exists():
         try:

@@ -159,7 +159,8 @@ def _cmd_capabilities(args) -> int:
     # the measurement takes seconds and its record is saved at the end: check the place first
     require_writable_dir(paths.cache_dir("capabilities"), "the capabilities cache")
     _check_plot(args)
-    return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json, plot=args.plot)
+    return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json, plot=args.plot,
+                                baseline=args.baseline)
 
 
 def _cmd_devices(args) -> int:
@@ -304,6 +305,10 @@ def build_parser() -> OneLineParser:
     k.add_argument("--json", action="store_true", help="print as JSON")
     k.add_argument("--plot", default=None, metavar="FILE", type=output_file,
                    help="draw exec_time per workload to FILE (.png or .html)")
+    k.add_argument("--baseline", choices=("reference", "litert"), default="reference",
+                   help="reference (default): the HAL figures against the reference device "
+                        "only; litert: also OpenCL against TFLite's runtime (ai-edge-litert) "
+                        "on the same workloads, measured now")
     k.set_defaults(func=_cmd_capabilities)
 
     z = sub.add_parser("fuzz", help="reliability suites at a larger count: malformed TFLite "
