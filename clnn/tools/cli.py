@@ -7,10 +7,12 @@ traceback.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 
+from clnn.tools.devices import DEVICE_HELP, device_spec
 from clnn.tools.errors import (
     CliError,
     OneLineParser,
@@ -62,9 +64,11 @@ def _cmd_demo(args) -> int:
 
 
 def _cmd_bench(args) -> int:
-    from clnn.tools.devices import require_device
+    from clnn.tools.devices import require_device, require_opencl
 
-    require_device(args.device if args.what == "models" else "opencl")
+    if args.what != "models":
+        require_opencl(args.device, f"bench {args.what}")
+    require_device(args.device)
     if args.what == "prepare":
         from clnn.tools.bench_prepare import run_prepare_bench
 
@@ -80,11 +84,11 @@ def _cmd_bench(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    from clnn.tools.devices import require_device
+    from clnn.tools.devices import parse_device_spec, require_device
     from clnn.tools.run import run_model
 
-    if args.profile and args.device != "opencl":
-        raise UsageError("--profile reads OpenCL profiling events: it needs --device opencl")
+    if args.profile and parse_device_spec(args.device)[0] != "opencl":
+        raise UsageError("--profile reads OpenCL profiling events: it needs an OpenCL --device")
     require_device(args.device)
     return run_model(args.model, args.device, args.input, args.iterations, args.compare,
                      args.profile, args.json)
@@ -99,10 +103,11 @@ def _cmd_models(args) -> int:
 def _cmd_capabilities(args) -> int:
     from clnn import paths
     from clnn.tools.capabilities import run_capabilities_cli
-    from clnn.tools.devices import require_device
+    from clnn.tools.devices import require_device, require_opencl
     from clnn.tools.errors import require_writable_dir
 
-    require_device("opencl")
+    require_opencl(args.device, "capabilities")
+    require_device(args.device)
     # the measurement takes seconds and its record is saved at the end: check the place first
     require_writable_dir(paths.cache_dir("capabilities"), "the capabilities cache")
     return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json)
@@ -115,9 +120,12 @@ def _cmd_devices(args) -> int:
 
 
 def _cmd_support(args) -> int:
+    from clnn.tools.devices import parse_device_spec, require_opencl
     from clnn.tools.support import run_support_cli
 
-    return run_support_cli(args.model, corpus=args.corpus, device=args.cl_device)
+    require_opencl(args.device, "support")
+    return run_support_cli(args.model, corpus=args.corpus,
+                           device=parse_device_spec(args.device)[1])
 
 
 def _cmd_fuzz(args) -> int:
@@ -125,6 +133,12 @@ def _cmd_fuzz(args) -> int:
     each with ``main(args) -> int``)."""
     import importlib
 
+    if args.device is not None:
+        from clnn.tools.devices import require_device, require_opencl
+
+        if args.kind != "models":  # tflite, graphs: the reference device always runs
+            require_opencl(args.device, f"fuzz {args.kind}")
+        require_device(args.device)
     name = f"clnn.tools.fuzz_{args.kind}"
     try:
         module = importlib.import_module(name)
@@ -142,7 +156,7 @@ def build_parser() -> OneLineParser:
 
     c = sub.add_parser("cts", help="run the NNAPI conformance corpus on a device")
     c.add_argument("corpus", type=existing_dir, help="directory of *.json.gz corpus files")
-    c.add_argument("--device", default="reference", choices=["reference", "opencl"])
+    c.add_argument("--device", default="reference", type=device_spec, help=DEVICE_HELP)
     c.add_argument("-k", default=None, help="only tests whose spec or name match (glob/substr)")
     c.add_argument("--json", default=None, metavar="REPORT", type=output_file,
                    help="write a JSON report")
@@ -157,8 +171,8 @@ def build_parser() -> OneLineParser:
     c.set_defaults(func=_cmd_cts)
 
     d = sub.add_parser("demo", help="run a small MobileNet-style model and compare devices")
-    d.add_argument("--device", default=None, choices=["reference", "opencl"],
-                   help="device to run on (default: the best)")
+    d.add_argument("--device", default=None, type=device_spec,
+                   help=f"{DEVICE_HELP} (default: OpenCL, else the reference device)")
     d.set_defaults(func=_cmd_demo)
 
     b = sub.add_parser("bench", help="benchmarks measured against a peer in the same run")
@@ -173,13 +187,13 @@ def build_parser() -> OneLineParser:
     b.add_argument("--iterations", type=positive_int, default=20,
                    help="models: timed runs per model")
     b.add_argument("--models", nargs="*", default=None, help="models: only these (file names)")
-    b.add_argument("--device", default="opencl", choices=["reference", "opencl"],
-                   help="models: the clnn device")
+    b.add_argument("--device", default="opencl", type=device_spec,
+                   help=f"the clnn device (gemm, prepare: OpenCL only): {DEVICE_HELP}")
     b.set_defaults(func=_cmd_bench)
 
     r = sub.add_parser("run", help="import a .tflite model and run it on a device")
     r.add_argument("model", type=existing_file, help="a .tflite file")
-    r.add_argument("--device", default="reference", choices=["reference", "opencl"])
+    r.add_argument("--device", default="reference", type=device_spec, help=DEVICE_HELP)
     r.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="an input from a .npy file (default: seeded random inputs)")
     r.add_argument("--iterations", type=positive_int, default=10, help="timed runs after a warm-up")
@@ -208,12 +222,17 @@ def build_parser() -> OneLineParser:
     s.add_argument("--corpus", default=None, type=existing_dir,
                    help="corpus directory for test names "
                    "(default: ../shared/cts/public beside the checkout)")
-    s.add_argument("--cl-device", default=None, help="OpenCL device (default: $CLNN_DEVICE)")
+    s.add_argument("--device", default="opencl", type=device_spec,
+                   help=f"the OpenCL device: {DEVICE_HELP}")
+    # the old name, kept working for scripts that use it (deprecated, so not in --help)
+    s.add_argument("--cl-device", dest="device", type=device_spec, help=argparse.SUPPRESS)
     s.set_defaults(func=_cmd_support)
 
     k = sub.add_parser("capabilities", help="the OpenCL device's measured capabilities")
     k.add_argument("--remeasure", action="store_true", help="measure again, ignoring the cache")
     k.add_argument("--json", action="store_true", help="print as JSON")
+    k.add_argument("--device", default="opencl", type=device_spec,
+                   help=f"the OpenCL device: {DEVICE_HELP}")
     k.set_defaults(func=_cmd_capabilities)
 
     z = sub.add_parser("fuzz", help="reliability suites at a larger count: malformed TFLite "
@@ -229,6 +248,9 @@ def build_parser() -> OneLineParser:
                    help="models: corpus directory (default: ../shared/cts/public)")
     z.add_argument("--json", default=None, metavar="REPORT", type=output_file,
                    help="write a JSON report")
+    z.add_argument("--device", default=None, type=device_spec,
+                   help="the OpenCL device the suite runs beside the reference device "
+                        f"(models: reference alone with --device reference): {DEVICE_HELP}")
     z.set_defaults(func=_cmd_fuzz)
     return p
 

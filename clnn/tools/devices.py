@@ -71,7 +71,7 @@ def require_opencl(spec: str | None, what: str) -> None:
     if spec is not None and parse_device_spec(spec)[0] == "reference":
         from clnn.tools.errors import UsageError
 
-        raise UsageError(f"{what} needs an OpenCL device, not --device {spec}")
+        raise UsageError(f"--device {spec} is not an OpenCL device, and {what} needs one")
 
 
 def require_device(spec: str | None, cl_spec: str | None = None) -> None:
