@@ -64,11 +64,16 @@ def _cmd_demo(args) -> int:
 
 
 def _cmd_bench(args) -> int:
-    from clnn.tools.devices import require_device, require_opencl
+    from clnn.tools.devices import device_environment, require_device, require_opencl
 
     if args.what != "models":
         require_opencl(args.device, f"bench {args.what}")
     require_device(args.device)
+    with device_environment(args.device):
+        return _bench(args)
+
+
+def _bench(args) -> int:
     if args.what == "prepare":
         from clnn.tools.bench_prepare import run_prepare_bench
 
@@ -103,14 +108,15 @@ def _cmd_models(args) -> int:
 def _cmd_capabilities(args) -> int:
     from clnn import paths
     from clnn.tools.capabilities import run_capabilities_cli
-    from clnn.tools.devices import require_device, require_opencl
+    from clnn.tools.devices import device_environment, require_device, require_opencl
     from clnn.tools.errors import require_writable_dir
 
     require_opencl(args.device, "capabilities")
     require_device(args.device)
     # the measurement takes seconds and its record is saved at the end: check the place first
     require_writable_dir(paths.cache_dir("capabilities"), "the capabilities cache")
-    return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json)
+    with device_environment(args.device):
+        return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json)
 
 
 def _cmd_devices(args) -> int:
@@ -147,7 +153,10 @@ def _cmd_fuzz(args) -> int:
             raise
         raise CliError(f"the {args.kind} suite is not in this checkout "
                        f"(clnn/tools/fuzz_{args.kind}.py is missing)") from None
-    return module.main(args)
+    from clnn.tools.devices import device_environment
+
+    with device_environment(args.device):
+        return module.main(args)
 
 
 def build_parser() -> OneLineParser:

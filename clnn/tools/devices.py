@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -74,12 +75,31 @@ def require_opencl(spec: str | None, what: str) -> None:
         raise UsageError(f"--device {spec} is not an OpenCL device, and {what} needs one")
 
 
+@contextlib.contextmanager
+def device_environment(spec: str | None):
+    """While the block runs, $CLNN_DEVICE is the OpenCL device ``spec`` names (when it names
+    one), so that every ClDevice a command makes without a spec, in this process or in those
+    it starts (bench prepare, fuzz graphs and tflite workers), is that device; restored after,
+    as a command run in-process (tests) must leave the environment as it found it."""
+    named = parse_device_spec(spec)[1] if spec is not None else None
+    if not named:
+        yield
+        return
+    before = os.environ.get("CLNN_DEVICE")
+    os.environ["CLNN_DEVICE"] = named
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("CLNN_DEVICE", None)
+        else:
+            os.environ["CLNN_DEVICE"] = before
+
+
 def require_device(spec: str | None, cl_spec: str | None = None) -> None:
     """Before a command's work starts: fail when the requested device is not there (a bad
     spec: a usage error; an OpenCL device that OpenCL does not find: DeviceUnavailable, whose
-    reason lists the devices found). The OpenCL spec is then exported as $CLNN_DEVICE, so
-    that every ClDevice the command makes, in this process or the ones it starts (bench
-    prepare, fuzz graphs), is that device."""
+    reason lists the devices found)."""
     from clnn.tools.errors import UsageError
 
     try:
@@ -96,8 +116,6 @@ def require_device(spec: str | None, cl_spec: str | None = None) -> None:
         raise CliError(f"the OpenCL device needs pyopencl, which does not import ({e})") from e
     named = cl_spec or named
     select_device(named, "--device" if named else None)
-    if named:
-        os.environ["CLNN_DEVICE"] = named
     from clnn import paths
     from clnn.tools.errors import require_writable_dir
 
