@@ -84,7 +84,8 @@ CL_DEVICE_VARIABLES = ("CLNN_DEVICE", "PYOPENCL_CTX")
 
 
 def cl_spec_from_env() -> tuple[str | None, str | None]:
-    """(spec, "$VARIABLE") from the first of :data:`CL_DEVICE_VARIABLES` set, else (None, None)."""
+    """The first of :data:`CL_DEVICE_VARIABLES` set: (its value, "$" and its name), else
+    (None, None)."""
     for var in CL_DEVICE_VARIABLES:
         value = os.environ.get(var, "").strip()
         if value:
