@@ -126,10 +126,11 @@ def _cmd_devices(args) -> int:
 
 
 def _cmd_support(args) -> int:
-    from clnn.tools.devices import parse_device_spec, require_opencl
+    from clnn.tools.devices import parse_device_spec, require_device, require_opencl
     from clnn.tools.support import run_support_cli
 
     require_opencl(args.device, "support")
+    require_device(args.device)
     return run_support_cli(args.model, corpus=args.corpus,
                            device=parse_device_spec(args.device)[1])
 
