@@ -57,25 +57,78 @@ def list_cl_devices():
 def is_simulator(platform, device) -> bool:
     """A device simulator such as Oclgrind (which reports itself as CPU, GPU, accelerator and
     default at once): a checking tool, never the device to pick when a real one is there."""
+    both = _CPU | _GPU
+    return "oclgrind" in platform.name.lower() or (int(device.type) & both) == both
+
+
+# cl_device_type bits (the OpenCL headers' values): decoded here because pyopencl's
+# device_type.to_string reads the bitfield as one enumeration value (PoCL's CPU shows as
+# "ALL | CPU")
+_DEFAULT, _CPU, _GPU, _ACCELERATOR, _CUSTOM = 1, 2, 4, 8, 16
+_TYPE_NAMES = ((_CPU, "CPU"), (_GPU, "GPU"), (_ACCELERATOR, "ACCELERATOR"), (_CUSTOM, "CUSTOM"))
+
+
+def device_type_name(platform, device) -> str:
+    """The device's type for people: "CPU", "GPU", ..., several joined by " | ", and
+    " (simulator)" after a simulator's (Oclgrind sets every flag)."""
+    bits = int(device.type)
+    names = [name for bit, name in _TYPE_NAMES if bits & bit]
+    text = " | ".join(names) or ("DEFAULT" if bits & _DEFAULT else f"unknown ({bits:#x})")
+    return f"{text} (simulator)" if is_simulator(platform, device) else text
+
+
+# where the OpenCL device comes from when none is named, first set wins (README, "Environment
+# variables"): clnn's own variable, then pyopencl's (so that PYOPENCL_CTX=0:1 works as it does
+# for every pyopencl program)
+CL_DEVICE_VARIABLES = ("CLNN_DEVICE", "PYOPENCL_CTX")
+
+
+def cl_spec_from_env() -> tuple[str | None, str | None]:
+    """The first of :data:`CL_DEVICE_VARIABLES` set: (its value, "$" and its name), else
+    (None, None)."""
+    for var in CL_DEVICE_VARIABLES:
+        value = os.environ.get(var, "").strip()
+        if value:
+            return value, f"${var}"
+    return None, None
+
+
+def _pick(found, plat: str, dev: str | None):
+    """The first (platform, device) whose platform is ``plat`` (index, or name/vendor/version
+    substring; "" any) and device ``dev`` (index, device name substring; None the first)."""
+    for p_i, d_i, p, d in found:
+        if plat.isdigit():  # an index, never a substring ("0" is in "OpenCL 3.0")
+            if plat != str(p_i):
+                continue
+        elif plat and not (plat in p.name.lower() or plat in p.vendor.lower()
+                           or plat in p.version.lower()):
+            continue
+        if dev is None or dev == str(d_i) or (not dev.isdigit() and dev in d.name.lower()):
+            return p, d
+    return None
+
+
+def select_device(spec: str | None = None, source: str | None = None):
+    """Pick (platform, device). ``spec``: "PLATFORM:DEVICE" (each an index or a name
+    substring, as pyopencl's PYOPENCL_CTX), a platform index alone ("0": its first device), a
+    device name substring (else a platform name substring: its first device), any of these
+    after "opencl:", or None / "opencl": $CLNN_DEVICE, else $PYOPENCL_CTX, else the default
+    (first GPU, else first CPU, real devices before simulators such as Oclgrind). A spec that
+    matches nothing is DeviceUnavailable naming the spec (and ``source``, where it came from)
+    and listing every device found: never another device instead."""
     import pyopencl as cl
 
-    both = cl.device_type.CPU | cl.device_type.GPU
-    return "oclgrind" in platform.name.lower() or (device.type & both) == both
-
-
-def select_device(spec: str | None = None):
-    """Pick (platform, device): ``spec`` is "platform:index" (platform name/vendor/version
-    substring, or its index), a device name substring, or None (first GPU, else first CPU,
-    real devices before simulators such as Oclgrind)."""
-    import pyopencl as cl
-
+    if spec is not None and spec.strip().lower() in ("", "opencl"):
+        spec = None
+    if spec is None:
+        spec, source = cl_spec_from_env()
     try:
         found = list_cl_devices()
     except Exception as e:  # no ICD loader / no platform
         raise DeviceUnavailable(f"no OpenCL platform is available: {e}") from None
     if not found:
         raise DeviceUnavailable("no OpenCL device was found (is an ICD such as PoCL installed?)")
-    if not spec:
+    if spec is None:
         for simulated in (False, True):
             for want in (cl.device_type.GPU, cl.device_type.CPU):
                 for _, _, p, d in found:
@@ -83,23 +136,27 @@ def select_device(spec: str | None = None):
                         return p, d
         return found[0][2], found[0][3]
     s = spec.strip().lower()
-    if ":" in s:
-        plat, _, idx = s.rpartition(":")
-        if idx.isdigit():
-            matches = [(p, d) for p_i, d_i, p, d in found if d_i == int(idx) and (
-                plat == str(p_i) or plat in p.name.lower() or plat in p.vendor.lower()
-                or plat in p.version.lower())]
-            if matches:
-                return matches[0]
-    for _, _, p, d in found:
-        if s in d.name.lower():
-            return p, d
-    names = ", ".join(f"{p_i}:{d_i} {d.name} ({p.name})" for p_i, d_i, p, d in found)
-    raise DeviceUnavailable(f"no OpenCL device matches {spec!r}; found {names}")
+    s = s[len("opencl:"):] if s.startswith("opencl:") else s
+    if not s:
+        chosen = None  # "opencl:" names nothing: an error, not the first device
+    elif ":" in s:
+        plat, _, dev = s.rpartition(":")
+        chosen = _pick(found, plat, dev) if plat and dev else None
+    elif s.isdigit():  # pyopencl's PYOPENCL_CTX=0: platform 0, its first device
+        chosen = _pick(found, s, None)
+    else:
+        chosen = _pick(found, "", s) or _pick(found, s, None)
+    if chosen:
+        return chosen
+    names = "; ".join(f"{p_i}:{d_i} {d.name.strip()} ({p.name.strip()})"
+                      for p_i, d_i, p, d in found)
+    where = f" (from {source})" if source else ""
+    raise DeviceUnavailable(f"no OpenCL device matches {spec!r}{where}; found {names}")
 
 
 class ClDevice(Device):
-    """The OpenCL device. ``device``: see :func:`select_device` (default: $CLNN_DEVICE);
+    """The OpenCL device. ``device``: see :func:`select_device` (None: $CLNN_DEVICE, else
+    $PYOPENCL_CTX, else the default);
     ``fallback``: run operations the kernels do not support on the reference device inside
     the prepared model (else prepare fails naming the first one); ``profiling``: a queue
     with profiling events (``clnn demo``)."""
@@ -108,7 +165,7 @@ class ClDevice(Device):
                  profiling: bool = False):
         import pyopencl as cl
 
-        self.platform, self.cl_device = select_device(device or os.environ.get("CLNN_DEVICE"))
+        self.platform, self.cl_device = select_device(device)
         self.context = cl.Context([self.cl_device])
         props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
         self.queue = cl.CommandQueue(self.context, properties=props)

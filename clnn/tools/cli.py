@@ -7,10 +7,12 @@ traceback.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 
+from clnn.tools.devices import DEVICE_HELP, device_spec
 from clnn.tools.errors import (
     CliError,
     OneLineParser,
@@ -86,12 +88,19 @@ def _cmd_demo(args) -> int:
 
 
 def _cmd_bench(args) -> int:
-    from clnn.tools.devices import require_device
+    from clnn.tools.devices import device_environment, require_device, require_opencl
 
-    require_device(args.device if args.what == "models" else "opencl")
+    if args.what != "models":
+        require_opencl(args.device, f"bench {args.what}")
+    require_device(args.device)
     if args.plot and args.what != "models":
         raise UsageError("--plot draws the models benchmark: use it with clnn bench models")
     _check_plot(args)
+    with device_environment(args.device):
+        return _bench(args)
+
+
+def _bench(args) -> int:
     if args.what == "prepare":
         from clnn.tools.bench_prepare import run_prepare_bench
 
@@ -107,13 +116,13 @@ def _cmd_bench(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    from clnn.tools.devices import require_device
+    from clnn.tools.devices import parse_device_spec, require_device
     from clnn.tools.run import run_model
 
-    if args.profile and args.device != "opencl":
-        raise UsageError("--profile reads OpenCL profiling events: it needs --device opencl")
-    if args.trace and args.device != "opencl":
-        raise UsageError("--trace reads OpenCL profiling events: it needs --device opencl")
+    if args.profile and parse_device_spec(args.device)[0] != "opencl":
+        raise UsageError("--profile reads OpenCL profiling events: it needs an OpenCL --device")
+    if args.trace and parse_device_spec(args.device)[0] != "opencl":
+        raise UsageError("--trace reads OpenCL profiling events: it needs an OpenCL --device")
     _check_plot(args)
     require_device(args.device)
     if args.per_op:
@@ -152,15 +161,17 @@ def _cmd_models(args) -> int:
 def _cmd_capabilities(args) -> int:
     from clnn import paths
     from clnn.tools.capabilities import run_capabilities_cli
-    from clnn.tools.devices import require_device
+    from clnn.tools.devices import device_environment, require_device, require_opencl
     from clnn.tools.errors import require_writable_dir
 
-    require_device("opencl")
+    require_opencl(args.device, "capabilities")
+    require_device(args.device)
     # the measurement takes seconds and its record is saved at the end: check the place first
     require_writable_dir(paths.cache_dir("capabilities"), "the capabilities cache")
     _check_plot(args)
-    return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json, plot=args.plot,
-                                baseline=args.baseline)
+    with device_environment(args.device):
+        return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json,
+                                    plot=args.plot, baseline=args.baseline)
 
 
 def _cmd_devices(args) -> int:
@@ -170,10 +181,13 @@ def _cmd_devices(args) -> int:
 
 
 def _cmd_support(args) -> int:
+    from clnn.tools.devices import parse_device_spec, require_device, require_opencl
     from clnn.tools.support import run_support_cli
 
-    return run_support_cli(args.model, corpus=args.corpus, device=args.cl_device,
-                           as_json=args.json)
+    require_opencl(args.device, "support")
+    require_device(args.device)
+    return run_support_cli(args.model, corpus=args.corpus,
+                           device=parse_device_spec(args.device)[1], as_json=args.json)
 
 
 def _cmd_fuzz(args) -> int:
@@ -181,6 +195,12 @@ def _cmd_fuzz(args) -> int:
     each with ``main(args) -> int``)."""
     import importlib
 
+    if args.device is not None:
+        from clnn.tools.devices import require_device, require_opencl
+
+        if args.kind != "models":  # tflite, graphs: the reference device always runs
+            require_opencl(args.device, f"fuzz {args.kind}")
+        require_device(args.device)
     name = f"clnn.tools.fuzz_{args.kind}"
     try:
         module = importlib.import_module(name)
@@ -189,7 +209,10 @@ def _cmd_fuzz(args) -> int:
             raise
         raise CliError(f"the {args.kind} suite is not in this checkout "
                        f"(clnn/tools/fuzz_{args.kind}.py is missing)") from None
-    return module.main(args)
+    from clnn.tools.devices import device_environment
+
+    with device_environment(args.device):
+        return module.main(args)
 
 
 def build_parser() -> OneLineParser:
@@ -202,8 +225,7 @@ def build_parser() -> OneLineParser:
 
     c = sub.add_parser("cts", help="run the NNAPI conformance corpus on a device")
     c.add_argument("corpus", type=existing_dir, help="directory of *.json.gz corpus files")
-    c.add_argument("--device", default="reference", choices=["reference", "opencl"],
-                   help="device the tests run on (default: reference)")
+    c.add_argument("--device", default="reference", type=device_spec, help=DEVICE_HELP)
     c.add_argument("-k", default=None, metavar="EXPRESSION",
                    help="only tests whose spec or name match: case-insensitive substrings or "
                         "globs joined pytest-style with and / or / not and parentheses")
@@ -223,8 +245,8 @@ def build_parser() -> OneLineParser:
     c.set_defaults(func=_cmd_cts)
 
     d = sub.add_parser("demo", help="run a small MobileNet-style model and compare devices")
-    d.add_argument("--device", default=None, choices=["reference", "opencl"],
-                   help="device to run on (default: the best)")
+    d.add_argument("--device", default=None, type=device_spec,
+                   help=f"{DEVICE_HELP} (default: OpenCL, else the reference device)")
     d.set_defaults(func=_cmd_demo)
 
     b = sub.add_parser("bench", help="benchmarks measured against a peer in the same run")
@@ -241,16 +263,15 @@ def build_parser() -> OneLineParser:
     b.add_argument("--iterations", type=positive_int, default=20,
                    help="models: timed runs per model")
     b.add_argument("--models", nargs="*", default=None, help="models: only these (file names)")
-    b.add_argument("--device", default="opencl", choices=["reference", "opencl"],
-                   help="models: the clnn device")
+    b.add_argument("--device", default="opencl", type=device_spec,
+                   help=f"the clnn device (gemm, prepare: OpenCL only): {DEVICE_HELP}")
     b.add_argument("--plot", default=None, metavar="FILE", type=output_file,
                    help="models: draw clnn vs litert per model to FILE (.png or .html)")
     b.set_defaults(func=_cmd_bench)
 
     r = sub.add_parser("run", help="import a .tflite model and run it on a device")
     r.add_argument("model", type=existing_file, help="a .tflite file")
-    r.add_argument("--device", default="reference", choices=["reference", "opencl"],
-                   help="device the model runs on (default: reference)")
+    r.add_argument("--device", default="reference", type=device_spec, help=DEVICE_HELP)
     r.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="an input from a .npy file (default: seeded random inputs)")
     r.add_argument("--iterations", type=positive_int, default=10, help="timed runs after a warm-up")
@@ -295,7 +316,10 @@ def build_parser() -> OneLineParser:
     s.add_argument("--corpus", default=None, type=existing_dir,
                    help="corpus directory for test names "
                    "(default: ../shared/cts/public beside the checkout)")
-    s.add_argument("--cl-device", default=None, help="OpenCL device (default: $CLNN_DEVICE)")
+    s.add_argument("--device", default="opencl", type=device_spec,
+                   help=f"the OpenCL device: {DEVICE_HELP}")
+    # the old name, kept working for scripts that use it (deprecated, so not in --help)
+    s.add_argument("--cl-device", dest="device", type=device_spec, help=argparse.SUPPRESS)
     s.add_argument("--json", action="store_true",
                    help="print the operations, whether each is supported and why, as JSON")
     s.set_defaults(func=_cmd_support)
@@ -303,6 +327,8 @@ def build_parser() -> OneLineParser:
     k = sub.add_parser("capabilities", help="the OpenCL device's measured capabilities")
     k.add_argument("--remeasure", action="store_true", help="measure again, ignoring the cache")
     k.add_argument("--json", action="store_true", help="print as JSON")
+    k.add_argument("--device", default="opencl", type=device_spec,
+                   help=f"the OpenCL device: {DEVICE_HELP}")
     k.add_argument("--plot", default=None, metavar="FILE", type=output_file,
                    help="draw exec_time per workload to FILE (.png or .html)")
     k.add_argument("--baseline", choices=("reference", "litert"), default="reference",
@@ -324,6 +350,9 @@ def build_parser() -> OneLineParser:
                    help="models: corpus directory (default: ../shared/cts/public)")
     z.add_argument("--json", default=None, metavar="REPORT", type=output_file,
                    help="write a JSON report")
+    z.add_argument("--device", default=None, type=device_spec,
+                   help="the OpenCL device the suite runs beside the reference device "
+                        f"(models: reference alone with --device reference): {DEVICE_HELP}")
     z.set_defaults(func=_cmd_fuzz)
     return p
 

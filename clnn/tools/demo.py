@@ -80,15 +80,18 @@ def demo_input(seed: int = SEED) -> np.ndarray:
 
 def choose_device(name: str | None, say) -> tuple[object, str]:
     """The device to run on: ``name``, or the OpenCL device when it opens, else the
-    reference device. A device the user asked for (``name``, or $CLNN_DEVICE naming an OpenCL
-    device) is never replaced: its failure to open is the error. Returns (device, note)."""
-    from clnn.tools.devices import DEVICE_NAMES, device_requested, open_device
+    reference device. A device the user asked for (``name``, any spec open_device reads, or
+    $CLNN_DEVICE / $PYOPENCL_CTX naming an OpenCL device) is never replaced: its failure to
+    open is the error. Returns (device, note)."""
+    from clnn.tools.devices import device_requested, open_device, parse_device_spec
     from clnn.tools.errors import UsageError
 
-    if name is not None and name not in DEVICE_NAMES:
-        raise UsageError(f"unknown device {name!r}; choose one of {', '.join(DEVICE_NAMES)}")
     wanted = name or "opencl"
-    profiling = wanted == "opencl"  # a profiling queue: the per-operation table reads its events
+    try:
+        kind = parse_device_spec(wanted)[0]
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    profiling = kind == "opencl"  # a profiling queue: the per-operation table reads its events
     if device_requested(name):
         return open_device(wanted, profiling=profiling), ""
     try:

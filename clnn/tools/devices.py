@@ -2,50 +2,120 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 
 DEVICE_NAMES = ("reference", "opencl")
 
+DEVICE_HELP = ("reference (NumPy), opencl (the default OpenCL device: $CLNN_DEVICE, else "
+               "$PYOPENCL_CTX, else the first GPU, else CPU), opencl:PLATFORM:DEVICE "
+               "(indexes or name substrings, as `clnn devices` lists), or a device name substring")
 
-def open_device(name: str = "reference", profiling: bool = False, **options):
-    """``reference`` (the NumPy reference device) or ``opencl`` (a :class:`clnn.device.ClDevice`
-    with ``options``; ``profiling``: a queue with profiling events)."""
-    if name == "reference":
+
+def parse_device_spec(spec: str | None) -> tuple[str, str | None]:
+    """("reference", None) or ("opencl", the OpenCL spec for :func:`clnn.device.select_device`,
+    None for the default). None: $CLNN_DEVICE or $PYOPENCL_CTX when set (an OpenCL device),
+    else the reference device. Anything that is not reference/opencl names an OpenCL device
+    ("0:1", "pocl", "opencl:0:1"). An empty spec is a ValueError."""
+    if spec is None:
+        from clnn.device import cl_spec_from_env
+
+        return ("opencl", None) if cl_spec_from_env()[0] else ("reference", None)
+    s = spec.strip()
+    if not s or s.lower() == "opencl:":
+        raise ValueError(f"device {spec!r} names no device; choose reference, opencl, "
+                         "opencl:PLATFORM:DEVICE or a device name substring")
+    if s.lower() in DEVICE_NAMES:
+        return s.lower(), None
+    return "opencl", s
+
+
+def device_spec(text: str) -> str:
+    """argparse type of every ``--device``: the spec's form, checked before any work starts
+    (whether the device is there is :func:`require_device`'s question)."""
+    import argparse
+
+    try:
+        parse_device_spec(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text.strip()
+
+
+def open_device(spec: str | None = "reference", profiling: bool = False, **options):
+    """The device ``spec`` names (:func:`parse_device_spec`): the NumPy reference device, or a
+    :class:`clnn.device.ClDevice` with ``options`` (``profiling``: a queue with profiling
+    events). An OpenCL device that is not there is DeviceUnavailable listing those found."""
+    kind, cl_spec = parse_device_spec(spec)
+    if kind == "reference":
         from hal.reference import ReferenceDevice
 
         return ReferenceDevice()
-    if name == "opencl":
-        from clnn.device import ClDevice
+    from clnn.device import ClDevice
 
-        return ClDevice(profiling=profiling, **options)
-    raise ValueError(f"unknown device {name!r}; choose one of {', '.join(DEVICE_NAMES)}")
+    return ClDevice(cl_spec, profiling=profiling, **options)
 
 
 def device_requested(name: str | None) -> bool:
-    """Whether the user asked for a device (by name, or for OpenCL through $CLNN_DEVICE): such a
-    request is never replaced by another device."""
-    return bool(name) or bool(os.environ.get("CLNN_DEVICE"))
+    """Whether the user asked for a device (by name, or for OpenCL through $CLNN_DEVICE or
+    $PYOPENCL_CTX): such a request is never replaced by another device."""
+    from clnn.device import cl_spec_from_env
+
+    return bool(name) or cl_spec_from_env()[0] is not None
 
 
-def require_device(name: str, cl_spec: str | None = None) -> None:
-    """Before a command's work starts: fail when the requested device is not there (an
-    unknown name: a usage error; an OpenCL device ``cl_spec`` or $CLNN_DEVICE names that
-    OpenCL does not find: DeviceUnavailable, whose reason lists the devices found)."""
-    if name == "reference":
-        return
-    if name != "opencl":
+def require_opencl(spec: str | None, what: str) -> None:
+    """A usage error when ``spec`` names the reference device for a command (``what``) that
+    only has meaning on OpenCL."""
+    if spec is not None and parse_device_spec(spec)[0] == "reference":
         from clnn.tools.errors import UsageError
 
-        raise UsageError(f"unknown device {name!r}; choose one of {', '.join(DEVICE_NAMES)}")
+        raise UsageError(f"--device {spec} is not an OpenCL device, and {what} needs one")
+
+
+@contextlib.contextmanager
+def device_environment(spec: str | None):
+    """While the block runs, $CLNN_DEVICE is the OpenCL device ``spec`` names (when it names
+    one), so that every ClDevice a command makes without a spec, in this process or in those
+    it starts (bench prepare, fuzz graphs and tflite workers), is that device; restored after,
+    as a command run in-process (tests) must leave the environment as it found it."""
+    named = parse_device_spec(spec)[1] if spec is not None else None
+    if not named:
+        yield
+        return
+    before = os.environ.get("CLNN_DEVICE")
+    os.environ["CLNN_DEVICE"] = named
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("CLNN_DEVICE", None)
+        else:
+            os.environ["CLNN_DEVICE"] = before
+
+
+def require_device(spec: str | None, cl_spec: str | None = None) -> None:
+    """Before a command's work starts: fail when the requested device is not there (a bad
+    spec: a usage error; an OpenCL device that OpenCL does not find: DeviceUnavailable, whose
+    reason lists the devices found)."""
+    from clnn.tools.errors import UsageError
+
+    try:
+        kind, named = parse_device_spec(spec)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if kind == "reference":
+        return
     try:
         from clnn.device import select_device
     except ImportError as e:
         from clnn.tools.errors import CliError
 
         raise CliError(f"the OpenCL device needs pyopencl, which does not import ({e})") from e
-    select_device(cl_spec or os.environ.get("CLNN_DEVICE"))
+    named = cl_spec or named
+    select_device(named, "--device" if named else None)
     from clnn import paths
     from clnn.tools.errors import require_writable_dir
 
@@ -59,19 +129,24 @@ def run_devices_cli(as_json: bool = False) -> int:
              "global_mem_mib": None, "max_work_group": None, "fp16": False, "fp64": True,
              "default": False}]
     try:
-        import pyopencl as cl
+        import pyopencl  # noqa: F401 - no pyopencl: no OpenCL platform, said below
 
-        from clnn.device import list_cl_devices, select_device
+        from clnn.device import device_type_name, list_cl_devices, select_device
 
         found = list_cl_devices()
-        default = select_device(None)[1] if found else None
     except Exception as e:  # no ICD loader, no pyopencl, no platform
         found, default = [], None
         print(f"clnn devices: no OpenCL platform is available ({type(e).__name__}: {e})",
               file=sys.stderr)
+    default = None
+    if found:
+        try:  # the device a command would use; a bad $CLNN_DEVICE marks none, listing the rest
+            default = select_device(None)[1]
+        except Exception as e:
+            print(f"clnn devices: {e}", file=sys.stderr)
     for p_i, d_i, p, d in found:
         rows.append({"index": f"{p_i}:{d_i}", "name": d.name.strip(),
-                     "type": cl.device_type.to_string(d.type), "platform": p.name.strip(),
+                     "type": device_type_name(p, d), "platform": p.name.strip(),
                      "version": d.version.strip(), "driver": d.driver_version,
                      "compute_units": d.max_compute_units,
                      "global_mem_mib": d.global_mem_size // (1 << 20),
@@ -92,6 +167,6 @@ def run_devices_cli(as_json: bool = False) -> int:
               f"memory {mem}; max work-group {r['max_work_group'] or '-'}; "
               f"fp16 {'yes' if r['fp16'] else 'no'}; fp64 {'yes' if r['fp64'] else 'no'}")
     if found:
-        print("(* = the default OpenCL device; choose another with CLNN_DEVICE=platform:index "
-              "or a name substring)")
+        print("(* = the OpenCL device used by default; choose another with --device "
+              "opencl:PLATFORM:DEVICE, CLNN_DEVICE or PYOPENCL_CTX, or a name substring)")
     return 0

@@ -20,10 +20,16 @@ from clnn.tools.mutation_check import judge
 from clnn.tools.mutations import default_corpus, eligible_tests, mutant_for_seed
 
 
-def _devices():
-    from clnn.tools.devices import open_device
+def _devices(spec=None):
+    """The reference device, and the OpenCL one unless ``spec`` (--device) is "reference";
+    an OpenCL device asked for by name must open (the CLI checked it is there)."""
+    from clnn.tools.devices import open_device, parse_device_spec
 
     devices = {"reference": open_device("reference")}
+    if spec is not None:
+        if parse_device_spec(spec)[0] == "opencl":
+            devices["opencl"] = open_device(spec)
+        return devices
     try:
         devices["opencl"] = open_device("opencl")
     except Exception as e:  # no OpenCL platform: the reference device alone
@@ -89,7 +95,7 @@ def main(args) -> int:
         print("clnn fuzz models: no corpus (give --corpus DIR or set CLNN_CTS_CORPUS)",
               file=sys.stderr)
         return 2
-    devices = _devices()
+    devices = _devices(getattr(args, "device", None))
     t0 = time.perf_counter()
     seeds = range(args.seed, args.seed + args.count)
     rows = run_cases(corpus, seeds, devices, progress=sys.stderr.isatty())

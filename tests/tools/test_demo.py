@@ -50,8 +50,11 @@ def test_demo_falls_back_when_opencl_is_missing(monkeypatch, capsys):
     assert "reference" in out
 
 
-def test_demo_rejects_an_unknown_device():
+def test_demo_never_replaces_a_device_asked_for_that_is_not_there():
+    from clnn.device import DeviceUnavailable
     from clnn.tools.errors import UsageError
 
-    with pytest.raises(UsageError, match="unknown device 'tpu'"):
+    with pytest.raises(DeviceUnavailable, match="no OpenCL"):  # none matches, or none at all
         demo.run_demo("tpu")
+    with pytest.raises(UsageError, match="names no device"):
+        demo.run_demo("opencl:")
