@@ -50,5 +50,6 @@ def missing_corpus_reason() -> str:
     if not tried:
         return "clnn is installed, not run from a source checkout: set $CLNN_CTS_CORPUS " \
                "or pass --corpus"
-    return f"neither {' nor '.join(str(p) for p in tried)} is a directory: set " \
-           "$CLNN_CTS_CORPUS or pass --corpus"
+    where = f"{tried[0]} is" if len(tried) == 1 else \
+        f"neither {' nor '.join(str(p) for p in tried)} is"
+    return f"{where} not a directory: set $CLNN_CTS_CORPUS or pass --corpus"
