@@ -315,7 +315,7 @@ def build_parser() -> OneLineParser:
     s.add_argument("model", help="a .tflite file, a corpus .json.gz file or a corpus test name")
     s.add_argument("--corpus", default=None, type=existing_dir,
                    help="corpus directory for test names "
-                   "(default: ../shared/cts/public beside the checkout)")
+                   "(default: $CLNN_CTS_CORPUS, else ../shared/cts/public from a checkout)")
     s.add_argument("--device", default="opencl", type=device_spec,
                    help=f"the OpenCL device: {DEVICE_HELP}")
     # the old name, kept working for scripts that use it (deprecated, so not in --help)

@@ -1,26 +1,31 @@
 """Real float .tflite models for tests and benchmarks: the 14 MediaPipe models shipped in the
 ``mediapipe==0.10.14`` wheel under ``mediapipe/modules/`` (newer wheels ship none).
 
-``clnn models fetch`` downloads that wheel with ``pip download --no-deps`` (mediapipe and its
-dependencies are never installed) and unpacks only the .tflite files, checked against their
-SHA-256, into ``models`` under clnn's cache directory (``$CLNN_CACHE_DIR``, else
-``$XDG_CACHE_HOME/clnn``: clnn/paths.py).
+``clnn models fetch`` downloads that wheel (one pinned file: its PyPI URL and SHA-256, resumed
+after an interruption: clnn/tools/download.py; mediapipe is never installed) into
+``downloads`` and unpacks only the .tflite files, checked against their SHA-256, into
+``models`` under clnn's cache directory (``$CLNN_CACHE_DIR``, else ``$XDG_CACHE_HOME/clnn``:
+clnn/paths.py). The wheel is removed once unpacked.
 Tests and ``clnn bench models`` get paths through :func:`model_path` / :func:`fetch`.
 """
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import os
-import subprocess
 import sys
-import tempfile
 import zipfile
 
 from clnn import paths
 
 WHEEL_REQUIREMENT = "mediapipe==0.10.14"
+#: the manylinux x86_64 CPython 3.11 wheel of mediapipe 0.10.14 on PyPI (any of its wheels
+#: holds the same models; this one is pinned by URL, SHA-256 and size)
+WHEEL_FILE = "mediapipe-0.10.14-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
+WHEEL_URL = ("https://files.pythonhosted.org/packages/2f/ee/"
+             "2e9e730dc4d98c8a9541b57bad173bebddf0e4c78f179acc100248c58066/" + WHEEL_FILE)
+WHEEL_SHA256 = "a807328339e7356fda0bb14df12fedbf1d33bdf81649c5f8666b0026b1cc30b4"
+WHEEL_SIZE = 35664771
 WHEEL_PREFIX = "mediapipe/modules/"
 
 #: file name -> SHA-256 of the model in the mediapipe 0.10.14 wheel
@@ -83,16 +88,22 @@ def _name(name: str) -> str:
     return name
 
 
-def _download_wheel(dest: str, say) -> str:
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-           "--disable-pip-version-check", WHEEL_REQUIREMENT, "-d", dest]
-    say(f"downloading {WHEEL_REQUIREMENT} (about 35 MB, without dependencies) ...")
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    wheels = glob.glob(os.path.join(dest, "mediapipe-*.whl"))
-    if proc.returncode != 0 or not wheels:
-        raise FetchError(f"pip download {WHEEL_REQUIREMENT} failed: "
-                         f"{(proc.stderr or proc.stdout).strip()[-800:]}")
-    return wheels[0]
+def downloads_dir() -> str:
+    return str(paths.cache_dir("downloads"))
+
+
+def _download_wheel(say, progress: bool = False) -> str:
+    from clnn.tools.download import DownloadError, fetch_file
+
+    path = os.path.join(downloads_dir(), WHEEL_FILE)
+    part = path + ".part"
+    done = os.path.getsize(part) if os.path.exists(part) else 0
+    say(f"downloading {WHEEL_REQUIREMENT} ({WHEEL_SIZE / 1e6:.0f} MB"
+        f"{f', resuming after {done / 1e6:.1f} MB' if done else ''}) ...")
+    try:
+        return fetch_file(WHEEL_URL, WHEEL_SHA256, path, size=WHEEL_SIZE, progress=progress)
+    except DownloadError as e:
+        raise FetchError(str(e)) from None
 
 
 def _unpack(wheel: str, names: list[str], directory: str):
@@ -117,7 +128,7 @@ def _unpack(wheel: str, names: list[str], directory: str):
 
 
 def fetch(names=None, directory: str | None = None, wheel: str | None = None,
-          say=lambda msg: None) -> dict[str, str]:
+          say=lambda msg: None, progress: bool = False) -> dict[str, str]:
     """Make sure the models (default: all) are in the cache; returns {name: path}. Downloads
     the wheel (or uses ``wheel``, a local mediapipe 0.10.14 wheel) only if some are missing."""
     directory = directory or cache_dir()
@@ -129,8 +140,9 @@ def fetch(names=None, directory: str | None = None, wheel: str | None = None,
         if wheel:
             _unpack(wheel, missing, directory)
         else:
-            with tempfile.TemporaryDirectory(prefix="clnn-mediapipe-") as tmp:
-                _unpack(_download_wheel(tmp, say), missing, directory)
+            downloaded = _download_wheel(say, progress)
+            _unpack(downloaded, missing, directory)
+            os.remove(downloaded)  # 35 MB that only held the models
         say(f"unpacked {len(missing)} model(s) into {directory}")
     return paths
 
@@ -159,7 +171,8 @@ def run_models_cli(action: str, wheel: str | None = None, directory: str | None 
                        "CLNN_CACHE_DIR)")
     if action == "fetch":
         try:
-            paths = fetch(directory=directory, wheel=wheel, say=print)
+            paths = fetch(directory=directory, wheel=wheel, say=print,
+                          progress=sys.stderr.isatty())
         except FetchError as e:
             print(f"clnn models fetch: {e}", file=sys.stderr)
             return 1

@@ -10,7 +10,6 @@ clnn/tools/mutations_graph.py); clnn/tools/mutation_check.py judges a mutant on 
 from __future__ import annotations
 
 import copy
-import os
 import random
 from functools import lru_cache
 from pathlib import Path
@@ -51,10 +50,11 @@ KINDS = {
 
 
 def default_corpus() -> Path | None:
-    """$CLNN_CTS_CORPUS, else ../shared/cts/public beside the checkout; None if absent."""
-    env = os.environ.get("CLNN_CTS_CORPUS")
-    path = Path(env) if env else Path(__file__).resolve().parents[3] / "shared/cts/public"
-    return path if path.is_dir() else None
+    """$CLNN_CTS_CORPUS, else ../shared/cts/public from a source checkout (corpus_path.py);
+    None if absent."""
+    from clnn.tools.corpus_path import find_corpus
+
+    return find_corpus()
 
 
 def _small(test: dict, max_ops: int, max_elements: int) -> bool:

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import os
 
-DEFAULT_CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "cts",
-                              "public")
-
 
 def load_model(what: str, corpus: str | None = None):
     """A Model from a .tflite file, a corpus file (.json.gz, first test) or a corpus test name
@@ -30,7 +27,14 @@ def load_model(what: str, corpus: str | None = None):
             return test.get("name", what), build_model(test)
         except (CorpusError, KeyError, ValueError, TypeError, IndexError, AttributeError) as e:
             raise CliError(f"cannot build a model from {what}: {type(e).__name__}: {e}") from e
-    corpus = corpus or os.environ.get("CLNN_CTS_CORPUS") or DEFAULT_CORPUS
+    if corpus is None:
+        from clnn.tools.corpus_path import find_corpus, missing_corpus_reason
+
+        found = find_corpus()
+        if found is None:
+            raise CliError(f"{what!r} is not a .tflite / .json.gz file, and there is no corpus "
+                           f"to look it up in: {missing_corpus_reason()}")
+        corpus = str(found)
     if not os.path.isdir(corpus):
         raise CliError(f"{what!r} is not a .tflite / .json.gz file, and there is no corpus "
                        f"directory {corpus} to look it up in (--corpus)")
