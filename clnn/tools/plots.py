@@ -119,7 +119,9 @@ def per_op_errors(ax, rows: list[dict], first_divergent=None) -> None:
     positive = [e for e in errs if e > 0]
     floor = min(positive) / 10 if positive else 1e-12
     ys = [e if e > 0 else floor for e in errs]
-    colors = ["tab:blue" if r.get("within", True) else "tab:orange" for r in rows]
+    # within None: the operation has no tensor of its own on the device (fused): not compared
+    colors = [{True: "tab:blue", False: "tab:orange"}.get(r.get("within"), "lightgray")
+              for r in rows]
     ax.bar(xs, ys, color=colors)
     if first_divergent is not None:
         k = next((i for i, r in enumerate(rows) if r["index"] == first_divergent), None)
@@ -131,7 +133,7 @@ def per_op_errors(ax, rows: list[dict], first_divergent=None) -> None:
     ax.set_xticks(xs, [_op_label(r) for r in rows], rotation=90,
                   fontsize=8 if len(rows) <= 40 else 5)
     ax.set_ylabel("max |error|")
-    ax.set_title("per-operation error (orange: out of tolerance)")
+    ax.set_title("per-operation error (orange: out of tolerance; grey: fused, not compared)")
 
 
 def run_figure(path: str, model: str, device: str, times_s: list[float],

@@ -220,3 +220,21 @@ def test_plot_errors_are_one_line(small_model, tmp_path, capsys, monkeypatch):
     # the latency warnings of a loaded machine (clnn/tools/timing.py) may come first
     err = [line for line in err if not line.startswith("clnn run: warning:")]
     assert err == ["clnn run: plotting needs matplotlib: pip install 'clnn[plot]'"]
+
+
+def test_per_op_colours_tell_compared_from_not_compared():
+    """Out of tolerance is orange; a fused operation with no tensor of its own (within None) is
+    grey, never drawn as a divergence."""
+    plt = pytest.importorskip("matplotlib.pyplot")
+    from matplotlib.colors import to_rgba
+
+    from clnn.tools.plots import per_op_errors
+
+    rows = [{"index": 0, "operation": "CONV_2D", "max_abs": None, "within": None},
+            {"index": 1, "operation": "RELU", "max_abs": 1e-6, "within": True},
+            {"index": 2, "operation": "ADD", "max_abs": 0.5, "within": False}]
+    fig, ax = plt.subplots()
+    per_op_errors(ax, rows, first_divergent=None)
+    faces = [p.get_facecolor() for p in ax.patches]
+    plt.close(fig)
+    assert faces == [to_rgba("lightgray"), to_rgba("tab:blue"), to_rgba("tab:orange")]
