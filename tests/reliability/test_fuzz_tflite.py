@@ -2,7 +2,7 @@
 TfliteImportError naming what is wrong, or loads and runs with a HAL status; never another
 exception, a crash, a hang or a memory blow-up (the cases run in memory-limited workers:
 clnn/tools/fuzz_tflite.py). Base models: two synthetic ones written here, plus MediaPipe's
-hand_recrop when it is in the model cache (``clnn models fetch``)."""
+hand_recrop, fetched into the model cache once (``clnn models fetch``)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,19 @@ def _summary(report) -> str:
     return "\n".join(lines)
 
 
-def test_thousands_of_malformed_files_end_in_import_error_or_a_status():
+@pytest.fixture(scope="module")
+def real_models():
+    """The MediaPipe models the suite mutates, fetched once (as tests/tflite does); skipped only
+    where they cannot be downloaded."""
+    from clnn.tools import models
+
+    try:
+        return models.fetch(list(FAST_REAL) + ["face_detection_full_range_sparse.tflite"])
+    except models.FetchError as e:
+        pytest.skip(f"the MediaPipe models cannot be fetched: {e}")
+
+
+def test_thousands_of_malformed_files_end_in_import_error_or_a_status(real_models):
     count = 2500
     report = run_fuzz(count, seed=0, real=FAST_REAL, workers=2)
     c = report["counts"]
@@ -135,16 +147,9 @@ def test_intact_bases_load_and_run():
         assert prepared.execute_synchronously(req).status == ErrorStatus.NONE, name
 
 
-def _sparse_model() -> bytes:
-    import os
-
-    from clnn.tools import models
-
-    path = os.path.join(models.cache_dir(), "face_detection_full_range_sparse.tflite")
-    if not os.path.exists(path):
-        pytest.skip("face_detection_full_range_sparse.tflite is not in the model cache "
-                    "(clnn models fetch)")
-    with open(path, "rb") as f:
+@pytest.fixture
+def sparse_model(real_models) -> bytes:
+    with open(real_models["face_detection_full_range_sparse.tflite"], "rb") as f:
         return f.read()
 
 
@@ -167,8 +172,8 @@ def _csr_vector(raw: bytes, tensor: int, which: str) -> tuple[int, int, int]:
     ("Segments", 255, "segments are not an increasing run"),  # negative repeat counts
     ("Indices", 250, "indices outside"),
 ])
-def test_corrupted_sparsity_is_named(which, value, match):
-    raw = _sparse_model()
+def test_corrupted_sparsity_is_named(which, value, match, sparse_model):
+    raw = sparse_model
     start, length, size = _csr_vector(raw, 14, which)
     assert length > 2
     data = bytearray(raw)
