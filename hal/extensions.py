@@ -187,11 +187,30 @@ def check_prefix_table(model: Model) -> dict[int, str]:
     return table
 
 
-def resolve_type(value, table: dict[int, str], operand: bool, what: str):
+class UnsupportedExtensionType(int):
+    """A type of an extension this HAL does not know, left in a model validated for
+    get_supported_operations (its operations are then unsupported, not invalid)."""
+
+    def __new__(cls, value: int, extension: str, type_id: int):
+        self = super().__new__(cls, value)
+        self.extension, self.type_id = extension, type_id
+        return self
+
+    @property
+    def name(self) -> str:
+        return f"{self.extension}:{self.type_id}"
+
+    def __reduce__(self):
+        return (UnsupportedExtensionType, (int(self), self.extension, self.type_id))
+
+
+def resolve_type(value, table: dict[int, str], operand: bool, what: str,
+                 unknown_ok: bool = False):
     """The type a model's numeric ``value`` stands for: a standard OperandType /
     OperationType, or an extension's type bound to its prefix. InvalidArgument for a value
     that is neither (an unknown prefix, an unregistered extension, a type id the extension
-    does not define, a value outside the standard range)."""
+    does not define, a value outside the standard range). ``unknown_ok``: a type of an
+    extension not registered here is an :class:`UnsupportedExtensionType` instead."""
     kind = "operand" if operand else "operation"
     enum = OperandType if operand else OperationType
     ext_class = ExtensionOperandType if operand else ExtensionOperationType
@@ -214,6 +233,8 @@ def resolve_type(value, table: dict[int, str], operand: bool, what: str):
               "the model's extension_name_to_prefix")
     reg = _EXTENSIONS.get(name)
     if reg is None:
+        if unknown_ok:
+            return UnsupportedExtensionType(value, name, tid)
         _fail(f"{what} has a type of extension {name}, which this driver does not support")
     types = reg.operand_types if operand else reg.operations
     if tid not in types:
@@ -222,18 +243,20 @@ def resolve_type(value, table: dict[int, str], operand: bool, what: str):
     return types[tid].bind(prefix)
 
 
-def resolve_model(model: Model):
+def resolve_model(model: Model, unknown_ok: bool = False):
     """Replace every operand and operation type of the model by what it stands for (see
     :func:`resolve_type`), in place: the values stay the same numbers, extension ones become
-    bound extension types. InvalidArgument names the first operand or operation at fault."""
+    bound extension types. InvalidArgument names the first operand or operation at fault.
+    ``unknown_ok``: see :func:`resolve_type`."""
     table = check_prefix_table(model)
     for sg_name, sg in [("main subgraph", model.main)] + [
             (f"referenced subgraph {r}", s) for r, s in enumerate(model.referenced)]:
         for i, operand in enumerate(sg.operands):
-            operand.type = resolve_type(operand.type, table, True, f"{sg_name} operand {i}")
+            operand.type = resolve_type(operand.type, table, True, f"{sg_name} operand {i}",
+                                        unknown_ok)
         for k, operation in enumerate(sg.operations):
             operation.type = resolve_type(operation.type, table, False,
-                                          f"{sg_name} operation {k}")
+                                          f"{sg_name} operation {k}", unknown_ok)
 
 
 def extensions_used(model: Model) -> set[str]:

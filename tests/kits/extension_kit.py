@@ -14,8 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from hal.builder import ModelBuilder
-from hal.types import Extension, ExtensionOperandTypeInformation
+from hal.builder import ModelBuilder, make_request, read_outputs
+from hal.types import (
+    Extension,
+    ExtensionNameAndPrefix,
+    ExtensionOperandTypeInformation,
+    decode_extension_type,
+    encode_extension_type,
+)
 
 NAME = "org.clnn.test"
 TENSOR, NEGATE, ADD_PARAM = 0, 0, 1
@@ -108,3 +114,39 @@ def chain_model(ops=("NEGATE",), shape=(2, 3), param: int | None = None):
         b.add_operation(op, [x], [y])
         x = y
     return b.finish()
+
+
+def run(device, model, *inputs):
+    """Prepare ``model`` on ``device``, run it once on ``inputs``; its first output."""
+    prepared = device.prepare_model(model)
+    req = make_request(model, list(inputs))
+    result = prepared.execute_synchronously(req)
+    assert result.status == 0, result.message
+    return read_outputs(model, req, result.output_shapes)[0]
+
+
+def renumber(model, prefix):
+    """Move the model's only extension to ``prefix`` (its types as plain numbers)."""
+    model.extension_name_to_prefix = [ExtensionNameAndPrefix(NAME, prefix)]
+    for o in model.main.operands:
+        o.type = encode_extension_type(prefix, decode_extension_type(o.type)[1])
+    for op in model.main.operations:
+        op.type = encode_extension_type(prefix, decode_extension_type(op.type)[1])
+
+
+def mixed_model(extension_name=NAME):
+    """RELU on a float tensor and NEGATE on an extension tensor, side by side (inputs x, z;
+    outputs relu(x), -z); the extension then renamed to ``extension_name`` and every type
+    made a plain number, as in a model that comes from elsewhere."""
+    b = ModelBuilder()
+    t = b.get_extension_operand_type(NAME, TENSOR)
+    x, z = b.input("TENSOR_FLOAT32", [4]), b.input(t, [4])
+    b.op("RELU", [x], b.output("TENSOR_FLOAT32", [4]))
+    b.op(b.get_extension_operation_type(NAME, NEGATE), [z], b.output(t, [4]))
+    model = b.finish()
+    model.extension_name_to_prefix[0].name = extension_name
+    for o in model.main.operands:
+        o.type = int(o.type)
+    for op in model.main.operations:
+        op.type = int(op.type)
+    return model

@@ -1,0 +1,92 @@
+"""Extension models on the OpenCL device, with the test-only extension org.clnn.test
+(tests/kits/extension_kit.py): NEGATE on its OpenCL kernel (fallback off), ADD_PARAM on the
+reference fallback, per-operation support, the extensions the device lists, an unknown
+extension, a prefix other than the builder's, and the compilation cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hal.errors import InvalidArgument
+from tests.kits import extension_kit as kit
+from tests.kits.devices import open_or_skip
+
+
+@pytest.fixture(scope="module")
+def test_extension():
+    kit.unregister()
+    ext = kit.register(with_kernels=True)
+    yield ext
+    kit.unregister()
+
+
+@pytest.fixture(scope="module")
+def with_fallback():
+    return open_or_skip("opencl")
+
+
+X = np.array([[0, 1, -2], [2**31 - 1, -(2**31), 7]], np.int32)
+
+
+def test_kernel_runs_without_fallback(test_extension, cl_device):
+    model = kit.chain_model(("NEGATE", "NEGATE", "NEGATE"))
+    assert cl_device.get_supported_operations(model) == [True] * 3
+    np.testing.assert_array_equal(kit.run(cl_device, model, X), np.negative(X))
+
+
+def test_any_prefix_finds_the_kernel(test_extension, cl_device):
+    model = kit.chain_model(("NEGATE",))
+    kit.renumber(model, 0xBEEF)
+    np.testing.assert_array_equal(kit.run(cl_device, model, X), np.negative(X))
+
+
+def test_operation_without_kernel_falls_back(test_extension, with_fallback, cl_device):
+    model = kit.chain_model(("NEGATE", "ADD_PARAM", "NEGATE"), param=3)
+    assert with_fallback.get_supported_operations(model) == [True, False, True]
+    rows = with_fallback.support_report(model)
+    assert [r[1] for r in rows] == ["org.clnn.test:NEGATE", "org.clnn.test:ADD_PARAM",
+                                    "org.clnn.test:NEGATE"]
+    assert "no OpenCL kernel for org.clnn.test:ADD_PARAM" in rows[1][3]
+    np.testing.assert_array_equal(kit.run(with_fallback, model, X), X - 3)
+    with pytest.raises(InvalidArgument, match="org.clnn.test:ADD_PARAM .operation 1. is not "
+                                              "supported"):
+        cl_device.prepare_model(model)
+
+
+def test_supported_extensions(test_extension, with_fallback, cl_device):
+    listed = with_fallback.get_supported_extensions()
+    assert [e.name for e in listed] == [kit.NAME]
+    assert (listed[0].operand_types[0].is_tensor, listed[0].operand_types[0].byte_size) == (
+        True, 4)
+    # without fallback only extensions whose every operation has kernels: not ADD_PARAM's
+    assert cl_device.get_supported_extensions() == []
+
+
+def test_unknown_extension(test_extension, with_fallback):
+    model = kit.mixed_model("com.example.unknown")
+    rows = with_fallback.support_report(model)
+    assert [r[2] for r in rows] == [True, False]
+    assert "extension this driver does not support" in rows[1][3]
+    with pytest.raises(InvalidArgument, match="com.example.unknown"):
+        with_fallback.prepare_model(model)
+
+
+def test_compilation_cache_round_trip(test_extension, with_fallback, tmp_path):
+    model = kit.chain_model(("NEGATE", "ADD_PARAM"), param=-9)
+    kit.renumber(model, 0x51)
+    n_model, n_data = with_fallback.get_number_of_cache_files_needed()
+    model_cache = [tmp_path / f"m{k}" for k in range(n_model)]
+    data_cache = [tmp_path / f"d{k}" for k in range(n_data)]
+    token = bytes(range(32))
+    with_fallback.prepare_model(model, model_cache=model_cache, data_cache=data_cache,
+                                token=token)
+    restored = with_fallback.prepare_model_from_cache(model_cache=model_cache,
+                                                      data_cache=data_cache, token=token)
+    from hal.builder import make_request, read_outputs
+
+    req = make_request(model, [X])
+    result = restored.execute_synchronously(req)
+    assert result.status == 0, result.message
+    out = read_outputs(model, req, result.output_shapes)[0]
+    np.testing.assert_array_equal(out, (np.negative(X).astype(np.int64) - 9).astype(np.int32))
