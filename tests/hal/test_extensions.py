@@ -209,3 +209,64 @@ def test_cache_round_trip(test_extension, reference, tmp_path):
     result = restored.execute_synchronously(req)
     assert result.status == 0, result.message
     np.testing.assert_array_equal(read_outputs(model, req, result.output_shapes)[0], -x - 4)
+
+
+def test_capabilities_cover_non_extension_types_only(test_extension, reference):
+    """Seed 001: Capabilities.operandPerformance "represents performance for non extension
+    operand types"; the registered extension adds no entry."""
+    from hal.types import OperandType
+
+    perf = reference.get_capabilities().operand_performance
+    assert perf and all(type(p.type) is OperandType for p in perf)
+    assert [p.type for p in perf] == sorted(p.type for p in perf)
+
+
+def test_extension_registration_errors(test_extension):
+    from hal.extensions import register_extension
+    from hal.types import Extension, ExtensionOperandTypeInformation
+
+    with pytest.raises(ValueError, match="registered twice"):
+        register_extension(Extension(kit.NAME))
+    with pytest.raises(ValueError, match="malformed"):
+        register_extension(Extension("org..bad"))
+    with pytest.raises(ValueError, match="byte size 2 but dtype"):
+        register_extension(Extension("org.clnn.bad_dtype",
+                                     [ExtensionOperandTypeInformation(0, True, 2)]),
+                           dtypes={0: np.int32})
+
+
+def test_if_branches_renumbered_into_the_main_model(test_extension, reference):
+    """IF with extension operands: each branch model numbers org.clnn.test with prefix 1; the
+    main model asks for another extension first (so org.clnn.test is its prefix 2) and
+    finish() renumbers the merged branches to it."""
+    from hal.builder import ModelBuilder
+    from hal.extensions import register_extension, unregister_extension
+    from hal.types import Extension, ExtensionOperandTypeInformation
+
+    def branch(ops, param):
+        m = kit.chain_model(ops, shape=(3,), param=param)
+        assert m.extension_name_to_prefix == [ExtensionNameAndPrefix(kit.NAME, 1)]
+        return m
+
+    register_extension(Extension("org.clnn.test_other",
+                                 [ExtensionOperandTypeInformation(0, False, 4)]))
+    try:
+        b = ModelBuilder()
+        b.get_extension_operand_type("org.clnn.test_other", 0)
+        t = b.get_extension_operand_type(kit.NAME, kit.TENSOR)
+        cond, x = b.input("TENSOR_BOOL8", [1]), b.input(t, [3])
+        then_, else_ = b.add_operand("SUBGRAPH"), b.add_operand("SUBGRAPH")
+        b.set_operand_value_from_model(then_, branch(("NEGATE",), None))
+        # (an IF output's extension parameters must be the branch outputs': none here)
+        b.set_operand_value_from_model(else_, branch(("ADD_PARAM", "NEGATE"), 100))
+        b.op("IF", [cond, then_, else_, x], b.output(t, [3]))
+        model = b.finish()
+        assert dict((e.name, e.prefix) for e in model.extension_name_to_prefix) == {
+            "org.clnn.test_other": 1, kit.NAME: 2}
+        assert {int(o.type) >> 16 for o in model.referenced[0].operands} == {2}
+        x_val = np.array([1, -2, 3], np.int32)
+        for c, want in ((True, -x_val), (False, -(x_val + 100))):
+            out = kit.run(reference, model, np.array([c]), x_val)
+            np.testing.assert_array_equal(out, want)
+    finally:
+        unregister_extension("org.clnn.test_other")
