@@ -90,3 +90,31 @@ def test_compilation_cache_round_trip(test_extension, with_fallback, tmp_path):
     assert result.status == 0, result.message
     out = read_outputs(model, req, result.output_shapes)[0]
     np.testing.assert_array_equal(out, (np.negative(X).astype(np.int64) - 9).astype(np.int32))
+
+
+def test_support_lists_extension_operations_by_name(test_extension, capsys):
+    from clnn.tools.support_extensions import run_extensions_cli
+
+    assert run_extensions_cli(None) == 0
+    out = capsys.readouterr().out
+    assert "org.clnn.test (listed by: reference, opencl)" in out
+    assert "org.clnn.test:NEGATE  OpenCL kernel" in out
+    assert "org.clnn.test:ADD_PARAM  reference only (fallback)" in out
+    assert "org.clnn.test:TENSOR_INT32  (tensor, element of 4 bytes)" in out
+    import json
+
+    assert run_extensions_cli(None, as_json=True) == 0
+    (row,) = json.loads(capsys.readouterr().out)["extensions"]
+    assert [(op["name"], op["opencl_kernel"]) for op in row["operations"]] == [
+        ("org.clnn.test:NEGATE", True), ("org.clnn.test:ADD_PARAM", False)]
+
+
+def test_support_without_model_is_a_usage_error():
+    import subprocess
+    import sys
+
+    from tests.kits.paths import REPO
+
+    r = subprocess.run([sys.executable, "-m", "clnn", "support"], cwd=REPO,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "support needs a model (or --extensions)" in r.stderr

@@ -270,3 +270,15 @@ def test_if_branches_renumbered_into_the_main_model(test_extension, reference):
             np.testing.assert_array_equal(out, want)
     finally:
         unregister_extension("org.clnn.test_other")
+
+
+def test_encoding_matches_seed_001():
+    from tests.kits.paths import SEEDS
+
+    paths = sorted(SEEDS.glob("001_*.txt"))
+    if not paths:
+        pytest.skip(f"seed 001 is not beside the checkout ({SEEDS})")
+    text = paths[0].read_text(errors="replace")
+    assert "HIGH_BITS_PREFIX = 16" in text and "LOW_BITS_TYPE = 16" in text
+    assert "0xAAAABBBB" in text and "prefix=0xAAAA" in text  # the seed's own example
+    assert decode_extension_type(0xAAAABBBB) == (0xAAAA, 0xBBBB)
