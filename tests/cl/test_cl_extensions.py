@@ -118,3 +118,13 @@ def test_support_without_model_is_a_usage_error():
     r = subprocess.run([sys.executable, "-m", "clnn", "support"], cwd=REPO,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "support needs a model (or --extensions)" in r.stderr
+
+
+@pytest.mark.parametrize("name", sorted(kit.MUTATIONS))
+def test_mutation_is_invalid_argument_on_opencl(test_extension, with_fallback, name):
+    mutate, message = kit.MUTATIONS[name]
+    model = kit.chain_model(("NEGATE", "ADD_PARAM"))
+    mutate(model)
+    with pytest.raises(InvalidArgument, match=message) as e:
+        with_fallback.prepare_model(model)
+    assert e.value.status == 4  # INVALID_ARGUMENT

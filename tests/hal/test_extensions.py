@@ -93,80 +93,9 @@ def test_same_extension_op_under_any_prefix(test_extension, reference):
 
 
 
-def _unknown_prefix(m):
-    m.main.operands[0].type = encode_extension_type(9, kit.TENSOR)
-
-
-def _name_twice(m):
-    m.extension_name_to_prefix.append(ExtensionNameAndPrefix(kit.NAME, 2))
-
-
-def _prefix_twice(m):
-    m.extension_name_to_prefix.append(ExtensionNameAndPrefix("org.clnn.other", 1))
-
-
-def _prefix_zero(m):
-    m.extension_name_to_prefix[0].prefix = 0
-
-
-def _operand_type_out_of_range(m):
-    m.main.operands[1].type = encode_extension_type(1, 5)
-
-
-def _operation_type_out_of_range(m):
-    m.main.operations[0].type = encode_extension_type(1, 77)
-
-
-def _malformed_name(m):
-    m.extension_name_to_prefix[0].name = "Org.Clnn.Test"
-
-
-def _name_without_period(m):
-    m.extension_name_to_prefix[0].name = "orgclnntest"
-
-
-def _unknown_extension(m):
-    m.extension_name_to_prefix[0].name = "com.example.unknown"
-
-
-def _bytes_on_standard_operand(m):
-    from hal.types import OperandType
-
-    m.main.operands[0].type = OperandType.TENSOR_INT32
-    m.main.operands[0].extra_params = b"\x00" * 4
-
-
-def _unbound_type(m):
-    m.main.operands[0].type = m.main.operands[0].type.bind(1).__class__(
-        kit.NAME, kit.TENSOR, "TENSOR_INT32", is_tensor=True, byte_size=4, dtype="<i4")
-
-
-def _bad_extension_params(m):
-    m.main.operands[1].extra_params = b"\x01\x02"
-
-
-MUTATIONS = {
-    "unknown prefix": (_unknown_prefix, "prefix 0x9 is not in the model's extension_name_to"),
-    "name used twice": (_name_twice, "is mapped to two prefixes"),
-    "prefix used twice": (_prefix_twice, "prefix 0x1 is mapped to both"),
-    "prefix 0": (_prefix_zero, "must be in \\[1, 0xFFFF\\]"),
-    "operand type out of range": (_operand_type_out_of_range,
-                                  "defines no such operand type"),
-    "operation type out of range": (_operation_type_out_of_range,
-                                    "defines no such operation type"),
-    "malformed name": (_malformed_name, "is malformed"),
-    "name without a period": (_name_without_period, "is malformed"),
-    "unknown extension": (_unknown_extension, "which this driver does not support"),
-    "extension params on a standard operand": (_bytes_on_standard_operand,
-                                               "only an extension operand type"),
-    "unbound type": (_unbound_type, "unbound extension operand type"),
-    "extension params the op refuses": (_bad_extension_params, "must be 4 bytes"),
-}
-
-
-@pytest.mark.parametrize("name", sorted(MUTATIONS))
+@pytest.mark.parametrize("name", sorted(kit.MUTATIONS))
 def test_mutation_is_invalid_argument(test_extension, reference, name):
-    mutate, message = MUTATIONS[name]
+    mutate, message = kit.MUTATIONS[name]
     model = kit.chain_model(("NEGATE", "ADD_PARAM"))
     mutate(model)
     with pytest.raises(InvalidArgument, match=message) as e:
