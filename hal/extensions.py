@@ -167,13 +167,17 @@ def check_prefix_table(model: Model) -> dict[int, str]:
     name, a name or a prefix given twice, or a prefix outside [1, 0xFFFF]."""
     table: dict[int, str] = {}
     names = set()
-    for k, entry in enumerate(model.extension_name_to_prefix):
-        name, prefix = entry.name, entry.prefix
+    entries = model.extension_name_to_prefix
+    if not isinstance(entries, (list, tuple)):
+        _fail(f"extension_name_to_prefix must be a list, got a {type(entries).__name__}")
+    for k, entry in enumerate(entries):
+        name, prefix = getattr(entry, "name", None), getattr(entry, "prefix", None)
         what = f"extension_name_to_prefix entry {k}"
         problem = name_problem(name)
         if problem:
             _fail(f"{what}: {problem}")
-        if not isinstance(prefix, int) or not 0 < prefix <= 0xFFFF:
+        if isinstance(prefix, bool) or not isinstance(prefix, (int, np.integer)) \
+                or not 0 < prefix <= 0xFFFF:
             _fail(f"{what} ({name}) has prefix {prefix!r}; an extension prefix must be in "
                   "[1, 0xFFFF] (prefix 0 is the standard types')")
         if name in names:
@@ -183,7 +187,7 @@ def check_prefix_table(model: Model) -> dict[int, str]:
             _fail(f"{what}: prefix {prefix:#x} is mapped to both {table[prefix]} and {name}; "
                   "the mapping must be one-to-one")
         names.add(name)
-        table[prefix] = name
+        table[int(prefix)] = name
     return table
 
 

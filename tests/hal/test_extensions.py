@@ -211,3 +211,28 @@ def test_encoding_matches_seed_001():
     assert "HIGH_BITS_PREFIX = 16" in text and "LOW_BITS_TYPE = 16" in text
     assert "0xAAAABBBB" in text and "prefix=0xAAAA" in text  # the seed's own example
     assert decode_extension_type(0xAAAABBBB) == (0xAAAA, 0xBBBB)
+
+
+def test_malformed_prefix_table_entries(test_extension, reference):
+    for entries, message in ((("not", "a list"), "must be a list"),
+                             ([("org.clnn.test", 1)], "is malformed"),
+                             ([ExtensionNameAndPrefix(kit.NAME, True)], "must be in"),
+                             ([ExtensionNameAndPrefix(kit.NAME, 0x10000)], "must be in")):
+        model = kit.chain_model(("NEGATE",))
+        model.extension_name_to_prefix = entries if isinstance(entries, list) else "not a list"
+        with pytest.raises(InvalidArgument, match=message):
+            reference.prepare_model(model)
+
+
+def test_builder_constant_extension_tensor_and_raw_values(test_extension, reference):
+    from hal.builder import ModelBuilder
+
+    b = ModelBuilder()
+    t = b.get_extension_operand_type(kit.NAME, kit.TENSOR)
+    neg = b.get_extension_operation_type(kit.NAME, kit.NEGATE)
+    with pytest.raises(BuilderError, match="prefix 0x5 is not in"):
+        b.add_operand(encode_extension_type(5, kit.TENSOR), [2])
+    c = b.constant(np.array([4, -5], np.int32), type=int(t))  # the raw number works too
+    b.op(int(neg), [c], b.output(t, [2]))
+    model = b.finish()
+    np.testing.assert_array_equal(kit.run(reference, model), [-4, 5])
