@@ -128,3 +128,27 @@ def test_mutation_is_invalid_argument_on_opencl(test_extension, with_fallback, n
     with pytest.raises(InvalidArgument, match=message) as e:
         with_fallback.prepare_model(model)
     assert e.value.status == 4  # INVALID_ARGUMENT
+
+
+@pytest.mark.parametrize("name", ["reference", "opencl"])
+def test_device_memories_of_extension_operands(test_extension, name):
+    """A device memory (memory domains) for an extension input and output: allocated from
+    the roles, filled, named by a request, read back."""
+    from hal.errors import ErrorStatus
+    from hal.types import BufferDesc, BufferRole, DataLocation, HostMemory, Request
+    from hal.types import RequestArgument as Arg
+
+    device = open_or_skip(name)
+    model = kit.chain_model(("NEGATE", "ADD_PARAM"), param=1)
+    prepared = device.prepare_model(model)
+    x_mem = device.allocate(BufferDesc(), [prepared], [BufferRole(0, 0)], [])
+    y_mem = device.allocate(BufferDesc(), [prepared], [], [BufferRole(0, 0)])
+    assert x_mem.copy_from(HostMemory(X.tobytes())) == ErrorStatus.NONE
+    result = prepared.execute_synchronously(
+        Request([Arg(False, DataLocation(0, 0, 0))], [Arg(False, DataLocation(1, 0, 0))],
+                [x_mem, y_mem]))
+    assert result.status == ErrorStatus.NONE, result.message
+    host = HostMemory(X.nbytes)
+    assert y_mem.copy_to(host) == ErrorStatus.NONE
+    got = np.frombuffer(bytes(host.view()), np.int32).reshape(X.shape)
+    np.testing.assert_array_equal(got, (np.negative(X).astype(np.int64) + 1).astype(np.int32))
