@@ -215,8 +215,10 @@ def resolve_type(value, table: dict[int, str], operand: bool, what: str,
     that is neither (an unknown prefix, an unregistered extension, a type id the extension
     does not define, a value outside the standard range). ``unknown_ok``: a type of an
     extension not registered here is an :class:`UnsupportedExtensionType` instead."""
-    kind = "operand" if operand else "operation"
     enum = OperandType if operand else OperationType
+    if type(value) is enum:  # the common case: nothing to resolve
+        return value
+    kind = "operand" if operand else "operation"
     ext_class = ExtensionOperandType if operand else ExtensionOperationType
     if isinstance(value, ext_class) and value.prefix == 0:
         _fail(f"{what} has the unbound extension {kind} type {value.name}; a model uses the "
