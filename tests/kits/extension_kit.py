@@ -32,7 +32,12 @@ def _same_shape(ctx):
 
 
 def _validate(ctx):
+    from hal.operations.context import shapes_compatible
+
     ctx.require(ctx.inputs[0].rank >= 1, "input 0 must be a tensor of rank >= 1")
+    x, y = ctx.input_shape(0), ctx.outputs[0].shape
+    ctx.require(shapes_compatible(y, x) or shapes_compatible(x, y),
+                f"output 0 has dimensions {list(y)}, incompatible with input 0's {list(x)}")
     extra = ctx.outputs[0].extension_params
     ctx.require(extra is None or len(extra) == 4,
                 f"the output's extension parameters must be 4 bytes, got {len(extra or b'')}")
