@@ -240,7 +240,7 @@ def check_roi_pooling(node):
     rois = _dims(node, "input_rois")
     _rank(node, "input_data", ins, (3, 4))
     _rank(node, "input_rois", rois, (2, 3))
-    _same_type(node, ("input_data", "output_arr"))
+    _same_type(node, ("input_data", "input_rois", "output_arr"))
     pool = node.params["roi_pool_params"].pool_type
     if pool not in POOLING_TYPES:
         _fail(VX_ERROR_INVALID_PARAMETERS, node, f"pool_type {pool!r} is not a "
@@ -257,10 +257,11 @@ def check_roi_pooling(node):
         _fail(VX_ERROR_INVALID_DIMENSION, node, f"input_rois have {batch_rois} batches, "
               f"input_data {batch_in}")
     known = _known_out(node)
-    if known is None or len(known) < 2 or 0 in known[:2]:
-        _fail(VX_ERROR_INVALID_DIMENSION, node, "output_arr must give the pooled width and "
-              "height (they cannot be inferred)")
-    return tuple(known[:2]) + (ins[2], rois[1]) + tuple(rois[2:])
+    if known is None or len(known) != 4 or 0 in known[:2]:
+        _fail(VX_ERROR_INVALID_DIMENSION, node, "output_arr must be [pooled_width, "
+              "pooled_height, #IFM, roi_count * #batches] with the pooled size given")
+    # one output map per rectangle: column n * roi_count + r (the contract's ROI_POOLING)
+    return tuple(known[:2]) + (ins[2], rois[1] * batch_rois)
 
 
 def check_deconvolution(node):

@@ -138,8 +138,9 @@ def activation_layer(graph, inputs, function: int, a: float, b: float, outputs) 
 def roi_pooling_layer(graph, input_data, input_rois, roi_pool_params: RoiPoolParams,
                       output_arr) -> Node:
     """vxROIPoolingLayer: input_rois [4, roi_count(, #batches)] holds (start_x, start_y,
-    end_x, end_y) per rectangle in input pixels; output_arr [pooled_width, pooled_height,
-    #IFM, roi_count(, #batches)]."""
+    end_x, end_y) per rectangle in input pixels, the same data type as input_data;
+    output_arr [pooled_width, pooled_height, #IFM, roi_count * #batches] (rectangle r of
+    batch n at n * roi_count + r)."""
     if not isinstance(roi_pool_params, RoiPoolParams):
         raise VxError(VX_ERROR_INVALID_PARAMETERS, "roi_pool_params is not a RoiPoolParams")
     return _add(graph, "roi_pooling", VX_KERNEL_ROI_POOLING_LAYER,
