@@ -66,7 +66,7 @@ def _acc(a):
     return a.astype(np.int64) if np.issubdtype(a.dtype, np.integer) else a.astype(np.float64)
 
 
-def _add_bias(acc, qa, bias, qb):
+def add_bias(acc, qa, bias, qb):
     """acc (position qa) + bias (position qb), both at P = max(qa, qb); returns (sum, P)."""
     if bias is None:
         return acc, qa
