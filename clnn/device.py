@@ -14,12 +14,14 @@ from clnn.program_cache import ProgramCache
 from hal import __version__
 from hal.driver import check_prepare_args
 from hal.errors import ErrorStatus, HalError, InvalidArgument
+from hal.extensions import registered_extensions, supported_extensions
 from hal.interfaces import Device
 from hal.memory_domain import allocate_host_buffer
 from hal.operations import lookup
 from hal.types import (
     Capabilities,
     DeviceType,
+    Extension,
     Model,
     OperandPerformance,
     OperandType,
@@ -232,6 +234,15 @@ class ClDevice(Device):
             return kreg.support(ctx)
         except Exception as e:  # a support check must never crash the driver
             return f"support check failed: {type(e).__name__}: {e}"
+
+    def get_supported_extensions(self) -> list[Extension]:
+        """The registered extensions this device runs: with fallback every one (operations
+        without OpenCL kernels run on the reference executor inside the prepared model, as
+        standard ones do); without, those whose every operation has OpenCL kernels."""
+        names = [name for name, reg in registered_extensions().items()
+                 if self.fallback or all(kernel_for(op) is not None
+                                         for op in reg.operations.values())]
+        return supported_extensions(names)
 
     def get_supported_operations(self, model: Model) -> list[bool]:
         return [ok for _, _, ok, _ in self.support_report(model)]

@@ -38,6 +38,7 @@ import numpy as np
 from hal.builder_convenience import ConvenienceLayer
 from hal.builder_convenience import operand_type as _operand_type
 from hal.builder_convenience import operation_type as _operation_type
+from hal.builder_extensions import ExtensionCalls
 from hal.builder_layout import MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES, build_model
 from hal.builder_layout import Value as _Value
 from hal.builder_layout import bad_data as _bad_data
@@ -45,6 +46,7 @@ from hal.builder_requests import make_request, read_outputs
 from hal.errors import BuilderError, HalError, ResultCode
 from hal.types import (
     NUMPY_DTYPE,
+    ExtensionOperandType,
     Memory,
     Model,
     Operand,
@@ -60,7 +62,7 @@ LT = OperandLifeTime
 OT = OperandType
 
 
-class ModelBuilder(ConvenienceLayer):
+class ModelBuilder(ConvenienceLayer, ExtensionCalls):
     """ANeuralNetworksModel: add operands and operations, then finish() into a hal Model."""
 
     def __init__(self):
@@ -74,6 +76,7 @@ class ModelBuilder(ConvenienceLayer):
         self._pending_outputs: list[int] = []
         self._relaxed = False
         self._model: Model | None = None
+        self._extension_prefixes: dict[str, int] = {}
 
     # ----------------------------------------------------------------- NDK-shaped calls
     @property
@@ -107,7 +110,7 @@ class ModelBuilder(ConvenienceLayer):
         ``channel_quant`` is ``(scales, channel_dim)`` or a SymmPerChannelQuantParams.
         """
         self._check_state("add_operand")
-        t = _operand_type(type)
+        t = self._extension_type(type, operand=True) or _operand_type(type)
         try:
             dims = tuple(int(d) for d in dimensions)
         except (TypeError, ValueError):
@@ -132,6 +135,8 @@ class ModelBuilder(ConvenienceLayer):
 
         t = operand.type
         what = f"add_operand: operand {len(self._operands)}"
+        if isinstance(t, ExtensionOperandType):  # its scale and zero point are the extension's
+            return
         if is_scalar_type(t) or t == OT.SUBGRAPH:
             if operand.scale != 0.0 or operand.zero_point != 0:
                 _bad_data(f"{what} ({t.name}) must have scale 0 and zero point 0, got scale "
@@ -259,7 +264,7 @@ class ModelBuilder(ConvenienceLayer):
         """ANeuralNetworksModel_addOperation; returns the operation's index (in the order of
         addition; finish() may reorder operations into run order)."""
         self._check_state("add_operation")
-        t = _operation_type(type)
+        t = self._extension_type(type, operand=False) or _operation_type(type)
         ins = [self._check_index(i, f"add_operation {t.name} input {k}")
                for k, i in enumerate(inputs)]
         outs = [self._check_index(i, f"add_operation {t.name} output {k}")
@@ -308,6 +313,7 @@ class ModelBuilder(ConvenienceLayer):
             self.identify_inputs_and_outputs(self._pending_inputs, self._pending_outputs)
         model = build_model(self._operands, self._operations, self._values, self._no_value,
                             self._inputs, self._outputs, self._relaxed)
+        model.extension_name_to_prefix = self._extension_table()
         try:
             validate_model(model)
         except HalError as e:

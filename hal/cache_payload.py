@@ -22,6 +22,7 @@ import struct
 
 from hal.errors import GeneralFailure
 from hal.types import (
+    BASE_MAX,
     DataLocation,
     ExtensionNameAndPrefix,
     HostMemory,
@@ -81,17 +82,21 @@ def dumps(obj) -> bytes:
     return MAGIC + _LEN.pack(len(text)) + text + b"".join(blobs)
 
 
-def _operand_tree(o: Operand) -> list:
+def _operand_tree(o: Operand, blob) -> list:
     loc = o.location
-    extra = None if o.extra_params is None else [
-        [float(s) for s in o.extra_params.scales], int(o.extra_params.channel_dim)]
+    if o.extra_params is None:
+        extra = None
+    elif isinstance(o.extra_params, (bytes, bytearray)):  # an extension operand's parameters
+        extra = blob(o.extra_params)
+    else:
+        extra = [[float(s) for s in o.extra_params.scales], int(o.extra_params.channel_dim)]
     return [int(o.type), [int(d) for d in o.dimensions], float(o.scale), int(o.zero_point),
             int(o.lifetime), [int(loc.pool_index), int(loc.offset), int(loc.length)], extra,
             int(o.number_of_consumers)]
 
 
-def _subgraph_tree(sg: Subgraph) -> dict:
-    return {"operands": [_operand_tree(o) for o in sg.operands],
+def _subgraph_tree(sg: Subgraph, blob) -> dict:
+    return {"operands": [_operand_tree(o, blob) for o in sg.operands],
             "operations": [[int(op.type), [int(i) for i in op.inputs],
                             [int(i) for i in op.outputs]] for op in sg.operations],
             "inputs": [int(i) for i in sg.input_indexes],
@@ -101,8 +106,8 @@ def _subgraph_tree(sg: Subgraph) -> dict:
 def _model_tree(m: Model, blob) -> dict:
     """Every pool is copied into the payload (a file mapping is read now, restored as host
     memory)."""
-    return {"main": _subgraph_tree(m.main),
-            "referenced": [_subgraph_tree(sg) for sg in m.referenced],
+    return {"main": _subgraph_tree(m.main, blob),
+            "referenced": [_subgraph_tree(sg, blob) for sg in m.referenced],
             "values": blob(m.operand_values),
             "pools": [blob(p.view()) for p in m.pools],
             "relax": bool(m.relax_computation_float32_to_float16),
@@ -173,6 +178,15 @@ def _enum(cls, x, what: str):
         raise _Bad(f"{what} {x} is not a {cls.__name__}") from None
 
 
+def _type(cls, x, what: str):
+    """A standard operand / operation type, or an extension's numeric value (prefix << 16 |
+    type id), kept as an int: validate_model resolves it through the model's
+    extension_name_to_prefix when the cache is restored."""
+    if type(x) is int and BASE_MAX < x <= 0xFFFF_FFFF:
+        return x
+    return _enum(cls, x, what)
+
+
 class _Reader:
     def __init__(self, raw: bytes):
         self.raw = raw
@@ -222,27 +236,28 @@ class _Reader:
         ops = []
         for op in t["operations"]:
             _need(type(op) is list and len(op) == 3, "an operation node is malformed")
-            ops.append(Operation(_enum(OperationType, op[0], "an operation type"),
+            ops.append(Operation(_type(OperationType, op[0], "an operation type"),
                                  _ints(op[1], "an operation input"),
                                  _ints(op[2], "an operation output")))
         return Subgraph([self.operand(o) for o in t["operands"]], ops,
                         _ints(t["inputs"], "a subgraph input"),
                         _ints(t["outputs"], "a subgraph output"))
 
-    @staticmethod
-    def operand(t) -> Operand:
+    def operand(self, t) -> Operand:
         _need(type(t) is list and len(t) == 8, "an operand node is malformed")
         typ, dims, scale, zp, lifetime, loc, extra, consumers = t
         _need(type(loc) is list and len(loc) == 3, "an operand location is malformed")
         cq = None
-        if extra is not None:
+        if type(extra) is dict:  # an extension operand's parameters
+            cq = self.blob(extra)
+        elif extra is not None:
             _need(type(extra) is list and len(extra) == 2 and type(extra[0]) is list,
                   "per-channel parameters are malformed")
             cq = SymmPerChannelQuantParams(
                 tuple(_float(s, "a per-channel scale") for s in extra[0]),
                 _int(extra[1], "a channel dimension"))
         scale = _float(scale, "an operand scale")
-        return Operand(_enum(OperandType, typ, "an operand type"),
+        return Operand(_type(OperandType, typ, "an operand type"),
                        tuple(_ints(dims, "a dimension")), scale, _int(zp, "a zero point"),
                        _enum(OperandLifeTime, lifetime, "an operand lifetime"),
                        DataLocation(*_ints(loc, "an operand location")), cq,

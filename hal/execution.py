@@ -134,7 +134,7 @@ def _output_dims_known(prepared, request: Request) -> tuple[ErrorStatus, str]:
                 f"request output {k} has unknown dimensions {list(dims)}: a fenced execution "
                 "needs every output's dimensions")
         if isinstance(pool, Memory):
-            n = NUMPY_DTYPE[OT(op.type)].itemsize
+            n = NUMPY_DTYPE[op.type].itemsize
             for d in dims:
                 n *= d
             if arg.location.length < n:

@@ -65,7 +65,7 @@ class DeviceBuffer(Buffer):
 
     def __init__(self, device, operand: Operand, dimensions, roles: set):
         self.device = device
-        self.type = OT(operand.type)
+        self.type = operand.type  # resolved at prepare (OperandType or an extension type)
         self.scale = operand.scale
         self.zero_point = operand.zero_point
         self.extra_params = operand.extra_params
@@ -219,9 +219,9 @@ def validate_allocation(descriptor: BufferDesc | None, prepared_models, input_ro
                 first = op
             elif (op.type, op.scale, op.zero_point, op.extra_params) != (
                     first.type, first.scale, first.zero_point, first.extra_params):
-                raise InvalidArgument(f"{what}: operand {OT(op.type).name} scale {op.scale} "
+                raise InvalidArgument(f"{what}: operand {op.type.name} scale {op.scale} "
                                       f"zero point {op.zero_point} differs from the first "
-                                      f"role's {OT(first.type).name} scale {first.scale} "
+                                      f"role's {first.type.name} scale {first.scale} "
                                       f"zero point {first.zero_point}")
             combined = combine_dimensions(dims, op.dimensions)
             if combined is None:
@@ -229,7 +229,7 @@ def validate_allocation(descriptor: BufferDesc | None, prepared_models, input_ro
                                       f"with {list(dims)}")
             dims = combined
     if is_scalar_type(first.type) and dims:
-        raise InvalidArgument(f"a {OT(first.type).name} memory cannot have dimensions "
+        raise InvalidArgument(f"a {first.type.name} memory cannot have dimensions "
                               f"{list(dims)}")
     return first, dims, roles
 

@@ -9,6 +9,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hal.types_extensions import (  # noqa: F401  (re-exported: part of the HAL's types)
+    BASE_MAX,
+    DtypeTable,
+    Extension,
+    ExtensionNameAndPrefix,
+    ExtensionOperandType,
+    ExtensionOperandTypeInformation,
+    ExtensionOperationType,
+    ExtensionTypeEncoding,
+    decode_extension_type,
+    encode_extension_type,
+    is_extension_type,
+)
+
 UINT64_MAX = 0xFFFF_FFFF_FFFF_FFFF
 FLT_MAX = float(np.finfo(np.float32).max)
 BYTE_SIZE_OF_CACHE_TOKEN = 32
@@ -42,7 +56,7 @@ QUANT_TYPES = frozenset({
 })
 
 #: NumPy storage dtype of every operand type (SUBGRAPH operands hold an int32 index).
-NUMPY_DTYPE: dict[OperandType, np.dtype] = {
+NUMPY_DTYPE: dict[OperandType, np.dtype] = DtypeTable({
     _OT.FLOAT32: np.dtype(np.float32),
     _OT.INT32: np.dtype(np.int32),
     _OT.UINT32: np.dtype(np.uint32),
@@ -59,19 +73,22 @@ NUMPY_DTYPE: dict[OperandType, np.dtype] = {
     _OT.TENSOR_QUANT8_SYMM: np.dtype(np.int8),
     _OT.TENSOR_QUANT8_ASYMM_SIGNED: np.dtype(np.int8),
     _OT.SUBGRAPH: np.dtype(np.int32),
-}
+})
 
 
-def is_scalar_type(t: OperandType) -> bool:
-    return t in SCALAR_TYPES
+def is_scalar_type(t: OperandType) -> bool:  # an extension operand type says which it is
+    return not t.is_tensor if isinstance(t, ExtensionOperandType) else t in SCALAR_TYPES
 
 
 def is_tensor_type(t: OperandType) -> bool:
+    if isinstance(t, ExtensionOperandType):
+        return t.is_tensor
     return t not in SCALAR_TYPES and t != OperandType.SUBGRAPH
 
 
 def element_size(t: OperandType) -> int:
-    return NUMPY_DTYPE[OperandType(t)].itemsize
+    return t.byte_size if isinstance(t, ExtensionOperandType) else NUMPY_DTYPE[
+        OperandType(t)].itemsize
 
 
 class OperationType(enum.IntEnum):
@@ -259,8 +276,10 @@ class Operand:
     zero_point: int = 0
     lifetime: OperandLifeTime = OperandLifeTime.TEMPORARY_VARIABLE
     location: DataLocation = field(default_factory=DataLocation)
-    #: Per-channel quantization parameters (the HAL's extraParams.channelQuant), or None.
-    extra_params: SymmPerChannelQuantParams | None = None
+    #: The HAL's extraParams safe_union: None, per-channel quantization parameters
+    #: (channelQuant, TENSOR_QUANT8_SYMM_PER_CHANNEL only) or bytes (extension, an extension
+    #: operand type only; their format is the extension's).
+    extra_params: SymmPerChannelQuantParams | bytes | None = None
     number_of_consumers: int = 0
 
     @property
@@ -331,12 +350,6 @@ class MmapMemory(Memory):
 
 
 @dataclass
-class ExtensionNameAndPrefix:
-    name: str
-    prefix: int
-
-
-@dataclass
 class Model:
     main: Subgraph
     referenced: list[Subgraph] = field(default_factory=list)
@@ -401,19 +414,6 @@ class Capabilities:
             if p.type == t:
                 return p.info
         return PerformanceInfo()
-
-
-@dataclass(frozen=True)
-class ExtensionOperandTypeInformation:
-    type: int
-    is_tensor: bool
-    byte_size: int
-
-
-@dataclass
-class Extension:
-    name: str
-    operand_types: list[ExtensionOperandTypeInformation] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

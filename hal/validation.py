@@ -12,10 +12,13 @@ import math
 import numpy as np
 
 from hal.errors import HalError, InvalidArgument
+from hal.extensions import resolve_model
 from hal.operations import lookup
 from hal.operations.context import OperationContext, operation_context
 from hal.operations.registry import OperationRegistration
 from hal.types import (
+    ExtensionOperandType,
+    ExtensionOperationType,
     Memory,
     Model,
     Operand,
@@ -42,16 +45,23 @@ def _fail(msg: str):
 # ------------------------------------------------------------------------------- operands
 
 def validate_operand(model: Model, sg_name: str, index: int, op: Operand):
+    """Checks one operand of a model whose types are resolved (hal.extensions.resolve_model:
+    an operand's type is an OperandType or a bound ExtensionOperandType)."""
     what = f"{sg_name} operand {index}"
-    try:
-        t = OT(op.type)
-    except ValueError:
+    t = op.type
+    if not isinstance(t, (OT, ExtensionOperandType)):
         _fail(f"{what} has an invalid operand type {op.type}")
     dims = tuple(op.dimensions)
     if any((not isinstance(d, (int, np.integer))) or not 0 <= d <= UINT32_MAX for d in dims):
         _fail(f"{what} ({t.name}) has invalid dimensions {list(dims)}: each must be an "
               f"integer in [0, {UINT32_MAX}]")
-    if is_scalar_type(t) or t == OT.SUBGRAPH:
+    if isinstance(op.extra_params, (bytes, bytearray)) and not isinstance(
+            t, ExtensionOperandType):
+        _fail(f"{what} ({t.name}) has extension operand parameters, but only an extension "
+              "operand type may have them")
+    if isinstance(t, ExtensionOperandType):
+        _validate_extension_operand(what, t, op)
+    elif is_scalar_type(t) or t == OT.SUBGRAPH:
         if dims:
             _fail(f"{what} ({t.name}) is a scalar but has dimensions {list(dims)}")
         if op.scale != 0.0 or op.zero_point != 0:
@@ -59,9 +69,26 @@ def validate_operand(model: Model, sg_name: str, index: int, op: Operand):
                   f"got scale {op.scale} and zero point {op.zero_point}")
     else:
         validate_tensor_quant(what, t, op)
-    if op.extra_params is not None and t != OT.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+    if op.extra_params is not None and t != OT.TENSOR_QUANT8_SYMM_PER_CHANNEL \
+            and not isinstance(t, ExtensionOperandType):
         _fail(f"{what} ({t.name}) must not have per-channel quantization parameters")
     _validate_lifetime(model, what, t, op)
+
+
+def _validate_extension_operand(what: str, t: ExtensionOperandType, op: Operand):
+    """An extension operand: the extension says whether it is a tensor; its scale and zero
+    point, if it uses them, and its parameters (bytes) are the extension's to interpret."""
+    if not t.is_tensor and op.dimensions:
+        _fail(f"{what} ({t.name}) is a scalar but has dimensions {list(op.dimensions)}")
+    if not isinstance(op.scale, (int, float, np.integer, np.floating)) or not math.isfinite(
+            op.scale):
+        _fail(f"{what} ({t.name}) has scale {op.scale!r}; a scale must be a finite number")
+    if not _integral(op.zero_point):
+        _fail(f"{what} ({t.name}) has zero point {op.zero_point!r}; a zero point must be an "
+              "integer")
+    if op.extra_params is not None and not isinstance(op.extra_params, (bytes, bytearray)):
+        _fail(f"{what} ({t.name}) is an extension operand; its extra parameters must be "
+              f"extension bytes, not {type(op.extra_params).__name__}")
 
 
 def _integral(x) -> bool:
@@ -184,9 +211,8 @@ def match_signature(reg: OperationRegistration, ctx: OperationContext):
 
 
 def validate_operation(model: Model, sg: Subgraph, op_index: int, operation: Operation):
-    try:
-        op_type = OperationType(operation.type)
-    except ValueError:
+    op_type = operation.type  # resolved (hal.extensions.resolve_model)
+    if not isinstance(op_type, (OperationType, ExtensionOperationType)):
         _fail(f"operation {op_index} has an invalid operation type {operation.type}")
     reg = lookup(op_type)
     if reg is None:
@@ -239,7 +265,7 @@ def validate_subgraph(model: Model, sg: Subgraph, name: str):
             written.add(i)
     for k, operation in enumerate(sg.operations):
         validate_operation(model, sg, k, operation)
-        name_k = f"{OperationType(operation.type).name} (operation {k})"
+        name_k = f"{operation.type.name} (operation {k})"
         for i in operation.inputs:
             if i not in written:
                 _fail(f"{name_k} reads operand {i} before it is written")
@@ -312,6 +338,7 @@ def validate_model(model: Model):
     if not model.main.output_indexes:
         _fail("the main subgraph has no outputs")
     _check_references(model)
+    resolve_model(model)
     validate_subgraph(model, model.main, "main subgraph")
     for r, sg in enumerate(model.referenced):
         validate_subgraph(model, sg, f"referenced subgraph {r}")

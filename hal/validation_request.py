@@ -14,7 +14,6 @@ from hal.types import (
     Operand,
     OperandLifeTime,
     OperandType,
-    OperationType,
     Request,
     Subgraph,
     is_scalar_type,
@@ -36,7 +35,7 @@ def request_dimensions(what: str, op: Operand, arg_dims) -> tuple[int, ...]:
     if not arg_dims:
         return dims
     if is_scalar_type(op.type):
-        _fail(f"{what} is a scalar ({OT(op.type).name}) but the request gives dimensions "
+        _fail(f"{what} is a scalar ({op.type.name}) but the request gives dimensions "
               f"{list(arg_dims)}")
     if any(a < 0 for a in arg_dims):
         _fail(f"{what}: the request gives negative dimensions {list(arg_dims)}")
@@ -64,7 +63,7 @@ def validate_request(request: Request, model: Model, allow_device_memory=None):
             _fail(f"the request has {len(args)} {kind}s, the model has {len(idxs)}")
         for k, (arg, i) in enumerate(zip(args, idxs)):
             op = sg.operands[i]
-            what = f"request {kind} {k} (operand {i}, {OT(op.type).name})"
+            what = f"request {kind} {k} (operand {i}, {op.type.name})"
             loc = arg.location
             if arg.has_no_value:
                 if loc.pool_index or loc.offset or loc.length or arg.dimensions:
@@ -88,7 +87,7 @@ def validate_request(request: Request, model: Model, allow_device_memory=None):
                 if not is_scalar_type(op.type) and (not dims or any(d == 0 for d in dims)):
                     _fail(f"{what} has unknown dimensions {list(dims)}; the request must give "
                           "them")
-                n = NUMPY_DTYPE[OT(op.type)].itemsize
+                n = NUMPY_DTYPE[op.type].itemsize
                 for d in dims:
                     n *= d
                 if loc.length != n:
@@ -120,5 +119,5 @@ def check_omitted_inputs(request: Request, model: Model):
             i = read[0]
             raise InvalidArgument(
                 f"request input {omitted[i]} (operand {i}) has no value, but "
-                f"{OperationType(operation.type).name} (operation {j}) needs it: "
+                f"{operation.type.name} (operation {j}) needs it: "
                 f"{e.reason}") from None

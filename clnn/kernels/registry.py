@@ -46,7 +46,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hal.types import OperationType
+from hal.operations.registry import operation_type_of
+from hal.types import ExtensionOperationType, OperationType
 
 
 class Unplannable(Exception):
@@ -69,7 +70,7 @@ def _no_activations(ctx) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class KernelRegistration:
-    op: OperationType
+    op: OperationType | ExtensionOperationType
     family: str
     support: Callable
     plan: Callable
@@ -80,13 +81,13 @@ class KernelRegistration:
         return {i % n_inputs for i in self.host_inputs if -n_inputs <= i < n_inputs}
 
 
-_KERNELS: dict[OperationType, KernelRegistration] = {}
+_KERNELS: dict[OperationType | ExtensionOperationType, KernelRegistration] = {}
 
 
-def register_kernel(op: OperationType | str, *, family: str, support: Callable,
-                    plan: Callable, host_inputs=(), epilogue_activations=None
-                    ) -> KernelRegistration:
-    op = OperationType[op] if isinstance(op, str) else OperationType(op)
+def register_kernel(op: OperationType | ExtensionOperationType | str, *, family: str,
+                    support: Callable, plan: Callable, host_inputs=(),
+                    epilogue_activations=None) -> KernelRegistration:
+    op = operation_type_of(op)
     if op in _KERNELS:
         raise RuntimeError(f"OpenCL kernel for {op.name} registered twice "
                            f"({_KERNELS[op].family} and {family})")
@@ -94,3 +95,8 @@ def register_kernel(op: OperationType | str, *, family: str, support: Callable,
                              epilogue_activations or _no_activations)
     _KERNELS[op] = reg
     return reg
+
+
+def unregister_kernel(op) -> None:
+    """Remove a kernel registration (test fixtures remove a test-only extension's kernels)."""
+    _KERNELS.pop(operation_type_of(op), None)

@@ -36,6 +36,8 @@ class OperandInfo:
     value: np.ndarray | None = None
     lifetime: OperandLifeTime = OperandLifeTime.TEMPORARY_VARIABLE
     index: int = -1
+    #: an extension operand's parameters (the HAL's extraParams.extension), else None
+    extension_params: bytes | None = None
 
     @property
     def omitted(self) -> bool:
@@ -58,8 +60,11 @@ def operand_info(subgraph, index: int, value=None, shape=None) -> OperandInfo:
     """Operand ``index`` of ``subgraph`` as an operation sees it: its declared type and
     quantization, ``value`` (None: not known) and ``shape`` (None: the declared one)."""
     op = subgraph.operands[index]
+    extra = op.extra_params
+    ext = bytes(extra) if isinstance(extra, (bytes, bytearray)) else None
     return OperandInfo(op.type, tuple(shape if shape is not None else op.dimensions), op.scale,
-                       op.zero_point, op.extra_params, value, op.lifetime, index)
+                       op.zero_point, None if ext is not None else extra, value, op.lifetime,
+                       index, ext)
 
 
 def operation_context(model, subgraph, op_index: int, values, shapes=None, *,

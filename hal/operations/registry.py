@@ -20,7 +20,40 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from hal.types import HalVersion, OperandType, OperationType
+from hal.extensions import by_full_name
+from hal.types import (
+    ExtensionOperandType,
+    ExtensionOperationType,
+    HalVersion,
+    OperandType,
+    OperationType,
+)
+
+
+def operand_type_of(t) -> OperandType | ExtensionOperandType:
+    """A standard operand type (its name or value) or an extension's ("org.clnn.test:TYPE",
+    or the type itself)."""
+    if isinstance(t, ExtensionOperandType):
+        return t
+    if isinstance(t, str) and ":" in t:
+        found = by_full_name(t, operand=True)
+        if found is None:
+            raise KeyError(f"no registered extension operand type {t!r}")
+        return found
+    return OperandType[t] if isinstance(t, str) else OperandType(t)
+
+
+def operation_type_of(op) -> OperationType | ExtensionOperationType:
+    """A standard operation type (its name or value) or an extension's
+    ("org.clnn.test:NEGATE", or the type itself)."""
+    if isinstance(op, ExtensionOperationType):
+        return op
+    if isinstance(op, str) and ":" in op:
+        found = by_full_name(op, operand=False)
+        if found is None:
+            raise KeyError(f"no registered extension operation type {op!r}")
+        return found
+    return OperationType[op] if isinstance(op, str) else OperationType(op)
 
 
 @dataclass(frozen=True)
@@ -71,7 +104,7 @@ def sig(version: str | HalVersion, inputs: Sequence[str | OperandType],
     v = HalVersion[version] if isinstance(version, str) else HalVersion(version)
 
     def conv(ts):
-        return tuple(OperandType[t] if isinstance(t, str) else OperandType(t) for t in ts)
+        return tuple(operand_type_of(t) for t in ts)
 
     return Signature(v, conv(inputs), conv(outputs), frozenset(optional), variadic_inputs,
                      variadic_outputs)
@@ -79,7 +112,7 @@ def sig(version: str | HalVersion, inputs: Sequence[str | OperandType],
 
 @dataclass(frozen=True)
 class OperationRegistration:
-    type: OperationType
+    type: OperationType | ExtensionOperationType
     execute: Callable
     signatures: tuple[Signature, ...] = ()
     validate: Callable | None = None
@@ -100,14 +133,15 @@ class OperationRegistration:
         return self.execute(ctx)
 
 
-_REGISTRY: dict[OperationType, OperationRegistration] = {}
+_REGISTRY: dict[OperationType | ExtensionOperationType, OperationRegistration] = {}
 
 
-def register(op: OperationType | str, execute: Callable, *, signatures: Iterable[Signature] = (),
+def register(op: OperationType | ExtensionOperationType | str, execute: Callable, *,
+             signatures: Iterable[Signature] = (),
              validate: Callable | None = None, prepare: Callable | None = None,
              constant_inputs: Iterable[int] = (), custom_signature: bool = False,
              family: str = "") -> OperationRegistration:
-    op = OperationType[op] if isinstance(op, str) else OperationType(op)
+    op = operation_type_of(op)
     if op in _REGISTRY:
         raise RuntimeError(f"operation {op.name} is registered twice "
                            f"({_REGISTRY[op].family} and {family})")
@@ -118,3 +152,8 @@ def register(op: OperationType | str, execute: Callable, *, signatures: Iterable
                                 custom_signature, family)
     _REGISTRY[op] = reg
     return reg
+
+
+def unregister(op) -> None:
+    """Remove a registration (test fixtures remove a test-only extension's operations)."""
+    _REGISTRY.pop(operation_type_of(op), None)

@@ -18,6 +18,7 @@ from hal.driver import (
     write_outputs,
 )
 from hal.errors import GeneralFailure, HalError
+from hal.extensions import supported_extensions
 from hal.interfaces import Device, ExecutionResult, PreparedModel
 from hal.memory_domain import allocate_host_buffer
 from hal.reference.executor import Executor
@@ -25,6 +26,7 @@ from hal.types import (
     NO_TIMING,
     Capabilities,
     DeviceType,
+    Extension,
     MeasureTiming,
     Model,
     OperandLifeTime,
@@ -83,6 +85,10 @@ class ReferenceDevice(Device):
     def get_capabilities(self) -> Capabilities:
         one = PerformanceInfo(1.0, 1.0)
         return Capabilities(one, one, [OperandPerformance(t, one) for t in _ALL_TYPES], one, one)
+
+    def get_supported_extensions(self) -> list[Extension]:
+        """Every registered extension: each operation has a reference implementation."""
+        return supported_extensions()
 
     def get_supported_operations(self, model: Model) -> list[bool]:
         validate_model(model)
