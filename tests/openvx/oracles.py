@@ -178,7 +178,7 @@ def activation(x, function, a, b):
 
 def roi_pooling(x, rois, pw, ph):
     """Max over each of pw x ph bins of every rectangle (x1, y1, x2, y2 inclusive, input
-    pixels; Caffe's bins); x [W, H, C, N], rois [4, R, N] (real, rounded half away from 0);
+    pixels; Caffe's bins, in exact integers); x [W, H, C, N], rois [4, R, N] (real, rounded half away from 0);
     returns [pw, ph, C, R * N] with column n * R + r, 0 for an empty bin."""
     w, h, c, n = x.shape
     r_count = rois.shape[1]
@@ -187,13 +187,14 @@ def roi_pooling(x, rois, pw, ph):
         for r in range(r_count):
             x1, y1, x2, y2 = (int(math.floor(abs(v) + 0.5)) * (1 if v >= 0 else -1)
                               for v in rois[:, r, bn])
-            bw, bh = max(x2 - x1 + 1, 1) / pw, max(y2 - y1 + 1, 1) / ph
+            rw, rh = max(x2 - x1 + 1, 1), max(y2 - y1 + 1, 1)
             for i in range(pw):
-                xs = max(min(math.floor(i * bw) + x1, w), 0)
-                xe = max(min(math.ceil((i + 1) * bw) + x1, w), 0)
+                # exact integer bins: [x1 + floor(i * rw / pw), x1 + ceil((i + 1) * rw / pw))
+                xs = max(min(x1 + i * rw // pw, w), 0)
+                xe = max(min(x1 - (-(i + 1) * rw // pw), w), 0)
                 for j in range(ph):
-                    ys = max(min(math.floor(j * bh) + y1, h), 0)
-                    ye = max(min(math.ceil((j + 1) * bh) + y1, h), 0)
+                    ys = max(min(y1 + j * rh // ph, h), 0)
+                    ye = max(min(y1 - (-(j + 1) * rh // ph), h), 0)
                     if xe > xs and ye > ys:
                         out[i, j, :, bn * r_count + r] = x[xs:xe, ys:ye, :, bn].max(axis=(0, 1))
     return out
