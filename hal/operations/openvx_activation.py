@@ -1,0 +1,42 @@
+"""org.clnn.openvx ACTIVATION (docs/openvx-extension.md): the header's nine functions
+(LOGISTIC, HYPERBOLIC_TAN a*tanh(b*x), RELU, BRELU min(a, max(0, x)), SOFTRELU log(1+e^x),
+ABS, SQUARE, SQRT, LINEAR a*x+b) on fixed-point or float tensors."""
+
+from __future__ import annotations
+
+from hal.operations import _openvx_misc_math as m
+from hal.operations._openvx_ext import (
+    FLOAT,
+    INT,
+    check_data,
+    check_enum,
+    data,
+    op,
+    out_args,
+    signatures,
+)
+from hal.operations._openvx_fixed import ACTIVATION_NAMES
+from hal.operations.context import OperationContext
+from hal.operations.registry import register
+
+ACTIVATION = op("ACTIVATION")
+
+
+def validate(ctx: OperationContext):
+    check_data(ctx, {0: (1, 2, 3, 4)})
+    check_enum(ctx, 1, len(ACTIVATION_NAMES), "activation function")
+
+
+def prepare(ctx: OperationContext):
+    return [ctx.input_shape(0)]
+
+
+def execute(ctx: OperationContext):
+    x, qx = data(ctx, 0)
+    return [m.activation(x, qx, **out_args(ctx), function=int(ctx.scalar(1)),
+                         a=float(ctx.scalar(2)), b=float(ctx.scalar(3)),
+                         out_dtype=ctx.outputs[0].dtype)]
+
+
+register(ACTIVATION, execute, signatures=signatures(1, [INT, FLOAT, FLOAT]), validate=validate,
+         prepare=prepare, constant_inputs=range(1, 4), family="openvx_activation")
