@@ -79,15 +79,19 @@ def lower(graph, ordered) -> Lowered:
     operand: dict[int, int] = {}
 
     def tensor_in(node, role, t):
-        if id(t) in operand:
+        if id(t) in operand:  # written by an earlier node
             return operand[id(t)]
         dims = hal_dims(t, role)
+        if node.kind == "fully_connected" and role == "inputs":
+            dims = _fc_input_dims(node)  # a graph input: flattened on the host, for free
+        if (id(t), dims) in operand:
+            return operand[(id(t), dims)]
         if role in STATIC_INPUTS:
             i = em.constant(t, dims, np.ascontiguousarray(t.read().T).reshape(dims))
         else:
             i = em.input(t, dims)
             inputs.append((t, dims))
-        operand[id(t)] = i
+        operand[(id(t), dims)] = i
         return i
 
     for node in ordered:
@@ -165,8 +169,21 @@ def lower_convolution(em, node, ins, out):
                  small(p.down_scale_size_rounding))], out)
 
 
+def _fc_input_dims(node) -> tuple[int, int]:
+    """(N, #IFM) of a fully connected node's input: OpenVX flattens [width, height, #IFM]
+    with width fastest, which is the row-major order of HAL (C, H, W)."""
+    return (node.derived["batch"] or 1, int(np.prod(node.derived["features"])))
+
+
 def lower_fully_connected(em, node, ins, out):
     ofm = node.inputs["weights"].shape[1]
+    x = node.inputs["inputs"]
+    if not _float(node) and x.rank in (3, 4) and any(x is n.output for n in node.graph.nodes):
+        # the extension's FULLY_CONNECTED takes (N, IFM), and RESHAPE takes no extension
+        # operand type: an image computed inside the graph cannot be flattened in the model
+        raise VxError(VX_ERROR_NOT_SUPPORTED, "fully_connected node: a fixed-point "
+                      "[width, height, #IFM, #batches] input written by another node is not "
+                      "supported yet (write it to a non-virtual tensor of [#IFM, #batches])")
     if _float(node):
         bias = _bias_or_omitted(em, node, ins, True, ofm)
         em.op("FULLY_CONNECTED", [ins["inputs"], ins["weights"], bias, *em.ints(0)], out)

@@ -43,37 +43,35 @@ def output(ctx, kind: str, dims, q: int = 0):
     return ctx.create_tensor(list(dims), KINDS[kind], q if kind != "FLOAT32" else 0)
 
 
-def pick_q(acc, position: int, kind: str) -> int:
-    """An output position below ``position`` (so rounding acts) where some results, at most
-    about a third, overflow the type (so the overflow policy acts): the largest such."""
+def _candidates(acc, position: int, kind: str) -> list[int]:
+    """Output positions below ``position`` (so rounding acts), those where some results, at
+    most about a third, overflow the type first (largest first)."""
     _, lo, hi = oracles.BITS[kind]
     a = np.asarray(acc, dtype=np.float64)
     bits = 8 if kind != "INT16" else 16
-    top = min(position - 1, bits - 1)
-    fallback = top
-    for q in range(top, -1, -1):
+    good, other = [], []
+    for q in range(min(position - 1, bits - 1), -1, -1):
         scaled = a * 2.0 ** (q - position)
         over = float(np.mean((scaled > hi) | (scaled < lo)))
-        if 0 < over <= 0.35:
-            return q
-        if over < 1:
-            fallback = q if over > 0 else fallback
-    return fallback
+        (good if 0 < over <= 0.35 else other).append(q)
+    return good + other
 
 
 def fixed_result(acc, position, kind, overflow, rounding):
-    """(expected raw output, its position) of an accumulator, with checks that the case
-    exercises both policies (some results overflow, some are rounded differently)."""
-    q = pick_q(acc, position, kind)
-    got = oracles.convert(acc, position, q, kind, rounding, overflow)
-    other_o = oracles.convert(acc, position, q, kind, rounding,
-                              "WRAP" if overflow == "SATURATE" else "SATURATE")
-    other_r = oracles.convert(acc, position, q, kind,
-                              "TO_ZERO" if rounding == "TO_NEAREST_EVEN" else
-                              "TO_NEAREST_EVEN", overflow)
-    assert (got != other_o).any(), "the case overflows nowhere: the policy is untested"
-    assert (got != other_r).any(), "the case rounds nowhere: the policy is untested"
-    return got, q
+    """(expected raw output, its position) of an accumulator: the first output position
+    where the case exercises both policies (the other overflow policy and the other rounding
+    policy would each change some result)."""
+    for q in _candidates(acc, position, kind):
+        got = oracles.convert(acc, position, q, kind, rounding, overflow)
+        other_o = oracles.convert(acc, position, q, kind, rounding,
+                                  "WRAP" if overflow == "SATURATE" else "SATURATE")
+        other_r = oracles.convert(acc, position, q, kind,
+                                  "TO_ZERO" if rounding == "TO_NEAREST_EVEN" else
+                                  "TO_NEAREST_EVEN", overflow)
+        if (got != other_o).any() and (got != other_r).any():
+            return got, q
+    raise AssertionError("no output position makes the case overflow and round: the "
+                         "policies would be untested")
 
 
 def run(graph, out):
