@@ -178,8 +178,8 @@ def activation(x, function, a, b):
 
 def roi_pooling(x, rois, pw, ph):
     """Max over each of pw x ph bins of every rectangle (x1, y1, x2, y2 inclusive, input
-    pixels; Caffe's bins, in exact integers); x [W, H, C, N], rois [4, R, N] (real, rounded half away from 0);
-    returns [pw, ph, C, R * N] with column n * R + r, 0 for an empty bin."""
+    pixels; Caffe's bins, in exact integers); x [W, H, C, N], rois [4, R, N] (real, rounded
+    half away from 0); returns [pw, ph, C, R * N] with column n * R + r, 0 for an empty bin."""
     w, h, c, n = x.shape
     r_count = rois.shape[1]
     out = np.zeros((pw, ph, c, r_count * n), dtype=x.dtype)
