@@ -1,0 +1,56 @@
+"""The README's small graph, conv -> activation -> pool -> fully connected -> softmax, with
+virtual intermediates, on both devices, against the chained oracles."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clnn import openvx as vx
+from tests.openvx import oracles
+
+F32 = vx.VX_TYPE_FLOAT32
+
+
+def _small_graph(ctx, rng):
+    g = vx.Graph(ctx)
+    image = ctx.create_tensor([8, 8, 3, 2], F32)          # [width, height, IFM, batches]
+    weights = ctx.create_tensor([3, 3, 3, 4], F32)
+    biases = ctx.create_tensor([4], F32)
+    fc_weights = ctx.create_tensor([4 * 4 * 4, 10], F32)  # [#IFM, #OFM]
+    probs = ctx.create_tensor([10, 2], F32)
+    for t in (weights, biases, fc_weights):
+        t.write(rng.uniform(-0.5, 0.5, t.dims).astype(np.float32))
+    conv = g.create_virtual_tensor(None, F32)
+    act = g.create_virtual_tensor(None, F32)
+    pool = g.create_virtual_tensor([4, 4, 0, 0], F32)  # the size sets the skip: 2
+    fc = g.create_virtual_tensor([10, 2], F32)
+    vx.convolution_layer(g, image, weights, biases,
+                         vx.ConvolutionParams(padding_x=1, padding_y=1), conv)
+    vx.activation_layer(g, conv, vx.VX_NN_ACTIVATION_RELU, 0.0, 0.0, act)
+    vx.pooling_layer(g, act, vx.VX_NN_POOLING_MAX, 2, 2, 0, 0,
+                     vx.VX_NN_DS_SIZE_ROUNDING_FLOOR, pool)
+    vx.fully_connected_layer(g, pool, fc_weights, None, vx.VX_CONVERT_POLICY_SATURATE,
+                             vx.VX_ROUND_POLICY_TO_NEAREST_EVEN, fc)
+    vx.softmax_layer(g, fc, probs)
+    return g, image, (weights, biases, fc_weights), probs, pool
+
+
+def test_small_graph_on_both_devices(vxdev):
+    rng = np.random.default_rng(16)
+    ctx = vx.Context(vxdev)
+    g, image, (w, b, fw), probs, pool = _small_graph(ctx, rng)
+    g.verify()
+    assert pool.shape == (4, 4, 4, 2)
+    assert [ops for _, ops in g.lowered.lowered_ops] == [
+        ["CONV_2D"], ["RELU"], ["MAX_POOL_2D"], ["FULLY_CONNECTED"], ["SOFTMAX"]]
+    assert len(g.lowered.model.main.operations) == 5  # one HAL model for the whole graph
+    for _ in range(2):  # the second run reuses the prepared model with new data
+        x = rng.uniform(-1, 1, (8, 8, 3, 2)).astype(np.float32)
+        image.write(x)
+        g.process()
+        y = oracles.convolution(x, w.read(), b.read(), 1, 1, 1, 1, 0, 0, 8, 8)
+        y = oracles.activation(y, "RELU", 0, 0)
+        y = oracles.pooling(y, "MAX", 2, 2, 0, 0, 2, 2, 4, 4)
+        y = oracles.softmax(oracles.fully_connected(y, fw.read(), None), 0)
+        np.testing.assert_allclose(probs.read(), y, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(probs.read().sum(axis=0), 1.0, rtol=1e-5)
