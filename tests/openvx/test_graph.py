@@ -3,6 +3,8 @@ virtual intermediates, on both devices, against the chained oracles."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from clnn import openvx as vx
@@ -54,3 +56,16 @@ def test_small_graph_on_both_devices(vxdev):
         y = oracles.softmax(oracles.fully_connected(y, fw.read(), None), 0)
         np.testing.assert_allclose(probs.read(), y, rtol=1e-4, atol=1e-6)
         np.testing.assert_allclose(probs.read().sum(axis=0), 1.0, rtol=1e-5)
+
+
+def test_readme_example_runs(vxdev, capsys):
+    """The README's example, as written, with the context on this test's device."""
+    text = (Path(__file__).parents[2] / "README.md").read_text()
+    section = text[text.index("## OpenVX NN front end"):]
+    code = section[section.index("```python") + 9: section.index("```", section.index(
+        "```python") + 9)]
+    assert 'vx.Context(device="opencl")' in code
+    exec(compile(code.replace('vx.Context(device="opencl")', "vx.Context(device=_device)"),
+                 "README.md", "exec"), {"_device": vxdev})
+    probs = np.array(capsys.readouterr().out.strip("[]\n ").split(), dtype=np.float64)
+    assert probs.shape == (10,) and abs(probs.sum() - 1) < 1e-5 and (probs > 0).all()
