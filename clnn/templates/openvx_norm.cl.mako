@@ -5,7 +5,13 @@
 <%namespace name="vx" file="openvx_fixed.mako"/>
 
 <%def name="load(dt, p, i)">${"%s[%s]" % (p, i) if dt == "f32" else "((float)%s[%s] * in_scale)" % (p, i)}</%def>
-<%def name="put(dt, p, i, v)">${"%s[%s] = %s" % (p, i, v) if dt == "f32" else "%s[%s] = (%s)vx_from_real(%s, out_scale, %s, %s)" % (p, i, c.ctype(dt), v, vx.lo(dt), vx.hi(dt))}</%def>
+<%def name="put(dt, p, i, v)">\
+% if dt == "f32":
+${p}[${i}] = ${v}\
+% else:
+${p}[${i}] = (${c.ctype(dt)})vx_from_real(${v}, out_scale, ${vx.lo(dt)}, ${vx.hi(dt)})\
+% endif
+</%def>
 
 ## one work-item per row (outer x inner position) along the axis
 <%def name="softmax(dt)">

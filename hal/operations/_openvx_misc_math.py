@@ -27,7 +27,8 @@ def pooling(x, qx, qo, kind, *, pool_type, size, pad, stride, rounding, out_dtyp
     need_w = max((ow - 1) * stride[1] + size[1], pad[1] + w)
     xp = np.zeros((n, c, need_h, need_w), acc_t)
     xp[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + w] = x
-    vals = [xp[:, :, i:i + (oh - 1) * stride[0] + 1:stride[0], j:j + (ow - 1) * stride[1] + 1:stride[1]]
+    sy, sx = stride
+    vals = [xp[:, :, i:i + (oh - 1) * sy + 1:sy, j:j + (ow - 1) * sx + 1:sx]
             for i in range(size[0]) for j in range(size[1])]
     stack = np.stack(vals)
     if pool_type == fx.POOL_MAX:

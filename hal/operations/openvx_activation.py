@@ -1,6 +1,13 @@
 """org.clnn.openvx ACTIVATION (docs/openvx-extension.md): the header's nine functions
 (LOGISTIC, HYPERBOLIC_TAN a*tanh(b*x), RELU, BRELU min(a, max(0, x)), SOFTRELU log(1+e^x),
-ABS, SQUARE, SQRT, LINEAR a*x+b) on fixed-point or float tensors."""
+ABS, SQUARE, SQRT, LINEAR a*x+b) on fixed-point or float tensors.
+
+| input | meaning                                      |
+|-------|----------------------------------------------|
+| 0     | D input, rank 1 to 4                         |
+| 1     | INT32 function (0 LOGISTIC ... 8 LINEAR)     |
+| 2, 3  | FLOAT32 a, b                                 |
+"""
 
 from __future__ import annotations
 

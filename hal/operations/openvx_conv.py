@@ -1,7 +1,20 @@
 """org.clnn.openvx CONVOLUTION, DECONVOLUTION and FULLY_CONNECTED (docs/openvx-extension.md):
 the OpenVX convolution layers with their overflow and rounding policies, ceiling output sizes,
 dilation as inserted zeros, unshared biases and deconvolution's a_x / a_y. NCHW tensors, OIHW
-weights; the arithmetic is in _openvx_conv_math.py."""
+weights; the arithmetic is in _openvx_conv_math.py. D: TENSOR_FLOAT32 or an org.clnn.openvx
+fixed-point tensor type, the same for all data operands (positions may differ).
+
+| input | CONVOLUTION                   | DECONVOLUTION              | FULLY_CONNECTED      |
+|-------|-------------------------------|----------------------------|----------------------|
+| 0     | D input (N, IFM, H, W)        | idem                       | D input (N, IFM)     |
+| 1     | D weights (OFM, IFM, KY, KX)  | idem                       | D weights (OFM, IFM) |
+| 2     | D biases (OFM) / (OFM, OH, OW), optional | D biases (OFM), optional | idem   |
+| 3, 4  | INT32 padding x, y            | INT32 padding x, y         | INT32 overflow, rounding |
+| 5, 6  | INT32 stride x, y             | INT32 upscale x, y         |                      |
+| 7, 8  | INT32 dilation x, y (zeros)   | INT32 a_x, a_y             |                      |
+| 9, 10 | INT32 overflow, rounding      | INT32 overflow, rounding   |                      |
+| 11    | INT32 size rounding (floor / ceiling) |                    |                      |
+"""
 
 from __future__ import annotations
 
@@ -102,7 +115,8 @@ def validate_deconv(ctx: OperationContext):
     _check_policies(ctx, 9, 10)
     for a_i, s_i, axis in ((7, 5, "x"), (8, 6, "y")):
         a, s = ctx.scalar(a_i), ctx.scalar(s_i)
-        ctx.require(a < s, f"a_{axis} is {a}; it must be smaller than upscale_{axis} ({s})")
+        ctx.require(a < s, f"input {a_i} (a_{axis}) is {a}; it must be smaller than input "
+                    f"{s_i} (upscale_{axis}, {s})")
     x, w = ctx.input_shape(0), ctx.input_shape(1)
     _check_weights(ctx, x, w)
     if _known(x, w):

@@ -1,6 +1,14 @@
 """org.clnn.openvx SOFTMAX and LRN (docs/openvx-extension.md): softmax of fixed-point or float
 tensors along one axis, and local response normalization within a map (an n x n rectangle)
-or across maps, ``x / (bias + alpha / count * sum x^2)^beta``."""
+or across maps, ``x / (bias + alpha / count * sum x^2)^beta``.
+
+| input | SOFTMAX                 | LRN                                              |
+|-------|-------------------------|--------------------------------------------------|
+| 0     | D input, rank 1 to 4    | D input (N, C, H, W)                             |
+| 1     | INT32 axis              | INT32 type (0 same map, 1 across maps)           |
+| 2     |                         | INT32 normalization size (3, 5 or 7)             |
+| 3..5  |                         | FLOAT32 alpha, beta, bias (> 0)                  |
+"""
 
 from __future__ import annotations
 
@@ -31,7 +39,8 @@ def validate_softmax(ctx: OperationContext):
     rank = ctx.inputs[0].rank
     axis = ctx.scalar(1)
     if rank:
-        ctx.require(-rank <= axis < rank, f"axis {axis} is out of range for rank {rank}")
+        ctx.require(-rank <= axis < rank,
+                    f"input 1 (axis) is {axis}; it is out of range for input 0 of rank {rank}")
 
 
 def prepare_same(ctx: OperationContext):
@@ -54,7 +63,8 @@ def validate_lrn(ctx: OperationContext):
     check_data(ctx, {0: (4,)})
     check_enum(ctx, 1, 2, "normalization type")
     n = ctx.scalar(2)
-    ctx.require(n in (3, 5, 7), f"normalization size is {n}; it must be 3, 5 or 7 (odd)")
+    ctx.require(n in (3, 5, 7),
+                f"input 2 (normalization size) is {n}; it must be 3, 5 or 7 (odd)")
     for i, what in ((3, "alpha"), (4, "beta"), (5, "bias")):
         ctx.require(ctx.scalar(i) > 0, f"input {i} ({what}) is {ctx.scalar(i)}; it must be "
                     "positive")

@@ -1,6 +1,16 @@
 """org.clnn.openvx POOLING and ROI_POOLING (docs/openvx-extension.md): OpenVX pooling, whose
 zero padding takes part in the max and the average and whose output size may round up, and
-ROI max pooling of (N, R, 4) rectangles. NCHW; the arithmetic is in _openvx_misc_math.py."""
+ROI max pooling of (N, R, 4) rectangles. NCHW; the arithmetic is in _openvx_misc_math.py.
+
+| input | POOLING                               | ROI_POOLING                         |
+|-------|---------------------------------------|-------------------------------------|
+| 0     | D input (N, C, H, W)                  | idem                                |
+| 1     | INT32 pooling type (0 max, 1 avg)     | D rectangles (N, R, 4): x1 y1 x2 y2 |
+| 2, 3  | INT32 pooling size x, y               | INT32 pool type (0 max only), pooled width |
+| 4, 5  | INT32 padding x, y                    | 4: INT32 pooled height              |
+| 6, 7  | INT32 stride x, y                     |                                     |
+| 8     | INT32 size rounding (floor / ceiling) |                                     |
+"""
 
 from __future__ import annotations
 

@@ -45,7 +45,8 @@ def _family_modules():
 def test_every_operation_type_is_registered():
     missing = [op.name for op in OperationType if op not in REGS]
     assert not missing, f"operation types without a registration: {missing}"
-    assert set(REGS) == set(OperationType)
+    # the driver's own extensions (org.clnn.openvx) register extension operation types too
+    assert {op for op in REGS if isinstance(op, OperationType)} == set(OperationType)
 
 
 def test_a_second_registration_is_refused():

@@ -142,7 +142,7 @@ def test_roi_pooling_only_max_and_deconv_a_below_upscale():
                                            Data(None, "i8")],
                   [("i", v) for v in (0, 0, 2, 2, 2, 0, 0, 0)], "i8", 0,
                   np.zeros((1, 1, 10, 8), np.int8), "exact")
-    with pytest.raises(BuilderError, match="a_x is 2; it must be smaller than upscale_x"):
+    with pytest.raises(BuilderError, match="a_x. is 2; it must be smaller than input 5"):
         build(deconv)
 
 
