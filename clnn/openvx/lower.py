@@ -94,11 +94,14 @@ def lower(graph, ordered) -> Lowered:
         operand[(id(t), dims)] = i
         return i
 
+    written: dict[int, tuple[int, ...]] = {}  # HAL dims of the operands nodes write
     for node in ordered:
         ins = _Inputs(node, lambda role, t, node=node: tensor_in(node, role, t))
         out_t = node.output
-        out = em.tensor(out_t, hal_dims(out_t))
+        dims = _out_dims(node, written)
+        out = em.tensor(out_t, dims)
         operand[id(out_t)] = out
+        written[id(out_t)] = dims
         if not out_t.virtual:
             em.mark_output(out)
             outputs.append(out_t)
@@ -175,24 +178,43 @@ def _fc_input_dims(node) -> tuple[int, int]:
     return (node.derived["batch"] or 1, int(np.prod(node.derived["features"])))
 
 
+def _out_dims(node, written) -> tuple[int, ...]:
+    """The HAL dims of a node's output: the OpenVX dims reversed, except where the operand it
+    reads has other dims (element-wise nodes keep them) and for a fixed-point fully connected
+    node reading an image computed in the graph, lowered as a convolution (N, OFM, 1, 1)."""
+    x = node.inputs.get("inputs")
+    if x is not None and id(x) in written:
+        if node.kind in ("activation", "softmax", "local_response_normalization"):
+            return written[id(x)]
+        if node.kind == "fully_connected" and not _float(node) and len(written[id(x)]) == 4:
+            node.derived["as_convolution"] = written[id(x)]
+            return (written[id(x)][0], node.inputs["weights"].shape[1], 1, 1)
+    node.derived.pop("as_convolution", None)
+    return hal_dims(node.output)
+
+
 def lower_fully_connected(em, node, ins, out):
-    ofm = node.inputs["weights"].shape[1]
-    x = node.inputs["inputs"]
-    if not _float(node) and x.rank in (3, 4) and any(x is n.output for n in node.graph.nodes):
-        # the extension's FULLY_CONNECTED takes (N, IFM), and RESHAPE takes no extension
-        # operand type: an image computed inside the graph cannot be flattened in the model
-        raise VxError(VX_ERROR_NOT_SUPPORTED, "fully_connected node: a fixed-point "
-                      "[width, height, #IFM, #batches] input written by another node is not "
-                      "supported yet (write it to a non-virtual tensor of [#IFM, #batches])")
+    w = node.inputs["weights"]
+    ofm = w.shape[1]
     if _float(node):
         bias = _bias_or_omitted(em, node, ins, True, ofm)
         em.op("FULLY_CONNECTED", [ins["inputs"], ins["weights"], bias, *em.ints(0)], out)
         return ["FULLY_CONNECTED"]
     bias = _bias_or_omitted(em, node, ins, False, ofm)
-    return em.ext_op("FULLY_CONNECTED", [
-        ins["inputs"], ins["weights"], bias, *em.ints(small(node.params["overflow_policy"]),
-                                                      small(node.params["rounding_policy"]))],
-        out)
+    policies = em.ints(small(node.params["overflow_policy"]),
+                       small(node.params["rounding_policy"]))
+    image = node.derived.get("as_convolution")
+    if image is not None:
+        # The extension's FULLY_CONNECTED takes (N, IFM) and RESHAPE takes no extension type,
+        # so an image computed in the graph meets weights shaped as one kernel covering it:
+        # the same sum of products, bias and conversion (OpenVX flattens width fastest, the
+        # row-major order of (C, H, W)).
+        kernel = (ofm,) + tuple(image[1:])
+        weights = em.constant(w, kernel, np.ascontiguousarray(w.read().T).reshape(kernel))
+        return em.ext_op("CONVOLUTION", [ins["inputs"], weights, bias,
+                                         *em.ints(0, 0, 1, 1, 0, 0), *policies,
+                                         *em.ints(0)], out)
+    return em.ext_op("FULLY_CONNECTED", [ins["inputs"], ins["weights"], bias, *policies], out)
 
 
 def lower_pooling(em, node, ins, out):

@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from clnn import openvx as vx
-from tests.openvx import oracles
+from tests.openvx import kit, oracles
 
 F32 = vx.VX_TYPE_FLOAT32
 
@@ -69,3 +70,49 @@ def test_readme_example_runs(vxdev, capsys):
                  "README.md", "exec"), {"_device": vxdev})
     probs = np.array(capsys.readouterr().out.strip("[]\n ").split(), dtype=np.float64)
     assert probs.shape == (10,) and abs(probs.sum() - 1) < 1e-5 and (probs > 0).all()
+
+
+#: positions per type: input, conv weights, conv biases, conv output (also relu and pool), fc
+#: weights, fc output, softmax output
+FIXED_Q = {"INT8": (3, 4, 5, 1, 7, 3, 7), "INT16": (8, 9, 10, 8, 12, 8, 14)}
+
+
+@pytest.mark.parametrize("kind", list(FIXED_Q))
+def test_small_fixed_point_graph_on_both_devices(vxdev, kind):
+    """The same graph in fixed point: every node on the extension (fully connected reads the
+    pooled image as one kernel covering it), exact up to the softmax (1 LSB)."""
+    qx, qw, qb, qc, qf, qo, qs = FIXED_Q[kind]
+    rng = np.random.default_rng(len(kind))
+    dt = kit.KINDS[kind]
+    x, w = kit.data(rng, kind, (8, 8, 3, 2)), kit.data(rng, kind, (3, 3, 3, 4))
+    b = kit.data(rng, kind, (4,))
+    fw = rng.integers(-3, 4, (64, 10)).astype(w.dtype)  # small: the sums stay in range
+    ctx = vx.Context(vxdev)
+    g = vx.Graph(ctx)
+    conv, act = g.create_virtual_tensor(None, dt, qc), g.create_virtual_tensor(None, dt, qc)
+    pool = g.create_virtual_tensor([4, 4, 0, 0], dt, qc)
+    fc = g.create_virtual_tensor(None, dt, qo)
+    probs = kit.output(ctx, kind, (10, 2), qs)
+    vx.convolution_layer(g, kit.tensor(ctx, kind, x, qx), kit.tensor(ctx, kind, w, qw),
+                         kit.tensor(ctx, kind, b, qb), vx.ConvolutionParams(
+                             1, 1, vx.VX_CONVERT_POLICY_SATURATE,
+                             vx.VX_ROUND_POLICY_TO_NEAREST_EVEN), conv)
+    vx.activation_layer(g, conv, vx.VX_NN_ACTIVATION_RELU, 0.0, 0.0, act)
+    vx.pooling_layer(g, act, vx.VX_NN_POOLING_MAX, 2, 2, 0, 0,
+                     vx.VX_NN_DS_SIZE_ROUNDING_FLOOR, pool)
+    vx.fully_connected_layer(g, pool, kit.tensor(ctx, kind, fw, qf), None,
+                             vx.VX_CONVERT_POLICY_WRAP, vx.VX_ROUND_POLICY_TO_ZERO, fc)
+    vx.softmax_layer(g, fc, probs)
+    got = kit.run(g, probs)
+    assert all(ops[0].startswith("org.clnn.openvx:") for _, ops in g.lowered.lowered_ops)
+
+    acc, p = oracles.add_bias(oracles.convolution(x, w, None, 1, 1, 1, 1, 0, 0, 8, 8),
+                              qx + qw, b[None, None, :, None], qb)
+    y = oracles.convert(acc, p, qc, kind, "TO_NEAREST_EVEN", "SATURATE")
+    y = np.maximum(y, 0)  # RELU and max pooling at the same position: exact
+    y = oracles.pooling(y, "MAX", 2, 2, 0, 0, 2, 2, 4, 4)
+    y = oracles.convert(oracles.fully_connected(y, fw, None), qc + qf, qo, kind, "TO_ZERO",
+                        "WRAP")
+    expect = oracles.quantize(oracles.softmax(oracles.real(y, qo), 0), qs, kind)
+    kit.assert_lsb(got, expect)
+    assert len(np.unique(got)) > 4  # not saturated into one value
