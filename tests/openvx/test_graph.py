@@ -105,6 +105,13 @@ def test_small_fixed_point_graph_on_both_devices(vxdev, kind):
     vx.softmax_layer(g, fc, probs)
     got = kit.run(g, probs)
     assert all(ops[0].startswith("org.clnn.openvx:") for _, ops in g.lowered.lowered_ops)
+    model = g.lowered.model
+    assert [(e.name, e.prefix) for e in model.extension_name_to_prefix] == [
+        ("org.clnn.openvx", 1)]
+    # every fixed-point operand carries its position as one signed byte (the contract)
+    positions = {op.extra_params for op in model.main.operands if op.dimensions
+                 and isinstance(op.extra_params, bytes)}
+    assert positions == {bytes([q]) for q in FIXED_Q[kind]}
 
     acc, p = oracles.add_bias(oracles.convolution(x, w, None, 1, 1, 1, 1, 0, 0, 8, 8),
                               qx + qw, b[None, None, :, None], qb)

@@ -78,7 +78,7 @@ def test_convolution(vxdev, kind, geom, overflow, rounding):
 
 
 FC = {"ifm_batch": ((12, 3), True), "image_batch": ((2, 2, 3, 2), True),
-      "ifm_only": ((7,), False)}
+      "ifm_only": ((7,), False), "image_only": ((3, 2, 2), True)}
 FC_CASES = [("FLOAT32", s, "SATURATE", "TO_ZERO") for s in FC] + [
     (k, "ifm_batch", o, r) for k in kit.FIXED for o, r in kit.POLICIES] + [
     (k, s, "WRAP", "TO_NEAREST_EVEN") for k in kit.FIXED for s in FC if s != "ifm_batch"]
