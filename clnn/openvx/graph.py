@@ -16,10 +16,8 @@ from clnn.openvx.constants import (
     VX_SUCCESS,
     VxError,
 )
+from clnn.openvx.params import STATIC_INPUTS
 from clnn.openvx.tensor import Context, Tensor
-
-#: node inputs the header marks [static]: they become constants of the HAL model
-STATIC_INPUTS = frozenset({"weights", "biases"})
 
 
 class Graph:

@@ -26,7 +26,7 @@ from clnn.openvx.constants import (
     VX_NN_POOLING_MAX,
     VxError,
 )
-from clnn.openvx.graph import STATIC_INPUTS
+from clnn.openvx.params import STATIC_INPUTS
 
 
 def small(enum_value: int) -> int:

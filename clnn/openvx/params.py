@@ -11,6 +11,9 @@ from clnn.openvx.constants import (
     VX_ROUND_POLICY_TO_ZERO,
 )
 
+#: node inputs the header marks [static]: they become constants of the HAL model
+STATIC_INPUTS = frozenset({"weights", "biases"})
+
 
 @dataclass
 class ConvolutionParams:

@@ -123,3 +123,31 @@ def test_small_fixed_point_graph_on_both_devices(vxdev, kind):
     expect = oracles.quantize(oracles.softmax(oracles.real(y, qo), 0), qs, kind)
     kit.assert_lsb(got, expect)
     assert len(np.unique(got)) > 4  # not saturated into one value
+
+
+def test_a_non_virtual_intermediate_is_read_back_too(vxdev):
+    """A tensor written by one node and read by the next can be a graph output as well."""
+    rng = np.random.default_rng(3)
+    ctx = vx.Context(vxdev)
+    g = vx.Graph(ctx)
+    x = rng.uniform(-1, 1, (5, 4, 2)).astype(np.float32)
+    w = rng.uniform(-1, 1, (40, 6)).astype(np.float32)
+    fc = ctx.create_tensor([6], F32)
+    out = ctx.create_tensor([6], F32)
+    vx.fully_connected_layer(g, kit.tensor(ctx, "FLOAT32", x), kit.tensor(ctx, "FLOAT32", w),
+                             None, vx.VX_CONVERT_POLICY_SATURATE, vx.VX_ROUND_POLICY_TO_ZERO,
+                             fc)
+    vx.activation_layer(g, fc, vx.VX_NN_ACTIVATION_SQUARE, 0.0, 0.0, out)
+    g.process()
+    y = oracles.fully_connected(x, w, None).ravel()
+    kit.assert_float(fc.read(), y)
+    kit.assert_float(out.read(), y * y)
+
+
+def test_process_needs_input_data(vxdev):
+    ctx = vx.Context(vxdev)
+    g = vx.Graph(ctx)
+    vx.softmax_layer(g, ctx.create_tensor([4], F32), ctx.create_tensor([4], F32))
+    with pytest.raises(vx.VxError) as e:
+        g.process()
+    assert e.value.status == vx.VX_FAILURE and "no data" in e.value.message
