@@ -125,7 +125,8 @@ def check_convolution(node):
     p = node.params["convolution_params"]
     ins = _dims(node, "inputs")
     w = _dims(node, "weights")
-    _rank(node, "inputs", ins, (3, 4))
+    # [width, height, #IFM] then batches, "possibly nested": up to the context's maximum rank
+    _rank(node, "inputs", ins, (3, 4, 5, 6))
     _rank(node, "weights", w, (4,))
     _same_type(node, ("inputs", "weights", "biases", "outputs"))
     for name in ("padding_x", "padding_y", "dilation_x", "dilation_y"):

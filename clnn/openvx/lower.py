@@ -5,7 +5,8 @@ lacks).
 
 Every OpenVX tensor becomes one HAL operand with the OpenVX dimensions reversed (OpenVX stores
 width fastest, so HAL (N, C, H, W) is byte for byte [W, H, C, N]); rank 1 and rank 3 tensors get
-a leading batch of 1, so that every operation sees the rank it takes. Graph inputs and outputs
+a leading batch of 1 and nested batches fold into one, so that every operation sees the rank it
+takes. Graph inputs and outputs
 are moved between the two orders on the host (a transpose of the NumPy view, no arithmetic).
 """
 
@@ -40,6 +41,8 @@ def hal_dims(t, role: str = "") -> tuple[int, ...]:
         return dims
     if role == "input_rois":
         return dims if len(dims) == 3 else (1,) + dims
+    if len(dims) > 4:  # nested batches (convolution) fold into one: the same bytes
+        return (int(np.prod(dims[:-3])),) + dims[-3:]
     return (1,) + dims if len(dims) in (1, 3) else dims
 
 

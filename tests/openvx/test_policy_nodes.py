@@ -29,6 +29,7 @@ CONV = {  # input dims, kernel, OFM, padding, dilation, skip, ceiling, biases
     "pad1": ((7, 6, 3, 2), (3, 3), 4, (1, 1), (0, 0), (1, 1), False, "shared"),
     "ceil_dilated": ((10, 8, 3, 1), (3, 2), 3, (0, 1), (1, 0), (2, 3), True, None),
     "unshared_rank3": ((5, 5, 2), (3, 3), 3, (0, 0), (0, 0), (1, 1), False, "unshared"),
+    "nested_batches": ((6, 5, 2, 2, 3), (3, 3), 3, (1, 1), (0, 0), (1, 1), False, "shared"),
 }
 CONV_CASES = [("FLOAT32", g, "SATURATE", "TO_ZERO") for g in CONV] + [
     (k, "pad1", o, r) for k in kit.FIXED for o, r in kit.POLICIES] + [
@@ -52,7 +53,8 @@ def test_convolution(vxdev, kind, geom, overflow, rounding):
     ow = _size(dims[0], px, kx + (kx - 1) * dx, sx, ceil)
     oh = _size(dims[1], py, ky + (ky - 1) * dy, sy, ceil)
     b = None if bias is None else kit.data(rng, kind, (o,) if bias == "shared" else (ow, oh, o))
-    x4 = x if x.ndim == 4 else x[..., None]
+    # one batch dimension for the oracle: none (rank 3) gets 1, nested ones fold (b1 fastest)
+    x4 = x.reshape(x.shape[:3] + (-1,), order="F")
     acc = oracles.convolution(x4, w, None, px, py, sx, sy, dx, dy, ow, oh)
     b_full = None if b is None else (b[None, None, :, None] if b.ndim == 1 else b[..., None])
     qx, qw, qb = POS.get(kind, (0, 0, 0))
@@ -67,7 +69,7 @@ def test_convolution(vxdev, kind, geom, overflow, rounding):
     vx.convolution_layer(g, kit.tensor(ctx, kind, x, qx), kit.tensor(ctx, kind, w, qw),
                          None if b is None else kit.tensor(ctx, kind, b, qb), params, out)
     got = kit.run(g, out)
-    expect = expect.reshape(got.shape)
+    expect = expect.reshape(got.shape, order="F")
     if kind == "FLOAT32":
         kit.assert_float(got, expect)
         standard = bias != "unshared"
