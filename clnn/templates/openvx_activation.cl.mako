@@ -34,7 +34,9 @@ ${c.toffsets("x", "y")}
 % if fn in ("RELU", "BRELU"):
     r = max(r, 0L);
 % elif fn == "ABS":
-    r = r < 0 ? -r : r;
+    /* OpenCL's abs() (of char / short: their unsigned type, so abs(-128) is 128): an
+       open-coded |r| is folded into llvm.abs.i8, which Oclgrind cannot execute */
+    r = (long)abs(x[i]);
 % else:
     r = r * r;
 % endif

@@ -108,3 +108,35 @@ def data(ctx: OperationContext, i: int):
 def out_args(ctx: OperationContext) -> dict:
     y = ctx.outputs[0]
     return {"qo": position(y), "kind": kind(y)}
+
+
+def raw_bits(info: OperandInfo) -> int:
+    """Bits of the largest raw magnitude of a fixed-point operand (|-128| = 2^7 < 2^8)."""
+    return KINDS[info.type.type_id].bits
+
+
+def check_exact(ctx: OperationContext, value_bits: int, pos: int, divisor: int = 1):
+    """The fixed-point result, a magnitude below 2^value_bits at position ``pos`` (divided by
+    ``divisor``), rescaled to output 0's position in 64-bit integers: both the shifted value
+    and the divisor must fit, else the arithmetic would not be exact (InvalidArgument)."""
+    out_pos = position(ctx.outputs[0])
+    shift = out_pos - pos
+    ctx.require(value_bits + max(0, shift) <= 62 and
+                divisor.bit_length() + max(0, -shift) <= 62,
+                f"output 0 has fixed-point position {out_pos}, {abs(shift)} bits from the "
+                f"position {pos} of the exact result: the 64-bit arithmetic cannot rescale it "
+                "exactly (bring the positions closer)")
+
+
+def check_exact_sum(ctx: OperationContext, terms: int):
+    """check_exact for a sum of ``terms`` products input 0 x input 1 plus the bias (input 2)."""
+    if ctx.outputs[0].type == F32:
+        return
+    qa = position(ctx.inputs[0]) + position(ctx.inputs[1])
+    bits = raw_bits(ctx.inputs[0]) + raw_bits(ctx.inputs[1]) + max(terms, 1).bit_length()
+    p = qa
+    if ctx.has_input(2):
+        qb = position(ctx.inputs[2])
+        p = max(qa, qb)
+        bits = max(bits + p - qa, raw_bits(ctx.inputs[2]) + p - qb) + 1
+    check_exact(ctx, bits, p)

@@ -13,16 +13,20 @@ from __future__ import annotations
 
 from hal.operations import _openvx_misc_math as m
 from hal.operations._openvx_ext import (
+    F32,
     FLOAT,
     INT,
     check_data,
     check_enum,
+    check_exact,
     data,
     op,
     out_args,
+    position,
+    raw_bits,
     signatures,
 )
-from hal.operations._openvx_fixed import ACTIVATION_NAMES
+from hal.operations._openvx_fixed import ABS, ACTIVATION_NAMES, BRELU, RELU, SQUARE
 from hal.operations.context import OperationContext
 from hal.operations.registry import register
 
@@ -32,9 +36,15 @@ ACTIVATION = op("ACTIVATION")
 def validate(ctx: OperationContext):
     check_data(ctx, {0: (1, 2, 3, 4)})
     check_enum(ctx, 1, len(ACTIVATION_NAMES), "activation function")
+    prepare(ctx)  # the fixed-point range check
 
 
 def prepare(ctx: OperationContext):
+    x, fn = ctx.inputs[0], ctx.scalar(1)
+    if x.type != F32 and fn in (RELU, BRELU, ABS):  # integer paths: |x| at x's position
+        check_exact(ctx, raw_bits(x) + 1, position(x))
+    elif x.type != F32 and fn == SQUARE:  # x^2 at twice x's position
+        check_exact(ctx, 2 * raw_bits(x), 2 * position(x))
     return [ctx.input_shape(0)]
 
 

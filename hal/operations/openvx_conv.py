@@ -24,6 +24,7 @@ from hal.operations._openvx_ext import (
     check_at_least,
     check_data,
     check_enum,
+    check_exact_sum,
     data,
     ints,
     op,
@@ -88,6 +89,8 @@ def prepare_conv(ctx: OperationContext):
                 f"the output would be {shape[2]} x {shape[3]}: the kernel with its dilation "
                 "is larger than the padded input")
     _check_bias(ctx, [(shape[1],), shape[1:]])
+    w = ctx.input_shape(1)
+    check_exact_sum(ctx, w[1] * w[2] * w[3])
     return [shape]
 
 
@@ -130,6 +133,8 @@ def prepare_deconv(ctx: OperationContext):
     ctx.require(shape[2] >= 1 and shape[3] >= 1,
                 f"the output would be {shape[2]} x {shape[3]}: the padding removes it all")
     _check_bias(ctx, [(shape[1],)])
+    w = ctx.input_shape(1)
+    check_exact_sum(ctx, w[1] * w[2] * w[3])
     return [shape]
 
 
@@ -153,6 +158,7 @@ def prepare_fc(ctx: OperationContext):
     x, w = ctx.input_shape(0), ctx.input_shape(1)
     ctx.require(w[1] == x[1], f"weights take {w[1]} inputs but the input has {x[1]}")
     _check_bias(ctx, [(w[0],)])
+    check_exact_sum(ctx, w[1])
     return [(x[0], w[0])]
 
 

@@ -16,14 +16,18 @@ from __future__ import annotations
 
 from hal.operations import _openvx_misc_math as m
 from hal.operations._openvx_ext import (
+    F32,
     INT,
     check_at_least,
     check_data,
     check_enum,
+    check_exact,
     data,
     ints,
     op,
     out_args,
+    position,
+    raw_bits,
     signatures,
 )
 from hal.operations._openvx_fixed import POOL_MAX
@@ -55,6 +59,11 @@ def prepare_pool(ctx: OperationContext):
     ctx.require(shape[2] >= 1 and shape[3] >= 1,
                 f"the output would be {shape[2]} x {shape[3]}: the pooling window is larger "
                 "than the padded input")
+    x = ctx.inputs[0]
+    if x.type != F32:
+        count = p["size"][0] * p["size"][1]
+        check_exact(ctx, raw_bits(x) + count.bit_length(), position(x),
+                    1 if p["pool_type"] == POOL_MAX else count)
     return [shape]
 
 
@@ -74,6 +83,8 @@ def validate_roi(ctx: OperationContext):
         ctx.require(x[0] == r[0], f"the rectangles have {r[0]} batches but the input {x[0]}")
     if r and r[-1]:
         ctx.require(r[-1] == 4, f"input 1 has {r[-1]} coordinates per rectangle; it needs 4")
+    if ctx.inputs[0].type != F32:
+        check_exact(ctx, raw_bits(ctx.inputs[0]), position(ctx.inputs[0]))
 
 
 def prepare_roi(ctx: OperationContext):

@@ -146,6 +146,31 @@ def test_roi_pooling_only_max_and_deconv_a_below_upscale():
         build(deconv)
 
 
+@pytest.mark.parametrize("op,qx,qo,scalars", [
+    ("FULLY_CONNECTED", 0, 40, [("i", 1), ("i", 1)]),      # 30 product bits + 40 > 62
+    ("FULLY_CONNECTED", 100, -100, [("i", 1), ("i", 1)]),  # divisor 2^300
+    ("ACTIVATION", 0, 50, [("i", 6), ("f", 0), ("f", 0)]),  # SQUARE: 32 bits + 50
+    ("POOLING", -60, 10, [("i", 1), ("i", 2), ("i", 2), ("i", 0), ("i", 0), ("i", 1),
+                          ("i", 1), ("i", 0)]),
+])
+def test_positions_beyond_exact_64_bit_arithmetic_are_refused(op, qx, qo, scalars):
+    """Rescaling shifts by the difference of positions: where 64 bits could not hold the
+    exact value the model is refused rather than computed wrongly."""
+    x = np.zeros((1, 1, 2, 2), np.int16)
+    data = [Data(x, "i16", qx)]
+    out = x
+    if op == "FULLY_CONNECTED":
+        x = np.zeros((1, 4), np.int16)
+        data = [Data(x, "i16", qx), Data(np.zeros((2, 4), np.int16), "i16", 0, True),
+                Data(None, "i16")]
+        out = np.zeros((1, 2), np.int16)
+    elif op == "POOLING":
+        out = np.zeros((1, 1, 1, 1), np.int16)
+    case = Case("bad", op, data, scalars, "i16", qo, out, "exact")
+    with pytest.raises(BuilderError, match="64-bit arithmetic cannot rescale it exactly"):
+        build(case)
+
+
 def test_fixed_point_params_are_one_byte():
     x = np.zeros((1, 4), np.int8)
     case = Case("bad", "ACTIVATION", [Data(x, "i8", 0)], [("i", 2), ("f", 0), ("f", 0)], "i8",

@@ -113,8 +113,8 @@ def _raw(rng, dt, shape, lo=None, hi=None):
 #: leave fractional bits to round (both policies then matter, which the cases check)
 POS = {"i8": (3, 4, 5, 0), "i16": (6, 7, 8, -3), "u8": (4, 3, 5, -3), "f32": (0, 0, 0, 0)}
 POLICIES = [(o, r) for o in (O.WRAP, O.SATURATE) for r in (O.TO_ZERO, O.NEAREST_EVEN)]
-POLICY_NAMES = {O.WRAP: "wrap", O.SATURATE: "saturate", O.TO_ZERO: "to_zero",
-                O.NEAREST_EVEN: "nearest_even"}
+OVERFLOW_NAMES = {O.WRAP: "wrap", O.SATURATE: "saturate"}
+ROUNDING_NAMES = {O.TO_ZERO: "to_zero", O.NEAREST_EVEN: "nearest_even"}
 
 
 def _policy_sets(dt):
@@ -122,7 +122,7 @@ def _policy_sets(dt):
 
 
 def _pname(dt, overflow, rounding, extra=""):
-    base = "float" if dt == "f32" else f"{POLICY_NAMES[overflow]}/{POLICY_NAMES[rounding]}"
+    base = "float" if dt == "f32" else f"{OVERFLOW_NAMES[overflow]}/{ROUNDING_NAMES[rounding]}"
     return f"{base}{extra}"
 
 
@@ -258,7 +258,10 @@ def roi_cases(rng) -> list[Case]:
 
 def softmax_cases(rng) -> list[Case]:
     out = []
-    for dt, (shape, axis) in itertools.product(DTYPES, (((3, 7), 1), ((2, 4, 3, 3), 1))):
+    # the header's rule, in HAL (reversed) order: rank 1 and 2 along OpenVX dimension 0 (the
+    # last HAL axis), rank 3 and 4 along OpenVX dimension 2 (HAL axis rank - 3)
+    shapes = (((9,), 0), ((3, 7), 1), ((4, 3, 3), 0), ((2, 4, 3, 3), 1))
+    for dt, (shape, axis) in itertools.product(DTYPES, shapes):
         qx, qo = (0, 0) if dt == "f32" else (POS[dt][0], {"i8": 7, "i16": 15, "u8": 8}[dt])
         x = _raw(rng, dt, shape)
         out.append(Case(f"softmax-{dt}-rank{len(shape)}", "SOFTMAX", [Data(x, dt, qx)],
@@ -270,9 +273,9 @@ def softmax_cases(rng) -> list[Case]:
 
 def lrn_cases(rng) -> list[Case]:
     out = []
-    for dt, across, size in itertools.product(DTYPES, (0, 1), (3, 5)):
+    for dt, across, size in itertools.product(DTYPES, (0, 1), (3, 7)):
         qx, qo = (0, 0) if dt == "f32" else (POS[dt][0], POS[dt][0])
-        x = _raw(rng, dt, (1, 6, 4, 5))
+        x = _raw(rng, dt, (1, 8, 4, 5))
         alpha, beta, bias = 0.5, 0.75, 1.5
         name = f"{'across maps' if across else 'same map'} n={size}"
         out.append(Case(f"lrn-{dt}-{'across' if across else 'same'}-{size}", "LRN",
