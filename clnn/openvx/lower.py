@@ -19,6 +19,7 @@ from clnn.openvx.constants import (
     VX_ERROR_NOT_SUPPORTED,
     VX_FAILURE,
     VX_NN_ACTIVATION_ABS,
+    VX_NN_ACTIVATION_BRELU,
     VX_NN_ACTIVATION_HYPERBOLIC_TAN,
     VX_NN_ACTIVATION_LOGISTIC,
     VX_NN_ACTIVATION_RELU,
@@ -274,6 +275,8 @@ def lower_activation(em, node, ins, out):
     name = _STANDARD_ACTIVATIONS.get(f)
     if f == VX_NN_ACTIVATION_HYPERBOLIC_TAN and a == 1 and b == 1:
         name = "TANH"
+    if f == VX_NN_ACTIVATION_BRELU and a == 6:  # (RELU1 clamps to [-1, 1]: not BRELU a = 1)
+        name = "RELU6"
     if _float(node) and name is not None:
         em.op(name, [ins["inputs"]], out)
         return [name]

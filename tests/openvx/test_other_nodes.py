@@ -128,6 +128,7 @@ def test_local_response_normalization(vxdev, kind, case):
 ACTIVATIONS = {  # function, a, b, lowered to a standard float op
     "LOGISTIC": (0.0, 0.0, "LOGISTIC"), "HYPERBOLIC_TAN": (1.5, 0.5, None),
     "TANH_1_1": (1.0, 1.0, "TANH"), "RELU": (0.0, 0.0, "RELU"), "BRELU": (1.5, 0.0, None),
+    "BRELU_6": (6.0, 0.0, "RELU6"),
     "SOFTRELU": (0.0, 0.0, None), "ABS": (0.0, 0.0, "ABS"), "SQUARE": (0.0, 0.0, None),
     "SQRT": (0.0, 0.0, "SQRT"), "LINEAR": (0.5, 0.25, None)}
 EXACT = {"RELU", "ABS", "SQUARE"}
@@ -137,10 +138,10 @@ EXACT = {"RELU", "ABS", "SQUARE"}
 @pytest.mark.parametrize("name", list(ACTIVATIONS))
 def test_activation(vxdev, kind, name):
     a, b, standard = ACTIVATIONS[name]
-    function = "HYPERBOLIC_TAN" if name == "TANH_1_1" else name
+    function = {"TANH_1_1": "HYPERBOLIC_TAN", "BRELU_6": "BRELU"}.get(name, name)
     x = kit.data(_rng("act", kind, name), kind, (4, 3, 5, 2))
     if kind == "FLOAT32":
-        x = (x * 3).astype(np.float32)
+        x = (x * (9 if name == "BRELU_6" else 3)).astype(np.float32)
         if name == "SQRT":
             x = np.abs(x)  # float SQRT of a negative is NaN (the header gives no domain)
     q = Q_IN.get(kind, 0)
