@@ -20,7 +20,8 @@ Shapes follow the header: dimensions in OpenVX order, fastest-varying first ([wi
 Data types: VX_TYPE_FLOAT32, and fixed point VX_TYPE_INT8, VX_TYPE_INT16, VX_TYPE_UINT8 with a
 fixed point position q (real value = raw * 2**-q; ``write_values`` / ``read_values`` convert).
 
-Nodes (the header's vxXxxLayer with its parameter names): :func:`convolution_layer`,
+Nodes (the header's vxXxxLayer with its parameter names; the C API's ``size_of_*`` arguments
+are dropped, the params dataclass is the struct): :func:`convolution_layer`,
 :func:`fully_connected_layer`, :func:`pooling_layer`, :func:`softmax_layer`,
 :func:`local_response_normalization_layer`, :func:`activation_layer`,
 :func:`roi_pooling_layer`, :func:`deconvolution_layer`; parameter structs

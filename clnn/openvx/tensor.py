@@ -37,11 +37,12 @@ MAX_TENSOR_DIMS = 6
 
 class Context:
     """vx_context: owns the device graphs run on. ``device`` is a name for
-    :func:`clnn.tools.devices.open_device` ("reference", "opencl", ...) or a HAL Device; it is
-    opened when a graph is first verified."""
+    :func:`clnn.tools.devices.open_device` ("reference", "opencl", ...; ``options`` go with it,
+    e.g. ``fallback=False``) or a HAL Device; it is opened when a graph is first verified."""
 
-    def __init__(self, device="reference"):
+    def __init__(self, device="reference", **options):
         self._device_spec = device
+        self._options = options
         self._device = None if isinstance(device, str) else device
 
     @property
@@ -49,7 +50,7 @@ class Context:
         if self._device is None:
             from clnn.tools.devices import open_device
 
-            self._device = open_device(self._device_spec)
+            self._device = open_device(self._device_spec, **self._options)
         return self._device
 
     def create_tensor(self, dims: Sequence[int], data_type: int = VX_TYPE_FLOAT32,

@@ -151,3 +151,21 @@ def test_process_needs_input_data(vxdev):
     with pytest.raises(vx.VxError) as e:
         g.process()
     assert e.value.status == vx.VX_FAILURE and "no data" in e.value.message
+
+
+def test_context_opens_a_named_device_with_options():
+    """A context by name opens its device at the first verify, with the options given."""
+    ctx = vx.Context("reference")
+    g = vx.Graph(ctx)
+    x, y = ctx.create_tensor([3], F32), ctx.create_tensor([3], F32)
+    vx.activation_layer(g, x, vx.VX_NN_ACTIVATION_ABS, 0.0, 0.0, y)
+    x.write(np.array([-1.5, 0.0, 2.0], np.float32))
+    g.process()
+    assert y.read().tolist() == [1.5, 0.0, 2.0]
+    assert type(ctx.device).__name__ == "ReferenceDevice"
+    cl = vx.Context("opencl", fallback=False)
+    try:
+        device = cl.device
+    except Exception as e:  # no OpenCL platform here
+        pytest.skip(f"no OpenCL device: {e}")
+    assert device.fallback is False
