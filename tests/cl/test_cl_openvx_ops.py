@@ -9,8 +9,15 @@ import numpy as np
 import pytest
 
 from tests.kits import openvx_oracle as O
-from tests.kits.cl_compare import run_cl, run_ref
-from tests.kits.openvx_cases import Case, Data, all_cases, assert_matches, build
+from tests.kits.cl_compare import outputs_of, run_cl, run_ref
+from tests.kits.openvx_cases import (
+    Case,
+    Data,
+    all_cases,
+    assert_matches,
+    build,
+    through_cache,
+)
 
 CASES = all_cases()
 
@@ -72,3 +79,14 @@ def test_opencl_device_lists_the_extension(cl_device):
     ext = {e.name: e for e in cl_device.get_supported_extensions()}["org.clnn.openvx"]
     assert [(t.type, t.is_tensor, t.byte_size) for t in ext.operand_types] == [
         (0, True, 1), (1, True, 2), (2, True, 1)]
+
+
+@pytest.mark.parametrize("case_id", ["conv-i16-11-1", "pool-u8-avg-ceil", "act-i8-LOGISTIC",
+                                     "deconv-f32-00-0"])
+def test_extension_models_through_the_compilation_cache(cl_device, tmp_path, case_id):
+    """An org.clnn.openvx model prepared into the compilation cache and back runs the same."""
+    case = next(c for c in CASES if c.id == case_id)
+    model, feeds = build(case)
+    prepared = through_cache(cl_device, model, tmp_path)
+    (got,) = outputs_of(model, prepared, feeds)
+    assert_matches(got, case)

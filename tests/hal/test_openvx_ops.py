@@ -11,8 +11,15 @@ import pytest
 
 from hal.errors import BuilderError
 from tests.kits import openvx_oracle as O
-from tests.kits.cl_compare import run_ref
-from tests.kits.openvx_cases import Case, Data, all_cases, assert_matches, build
+from tests.kits.cl_compare import outputs_of, run_ref
+from tests.kits.openvx_cases import (
+    Case,
+    Data,
+    all_cases,
+    assert_matches,
+    build,
+    through_cache,
+)
 
 CASES = all_cases()
 
@@ -186,3 +193,14 @@ def test_fixed_point_params_are_one_byte():
                     [i, b.int32(2), b.float32(0), b.float32(0)], [y])
     with pytest.raises(BuilderError, match="2 bytes of extension parameters"):
         b.finish()
+
+
+@pytest.mark.parametrize("case_id", ["conv-i16-11-1", "pool-u8-avg-ceil", "act-i8-LOGISTIC",
+                                     "deconv-f32-00-0"])
+def test_extension_models_through_the_compilation_cache(reference, tmp_path, case_id):
+    """An org.clnn.openvx model prepared into the compilation cache and back runs the same."""
+    case = next(c for c in CASES if c.id == case_id)
+    model, feeds = build(case)
+    prepared = through_cache(reference, model, tmp_path)
+    (got,) = outputs_of(model, prepared, feeds)
+    assert_matches(got, case)

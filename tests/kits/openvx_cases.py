@@ -85,6 +85,16 @@ def build(case: Case):
     return b.finish(), feeds
 
 
+def through_cache(device, model, folder, token: bytes = bytes(range(32))):
+    """``model`` prepared into the device's compilation cache files under ``folder``, then
+    prepared again from those files alone."""
+    n_model, n_data = device.get_number_of_cache_files_needed()
+    mc = [str(folder / f"model{i}") for i in range(n_model)]
+    dc = [str(folder / f"data{i}") for i in range(n_data)]
+    device.prepare_model(model, model_cache=mc, data_cache=dc, token=token)
+    return device.prepare_model_from_cache(model_cache=mc, data_cache=dc, token=token)
+
+
 def assert_matches(got: np.ndarray, case: Case):
     want = case.expected
     assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape)
