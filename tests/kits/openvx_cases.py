@@ -315,3 +315,26 @@ def all_cases(seed: int = 16) -> list[Case]:
     rng = np.random.default_rng(seed)
     return (conv_cases(rng) + deconv_cases(rng) + fc_cases(rng) + pool_cases(rng)
             + roi_cases(rng) + softmax_cases(rng) + lrn_cases(rng) + activation_cases(rng))
+
+
+def roi_hand_case() -> Case:
+    """ROI max pooling worked by hand: a 4 x 4 map of 4 * row + column, rectangle
+    (x1, y1, x2, y2) = (1, 1, 2, 3) in 2 x 2 bins: rows {1, 2} and {2, 3} (3 rows split as
+    floor / ceil of 1.5), columns {1} and {2}: [[9, 10], [13, 14]]; a rectangle wholly
+    outside the map has empty bins: zeros."""
+    x = np.arange(16, dtype=np.int8).reshape(1, 1, 4, 4)
+    rois = np.array([[[1, 1, 2, 3], [10, 10, 12, 12]]], np.int8)
+    want = np.array([[[[9, 10], [13, 14]]], [[[0, 0], [0, 0]]]], np.int8)
+    return Case("roi-hand", "ROI_POOLING", [Data(x, "i8", 0), Data(rois, "i8", 0)],
+                [("i", 0), ("i", 2), ("i", 2)], "i8", 0, want, "exact")
+
+
+def pool_padding_case(avg: int) -> Case:
+    """OpenVX pads with zeros that take part (NNAPI ignores padding): [-5, -3, 4, 2] in
+    windows of 3, stride 2, padding 1: [0, -5, -3] and [-3, 4, 2]; max 0 and 4, average
+    -8/3 -> -3 (nearest) and 1 (NNAPI: -3 and -4 for the first window)."""
+    x = np.array([-5, -3, 4, 2], np.int8).reshape(1, 1, 1, 4)
+    want = [-3, 1] if avg else [0, 4]
+    return Case("pool-padding", "POOLING", [Data(x, "i8", 0)],
+                [("i", avg), ("i", 3), ("i", 1), ("i", 1), ("i", 0), ("i", 2), ("i", 1),
+                 ("i", 0)], "i8", 0, np.array(want, np.int8).reshape(1, 1, 1, 2), "exact")
