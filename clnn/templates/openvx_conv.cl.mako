@@ -77,7 +77,7 @@ ${store(dt, bias, overflow, rounding, "o" if bias == "shared" else "(o * OH + oy
 
 ## the header's deconvolution: the input up-scaled with zeros (element t of a row is input
 ## t / s when t % s == 0), shifted by the input padding KX - px - 1, correlated unflipped
-<%def name="deconvolution(dt, bias, overflow, rounding)">
+<%def name="deconvolution(dt, bias, overflow, rounding, ob, acc)">
 % if dt != "f32":
 ${vx.helpers()}
 % endif
@@ -88,23 +88,41 @@ __kernel void deconvolution(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "w", True
                             int sa, int sb, int sn, long den)
 {
 ${c.toffsets("x", "w", "b", "y")}
-    int i = get_global_id(0);
-    int ox = i % OW; int t = i / OW; int oy = t % OH; t /= OH; int o = t % O; int n = t / O;
-    ${acc_t(dt)} acc = 0;
-    for (int ky = 0; ky < KY; ++ky) {
-        int uy = oy + ky - ipy;
-        if (uy < 0 || uy % sy != 0 || uy / sy >= H) continue;
+    int g = get_global_id(0);
+    int ox = g % OW; int t = g / OW; int oy = t % OH; t /= OH;
+    int OG = O / ${ob};
+    int o0 = (t % OG) * ${ob}; int n = t / OG;
+    int uy0 = oy - ipy, ux0 = ox - ipx;
+    /* only taps landing on an up-scaled input element (not an inserted zero) count: the
+       first ky with (uy0 + ky) % sy == 0, then every sy-th */
+    int ky0 = ((-uy0) % sy + sy) % sy, kx0 = ((-ux0) % sx + sx) % sx;
+    ${acc} a[${ob}];
+    for (int j = 0; j < ${ob}; ++j) a[j] = 0;
+    int wstride = C * KY * KX;
+    for (int ky = ky0; ky < KY; ky += sy) {
+        int uy = uy0 + ky;
+        if (uy < 0 || uy / sy >= H) continue;
         int iy = uy / sy;
-        for (int kx = 0; kx < KX; ++kx) {
-            int ux = ox + kx - ipx;
-            if (ux < 0 || ux % sx != 0 || ux / sx >= W) continue;
+        for (int kx = kx0; kx < KX; kx += sx) {
+            int ux = ux0 + kx;
+            if (ux < 0 || ux / sx >= W) continue;
             int ix = ux / sx;
-            for (int ch = 0; ch < C; ++ch)
-                acc += (${acc_t(dt)})x[((n * C + ch) * H + iy) * W + ix]
-                     * (${acc_t(dt)})w[((o * C + ch) * KY + ky) * KX + kx];
+            int k = ky * KX + kx;
+            for (int ch = 0; ch < C; ++ch) {
+                ${acc} v = (${acc})x[((n * C + ch) * H + iy) * W + ix];
+                __global const ${c.ctype(dt)}* wc = w + (o0 * C + ch) * KY * KX + k;
+% for j in range(ob):
+                a[${j}] += v * (${acc})wc[${j} * wstride];
+% endfor
+            }
         }
     }
+    for (int j = 0; j < ${ob}; ++j) {
+        int o = o0 + j;
+        int i = ((n * O + o) * OH + oy) * OW + ox;
+        ${"float" if dt == "f32" else "long"} acc = a[j];
 ${store(dt, bias, overflow, rounding, "o")}
+    }
 }
 </%def>
 
