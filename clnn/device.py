@@ -212,14 +212,18 @@ class ClDevice(Device):
         return Capabilities(one, one, perf, never, never)
 
     # ------------------------------------------------------------------ support
-    def support_report(self, model: Model) -> list[tuple[int, str, bool, str]]:
+    def support_report(self, model: Model, strict: bool = False
+                       ) -> list[tuple[int, str, bool, str]]:
         """(operation index, name, supported, reason) for every main-subgraph operation of a
-        valid model (raises InvalidArgument for an invalid one)."""
-        validate_model(model)
+        valid model (raises InvalidArgument for an invalid one). An operation that uses an
+        extension this driver does not know is unsupported; ``strict`` (prepare): the model
+        is then invalid."""
+        unknown = validate_model(model, unknown_extensions=not strict)
         sg = model.main
         rows = []
         for k, operation in enumerate(sg.operations):
-            reason = self._unsupported_reason(model, k, operation)
+            reason = ("it uses an extension this driver does not support" if k in unknown
+                      else self._unsupported_reason(model, k, operation))
             rows.append((k, operation.type.name, reason is None, reason or "OpenCL kernels"))
         return rows
 
@@ -282,7 +286,7 @@ class ClDevice(Device):
                       model_cache=(), data_cache=(), token=None):
         check_prepare_args(priority, deadline, preference)
         save = cache.requested(self, model_cache, data_cache, token)
-        rows = self.support_report(model)
+        rows = self.support_report(model, strict=True)
         if not self.fallback:
             for k, name, ok, reason in rows:
                 if not ok:

@@ -313,7 +313,7 @@ class ModelBuilder(ConvenienceLayer, ExtensionCalls):
             self.identify_inputs_and_outputs(self._pending_inputs, self._pending_outputs)
         model = build_model(self._operands, self._operations, self._values, self._no_value,
                             self._inputs, self._outputs, self._relaxed)
-        model.extension_name_to_prefix = self._extension_table()
+        model.extension_name_to_prefix = self._extension_table(model)
         try:
             validate_model(model)
         except HalError as e:

@@ -94,7 +94,7 @@ class ConvenienceLayer:
             if arr.dtype not in _DTYPE_TO_TENSOR:
                 _bad_data(f"constant: no default operand type for dtype {arr.dtype}; pass type=")
             type = _DTYPE_TO_TENSOR[arr.dtype]
-        t = operand_type(type)
+        t = self._extension_type(type, operand=True) or operand_type(type)
         dims = () if is_scalar_type(t) else (arr.shape or (1,))
         i = self.add_operand(t, dims, scale, zero_point if zp is None else zp, channel_quant)
         self.set_operand_value(i, arr)

@@ -79,5 +79,13 @@ class ExtensionCalls:
         except HalError as e:
             _bad_data(e.reason)
 
-    def _extension_table(self) -> list[ExtensionNameAndPrefix]:
+    def _extension_table(self, model) -> list[ExtensionNameAndPrefix]:
+        """This model's extension_name_to_prefix. The subgraphs merged from other models
+        (IF / WHILE) numbered their extension types with their own prefixes: they are
+        renumbered with this model's first."""
+        for sg in model.referenced:
+            for item in [*sg.operands, *sg.operations]:
+                t = item.type
+                if isinstance(t, (ExtensionOperandType, ExtensionOperationType)):
+                    item.type = t.bind(self._prefix_of(t.extension, "finish"))
         return [ExtensionNameAndPrefix(n, p) for n, p in self._extension_prefixes.items()]

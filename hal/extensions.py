@@ -167,13 +167,17 @@ def check_prefix_table(model: Model) -> dict[int, str]:
     name, a name or a prefix given twice, or a prefix outside [1, 0xFFFF]."""
     table: dict[int, str] = {}
     names = set()
-    for k, entry in enumerate(model.extension_name_to_prefix):
-        name, prefix = entry.name, entry.prefix
+    entries = model.extension_name_to_prefix
+    if not isinstance(entries, (list, tuple)):
+        _fail(f"extension_name_to_prefix must be a list, got a {type(entries).__name__}")
+    for k, entry in enumerate(entries):
+        name, prefix = getattr(entry, "name", None), getattr(entry, "prefix", None)
         what = f"extension_name_to_prefix entry {k}"
         problem = name_problem(name)
         if problem:
             _fail(f"{what}: {problem}")
-        if not isinstance(prefix, int) or not 0 < prefix <= 0xFFFF:
+        if isinstance(prefix, bool) or not isinstance(prefix, (int, np.integer)) \
+                or not 0 < prefix <= 0xFFFF:
             _fail(f"{what} ({name}) has prefix {prefix!r}; an extension prefix must be in "
                   "[1, 0xFFFF] (prefix 0 is the standard types')")
         if name in names:
@@ -183,17 +187,38 @@ def check_prefix_table(model: Model) -> dict[int, str]:
             _fail(f"{what}: prefix {prefix:#x} is mapped to both {table[prefix]} and {name}; "
                   "the mapping must be one-to-one")
         names.add(name)
-        table[prefix] = name
+        table[int(prefix)] = name
     return table
 
 
-def resolve_type(value, table: dict[int, str], operand: bool, what: str):
+class UnsupportedExtensionType(int):
+    """A type of an extension this HAL does not know, left in a model validated for
+    get_supported_operations (its operations are then unsupported, not invalid)."""
+
+    def __new__(cls, value: int, extension: str, type_id: int):
+        self = super().__new__(cls, value)
+        self.extension, self.type_id = extension, type_id
+        return self
+
+    @property
+    def name(self) -> str:
+        return f"{self.extension}:{self.type_id}"
+
+    def __reduce__(self):
+        return (UnsupportedExtensionType, (int(self), self.extension, self.type_id))
+
+
+def resolve_type(value, table: dict[int, str], operand: bool, what: str,
+                 unknown_ok: bool = False):
     """The type a model's numeric ``value`` stands for: a standard OperandType /
     OperationType, or an extension's type bound to its prefix. InvalidArgument for a value
     that is neither (an unknown prefix, an unregistered extension, a type id the extension
-    does not define, a value outside the standard range)."""
-    kind = "operand" if operand else "operation"
+    does not define, a value outside the standard range). ``unknown_ok``: a type of an
+    extension not registered here is an :class:`UnsupportedExtensionType` instead."""
     enum = OperandType if operand else OperationType
+    if type(value) is enum:  # the common case: nothing to resolve
+        return value
+    kind = "operand" if operand else "operation"
     ext_class = ExtensionOperandType if operand else ExtensionOperationType
     if isinstance(value, ext_class) and value.prefix == 0:
         _fail(f"{what} has the unbound extension {kind} type {value.name}; a model uses the "
@@ -214,6 +239,8 @@ def resolve_type(value, table: dict[int, str], operand: bool, what: str):
               "the model's extension_name_to_prefix")
     reg = _EXTENSIONS.get(name)
     if reg is None:
+        if unknown_ok:
+            return UnsupportedExtensionType(value, name, tid)
         _fail(f"{what} has a type of extension {name}, which this driver does not support")
     types = reg.operand_types if operand else reg.operations
     if tid not in types:
@@ -222,18 +249,20 @@ def resolve_type(value, table: dict[int, str], operand: bool, what: str):
     return types[tid].bind(prefix)
 
 
-def resolve_model(model: Model):
+def resolve_model(model: Model, unknown_ok: bool = False):
     """Replace every operand and operation type of the model by what it stands for (see
     :func:`resolve_type`), in place: the values stay the same numbers, extension ones become
-    bound extension types. InvalidArgument names the first operand or operation at fault."""
+    bound extension types. InvalidArgument names the first operand or operation at fault.
+    ``unknown_ok``: see :func:`resolve_type`."""
     table = check_prefix_table(model)
     for sg_name, sg in [("main subgraph", model.main)] + [
             (f"referenced subgraph {r}", s) for r, s in enumerate(model.referenced)]:
         for i, operand in enumerate(sg.operands):
-            operand.type = resolve_type(operand.type, table, True, f"{sg_name} operand {i}")
+            operand.type = resolve_type(operand.type, table, True, f"{sg_name} operand {i}",
+                                        unknown_ok)
         for k, operation in enumerate(sg.operations):
             operation.type = resolve_type(operation.type, table, False,
-                                          f"{sg_name} operation {k}")
+                                          f"{sg_name} operation {k}", unknown_ok)
 
 
 def extensions_used(model: Model) -> set[str]:

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from hal.errors import HalError, InvalidArgument
-from hal.extensions import resolve_model
+from hal.extensions import UnsupportedExtensionType, resolve_model
 from hal.operations import lookup
 from hal.operations.context import OperationContext, operation_context
 from hal.operations.registry import OperationRegistration
@@ -49,6 +49,8 @@ def validate_operand(model: Model, sg_name: str, index: int, op: Operand):
     an operand's type is an OperandType or a bound ExtensionOperandType)."""
     what = f"{sg_name} operand {index}"
     t = op.type
+    if isinstance(t, UnsupportedExtensionType):  # only its place in the graph can be checked
+        return
     if not isinstance(t, (OT, ExtensionOperandType)):
         _fail(f"{what} has an invalid operand type {op.type}")
     dims = tuple(op.dimensions)
@@ -239,7 +241,15 @@ def validate_operation(model: Model, sg: Subgraph, op_index: int, operation: Ope
 
 # ------------------------------------------------------------------------------- graphs
 
-def validate_subgraph(model: Model, sg: Subgraph, name: str):
+def _uses_unsupported_extension(sg: Subgraph, operation: Operation) -> bool:
+    return isinstance(operation.type, UnsupportedExtensionType) or any(
+        isinstance(sg.operands[i].type, UnsupportedExtensionType)
+        for i in (*operation.inputs, *operation.outputs) if 0 <= i < len(sg.operands))
+
+
+def validate_subgraph(model: Model, sg: Subgraph, name: str) -> set[int]:
+    """Validate one subgraph; returns the operations left unchecked because they use an
+    extension this HAL does not know (only when validate_model allowed such types)."""
     n = len(sg.operands)
     for i, op in enumerate(sg.operands):
         validate_operand(model, name, i, op)
@@ -263,8 +273,12 @@ def validate_subgraph(model: Model, sg: Subgraph, name: str):
     for i, op in enumerate(sg.operands):
         if op.lifetime in (LT.SUBGRAPH_INPUT, LT.NO_VALUE, LT.SUBGRAPH) or op.lifetime in CONSTANT:
             written.add(i)
+    unsupported = set()
     for k, operation in enumerate(sg.operations):
-        validate_operation(model, sg, k, operation)
+        if _uses_unsupported_extension(sg, operation):
+            unsupported.add(k)
+        else:
+            validate_operation(model, sg, k, operation)
         name_k = f"{operation.type.name} (operation {k})"
         for i in operation.inputs:
             if i not in written:
@@ -280,6 +294,7 @@ def validate_subgraph(model: Model, sg: Subgraph, name: str):
     for i, op in enumerate(sg.operands):
         if i not in written:
             _fail(f"{name} operand {i} ({LT(op.lifetime).name}) is never written")
+    return unsupported
 
 
 #: The deepest chain of IF / WHILE references from the main subgraph that a model may have.
@@ -326,8 +341,12 @@ def _check_references(model: Model):
               f"most {MAX_SUBGRAPH_NESTING} levels (MAX_SUBGRAPH_NESTING)")
 
 
-def validate_model(model: Model):
-    """Raise InvalidArgument with a reason if the model is not valid."""
+def validate_model(model: Model, unknown_extensions: bool = False) -> set[int]:
+    """Raise InvalidArgument with a reason if the model is not valid. Resolves the model's
+    types first (hal.extensions.resolve_model). ``unknown_extensions`` (for
+    get_supported_operations): a type of an extension this HAL does not know is not an error;
+    the main-subgraph operations that use one are returned (unsupported, their operands and
+    signatures unchecked); otherwise the set is empty."""
     for p, pool in enumerate(model.pools):
         if not isinstance(pool, Memory):
             _fail(f"model pool {p} is not a memory ({type(pool).__name__})")
@@ -338,10 +357,11 @@ def validate_model(model: Model):
     if not model.main.output_indexes:
         _fail("the main subgraph has no outputs")
     _check_references(model)
-    resolve_model(model)
-    validate_subgraph(model, model.main, "main subgraph")
+    resolve_model(model, unknown_ok=unknown_extensions)
+    unsupported = validate_subgraph(model, model.main, "main subgraph")
     for r, sg in enumerate(model.referenced):
         validate_subgraph(model, sg, f"referenced subgraph {r}")
+    return unsupported
 
 
 # ------------------------------------------------------------------------------- requests

@@ -186,6 +186,12 @@ def _cmd_support(args) -> int:
 
     require_opencl(args.device, "support")
     require_device(args.device)
+    if args.extensions:
+        from clnn.tools.support_extensions import run_extensions_cli
+
+        return run_extensions_cli(parse_device_spec(args.device)[1], as_json=args.json)
+    if args.model is None:
+        raise UsageError("support needs a model (or --extensions)")
     return run_support_cli(args.model, corpus=args.corpus,
                            device=parse_device_spec(args.device)[1], as_json=args.json)
 
@@ -312,7 +318,11 @@ def build_parser() -> OneLineParser:
 
     s = sub.add_parser("support", help="which operations of a model the OpenCL device runs, "
                                         "with the reason for each")
-    s.add_argument("model", help="a .tflite file, a corpus .json.gz file or a corpus test name")
+    s.add_argument("model", nargs="?",
+                   help="a .tflite file, a corpus .json.gz file or a corpus test name")
+    s.add_argument("--extensions", action="store_true",
+                   help="list the vendor extensions instead: operand types, operations by "
+                   "name and which have OpenCL kernels")
     s.add_argument("--corpus", default=None, type=existing_dir,
                    help="corpus directory for test names "
                    "(default: $CLNN_CTS_CORPUS, else ../shared/cts/public from a checkout)")

@@ -26,12 +26,14 @@ from hal.errors import ErrorStatus, GeneralFailure, MissedDeadline
 from hal.interfaces import LOOP_TIMEOUT_DEFAULT_NS
 from hal.operations.context import OperandInfo, OperationContext
 from hal.operations.registry import register
-from hal.types import OperandType
+from hal.types import OperandType, is_tensor_type
 
 OT = OperandType
 
 
 def _describe(t) -> str:
+    if hasattr(t, "name"):  # an OperandType or an extension's type
+        return t.name
     try:
         return OT(t).name
     except ValueError:
@@ -51,13 +53,17 @@ def _check_agree(ctx: OperationContext, what: str, info: OperandInfo, operand):
     if info.type != operand.type:
         ctx.fail(f"{what} has type {_describe(operand.type)}, the operation operand is "
                  f"{info.type.name}")
-    is_tensor = info.type.name.startswith("TENSOR_")
+    is_tensor = is_tensor_type(info.type)
     if not _shapes_agree(tuple(info.shape), tuple(operand.dimensions), is_tensor):
         ctx.fail(f"{what} has dimensions {list(operand.dimensions)}, incompatible with the "
                  f"operation operand's {list(info.shape)}")
     if info.scale != operand.scale or info.zero_point != operand.zero_point:
         ctx.fail(f"{what} has scale {operand.scale} and zero point {operand.zero_point}, the "
                  f"operation operand has {info.scale} and {info.zero_point}")
+    if isinstance(operand.extra_params, (bytes, bytearray)) or info.extension_params:
+        if info.extension_params != operand.extra_params:
+            ctx.fail(f"{what} has different extension parameters than the operation operand")
+        return
     a, b = info.channel_quant, operand.extra_params
     if (a is None) != (b is None) or (a is not None and (
             tuple(a.scales) != tuple(b.scales) or a.channel_dim != b.channel_dim)):

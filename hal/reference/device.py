@@ -91,8 +91,8 @@ class ReferenceDevice(Device):
         return supported_extensions()
 
     def get_supported_operations(self, model: Model) -> list[bool]:
-        validate_model(model)
-        return [True] * len(model.main.operations)
+        unknown = validate_model(model, unknown_extensions=True)
+        return [k not in unknown for k in range(len(model.main.operations))]
 
     def prepare_model(self, model, preference=None, priority=Priority.MEDIUM, deadline=None,
                       model_cache=(), data_cache=(), token=None) -> PreparedModel:
