@@ -10,7 +10,7 @@ import pytest
 
 from tests.kits import openvx_oracle as O
 from tests.kits.cl_compare import run_cl, run_ref
-from tests.kits.openvx_cases import DTYPES, Case, Data, _raw, assert_matches, build
+from tests.kits.openvx_cases import DTYPES, Case, Data, assert_matches, build, random_raw
 
 SEEDS = range(30)
 
@@ -24,7 +24,7 @@ def random_case(seed: int) -> Case:
     qo = q + qw - r(4, 12)  # outputs coarser than the sums: rounding and overflow both occur
     ov, ro = r(0, 1), r(0, 1)
     n, c, h, w = r(1, 2), r(1, 3), r(3, 9), r(3, 9)
-    x = _raw(rng, dt, (n, c, h, w))
+    x = random_raw(rng, dt, (n, c, h, w))
     kind = ("CONVOLUTION", "DECONVOLUTION", "POOLING")[seed % 3]
     if kind == "POOLING":
         size, pad = (r(1, min(h, 4)), r(1, min(w, 4))), (r(0, 2), r(0, 2))
@@ -36,8 +36,8 @@ def random_case(seed: int) -> Case:
         return Case(f"random-{seed}", kind, [Data(x, dt, q)], [("i", v) for v in scalars], dt,
                     pq, want, "exact" if dt != "f32" else "float")
     o, ky, kx = r(1, 5), r(1, 3), r(1, 3)
-    wts = _raw(rng, dt, (o, c, ky, kx))
-    bias = _raw(rng, dt, (o,)) if r(0, 1) else None
+    wts = random_raw(rng, dt, (o, c, ky, kx))
+    bias = random_raw(rng, dt, (o,)) if r(0, 1) else None
     if kind == "CONVOLUTION":
         dil = (r(0, 1), r(0, 1))
         pad = (r(0, 2), r(0, 2))
