@@ -215,7 +215,8 @@ def fc_cases(rng) -> list[Case]:
     for dt in DTYPES:
         qx, qw, qb, qo = POS[dt]
         for overflow, rounding in _policy_sets(dt):
-            x, w, b = random_raw(rng, dt, (3, 10)), random_raw(rng, dt, (4, 10)), random_raw(rng, dt, (4,))
+            x, w = random_raw(rng, dt, (3, 10)), random_raw(rng, dt, (4, 10))
+            b = random_raw(rng, dt, (4,))
 
             def oracle(ov, ro, x=x, w=w, b=b, dt=dt, qx=qx, qw=qw, qb=qb, qo=qo):
                 return O.fully_connected((x, qx), (w, qw), (b, qb), qo, dt, ov, ro)
