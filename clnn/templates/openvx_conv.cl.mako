@@ -25,7 +25,11 @@
 % endif
 </%def>
 
-<%def name="convolution(dt, bias, overflow, rounding)">
+## OB output maps per work-item (each input element loaded once for all of them); the tap
+## ranges that stay inside the input are computed once, so the inner loops have no branches.
+## acc: the accumulator type ("int" for 8-bit data when the sum provably fits, else "long";
+## float for f32).
+<%def name="convolution(dt, bias, overflow, rounding, ob, acc)">
 % if dt != "f32":
 ${vx.helpers()}
 % endif
@@ -36,28 +40,44 @@ __kernel void convolution(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "w", True)}
                           int sa, int sb, int sn, long den)
 {
 ${c.toffsets("x", "w", "b", "y")}
-    int i = get_global_id(0);
-    int ox = i % OW; int t = i / OW; int oy = t % OH; t /= OH; int o = t % O; int n = t / O;
-    ${acc_t(dt)} acc = 0;
+    int g = get_global_id(0);
+    int ox = g % OW; int t = g / OW; int oy = t % OH; t /= OH;
+    int OG = O / ${ob};
+    int o0 = (t % OG) * ${ob}; int n = t / OG;
+    int y0 = oy * sy - py, x0 = ox * sx - px;
+    /* taps with 0 <= y0 + ky * ty < H */
+    int ky0 = y0 < 0 ? (-y0 + ty - 1) / ty : 0;
+    int ky1 = min(KY, y0 < H ? (H - 1 - y0) / ty + 1 : 0);
+    int kx0 = x0 < 0 ? (-x0 + tx - 1) / tx : 0;
+    int kx1 = min(KX, x0 < W ? (W - 1 - x0) / tx + 1 : 0);
+    ${acc} a[${ob}];
+    for (int j = 0; j < ${ob}; ++j) a[j] = 0;
+    int wstride = C * KY * KX;
     for (int ch = 0; ch < C; ++ch) {
-        for (int ky = 0; ky < KY; ++ky) {
-            int iy = oy * sy - py + ky * ty;
-            if (iy < 0 || iy >= H) continue;
-            for (int kx = 0; kx < KX; ++kx) {
-                int ix = ox * sx - px + kx * tx;
-                if (ix < 0 || ix >= W) continue;
-                acc += (${acc_t(dt)})x[((n * C + ch) * H + iy) * W + ix]
-                     * (${acc_t(dt)})w[((o * C + ch) * KY + ky) * KX + kx];
+        __global const ${c.ctype(dt)}* xc = x + ((n * C + ch) * H + y0) * W + x0;
+        __global const ${c.ctype(dt)}* wc = w + (o0 * C + ch) * KY * KX;
+        for (int ky = ky0; ky < ky1; ++ky) {
+            for (int kx = kx0; kx < kx1; ++kx) {
+                ${acc} v = (${acc})xc[ky * ty * W + kx * tx];
+                int k = ky * KX + kx;
+% for j in range(ob):
+                a[${j}] += v * (${acc})wc[${j} * wstride + k];
+% endfor
             }
         }
     }
+    for (int j = 0; j < ${ob}; ++j) {
+        int o = o0 + j;
+        int i = ((n * O + o) * OH + oy) * OW + ox;
+        ${"float" if dt == "f32" else "long"} acc = a[j];
 ${store(dt, bias, overflow, rounding, "o" if bias == "shared" else "(o * OH + oy) * OW + ox")}
+    }
 }
 </%def>
 
 ## the header's deconvolution: the input up-scaled with zeros (element t of a row is input
 ## t / s when t % s == 0), shifted by the input padding KX - px - 1, correlated unflipped
-<%def name="deconvolution(dt, bias, overflow, rounding)">
+<%def name="deconvolution(dt, bias, overflow, rounding, ob, acc)">
 % if dt != "f32":
 ${vx.helpers()}
 % endif
@@ -68,23 +88,41 @@ __kernel void deconvolution(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "w", True
                             int sa, int sb, int sn, long den)
 {
 ${c.toffsets("x", "w", "b", "y")}
-    int i = get_global_id(0);
-    int ox = i % OW; int t = i / OW; int oy = t % OH; t /= OH; int o = t % O; int n = t / O;
-    ${acc_t(dt)} acc = 0;
-    for (int ky = 0; ky < KY; ++ky) {
-        int uy = oy + ky - ipy;
-        if (uy < 0 || uy % sy != 0 || uy / sy >= H) continue;
+    int g = get_global_id(0);
+    int ox = g % OW; int t = g / OW; int oy = t % OH; t /= OH;
+    int OG = O / ${ob};
+    int o0 = (t % OG) * ${ob}; int n = t / OG;
+    int uy0 = oy - ipy, ux0 = ox - ipx;
+    /* only taps landing on an up-scaled input element (not an inserted zero) count: the
+       first ky with (uy0 + ky) % sy == 0, then every sy-th */
+    int ky0 = ((-uy0) % sy + sy) % sy, kx0 = ((-ux0) % sx + sx) % sx;
+    ${acc} a[${ob}];
+    for (int j = 0; j < ${ob}; ++j) a[j] = 0;
+    int wstride = C * KY * KX;
+    for (int ky = ky0; ky < KY; ky += sy) {
+        int uy = uy0 + ky;
+        if (uy < 0 || uy / sy >= H) continue;
         int iy = uy / sy;
-        for (int kx = 0; kx < KX; ++kx) {
-            int ux = ox + kx - ipx;
-            if (ux < 0 || ux % sx != 0 || ux / sx >= W) continue;
+        for (int kx = kx0; kx < KX; kx += sx) {
+            int ux = ux0 + kx;
+            if (ux < 0 || ux / sx >= W) continue;
             int ix = ux / sx;
-            for (int ch = 0; ch < C; ++ch)
-                acc += (${acc_t(dt)})x[((n * C + ch) * H + iy) * W + ix]
-                     * (${acc_t(dt)})w[((o * C + ch) * KY + ky) * KX + kx];
+            int k = ky * KX + kx;
+            for (int ch = 0; ch < C; ++ch) {
+                ${acc} v = (${acc})x[((n * C + ch) * H + iy) * W + ix];
+                __global const ${c.ctype(dt)}* wc = w + (o0 * C + ch) * KY * KX + k;
+% for j in range(ob):
+                a[${j}] += v * (${acc})wc[${j} * wstride];
+% endfor
+            }
         }
     }
+    for (int j = 0; j < ${ob}; ++j) {
+        int o = o0 + j;
+        int i = ((n * O + o) * OH + oy) * OW + ox;
+        ${"float" if dt == "f32" else "long"} acc = a[j];
 ${store(dt, bias, overflow, rounding, "o")}
+    }
 }
 </%def>
 

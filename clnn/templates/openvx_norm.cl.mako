@@ -60,7 +60,9 @@ ${c.toffsets("x", "y")}
             s += v * v;
         }
 % endif
-    float v = ${load(dt, "x", "i")} / pow(bias + alpha_n * s, beta);
+    /* base^-beta as exp2(-beta * log2(base)): base >= bias > 0, and PoCL's pow() is several
+       times slower */
+    float v = ${load(dt, "x", "i")} * exp2(-beta * log2(bias + alpha_n * s));
     ${put(dt, "y", "i", "v")};
 }
 </%def>

@@ -19,22 +19,22 @@ __kernel void pooling(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
 ${c.toffsets("x", "y")}
     int i = get_global_id(0);
     int ox = i % OW; int t = i / OW; int oy = t % OH; int nc = t / OH;
-    __global const ${c.ctype(dt)}* p = x + nc * H * W;
+    int y0 = oy * sy - py, x0 = ox * sx - px;
+    /* the taps inside the input; the others are zeros */
+    int ky0 = max(0, -y0), ky1 = min(KY, H - y0), kx0 = max(0, -x0), kx1 = min(KX, W - x0);
+    __global const ${c.ctype(dt)}* p = x + nc * H * W + y0 * W + x0;
 % if pool == "max":
-    ${acc_t(dt)} acc = p[0];  /* replaced below; any element works as a start */
-    int first = 1;
+    int padded = ky0 > 0 || kx0 > 0 || ky1 < KY || kx1 < KX;
+    ${acc_t(dt)} acc = padded || ky1 <= ky0 || kx1 <= kx0 ? (${acc_t(dt)})0
+                                                          : (${acc_t(dt)})p[ky0 * W + kx0];
 % else:
     ${acc_t(dt)} acc = 0;
 % endif
-    for (int ky = 0; ky < KY; ++ky) {
-        int iy = oy * sy - py + ky;
-        for (int kx = 0; kx < KX; ++kx) {
-            int ix = ox * sx - px + kx;
-            ${acc_t(dt)} v = (iy >= 0 && iy < H && ix >= 0 && ix < W)
-                ? (${acc_t(dt)})p[iy * W + ix] : (${acc_t(dt)})0;
+    for (int ky = ky0; ky < ky1; ++ky) {
+        for (int kx = kx0; kx < kx1; ++kx) {
+            ${acc_t(dt)} v = (${acc_t(dt)})p[ky * W + kx];
 % if pool == "max":
-            acc = first ? v : max(acc, v);
-            first = 0;
+            acc = max(acc, v);
 % else:
             acc += v;
 % endif

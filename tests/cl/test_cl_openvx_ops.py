@@ -16,6 +16,8 @@ from tests.kits.openvx_cases import (
     all_cases,
     assert_matches,
     build,
+    pool_padding_case,
+    roi_hand_case,
     through_cache,
 )
 
@@ -68,6 +70,14 @@ def test_ceil_and_floor_output_sizes(width, ceil, values, cl_device):
     case = Case("pool", "POOLING", [Data(x, "i8", 0)],
                 [("i", 0), ("i", 3), ("i", 1), ("i", 0), ("i", 0), ("i", 2), ("i", 1),
                  ("i", ceil)], "i8", 0, np.array(values, np.int8).reshape(1, 1, 1, -1), "exact")
+    model, feeds = build(case)
+    (got,) = run_cl(model, feeds, cl_device)
+    assert_matches(got, case)
+
+
+@pytest.mark.parametrize("case", [pool_padding_case(0), pool_padding_case(1), roi_hand_case()],
+                         ids=["pool-padding-max", "pool-padding-avg", "roi-hand"])
+def test_hand_worked_pooling(case, cl_device):
     model, feeds = build(case)
     (got,) = run_cl(model, feeds, cl_device)
     assert_matches(got, case)

@@ -18,6 +18,8 @@ from tests.kits.openvx_cases import (
     all_cases,
     assert_matches,
     build,
+    pool_padding_case,
+    roi_hand_case,
     through_cache,
 )
 
@@ -106,18 +108,12 @@ def test_ceil_and_floor_output_sizes(width, ceil, values):
     assert_matches(got, case)
 
 
-def test_pool_padding_zeros_count():
-    """OpenVX pads with zeros that take part: the first window [0, -5, -3] has max 0 and
-    average -8/3 -> -3 (NNAPI, ignoring the padding, would give -3 and -4); the second,
-    [-3, 4, 2], max 4 and average 1."""
-    x = np.array([-5, -3, 4, 2], np.int8).reshape(1, 1, 1, 4)
-    for avg, want in ((0, [0, 4]), (1, [-3, 1])):
-        case = Case("pool", "POOLING", [Data(x, "i8", 0)],
-                    [("i", avg), ("i", 3), ("i", 1), ("i", 1), ("i", 0), ("i", 2), ("i", 1),
-                     ("i", 0)], "i8", 0, np.array(want, np.int8).reshape(1, 1, 1, 2), "exact")
-        model, feeds = build(case)
-        (got,) = run_ref(model, feeds)
-        assert_matches(got, case)
+@pytest.mark.parametrize("case", [pool_padding_case(0), pool_padding_case(1), roi_hand_case()],
+                         ids=["pool-padding-max", "pool-padding-avg", "roi-hand"])
+def test_hand_worked_pooling(case):
+    model, feeds = build(case)
+    (got,) = run_ref(model, feeds)
+    assert_matches(got, case)
 
 
 @pytest.mark.parametrize("op,scalars,why", [

@@ -111,7 +111,7 @@ def assert_matches(got: np.ndarray, case: Case):
 
 # ------------------------------------------------------------------------------ random data
 
-def _raw(rng, dt, shape, lo=None, hi=None):
+def random_raw(rng, dt, shape, lo=None, hi=None):
     if dt == "f32":
         return rng.uniform(-2, 2, shape).astype(np.float32)
     tlo, thi, _, npt = O.RANGES[dt]
@@ -147,12 +147,12 @@ def conv_cases(rng) -> list[Case]:
         qx, qw, qb, qo = POS[dt]
         for overflow, rounding in _policy_sets(dt):
             for k, (xs, ws, pad, stride, dil, ceil, bias) in enumerate(configs):
-                x, w = _raw(rng, dt, xs), _raw(rng, dt, ws)
+                x, w = random_raw(rng, dt, xs), random_raw(rng, dt, ws)
                 oh = O.down_scale_size(xs[2], pad[0], ws[2] + (ws[2] - 1) * dil[0], stride[0],
                                        ceil)
                 ow = O.down_scale_size(xs[3], pad[1], ws[3] + (ws[3] - 1) * dil[1], stride[1],
                                        ceil)
-                b = None if bias is None else _raw(
+                b = None if bias is None else random_raw(
                     rng, dt, (ws[0],) if bias == "shared" else (ws[0], oh, ow))
 
                 def oracle(ov, ro, x=x, w=w, b=b, pad=pad, stride=stride, dil=dil, ceil=ceil,
@@ -188,8 +188,8 @@ def deconv_cases(rng) -> list[Case]:
         qo = {"i8": 0, "i16": -2, "u8": -2, "f32": 0}[dt]
         for overflow, rounding in _policy_sets(dt):
             for k, (xs, ws, pad, up, a, bias) in enumerate(configs):
-                x, w = _raw(rng, dt, xs), _raw(rng, dt, ws)
-                b = _raw(rng, dt, (ws[0],)) if bias else None
+                x, w = random_raw(rng, dt, xs), random_raw(rng, dt, ws)
+                b = random_raw(rng, dt, (ws[0],)) if bias else None
 
                 def oracle(ov, ro, x=x, w=w, b=b, pad=pad, up=up, a=a, dt=dt, qx=qx, qw=qw, qb=qb,
                            qo=qo):
@@ -215,7 +215,8 @@ def fc_cases(rng) -> list[Case]:
     for dt in DTYPES:
         qx, qw, qb, qo = POS[dt]
         for overflow, rounding in _policy_sets(dt):
-            x, w, b = _raw(rng, dt, (3, 10)), _raw(rng, dt, (4, 10)), _raw(rng, dt, (4,))
+            x, w = random_raw(rng, dt, (3, 10)), random_raw(rng, dt, (4, 10))
+            b = random_raw(rng, dt, (4,))
 
             def oracle(ov, ro, x=x, w=w, b=b, dt=dt, qx=qx, qw=qw, qb=qb, qo=qo):
                 return O.fully_connected((x, qx), (w, qw), (b, qb), qo, dt, ov, ro)
@@ -236,7 +237,7 @@ def pool_cases(rng) -> list[Case]:
     for dt, avg, ceil in itertools.product(DTYPES, (0, 1), (0, 1)):
         qx, _, _, qo = POS[dt]
         qo = qx - 1 if dt != "f32" else 0  # a coarser output: the average rounds
-        x = _raw(rng, dt, (2, 2, 6, 7))
+        x = random_raw(rng, dt, (2, 2, 6, 7))
         size, pad, stride = (3, 2), (1, 0), (2, 2)
         expected = O.pooling((x, qx), qo, dt, avg, size, pad, stride, ceil)
         scalars = [("i", v) for v in (avg, size[1], size[0], pad[1], pad[0], stride[1],
@@ -252,7 +253,7 @@ def roi_cases(rng) -> list[Case]:
     out = []
     for dt in DTYPES:
         qx, qr, qo = (0, 0, 0) if dt == "f32" else (POS[dt][0], 1, POS[dt][0] - 1)
-        x = _raw(rng, dt, (2, 3, 8, 9))
+        x = random_raw(rng, dt, (2, 3, 8, 9))
         boxes = np.array([[[0, 0, 4, 3], [2, 1, 8, 7], [1.5, 2.5, 3, 7]],
                           [[-2, 1, 3, 9], [5, 5, 5, 5], [7, 0, 20, 4]]])
         rois = boxes.astype(np.float32) if dt == "f32" else (boxes * 2 ** qr).astype(
@@ -273,7 +274,7 @@ def softmax_cases(rng) -> list[Case]:
     shapes = (((9,), 0), ((3, 7), 1), ((4, 3, 3), 0), ((2, 4, 3, 3), 1))
     for dt, (shape, axis) in itertools.product(DTYPES, shapes):
         qx, qo = (0, 0) if dt == "f32" else (POS[dt][0], {"i8": 7, "i16": 15, "u8": 8}[dt])
-        x = _raw(rng, dt, shape)
+        x = random_raw(rng, dt, shape)
         out.append(Case(f"softmax-{dt}-rank{len(shape)}", "SOFTMAX", [Data(x, dt, qx)],
                         [("i", axis)], dt, qo, O.softmax((x, qx), qo, dt, axis),
                         "float" if dt == "f32" else "lsb",
@@ -284,8 +285,9 @@ def softmax_cases(rng) -> list[Case]:
 def lrn_cases(rng) -> list[Case]:
     out = []
     for dt, across, size in itertools.product(DTYPES, (0, 1), (3, 7)):
-        qx, qo = (0, 0) if dt == "f32" else (POS[dt][0], POS[dt][0])
-        x = _raw(rng, dt, (1, 8, 4, 5))
+        # int16 at position 8: the one LRN form the header requires of KHR_NN_8 drivers
+        qx = qo = {"f32": 0, "i16": 8}.get(dt, POS[dt][0])
+        x = random_raw(rng, dt, (1, 8, 4, 5))
         alpha, beta, bias = 0.5, 0.75, 1.5
         name = f"{'across maps' if across else 'same map'} n={size}"
         out.append(Case(f"lrn-{dt}-{'across' if across else 'same'}-{size}", "LRN",
@@ -300,7 +302,7 @@ def activation_cases(rng) -> list[Case]:
     out = []
     for dt, name in itertools.product(DTYPES, FUNCTIONS):
         qx, qo = (0, 0) if dt == "f32" else (POS[dt][0], POS[dt][0] - 1)
-        x = _raw(rng, dt, (2, 3, 4, 5))
+        x = random_raw(rng, dt, (2, 3, 4, 5))
         a, b = 1.75, 0.5
         check = "float" if dt == "f32" else "exact" if name in EXACT_FUNCTIONS else "lsb"
         out.append(Case(f"act-{dt}-{name}", "ACTIVATION", [Data(x, dt, qx)],
@@ -314,3 +316,26 @@ def all_cases(seed: int = 16) -> list[Case]:
     rng = np.random.default_rng(seed)
     return (conv_cases(rng) + deconv_cases(rng) + fc_cases(rng) + pool_cases(rng)
             + roi_cases(rng) + softmax_cases(rng) + lrn_cases(rng) + activation_cases(rng))
+
+
+def roi_hand_case() -> Case:
+    """ROI max pooling worked by hand: a 4 x 4 map of 4 * row + column, rectangle
+    (x1, y1, x2, y2) = (1, 1, 2, 3) in 2 x 2 bins: rows {1, 2} and {2, 3} (3 rows split as
+    floor / ceil of 1.5), columns {1} and {2}: [[9, 10], [13, 14]]; a rectangle wholly
+    outside the map has empty bins: zeros."""
+    x = np.arange(16, dtype=np.int8).reshape(1, 1, 4, 4)
+    rois = np.array([[[1, 1, 2, 3], [10, 10, 12, 12]]], np.int8)
+    want = np.array([[[[9, 10], [13, 14]]], [[[0, 0], [0, 0]]]], np.int8)
+    return Case("roi-hand", "ROI_POOLING", [Data(x, "i8", 0), Data(rois, "i8", 0)],
+                [("i", 0), ("i", 2), ("i", 2)], "i8", 0, want, "exact")
+
+
+def pool_padding_case(avg: int) -> Case:
+    """OpenVX pads with zeros that take part (NNAPI ignores padding): [-5, -3, 4, 2] in
+    windows of 3, stride 2, padding 1: [0, -5, -3] and [-3, 4, 2]; max 0 and 4, average
+    -8/3 -> -3 (nearest) and 1 (NNAPI: -3 and -4 for the first window)."""
+    x = np.array([-5, -3, 4, 2], np.int8).reshape(1, 1, 1, 4)
+    want = [-3, 1] if avg else [0, 4]
+    return Case("pool-padding", "POOLING", [Data(x, "i8", 0)],
+                [("i", avg), ("i", 3), ("i", 1), ("i", 1), ("i", 0), ("i", 2), ("i", 1),
+                 ("i", 0)], "i8", 0, np.array(want, np.int8).reshape(1, 1, 1, 2), "exact")
