@@ -93,6 +93,9 @@ class ClPlan:
     #: dtype); a fused operation's output is written by the kernels of the one it is fused into.
     #: Read only by runs that keep every intermediate (ClPreparedModel.run_keeping_all)
     written: dict = field(default_factory=dict)
+    #: words the kernels write for the host (clnn.launch.Readback): status flags, the counts
+    #: of data-dependent output shapes
+    readbacks: list = field(default_factory=list)
 
 
 def plan_offsets(sizes: dict[int, int], live: dict[int, tuple[int, int]]) -> tuple[dict, int]:
@@ -271,11 +274,17 @@ class Planner:
         sg = self.model.main
         shapes = dict(in_shapes)
         contexts = []
+        dynamic: set[int] = set()  # outputs whose shapes the kernels tell (max_shapes)
         for k in part.ops:
+            if any(i in dynamic for i in sg.operations[k].inputs):
+                return None  # shapes known only after a run: the reference runs it
             operation = sg.operations[k]
             ctx = self.context(k, shapes, host_values)
+            max_shapes = kernel_for(operation.type).max_shapes
+            if max_shapes is not None:  # data-dependent output shapes: planned at their largest
+                dynamic.update(operation.outputs)
             try:
-                out_shapes = lookup(operation.type).prepare(ctx)
+                out_shapes = (max_shapes or lookup(operation.type).prepare)(ctx)
             except LookupError:  # a parameter computed inside the partition
                 return None
             except Exception:
@@ -337,7 +346,7 @@ class Planner:
         check_fits(self.device, f"the pool of the OpenCL partition of operations "
                    f"{part.ops[0]}..{part.ops[-1]}", pool_bytes, pool_bytes + self.const_bytes)
         pool = cl.Buffer(self.device.context, cl.mem_flags.READ_WRITE, max(pool_bytes, 1))
-        launches = []
+        launches, readbacks = [], []
         t0 = time.perf_counter()
         for k, ctx in zip(part.ops, contexts):
             operation = sg.operations[k]
@@ -359,6 +368,7 @@ class Planner:
             except Unplannable:
                 return None
             launches.extend(builder.launches)
+            readbacks.extend(builder.readbacks)
         self.build_seconds += time.perf_counter() - t0
         uploads = [(i, offsets[i]) for i in part.inputs]
         downloads = [(o, offsets[o], shapes[o], NUMPY_DTYPE[sg.operands[o].type])
@@ -369,4 +379,5 @@ class Planner:
             if first >= 0:
                 written.setdefault(part.ops[first], []).append(
                     (o, offsets[o], shapes[o], NUMPY_DTYPE[sg.operands[o].type]))
-        return ClPlan(pool, pool_bytes, inter, uploads, downloads, launches, shapes, written)
+        return ClPlan(pool, pool_bytes, inter, uploads, downloads, launches, shapes, written,
+                      readbacks)

@@ -1,0 +1,36 @@
+"""Shared pieces of the detection kernel families (bbox, roi, heatmap, nms,
+generate_proposals, detection_postprocessing): tensor arguments with their quantization
+(detect_common.mako qparam) and the status word a kernel sets for a value the reference
+rejects (the host then fails the execution, as the reference does)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clnn.kernels.registry import In
+from hal.errors import GeneralFailure
+
+
+def qargs(ctx, ref):
+    """``In(k)`` / ``Out(k)`` followed by its (scale, zero point) arguments."""
+    info = ctx.inputs[ref.index] if isinstance(ref, In) else ctx.outputs[ref.index]
+    return [ref, np.float32(info.scale or 0.0), np.int32(info.zero_point or 0)]
+
+
+def status_word(b, messages: dict[int, str]):
+    """A one-word readback buffer: a kernel writes a code of ``messages`` into it for a value
+    the operation rejects; the run then fails with that sentence."""
+    name = f"{b.ctx.name} (operation {b.op_index})"
+
+    def finish(words):
+        code = int(words[0])
+        if code:
+            raise GeneralFailure(f"{name}: {messages.get(code, 'a rejected input value')}")
+        return None
+
+    return b.readback(1, finish)
+
+
+def float_scalar(ctx, index: int) -> np.float32:
+    """A FLOAT32 / FLOAT16 scalar parameter as the float32 the reference computes with."""
+    return np.float32(ctx.scalar(index))
