@@ -28,3 +28,18 @@ inline int det_quantize(float v, float scale, int zp, int lo, int hi) {
     return (int)clamp(q, (float)lo, (float)hi);
 }
 </%def>
+
+## R(x): x rounded to the coordinate type of the reference (float16 models compute their box
+## coordinates in float16: every operation rounds to half, round to nearest even)
+<%def name="coord_type(ft)">
+% if ft == "f16":
+inline float det_h(float x) {
+    ushort u;
+    vstore_half_rte(x, 0, (__private half*)&u);
+    return vload_half(0, (__private const half*)&u);
+}
+#define R(x) det_h(x)
+% else:
+#define R(x) (x)
+% endif
+</%def>
