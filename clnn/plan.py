@@ -299,7 +299,7 @@ class Planner:
                 return None
             for n, (o, s) in enumerate(zip(operation.outputs, out_shapes)):
                 s = tuple(int(d) for d in s)
-                if not shapes_compatible(sg.operands[o].dimensions, s):
+                if max_shapes is None and not shapes_compatible(sg.operands[o].dimensions, s):
                     raise GeneralFailure(
                         f"{operation.type.name} (operation {k}): output {n} has shape "
                         f"{list(s)}, incompatible with the declared "
