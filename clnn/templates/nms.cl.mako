@@ -12,30 +12,12 @@
 ##   runoff  first output row of each run; out[1] = rows in all (read back: the shape)
 <%namespace name="c" file="common.mako"/>
 <%namespace name="d" file="detect_common.mako"/>
+<%namespace name="g" file="greedy_nms.mako"/>
 
-<%def name="scan_helpers(wg)">
-/* inclusive prefix sum of v over the work-group (Hillis-Steele in local memory); *total:
-   the sum over the group */
-inline int wg_scan(__local int* tmp, int v, int* total) {
-    int lid = get_local_id(0);
-    tmp[lid] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int o = 1; o < ${wg}; o <<= 1) {
-        int add = lid >= o ? tmp[lid - o] : 0;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        tmp[lid] += add;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    int r = tmp[lid];
-    *total = tmp[${wg} - 1];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return r;
-}
-</%def>
 
 ## one work-group: the runs of equal consecutive batch indexes
 <%def name="nms_runs(sd, bd, kind, wg)">
-${scan_helpers(wg)}
+${g.scan_helpers(wg)}
 __kernel __attribute__((reqd_work_group_size(${wg}, 1, 1)))
 void nms_runs(${c.tparam("i32", "bi", True)}, __global int* runid, __global int* first,
               __global int* meta, int n)
@@ -85,15 +67,8 @@ ${c.toffsets("s", "bx")}
 ## the rest in parallel, and the reference's swap-to-the-end removal by one work-item
 <%def name="nms_class(sd, bd, kind, wg)">
 ${d.helpers()}
-${scan_helpers(wg)}
-inline float nms_iou(float4 a, float4 b) {
-    float area1 = (b.z - b.x) * (b.w - b.y);
-    float area2 = (a.z - a.x) * (a.w - a.y);
-    float w = fmax(fmin(b.z, a.z) - fmax(b.x, a.x), 0.0f);
-    float h = fmax(fmin(b.w, a.w) - fmax(b.y, a.y), 0.0f);
-    float inter = w * h;
-    return inter / (area1 + area2 - inter);
-}
+${g.scan_helpers(wg)}
+${g.functions()}
 
 __kernel __attribute__((reqd_work_group_size(${wg}, 1, 1)))
 void nms_class(${d.qparam(bd, "bx", True)}, __global const int* first,
@@ -103,9 +78,7 @@ void nms_class(${d.qparam(bd, "bx", True)}, __global const int* first,
 {
 ${c.toffsets("bx")}
     __local int tmp[${wg}];
-    __local float bv[${wg}];
-    __local int bp[${wg}];
-    __local int s_end;
+${g.locals(wg)}
     int groups_per_run = classes - 1;
     int r = get_group_id(0) / groups_per_run, cls = get_group_id(0) % groups_per_run + 1;
     if (r >= meta[0]) return;
@@ -127,71 +100,16 @@ ${c.toffsets("bx")}
     barrier(CLK_GLOBAL_MEM_FENCE);
     if (max_out < 0) max_out = end;
     int start = 0;
-    while (start < end && start < max_out) {
-        /* the first highest score of sel[start:end] */
-        float best = -INFINITY;
-        int at = -1;
-        for (int p = start + lid; p < end; p += ${wg}) {
-            float v = sc[SEL(p)];
-            if (at < 0 || v > best) { best = v; at = p; }
-        }
-        bv[lid] = best; bp[lid] = at;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int h = ${wg} / 2; h > 0; h >>= 1) {
-            if (lid < h && bp[lid + h] >= 0 && (bp[lid] < 0 || bv[lid + h] > bv[lid] ||
-                    (bv[lid + h] == bv[lid] && bp[lid + h] < bp[lid]))) {
-                bv[lid] = bv[lid + h]; bp[lid] = bp[lid + h];
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        int at_best = bp[0];
-        barrier(CLK_LOCAL_MEM_FENCE);
-        int top = SEL(at_best);
-        barrier(CLK_GLOBAL_MEM_FENCE);  /* every item read it before the swap */
-        if (lid == 0 && at_best != start) {
-            SEL(at_best) = SEL(start);
-            SEL(start) = top;
-        }
-        barrier(CLK_GLOBAL_MEM_FENCE);
-        float4 tb = BOX(top);
-        for (int p = start + 1 + lid; p < end; p += ${wg}) {
-            int slot = SEL(p);
-            float iou = nms_iou(tb, BOX(slot));
-% if kind == 0:
-            float k = iou < iou_thr ? 1.0f : 0.0f;
-% elif kind == 1:
-            float k = iou < iou_thr ? 1.0f : 1.0f - iou;
-% else:
-            float k = exp(-1.0f * iou * iou / sigma);
-% endif
-            float v = sc[slot] * k;
-            sc[slot] = v;
-            drop[slot] = v < nms_thr;
-        }
-        barrier(CLK_GLOBAL_MEM_FENCE);
-        if (lid == 0) {  /* the reference's removal: swap a dropped one with the last */
-            int i = start + 1;
-            while (i < end) {
-                if (drop[SEL(i)]) {
-                    end -= 1;
-                    int t = SEL(i); SEL(i) = SEL(end); SEL(end) = t;
-                } else {
-                    i += 1;
-                }
-            }
-            s_end = end;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        end = s_end;
-        start += 1;
-    }
+#define SCORE(slot) sc[slot]
+#define DROP(slot) drop[slot]
+${g.rounds(wg, kind)}
     if (lid == 0) kcount[r * classes + cls] = start;
 }
 </%def>
 
 ## one work-group: rows of each run after the max_detections cut, their first output row
 <%def name="nms_offsets(sd, bd, kind, wg)">
-${scan_helpers(wg)}
+${g.scan_helpers(wg)}
 __kernel __attribute__((reqd_work_group_size(${wg}, 1, 1)))
 void nms_offsets(__global const int* meta, __global const int* kcount, __global int* runoff,
                  __global int* out, int classes, int max_det)
