@@ -1,0 +1,78 @@
+"""GENERATE_PROPOSALS on OpenCL vs the reference device: every type, NHWC and NCHW, the
+pre-NMS top n (bitonic sort, tied scores in index order) or all candidates, post-NMS limits,
+min size dropping everything (zero-sized outputs), and a malformed anchor failing the run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hal.errors import ErrorStatus
+from tests.kits.cl_compare import check, status_of
+from tests.kits.one_op_models import scalar, tensor
+
+TYPES = [("TENSOR_FLOAT32", "TENSOR_FLOAT32", "TENSOR_FLOAT32", "TENSOR_FLOAT32", "FLOAT32"),
+         ("TENSOR_FLOAT16", "TENSOR_FLOAT16", "TENSOR_FLOAT16", "TENSOR_FLOAT16", "FLOAT16"),
+         ("TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_ASYMM", "TENSOR_QUANT16_SYMM",
+          "TENSOR_QUANT16_ASYMM", "FLOAT32"),
+         ("TENSOR_QUANT8_ASYMM_SIGNED", "TENSOR_QUANT8_ASYMM_SIGNED", "TENSOR_QUANT16_SYMM",
+          "TENSOR_QUANT16_ASYMM", "FLOAT32")]
+NB, H, W, NA = 2, 4, 5, 3
+
+
+def _case(form, nchw, pre_n, post_n, min_size=1.0, levels=None, seed=0, anchors=None):
+    st, dt, at, it, ft = form
+    rng = np.random.default_rng(seed)
+    quant = "QUANT" in st
+    sq = dict(scale=0.01, zero_point=(0 if st.endswith("ASYMM") else -128)) if quant else {}
+    dq = dict(scale=0.02, zero_point=(128 if st.endswith("ASYMM") else 0)) if quant else {}
+    bq = dict(scale=0.125) if quant else {}
+    s_shape = [NB, NA, H, W] if nchw else [NB, H, W, NA]
+    d_shape = [NB, NA * 4, H, W] if nchw else [NB, H, W, NA * 4]
+    ins = [tensor(st, s_shape, **sq), tensor(dt, d_shape, **dq), tensor(at, [NA, 4], **bq),
+           tensor(it, [NB, 2], **bq), scalar(ft, 4.0), scalar(ft, 4.0), scalar("INT32", pre_n),
+           scalar("INT32", post_n), scalar(ft, 0.5), scalar(ft, min_size), scalar("BOOL", nchw)]
+    outs = [tensor(st, [0], **sq), tensor(it, [0, 4], **bq), tensor("TENSOR_INT32", [0])]
+    s = (rng.integers(0, levels, s_shape) / levels) if levels else rng.uniform(0, 1, s_shape)
+    d = rng.uniform(-0.5, 0.5, d_shape)
+    a = np.array(anchors if anchors is not None else
+                 [[0, 0, 8, 8], [2, 1, 14, 9], [0, 0, 4, 12]], np.float64)
+    info = np.array([[20, 24], [18, 30]], np.float64)
+    if quant:
+        lo = 0 if st.endswith("ASYMM") else -128
+        s = (np.round(s * 100) + lo).astype(np.uint8 if lo == 0 else np.int8)
+        d = (np.round(d / 0.02) + (128 if lo == 0 else 0)).astype(s.dtype)
+        a, info = np.round(a * 8).astype(np.int16), np.round(info * 8).astype(np.uint16)
+    else:
+        npt = np.float16 if st == "TENSOR_FLOAT16" else np.float32
+        s, d, a, info = (v.astype(npt) for v in (s, d, a, info))
+    return ins, outs, [s, d, a, info]
+
+
+KIND = {"TENSOR_FLOAT32": "f32", "TENSOR_FLOAT16": "f16"}
+
+
+@pytest.mark.parametrize("form", TYPES)
+@pytest.mark.parametrize("nchw", [False, True])
+def test_generate_proposals_types_layouts(cl_device, form, nchw):
+    ins, outs, data = _case(form, nchw, pre_n=20, post_n=8)
+    check("GENERATE_PROPOSALS", ins, outs, data, cl_device, kind=KIND.get(form[0], "quant"))
+
+
+@pytest.mark.parametrize("pre_n,post_n", [(-1, -1), (0, 5), (7, 0), (1000, 3)])
+def test_generate_proposals_limits_ties(cl_device, pre_n, post_n):
+    ins, outs, data = _case(TYPES[0], False, pre_n, post_n, levels=3, seed=4)
+    check("GENERATE_PROPOSALS", ins, outs, data, cl_device, kind="f32")
+
+
+def test_generate_proposals_nothing_left(cl_device):
+    ins, outs, data = _case(TYPES[0], False, -1, -1, min_size=1000.0)
+    got = check("GENERATE_PROPOSALS", ins, outs, data, cl_device)
+    assert [g.shape for g in got] == [(0,), (0, 4), (0,)]
+
+
+def test_generate_proposals_malformed_anchor_fails(cl_device):
+    ins, outs, data = _case(TYPES[0], False, -1, -1, anchors=[[0, 0, 8, 8], [5, 1, 4, 9],
+                                                               [0, 0, 4, 12]])
+    assert status_of("GENERATE_PROPOSALS", ins, outs, data, cl_device) == \
+        ErrorStatus.GENERAL_FAILURE
