@@ -125,8 +125,15 @@ def partition(model, supported: list[bool]) -> list[Partition]:
     """Maximal runs of supported / unsupported operations, with the operands that cross them."""
     sg = model.main
     parts: list[Partition] = []
+
+    def data_dependent(k: int) -> bool:  # output shapes known only after its kernels ran
+        reg = kernel_for(sg.operations[k].type)
+        return reg is not None and reg.max_shapes is not None
+
     for k, ok in enumerate(supported):
-        if parts and parts[-1].on_cl == ok:
+        # an operation with data-dependent output shapes ends its CL partition: the next one
+        # is planned with the shapes read back (Planner.make_plan cannot plan its readers)
+        if parts and parts[-1].on_cl == ok and not (ok and data_dependent(parts[-1].ops[-1])):
             parts[-1].ops.append(k)
         else:
             parts.append(Partition(ok, [k]))

@@ -76,3 +76,42 @@ def test_generate_proposals_malformed_anchor_fails(cl_device):
                                                                [0, 0, 4, 12]])
     assert status_of("GENERATE_PROPOSALS", ins, outs, data, cl_device) == \
         ErrorStatus.GENERAL_FAILURE
+
+
+def test_proposals_feed_roi_align_on_opencl(cl_device):
+    """GENERATE_PROPOSALS ends its OpenCL partition (its row count is read back); ROI_ALIGN
+    on the proposals is planned with that count in the next OpenCL partition."""
+    from hal.builder import ModelBuilder, make_request, read_outputs
+    from hal.reference import ReferenceDevice
+
+    f = "TENSOR_FLOAT32"
+    ins_spec, _, data = _case(TYPES[0], False, pre_n=-1, post_n=6)
+    bld = ModelBuilder()
+    ins = [bld.input(s.type, s.dims) for s in ins_spec[:4]]
+    params = [bld.float32(4.0), bld.float32(4.0), bld.int32(-1), bld.int32(6),
+              bld.float32(0.5), bld.float32(1.0), bld.bool(False)]
+    scores, boxes, batch = bld.tensor(f, [0]), bld.tensor(f, [0, 4]), \
+        bld.tensor("TENSOR_INT32", [0])
+    bld.op("GENERATE_PROPOSALS", ins + params, [scores, boxes, batch])
+    fmap = bld.input(f, [NB, 8, 8, 2])
+    pooled = bld.output(f, [0, 2, 2, 2])
+    bld.op("ROI_ALIGN", [fmap, boxes, batch, bld.int32(2), bld.int32(2), bld.float32(4.0),
+                         bld.float32(4.0), bld.int32(2), bld.int32(2), bld.bool(False)],
+           pooled)
+    bld.mark_output(scores)
+    model = bld.finish()
+    x = np.random.default_rng(8).standard_normal((NB, 8, 8, 2)).astype(np.float32)
+    inputs = [*data, x]
+    assert cl_device.get_supported_operations(model) == [True, True]
+    prepared = cl_device.prepare_model(model)
+    results = []
+    for p in (prepared, ReferenceDevice().prepare_model(model)):
+        req = make_request(model, inputs, [1 << 16] * 2)
+        r = p.execute_synchronously(req)
+        assert r.status == 0, r
+        results.append(read_outputs(model, req, r.output_shapes))
+    assert [pt.on_cl for pt in prepared.partitions] == [True, True]
+    assert all(pl is not None for pt in prepared.partitions for pl in pt.plans.values())
+    for g, w in zip(*results):
+        assert g.shape == w.shape and g.shape[0] > 0
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
