@@ -9,6 +9,7 @@ The outputs have fixed shapes [images, max_detections]: unused rows are zeros.""
 
 from __future__ import annotations
 
+from clnn.kernels._host import need_values
 from clnn.kernels.heatmap import group_size
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import code, f32, i32
@@ -19,6 +20,7 @@ def support(ctx):
 
 
 def plan(ctx, b):
+    need_values(ctx, *range(3, 14))
     nb, na, nc = (int(v) for v in ctx.inputs[0].shape)
     enc = int(ctx.inputs[1].shape[2])
     regular = bool(ctx.scalar(7))
@@ -46,4 +48,4 @@ def plan(ctx, b):
 
 
 register_kernel("DETECTION_POSTPROCESSING", family="detection_postprocessing",
-                support=support, plan=plan)
+                support=support, plan=plan, host_inputs=range(3, 14))

@@ -11,6 +11,7 @@ is read back after the run (the outputs are planned at their largest, max_shapes
 from __future__ import annotations
 
 from clnn.kernels._detect import qargs
+from clnn.kernels._host import need_values
 from clnn.kernels.heatmap import group_size
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import code, f32, i32
@@ -36,9 +37,8 @@ def _candidates(ctx, size: int) -> tuple[int, bool]:
 
 
 def max_shapes(ctx):
-    shape = ctx.input_shape(0)
-    if len(shape) != 4 or ctx.scalar(10) is None:
-        return [(0,), (0, 4), (0,)]
+    if len(ctx.input_shape(0)) != 4 or ctx.scalar(10) is None:
+        raise LookupError("GENERATE_PROPOSALS: the layout is computed on the device")
     nb, h, w, na = _dims(ctx)
     rows, _ = _candidates(ctx, h * w * na)
     post_n = ctx.scalar(7)
@@ -49,6 +49,7 @@ def max_shapes(ctx):
 
 
 def plan(ctx, b):
+    need_values(ctx, *range(4, 11))
     nb, h, w, na = _dims(ctx)
     size = h * w * na
     n_cand, sort = _candidates(ctx, size)
@@ -101,4 +102,4 @@ def plan(ctx, b):
 
 
 register_kernel("GENERATE_PROPOSALS", family="generate_proposals", support=support, plan=plan,
-                max_shapes=max_shapes)
+                max_shapes=max_shapes, host_inputs=range(4, 11))

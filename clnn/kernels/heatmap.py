@@ -6,6 +6,7 @@ quadratic. A box with x2 < x1 or y2 < y1 fails the execution (status word read b
 from __future__ import annotations
 
 from clnn.kernels._detect import qargs, status_word
+from clnn.kernels._host import need_values
 from clnn.kernels.registry import In, Out, Unplannable, register_kernel
 from clnn.kernels.support import code, i32
 from hal.types import OperandType
@@ -26,6 +27,7 @@ def group_size(b, n: int, cap: int = 64) -> int:
 
 
 def plan(ctx, b):
+    need_values(ctx, 2)
     x = ctx.inputs[0]
     nchw = bool(ctx.scalar(2))
     n, a, bb, cc = (int(v) for v in x.shape)
@@ -42,4 +44,5 @@ def plan(ctx, b):
                              *qargs(ctx, Out(1)), status, i32(s), i32(k)], local_size=(wg,))
 
 
-register_kernel("HEATMAP_MAX_KEYPOINT", family="heatmap", support=support, plan=plan)
+register_kernel("HEATMAP_MAX_KEYPOINT", family="heatmap", support=support, plan=plan,
+                host_inputs=[2])

@@ -13,6 +13,7 @@ number of output rows is known only after the run: the outputs are planned at th
 from __future__ import annotations
 
 from clnn.kernels._detect import qargs
+from clnn.kernels._host import need_values
 from clnn.kernels.heatmap import group_size
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import code, f32, i32
@@ -31,6 +32,7 @@ def max_shapes(ctx):
 
 
 def plan(ctx, b):
+    need_values(ctx, *range(3, 9))
     scores = ctx.inputs[0]
     n, classes = (int(v) for v in scores.shape)
     max_det = int(ctx.scalar(4))
@@ -71,4 +73,4 @@ def plan(ctx, b):
 
 
 register_kernel("BOX_WITH_NMS_LIMIT", family="nms", support=support, plan=plan,
-                max_shapes=max_shapes)
+                max_shapes=max_shapes, host_inputs=range(3, 9))

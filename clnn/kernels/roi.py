@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from clnn.kernels._detect import qargs, status_word
+from clnn.kernels._host import need_values
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import code, f32, i32, numel
 from hal.errors import GeneralFailure
@@ -26,6 +27,7 @@ def _has_fp64(device) -> bool:
 def plan(ctx, b):
     x, rois, y = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     align = ctx.name == "ROI_ALIGN"
+    need_values(ctx, *range(3, 10 if align else 8))
     nchw = bool(ctx.scalar(9 if align else 7))
     n, a, bb, cc = (int(v) for v in x.shape)
     in_h, in_w, depth = (bb, cc, a) if nchw else (a, bb, cc)
@@ -56,5 +58,7 @@ def plan(ctx, b):
               np.float64(requant) if acc == "double" else np.float32(requant)])
 
 
-register_kernel("ROI_ALIGN", family="roi", support=support, plan=plan)
-register_kernel("ROI_POOLING", family="roi", support=support, plan=plan)
+register_kernel("ROI_ALIGN", family="roi", support=support, plan=plan,
+                host_inputs=range(3, 10))
+register_kernel("ROI_POOLING", family="roi", support=support, plan=plan,
+                host_inputs=range(3, 8))
