@@ -34,3 +34,13 @@ def status_word(b, messages: dict[int, str]):
 def float_scalar(ctx, index: int) -> np.float32:
     """A FLOAT32 / FLOAT16 scalar parameter as the float32 the reference computes with."""
     return np.float32(ctx.scalar(index))
+
+
+def serial_sweep(b) -> bool:
+    """Whether the greedy NMS rounds (greedy_nms.mako) remove the dropped candidates by one
+    work-item's loop rather than by work-group scans: on a CPU device (PoCL) the scans'
+    barriers cost more than the loop (BOX_WITH_NMS_LIMIT on 2,000 rois: about 2x slower);
+    on a GPU the scans keep every step of a round parallel."""
+    import pyopencl as cl
+
+    return bool(b.device.cl_device.type & cl.device_type.CPU)

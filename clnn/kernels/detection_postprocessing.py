@@ -9,6 +9,7 @@ The outputs have fixed shapes [images, max_detections]: unused rows are zeros.""
 
 from __future__ import annotations
 
+from clnn.kernels import _detect
 from clnn.kernels._host import need_values
 from clnn.kernels.heatmap import group_size
 from clnn.kernels.registry import In, Out, register_kernel
@@ -29,14 +30,15 @@ def plan(ctx, b):
     wg = group_size(b, max(na, 2), cap=128)
     params = {"dt": code(ctx.inputs[0]), "wg": wg}
     slots = nb * na * nc
-    sc, sel, drop = b.scratch(slots * 4), b.scratch(slots * 4), b.scratch(slots * 4)
+    sc, sel, drop, aux = (b.scratch(slots * 4) for _ in range(4))
     bx, best, kcount = b.scratch(nb * na * 16), b.scratch(nb * na * 4), b.scratch(nb * nc * 4)
     b.launch("detection_postprocessing", "dp_decode", params, (nb * na,),
              [In(0), In(1), In(2), sc, bx, best, i32(na), i32(nc), i32(enc),
               *[f32(ctx.scalar(i)) for i in range(3, 7)]])
     groups = nb * (nc - 1) if regular else nb
-    b.launch("detection_postprocessing", "dp_nms", params, (groups * wg,),
-             [sc, best, bx, sel, drop, kcount, i32(na), i32(nc), i32(regular),
+    serial = {**params, "serial": int(_detect.serial_sweep(b))}
+    b.launch("detection_postprocessing", "dp_nms", serial, (groups * wg,),
+             [sc, best, bx, sel, drop, aux, kcount, i32(na), i32(nc), i32(regular),
               f32(ctx.scalar(11)), i32(max_per_cls if regular else max_det),
               f32(ctx.scalar(12))], local_size=(wg,))
     b.launch("detection_postprocessing", "dp_zero", params, (nb * max_det,),

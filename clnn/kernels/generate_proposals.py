@@ -10,6 +10,7 @@ is read back after the run (the outputs are planned at their largest, max_shapes
 
 from __future__ import annotations
 
+from clnn.kernels import _detect
 from clnn.kernels._detect import qargs
 from clnn.kernels._host import need_values
 from clnn.kernels.heatmap import group_size
@@ -69,7 +70,7 @@ def plan(ctx, b):
     slots = nb * size
     sc, bx, sel, drop = b.scratch(slots * 4), b.scratch(slots * 16), b.scratch(slots * 4), \
         b.scratch(slots * 4)
-    kcount, offs = b.scratch(nb * 4), b.scratch(nb * 4)
+    kcount, offs, aux = b.scratch(nb * 4), b.scratch(nb * 4), b.scratch(slots * 4)
     b.launch("generate_proposals", "gp_decode", params, (slots,),
              [*qargs(ctx, In(0)), *qargs(ctx, In(1)), *qargs(ctx, In(2)), *qargs(ctx, In(3)),
               sc, bx, out, i32(h), i32(w), i32(na), f32(ctx.scalar(4)), f32(ctx.scalar(5))])
@@ -89,8 +90,9 @@ def plan(ctx, b):
                          [kv, order, i32(padded), i32(stage), i32(j)])
                 j //= 2
             stage *= 2
-    b.launch("generate_proposals", "gp_nms", params, (nb * wg,),
-             [sc, bx, order, sel, drop, kcount, i32(size), i32(padded), i32(n_cand),
+    serial = {**params, "serial": int(_detect.serial_sweep(b))}
+    b.launch("generate_proposals", "gp_nms", serial, (nb * wg,),
+             [sc, bx, order, sel, drop, aux, kcount, i32(size), i32(padded), i32(n_cand),
               i32(sort), f32(ctx.scalar(9)), i32(ctx.scalar(7)), f32(ctx.scalar(8))],
              local_size=(wg,))
     wg1 = group_size(b, max(nb, 2), cap=128)

@@ -12,6 +12,7 @@ number of output rows is known only after the run: the outputs are planned at th
 
 from __future__ import annotations
 
+from clnn.kernels import _detect
 from clnn.kernels._detect import qargs
 from clnn.kernels._host import need_values
 from clnn.kernels.heatmap import group_size
@@ -49,7 +50,7 @@ def plan(ctx, b):
     out = b.readback(2, finish)
     wg = group_size(b, max(n, 2), cap=128)
     slots = n * classes
-    sc, sel, drop, keep = (b.scratch(slots * 4) for _ in range(4))
+    sc, sel, drop, keep, aux = (b.scratch(slots * 4) for _ in range(5))
     runid, first, kcount = b.scratch(n * 4), b.scratch((n + 1) * 4), b.scratch(slots * 4)
     meta, runoff = b.scratch(4), b.scratch(n * 4)
     params = {"sd": code(scores), "bd": code(ctx.inputs[1]), "kind": kind, "wg": wg}
@@ -58,8 +59,9 @@ def plan(ctx, b):
     b.launch("nms", "nms_prep", params, (slots,),
              [*qargs(ctx, In(0)), *qargs(ctx, In(1)), runid, first, sc, out, i32(classes)])
     if classes > 1:
-        b.launch("nms", "nms_class", params, (n * (classes - 1) * wg,),
-                 [*qargs(ctx, In(1)), first, meta, sc, sel, drop, kcount, i32(classes),
+        serial = {**params, "serial": int(_detect.serial_sweep(b))}
+        b.launch("nms", "nms_class", serial, (n * (classes - 1) * wg,),
+                 [*qargs(ctx, In(1)), first, meta, sc, sel, drop, aux, kcount, i32(classes),
                   f32(ctx.scalar(3)), i32(max_det), f32(ctx.scalar(6)), f32(ctx.scalar(7)),
                   f32(ctx.scalar(8))], local_size=(wg,))
     b.launch("nms", "nms_offsets", params, (wg,),

@@ -37,12 +37,13 @@ ${c.toffsets("s", "dl", "an")}
 
 ## one work-group per (image, class >= 1) (regular) or per image (fast, class = -1): the
 ## candidates above the score threshold in anchor order, then plain hard greedy NMS
-<%def name="dp_nms(dt, wg)">
+<%def name="dp_nms(dt, wg, serial)">
 ${g.scan_helpers(wg)}
 ${g.functions()}
 __kernel __attribute__((reqd_work_group_size(${wg}, 1, 1)))
 void dp_nms(__global float* sc, __global float* anchor_best, __global const float* bx,
-            __global int* sel, __global int* drop, __global int* kcount, int na, int nc,
+            __global int* sel, __global int* drop, __global int* aux, __global int* kcount,
+            int na, int nc,
             int regular, float score_thr, int max_out, float iou_thr)
 {
     __local int tmp[${wg}];
@@ -53,6 +54,7 @@ ${g.locals(wg)}
     long f = (long)b * na;
     /* a candidate is a slot (anchor row * nc + cls); its score and box */
 #define SEL(p) sel[(f + (p)) * nc + cls]
+#define AUX(p) aux[(f + (p)) * nc + cls]
 #define SCORE(slot) (regular ? sc[slot] : anchor_best[(slot) / nc])
 #define DROP(slot) drop[slot]
 #define BOX(slot) vload4((slot) / nc, bx)
@@ -69,7 +71,7 @@ ${g.locals(wg)}
     barrier(CLK_GLOBAL_MEM_FENCE);
     int start = 0;
     float sigma = 0.0f, nms_thr = 0.0f;
-${g.rounds(wg, -1)}
+${g.rounds(wg, -1, serial)}
     if (lid == 0) kcount[b * nc + cls] = start;
 }
 </%def>

@@ -89,12 +89,13 @@ __kernel void gp_sort_step(__global float* kv, __global int* ki, int padded, int
 
 ## one work-group per image: candidates (the sorted first pre_n, or all, in order) that are
 ## not smaller than min_size, then the plain hard greedy NMS
-<%def name="gp_nms(sd, dd, ad, id, nchw, wg)">
+<%def name="gp_nms(sd, dd, ad, id, nchw, wg, serial)">
 ${g.scan_helpers(wg)}
 ${g.functions()}
 __kernel __attribute__((reqd_work_group_size(${wg}, 1, 1)))
 void gp_nms(__global float* sc, __global const float* bx, __global const int* order,
-            __global int* sel, __global int* drop, __global int* kcount, int size, int padded,
+            __global int* sel, __global int* drop, __global int* aux, __global int* kcount,
+            int size, int padded,
             int n_cand, int sorted, float min_size, int max_out, float iou_thr)
 {
     __local int tmp[${wg}];
@@ -103,6 +104,7 @@ ${g.locals(wg)}
     int lid = get_local_id(0);
     long base = (long)b * size;
 #define SEL(p) sel[base + (p)]
+#define AUX(p) aux[base + (p)]
 #define SCORE(slot) sc[slot]
 #define DROP(slot) drop[slot]
 #define BOX(slot) vload4((slot), bx)
@@ -125,7 +127,7 @@ ${g.locals(wg)}
     if (max_out <= 0) max_out = end;
     int start = 0;
     float sigma = 0.0f, nms_thr = 0.0f;
-${g.rounds(wg, -1)}
+${g.rounds(wg, -1, serial)}
     if (lid == 0) kcount[b] = start;
 }
 </%def>

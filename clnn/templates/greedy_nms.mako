@@ -1,11 +1,13 @@
 ## The reference's greedy NMS (hal/operations/bbox.py greedy_nms) by one work-group of wg
 ## items, shared by nms, generate_proposals and detection_postprocessing. The caller defines
-## SEL(p) (the candidate at position p, an lvalue), SCORE(c) (its score, an lvalue), BOX(c)
-## (float4 x1 y1 x2 y2) and DROP(c) (an int lvalue), declares `int start, end, max_out, lid`
-## and the locals of locals(wg), and gets sel[0:start] kept. Each round: a parallel argmax
-## (the first maximum), the rescoring / drop test of every remaining candidate in parallel,
-## then the reference's swap-to-the-end removal by one work-item, a short sequential sweep
-## that decides the order of later ties. kind: 0 hard, 1 linear, 2 gaussian (rescored: a
+## SEL(p) (the candidate at position p, an lvalue), AUX(p) (an int lvalue per position: work
+## space), SCORE(c) (its score, an lvalue), BOX(c) (float4 x1 y1 x2 y2) and DROP(c) (an int
+## lvalue), declares `int start, end, max_out, lid`, `__local int tmp[wg]` and the locals of
+## locals(wg), and gets sel[0:start] kept. Each round, every step parallel: an argmax (the
+## first maximum), the rescoring / drop test of every remaining candidate, then the
+## reference's swap-to-the-end removal (which decides the order of later ties) computed by
+## scans, or with `serial` (CPU devices, clnn/kernels/_detect.py serial_sweep) by one
+## work-item as the reference writes it. kind: 0 hard, 1 linear, 2 gaussian (rescored: a
 ## candidate whose score falls below nms_thr is dropped), -1 plain hard NMS (dropped when
 ## the IoU reaches iou_thr, scores unchanged).
 
@@ -46,7 +48,7 @@ inline float nms_iou(float4 a, float4 b) {
     __local int s_end;
 </%def>
 
-<%def name="rounds(wg, kind)">
+<%def name="rounds(wg, kind, serial)">
     while (start < end && start < max_out) {
         float best = -INFINITY;
         int at = -1;
@@ -91,6 +93,9 @@ inline float nms_iou(float4 a, float4 b) {
 % endif
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
+% if serial:
+        /* The reference's removal as it is written, by one work-item: on a CPU device a
+           short loop costs less than the barriers of the scans below */
         if (lid == 0) {
             int i = start + 1;
             while (i < end) {
@@ -104,7 +109,42 @@ inline float nms_iou(float4 a, float4 b) {
             s_end = end;
         }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        end = s_end;
+        int fend = s_end;
+% else:
+        /* The reference's removal, in parallel: it swaps each dropped candidate with the
+           last unexamined one, so the m kept candidates of [start + 1, end) end up in
+           [start + 1, fend = start + 1 + m): the ones already there stay, and the j-th hole
+           there (a dropped candidate, in position order) takes the j-th kept candidate of
+           [fend, end) counted from the end. */
+        int m = 0;
+        for (int c0 = start + 1; c0 < end; c0 += ${wg}) {
+            int p = c0 + lid;
+            int total;
+            wg_scan(tmp, p < end && !DROP(SEL(p)), &total);
+            m += total;
+        }
+        int fend = start + 1 + m, holes = 0;
+        for (int c0 = start + 1; c0 < fend; c0 += ${wg}) {
+            int p = c0 + lid;
+            int hole = p < fend && DROP(SEL(p));
+            int total;
+            int incl = wg_scan(tmp, hole, &total);
+            if (hole) AUX(holes + incl - 1) = p;
+            holes += total;
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        int filled = 0;
+        for (int c0 = end - 1; c0 >= fend; c0 -= ${wg}) {
+            int q = c0 - lid;
+            int kept = q >= fend && !DROP(SEL(q));
+            int total;
+            int incl = wg_scan(tmp, kept, &total);
+            if (kept) SEL(AUX(filled + incl - 1)) = SEL(q);
+            filled += total;
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+% endif
+        end = fend;
         start += 1;
     }
 </%def>

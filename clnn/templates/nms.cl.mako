@@ -65,7 +65,7 @@ ${c.toffsets("s", "bx")}
 ## one work-group per (run slot, class >= 1): the candidates above the score threshold in
 ## roi order, then the greedy rounds: a parallel argmax (first maximum), the rescoring of
 ## the rest in parallel, and the reference's swap-to-the-end removal by one work-item
-<%def name="nms_class(sd, bd, kind, wg)">
+<%def name="nms_class(sd, bd, kind, wg, serial)">
 ${d.helpers()}
 ${g.scan_helpers(wg)}
 ${g.functions()}
@@ -73,7 +73,8 @@ ${g.functions()}
 __kernel __attribute__((reqd_work_group_size(${wg}, 1, 1)))
 void nms_class(${d.qparam(bd, "bx", True)}, __global const int* first,
                __global const int* meta, __global float* sc, __global int* sel,
-               __global int* drop, __global int* kcount, int classes, float score_thr,
+               __global int* drop, __global int* aux, __global int* kcount, int classes,
+               float score_thr,
                int max_out, float iou_thr, float sigma, float nms_thr)
 {
 ${c.toffsets("bx")}
@@ -85,6 +86,7 @@ ${g.locals(wg)}
     int lid = get_local_id(0);
     int f = first[r], count = first[r + 1] - f;
 #define SEL(p) sel[((long)f + (p)) * classes + cls]
+#define AUX(p) aux[((long)f + (p)) * classes + cls]
 #define BOX(slot) (float4)(${d.ld(bd, "bx", "(long)(slot) * 4")}, ${d.ld(bd, "bx", "(long)(slot) * 4 + 1")}, ${d.ld(bd, "bx", "(long)(slot) * 4 + 2")}, ${d.ld(bd, "bx", "(long)(slot) * 4 + 3")})
     /* candidates: rois of the run with a score > score_thr, in roi order */
     int end = 0;
@@ -102,7 +104,7 @@ ${g.locals(wg)}
     int start = 0;
 #define SCORE(slot) sc[slot]
 #define DROP(slot) drop[slot]
-${g.rounds(wg, kind)}
+${g.rounds(wg, kind, serial)}
     if (lid == 0) kcount[r * classes + cls] = start;
 }
 </%def>

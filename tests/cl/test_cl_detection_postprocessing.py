@@ -11,6 +11,17 @@ from tests.kits.cl_compare import check
 from tests.kits.one_op_models import scalar, tensor
 
 
+@pytest.fixture(params=["serial", "scans"])
+def sweep(request, monkeypatch):
+    """Both removal sweeps of greedy_nms.mako, whatever the device would choose (one
+    work-item's loop on CPU devices, work-group scans elsewhere)."""
+    from clnn.kernels import _detect
+
+    monkeypatch.setattr(_detect, "serial_sweep", lambda b: request.param == "serial")
+    return request.param
+
+
+
 def _case(t, regular, nb=2, na=40, nc=4, enc=4, max_det=10, max_cls=2, per_cls=5,
           score_thr=0.3, levels=None, background=True, seed=0):
     rng = np.random.default_rng(seed)
@@ -38,7 +49,7 @@ def test_detection_types_modes(cl_device, t, kind, regular):
 
 
 @pytest.mark.parametrize("regular", [True, False])
-def test_detection_ties_options(cl_device, regular):
+def test_detection_ties_options(cl_device, sweep, regular):
     for kw in (dict(levels=3, seed=1), dict(max_cls=9, enc=6, background=False, seed=2),
                dict(score_thr=0.97, seed=3), dict(na=300, max_det=50, per_cls=40, seed=4)):
         ins, outs, data = _case("TENSOR_FLOAT32", regular, **kw)

@@ -11,6 +11,17 @@ from hal.errors import ErrorStatus
 from tests.kits.cl_compare import check, status_of
 from tests.kits.one_op_models import scalar, tensor
 
+
+@pytest.fixture(params=["serial", "scans"])
+def sweep(request, monkeypatch):
+    """Both removal sweeps of greedy_nms.mako, whatever the device would choose (one
+    work-item's loop on CPU devices, work-group scans elsewhere)."""
+    from clnn.kernels import _detect
+
+    monkeypatch.setattr(_detect, "serial_sweep", lambda b: request.param == "serial")
+    return request.param
+
+
 TYPES = [("TENSOR_FLOAT32", "TENSOR_FLOAT32", "TENSOR_FLOAT32", "TENSOR_FLOAT32", "FLOAT32"),
          ("TENSOR_FLOAT16", "TENSOR_FLOAT16", "TENSOR_FLOAT16", "TENSOR_FLOAT16", "FLOAT16"),
          ("TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_ASYMM", "TENSOR_QUANT16_SYMM",
@@ -60,7 +71,7 @@ def test_generate_proposals_types_layouts(cl_device, form, nchw):
 
 
 @pytest.mark.parametrize("pre_n,post_n", [(-1, -1), (0, 5), (7, 0), (1000, 3)])
-def test_generate_proposals_limits_ties(cl_device, pre_n, post_n):
+def test_generate_proposals_limits_ties(cl_device, sweep, pre_n, post_n):
     ins, outs, data = _case(TYPES[0], False, pre_n, post_n, levels=3, seed=4)
     check("GENERATE_PROPOSALS", ins, outs, data, cl_device, kind="f32")
 

@@ -11,6 +11,17 @@ from hal.errors import ErrorStatus
 from tests.kits.cl_compare import check, status_of
 from tests.kits.one_op_models import scalar, tensor
 
+
+@pytest.fixture(params=["serial", "scans"])
+def sweep(request, monkeypatch):
+    """Both removal sweeps of greedy_nms.mako, whatever the device would choose (one
+    work-item's loop on CPU devices, work-group scans elsewhere)."""
+    from clnn.kernels import _detect
+
+    monkeypatch.setattr(_detect, "serial_sweep", lambda b: request.param == "serial")
+    return request.param
+
+
 TYPES = [("TENSOR_FLOAT32", "TENSOR_FLOAT32", "FLOAT32"),
          ("TENSOR_FLOAT16", "TENSOR_FLOAT16", "FLOAT16"),
          ("TENSOR_QUANT8_ASYMM", "TENSOR_QUANT16_ASYMM", "FLOAT32"),
@@ -67,13 +78,13 @@ def test_nms_types_kernels(cl_device, st, bt, ft, kind):
 
 @pytest.mark.parametrize("kind", [0, 1, 2])
 @pytest.mark.parametrize("max_det", [-1, 0, 1, 5])
-def test_nms_ties_max_detections(cl_device, kind, max_det):
+def test_nms_ties_max_detections(cl_device, sweep, kind, max_det):
     _check(cl_device, "TENSOR_FLOAT32", "TENSOR_FLOAT32", "FLOAT32", [0] * 30 + [2] * 30, 3,
            levels=4, seed=kind, kind=kind, max_det=max_det, nms_thr=0.0,
            kind_of="f32" if kind == 2 else "exact")  # exp() may differ by an ulp
 
 
-def test_nms_large_and_empty(cl_device):
+def test_nms_large_and_empty(cl_device, sweep):
     # more candidates than a work-group: chunked scans and strided rounds
     (scores, *_), = [_check(cl_device, "TENSOR_FLOAT32", "TENSOR_FLOAT32", "FLOAT32",
                             [0] * 400 + [1] * 300, 3, seed=9)]
