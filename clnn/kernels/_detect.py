@@ -31,9 +31,14 @@ def status_word(b, messages: dict[int, str]):
     return b.readback(1, finish)
 
 
-def float_scalar(ctx, index: int) -> np.float32:
-    """A FLOAT32 / FLOAT16 scalar parameter as the float32 the reference computes with."""
-    return np.float32(ctx.scalar(index))
+def group_size(b, n: int, cap: int = 64) -> int:
+    """A power of two <= n, the cap and the device's work-group limits."""
+    dev = b.device.cl_device
+    limit = min(cap, int(dev.max_work_group_size), int(dev.max_work_item_sizes[0]), max(n, 1))
+    p = 1
+    while p * 2 <= limit:
+        p *= 2
+    return p
 
 
 def serial_sweep(b) -> bool:

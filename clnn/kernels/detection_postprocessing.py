@@ -10,8 +10,8 @@ The outputs have fixed shapes [images, max_detections]: unused rows are zeros.""
 from __future__ import annotations
 
 from clnn.kernels import _detect
+from clnn.kernels._detect import group_size
 from clnn.kernels._host import need_values
-from clnn.kernels.heatmap import group_size
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import code, f32, i32
 

@@ -5,7 +5,7 @@ quadratic. A box with x2 < x1 or y2 < y1 fails the execution (status word read b
 
 from __future__ import annotations
 
-from clnn.kernels._detect import qargs, status_word
+from clnn.kernels._detect import group_size, qargs, status_word
 from clnn.kernels._host import need_values
 from clnn.kernels.registry import In, Out, Unplannable, register_kernel
 from clnn.kernels.support import code, i32
@@ -14,16 +14,6 @@ from hal.types import OperandType
 
 def support(ctx):
     return None  # every signature of the operation
-
-
-def group_size(b, n: int, cap: int = 64) -> int:
-    """A power of two <= n, the cap and the device's work-group limits."""
-    dev = b.device.cl_device
-    limit = min(cap, int(dev.max_work_group_size), int(dev.max_work_item_sizes[0]), max(n, 1))
-    p = 1
-    while p * 2 <= limit:
-        p *= 2
-    return p
 
 
 def plan(ctx, b):

@@ -13,9 +13,8 @@ number of output rows is known only after the run: the outputs are planned at th
 from __future__ import annotations
 
 from clnn.kernels import _detect
-from clnn.kernels._detect import qargs
+from clnn.kernels._detect import group_size, qargs
 from clnn.kernels._host import need_values
-from clnn.kernels.heatmap import group_size
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import code, f32, i32
 from hal.errors import GeneralFailure

@@ -39,8 +39,8 @@ A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
     For an operation whose output shapes only its values tell (BOX_WITH_NMS_LIMIT,
     GENERATE_PROPOSALS): the largest output shapes, which the plan allocates; the kernels
     count the real rows into a ``b.readback`` buffer whose ``finish`` returns the real shapes
-    after the run (clnn/launch.py Readback). A partition where another operation reads such
-    an output runs on the reference device (its shapes would be unknown at planning).
+    after the run (clnn/launch.py Readback). Such an operation ends its OpenCL partition
+    (clnn/plan.py partition), so that its readers are planned with the real shapes.
 
 ``epilogue_activations(ctx) -> tuple[str, ...]`` (optional)
     The activation operations (RELU, RELU1, RELU6, PRELU, LOGISTIC, HARD_SWISH) the family's
