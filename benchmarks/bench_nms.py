@@ -2,6 +2,7 @@
 
     python3 benchmarks/bench_nms.py [--boxes 2000] [--classes 5] [--images 1] [--rounds 7]
                                     [--kernel hard|linear|gaussian] [--max-detections -1]
+                                    [--sweep device|serial|scans]
 
 Random boxes in clusters (so that suppression has work to do) and uniform scores; each round
 runs one execution on each device, alternately, and the medians of the wall times of
@@ -73,7 +74,15 @@ def main(argv=None):
                     help="the NMS kernel: hard, linear or gaussian (soft NMS)")
     ap.add_argument("--max-detections", type=int, default=-1,
                     help="max detections per image (negative: unlimited)")
+    ap.add_argument("--sweep", choices=("device", "serial", "scans"), default="device",
+                    help="how the NMS rounds remove dropped candidates: as the device type "
+                         "chooses (one work-item's loop on CPUs, work-group scans elsewhere), "
+                         "or forced to one of the two")
     args = ap.parse_args(argv)
+    if args.sweep != "device":
+        from clnn.kernels import _detect
+
+        _detect.serial_sweep = lambda b: args.sweep == "serial"
     model = nms_model(args.boxes, args.classes, KERNELS[args.kernel], args.max_detections)
     inputs = nms_inputs(args.boxes, args.classes, args.images)
     cl_dev = open_device("opencl")
@@ -96,7 +105,8 @@ def main(argv=None):
         for name, p in devices.items():
             times[name].append(run_once(model, p, inputs)[0])
     print(f"BOX_WITH_NMS_LIMIT: {args.boxes} rois x {args.classes} classes, {args.images} "
-          f"image(s), {args.kernel} NMS, max detections {args.max_detections}: "
+          f"image(s), {args.kernel} NMS, max detections {args.max_detections}, sweep "
+          f"{args.sweep}: "
           f"{len(got[0])} detections; outputs vs the reference: {same}")
     for name, ts in times.items():
         print(f"  {name:9s} median {statistics.median(ts) * 1e3:9.2f} ms  "
