@@ -77,3 +77,13 @@ def test_roi_malformed_fails(cl_device, op, roi, batch):
     data = _data("TENSOR_FLOAT32", False, [roi])
     data[2][0] = batch
     assert status_of(op, ins, outs, data, cl_device) == ErrorStatus.GENERAL_FAILURE
+
+
+def test_roi_align_without_fp64(cl_device, monkeypatch):
+    """A device without cl_khr_fp64 accumulates in float: still within the CTS tolerance."""
+    from clnn.kernels import roi
+
+    monkeypatch.setattr(roi, "_has_fp64", lambda device: False)
+    for t, kind in TYPES:
+        ins, outs = _model("ROI_ALIGN", t, False, len(ROIS), (0, 0), out_scale=0.1)
+        check("ROI_ALIGN", ins, outs, _data(t, False, ROIS), cl_device, kind=kind)
