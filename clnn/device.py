@@ -231,7 +231,7 @@ class ClDevice(Device):
         kreg = kernel_for(operation.type)
         if kreg is None:
             return f"no OpenCL kernel for {operation.type.name}"
-        if lookup(operation.type).prepare is None:
+        if lookup(operation.type).prepare is None and kreg.max_shapes is None:
             return f"{operation.type.name} has no shape inference (prepare) in the HAL"
         ctx = validation_context(model, model.main, k)
         try:

@@ -34,6 +34,20 @@ class Launch:
     keep: tuple = ()
 
 
+@dataclass
+class Readback:
+    """A few int32 words the kernels of an operation write for the host (a status flag, the
+    count of a data-dependent output), zeroed before every run of the plan and read back
+    after its kernels, in the same wait. ``finish(words)`` then raises GeneralFailure for a
+    value the operation rejects (a malformed box: the reference fails the execution too), or
+    returns {operand: shape}: the real shapes of outputs planned at their largest (the
+    count is known only after the kernels ran); those outputs are cut to these shapes
+    (leading rows of the planned tensor, so the bytes are a prefix)."""
+    buffer: object
+    words: int
+    finish: object
+
+
 def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
                  keep_all: bool = False):
     """Run a plan on ``queue``: ``values`` gives its inputs and receives its outputs (arrays, or
@@ -56,6 +70,9 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
             keep.append(arr)
             cl.enqueue_copy(q, plan.pool, arr, dst_offset=off, is_blocking=False)
     results = []
+    readbacks = getattr(plan, "readbacks", ())
+    for rb in readbacks:
+        cl.enqueue_fill_buffer(q, rb.buffer, np.int32(0), 0, rb.words * 4)
     launches = plan.launches
     for n, launch in enumerate(launches):
         ev = cl.enqueue_nd_range_kernel(q, launch.kernel, launch.global_size,
@@ -68,6 +85,10 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
                 if arr.nbytes:
                     cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
                 results.append((o, arr))
+    words = []
+    for rb in readbacks:
+        words.append(np.empty(rb.words, np.int32))
+        cl.enqueue_copy(q, words[-1], rb.buffer, is_blocking=False)
     for o, off, shape, dtype in plan.downloads:
         dst = device_outputs.get(o)
         if dst is not None:  # a model output in a device memory: copied on the device
@@ -82,7 +103,14 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
             cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
         results.append((o, arr))
     q.finish()
+    cut = {}
+    for rb, w in zip(readbacks, words):
+        cut.update(rb.finish(w) or {})
     for o, arr in results:
+        if o in cut:  # a data-dependent shape: the leading rows of the planned tensor
+            shape = tuple(cut[o])
+            arr = DeviceTensor(arr.buffer, shape) if isinstance(arr, DeviceTensor) else \
+                arr.reshape(-1)[:int(np.prod(shape, dtype=np.int64))].reshape(shape)
         values[o] = arr
 
 
@@ -99,6 +127,8 @@ class LaunchBuilder:
         self.offsets = offsets
         self.pool = pool
         self.launches: list[Launch] = []
+        #: words read back after the plan's kernels (Readback)
+        self.readbacks: list[Readback] = []
         #: a PAD fused into this convolution (clnn.fusion.PadFusion), an ADD fused into its
         #: epilogue (clnn.fusion.AddFusion) and operand aliases
         self.input_pad = None
@@ -127,6 +157,20 @@ class LaunchBuilder:
         arr = np.ascontiguousarray(array)
         buf = cl.Buffer(self.device.context, cl.mem_flags.READ_ONLY |
                         cl.mem_flags.COPY_HOST_PTR, hostbuf=arr if arr.nbytes else b"\0")
+        return buf
+
+    def scratch(self, nbytes: int):
+        """A read-write device buffer owned by the plan (sort keys, masks between the kernels
+        of one operation): pass it as a kernel argument."""
+        import pyopencl as cl
+
+        return cl.Buffer(self.device.context, cl.mem_flags.READ_WRITE, max(int(nbytes), 4))
+
+    def readback(self, words: int, finish):
+        """A buffer of ``words`` int32 zeroed before each run and given to ``finish`` after
+        it (see Readback): pass it as a kernel argument."""
+        buf = self.scratch(words * 4)
+        self.readbacks.append(Readback(buf, int(words), finish))
         return buf
 
     def launch(self, family: str, name: str, params: dict, global_size, args,

@@ -93,6 +93,9 @@ class ClPlan:
     #: dtype); a fused operation's output is written by the kernels of the one it is fused into.
     #: Read only by runs that keep every intermediate (ClPreparedModel.run_keeping_all)
     written: dict = field(default_factory=dict)
+    #: words the kernels write for the host (clnn.launch.Readback): status flags, the counts
+    #: of data-dependent output shapes
+    readbacks: list = field(default_factory=list)
 
 
 def plan_offsets(sizes: dict[int, int], live: dict[int, tuple[int, int]]) -> tuple[dict, int]:
@@ -122,8 +125,15 @@ def partition(model, supported: list[bool]) -> list[Partition]:
     """Maximal runs of supported / unsupported operations, with the operands that cross them."""
     sg = model.main
     parts: list[Partition] = []
+
+    def data_dependent(k: int) -> bool:  # output shapes known only after its kernels ran
+        reg = kernel_for(sg.operations[k].type)
+        return reg is not None and reg.max_shapes is not None
+
     for k, ok in enumerate(supported):
-        if parts and parts[-1].on_cl == ok:
+        # an operation with data-dependent output shapes ends its CL partition: the next one
+        # is planned with the shapes read back (Planner.make_plan cannot plan its readers)
+        if parts and parts[-1].on_cl == ok and not (ok and data_dependent(parts[-1].ops[-1])):
             parts[-1].ops.append(k)
         else:
             parts.append(Partition(ok, [k]))
@@ -271,11 +281,17 @@ class Planner:
         sg = self.model.main
         shapes = dict(in_shapes)
         contexts = []
+        dynamic: set[int] = set()  # outputs whose shapes the kernels tell (max_shapes)
         for k in part.ops:
+            if any(i in dynamic for i in sg.operations[k].inputs):
+                return None  # shapes known only after a run: the reference runs it
             operation = sg.operations[k]
             ctx = self.context(k, shapes, host_values)
+            max_shapes = kernel_for(operation.type).max_shapes
+            if max_shapes is not None:  # data-dependent output shapes: planned at their largest
+                dynamic.update(operation.outputs)
             try:
-                out_shapes = lookup(operation.type).prepare(ctx)
+                out_shapes = (max_shapes or lookup(operation.type).prepare)(ctx)
             except LookupError:  # a parameter computed inside the partition
                 return None
             except Exception:
@@ -290,7 +306,7 @@ class Planner:
                 return None
             for n, (o, s) in enumerate(zip(operation.outputs, out_shapes)):
                 s = tuple(int(d) for d in s)
-                if not shapes_compatible(sg.operands[o].dimensions, s):
+                if max_shapes is None and not shapes_compatible(sg.operands[o].dimensions, s):
                     raise GeneralFailure(
                         f"{operation.type.name} (operation {k}): output {n} has shape "
                         f"{list(s)}, incompatible with the declared "
@@ -337,7 +353,7 @@ class Planner:
         check_fits(self.device, f"the pool of the OpenCL partition of operations "
                    f"{part.ops[0]}..{part.ops[-1]}", pool_bytes, pool_bytes + self.const_bytes)
         pool = cl.Buffer(self.device.context, cl.mem_flags.READ_WRITE, max(pool_bytes, 1))
-        launches = []
+        launches, readbacks = [], []
         t0 = time.perf_counter()
         for k, ctx in zip(part.ops, contexts):
             operation = sg.operations[k]
@@ -359,6 +375,7 @@ class Planner:
             except Unplannable:
                 return None
             launches.extend(builder.launches)
+            readbacks.extend(builder.readbacks)
         self.build_seconds += time.perf_counter() - t0
         uploads = [(i, offsets[i]) for i in part.inputs]
         downloads = [(o, offsets[o], shapes[o], NUMPY_DTYPE[sg.operands[o].type])
@@ -369,4 +386,5 @@ class Planner:
             if first >= 0:
                 written.setdefault(part.ops[first], []).append(
                     (o, offsets[o], shapes[o], NUMPY_DTYPE[sg.operands[o].type]))
-        return ClPlan(pool, pool_bytes, inter, uploads, downloads, launches, shapes, written)
+        return ClPlan(pool, pool_bytes, inter, uploads, downloads, launches, shapes, written,
+                      readbacks)

@@ -35,6 +35,13 @@ A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
     particular shapes, ``plan`` raises :class:`Unplannable`; the partition then runs on the
     reference device for this shape signature (that is never a failure).
 
+``max_shapes(ctx) -> list[shape]`` (optional)
+    For an operation whose output shapes only its values tell (BOX_WITH_NMS_LIMIT,
+    GENERATE_PROPOSALS): the largest output shapes, which the plan allocates; the kernels
+    count the real rows into a ``b.readback`` buffer whose ``finish`` returns the real shapes
+    after the run (clnn/launch.py Readback). Such an operation ends its OpenCL partition
+    (clnn/plan.py partition), so that its readers are planned with the real shapes.
+
 ``epilogue_activations(ctx) -> tuple[str, ...]`` (optional)
     The activation operations (RELU, RELU1, RELU6, PRELU, LOGISTIC, HARD_SWISH) the family's
     kernels can apply in their epilogue for this operation (its plan context), read by
@@ -76,6 +83,7 @@ class KernelRegistration:
     plan: Callable
     host_inputs: tuple[int, ...] = ()
     epilogue_activations: Callable = _no_activations
+    max_shapes: Callable | None = None
 
     def host_input_indexes(self, n_inputs: int) -> set[int]:
         return {i % n_inputs for i in self.host_inputs if -n_inputs <= i < n_inputs}
@@ -86,13 +94,13 @@ _KERNELS: dict[OperationType | ExtensionOperationType, KernelRegistration] = {}
 
 def register_kernel(op: OperationType | ExtensionOperationType | str, *, family: str,
                     support: Callable, plan: Callable, host_inputs=(),
-                    epilogue_activations=None) -> KernelRegistration:
+                    epilogue_activations=None, max_shapes=None) -> KernelRegistration:
     op = operation_type_of(op)
     if op in _KERNELS:
         raise RuntimeError(f"OpenCL kernel for {op.name} registered twice "
                            f"({_KERNELS[op].family} and {family})")
     reg = KernelRegistration(op, family, support, plan, tuple(host_inputs),
-                             epilogue_activations or _no_activations)
+                             epilogue_activations or _no_activations, max_shapes)
     _KERNELS[op] = reg
     return reg
 

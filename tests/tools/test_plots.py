@@ -185,8 +185,18 @@ def test_trace_has_one_event_per_kernel_launch(small_model, cl_profiling, tmp_pa
     assert min(e["ts"] for e in kernels) == 0
 
 
-def test_trace_has_host_events_for_reference_partitions(tmp_path):
-    dev = open_or_skip("opencl", profiling=True)  # with fallback: TOPK_V2 runs on the host
+def test_trace_has_host_events_for_reference_partitions(tmp_path, monkeypatch):
+    import dataclasses
+
+    from clnn.kernels.registry import _KERNELS
+    from hal.types import OperationType
+
+    # TOPK_V2 has an OpenCL kernel: this test declines it, so that (with fallback) it runs
+    # in a reference partition between two OpenCL ones
+    reg = _KERNELS[OperationType.TOPK_V2]
+    monkeypatch.setitem(_KERNELS, OperationType.TOPK_V2, dataclasses.replace(
+        reg, support=lambda ctx: "declined by this test"))
+    dev = open_or_skip("opencl", profiling=True)
     b = ModelBuilder()
     x = b.input("TENSOR_FLOAT32", [4, 8])
     r = b.op("RELU", [x], b.tensor("TENSOR_FLOAT32", [4, 8]))
