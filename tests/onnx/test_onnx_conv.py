@@ -111,3 +111,15 @@ def test_instance_norm_and_lrn(devices):
     m = graph([node("LRN", ["x"], size=3, alpha=1e-2, beta=0.75, bias=2.0)],
               [("x", [1, 6, 3, 3])], [("y", [1, 6, 3, 3])])
     check(m, {"x": f32(1, 6, 3, 3)}, devices, ops=["LOCAL_RESPONSE_NORMALIZATION"])
+
+
+def test_mul_add_by_channel_constants_fold_into_the_conv(devices):
+    """A Conv -> BatchNormalization -> Mul -> Add chain (Caffe2's scale layers) is one
+    CONV_2D."""
+    m = graph([node("Conv", ["x", "w"], ["c"]),
+               node("BatchNormalization", ["c", "g", "be", "mu", "var"], ["n"]),
+               node("Mul", ["k", "n"], ["m"]), node("Add", ["m", "a"])],
+              [("x", [1, 3, 4, 4])], [("y", [1, 4, 4, 4])],
+              [("w", f32(4, 3, 1, 1)), *_bn_inits(4), ("k", f32(1, 4, 1, 1)),
+               ("a", f32(4, 1, 1))])
+    check(m, {"x": f32(1, 3, 4, 4)}, devices, ops=["CONV_2D"])
