@@ -27,7 +27,8 @@ Modules: :mod:`clnn.onnx.importer` (values, constant folding, the graph), :mod:`
 
 from clnn.importing import ImportedModel, IoTensor, ModelImportError
 from clnn.onnx.errors import OnnxImportError
-from clnn.onnx.importer import MIN_OPSET, load, read_model
+from clnn.onnx.importer import load
+from clnn.onnx.reader import MIN_OPSET, read_model
 
 __all__ = ["MIN_OPSET", "ImportedModel", "IoTensor", "ModelImportError", "OnnxImportError",
            "load", "read_model"]
