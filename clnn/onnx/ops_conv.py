@@ -239,8 +239,31 @@ def conv_transpose(imp, n):
 def pool(imp, n):
     x = n.input(0)
     kernel = list(n.attr("kernel_shape"))
-    if len(kernel) != 2:
-        imp.fail(f"only 2-D pooling is mapped (kernel_shape {kernel})")
+    if len(kernel) == 2:
+        _pool2d(imp, n, x, imp.operand(x), imp.shape(x), lambda: imp.output(n.outputs[0], like=x))
+        return
+    if len(kernel) != 1:
+        imp.fail(f"only 1-D and 2-D pooling is mapped (kernel_shape {kernel})")
+    # 1-D: a 2-D pooling of height 1 between two RESHAPEs
+    s, ys = imp.shape(x), imp.shape(n.outputs[0])
+    if s is None or ys is None or len(s) != 3:
+        imp.fail("a 1-D pooling needs an input of rank 3 and a known output rank")
+    a = n.attrs
+    pads = list(a.get("pads", [0, 0]))
+    n.attrs = {**a, "kernel_shape": [1, kernel[0]], "strides": [1, *a.get("strides", [1])],
+               "dilations": [1, *a.get("dilations", [1])], "pads": [0, pads[0], 0, pads[1]]}
+    x4 = imp.temp(x, (s[0], s[1], 1, s[2]))
+    imp.emit("RESHAPE", [imp.operand(x), imp.ints([s[0] or -1, s[1], 1, s[2] or -1])], [x4])
+    y4 = imp.temp(x, (ys[0], ys[1], 1, ys[2]))
+    _pool2d(imp, n, x, x4, (s[0], s[1], 1, s[2]), lambda: y4)
+    y = imp.output(n.outputs[0], like=x)
+    imp.emit("RESHAPE", [y4, imp.ints([ys[0] or -1, ys[1], ys[2] or -1])], [y])
+
+
+def _pool2d(imp, n, x, xo, shape, make_output):
+    """AVERAGE_POOL_2D / MAX_POOL_2D of operand ``xo`` (NCHW ``shape``) into the operand
+    ``make_output()`` gives."""
+    kernel = list(n.attr("kernel_shape"))
     strides, dil = window(imp, n)
     if dil != [1, 1]:
         imp.fail(f"attribute 'dilations'={dil} has no mapping")
@@ -248,11 +271,9 @@ def pool(imp, n):
         imp.fail("the Indices output has no mapping")
     if n.attr("storage_order", 0):
         imp.fail("attribute 'storage_order'=1 has no mapping")
-    shape = imp.shape(x)
     hw = (shape[2], shape[3]) if shape and len(shape) == 4 else (0, 0)
     pads = spatial_pads(imp, n, hw, kernel, strides, [1, 1])
     avg = n.op_type == "AveragePool"
-    xo = imp.operand(x)
     if n.attr("ceil_mode", 0) and pads is not None:
         if 0 in hw:
             imp.fail("attribute 'ceil_mode'=1 needs known spatial dimensions")
@@ -266,11 +287,12 @@ def pool(imp, n):
     if avg and n.attr("count_include_pad", 0) and pads and any(pads):
         # NNAPI averages over the valid elements only: pad with zeros first
         t, left, bot, r = pads
-        s = imp.static_shape(x)
-        padded = imp.temp(x, (s[0], s[1], s[2] + t + bot, s[3] + left + r))
+        if 0 in shape:
+            imp.fail("attribute 'count_include_pad'=1 needs known dimensions")
+        padded = imp.temp(x, (shape[0], shape[1], shape[2] + t + bot, shape[3] + left + r))
         imp.emit("PAD", [xo, imp.ints([[0, 0], [0, 0], [t, bot], [left, r]])], [padded])
         xo, pads = padded, [0, 0, 0, 0]
-    y = imp.output(n.outputs[0], like=x)
+    y = make_output()
     if pads is None:
         padding = [imp.int32(1)]
     else:

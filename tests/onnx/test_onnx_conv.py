@@ -123,3 +123,16 @@ def test_mul_add_by_channel_constants_fold_into_the_conv(devices):
               [("w", f32(4, 3, 1, 1)), *_bn_inits(4), ("k", f32(1, 4, 1, 1)),
                ("a", f32(4, 1, 1))])
     check(m, {"x": f32(1, 3, 4, 4)}, devices, ops=["CONV_2D"])
+
+
+@pytest.mark.parametrize("op,attrs", [("MaxPool", {"kernel_shape": [3], "strides": [2]}),
+                                      ("AveragePool", {"kernel_shape": [2], "pads": [1, 0]})])
+def test_pooling_1d(devices, op, attrs):
+    from tests.onnx.kit import ort
+
+    x = f32(1, 2, 9)
+    probe = graph([node(op, ["x"], **attrs)], [("x", [1, 2, 9])], [("y", None)])
+    shape = list(ort(probe, {"x": x})[0].shape)
+    m = graph([node(op, ["x"], **attrs)], [("x", [1, 2, 9])], [("y", shape)])
+    check(m, {"x": x}, devices, ops=["RESHAPE", op.upper().replace("POOL", "_POOL_2D"),
+                                     "RESHAPE"])

@@ -92,3 +92,17 @@ def test_non_constant_weights_and_bad_files():
         load(b"\x08\x07garbage that is no protobuf\xff\xff")
     with pytest.raises(OnnxImportError, match=r"^shapes: the model has no input named 'z'"):
         load(small_net().SerializeToString(), shapes={"z": (1,)})
+
+
+def test_float16_model(devices):
+    """float16 weights, constants and scalars stay float16 (TENSOR_FLOAT16 / FLOAT16)."""
+    H = onnx.TensorProto.FLOAT16
+    m = graph([helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+               helper.make_node("HardSigmoid", ["c"], ["h"]),
+               helper.make_node("Add", ["h", "a"], ["s"]),
+               helper.make_node("Softmax", ["s"], ["y"], axis=1)],
+              [("x", [1, 2, 4, 4], H)], [("y", [1, 3, 4, 4], H)],
+              [("w", f32(3, 2, 3, 3).astype(np.float16)), ("b", f32(3).astype(np.float16)),
+               ("a", f32(3, 1, 1).astype(np.float16))], opset=13)
+    imported = check(m, {"x": f32(1, 2, 4, 4).astype(np.float16)}, devices, atol=2e-3)
+    assert imported.inputs[0].dtype == np.float16
