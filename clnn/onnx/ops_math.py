@@ -140,12 +140,14 @@ def softmax(imp, n):
     if imp.opset >= 13 or axis == rank - 1:
         imp.emit(nn, [imp.operand(x), beta, imp.int32(axis)], [y])
         return
-    s = imp.static_shape(x)
-    flat = (int(np.prod(s[:axis])), int(np.prod(s[axis:])))
+    s = imp.shape(x)
+    if list(s).count(0) > 1:  # one unknown dimension (a dynamic batch) RESHAPE can infer
+        imp.fail(f"the input shape {list(s)} has more than one unknown dimension")
+    flat = tuple(0 if 0 in part else int(np.prod(part)) for part in (s[:axis], s[axis:]))
     t1, t2 = imp.temp(x, flat), imp.temp(x, flat)
-    imp.emit("RESHAPE", [imp.operand(x), imp.ints(flat)], [t1])
+    imp.emit("RESHAPE", [imp.operand(x), imp.ints([d or -1 for d in flat])], [t1])
     imp.emit(nn, [t1, beta, imp.int32(1)], [t2])
-    imp.emit("RESHAPE", [t2, imp.ints(s)], [y])
+    imp.emit("RESHAPE", [t2, imp.ints([d or -1 for d in s])], [y])
 
 
 def gemm(imp, n):

@@ -129,3 +129,9 @@ def test_comparison_outputs_bool(devices):
     m = graph([node("Greater", ["a", "b"])], [("a", [2, 3]), ("b", [2, 3])],
               [("y", [2, 3], TensorProto.BOOL)])
     check(m, {"a": f32(2, 3), "b": f32(2, 3)}, devices, ops=["GREATER"])
+
+
+def test_softmax_opset_11_with_a_dynamic_batch(devices):
+    m = graph([node("Softmax", ["x"])], [("x", ["N", 3, 4])], [("y", ["N", 3, 4])], opset=11)
+    imported = check(m, {"x": f32(2, 3, 4)}, devices, ops=["RESHAPE", "SOFTMAX", "RESHAPE"])
+    assert imported.inputs[0].shape == (0, 3, 4)
