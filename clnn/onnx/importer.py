@@ -353,11 +353,15 @@ class Importer:
 def load(path_or_bytes, shapes=None) -> ImportedModel:
     """See :func:`clnn.onnx.load`."""
     model = read_model(path_or_bytes)
-    importer = Importer(model, shapes)
+    importer = None
     try:
-        return importer.build()
+        with np.errstate(all="ignore"):  # weights with NaN or inf are the model's business
+            importer = Importer(model, shapes)
+            return importer.build()
     except OnnxImportError:
         raise
     except Exception as e:  # last resort: a malformation no check anticipated
-        where = importer.node.label if importer.node is not None else "the model"
-        raise OnnxImportError(f"{where}: cannot import ({type(e).__name__}: {e})") from e
+        node = importer.node if importer is not None else None
+        where = node.label if node is not None else "the model"
+        raise OnnxImportError(f"{where}: cannot import ({type(e).__name__}: "
+                              f"{str(e).splitlines()[0] if str(e) else ''})") from e

@@ -106,3 +106,25 @@ def test_float16_model(devices):
                ("a", f32(3, 1, 1).astype(np.float16))], opset=13)
     imported = check(m, {"x": f32(1, 2, 4, 4).astype(np.float16)}, devices, atol=2e-3)
     assert imported.inputs[0].dtype == np.float16
+
+
+def test_damaged_files_raise_only_onnx_import_error():
+    """Truncations and byte flips of a valid model either load or raise OnnxImportError (with
+    a one-line message), never another exception."""
+    data = small_net().SerializeToString()
+    rng = np.random.default_rng(1)
+    outcomes = {"loaded": 0, "rejected": 0}
+    for k in range(60):
+        b = bytearray(data)
+        if k % 3 == 0:
+            b = b[: int(rng.integers(1, len(b)))]
+        else:
+            for _ in range(int(rng.integers(1, 4))):
+                b[int(rng.integers(0, len(b)))] = int(rng.integers(0, 256))
+        try:
+            load(bytes(b))
+            outcomes["loaded"] += 1
+        except OnnxImportError as e:
+            assert "\n" not in str(e)
+            outcomes["rejected"] += 1
+    assert outcomes["rejected"] > 0
