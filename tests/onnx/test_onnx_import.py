@@ -128,3 +128,10 @@ def test_damaged_files_raise_only_onnx_import_error():
             assert "\n" not in str(e)
             outcomes["rejected"] += 1
     assert outcomes["rejected"] > 0
+
+
+def test_cli_error_path_prints_the_message_alone():
+    from clnn.tools.errors import describe
+
+    e = OnnxImportError("node n1 (Erf): the operator has no NNAPI mapping")
+    assert describe(e) == ("node n1 (Erf): the operator has no NNAPI mapping", 1)
