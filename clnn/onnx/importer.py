@@ -83,8 +83,17 @@ class Importer:
         the file declares)."""
         import onnx
 
+        model = self.model
+        if model.ir_version < 4:  # IR 3 infers only through initializers listed as inputs
+            listed = {i.name for i in model.graph.input}
+            missing = [t for t in model.graph.initializer if t.name not in listed]
+            if missing:
+                model = onnx.ModelProto()
+                model.CopyFrom(self.model)
+                model.graph.input.extend(onnx.helper.make_tensor_value_info(
+                    t.name, t.data_type, list(t.dims)) for t in missing)
         try:
-            inferred = onnx.shape_inference.infer_shapes(self.model, data_prop=True)
+            inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
         except Exception:
             inferred = self.model
         info = {}
