@@ -136,3 +136,29 @@ def test_pooling_1d(devices, op, attrs):
     m = graph([node(op, ["x"], **attrs)], [("x", [1, 2, 9])], [("y", shape)])
     check(m, {"x": x}, devices, ops=["RESHAPE", op.upper().replace("POOL", "_POOL_2D"),
                                      "RESHAPE"])
+
+
+def test_random_fills_replace_constant_of_shape_weights(devices):
+    """tests/kits/onnx_fills.py (for the light_* models): the fills become random initializers
+    and the folded Conv + BatchNormalization still matches onnxruntime."""
+    from onnx import TensorProto, helper
+
+    from tests.kits.onnx_fills import randomize_fills
+
+    def fill(name, shape):
+        return [node("ConstantOfShape", [name + "_shape"], [name],
+                     value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0]))], \
+            [(name + "_shape", np.array(shape, np.int64))]
+
+    nodes, inits = [], []
+    for name, shape in (("w", [4, 3, 3, 3]), ("g", [4]), ("be", [4]), ("mu", [4]),
+                        ("var", [4])):
+        n, i = fill(name, shape)
+        nodes += n
+        inits += i
+    nodes += [node("Conv", ["x", "w"], ["c"]),
+              node("BatchNormalization", ["c", "g", "be", "mu", "var"])]
+    m = randomize_fills(graph(nodes, [("x", [1, 3, 5, 5])], [("y", [1, 4, 3, 3])], inits))
+    assert "ConstantOfShape" not in {n.op_type for n in m.graph.node}
+    out = check(m, {"x": f32(1, 3, 5, 5)}, devices, ops=["CONV_2D"])
+    assert out.outputs[0].shape == (1, 4, 3, 3)
