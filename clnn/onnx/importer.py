@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from clnn.importing import ImportedModel, IoTensor
+from clnn.onnx import views
 from clnn.onnx.dtypes import ELEM_TYPES
 from clnn.onnx.errors import OnnxImportError
 from clnn.onnx.folding import fold, foldable
@@ -22,6 +23,8 @@ from hal.errors import BuilderError, HalError
 from hal.types import NUMPY_DTYPE, OperandType
 
 OT = OperandType
+#: operators whose converters read rank > 4 views themselves (clnn.onnx.views: the others)
+VIEW_NATIVE = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze"}
 class Importer:
     """Builds one NNAPI model from an ONNX graph; converters call its helpers."""
 
@@ -316,7 +319,10 @@ class Importer:
             if conv is None:
                 self.fail("the operator has no NNAPI mapping")
             try:
-                conv(self, n)
+                if any(x in self.views for x in n.inputs) and n.op_type not in VIEW_NATIVE:
+                    views.convert(self, n, conv)  # rank > 4 inputs, on their rank-4 operands
+                else:
+                    conv(self, n)
             except OnnxImportError:
                 raise
             except (HalError, BuilderError) as e:

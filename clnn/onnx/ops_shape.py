@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from clnn.onnx import views
 from clnn.onnx.dtypes import ELEM_TYPES
 from hal.types import OperandType
 
 OT = OperandType
 INT_BIG = 2**31 - 1
-#: the operators that read a rank > 4 value without an operand of its own (Importer.views)
-VIEW_READERS = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze"}
+
 
 
 def reshape_to(imp, x: str, y: str, target):
@@ -22,7 +22,7 @@ def reshape_to(imp, x: str, y: str, target):
     target = [int(d) for d in target]
     readers = imp.readers.get(y, [])
     if len(target) > 4 and y not in imp.outputs and readers and all(
-            r.op_type in VIEW_READERS for r in readers):
+            r.op_type in views.READERS for r in readers):
         imp.views[y] = (imp.source(x), tuple(target))  # for a Transpose (a channel shuffle)
         return
     if target.count(0) > 1:

@@ -186,3 +186,30 @@ def test_opset_9_unsqueeze_and_dropout_mask_fold(devices):
              node("Add", ["d", "cu"])]
     m = graph(nodes, [("x", [2, 3])], [("y", [2, 3])], [("c", f32(3))], opset=9)
     check(m, {"x": f32(2, 3)}, devices, ops=["ADD"])
+
+
+def test_yolo_head_in_rank_5(devices):
+    """A YOLOv5-style head: Reshape to rank 5, Transpose, Sigmoid, Slices of the last axis,
+    arithmetic with rank-5 constants, Concat and Reshape back: every rank-5 value runs as its
+    rank-3 form ([N*3, H*W, 7]), which holds the same elements in the same order."""
+    def sl(x, y, a, b):
+        return [node("Slice", [x, f"{y}_s", f"{y}_e", "ax"], [y])], \
+            [(f"{y}_s", np.array([a], I64)), (f"{y}_e", np.array([b], I64))]
+
+    nodes = [node("Reshape", ["x", "s5"], ["r"]),
+             node("Transpose", ["r"], ["t"], perm=[0, 1, 3, 4, 2]),
+             node("Sigmoid", ["t"], ["g"])]
+    inits = [("s5", np.array([1, 3, 7, 2, 4], I64)), ("ax", np.array([-1], I64)),
+             ("two", np.array(2.0, np.float32)), ("grid", f32(1, 1, 2, 4, 2)),
+             ("anchor", np.abs(f32(1, 3, 1, 1, 2))), ("s3", np.array([1, -1, 7], I64))]
+    for x, y, a, b in (("g", "xy", 0, 2), ("g", "wh", 2, 4), ("g", "rest", 4, 7)):
+        n, i = sl(x, y, a, b)
+        nodes += n
+        inits += i
+    nodes += [node("Mul", ["xy", "two"], ["xy2"]), node("Add", ["xy2", "grid"], ["xyg"]),
+              node("Mul", ["wh", "wh"], ["wh2"]), node("Mul", ["wh2", "anchor"], ["wha"]),
+              node("Concat", ["xyg", "wha", "rest"], ["cat"], axis=-1),
+              node("Reshape", ["cat", "s3"])]
+    m = graph(nodes, [("x", [1, 21, 2, 4])], [("y", [1, 24, 7])], inits)
+    imported = check(m, {"x": f32(1, 21, 2, 4)}, devices)
+    assert all(len(o.dimensions) <= 4 for o in imported.model.main.operands)
