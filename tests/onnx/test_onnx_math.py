@@ -135,3 +135,13 @@ def test_softmax_opset_11_with_a_dynamic_batch(devices):
     m = graph([node("Softmax", ["x"])], [("x", ["N", 3, 4])], [("y", ["N", 3, 4])], opset=11)
     imported = check(m, {"x": f32(2, 3, 4)}, devices, ops=["RESHAPE", "SOFTMAX", "RESHAPE"])
     assert imported.inputs[0].shape == (0, 3, 4)
+
+
+def test_constant_nodes_are_folded(devices):
+    from onnx import helper
+
+    c = helper.make_tensor("c", TensorProto.FLOAT, [3], [1.0, -2.0, 0.5])
+    m = graph([node("Constant", [], ["k"], value=c), node("Constant", [], ["e"], value_float=2.0),
+               node("Pow", ["k", "e"], ["k2"]), node("Mul", ["x", "k2"])],
+              [("x", [2, 3])], [("y", [2, 3])])
+    check(m, {"x": f32(2, 3)}, devices, ops=["MUL"])
