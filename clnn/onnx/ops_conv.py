@@ -205,9 +205,7 @@ def conv_transpose(imp, n):
     w = imp.const_input(n, 1, "the weights")
     if w.ndim != 4:
         imp.fail(f"only 2-D transposed convolutions are mapped (weights of rank {w.ndim})")
-    if int(n.attr("group", 1)) != 1:
-        imp.fail(f"attribute 'group'={n.attrs['group']} has no mapping (TRANSPOSE_CONV_2D has "
-                 "no groups)")
+    group = int(n.attr("group", 1))
     n.attr("kernel_shape")
     strides, dil = window(imp, n)
     if dil != [1, 1]:
@@ -223,17 +221,30 @@ def conv_transpose(imp, n):
     if min(pads) < 0:
         imp.fail(f"attribute 'output_padding'={extra} exceeds the end pads (NNAPI pads cannot "
                  "be negative)")
-    i, o, kh, kw = w.shape
-    bias = imp.const(n.input(2)) if n.input(2) else np.zeros(o, np.float32)
+    i, og, kh, kw = w.shape
+    bias = imp.const(n.input(2)) if n.input(2) else np.zeros(og * group, np.float32)
     if bias is None:
         imp.fail("the bias (input 2) must be a constant")
-    filt = imp.b.constant(np.ascontiguousarray(w.transpose(1, 2, 3, 0).astype(np.float32)))
+    dt = np.float16 if imp.operand_type(x) == OT.TENSOR_FLOAT16 else np.float32
     y = imp.output(n.outputs[0], like=x)
     t, left, bot, r = pads
-    imp.emit("TRANSPOSE_CONV_2D", [imp.operand(x), filt, imp.b.constant(bias.astype(np.float32)),
-                                   *[imp.int32(v) for v in (left, r, t, bot)],
-                                   imp.int32(strides[1]), imp.int32(strides[0]), imp.int32(0),
-                                   imp.bool(True)], [y])
+    args = [*[imp.int32(v) for v in (left, r, t, bot)], imp.int32(strides[1]),
+            imp.int32(strides[0]), imp.int32(0), imp.bool(True)]
+    if group == 1:
+        xs, ys = [imp.operand(x)], [y]
+    else:  # TRANSPOSE_CONV_2D has no groups: SPLIT, one per group, CONCATENATION
+        s, out = imp.shape(x), imp.shape(n.outputs[0])
+        xs = [imp.temp(x, (s[0], s[1] // group, *s[2:])) for _ in range(group)]
+        ys = [imp.temp(x, (out[0], og, *out[2:])) for _ in range(group)]
+        imp.emit("SPLIT", [imp.operand(x), imp.int32(1), imp.int32(group)], xs)
+    ig = i // group
+    for k, (xk, yk) in enumerate(zip(xs, ys)):
+        wk = w[k * ig:(k + 1) * ig]  # [I/g, O/g, kH, kW] -> NNAPI's [O/g, kH, kW, I/g]
+        filt = imp.b.constant(np.ascontiguousarray(wk.transpose(1, 2, 3, 0).astype(dt)))
+        bk = imp.b.constant(bias[k * og:(k + 1) * og].astype(dt))
+        imp.emit("TRANSPOSE_CONV_2D", [xk, filt, bk, *args], [yk])
+    if group > 1:
+        imp.emit("CONCATENATION", [*ys, imp.int32(1)], [y])
 
 
 def pool(imp, n):

@@ -74,6 +74,13 @@ def test_conv_transpose(devices, attrs, x, y):
     check(m, {"x": f32(*x)}, devices, ops=["TRANSPOSE_CONV_2D"])
 
 
+def test_grouped_conv_transpose_is_split_per_group(devices):
+    m = graph([node("ConvTranspose", ["x", "w", "b"], group=2, strides=[2, 2])],
+              [("x", [1, 4, 3, 3])], [("y", [1, 6, 7, 7])], [("w", f32(4, 3, 3, 3)), ("b", f32(6))])
+    check(m, {"x": f32(1, 4, 3, 3)}, devices,
+          ops=["SPLIT", "TRANSPOSE_CONV_2D", "TRANSPOSE_CONV_2D", "CONCATENATION"])
+
+
 @pytest.mark.parametrize("op,attrs,y", [
     ("MaxPool", {"kernel_shape": [2, 2], "strides": [2, 2]}, (1, 2, 3, 3)),
     ("MaxPool", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]},
