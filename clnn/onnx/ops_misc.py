@@ -1,7 +1,8 @@
 """Operators beyond the issue's list that real models use and NNAPI can express: DepthToSpace /
 SpaceToDepth (NCHW layout flag), Tile / Expand (TILE), Where (SELECT), ArgMax / ArgMin,
 TopK, LayerNormalization (decomposed: MEAN, SUB, MUL, MEAN, ADD, RSQRT, MUL, MUL, ADD),
-Softplus (EXP, ADD, LOG) and Ceil (NEG, FLOOR, NEG)."""
+Softplus (EXP, ADD, LOG), Ceil (NEG, FLOOR, NEG), and Erf / Gelu (a polynomial of NNAPI
+arithmetic, as NNAPI has no ERF)."""
 
 from __future__ import annotations
 
@@ -174,7 +175,77 @@ def ceil(imp, n):
     imp.emit("NEG", [b], [y])
 
 
+#: Abramowitz & Stegun 7.1.26: erf(x) = 1 - t (a1 + t (a2 + ... + t a5)) exp(-x^2) for x >= 0,
+#: t = 1 / (1 + p x), absolute error below 1.5e-7 (float32's own rounding is ~6e-8)
+ERF_P = 0.3275911
+ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+def emit_erf(imp, like, xo, shape, y):
+    """erf of operand ``xo`` into operand ``y`` with NNAPI's arithmetic (it has no ERF)."""
+    def t():
+        return imp.temp(like, shape)
+
+    def op(nn, *ins, fuse=True):
+        out = t()
+        imp.emit(nn, [*ins, *([imp.int32(0)] if fuse else [])], [out])
+        return out
+
+    def c(v):
+        return imp.float_like([v], like)
+
+    a = op("ABS", xo, fuse=False)
+    tt = op("DIV", c(1.0), op("ADD", op("MUL", a, c(ERF_P)), c(1.0)))
+    h = op("MUL", tt, c(ERF_A[4]))
+    for coef in ERF_A[3::-1]:
+        h = op("MUL", op("ADD", h, c(coef)), tt)
+    e = op("EXP", op("NEG", op("MUL", a, a), fuse=False), fuse=False)
+    erf_abs = op("SUB", c(1.0), op("MUL", h, e))
+    sign = op("DIV", xo, op("ADD", a, c(1e-30)))  # x / |x|, 0 at 0
+    imp.emit("MUL", [erf_abs, sign, imp.int32(0)], [y])
+
+
+def erf(imp, n):
+    x = n.input(0)
+    if not imp.is_float(x):
+        imp.fail("only float inputs are mapped")
+    emit_erf(imp, x, imp.operand(x), imp.shape(x), imp.output(n.outputs[0], like=x))
+
+
+def gelu(imp, n):
+    """0.5 x (1 + erf(x / sqrt 2)), or with approximate="tanh" its tanh form."""
+    x = n.input(0)
+    s = imp.shape(x)
+    xo = imp.operand(x)
+    inner = imp.temp(x, s)
+    if n.attr("approximate", "none") == "tanh":
+        x3 = imp.temp(x, s)
+        imp.emit("MUL", [xo, xo, imp.int32(0)], [x3])
+        cube = imp.temp(x, s)
+        imp.emit("MUL", [x3, xo, imp.int32(0)], [cube])
+        poly = imp.temp(x, s)
+        imp.emit("MUL", [cube, imp.float_like([0.044715], x), imp.int32(0)], [poly])
+        arg = imp.temp(x, s)
+        imp.emit("ADD", [poly, xo, imp.int32(0)], [arg])
+        scaled = imp.temp(x, s)
+        imp.emit("MUL", [arg, imp.float_like([np.sqrt(2 / np.pi)], x), imp.int32(0)], [scaled])
+        imp.emit("TANH", [scaled], [inner])
+    elif n.attrs.get("approximate", "none") == "none":
+        half = imp.temp(x, s)
+        imp.emit("MUL", [xo, imp.float_like([1 / np.sqrt(2)], x), imp.int32(0)], [half])
+        emit_erf(imp, x, half, s, inner)
+    else:
+        imp.fail(f"attribute 'approximate'={n.attrs['approximate']!r} has no mapping")
+    one = imp.temp(x, s)
+    imp.emit("ADD", [inner, imp.float_like([1.0], x), imp.int32(0)], [one])
+    hx = imp.temp(x, s)
+    imp.emit("MUL", [xo, imp.float_like([0.5], x), imp.int32(0)], [hx])
+    imp.emit("MUL", [hx, one, imp.int32(0)], [imp.output(n.outputs[0], like=x)])
+
+
 CONVERTERS = {
+    "Erf": erf,
+    "Gelu": gelu,
     "DepthToSpace": depth_space,
     "SpaceToDepth": depth_space,
     "Tile": tile,

@@ -71,3 +71,22 @@ def test_softplus_and_ceil(devices):
     check(m, {"x": f32(2, 6, scale=4.0)}, devices, ops=["EXP", "ADD", "LOG"])
     m = graph([node("Ceil", ["x"])], [("x", [2, 6])], [("y", [2, 6])])
     check(m, {"x": f32(2, 6, scale=4.0)}, devices, ops=["NEG", "FLOOR", "NEG"])
+
+
+def test_erf_and_gelu(devices):
+    """NNAPI has no ERF: a rational-polynomial form (abs error < 1.5e-7) of NNAPI arithmetic."""
+    x = {"x": np.concatenate([f32(2, 20, scale=2.0), np.zeros((2, 1), np.float32)], axis=1)}
+    m = graph([node("Erf", ["x"])], [("x", [2, 21])], [("y", [2, 21])])
+    check(m, x, devices)
+    for approximate in ("none", "tanh"):
+        m = graph([node("Gelu", ["x"], approximate=approximate)], [("x", [2, 21])],
+                  [("y", [2, 21])], opset=20)
+        check(m, x, devices)
+
+
+def test_other_domains_are_refused():
+    """Operators of other domains (com.microsoft's fused ones) have no mapping."""
+    m = graph([helper.make_node("FusedGemm", ["x"], ["y"], domain="com.microsoft")],
+              [("x", [2, 3])], [("y", [2, 3])])
+    with pytest.raises(OnnxImportError, match=r"domain 'com.microsoft' has no NNAPI mapping$"):
+        load(m.SerializeToString())
