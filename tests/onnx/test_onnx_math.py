@@ -145,3 +145,14 @@ def test_constant_nodes_are_folded(devices):
                node("Pow", ["k", "e"], ["k2"]), node("Mul", ["x", "k2"])],
               [("x", [2, 3])], [("y", [2, 3])])
     check(m, {"x": f32(2, 3)}, devices, ops=["MUL"])
+
+
+@pytest.mark.parametrize("sa,sb,const_b", [((5,), (5, 4), True), ((2, 3, 5), (5,), True),
+                                            ((5,), (2, 5, 4), False), ((3, 5), (5,), False)])
+def test_matmul_with_a_vector(devices, sa, sb, const_b):
+    y = list(np.matmul(np.zeros(sa), np.zeros(sb)).shape)
+    inputs = [("a", list(sa))] + ([] if const_b else [("b", list(sb))])
+    inits = [("b", f32(*sb))] if const_b else []
+    m = graph([node("MatMul", ["a", "b"])], inputs, [("y", y)], inits)
+    feeds = {"a": f32(*sa), **({} if const_b else {"b": f32(*sb)})}
+    check(m, feeds, devices)
