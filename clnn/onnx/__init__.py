@@ -21,8 +21,10 @@ The contract:
   message naming the node, its operator and what is missing; an unreadable file or an opset
   outside the range is one too.
 
-Modules: :mod:`clnn.onnx.importer` (values, constant folding, the graph), :mod:`clnn.onnx.ops`
-(the operator table, from ``ops_conv``, ``ops_math``, ``ops_shape``, ...).
+Modules: :mod:`clnn.onnx.reader` (the file, its opset, nodes), :mod:`clnn.onnx.folding`
+(constant folding), :mod:`clnn.onnx.importer` (values to operands, the graph),
+:mod:`clnn.onnx.ops` (the operator table, from ``ops_conv``, ``ops_math``, ``ops_shape``,
+``ops_resize``, ``ops_quant``, ``ops_misc``), :mod:`clnn.onnx.views` (rank > 4 values).
 """
 
 from clnn.importing import ImportedModel, IoTensor, ModelImportError
