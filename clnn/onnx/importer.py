@@ -348,9 +348,11 @@ class Importer:
             o = model.main.operands[self.operands[name]]
             return IoTensor(name, k, tuple(o.dimensions), NUMPY_DTYPE[o.type])
 
+        # ONNX values only: names with a NUL are the importer's own (a matmul's 2-D form)
+        values = {k: v for k, v in self.operands.items() if "\0" not in k}
         return ImportedModel(model, [io(k, n) for k, n in enumerate(self.input_names)],
                              [io(k, n) for k, n in enumerate(self.outputs)],
-                             [n.op_type for n in self.nodes], dict(self.operands))
+                             [n.op_type for n in self.nodes], values)
 
     def _input_quant(self, name: str) -> tuple[float, int]:
         """(scale, zero point) of an 8-bit input, from the DequantizeLinear reading it."""

@@ -144,3 +144,13 @@ def test_ir_version_3_with_initializers_not_listed_as_inputs(devices):
     m.ir_version = 3
     m.opset_import[0].version = 9
     check(m, {"x": f32(1, 3, 5, 5)}, devices, checked=False)  # the checker wants IR >= 4 here
+
+
+def test_tensor_operands_name_onnx_values_only():
+    m = graph([helper.make_node("MatMul", ["x", "v"], ["m"]), helper.make_node("Relu", ["m"],
+                                                                                ["y"])],
+              [("x", [3, 4])], [("y", [3])], [("v", f32(4))])
+    imported = load(m.SerializeToString())
+    names = {i.name for i in m.graph.input} | {"m", "y", "v"}
+    assert set(imported.tensor_operands) <= names
+    assert {"x", "m", "y"} <= set(imported.tensor_operands)
