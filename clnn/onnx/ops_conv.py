@@ -354,8 +354,11 @@ def batch_norm(imp, n):
 
 def instance_norm(imp, n):
     x = n.input(0)
+    if imp.rank(x) == 3:
+        _instance_norm_1d(imp, n)
+        return
     if imp.rank(x) != 4:
-        imp.fail("only rank-4 (NCHW) inputs are mapped")
+        imp.fail("only rank-3 and rank-4 (NCHW) inputs are mapped")
     gamma = imp.const_input(n, 1, "scale").astype(np.float64)
     beta = imp.const_input(n, 2, "B").astype(np.float64)
     eps = n.attr("epsilon", 1e-5)
@@ -370,6 +373,25 @@ def instance_norm(imp, n):
     imp.emit("INSTANCE_NORMALIZATION", [xo, imp.scalar_like(1.0, x), imp.scalar_like(0.0, x),
                                         imp.scalar_like(eps, x), imp.bool(True)], [t])
     scale_shift(imp, x, y, gamma, beta, xo=t)
+
+
+def _instance_norm_1d(imp, n):
+    """[N, C, L] as [N, C, 1, L] (the same statistics per channel) between two RESHAPEs."""
+    from onnx import helper
+
+    x = n.input(0)
+    s = imp.shape(x)
+    if list(s).count(0) > 1:
+        imp.fail(f"the input shape {list(s)} has more than one unknown dimension")
+    x4, y4 = f"{x}\0as4d", f"{n.outputs[0]}\0as4d"
+    imp.operands[x4] = imp.temp(x, (s[0], s[1], 1, s[2]))
+    imp.emit("RESHAPE", [imp.operand(x), imp.ints([s[0] or -1, s[1], 1, s[2] or -1])],
+             [imp.operands[x4]])
+    imp.shape_override[y4] = (s[0], s[1], 1, s[2])
+    sub = helper.make_node("InstanceNormalization", [x4, *n.inputs[1:]], [y4])
+    instance_norm(imp, type(n)(sub, n.index, n.attrs, n.read))
+    y = imp.output(n.outputs[0], like=x)
+    imp.emit("RESHAPE", [imp.operand(y4), imp.ints([d or -1 for d in s])], [y])
 
 
 def lrn(imp, n):

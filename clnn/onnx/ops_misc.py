@@ -165,6 +165,19 @@ def softplus(imp, n):
     imp.emit("LOG", [p], [y])
 
 
+def mish(imp, n):
+    """x tanh(softplus(x)): EXP, ADD, LOG, TANH, MUL."""
+    x = n.input(0)
+    s = imp.shape(x)
+    xo = imp.operand(x)
+    e, p, sp, th = (imp.temp(x, s) for _ in range(4))
+    imp.emit("EXP", [xo], [e])
+    imp.emit("ADD", [e, imp.float_like([1.0], x), imp.int32(0)], [p])
+    imp.emit("LOG", [p], [sp])
+    imp.emit("TANH", [sp], [th])
+    imp.emit("MUL", [xo, th, imp.int32(0)], [imp.output(n.outputs[0], like=x)])
+
+
 def ceil(imp, n):
     x = n.input(0)
     s = imp.shape(x)
@@ -257,4 +270,5 @@ CONVERTERS = {
     "LayerNormalization": layer_norm,
     "Softplus": softplus,
     "Ceil": ceil,
+    "Mish": mish,
 }

@@ -90,3 +90,8 @@ def test_other_domains_are_refused():
               [("x", [2, 3])], [("y", [2, 3])])
     with pytest.raises(OnnxImportError, match=r"domain 'com.microsoft' has no NNAPI mapping$"):
         load(m.SerializeToString())
+
+
+def test_mish(devices):
+    m = graph([node("Mish", ["x"])], [("x", [2, 6])], [("y", [2, 6])], opset=18)
+    check(m, {"x": f32(2, 6, scale=3.0)}, devices, ops=["EXP", "ADD", "LOG", "TANH", "MUL"])

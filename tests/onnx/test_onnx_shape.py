@@ -213,3 +213,17 @@ def test_yolo_head_in_rank_5(devices):
     m = graph(nodes, [("x", [1, 21, 2, 4])], [("y", [1, 24, 7])], inits)
     imported = check(m, {"x": f32(1, 21, 2, 4)}, devices)
     assert all(len(o.dimensions) <= 4 for o in imported.model.main.operands)
+
+
+@pytest.mark.parametrize("op,ops", [("ReduceSumSquare", ["MUL", "REDUCE_SUM"]),
+                                    ("ReduceL1", ["ABS", "REDUCE_SUM"]),
+                                    ("ReduceL2", ["MUL", "REDUCE_SUM", "SQRT"]),
+                                    ("ReduceLogSumExp", ["EXP", "REDUCE_SUM", "LOG"]),
+                                    ("ReduceLogSum", ["REDUCE_SUM", "LOG"])])
+def test_reductions_around_a_sum(devices, op, ops):
+    x = f32(2, 3, 4)
+    if op == "ReduceLogSum":
+        x = np.abs(x) + 0.1
+    m = graph([node(op, ["x"], axes=[1], keepdims=0)], [("x", [2, 3, 4])], [("y", [2, 4])],
+              opset=13)
+    check(m, {"x": x}, devices, ops=ops)
