@@ -165,6 +165,61 @@ def softplus(imp, n):
     imp.emit("LOG", [p], [y])
 
 
+def pad_by_copies(imp, x, out, pairs, mode):
+    """Pad ``x`` by "reflect" or "edge" (NNAPI 1.3 pads with constants only): per padded axis,
+    the pieces are reversed STRIDED_SLICEs of the borders (reflect) or the border row TILEd
+    (edge), CONCATENATED around the tensor."""
+    s = list(imp.static_shape(x, "a reflect / edge Pad's input"))
+    rank = len(s)
+    cur = imp.operand(x)
+    padded = [k for k, (b, e) in enumerate(pairs) if b or e]
+    for step, axis in enumerate(padded):
+        b, e = pairs[axis]
+        dim = s[axis]
+        if mode == "reflect" and max(b, e) > dim - 1:
+            imp.fail(f"reflect pads {b}, {e} exceed the dimension {dim} less one")
+        pieces = []
+        for side, width in (("begin", b), ("end", e)):
+            if not width:
+                continue
+            shape = s[:axis] + [width] + s[axis + 1:]
+            piece = imp.temp(x, shape)
+            begin, end, stride = [0] * rank, [0] * rank, [1] * rank
+            mask = (1 << rank) - 1 & ~(1 << axis)  # every other axis whole
+            end_mask = mask
+            if mode == "reflect":
+                stride[axis] = -1
+                if side == "begin":  # x[width], ..., x[1]
+                    begin[axis], end[axis] = width, 0
+                else:  # x[dim - 2], ..., x[dim - 1 - width]
+                    begin[axis], end[axis] = dim - 2, dim - 2 - width
+                    if end[axis] < 0:
+                        end_mask |= 1 << axis
+                imp.emit("STRIDED_SLICE", [cur, imp.ints(begin), imp.ints(end), imp.ints(stride),
+                                           imp.int32(mask), imp.int32(end_mask), imp.int32(0)],
+                         [piece])
+            else:
+                row = imp.temp(x, s[:axis] + [1] + s[axis + 1:])
+                begin[axis] = 0 if side == "begin" else dim - 1
+                end[axis] = begin[axis] + 1
+                imp.emit("STRIDED_SLICE", [cur, imp.ints(begin), imp.ints(end), imp.ints(stride),
+                                           imp.int32(mask), imp.int32(end_mask), imp.int32(0)],
+                         [row])
+                mult = [1] * rank
+                mult[axis] = width
+                imp.emit("TILE", [row, imp.ints(mult)], [piece])
+            pieces.append((side, piece))
+        s[axis] = dim + b + e
+        ordered = [p for side, p in pieces if side == "begin"] + [cur] + \
+            [p for side, p in pieces if side == "end"]
+        last = step == len(padded) - 1
+        nxt = imp.output(out, shape=s, like=x) if last else imp.temp(x, s)
+        imp.emit("CONCATENATION", [*ordered, imp.int32(axis)], [nxt])
+        cur = nxt
+    if not padded:
+        imp.alias(out, x)
+
+
 def mish(imp, n):
     """x tanh(softplus(x)): EXP, ADD, LOG, TANH, MUL."""
     x = n.input(0)

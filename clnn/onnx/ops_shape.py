@@ -256,8 +256,8 @@ def pad(imp, n):
     x = n.input(0)
     rank = imp.rank(x)
     mode = n.attr("mode", "constant")
-    if mode != "constant":
-        imp.fail(f"attribute 'mode'={mode!r} has no mapping (NNAPI 1.3 pads with a constant)")
+    if mode not in ("constant", "reflect", "edge"):
+        imp.fail(f"attribute 'mode'={mode!r} has no mapping")
     if imp.opset < 11:
         pads, value = list(n.attr("pads", n.attr("paddings"))), float(n.attr("value", 0.0))
     else:
@@ -274,6 +274,11 @@ def pad(imp, n):
     if min(pads) < 0:
         imp.fail(f"negative pads {pads} have no mapping")
     pairs = [[int(pads[i]), int(pads[i + rank])] for i in range(rank)]
+    if mode != "constant":
+        from clnn.onnx.ops_misc import pad_by_copies
+
+        pad_by_copies(imp, x, n.outputs[0], pairs, mode)
+        return
     y = imp.output(n.outputs[0], like=x)
     if value == 0:
         imp.emit("PAD", [imp.operand(x), imp.ints(pairs)], [y])

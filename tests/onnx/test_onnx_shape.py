@@ -227,3 +227,13 @@ def test_reductions_around_a_sum(devices, op, ops):
     m = graph([node(op, ["x"], axes=[1], keepdims=0)], [("x", [2, 3, 4])], [("y", [2, 4])],
               opset=13)
     check(m, {"x": x}, devices, ops=ops)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "edge"])
+@pytest.mark.parametrize("pads", [[0, 0, 1, 2, 0, 0, 2, 1], [0, 0, 2, 0, 0, 0, 0, 3]])
+def test_pad_reflect_and_edge(devices, mode, pads):
+    x = f32(1, 2, 3, 4)
+    y = [1, 2, 3 + pads[2] + pads[6], 4 + pads[3] + pads[7]]
+    m = graph([node("Pad", ["x", "p"], mode=mode)], [("x", [1, 2, 3, 4])], [("y", y)],
+              [("p", np.array(pads, I64))], opset=13)
+    check(m, {"x": x}, devices)
