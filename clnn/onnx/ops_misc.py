@@ -233,6 +233,35 @@ def mish(imp, n):
     imp.emit("MUL", [xo, th, imp.int32(0)], [imp.output(n.outputs[0], like=x)])
 
 
+def selu_celu(imp, n):
+    """Selu = gamma ELU(x, alpha); Celu = alpha ELU(x / alpha, 1): ELU between MULs."""
+    x = n.input(0)
+    s = imp.shape(x)
+    alpha = n.attr("alpha", 1.6732632423543772 if n.op_type == "Selu" else 1.0)
+    xo = imp.operand(x)
+    if n.op_type == "Celu":
+        pre = imp.temp(x, s)
+        imp.emit("MUL", [xo, imp.float_like([1 / alpha], x), imp.int32(0)], [pre])
+        xo, elu_alpha, post = pre, 1.0, alpha
+    else:
+        elu_alpha, post = alpha, n.attr("gamma", 1.0507009873554805)
+    e = imp.temp(x, s)
+    imp.emit("ELU", [xo, imp.scalar_like(elu_alpha, x)], [e])
+    imp.emit("MUL", [e, imp.float_like([post], x), imp.int32(0)],
+             [imp.output(n.outputs[0], like=x)])
+
+
+def image_scaler(imp, n):
+    """The opset < 9 ImageScaler: scale * x + bias per channel (MUL, ADD)."""
+    from clnn.onnx.ops_conv import scale_shift
+
+    x = n.input(0)
+    bias = np.asarray(n.attr("bias", [0.0]), np.float64)
+    c = imp.static_shape(x)[1]
+    scale_shift(imp, x, imp.output(n.outputs[0], like=x), np.full(c, n.attr("scale", 1.0)),
+                np.broadcast_to(bias, (c,)))
+
+
 def ceil(imp, n):
     x = n.input(0)
     s = imp.shape(x)
@@ -326,4 +355,7 @@ CONVERTERS = {
     "Softplus": softplus,
     "Ceil": ceil,
     "Mish": mish,
+    "Selu": selu_celu,
+    "Celu": selu_celu,
+    "ImageScaler": image_scaler,
 }
