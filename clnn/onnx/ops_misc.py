@@ -17,12 +17,23 @@ OT = OperandType
 def depth_space(imp, n):
     x = n.input(0)
     block = int(n.attr("blocksize"))
-    if n.attr("mode", "DCR") != "DCR":
-        imp.fail(f"attribute 'mode'={n.attrs['mode']!r} has no mapping (NNAPI's DEPTH_TO_SPACE "
-                 "is DCR)")
+    mode = n.attr("mode", "DCR")
     nn = "DEPTH_TO_SPACE" if n.op_type == "DepthToSpace" else "SPACE_TO_DEPTH"
+    xo = imp.operand(x)
+    if mode == "CRD":  # NNAPI's is DCR: reorder the channels first (a GATHER)
+        s = imp.shape(x)
+        c = s[1] // (block * block)
+        if not c:
+            imp.fail("attribute 'mode'='CRD' needs a known channel count")
+        idx = [k * block * block + i * block + j for i in range(block) for j in range(block)
+               for k in range(c)]
+        t = imp.temp(x, s)
+        imp.emit("GATHER", [xo, imp.int32(1), imp.ints(idx)], [t])
+        xo = t
+    elif mode != "DCR":
+        imp.fail(f"attribute 'mode'={mode!r} has no mapping")
     y = imp.output(n.outputs[0], like=x)
-    imp.emit(nn, [imp.operand(x), imp.int32(block), imp.bool(True)], [y])
+    imp.emit(nn, [xo, imp.int32(block), imp.bool(True)], [y])
 
 
 def _tile(imp, x, out_name, in_shape, out_shape):

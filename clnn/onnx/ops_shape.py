@@ -124,6 +124,8 @@ def transpose(imp, n):
             groups[-1].append(p)
         else:
             groups.append([p])
+    if len(groups) > 4 and views.pixel_shuffle(imp, n, x, perm):
+        return
     if len(groups) > 4:
         imp.fail(f"perm {perm} moves more than 4 groups of axes (NNAPI transposes up to rank 4)")
     s = imp.shape(x)

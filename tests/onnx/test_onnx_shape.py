@@ -237,3 +237,22 @@ def test_pad_reflect_and_edge(devices, mode, pads):
     m = graph([node("Pad", ["x", "p"], mode=mode)], [("x", [1, 2, 3, 4])], [("y", y)],
               [("p", np.array(pads, I64))], opset=13)
     check(m, {"x": x}, devices)
+
+
+@pytest.mark.parametrize("mode", ["CRD", "DCR"])
+def test_pixel_shuffle_in_rank_6(devices, mode):
+    """The rank-6 Reshape -> Transpose -> Reshape of super-resolution models (PyTorch's
+    pixel_shuffle is CRD) becomes DEPTH_TO_SPACE (after a channel GATHER for CRD)."""
+    c, r, h, w = 2, 3, 2, 4
+    s6 = [1, c, r, r, h, w] if mode == "CRD" else [1, r, r, c, h, w]
+    perm = [0, 1, 4, 2, 5, 3] if mode == "CRD" else [0, 3, 4, 1, 5, 2]
+    m = graph([node("Reshape", ["x", "s6"], ["r6"]), node("Transpose", ["r6"], ["t"], perm=perm),
+               node("Reshape", ["t", "s4"])],
+              [("x", [1, c * r * r, h, w])], [("y", [1, c, h * r, w * r])],
+              [("s6", np.array(s6, I64)), ("s4", np.array([1, c, h * r, w * r], I64))])
+    ops = (["GATHER"] if mode == "CRD" else []) + ["DEPTH_TO_SPACE", "RESHAPE"]
+    check(m, {"x": f32(1, c * r * r, h, w)}, devices, ops=ops)
+
+    m = graph([node("DepthToSpace", ["x"], blocksize=r, mode=mode)],
+              [("x", [1, c * r * r, h, w])], [("y", [1, c, h * r, w * r])])
+    check(m, {"x": f32(1, c * r * r, h, w)}, devices)
