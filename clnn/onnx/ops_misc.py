@@ -264,7 +264,7 @@ def selu_celu(imp, n):
 
 def image_scaler(imp, n):
     """The opset < 9 ImageScaler: scale * x + bias per channel (MUL, ADD)."""
-    from clnn.onnx.ops_conv import scale_shift
+    from clnn.onnx.ops_norm import scale_shift
 
     x = n.input(0)
     bias = np.asarray(n.attr("bias", [0.0]), np.float64)

@@ -1,5 +1,5 @@
 """Shapes and data movement: Reshape / Flatten / Squeeze / Unsqueeze (all RESHAPE), Transpose,
-Concat, Split, Slice, Pad, Gather, Cast, Identity / Dropout (removed) and the reductions.
+Concat, Split, Slice, Pad, Gather, Cast and Identity / Dropout (removed).
 Attributes that later opsets moved to inputs (Squeeze axes, Split sizes, Slice starts / ends,
 Pad pads, ReduceX axes) are read from where the node's opset puts them."""
 
@@ -70,7 +70,7 @@ def flatten(imp, n):
                                       0 if 0 in tail else int(np.prod(tail))])
 
 
-def _axes(imp, n, first_input_opset: int, index: int = 1):
+def axes_of(imp, n, first_input_opset: int, index: int = 1):
     """The axes of a node: the ``axes`` attribute before ``first_input_opset``, input
     ``index`` from then on (None when absent)."""
     if imp.opset < first_input_opset:
@@ -86,7 +86,7 @@ def squeeze(imp, n):
     s = imp.shape(x)
     if s is None:
         imp.fail(f"the rank of {x!r} is unknown")
-    axes = _axes(imp, n, 13)
+    axes = axes_of(imp, n, 13)
     if axes is None:
         s = imp.static_shape(x)
         axes = [i for i, d in enumerate(s) if d == 1]
@@ -97,7 +97,7 @@ def squeeze(imp, n):
 def unsqueeze(imp, n):
     x = n.input(0)
     s = list(imp.shape(x) or ())
-    axes = _axes(imp, n, 13)
+    axes = axes_of(imp, n, 13)
     if axes is None:
         imp.fail("the axes are missing")
     rank = len(s) + len(axes)
@@ -353,46 +353,6 @@ def identity(imp, n):
     imp.alias(n.outputs[0], x)
 
 
-#: ONNX reductions -> (NNAPI operation, opset from which axes are an input)
-REDUCE = {"ReduceMean": ("MEAN", 18), "ReduceMax": ("REDUCE_MAX", 18),
-          "ReduceMin": ("REDUCE_MIN", 18), "ReduceSum": ("REDUCE_SUM", 13),
-          "ReduceProd": ("REDUCE_PROD", 18), "ReduceSumSquare": ("REDUCE_SUM", 18),
-          "ReduceL1": ("REDUCE_SUM", 18), "ReduceL2": ("REDUCE_SUM", 18),
-          "ReduceLogSumExp": ("REDUCE_SUM", 18), "ReduceLogSum": ("REDUCE_SUM", 18)}
-#: the reductions that are a sum between element-wise steps: (before, after)
-REDUCE_AROUND = {"ReduceSumSquare": ("MUL", None), "ReduceL1": ("ABS", None),
-                 "ReduceL2": ("MUL", "SQRT"), "ReduceLogSumExp": ("EXP", "LOG"),
-                 "ReduceLogSum": (None, "LOG")}
-
-
-def reduce(imp, n):
-    x = n.input(0)
-    rank = imp.rank(x)
-    nn, first = REDUCE[n.op_type]
-    axes = _axes(imp, n, first)
-    keep = bool(n.attr("keepdims", 1))
-    if not axes:
-        if n.attr("noop_with_empty_axes", 0):
-            imp.alias(n.outputs[0], x)
-            return
-        axes = list(range(rank))
-    axes = sorted({a + rank if a < 0 else a for a in axes})
-    y = imp.output(n.outputs[0], like=x)
-    flag = imp.int32(keep) if nn == "MEAN" else imp.bool(keep)
-    xo = imp.operand(x)
-    before, after = REDUCE_AROUND.get(n.op_type, (None, None))
-    if before:  # the element-wise step before the sum (x * x, |x|, exp x)
-        t = imp.temp(x, imp.shape(x))
-        imp.emit(before, [xo, xo, imp.int32(0)] if before == "MUL" else [xo], [t])
-        xo = t
-    if after:  # and after it (sqrt, log)
-        r = imp.temp(x, imp.shape(n.outputs[0]))
-        imp.emit(nn, [xo, imp.ints(axes), flag], [r])
-        imp.emit(after, [r], [y])
-        return
-    imp.emit(nn, [xo, imp.ints(axes), flag], [y])
-
-
 CONVERTERS = {
     "Reshape": reshape,
     "Flatten": flatten,
@@ -407,5 +367,4 @@ CONVERTERS = {
     "Cast": cast,
     "Identity": identity,
     "Dropout": identity,
-    **{k: reduce for k in REDUCE},
 }
