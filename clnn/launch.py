@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from clnn.kernels.registry import In, Out
-from clnn.memory import DeviceTensor
+from clnn.memory import DeviceTensor, PoolTensor, on_device
 from hal.errors import GeneralFailure
 from hal.types import NUMPY_DTYPE
 
@@ -35,27 +35,46 @@ class Launch:
 
 
 def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
-                 keep_all: bool = False):
+                 keep_all: bool = False, resident=()):
     """Run a plan on ``queue``: ``values`` gives its inputs and receives its outputs (arrays, or
-    DeviceTensors for model outputs in ``device_outputs`` device memories). ``keep_all``: every
-    tensor the kernels write is also downloaded, right after the kernels of the operation that
-    writes it (before liveness lets a later tensor reuse its bytes; the queue is in order)."""
+    DeviceTensors for model outputs in ``device_outputs`` device memories, or PoolTensors, left
+    in the pool, for the outputs in ``resident``: those the next OpenCL partitions read).
+    ``keep_all``: every tensor an operation writes is also downloaded right after the kernels
+    of the operation that writes it (before liveness lets a later tensor reuse its bytes; the
+    queue is in order)."""
     import pyopencl as cl
 
     q = queue
     keep = []
+    # inputs held in this pool's own bytes (a loop body's previous iteration) go through a
+    # scratch buffer first: the other inputs' destinations may overlap their sources
+    staged = {}
+    for i, _ in plan.uploads:
+        t = values[i]
+        if on_device(t) and t.nbytes and t.cl_buffer == plan.pool:
+            scratch = cl.Buffer(plan.pool.context, cl.mem_flags.READ_WRITE, t.nbytes)
+            cl.enqueue_copy(q, scratch, t.cl_buffer, src_offset=t.offset, byte_count=t.nbytes)
+            staged[i] = PoolTensor(q, scratch, 0, t.shape, t.dtype)
     for i, off in plan.uploads:
-        if isinstance(values[i], DeviceTensor):  # a device memory: copied on the device
-            t = values[i]
+        t = staged.get(i, values[i])
+        if on_device(t):  # a device memory or another partition's pool: copied on the device
             if t.nbytes:
-                cl.enqueue_copy(q, plan.pool, t.buffer.cl_buffer, dst_offset=off,
-                                byte_count=t.nbytes)
+                cl.enqueue_copy(q, plan.pool, t.cl_buffer, src_offset=t.offset,
+                                dst_offset=off, byte_count=t.nbytes)
             continue
-        arr = np.ascontiguousarray(values[i])
+        arr = np.ascontiguousarray(t)
+        if arr.dtype == np.bool_:
+            arr = arr.view(np.uint8)
         if arr.nbytes:
             keep.append(arr)
             cl.enqueue_copy(q, plan.pool, arr, dst_offset=off, is_blocking=False)
     results = []
+    if keep_all:  # views of the inputs (no launch of their own): see Planner.make_plan
+        for o, off, shape, dtype in plan.written.get(-1, ()):
+            arr = np.empty(shape, dtype)
+            if arr.nbytes:
+                cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
+            results.append((o, arr))
     launches = plan.launches
     for n, launch in enumerate(launches):
         ev = cl.enqueue_nd_range_kernel(q, launch.kernel, launch.global_size,
@@ -76,6 +95,9 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
             if n:
                 cl.enqueue_copy(q, dst.cl_buffer, plan.pool, src_offset=off, byte_count=n)
             results.append((o, DeviceTensor(dst, shape)))
+            continue
+        if o in resident:  # read by a later OpenCL partition: no trip through the host
+            results.append((o, PoolTensor(q, plan.pool, off, shape, dtype)))
             continue
         arr = np.empty(shape, dtype)
         if arr.nbytes:
@@ -110,7 +132,7 @@ class LaunchBuilder:
     def tensor(self, operand: int):
         """(buffer, element offset) of an operand of this plan."""
         operand = self.alias.get(operand, operand)
-        o = self.planner.model.main.operands[operand]
+        o = self.planner.sg.operands[operand]
         size = NUMPY_DTYPE[o.type].itemsize
         if operand in self.planner.const_offsets:
             return self.planner.const_buffer, np.int32(self.planner.const_offsets[operand] // size)

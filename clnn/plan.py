@@ -70,6 +70,9 @@ def _align(n: int) -> int:
 class Partition:
     on_cl: bool
     ops: list[int]
+    #: an IF or WHILE operation alone: its subgraphs run as OpenCL partitions of their own
+    #: (clnn/control_flow.py); only its condition is read back
+    control: bool = False
     #: non-constant operands read by the partition and written before it (or model inputs)
     inputs: list[int] = field(default_factory=list)
     #: operands written by the partition and read after it (or model outputs)
@@ -78,6 +81,9 @@ class Partition:
     host_inputs: list[int] = field(default_factory=list)
     #: (input shapes, host input values) -> ClPlan (None: these run on the reference)
     plans: dict = field(default_factory=dict)
+    #: outputs that a later OpenCL partition reads: left in device memory (PoolTensor), never
+    #: downloaded unless the host reads them too
+    resident: set = field(default_factory=set)
 
 
 @dataclass
@@ -118,15 +124,43 @@ def plan_offsets(sizes: dict[int, int], live: dict[int, tuple[int, int]]) -> tup
 
 
 
-def partition(model, supported: list[bool]) -> list[Partition]:
-    """Maximal runs of supported / unsupported operations, with the operands that cross them."""
-    sg = model.main
+CONTROL_FLOW = ("IF", "WHILE")
+
+
+#: operations whose output holds the input's bytes in the same (row-major) order: planned as a
+#: view, the output at the input's offset in the pool, with no launch
+VIEWS = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
+
+
+def find_views(sg, ops: list[int], skipped: set, live: dict) -> dict[int, int]:
+    """View output -> the operand whose bytes it is (a view of a view resolves to the first
+    source), for the VIEWS operations whose input lives in the pool (a constant's copy is
+    launched as before: it has no pool bytes)."""
+    views: dict[int, int] = {}
+    for k in ops:
+        operation = sg.operations[k]
+        if operation.type.name in VIEWS and k not in skipped:
+            src = views.get(operation.inputs[0], operation.inputs[0])
+            out = operation.outputs[0]
+            if src in live and out in live and sg.operands[src].type == sg.operands[out].type:
+                views[out] = src
+    return views
+
+
+def partition(model, supported: list[bool], sg=None, outputs_resident: bool = False
+              ) -> list[Partition]:
+    """Maximal runs of supported / unsupported operations of subgraph ``sg`` (None: main), with
+    the operands that cross them; a supported IF / WHILE is a partition of its own.
+    ``outputs_resident``: the subgraph's outputs stay in device memory (a referenced subgraph,
+    whose outputs go to the operation that ran it)."""
+    sg = model.main if sg is None else sg
     parts: list[Partition] = []
     for k, ok in enumerate(supported):
-        if parts and parts[-1].on_cl == ok:
+        control = ok and sg.operations[k].type.name in CONTROL_FLOW
+        if parts and parts[-1].on_cl == ok and not control and not parts[-1].control:
             parts[-1].ops.append(k)
         else:
-            parts.append(Partition(ok, [k]))
+            parts.append(Partition(ok, [k], control))
     producer = {}
     for p_index, p in enumerate(parts):
         for k in p.ops:
@@ -148,7 +182,7 @@ def partition(model, supported: list[bool]) -> list[Partition]:
                 if producer.get(i, -1) != p_index:
                     seen.add(i)
                     p.inputs.append(i)
-        if p.on_cl:
+        if p.on_cl and not p.control:
             for k in p.ops:
                 operation = sg.operations[k]
                 host = kernel_for(operation.type).host_input_indexes(len(operation.inputs))
@@ -159,6 +193,9 @@ def partition(model, supported: list[bool]) -> list[Partition]:
             for o in sg.operations[k].outputs:
                 if o in outs or any(r > p_index for r in readers.get(o, ())):
                     p.outputs.append(o)
+                if p.on_cl and (any(r > p_index and parts[r].on_cl for r in readers.get(o, ()))
+                                or (outputs_resident and o in outs)):
+                    p.resident.add(o)
     return parts
 
 
@@ -166,24 +203,27 @@ class Planner:
     """Plans of one prepared model: the constant buffer, shape inference over the model, the
     plans of each CL partition, and which operations were fused into which."""
 
-    def __init__(self, device, model, partitions: list[Partition]):
+    def __init__(self, device, model, partitions: list[Partition], index: int | None = None,
+                 executor: Executor | None = None):
         import pyopencl as cl
 
         self.device = device
         self.model = model
+        #: the subgraph planned: None the main one, else a referenced one (IF / WHILE)
+        self.index = index
+        self.sg = sg = model.main if index is None else model.referenced[index]
         self.programs = device.programs
         self.partitions = partitions
-        self.executor = Executor(model)
+        self.executor = Executor(model) if executor is None else executor
         self.build_seconds = 0.0
         #: operation -> the operation whose kernels do its work (clnn/fusion.py)
         self.fused_into: dict[int, int] = {}
-        sg = model.main
         # constants of CL operations: one buffer, uploaded once
-        host_consts = self.executor.constants(None)
+        host_consts = self.executor.constants(index)
         #: the constants' values (not the subgraph references the executor also keeps)
         self.constant_values = {i: v for i, v in host_consts.items()
                                 if sg.operands[i].lifetime in CONSTANT}
-        const_ops = sorted({i for p in partitions if p.on_cl for k in p.ops
+        const_ops = sorted({i for p in partitions if p.on_cl and not p.control for k in p.ops
                             for i in sg.operations[k].inputs
                             if sg.operands[i].lifetime in CONSTANT and sg.operands[i].dimensions})
         self.const_offsets: dict[int, int] = {}
@@ -218,7 +258,7 @@ class Planner:
 
     def static_shapes(self) -> dict[int, tuple] | None:
         """Shapes of every operand from the model's dimensions, or None if some are unknown."""
-        sg = self.model.main
+        sg = self.sg
         shapes = {}
         for i in sg.input_indexes:
             op = sg.operands[i]
@@ -245,7 +285,7 @@ class Planner:
         if shapes is None:
             return
         for p in self.partitions:
-            if p.on_cl:
+            if p.on_cl and not p.control:
                 if p.host_inputs:
                     continue
                 key = (tuple(shapes.get(i) for i in p.inputs), ())
@@ -260,7 +300,7 @@ class Planner:
         """Operation k with the constants' values, ``host_values`` (parameters read on the
         host) and the shapes known so far."""
         values = ChainMap(host_values or {}, self.constant_values)
-        return operation_context(self.model, self.model.main, k, values, shapes,
+        return operation_context(self.model, self.sg, k, values, shapes,
                                  executor=self.executor)
 
     def make_plan(self, part: Partition, in_shapes: dict, host_values: dict
@@ -268,7 +308,7 @@ class Planner:
         """Plan a CL partition for concrete input shapes; None runs it on the reference."""
         import pyopencl as cl
 
-        sg = self.model.main
+        sg = self.sg
         shapes = dict(in_shapes)
         contexts = []
         for k in part.ops:
@@ -329,11 +369,16 @@ class Planner:
         for j, f in acts.items():  # the activation's output is written by the convolution
             del live[f.source]
             live[f.out][0] = steps[j]
+        views = find_views(sg, part.ops, skipped, live)
+        for out, src in views.items():  # the source's bytes live as long as its views
+            live[src] = [min(live[src][0], live[out][0]), max(live[src][1], live[out][1])]
+            del live[out]
         sizes = {o: nbytes(shapes[o], NUMPY_DTYPE[sg.operands[o].type]) for o in live}
         for o in sorted(sizes, key=lambda o: -sizes[o])[:1]:
             check_fits(self.device, f"operand {o} ({NUMPY_DTYPE[sg.operands[o].type]} "
                        f"{list(shapes[o])})", sizes[o])
         offsets, pool_bytes = plan_offsets(sizes, {o: tuple(v) for o, v in live.items()})
+        offsets.update({out: offsets[src] for out, src in views.items()})
         check_fits(self.device, f"the pool of the OpenCL partition of operations "
                    f"{part.ops[0]}..{part.ops[-1]}", pool_bytes, pool_bytes + self.const_bytes)
         pool = cl.Buffer(self.device.context, cl.mem_flags.READ_WRITE, max(pool_bytes, 1))
@@ -343,8 +388,10 @@ class Planner:
             operation = sg.operations[k]
             builder = LaunchBuilder(self, k, ctx, operation, offsets, pool)
             reg = kernel_for(operation.type)
-            if any(nbytes(o.shape, o.dtype) == 0 for o in ctx.outputs) or k in skipped:
-                continue  # an empty output (nothing to compute) or a PAD fused into its reader
+            if any(nbytes(o.shape, o.dtype) == 0 for o in ctx.outputs) or k in skipped \
+                    or operation.outputs[0] in views:
+                continue  # an empty output (nothing to compute), a PAD fused into its reader,
+                # or a view of its input's bytes
             if k in fused:
                 builder.input_pad = fused[k]
                 builder.alias = {fused[k].padded: fused[k].source}
@@ -369,4 +416,13 @@ class Planner:
             if first >= 0:
                 written.setdefault(part.ops[first], []).append(
                     (o, offsets[o], shapes[o], NUMPY_DTYPE[sg.operands[o].type]))
+        # a view has no launch: it is read after the launches of the last operation before it
+        # that has some (-1: before every launch), when its bytes already hold its value
+        launched, last = {launch.op_index for launch in launches}, -1
+        for k in part.ops:
+            out = sg.operations[k].outputs[0]
+            if out in views:
+                written.setdefault(last, []).append((out, offsets[out], shapes[out],
+                                                     NUMPY_DTYPE[sg.operands[out].type]))
+            last = k if k in launched else last
         return ClPlan(pool, pool_bytes, inter, uploads, downloads, launches, shapes, written)
