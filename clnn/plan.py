@@ -99,6 +99,8 @@ class ClPlan:
     #: dtype); a fused operation's output is written by the kernels of the one it is fused into.
     #: Read only by runs that keep every intermediate (ClPreparedModel.run_keeping_all)
     written: dict = field(default_factory=dict)
+    #: view operand -> the operand whose pool bytes it is (RESHAPE and the like: no launch)
+    views: dict = field(default_factory=dict)
 
 
 def plan_offsets(sizes: dict[int, int], live: dict[int, tuple[int, int]]) -> tuple[dict, int]:
@@ -425,4 +427,5 @@ class Planner:
                 written.setdefault(last, []).append((out, offsets[out], shapes[out],
                                                      NUMPY_DTYPE[sg.operands[out].type]))
             last = k if k in launched else last
-        return ClPlan(pool, pool_bytes, inter, uploads, downloads, launches, shapes, written)
+        return ClPlan(pool, pool_bytes, inter, uploads, downloads, launches, shapes, written,
+                      views)

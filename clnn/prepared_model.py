@@ -83,12 +83,17 @@ class ClPreparedModel(DriverPreparedModel):
                 enqueue_plan(self.queue, plan, values, device_outputs, events, keep_all,
                              part.resident)
                 return
-        for i in part.inputs:  # the host runs it: device memories are downloaded
-            if on_device(values.get(i)):
-                values[i] = values[i].to_host()
+        # the host runs it: device memories are downloaded into host copies, the device
+        # values themselves kept for the OpenCL partitions that read them later
+        host = dict(values)
+        for i in part.inputs:
+            if on_device(host.get(i)):
+                host[i] = host[i].to_host()
         for k in part.ops:
             self.executor.check_deadline()
-            self.executor.run_operation(sg, k, sg.operations[k], values, omitted)
+            self.executor.run_operation(sg, k, sg.operations[k], host, omitted)
+            for o in sg.operations[k].outputs:
+                values[o] = host[o]
 
     def run(self, inputs: list, events=None) -> list[np.ndarray]:
         """Run on input arrays (None: omitted); returns the output arrays. Executions of one
@@ -208,4 +213,5 @@ class ClPreparedModel(DriverPreparedModel):
                 "pool_bytes": sum(pl.pool_bytes for pl in plans),
                 "tensor_bytes": sum(pl.intermediate_bytes for pl in plans),
                 "constant_bytes": self.planner.const_bytes,
-                "launches": sum(len(pl.launches) for pl in plans)}
+                "launches": sum(len(pl.launches) for pl in plans),
+                "views": sum(len(pl.views) for pl in plans)}
