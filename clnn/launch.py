@@ -32,6 +32,10 @@ class Launch:
     #: buffers made by the plan (packed weights, scratch) that only kernel arguments refer to:
     #: pyopencl's set_args keeps no reference, so the launch keeps them alive
     keep: tuple = ()
+    #: (error flag buffer, message): an int32 the kernel sets non-zero when its run-time
+    #: inputs make the operation fail (an index out of range); zeroed before each run and read
+    #: back after it (4 bytes), failing the execution with the message (LaunchBuilder.error_flag)
+    checks: tuple = ()
 
 
 def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
@@ -76,6 +80,9 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
                 cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
             results.append((o, arr))
     launches = plan.launches
+    checks = [c for launch in launches for c in launch.checks]
+    for flag, _ in checks:
+        cl.enqueue_fill_buffer(q, flag, np.zeros(1, np.int32), 0, 4)
     for n, launch in enumerate(launches):
         ev = cl.enqueue_nd_range_kernel(q, launch.kernel, launch.global_size,
                                         launch.local_size)
@@ -104,6 +111,11 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
             cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
         results.append((o, arr))
     q.finish()
+    for flag, message in checks:
+        failed = np.zeros(1, np.int32)
+        cl.enqueue_copy(q, failed, flag, is_blocking=True)
+        if failed[0]:
+            raise GeneralFailure(message)
     for o, arr in results:
         values[o] = arr
 
@@ -128,6 +140,7 @@ class LaunchBuilder:
         #: an activation operation fused into its epilogue (clnn.fusion.ActivationFusion)
         self.activation = None
         self.alias: dict[int, int] = {}
+        self._checks: list = []
 
     def tensor(self, operand: int):
         """(buffer, element offset) of an operand of this plan."""
@@ -151,12 +164,23 @@ class LaunchBuilder:
                         cl.mem_flags.COPY_HOST_PTR, hostbuf=arr if arr.nbytes else b"\0")
         return buf
 
+    def error_flag(self, message: str):
+        """An int32 device flag for the next launch to set (non-zero) when its run-time inputs
+        make the operation fail: the execution then fails with GENERAL_FAILURE and
+        ``message``, as on the reference device. Pass it as a kernel argument."""
+        import pyopencl as cl
+
+        flag = cl.Buffer(self.device.context, cl.mem_flags.READ_WRITE, 4)
+        self._checks.append((flag, message))
+        return flag
+
     def launch(self, family: str, name: str, params: dict, global_size, args,
                local_size=None):
         import pyopencl as cl
 
         gs = tuple(int(g) for g in global_size)
         if any(g == 0 for g in gs):
+            self._checks = []  # nothing runs: nothing to check
             return
         prg = self.planner.programs.program(family, name, params)
         kernel = cl.Kernel(prg, name)
@@ -171,7 +195,9 @@ class LaunchBuilder:
         kernel.set_args(*flat)
         keep = tuple(a for a in flat if isinstance(a, cl.MemoryObjectHolder))
         local = fit_local_size(kernel, self.device.cl_device, f"{family}.{name}", local_size)
-        self.launches.append(Launch(self.op_index, f"{family}.{name}", kernel, gs, local, keep))
+        self.launches.append(Launch(self.op_index, f"{family}.{name}", kernel, gs, local, keep,
+                                    tuple(self._checks)))
+        self._checks = []
 
 
 def fit_local_size(kernel, device, name: str, local_size):
