@@ -20,7 +20,7 @@ MISSED_DEADLINE_TRANSIENT, and the execution deadline is checked between partiti
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -113,15 +113,19 @@ def _condition(value, what: str) -> bool:
 
 def run_control(pm, sg, k: int, values: dict, events=None):
     """Run IF / WHILE operation ``k`` of ``sg``: ``values`` gives its inputs and receives its
-    outputs."""
+    outputs. The profiling events of its subgraphs' kernels are reported as operation k's
+    (their own operation indexes are of another subgraph)."""
     operation = sg.operations[k]
     ins = [values[i] for i in operation.inputs]
     first, second = referenced(pm.model, sg, operation)
+    inner = [] if events is not None else None
     if operation.type.name == "IF":
         branch = first if _condition(ins[0], f"IF (operation {k}): the condition") else second
-        outs = run_subgraph(pm, branch, ins[3:], events)
+        outs = run_subgraph(pm, branch, ins[3:], inner)
     else:
-        outs = _run_while(pm, k, first, second, ins[2:], len(operation.outputs), events)
+        outs = _run_while(pm, k, first, second, ins[2:], len(operation.outputs), inner)
+    if events is not None:
+        events.extend((replace(launch, op_index=k), ev) for launch, ev in inner)
     for o, v in zip(operation.outputs, outs):
         values[o] = v
 

@@ -220,7 +220,9 @@ class ClDevice(Device):
         rows = []
         for k, operation in enumerate(sg.operations):
             reason = self._unsupported_reason(model, k, operation)
-            rows.append((k, operation.type.name, reason is None, reason or "OpenCL kernels"))
+            where = "its subgraphs on OpenCL" if operation.type.name in CONTROL_FLOW \
+                else "OpenCL kernels"
+            rows.append((k, operation.type.name, reason is None, reason or where))
         return rows
 
     def _unsupported_reason(self, model, k, operation) -> str | None:

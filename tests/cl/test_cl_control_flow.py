@@ -217,3 +217,42 @@ def test_support_names_the_subgraph_operation_without_a_kernel(cl_device, monkey
     ((_, name, ok, reason),) = cl_device.support_report(if_model())
     assert name == "IF" and not ok
     assert reason == "TANH (operation 0 of subgraph 1): declined by the test"
+
+
+def test_profile_reports_subgraph_kernels_as_the_control_operation(cl_device):
+    from clnn.memory import on_host
+
+    m = counter_model(extra_output=True)
+    pm = cl_device.prepare_model(m)
+    events = []
+    outs = pm.run([np.float32([0.0]), np.int32([0]), np.int32([3])], events=events)
+    assert [int(on_host(o)[0]) for o in outs[1:]] == [3]
+    assert events and {launch.op_index for launch, _ in events} == {0}  # the WHILE
+    ((_, name, ok, reason),) = cl_device.support_report(m)
+    assert (name, ok, reason) == ("WHILE", True, "its subgraphs on OpenCL")
+
+
+CORPUS_SPECS = ["V1_3__if_simple", "V1_3__if_constant", "V1_3__if_same_branch_model",
+                "V1_3__while_fib", "V1_3__while_sum_of_powers",
+                "V1_3__while_sum_of_powers_quant8"]
+
+
+@pytest.mark.parametrize("spec", CORPUS_SPECS)
+def test_corpus_control_flow_runs_with_no_host_operation(cl_device, no_host_operations,
+                                                         spec, capsys):
+    """``clnn support`` shows every operation on OpenCL, and the corpus test passes with no
+    operation on the host (the fixture fails the test otherwise)."""
+    from clnn.tools.cli import main
+    from clnn.tools.corpus import read_corpus_file
+    from clnn.tools.cts import run_variant
+    from tests.kits.paths import CORPUS
+
+    path = CORPUS / f"{spec}.json.gz"
+    if not path.exists():
+        pytest.skip(f"no conformance corpus at {CORPUS}")
+    assert main(["support", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert " NO " not in out and "operations on OpenCL\n" in out and "fallback" not in out
+    for test in read_corpus_file(str(path))["tests"][:4]:
+        result = run_variant(cl_device, spec, test, dynamic=False)
+        assert result.status == "passed", result
