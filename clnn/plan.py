@@ -7,8 +7,11 @@ shapes come from the HAL ``prepare()`` functions, so a plan is made at prepare w
 shapes allow it, else at the first execution with those shapes, and kept (least recently used
 dropped first, :data:`MAX_PLANS` per partition). A plan holds the kernels with their arguments
 set (clnn/launch.py), and one pool buffer where every non-constant tensor of the partition lives
-at an offset chosen by liveness (tensors whose lifetimes do not overlap share bytes). Constants
-of all partitions are uploaded once, into one constant buffer.
+at an offset chosen by liveness (tensors whose lifetimes do not overlap share bytes); RESHAPE,
+SQUEEZE and EXPAND_DIMS of a pool tensor are views (their output is the input's bytes, no
+launch, the input's lifetime extended over the view's: clnn/fusion.py find_views). Constants of
+all partitions are uploaded once, into one constant buffer. A supported IF / WHILE is a
+partition of its own (clnn/control_flow.py plans its subgraphs with Planners of their own).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from clnn.fusion import find_fusions
+from clnn.fusion import find_fusions, find_views
 from clnn.kernels import kernel_for
 from clnn.kernels.registry import Unplannable
 from clnn.launch import LaunchBuilder, nbytes
@@ -127,26 +130,6 @@ def plan_offsets(sizes: dict[int, int], live: dict[int, tuple[int, int]]) -> tup
 
 
 CONTROL_FLOW = ("IF", "WHILE")
-
-
-#: operations whose output holds the input's bytes in the same (row-major) order: planned as a
-#: view, the output at the input's offset in the pool, with no launch
-VIEWS = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
-
-
-def find_views(sg, ops: list[int], skipped: set, live: dict) -> dict[int, int]:
-    """View output -> the operand whose bytes it is (a view of a view resolves to the first
-    source), for the VIEWS operations whose input lives in the pool (a constant's copy is
-    launched as before: it has no pool bytes)."""
-    views: dict[int, int] = {}
-    for k in ops:
-        operation = sg.operations[k]
-        if operation.type.name in VIEWS and k not in skipped:
-            src = views.get(operation.inputs[0], operation.inputs[0])
-            out = operation.outputs[0]
-            if src in live and out in live and sg.operands[src].type == sg.operands[out].type:
-                views[out] = src
-    return views
 
 
 def partition(model, supported: list[bool], sg=None, outputs_resident: bool = False

@@ -2,9 +2,11 @@
 
 The plan (partitions, fusions, the buffer pool) is clnn/plan.py's; the launches clnn/launch.py's.
 An execution of a CL partition enqueues the copies of its inputs, every kernel and the copies of
-the tensors that leave it, then waits once. Only tensors that cross a partition boundary (or are
-model inputs / outputs) travel between host and device; the other partitions run on the
-reference executor (the fallback).
+the tensors that leave it, then waits once. A tensor that a later CL partition reads stays in
+device memory (clnn.memory.PoolTensor, copied pool to pool on the device); only model inputs /
+outputs and the tensors a host partition reads travel between host and device. Host partitions
+run on the reference executor (the fallback); an IF / WHILE runs its subgraphs as CL
+partitions of their own (clnn/control_flow.py).
 """
 
 from __future__ import annotations
