@@ -32,7 +32,9 @@ inline ulong fh_f32(uint seed, __global const uchar* row, int i)
     return v;
 }
 
-inline ulong fh_rot(ulong v, int s) { return s == 0 ? v : (v >> s) | (v << (64 - s)); }
+/* right rotation by s through OpenCL's rotate() (a left rotation): the open-coded shift pair
+   is folded into llvm.fshl.i64, which Oclgrind cannot execute */
+inline ulong fh_rot(ulong v, int s) { return rotate(v, (ulong)((64 - s) & 63)); }
 inline ulong fh_mix(ulong v) { return v ^ (v >> 47); }
 
 inline ulong fh_len16(ulong u, ulong v, ulong mul)
