@@ -130,12 +130,27 @@ def run_control(pm, sg, k: int, values: dict, events=None):
         values[o] = v
 
 
+def _to_device(pm, value):
+    """A host array as a PoolTensor in a buffer of its own (others as they are)."""
+    import pyopencl as cl
+
+    if not isinstance(value, np.ndarray):
+        return value
+    arr = np.ascontiguousarray(value)
+    data = arr.view(np.uint8) if arr.dtype == np.bool_ else arr
+    buf = cl.Buffer(pm.device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                    hostbuf=data if data.nbytes else np.zeros(1, np.uint8))
+    return PoolTensor(pm.queue, buf, 0, arr.shape, arr.dtype)
+
+
 def _run_while(pm, k: int, cond_index: int, body_index: int, loop: list, m: int, events):
     """As hal/operations/control_flow.py execute_while, with the subgraphs on the device."""
     ex = pm.executor
     mk = len(pm.model.referenced[body_index].output_indexes)
     timeout = ex.loop_timeout_ns if ex.loop_timeout_ns is not None else LOOP_TIMEOUT_DEFAULT_NS
     deadline = time.monotonic_ns() + timeout
+    # host values (model inputs, constants) uploaded once, not by every iteration's plans
+    loop = [_to_device(pm, v) for v in loop]
     iteration = 0
     while True:
         (cond,) = run_subgraph(pm, cond_index, loop, events)

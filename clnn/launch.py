@@ -110,8 +110,13 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
         if arr.nbytes:
             cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
         results.append((o, arr))
-    q.finish()
-    for flag, message in checks:
+    # one wait, unless everything stays on the device: the queue is in order, so the next
+    # partition's commands see these results, and whatever reads them on the host (a blocking
+    # read) waits for them; host arrays being copied must stay alive until copied, device
+    # memories and profiling events must be complete when the execution returns
+    if keep or events is not None or not all(isinstance(v, PoolTensor) for _, v in results):
+        q.finish()
+    for flag, message in checks:  # blocking reads: they wait for the kernels
         failed = np.zeros(1, np.int32)
         cl.enqueue_copy(q, failed, flag, is_blocking=True)
         if failed[0]:
