@@ -88,9 +88,10 @@ def subgraph_run(pm, index: int) -> SubgraphRun:
     return run
 
 
-def run_subgraph(pm, index: int, inputs: list, events=None) -> list:
+def run_subgraph(pm, index: int, inputs: list, events=None, detach: bool = True) -> list:
     """Run referenced subgraph ``index`` on the device: its outputs, those in device memory
-    copied into buffers of their own (the subgraph's pools are reused by its next run)."""
+    copied into buffers of their own (the subgraph's pools are reused by its next run) unless
+    ``detach`` is False (a WHILE condition, read before the subgraph runs again)."""
     run = subgraph_run(pm, index)
     sg = run.planner.sg
     values = dict(pm.executor.constants(index))
@@ -100,7 +101,7 @@ def run_subgraph(pm, index: int, inputs: list, events=None) -> list:
         pm.run_partition(part, values, set(), events, planner=run.planner)
     given = set(sg.input_indexes)
     return [values[o].detached(pm.device.context)
-            if isinstance(values[o], PoolTensor) and o not in given else values[o]
+            if detach and isinstance(values[o], PoolTensor) and o not in given else values[o]
             for o in sg.output_indexes]
 
 
@@ -153,7 +154,7 @@ def _run_while(pm, k: int, cond_index: int, body_index: int, loop: list, m: int,
     loop = [_to_device(pm, v) for v in loop]
     iteration = 0
     while True:
-        (cond,) = run_subgraph(pm, cond_index, loop, events)
+        (cond,) = run_subgraph(pm, cond_index, loop, events, detach=False)
         if not _condition(cond, f"WHILE (operation {k}): the condition output"):
             break
         if time.monotonic_ns() > deadline:
