@@ -45,20 +45,31 @@ def referenced(model, sg, operation) -> list[int]:
     return found
 
 
-def support_reason(device, model, sg, operation, seen=()) -> str | None:
+def support_reason(device, model, sg, operation, seen=(), memo=None) -> str | None:
     """None when every operation of the subgraphs that ``operation`` (an IF / WHILE of ``sg``)
-    runs has OpenCL kernels (recursively), else why not: the first one that does not."""
-    for index in referenced(model, sg, operation):
+    runs has OpenCL kernels (recursively), else why not: the first one that does not. Each
+    subgraph is judged once (``memo``): an IF whose branches are one subgraph, nested a
+    hundred deep, would otherwise be judged 2^100 times."""
+    memo = {} if memo is None else memo
+    for index in dict.fromkeys(referenced(model, sg, operation)):
         if index in seen:  # validation rejects cycles; never recurse forever on one
             return f"subgraph {index} references itself"
-        sub = model.referenced[index]
-        for k, op in enumerate(sub.operations):
-            if op.type.name in CONTROL_FLOW:
-                reason = support_reason(device, model, sub, op, (*seen, index))
-            else:
-                reason = device.unsupported_reason_in(model, sub, k, op)
-            if reason is not None:
-                return f"{op.type.name} (operation {k} of subgraph {index}): {reason}"
+        if index not in memo:
+            memo[index] = _subgraph_reason(device, model, index, (*seen, index), memo)
+        if memo[index] is not None:
+            return memo[index]
+    return None
+
+
+def _subgraph_reason(device, model, index: int, seen, memo) -> str | None:
+    sub = model.referenced[index]
+    for k, op in enumerate(sub.operations):
+        if op.type.name in CONTROL_FLOW:
+            reason = support_reason(device, model, sub, op, seen, memo)
+        else:
+            reason = device.unsupported_reason_in(model, sub, k, op)
+        if reason is not None:
+            return f"{op.type.name} (operation {k} of subgraph {index}): {reason}"
     return None
 
 
