@@ -99,6 +99,18 @@ def subgraph_run(pm, index: int) -> SubgraphRun:
     return run
 
 
+def plan_ahead(pm, sg, partitions):
+    """Plan at prepare the subgraphs that the control-flow partitions of ``sg`` run (and theirs,
+    recursively), as far as their shapes are known there: their kernels are then built at
+    prepare, and saved by the compilation cache with the main subgraph's."""
+    for part in partitions:
+        if part.control:
+            for index in referenced(pm.model, sg, sg.operations[part.ops[0]]):
+                if index not in pm.subgraph_runs:
+                    run = subgraph_run(pm, index)
+                    plan_ahead(pm, run.planner.sg, run.partitions)
+
+
 def run_subgraph(pm, index: int, inputs: list, events=None, detach: bool = True) -> list:
     """Run referenced subgraph ``index`` on the device: its outputs, those in device memory
     copied into buffers of their own (the subgraph's pools are reused by its next run) unless

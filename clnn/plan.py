@@ -252,6 +252,12 @@ class Planner:
             shapes[i] = tuple(op.dimensions)
         for k, operation in enumerate(sg.operations):
             reg = lookup(operation.type)
+            if operation.type.name in CONTROL_FLOW:  # no prepare(): the declared shapes,
+                outs = [sg.operands[o] for o in operation.outputs]  # checked against the
+                if not all(o.is_fully_specified() for o in outs):  # subgraphs' outputs
+                    return None
+                shapes.update((o, tuple(d.dimensions)) for o, d in zip(operation.outputs, outs))
+                continue
             if reg.prepare is None:
                 return None
             try:

@@ -49,6 +49,7 @@ class ClPreparedModel(DriverPreparedModel):
         #: referenced subgraph -> its partitions and plans (clnn/control_flow.py)
         self.subgraph_runs: dict = {}
         self.planner.plan_ahead()
+        control_flow.plan_ahead(self, model.main, self.partitions)
 
     @property
     def fused_into(self) -> dict[int, int]:

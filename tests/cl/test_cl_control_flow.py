@@ -256,3 +256,10 @@ def test_corpus_control_flow_runs_with_no_host_operation(cl_device, no_host_oper
     for test in read_corpus_file(str(path))["tests"][:4]:
         result = run_variant(cl_device, spec, test, dynamic=False)
         assert result.status == "passed", result
+
+
+def test_subgraphs_with_known_shapes_are_planned_at_prepare(cl_device):
+    pm = cl_device.prepare_model(nested_model())  # WHILE -> body -> IF -> two branches
+    assert sorted(pm.subgraph_runs) == [0, 1, 2, 3]
+    for sub in pm.subgraph_runs.values():
+        assert all(p.plans for p in sub.partitions if p.on_cl and not p.control)
