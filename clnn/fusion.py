@@ -26,8 +26,8 @@ function); a RELU* after a float ADD / SUB / MUL / DIV without activation become
 ``LaunchBuilder.activation`` (an :class:`ActivationFusion`), ``Out(0)`` resolves to the
 activation's output.
 
-RESHAPE / SQUEEZE / EXPAND_DIMS of a tensor in the pool: a view (:func:`find_views`), the
-output at the input's offset, no launch.
+RESHAPE / SQUEEZE / EXPAND_DIMS (and CAST to its own type) of a tensor in the pool: a view
+(:func:`find_views`), the output at the input's offset, no launch.
 """
 
 from __future__ import annotations
@@ -296,8 +296,9 @@ def _epilogue_activations(ctx) -> tuple[str, ...]:
 
 
 #: operations whose output holds the input's bytes in the same (row-major) order: planned as a
-#: view, the output at the input's offset in the pool, with no launch
-VIEWS = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
+#: view, the output at the input's offset in the pool, with no launch (CAST only between equal
+#: types, the identity casts of HAL 1.3: find_views requires equal operand types)
+VIEWS = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "CAST")
 
 
 def find_views(sg, ops: list[int], skipped: set, live: dict) -> dict[int, int]:

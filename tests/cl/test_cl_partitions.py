@@ -1,6 +1,6 @@
 """Partition structure on the OpenCL device: tensors passed from one OpenCL partition to a
 later one stay in device memory (around a partition on the host), and RESHAPE / SQUEEZE /
-EXPAND_DIMS are views of their input's pool bytes (no launch)."""
+EXPAND_DIMS / identity CAST are views of their input's pool bytes (no launch)."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_tensor_between_opencl_partitions_stays_on_the_device(fallback_device, m
 
 
 def view_model(view: str):
-    """y = relu(VIEW(relu(x))) over float32 [2, 3] -> [3, 2] / [2, 3] / [1, 2, 3]."""
+    """y = tanh(VIEW(relu(x))) over float32 [2, 3] -> [3, 2] / [2, 3] / [1, 2, 3] / [2, 3]."""
     g = Graph(bytearray())
     x = g.input(F32, [2, 3])
     a = g.add(F32, [2, 3])
@@ -71,6 +71,8 @@ def view_model(view: str):
         shape, params = [3, 2], [g.const("TENSOR_INT32", [2], [3, 2])]
     elif view == "SQUEEZE":
         shape, params = [2, 3], []  # no axes: every dimension of size 1 (none here)
+    elif view == "CAST":  # to its own type: the identity cast of HAL 1.3
+        shape, params = [2, 3], []
     else:
         shape, params = [1, 2, 3], [g.const("INT32", [], 0)]
     v = g.add(F32, shape)
@@ -79,7 +81,7 @@ def view_model(view: str):
     return Model(g.subgraph(), [], bytes(g.values))
 
 
-@pytest.mark.parametrize("view", ["RESHAPE", "SQUEEZE", "EXPAND_DIMS"])
+@pytest.mark.parametrize("view", ["RESHAPE", "SQUEEZE", "EXPAND_DIMS", "CAST"])
 def test_reshape_like_operations_are_views(cl_device, view):
     m = view_model(view)
     v = m.main.operations[1].outputs[0]
