@@ -8,10 +8,10 @@ shapes allow it, else at the first execution with those shapes, and kept (least 
 dropped first, :data:`MAX_PLANS` per partition). A plan holds the kernels with their arguments
 set (clnn/launch.py), and one pool buffer where every non-constant tensor of the partition lives
 at an offset chosen by liveness (tensors whose lifetimes do not overlap share bytes); RESHAPE,
-SQUEEZE and EXPAND_DIMS of a pool tensor are views (their output is the input's bytes, no
-launch, the input's lifetime extended over the view's: clnn/fusion.py find_views). Constants of
-all partitions are uploaded once, into one constant buffer. A supported IF / WHILE is a
-partition of its own (clnn/control_flow.py plans its subgraphs with Planners of their own).
+SQUEEZE, EXPAND_DIMS and identity CASTs of a pool tensor are views (their output is the input's
+bytes, no launch, the input's lifetime extended over the view's: clnn/fusion.py find_views).
+Constants of all partitions are uploaded once, into one constant buffer. A supported IF / WHILE
+is a partition of its own (clnn/control_flow.py plans its subgraphs with Planners of their own).
 """
 
 from __future__ import annotations
