@@ -11,7 +11,8 @@ A workload per operand type is built in code (:func:`workloads`, builders in
 clnn/capabilities_workloads.py): MobileNet-style blocks
 (CONV_2D 3x3 stride 2 + RELU6, DEPTHWISE_CONV_2D 3x3, CONV_2D 1x1, residual ADD) for float32,
 float16, relaxed float32, quant8 asymm, quant8 signed and per-channel quant8 filters;
-elementwise chains for int32 (ADD, MUL, SUB) and bool8 (LOGICAL_AND / OR / NOT); IF choosing
+elementwise chains for int32 (ADD, MUL, SUB) and bool8 (LOGICAL_AND / OR / NOT); identity
+CASTs for quant16 symm / asymm, CAST + DEQUANTIZE for quant8 symm; IF choosing
 between two elementwise branches and a WHILE loop of eight iterations. An execution is
 ``execute_synchronously`` of a prepared model (host copies in and out included), after one
 warm-up run. Figures come from several samples: 5 rounds (3 in quick mode; rounds past the
@@ -23,8 +24,8 @@ also records when (date, clnn version) and how (rounds, executions per sample, l
 the machine) it was measured.
 
 Scalar types take the figure of their tensor type (they are parameters of the same
-operations). Types without a workload are those no OpenCL kernel takes (QUANT16, QUANT8_SYMM,
-OEM, ...): they get FLT_MAX, as NNAPI asks for types a driver cannot run.
+operations). Types without a workload are those no OpenCL kernel takes (OEM, ...): they get
+FLT_MAX, as NNAPI asks for types a driver cannot run.
 
 ``power_usage`` is an estimate, not a measurement: both devices run on the same CPU cores
 (PoCL's pthread device and NumPy/OpenBLAS), so at equal package power the energy ratio equals
@@ -49,7 +50,14 @@ import time
 from pathlib import Path
 
 from clnn import paths
-from clnn.capabilities_workloads import block, bool_chain, if_model, int32_chain, while_model
+from clnn.capabilities_workloads import (
+    block,
+    bool_chain,
+    if_model,
+    int32_chain,
+    symm_chain,
+    while_model,
+)
 from hal import __version__
 from hal.builder import make_request
 from hal.types import (
@@ -103,6 +111,9 @@ def workloads_all(quick: bool = False) -> dict:
                                                          quant=True, per_channel=True),
         "TENSOR_INT32": lambda: int32_chain(e),
         "TENSOR_BOOL8": lambda: bool_chain(e),
+        "TENSOR_QUANT16_SYMM": lambda: symm_chain("TENSOR_QUANT16_SYMM", e),
+        "TENSOR_QUANT16_ASYMM": lambda: symm_chain("TENSOR_QUANT16_ASYMM", e),
+        "TENSOR_QUANT8_SYMM": lambda: symm_chain("TENSOR_QUANT8_SYMM", e),
         "IF": lambda: if_model(e),
         "WHILE": lambda: while_model(e),
     }
@@ -159,7 +170,7 @@ def identity(device) -> dict:
     p, d = device.platform, device.cl_device
     return {"platform": f"{p.name.strip()} {p.version.strip()}", "device": d.name.strip(),
             "driver_version": d.driver_version.strip(), "clnn_version": __version__,
-            # without fallback, operations no kernel takes (IF, WHILE, ...) cannot run at all
+            # without fallback, operations no kernel takes cannot run at all
             "fallback": bool(getattr(device, "fallback", True))}
 
 

@@ -1,7 +1,8 @@
 """The workloads ``clnn capabilities`` times (clnn/capabilities.py): MobileNet-style blocks
 (CONV_2D 3x3 stride 2 + RELU6, DEPTHWISE_CONV_2D 3x3, CONV_2D 1x1, residual ADD) for the float
-and quant8 types, elementwise chains for int32 and bool8, IF between two elementwise branches
-and a WHILE loop of eight iterations. Each builder returns (hal Model, input arrays)."""
+and quant8 types, elementwise chains for int32 and bool8, the operations that take the
+16-bit and symmetric 8-bit quantized types (CAST, DEQUANTIZE), IF between two elementwise
+branches and a WHILE loop of eight iterations. Each builder returns (hal Model, input arrays)."""
 
 from __future__ import annotations
 
@@ -84,6 +85,25 @@ def bool_chain(n: int):
     b.op("LOGICAL_NOT", [o], b.output(t, [1, n, n]))
     rng = np.random.default_rng(4)
     return b.finish(), [rng.random((1, n, n)) < 0.5 for _ in (0, 1)]
+
+
+def symm_chain(t: str, n: int):
+    """The QUANT16_SYMM / QUANT16_ASYMM / QUANT8_SYMM workload: what the operations that take
+    these types do with them (the identity CASTs of HAL 1.3, twice; QUANT8_SYMM then
+    DEQUANTIZE to float32) on a [1, n, n] tensor."""
+    dt = {"TENSOR_QUANT16_SYMM": np.int16, "TENSOR_QUANT16_ASYMM": np.uint16,
+          "TENSOR_QUANT8_SYMM": np.int8}[t]
+    q = {"scale": 0.125, "zero_point": 100 if t == "TENSOR_QUANT16_ASYMM" else 0}
+    b = ModelBuilder()
+    x = b.input(t, [1, n, n], **q)
+    c = b.op("CAST", [x], b.tensor(t, [1, n, n], **q))
+    if t == "TENSOR_QUANT8_SYMM":
+        b.op("DEQUANTIZE", [c], b.output("TENSOR_FLOAT32", [1, n, n]))
+    else:
+        b.op("CAST", [c], b.output(t, [1, n, n], **q))
+    info = np.iinfo(dt)
+    rng = np.random.default_rng(5)
+    return b.finish(), [rng.integers(info.min, int(info.max) + 1, (1, n, n)).astype(dt)]
 
 
 def _elementwise(op: str, n: int):

@@ -6,9 +6,11 @@ import os
 import threading
 
 from clnn import compilation_cache as cache
+from clnn import control_flow
 from clnn.capabilities import load_or_measure, to_capabilities
 from clnn.kernels import kernel_for
 from clnn.memory import ClBuffer
+from clnn.plan import CONTROL_FLOW
 from clnn.prepared_model import ClPreparedModel
 from clnn.program_cache import ProgramCache
 from hal import __version__
@@ -224,16 +226,24 @@ class ClDevice(Device):
         for k, operation in enumerate(sg.operations):
             reason = ("it uses an extension this driver does not support" if k in unknown
                       else self._unsupported_reason(model, k, operation))
-            rows.append((k, operation.type.name, reason is None, reason or "OpenCL kernels"))
+            where = "its subgraphs on OpenCL" if operation.type.name in CONTROL_FLOW \
+                else "OpenCL kernels"
+            rows.append((k, operation.type.name, reason is None, reason or where))
         return rows
 
     def _unsupported_reason(self, model, k, operation) -> str | None:
+        return self.unsupported_reason_in(model, model.main, k, operation)
+
+    def unsupported_reason_in(self, model, sg, k, operation) -> str | None:
+        """Why operation ``k`` of subgraph ``sg`` has no OpenCL path (None: it has one)."""
+        if operation.type.name in CONTROL_FLOW:  # its subgraphs run as OpenCL partitions
+            return control_flow.support_reason(self, model, sg, operation)
         kreg = kernel_for(operation.type)
         if kreg is None:
             return f"no OpenCL kernel for {operation.type.name}"
         if lookup(operation.type).prepare is None and kreg.max_shapes is None:
             return f"{operation.type.name} has no shape inference (prepare) in the HAL"
-        ctx = validation_context(model, model.main, k)
+        ctx = validation_context(model, sg, k)
         try:
             return kreg.support(ctx)
         except Exception as e:  # a support check must never crash the driver

@@ -25,6 +25,9 @@ of its own, runs in the epilogue (a clamp, the PRELU of a constant per-channel a
 function); a RELU* after a float ADD / SUB / MUL / DIV without activation becomes its clamp:
 ``LaunchBuilder.activation`` (an :class:`ActivationFusion`), ``Out(0)`` resolves to the
 activation's output.
+
+RESHAPE / SQUEEZE / EXPAND_DIMS (and CAST to its own type) of a tensor in the pool: a view
+(:func:`find_views`), the output at the input's offset, no launch.
 """
 
 from __future__ import annotations
@@ -290,3 +293,24 @@ def _epilogue_activations(ctx) -> tuple[str, ...]:
 
     reg = kernel_for(ctx.op_type)
     return reg.epilogue_activations(ctx) if reg is not None else ()
+
+
+#: operations whose output holds the input's bytes in the same (row-major) order: planned as a
+#: view, the output at the input's offset in the pool, with no launch (CAST only between equal
+#: types, the identity casts of HAL 1.3: find_views requires equal operand types)
+VIEWS = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "CAST")
+
+
+def find_views(sg, ops: list[int], skipped: set, live: dict) -> dict[int, int]:
+    """View output -> the operand whose bytes it is (a view of a view resolves to the first
+    source), for the VIEWS operations whose input lives in the pool (a constant's copy is
+    launched as before: it has no pool bytes)."""
+    views: dict[int, int] = {}
+    for k in ops:
+        operation = sg.operations[k]
+        if operation.type.name in VIEWS and k not in skipped:
+            src = views.get(operation.inputs[0], operation.inputs[0])
+            out = operation.outputs[0]
+            if src in live and out in live and sg.operands[src].type == sg.operands[out].type:
+                views[out] = src
+    return views

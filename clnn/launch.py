@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from clnn.kernels.registry import In, Out
-from clnn.memory import DeviceTensor
+from clnn.memory import DeviceTensor, PoolTensor, on_device
 from hal.errors import GeneralFailure
 from hal.types import NUMPY_DTYPE
 
@@ -49,23 +49,36 @@ class Readback:
 
 
 def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
-                 keep_all: bool = False):
+                 keep_all: bool = False, resident=()):
     """Run a plan on ``queue``: ``values`` gives its inputs and receives its outputs (arrays, or
-    DeviceTensors for model outputs in ``device_outputs`` device memories). ``keep_all``: every
-    tensor the kernels write is also downloaded, right after the kernels of the operation that
-    writes it (before liveness lets a later tensor reuse its bytes; the queue is in order)."""
+    DeviceTensors for model outputs in ``device_outputs`` device memories, or PoolTensors, left
+    in the pool, for the outputs in ``resident``: those the next OpenCL partitions read).
+    ``keep_all``: every tensor an operation writes is also downloaded right after the kernels
+    of the operation that writes it (before liveness lets a later tensor reuse its bytes; the
+    queue is in order)."""
     import pyopencl as cl
 
     q = queue
     keep = []
+    # inputs held in this pool's own bytes (a loop body's previous iteration) go through a
+    # scratch buffer first: the other inputs' destinations may overlap their sources
+    staged = {}
+    for i, _ in plan.uploads:
+        t = values[i]
+        if on_device(t) and t.nbytes and t.cl_buffer == plan.pool:
+            scratch = cl.Buffer(plan.pool.context, cl.mem_flags.READ_WRITE, t.nbytes)
+            cl.enqueue_copy(q, scratch, t.cl_buffer, src_offset=t.offset, byte_count=t.nbytes)
+            staged[i] = PoolTensor(q, scratch, 0, t.shape, t.dtype)
     for i, off in plan.uploads:
-        if isinstance(values[i], DeviceTensor):  # a device memory: copied on the device
-            t = values[i]
+        t = staged.get(i, values[i])
+        if on_device(t):  # a device memory or another partition's pool: copied on the device
             if t.nbytes:
-                cl.enqueue_copy(q, plan.pool, t.buffer.cl_buffer, dst_offset=off,
-                                byte_count=t.nbytes)
+                cl.enqueue_copy(q, plan.pool, t.cl_buffer, src_offset=t.offset,
+                                dst_offset=off, byte_count=t.nbytes)
             continue
-        arr = np.ascontiguousarray(values[i])
+        arr = np.ascontiguousarray(t)
+        if arr.dtype == np.bool_:
+            arr = arr.view(np.uint8)
         if arr.nbytes:
             keep.append(arr)
             cl.enqueue_copy(q, plan.pool, arr, dst_offset=off, is_blocking=False)
@@ -73,6 +86,12 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
     readbacks = getattr(plan, "readbacks", ())
     for rb in readbacks:
         cl.enqueue_fill_buffer(q, rb.buffer, np.int32(0), 0, rb.words * 4)
+    if keep_all:  # views of the inputs (no launch of their own): see Planner.make_plan
+        for o, off, shape, dtype in plan.written.get(-1, ()):
+            arr = np.empty(shape, dtype)
+            if arr.nbytes:
+                cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
+            results.append((o, arr))
     launches = plan.launches
     for n, launch in enumerate(launches):
         ev = cl.enqueue_nd_range_kernel(q, launch.kernel, launch.global_size,
@@ -98,19 +117,32 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
                 cl.enqueue_copy(q, dst.cl_buffer, plan.pool, src_offset=off, byte_count=n)
             results.append((o, DeviceTensor(dst, shape)))
             continue
+        if o in resident:  # read by a later OpenCL partition: no trip through the host
+            results.append((o, PoolTensor(q, plan.pool, off, shape, dtype)))
+            continue
         arr = np.empty(shape, dtype)
         if arr.nbytes:
             cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
         results.append((o, arr))
-    q.finish()
+    # one wait, unless everything stays on the device: the queue is in order, so the next
+    # partition's commands see these results, and whatever reads them on the host (a blocking
+    # read) waits for them; host arrays being copied must stay alive until copied, device
+    # memories, read-back words and profiling events must be complete when the execution returns
+    if keep or readbacks or events is not None or \
+            not all(isinstance(v, PoolTensor) for _, v in results):
+        q.finish()
     cut = {}
     for rb, w in zip(readbacks, words):
         cut.update(rb.finish(w) or {})
     for o, arr in results:
         if o in cut:  # a data-dependent shape: the leading rows of the planned tensor
             shape = tuple(cut[o])
-            arr = DeviceTensor(arr.buffer, shape) if isinstance(arr, DeviceTensor) else \
-                arr.reshape(-1)[:int(np.prod(shape, dtype=np.int64))].reshape(shape)
+            if isinstance(arr, DeviceTensor):
+                arr = DeviceTensor(arr.buffer, shape)
+            elif isinstance(arr, PoolTensor):  # left on the device for the next partition
+                arr = PoolTensor(arr.queue, arr.cl_buffer, arr.offset, shape, arr.dtype)
+            else:
+                arr = arr.reshape(-1)[:int(np.prod(shape, dtype=np.int64))].reshape(shape)
         values[o] = arr
 
 
@@ -140,7 +172,7 @@ class LaunchBuilder:
     def tensor(self, operand: int):
         """(buffer, element offset) of an operand of this plan."""
         operand = self.alias.get(operand, operand)
-        o = self.planner.model.main.operands[operand]
+        o = self.planner.sg.operands[operand]
         size = NUMPY_DTYPE[o.type].itemsize
         if operand in self.planner.const_offsets:
             return self.planner.const_buffer, np.int32(self.planner.const_offsets[operand] // size)
@@ -172,6 +204,17 @@ class LaunchBuilder:
         buf = self.scratch(words * 4)
         self.readbacks.append(Readback(buf, int(words), finish))
         return buf
+
+    def error_flag(self, message: str):
+        """An int32 device flag for the next launch to set (non-zero) when its run-time inputs
+        make the operation fail: the execution then fails with GENERAL_FAILURE and
+        ``message``, as on the reference device (a one-word Readback). Pass it as a kernel
+        argument."""
+        def finish(words):
+            if words[0]:
+                raise GeneralFailure(message)
+
+        return self.readback(1, finish)
 
     def launch(self, family: str, name: str, params: dict, global_size, args,
                local_size=None):

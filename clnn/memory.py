@@ -30,6 +30,13 @@ class DeviceTensor:
     def nbytes(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
 
+    #: where the bytes are (as PoolTensor's): a device memory's buffer, from its start
+    offset = 0
+
+    @property
+    def cl_buffer(self):
+        return self.buffer.cl_buffer
+
     def to_host(self) -> np.ndarray:
         return self.buffer.download(self.shape)
 
@@ -41,9 +48,63 @@ class DeviceTensor:
         return self.to_host().tobytes()
 
 
+class PoolTensor:
+    """A tensor left in OpenCL memory by a partition, as a value of an execution: ``nbytes``
+    bytes at byte ``offset`` of ``cl_buffer`` (a plan's pool, or a buffer of its own). The next
+    OpenCL partition copies it on the device; only the host (a reference partition, a parameter
+    read at planning, a model output) downloads it. A plan's pool is written again only when
+    its partition runs again: the main subgraph's partitions run once per execution, and a
+    control-flow subgraph's outputs are copied into buffers of their own (:meth:`detached`)."""
+
+    def __init__(self, queue, cl_buffer, offset: int, shape, dtype):
+        self.queue = queue
+        self.cl_buffer = cl_buffer
+        self.offset = int(offset)
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self._host = None
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def to_host(self) -> np.ndarray:
+        import pyopencl as cl
+
+        if self._host is None:  # downloaded once, however many host readers it has
+            raw = np.empty(self.shape, np.uint8 if self.dtype == np.bool_ else self.dtype)
+            if raw.nbytes:
+                cl.enqueue_copy(self.queue, raw, self.cl_buffer, src_offset=self.offset,
+                                is_blocking=True)
+            self._host = raw.astype(np.bool_) if self.dtype == np.bool_ else raw
+        return self._host
+
+    def detached(self, context) -> PoolTensor:
+        """A copy in a buffer of its own (on the device), safe from the pool being reused."""
+        import pyopencl as cl
+
+        buf = cl.Buffer(context, cl.mem_flags.READ_WRITE, max(self.nbytes, 1))
+        if self.nbytes:
+            cl.enqueue_copy(self.queue, buf, self.cl_buffer, src_offset=self.offset,
+                            byte_count=self.nbytes)
+        return PoolTensor(self.queue, buf, 0, self.shape, self.dtype)
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.to_host()
+        return arr if dtype is None else arr.astype(dtype)
+
+    def tobytes(self) -> bytes:
+        return self.to_host().tobytes()
+
+
+def on_device(value) -> bool:
+    """Whether a value of an execution is held in OpenCL memory."""
+    return isinstance(value, (DeviceTensor, PoolTensor))
+
+
 def on_host(value):
-    """A value as a NumPy array (downloads a DeviceTensor)."""
-    return value.to_host() if isinstance(value, DeviceTensor) else value
+    """A value as a NumPy array (downloads a DeviceTensor or a PoolTensor)."""
+    return value.to_host() if on_device(value) else value
 
 
 class ClBuffer(DeviceBuffer):

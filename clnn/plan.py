@@ -7,8 +7,11 @@ shapes come from the HAL ``prepare()`` functions, so a plan is made at prepare w
 shapes allow it, else at the first execution with those shapes, and kept (least recently used
 dropped first, :data:`MAX_PLANS` per partition). A plan holds the kernels with their arguments
 set (clnn/launch.py), and one pool buffer where every non-constant tensor of the partition lives
-at an offset chosen by liveness (tensors whose lifetimes do not overlap share bytes). Constants
-of all partitions are uploaded once, into one constant buffer.
+at an offset chosen by liveness (tensors whose lifetimes do not overlap share bytes); RESHAPE,
+SQUEEZE, EXPAND_DIMS and identity CASTs of a pool tensor are views (their output is the input's
+bytes, no launch, the input's lifetime extended over the view's: clnn/fusion.py find_views).
+Constants of all partitions are uploaded once, into one constant buffer. A supported IF / WHILE
+is a partition of its own (clnn/control_flow.py plans its subgraphs with Planners of their own).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from clnn.fusion import find_fusions
+from clnn.fusion import find_fusions, find_views
 from clnn.kernels import kernel_for
 from clnn.kernels.registry import Unplannable
 from clnn.launch import LaunchBuilder, nbytes
@@ -70,6 +73,9 @@ def _align(n: int) -> int:
 class Partition:
     on_cl: bool
     ops: list[int]
+    #: an IF or WHILE operation alone: its subgraphs run as OpenCL partitions of their own
+    #: (clnn/control_flow.py); only its condition is read back
+    control: bool = False
     #: non-constant operands read by the partition and written before it (or model inputs)
     inputs: list[int] = field(default_factory=list)
     #: operands written by the partition and read after it (or model outputs)
@@ -78,6 +84,9 @@ class Partition:
     host_inputs: list[int] = field(default_factory=list)
     #: (input shapes, host input values) -> ClPlan (None: these run on the reference)
     plans: dict = field(default_factory=dict)
+    #: outputs that a later OpenCL partition reads: left in device memory (PoolTensor), never
+    #: downloaded unless the host reads them too
+    resident: set = field(default_factory=set)
 
 
 @dataclass
@@ -96,6 +105,8 @@ class ClPlan:
     #: words the kernels write for the host (clnn.launch.Readback): status flags, the counts
     #: of data-dependent output shapes
     readbacks: list = field(default_factory=list)
+    #: view operand -> the operand whose pool bytes it is (RESHAPE and the like: no launch)
+    views: dict = field(default_factory=dict)
 
 
 def plan_offsets(sizes: dict[int, int], live: dict[int, tuple[int, int]]) -> tuple[dict, int]:
@@ -121,9 +132,16 @@ def plan_offsets(sizes: dict[int, int], live: dict[int, tuple[int, int]]) -> tup
 
 
 
-def partition(model, supported: list[bool]) -> list[Partition]:
-    """Maximal runs of supported / unsupported operations, with the operands that cross them."""
-    sg = model.main
+CONTROL_FLOW = ("IF", "WHILE")
+
+
+def partition(model, supported: list[bool], sg=None, outputs_resident: bool = False
+              ) -> list[Partition]:
+    """Maximal runs of supported / unsupported operations of subgraph ``sg`` (None: main), with
+    the operands that cross them; a supported IF / WHILE is a partition of its own.
+    ``outputs_resident``: the subgraph's outputs stay in device memory (a referenced subgraph,
+    whose outputs go to the operation that ran it)."""
+    sg = model.main if sg is None else sg
     parts: list[Partition] = []
 
     def data_dependent(k: int) -> bool:  # output shapes known only after its kernels ran
@@ -132,11 +150,14 @@ def partition(model, supported: list[bool]) -> list[Partition]:
 
     for k, ok in enumerate(supported):
         # an operation with data-dependent output shapes ends its CL partition: the next one
-        # is planned with the shapes read back (Planner.make_plan cannot plan its readers)
-        if parts and parts[-1].on_cl == ok and not (ok and data_dependent(parts[-1].ops[-1])):
+        # is planned with the shapes read back (Planner.make_plan cannot plan its readers);
+        # a supported IF / WHILE is a partition of its own
+        control = ok and sg.operations[k].type.name in CONTROL_FLOW
+        if (parts and parts[-1].on_cl == ok and not control and not parts[-1].control
+                and not (ok and data_dependent(parts[-1].ops[-1]))):
             parts[-1].ops.append(k)
         else:
-            parts.append(Partition(ok, [k]))
+            parts.append(Partition(ok, [k], control))
     producer = {}
     for p_index, p in enumerate(parts):
         for k in p.ops:
@@ -158,7 +179,7 @@ def partition(model, supported: list[bool]) -> list[Partition]:
                 if producer.get(i, -1) != p_index:
                     seen.add(i)
                     p.inputs.append(i)
-        if p.on_cl:
+        if p.on_cl and not p.control:
             for k in p.ops:
                 operation = sg.operations[k]
                 host = kernel_for(operation.type).host_input_indexes(len(operation.inputs))
@@ -169,6 +190,9 @@ def partition(model, supported: list[bool]) -> list[Partition]:
             for o in sg.operations[k].outputs:
                 if o in outs or any(r > p_index for r in readers.get(o, ())):
                     p.outputs.append(o)
+                if p.on_cl and (any(r > p_index and parts[r].on_cl for r in readers.get(o, ()))
+                                or (outputs_resident and o in outs)):
+                    p.resident.add(o)
     return parts
 
 
@@ -176,24 +200,27 @@ class Planner:
     """Plans of one prepared model: the constant buffer, shape inference over the model, the
     plans of each CL partition, and which operations were fused into which."""
 
-    def __init__(self, device, model, partitions: list[Partition]):
+    def __init__(self, device, model, partitions: list[Partition], index: int | None = None,
+                 executor: Executor | None = None):
         import pyopencl as cl
 
         self.device = device
         self.model = model
+        #: the subgraph planned: None the main one, else a referenced one (IF / WHILE)
+        self.index = index
+        self.sg = sg = model.main if index is None else model.referenced[index]
         self.programs = device.programs
         self.partitions = partitions
-        self.executor = Executor(model)
+        self.executor = Executor(model) if executor is None else executor
         self.build_seconds = 0.0
         #: operation -> the operation whose kernels do its work (clnn/fusion.py)
         self.fused_into: dict[int, int] = {}
-        sg = model.main
         # constants of CL operations: one buffer, uploaded once
-        host_consts = self.executor.constants(None)
+        host_consts = self.executor.constants(index)
         #: the constants' values (not the subgraph references the executor also keeps)
         self.constant_values = {i: v for i, v in host_consts.items()
                                 if sg.operands[i].lifetime in CONSTANT}
-        const_ops = sorted({i for p in partitions if p.on_cl for k in p.ops
+        const_ops = sorted({i for p in partitions if p.on_cl and not p.control for k in p.ops
                             for i in sg.operations[k].inputs
                             if sg.operands[i].lifetime in CONSTANT and sg.operands[i].dimensions})
         self.const_offsets: dict[int, int] = {}
@@ -228,7 +255,7 @@ class Planner:
 
     def static_shapes(self) -> dict[int, tuple] | None:
         """Shapes of every operand from the model's dimensions, or None if some are unknown."""
-        sg = self.model.main
+        sg = self.sg
         shapes = {}
         for i in sg.input_indexes:
             op = sg.operands[i]
@@ -237,6 +264,12 @@ class Planner:
             shapes[i] = tuple(op.dimensions)
         for k, operation in enumerate(sg.operations):
             reg = lookup(operation.type)
+            if operation.type.name in CONTROL_FLOW:  # no prepare(): the declared shapes,
+                outs = [sg.operands[o] for o in operation.outputs]  # checked against the
+                if not all(o.is_fully_specified() for o in outs):  # subgraphs' outputs
+                    return None
+                shapes.update((o, tuple(d.dimensions)) for o, d in zip(operation.outputs, outs))
+                continue
             if reg.prepare is None:
                 return None
             try:
@@ -255,7 +288,7 @@ class Planner:
         if shapes is None:
             return
         for p in self.partitions:
-            if p.on_cl:
+            if p.on_cl and not p.control:
                 if p.host_inputs:
                     continue
                 key = (tuple(shapes.get(i) for i in p.inputs), ())
@@ -270,7 +303,7 @@ class Planner:
         """Operation k with the constants' values, ``host_values`` (parameters read on the
         host) and the shapes known so far."""
         values = ChainMap(host_values or {}, self.constant_values)
-        return operation_context(self.model, self.model.main, k, values, shapes,
+        return operation_context(self.model, self.sg, k, values, shapes,
                                  executor=self.executor)
 
     def make_plan(self, part: Partition, in_shapes: dict, host_values: dict
@@ -278,7 +311,7 @@ class Planner:
         """Plan a CL partition for concrete input shapes; None runs it on the reference."""
         import pyopencl as cl
 
-        sg = self.model.main
+        sg = self.sg
         shapes = dict(in_shapes)
         contexts = []
         dynamic: set[int] = set()  # outputs whose shapes the kernels tell (max_shapes)
@@ -345,11 +378,16 @@ class Planner:
         for j, f in acts.items():  # the activation's output is written by the convolution
             del live[f.source]
             live[f.out][0] = steps[j]
+        views = find_views(sg, part.ops, skipped, live)
+        for out, src in views.items():  # the source's bytes live as long as its views
+            live[src] = [min(live[src][0], live[out][0]), max(live[src][1], live[out][1])]
+            del live[out]
         sizes = {o: nbytes(shapes[o], NUMPY_DTYPE[sg.operands[o].type]) for o in live}
         for o in sorted(sizes, key=lambda o: -sizes[o])[:1]:
             check_fits(self.device, f"operand {o} ({NUMPY_DTYPE[sg.operands[o].type]} "
                        f"{list(shapes[o])})", sizes[o])
         offsets, pool_bytes = plan_offsets(sizes, {o: tuple(v) for o, v in live.items()})
+        offsets.update({out: offsets[src] for out, src in views.items()})
         check_fits(self.device, f"the pool of the OpenCL partition of operations "
                    f"{part.ops[0]}..{part.ops[-1]}", pool_bytes, pool_bytes + self.const_bytes)
         pool = cl.Buffer(self.device.context, cl.mem_flags.READ_WRITE, max(pool_bytes, 1))
@@ -359,8 +397,10 @@ class Planner:
             operation = sg.operations[k]
             builder = LaunchBuilder(self, k, ctx, operation, offsets, pool)
             reg = kernel_for(operation.type)
-            if any(nbytes(o.shape, o.dtype) == 0 for o in ctx.outputs) or k in skipped:
-                continue  # an empty output (nothing to compute) or a PAD fused into its reader
+            if any(nbytes(o.shape, o.dtype) == 0 for o in ctx.outputs) or k in skipped \
+                    or operation.outputs[0] in views:
+                continue  # an empty output (nothing to compute), a PAD fused into its reader,
+                # or a view of its input's bytes
             if k in fused:
                 builder.input_pad = fused[k]
                 builder.alias = {fused[k].padded: fused[k].source}
@@ -386,5 +426,14 @@ class Planner:
             if first >= 0:
                 written.setdefault(part.ops[first], []).append(
                     (o, offsets[o], shapes[o], NUMPY_DTYPE[sg.operands[o].type]))
+        # a view has no launch: it is read after the launches of the last operation before it
+        # that has some (-1: before every launch), when its bytes already hold its value
+        launched, last = {launch.op_index for launch in launches}, -1
+        for k in part.ops:
+            out = sg.operations[k].outputs[0]
+            if out in views:
+                written.setdefault(last, []).append((out, offsets[out], shapes[out],
+                                                     NUMPY_DTYPE[sg.operands[out].type]))
+            last = k if k in launched else last
         return ClPlan(pool, pool_bytes, inter, uploads, downloads, launches, shapes, written,
-                      readbacks)
+                      readbacks=readbacks, views=views)

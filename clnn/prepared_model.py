@@ -2,9 +2,11 @@
 
 The plan (partitions, fusions, the buffer pool) is clnn/plan.py's; the launches clnn/launch.py's.
 An execution of a CL partition enqueues the copies of its inputs, every kernel and the copies of
-the tensors that leave it, then waits once. Only tensors that cross a partition boundary (or are
-model inputs / outputs) travel between host and device; the other partitions run on the
-reference executor (the fallback).
+the tensors that leave it, then waits once. A tensor that a later CL partition reads stays in
+device memory (clnn.memory.PoolTensor, copied pool to pool on the device); only model inputs /
+outputs and the tensors a host partition reads travel between host and device. Host partitions
+run on the reference executor (the fallback); an IF / WHILE runs its subgraphs as CL
+partitions of their own (clnn/control_flow.py).
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import time
 
 import numpy as np
 
+from clnn import control_flow
 from clnn.launch import enqueue_plan
-from clnn.memory import ClBuffer, DeviceTensor, on_host
+from clnn.memory import ClBuffer, DeviceTensor, PoolTensor, on_device, on_host
 from clnn.plan import Partition, Planner, partition
 from hal.driver import (
     DriverPreparedModel,
@@ -43,7 +46,10 @@ class ClPreparedModel(DriverPreparedModel):
         self._device_outputs: dict[int, ClBuffer] = {}
         #: per execution: time of the partitions that ran on the host
         self._host_ns = 0
+        #: referenced subgraph -> its partitions and plans (clnn/control_flow.py)
+        self.subgraph_runs: dict = {}
         self.planner.plan_ahead()
+        control_flow.plan_ahead(self, model.main, self.partitions)
 
     @property
     def fused_into(self) -> dict[int, int]:
@@ -55,12 +61,17 @@ class ClPreparedModel(DriverPreparedModel):
         return self.planner.build_seconds
 
     # ------------------------------------------------------------------ running
-    def _run_partition(self, part: Partition, values: dict, omitted: set, events=None,
-                       keep_all: bool = False):
-        sg = self.model.main
+    def run_partition(self, part: Partition, values: dict, omitted: set, events=None,
+                      keep_all: bool = False, planner=None):
+        """Run one partition of the subgraph ``planner`` plans (None: the main one)."""
+        planner = self.planner if planner is None else planner
+        sg = planner.sg
+        if part.control:  # IF / WHILE: its subgraphs run as OpenCL partitions
+            control_flow.run_control(self, sg, part.ops[0], values, events)
+            return
         if part.on_cl:
             try:
-                plan = self.planner.plan_for(part, values)
+                plan = planner.plan_for(part, values)
             except InvalidArgument as e:  # an operation rejecting its run-time inputs: as
                 raise GeneralFailure(e.reason) from e  # the reference device, OP_FAILED
             except (ValueError, IndexError, ZeroDivisionError, OverflowError, KeyError) as e:
@@ -71,14 +82,21 @@ class ClPreparedModel(DriverPreparedModel):
                 raise GeneralFailure(f"{names} failed while planning the OpenCL run: "
                                      f"{type(e).__name__}: {e}") from e
             if plan is not None:
-                enqueue_plan(self.queue, plan, values, self._device_outputs, events, keep_all)
+                device_outputs = self._device_outputs if planner is self.planner else {}
+                enqueue_plan(self.queue, plan, values, device_outputs, events, keep_all,
+                             part.resident)
                 return
-        for i in part.inputs:  # the host runs it: device memories are downloaded
-            if isinstance(values.get(i), DeviceTensor):
-                values[i] = values[i].to_host()
+        # the host runs it: device memories are downloaded into host copies, the device
+        # values themselves kept for the OpenCL partitions that read them later
+        host = dict(values)
+        for i in part.inputs:
+            if on_device(host.get(i)):
+                host[i] = host[i].to_host()
         for k in part.ops:
             self.executor.check_deadline()
-            self.executor.run_operation(sg, k, sg.operations[k], values, omitted)
+            self.executor.run_operation(sg, k, sg.operations[k], host, omitted)
+            for o in sg.operations[k].outputs:
+                values[o] = host[o]
 
     def run(self, inputs: list, events=None) -> list[np.ndarray]:
         """Run on input arrays (None: omitted); returns the output arrays. Executions of one
@@ -110,14 +128,31 @@ class ClPreparedModel(DriverPreparedModel):
             self.executor.check_deadline()  # MISSED_DEADLINE_TRANSIENT between partitions
             n_events = len(events) if events is not None else 0
             t = time.perf_counter_ns()
-            self._run_partition(part, values, omitted, events, keep_all)
+            self.run_partition(part, values, omitted, events, keep_all)
             if events is not None and len(events) == n_events:  # it ran on the host
                 end = time.perf_counter_ns()
                 self._host_ns += end - t
                 self.host_spans.append((part, t, end))
         if all_values:
             return values
-        return [values[i] for i in sg.output_indexes]
+        return [self._model_output(i, values[i]) for i in sg.output_indexes]
+
+    def _model_output(self, i: int, value):
+        """A model output left in device memory (an IF / WHILE result): copied on the device
+        into the output's device memory, else downloaded."""
+        import pyopencl as cl
+
+        dst = self._device_outputs.get(i)
+        if not isinstance(value, PoolTensor):
+            return value
+        if dst is None:
+            return value.to_host()
+        dst.ensure(value.nbytes)
+        if value.nbytes:
+            cl.enqueue_copy(self.queue, dst.cl_buffer, value.cl_buffer,
+                            src_offset=value.offset, byte_count=value.nbytes)
+            self.queue.finish()
+        return DeviceTensor(dst, value.shape)
 
     def execute_synchronously(self, request, measure=MeasureTiming.NO, deadline=None,
                               loop_timeout_duration=None) -> ExecutionResult:
@@ -181,4 +216,5 @@ class ClPreparedModel(DriverPreparedModel):
                 "pool_bytes": sum(pl.pool_bytes for pl in plans),
                 "tensor_bytes": sum(pl.intermediate_bytes for pl in plans),
                 "constant_bytes": self.planner.const_bytes,
-                "launches": sum(len(pl.launches) for pl in plans)}
+                "launches": sum(len(pl.launches) for pl in plans),
+                "views": sum(len(pl.views) for pl in plans)}

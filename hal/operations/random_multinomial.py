@@ -9,6 +9,19 @@
 
 Types: TENSOR_FLOAT32, TENSOR_FLOAT16. The same non-zero seeds give the same samples, so
 executions are repeatable; the draws are inverse-CDF samples of softmax(logits) in float64.
+
+The generator is Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
+SC 2011; the Random123 constants), counter-based so that every sample is a function of its
+position alone and any device computes the same numbers however it splits the work (the
+OpenCL kernel clnn/templates/random_multinomial.cl.mako uses this exact scheme):
+
+- key (k0, k1) = the two seeds as uint32; counter (s // 4, batch, stream, 0) for sample s,
+  which takes word s % 4 of the block; stream 0 for seeded draws;
+- u = (word >> 8) * 2^-24, a float in [0, 1) exact in float32; the sample is the first class
+  whose cumulative exp(logit - max) exceeds u * total (at most the last class).
+
+Seeds (0, 0) ask for unseeded draws: stream 1 and a key from the executor's NumPy generator
+(the OpenCL device counts its executions instead), so they differ between executions.
 """
 
 from __future__ import annotations
@@ -42,6 +55,34 @@ def prepare(ctx: OperationContext):
     return [(shape[0], n)]
 
 
+PHILOX_M = (0xD2511F53, 0xCD9E8D57)
+PHILOX_W = (0x9E3779B9, 0xBB67AE85)
+
+
+def philox4x32(counters: np.ndarray, key) -> np.ndarray:
+    """Philox4x32-10 of uint32 counter blocks [n, 4] under key (k0, k1): uint32 [n, 4]."""
+    c = [counters[:, j].astype(np.uint64) for j in range(4)]
+    k0, k1 = np.uint64(int(key[0]) & 0xFFFFFFFF), np.uint64(int(key[1]) & 0xFFFFFFFF)
+    mask, m0, m1 = np.uint64(0xFFFFFFFF), np.uint64(PHILOX_M[0]), np.uint64(PHILOX_M[1])
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + np.uint64(PHILOX_W[0])) & mask, (k1 + np.uint64(PHILOX_W[1])) & mask
+        p0, p1 = m0 * c[0], m1 * c[2]  # 32 x 32 -> 64 bits: exact in uint64
+        c = [(p1 >> np.uint64(32)) ^ c[1] ^ k0, p1 & mask, (p0 >> np.uint64(32)) ^ c[3] ^ k1,
+             p0 & mask]
+    return np.stack(c, axis=1).astype(np.uint32)
+
+
+def uniforms(key, batch: int, n: int, stream: int = 0) -> np.ndarray:
+    """The n uniforms in [0, 1) of one batch (see the module docstring)."""
+    blocks = (n + 3) // 4
+    ctr = np.zeros((blocks, 4), np.uint32)
+    ctr[:, 0] = np.arange(blocks, dtype=np.uint32)
+    ctr[:, 1], ctr[:, 2] = batch, stream
+    words = philox4x32(ctr, key).reshape(-1)[:n]
+    return (words >> np.uint32(8)).astype(np.float64) * 2.0 ** -24
+
+
 def execute(ctx: OperationContext):
     logits = ctx.input(0).astype(np.float64)
     n = int(ctx.scalar(1))
@@ -52,9 +93,10 @@ def execute(ctx: OperationContext):
     batches, classes = logits.shape
     if batches and classes == 0:
         raise GeneralFailure(f"{ctx.name}: there are no classes to draw from")
-    s0, s1 = (int(v) & 0xFFFFFFFF for v in seeds)
-    rng = ctx.executor.rng if (s0, s1) == (0, 0) and ctx.executor is not None \
-        else np.random.default_rng([s0, s1])
+    key, stream = tuple(int(v) & 0xFFFFFFFF for v in seeds), 0
+    if key == (0, 0):  # unseeded: a fresh key from the executor's generator
+        rng = ctx.executor.rng if ctx.executor is not None else np.random.default_rng()
+        key, stream = tuple(int(v) for v in rng.integers(0, 1 << 32, 2)), 1
     out = np.zeros((batches, n), dtype=np.int32)
     for b in range(batches):
         row = logits[b]
@@ -64,7 +106,7 @@ def execute(ctx: OperationContext):
         total = cdf[-1]
         if not np.isfinite(total) or total <= 0:
             raise GeneralFailure(f"{ctx.name}: batch {b} has no finite probability mass")
-        u = rng.random(n) * total
+        u = uniforms(key, b, n, stream) * total
         out[b] = np.minimum(np.searchsorted(cdf, u, side="right"), classes - 1)
     return [out]
 

@@ -49,3 +49,17 @@ def test_rejects_bad_sample_count_seed_shape_and_rank():
     m = one_op_model(OP, [tensor("TENSOR_INT32", [1, 3]), scalar("INT32", 4),
                           tensor("TENSOR_INT32", [2])], [tensor("TENSOR_INT32", [1, 4])])
     assert "match no signature" in rejected(m)
+
+
+def test_philox_known_answers():
+    """Random123's known-answer vectors for Philox4x32-10."""
+    from hal.operations.random_multinomial import philox4x32
+
+    cases = [((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+             ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2,
+              (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+             ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+              (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1))]
+    for ctr, key, want in cases:
+        got = philox4x32(np.array([ctr], np.uint32), key)[0]
+        assert tuple(int(v) for v in got) == want

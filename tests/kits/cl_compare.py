@@ -40,7 +40,8 @@ def run_cl(model, inputs, device):
     prepared = device.prepare_model(model)
     outs = outputs_of(model, prepared, inputs)
     report = prepared.pool_report()
-    assert report["plans"] >= 1 and report["launches"] >= 1, report
+    # kernels ran, or the operation is a view of its input's device memory (RESHAPE...)
+    assert report["plans"] >= 1 and report["launches"] + report["views"] >= 1, report
     return outs
 
 
