@@ -45,6 +45,8 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
     q = queue
     keep = []
     for i, off in plan.uploads:
+        if values.get(i) is None:  # an omitted model input (Planner.plan_for): no bytes
+            continue
         if isinstance(values[i], DeviceTensor):  # a device memory: copied on the device
             t = values[i]
             if t.nbytes:

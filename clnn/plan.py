@@ -203,18 +203,26 @@ class Planner:
         """The plan of a CL partition for the input values of an execution (made and kept on
         first use); None: the partition runs on the reference device."""
         arrays = [values.get(i) for i in part.inputs]
-        if any(a is None for a in arrays):
+        # an omitted model input (None): planned as a NO_VALUE operand of shape (0,) when every
+        # operation reading it takes omitted inputs (KernelRegistration.omitted_inputs)
+        omitted = frozenset(i for i, a in zip(part.inputs, arrays) if a is None)
+        if omitted and not self._takes_omitted(part, omitted):
             return None
         host_values = {i: on_host(values[i]) for i in part.host_inputs}
-        key = (tuple(tuple(a.shape) for a in arrays),
-               tuple(host_values[i].tobytes() for i in part.host_inputs))
+        key = (tuple((0,) if a is None else tuple(a.shape) for a in arrays),
+               tuple(host_values[i].tobytes() for i in part.host_inputs), omitted)
         plan = part.plans.pop(key, _MISSING)
         if plan is _MISSING:
-            plan = self.make_plan(part, dict(zip(part.inputs, key[0])), host_values)
+            plan = self.make_plan(part, dict(zip(part.inputs, key[0])), host_values, omitted)
             while len(part.plans) >= MAX_PLANS:  # drop the least recently used
                 part.plans.pop(next(iter(part.plans)))
         part.plans[key] = plan  # (re)inserted last: most recently used
         return plan
+
+    def _takes_omitted(self, part: Partition, omitted) -> bool:
+        sg = self.model.main
+        return all(kernel_for(sg.operations[k].type).omitted_inputs for k in part.ops
+                   if omitted.intersection(sg.operations[k].inputs))
 
     def static_shapes(self) -> dict[int, tuple] | None:
         """Shapes of every operand from the model's dimensions, or None if some are unknown."""
@@ -248,7 +256,7 @@ class Planner:
             if p.on_cl:
                 if p.host_inputs:
                     continue
-                key = (tuple(shapes.get(i) for i in p.inputs), ())
+                key = (tuple(shapes.get(i) for i in p.inputs), (), frozenset())
                 try:
                     p.plans[key] = self.make_plan(p, {i: shapes[i] for i in p.inputs}, {})
                 except TooLarge:  # known now: no execution could run
@@ -263,8 +271,8 @@ class Planner:
         return operation_context(self.model, self.model.main, k, values, shapes,
                                  executor=self.executor)
 
-    def make_plan(self, part: Partition, in_shapes: dict, host_values: dict
-                   ) -> ClPlan | None:
+    def make_plan(self, part: Partition, in_shapes: dict, host_values: dict,
+                  omitted=frozenset()) -> ClPlan | None:
         """Plan a CL partition for concrete input shapes; None runs it on the reference."""
         import pyopencl as cl
 
@@ -274,6 +282,9 @@ class Planner:
         for k in part.ops:
             operation = sg.operations[k]
             ctx = self.context(k, shapes, host_values)
+            for info in ctx.inputs:  # model inputs the request omits (plan_for)
+                if info.index in omitted:
+                    info.lifetime = LT.NO_VALUE
             try:
                 out_shapes = lookup(operation.type).prepare(ctx)
             except LookupError:  # a parameter computed inside the partition

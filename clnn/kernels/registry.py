@@ -35,6 +35,11 @@ A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
     particular shapes, ``plan`` raises :class:`Unplannable`; the partition then runs on the
     reference device for this shape signature (that is never a failure).
 
+``omitted_inputs`` (optional, default False)
+    True when ``plan`` takes optional inputs that a request omits (a model input given no
+    value): they then reach support/plan as NO_VALUE operands (``ctx.has_input`` is False)
+    instead of sending the partition to the reference device.
+
 ``epilogue_activations(ctx) -> tuple[str, ...]`` (optional)
     The activation operations (RELU, RELU1, RELU6, PRELU, LOGISTIC, HARD_SWISH) the family's
     kernels can apply in their epilogue for this operation (its plan context), read by
@@ -75,6 +80,7 @@ class KernelRegistration:
     plan: Callable
     host_inputs: tuple[int, ...] = ()
     epilogue_activations: Callable = _no_activations
+    omitted_inputs: bool = False
 
     def host_input_indexes(self, n_inputs: int) -> set[int]:
         return {i % n_inputs for i in self.host_inputs if -n_inputs <= i < n_inputs}
@@ -84,13 +90,13 @@ _KERNELS: dict[OperationType, KernelRegistration] = {}
 
 
 def register_kernel(op: OperationType | str, *, family: str, support: Callable,
-                    plan: Callable, host_inputs=(), epilogue_activations=None
-                    ) -> KernelRegistration:
+                    plan: Callable, host_inputs=(), epilogue_activations=None,
+                    omitted_inputs: bool = False) -> KernelRegistration:
     op = OperationType[op] if isinstance(op, str) else OperationType(op)
     if op in _KERNELS:
         raise RuntimeError(f"OpenCL kernel for {op.name} registered twice "
                            f"({_KERNELS[op].family} and {family})")
     reg = KernelRegistration(op, family, support, plan, tuple(host_inputs),
-                             epilogue_activations or _no_activations)
+                             epilogue_activations or _no_activations, omitted_inputs)
     _KERNELS[op] = reg
     return reg
