@@ -75,13 +75,15 @@ inline int q_half_sum(int a, int b) {
 }
 inline int q_logistic(int a, int ib) {
     const int pos = a > 0;
-    const int abs_a = pos ? a : q_wrap(-a);
+    /* |a| with the int16 wraparound; OpenCL's abs() rather than a select, which compilers
+       fold into llvm.abs (Oclgrind cannot run it) */
+    const int abs_a = q_wrap((int)abs(a));
     const int r_pos = q_srmpot(q_newton(q_half_sum(q_exp_neg(q_wrap(-abs_a), ib), 32767)), 1);
     return a == 0 ? (1 << 14) : (pos ? r_pos : q_wrap(32767 - r_pos));
 }
 inline int q_tanh(int a, int ib) {
     const int neg = a < 0;
-    const int n = neg ? a : q_wrap(-a);
+    const int n = q_wrap(-(int)abs(a));
     const int x = q_newton(q_half_sum(q_exp_neg(n, ib + 1), 32767));
     const int t = q_srmpot(q_wrap(x - (1 << 13)), 2);
     return a == 0 ? 0 : (neg ? q_wrap(-t) : t);
