@@ -241,3 +241,10 @@ def test_lstm_request_omitted_inputs_run_on_the_device(cl_device):
     want = run_ref(model, arrays)
     for g, w in zip(got, want):
         assert_close(g, w, "f32")
+
+
+def test_layer_norm_cell_with_more_units_than_its_work_group():
+    # the layer-norm cell strides over the units with one work-group per batch row (at most
+    # 256 work-items): 300 units take two passes per work-item
+    model, arrays = _uni(F32, 3, 2, 3, 300, 300, True, ln=True, peep=True)
+    _compare(model, arrays, "f32")

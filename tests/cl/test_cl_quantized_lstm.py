@@ -60,10 +60,10 @@ QLSTM_CASES = [dict(), dict(cifg=True), dict(peep=True), dict(ln=True),
 
 @pytest.mark.parametrize("case", QLSTM_CASES, ids=str)
 @pytest.mark.parametrize("batch", [1, 3])
-def test_quantized_lstm(cl_device, case, batch):
+def test_quantized_lstm(cl_device, case, batch, units=4):
     cifg, peep, ln, proj = (case.get(k, False) for k in ("cifg", "peep", "ln", "proj"))
     const = case.get("const", False)
-    n_in, units = 5, 4
+    n_in = 5
     n_out = 3 if proj else units
     Q8S, Q8, Q16, I32 = ("TENSOR_QUANT8_ASYMM_SIGNED", "TENSOR_QUANT8_SYMM",
                          "TENSOR_QUANT16_SYMM", "TENSOR_INT32")
@@ -118,3 +118,8 @@ def test_quantized_lstm(cl_device, case, batch):
             tensor(Q16, [batch, units], scale=2.0 ** -15),
             tensor(Q8S, [batch, n_out], scale=out_scale, zero_point=-2)]
     check("QUANTIZED_LSTM", specs, outs, arrays, cl_device)
+
+
+def test_quantized_lstm_more_units_than_the_work_group(cl_device):
+    # one work-group per batch row strides over the units (at most 256 work-items)
+    test_quantized_lstm(cl_device, dict(peep=True, ln=True, proj=True), 2, units=300)
