@@ -205,10 +205,12 @@ def plan_direction(b, ctx, d: Direction, *, act: int, cell_clip: float, proj_cli
         store_rows(b, (cs, 0), ref(b, Out(d.c_out)), odt, units, batch, units)
 
 
-def ln_group(b) -> int:
-    """The work-group of the layer-norm cell: a power of two the device allows."""
-    limit = min(MAX_LN_GROUP, int(b.device.cl_device.max_work_group_size),
-                int(b.device.cl_device.max_work_item_sizes[0]))
+def ln_group(b, local_bytes: int = 24) -> int:
+    """The work-group of the layer-norm cell: a power of two the device allows, with
+    ``local_bytes`` of local memory per work-item (its reduction buffer)."""
+    dev = b.device.cl_device
+    limit = min(MAX_LN_GROUP, int(dev.max_work_group_size), int(dev.max_work_item_sizes[0]),
+                int(dev.local_mem_size) // local_bytes)
     if limit < 1:
         raise Unplannable("the device runs no work-group")
     return 1 << (limit.bit_length() - 1)

@@ -83,7 +83,7 @@ def plan_qlstm(ctx, b):
     args += [i32(n_in), i32(n_out), i32(units), i32(x.zero_point), i32(h.zero_point),
              i32(_cell_shift(c.scale)), i32(qc),
              *qmul(2.0 ** -15 / hidden_scale * 2.0 ** -15), i32(hidden_zp)]
-    group = ln_group(b)
+    group = ln_group(b, local_bytes=48)  # six int64 partial sums per work-item
     b.launch("quantized_lstm", "qlstm_cell",
              {"cifg": cifg, "peep": peep, "ln": ln, "clip": cell_clip > 0, "proj": proj,
               "L": group}, (group, batch), args, local_size=(group, 1))
