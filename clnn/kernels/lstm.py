@@ -26,7 +26,15 @@ import numpy as np
 from clnn.kernels import _gemm
 from clnn.kernels.registry import In, Out, Unplannable, register_kernel
 from clnn.kernels.support import FLOAT, code, f32, first, i32, numel, types_in
-from hal.operations.lstm import BIAS_SLOTS, PEEP_SLOTS, PROJ_BIAS_SLOT, PROJ_SLOT, R_SLOTS, X_SLOTS
+from hal.operations.lstm import (
+    BIAS_SLOTS,
+    LSTM_ACTIVATIONS,
+    PEEP_SLOTS,
+    PROJ_BIAS_SLOT,
+    PROJ_SLOT,
+    R_SLOTS,
+    X_SLOTS,
+)
 
 GATES = ("input", "forget", "cell", "output")
 #: the largest work-group of the layer-norm cell (a power of two; the device may allow less)
@@ -120,9 +128,76 @@ class Direction:
     reverse: bool = False
 
 
+def expect_shapes(ctx, want: dict):
+    """Unplannable unless every input ``i`` of ``want`` has shape ``want[i]``: operands whose
+    shapes disagree (the model validates; the reference then fails, or broadcasts a [1]
+    vector) run on the reference device, which decides as it always does."""
+    for i, shape in want.items():
+        got = tuple(ctx.inputs[i].shape)
+        if got != tuple(shape):
+            raise Unplannable(f"input {i} has shape {list(got)}, the kernels take "
+                              f"{list(shape)}")
+
+
+def dims(ctx, i: int, rank: int) -> tuple:
+    shape = tuple(ctx.inputs[i].shape)
+    if len(shape) != rank:
+        raise Unplannable(f"input {i} has rank {len(shape)}, the kernels take {rank}")
+    return shape
+
+
+def same_time_and_batch(ctx, aux: int, x: int) -> tuple:
+    """The shape of the aux input, Unplannable unless its time and batch are the input's."""
+    shape = dims(ctx, aux, 3)
+    if shape[:2] != tuple(ctx.inputs[x].shape[:2]):
+        raise Unplannable("the aux input's time and batch differ from the input's")
+    return shape
+
+
+def check_direction(ctx, d: Direction, batch: int, act: int):
+    """The all-or-none rules and shapes of one direction's operands, as the kernels run
+    them (anything else goes to the reference, see expect_shapes)."""
+    f = d.first
+    units = dims(ctx, f + X_SLOTS["forget"], 2)[0]
+    out = dims(ctx, f + R_SLOTS["forget"], 2)[1]
+    x_shape = tuple(ctx.inputs[d.x].shape)  # rank 2 (LSTM) or 3, as validated
+    in_size = x_shape[-1] if x_shape else 0
+    cifg = not present(ctx, f + X_SLOTS["input"])
+    gates = GATES[1:] if cifg else GATES
+    if act not in LSTM_ACTIVATIONS:
+        raise Unplannable(f"activation {act} is not an LSTM activation")
+    # CIFG: the input gate's weights, recurrent weights and bias are all absent
+    if any(present(ctx, f + s["input"]) == cifg for s in (R_SLOTS, BIAS_SLOTS)):
+        raise Unplannable("the input gate's operands are partly given")
+    want = {d.h_in: (batch, out), d.c_in: (batch, units)}
+    for g in gates:
+        want.update({f + X_SLOTS[g]: (units, in_size), f + R_SLOTS[g]: (units, out),
+                     f + BIAS_SLOTS[g]: (units,)})
+    peep = [g for g in PEEP_SLOTS if present(ctx, f + PEEP_SLOTS[g])]
+    if peep and peep != [g for g in PEEP_SLOTS if g != "input" or not cifg]:
+        raise Unplannable("the peephole weights are partly given")
+    want.update({f + PEEP_SLOTS[g]: (units,) for g in peep})
+    if d.ln_first is not None:
+        ln = [g for g in GATES if present(ctx, d.ln_first + GATES.index(g))]
+        if ln and ln != list(gates):
+            raise Unplannable("the layer norm weights are partly given")
+        want.update({d.ln_first + GATES.index(g): (units,) for g in ln})
+    if present(ctx, f + PROJ_SLOT):
+        want[f + PROJ_SLOT] = (out, units)
+        if present(ctx, f + PROJ_BIAS_SLOT):
+            want[f + PROJ_BIAS_SLOT] = (out,)
+    elif out != units or present(ctx, f + PROJ_BIAS_SLOT):
+        raise Unplannable("no projection, but the output size differs from the units")
+    if d.aux is not None:
+        aux = same_time_and_batch(ctx, d.aux, d.x)
+        want.update({d.aux_first + GATES.index(g): (units, aux[2]) for g in gates})
+    expect_shapes(ctx, want)
+
+
 def plan_direction(b, ctx, d: Direction, *, act: int, cell_clip: float, proj_clip: float,
                    steps: int, batch: int, time_major: bool):
     """Record the launches of one direction over ``steps`` time steps."""
+    check_direction(ctx, d, batch, act)
     x_info = ctx.inputs[d.x]
     wt = code(ctx.inputs[d.first + X_SLOTS["forget"]])
     odt = code(ctx.outputs[0])

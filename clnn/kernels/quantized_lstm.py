@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from clnn.kernels import _gemm
-from clnn.kernels.lstm import ln_group, present
+from clnn.kernels.lstm import dims, expect_shapes, ln_group, present
 from clnn.kernels.registry import In, Out, Unplannable, register_kernel
 from clnn.kernels.support import i32, qmul
 from hal.operations.common import quantize_multiplier
@@ -31,13 +31,41 @@ def support(ctx):
 
 
 def plan_q16(ctx, b):
-    batch, n_in = ctx.inputs[0].shape
-    n_out = ctx.inputs[1].shape[0]
+    batch, n_in = dims(ctx, 0, 2)
+    n_out = dims(ctx, 1, 2)[0]
+    want = {k: (n_out, n_in) for k in range(1, 5)}
+    want.update({k: (n_out, n_out) for k in range(5, 9)})
+    want.update({k: (n_out,) for k in range(9, 13)})
+    want.update({13: (batch, n_out), 14: (batch, n_out)})
+    expect_shapes(ctx, want)  # else the reference decides (it fails on these)
     w = ctx.inputs[1]
     q, s = quantize_multiplier(ctx.inputs[0].scale * w.scale * 4096.0)
     b.launch("quantized_lstm", "q16_lstm", {}, (n_out, batch),
              [In(0), *[In(k) for k in range(1, 13)], In(13), In(14), Out(0), Out(1),
               i32(n_in), i32(w.zero_point), i32(q), i32(s)])
+
+
+def check_qlstm(ctx, gates, batch, n_in, units, n_out, cifg, peep, ln, proj):
+    """The operands as the kernels take them; else the reference decides (expect_shapes)."""
+    given = {g: [present(ctx, i) for i in GATE_INPUTS[g][:5] if i is not None]
+             for g in GATE_INPUTS}
+    if cifg and any(given["i"][:2]) or any(present(ctx, i) != peep for i in (10, 11)) or \
+            any(present(ctx, i) != ln for i in (21, 22, 23)) or \
+            (not proj and (n_out != units or present(ctx, 17))):
+        raise Unplannable("optional operands given in a form the kernels do not take")
+    want = {18: (batch, n_out), 19: (batch, units)}
+    for g in gates:
+        wi, wr, wp, bi, li, _ = GATE_INPUTS[g]
+        want.update({wi: (units, n_in), wr: (units, n_out), bi: (units,)})
+        if peep and wp is not None:
+            want[wp] = (units,)
+        if ln:
+            want[li] = (units,)
+    if proj:
+        want[16] = (n_out, units)
+        if present(ctx, 17):
+            want[17] = (n_out,)
+    expect_shapes(ctx, want)
 
 
 def _cell_shift(scale: float) -> int:
@@ -47,14 +75,15 @@ def _cell_shift(scale: float) -> int:
 
 def plan_qlstm(ctx, b):
     x, h, c = ctx.inputs[0], ctx.inputs[18], ctx.inputs[19]
-    batch, n_in = x.shape
-    units = ctx.inputs[2].shape[0]
-    n_out = h.shape[1]
+    batch, n_in = dims(ctx, 0, 2)
+    units = dims(ctx, 2, 2)[0]
+    n_out = dims(ctx, 18, 2)[1]
     cifg = not present(ctx, 1)
     peep = present(ctx, 10)
     ln = present(ctx, 21)
     proj = present(ctx, 16)
     gates = ["f", "c"] + ([] if cifg else ["i"]) + ["o"]
+    check_qlstm(ctx, gates, batch, n_in, units, n_out, cifg, peep, ln, proj)
     args = [In(0), In(18), In(19)]
     for g in gates:
         wi, wr, wp, bi, li, si = GATE_INPUTS[g]

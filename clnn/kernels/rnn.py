@@ -15,11 +15,14 @@ from dataclasses import dataclass
 
 from clnn.kernels import _gemm
 from clnn.kernels.lstm import (
+    dims,
+    expect_shapes,
     float_support,
     gemm,
     present,
     ref,
     row_tile,
+    same_time_and_batch,
     stack_rows,
     stacked_weights,
 )
@@ -48,7 +51,14 @@ def copy_rows(b, src, dst, dt: str, cols: int, rows: int, sstride: int, dstride:
 
 def plan_direction(b, ctx, d: Direction, *, act: int, steps: int, batch: int,
                    time_major: bool):
-    units, in_size = ctx.inputs[d.w].shape
+    units = dims(ctx, d.w, 2)[0]
+    x_shape = tuple(ctx.inputs[d.x].shape)  # rank 2 (RNN) or 3, as validated
+    in_size = x_shape[-1] if x_shape else 0
+    want = {d.w: (units, in_size), d.w + 1: (units, units), d.w + 2: (units,),
+            d.w + 3: (batch, units)}
+    if d.aux is not None:
+        want[d.aux_w] = (units, same_time_and_batch(ctx, d.aux, d.x)[2])
+    expect_shapes(ctx, want)  # else the reference decides (it fails on these)
     odt = code(ctx.outputs[0])
     rows = steps * batch
     xt = row_tile(rows, units)
@@ -111,6 +121,8 @@ def plan_bi(ctx, b):
     merge = bool(ctx.scalar(14))
     steps, batch = _seq_dims(ctx.inputs[0].shape, tm)
     aux = 9 if present(ctx, 9) else None
+    if aux is not None:
+        same_time_and_batch(ctx, aux, 0)
     cross = aux is not None and present(ctx, 10)
     n_first = 1 if merge else 2
     states = [i if i < len(ctx.outputs) else None for i in (n_first, n_first + 1)]

@@ -7,7 +7,14 @@ of a bidirectional LSTM are independent launch sequences of the same plan.
 
 from __future__ import annotations
 
-from clnn.kernels.lstm import Direction, float_support, plan_direction, present, scalars
+from clnn.kernels.lstm import (
+    Direction,
+    float_support,
+    plan_direction,
+    present,
+    same_time_and_batch,
+    scalars,
+)
 from clnn.kernels.registry import register_kernel
 from hal.operations.sequence_lstm import AUX_INPUT, BW, BW_AUX, BW_LN, FW, FW_AUX, FW_LN
 
@@ -32,6 +39,8 @@ def plan_bi(ctx, b):
     merge = bool(ctx.scalar(51))
     steps, batch = _seq_dims(ctx.inputs[0].shape, tm)
     aux = AUX_INPUT if present(ctx, AUX_INPUT) else None
+    if aux is not None:
+        same_time_and_batch(ctx, aux, 0)
     cross = aux is not None and present(ctx, FW_AUX + 1)
     n_out = len(ctx.outputs)
     states = list(range(1 if merge else 2, n_out))  # fw h, fw c, bw h, bw c when given

@@ -8,20 +8,30 @@ waits for the other's writes.
 from __future__ import annotations
 
 from clnn.kernels import _gemm
-from clnn.kernels.lstm import float_support, gemm, present, row_tile, stacked_weights
-from clnn.kernels.registry import In, Out, register_kernel
+from clnn.kernels.lstm import (
+    dims,
+    expect_shapes,
+    float_support,
+    gemm,
+    present,
+    row_tile,
+    stacked_weights,
+)
+from clnn.kernels.registry import In, Out, Unplannable, register_kernel
 from clnn.kernels.support import code, f32, i32
-from hal.errors import GeneralFailure
 from hal.operations.common import activation_range_float
 
 
 def plan(ctx, b):
-    batch, in_size = ctx.inputs[0].shape
-    filters, mem = ctx.inputs[2].shape
+    batch, in_size = dims(ctx, 0, 2)
+    filters, mem = dims(ctx, 2, 2)
     rank = int(ctx.scalar(5))
     if rank <= 0 or filters % rank:
-        raise GeneralFailure(f"SVDF: input 5 (rank) {rank} does not divide the {filters} "
-                             "filters")
+        raise Unplannable(f"input 5 (rank) {rank} does not divide the {filters} filters")
+    want = {1: (filters, in_size), 4: (batch, mem * filters)}
+    if present(ctx, 3):
+        want[3] = (filters // rank,)
+    expect_shapes(ctx, want)  # else the reference decides (it fails or broadcasts)
     dt = code(ctx.outputs[1])
     tile = row_tile(batch, filters)
     feat = _gemm.scratch(b, batch * filters * 4)
