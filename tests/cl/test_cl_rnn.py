@@ -8,10 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.kits.cl_compare import assert_close, outputs_of, run_cl, run_ref
+from hal.reference import ReferenceDevice
+from tests.kits.cl_compare import assert_close, outputs_of, run_cl, run_ref, status_of
 from tests.kits.one_op_models import omitted, one_op_model, scalar, tensor
 
 RNG = np.random.default_rng(5)
+REFERENCE = ReferenceDevice()
 F32, F16 = "TENSOR_FLOAT32", "TENSOR_FLOAT16"
 
 
@@ -130,3 +132,24 @@ def test_svdf(cl_device, rank, mem, bias, act, t, const):
     model = one_op_model("SVDF", specs, [tensor(t, [batch, mem * filters]),
                                          tensor(t, [batch, units])])
     _compare(model, arrays, cl_device, "f16" if t == F16 else "f32")
+
+
+def test_svdf_broadcast_bias_and_bad_state_decided_by_the_reference(cl_device):
+    # shapes the model validation accepts but the kernels do not take: the reference runs
+    # them, so a [1] bias broadcasts and a state of the wrong width fails, as there
+    batch, n_in, units, rank, mem = 2, 3, 2, 1, 2
+
+    # bias and state of unknown dimensions: the request gives them
+    specs = [tensor(F32, [batch, n_in]), tensor(F32, [units * rank, n_in]),
+             tensor(F32, [units * rank, mem]), tensor(F32, [0]), tensor(F32, [batch, 0]),
+             scalar("INT32", rank), scalar("INT32", 0)]
+    outs = [tensor(F32, [batch, mem * units * rank]), tensor(F32, [batch, units])]
+    shapes = [[batch, n_in], [units * rank, n_in], [units * rank, mem]]
+    arrays = [_arr(F32, d) for d in shapes] + [_arr(F32, [1]), _arr(F32, [batch, mem * units])]
+    m = one_op_model("SVDF", specs, outs)
+    got = outputs_of(m, cl_device.prepare_model(m), arrays)
+    for g, w in zip(got, run_ref(m, arrays)):
+        assert_close(g, w, "f32")
+    arrays[4] = _arr(F32, [batch, mem * units + 1])
+    assert status_of("SVDF", specs, outs, arrays, cl_device) == \
+        status_of("SVDF", specs, outs, arrays, REFERENCE) != 0
