@@ -14,7 +14,9 @@ in float32 too); outputs are converted where they are stored.
 Weights are stacked and packed for the shared GEMM (clnn/kernels/_gemm.py) once per plan: on
 the host when they are constants, else on the device (stack_rows, then the GEMM's pack_b).
 Optional inputs omitted by the request (the CTS passes empty model inputs) are taken as
-NO_VALUE (``omitted_inputs=True``).
+NO_VALUE (``omitted_inputs=True``). Operands in shapes or optional forms the kernels do not
+take (possible when the model leaves dimensions unknown) make the plan Unplannable: the
+reference device runs that shape signature and fails (or broadcasts) exactly as it does alone.
 """
 
 from __future__ import annotations
