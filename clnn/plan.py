@@ -354,8 +354,11 @@ class Planner:
             operation = sg.operations[k]
             builder = LaunchBuilder(self, k, ctx, operation, offsets, pool)
             reg = kernel_for(operation.type)
-            if any(nbytes(o.shape, o.dtype) == 0 for o in ctx.outputs) or k in skipped:
-                continue  # an empty output (nothing to compute) or a PAD fused into its reader
+            # nothing to compute (every output empty; an operation with some outputs empty
+            # still writes the others: a sequence of no steps returns its input states), or
+            # a PAD fused into its reader
+            if all(nbytes(o.shape, o.dtype) == 0 for o in ctx.outputs) or k in skipped:
+                continue
             if k in fused:
                 builder.input_pad = fused[k]
                 builder.alias = {fused[k].padded: fused[k].source}

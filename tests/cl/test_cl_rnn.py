@@ -153,3 +153,31 @@ def test_svdf_broadcast_bias_and_bad_state_decided_by_the_reference(cl_device):
     arrays[4] = _arr(F32, [batch, mem * units + 1])
     assert status_of("SVDF", specs, outs, arrays, cl_device) == \
         status_of("SVDF", specs, outs, arrays, REFERENCE) != 0
+
+
+def test_sequence_of_no_steps_returns_the_input_state(cl_device):
+    # a [0, batch, in] sequence made inside the model (TILE by [0, 1, 1]: requests cannot carry
+    # zero-sized tensors): the output sequence is empty, the state output is the input state
+    from hal.types import Model, OperandLifeTime, Operation, OperationType, Subgraph
+
+    batch, n_in, units = 2, 3, 4
+    w = [_arr(F32, s) for s in ([units, n_in], [units, units], [units])]
+    base = one_op_model("TILE", [
+        tensor(F32, [2, batch, n_in]), tensor("TENSOR_INT32", [3], np.array([0, 1, 1], np.int32)),
+        *[tensor(F32, a.shape, a) for a in w], tensor(F32, [batch, units]),
+        scalar("INT32", 0), scalar("INT32", 1)],
+        [tensor(F32, [0, batch, n_in]), tensor(F32, [0, batch, units]),
+         tensor(F32, [batch, units])])
+    sg = base.main
+    sg.operands[8].lifetime = OperandLifeTime.TEMPORARY_VARIABLE
+    ops = [Operation(OperationType.TILE, [0, 1], [8]),
+           Operation(OperationType.UNIDIRECTIONAL_SEQUENCE_RNN, [8, 2, 3, 4, 5, 6, 7], [9, 10])]
+    model = Model(Subgraph(sg.operands, ops, [0, 5], [9, 10]), [], base.operand_values,
+                  base.pools, False)
+    h0 = _arr(F32, [batch, units])
+    x = [_arr(F32, [2, batch, n_in]), h0]
+    assert cl_device.get_supported_operations(model) == [True, True]
+    y, h = outputs_of(model, cl_device.prepare_model(model), x)
+    assert y.shape == (0, batch, units)
+    assert np.array_equal(h, h0)
+    assert np.array_equal(h, run_ref(model, x)[1])
