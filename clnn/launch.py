@@ -64,13 +64,15 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
     # scratch buffer first: the other inputs' destinations may overlap their sources
     staged = {}
     for i, _ in plan.uploads:
-        t = values[i]
-        if on_device(t) and t.nbytes and t.cl_buffer == plan.pool:
+        t = values.get(i)
+        if t is not None and on_device(t) and t.nbytes and t.cl_buffer == plan.pool:
             scratch = cl.Buffer(plan.pool.context, cl.mem_flags.READ_WRITE, t.nbytes)
             cl.enqueue_copy(q, scratch, t.cl_buffer, src_offset=t.offset, byte_count=t.nbytes)
             staged[i] = PoolTensor(q, scratch, 0, t.shape, t.dtype)
     for i, off in plan.uploads:
-        t = staged.get(i, values[i])
+        t = staged.get(i, values.get(i))
+        if t is None:  # an omitted model input (Planner.plan_for): no bytes
+            continue
         if on_device(t):  # a device memory or another partition's pool: copied on the device
             if t.nbytes:
                 cl.enqueue_copy(q, plan.pool, t.cl_buffer, src_offset=t.offset,

@@ -240,18 +240,26 @@ class Planner:
         """The plan of a CL partition for the input values of an execution (made and kept on
         first use); None: the partition runs on the reference device."""
         arrays = [values.get(i) for i in part.inputs]
-        if any(a is None for a in arrays):
+        # an omitted model input (None): planned as a NO_VALUE operand of shape (0,) when every
+        # operation reading it takes omitted inputs (KernelRegistration.omitted_inputs)
+        omitted = frozenset(i for i, a in zip(part.inputs, arrays) if a is None)
+        if omitted and not self._takes_omitted(part, omitted):
             return None
         host_values = {i: on_host(values[i]) for i in part.host_inputs}
-        key = (tuple(tuple(a.shape) for a in arrays),
-               tuple(host_values[i].tobytes() for i in part.host_inputs))
+        key = (tuple((0,) if a is None else tuple(a.shape) for a in arrays),
+               tuple(host_values[i].tobytes() for i in part.host_inputs), omitted)
         plan = part.plans.pop(key, _MISSING)
         if plan is _MISSING:
-            plan = self.make_plan(part, dict(zip(part.inputs, key[0])), host_values)
+            plan = self.make_plan(part, dict(zip(part.inputs, key[0])), host_values, omitted)
             while len(part.plans) >= MAX_PLANS:  # drop the least recently used
                 part.plans.pop(next(iter(part.plans)))
         part.plans[key] = plan  # (re)inserted last: most recently used
         return plan
+
+    def _takes_omitted(self, part: Partition, omitted) -> bool:
+        sg = self.sg
+        return all(getattr(kernel_for(sg.operations[k].type), "omitted_inputs", False)
+                   for k in part.ops if omitted.intersection(sg.operations[k].inputs))
 
     def static_shapes(self) -> dict[int, tuple] | None:
         """Shapes of every operand from the model's dimensions, or None if some are unknown."""
@@ -291,7 +299,7 @@ class Planner:
             if p.on_cl and not p.control:
                 if p.host_inputs:
                     continue
-                key = (tuple(shapes.get(i) for i in p.inputs), ())
+                key = (tuple(shapes.get(i) for i in p.inputs), (), frozenset())
                 try:
                     p.plans[key] = self.make_plan(p, {i: shapes[i] for i in p.inputs}, {})
                 except TooLarge:  # known now: no execution could run
@@ -306,8 +314,8 @@ class Planner:
         return operation_context(self.model, self.sg, k, values, shapes,
                                  executor=self.executor)
 
-    def make_plan(self, part: Partition, in_shapes: dict, host_values: dict
-                   ) -> ClPlan | None:
+    def make_plan(self, part: Partition, in_shapes: dict, host_values: dict,
+                  omitted=frozenset()) -> ClPlan | None:
         """Plan a CL partition for concrete input shapes; None runs it on the reference."""
         import pyopencl as cl
 
@@ -323,6 +331,9 @@ class Planner:
             max_shapes = kernel_for(operation.type).max_shapes
             if max_shapes is not None:  # data-dependent output shapes: planned at their largest
                 dynamic.update(operation.outputs)
+            for info in ctx.inputs:  # model inputs the request omits (plan_for)
+                if info.index in omitted:
+                    info.lifetime = LT.NO_VALUE
             try:
                 out_shapes = (max_shapes or lookup(operation.type).prepare)(ctx)
             except LookupError:  # a parameter computed inside the partition
@@ -397,10 +408,12 @@ class Planner:
             operation = sg.operations[k]
             builder = LaunchBuilder(self, k, ctx, operation, offsets, pool)
             reg = kernel_for(operation.type)
-            if any(nbytes(o.shape, o.dtype) == 0 for o in ctx.outputs) or k in skipped \
+            # nothing to compute (every output empty; an operation with some outputs empty
+            # still writes the others: a sequence of no steps returns its input states), a PAD
+            # fused into its reader, or a view of its input's bytes
+            if all(nbytes(o.shape, o.dtype) == 0 for o in ctx.outputs) or k in skipped \
                     or operation.outputs[0] in views:
-                continue  # an empty output (nothing to compute), a PAD fused into its reader,
-                # or a view of its input's bytes
+                continue
             if k in fused:
                 builder.input_pad = fused[k]
                 builder.alias = {fused[k].padded: fused[k].source}

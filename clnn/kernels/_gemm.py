@@ -79,9 +79,12 @@ def requant_buffers(b, ctx, n_out: int, x_info, w_info):
 
 
 def tensor_arg(t):
-    """In(k) / Out(k) as they are, or a bare buffer at element offset 0."""
+    """In(k) / Out(k) as they are, a (buffer, element offset) pair (the recurrent families
+    address one time step of a tensor), or a bare buffer at element offset 0."""
     from clnn.kernels.registry import In, Out
 
+    if isinstance(t, tuple):
+        return [t[0], i32(t[1])]
     return [t] if isinstance(t, In | Out) else [t, i32(0)]
 
 

@@ -42,6 +42,11 @@ A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
     after the run (clnn/launch.py Readback). Such an operation ends its OpenCL partition
     (clnn/plan.py partition), so that its readers are planned with the real shapes.
 
+``omitted_inputs`` (optional, default False)
+    True when ``plan`` takes optional inputs that a request omits (a model input given no
+    value): they then reach support/plan as NO_VALUE operands (``ctx.has_input`` is False)
+    instead of sending the partition to the reference device.
+
 ``epilogue_activations(ctx) -> tuple[str, ...]`` (optional)
     The activation operations (RELU, RELU1, RELU6, PRELU, LOGISTIC, HARD_SWISH) the family's
     kernels can apply in their epilogue for this operation (its plan context), read by
@@ -84,6 +89,7 @@ class KernelRegistration:
     host_inputs: tuple[int, ...] = ()
     epilogue_activations: Callable = _no_activations
     max_shapes: Callable | None = None
+    omitted_inputs: bool = False
 
     def host_input_indexes(self, n_inputs: int) -> set[int]:
         return {i % n_inputs for i in self.host_inputs if -n_inputs <= i < n_inputs}
@@ -94,13 +100,15 @@ _KERNELS: dict[OperationType | ExtensionOperationType, KernelRegistration] = {}
 
 def register_kernel(op: OperationType | ExtensionOperationType | str, *, family: str,
                     support: Callable, plan: Callable, host_inputs=(),
-                    epilogue_activations=None, max_shapes=None) -> KernelRegistration:
+                    epilogue_activations=None, max_shapes=None,
+                    omitted_inputs: bool = False) -> KernelRegistration:
     op = operation_type_of(op)
     if op in _KERNELS:
         raise RuntimeError(f"OpenCL kernel for {op.name} registered twice "
                            f"({_KERNELS[op].family} and {family})")
     reg = KernelRegistration(op, family, support, plan, tuple(host_inputs),
-                             epilogue_activations or _no_activations, max_shapes)
+                             epilogue_activations or _no_activations, max_shapes,
+                             omitted_inputs)
     _KERNELS[op] = reg
     return reg
 

@@ -27,9 +27,11 @@ def test_families_share_the_hal_stems():
 
 
 #: families whose every launch is a shared kernel: the GEMM (gemm.cl.mako, planned by
-#: kernels/_gemm.py) or the strided copy (strided_copy.cl.mako, support.launch_strided_copy)
+#: kernels/_gemm.py), the strided copy (strided_copy.cl.mako, support.launch_strided_copy) or,
+#: for sequence_lstm, the LSTM cell of kernels/lstm.py (lstm.cl.mako)
 SHARED_ONLY = {"batch_matmul", "fully_connected", "grouped_conv2d", "channel_shuffle",
-               "concatenation", "depth_space", "reshape", "slice", "split", "transpose"}
+               "concatenation", "depth_space", "reshape", "slice", "split", "transpose",
+               "sequence_lstm"}
 KERNELS = os.path.join(REPO, "clnn", "kernels")
 
 

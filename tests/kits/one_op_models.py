@@ -103,6 +103,9 @@ def make_request(model: Model, inputs, out_sizes=None) -> Request:
     inp = bytearray()
     args = []
     for i, x in zip(sg.input_indexes, inputs):
+        if x is None:  # an omitted optional input (setInput(nullptr))
+            args.append(RequestArgument(True, DataLocation(), ()))
+            continue
         op = sg.operands[i]
         arr = np.asarray(x, dtype=NUMPY_DTYPE[op.type])
         data = array_to_bytes(arr)
