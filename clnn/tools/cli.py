@@ -25,6 +25,7 @@ from clnn.tools.errors import (
     positive_int,
     report,
 )
+from clnn.tools.onnx_models import model_file
 
 
 def _cmd_cts(args) -> int:
@@ -117,6 +118,8 @@ def _bench(args) -> int:
 
 def _cmd_run(args) -> int:
     from clnn.tools.devices import parse_device_spec, require_device
+    from clnn.tools.onnx_models import resolve_model
+    from clnn.tools.onnx_run import is_onnx, parse_shapes
     from clnn.tools.run import run_model
 
     if args.profile and parse_device_spec(args.device)[0] != "opencl":
@@ -125,6 +128,7 @@ def _cmd_run(args) -> int:
         raise UsageError("--trace reads OpenCL profiling events: it needs an OpenCL --device")
     _check_plot(args)
     require_device(args.device)
+    args.model = resolve_model(args.model)  # a file, or a known model's name (fetched)
     if args.per_op:
         from clnn.tools.divergence import run_per_op
 
@@ -134,11 +138,14 @@ def _cmd_run(args) -> int:
         if args.profile:
             raise UsageError("--per-op makes one debugging run with every tensor kept: "
                              "--profile does not apply to it")
+        if args.compare != "reference" and is_onnx(args.model):
+            raise UsageError("--per-op compares an ONNX model's operations with --compare "
+                             "reference only")
         return run_per_op(args.model, args.device, args.input, args.compare, args.json,
-                          plot=args.plot)
+                          plot=args.plot, shapes=parse_shapes(args.shape))
     return run_model(args.model, args.device, args.input, args.iterations, args.compare,
                      args.profile, args.json, warmup=args.warmup, plot=args.plot,
-                     trace=args.trace)
+                     trace=args.trace, shapes=parse_shapes(args.shape))
 
 
 def _check_plot(args):
@@ -274,8 +281,10 @@ def build_parser() -> OneLineParser:
                    help="models: draw clnn vs litert per model to FILE (.png or .html)")
     b.set_defaults(func=_cmd_bench)
 
-    r = sub.add_parser("run", help="import a .tflite model and run it on a device")
-    r.add_argument("model", type=existing_file, help="a .tflite file")
+    r = sub.add_parser("run", help="import a .tflite or .onnx model and run it on a device")
+    r.add_argument("model", type=model_file,
+                   help="a .tflite or .onnx file, or the name of a model clnn models fetches "
+                        "(light_resnet50, face_landmark)")
     r.add_argument("--device", default="reference", type=device_spec, help=DEVICE_HELP)
     r.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="an input from a .npy file (default: seeded random inputs)")
@@ -283,9 +292,13 @@ def build_parser() -> OneLineParser:
     r.add_argument("--warmup", type=non_negative_int, default=3,
                    help="untimed runs between the first run (reported apart) and the timed "
                    "runs (default: 3)")
-    r.add_argument("--compare", default=None, choices=["reference", "litert"],
-                   help="max abs/rel error against the reference device or ai-edge-litert "
-                   "(litert is timed too, taking turns with clnn)")
+    r.add_argument("--compare", default=None, choices=["reference", "litert", "onnxruntime"],
+                   help="max abs/rel error against the reference device, ai-edge-litert "
+                   "(.tflite) or onnxruntime (.onnx); litert and onnxruntime are timed too, "
+                   "taking turns with clnn")
+    r.add_argument("--shape", action="append", default=[], metavar="NAME=D1,D2,...",
+                   help="ONNX: fix the dimensions of input NAME at load (an input with "
+                        "dimensions left open otherwise runs with 1 in each)")
     r.add_argument("--per-op", action="store_true",
                    help="with --compare: the error of every operation's output, in order, "
                    "and the first operation out of tolerance")

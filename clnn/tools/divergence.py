@@ -222,17 +222,18 @@ class _Target:
 
 
 def run_per_op(path: str, device: str, input_specs, reference: str, as_json: bool,
-               plot: str | None = None) -> int:
+               plot: str | None = None, shapes=None) -> int:
     """``clnn run MODEL --compare REFERENCE --per-op``: 0 when every compared operation is
     within tolerance, 1 otherwise."""
     import json
 
     from clnn.tools.devices import open_device
-    from clnn.tools.errors import CliError, import_tflite
+    from clnn.tools.errors import CliError
+    from clnn.tools.onnx_run import import_model
     from clnn.tools.run import parse_inputs
     from hal.errors import HalError
 
-    imported = import_tflite(path)
+    imported = import_model(path, shapes)  # .tflite or .onnx
     inputs = parse_inputs(imported, input_specs)
     target = _Target(imported, open_device(device), path)
     try:

@@ -227,3 +227,19 @@ def run_onnx_models_cli(action: str, wheels=(), directory: str | None = None,
     for r in rows:
         print(f"{'ok' if r['present'] else 'missing':8} {r['name']}  ({r['source']})")
     return 0
+
+
+def model_file(text: str) -> str:
+    """argparse type of a model argument: an existing file or a known model's name (fetched
+    later, when the command runs)."""
+    import argparse
+
+    from clnn.tools.errors import existing_file
+
+    if known_name(text) and not os.path.exists(text):
+        return text
+    try:
+        return existing_file(text)
+    except argparse.ArgumentTypeError as e:
+        raise argparse.ArgumentTypeError(f"{e} (nor is it the name of a model clnn models "
+                                         "fetch gets: see clnn models list [--onnx])") from None
