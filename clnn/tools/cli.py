@@ -198,8 +198,11 @@ def _cmd_support(args) -> int:
 
     require_opencl(args.device, "support")
     require_device(args.device)
+    from clnn.tools.onnx_run import parse_shapes
+
     return run_support_cli(args.model, corpus=args.corpus,
-                           device=parse_device_spec(args.device)[1], as_json=args.json)
+                           device=parse_device_spec(args.device)[1], as_json=args.json,
+                           shapes=parse_shapes(args.shape))
 
 
 def _cmd_fuzz(args) -> int:
@@ -334,7 +337,10 @@ def build_parser() -> OneLineParser:
 
     s = sub.add_parser("support", help="which operations of a model the OpenCL device runs, "
                                         "with the reason for each")
-    s.add_argument("model", help="a .tflite file, a corpus .json.gz file or a corpus test name")
+    s.add_argument("model", help="a .tflite or .onnx file, a model clnn models fetches "
+                                  "(light_resnet50), a corpus .json.gz file or a corpus test name")
+    s.add_argument("--shape", action="append", default=[], metavar="NAME=D1,D2,...",
+                   help="ONNX: fix the dimensions of input NAME at load")
     s.add_argument("--corpus", default=None, type=existing_dir,
                    help="corpus directory for test names "
                    "(default: $CLNN_CTS_CORPUS, else ../shared/cts/public from a checkout)")
