@@ -141,8 +141,8 @@ class Model:
         """Per output: ``name``, ``max_abs_err``, ``max_rel_err`` (over max |expected|) and
         ``within_tolerance`` against ``reference`` ("reference": the NumPy reference device;
         "litert": ai-edge-litert on the same .tflite; "onnxruntime": onnxruntime on the same
-        .onnx). ``per_op``: per-operation divergence
-        from ``clnn.tools.divergence.per_op_report`` instead."""
+        .onnx). ``per_op``: per-operation divergence from
+        ``clnn.tools.divergence.per_op_report`` instead."""
         from clnn.tools.run import compare
 
         if reference not in REFERENCES:
@@ -184,7 +184,8 @@ class Model:
             prepared = ReferenceDevice().prepare_model(self.hal_model)
             return _execute(prepared, self.hal_model, arrays)
         if self._imported is None:
-            raise ValueError(f"compare with {reference} needs a model file; this one was "
+            kind = ".onnx" if reference == "onnxruntime" else ".tflite"
+            raise ValueError(f"compare with {reference} needs a {kind} model; this one was "
                              "given as a hal Model")
         from clnn.tools.onnx_run import OrtRunner, is_onnx
         from clnn.tools.run import LiteRtRunner
