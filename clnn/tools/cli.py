@@ -96,6 +96,8 @@ def _cmd_bench(args) -> int:
     require_device(args.device)
     if args.plot and args.what != "models":
         raise UsageError("--plot draws the models benchmark: use it with clnn bench models")
+    if args.onnx and args.what != "models":
+        raise UsageError("--onnx picks the ONNX models: use it with clnn bench models")
     _check_plot(args)
     with device_environment(args.device):
         return _bench(args)
@@ -106,6 +108,12 @@ def _bench(args) -> int:
         from clnn.tools.bench_prepare import run_prepare_bench
 
         return run_prepare_bench(as_json=args.json)
+    if args.what == "models" and args.onnx:
+        from clnn.tools.bench_onnx import run_onnx_bench
+
+        return run_onnx_bench(args.iterations, args.rounds, as_json=args.json,
+                              names=args.models or None, device_name=args.device,
+                              plot=args.plot)
     if args.what == "models":
         from clnn.tools.bench_models import run_models_bench
 
@@ -282,6 +290,12 @@ def build_parser() -> OneLineParser:
                    help=f"the clnn device (gemm, prepare: OpenCL only): {DEVICE_HELP}")
     b.add_argument("--plot", default=None, metavar="FILE", type=output_file,
                    help="models: draw clnn vs litert per model to FILE (.png or .html)")
+    b.add_argument("--onnx", action="store_true",
+                   help="models: the ONNX test models (clnn models fetch --onnx) on clnn vs "
+                        "onnxruntime (2 threads), in interleaved rounds")
+    b.add_argument("--rounds", type=positive_int, default=5,
+                   help="models --onnx: rounds in which clnn and onnxruntime take turns "
+                        "(default 5; --iterations are shared among them)")
     b.set_defaults(func=_cmd_bench)
 
     r = sub.add_parser("run", help="import a .tflite or .onnx model and run it on a device")
