@@ -34,13 +34,13 @@ def _round_spread(medians: list[float]) -> float:
     return (max(medians) - min(medians)) / mid if mid > 0 else float("inf")
 
 
-def on_opencl(device, model) -> tuple[int, int]:
-    """(operations the device runs on OpenCL, operations); (n, n) for a device without
-    fallback (the reference device runs them all itself)."""
+def on_opencl(device, model) -> tuple[int | None, int]:
+    """(operations the device runs on OpenCL, operations); (None, n) for a device that is not
+    OpenCL (the reference device)."""
     n = len(model.main.operations)
     report = getattr(device, "support_report", None)
     if report is None:
-        return n, n
+        return None, n
     return sum(1 for row in report(model) if row[2]), n
 
 
@@ -146,8 +146,9 @@ def _print_row(r: dict):
         print(f"{r['model']:26} {r['error']}")
         return
     flag = "  UNSTABLE" if r["unstable"] else ""
+    cl = "-" if r["on_opencl"] is None else r["on_opencl"]
     print(f"{r['model']:26} clnn {r['clnn_ms']:9.2f} ms  onnxruntime {r['onnxruntime_ms']:8.2f} "
-          f"ms  ratio {r['ratio']:6.2f}  on OpenCL {r['on_opencl']}/{r['operations']}  "
+          f"ms  ratio {r['ratio']:6.2f}  on OpenCL {cl}/{r['operations']}  "
           f"max err {r['max_abs_err']:.2e} "
           f"({'ok' if r['within_tolerance'] else 'OUT OF TOLERANCE'}){flag}")
 
