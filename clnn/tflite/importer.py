@@ -13,10 +13,9 @@ sparse constant becomes its dense array.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
+from clnn.importing import ImportedModel, IoTensor
 from clnn.tflite.reader import (
     MAX_MODEL_BYTES,
     MAX_TENSOR_BYTES,
@@ -28,7 +27,7 @@ from clnn.tflite.reader import (
 )
 from hal.builder import ModelBuilder
 from hal.errors import BuilderError, HalError
-from hal.types import NUMPY_DTYPE, Model, OperandType
+from hal.types import NUMPY_DTYPE, OperandType
 
 OT = OperandType
 
@@ -36,28 +35,6 @@ OT = OperandType
 FUSED = {0: 0, 1: 1, 2: 2, 3: 3}
 #: TFLite ActivationFunctionType -> the NNAPI operation applied after the op
 ACTIVATION_OPS = {1: "RELU", 2: "RELU1", 3: "RELU6", 4: "TANH"}
-
-
-@dataclass
-class IoTensor:
-    """A model input or output: its TFLite name and tensor index, NNAPI shape and dtype."""
-
-    name: str
-    tensor: int
-    shape: tuple[int, ...]
-    dtype: np.dtype
-
-
-@dataclass
-class ImportedModel:
-    model: Model
-    inputs: list[IoTensor]
-    outputs: list[IoTensor]
-    #: TFLite operator names in the order of the file (for reports)
-    operators: list[str]
-    #: TFLite tensor index -> the hal operand holding its value (for per-operation checks
-    #: against TFLite's own tensors); operands the importer added have no tensor
-    tensor_operands: dict[int, int] = field(default_factory=dict)
 
 
 def operand_type(t: TfTensor) -> OperandType:

@@ -54,6 +54,10 @@ def describe(e: BaseException) -> tuple[str, int]:
         return f"OpenCL error: {e}", 1
     if module.startswith("clnn.tflite"):  # TfliteImportError and its kin name the tensor / op
         return str(e), 1
+    from clnn.importing import ModelImportError
+
+    if isinstance(e, ModelImportError):  # any importer's error (ONNX too) names node and op
+        return str(e), 1
     # anything else is a bug of clnn, not of the input: say so, and how to see where
     hint = "" if debug() else " (an internal error; CLNN_DEBUG=1 shows the traceback)"
     return f"{type(e).__name__}: {e}{hint}", 1

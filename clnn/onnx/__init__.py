@@ -1,0 +1,33 @@
+"""ONNX model import: ``clnn.onnx.load(path_or_bytes, shapes=None) -> ImportedModel``.
+
+The contract:
+
+- ``path_or_bytes``: a .onnx path (external data files beside it are read) or the model's
+  bytes. The file is read with the ``onnx`` package; its default-domain opset must be 7 to
+  ``onnx.defs.onnx_opset_version()``.
+- Returns :class:`clnn.importing.ImportedModel` (the class the TFLite importer returns): a
+  validated NNAPI ``hal.types.Model`` with ``inputs`` / ``outputs`` as
+  :class:`clnn.importing.IoTensor`, named as the graph's inputs and outputs (initializers
+  listed as inputs are constants, not inputs), in the graph's order; ``IoTensor.tensor`` is
+  the position in that list. Types: float32 / float16 / bool as such, int64 and int32 as
+  TENSOR_INT32 (feed int32), uint8 / int8 as quantized types (the scale and zero point of the
+  DequantizeLinear reading the input).
+- Tensors stay NCHW: convolutions, pooling, resizes and normalizations use NNAPI's NCHW layout
+  flag, so inputs and outputs have the ONNX shapes.
+- ``shapes``: ``{input name: dims}`` fixes input dimensions (a ``dim_param`` or a missing
+  ``dim_value`` is otherwise an unspecified NNAPI dimension, 0, resolved at execution).
+- Anything that cannot be mapped raises :class:`OnnxImportError` (a
+  :class:`clnn.importing.ModelImportError`, as ``TfliteImportError`` is) with a one-line
+  message naming the node, its operator and what is missing; an unreadable file or an opset
+  outside the range is one too.
+
+Modules: :mod:`clnn.onnx.importer` (values, constant folding, the graph), :mod:`clnn.onnx.ops`
+(the operator table, from ``ops_conv``, ``ops_math``, ``ops_shape``, ...).
+"""
+
+from clnn.importing import ImportedModel, IoTensor, ModelImportError
+from clnn.onnx.errors import OnnxImportError
+from clnn.onnx.importer import MIN_OPSET, load, read_model
+
+__all__ = ["MIN_OPSET", "ImportedModel", "IoTensor", "ModelImportError", "OnnxImportError",
+           "load", "read_model"]

@@ -1,0 +1,8 @@
+"""The ONNX operator mapping table: op_type -> converter(importer, node), gathered from the
+family modules (as onnxruntime's NNAPI execution provider maps them)."""
+
+from __future__ import annotations
+
+from clnn.onnx import ops_conv, ops_math, ops_shape
+
+CONVERTERS = {**ops_conv.CONVERTERS, **ops_math.CONVERTERS, **ops_shape.CONVERTERS}

@@ -1,0 +1,327 @@
+"""Convolutions, pooling and normalizations, in NNAPI's NCHW layout (the ``layout`` input set
+to true), so that ONNX's NCHW tensors need no transposes; NNAPI filters are always [O, H, W, I]
+(depthwise [1, H, W, O]) and are transposed at import."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hal.types import OperandType
+
+OT = OperandType
+
+
+def spatial_pads(imp, n, in_hw, kernel, strides, dilations):
+    """Explicit (top, left, bottom, right) pads of a 2-D window, from ``pads`` or
+    ``auto_pad``; None for SAME_UPPER on unknown spatial dims (NNAPI's implicit SAME)."""
+    auto = n.attr("auto_pad", "NOTSET")
+    pads = list(n.attr("pads", [0, 0, 0, 0]))
+    if auto in ("NOTSET", ""):
+        if len(pads) != 4:
+            imp.fail(f"pads {pads} must have 4 values for a 2-D window")
+        return pads
+    if auto == "VALID":
+        return [0, 0, 0, 0]
+    if auto not in ("SAME_UPPER", "SAME_LOWER"):
+        imp.fail(f"attribute 'auto_pad'={auto!r} has no mapping")
+    if 0 in in_hw:
+        if auto == "SAME_UPPER":
+            return None
+        imp.fail("attribute 'auto_pad'='SAME_LOWER' needs known spatial dimensions")
+    out = []
+    for size, k, s, d in zip(in_hw, kernel, strides, dilations):
+        total = max((math.ceil(size / s) - 1) * s + (k - 1) * d + 1 - size, 0)
+        small = total // 2
+        out.append((small, total - small) if auto == "SAME_UPPER" else (total - small, small))
+    return [out[0][0], out[1][0], out[0][1], out[1][1]]
+
+
+def window(imp, n, rank_what="input"):
+    """(strides, dilations) of a 2-D window, checking their length."""
+    strides = list(n.attr("strides", [1, 1]))
+    dilations = list(n.attr("dilations", [1, 1]))
+    if len(strides) != 2 or len(dilations) != 2:
+        imp.fail(f"only 2-D windows are mapped (strides {strides}, dilations {dilations})")
+    return strides, dilations
+
+
+def _bn_fold(imp, out_name):
+    """(scale, shift, BatchNormalization node) when the only reader of ``out_name`` is a
+    BatchNormalization with constant statistics (folded into the convolution's weights)."""
+    bn = imp.only_reader(out_name)
+    if bn is None or bn.op_type != "BatchNormalization" or len(bn.outputs) > 1:
+        return None
+    vals = [imp.const(bn.input(i)) for i in range(1, 5)]
+    if any(v is None for v in vals) or bn.attrs.get("training_mode", 0):
+        return None
+    gamma, beta, mean, var = (v.astype(np.float64) for v in vals)
+    scale = gamma / np.sqrt(var + bn.attrs.get("epsilon", 1e-5))
+    return scale, beta - mean * scale, bn
+
+
+def conv(imp, n):
+    x = n.input(0)
+    w = imp.const_input(n, 1, "the weights")
+    if w.ndim == 3:
+        return _conv1d(imp, n, w)
+    if w.ndim != 4:
+        imp.fail(f"only 1-D and 2-D convolutions are mapped (weights of rank {w.ndim})")
+    n.attr("kernel_shape")
+    group = int(n.attr("group", 1))
+    strides, dil = window(imp, n)
+    o, ig, kh, kw = w.shape
+    shape = imp.shape(x)
+    hw = (shape[2], shape[3]) if shape and len(shape) == 4 else (0, 0)
+    pads = spatial_pads(imp, n, hw, (kh, kw), strides, dil)
+    bias = imp.const(n.input(2)) if n.input(2) else np.zeros(o, np.float32)
+    if bias is None:
+        imp.fail("the bias (input 2) must be a constant")
+    w = w.astype(np.float32)
+    bias = bias.astype(np.float32)
+    out = n.outputs[0]
+    fold = _bn_fold(imp, out)
+    if fold is not None:
+        scale, shift, bn = fold
+        w = (w * scale.reshape(-1, 1, 1, 1)).astype(np.float32)
+        bias = (bias * scale + shift).astype(np.float32)
+        imp.skipped.add(bn.index)
+        out = bn.outputs[0]
+    if imp.operand_type(x) == OT.TENSOR_FLOAT16:
+        w, bias = w.astype(np.float16), bias.astype(np.float16)
+    y = imp.output(out, like=x, shape=imp.shape(out))
+    if out != n.outputs[0]:
+        imp.operands[n.outputs[0]] = y
+    c = ig * group
+    emit_conv(imp, imp.operand(x), y, w, bias, group, c, pads, strides, dil)
+
+
+def emit_conv(imp, x, y, w, bias, group, c, pads, strides, dil, filt=None, bias_op=None):
+    """CONV_2D / DEPTHWISE_CONV_2D / GROUPED_CONV_2D in NCHW. ``w`` is ONNX's [O, I/g, kH, kW]
+    weights; ``filt`` / ``bias_op``, when given, are operands made by the caller (quantized)."""
+    o, _, kh, kw = w.shape
+    depthwise = group > 1 and group == c and o % c == 0
+    if filt is None:
+        arr = (w.reshape(o, kh, kw).transpose(1, 2, 0)[None] if depthwise
+               else w.transpose(0, 2, 3, 1))
+        filt = imp.b.constant(np.ascontiguousarray(arr))
+    if bias_op is None:
+        bias_op = imp.b.constant(bias)
+    if pads is None:
+        padding = [imp.int32(1)]  # NNAPI's implicit SAME (ONNX's SAME_UPPER)
+    else:
+        t, left, bot, r = pads
+        padding = [imp.int32(v) for v in (left, r, t, bot)]
+    stride = [imp.int32(strides[1]), imp.int32(strides[0])]
+    fuse, nchw = imp.int32(0), imp.bool(True)
+    dilation = [imp.int32(dil[1]), imp.int32(dil[0])]
+    if group == 1:
+        imp.emit("CONV_2D", [x, filt, bias_op, *padding, *stride, fuse, nchw, *dilation], [y])
+    elif depthwise:
+        imp.emit("DEPTHWISE_CONV_2D", [x, filt, bias_op, *padding, *stride,
+                                       imp.int32(o // c), fuse, nchw, *dilation], [y])
+    else:
+        if dil != [1, 1]:
+            imp.fail(f"a grouped convolution ({group} groups) with dilations {dil} has no "
+                     "NNAPI mapping")
+        imp.emit("GROUPED_CONV_2D", [x, filt, bias_op, *padding, *stride, imp.int32(group),
+                                     fuse, nchw], [y])
+
+
+def _conv1d(imp, n, w):
+    """A 1-D convolution as a 2-D one of height 1, between two RESHAPEs."""
+    x = n.input(0)
+    s = imp.shape(x)
+    if s is None or len(s) != 3:
+        imp.fail("a 1-D convolution needs an input of rank 3")
+    n.attr("kernel_shape")
+    group = int(n.attr("group", 1))
+    strides = [1, *n.attr("strides", [1])]
+    dil = [1, *n.attr("dilations", [1])]
+    auto = n.attr("auto_pad", "NOTSET")
+    p = list(n.attr("pads", [0, 0]))
+    if auto not in ("NOTSET", "", "VALID"):
+        L, k = s[2], w.shape[2]
+        if L == 0:
+            imp.fail(f"attribute 'auto_pad'={auto!r} needs a known length")
+        total = max((math.ceil(L / strides[1]) - 1) * strides[1] + (k - 1) * dil[1] + 1 - L, 0)
+        p = [total // 2, total - total // 2] if auto == "SAME_UPPER" else \
+            [total - total // 2, total // 2]
+    elif auto == "VALID":
+        p = [0, 0]
+    bias = imp.const(n.input(2)) if n.input(2) else np.zeros(w.shape[0], np.float32)
+    if bias is None:
+        imp.fail("the bias (input 2) must be a constant")
+    x4 = imp.temp(x, (s[0], s[1], 1, s[2]))
+    imp.emit("RESHAPE", [imp.operand(x), imp.ints([s[0] or -1, s[1], 1, s[2] or -1])], [x4])
+    ys = imp.shape(n.outputs[0]) or (s[0], w.shape[0], 0)
+    y4 = imp.temp(x, (ys[0], ys[1], 1, ys[2]))
+    emit_conv(imp, x4, y4, w[:, :, None, :].astype(np.float32), bias.astype(np.float32),
+              group, w.shape[1] * group, [0, p[0], 0, p[1]], strides, dil)
+    y = imp.output(n.outputs[0], shape=ys, like=x)
+    imp.emit("RESHAPE", [y4, imp.ints([ys[0] or -1, ys[1], ys[2] or -1])], [y])
+
+
+def conv_transpose(imp, n):
+    x = n.input(0)
+    w = imp.const_input(n, 1, "the weights")
+    if w.ndim != 4:
+        imp.fail(f"only 2-D transposed convolutions are mapped (weights of rank {w.ndim})")
+    if int(n.attr("group", 1)) != 1:
+        imp.fail(f"attribute 'group'={n.attrs['group']} has no mapping (TRANSPOSE_CONV_2D has "
+                 "no groups)")
+    n.attr("kernel_shape")
+    strides, dil = window(imp, n)
+    if dil != [1, 1]:
+        imp.fail(f"attribute 'dilations'={dil} has no mapping")
+    if n.attr("output_shape") is not None:
+        imp.fail("attribute 'output_shape' has no mapping (give pads instead)")
+    if n.attr("auto_pad", "NOTSET") not in ("NOTSET", "", "VALID"):
+        imp.fail(f"attribute 'auto_pad'={n.attrs['auto_pad']!r} has no mapping")
+    pads = list(n.attr("pads", [0, 0, 0, 0]))
+    extra = list(n.attr("output_padding", [0, 0]))
+    pads[2] -= extra[0]
+    pads[3] -= extra[1]
+    if min(pads) < 0:
+        imp.fail(f"attribute 'output_padding'={extra} exceeds the end pads (NNAPI pads cannot "
+                 "be negative)")
+    i, o, kh, kw = w.shape
+    bias = imp.const(n.input(2)) if n.input(2) else np.zeros(o, np.float32)
+    if bias is None:
+        imp.fail("the bias (input 2) must be a constant")
+    filt = imp.b.constant(np.ascontiguousarray(w.transpose(1, 2, 3, 0).astype(np.float32)))
+    y = imp.output(n.outputs[0], like=x)
+    t, left, bot, r = pads
+    imp.emit("TRANSPOSE_CONV_2D", [imp.operand(x), filt, imp.b.constant(bias.astype(np.float32)),
+                                   *[imp.int32(v) for v in (left, r, t, bot)],
+                                   imp.int32(strides[1]), imp.int32(strides[0]), imp.int32(0),
+                                   imp.bool(True)], [y])
+
+
+def pool(imp, n):
+    x = n.input(0)
+    kernel = list(n.attr("kernel_shape"))
+    if len(kernel) != 2:
+        imp.fail(f"only 2-D pooling is mapped (kernel_shape {kernel})")
+    strides, dil = window(imp, n)
+    if dil != [1, 1]:
+        imp.fail(f"attribute 'dilations'={dil} has no mapping")
+    if len(n.outputs) > 1 and n.outputs[1]:
+        imp.fail("the Indices output has no mapping")
+    if n.attr("storage_order", 0):
+        imp.fail("attribute 'storage_order'=1 has no mapping")
+    shape = imp.shape(x)
+    hw = (shape[2], shape[3]) if shape and len(shape) == 4 else (0, 0)
+    pads = spatial_pads(imp, n, hw, kernel, strides, [1, 1])
+    avg = n.op_type == "AveragePool"
+    xo = imp.operand(x)
+    if n.attr("ceil_mode", 0) and pads is not None:
+        if 0 in hw:
+            imp.fail("attribute 'ceil_mode'=1 needs known spatial dimensions")
+        pads = list(pads)
+        for d in range(2):  # the extra end padding that makes the floor output the ceil one
+            span = hw[d] + pads[d] + pads[d + 2] - kernel[d]
+            out = -(-span // strides[d]) + 1
+            if (out - 1) * strides[d] >= hw[d] + pads[d]:  # last window starts in the padding
+                out -= 1
+            pads[d + 2] = max(pads[d + 2], (out - 1) * strides[d] + kernel[d] - hw[d] - pads[d])
+    if avg and n.attr("count_include_pad", 0) and pads and any(pads):
+        # NNAPI averages over the valid elements only: pad with zeros first
+        t, left, bot, r = pads
+        s = imp.static_shape(x)
+        padded = imp.temp(x, (s[0], s[1], s[2] + t + bot, s[3] + left + r))
+        imp.emit("PAD", [xo, imp.ints([0, 0, 0, 0, t, bot, left, r])], [padded])
+        xo, pads = padded, [0, 0, 0, 0]
+    y = imp.output(n.outputs[0], like=x)
+    if pads is None:
+        padding = [imp.int32(1)]
+    else:
+        t, left, bot, r = pads
+        padding = [imp.int32(v) for v in (left, r, t, bot)]
+    imp.emit("AVERAGE_POOL_2D" if avg else "MAX_POOL_2D",
+             [xo, *padding, imp.int32(strides[1]), imp.int32(strides[0]), imp.int32(kernel[1]),
+              imp.int32(kernel[0]), imp.int32(0), imp.bool(True)], [y])
+
+
+def global_pool(imp, n):
+    x = n.input(0)
+    axes = list(range(2, imp.rank(x)))
+    y = imp.output(n.outputs[0], like=x)
+    if n.op_type == "GlobalAveragePool":
+        imp.emit("MEAN", [imp.operand(x), imp.ints(axes), imp.int32(1)], [y])
+    else:
+        imp.emit("REDUCE_MAX", [imp.operand(x), imp.ints(axes), imp.bool(True)], [y])
+
+
+def _channel_const(imp, x, values):
+    """A per-channel constant shaped to broadcast over NCHW ([C, 1, 1] for rank 4)."""
+    r = imp.rank(x)
+    return imp.float_like(np.asarray(values).reshape([-1] + [1] * max(r - 2, 0)), x)
+
+
+def scale_shift(imp, x, y, scale, shift, xo=None):
+    """y = x * scale + shift per channel (MUL then ADD); ``xo``: the operand to read when it
+    is not value ``x``'s own (an intermediate of the same shape)."""
+    t = imp.temp(x, imp.shape(x))
+    xo = imp.operand(x) if xo is None else xo
+    imp.emit("MUL", [xo, _channel_const(imp, x, scale), imp.int32(0)], [t])
+    imp.emit("ADD", [t, _channel_const(imp, x, shift), imp.int32(0)], [y])
+
+
+def batch_norm(imp, n):
+    x = n.input(0)
+    n.attr("momentum")
+    n.attr("spatial")
+    if n.attr("training_mode", 0) or len([o for o in n.outputs if o]) > 1:
+        imp.fail("training mode (running statistics outputs) has no mapping")
+    gamma, beta, mean, var = (imp.const_input(n, i, what).astype(np.float64) for i, what in
+                              ((1, "scale"), (2, "B"), (3, "mean"), (4, "var")))
+    scale = gamma / np.sqrt(var + n.attr("epsilon", 1e-5))
+    y = imp.output(n.outputs[0], like=x)
+    scale_shift(imp, x, y, scale, beta - mean * scale)
+
+
+def instance_norm(imp, n):
+    x = n.input(0)
+    if imp.rank(x) != 4:
+        imp.fail("only rank-4 (NCHW) inputs are mapped")
+    gamma = imp.const_input(n, 1, "scale").astype(np.float64)
+    beta = imp.const_input(n, 2, "B").astype(np.float64)
+    eps = n.attr("epsilon", 1e-5)
+    y = imp.output(n.outputs[0], like=x)
+    xo = imp.operand(x)
+    if np.all(gamma == gamma.flat[0]) and np.all(beta == beta.flat[0]):
+        imp.emit("INSTANCE_NORMALIZATION", [xo, imp.scalar_like(gamma.flat[0], x),
+                                            imp.scalar_like(beta.flat[0], x),
+                                            imp.scalar_like(eps, x), imp.bool(True)], [y])
+        return
+    t = imp.temp(x, imp.shape(x))  # NNAPI's gamma and beta are scalars: per channel after
+    imp.emit("INSTANCE_NORMALIZATION", [xo, imp.scalar_like(1.0, x), imp.scalar_like(0.0, x),
+                                        imp.scalar_like(eps, x), imp.bool(True)], [t])
+    scale_shift(imp, x, y, gamma, beta, xo=t)
+
+
+def lrn(imp, n):
+    x = n.input(0)
+    size = int(n.attr("size"))
+    if size % 2 == 0:
+        imp.fail(f"attribute 'size'={size} is even (NNAPI's window is symmetric: 2 * radius + 1)")
+    y = imp.output(n.outputs[0], like=x)
+    imp.emit("LOCAL_RESPONSE_NORMALIZATION",
+             [imp.operand(x), imp.int32((size - 1) // 2), imp.scalar_like(n.attr("bias", 1.0), x),
+              imp.scalar_like(n.attr("alpha", 1e-4) / size, x),
+              imp.scalar_like(n.attr("beta", 0.75), x), imp.int32(1)], [y])
+
+
+CONVERTERS = {
+    "Conv": conv,
+    "ConvTranspose": conv_transpose,
+    "MaxPool": pool,
+    "AveragePool": pool,
+    "GlobalAveragePool": global_pool,
+    "GlobalMaxPool": global_pool,
+    "BatchNormalization": batch_norm,
+    "InstanceNormalization": instance_norm,
+    "LRN": lrn,
+}
