@@ -114,11 +114,11 @@ def test_model_matches_onnxruntime(case, device, name):
 
 
 @pytest.mark.parametrize("name", LIGHT)
-def test_light_models_import_as_filed(paths, imported, reference, name):
+def test_light_models_import_as_filed(imported, case, name):
     """The light_* files as they are (weights from ConstantOfShape, folded at import) import to
     the same operations as with random weights."""
     ops = [o.type for o in imported(name).model.main.operations]
-    assert ops == [o.type for o in clnn.onnx.load(randomized(paths[name])).model.main.operations]
+    assert ops == [o.type for o in case(name)[0].model.main.operations]
 
 
 @pytest.mark.parametrize("name", MODELS)
