@@ -298,7 +298,9 @@ class Importer:
         return self.b.bool(bool(v))
 
     def ints(self, values) -> int:
-        return self.b.constant(np.asarray(values, np.int32).reshape(-1))
+        """A TENSOR_INT32 constant (a scalar becomes [1]; nested lists keep their shape)."""
+        v = np.asarray(values, np.int32)
+        return self.b.constant(v.reshape(1) if v.ndim == 0 else v)
 
     def output(self, name: str, shape=None, type=None, scale=0.0, zp=0, like: str = "") -> int:
         """The operand a node writes for its output ``name``: the shape from shape inference

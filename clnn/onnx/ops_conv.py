@@ -97,15 +97,26 @@ def conv(imp, n):
     emit_conv(imp, imp.operand(x), y, w, bias, group, c, pads, strides, dil)
 
 
+def is_depthwise(w, group: int, c: int) -> bool:
+    return group > 1 and group == c and w.shape[0] % c == 0
+
+
+def filter_array(w, group: int, c: int) -> np.ndarray:
+    """ONNX [O, I/g, kH, kW] weights as NNAPI's filter: [O, kH, kW, I/g], or [1, kH, kW, O]
+    for a depthwise convolution (its channel axis is then 3, else 0)."""
+    o, _, kh, kw = w.shape
+    arr = (w.reshape(o, kh, kw).transpose(1, 2, 0)[None] if is_depthwise(w, group, c)
+           else w.transpose(0, 2, 3, 1))
+    return np.ascontiguousarray(arr)
+
+
 def emit_conv(imp, x, y, w, bias, group, c, pads, strides, dil, filt=None, bias_op=None):
     """CONV_2D / DEPTHWISE_CONV_2D / GROUPED_CONV_2D in NCHW. ``w`` is ONNX's [O, I/g, kH, kW]
     weights; ``filt`` / ``bias_op``, when given, are operands made by the caller (quantized)."""
-    o, _, kh, kw = w.shape
-    depthwise = group > 1 and group == c and o % c == 0
+    o = w.shape[0]
+    depthwise = is_depthwise(w, group, c)
     if filt is None:
-        arr = (w.reshape(o, kh, kw).transpose(1, 2, 0)[None] if depthwise
-               else w.transpose(0, 2, 3, 1))
-        filt = imp.b.constant(np.ascontiguousarray(arr))
+        filt = imp.b.constant(filter_array(w, group, c))
     if bias_op is None:
         bias_op = imp.b.constant(bias)
     if pads is None:
@@ -231,7 +242,7 @@ def pool(imp, n):
         t, left, bot, r = pads
         s = imp.static_shape(x)
         padded = imp.temp(x, (s[0], s[1], s[2] + t + bot, s[3] + left + r))
-        imp.emit("PAD", [xo, imp.ints([0, 0, 0, 0, t, bot, left, r])], [padded])
+        imp.emit("PAD", [xo, imp.ints([[0, 0], [0, 0], [t, bot], [left, r]])], [padded])
         xo, pads = padded, [0, 0, 0, 0]
     y = imp.output(n.outputs[0], like=x)
     if pads is None:

@@ -65,3 +65,7 @@ def check(model, feeds, devices, shapes=None, atol=None, ops=None):
 
 def op_types(imported):
     return [o.type.name for o in imported.model.main.operations]
+
+
+def node(op, inputs, outputs=("y",), **attrs):
+    return helper.make_node(op, list(inputs), list(outputs), **attrs)

@@ -1,0 +1,144 @@
+"""Shape operators (attribute and input forms per opset), data movement, reductions and the
+constant folding of shape arithmetic, against onnxruntime on both devices."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+from tests.onnx.kit import check, f32, graph, node, ort
+
+I64 = np.int64
+
+
+def test_reshape_flatten_squeeze_unsqueeze_are_reshapes(devices):
+    x = {"x": f32(2, 3, 1, 4)}
+    inp = [("x", [2, 3, 1, 4])]
+    check(graph([node("Reshape", ["x", "s"])], inp, [("y", [2, 12])],
+                [("s", np.array([0, -1], I64))]), x, devices, ops=["RESHAPE"])
+    check(graph([node("Flatten", ["x"], axis=2)], inp, [("y", [6, 4])]), x, devices,
+          ops=["RESHAPE"])
+    check(graph([node("Squeeze", ["x"], axes=[2])], inp, [("y", [2, 3, 4])], opset=11), x,
+          devices, ops=["RESHAPE"])
+    check(graph([node("Squeeze", ["x", "a"])], inp, [("y", [2, 3, 4])],
+                [("a", np.array([-2], I64))], opset=13), x, devices, ops=["RESHAPE"])
+    check(graph([node("Unsqueeze", ["x"], axes=[0, 5])], inp, [("y", [1, 2, 3, 1, 4, 1])],
+                opset=11), x, devices, ops=["RESHAPE"])
+    check(graph([node("Unsqueeze", ["x", "a"])], inp, [("y", [2, 1, 3, 1, 4])],
+                [("a", np.array([1], I64))], opset=13), x, devices, ops=["RESHAPE"])
+
+
+def test_transpose_and_concat(devices):
+    check(graph([node("Transpose", ["x"], perm=[0, 2, 3, 1])], [("x", [1, 2, 3, 4])],
+                [("y", [1, 3, 4, 2])]), {"x": f32(1, 2, 3, 4)}, devices, ops=["TRANSPOSE"])
+    check(graph([node("Transpose", ["x"])], [("x", [2, 3, 4])], [("y", [4, 3, 2])]),
+          {"x": f32(2, 3, 4)}, devices, ops=["TRANSPOSE"])
+    m = graph([node("Concat", ["a", "k", "b"], axis=-1)], [("a", [2, 3]), ("b", [2, 1])],
+              [("y", [2, 6])], [("k", f32(2, 2))])
+    check(m, {"a": f32(2, 3), "b": f32(2, 1)}, devices, ops=["CONCATENATION"])
+
+
+@pytest.mark.parametrize("opset,attrs,inits,x_shape,y_shapes,ops", [
+    (11, {"axis": 1}, [], (2, 6, 3), [(2, 2, 3)] * 3, ["SPLIT"]),
+    (11, {"axis": 1, "split": [1, 2, 3]}, [], (2, 6, 3), [(2, 1, 3), (2, 2, 3), (2, 3, 3)],
+     ["SLICE"] * 3),
+    (13, {"axis": -1}, [("s", np.array([4, 2], I64))], (2, 6, 6), [(2, 6, 4), (2, 6, 2)],
+     ["SLICE"] * 2),
+    (18, {"axis": 1, "num_outputs": 3}, [], (2, 6, 3), [(2, 2, 3)] * 3, ["SPLIT"]),
+    # 7 in 4 pieces: ceil(7 / 4) = 2 each, the last one smaller
+    (18, {"axis": 1, "num_outputs": 4}, [], (2, 7, 3), [(2, 2, 3)] * 3 + [(2, 1, 3)],
+     ["SLICE"] * 4),
+])
+def test_split(devices, opset, attrs, inits, x_shape, y_shapes, ops):
+    outs = [f"y{k}" for k in range(len(y_shapes))]
+    m = graph([helper.make_node("Split", ["x"] + [n for n, _ in inits], outs, **attrs)],
+              [("x", list(x_shape))], [(o, list(s)) for o, s in zip(outs, y_shapes)], inits,
+              opset=opset)
+    check(m, {"x": f32(*x_shape)}, devices, ops=ops)
+
+
+@pytest.mark.parametrize("opset,attrs,inits", [
+    (9, {"starts": [1, 0], "ends": [3, 100], "axes": [1, 2]}, []),
+    (13, {}, [("s", np.array([-3, 1], I64)), ("e", np.array([2**63 - 1, -1], I64))]),
+    (13, {}, [("s", np.array([4, 0], I64)), ("e", np.array([0, 5], I64)),
+              ("a", np.array([1, 2], I64)), ("st", np.array([-2, 2], I64))]),
+    (13, {}, [("s", np.array([-1], I64)), ("e", np.array([-2**63], I64)),
+              ("a", np.array([2], I64)), ("st", np.array([-1], I64))]),
+])
+def test_slice(devices, opset, attrs, inits):
+    names = ["x"] + [n for n, _ in inits]
+    x = f32(2, 5, 6)
+    probe = graph([node("Slice", names, **attrs)], [("x", [2, 5, 6])], [("y", None)], inits,
+                  opset=opset)
+    shape = list(ort(probe, {"x": x})[0].shape)
+    m = graph([node("Slice", names, **attrs)], [("x", [2, 5, 6])], [("y", shape)], inits,
+              opset=opset)
+    check(m, {"x": x}, devices, ops=["STRIDED_SLICE"])
+
+
+@pytest.mark.parametrize("opset,attrs,inits,ops", [
+    (7, {"pads": [0, 1, 2, 0, 2, 1]}, [], ["PAD"]),
+    (7, {"pads": [0, 1, 2, 0, 2, 1], "value": 1.5}, [], ["PAD_V2"]),
+    (13, {}, [("p", np.array([0, 0, 1, 1, 0, 2], I64))], ["PAD"]),
+    (13, {}, [("p", np.array([1, 0, 0, 0, 1, 3], I64)), ("v", np.array(-2.0, np.float32))],
+     ["PAD_V2"]),
+    (18, {}, [("p", np.array([1, 2], I64)), ("v", np.array(0.0, np.float32)),
+              ("ax", np.array([-1], I64))], ["PAD"]),
+])
+def test_pad(devices, opset, attrs, inits, ops):
+    names = ["x"] + [n for n, _ in inits]
+    x = f32(2, 3, 4)
+    probe = graph([node("Pad", names, **attrs)], [("x", [2, 3, 4])], [("y", None)], inits,
+                  opset=opset)
+    shape = list(ort(probe, {"x": x})[0].shape)
+    m = graph([node("Pad", names, **attrs)], [("x", [2, 3, 4])], [("y", shape)], inits,
+              opset=opset)
+    check(m, {"x": x}, devices, ops=ops)
+
+
+def test_gather(devices):
+    x = {"x": f32(4, 5, 3)}
+    check(graph([node("Gather", ["x", "i"], axis=1)], [("x", [4, 5, 3])], [("y", [4, 2, 2, 3])],
+                [("i", np.array([[0, -1], [2, 3]], I64))]), x, devices, ops=["GATHER"])
+    check(graph([node("Gather", ["x", "i"])], [("x", [4, 5, 3])], [("y", [5, 3])],
+                [("i", np.array(-2, I64))]), x, devices, ops=["GATHER", "RESHAPE"])
+    m = graph([node("Gather", ["t", "i"])], [("i", [2, 2], TensorProto.INT64)], [("y", [2, 2, 3])],
+              [("t", f32(6, 3))])
+    check(m, {"i": np.array([[0, 5], [3, 3]], I64)}, devices, ops=["GATHER"])
+
+
+def test_cast_identity_dropout(devices):
+    m = graph([node("Identity", ["x"], ["a"]), node("Dropout", ["a"], ["b"], ratio=0.3),
+               node("Cast", ["b"], ["c"], to=TensorProto.INT32),
+               node("Cast", ["c"], to=TensorProto.FLOAT)],
+              [("x", [2, 5])], [("y", [2, 5])], opset=11)
+    check(m, {"x": f32(2, 5, scale=5.0)}, devices, ops=["CAST", "CAST"])
+
+
+@pytest.mark.parametrize("op,nn", [("ReduceMean", "MEAN"), ("ReduceMax", "REDUCE_MAX"),
+                                   ("ReduceSum", "REDUCE_SUM"), ("ReduceMin", "REDUCE_MIN")])
+@pytest.mark.parametrize("opset", [11, 13, 18])
+@pytest.mark.parametrize("keep", [0, 1])
+def test_reductions_axes_attribute_or_input(devices, op, nn, opset, keep):
+    input_axes = opset >= 18 or (op == "ReduceSum" and opset >= 13)
+    inits = [("a", np.array([1, -1], I64))] if input_axes else []
+    attrs = {"keepdims": keep} if input_axes else {"keepdims": keep, "axes": [1, -1]}
+    m = graph([node(op, ["x"] + [n for n, _ in inits], **attrs)], [("x", [2, 3, 4])],
+              [("y", [2, 1, 1] if keep else [2])], inits, opset=opset)
+    check(m, {"x": f32(2, 3, 4)}, devices, ops=[nn])
+
+
+def test_shape_arithmetic_is_folded(devices):
+    """Shape -> Gather -> Unsqueeze -> Concat -> Reshape, and ConstantOfShape weights: all
+    constants at import, one RESHAPE and one ADD remain."""
+    nodes = [node("Shape", ["x"], ["s"]),
+             node("Gather", ["s", "zero"], ["n"], axis=0),
+             node("Unsqueeze", ["n", "ax"], ["n1"]),
+             node("Concat", ["n1", "minus1"], ["target"], axis=0),
+             node("Reshape", ["x", "target"], ["r"]),
+             node("ConstantOfShape", ["wshape"], ["w"],
+                  value=helper.make_tensor("v", TensorProto.FLOAT, [1], [0.5])),
+             node("Add", ["r", "w"])]
+    m = graph(nodes, [("x", [2, 3, 4])], [("y", [2, 12])],
+              [("zero", np.array(0, I64)), ("ax", np.array([0], I64)),
+               ("minus1", np.array([-1], I64)), ("wshape", np.array([2, 12], I64))])
+    check(m, {"x": f32(2, 3, 4)}, devices, ops=["RESHAPE", "ADD"])
