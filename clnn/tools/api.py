@@ -152,10 +152,6 @@ class Model:
         if per_op:
             from clnn.tools.divergence import per_op_report
 
-            if reference == "onnxruntime":
-                raise ValueError("per_op compares with the reference device (or litert for "
-                                 "a TFLite model), not with onnxruntime")
-
             return self._per_op(per_op_report, reference, arrays)
         outputs = self.run(arrays)
         expected = self._expected(reference, arrays)
@@ -169,11 +165,17 @@ class Model:
             raise ValueError("per_op needs a .tflite model (its tensors are what is compared); "
                              "this one was given as a hal Model")
         target = SimpleNamespace(imported=self._imported, device=self.device, path=None)
+        from clnn.tools.onnx_run import is_onnx
+
+        if reference != "reference" and is_onnx(self._tflite) != (reference == "onnxruntime"):
+            raise ValueError("compare an ONNX model with onnxruntime and a TFLite model with "
+                             "litert")
         if isinstance(self._tflite, (str, os.PathLike)):
             target.path = str(self._tflite)
             return per_op_report(target, reference, arrays)
         with tempfile.TemporaryDirectory(prefix="clnn-per-op-") as tmp:
-            target.path = os.path.join(tmp, "model.tflite")
+            suffix = ".onnx" if is_onnx(self._tflite) else ".tflite"
+            target.path = os.path.join(tmp, "model" + suffix)
             Path(target.path).write_bytes(bytes(self._tflite))
             return per_op_report(target, reference, arrays)
 

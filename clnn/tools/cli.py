@@ -146,9 +146,9 @@ def _cmd_run(args) -> int:
         if args.profile:
             raise UsageError("--per-op makes one debugging run with every tensor kept: "
                              "--profile does not apply to it")
-        if args.compare != "reference" and is_onnx(args.model):
-            raise UsageError("--per-op compares an ONNX model's operations with --compare "
-                             "reference only")
+        if args.compare != "reference" and (args.compare == "onnxruntime") != is_onnx(args.model):
+            raise UsageError("--per-op compares an ONNX model with onnxruntime and a TFLite "
+                             "model with litert (or either with the reference)")
         return run_per_op(args.model, args.device, args.input, args.compare, args.json,
                           plot=args.plot, shapes=parse_shapes(args.shape))
     return run_model(args.model, args.device, args.input, args.iterations, args.compare,

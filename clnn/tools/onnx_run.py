@@ -159,3 +159,40 @@ def open_peer(kind: str, path: str):
     from clnn.tools.run import LiteRtRunner
 
     return LiteRtRunner(path)
+
+
+def onnxruntime_values(imported, model, inputs) -> dict:
+    """Every ONNX value the importer mapped to an operand (``imported.tensor_operands``: value
+    name -> operand), as that operand's value, from one onnxruntime run of ``model`` (a path
+    or bytes) with each of those values made a graph output: the peer side of
+    ``clnn run MODEL.onnx --compare onnxruntime --per-op``."""
+    try:
+        import onnx
+    except ImportError as e:
+        raise RuntimeError(f"--per-op on an ONNX model needs the onnx package ({ONNX_EXTRA})") \
+            from e
+    proto = onnx.load_from_string(bytes(model)) if isinstance(model, (bytes, bytearray)) \
+        else onnx.load(os.fspath(model))
+    g = proto.graph
+    known = {o.name for o in g.output} | {i.name for i in g.input} | \
+        {t.name for t in g.initializer}
+    produced = {name for node in g.node for name in node.output}
+    extra = [n for n in imported.tensor_operands if n in produced and n not in known]
+    # an output needs only its name and element type; onnxruntime infers the rest. The types
+    # come from shape inference (float where it says nothing: the importer's float values)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(proto).graph.value_info
+        types = {v.name: v.type.tensor_type.elem_type for v in inferred}
+    except Exception:  # noqa: BLE001 - inference is only a hint here
+        types = {}
+    for name in extra:
+        g.output.append(onnx.helper.make_tensor_value_info(
+            name, types.get(name) or onnx.TensorProto.FLOAT, None))
+    runner = OrtRunner(proto.SerializeToString())
+    names = [o.name for o in g.output]
+    feed = {}
+    for io, x in zip(imported.inputs, inputs):
+        feed[io.name] = np.asarray(x, _ort_dtype(runner._inputs[io.name].type, x))
+    values = dict(zip(names, runner.session.run(names, feed)))
+    return {imported.tensor_operands[n]: np.asarray(v) for n, v in values.items()
+            if n in imported.tensor_operands}

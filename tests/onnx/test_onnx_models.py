@@ -216,3 +216,17 @@ def test_bench_onnx_json(capsys):
     assert row["ratio"] == pytest.approx(row["clnn_ms"] / row["onnxruntime_ms"], rel=0.01)
     assert row["on_opencl"] == row["operations"]
     assert result["onnxruntime_threads"] == 2 and "before" in result["load_average"]
+
+
+def test_per_op_against_onnxruntime(paths, cl_device, capsys):
+    """Every operation's output on OpenCL against the same ONNX value in onnxruntime (each
+    mapped value made a graph output there)."""
+    model = clnn.load(paths["light_squeezenet.onnx"], device=cl_device, cache=False)
+    report = model.compare("onnxruntime", per_op=True)
+    compared = [r for r in report["rows"] if r["within"] is not None]
+    assert len(compared) > len(report["rows"]) // 2
+    assert report["first_divergent"] is None and all(r["within"] for r in compared)
+    assert main(["run", "light_squeezenet", "--device", "opencl", "--compare", "onnxruntime",
+                 "--per-op"]) == 0
+    assert "every compared operation is within tolerance" in capsys.readouterr().out
+    assert main(["run", "light_squeezenet", "--compare", "litert", "--per-op"]) == 2
