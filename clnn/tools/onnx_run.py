@@ -145,20 +145,14 @@ def _ort_dtype(ort_type: str, x) -> np.dtype:
     return np.dtype(_ORT_TYPES.get(ort_type, np.asarray(x).dtype))
 
 
-def open_peer(kind: str, path: str):
-    """The runner ``--compare`` names for a model file: ``litert`` (TFLite) or
-    ``onnxruntime`` (ONNX); a RuntimeError when it does not fit the model or is missing."""
+def check_peer(kind: str, path: str) -> None:
+    """A RuntimeError when the runtime ``--compare`` names (``litert``, ``onnxruntime``) does
+    not run the model file's kind."""
     onnx_model = is_onnx(path)
-    if kind == "onnxruntime":
-        if not onnx_model:
-            raise RuntimeError("onnxruntime runs ONNX models; compare a .tflite model with "
-                               "litert")
-        return OrtRunner(path)
-    if onnx_model:
+    if kind == "onnxruntime" and not onnx_model:
+        raise RuntimeError("onnxruntime runs ONNX models; compare a .tflite model with litert")
+    if kind == "litert" and onnx_model:
         raise RuntimeError("litert runs TFLite models; compare an .onnx model with onnxruntime")
-    from clnn.tools.run import LiteRtRunner
-
-    return LiteRtRunner(path)
 
 
 def onnxruntime_values(imported, model, inputs) -> dict:

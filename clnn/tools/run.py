@@ -206,7 +206,7 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
               warmup: int = timing.DEFAULT_WARMUP, plot: str | None = None,
               trace: str | None = None, shapes=None) -> int:
     from clnn.tools.errors import CliError, one_line
-    from clnn.tools.onnx_run import import_model, open_peer
+    from clnn.tools.onnx_run import OrtRunner, check_peer, import_model
 
     if iterations < 1:
         raise CliError(f"--iterations {iterations}: at least one timed run is needed")
@@ -221,7 +221,8 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
     litert = None  # the peer runtime: ai-edge-litert, or onnxruntime for an ONNX model
     if compare_with in ("litert", "onnxruntime"):
         try:
-            litert = open_peer(compare_with, path)
+            check_peer(compare_with, path)
+            litert = OrtRunner(path) if compare_with == "onnxruntime" else LiteRtRunner(path)
         except Exception as e:  # noqa: BLE001 - missing package, or a file it refuses
             print(f"clnn run: --compare {compare_with}: {one_line(e) or type(e).__name__}",
                   file=sys.stderr)

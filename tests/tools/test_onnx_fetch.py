@@ -12,7 +12,7 @@ from clnn.tools import onnx_models
 from clnn.tools.cli import main
 from clnn.tools.errors import UsageError
 from clnn.tools.models import FetchError
-from clnn.tools.onnx_run import is_onnx, open_peer, parse_shapes
+from clnn.tools.onnx_run import check_peer, is_onnx, parse_shapes
 
 NAME = "light_squeezenet.onnx"  # 16 KB
 
@@ -126,9 +126,9 @@ def test_parse_shapes():
 
 def test_peers_fit_the_file_type(squeezenet, tmp_path):
     with pytest.raises(RuntimeError, match="compare an .onnx model with onnxruntime"):
-        open_peer("litert", squeezenet)
+        check_peer("litert", squeezenet)
     with pytest.raises(RuntimeError, match="onnxruntime runs ONNX models"):
-        open_peer("onnxruntime", str(tmp_path / "m.tflite"))
+        check_peer("onnxruntime", str(tmp_path / "m.tflite"))
 
 
 def test_shape_on_a_tflite_model_is_a_usage_error(tmp_path, capsys):
