@@ -326,7 +326,9 @@ def _print_report(report: dict, top: int):
     print(timing.stats_header())
     print(timing.stats_row("clnn", lat))
     if timed_peer:
-        print(timing.stats_row(peer[:8], report[f"{peer}_latency"]))
+        # the table's name column is 8 wide: onnxruntime's usual short name fits it
+        print(timing.stats_row("ort" if peer == "onnxruntime" else peer,
+                               report[f"{peer}_latency"]))
         print(f"  clnn / {peer} (p50): {report['ratio_p50']:.2f} "
               f"({peer} with {report[f'{peer}_threads']} threads; above 1: clnn is slower)")
     if "profile" in report:
