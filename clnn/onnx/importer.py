@@ -23,6 +23,10 @@ from hal.types import NUMPY_DTYPE, OperandType
 
 OT = OperandType
 MIN_OPSET = 7
+#: the nodes that fold a shape holding a dynamic dimension (a 0 there, see Importer.symbolic):
+#: they move values without computing with them
+SYMBOLIC_SAFE = {"Shape", "Slice", "Gather", "Concat", "Unsqueeze", "Squeeze", "Identity",
+                 "Cast"}
 #: nodes never folded even when their inputs are constant (randomness)
 NOT_FOLDED = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
               "Multinomial", "Bernoulli"}
@@ -147,6 +151,12 @@ class Importer:
                     self.readers.setdefault(name, []).append(n)
         self.outputs = [o.name for o in graph.output]
         self.skipped: set[int] = set()
+        #: folded constants computed from a Shape with dynamic dimensions, 0 standing for
+        #: each; only a Reshape's shape may read them (0: "copy the input's dimension")
+        self.symbolic: set[str] = set()
+        #: values of rank > 4 (NNAPI's limit for RESHAPE and TRANSPOSE): (operand holding the
+        #: same elements in a lower rank, the ONNX shape); only Reshape and Transpose read them
+        self.views: dict[str, tuple[int, tuple]] = {}
         self.node: Node | None = None
 
     # ------------------------------------------------------------------ shapes
@@ -195,6 +205,8 @@ class Importer:
         the rank is unknown."""
         if name in self.consts:
             return tuple(self.consts[name].shape)
+        if name in self.views:
+            return self.views[name][1]
         if name in self.shape_override:
             return self.shape_override[name]
         if name in self.operands:
@@ -256,6 +268,9 @@ class Importer:
             return self.operands[name]
         if not name:
             self.fail("a required input is omitted")
+        if name in self.views:
+            self.fail(f"{name!r} has rank {len(self.views[name][1])}; NNAPI operations take "
+                      "rank 4 at most (only Reshape and Transpose read it here)")
         v = self.const(name)
         if v is None:
             self.fail(f"input {name!r} is not produced by any node (or its node is not mapped)")
@@ -327,9 +342,15 @@ class Importer:
         scale, zp = self.quant.get(like, (0.0, 0))
         return self.b.tensor(self.operand_type(like), tuple(int(d) for d in shape), scale, zp)
 
+    def source(self, name: str) -> int:
+        """The operand holding the elements of ``name``, a rank > 4 view's included."""
+        return self.views[name][0] if name in self.views else self.operand(name)
+
     def alias(self, out: str, src: str):
         """Output ``out`` is value ``src`` (Identity, Dropout, a folded BatchNormalization)."""
-        if src in self.consts:
+        if src in self.views:
+            self.views[out] = self.views[src]
+        elif src in self.consts:
             self.consts[out] = self.consts[src]
         else:
             self.operands[out] = self.operand(src)
@@ -355,11 +376,12 @@ class Importer:
         if n.op_type in NOT_FOLDED or n.proto.domain not in ("", "ai.onnx"):
             return False
         if n.op_type == "Shape":
-            s = self.shape(n.input(0))
-            return n.input(0) in self.consts or (s is not None and 0 not in s)
+            return n.input(0) in self.consts or self.shape(n.input(0)) is not None
         if n.op_type == "Size":
             s = self.shape(n.input(0))
             return s is not None and 0 not in s
+        if any(name in self.symbolic for name in n.inputs) and n.op_type not in SYMBOLIC_SAFE:
+            return False
         return all(not name or name in self.consts for name in n.inputs)
 
     def _fold(self, n: Node):
@@ -373,16 +395,30 @@ class Importer:
                 start, end = n.attr("start", 0), n.attr("end", None)
                 out = shape[start:end]
             self.consts[n.outputs[0]] = out
+            if 0 in shape:
+                self.symbolic.add(n.outputs[0])
             return
         feeds = {name: self.consts[name] for name in n.inputs if name}
         try:
-            results = ReferenceEvaluator(n.proto, opsets={"": self.opset}).run(None, feeds)
+            # a one-node model, so that the evaluator applies the node's own opset version
+            results = ReferenceEvaluator(self._one_node_model(n)).run(None, feeds)
         except Exception as e:
             self.fail(f"folding the constant node failed ({type(e).__name__}: "
                       f"{str(e).splitlines()[0] if str(e) else ''})")
+        symbolic = any(name in self.symbolic for name in n.inputs)
         for name, r in zip(n.outputs, results):
             if name:
                 self.consts[name] = np.asarray(r)
+                if symbolic:
+                    self.symbolic.add(name)
+
+    def _one_node_model(self, n: Node):
+        from onnx import helper
+
+        ins = [helper.make_tensor_value_info(x, 0, None) for x in dict.fromkeys(n.inputs) if x]
+        outs = [helper.make_tensor_value_info(y, 0, None) for y in n.outputs if y]
+        g = helper.make_graph([n.proto], "fold", ins, outs)
+        return helper.make_model(g, opset_imports=list(self.model.opset_import))
 
     # ------------------------------------------------------------------ the graph
     def build(self) -> ImportedModel:
@@ -411,6 +447,10 @@ class Importer:
             self.node = n
             if n.proto.domain not in ("", "ai.onnx"):
                 self.fail(f"domain {n.proto.domain!r} has no NNAPI mapping")
+            for k, name in enumerate(n.inputs):
+                if name in self.symbolic and not (n.op_type == "Reshape" and k == 1):
+                    self.fail(f"input {name!r} depends on a dynamic dimension (through Shape); "
+                              "fix the input shapes with shapes= / --shape")
             conv = CONVERTERS.get(n.op_type)
             if conv is None:
                 self.fail("the operator has no NNAPI mapping")

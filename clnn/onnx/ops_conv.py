@@ -47,18 +47,46 @@ def window(imp, n, rank_what="input"):
     return strides, dilations
 
 
-def _bn_fold(imp, out_name):
-    """(scale, shift, BatchNormalization node) when the only reader of ``out_name`` is a
-    BatchNormalization with constant statistics (folded into the convolution's weights)."""
-    bn = imp.only_reader(out_name)
-    if bn is None or bn.op_type != "BatchNormalization" or len(bn.outputs) > 1:
+def _per_channel(imp, v, o):
+    """A constant as a per-output-channel vector of an NCHW convolution's output ([C, 1, 1],
+    [1, C, 1, 1] or a scalar), else None."""
+    if v is None or v.dtype.kind != "f":
         return None
-    vals = [imp.const(bn.input(i)) for i in range(1, 5)]
-    if any(v is None for v in vals) or bn.attrs.get("training_mode", 0):
+    if v.size == 1:
+        return np.full(o, float(v.reshape(-1)[0]))
+    s = list(v.shape)
+    while s and s[0] == 1 and len(s) > 3:
+        s.pop(0)
+    if s == [o, 1, 1]:
+        return v.reshape(-1).astype(np.float64)
+    return None
+
+
+def _affine_after(imp, name, o):
+    """(scale, shift, node) when the only reader of ``name`` is a BatchNormalization with
+    constant statistics, or a Mul / Add / Sub by a per-channel constant: an affine map per
+    channel that folds into the convolution's weights and bias."""
+    r = imp.only_reader(name)
+    if r is None or len([y for y in r.outputs if y]) != 1:
         return None
-    gamma, beta, mean, var = (v.astype(np.float64) for v in vals)
-    scale = gamma / np.sqrt(var + bn.attrs.get("epsilon", 1e-5))
-    return scale, beta - mean * scale, bn
+    if r.op_type == "BatchNormalization":
+        vals = [imp.const(r.input(i)) for i in range(1, 5)]
+        if any(v is None for v in vals) or r.attrs.get("training_mode", 0):
+            return None
+        gamma, beta, mean, var = (v.astype(np.float64) for v in vals)
+        scale = gamma / np.sqrt(var + r.attrs.get("epsilon", 1e-5))
+        return scale, beta - mean * scale, r
+    if r.op_type in ("Mul", "Add", "Sub") and len(r.inputs) == 2:
+        other = r.input(1) if r.input(0) == name else r.input(0)
+        if other == name or (r.op_type == "Sub" and r.input(0) != name):
+            return None
+        v = _per_channel(imp, imp.const(other), o)
+        if v is None:
+            return None
+        if r.op_type == "Mul":
+            return v, np.zeros(o), r
+        return np.ones(o), (v if r.op_type == "Add" else -v), r
+    return None
 
 
 def conv(imp, n):
@@ -81,18 +109,16 @@ def conv(imp, n):
     w = w.astype(np.float32)
     bias = bias.astype(np.float32)
     out = n.outputs[0]
-    fold = _bn_fold(imp, out)
-    if fold is not None:
-        scale, shift, bn = fold
+    while (fold := _affine_after(imp, out, o)) is not None:
+        # BatchNormalization (and per-channel Mul / Add after it): into the weights and bias
+        scale, shift, after = fold
         w = (w * scale.reshape(-1, 1, 1, 1)).astype(np.float32)
         bias = (bias * scale + shift).astype(np.float32)
-        imp.skipped.add(bn.index)
-        out = bn.outputs[0]
+        imp.skipped.add(after.index)
+        out = after.outputs[0]
     if imp.operand_type(x) == OT.TENSOR_FLOAT16:
         w, bias = w.astype(np.float16), bias.astype(np.float16)
     y = imp.output(out, like=x, shape=imp.shape(out))
-    if out != n.outputs[0]:
-        imp.operands[n.outputs[0]] = y
     c = ig * group
     emit_conv(imp, imp.operand(x), y, w, bias, group, c, pads, strides, dil)
 

@@ -18,10 +18,13 @@ def reshape_to(imp, x: str, y: str, target):
     """RESHAPE ``x`` into output ``y`` of shape ``target`` (0 = unknown: at most one, sent to
     NNAPI as -1)."""
     target = [int(d) for d in target]
+    if len(target) > 4:  # a view for a Transpose to read (a channel shuffle)
+        imp.views[y] = (imp.source(x), tuple(target))
+        return
     if target.count(0) > 1:
         imp.fail(f"the target shape {target} has more than one unknown dimension")
     out = imp.output(y, shape=target, like=x)
-    imp.emit("RESHAPE", [imp.operand(x), imp.ints([d or -1 for d in target])], [out])
+    imp.emit("RESHAPE", [imp.source(x), imp.ints([d or -1 for d in target])], [out])
 
 
 def reshape(imp, n):
@@ -33,6 +36,12 @@ def reshape(imp, n):
     src = imp.shape(x)
     if src is None:
         imp.fail(f"the rank of {x!r} is unknown")
+    if n.input(1) in imp.symbolic:  # 0 = a dynamic dimension: the input's, at that place
+        bad = [i for i, d in enumerate(shape) if d == 0 and (allowzero or i >= len(src)
+                                                             or src[i] != 0)]
+        if bad:
+            imp.fail(f"the shape {shape} copies dynamic dimensions to places {bad} where the "
+                     "input's dimension is not dynamic; fix the input shapes with shapes=")
     copied = {i for i, d in enumerate(shape) if d == 0 and not allowzero and i < len(src)}
     out = [src[i] if i in copied else d for i, d in enumerate(shape)]
     if -1 in out:
@@ -98,8 +107,41 @@ def transpose(imp, n):
     perm = n.attr("perm")
     if perm is None:
         perm = list(range(imp.rank(x)))[::-1]
-    y = imp.output(n.outputs[0], like=x)
-    imp.emit("TRANSPOSE", [imp.operand(x), imp.ints(perm)], [y])
+    perm = [int(p) for p in perm]
+    if len(perm) <= 4:
+        y = imp.output(n.outputs[0], like=x)
+        imp.emit("TRANSPOSE", [imp.operand(x), imp.ints(perm)], [y])
+        return
+    # NNAPI transposes up to rank 4: merge the input axes that stay together and in order
+    # (a channel shuffle's [N, g, C/g, H, W] -> [N, C/g, g, H, W] is [N, g, C/g, H*W])
+    groups = []
+    for p in perm:
+        if groups and groups[-1][-1] + 1 == p:
+            groups[-1].append(p)
+        else:
+            groups.append([p])
+    if len(groups) > 4:
+        imp.fail(f"perm {perm} moves more than 4 groups of axes (NNAPI transposes up to rank 4)")
+    s = imp.shape(x)
+    in_groups = sorted(groups)
+    merged = [0 if any(s[a] == 0 for a in g) else int(np.prod([s[a] for a in g]))
+              for g in in_groups]
+    if merged.count(0) > 1:
+        imp.fail(f"perm {perm} on shape {list(s)}: the merged shape has more than one unknown "
+                 "dimension")
+    t1 = imp.temp(x, merged)
+    imp.emit("RESHAPE", [imp.source(x), imp.ints([d or -1 for d in merged])], [t1])
+    small = [in_groups.index(g) for g in groups]
+    t2 = imp.temp(x, [merged[k] for k in small])
+    imp.emit("TRANSPOSE", [t1, imp.ints(small)], [t2])
+    ys = imp.shape(n.outputs[0]) or tuple(s[p] for p in perm)
+    if len(ys) > 4:  # stays a view: the Reshape after it reads t2
+        imp.views[n.outputs[0]] = (t2, tuple(ys))
+        return
+    if list(ys).count(0) > 1:
+        imp.fail(f"the output shape {list(ys)} has more than one unknown dimension")
+    y = imp.output(n.outputs[0], shape=ys, like=x)
+    imp.emit("RESHAPE", [t2, imp.ints([d or -1 for d in ys])], [y])
 
 
 def concat(imp, n):
@@ -291,7 +333,8 @@ def identity(imp, n):
     if n.op_type == "Dropout" and n.input(2) and imp.const(n.input(2)) is not None and \
             bool(imp.const(n.input(2)).reshape(-1)[0]):
         imp.fail("training mode has no mapping")
-    if len(n.outputs) > 1 and n.outputs[1]:
+    mask = n.outputs[1] if len(n.outputs) > 1 else ""
+    if mask and (imp.readers.get(mask) or mask in imp.outputs):  # an unread mask is dropped
         imp.fail("the mask output has no mapping")
     x = n.input(0)
     if x in imp.input_names and n.outputs[0] in imp.outputs:
