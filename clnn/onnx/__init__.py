@@ -21,13 +21,16 @@ The contract:
   message naming the node, its operator and what is missing; an unreadable file or an opset
   outside the range is one too.
 
-Modules: :mod:`clnn.onnx.importer` (values, constant folding, the graph), :mod:`clnn.onnx.ops`
-(the operator table, from ``ops_conv``, ``ops_math``, ``ops_shape``, ...).
+Modules: :mod:`clnn.onnx.reader` (the file, its opset, nodes), :mod:`clnn.onnx.folding`
+(constant folding), :mod:`clnn.onnx.importer` (values to operands, the graph),
+:mod:`clnn.onnx.ops` (the operator table, from ``ops_conv``, ``ops_math``, ``ops_shape``,
+``ops_resize``, ``ops_quant``, ``ops_misc``), :mod:`clnn.onnx.views` (rank > 4 values).
 """
 
 from clnn.importing import ImportedModel, IoTensor, ModelImportError
 from clnn.onnx.errors import OnnxImportError
-from clnn.onnx.importer import MIN_OPSET, load, read_model
+from clnn.onnx.importer import load
+from clnn.onnx.reader import MIN_OPSET, read_model
 
 __all__ = ["MIN_OPSET", "ImportedModel", "IoTensor", "ModelImportError", "OnnxImportError",
            "load", "read_model"]

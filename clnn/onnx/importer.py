@@ -10,118 +10,21 @@ statistics when its preceding Conv is mapped.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from clnn.importing import ImportedModel, IoTensor
+from clnn.onnx import views
 from clnn.onnx.dtypes import ELEM_TYPES
 from clnn.onnx.errors import OnnxImportError
+from clnn.onnx.folding import fold, foldable
+from clnn.onnx.reader import Node, model_opset, node_attrs, read_model
 from hal.builder import ModelBuilder
 from hal.errors import BuilderError, HalError
 from hal.types import NUMPY_DTYPE, OperandType
 
 OT = OperandType
-MIN_OPSET = 7
-#: the nodes that fold a shape holding a dynamic dimension (a 0 there, see Importer.symbolic):
-#: they move values without computing with them
-SYMBOLIC_SAFE = {"Shape", "Slice", "Gather", "Concat", "Unsqueeze", "Squeeze", "Identity",
-                 "Cast"}
-#: nodes never folded even when their inputs are constant (randomness)
-NOT_FOLDED = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-              "Multinomial", "Bernoulli"}
-
-
-@dataclass
-class Node:
-    """One ONNX node as the converters see it: attributes decoded, the ones read recorded
-    (an attribute no converter read has no mapping)."""
-
-    proto: object
-    index: int
-    attrs: dict
-    read: set
-
-    @property
-    def op_type(self) -> str:
-        return self.proto.op_type
-
-    @property
-    def inputs(self) -> list[str]:
-        return list(self.proto.input)
-
-    @property
-    def outputs(self) -> list[str]:
-        return list(self.proto.output)
-
-    @property
-    def label(self) -> str:
-        name = self.proto.name or f"#{self.index}"
-        return f"node {name} ({self.op_type})"
-
-    def input(self, i: int) -> str:
-        """The name of input ``i``; "" when it is omitted."""
-        return self.proto.input[i] if i < len(self.proto.input) else ""
-
-    def attr(self, name: str, default=None):
-        self.read.add(name)
-        return self.attrs.get(name, default)
-
-
-def _attrs(proto) -> dict:
-    from onnx import helper
-
-    out = {}
-    for a in proto.attribute:
-        v = helper.get_attribute_value(a)
-        if isinstance(v, bytes):
-            v = v.decode("utf-8", "replace")
-        elif isinstance(v, list) and v and isinstance(v[0], bytes):
-            v = [s.decode("utf-8", "replace") for s in v]
-        out[a.name] = v
-    return out
-
-
-def require_onnx():
-    """The ``onnx`` module, or an OnnxImportError saying how to install it."""
-    try:
-        import onnx
-    except ImportError:
-        raise OnnxImportError("reading ONNX models needs the 'onnx' package (pip install "
-                              "'clnn[onnx]')") from None
-    return onnx
-
-
-def read_model(path_or_bytes):
-    """The onnx.ModelProto of a path or bytes (external data beside a path is loaded)."""
-    onnx = require_onnx()
-
-    try:
-        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-            return onnx.load_model_from_string(bytes(path_or_bytes))
-        return onnx.load(str(path_or_bytes))
-    except OSError:
-        raise
-    except Exception as e:
-        raise OnnxImportError(f"cannot read the ONNX model: {type(e).__name__}: "
-                              f"{str(e).splitlines()[0] if str(e) else ''}") from None
-
-
-def model_opset(model) -> int:
-    """The default-domain opset of the model, checked against what this importer maps."""
-    import onnx.defs
-
-    newest = onnx.defs.onnx_opset_version()
-    versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
-    if not versions:
-        raise OnnxImportError("the model imports no default-domain (ai.onnx) opset")
-    v = int(versions[0])
-    if not MIN_OPSET <= v <= newest:
-        raise OnnxImportError(f"opset {v} is not supported (the importer maps opsets "
-                              f"{MIN_OPSET} to {newest})")
-    return v
-
-
+#: operators whose converters read rank > 4 views themselves (clnn.onnx.views: the others)
+VIEW_NATIVE = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze"}
 class Importer:
     """Builds one NNAPI model from an ONNX graph; converters call its helpers."""
 
@@ -143,7 +46,7 @@ class Importer:
         #: value name -> (scale, zero point) of a quantized tensor
         self.quant: dict[str, tuple[float, int]] = {}
         self.shape_override: dict[str, tuple] = {}
-        self.nodes = [Node(p, k, _attrs(p), set()) for k, p in enumerate(graph.node)]
+        self.nodes = [Node(p, k, node_attrs(p), set()) for k, p in enumerate(graph.node)]
         self.readers: dict[str, list[Node]] = {}
         for n in self.nodes:
             for name in n.inputs:
@@ -183,8 +86,17 @@ class Importer:
         the file declares)."""
         import onnx
 
+        model = self.model
+        if model.ir_version < 4:  # IR 3 infers only through initializers listed as inputs
+            listed = {i.name for i in model.graph.input}
+            missing = [t for t in model.graph.initializer if t.name not in listed]
+            if missing:
+                model = onnx.ModelProto()
+                model.CopyFrom(self.model)
+                model.graph.input.extend(onnx.helper.make_tensor_value_info(
+                    t.name, t.data_type, list(t.dims)) for t in missing)
         try:
-            inferred = onnx.shape_inference.infer_shapes(self.model, data_prop=True)
+            inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
         except Exception:
             inferred = self.model
         info = {}
@@ -372,54 +284,6 @@ class Importer:
         raise OnnxImportError(reason if n is None else f"{n.label}: {reason}")
 
     # ------------------------------------------------------------------ folding
-    def _foldable(self, n: Node) -> bool:
-        if n.op_type in NOT_FOLDED or n.proto.domain not in ("", "ai.onnx"):
-            return False
-        if n.op_type == "Shape":
-            return n.input(0) in self.consts or self.shape(n.input(0)) is not None
-        if n.op_type == "Size":
-            s = self.shape(n.input(0))
-            return s is not None and 0 not in s
-        if any(name in self.symbolic for name in n.inputs) and n.op_type not in SYMBOLIC_SAFE:
-            return False
-        return all(not name or name in self.consts for name in n.inputs)
-
-    def _fold(self, n: Node):
-        from onnx.reference import ReferenceEvaluator
-
-        if n.op_type in ("Shape", "Size") and n.input(0) not in self.consts:
-            shape = np.asarray(self.shape(n.input(0)), np.int64)
-            if n.op_type == "Size":
-                out = np.asarray(np.prod(shape), np.int64)
-            else:
-                start, end = n.attr("start", 0), n.attr("end", None)
-                out = shape[start:end]
-            self.consts[n.outputs[0]] = out
-            if 0 in shape:
-                self.symbolic.add(n.outputs[0])
-            return
-        feeds = {name: self.consts[name] for name in n.inputs if name}
-        try:
-            # a one-node model, so that the evaluator applies the node's own opset version
-            results = ReferenceEvaluator(self._one_node_model(n)).run(None, feeds)
-        except Exception as e:
-            self.fail(f"folding the constant node failed ({type(e).__name__}: "
-                      f"{str(e).splitlines()[0] if str(e) else ''})")
-        symbolic = any(name in self.symbolic for name in n.inputs)
-        for name, r in zip(n.outputs, results):
-            if name:
-                self.consts[name] = np.asarray(r)
-                if symbolic:
-                    self.symbolic.add(name)
-
-    def _one_node_model(self, n: Node):
-        from onnx import helper
-
-        ins = [helper.make_tensor_value_info(x, 0, None) for x in dict.fromkeys(n.inputs) if x]
-        outs = [helper.make_tensor_value_info(y, 0, None) for y in n.outputs if y]
-        g = helper.make_graph([n.proto], "fold", ins, outs)
-        return helper.make_model(g, opset_imports=list(self.model.opset_import))
-
     # ------------------------------------------------------------------ the graph
     def build(self) -> ImportedModel:
         from clnn.onnx.ops import CONVERTERS
@@ -438,8 +302,8 @@ class Importer:
                 self.quant[name] = q
         for n in self.nodes:  # pass 1: constants
             self.node = n
-            if self._foldable(n):
-                self._fold(n)
+            if foldable(self, n):
+                fold(self, n)
                 self.skipped.add(n.index)
         for n in self.nodes:  # pass 2: operations
             if n.index in self.skipped:
@@ -455,7 +319,10 @@ class Importer:
             if conv is None:
                 self.fail("the operator has no NNAPI mapping")
             try:
-                conv(self, n)
+                if any(x in self.views for x in n.inputs) and n.op_type not in VIEW_NATIVE:
+                    views.convert(self, n, conv)  # rank > 4 inputs, on their rank-4 operands
+                else:
+                    conv(self, n)
             except OnnxImportError:
                 raise
             except (HalError, BuilderError) as e:
@@ -481,9 +348,11 @@ class Importer:
             o = model.main.operands[self.operands[name]]
             return IoTensor(name, k, tuple(o.dimensions), NUMPY_DTYPE[o.type])
 
+        # ONNX values only: names with a NUL are the importer's own (a matmul's 2-D form)
+        values = {k: v for k, v in self.operands.items() if "\0" not in k}
         return ImportedModel(model, [io(k, n) for k, n in enumerate(self.input_names)],
                              [io(k, n) for k, n in enumerate(self.outputs)],
-                             [n.op_type for n in self.nodes], dict(self.operands))
+                             [n.op_type for n in self.nodes], values)
 
     def _input_quant(self, name: str) -> tuple[float, int]:
         """(scale, zero point) of an 8-bit input, from the DequantizeLinear reading it."""
@@ -501,11 +370,15 @@ class Importer:
 def load(path_or_bytes, shapes=None) -> ImportedModel:
     """See :func:`clnn.onnx.load`."""
     model = read_model(path_or_bytes)
-    importer = Importer(model, shapes)
+    importer = None
     try:
-        return importer.build()
+        with np.errstate(all="ignore"):  # weights with NaN or inf are the model's business
+            importer = Importer(model, shapes)
+            return importer.build()
     except OnnxImportError:
         raise
     except Exception as e:  # last resort: a malformation no check anticipated
-        where = importer.node.label if importer.node is not None else "the model"
-        raise OnnxImportError(f"{where}: cannot import ({type(e).__name__}: {e})") from e
+        node = importer.node if importer is not None else None
+        where = node.label if node is not None else "the model"
+        raise OnnxImportError(f"{where}: cannot import ({type(e).__name__}: "
+                              f"{str(e).splitlines()[0] if str(e) else ''})") from e

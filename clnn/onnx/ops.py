@@ -3,7 +3,7 @@ family modules (as onnxruntime's NNAPI execution provider maps them)."""
 
 from __future__ import annotations
 
-from clnn.onnx import ops_conv, ops_math, ops_quant, ops_resize, ops_shape
+from clnn.onnx import ops_conv, ops_math, ops_misc, ops_quant, ops_resize, ops_shape
 
 CONVERTERS = {**ops_conv.CONVERTERS, **ops_math.CONVERTERS, **ops_shape.CONVERTERS,
-              **ops_resize.CONVERTERS, **ops_quant.CONVERTERS}
+              **ops_resize.CONVERTERS, **ops_quant.CONVERTERS, **ops_misc.CONVERTERS}

@@ -205,9 +205,7 @@ def conv_transpose(imp, n):
     w = imp.const_input(n, 1, "the weights")
     if w.ndim != 4:
         imp.fail(f"only 2-D transposed convolutions are mapped (weights of rank {w.ndim})")
-    if int(n.attr("group", 1)) != 1:
-        imp.fail(f"attribute 'group'={n.attrs['group']} has no mapping (TRANSPOSE_CONV_2D has "
-                 "no groups)")
+    group = int(n.attr("group", 1))
     n.attr("kernel_shape")
     strides, dil = window(imp, n)
     if dil != [1, 1]:
@@ -223,24 +221,60 @@ def conv_transpose(imp, n):
     if min(pads) < 0:
         imp.fail(f"attribute 'output_padding'={extra} exceeds the end pads (NNAPI pads cannot "
                  "be negative)")
-    i, o, kh, kw = w.shape
-    bias = imp.const(n.input(2)) if n.input(2) else np.zeros(o, np.float32)
+    i, og, kh, kw = w.shape
+    bias = imp.const(n.input(2)) if n.input(2) else np.zeros(og * group, np.float32)
     if bias is None:
         imp.fail("the bias (input 2) must be a constant")
-    filt = imp.b.constant(np.ascontiguousarray(w.transpose(1, 2, 3, 0).astype(np.float32)))
+    dt = np.float16 if imp.operand_type(x) == OT.TENSOR_FLOAT16 else np.float32
     y = imp.output(n.outputs[0], like=x)
     t, left, bot, r = pads
-    imp.emit("TRANSPOSE_CONV_2D", [imp.operand(x), filt, imp.b.constant(bias.astype(np.float32)),
-                                   *[imp.int32(v) for v in (left, r, t, bot)],
-                                   imp.int32(strides[1]), imp.int32(strides[0]), imp.int32(0),
-                                   imp.bool(True)], [y])
+    args = [*[imp.int32(v) for v in (left, r, t, bot)], imp.int32(strides[1]),
+            imp.int32(strides[0]), imp.int32(0), imp.bool(True)]
+    if group == 1:
+        xs, ys = [imp.operand(x)], [y]
+    else:  # TRANSPOSE_CONV_2D has no groups: SPLIT, one per group, CONCATENATION
+        s, out = imp.shape(x), imp.shape(n.outputs[0])
+        xs = [imp.temp(x, (s[0], s[1] // group, *s[2:])) for _ in range(group)]
+        ys = [imp.temp(x, (out[0], og, *out[2:])) for _ in range(group)]
+        imp.emit("SPLIT", [imp.operand(x), imp.int32(1), imp.int32(group)], xs)
+    ig = i // group
+    for k, (xk, yk) in enumerate(zip(xs, ys)):
+        wk = w[k * ig:(k + 1) * ig]  # [I/g, O/g, kH, kW] -> NNAPI's [O/g, kH, kW, I/g]
+        filt = imp.b.constant(np.ascontiguousarray(wk.transpose(1, 2, 3, 0).astype(dt)))
+        bk = imp.b.constant(bias[k * og:(k + 1) * og].astype(dt))
+        imp.emit("TRANSPOSE_CONV_2D", [xk, filt, bk, *args], [yk])
+    if group > 1:
+        imp.emit("CONCATENATION", [*ys, imp.int32(1)], [y])
 
 
 def pool(imp, n):
     x = n.input(0)
     kernel = list(n.attr("kernel_shape"))
-    if len(kernel) != 2:
-        imp.fail(f"only 2-D pooling is mapped (kernel_shape {kernel})")
+    if len(kernel) == 2:
+        _pool2d(imp, n, x, imp.operand(x), imp.shape(x), lambda: imp.output(n.outputs[0], like=x))
+        return
+    if len(kernel) != 1:
+        imp.fail(f"only 1-D and 2-D pooling is mapped (kernel_shape {kernel})")
+    # 1-D: a 2-D pooling of height 1 between two RESHAPEs
+    s, ys = imp.shape(x), imp.shape(n.outputs[0])
+    if s is None or ys is None or len(s) != 3:
+        imp.fail("a 1-D pooling needs an input of rank 3 and a known output rank")
+    a = n.attrs
+    pads = list(a.get("pads", [0, 0]))
+    n.attrs = {**a, "kernel_shape": [1, kernel[0]], "strides": [1, *a.get("strides", [1])],
+               "dilations": [1, *a.get("dilations", [1])], "pads": [0, pads[0], 0, pads[1]]}
+    x4 = imp.temp(x, (s[0], s[1], 1, s[2]))
+    imp.emit("RESHAPE", [imp.operand(x), imp.ints([s[0] or -1, s[1], 1, s[2] or -1])], [x4])
+    y4 = imp.temp(x, (ys[0], ys[1], 1, ys[2]))
+    _pool2d(imp, n, x, x4, (s[0], s[1], 1, s[2]), lambda: y4)
+    y = imp.output(n.outputs[0], like=x)
+    imp.emit("RESHAPE", [y4, imp.ints([ys[0] or -1, ys[1], ys[2] or -1])], [y])
+
+
+def _pool2d(imp, n, x, xo, shape, make_output):
+    """AVERAGE_POOL_2D / MAX_POOL_2D of operand ``xo`` (NCHW ``shape``) into the operand
+    ``make_output()`` gives."""
+    kernel = list(n.attr("kernel_shape"))
     strides, dil = window(imp, n)
     if dil != [1, 1]:
         imp.fail(f"attribute 'dilations'={dil} has no mapping")
@@ -248,11 +282,9 @@ def pool(imp, n):
         imp.fail("the Indices output has no mapping")
     if n.attr("storage_order", 0):
         imp.fail("attribute 'storage_order'=1 has no mapping")
-    shape = imp.shape(x)
     hw = (shape[2], shape[3]) if shape and len(shape) == 4 else (0, 0)
     pads = spatial_pads(imp, n, hw, kernel, strides, [1, 1])
     avg = n.op_type == "AveragePool"
-    xo = imp.operand(x)
     if n.attr("ceil_mode", 0) and pads is not None:
         if 0 in hw:
             imp.fail("attribute 'ceil_mode'=1 needs known spatial dimensions")
@@ -266,11 +298,12 @@ def pool(imp, n):
     if avg and n.attr("count_include_pad", 0) and pads and any(pads):
         # NNAPI averages over the valid elements only: pad with zeros first
         t, left, bot, r = pads
-        s = imp.static_shape(x)
-        padded = imp.temp(x, (s[0], s[1], s[2] + t + bot, s[3] + left + r))
+        if 0 in shape:
+            imp.fail("attribute 'count_include_pad'=1 needs known dimensions")
+        padded = imp.temp(x, (shape[0], shape[1], shape[2] + t + bot, shape[3] + left + r))
         imp.emit("PAD", [xo, imp.ints([[0, 0], [0, 0], [t, bot], [left, r]])], [padded])
         xo, pads = padded, [0, 0, 0, 0]
-    y = imp.output(n.outputs[0], like=x)
+    y = make_output()
     if pads is None:
         padding = [imp.int32(1)]
     else:

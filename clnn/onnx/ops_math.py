@@ -140,12 +140,14 @@ def softmax(imp, n):
     if imp.opset >= 13 or axis == rank - 1:
         imp.emit(nn, [imp.operand(x), beta, imp.int32(axis)], [y])
         return
-    s = imp.static_shape(x)
-    flat = (int(np.prod(s[:axis])), int(np.prod(s[axis:])))
+    s = imp.shape(x)
+    if list(s).count(0) > 1:  # one unknown dimension (a dynamic batch) RESHAPE can infer
+        imp.fail(f"the input shape {list(s)} has more than one unknown dimension")
+    flat = tuple(0 if 0 in part else int(np.prod(part)) for part in (s[:axis], s[axis:]))
     t1, t2 = imp.temp(x, flat), imp.temp(x, flat)
-    imp.emit("RESHAPE", [imp.operand(x), imp.ints(flat)], [t1])
+    imp.emit("RESHAPE", [imp.operand(x), imp.ints([d or -1 for d in flat])], [t1])
     imp.emit(nn, [t1, beta, imp.int32(1)], [t2])
-    imp.emit("RESHAPE", [t2, imp.ints(s)], [y])
+    imp.emit("RESHAPE", [t2, imp.ints([d or -1 for d in s])], [y])
 
 
 def gemm(imp, n):
@@ -199,8 +201,11 @@ def matmul(imp, n):
     a, bn = n.input(0), n.input(1)
     b = imp.const(bn)
     sa, sb = imp.shape(a), imp.shape(bn)
-    if sa is None or sb is None or len(sa) < 2 or len(sb) < 2:
-        imp.fail("only operands of rank 2 or more are mapped")
+    if sa is None or sb is None:
+        imp.fail("the operands' ranks are unknown")
+    if len(sa) == 1 or len(sb) == 1:
+        _matmul_vector(imp, n, sa, sb)
+        return
     y = imp.output(n.outputs[0], like=a)
     if b is not None and b.ndim == 2 and imp.is_float(a):
         fc_args = [imp.float_like(np.ascontiguousarray(b.T), a),
@@ -232,6 +237,38 @@ def matmul(imp, n):
     if max(len(sa), len(sb)) > 4:
         imp.fail("BATCH_MATMUL takes ranks up to 4")
     imp.emit("BATCH_MATMUL", ops, [y])
+
+
+def _matmul_vector(imp, n, sa, sb):
+    """A rank-1 operand is a [1, K] row (left) or a [K, 1] column (right), as NumPy's matmul
+    sees it; the product of those is reshaped to the ONNX output, which drops that dim."""
+    from onnx import helper
+
+    names = []
+    for k, (name, s) in enumerate(((n.input(0), sa), (n.input(1), sb))):
+        if len(s) != 1:
+            names.append(name)
+            continue
+        shape2 = (1, s[0]) if k == 0 else (s[0], 1)
+        alias = f"{name}\0as2d"
+        v = imp.const(name)
+        if v is not None:
+            imp.consts[alias] = v.reshape(shape2)
+        else:
+            t = imp.temp(name, shape2)
+            imp.emit("RESHAPE", [imp.operand(name), imp.ints([d or -1 for d in shape2])], [t])
+            imp.operands[alias] = t
+        names.append(alias)
+    out = n.outputs[0]
+    wide = f"{out}\0as2d"
+    ra, rb = imp.shape(names[0]), imp.shape(names[1])
+    imp.shape_override[wide] = (*broadcast_shape(ra[:-2], rb[:-2]), ra[-2], rb[-1])
+    matmul(imp, type(n)(helper.make_node("MatMul", names, [wide]), n.index, {}, set()))
+    y = imp.output(out, like=n.input(0) if imp.const(n.input(0)) is None else n.input(1))
+    target = imp.shape(out)
+    if list(target).count(0) > 1:
+        imp.fail(f"the output shape {list(target)} has more than one unknown dimension")
+    imp.emit("RESHAPE", [imp.operand(wide), imp.ints([d or -1 for d in target] or [1])], [y])
 
 
 def mean(imp, n):

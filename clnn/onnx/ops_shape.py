@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from clnn.onnx import views
 from clnn.onnx.dtypes import ELEM_TYPES
 from hal.types import OperandType
 
@@ -14,12 +15,15 @@ OT = OperandType
 INT_BIG = 2**31 - 1
 
 
+
 def reshape_to(imp, x: str, y: str, target):
     """RESHAPE ``x`` into output ``y`` of shape ``target`` (0 = unknown: at most one, sent to
     NNAPI as -1)."""
     target = [int(d) for d in target]
-    if len(target) > 4:  # a view for a Transpose to read (a channel shuffle)
-        imp.views[y] = (imp.source(x), tuple(target))
+    readers = imp.readers.get(y, [])
+    if len(target) > 4 and y not in imp.outputs and readers and all(
+            r.op_type in views.READERS for r in readers):
+        imp.views[y] = (imp.source(x), tuple(target))  # for a Transpose (a channel shuffle)
         return
     if target.count(0) > 1:
         imp.fail(f"the target shape {target} has more than one unknown dimension")

@@ -74,6 +74,13 @@ def test_conv_transpose(devices, attrs, x, y):
     check(m, {"x": f32(*x)}, devices, ops=["TRANSPOSE_CONV_2D"])
 
 
+def test_grouped_conv_transpose_is_split_per_group(devices):
+    m = graph([node("ConvTranspose", ["x", "w", "b"], group=2, strides=[2, 2])],
+              [("x", [1, 4, 3, 3])], [("y", [1, 6, 7, 7])], [("w", f32(4, 3, 3, 3)), ("b", f32(6))])
+    check(m, {"x": f32(1, 4, 3, 3)}, devices,
+          ops=["SPLIT", "TRANSPOSE_CONV_2D", "TRANSPOSE_CONV_2D", "CONCATENATION"])
+
+
 @pytest.mark.parametrize("op,attrs,y", [
     ("MaxPool", {"kernel_shape": [2, 2], "strides": [2, 2]}, (1, 2, 3, 3)),
     ("MaxPool", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]},
@@ -111,3 +118,54 @@ def test_instance_norm_and_lrn(devices):
     m = graph([node("LRN", ["x"], size=3, alpha=1e-2, beta=0.75, bias=2.0)],
               [("x", [1, 6, 3, 3])], [("y", [1, 6, 3, 3])])
     check(m, {"x": f32(1, 6, 3, 3)}, devices, ops=["LOCAL_RESPONSE_NORMALIZATION"])
+
+
+def test_mul_add_by_channel_constants_fold_into_the_conv(devices):
+    """A Conv -> BatchNormalization -> Mul -> Add chain (Caffe2's scale layers) is one
+    CONV_2D."""
+    m = graph([node("Conv", ["x", "w"], ["c"]),
+               node("BatchNormalization", ["c", "g", "be", "mu", "var"], ["n"]),
+               node("Mul", ["k", "n"], ["m"]), node("Add", ["m", "a"])],
+              [("x", [1, 3, 4, 4])], [("y", [1, 4, 4, 4])],
+              [("w", f32(4, 3, 1, 1)), *_bn_inits(4), ("k", f32(1, 4, 1, 1)),
+               ("a", f32(4, 1, 1))])
+    check(m, {"x": f32(1, 3, 4, 4)}, devices, ops=["CONV_2D"])
+
+
+@pytest.mark.parametrize("op,attrs", [("MaxPool", {"kernel_shape": [3], "strides": [2]}),
+                                      ("AveragePool", {"kernel_shape": [2], "pads": [1, 0]})])
+def test_pooling_1d(devices, op, attrs):
+    from tests.onnx.kit import ort
+
+    x = f32(1, 2, 9)
+    probe = graph([node(op, ["x"], **attrs)], [("x", [1, 2, 9])], [("y", None)])
+    shape = list(ort(probe, {"x": x})[0].shape)
+    m = graph([node(op, ["x"], **attrs)], [("x", [1, 2, 9])], [("y", shape)])
+    check(m, {"x": x}, devices, ops=["RESHAPE", op.upper().replace("POOL", "_POOL_2D"),
+                                     "RESHAPE"])
+
+
+def test_random_fills_replace_constant_of_shape_weights(devices):
+    """tests/kits/onnx_fills.py (for the light_* models): the fills become random initializers
+    and the folded Conv + BatchNormalization still matches onnxruntime."""
+    from onnx import TensorProto, helper
+
+    from tests.kits.onnx_fills import randomize_fills
+
+    def fill(name, shape):
+        return [node("ConstantOfShape", [name + "_shape"], [name],
+                     value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0]))], \
+            [(name + "_shape", np.array(shape, np.int64))]
+
+    nodes, inits = [], []
+    for name, shape in (("w", [4, 3, 3, 3]), ("g", [4]), ("be", [4]), ("mu", [4]),
+                        ("var", [4])):
+        n, i = fill(name, shape)
+        nodes += n
+        inits += i
+    nodes += [node("Conv", ["x", "w"], ["c"]),
+              node("BatchNormalization", ["c", "g", "be", "mu", "var"])]
+    m = randomize_fills(graph(nodes, [("x", [1, 3, 5, 5])], [("y", [1, 4, 3, 3])], inits))
+    assert "ConstantOfShape" not in {n.op_type for n in m.graph.node}
+    out = check(m, {"x": f32(1, 3, 5, 5)}, devices, ops=["CONV_2D"])
+    assert out.outputs[0].shape == (1, 4, 3, 3)

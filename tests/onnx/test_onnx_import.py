@@ -64,9 +64,9 @@ def test_opset_out_of_range(opset, message):
 
 
 def test_unmapped_operator_names_node_and_operator():
-    m = _one(helper.make_node("Erf", ["x"], ["y"], name="erf1"))
-    with pytest.raises(OnnxImportError, match=r"^node erf1 \(Erf\): the operator has no NNAPI "
-                                              r"mapping$"):
+    m = _one(helper.make_node("NonZero", ["x"], ["y"], name="nz1"))
+    with pytest.raises(OnnxImportError, match=r"^node nz1 \(NonZero\): the operator has no "
+                                              r"NNAPI mapping$"):
         load(m.SerializeToString())
 
 
@@ -92,3 +92,65 @@ def test_non_constant_weights_and_bad_files():
         load(b"\x08\x07garbage that is no protobuf\xff\xff")
     with pytest.raises(OnnxImportError, match=r"^shapes: the model has no input named 'z'"):
         load(small_net().SerializeToString(), shapes={"z": (1,)})
+
+
+def test_float16_model(devices):
+    """float16 weights, constants and scalars stay float16 (TENSOR_FLOAT16 / FLOAT16)."""
+    H = onnx.TensorProto.FLOAT16
+    m = graph([helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+               helper.make_node("HardSigmoid", ["c"], ["h"]),
+               helper.make_node("Add", ["h", "a"], ["s"]),
+               helper.make_node("Softmax", ["s"], ["y"], axis=1)],
+              [("x", [1, 2, 4, 4], H)], [("y", [1, 3, 4, 4], H)],
+              [("w", f32(3, 2, 3, 3).astype(np.float16)), ("b", f32(3).astype(np.float16)),
+               ("a", f32(3, 1, 1).astype(np.float16))], opset=13)
+    imported = check(m, {"x": f32(1, 2, 4, 4).astype(np.float16)}, devices, atol=2e-3)
+    assert imported.inputs[0].dtype == np.float16
+
+
+def test_damaged_files_raise_only_onnx_import_error():
+    """Truncations and byte flips of a valid model either load or raise OnnxImportError (with
+    a one-line message), never another exception."""
+    data = small_net().SerializeToString()
+    rng = np.random.default_rng(1)
+    outcomes = {"loaded": 0, "rejected": 0}
+    for k in range(60):
+        b = bytearray(data)
+        if k % 3 == 0:
+            b = b[: int(rng.integers(1, len(b)))]
+        else:
+            for _ in range(int(rng.integers(1, 4))):
+                b[int(rng.integers(0, len(b)))] = int(rng.integers(0, 256))
+        try:
+            load(bytes(b))
+            outcomes["loaded"] += 1
+        except OnnxImportError as e:
+            assert "\n" not in str(e)
+            outcomes["rejected"] += 1
+    assert outcomes["rejected"] > 0
+
+
+def test_cli_error_path_prints_the_message_alone():
+    from clnn.tools.errors import describe
+
+    e = OnnxImportError("node n1 (NonZero): the operator has no NNAPI mapping")
+    assert describe(e) == ("node n1 (NonZero): the operator has no NNAPI mapping", 1)
+
+
+def test_ir_version_3_with_initializers_not_listed_as_inputs(devices):
+    """Shape inference of IR 3 sees only initializers listed as graph inputs: the importer
+    lists them for it."""
+    m = small_net()
+    m.ir_version = 3
+    m.opset_import[0].version = 9
+    check(m, {"x": f32(1, 3, 5, 5)}, devices, checked=False)  # the checker wants IR >= 4 here
+
+
+def test_tensor_operands_name_onnx_values_only():
+    m = graph([helper.make_node("MatMul", ["x", "v"], ["m"]), helper.make_node("Relu", ["m"],
+                                                                                ["y"])],
+              [("x", [3, 4])], [("y", [3])], [("v", f32(4))])
+    imported = load(m.SerializeToString())
+    names = {i.name for i in m.graph.input} | {"m", "y", "v"}
+    assert set(imported.tensor_operands) <= names
+    assert {"x", "m", "y"} <= set(imported.tensor_operands)

@@ -129,3 +129,30 @@ def test_comparison_outputs_bool(devices):
     m = graph([node("Greater", ["a", "b"])], [("a", [2, 3]), ("b", [2, 3])],
               [("y", [2, 3], TensorProto.BOOL)])
     check(m, {"a": f32(2, 3), "b": f32(2, 3)}, devices, ops=["GREATER"])
+
+
+def test_softmax_opset_11_with_a_dynamic_batch(devices):
+    m = graph([node("Softmax", ["x"])], [("x", ["N", 3, 4])], [("y", ["N", 3, 4])], opset=11)
+    imported = check(m, {"x": f32(2, 3, 4)}, devices, ops=["RESHAPE", "SOFTMAX", "RESHAPE"])
+    assert imported.inputs[0].shape == (0, 3, 4)
+
+
+def test_constant_nodes_are_folded(devices):
+    from onnx import helper
+
+    c = helper.make_tensor("c", TensorProto.FLOAT, [3], [1.0, -2.0, 0.5])
+    m = graph([node("Constant", [], ["k"], value=c), node("Constant", [], ["e"], value_float=2.0),
+               node("Pow", ["k", "e"], ["k2"]), node("Mul", ["x", "k2"])],
+              [("x", [2, 3])], [("y", [2, 3])])
+    check(m, {"x": f32(2, 3)}, devices, ops=["MUL"])
+
+
+@pytest.mark.parametrize("sa,sb,const_b", [((5,), (5, 4), True), ((2, 3, 5), (5,), True),
+                                            ((5,), (2, 5, 4), False), ((3, 5), (5,), False)])
+def test_matmul_with_a_vector(devices, sa, sb, const_b):
+    y = list(np.matmul(np.zeros(sa), np.zeros(sb)).shape)
+    inputs = [("a", list(sa))] + ([] if const_b else [("b", list(sb))])
+    inits = [("b", f32(*sb))] if const_b else []
+    m = graph([node("MatMul", ["a", "b"])], inputs, [("y", y)], inits)
+    feeds = {"a": f32(*sa), **({} if const_b else {"b": f32(*sb)})}
+    check(m, feeds, devices)

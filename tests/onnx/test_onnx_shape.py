@@ -142,3 +142,74 @@ def test_shape_arithmetic_is_folded(devices):
               [("zero", np.array(0, I64)), ("ax", np.array([0], I64)),
                ("minus1", np.array([-1], I64)), ("wshape", np.array([2, 12], I64))])
     check(m, {"x": f32(2, 3, 4)}, devices, ops=["RESHAPE", "ADD"])
+
+
+def test_channel_shuffle_through_rank_5(devices):
+    """Reshape to rank 5, Transpose, Reshape back: NNAPI stops at rank 4, so the importer
+    merges the axes that stay together (H and W) and transposes in rank 4."""
+    nodes = [node("Reshape", ["x", "s5"], ["r"]), node("Transpose", ["r"], ["t"],
+                                                       perm=[0, 2, 1, 3, 4]),
+             node("Reshape", ["t", "s4"])]
+    m = graph(nodes, [("x", [1, 6, 3, 4])], [("y", [1, 6, 3, 4])],
+              [("s5", np.array([1, 2, 3, 3, 4], I64)), ("s4", np.array([1, 6, 3, 4], I64))])
+    check(m, {"x": f32(1, 6, 3, 4)}, devices, ops=["RESHAPE", "TRANSPOSE", "RESHAPE"])
+
+
+def test_flatten_by_a_shape_of_the_dynamic_batch(devices):
+    """Shape -> Slice -> Concat([batch, -1]) -> Reshape on a dynamic batch: the batch comes
+    back as a copy dimension (0) of the Reshape."""
+    nodes = [node("Shape", ["x"], ["s"]), node("Slice", ["s", "z", "one"], ["b"]),
+             node("Concat", ["b", "m1"], ["target"], axis=0), node("Reshape", ["x", "target"])]
+    m = graph(nodes, [("x", ["N", 3, 2, 2])], [("y", ["N", 12])],
+              [("z", np.array([0], I64)), ("one", np.array([1], I64)),
+               ("m1", np.array([-1], I64))])
+    imported = check(m, {"x": f32(2, 3, 2, 2)}, devices, ops=["RESHAPE"])
+    assert imported.outputs[0].shape == (0, 12)
+
+
+def test_dynamic_dimension_used_in_arithmetic_is_an_error():
+    from clnn.onnx import OnnxImportError, load
+
+    nodes = [node("Shape", ["x"], ["s"]), node("Mul", ["s", "two"], ["t"]),
+             node("Reshape", ["x", "t"], name="r")]
+    m = graph(nodes, [("x", ["N", 4])], [("y", ["N", 4])], [("two", np.array([1, 1], I64))])
+    with pytest.raises(OnnxImportError) as e:
+        load(m.SerializeToString())
+    assert str(e.value) == ("node #1 (Mul): input 's' depends on a dynamic dimension (through "
+                            "Shape); fix the input shapes with shapes= / --shape")
+
+
+def test_opset_9_unsqueeze_and_dropout_mask_fold(devices):
+    """Folding evaluates a node at its own opset (Unsqueeze-1 takes axes as an attribute); an
+    unread Dropout mask is dropped."""
+    nodes = [node("Unsqueeze", ["c"], ["cu"], axes=[0]), node("Dropout", ["x"], ["d", "mask"]),
+             node("Add", ["d", "cu"])]
+    m = graph(nodes, [("x", [2, 3])], [("y", [2, 3])], [("c", f32(3))], opset=9)
+    check(m, {"x": f32(2, 3)}, devices, ops=["ADD"])
+
+
+def test_yolo_head_in_rank_5(devices):
+    """A YOLOv5-style head: Reshape to rank 5, Transpose, Sigmoid, Slices of the last axis,
+    arithmetic with rank-5 constants, Concat and Reshape back: every rank-5 value runs as its
+    rank-3 form ([N*3, H*W, 7]), which holds the same elements in the same order."""
+    def sl(x, y, a, b):
+        return [node("Slice", [x, f"{y}_s", f"{y}_e", "ax"], [y])], \
+            [(f"{y}_s", np.array([a], I64)), (f"{y}_e", np.array([b], I64))]
+
+    nodes = [node("Reshape", ["x", "s5"], ["r"]),
+             node("Transpose", ["r"], ["t"], perm=[0, 1, 3, 4, 2]),
+             node("Sigmoid", ["t"], ["g"])]
+    inits = [("s5", np.array([1, 3, 7, 2, 4], I64)), ("ax", np.array([-1], I64)),
+             ("two", np.array(2.0, np.float32)), ("grid", f32(1, 1, 2, 4, 2)),
+             ("anchor", np.abs(f32(1, 3, 1, 1, 2))), ("s3", np.array([1, -1, 7], I64))]
+    for x, y, a, b in (("g", "xy", 0, 2), ("g", "wh", 2, 4), ("g", "rest", 4, 7)):
+        n, i = sl(x, y, a, b)
+        nodes += n
+        inits += i
+    nodes += [node("Mul", ["xy", "two"], ["xy2"]), node("Add", ["xy2", "grid"], ["xyg"]),
+              node("Mul", ["wh", "wh"], ["wh2"]), node("Mul", ["wh2", "anchor"], ["wha"]),
+              node("Concat", ["xyg", "wha", "rest"], ["cat"], axis=-1),
+              node("Reshape", ["cat", "s3"])]
+    m = graph(nodes, [("x", [1, 21, 2, 4])], [("y", [1, 24, 7])], inits)
+    imported = check(m, {"x": f32(1, 21, 2, 4)}, devices)
+    assert all(len(o.dimensions) <= 4 for o in imported.model.main.operands)
