@@ -7,8 +7,8 @@ every operation of each on an OpenCL kernel; the ONNX side of ``clnn run``, ``cl
 The light_* models' weights are ConstantOfShape fills of 0.02: every class scores alike and
 their softmax is uniform, so an output check on them tests structure, not numbers. The check
 runs on them with ``randomized`` weights (each fill swapped for seeded random values scaled
-by fan-in) and with the logits before their softmax as a second output; the files as they are
-import to the same operations.
+by fan-in) and with the logits before their softmax as a second output; the files as filed
+are imported for the OpenCL share.
 """
 
 import json
@@ -37,8 +37,8 @@ LIGHT = [m for m in MODELS if m.startswith("light_")]
 #: here (every operation on a kernel, test_every_operation_runs_on_opencl), and the kinds of
 #: operation it has (3x3 Conv, Relu, MaxPool, Gemm, Softmax) run on the reference device in
 #: light_bvlc_alexnet and light_zfnet512
-CASES = [("reference", m) for m in MODELS if m != "light_vgg19.onnx"] + \
-    [("opencl", m) for m in MODELS]
+CASES = [(kind, m) for m in MODELS for kind in ("reference", "opencl")
+         if (kind, m) != ("reference", "light_vgg19.onnx")]
 
 
 @pytest.fixture(scope="module")
@@ -47,29 +47,18 @@ def paths():
 
 
 @pytest.fixture(scope="module")
-def imported(paths):
-    """Each model as its file has it, imported once (lazily) for the whole module."""
+def case(paths):
+    """(imported model, seeded random inputs, onnxruntime's outputs) of one model, kept for
+    the next case of the same model only (CASES runs each model's two devices in a row): the
+    big models hold hundreds of MB of weights. The light_* models with random weights
+    (``randomized``), the others as they are."""
     cache = {}
 
     def get(name):
         if name not in cache:
-            cache[name] = clnn.onnx.load(paths[name])
-        return cache[name]
-
-    return get
-
-
-@pytest.fixture(scope="module")
-def case(paths, imported):
-    """Per model, once for the module: (imported model, seeded random inputs, onnxruntime's
-    outputs). The light_* models with random weights (``randomized``), the others as they
-    are."""
-    cache = {}
-
-    def get(name):
-        if name not in cache:
+            cache.clear()
             data = randomized(paths[name]) if name in LIGHT else paths[name]
-            model = clnn.onnx.load(data) if name in LIGHT else imported(name)
+            model = clnn.onnx.load(data)
             inputs = random_inputs(model)
             cache[name] = model, inputs, OrtRunner(data).run(model, inputs)[0]
         return cache[name]
@@ -169,17 +158,11 @@ def test_model_matches_onnxruntime(case, devices, kind, name):
     _check(outs, expected, (name, device.name))
 
 
-@pytest.mark.parametrize("name", LIGHT)
-def test_light_models_import_as_filed(imported, case, name):
-    """The light_* files as they are (weights from ConstantOfShape, folded at import) import to
-    the same operations as with random weights."""
-    ops = [o.type for o in imported(name).model.main.operations]
-    assert ops == [o.type for o in case(name)[0].model.main.operations]
-
-
 @pytest.mark.parametrize("name", MODELS)
-def test_every_operation_runs_on_opencl(imported, cl_device, name):
-    model = imported(name).model
+def test_every_operation_runs_on_opencl(paths, cl_device, name):
+    """Each file as it is (the light_* weights from ConstantOfShape, folded at import): every
+    operation on an OpenCL kernel."""
+    model = clnn.onnx.load(paths[name]).model
     on_cl, total = on_opencl(cl_device, model)
     missing = [f"{k} {op}: {why}" for k, op, ok, why in cl_device.support_report(model)
                if not ok]
