@@ -24,7 +24,8 @@ The contract:
 Modules: :mod:`clnn.onnx.reader` (the file, its opset, nodes), :mod:`clnn.onnx.folding`
 (constant folding), :mod:`clnn.onnx.importer` (values to operands, the graph),
 :mod:`clnn.onnx.ops` (the operator table, from ``ops_conv``, ``ops_math``, ``ops_shape``,
-``ops_resize``, ``ops_quant``, ``ops_misc``), :mod:`clnn.onnx.views` (rank > 4 values).
+``ops_norm``, ``ops_reduce``, ``ops_resize``, ``ops_quant``, ``ops_misc``),
+:mod:`clnn.onnx.views` (rank > 4 values).
 """
 
 from clnn.importing import ImportedModel, IoTensor, ModelImportError

@@ -23,6 +23,9 @@ from hal.errors import BuilderError, HalError
 from hal.types import NUMPY_DTYPE, OperandType
 
 OT = OperandType
+#: operators that state the quantization of an input: {input: (scale input, zero point input)}
+QUANT_READERS = {"DequantizeLinear": {0: (1, 2)}, "QLinearConv": {0: (1, 2)},
+                 "QLinearMatMul": {0: (1, 2), 3: (4, 5)}}
 #: operators whose converters read rank > 4 views themselves (clnn.onnx.views: the others)
 VIEW_NATIVE = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze"}
 class Importer:
@@ -355,16 +358,19 @@ class Importer:
                              [n.op_type for n in self.nodes], values)
 
     def _input_quant(self, name: str) -> tuple[float, int]:
-        """(scale, zero point) of an 8-bit input, from the DequantizeLinear reading it."""
+        """(scale, zero point) of an 8-bit input, from a node reading it that states them
+        (DequantizeLinear, QLinearConv, QLinearMatMul)."""
         if self.elem(name) not in (2, 3):
             return 0.0, 0
         for r in self.readers.get(name, []):
-            if r.op_type == "DequantizeLinear":
-                s, z = self.const(r.input(1)), self.const(r.input(2))
+            for k, (i_scale, i_zp) in QUANT_READERS.get(r.op_type, {}).items():
+                if r.input(k) != name:
+                    continue
+                s, z = self.const(r.input(i_scale)), self.const(r.input(i_zp))
                 if s is not None and s.size == 1:
                     return float(s.reshape(-1)[0]), int(z.reshape(-1)[0]) if z is not None else 0
-        raise OnnxImportError(f"input {name!r} is 8-bit but no DequantizeLinear with a constant "
-                              "per-tensor scale reads it")
+        raise OnnxImportError(f"input {name!r} is 8-bit but no DequantizeLinear / QLinearConv / "
+                              "QLinearMatMul with a constant per-tensor scale reads it")
 
 
 def load(path_or_bytes, shapes=None) -> ImportedModel:

@@ -3,7 +3,17 @@ family modules (as onnxruntime's NNAPI execution provider maps them)."""
 
 from __future__ import annotations
 
-from clnn.onnx import ops_conv, ops_math, ops_misc, ops_quant, ops_resize, ops_shape
+from clnn.onnx import (
+    ops_conv,
+    ops_math,
+    ops_misc,
+    ops_norm,
+    ops_quant,
+    ops_reduce,
+    ops_resize,
+    ops_shape,
+)
 
 CONVERTERS = {**ops_conv.CONVERTERS, **ops_math.CONVERTERS, **ops_shape.CONVERTERS,
-              **ops_resize.CONVERTERS, **ops_quant.CONVERTERS, **ops_misc.CONVERTERS}
+              **ops_resize.CONVERTERS, **ops_quant.CONVERTERS, **ops_misc.CONVERTERS,
+              **ops_norm.CONVERTERS, **ops_reduce.CONVERTERS}

@@ -17,12 +17,23 @@ OT = OperandType
 def depth_space(imp, n):
     x = n.input(0)
     block = int(n.attr("blocksize"))
-    if n.attr("mode", "DCR") != "DCR":
-        imp.fail(f"attribute 'mode'={n.attrs['mode']!r} has no mapping (NNAPI's DEPTH_TO_SPACE "
-                 "is DCR)")
+    mode = n.attr("mode", "DCR")
     nn = "DEPTH_TO_SPACE" if n.op_type == "DepthToSpace" else "SPACE_TO_DEPTH"
+    xo = imp.operand(x)
+    if mode == "CRD":  # NNAPI's is DCR: reorder the channels first (a GATHER)
+        s = imp.shape(x)
+        c = s[1] // (block * block)
+        if not c:
+            imp.fail("attribute 'mode'='CRD' needs a known channel count")
+        idx = [k * block * block + i * block + j for i in range(block) for j in range(block)
+               for k in range(c)]
+        t = imp.temp(x, s)
+        imp.emit("GATHER", [xo, imp.int32(1), imp.ints(idx)], [t])
+        xo = t
+    elif mode != "DCR":
+        imp.fail(f"attribute 'mode'={mode!r} has no mapping")
     y = imp.output(n.outputs[0], like=x)
-    imp.emit(nn, [imp.operand(x), imp.int32(block), imp.bool(True)], [y])
+    imp.emit(nn, [xo, imp.int32(block), imp.bool(True)], [y])
 
 
 def _tile(imp, x, out_name, in_shape, out_shape):
@@ -165,6 +176,103 @@ def softplus(imp, n):
     imp.emit("LOG", [p], [y])
 
 
+def pad_by_copies(imp, x, out, pairs, mode):
+    """Pad ``x`` by "reflect" or "edge" (NNAPI 1.3 pads with constants only): per padded axis,
+    the pieces are reversed STRIDED_SLICEs of the borders (reflect) or the border row TILEd
+    (edge), CONCATENATED around the tensor."""
+    s = list(imp.static_shape(x, "a reflect / edge Pad's input"))
+    rank = len(s)
+    cur = imp.operand(x)
+    padded = [k for k, (b, e) in enumerate(pairs) if b or e]
+    for step, axis in enumerate(padded):
+        b, e = pairs[axis]
+        dim = s[axis]
+        if mode == "reflect" and max(b, e) > dim - 1:
+            imp.fail(f"reflect pads {b}, {e} exceed the dimension {dim} less one")
+        pieces = []
+        for side, width in (("begin", b), ("end", e)):
+            if not width:
+                continue
+            shape = s[:axis] + [width] + s[axis + 1:]
+            piece = imp.temp(x, shape)
+            begin, end, stride = [0] * rank, [0] * rank, [1] * rank
+            mask = (1 << rank) - 1 & ~(1 << axis)  # every other axis whole
+            end_mask = mask
+            if mode == "reflect":
+                stride[axis] = -1
+                if side == "begin":  # x[width], ..., x[1]
+                    begin[axis], end[axis] = width, 0
+                else:  # x[dim - 2], ..., x[dim - 1 - width]
+                    begin[axis], end[axis] = dim - 2, dim - 2 - width
+                    if end[axis] < 0:
+                        end_mask |= 1 << axis
+                imp.emit("STRIDED_SLICE", [cur, imp.ints(begin), imp.ints(end), imp.ints(stride),
+                                           imp.int32(mask), imp.int32(end_mask), imp.int32(0)],
+                         [piece])
+            else:
+                row = imp.temp(x, s[:axis] + [1] + s[axis + 1:])
+                begin[axis] = 0 if side == "begin" else dim - 1
+                end[axis] = begin[axis] + 1
+                imp.emit("STRIDED_SLICE", [cur, imp.ints(begin), imp.ints(end), imp.ints(stride),
+                                           imp.int32(mask), imp.int32(end_mask), imp.int32(0)],
+                         [row])
+                mult = [1] * rank
+                mult[axis] = width
+                imp.emit("TILE", [row, imp.ints(mult)], [piece])
+            pieces.append((side, piece))
+        s[axis] = dim + b + e
+        ordered = [p for side, p in pieces if side == "begin"] + [cur] + \
+            [p for side, p in pieces if side == "end"]
+        last = step == len(padded) - 1
+        nxt = imp.output(out, shape=s, like=x) if last else imp.temp(x, s)
+        imp.emit("CONCATENATION", [*ordered, imp.int32(axis)], [nxt])
+        cur = nxt
+    if not padded:
+        imp.alias(out, x)
+
+
+def mish(imp, n):
+    """x tanh(softplus(x)): EXP, ADD, LOG, TANH, MUL."""
+    x = n.input(0)
+    s = imp.shape(x)
+    xo = imp.operand(x)
+    e, p, sp, th = (imp.temp(x, s) for _ in range(4))
+    imp.emit("EXP", [xo], [e])
+    imp.emit("ADD", [e, imp.float_like([1.0], x), imp.int32(0)], [p])
+    imp.emit("LOG", [p], [sp])
+    imp.emit("TANH", [sp], [th])
+    imp.emit("MUL", [xo, th, imp.int32(0)], [imp.output(n.outputs[0], like=x)])
+
+
+def selu_celu(imp, n):
+    """Selu = gamma ELU(x, alpha); Celu = alpha ELU(x / alpha, 1): ELU between MULs."""
+    x = n.input(0)
+    s = imp.shape(x)
+    alpha = n.attr("alpha", 1.6732632423543772 if n.op_type == "Selu" else 1.0)
+    xo = imp.operand(x)
+    if n.op_type == "Celu":
+        pre = imp.temp(x, s)
+        imp.emit("MUL", [xo, imp.float_like([1 / alpha], x), imp.int32(0)], [pre])
+        xo, elu_alpha, post = pre, 1.0, alpha
+    else:
+        elu_alpha, post = alpha, n.attr("gamma", 1.0507009873554805)
+    e = imp.temp(x, s)
+    imp.emit("ELU", [xo, imp.scalar_like(elu_alpha, x)], [e])
+    imp.emit("MUL", [e, imp.float_like([post], x), imp.int32(0)],
+             [imp.output(n.outputs[0], like=x)])
+
+
+def image_scaler(imp, n):
+    """The opset < 9 ImageScaler: scale * x + bias per channel (MUL, ADD)."""
+    from clnn.onnx.ops_norm import scale_shift
+
+    x = n.input(0)
+    bias = np.asarray(n.attr("bias", [0.0]), np.float64)
+    c = imp.static_shape(x)[1]
+    scale_shift(imp, x, imp.output(n.outputs[0], like=x), np.full(c, n.attr("scale", 1.0)),
+                np.broadcast_to(bias, (c,)))
+
+
 def ceil(imp, n):
     x = n.input(0)
     s = imp.shape(x)
@@ -257,4 +365,8 @@ CONVERTERS = {
     "LayerNormalization": layer_norm,
     "Softplus": softplus,
     "Ceil": ceil,
+    "Mish": mish,
+    "Selu": selu_celu,
+    "Celu": selu_celu,
+    "ImageScaler": image_scaler,
 }

@@ -1,5 +1,5 @@
 """Shapes and data movement: Reshape / Flatten / Squeeze / Unsqueeze (all RESHAPE), Transpose,
-Concat, Split, Slice, Pad, Gather, Cast, Identity / Dropout (removed) and the reductions.
+Concat, Split, Slice, Pad, Gather, Cast and Identity / Dropout (removed).
 Attributes that later opsets moved to inputs (Squeeze axes, Split sizes, Slice starts / ends,
 Pad pads, ReduceX axes) are read from where the node's opset puts them."""
 
@@ -70,7 +70,7 @@ def flatten(imp, n):
                                       0 if 0 in tail else int(np.prod(tail))])
 
 
-def _axes(imp, n, first_input_opset: int, index: int = 1):
+def axes_of(imp, n, first_input_opset: int, index: int = 1):
     """The axes of a node: the ``axes`` attribute before ``first_input_opset``, input
     ``index`` from then on (None when absent)."""
     if imp.opset < first_input_opset:
@@ -86,7 +86,7 @@ def squeeze(imp, n):
     s = imp.shape(x)
     if s is None:
         imp.fail(f"the rank of {x!r} is unknown")
-    axes = _axes(imp, n, 13)
+    axes = axes_of(imp, n, 13)
     if axes is None:
         s = imp.static_shape(x)
         axes = [i for i, d in enumerate(s) if d == 1]
@@ -97,7 +97,7 @@ def squeeze(imp, n):
 def unsqueeze(imp, n):
     x = n.input(0)
     s = list(imp.shape(x) or ())
-    axes = _axes(imp, n, 13)
+    axes = axes_of(imp, n, 13)
     if axes is None:
         imp.fail("the axes are missing")
     rank = len(s) + len(axes)
@@ -124,6 +124,8 @@ def transpose(imp, n):
             groups[-1].append(p)
         else:
             groups.append([p])
+    if len(groups) > 4 and views.pixel_shuffle(imp, n, x, perm):
+        return
     if len(groups) > 4:
         imp.fail(f"perm {perm} moves more than 4 groups of axes (NNAPI transposes up to rank 4)")
     s = imp.shape(x)
@@ -256,8 +258,8 @@ def pad(imp, n):
     x = n.input(0)
     rank = imp.rank(x)
     mode = n.attr("mode", "constant")
-    if mode != "constant":
-        imp.fail(f"attribute 'mode'={mode!r} has no mapping (NNAPI 1.3 pads with a constant)")
+    if mode not in ("constant", "reflect", "edge"):
+        imp.fail(f"attribute 'mode'={mode!r} has no mapping")
     if imp.opset < 11:
         pads, value = list(n.attr("pads", n.attr("paddings"))), float(n.attr("value", 0.0))
     else:
@@ -274,6 +276,11 @@ def pad(imp, n):
     if min(pads) < 0:
         imp.fail(f"negative pads {pads} have no mapping")
     pairs = [[int(pads[i]), int(pads[i + rank])] for i in range(rank)]
+    if mode != "constant":
+        from clnn.onnx.ops_misc import pad_by_copies
+
+        pad_by_copies(imp, x, n.outputs[0], pairs, mode)
+        return
     y = imp.output(n.outputs[0], like=x)
     if value == 0:
         imp.emit("PAD", [imp.operand(x), imp.ints(pairs)], [y])
@@ -346,29 +353,6 @@ def identity(imp, n):
     imp.alias(n.outputs[0], x)
 
 
-#: ONNX reductions -> (NNAPI operation, opset from which axes are an input)
-REDUCE = {"ReduceMean": ("MEAN", 18), "ReduceMax": ("REDUCE_MAX", 18),
-          "ReduceMin": ("REDUCE_MIN", 18), "ReduceSum": ("REDUCE_SUM", 13),
-          "ReduceProd": ("REDUCE_PROD", 18)}
-
-
-def reduce(imp, n):
-    x = n.input(0)
-    rank = imp.rank(x)
-    nn, first = REDUCE[n.op_type]
-    axes = _axes(imp, n, first)
-    keep = bool(n.attr("keepdims", 1))
-    if not axes:
-        if n.attr("noop_with_empty_axes", 0):
-            imp.alias(n.outputs[0], x)
-            return
-        axes = list(range(rank))
-    axes = sorted({a + rank if a < 0 else a for a in axes})
-    y = imp.output(n.outputs[0], like=x)
-    flag = imp.int32(keep) if nn == "MEAN" else imp.bool(keep)
-    imp.emit(nn, [imp.operand(x), imp.ints(axes), flag], [y])
-
-
 CONVERTERS = {
     "Reshape": reshape,
     "Flatten": flatten,
@@ -383,5 +367,4 @@ CONVERTERS = {
     "Cast": cast,
     "Identity": identity,
     "Dropout": identity,
-    **{k: reduce for k in REDUCE},
 }

@@ -136,3 +136,38 @@ def convert(imp, n, conv):
             imp.shape_override.pop(x, None)
         imp.shape_override.pop(out, None)
     imp.views[out] = (imp.operands.pop(out), tuple(out_shape))
+
+
+#: rank-6 transposes that are a pixel shuffle: perm -> the DepthToSpace mode they perform
+PIXEL_SHUFFLES = {(0, 1, 4, 2, 5, 3): "CRD", (0, 3, 4, 1, 5, 2): "DCR"}
+
+
+def pixel_shuffle(imp, n, x, perm) -> bool:
+    """Reshape [N, C, r, r, H, W] (CRD; DCR: [N, r, r, C, H, W]) -> Transpose -> a rank-6
+    [N, C, H, r, W, r]: DEPTH_TO_SPACE (after a GATHER of the channels for CRD), whose
+    [N, C, H*r, W*r] output holds the same elements; the output stays a view of it."""
+    mode = PIXEL_SHUFFLES.get(tuple(perm))
+    s = imp.shape(x)
+    if mode is None or s is None or 0 in s:
+        return False
+    if mode == "CRD":
+        nb, c, r, r2, h, w = s
+    else:
+        nb, r, r2, c, h, w = s
+    if r != r2:
+        return False
+    src = imp.source(x)
+    flat = (nb, c * r * r, h, w)
+    if tuple(imp.b._operands[src].dimensions) != flat:
+        t = imp.temp(x, flat)
+        imp.emit("RESHAPE", [src, imp.ints(flat)], [t])
+        src = t
+    if mode == "CRD":  # DCR channel (i r + j) C + k is CRD channel k r^2 + i r + j
+        idx = [k * r * r + i * r + j for i in range(r) for j in range(r) for k in range(c)]
+        t = imp.temp(x, flat)
+        imp.emit("GATHER", [src, imp.int32(1), imp.ints(idx)], [t])
+        src = t
+    out = imp.temp(x, (nb, c, h * r, w * r))
+    imp.emit("DEPTH_TO_SPACE", [src, imp.int32(r), imp.bool(True)], [out])
+    imp.views[n.outputs[0]] = (out, (nb, c, h, r, w, r))
+    return True

@@ -169,3 +169,10 @@ def test_random_fills_replace_constant_of_shape_weights(devices):
     assert "ConstantOfShape" not in {n.op_type for n in m.graph.node}
     out = check(m, {"x": f32(1, 3, 5, 5)}, devices, ops=["CONV_2D"])
     assert out.outputs[0].shape == (1, 4, 3, 3)
+
+
+def test_instance_norm_1d(devices):
+    m = graph([node("InstanceNormalization", ["x", "s", "b"])], [("x", [2, 3, 7])],
+              [("y", [2, 3, 7])], [("s", f32(3)), ("b", f32(3))])
+    check(m, {"x": f32(2, 3, 7)}, devices,
+          ops=["RESHAPE", "INSTANCE_NORMALIZATION", "MUL", "ADD", "RESHAPE"])

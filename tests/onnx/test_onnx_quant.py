@@ -84,3 +84,16 @@ def test_quantized_model_input(devices):
               [("y", [2, 3])], [("s", np.array(0.1, np.float32)), ("z", np.array(7, U8))])
     imported = check(m, {"x": np.arange(6, dtype=U8).reshape(2, 3) * 20}, devices)
     assert imported.inputs[0].dtype == np.uint8
+
+
+def test_uint8_input_read_by_qlinear_conv(devices):
+    """A uint8 graph input read by a QLinearConv (onnxruntime's QOperator models quantize
+    outside the graph) takes the node's input scale and zero point."""
+    m = _qconv_model(U8, False)
+    del m.graph.node[0]  # no QuantizeLinear: the graph input is xq itself
+    m.graph.input[0].name = "xq"
+    m.graph.input[0].type.tensor_type.elem_type = TensorProto.UINT8
+    xq = np.random.default_rng(2).integers(0, 255, (1, 4, 5, 5)).astype(U8)
+    imported = check(m, {"xq": xq}, devices, atol=0.05 + 1e-6)
+    assert imported.inputs[0].dtype == np.uint8
+    assert op_types(imported) == ["CONV_2D", "DEQUANTIZE"]

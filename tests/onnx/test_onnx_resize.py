@@ -80,3 +80,47 @@ def test_resize_errors_name_the_attribute(attrs, message):
     with pytest.raises(OnnxImportError) as e:
         load(m.SerializeToString())
     assert str(e.value) == f"node #0 (Resize): {message}"
+
+
+def test_random_resizes_match_onnxruntime_or_are_refused(reference):
+    """80 seeded random Resizes (sizes, scales, every coordinate transformation and rounding
+    mode NNAPI might express): a mapped one matches onnxruntime, the others are
+    OnnxImportError."""
+    from clnn.tools.run import ClnnRunner, compare
+    from tests.onnx.kit import ort
+
+    rng = np.random.default_rng(0)
+    counts = {"matched": 0, "refused": 0}
+    modes = ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+             "tf_half_pixel_for_nn"]
+    for _ in range(80):
+        h, w = (int(v) for v in rng.integers(1, 7, 2))
+        attrs = {"mode": str(rng.choice(["nearest", "linear"])),
+                 "coordinate_transformation_mode": str(rng.choice(modes)),
+                 "nearest_mode": str(rng.choice(["round_prefer_floor", "round_prefer_ceil",
+                                                 "floor", "ceil"]))}
+        inits = [("roi", np.zeros(0, F32))]
+        if rng.integers(0, 2):
+            names = ["x", "roi", "sc"]
+            inits.append(("sc", np.array([1, 1, rng.choice([0.5, 1.5, 2, 3]),
+                                          rng.choice([0.5, 2, 2.5])], F32)))
+        else:
+            names = ["x", "roi", "", "sz"]
+            inits.append(("sz", np.array([1, 2, *rng.integers(1, 13, 2)], np.int64)))
+        x = f32(1, 2, h, w)
+        probe = graph([node("Resize", names, **attrs)], [("x", [1, 2, h, w])], [("y", None)],
+                      inits, opset=13)
+        want = ort(probe, {"x": x})[0]
+        if 0 in want.shape:
+            continue
+        m = graph([node("Resize", names, **attrs)], [("x", [1, 2, h, w])],
+                  [("y", list(want.shape))], inits, opset=13)
+        try:
+            imported = load(m.SerializeToString())
+        except OnnxImportError:
+            counts["refused"] += 1
+            continue
+        got, _ = ClnnRunner(imported, reference).run([x])
+        assert got[0].shape == want.shape and compare(got, [want])[0]["within_tolerance"], attrs
+        counts["matched"] += 1
+    assert counts["matched"] >= 30 and counts["refused"] >= 10, counts

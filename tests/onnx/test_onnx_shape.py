@@ -213,3 +213,80 @@ def test_yolo_head_in_rank_5(devices):
     m = graph(nodes, [("x", [1, 21, 2, 4])], [("y", [1, 24, 7])], inits)
     imported = check(m, {"x": f32(1, 21, 2, 4)}, devices)
     assert all(len(o.dimensions) <= 4 for o in imported.model.main.operands)
+
+
+@pytest.mark.parametrize("op,ops", [("ReduceSumSquare", ["MUL", "REDUCE_SUM"]),
+                                    ("ReduceL1", ["ABS", "REDUCE_SUM"]),
+                                    ("ReduceL2", ["MUL", "REDUCE_SUM", "SQRT"]),
+                                    ("ReduceLogSumExp", ["EXP", "REDUCE_SUM", "LOG"]),
+                                    ("ReduceLogSum", ["REDUCE_SUM", "LOG"])])
+def test_reductions_around_a_sum(devices, op, ops):
+    x = f32(2, 3, 4)
+    if op == "ReduceLogSum":
+        x = np.abs(x) + 0.1
+    m = graph([node(op, ["x"], axes=[1], keepdims=0)], [("x", [2, 3, 4])], [("y", [2, 4])],
+              opset=13)
+    check(m, {"x": x}, devices, ops=ops)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "edge"])
+@pytest.mark.parametrize("pads", [[0, 0, 1, 2, 0, 0, 2, 1], [0, 0, 2, 0, 0, 0, 0, 3]])
+def test_pad_reflect_and_edge(devices, mode, pads):
+    x = f32(1, 2, 3, 4)
+    y = [1, 2, 3 + pads[2] + pads[6], 4 + pads[3] + pads[7]]
+    m = graph([node("Pad", ["x", "p"], mode=mode)], [("x", [1, 2, 3, 4])], [("y", y)],
+              [("p", np.array(pads, I64))], opset=13)
+    check(m, {"x": x}, devices)
+
+
+@pytest.mark.parametrize("mode", ["CRD", "DCR"])
+def test_pixel_shuffle_in_rank_6(devices, mode):
+    """The rank-6 Reshape -> Transpose -> Reshape of super-resolution models (PyTorch's
+    pixel_shuffle is CRD) becomes DEPTH_TO_SPACE (after a channel GATHER for CRD)."""
+    c, r, h, w = 2, 3, 2, 4
+    s6 = [1, c, r, r, h, w] if mode == "CRD" else [1, r, r, c, h, w]
+    perm = [0, 1, 4, 2, 5, 3] if mode == "CRD" else [0, 3, 4, 1, 5, 2]
+    m = graph([node("Reshape", ["x", "s6"], ["r6"]), node("Transpose", ["r6"], ["t"], perm=perm),
+               node("Reshape", ["t", "s4"])],
+              [("x", [1, c * r * r, h, w])], [("y", [1, c, h * r, w * r])],
+              [("s6", np.array(s6, I64)), ("s4", np.array([1, c, h * r, w * r], I64))])
+    ops = (["GATHER"] if mode == "CRD" else []) + ["DEPTH_TO_SPACE", "RESHAPE"]
+    check(m, {"x": f32(1, c * r * r, h, w)}, devices, ops=ops)
+
+    m = graph([node("DepthToSpace", ["x"], blocksize=r, mode=mode)],
+              [("x", [1, c * r * r, h, w])], [("y", [1, c, h * r, w * r])])
+    check(m, {"x": f32(1, c * r * r, h, w)}, devices)
+
+
+def test_random_slices_match_the_onnx_reference(reference):
+    """200 seeded random Slices (negative starts, INT64 ends, negative steps) against onnx's
+    reference evaluator, which follows the spec (onnxruntime differs from it for starts out
+    of range with negative steps)."""
+    from onnx.reference import ReferenceEvaluator
+
+    from clnn.onnx import load
+    from clnn.tools.run import ClnnRunner
+
+    rng = np.random.default_rng(0)
+    compared = 0
+    for _ in range(200):
+        shape = [int(d) for d in rng.integers(1, 6, 3)]
+        k = int(rng.integers(1, 4))
+        axes = [int(a) for a in rng.choice(3, k, replace=False)]
+        inits = [("s", np.array([int(rng.integers(-8, 8)) for _ in axes])),
+                 ("e", np.array([int(rng.choice([rng.integers(-8, 8), 2**63 - 1, -2**63]))
+                                 for _ in axes])),
+                 ("a", np.array(axes)), ("st", np.array([int(rng.choice([-3, -2, -1, 1, 2, 3]))
+                                                         for _ in axes]))]
+        x = f32(*shape)
+        probe = graph([node("Slice", ["x", "s", "e", "a", "st"])], [("x", shape)], [("y", None)],
+                      inits, opset=13)
+        want = ReferenceEvaluator(probe).run(None, {"x": x})[0]
+        if 0 in want.shape:  # NNAPI has no empty tensors
+            continue
+        m = graph([node("Slice", ["x", "s", "e", "a", "st"])], [("x", shape)],
+                  [("y", list(want.shape))], inits, opset=13)
+        got, _ = ClnnRunner(load(m.SerializeToString()), reference).run([x])
+        np.testing.assert_array_equal(got[0], want)
+        compared += 1
+    assert compared >= 20  # the others are empty
