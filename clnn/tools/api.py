@@ -29,7 +29,7 @@ from hal.errors import ErrorStatus, HalError
 from hal.types import NUMPY_DTYPE
 from hal.types import Model as HalModel
 
-REFERENCES = ("reference", "litert")
+REFERENCES = ("reference", "litert", "onnxruntime")
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class Model:
         self.from_cache = from_cache
         self.prepare_s = prepare_s
         self._imported = imported  # clnn.tflite.ImportedModel (for litert), else None
-        self._tflite = tflite  # the .tflite path or bytes, else None
+        self._tflite = tflite  # the .tflite / .onnx path or bytes, else None
 
     def __repr__(self):
         ins = ", ".join(f"{t.name} {list(t.shape)} {t.dtype}" for t in self.inputs)
@@ -140,8 +140,9 @@ class Model:
                 per_op: bool = False) -> list[dict]:
         """Per output: ``name``, ``max_abs_err``, ``max_rel_err`` (over max |expected|) and
         ``within_tolerance`` against ``reference`` ("reference": the NumPy reference device;
-        "litert": ai-edge-litert on the same .tflite). ``per_op``: per-operation divergence
-        from ``clnn.tools.divergence.per_op_report`` instead."""
+        "litert": ai-edge-litert on the same .tflite; "onnxruntime": onnxruntime on the same
+        .onnx). ``per_op``: per-operation divergence from
+        ``clnn.tools.divergence.per_op_report`` instead."""
         from clnn.tools.run import compare
 
         if reference not in REFERENCES:
@@ -164,11 +165,17 @@ class Model:
             raise ValueError("per_op needs a .tflite model (its tensors are what is compared); "
                              "this one was given as a hal Model")
         target = SimpleNamespace(imported=self._imported, device=self.device, path=None)
+        from clnn.tools.onnx_run import is_onnx
+
+        if reference != "reference" and is_onnx(self._tflite) != (reference == "onnxruntime"):
+            raise ValueError("compare an ONNX model with onnxruntime and a TFLite model with "
+                             "litert")
         if isinstance(self._tflite, (str, os.PathLike)):
             target.path = str(self._tflite)
             return per_op_report(target, reference, arrays)
         with tempfile.TemporaryDirectory(prefix="clnn-per-op-") as tmp:
-            target.path = os.path.join(tmp, "model.tflite")
+            suffix = ".onnx" if is_onnx(self._tflite) else ".tflite"
+            target.path = os.path.join(tmp, "model" + suffix)
             Path(target.path).write_bytes(bytes(self._tflite))
             return per_op_report(target, reference, arrays)
 
@@ -179,9 +186,17 @@ class Model:
             prepared = ReferenceDevice().prepare_model(self.hal_model)
             return _execute(prepared, self.hal_model, arrays)
         if self._imported is None:
-            raise ValueError("compare with litert needs a .tflite model; this one was given "
-                             "as a hal Model")
+            kind = ".onnx" if reference == "onnxruntime" else ".tflite"
+            raise ValueError(f"compare with {reference} needs a {kind} model; this one was "
+                             "given as a hal Model")
+        from clnn.tools.onnx_run import OrtRunner, is_onnx
         from clnn.tools.run import LiteRtRunner
+
+        if is_onnx(self._tflite) != (reference == "onnxruntime"):
+            raise ValueError("compare an ONNX model with onnxruntime and a TFLite model with "
+                             "litert")
+        if reference == "onnxruntime":
+            return OrtRunner(self._tflite).run(self._imported, arrays)[0]
 
         if isinstance(self._tflite, (str, os.PathLike)):
             return LiteRtRunner(str(self._tflite)).run(self._imported, arrays)[0]
@@ -263,11 +278,12 @@ def _prepare(device, hal_model, key: bytes | None, directory):
     return device.prepare_model(hal_model, model_cache=mc, data_cache=dc, token=key), False
 
 
-def load(model, device="opencl", cache=True) -> Model:
-    """Prepare ``model`` (a .tflite path, its bytes, or a ``hal.types.Model``) on ``device``
-    ("reference", "opencl", a name ``clnn.tools.devices.open_device`` knows, or a HAL
-    Device). ``cache``: True (the compilation cache under clnn's cache directory), a
-    directory to keep it in instead, or False (always prepare afresh)."""
+def load(model, device="opencl", cache=True, shapes=None) -> Model:
+    """Prepare ``model`` (a .tflite or .onnx path, its bytes, or a ``hal.types.Model``) on
+    ``device`` ("reference", "opencl", a name ``clnn.tools.devices.open_device`` knows, or a
+    HAL Device). ``cache``: True (the compilation cache under clnn's cache directory), a
+    directory to keep it in instead, or False (always prepare afresh). ``shapes``: for an
+    ONNX model, input dimensions fixed at load (``{"x": (1, 3, 224, 224)}``)."""
     imported = tflite = None
     if isinstance(model, HalModel):
         from hal import compilation_cache
@@ -284,16 +300,28 @@ def load(model, device="opencl", cache=True) -> Model:
             model_bytes = Path(model).read_bytes()
         else:
             model_bytes = bytes(model)
-        imported = clnn.tflite.load(model_bytes)
+        from clnn.tools.onnx_run import is_onnx, load_onnx
+
+        onnx_model = is_onnx(model if isinstance(model, (str, os.PathLike)) else model_bytes)
+        if onnx_model:  # the file (or bytes) tells which importer: clnn/tools/onnx_run.py
+            imported = load_onnx(model_bytes, shapes)
+        else:
+            if shapes:
+                raise ValueError("shapes fixes dimensions of ONNX inputs; a TFLite model has "
+                                 "its own")
+            imported = clnn.tflite.load(model_bytes)
         tflite = model if isinstance(model, (str, os.PathLike)) else model_bytes
         hal_model = imported.model
         inputs = [TensorSpec(t.name, tuple(int(d or 0) for d in t.shape), np.dtype(t.dtype))
                   for t in imported.inputs]
         outputs = [TensorSpec(t.name, tuple(int(d or 0) for d in t.shape), np.dtype(t.dtype))
                    for t in imported.outputs]
-        model_bytes = b"tflite\0" + model_bytes
+        # the shapes fixed at load make another model from the same file
+        model_bytes = (b"onnx\0" + repr(sorted((shapes or {}).items())).encode() + b"\0"
+                       if onnx_model else b"tflite\0") + model_bytes
     else:
-        raise TypeError(f"model must be a .tflite path, its bytes or a hal Model, got a "
+        raise TypeError(f"model must be a .tflite / .onnx path, its bytes or a hal Model, "
+                        f"got a "
                         f"{type(model).__name__}")
     dev = _open(device)
     key = cache_key(model_bytes, dev) if cache else None

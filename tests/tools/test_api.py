@@ -226,7 +226,8 @@ def test_bytes_input_and_litert_from_bytes(face_path):
 
 
 @pytest.mark.parametrize("args, error, message", [
-    ((42,), TypeError, "model must be a .tflite path, its bytes or a hal Model, got a int"),
+    ((42,), TypeError, "model must be a .tflite / .onnx path, its bytes or a hal Model, got a "
+     "int"),
     (("/nonexistent/model.tflite",), FileNotFoundError, "no model file"),
     ((b"not a flatbuffer",), ValueError, "not a TFLite flatbuffer"),  # TfliteImportError
 ])
