@@ -110,6 +110,10 @@ def _bench(args) -> int:
 
         return run_models_bench(args.iterations, as_json=args.json, names=args.models or None,
                                 device_name=args.device, plot=args.plot)
+    if args.what == "peak":
+        from clnn.tools.bench_peak import run_peak_bench
+
+        return run_peak_bench(as_json=args.json, remeasure=True)
     from clnn.tools.bench_gemm import run_gemm_bench
 
     return run_gemm_bench(args.n, args.reps, as_json=args.json, sweep=args.sweep)
@@ -250,10 +254,11 @@ def build_parser() -> OneLineParser:
     d.set_defaults(func=_cmd_demo)
 
     b = sub.add_parser("bench", help="benchmarks measured against a peer in the same run")
-    b.add_argument("what", choices=["gemm", "models", "prepare"],
+    b.add_argument("what", choices=["gemm", "models", "prepare", "peak"],
                    help="gemm: SGEMM n^3, clnn kernel vs NumPy; models: the MediaPipe models "
                         "on clnn vs ai-edge-litert (2 threads); prepare: the demo model's cold "
-                        "prepare vs prepare from the compilation cache")
+                        "prepare vs prepare from the compilation cache; peak: the device's FMA "
+                        "throughput and memory bandwidth (cached for clnn run --profile)")
     b.add_argument("--n", type=positive_int, default=1024,
                    help="gemm: the matrix size n (default 1024)")
     b.add_argument("--reps", type=positive_int, default=10,

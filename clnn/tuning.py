@@ -1,0 +1,235 @@
+"""Kernel tuning per device and per layer: a cache of measured choices and the tuner.
+
+A kernel family exposes a small space of variants (for the GEMM: the tile and the work-group
+shape, clnn/kernels/gemm_variants.py). Without an entry, a heuristic from device queries picks
+one; with ``CLNN_TUNE=fast`` (the default) or ``full``, the tuner measures the candidates of a
+layer's shape on the device with OpenCL profiling events (a few repetitions, median, on scratch
+buffers) and stores the choice in the tuning cache:
+
+    <cache dir>/tuning/<hash of the device identity>.json
+
+keyed inside by ``family|shape signature``. The file records the identity it was measured on
+(platform name and version, device name, driver version) and is only used when that identity is
+the current device's, so an entry from another device or driver is never used. It is plain JSON
+(no pickle): a corrupt or foreign file is ignored and written again.
+
+``CLNN_TUNE``: ``off`` (heuristic only: neither read nor measure), ``fast`` (reuse the cache;
+measure uncached layers worth tuning until the model's budget, ``CLNN_TUNE_BUDGET`` seconds,
+default :data:`FAST_BUDGET_S`, is spent; few candidates, 3 repetitions) or ``full`` (every
+candidate, 5 repetitions, no budget). ``clnn tune MODEL...`` tunes ahead of time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import statistics
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from clnn import paths
+
+SCHEMA = 1
+MODES = ("off", "fast", "full")
+#: seconds of measuring per prepared model in ``fast`` mode (balanced with the cold start)
+FAST_BUDGET_S = 1.5
+#: layers with less work than this (FLOP) are not worth a measurement: the heuristic runs them
+MIN_TUNE_FLOP = 4e6
+_LOCK = threading.Lock()
+
+
+def mode() -> str:
+    """CLNN_TUNE, checked (``fast`` when unset)."""
+    m = os.environ.get("CLNN_TUNE", "fast").strip().lower() or "fast"
+    if m not in MODES:
+        raise ValueError(f"CLNN_TUNE={m!r} is not one of {', '.join(MODES)}")
+    return m
+
+
+def budget_s() -> float | None:
+    """Measuring seconds per model: None (no bound) in ``full`` mode."""
+    if mode() == "full":
+        return None
+    raw = os.environ.get("CLNN_TUNE_BUDGET")
+    if raw:
+        try:
+            return max(0.0, float(raw))
+        except ValueError as e:
+            raise ValueError(f"CLNN_TUNE_BUDGET={raw!r} is not a number of seconds") from e
+    return FAST_BUDGET_S
+
+
+def device_identity(platform, cl_device) -> dict:
+    """What a measured choice holds for: the platform, the device and its driver."""
+    return {"platform": platform.name.strip(), "platform_version": platform.version.strip(),
+            "device": cl_device.name.strip(), "driver_version": cl_device.driver_version.strip()}
+
+
+def identity_hash(ident: dict) -> str:
+    return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class TuningCache:
+    """Choices measured on one device identity, persisted as JSON under ``directory``."""
+
+    def __init__(self, identity: dict, directory: Path | None = None):
+        self.identity = dict(identity)
+        self.path = Path(directory or paths.cache_dir("tuning")) / \
+            f"{identity_hash(self.identity)}.json"
+        self.entries: dict[str, dict] = {}
+        self._load()
+
+    @staticmethod
+    def key(family: str, signature) -> str:
+        return f"{family}|{json.dumps(signature, sort_keys=True, separators=(',', ':'))}"
+
+    def _load(self):
+        try:
+            data = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return
+        # another identity (a hash collision, a copied file) or another schema: never used
+        if isinstance(data, dict) and data.get("schema") == SCHEMA and \
+                data.get("identity") == self.identity and isinstance(data.get("entries"), dict):
+            self.entries = {k: v for k, v in data["entries"].items() if isinstance(v, dict)}
+
+    def get(self, family: str, signature) -> dict | None:
+        return self.entries.get(self.key(family, signature))
+
+    def put(self, family: str, signature, entry: dict):
+        self.entries[self.key(family, signature)] = entry
+
+    def save(self):
+        """Merged with what another process wrote meanwhile; written atomically."""
+        with _LOCK:
+            mine = dict(self.entries)
+            self.entries = {}
+            self._load()
+            self.entries.update(mine)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"schema": SCHEMA, "identity": self.identity,
+                                       "entries": self.entries}, indent=1, sort_keys=True))
+            os.replace(tmp, self.path)
+
+
+@dataclass
+class Record:
+    """One tuned layer, for ``clnn tune``'s report."""
+    op_index: int
+    family: str
+    signature: object
+    choice: object
+    default: object
+    default_ms: float | None
+    best_ms: float | None
+    cached: bool
+
+    @property
+    def gain(self) -> float | None:
+        if not self.default_ms or not self.best_ms:
+            return None
+        return self.default_ms / self.best_ms
+
+
+@dataclass
+class Tuner:
+    """The tuning state of one device: its cache, the mode, the budget of the model being
+    prepared (:meth:`start_model`), and the records of what it chose."""
+    device: object
+    mode: str
+    cache: TuningCache | None
+    budget: float | None = None
+    spent: float = 0.0
+    #: the plan owner (clnn.plan.Planner, one per prepared model) the budget is counted for
+    owner: object = None
+    measured: int = 0
+    records: list[Record] = field(default_factory=list)
+
+    def start_model(self, owner=None):
+        self.budget, self.spent, self.owner = budget_s(), 0.0, owner
+
+    def can_measure(self) -> bool:
+        return self.mode != "off" and (self.budget is None or self.spent < self.budget)
+
+    def choose(self, op_index: int, family: str, signature, candidates: list, default,
+               run_candidate, flop: float = 0.0, owner=None):
+        """The variant for one layer: the cached choice, else (budget allowing) the fastest
+        of ``candidates`` measured by ``run_candidate(c) -> (kernels, release)``, else
+        ``default``. Candidates and choices are JSON values (lists, not tuples). ``owner``:
+        the plan owner; a new one (a new model) starts a new budget."""
+        if self.mode == "off" or self.cache is None:
+            return default
+        if owner is not None and owner is not self.owner:
+            self.start_model(owner)
+        entry = self.cache.get(family, signature)
+        if entry is not None and entry.get("choice") in candidates:
+            self.records.append(Record(op_index, family, signature, entry["choice"], default,
+                                       entry.get("default_ms"), entry.get("best_ms"), True))
+            return entry["choice"]
+        if flop < MIN_TUNE_FLOP or len(candidates) < 2 or not self.can_measure():
+            return default
+        t0 = time.perf_counter()
+        reps = 5 if self.mode == "full" else 3
+        times = {}
+        for c in sorted(candidates, key=lambda c: c != default):  # the default first
+            if c != default and not self.can_measure_now(t0):
+                break
+            try:
+                times[json.dumps(c)] = measure(self.device, run_candidate, c, reps)
+            except Exception:  # a variant the device cannot build or run is not a choice
+                continue
+        self.spent += time.perf_counter() - t0
+        self.measured += 1
+        if not times:
+            return default
+        best = min(times, key=times.get)
+        choice = json.loads(best)
+        d_ms = times.get(json.dumps(default))
+        entry = {"choice": choice, "best_ms": times[best], "default_ms": d_ms,
+                 "times_ms": times, "complete": len(times) == len(candidates)}
+        if entry["complete"] or self.mode == "full":
+            self.cache.put(family, signature, entry)
+            self.cache.save()
+        self.records.append(Record(op_index, family, signature, choice, default, d_ms,
+                                   times[best], False))
+        return choice
+
+    def can_measure_now(self, t0: float) -> bool:
+        return self.budget is None or self.spent + (time.perf_counter() - t0) < self.budget
+
+
+def measure(device, run_candidate, candidate, reps: int) -> float:
+    """Median kernel time (ms, from profiling events) of one candidate, after one warm run."""
+    import pyopencl as cl
+
+    q = device.timing_queue()
+    kernels, release = run_candidate(candidate)
+    try:
+        for k, g, l in kernels:
+            cl.enqueue_nd_range_kernel(q, k, g, l)
+        q.finish()
+        samples = []
+        for _ in range(reps):
+            evs = [cl.enqueue_nd_range_kernel(q, k, g, l) for k, g, l in kernels]
+            q.finish()
+            samples.append(sum(e.profile.end - e.profile.start for e in evs) * 1e-6)
+        return statistics.median(samples)
+    finally:
+        release()
+
+
+def tuner_for(device) -> Tuner:
+    """The device's tuner (made once per device object; the mode is read then)."""
+    t = getattr(device, "_clnn_tuner", None)
+    if t is None:
+        m = mode()
+        cache = None if m == "off" else TuningCache(device_identity(device.platform,
+                                                                    device.cl_device))
+        t = Tuner(device, m, cache)
+        t.start_model()
+        device._clnn_tuner = t
+    return t
