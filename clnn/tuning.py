@@ -36,8 +36,9 @@ SCHEMA = 1
 MODES = ("off", "fast", "full")
 #: seconds of measuring per prepared model in ``fast`` mode (balanced with the cold start)
 FAST_BUDGET_S = 1.5
-#: layers with less work than this (FLOP) are not worth a measurement: the heuristic runs them
-MIN_TUNE_FLOP = 4e6
+#: layers with less work than this (FLOP) are not worth a measurement at prepare (``fast``:
+#: the budget goes to the big layers) or ahead of time (``full``): the heuristic runs them
+MIN_TUNE_FLOP = {"fast": 4e6, "full": 2.5e5}
 _LOCK = threading.Lock()
 
 
@@ -146,11 +147,16 @@ class Tuner:
     spent: float = 0.0
     #: the plan owner (clnn.plan.Planner, one per prepared model) the budget is counted for
     owner: object = None
+    #: measure again even where the cache has an entry (``clnn tune --retune``)
+    retune: bool = False
+    #: no budget whatever the mode (``clnn tune``)
+    unbounded: bool = False
     measured: int = 0
     records: list[Record] = field(default_factory=list)
 
     def start_model(self, owner=None):
-        self.budget, self.spent, self.owner = budget_s(), 0.0, owner
+        self.budget = None if self.unbounded else budget_s()
+        self.spent, self.owner = 0.0, owner
 
     def can_measure(self) -> bool:
         return self.mode != "off" and (self.budget is None or self.spent < self.budget)
@@ -166,11 +172,13 @@ class Tuner:
         if owner is not None and owner is not self.owner:
             self.start_model(owner)
         entry = self.cache.get(family, signature)
-        if entry is not None and entry.get("choice") in candidates:
+        # an entry cut short by the budget is reused at prepare; clnn tune completes it
+        usable = entry is not None and (entry.get("complete") or self.mode == "fast")
+        if usable and not self.retune and entry.get("choice") in candidates:
             self.records.append(Record(op_index, family, signature, entry["choice"], default,
                                        entry.get("default_ms"), entry.get("best_ms"), True))
             return entry["choice"]
-        if flop < MIN_TUNE_FLOP or len(candidates) < 2 or not self.can_measure():
+        if flop < MIN_TUNE_FLOP[self.mode] or len(candidates) < 2 or not self.can_measure():
             return default
         t0 = time.perf_counter()
         reps = 5 if self.mode == "full" else 3
@@ -179,7 +187,7 @@ class Tuner:
             if c != default and not self.can_measure_now(t0):
                 break
             try:
-                times[json.dumps(c)] = measure(self.device, run_candidate, c, reps)
+                times[json.dumps(c, sort_keys=True)] = measure(self.device, run_candidate, c, reps)
             except Exception:  # a variant the device cannot build or run is not a choice
                 continue
         self.spent += time.perf_counter() - t0
@@ -188,12 +196,11 @@ class Tuner:
             return default
         best = min(times, key=times.get)
         choice = json.loads(best)
-        d_ms = times.get(json.dumps(default))
+        d_ms = times.get(json.dumps(default, sort_keys=True))
         entry = {"choice": choice, "best_ms": times[best], "default_ms": d_ms,
                  "times_ms": times, "complete": len(times) == len(candidates)}
-        if entry["complete"] or self.mode == "full":
-            self.cache.put(family, signature, entry)
-            self.cache.save()
+        self.cache.put(family, signature, entry)
+        self.cache.save()
         self.records.append(Record(op_index, family, signature, choice, default, d_ms,
                                    times[best], False))
         return choice
@@ -222,14 +229,15 @@ def measure(device, run_candidate, candidate, reps: int) -> float:
         release()
 
 
-def tuner_for(device) -> Tuner:
-    """The device's tuner (made once per device object; the mode is read then)."""
+def tuner_for(device, mode_: str | None = None, **options) -> Tuner:
+    """The device's tuner, made once per device object in ``mode_`` (default: CLNN_TUNE,
+    read then); ``options``: Tuner fields (retune, unbounded)."""
     t = getattr(device, "_clnn_tuner", None)
     if t is None:
-        m = mode()
+        m = mode_ or mode()
         cache = None if m == "off" else TuningCache(device_identity(device.platform,
                                                                     device.cl_device))
-        t = Tuner(device, m, cache)
+        t = Tuner(device, m, cache, **options)
         t.start_model()
         device._clnn_tuner = t
     return t

@@ -119,6 +119,16 @@ def _bench(args) -> int:
     return run_gemm_bench(args.n, args.reps, as_json=args.json, sweep=args.sweep)
 
 
+def _cmd_tune(args) -> int:
+    from clnn.tools.devices import device_environment, require_device, require_opencl
+    from clnn.tools.tune import tune_models
+
+    require_opencl(args.device, "tune")
+    require_device(args.device)
+    with device_environment(args.device):
+        return tune_models(args.models, fast=args.fast, retune=args.retune, as_json=args.json)
+
+
 def _cmd_run(args) -> int:
     from clnn.tools.devices import parse_device_spec, require_device
     from clnn.tools.run import run_model
@@ -273,6 +283,18 @@ def build_parser() -> OneLineParser:
     b.add_argument("--plot", default=None, metavar="FILE", type=output_file,
                    help="models: draw clnn vs litert per model to FILE (.png or .html)")
     b.set_defaults(func=_cmd_bench)
+
+    t = sub.add_parser("tune", help="tune the kernels of .tflite models for the OpenCL device "
+                       "ahead of time (the tuning cache)")
+    t.add_argument("models", nargs="+", type=existing_file, help=".tflite files")
+    t.add_argument("--device", default="opencl", type=device_spec,
+                   help=f"the OpenCL device: {DEVICE_HELP}")
+    t.add_argument("--fast", action="store_true",
+                   help="measure the smaller candidate set of CLNN_TUNE=fast, not every one")
+    t.add_argument("--retune", action="store_true",
+                   help="measure again the layers that already have a tuning-cache entry")
+    t.add_argument("--json", action="store_true", help="print the result as JSON")
+    t.set_defaults(func=_cmd_tune)
 
     r = sub.add_parser("run", help="import a .tflite model and run it on a device")
     r.add_argument("model", type=existing_file, help="a .tflite file")
