@@ -1,0 +1,214 @@
+"""Tuning (clnn/tuning.py, clnn/kernels/_gemm_variants.py): every GEMM variant the tuner or
+the heuristic can choose against the reference device on shapes that admit it (tile edges in
+both dimensions), the heuristic's choices (PoCL: the tile measured before tuning existed), the
+cache (JSON per device identity: reused by a second process without measuring, never used for
+another device or driver) and the budget."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from clnn import tuning
+from clnn.kernels import _gemm, _gemm_variants
+from clnn.kernels._gemm_variants import Traits, candidates, heuristic
+from tests.kits.cl_compare import compare
+from tests.kits.cl_conv_cases import conv_operands, ints, kind_of
+from tests.kits.one_op_models import one_op_model
+
+CPU = Traits(cpu=True, max_wg=4096, max_items=(4096, 4096, 4096), local_mem=1 << 20)
+GPU = Traits(cpu=False, max_wg=256, max_items=(1024, 1024, 64), local_mem=48 << 10)
+#: output channels of the test layers: admits every tile (nr <= 48) and leaves a partial one
+N = 40
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _wg(wg) -> str:
+    return "x".join(map(str, wg)) if isinstance(wg, list) else str(wg)
+
+
+def variant_ids(vs):
+    return [f"t{'x'.join(map(str, v['tile']))}-wg{_wg(v['wg'])}" for v in vs]
+
+
+ALL = candidates(CPU, N) + [v for v in candidates(GPU, N) if v not in candidates(CPU, N)]
+
+
+def conv_model(name, x_shape, f_shape, out_shape, params, seed=0):
+    xs, fs, bs, out, x = conv_operands(name, np.random.default_rng(seed), x_shape, f_shape)
+    return one_op_model("CONV_2D", [xs, fs, bs, *params], [out(out_shape)]), [x]
+
+
+def force(monkeypatch, v):
+    monkeypatch.setattr(_gemm_variants, "choose", lambda b, **kw: v)
+
+
+@pytest.mark.parametrize("v", ALL, ids=variant_ids(ALL))
+def test_variant_matches_reference_conv(cl_device, monkeypatch, v):
+    force(monkeypatch, v)
+    # 3x3 SAME over 9x7x5: im2col packed A with M = 63 (no tile divides it), N = 40, relu
+    m, x = conv_model("f32", [1, 9, 7, 5], [N, 3, 3, 5], [1, 9, 7, N], ints(1, 1, 1, 1))
+    compare(m, x, cl_device, kind_of("f32"))
+
+
+TILES = sorted({tuple(v["tile"]) for v in ALL})
+
+
+@pytest.mark.parametrize("tile", TILES, ids=["x".join(map(str, t)) for t in TILES])
+def test_variant_matches_reference_rows(cl_device, monkeypatch, tile):
+    # 1x1 stride 1: A is the input rows (amode "rows"), M = 35 rows, driver's groups
+    force(monkeypatch, {"tile": list(tile), "wg": None})
+    m, x = conv_model("f32", [1, 5, 7, 24], [N, 1, 1, 24], [1, 5, 7, N], ints(2, 1, 1, 0))
+    compare(m, x, cl_device, kind_of("f32"))
+
+
+@pytest.mark.parametrize("name", ["f16", "qa", "qs_pc"])
+@pytest.mark.parametrize("n", [N, 2])
+def test_gpu_heuristic_other_types(cl_device, monkeypatch, name, n):
+    # the heuristic variant of a GPU runs every type (the tuner only measures float32)
+    force(monkeypatch, heuristic(GPU, n))
+    m, x = conv_model(name, [1, 6, 5, 7], [n, 3, 3, 7], [1, 6, 5, n], ints(1, 1, 1, 0))
+    compare(m, x, cl_device, kind_of(name))
+
+
+def test_heuristic_is_the_pocl_tile_on_cpus():
+    for n in (1, 8, 12, 16, 17, 40, 1024):
+        assert heuristic(CPU, n) == {"tile": list(_gemm.pick_tile(n)), "wg": "auto"}
+    # the same rule as before tuning: TILE for wide outputs
+    assert heuristic(CPU, 1024)["tile"] == list(_gemm.TILE)
+
+
+def test_gpu_variants_fit_registers_and_groups():
+    for v in candidates(GPU, N):
+        mr, nv, vw = v["tile"]
+        assert mr * nv * vw <= 32  # floats of accumulators per work-item
+        assert v["wg"] not in ("auto",)
+        if v["wg"] is not None:
+            assert 64 <= v["wg"][0] * v["wg"][1] <= GPU.max_wg
+    small = Traits(cpu=False, max_wg=64, max_items=(64, 64, 64), local_mem=0)
+    assert all(v["wg"] is None or v["wg"][0] * v["wg"][1] <= 64 for v in candidates(small, N))
+    assert heuristic(small, N)["wg"][0] * heuristic(small, N)["wg"][1] <= 64
+
+
+def test_fit_group_divides_global_size():
+    assert _gemm.fit_group((63, 5, 1), [16, 8]) == (9, 5, 1)
+    assert _gemm.fit_group((7, 1, 1), [4, 8]) is None  # 1 x 1: the driver's choice
+    for g0 in range(1, 40):
+        lg = _gemm.fit_group((g0, 12, 1), [16, 4])
+        assert lg is None or (g0 % lg[0] == 0 and 12 % lg[1] == 0)
+
+
+IDENT = {"platform": "Portable Computing Language", "platform_version": "OpenCL 3.0 PoCL 6.0",
+         "device": "cpu-x", "driver_version": "6.0"}
+SIG = {"dt": "f32", "amode": "rows", "M": 4096, "N": 16, "K": 32, "batches": 1}
+
+
+def test_cache_persists_per_identity(tmp_path):
+    c = tuning.TuningCache(IDENT, tmp_path)
+    c.put("gemm", SIG, {"choice": {"tile": [8, 1, 16], "wg": None}, "complete": True})
+    c.save()
+    again = tuning.TuningCache(dict(IDENT), tmp_path)
+    assert again.get("gemm", SIG)["choice"] == {"tile": [8, 1, 16], "wg": None}
+    assert again.get("gemm", {**SIG, "M": 4095}) is None
+    # another driver version or device: another file, nothing found
+    for k, v in (("driver_version", "6.1"), ("device", "gpu-y"), ("platform_version", "x")):
+        other = tuning.TuningCache({**IDENT, k: v}, tmp_path)
+        assert other.path != c.path and other.get("gemm", SIG) is None
+        # even a file of the other identity's name holding this one's entries is not used
+        other.path.write_text(c.path.read_text())
+        assert tuning.TuningCache({**IDENT, k: v}, tmp_path).get("gemm", SIG) is None
+    # a corrupt file is ignored, then written again
+    c.path.write_text("{not json")
+    assert tuning.TuningCache(IDENT, tmp_path).entries == {}
+
+
+def test_modes(monkeypatch):
+    monkeypatch.setenv("CLNN_TUNE", "full")
+    assert tuning.mode() == "full" and tuning.budget_s() is None
+    monkeypatch.setenv("CLNN_TUNE", "fast")
+    monkeypatch.setenv("CLNN_TUNE_BUDGET", "0.25")
+    assert tuning.budget_s() == 0.25
+    monkeypatch.setenv("CLNN_TUNE", "fastest")
+    with pytest.raises(ValueError, match="CLNN_TUNE='fastest'"):
+        tuning.mode()
+
+
+def test_budget_and_threshold(monkeypatch, tmp_path):
+    calls = []
+    monkeypatch.setattr(tuning, "measure", lambda dev, run, c, reps: calls.append(c) or
+                        (1.0 if c == "a" else 0.5))
+    t = tuning.Tuner(None, "fast", tuning.TuningCache(IDENT, tmp_path), budget=10.0)
+    # too small a layer: the default, nothing measured
+    assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1.0) == "a" and not calls
+    assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "b"
+    assert calls == ["a", "b"] and t.records[-1].gain == 2.0
+    # cached now: no measurement
+    assert t.choose(1, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "b"
+    assert calls == ["a", "b"] and t.records[-1].cached
+    # budget spent: the default, unmeasured
+    t.spent = t.budget
+    assert t.choose(2, "gemm", {**SIG, "M": 1}, ["a", "b"], "a", None, flop=1e9) == "a"
+    assert len(calls) == 2
+    # off: neither read nor measured
+    off = tuning.Tuner(None, "off", None)
+    assert off.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "a"
+
+
+def tuned_model():
+    """One 1x1 convolution worth tuning (M 4096, N 16, K 32: 4.2 MFLOP)."""
+    return conv_model("f32", [1, 64, 64, 32], [16, 1, 1, 32], [1, 64, 64, 16],
+                      ints(2, 1, 1, 0), seed=3)
+
+
+_CHILD = """
+import json
+from clnn import tuning
+from clnn.device import ClDevice
+from tests.cl.test_cl_tuning import tuned_model
+m, x = tuned_model()
+dev = ClDevice()
+pm = dev.prepare_model(m)
+t = tuning.tuner_for(dev)
+print(json.dumps({"measured": t.measured, "cached": [r.cached for r in t.records],
+                  "choice": [r.choice for r in t.records]}))
+"""
+
+
+def test_second_process_reuses_without_measuring(tmp_path):
+    env = {**os.environ, "CLNN_CACHE_DIR": str(tmp_path), "CLNN_TUNE": "fast",
+           "CLNN_TUNE_BUDGET": "1000", "PYTHONPATH": str(ROOT)}
+
+    def child():
+        out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True,
+                             text=True, timeout=300, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first = child()
+    assert first["measured"] == 1 and first["cached"] == [False]
+    entries = json.loads(next((tmp_path / "tuning").glob("*.json")).read_text())["entries"]
+    assert len(entries) == 1 and next(iter(entries.values()))["complete"]
+    second = child()
+    assert second["measured"] == 0 and second["cached"] == [True]
+    assert second["choice"] == first["choice"]
+
+
+def test_tuned_choice_runs_correctly(cl_device, tmp_path, monkeypatch):
+    # whatever the tuner picks for this layer matches the reference
+    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CLNN_TUNE_BUDGET", "1000")
+    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    tuner = tuning.tuner_for(cl_device, "fast")
+    try:
+        m, x = tuned_model()
+        compare(m, x, cl_device, kind_of("f32"))
+        assert tuner.records and tuner.records[0].choice in candidates(
+            _gemm_variants.traits(cl_device.cl_device), 16, full=False)
+    finally:
+        cl_device._clnn_tuner = None
