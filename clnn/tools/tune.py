@@ -64,7 +64,8 @@ def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
         print("  warning: the machine is busy: timings and so the choices are noisy",
               file=sys.stderr)
     for m in report["models"]:
-        print(f"{m['model']}: {len(m['layers'])} layers tuned")
+        n = len(m["layers"])
+        print(f"{m['model']}: {n} layer{'s' * (n != 1)} tuned")
         print(f"  {'op':>4}  {'shape':32} {'default':22} {'chosen':22} {'ms default':>10} "
               f"{'ms chosen':>9} {'gain':>6}")
         for r in m["layers"]:

@@ -212,3 +212,29 @@ def test_tuned_choice_runs_correctly(cl_device, tmp_path, monkeypatch):
             _gemm_variants.traits(cl_device.cl_device), 16, full=False)
     finally:
         cl_device._clnn_tuner = None
+
+
+def test_clnn_tune_command(tmp_path, monkeypatch, capsys):
+    """clnn tune: the layer's choice, its gain, then a second run from the cache."""
+    from clnn.tools.cli import main
+    from tests.kits.tflite_writer import Graph
+
+    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    g = Graph()
+    x = g.tensor([1, 32, 32, 16], name="x")
+    w = g.tensor([16, 1, 1, 16], data=np.random.default_rng(0).uniform(
+        -1, 1, (16, 1, 1, 16)).astype(np.float32))
+    y = g.tensor([1, 32, 32, 16])  # M 1024, N 16, K 16: 0.5 MFLOP
+    g.op("CONV_2D", [x, w, -1], [y], "Conv2DOptions", Padding=0, StrideW=1, StrideH=1)
+    path = tmp_path / "conv.tflite"
+    path.write_bytes(g.write(inputs=[x], outputs=[y]))
+    assert main(["tune", str(path), "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    (layer,) = first["models"][0]["layers"]
+    assert layer["signature"] == {"dt": "f32", "amode": "rows", "M": 1024, "N": 16, "K": 16,
+                                  "batches": 1}
+    assert not layer["cached"] and layer["default_ms"] > 0 and layer["best_ms"] > 0
+    assert layer["best_ms"] <= layer["default_ms"] and layer["gain"] >= 1.0
+    assert main(["tune", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "1 layer tuned" in out and "(cached)" in out and "tile " in out
