@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from clnn import tuning
+from clnn.kernels import _depthwise_variants as _dv
 from clnn.kernels import _gemm, _gemm_variants
 from clnn.kernels._gemm_variants import Traits, candidates, heuristic
 from tests.kits.cl_compare import compare
@@ -238,3 +239,33 @@ def test_clnn_tune_command(tmp_path, monkeypatch, capsys):
     assert main(["tune", str(path)]) == 0
     out = capsys.readouterr().out
     assert "1 layer tuned" in out and "(cached)" in out and "tile " in out
+
+
+# ------------------------------------------------------------------ depthwise_tile variants
+DW = dict(o=24, ow=7, fw=3, sw=2, dw=1)  # 24 channels: vectors of 8, 4, 2; 7 columns
+DW_ALL = _dv.candidates(True, **DW) + [v for v in _dv.candidates(False, **DW)
+                                       if v not in _dv.candidates(True, **DW)]
+
+
+@pytest.mark.parametrize("v", DW_ALL, ids=[f"vw{v['vw']}-tx{v['tx']}-r{v['rows']}"
+                                           for v in DW_ALL])
+def test_depthwise_variant_matches_reference(cl_device, monkeypatch, v):
+    monkeypatch.setattr(_dv, "choose", lambda b, **kw: v)
+    rng = np.random.default_rng(5)
+    xs, fs, bs, out, x = conv_operands("f32", rng, [2, 13, 14, 24], [1, 3, 3, 24],
+                                       channel_dim=3)
+    # SAME padding, stride 2, multiplier 1, relu6: output 7 x 7
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *ints(1, 2, 2, 1, 3)],
+                     [out([2, 7, 7, 24])])
+    compare(m, [x], cl_device, kind_of("f32"))
+
+
+def test_depthwise_heuristic_is_the_previous_rule_on_cpus():
+    from clnn.kernels.conv2d import tile_width
+
+    for o, ow, fw, sw in ((24, 7, 3, 2), (32, 112, 3, 1), (3, 5, 5, 1), (144, 28, 5, 2)):
+        h = _dv.heuristic(True, o, ow, fw, sw, 1)
+        assert h == {"vw": next(v for v in (16, 8, 4, 2, 1) if o % v == 0),
+                     "tx": tile_width(ow, fw, sw, 1), "rows": -1}
+    g = _dv.heuristic(False, 32, 112, 3, 1, 1)
+    assert g["vw"] <= 4 and g["tx"] <= 2 and g["rows"] == 0
