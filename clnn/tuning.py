@@ -162,9 +162,10 @@ class Tuner:
         return self.mode != "off" and (self.budget is None or self.spent < self.budget)
 
     def choose(self, op_index: int, family: str, signature, candidates: list, default,
-               run_candidate, flop: float = 0.0, owner=None):
-        """The variant for one layer: the cached choice, else (budget allowing) the fastest
-        of ``candidates`` measured by ``run_candidate(c) -> (kernels, release)``, else
+               run_candidate, flop: float = 0.0, owner=None, space: list | None = None):
+        """The variant for one layer: the cached choice (when it is in ``space``, the whole
+        variant space; default ``candidates``), else (budget allowing) the fastest of
+        ``candidates`` measured by ``run_candidate(c) -> (kernels, release)``, else
         ``default``. Candidates and choices are JSON values (lists, not tuples). ``owner``:
         the plan owner; a new one (a new model) starts a new budget."""
         if self.mode == "off" or self.cache is None:
@@ -174,7 +175,7 @@ class Tuner:
         entry = self.cache.get(family, signature)
         # an entry cut short by the budget is reused at prepare; clnn tune completes it
         usable = entry is not None and (entry.get("complete") or self.mode == "fast")
-        if usable and not self.retune and entry.get("choice") in candidates:
+        if usable and not self.retune and entry.get("choice") in (space or candidates):
             self.records.append(Record(op_index, family, signature, entry["choice"], default,
                                        entry.get("default_ms"), entry.get("best_ms"), True))
             return entry["choice"]
@@ -182,10 +183,11 @@ class Tuner:
             return default
         t0 = time.perf_counter()
         reps = 5 if self.mode == "full" else 3
-        times = {}
+        times, tried = {}, 0
         for c in sorted(candidates, key=lambda c: c != default):  # the default first
             if c != default and not self.can_measure_now(t0):
                 break
+            tried += 1
             try:
                 times[json.dumps(c, sort_keys=True)] = measure(self.device, run_candidate, c, reps)
             except Exception:  # a variant the device cannot build or run is not a choice
@@ -198,7 +200,7 @@ class Tuner:
         choice = json.loads(best)
         d_ms = times.get(json.dumps(default, sort_keys=True))
         entry = {"choice": choice, "best_ms": times[best], "default_ms": d_ms,
-                 "times_ms": times, "complete": len(times) == len(candidates)}
+                 "times_ms": times, "complete": tried == len(candidates)}
         self.cache.put(family, signature, entry)
         self.cache.save()
         self.records.append(Record(op_index, family, signature, choice, default, d_ms,

@@ -104,7 +104,8 @@ def choose(b, *, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) 
     cands = candidates(t, N, full=tuner.mode == "full")
     return tuner.choose(getattr(b, "op_index", -1), "gemm", sig, cands, default,
                         lambda v: scratch_gemm(dev, v, dt, amode, M, N, K, batches),
-                        flop=2.0 * M * N * K * batches, owner=getattr(b, "planner", None))
+                        flop=2.0 * M * N * K * batches, owner=getattr(b, "planner", None),
+                        space=candidates(t, N, full=True))
 
 
 class _Recorder:

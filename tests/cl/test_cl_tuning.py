@@ -269,3 +269,18 @@ def test_depthwise_heuristic_is_the_previous_rule_on_cpus():
                      "tx": tile_width(ow, fw, sw, 1), "rows": -1}
     g = _dv.heuristic(False, 32, 112, 3, 1, 1)
     assert g["vw"] <= 4 and g["tx"] <= 2 and g["rows"] == 0
+
+
+def test_a_full_choice_outside_the_fast_candidates_is_reused(monkeypatch, tmp_path):
+    calls = []
+    monkeypatch.setattr(tuning, "measure", lambda dev, run, c, reps: calls.append(c) or 1.0)
+    cache = tuning.TuningCache(IDENT, tmp_path)
+    cache.put("gemm", SIG, {"choice": "z", "complete": True})
+    t = tuning.Tuner(None, "fast", cache, budget=10.0)
+    # "z" was chosen by clnn tune from the whole space; fast mode measures only a and b
+    assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9,
+                    space=["a", "b", "z"]) == "z"
+    assert not calls
+    # a choice no longer in the space (a changed variant list) is measured again
+    assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9, space=["a", "b"]) == "a"
+    assert calls == ["a", "b"]
