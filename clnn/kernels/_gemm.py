@@ -8,7 +8,8 @@ Weights are reordered once, when a plan is made (at prepare for static shapes): 
 packed into [ceil(N/nr), K, nr] panels (zero padded; quantized weights centered on their zero
 point and stored as short) and placed in a device buffer of its own. The tile knobs (mr, nv,
 vw) are in the kernel key; :data:`TILE` was the fastest measured on PoCL 3.1 / AVX-512
-(`clnn bench gemm --sweep`).
+(`clnn bench gemm --sweep`). Which tile and work-group shape a layer runs is chosen per device
+and shape by clnn/kernels/_gemm_variants.py (tuned, or a heuristic from device queries).
 """
 
 from __future__ import annotations
