@@ -15,8 +15,11 @@ import sys
 
 
 def _variant(v) -> str:
-    if not isinstance(v, dict):
-        return str(v)
+    if isinstance(v, dict) and "vw" in v and "tile" not in v:  # depthwise_tile
+        rows = {-1: "auto", 0: "driver"}.get(v["rows"], v["rows"])
+        return f"vw {v['vw']} tx {v['tx']} rows {rows}"
+    if not isinstance(v, dict) or "tile" not in v:
+        return json.dumps(v)
     wg = v.get("wg")
     wg = "auto" if wg == "auto" else ("driver" if wg is None else "x".join(map(str, wg)))
     return f"tile {'x'.join(map(str, v['tile']))} wg {wg}"
@@ -26,6 +29,8 @@ def _sig(s) -> str:
     if isinstance(s, dict) and {"M", "N", "K"} <= set(s):
         b = f" x{s['batches']}" if s.get("batches", 1) != 1 else ""
         return f"{s['amode']:6} M{s['M']} N{s['N']} K{s['K']}{b}"
+    if isinstance(s, dict) and {"c", "fh", "fw", "oh", "ow"} <= set(s):  # depthwise
+        return f"dw {s['fh']}x{s['fw']}/{s['sw']} {s['oh']}x{s['ow']}x{s['c']}"
     return json.dumps(s)
 
 

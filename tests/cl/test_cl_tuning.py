@@ -284,3 +284,14 @@ def test_a_full_choice_outside_the_fast_candidates_is_reused(monkeypatch, tmp_pa
     # a choice no longer in the space (a changed variant list) is measured again
     assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9, space=["a", "b"]) == "a"
     assert calls == ["a", "b"]
+
+
+def test_tune_report_formats_both_families():
+    from clnn.tools.tune import _sig, _variant
+
+    assert _variant({"tile": [8, 1, 16], "wg": None}) == "tile 8x1x16 wg driver"
+    assert _variant({"tile": [4, 4, 8], "wg": [16, 2]}) == "tile 4x4x8 wg 16x2"
+    assert _variant({"vw": 8, "tx": 4, "rows": -1}) == "vw 8 tx 4 rows auto"
+    assert _sig({"dt": "f32", "n": 1, "h": 28, "w": 28, "c": 144, "oh": 14, "ow": 14, "fh": 5,
+                 "fw": 5, "sh": 2, "sw": 2, "dh": 1, "dw": 1}) == "dw 5x5/2 14x14x144"
+    assert _sig(SIG) == "rows   M4096 N16 K32"
