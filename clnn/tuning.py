@@ -183,22 +183,16 @@ class Tuner:
             return default
         t0 = time.perf_counter()
         reps = 5 if self.mode == "full" else 3
-        times, tried = {}, 0
-        for c in sorted(candidates, key=lambda c: c != default):  # the default first
-            if c != default and not self.can_measure_now(t0):
-                break
-            tried += 1
-            try:
-                times[json.dumps(c, sort_keys=True)] = measure(self.device, run_candidate, c, reps)
-            except Exception:  # a variant the device cannot build or run is not a choice
-                continue
+        order = sorted(candidates, key=lambda c: c != default)  # the default first
+        times, tried = measure_candidates(self.device, run_candidate, order, reps,
+                                          lambda: self.can_measure_now(t0))
         self.spent += time.perf_counter() - t0
         self.measured += 1
         if not times:
             return default
         best = min(times, key=times.get)
         choice = json.loads(best)
-        d_ms = times.get(json.dumps(default, sort_keys=True))
+        d_ms = times.get(_key(default))
         entry = {"choice": choice, "best_ms": times[best], "default_ms": d_ms,
                  "times_ms": times, "complete": tried == len(candidates)}
         self.cache.put(family, signature, entry)
@@ -211,24 +205,47 @@ class Tuner:
         return self.budget is None or self.spent + (time.perf_counter() - t0) < self.budget
 
 
-def measure(device, run_candidate, candidate, reps: int) -> float:
-    """Median kernel time (ms, from profiling events) of one candidate, after one warm run."""
+def _key(candidate) -> str:
+    return json.dumps(candidate, sort_keys=True)
+
+
+def measure_candidates(device, run_candidate, candidates: list, reps: int, may_continue):
+    """({candidate key: median kernel ms}, candidates tried): every candidate that builds and
+    runs is prepared (built, bound to scratch buffers, run once to warm) while
+    ``may_continue()`` holds (the first always), then the prepared ones take turns ``reps``
+    times, in a rotating order, so that a change of load on the machine hits them alike.
+    Kernel times from profiling events."""
     import pyopencl as cl
 
     q = device.timing_queue()
-    kernels, release = run_candidate(candidate)
+    ready, tried = [], 0
     try:
-        for k, g, l in kernels:
-            cl.enqueue_nd_range_kernel(q, k, g, l)
-        q.finish()
-        samples = []
-        for _ in range(reps):
-            evs = [cl.enqueue_nd_range_kernel(q, k, g, l) for k, g, l in kernels]
-            q.finish()
-            samples.append(sum(e.profile.end - e.profile.start for e in evs) * 1e-6)
-        return statistics.median(samples)
+        for n, c in enumerate(candidates):
+            if n and not may_continue():
+                break
+            tried += 1
+            try:
+                kernels, release = run_candidate(c)
+            except Exception:  # a variant the device cannot build is not a choice
+                continue
+            ready.append((c, kernels, release))
+            try:
+                for k, g, l in kernels:
+                    cl.enqueue_nd_range_kernel(q, k, g, l)
+                q.finish()
+            except Exception:  # nor one it cannot run
+                ready.pop()
+                release()
+        samples = {_key(c): [] for c, _, _ in ready}
+        for r in range(reps):
+            for c, kernels, _ in ready[r % max(len(ready), 1):] + ready[:r % max(len(ready), 1)]:
+                evs = [cl.enqueue_nd_range_kernel(q, k, g, l) for k, g, l in kernels]
+                q.finish()
+                samples[_key(c)].append(sum(e.profile.end - e.profile.start for e in evs) * 1e-6)
+        return {k: statistics.median(v) for k, v in samples.items()}, tried
     finally:
-        release()
+        for _, _, release in ready:
+            release()
 
 
 def tuner_for(device, mode_: str | None = None, **options) -> Tuner:

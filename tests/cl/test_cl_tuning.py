@@ -140,10 +140,24 @@ def test_modes(monkeypatch):
         tuning.mode()
 
 
+def fake_measurements(monkeypatch, calls, ms):
+    """tuning.measure_candidates without a device: ``ms(candidate)``, calls recorded."""
+    def fake(dev, run, cands, reps, may_continue):
+        times, tried = {}, 0
+        for n, c in enumerate(cands):
+            if n and not may_continue():
+                break
+            tried += 1
+            calls.append(c)
+            times[tuning._key(c)] = ms(c)
+        return times, tried
+
+    monkeypatch.setattr(tuning, "measure_candidates", fake)
+
+
 def test_budget_and_threshold(monkeypatch, tmp_path):
     calls = []
-    monkeypatch.setattr(tuning, "measure", lambda dev, run, c, reps: calls.append(c) or
-                        (1.0 if c == "a" else 0.5))
+    fake_measurements(monkeypatch, calls, lambda c: 1.0 if c == "a" else 0.5)
     t = tuning.Tuner(None, "fast", tuning.TuningCache(IDENT, tmp_path), budget=10.0)
     # too small a layer: the default, nothing measured
     assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1.0) == "a" and not calls
@@ -273,7 +287,7 @@ def test_depthwise_heuristic_is_the_previous_rule_on_cpus():
 
 def test_a_full_choice_outside_the_fast_candidates_is_reused(monkeypatch, tmp_path):
     calls = []
-    monkeypatch.setattr(tuning, "measure", lambda dev, run, c, reps: calls.append(c) or 1.0)
+    fake_measurements(monkeypatch, calls, lambda c: 1.0)
     cache = tuning.TuningCache(IDENT, tmp_path)
     cache.put("gemm", SIG, {"choice": "z", "complete": True})
     t = tuning.Tuner(None, "fast", cache, budget=10.0)
