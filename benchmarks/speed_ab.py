@@ -57,6 +57,7 @@ def kernel_ms(pm, inputs) -> tuple[dict, list]:
     split = collections.Counter()
     for launch, ev in events:
         ms = (ev.profile.end - ev.profile.start) * 1e-6
+        split[(launch.op_index, launch.name)] += ms
         part = "gemm" if launch.name == "gemm.gemm" else "pad" if launch.name == "pad.pad" \
             else "other"
         split[part] += ms
@@ -70,6 +71,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=15, help="A/B turns per model")
     ap.add_argument("--no-tuning", action="store_true", help="B without the tuning cache")
     ap.add_argument("--no-fusion", action="store_true", help="B with the fusions of before")
+    ap.add_argument("--layers", type=int, default=0,
+                    help="also print the N operations whose kernel time changed most")
     args = ap.parse_args(argv)
     dev_a, dev_b = ClDevice(profiling=True), ClDevice(profiling=True)
     dev_a._clnn_tuner = tuning.Tuner(dev_a, "off", None)
@@ -107,6 +110,12 @@ def main(argv=None) -> int:
               f"{len(tuned)} layers from the tuning cache)")
         for k in ("gemm", "pad", "other"):
             print(f"    {k:6} A {med[k][0]:.3f}  B {med[k][1]:.3f}")
+        if args.layers:
+            keys = {k for s in a_runs + b_runs for k in s if isinstance(k, tuple)}
+            delta = {k: (statistics.median(s.get(k, 0.0) for s in a_runs),
+                         statistics.median(s.get(k, 0.0) for s in b_runs)) for k in keys}
+            for k in sorted(delta, key=lambda k: -abs(delta[k][0] - delta[k][1]))[:args.layers]:
+                print(f"    op {k[0]:4} {k[1]:36} A {delta[k][0]:.4f}  B {delta[k][1]:.4f}")
         dev_b._clnn_tuner.records.clear()
     print(f"load average after: {os.getloadavg()}")
     return 0
