@@ -39,6 +39,9 @@ FAST_BUDGET_S = 1.5
 #: layers with less work than this (FLOP) are not worth a measurement at prepare (``fast``:
 #: the budget goes to the big layers) or ahead of time (``full``): the heuristic runs them
 MIN_TUNE_FLOP = {"fast": 4e6, "full": 2.5e5}
+#: layers whose scratch buffers would take more bytes than this per candidate are not
+#: measured (every candidate holds its own while the candidates take turns)
+MAX_SCRATCH_BYTES = 64 << 20
 _LOCK = threading.Lock()
 
 
@@ -162,7 +165,8 @@ class Tuner:
         return self.mode != "off" and (self.budget is None or self.spent < self.budget)
 
     def choose(self, op_index: int, family: str, signature, candidates: list, default,
-               run_candidate, flop: float = 0.0, owner=None, space: list | None = None):
+               run_candidate, flop: float = 0.0, owner=None, space: list | None = None,
+               scratch_bytes: int = 0):
         """The variant for one layer: the cached choice (when it is in ``space``, the whole
         variant space; default ``candidates``), else (budget allowing) the fastest of
         ``candidates`` measured by ``run_candidate(c) -> (kernels, release)``, else
@@ -179,7 +183,8 @@ class Tuner:
             self.records.append(Record(op_index, family, signature, entry["choice"], default,
                                        entry.get("default_ms"), entry.get("best_ms"), True))
             return entry["choice"]
-        if flop < MIN_TUNE_FLOP[self.mode] or len(candidates) < 2 or not self.can_measure():
+        if flop < MIN_TUNE_FLOP[self.mode] or len(candidates) < 2 or not self.can_measure() \
+                or scratch_bytes > MAX_SCRATCH_BYTES:
             return default
         t0 = time.perf_counter()
         reps = 5 if self.mode == "full" else 3

@@ -74,7 +74,8 @@ def choose(b, *, dt: str, n: int, h: int, w: int, o: int, oh: int, ow: int, fh: 
     return tuner.choose(getattr(b, "op_index", -1), "depthwise", sig,
                         candidates(t.cpu, o, ow, fw, sw, dw), default,
                         lambda v: scratch_depthwise(dev, v, sig), flop=flop,
-                        owner=getattr(b, "planner", None))
+                        owner=getattr(b, "planner", None),
+                        scratch_bytes=4 * n * o * (h * w + oh * ow))
 
 
 def scratch_depthwise(device, v: dict, s: dict):

@@ -105,7 +105,8 @@ def choose(b, *, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) 
     return tuner.choose(getattr(b, "op_index", -1), "gemm", sig, cands, default,
                         lambda v: scratch_gemm(dev, v, dt, amode, M, N, K, batches),
                         flop=2.0 * M * N * K * batches, owner=getattr(b, "planner", None),
-                        space=candidates(t, N, full=True))
+                        space=candidates(t, N, full=True),
+                        scratch_bytes=4 * (M * K + K * N + M * N) * batches)
 
 
 class _Recorder:

@@ -166,6 +166,10 @@ def test_budget_and_threshold(monkeypatch, tmp_path):
     # cached now: no measurement
     assert t.choose(1, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "b"
     assert calls == ["a", "b"] and t.records[-1].cached
+    # scratch buffers too big to hold one per candidate: the default, unmeasured
+    assert t.choose(3, "gemm", {**SIG, "M": 2}, ["a", "b"], "a", None, flop=1e9,
+                    scratch_bytes=tuning.MAX_SCRATCH_BYTES + 1) == "a"
+    assert len(calls) == 2
     # budget spent: the default, unmeasured
     t.spent = t.budget
     assert t.choose(2, "gemm", {**SIG, "M": 1}, ["a", "b"], "a", None, flop=1e9) == "a"
