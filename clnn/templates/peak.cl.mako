@@ -1,8 +1,9 @@
 ## Roofline probes of `clnn bench peak` (clnn/tools/bench_peak.py), as clpeak measures a device.
 ##
-## peak_fma: every work-item runs `iters` rounds of `chains` independent vector multiply-adds of
-## width vw; independent chains hide the FMA latency (a CPU core needs about 8 in flight, a GPU
-## thread fewer since other threads interleave). 2 * vw * chains * iters FLOP per work-item.
+## peak_fma: every work-item runs `iters` rounds of `chains` independent vector fused
+## multiply-adds of width vw (fma: PoCL compiled mad as a multiply and an add, half the rate);
+## independent chains hide the FMA latency (a CPU core needs several in flight, a GPU thread
+## fewer since other threads interleave). 2 * vw * chains * 8 * iters FLOP per work-item.
 ## The result is summed into `out` so that the compiler cannot drop the loop.
 <%def name="peak_fma(vw, chains)">
 <% V = "float%d" % vw if vw > 1 else "float" %>
@@ -16,7 +17,7 @@ __kernel void peak_fma(__global float* out, float a, int iters)
     for (int i = 0; i < iters; ++i) {
 % for rep in range(8):
   % for c in range(chains):
-        x${c} = mad(m, x${c}, m);
+        x${c} = fma(m, x${c}, m);
   % endfor
 % endfor
     }
