@@ -109,6 +109,15 @@ def choose(b, *, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) 
                         scratch_bytes=4 * (M * K + K * N + M * N) * batches)
 
 
+def device_default(b, n: int) -> dict:
+    """The heuristic variant for the device ``b`` plans on (GEMMs that are not tuned:
+    TRANSPOSE_CONV_2D, BATCH_MATMUL), so that no GEMM runs a CPU tile on a GPU."""
+    cl_device = getattr(b.device, "cl_device", None)
+    if cl_device is None:
+        return {"tile": list(_gemm.pick_tile(n)), "wg": "auto"}
+    return heuristic(traits(cl_device), n)
+
+
 class _Recorder:
     """Just enough of LaunchBuilder for launch_gemm on scratch buffers."""
 

@@ -313,3 +313,21 @@ def test_tune_report_formats_both_families():
     assert _sig({"dt": "f32", "n": 1, "h": 28, "w": 28, "c": 144, "oh": 14, "ow": 14, "fh": 5,
                  "fw": 5, "sh": 2, "sw": 2, "dh": 1, "dw": 1}) == "dw 5x5/2 14x14x144"
     assert _sig(SIG) == "rows   M4096 N16 K32"
+
+
+@pytest.mark.parametrize("traits", [CPU, GPU], ids=["cpu", "gpu"])
+def test_untuned_gemms_take_the_device_heuristic(cl_device, monkeypatch, traits):
+    # TRANSPOSE_CONV_2D and BATCH_MATMUL run the heuristic variant of the device (a GPU's here)
+    monkeypatch.setattr(_gemm_variants, "traits", lambda d: traits)
+    from tests.kits.one_op_models import scalar, tensor
+
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-1, 1, (2, 9, 13)).astype(np.float32)
+    bm = rng.uniform(-1, 1, (2, 13, 40)).astype(np.float32)
+    m = one_op_model("BATCH_MATMUL", [tensor("TENSOR_FLOAT32", [2, 9, 13]),
+                                      tensor("TENSOR_FLOAT32", [2, 13, 40], bm),
+                                      scalar("BOOL", False), scalar("BOOL", False)],
+                     [tensor("TENSOR_FLOAT32", [2, 9, 40])])
+    compare(m, [a], cl_device, kind_of("f32"))
+    assert _gemm_variants.device_default(type("B", (), {"device": cl_device})(), 40) == \
+        heuristic(traits, 40)
