@@ -43,6 +43,7 @@ from hal.types import OperandType, OperationType
 OT = OperationType
 PAD_OPS = (OT.PAD, OT.PAD_V2)
 CONV_OPS = (OT.CONV_2D, OT.DEPTHWISE_CONV_2D)
+POOL_OPS = (OT.AVERAGE_POOL_2D, OT.MAX_POOL_2D, OT.L2_POOL_2D)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ class PadFusion:
     left: int
     height: int
     width: int
+    #: a channel PAD fused into an ADD: the channels of the unpadded tensor (0: spatial)
+    channels: int = 0
 
     def adjust(self, top: int, left: int) -> tuple[int, int, int, int]:
         """(top, left, H, W) for a convolution that resolved its padding on the padded
@@ -132,6 +135,7 @@ def find_fusions(sg, ops: list[int], contexts: list, keep: set) -> Fusions:
     g = _Graph(sg, ops, contexts, keep)
     pads = _pad_fusions(g)
     adds = _add_fusions(g, {f.pad_op for f in pads.values()})
+    pads.update(_channel_pad_fusions(g, {f.add_op for f in adds.values()} | set(adds)))
     return Fusions(pads, adds, _activation_fusions(g, adds))
 
 
@@ -156,7 +160,9 @@ def _zero_padding(ctx) -> bool:
 
 
 def _pad_fusions(g: _Graph) -> dict[int, PadFusion]:
-    """Convolution operation index -> its fused PAD."""
+    """Reader operation index -> its fused PAD, where every reader of the PAD's output is a
+    convolution or a float pooling that can read the unpadded tensor (a PAD read by two
+    depthwise convolutions launches nothing either)."""
     sg, found = g.sg, {}
     for k in g.ops:
         op = sg.operations[k]
@@ -164,26 +170,78 @@ def _pad_fusions(g: _Graph) -> dict[int, PadFusion]:
             continue
         padded = op.outputs[0]
         users = g.readers.get(padded, [])
-        if padded in g.keep or len(users) != 1 or users[0] not in g.ctx_of:
+        if padded in g.keep or not users or any(u not in g.ctx_of for u in users):
             continue
-        j = users[0]
-        conv = sg.operations[j]
-        if conv.type not in CONV_OPS or conv.inputs[0] != padded or \
-                conv.inputs.count(padded) != 1:
-            continue
-        pctx, cctx = g.ctx_of[k], g.ctx_of[j]
+        pctx = g.ctx_of[k]
         x = pctx.inputs[0]
         if x.rank != 4 or pctx.inputs[1].value is None or not _zero_padding(pctx):
             continue
-        try:
-            pads = np.asarray(pctx.inputs[1].value).reshape(4, 2)
-            nhwc = not _conv_params(cctx).nchw
-        except Exception:  # an unusual form: leave both operations alone
+        pads = np.asarray(pctx.inputs[1].value).reshape(4, 2)
+        if pads[0].any() or pads[3].any():
             continue
-        if not nhwc or pads[0].any() or pads[3].any():
+        fusion = PadFusion(k, padded, op.inputs[0], int(pads[1][0]), int(pads[2][0]),
+                           int(x.shape[1]), int(x.shape[2]))
+        if all(_reads_padded_window(g, u, padded) for u in users):
+            found.update({u: fusion for u in users})
+    return found
+
+
+def _reads_padded_window(g: _Graph, j: int, padded: int) -> bool:
+    """Operation ``j`` reads ``padded`` as its NHWC input 0 only, and can take the PAD's rows
+    and columns as padding of its own: a convolution (its padding adds zero / the zero point,
+    as the PAD does), or a float pooling without padding of its own (its kernels then count
+    the PAD's taps as zeros: pooling padding is otherwise left out of the max and the
+    average)."""
+    sg = g.sg
+    reader = sg.operations[j]
+    if reader.inputs[0] != padded or reader.inputs.count(padded) != 1:
+        return False
+    ctx = g.ctx_of[j]
+    try:
+        if reader.type in CONV_OPS:
+            return not _conv_params(ctx).nchw
+        if reader.type not in POOL_OPS or ctx.outputs[0].type not in FLOATS:
+            return False
+        from hal.operations.conv2d import resolve_padding
+        from hal.operations.pooling import pool_params
+
+        p = pool_params(ctx)
+        fw, fh = p.extra
+        pads, _ = resolve_padding(p, ctx.inputs[0].shape[1], ctx.inputs[0].shape[2], fh, fw)
+        return not p.nchw and not any(pads)
+    except Exception:  # an unusual form: leave both operations alone
+        return False
+
+
+def _channel_pad_fusions(g: _Graph, taken: set) -> dict[int, PadFusion]:
+    """ADD operation index -> the PAD it reads, where the PAD only adds zero channels at the
+    end of a float NHWC tensor (the residual branch of BlazeFace-style blocks) and feeds only
+    this ADD of two same-shape operands: the ADD reads the unpadded tensor, zero past its
+    channels. ``taken``: operations already in another fusion."""
+    sg, found = g.sg, {}
+    for k in g.ops:
+        op = sg.operations[k]
+        if op.type not in PAD_OPS or k in taken:
             continue
-        found[j] = PadFusion(k, padded, op.inputs[0], int(pads[1][0]), int(pads[2][0]),
-                             int(x.shape[1]), int(x.shape[2]))
+        padded = op.outputs[0]
+        users = g.readers.get(padded, [])
+        if padded in g.keep or len(users) != 1 or users[0] not in g.ctx_of or \
+                users[0] in taken or users[0] in found:
+            continue
+        j = users[0]
+        add = sg.operations[j]
+        pctx, actx = g.ctx_of[k], g.ctx_of[j]
+        x = pctx.inputs[0]
+        if add.type != OT.ADD or add.inputs[:2].count(padded) != 1 or x.rank != 4 or \
+                x.type not in FLOATS or pctx.inputs[1].value is None or \
+                not _zero_padding(pctx) or actx.inputs[2].value is None:
+            continue
+        a, b, y = actx.inputs[0], actx.inputs[1], actx.outputs[0]
+        pads = np.asarray(pctx.inputs[1].value).reshape(4, 2)
+        if pads[:3].any() or pads[3][0] or a.shape != y.shape or b.shape != y.shape:
+            continue
+        found[j] = PadFusion(k, padded, op.inputs[0], 0, 0, int(x.shape[1]), int(x.shape[2]),
+                             channels=int(x.shape[3]))
     return found
 
 

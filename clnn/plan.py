@@ -380,8 +380,8 @@ class Planner:
                 live[o] = [step, step]
         for o in part.outputs:
             live[o][1] = last_step
-        for f in fused.values():
-            del live[f.padded]
+        for f in fused.values():  # a PAD fused into several readers appears once per reader
+            live.pop(f.padded, None)
         steps = {k: n for n, k in enumerate(part.ops)}
         for j, f in added.items():  # the ADD's output is written by the convolution
             del live[f.conv_out]

@@ -8,7 +8,8 @@ Weights are reordered once, when a plan is made (at prepare for static shapes): 
 packed into [ceil(N/nr), K, nr] panels (zero padded; quantized weights centered on their zero
 point and stored as short) and placed in a device buffer of its own. The tile knobs (mr, nv,
 vw) are in the kernel key; :data:`TILE` was the fastest measured on PoCL 3.1 / AVX-512
-(`clnn bench gemm --sweep`).
+(`clnn bench gemm --sweep`). Which tile and work-group shape a layer runs is chosen per device
+and shape by clnn/kernels/_gemm_variants.py (tuned, or a heuristic from device queries).
 """
 
 from __future__ import annotations
@@ -92,13 +93,14 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
                 amode="rows", sam=0, sak=1, cmode="nhwc", ldc=None, ohw=1, epi="act",
                 bias=None, requant=(), batch=(1, 1), a_b=(0, 0), b_b=(0, 0), c_b=(0, 0),
                 ch_b=(0, 0), za=0, zo=0, lo=None, hi=None, family="gemm", res=None,
-                prelu=None, fn=None):
+                prelu=None, fn=None, wg="auto"):
     """One GEMM launch (see gemm.cl.mako for the knobs). ``a`` / ``c`` are In/Out or buffers;
     ``bpk`` the packed B buffer; ``bias`` In(k) or None; ``requant`` [mult, shift] buffers
     of quantized "act" epilogues; lo / hi the activation clamp; ``res`` (buffer, element
     offset) of a float tensor laid out like C, added before the activation; ``prelu`` that of
     a per-output-channel alpha applied after it, ``fn`` a function applied last (float "act"
-    epilogues)."""
+    epilogues). ``wg``: the work-group shape of the variant (clnn/kernels/_gemm_variants.py):
+    "auto" (:func:`local_size`), None (the driver's) or [rows, columns] (:func:`fit_group`)."""
     mr, nv, vw = tile
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -125,7 +127,24 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
                               *a_b, *b_b, *c_b, *ch_b, za, zo)]
     args += [lo, hi]
     gsize = (-(-M // mr), -(-N // nr), batch[0] * batch[1])
-    b.launch(family, "gemm", params, gsize, args, local_size=local_size(gsize))
+    b.launch(family, "gemm", params, gsize, args, local_size=local_for(wg, gsize))
+
+
+def fit_group(gsize, wg):
+    """(l0, l1, 1) dividing the global size (OpenCL 1.2 runs whole work-groups only), each
+    the largest divisor at most ``wg``'s; None when that is 1 x 1."""
+    dims = [max(v for v in range(1, min(g, w) + 1) if g % v == 0)
+            for g, w in zip(gsize[:2], wg)]
+    return None if dims == [1, 1] else (dims[0], dims[1], 1)
+
+
+def local_for(wg, gsize):
+    """The local size of a GEMM launch in work-group shape ``wg``."""
+    if wg == "auto":
+        return local_size(gsize)
+    if wg is None:
+        return None
+    return fit_group(gsize, wg)
 
 
 def local_size(gsize):

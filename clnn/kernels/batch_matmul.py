@@ -9,7 +9,7 @@ the reference device.
 
 from __future__ import annotations
 
-from clnn.kernels import _gemm
+from clnn.kernels import _gemm, _gemm_variants
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import OT, code, constant_inputs, first, i32, types_in
 from hal.operations import batch_matmul as hal_bmm
@@ -44,7 +44,8 @@ def plan(ctx, b):
     sk, sn = (1, sy[-1]) if adj_y else (sy[-1], 1)
     ob, xb, yb = _batch2(so), _batch2(sx), _batch2(sy)
     dt = code(x)
-    tile = _gemm.pick_tile(N)
+    variant = _gemm_variants.device_default(b, N)
+    tile = tuple(variant["tile"])
     nr = tile[1] * tile[2]
     bpk, per = _gemm.launch_pack_b(b, dt=dt, y=In(1), N=N, K=K, nr=nr, sk=int(sk), sn=int(sn),
                                    batch=tuple(yb), s_b=(yb[1] * sy[-1] * sy[-2],
@@ -60,7 +61,7 @@ def plan(ctx, b):
                       sam=int(sam), sak=int(sak), ldc=N, requant=requant, batch=tuple(ob),
                       a_b=_strides(xb, ob, int(sx[-1] * sx[-2])), b_b=_strides(yb, ob, per),
                       c_b=(ob[1] * M * N, M * N), za=_gemm.zero_of(x), zo=_gemm.zero_of(out),
-                      lo=lo, hi=hi)
+                      lo=lo, hi=hi, wg=variant["wg"])
 
 
 register_kernel("BATCH_MATMUL", family="batch_matmul", support=support, plan=plan)

@@ -51,6 +51,9 @@ def plan(ctx, b):
         extra = [i32(lo), i32(hi)]
     else:
         extra = _quant_args(ctx)
+    if b.input_pad is not None:  # a channel PAD fused into this ADD (clnn/fusion.py)
+        _plan_add_chpad(ctx, b, extra)
+        return
     rows = row_broadcast(a_info.shape, b_info.shape, out.shape)
     if rows:  # a per-channel operand: a 2-D launch without divisions (common.mako flat_id)
         bcast, gsize = rows[0], (rows[1], numel(out.shape) // rows[1])
@@ -59,6 +62,19 @@ def plan(ctx, b):
         gsize, local = (numel(out.shape),), None
     b.launch("broadcast", "binary", {"op": ctx.name, "dt": code(out), "bcast": bcast},
              gsize, [In(0), In(1), Out(0), *shape_args, *extra],
+             local_size=local)
+
+
+def _plan_add_chpad(ctx, b, clamp):
+    """Float ADD of a tensor and the unpadded source of a channel PAD (zero past its
+    channels): the ADD is commutative, so the padded operand goes second."""
+    f, out = b.input_pad, ctx.outputs[0]
+    full = 1 if b.operation.inputs[0] == f.padded else 0
+    c = int(out.shape[3])
+    gsize = (c, numel(out.shape) // c)
+    local = row_local_size(*gsize)
+    b.launch("broadcast", "add_chpad", {"dt": code(out)}, gsize,
+             [In(full), In(1 - full), Out(0), i32(c), i32(f.channels), *clamp],
              local_size=local)
 
 

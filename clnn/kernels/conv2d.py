@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from clnn.kernels import _gemm
+from clnn.kernels import _gemm, _gemm_variants
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import (
     CLAMPS,
@@ -103,7 +103,13 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
     dt = code(inp)
     quant = dt in ("u8", "i8")
     K, M = fh * fw * cg, n * oh * ow
-    tile = _gemm.pick_tile(og)
+    pads = (top, left) != (0, 0) or (oh, ow) != (h, w)
+    direct_a = not p.nchw and groups == 1 and fh == fw == 1 and \
+        p.stride_h == p.stride_w == 1 and not pads
+    # the tile and work-group shape of this layer: tuned or the device heuristic
+    variant = _gemm_variants.choose(b, dt=dt, amode="rows" if direct_a else "packed", M=M,
+                                    N=og, K=K, batches=groups)
+    tile = tuple(variant["tile"])
     mr, nr = tile[0], tile[1] * tile[2]
     if fi.value is not None:  # reordered once, here
         bt = fi.value.reshape(groups, og, K).transpose(0, 2, 1)
@@ -114,9 +120,7 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                                          sn=K, batch=(groups, 1), s_b=(og * K, 0),
                                          zb=_gemm.zero_of(fi))
     za = _gemm.zero_of(inp)
-    pads = (top, left) != (0, 0) or (oh, ow) != (h, w)
-    if not p.nchw and groups == 1 and fh == fw == 1 and p.stride_h == p.stride_w == 1 \
-            and not pads:
+    if direct_a:
         a, amode, a_grp = In(0), "rows", 0
     else:
         a_grp = _gemm.ceil_to(max(M, 1), mr) * K
@@ -137,7 +141,7 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                       amode=amode, sam=c, sak=1, cmode=cmode, ldc=ldc, ohw=ohw, bias=In(2),
                       requant=requant, batch=(groups, 1), a_b=(a_grp, 0), b_b=(b_grp, 0),
                       c_b=(c_grp, 0), ch_b=(og, 0), za=za, zo=_gemm.zero_of(out), lo=lo,
-                      hi=hi, res=res, prelu=alpha, fn=post_fn(b))
+                      hi=hi, res=res, prelu=alpha, fn=post_fn(b), wg=variant["wg"])
 
 
 #: most input vectors per filter row of the tiled kernel (they stay in registers)

@@ -12,13 +12,12 @@ FLOAT16 (stored half), QUANT8_ASYMM, QUANT8_ASYMM_SIGNED; NCHW through strides; 
 
 from __future__ import annotations
 
-from clnn.kernels import _gemm
+from clnn.kernels import _depthwise_variants, _gemm
 from clnn.kernels.conv2d import (
     fused_pad,
     input_strides,
     layout_strides,
     support_conv,
-    tile_rows_group,
     tile_width,
 )
 from clnn.kernels.registry import In, Out, register_kernel
@@ -55,14 +54,20 @@ def plan(ctx, b):
     requant = _gemm.requant_buffers(b, ctx, o, inp, fi) if quant else []
     tx = tile_width(ow, fw, p.stride_w, p.dil_w)
     if not p.nchw and p.extra[0] == 1 and tx is not None:
-        vw = next(v for v in (16, 8, 4, 2, 1) if o % v == 0)
+        # vector width, tile and work-group rows: tuned or the device heuristic
+        v = _depthwise_variants.choose(b, dt=dt, n=n, h=h, w=w, o=o, oh=oh, ow=ow, fh=fh,
+                                       fw=fw, sh=p.stride_h, sw=p.stride_w, dh=p.dil_h,
+                                       dw=p.dil_w, flop=2.0 * n * oh * ow * o * fh * fw)
+        vw, tx = v["vw"], v["tx"]
         key = {"dt": dt, "fdt": code(fi), "vw": vw, "tx": tx, "fw": fw, "sw": p.stride_w,
                "dw": p.dil_w}
         if fused is not None and fused.fn:
             key["fn"] = fused.fn
         gsize = (o // vw, -(-ow // tx), n * oh)
+        local = _depthwise_variants.local_for(v["rows"], gsize,
+                                              int(b.device.cl_device.max_work_group_size))
         b.launch("depthwise_conv2d", "depthwise_tile", key, gsize,
-                 local_size=tile_rows_group(gsize), args=[In(0), In(1), In(2), Out(0), *requant,
+                 local_size=local, args=[In(0), In(1), In(2), Out(0), *requant,
                   *[i32(v) for v in (h, w, o, oh, ow, fh, p.stride_h, p.dil_h, top, left,
                                      _gemm.zero_of(inp), _gemm.zero_of(fi),
                                      _gemm.zero_of(out))], lo, hi])

@@ -6,7 +6,7 @@ GEMM epilogue. FLOAT32, FLOAT16, QUANT8_ASYMM, QUANT8_ASYMM_SIGNED.
 
 from __future__ import annotations
 
-from clnn.kernels import _gemm
+from clnn.kernels import _gemm, _gemm_variants
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import FLOAT_QUANT8, act_args, code, constant_inputs, first, types_in
 
@@ -21,7 +21,8 @@ def plan(ctx, b):
     batch = out.shape[0]
     dt = code(inp)
     quant = dt in ("u8", "i8")
-    tile = _gemm.pick_tile(units)
+    variant = _gemm_variants.choose(b, dt=dt, amode="rows", M=batch, N=units, K=size)
+    tile = tuple(variant["tile"])
     nr = tile[1] * tile[2]
     if w.value is not None:
         bpk = _gemm.device_buffer(b, _gemm.pack_weights(w.value.T[None], nr, quant,
@@ -33,7 +34,8 @@ def plan(ctx, b):
     requant = _gemm.requant_buffers(b, ctx, units, inp, w) if quant else ()
     _gemm.launch_gemm(b, dt=dt, a=In(0), bpk=bpk, c=Out(0), M=batch, N=units, K=size,
                       tile=tile, sam=size, sak=1, ldc=units, bias=In(2), requant=requant,
-                      za=_gemm.zero_of(inp), zo=_gemm.zero_of(out), lo=lo, hi=hi)
+                      za=_gemm.zero_of(inp), zo=_gemm.zero_of(out), lo=lo, hi=hi,
+                      wg=variant["wg"])
 
 
 register_kernel("FULLY_CONNECTED", family="fully_connected", support=support, plan=plan)

@@ -1,6 +1,8 @@
 """AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D on OpenCL (pooling.cl.mako): explicit and implicit
 padding, NHWC and NCHW, fused activation; float32, float16 and quant8 asymm/signed. Window
-parameters are read on the host when the partition is planned."""
+parameters are read on the host when the partition is planned. A float NHWC pooling without
+padding of its own may read through a PAD fused into it (clnn/fusion.py): the kernels then count
+the PAD's taps as zeros (``padz``), as the padded tensor would hold them."""
 
 from __future__ import annotations
 
@@ -44,10 +46,15 @@ def plan(ctx, b):
     fw, fh = p.extra
     (top, _, left, _), _ = resolve_padding(p, h, w, fh, fw)
     act_index = p.idx["fused activation"]
+    extra = {}
+    if b.input_pad is not None:  # a PAD fused in (clnn/fusion.py): its taps are zeros
+        top, left, h, w = b.input_pad.adjust(top, left)
+        xs = (n, h, w, c)
+        extra = {"padz": True}
     vw = next((v for v in (16, 8, 4) if c % v == 0), None)
     if not p.nchw and code(y) == "f32" and vw:  # vectors of contiguous channels
         local = row_local_size(c // vw, ow, 64)
-        b.launch("pooling", "pool_vec", {"kind": _KIND[ctx.name], "vw": vw},
+        b.launch("pooling", "pool_vec", {"kind": _KIND[ctx.name], "vw": vw, **extra},
                  (c // vw, ow, n * oh),
                  [In(0), Out(0), *[i32(v) for v in (h, w, c, oh, ow)],
                   *[i32(v) for v in _nhwc_strides(xs, False)[:3]],
@@ -56,7 +63,8 @@ def plan(ctx, b):
                   *act_args(ctx, act_index, y)], local_size=(*local, 1) if local else None)
         return
     local = row_local_size(c, ow)
-    b.launch("pooling", "pool", {"kind": _KIND[ctx.name], "dt": code(y)}, (c, ow, n * oh),
+    b.launch("pooling", "pool", {"kind": _KIND[ctx.name], "dt": code(y), **extra},
+             (c, ow, n * oh),
              [In(0), Out(0), *[i32(v) for v in (h, w, c, oh, ow)],
               *[i32(v) for v in _nhwc_strides(xs, p.nchw)],
               *[i32(v) for v in _nhwc_strides(ys, p.nchw)],

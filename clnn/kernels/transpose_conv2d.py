@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from clnn.kernels import _gemm
+from clnn.kernels import _gemm, _gemm_variants
 from clnn.kernels.conv2d import layout_strides, support_conv
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import act_args, code, i32
@@ -27,7 +27,8 @@ def plan(ctx, b):
     dt = code(inp)
     quant = dt in ("u8", "i8")
     M, N, K = n * h * w, o * fh * fw, c
-    tile = _gemm.pick_tile(N)
+    variant = _gemm_variants.device_default(b, N)
+    tile = tuple(variant["tile"])
     mr, nr = tile[0], tile[1] * tile[2]
     if fi.value is not None:
         bt = fi.value.reshape(N, K).T[None]
@@ -46,7 +47,8 @@ def plan(ctx, b):
         a, amode = In(0), "rows"
     cols = _gemm.scratch(b, M * N * 4)
     _gemm.launch_gemm(b, dt=dt, odt="i32" if quant else "f32", a=a, bpk=bpk, c=cols, M=M,
-                      N=N, K=K, tile=tile, amode=amode, sam=c, sak=1, ldc=N, epi="acc", za=za)
+                      N=N, K=K, tile=tile, amode=amode, sam=c, sak=1, ldc=N, epi="acc", za=za,
+                      wg=variant["wg"])
     lo, hi = act_args(ctx, p.idx["fused activation"], out)
     requant = _gemm.requant_buffers(b, ctx, o, inp, fi) if quant else []
     b.launch("transpose_conv2d", "col2im", {"dt": dt}, (o, ow, n * oh),

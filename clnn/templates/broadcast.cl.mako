@@ -61,3 +61,23 @@ ${c.bcast_index(bcast)}
 % endif
 }
 </%def>
+
+## ADD of a float NHWC tensor `a` (C channels) and a tensor `b` of CB <= C channels that a
+## PAD fused into this ADD (clnn/fusion.py) would have padded with zero channels at the end:
+## y[p, ch] = a[p, ch] + (ch < CB ? b[p, ch] : 0), then the clamp of the fused activation.
+## 2-D launch (C, pixels): no divisions. Kernel key: dt.
+<%def name="add_chpad(dt)">
+__kernel void add_chpad(${c.tparam(dt, "a", True)}, ${c.tparam(dt, "b", True)}, ${c.tparam(dt, "y")},
+                        int C, int CB, float lo, float hi)
+{
+${c.toffsets("a", "b", "y")}
+    const int ch = get_global_id(0);
+    const size_t p = get_global_id(1);
+    const size_t i = p * C + ch;
+    float z = ch < CB ? ${c.ldf(dt, "b", "p * CB + ch")} : 0.0f;
+    float r = ${c.ldf(dt, "a", "i")} + z;
+    if (r < lo) r = lo;
+    if (r > hi) r = hi;
+    ${c.stf(dt, "y", "i", "r")};
+}
+</%def>

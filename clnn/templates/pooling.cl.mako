@@ -1,9 +1,11 @@
 ## AVERAGE_POOL_2D MAX_POOL_2D L2_POOL_2D: one work-item per output element; the layout (NHWC
 ## or NCHW) is in the strides. Kernel key: kind (AVERAGE, MAX, L2) and dt. Averages count
 ## the taps inside the input; quantized averages round half away from zero in integers.
+## padz (float only): a PAD fused into the pooling, whose taps count as zeros (in the max and
+## in the average's count); the pooling itself then has no padding.
 <%namespace name="c" file="common.mako"/>
 
-<%def name="pool(kind, dt)">
+<%def name="pool(kind, dt, padz=False)">
 <% quant = dt in ("u8", "i8") %>
 __kernel void pool(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
                    int H, int W, int C, int OH, int OW,
@@ -20,6 +22,11 @@ ${c.toffsets("x", "y")}
     int hs = max(h0, 0), he = min(h0 + fh, H);
     int ws = max(w0, 0), we = min(w0 + fw, W);
     int count = max((he - hs) * (we - ws), 0);
+% if padz:
+    /* a fused PAD: the taps outside the input are zeros of the window (clnn/fusion.py) */
+    const int inside = count;
+    count = fh * fw;
+% endif
     __global const ${c.ctype(dt)}* xb = x + n * xn + ch * xc;
 % if quant:
   % if kind == "MAX":
@@ -48,6 +55,9 @@ ${c.toffsets("x", "y")}
 % endif
         }
     }
+% if padz and kind == "MAX":
+    if (inside < fh * fw) acc = max(acc, 0.0f);
+% endif
 % if quant and kind == "AVERAGE":
     int cnt = max(count, 1);
     int hf = cnt / 2;
@@ -71,7 +81,7 @@ ${c.toffsets("x", "y")}
 
 ## The NHWC float32 variant: one work-item per vw contiguous channels of an output pixel
 ## (vector loads). Same sums and order as pool(). Kernel key: kind, vw (divides C).
-<%def name="pool_vec(kind, vw)">
+<%def name="pool_vec(kind, vw, padz=False)">
 <% V = "float%d" % vw %>
 __kernel void pool_vec(${c.tparam("f32", "x", True)}, ${c.tparam("f32", "y")},
                        int H, int W, int C, int OH, int OW, int xn, int xh, int xw,
@@ -86,6 +96,11 @@ ${c.toffsets("x", "y")}
     int hs = max(h0, 0), he = min(h0 + fh, H);
     int ws = max(w0, 0), we = min(w0 + fw, W);
     int count = max((he - hs) * (we - ws), 0);
+% if padz:
+    /* a fused PAD: the taps outside the input are zeros of the window (clnn/fusion.py) */
+    const int inside = count;
+    count = fh * fw;
+% endif
     __global const float* xb = x + n * xn + ch;
     ${V} acc = (${V})(${"-INFINITY" if kind == "MAX" else "0.0f"});
     for (int r = hs; r < he; ++r) {
@@ -100,6 +115,9 @@ ${c.toffsets("x", "y")}
 % endif
         }
     }
+% if padz and kind == "MAX":
+    if (inside < fh * fw) acc = max(acc, (${V})(0.0f));
+% endif
 % if kind == "AVERAGE":
     acc = acc / (float)max(count, 1);
 % elif kind == "L2":

@@ -119,9 +119,23 @@ def _bench(args) -> int:
 
         return run_models_bench(args.iterations, as_json=args.json, names=args.models or None,
                                 device_name=args.device, plot=args.plot)
+    if args.what == "peak":
+        from clnn.tools.bench_peak import run_peak_bench
+
+        return run_peak_bench(as_json=args.json, remeasure=True)
     from clnn.tools.bench_gemm import run_gemm_bench
 
     return run_gemm_bench(args.n, args.reps, as_json=args.json, sweep=args.sweep)
+
+
+def _cmd_tune(args) -> int:
+    from clnn.tools.devices import device_environment, require_device, require_opencl
+    from clnn.tools.tune import tune_models
+
+    require_opencl(args.device, "tune")
+    require_device(args.device)
+    with device_environment(args.device):
+        return tune_models(args.models, fast=args.fast, retune=args.retune, as_json=args.json)
 
 
 def _cmd_run(args) -> int:
@@ -279,10 +293,11 @@ def build_parser() -> OneLineParser:
     d.set_defaults(func=_cmd_demo)
 
     b = sub.add_parser("bench", help="benchmarks measured against a peer in the same run")
-    b.add_argument("what", choices=["gemm", "models", "prepare"],
+    b.add_argument("what", choices=["gemm", "models", "prepare", "peak"],
                    help="gemm: SGEMM n^3, clnn kernel vs NumPy; models: the MediaPipe models "
                         "on clnn vs ai-edge-litert (2 threads); prepare: the demo model's cold "
-                        "prepare vs prepare from the compilation cache")
+                        "prepare vs prepare from the compilation cache; peak: the device's FMA "
+                        "throughput and memory bandwidth (cached for clnn run --profile)")
     b.add_argument("--n", type=positive_int, default=1024,
                    help="gemm: the matrix size n (default 1024)")
     b.add_argument("--reps", type=positive_int, default=10,
@@ -303,6 +318,18 @@ def build_parser() -> OneLineParser:
                    help="models --onnx: rounds in which clnn and onnxruntime take turns "
                         "(default 5; --iterations are shared among them)")
     b.set_defaults(func=_cmd_bench)
+
+    t = sub.add_parser("tune", help="tune the kernels of .tflite models for the OpenCL device "
+                       "ahead of time (the tuning cache)")
+    t.add_argument("models", nargs="+", type=existing_file, help=".tflite files")
+    t.add_argument("--device", default="opencl", type=device_spec,
+                   help=f"the OpenCL device: {DEVICE_HELP}")
+    t.add_argument("--fast", action="store_true",
+                   help="measure the smaller candidate set of CLNN_TUNE=fast, not every one")
+    t.add_argument("--retune", action="store_true",
+                   help="measure again the layers that already have a tuning-cache entry")
+    t.add_argument("--json", action="store_true", help="print the result as JSON")
+    t.set_defaults(func=_cmd_tune)
 
     r = sub.add_parser("run", help="import a .tflite or .onnx model and run it on a device")
     r.add_argument("model", type=model_file,

@@ -273,6 +273,7 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
         except RuntimeError as e:
             print(f"clnn run: {e}", file=sys.stderr)
             return 1
+        _add_roofline(report, runner)
     _write_pictures(report, runner, inputs, [t / 1e3 for t in lat["times_ms"]], plot, trace,
                     iterations)
     if as_json:
@@ -280,6 +281,17 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
         return status
     _print_report(report, top)
     return status
+
+
+def _add_roofline(report: dict, runner):
+    """Per-operation GFLOP/s or GB/s and fraction of the device's peak (clnn/tools/roofline.py),
+    and the totals per operation type."""
+    from clnn.tools.roofline import annotate, profile_peak
+
+    peak = profile_peak(runner.device)
+    report["peak"] = peak
+    report["profile_totals"] = annotate(report["profile"], runner.imported.model.main,
+                                        None if peak is None else (peak["gflops"], peak["gbs"]))
 
 
 def _write_pictures(report, runner, inputs, times, plot, trace, iterations):
@@ -332,13 +344,6 @@ def _print_report(report: dict, top: int):
         print(f"  clnn / {peer} (p50): {report['ratio_p50']:.2f} "
               f"({peer} with {report[f'{peer}_threads']} threads; above 1: clnn is slower)")
     if "profile" in report:
-        rows = report["profile"]
-        total = sum(r["ms"] for r in rows)
-        print(f"kernel time per run: {total:.3f} ms; top operations:")
-        print(f"  {'op':>5}  {'type':24} {'ms':>9} {'share':>7}  kernels")
-        for r in rows[:top]:
-            k = "" if r["operation"] is None else str(r["operation"])
-            print(f"  {k:>5}  {r['type'][:24]:24} {r['ms']:9.3f} {100 * r['share']:6.1f}%  "
-                  f"{', '.join(r['kernels'])}")
-        if rows and rows[-1]["operation"] is None and len(rows) > top:
-            print(f"         {rows[-1]['type']}")
+        from clnn.tools.roofline import print_profile
+
+        print_profile(report, top)

@@ -88,6 +88,11 @@ def test_run_profile_on_opencl(model_paths, capsys):
     assert sum(r["share"] for r in rows) == pytest.approx(1.0)
     assert rows == sorted(rows, key=lambda r: -r["ms"])
     assert "CONV_2D" in {r["type"] for r in rows}
+    # the roofline view: a rate per operation with kernel time, and totals per type
+    assert all(r["rate"] > 0 for r in rows if r["ms"] > 0)
+    assert report["peak"]["gflops"] > 0 and report["peak"]["gbs"] > 0
+    assert {t["type"] for t in report["profile_totals"]} == {r["type"] for r in rows
+                                                             if r["ms"] > 0}
     mem = report["memory"]  # the liveness-planned pool is smaller than the tensors it holds
     assert 0 < mem["pool_bytes"] < mem["tensor_bytes"]
     assert mem["constant_bytes"] > 0 and mem["launches"] > 0

@@ -1,0 +1,111 @@
+"""The variants of ``depthwise_tile`` (templates/depthwise_conv2d.cl.mako) and their choice per
+layer, as clnn/kernels/_gemm_variants.py does for the GEMM.
+
+A variant is ``{"vw": channels per vector, "tx": output pixels per work-item, "rows": output
+rows per work-group}``: vw and tx change the source (the kernel key); rows is the launch's
+work-group shape ((channel blocks, 1, rows) as :func:`clnn.kernels.conv2d.tile_rows_group`
+builds it; 0: the driver's choice). The heuristic is what ran before tuning on a CPU (the
+widest vector dividing the channels, the widest tile whose span fits, the rows rule measured on
+PoCL); on a GPU narrower vectors and tiles (vw 4, tx 2: more work-items, fewer registers) and
+the driver's work-groups. The tuner measures float32 layers.
+"""
+
+from __future__ import annotations
+
+from clnn.kernels import _gemm_variants
+from clnn.kernels.conv2d import tile_rows_group, tile_width
+
+
+def vector_widths(o: int) -> list[int]:
+    return [v for v in (16, 8, 4, 2, 1) if o % v == 0]
+
+
+def tile_widths(ow: int, fw: int, sw: int, dw: int) -> list[int]:
+    widest = tile_width(ow, fw, sw, dw)
+    return [t for t in (8, 4, 2, 1) if widest is not None and t <= widest]
+
+
+def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int) -> dict:
+    vws, txs = vector_widths(o), tile_widths(ow, fw, sw, dw)
+    if cpu:
+        return {"vw": vws[0], "tx": txs[0], "rows": -1}
+    return {"vw": next((v for v in vws if v <= 4), 1), "tx": next(t for t in txs if t <= 2),
+            "rows": 0}
+
+
+def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int) -> list[dict]:
+    default = heuristic(cpu, o, ow, fw, sw, dw)
+    out = [default]
+    for vw in vector_widths(o)[:3]:
+        for tx in tile_widths(ow, fw, sw, dw)[:3]:
+            for rows in (-1, 0, 1):
+                v = {"vw": vw, "tx": tx, "rows": rows}
+                if v not in out:
+                    out.append(v)
+    return out
+
+
+def local_for(rows: int, gsize, max_wg: int):
+    """rows -1: tile_rows_group's rule; 0: the driver's; else (channel blocks, 1, rows) where
+    it divides and fits."""
+    if rows == -1:
+        return tile_rows_group(gsize)
+    if rows == 0 or gsize[2] % rows or gsize[0] * rows > max_wg:
+        return None
+    return (gsize[0], 1, rows)
+
+
+def choose(b, *, dt: str, n: int, h: int, w: int, o: int, oh: int, ow: int, fh: int, fw: int,
+           sh: int, sw: int, dh: int, dw: int, flop: float) -> dict:
+    """The depthwise_tile variant of one layer planned by ``b``."""
+    from clnn import tuning
+
+    dev = b.device
+    cl_device = getattr(dev, "cl_device", None)
+    if cl_device is None:
+        return heuristic(True, o, ow, fw, sw, dw)
+    t = _gemm_variants.traits(cl_device)
+    default = heuristic(t.cpu, o, ow, fw, sw, dw)
+    if dt != "f32" or not hasattr(dev, "platform"):
+        return default
+    tuner = tuning.tuner_for(dev)
+    sig = {"dt": dt, "n": n, "h": h, "w": w, "c": o, "oh": oh, "ow": ow, "fh": fh, "fw": fw,
+           "sh": sh, "sw": sw, "dh": dh, "dw": dw}
+    return tuner.choose(getattr(b, "op_index", -1), "depthwise", sig,
+                        candidates(t.cpu, o, ow, fw, sw, dw), default,
+                        lambda v: scratch_depthwise(dev, v, sig), flop=flop,
+                        owner=getattr(b, "planner", None),
+                        scratch_bytes=4 * n * o * (h * w + oh * ow))
+
+
+def scratch_depthwise(device, v: dict, s: dict):
+    """(kernels, release) of one float32 depthwise_tile layer in variant ``v`` on zeroed
+    scratch buffers."""
+    import numpy as np
+    import pyopencl as cl
+
+    from clnn.kernels.support import f32, i32
+
+    sizes = (s["n"] * s["h"] * s["w"] * s["c"], s["fh"] * s["fw"] * s["c"], s["c"],
+             s["n"] * s["oh"] * s["ow"] * s["c"])
+    q = device.timing_queue()
+    bufs = []
+    for n in sizes:
+        buf = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, max(4, 4 * n))
+        cl.enqueue_fill_buffer(q, buf, np.float32(0), 0, max(4, 4 * n))
+        bufs.append(buf)
+    key = {"dt": "f32", "fdt": "f32", "vw": v["vw"], "tx": v["tx"], "fw": s["fw"],
+           "sw": s["sw"], "dw": s["dw"]}
+    gsize = (s["c"] // v["vw"], -(-s["ow"] // v["tx"]), s["n"] * s["oh"])
+    rec = _gemm_variants._Recorder(device)
+    rec.launch("depthwise_conv2d", "depthwise_tile", key, gsize,
+               [*[x for buf in bufs for x in (buf, i32(0))],
+                *[i32(x) for x in (s["h"], s["w"], s["c"], s["oh"], s["ow"], s["fh"], s["sh"],
+                                   s["dh"], 0, 0, 0, 0, 0)], f32(-np.inf), f32(np.inf)],
+               local_size=local_for(v["rows"], gsize, int(device.cl_device.max_work_group_size)))
+
+    def release():
+        for buf in bufs:
+            buf.release()
+
+    return rec.kernels, release

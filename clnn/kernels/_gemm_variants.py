@@ -1,0 +1,165 @@
+"""The variants of the shared GEMM (templates/gemm.cl.mako) and how one is chosen per layer.
+
+A variant is ``{"tile": [mr, nv, vw], "wg": ...}``: the tile (mr rows x nv vectors of vw
+columns per work-item: mr * nv accumulators of vw floats; the only knobs that change the
+source, so the only ones in the kernel key) and the work-group shape (a launch argument):
+``"auto"`` (the PoCL-measured rule of :func:`clnn.kernels._gemm.local_size`), ``None`` (the
+driver's choice) or ``[rows, columns]`` work-items, shrunk to divisors of the global size
+(OpenCL 1.2 needs whole work-groups).
+
+Without a tuning entry, :func:`heuristic` picks from device queries: on a CPU the AVX-512
+outer-product tiles measured on PoCL (:data:`clnn.kernels._gemm.TILE`, narrower for narrow
+outputs) with the "auto" groups, exactly what ran before tuning existed; on a GPU (or anything
+else) a tile of at most 16 accumulators per work-item, which stays in a GPU thread's registers,
+with work-groups of 64-256 work-items bounded by CL_DEVICE_MAX_WORK_GROUP_SIZE. The tuner
+(clnn/tuning.py) measures :func:`candidates` per layer shape where ``CLNN_TUNE`` allows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clnn.kernels import _gemm
+
+#: tiles for CPUs: wide vector outer products (PoCL vectorizes nothing across work-items here)
+CPU_TILES = ([8, 2, 16], [8, 1, 16], [4, 2, 16], [16, 1, 16], [8, 4, 8], [4, 4, 8])
+#: tiles for GPUs: few accumulators per work-item (16 floats or fewer), many work-items
+GPU_TILES = ([4, 1, 4], [2, 1, 4], [4, 2, 4], [1, 1, 4], [2, 2, 4], [4, 1, 8])
+CPU_GROUPS = ("auto", None, [4, 8], [16, 2])
+GPU_GROUPS = ([16, 4], [16, 8], [8, 8], [16, 16], [32, 8])
+
+
+@dataclass(frozen=True)
+class Traits:
+    """What the choice reads from the device."""
+    cpu: bool
+    max_wg: int
+    max_items: tuple
+    local_mem: int
+
+
+def traits(cl_device) -> Traits:
+    import pyopencl as cl
+
+    return Traits(bool(cl_device.type & cl.device_type.CPU), int(cl_device.max_work_group_size),
+                  tuple(int(v) for v in cl_device.max_work_item_sizes),
+                  int(cl_device.local_mem_size))
+
+
+def _fits_n(tile, n: int) -> bool:
+    """A tile no wider than the output rounded to its vector width (no panel of padding)."""
+    nr = tile[1] * tile[2]
+    return nr <= max(_gemm.ceil_to(n, tile[2]), tile[2])
+
+
+def _group_ok(t: Traits, wg) -> bool:
+    if wg in ("auto", None):
+        return True
+    return wg[0] * wg[1] <= t.max_wg and wg[0] <= t.max_items[0] and wg[1] <= t.max_items[1]
+
+
+def heuristic(t: Traits, n: int) -> dict:
+    """The variant without a tuning entry."""
+    if t.cpu:
+        return {"tile": list(_gemm.pick_tile(n)), "wg": "auto"}
+    tile = [4, 1, 4] if n > 2 else [4, 1, 2]
+    want = next((g for g in ([16, 8], [16, 4], [8, 8], [8, 4], [4, 4]) if _group_ok(t, g)),
+                None)
+    return {"tile": tile, "wg": want}
+
+
+def candidates(t: Traits, n: int, full: bool = True) -> list[dict]:
+    """The variants the tuner measures for an output of ``n`` columns (the heuristic's
+    first); ``full=False``: the tiles only, with the heuristic's groups (CLNN_TUNE=fast)."""
+    default = heuristic(t, n)
+    tiles = [tl for tl in (CPU_TILES if t.cpu else GPU_TILES) if _fits_n(tl, n)]
+    groups = [g for g in (CPU_GROUPS if t.cpu else GPU_GROUPS) if _group_ok(t, g)]
+    out = [default]
+    for tl in tiles:
+        for g in (groups if full else [default["wg"]]):
+            v = {"tile": list(tl), "wg": g}
+            if v not in out:
+                out.append(v)
+    if not full:  # the heuristic's tile under the other groups too
+        out += [{"tile": default["tile"], "wg": g} for g in groups
+                if {"tile": default["tile"], "wg": g} not in out]
+    return out
+
+
+def choose(b, *, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) -> dict:
+    """The GEMM variant of one layer planned by ``b`` (a LaunchBuilder): tuned (cached or
+    measured now, clnn/tuning.py) for float32 layers, else the heuristic."""
+    from clnn import tuning
+
+    dev = b.device
+    cl_device = getattr(dev, "cl_device", None)
+    if cl_device is None:
+        return {"tile": list(_gemm.pick_tile(N)), "wg": "auto"}
+    t = traits(cl_device)
+    default = heuristic(t, N)
+    if dt != "f32" or not hasattr(dev, "platform"):
+        return default
+    tuner = tuning.tuner_for(dev)
+    sig = {"dt": dt, "amode": amode, "M": M, "N": N, "K": K, "batches": batches}
+    cands = candidates(t, N, full=tuner.mode == "full")
+    return tuner.choose(getattr(b, "op_index", -1), "gemm", sig, cands, default,
+                        lambda v: scratch_gemm(dev, v, dt, amode, M, N, K, batches),
+                        flop=2.0 * M * N * K * batches, owner=getattr(b, "planner", None),
+                        space=candidates(t, N, full=True),
+                        scratch_bytes=4 * (M * K + K * N + M * N) * batches)
+
+
+def device_default(b, n: int) -> dict:
+    """The heuristic variant for the device ``b`` plans on (GEMMs that are not tuned:
+    TRANSPOSE_CONV_2D, BATCH_MATMUL), so that no GEMM runs a CPU tile on a GPU."""
+    cl_device = getattr(b.device, "cl_device", None)
+    if cl_device is None:
+        return {"tile": list(_gemm.pick_tile(n)), "wg": "auto"}
+    return heuristic(traits(cl_device), n)
+
+
+class _Recorder:
+    """Just enough of LaunchBuilder for launch_gemm on scratch buffers."""
+
+    def __init__(self, device):
+        self.device = device
+        self.kernels = []
+
+    def launch(self, family, name, params, global_size, args, local_size=None):
+        import pyopencl as cl
+
+        from clnn.launch import fit_local_size
+
+        k = cl.Kernel(self.device.programs.program(family, name, params), name)
+        k.set_args(*args)
+        gs = tuple(int(g) for g in global_size)
+        self.kernels.append((k, gs, fit_local_size(k, self.device.cl_device, name, local_size)))
+
+
+def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, batches: int):
+    """(kernels, release) of one GEMM of this shape in variant ``v`` on zeroed scratch
+    buffers (the values do not change a float GEMM's time)."""
+    import numpy as np
+    import pyopencl as cl
+
+    mr, nv, vw = v["tile"]
+    nr = nv * vw
+    a_el = (_gemm.ceil_to(M, mr) if amode == "packed" else M) * K
+    b_el = _gemm.ceil_to(N, nr) * K
+    mf = cl.mem_flags
+    bufs = [cl.Buffer(device.context, mf.READ_WRITE, max(4, 4 * n * batches))
+            for n in (a_el, b_el, M * N)]
+    q = device.timing_queue()
+    for buf, n in zip(bufs, (a_el, b_el, M * N)):
+        cl.enqueue_fill_buffer(q, buf, np.float32(0), 0, max(4, 4 * n * batches))
+    rec = _Recorder(device)
+    _gemm.launch_gemm(rec, dt=dt, a=bufs[0], bpk=bufs[1], c=bufs[2], M=M, N=N, K=K,
+                      tile=tuple(v["tile"]), amode=amode, sam=K, sak=1, ldc=N,
+                      batch=(batches, 1), a_b=(a_el, 0), b_b=(b_el, 0), c_b=(M * N, 0),
+                      wg=v["wg"])
+
+    def release():
+        for buf in bufs:
+            buf.release()
+
+    return rec.kernels, release

@@ -1,0 +1,272 @@
+"""Kernel tuning per device and per layer: a cache of measured choices and the tuner.
+
+A kernel family exposes a small space of variants (for the GEMM: the tile and the work-group
+shape, clnn/kernels/gemm_variants.py). Without an entry, a heuristic from device queries picks
+one; with ``CLNN_TUNE=fast`` (the default) or ``full``, the tuner measures the candidates of a
+layer's shape on the device with OpenCL profiling events (a few repetitions, median, on scratch
+buffers) and stores the choice in the tuning cache:
+
+    <cache dir>/tuning/<hash of the device identity>.json
+
+keyed inside by ``family|shape signature``. The file records the identity it was measured on
+(platform name and version, device name, driver version) and is only used when that identity is
+the current device's, so an entry from another device or driver is never used. It is plain JSON
+(no pickle): a corrupt or foreign file is ignored and written again.
+
+``CLNN_TUNE``: ``off`` (heuristic only: neither read nor measure), ``fast`` (reuse the cache;
+measure uncached layers worth tuning until the model's budget, ``CLNN_TUNE_BUDGET`` seconds,
+default :data:`FAST_BUDGET_S`, is spent; few candidates, 3 repetitions) or ``full`` (every
+candidate, 5 repetitions, no budget). ``clnn tune MODEL...`` tunes ahead of time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import statistics
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from clnn import paths
+
+SCHEMA = 1
+MODES = ("off", "fast", "full")
+#: seconds of measuring per prepared model in ``fast`` mode (balanced with the cold start)
+FAST_BUDGET_S = 1.5
+#: layers with less work than this (FLOP) are not worth a measurement at prepare (``fast``:
+#: the budget goes to the big layers) or ahead of time (``full``): the heuristic runs them
+MIN_TUNE_FLOP = {"fast": 4e6, "full": 2.5e5}
+#: layers whose scratch buffers would take more bytes than this per candidate are not
+#: measured (every candidate holds its own while the candidates take turns)
+MAX_SCRATCH_BYTES = 64 << 20
+_LOCK = threading.Lock()
+
+
+def mode() -> str:
+    """CLNN_TUNE, checked (``fast`` when unset)."""
+    m = os.environ.get("CLNN_TUNE", "fast").strip().lower() or "fast"
+    if m not in MODES:
+        raise ValueError(f"CLNN_TUNE={m!r} is not one of {', '.join(MODES)}")
+    return m
+
+
+def budget_s() -> float | None:
+    """Measuring seconds per model: None (no bound) in ``full`` mode."""
+    if mode() == "full":
+        return None
+    raw = os.environ.get("CLNN_TUNE_BUDGET")
+    if raw:
+        try:
+            return max(0.0, float(raw))
+        except ValueError as e:
+            raise ValueError(f"CLNN_TUNE_BUDGET={raw!r} is not a number of seconds") from e
+    return FAST_BUDGET_S
+
+
+def device_identity(platform, cl_device) -> dict:
+    """What a measured choice holds for: the platform, the device and its driver."""
+    return {"platform": platform.name.strip(), "platform_version": platform.version.strip(),
+            "device": cl_device.name.strip(), "driver_version": cl_device.driver_version.strip()}
+
+
+def identity_hash(ident: dict) -> str:
+    return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class TuningCache:
+    """Choices measured on one device identity, persisted as JSON under ``directory``."""
+
+    def __init__(self, identity: dict, directory: Path | None = None):
+        self.identity = dict(identity)
+        self.path = Path(directory or paths.cache_dir("tuning")) / \
+            f"{identity_hash(self.identity)}.json"
+        self.entries: dict[str, dict] = {}
+        self._load()
+
+    @staticmethod
+    def key(family: str, signature) -> str:
+        return f"{family}|{json.dumps(signature, sort_keys=True, separators=(',', ':'))}"
+
+    def _load(self):
+        try:
+            data = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return
+        # another identity (a hash collision, a copied file) or another schema: never used
+        if isinstance(data, dict) and data.get("schema") == SCHEMA and \
+                data.get("identity") == self.identity and isinstance(data.get("entries"), dict):
+            self.entries = {k: v for k, v in data["entries"].items() if isinstance(v, dict)}
+
+    def get(self, family: str, signature) -> dict | None:
+        return self.entries.get(self.key(family, signature))
+
+    def put(self, family: str, signature, entry: dict):
+        self.entries[self.key(family, signature)] = entry
+
+    def save(self):
+        """Merged with what another process wrote meanwhile; written atomically."""
+        with _LOCK:
+            mine = dict(self.entries)
+            self.entries = {}
+            self._load()
+            self.entries.update(mine)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"schema": SCHEMA, "identity": self.identity,
+                                       "entries": self.entries}, indent=1, sort_keys=True))
+            os.replace(tmp, self.path)
+
+
+@dataclass
+class Record:
+    """One tuned layer, for ``clnn tune``'s report."""
+    op_index: int
+    family: str
+    signature: object
+    choice: object
+    default: object
+    default_ms: float | None
+    best_ms: float | None
+    cached: bool
+
+    @property
+    def gain(self) -> float | None:
+        if not self.default_ms or not self.best_ms:
+            return None
+        return self.default_ms / self.best_ms
+
+
+@dataclass
+class Tuner:
+    """The tuning state of one device: its cache, the mode, the budget of the model being
+    prepared (:meth:`start_model`), and the records of what it chose."""
+    device: object
+    mode: str
+    cache: TuningCache | None
+    budget: float | None = None
+    spent: float = 0.0
+    #: the plan owner (clnn.plan.Planner, one per prepared model) the budget is counted for
+    owner: object = None
+    #: measure again even where the cache has an entry (``clnn tune --retune``)
+    retune: bool = False
+    #: no budget whatever the mode (``clnn tune``)
+    unbounded: bool = False
+    measured: int = 0
+    records: list[Record] = field(default_factory=list)
+
+    def start_model(self, owner=None):
+        self.budget = None if self.unbounded else budget_s()
+        self.spent, self.owner = 0.0, owner
+
+    def can_measure(self) -> bool:
+        return self.mode != "off" and (self.budget is None or self.spent < self.budget)
+
+    def choose(self, op_index: int, family: str, signature, candidates: list, default,
+               run_candidate, flop: float = 0.0, owner=None, space: list | None = None,
+               scratch_bytes: int = 0):
+        """The variant for one layer: the cached choice (when it is in ``space``, the whole
+        variant space; default ``candidates``), else (budget allowing) the fastest of
+        ``candidates`` measured by ``run_candidate(c) -> (kernels, release)``, else
+        ``default``. Candidates and choices are JSON values (lists, not tuples). ``owner``:
+        the plan owner; a new one (a new model) starts a new budget."""
+        if self.mode == "off" or self.cache is None:
+            return default
+        if owner is not None and owner is not self.owner:
+            self.start_model(owner)
+        entry = self.cache.get(family, signature)
+        # an entry cut short by the budget is reused at prepare; clnn tune completes it
+        usable = entry is not None and (entry.get("complete") or self.mode == "fast")
+        if usable and not self.retune and entry.get("choice") in (space or candidates):
+            self.records.append(Record(op_index, family, signature, entry["choice"], default,
+                                       entry.get("default_ms"), entry.get("best_ms"), True))
+            return entry["choice"]
+        if flop < MIN_TUNE_FLOP[self.mode] or len(candidates) < 2 or not self.can_measure() \
+                or scratch_bytes > MAX_SCRATCH_BYTES:
+            return default
+        t0 = time.perf_counter()
+        reps = 5 if self.mode == "full" else 3
+        order = sorted(candidates, key=lambda c: c != default)  # the default first
+        times, tried = measure_candidates(self.device, run_candidate, order, reps,
+                                          lambda: self.can_measure_now(t0))
+        self.spent += time.perf_counter() - t0
+        self.measured += 1
+        if not times:
+            return default
+        best = min(times, key=times.get)
+        choice = json.loads(best)
+        d_ms = times.get(_key(default))
+        entry = {"choice": choice, "best_ms": times[best], "default_ms": d_ms,
+                 "times_ms": times, "complete": tried == len(candidates)}
+        self.cache.put(family, signature, entry)
+        self.cache.save()
+        self.records.append(Record(op_index, family, signature, choice, default, d_ms,
+                                   times[best], False))
+        return choice
+
+    def can_measure_now(self, t0: float) -> bool:
+        return self.budget is None or self.spent + (time.perf_counter() - t0) < self.budget
+
+
+def _key(candidate) -> str:
+    return json.dumps(candidate, sort_keys=True)
+
+
+def measure_candidates(device, run_candidate, candidates: list, reps: int, may_continue):
+    """({candidate key: median kernel ms}, candidates tried): every candidate that builds and
+    runs is prepared (built, bound to scratch buffers, run once to warm) while
+    ``may_continue()`` holds (the first always), then the prepared ones take turns ``reps``
+    times, in a rotating order, so that a change of load on the machine hits them alike; each
+    timed run follows an untimed one (warm caches, as in a model). Kernel times from
+    profiling events."""
+    import pyopencl as cl
+
+    q = device.timing_queue()
+    ready, tried = [], 0
+    try:
+        for n, c in enumerate(candidates):
+            if n and not may_continue():
+                break
+            tried += 1
+            try:
+                kernels, release = run_candidate(c)
+            except Exception:  # a variant the device cannot build is not a choice
+                continue
+            ready.append((c, kernels, release))
+            try:
+                for k, g, l in kernels:
+                    cl.enqueue_nd_range_kernel(q, k, g, l)
+                q.finish()
+            except Exception:  # nor one it cannot run
+                ready.pop()
+                release()
+        samples = {_key(c): [] for c, _, _ in ready}
+        for r in range(reps):
+            for c, kernels, _ in ready[r % max(len(ready), 1):] + ready[:r % max(len(ready), 1)]:
+                # one untimed run first: in a model a layer reads what the previous kernel
+                # just wrote, in the caches; the other candidates' runs evicted this one's data
+                for k, g, l in kernels:
+                    cl.enqueue_nd_range_kernel(q, k, g, l)
+                evs = [cl.enqueue_nd_range_kernel(q, k, g, l) for k, g, l in kernels]
+                q.finish()
+                samples[_key(c)].append(sum(e.profile.end - e.profile.start for e in evs) * 1e-6)
+        return {k: statistics.median(v) for k, v in samples.items()}, tried
+    finally:
+        for _, _, release in ready:
+            release()
+
+
+def tuner_for(device, mode_: str | None = None, **options) -> Tuner:
+    """The device's tuner, made once per device object in ``mode_`` (default: CLNN_TUNE,
+    read then); ``options``: Tuner fields (retune, unbounded)."""
+    t = getattr(device, "_clnn_tuner", None)
+    if t is None:
+        m = mode_ or mode()
+        cache = None if m == "off" else TuningCache(device_identity(device.platform,
+                                                                    device.cl_device))
+        t = Tuner(device, m, cache, **options)
+        t.start_model()
+        device._clnn_tuner = t
+    return t

@@ -1,0 +1,333 @@
+"""Tuning (clnn/tuning.py, clnn/kernels/_gemm_variants.py): every GEMM variant the tuner or
+the heuristic can choose against the reference device on shapes that admit it (tile edges in
+both dimensions), the heuristic's choices (PoCL: the tile measured before tuning existed), the
+cache (JSON per device identity: reused by a second process without measuring, never used for
+another device or driver) and the budget."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from clnn import tuning
+from clnn.kernels import _depthwise_variants as _dv
+from clnn.kernels import _gemm, _gemm_variants
+from clnn.kernels._gemm_variants import Traits, candidates, heuristic
+from tests.kits.cl_compare import compare
+from tests.kits.cl_conv_cases import conv_operands, ints, kind_of
+from tests.kits.one_op_models import one_op_model
+
+CPU = Traits(cpu=True, max_wg=4096, max_items=(4096, 4096, 4096), local_mem=1 << 20)
+GPU = Traits(cpu=False, max_wg=256, max_items=(1024, 1024, 64), local_mem=48 << 10)
+#: output channels of the test layers: admits every tile (nr <= 48) and leaves a partial one
+N = 40
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _wg(wg) -> str:
+    return "x".join(map(str, wg)) if isinstance(wg, list) else str(wg)
+
+
+def variant_ids(vs):
+    return [f"t{'x'.join(map(str, v['tile']))}-wg{_wg(v['wg'])}" for v in vs]
+
+
+ALL = candidates(CPU, N) + [v for v in candidates(GPU, N) if v not in candidates(CPU, N)]
+
+
+def conv_model(name, x_shape, f_shape, out_shape, params, seed=0):
+    xs, fs, bs, out, x = conv_operands(name, np.random.default_rng(seed), x_shape, f_shape)
+    return one_op_model("CONV_2D", [xs, fs, bs, *params], [out(out_shape)]), [x]
+
+
+def force(monkeypatch, v):
+    monkeypatch.setattr(_gemm_variants, "choose", lambda b, **kw: v)
+
+
+@pytest.mark.parametrize("v", ALL, ids=variant_ids(ALL))
+def test_variant_matches_reference_conv(cl_device, monkeypatch, v):
+    force(monkeypatch, v)
+    # 3x3 SAME over 9x7x5: im2col packed A with M = 63 (no tile divides it), N = 40, relu
+    m, x = conv_model("f32", [1, 9, 7, 5], [N, 3, 3, 5], [1, 9, 7, N], ints(1, 1, 1, 1))
+    compare(m, x, cl_device, kind_of("f32"))
+
+
+TILES = sorted({tuple(v["tile"]) for v in ALL})
+
+
+@pytest.mark.parametrize("tile", TILES, ids=["x".join(map(str, t)) for t in TILES])
+def test_variant_matches_reference_rows(cl_device, monkeypatch, tile):
+    # 1x1 stride 1: A is the input rows (amode "rows"), M = 35 rows, driver's groups
+    force(monkeypatch, {"tile": list(tile), "wg": None})
+    m, x = conv_model("f32", [1, 5, 7, 24], [N, 1, 1, 24], [1, 5, 7, N], ints(2, 1, 1, 0))
+    compare(m, x, cl_device, kind_of("f32"))
+
+
+@pytest.mark.parametrize("name", ["f16", "qa", "qs_pc"])
+@pytest.mark.parametrize("n", [N, 2])
+def test_gpu_heuristic_other_types(cl_device, monkeypatch, name, n):
+    # the heuristic variant of a GPU runs every type (the tuner only measures float32)
+    force(monkeypatch, heuristic(GPU, n))
+    m, x = conv_model(name, [1, 6, 5, 7], [n, 3, 3, 7], [1, 6, 5, n], ints(1, 1, 1, 0))
+    compare(m, x, cl_device, kind_of(name))
+
+
+def test_heuristic_is_the_pocl_tile_on_cpus():
+    for n in (1, 8, 12, 16, 17, 40, 1024):
+        assert heuristic(CPU, n) == {"tile": list(_gemm.pick_tile(n)), "wg": "auto"}
+    # the same rule as before tuning: TILE for wide outputs
+    assert heuristic(CPU, 1024)["tile"] == list(_gemm.TILE)
+
+
+def test_gpu_variants_fit_registers_and_groups():
+    for v in candidates(GPU, N):
+        mr, nv, vw = v["tile"]
+        assert mr * nv * vw <= 32  # floats of accumulators per work-item
+        assert v["wg"] not in ("auto",)
+        if v["wg"] is not None:
+            assert 64 <= v["wg"][0] * v["wg"][1] <= GPU.max_wg
+    small = Traits(cpu=False, max_wg=64, max_items=(64, 64, 64), local_mem=0)
+    assert all(v["wg"] is None or v["wg"][0] * v["wg"][1] <= 64 for v in candidates(small, N))
+    assert heuristic(small, N)["wg"][0] * heuristic(small, N)["wg"][1] <= 64
+
+
+def test_fit_group_divides_global_size():
+    assert _gemm.fit_group((63, 5, 1), [16, 8]) == (9, 5, 1)
+    assert _gemm.fit_group((7, 1, 1), [4, 8]) is None  # 1 x 1: the driver's choice
+    for g0 in range(1, 40):
+        lg = _gemm.fit_group((g0, 12, 1), [16, 4])
+        assert lg is None or (g0 % lg[0] == 0 and 12 % lg[1] == 0)
+
+
+IDENT = {"platform": "Portable Computing Language", "platform_version": "OpenCL 3.0 PoCL 6.0",
+         "device": "cpu-x", "driver_version": "6.0"}
+SIG = {"dt": "f32", "amode": "rows", "M": 4096, "N": 16, "K": 32, "batches": 1}
+
+
+def test_cache_persists_per_identity(tmp_path):
+    c = tuning.TuningCache(IDENT, tmp_path)
+    c.put("gemm", SIG, {"choice": {"tile": [8, 1, 16], "wg": None}, "complete": True})
+    c.save()
+    again = tuning.TuningCache(dict(IDENT), tmp_path)
+    assert again.get("gemm", SIG)["choice"] == {"tile": [8, 1, 16], "wg": None}
+    assert again.get("gemm", {**SIG, "M": 4095}) is None
+    # another driver version or device: another file, nothing found
+    for k, v in (("driver_version", "6.1"), ("device", "gpu-y"), ("platform_version", "x")):
+        other = tuning.TuningCache({**IDENT, k: v}, tmp_path)
+        assert other.path != c.path and other.get("gemm", SIG) is None
+        # even a file of the other identity's name holding this one's entries is not used
+        other.path.write_text(c.path.read_text())
+        assert tuning.TuningCache({**IDENT, k: v}, tmp_path).get("gemm", SIG) is None
+    # a corrupt file is ignored, then written again
+    c.path.write_text("{not json")
+    assert tuning.TuningCache(IDENT, tmp_path).entries == {}
+
+
+def test_modes(monkeypatch):
+    monkeypatch.setenv("CLNN_TUNE", "full")
+    assert tuning.mode() == "full" and tuning.budget_s() is None
+    monkeypatch.setenv("CLNN_TUNE", "fast")
+    monkeypatch.setenv("CLNN_TUNE_BUDGET", "0.25")
+    assert tuning.budget_s() == 0.25
+    monkeypatch.setenv("CLNN_TUNE", "fastest")
+    with pytest.raises(ValueError, match="CLNN_TUNE='fastest'"):
+        tuning.mode()
+
+
+def fake_measurements(monkeypatch, calls, ms):
+    """tuning.measure_candidates without a device: ``ms(candidate)``, calls recorded."""
+    def fake(dev, run, cands, reps, may_continue):
+        times, tried = {}, 0
+        for n, c in enumerate(cands):
+            if n and not may_continue():
+                break
+            tried += 1
+            calls.append(c)
+            times[tuning._key(c)] = ms(c)
+        return times, tried
+
+    monkeypatch.setattr(tuning, "measure_candidates", fake)
+
+
+def test_budget_and_threshold(monkeypatch, tmp_path):
+    calls = []
+    fake_measurements(monkeypatch, calls, lambda c: 1.0 if c == "a" else 0.5)
+    t = tuning.Tuner(None, "fast", tuning.TuningCache(IDENT, tmp_path), budget=10.0)
+    # too small a layer: the default, nothing measured
+    assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1.0) == "a" and not calls
+    assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "b"
+    assert calls == ["a", "b"] and t.records[-1].gain == 2.0
+    # cached now: no measurement
+    assert t.choose(1, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "b"
+    assert calls == ["a", "b"] and t.records[-1].cached
+    # scratch buffers too big to hold one per candidate: the default, unmeasured
+    assert t.choose(3, "gemm", {**SIG, "M": 2}, ["a", "b"], "a", None, flop=1e9,
+                    scratch_bytes=tuning.MAX_SCRATCH_BYTES + 1) == "a"
+    assert len(calls) == 2
+    # budget spent: the default, unmeasured
+    t.spent = t.budget
+    assert t.choose(2, "gemm", {**SIG, "M": 1}, ["a", "b"], "a", None, flop=1e9) == "a"
+    assert len(calls) == 2
+    # off: neither read nor measured
+    off = tuning.Tuner(None, "off", None)
+    assert off.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "a"
+
+
+def tuned_model():
+    """One 1x1 convolution worth tuning (M 4096, N 16, K 32: 4.2 MFLOP)."""
+    return conv_model("f32", [1, 64, 64, 32], [16, 1, 1, 32], [1, 64, 64, 16],
+                      ints(2, 1, 1, 0), seed=3)
+
+
+_CHILD = """
+import json
+from clnn import tuning
+from clnn.device import ClDevice
+from tests.cl.test_cl_tuning import tuned_model
+m, x = tuned_model()
+dev = ClDevice()
+pm = dev.prepare_model(m)
+t = tuning.tuner_for(dev)
+print(json.dumps({"measured": t.measured, "cached": [r.cached for r in t.records],
+                  "choice": [r.choice for r in t.records]}))
+"""
+
+
+def test_second_process_reuses_without_measuring(tmp_path):
+    env = {**os.environ, "CLNN_CACHE_DIR": str(tmp_path), "CLNN_TUNE": "fast",
+           "CLNN_TUNE_BUDGET": "1000", "PYTHONPATH": str(ROOT)}
+
+    def child():
+        out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True,
+                             text=True, timeout=300, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first = child()
+    assert first["measured"] == 1 and first["cached"] == [False]
+    entries = json.loads(next((tmp_path / "tuning").glob("*.json")).read_text())["entries"]
+    assert len(entries) == 1 and next(iter(entries.values()))["complete"]
+    second = child()
+    assert second["measured"] == 0 and second["cached"] == [True]
+    assert second["choice"] == first["choice"]
+
+
+def test_tuned_choice_runs_correctly(cl_device, tmp_path, monkeypatch):
+    # whatever the tuner picks for this layer matches the reference
+    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CLNN_TUNE_BUDGET", "1000")
+    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    tuner = tuning.tuner_for(cl_device, "fast")
+    try:
+        m, x = tuned_model()
+        compare(m, x, cl_device, kind_of("f32"))
+        assert tuner.records and tuner.records[0].choice in candidates(
+            _gemm_variants.traits(cl_device.cl_device), 16, full=False)
+    finally:
+        cl_device._clnn_tuner = None
+
+
+def test_clnn_tune_command(tmp_path, monkeypatch, capsys):
+    """clnn tune: the layer's choice, its gain, then a second run from the cache."""
+    from clnn.tools.cli import main
+    from tests.kits.tflite_writer import Graph
+
+    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    g = Graph()
+    x = g.tensor([1, 32, 32, 16], name="x")
+    w = g.tensor([16, 1, 1, 16], data=np.random.default_rng(0).uniform(
+        -1, 1, (16, 1, 1, 16)).astype(np.float32))
+    y = g.tensor([1, 32, 32, 16])  # M 1024, N 16, K 16: 0.5 MFLOP
+    g.op("CONV_2D", [x, w, -1], [y], "Conv2DOptions", Padding=0, StrideW=1, StrideH=1)
+    path = tmp_path / "conv.tflite"
+    path.write_bytes(g.write(inputs=[x], outputs=[y]))
+    assert main(["tune", str(path), "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    (layer,) = first["models"][0]["layers"]
+    assert layer["signature"] == {"dt": "f32", "amode": "rows", "M": 1024, "N": 16, "K": 16,
+                                  "batches": 1}
+    assert not layer["cached"] and layer["default_ms"] > 0 and layer["best_ms"] > 0
+    assert layer["best_ms"] <= layer["default_ms"] and layer["gain"] >= 1.0
+    assert main(["tune", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "1 layer tuned" in out and "(cached)" in out and "tile " in out
+
+
+# ------------------------------------------------------------------ depthwise_tile variants
+DW = dict(o=24, ow=7, fw=3, sw=2, dw=1)  # 24 channels: vectors of 8, 4, 2; 7 columns
+DW_ALL = _dv.candidates(True, **DW) + [v for v in _dv.candidates(False, **DW)
+                                       if v not in _dv.candidates(True, **DW)]
+
+
+@pytest.mark.parametrize("v", DW_ALL, ids=[f"vw{v['vw']}-tx{v['tx']}-r{v['rows']}"
+                                           for v in DW_ALL])
+def test_depthwise_variant_matches_reference(cl_device, monkeypatch, v):
+    monkeypatch.setattr(_dv, "choose", lambda b, **kw: v)
+    rng = np.random.default_rng(5)
+    xs, fs, bs, out, x = conv_operands("f32", rng, [2, 13, 14, 24], [1, 3, 3, 24],
+                                       channel_dim=3)
+    # SAME padding, stride 2, multiplier 1, relu6: output 7 x 7
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *ints(1, 2, 2, 1, 3)],
+                     [out([2, 7, 7, 24])])
+    compare(m, [x], cl_device, kind_of("f32"))
+
+
+def test_depthwise_heuristic_is_the_previous_rule_on_cpus():
+    from clnn.kernels.conv2d import tile_width
+
+    for o, ow, fw, sw in ((24, 7, 3, 2), (32, 112, 3, 1), (3, 5, 5, 1), (144, 28, 5, 2)):
+        h = _dv.heuristic(True, o, ow, fw, sw, 1)
+        assert h == {"vw": next(v for v in (16, 8, 4, 2, 1) if o % v == 0),
+                     "tx": tile_width(ow, fw, sw, 1), "rows": -1}
+    g = _dv.heuristic(False, 32, 112, 3, 1, 1)
+    assert g["vw"] <= 4 and g["tx"] <= 2 and g["rows"] == 0
+
+
+def test_a_full_choice_outside_the_fast_candidates_is_reused(monkeypatch, tmp_path):
+    calls = []
+    fake_measurements(monkeypatch, calls, lambda c: 1.0)
+    cache = tuning.TuningCache(IDENT, tmp_path)
+    cache.put("gemm", SIG, {"choice": "z", "complete": True})
+    t = tuning.Tuner(None, "fast", cache, budget=10.0)
+    # "z" was chosen by clnn tune from the whole space; fast mode measures only a and b
+    assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9,
+                    space=["a", "b", "z"]) == "z"
+    assert not calls
+    # a choice no longer in the space (a changed variant list) is measured again
+    assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9, space=["a", "b"]) == "a"
+    assert calls == ["a", "b"]
+
+
+def test_tune_report_formats_both_families():
+    from clnn.tools.tune import _sig, _variant
+
+    assert _variant({"tile": [8, 1, 16], "wg": None}) == "tile 8x1x16 wg driver"
+    assert _variant({"tile": [4, 4, 8], "wg": [16, 2]}) == "tile 4x4x8 wg 16x2"
+    assert _variant({"vw": 8, "tx": 4, "rows": -1}) == "vw 8 tx 4 rows auto"
+    assert _sig({"dt": "f32", "n": 1, "h": 28, "w": 28, "c": 144, "oh": 14, "ow": 14, "fh": 5,
+                 "fw": 5, "sh": 2, "sw": 2, "dh": 1, "dw": 1}) == "dw 5x5/2 14x14x144"
+    assert _sig(SIG) == "rows   M4096 N16 K32"
+
+
+@pytest.mark.parametrize("traits", [CPU, GPU], ids=["cpu", "gpu"])
+def test_untuned_gemms_take_the_device_heuristic(cl_device, monkeypatch, traits):
+    # TRANSPOSE_CONV_2D and BATCH_MATMUL run the heuristic variant of the device (a GPU's here)
+    monkeypatch.setattr(_gemm_variants, "traits", lambda d: traits)
+    from tests.kits.one_op_models import scalar, tensor
+
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-1, 1, (2, 9, 13)).astype(np.float32)
+    bm = rng.uniform(-1, 1, (2, 13, 40)).astype(np.float32)
+    m = one_op_model("BATCH_MATMUL", [tensor("TENSOR_FLOAT32", [2, 9, 13]),
+                                      tensor("TENSOR_FLOAT32", [2, 13, 40], bm),
+                                      scalar("BOOL", False), scalar("BOOL", False)],
+                     [tensor("TENSOR_FLOAT32", [2, 9, 40])])
+    compare(m, [a], cl_device, kind_of("f32"))
+    assert _gemm_variants.device_default(type("B", (), {"device": cl_device})(), 40) == \
+        heuristic(traits, 40)
