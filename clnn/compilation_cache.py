@@ -10,9 +10,10 @@ hal.compilation_cache's):
   the plans made at prepare);
 - data cache: [(kernel key, program binary)] for those keys.
 
-Saving runs the plans once first (see :func:`_warm_up`). A restore builds every program from
-its binary (no Mako rendering, no OpenCL C compiler),
-hands them to the device's ProgramCache, and makes the prepared model, whose plans then find
+The prepared model has run its plans once at prepare (ClPreparedModel.warm_up), so the
+binaries saved carry the kernels PoCL compiled for their work sizes. A restore builds every
+program from its binary (no Mako rendering, no OpenCL C compiler), hands them to the device's
+ProgramCache, and makes the prepared model, whose plans then find
 every program they ask for. A cache saved by another device, driver or clnn version, or one
 that fails its digest, is GENERAL_FAILURE; nothing of it is used.
 """
@@ -61,7 +62,6 @@ def prepare_and_save(device, model, supported, model_cache, data_cache, token):
     with recording() as keys:
         prepared = ClPreparedModel(device, model, supported)
     try:
-        _warm_up(device, prepared)
         binaries = []
         for key in keys:
             prg = device.programs.get(key)
@@ -75,25 +75,6 @@ def prepare_and_save(device, model, supported, model_cache, data_cache, token):
         pass
     prepared.cached_programs = len(keys)
     return prepared
-
-
-def _warm_up(device, prepared):
-    """Run every launch of the plans made at prepare once, on a zeroed pool: PoCL compiles a
-    kernel for its work sizes at the first enqueue, and a program binary taken afterwards
-    carries those compiled kernels, so the first execution after a restore does not compile."""
-    import numpy as np
-    import pyopencl as cl
-
-    q = device.queue
-    for part in prepared.partitions:
-        for plan in part.plans.values():
-            if plan is None or not plan.launches:
-                continue
-            cl.enqueue_fill_buffer(q, plan.pool, np.zeros(1, np.uint8), 0, plan.pool.size)
-            for launch in plan.launches:
-                cl.enqueue_nd_range_kernel(q, launch.kernel, launch.global_size,
-                                           launch.local_size)
-    q.finish()
 
 
 def _hashable(key) -> bool:

@@ -32,6 +32,26 @@ class Launch:
     #: buffers made by the plan (packed weights, scratch) that only kernel arguments refer to:
     #: pyopencl's set_args keeps no reference, so the launch keeps them alive
     keep: tuple = ()
+    #: launched once already (at the warm-up of prepare, or an execution): PoCL compiles a
+    #: kernel for its work sizes at its first enqueue, so a first launch is compile work
+    launched: bool = False
+
+
+#: kernel launches in this process that were the first of their Launch (compile work on PoCL)
+STATS = {"first_launches": 0}
+
+
+def enqueue_launch(queue, launch: Launch, events=None):
+    """Enqueue one kernel launch, counting the first launch of each."""
+    import pyopencl as cl
+
+    if not launch.launched:
+        launch.launched = True
+        STATS["first_launches"] += 1
+    ev = cl.enqueue_nd_range_kernel(queue, launch.kernel, launch.global_size, launch.local_size)
+    if events is not None:
+        events.append((launch, ev))
+    return ev
 
 
 def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
@@ -58,10 +78,7 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
     results = []
     launches = plan.launches
     for n, launch in enumerate(launches):
-        ev = cl.enqueue_nd_range_kernel(q, launch.kernel, launch.global_size,
-                                        launch.local_size)
-        if events is not None:
-            events.append((launch, ev))
+        enqueue_launch(q, launch, events)
         if keep_all and (n + 1 == len(launches) or launches[n + 1].op_index != launch.op_index):
             for o, off, shape, dtype in plan.written.get(launch.op_index, ()):
                 arr = np.empty(shape, dtype)
