@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from clnn import progress
 from clnn.launch import enqueue_launch, enqueue_plan
 from clnn.memory import ClBuffer, DeviceTensor, on_host
 from clnn.plan import Partition, Planner, partition
@@ -69,12 +70,18 @@ class ClPreparedModel(DriverPreparedModel):
         t0 = time.perf_counter()
         plans = [pl for p in self.partitions for pl in p.plans.values()
                  if pl is not None and pl.launches]
+        total = sum(len(plan.launches) for plan in plans)
+        done = 0
         try:
             for plan in plans:
                 cl.enqueue_fill_buffer(self.queue, plan.pool, np.zeros(1, np.uint8), 0,
                                        plan.pool.size)
                 for launch in plan.launches:
                     enqueue_launch(self.queue, launch)
+                    done += 1
+                    if progress.listeners:  # a bar that moves as the kernels compile
+                        self.queue.finish()
+                        progress.notify("warm_up", done, total)
             if plans:
                 self.queue.finish()
         except cl.Error:  # the execution that launches it reports the error

@@ -29,7 +29,7 @@ from pathlib import Path
 from mako import exceptions as mako_exceptions
 from mako.lookup import TemplateLookup
 
-from clnn import paths
+from clnn import paths, progress
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 _LOOKUP = TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
@@ -95,6 +95,7 @@ class ProgramCache:
             STATS["built"] += 1
             STATS["build_s"] += time.perf_counter() - t0
             self._programs[key] = prg
+        progress.notify("build", 1)
         return prg
 
 

@@ -109,7 +109,8 @@ def _bench(args) -> int:
         from clnn.tools.bench_models import run_models_bench
 
         return run_models_bench(args.iterations, as_json=args.json, names=args.models or None,
-                                device_name=args.device, plot=args.plot)
+                                device_name=args.device, plot=args.plot,
+                                use_cache=not args.no_cache)
     from clnn.tools.bench_gemm import run_gemm_bench
 
     return run_gemm_bench(args.n, args.reps, as_json=args.json, sweep=args.sweep)
@@ -138,7 +139,7 @@ def _cmd_run(args) -> int:
                           plot=args.plot)
     return run_model(args.model, args.device, args.input, args.iterations, args.compare,
                      args.profile, args.json, warmup=args.warmup, plot=args.plot,
-                     trace=args.trace)
+                     trace=args.trace, use_cache=not args.no_cache)
 
 
 def _check_plot(args):
@@ -267,6 +268,9 @@ def build_parser() -> OneLineParser:
                    help=f"the clnn device (gemm, prepare: OpenCL only): {DEVICE_HELP}")
     b.add_argument("--plot", default=None, metavar="FILE", type=output_file,
                    help="models: draw clnn vs litert per model to FILE (.png or .html)")
+    b.add_argument("--no-cache", action="store_true",
+                   help="models: prepare afresh, without the compilation cache kept under "
+                        "clnn's cache directory")
     b.set_defaults(func=_cmd_bench)
 
     r = sub.add_parser("run", help="import a .tflite model and run it on a device")
@@ -292,6 +296,9 @@ def build_parser() -> OneLineParser:
                         "to FILE (.png or .html)")
     r.add_argument("--trace", default=None, metavar="FILE.json", type=output_file,
                    help="write one execution's kernels as a Chrome/Perfetto trace (opencl)")
+    r.add_argument("--no-cache", action="store_true",
+                   help="prepare afresh, without the compilation cache kept under clnn's cache "
+                        "directory")
     r.set_defaults(func=_cmd_run)
 
     m = sub.add_parser("models", help="the MediaPipe .tflite models used by tests and benches")
