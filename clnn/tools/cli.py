@@ -175,6 +175,12 @@ def _cmd_capabilities(args) -> int:
                                     plot=args.plot, baseline=args.baseline)
 
 
+def _cmd_cache(args) -> int:
+    from clnn.tools.cache_cmd import run_cache_cli
+
+    return run_cache_cli(args.action, args.kinds, as_json=args.json)
+
+
 def _cmd_devices(args) -> int:
     from clnn.tools.devices import run_devices_cli
 
@@ -312,6 +318,17 @@ def build_parser() -> OneLineParser:
     m.add_argument("--json", action="store_true",
                    help="list: print each model's name, full path and whether it is present")
     m.set_defaults(func=_cmd_models)
+
+    a = sub.add_parser("cache", help="what clnn keeps on disk (programs, compilation caches, "
+                                      "capabilities, tuning, models) and emptying it")
+    a.add_argument("action", choices=["info", "clear"],
+                   help="info: files and bytes of each kind; clear: empty the kinds named "
+                        "(default: all but models, downloads and pocl)")
+    a.add_argument("kinds", nargs="*", metavar="KIND",
+                   help="clear: programs, compilation, capabilities, tuning, models, "
+                        "downloads or pocl")
+    a.add_argument("--json", action="store_true", help="print as JSON")
+    a.set_defaults(func=_cmd_cache)
 
     v = sub.add_parser("devices", help="list the OpenCL devices found and the reference device")
     v.add_argument("--json", action="store_true", help="print as JSON")
