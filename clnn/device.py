@@ -5,18 +5,9 @@ from __future__ import annotations
 import os
 import threading
 
-from clnn import compilation_cache as cache
-from clnn.capabilities import load_or_measure, to_capabilities
-from clnn.kernels import kernel_for
-from clnn.memory import ClBuffer
-from clnn.prepared_model import ClPreparedModel
-from clnn.program_cache import ProgramCache
 from hal import __version__
-from hal.driver import check_prepare_args
 from hal.errors import ErrorStatus, HalError, InvalidArgument
 from hal.interfaces import Device
-from hal.memory_domain import allocate_host_buffer
-from hal.operations import lookup
 from hal.types import (
     Capabilities,
     DeviceType,
@@ -26,7 +17,9 @@ from hal.types import (
     PerformanceInfo,
     Priority,
 )
-from hal.validation import validate_model, validation_context
+
+# The prepared model, the kernels, the compilation cache and the capabilities are imported
+# where they are used: `clnn devices` lists devices with this module and needs none of them.
 
 _QUEUE_LOCK = threading.Lock()
 
@@ -169,6 +162,8 @@ class ClDevice(Device):
         self.context = cl.Context([self.cl_device])
         props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
         self.queue = cl.CommandQueue(self.context, properties=props)
+        from clnn.program_cache import ProgramCache
+
         self.programs = ProgramCache(self.context)
         self.fallback = fallback
         self.name = f"opencl ({self.cl_device.name.strip()})"
@@ -197,6 +192,8 @@ class ClDevice(Device):
         """Measured against the reference device once per (platform, device, driver, clnn
         version) and cached (clnn/capabilities.py); the first call measures (under a minute)."""
         try:
+            from clnn.capabilities import load_or_measure, to_capabilities
+
             return to_capabilities(load_or_measure(self, progress=False))
         except Exception:  # never fail a capabilities query: the static estimate below
             pass
@@ -213,6 +210,7 @@ class ClDevice(Device):
     def support_report(self, model: Model) -> list[tuple[int, str, bool, str]]:
         """(operation index, name, supported, reason) for every main-subgraph operation of a
         valid model (raises InvalidArgument for an invalid one)."""
+        from hal.validation import validate_model
         validate_model(model)
         sg = model.main
         rows = []
@@ -222,6 +220,10 @@ class ClDevice(Device):
         return rows
 
     def _unsupported_reason(self, model, k, operation) -> str | None:
+        from clnn.kernels import kernel_for
+        from hal.operations import lookup
+        from hal.validation import validation_context
+
         kreg = kernel_for(operation.type)
         if kreg is None:
             return f"no OpenCL kernel for {operation.type.name}"
@@ -251,16 +253,25 @@ class ClDevice(Device):
         return self._timing_queue
 
     def get_number_of_cache_files_needed(self) -> tuple[int, int]:
-        return cache.FILES_NEEDED
+        from clnn import compilation_cache
+
+        return compilation_cache.FILES_NEEDED
 
     def prepare_model_from_cache(self, deadline=None, model_cache=(), data_cache=(),
                                  token=None):
         """See clnn/compilation_cache.py: GENERAL_FAILURE for a cache that fails its checks."""
+        from clnn import compilation_cache as cache
+        from hal.driver import check_prepare_args
+
         check_prepare_args(Priority.MEDIUM, deadline)
         return cache.restore(self, model_cache, data_cache, token)
 
     def allocate(self, descriptor, prepared_models, input_roles, output_roles):
         """A device memory in an OpenCL buffer (clnn/memory.py)."""
+        from clnn.memory import ClBuffer
+        from clnn.prepared_model import ClPreparedModel
+        from hal.memory_domain import allocate_host_buffer
+
         return allocate_host_buffer(
             self, descriptor, prepared_models, input_roles, output_roles,
             owns=lambda pm: isinstance(pm, ClPreparedModel) and pm.device is self,
@@ -269,6 +280,10 @@ class ClDevice(Device):
     # ------------------------------------------------------------------ prepare
     def prepare_model(self, model, preference=None, priority=Priority.MEDIUM, deadline=None,
                       model_cache=(), data_cache=(), token=None):
+        from clnn import compilation_cache as cache
+        from clnn.prepared_model import ClPreparedModel
+        from hal.driver import check_prepare_args
+
         check_prepare_args(priority, deadline, preference)
         save = cache.requested(self, model_cache, data_cache, token)
         rows = self.support_report(model)

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from clnn import progress
+from clnn import program_cache
 from clnn.launch import enqueue_launch, enqueue_plan
 from clnn.memory import ClBuffer, DeviceTensor, on_host
 from clnn.plan import Partition, Planner, partition
@@ -79,9 +79,9 @@ class ClPreparedModel(DriverPreparedModel):
                 for launch in plan.launches:
                     enqueue_launch(self.queue, launch)
                     done += 1
-                    if progress.listeners:  # a bar that moves as the kernels compile
+                    if program_cache.listeners:  # a bar that moves as the kernels compile
                         self.queue.finish()
-                        progress.notify("warm_up", done, total)
+                        program_cache.notify("warm_up", done, total)
             if plans:
                 self.queue.finish()
         except cl.Error:  # the execution that launches it reports the error

@@ -29,7 +29,7 @@ from pathlib import Path
 from mako import exceptions as mako_exceptions
 from mako.lookup import TemplateLookup
 
-from clnn import paths, progress
+from clnn import paths
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 _LOOKUP = TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
@@ -95,7 +95,7 @@ class ProgramCache:
             STATS["built"] += 1
             STATS["build_s"] += time.perf_counter() - t0
             self._programs[key] = prg
-        progress.notify("build", 1)
+        notify("build", 1)
         return prg
 
 
@@ -107,6 +107,18 @@ class ProgramCache:
         """Take a program built elsewhere (from a compilation cache's binary) for ``key``."""
         with _LOCK:
             self._programs.setdefault(key, program)
+
+
+#: listeners of the compile work of a prepare: callables ``(stage, done, total)``, stage "build"
+#: (a program built; total None: programs are built as the plans ask for them) or "warm_up"
+#: (done of total first kernel launches, clnn.prepared_model.ClPreparedModel.warm_up). The
+#: tools draw a progress bar from them (clnn/tools/first_result.py); none by default.
+listeners: list = []
+
+
+def notify(stage: str, done: int, total: int | None = None):
+    for listener in list(listeners):
+        listener(stage, done, total)
 
 
 _RECORDING = threading.local()

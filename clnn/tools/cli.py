@@ -101,6 +101,10 @@ def _cmd_bench(args) -> int:
 
 
 def _bench(args) -> int:
+    if args.what == "prepare" and args.models is not None:
+        from clnn.tools.bench_first_result import run_first_result_bench
+
+        return run_first_result_bench(args.models, as_json=args.json)
     if args.what == "prepare":
         from clnn.tools.bench_prepare import run_prepare_bench
 
@@ -269,7 +273,9 @@ def build_parser() -> OneLineParser:
     b.add_argument("--sweep", action="store_true", help="also time other GEMM tile sizes")
     b.add_argument("--iterations", type=positive_int, default=20,
                    help="models: timed runs per model")
-    b.add_argument("--models", nargs="*", default=None, help="models: only these (file names)")
+    b.add_argument("--models", nargs="*", default=None,
+                   help="models: only these (file names); prepare: time to the first result "
+                        "of these MediaPipe models (none named: all), cold and warm")
     b.add_argument("--device", default="opencl", type=device_spec,
                    help=f"the clnn device (gemm, prepare: OpenCL only): {DEVICE_HELP}")
     b.add_argument("--plot", default=None, metavar="FILE", type=output_file,

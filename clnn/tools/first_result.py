@@ -5,26 +5,67 @@ first-execution times reported apart.
 The cache is the HAL's (``prepare_model`` with cache files and a token, clnn/compilation_cache.py
 for the OpenCL device): files under ``clnn.paths.cache_dir("compilation")`` named by a hash of
 the model file's bytes and of the device's identity (its version string names the clnn version,
-the platform, the device and the driver), which is the token too (see clnn.tools.api). A cache
+the platform, the device and the driver), which is the token too (shared with clnn.load). A cache
 that fails the HAL's checks is prepared again and saved over.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import os
 import sys
+from pathlib import Path
+
+from hal.errors import HalError
+
+
+def cache_key(model_bytes: bytes, device) -> bytes:
+    """32 bytes: the model (its .tflite bytes, or a serialized hal Model) and the device's
+    identity (its class, version string and fallback setting)."""
+    h = hashlib.sha256()
+    h.update(model_bytes)
+    ident = (f"{type(device).__module__}.{type(device).__qualname__}; "
+             f"{device.get_version_string()}; fallback {getattr(device, 'fallback', None)}")
+    h.update(b"\0" + ident.encode())
+    return h.digest()
+
+
+def prepare_cached(device, hal_model, key: bytes | None, directory):
+    """(prepared, from_cache). The key is the token too: a file saved for another model or
+    device fails the HAL's checks and is prepared again."""
+    n_model, n_data = device.get_number_of_cache_files_needed()
+    if key is None or n_model + n_data == 0:
+        return device.prepare_model(hal_model), False
+    from clnn import paths
+
+    try:
+        if directory is None:
+            directory = paths.cache_dir("compilation", create=True)
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:  # no writable cache: prepare as if cache=False
+        return device.prepare_model(hal_model), False
+    stem = directory / key.hex()
+    mc = [str(stem) + f".model{i}" for i in range(n_model)]
+    dc = [str(stem) + f".data{i}" for i in range(n_data)]
+    if all(os.path.exists(f) for f in mc + dc):
+        try:
+            return device.prepare_model_from_cache(model_cache=mc, data_cache=dc,
+                                                   token=key), True
+        except (HalError, OSError):  # stale, truncated or another save's files
+            pass
+    return device.prepare_model(hal_model, model_cache=mc, data_cache=dc, token=key), False
 
 
 def prepare_with_cache(device, model, model_bytes: bytes | None):
     """(prepared model, "off" | "miss" | "hit"): through the compilation cache when
     ``model_bytes`` are given and the device keeps cache files, else a plain prepare."""
-    from clnn.tools.api import _prepare, cache_key
-
     n_model, n_data = device.get_number_of_cache_files_needed()
     with build_progress():
         if model_bytes is None or n_model + n_data == 0:
             return device.prepare_model(model), "off"
-        prepared, hit = _prepare(device, model, cache_key(model_bytes, device), None)
+        prepared, hit = prepare_cached(device, model, cache_key(model_bytes, device), None)
     return prepared, "hit" if hit else "miss"
 
 
@@ -60,7 +101,7 @@ class _Bar:
 def build_progress(enabled: bool | None = None):
     """A progress bar of program builds and kernel compiles while the block runs, when
     ``enabled`` (None: when stderr is a terminal; never in pipes or tests)."""
-    from clnn import progress
+    from clnn import program_cache as progress
 
     if enabled is None:
         enabled = sys.stderr.isatty()
