@@ -8,7 +8,9 @@ hal.compilation_cache's):
   support report, so the restore skips the support checks; the model is validated again,
   since a file is input like any other), the kernel keys of
   the plans made at prepare);
-- data cache: [(kernel key, program binary)] for those keys.
+- data cache: [(kernel key, program binary)] for those keys; keys whose kernels were built in
+  one program (ProgramCache.build_together) follow each other, the first with the binary and
+  the others with an empty one.
 
 The prepared model has run its plans once at prepare (ClPreparedModel.warm_up), so the
 binaries saved carry the kernels PoCL compiled for their work sizes. A restore builds every
@@ -63,10 +65,16 @@ def prepare_and_save(device, model, supported, model_cache, data_cache, token):
         prepared = ClPreparedModel(device, model, supported)
     try:
         binaries = []
+        by_program: dict[int, list] = {}  # keys built in one program are saved together
+        programs = {}
         for key in keys:
             prg = device.programs.get(key)
             if prg is not None:
-                binaries.append((_plain(key), bytes(prg.get_info(cl.program_info.BINARIES)[0])))
+                by_program.setdefault(id(prg), []).append(key)
+                programs[id(prg)] = prg
+        for pid, group in by_program.items():
+            binary = bytes(programs[pid].get_info(cl.program_info.BINARIES)[0])
+            binaries += [(_plain(k), binary if n == 0 else b"") for n, k in enumerate(group)]
         entry = ("opencl", identity(device), model,
                  [bool(s) for s in supported], [k for k, _ in binaries])
         hal_cache.save(model_cache, data_cache, token, [hal_cache.dumps(entry)],
@@ -110,14 +118,20 @@ def restore(device, model_cache, data_cache, token):
         raise GeneralFailure("the data cache does not hold (kernel key, program binary) pairs")
     if [k for k, _ in binaries] != keys:
         raise GeneralFailure("the data cache does not hold the programs the model cache names")
-    for key, binary in binaries:
+    prg = group = None
+    for n, (key, binary) in enumerate(binaries):
+        if binary:  # a program's first key; an empty binary: the program of the entry before
+            prg, group = None, binary
+        elif n == 0:
+            raise GeneralFailure("the data cache names a program before any binary")
         if device.programs.get(key) is not None:
             continue
-        try:
-            prg = cl.Program(device.context, [device.cl_device], [binary]).build(
-                options=BUILD_OPTIONS)
-        except (cl.Error, cl.RuntimeError) as e:
-            raise GeneralFailure(f"a cached program binary does not build: {e}") from None
+        if prg is None:
+            try:
+                prg = cl.Program(device.context, [device.cl_device], [group]).build(
+                    options=BUILD_OPTIONS)
+            except (cl.Error, cl.RuntimeError) as e:
+                raise GeneralFailure(f"a cached program binary does not build: {e}") from None
         device.programs.adopt(key, prg)
     try:  # a forged entry with a valid digest must not reach the planner unchecked
         validate_model(model)

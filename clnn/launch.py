@@ -11,6 +11,7 @@ import numpy as np
 
 from clnn.kernels.registry import In, Out
 from clnn.memory import DeviceTensor
+from clnn.program_cache import freeze
 from hal.errors import GeneralFailure
 from hal.types import NUMPY_DTYPE
 
@@ -153,8 +154,11 @@ class LaunchBuilder:
         gs = tuple(int(g) for g in global_size)
         if any(g == 0 for g in gs):
             return
-        prg = self.planner.programs.program(family, name, params)
-        kernel = cl.Kernel(prg, name)
+        collecting = getattr(self.planner, "collecting", None)
+        if collecting is not None:  # a pass that only lists the kernels (Planner.plan_ahead)
+            collecting.append((family, name, freeze(params)))
+            return
+        kernel = self.planner.programs.kernel(family, name, params)
         flat = []
         for a in args:
             if isinstance(a, In):
