@@ -142,6 +142,7 @@ class ProgramCache:
         todo = [k for k in dict.fromkeys(keys) if k not in self._programs]
         if not COMBINE or len(todo) < 2:
             return
+        notify("build", 0, len(todo))  # a progress bar can say how many before the build
         if self._build_group(todo):
             return
         groups: list[list] = []  # at most one variant of each kernel per group

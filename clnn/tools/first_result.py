@@ -83,8 +83,10 @@ class _Bar:
         if stage != self.stage:
             self.close()
             self.stage = stage
-            desc = ("building programs" if stage == "build"
-                    else f"compiling {total} kernel launches")
+            if stage == "build":
+                desc = f"building {total} kernels" if total else "building programs"
+            else:
+                desc = f"compiling {total} kernel launches"
             self.bar = tqdm(total=total, desc=desc, unit="", leave=False, file=sys.stderr)
         if stage == "build":
             self.bar.update(done)
