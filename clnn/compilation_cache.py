@@ -58,11 +58,19 @@ def requested(device, model_cache, data_cache, token) -> bool:
 def prepare_and_save(device, model, supported, model_cache, data_cache, token):
     """Prepare (recording the kernel keys the plans use), then save the cache. A failure to
     save leaves the prepared model as it is (the HAL lets a driver skip saving)."""
-    import pyopencl as cl
-
-
     with recording() as keys:
         prepared = ClPreparedModel(device, model, supported)
+    save(device, prepared, keys, supported, model_cache, data_cache, token)
+    return prepared
+
+
+def save(device, prepared, keys, supported, model_cache, data_cache, token):
+    """Save the cache of a prepared model whose plans asked for the kernel ``keys``
+    (program_cache.recording); a failure to save is ignored. Taking the binaries makes PoCL
+    compile every kernel once more for any work-group size (seconds: clnn/tools/first_result.py
+    saves after the first result)."""
+    import pyopencl as cl
+
     try:
         binaries = []
         by_program: dict[int, list] = {}  # keys built in one program are saved together
@@ -75,14 +83,13 @@ def prepare_and_save(device, model, supported, model_cache, data_cache, token):
         for pid, group in by_program.items():
             binary = bytes(programs[pid].get_info(cl.program_info.BINARIES)[0])
             binaries += [(_plain(k), binary if n == 0 else b"") for n, k in enumerate(group)]
-        entry = ("opencl", identity(device), model,
+        entry = ("opencl", identity(device), prepared.model,
                  [bool(s) for s in supported], [k for k, _ in binaries])
         hal_cache.save(model_cache, data_cache, token, [hal_cache.dumps(entry)],
                        [hal_cache.dumps(binaries)])
     except (OSError, cl.Error, TypeError):  # TypeError: a key the payload cannot hold
         pass
     prepared.cached_programs = len(keys)
-    return prepared
 
 
 def _hashable(key) -> bool:

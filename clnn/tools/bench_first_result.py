@@ -12,7 +12,8 @@ Per model, two fresh processes:
 Each process times its Python imports (clnn's device, the TFLite reader, pyopencl), loading
 the model and opening the device, ``prepare`` (through the compilation cache, as ``clnn run``
 does by default: clnn/tools/first_result.py), the first execution and the median of a few
-steady-state executions after it; the parent adds the process's wall clock (interpreter start
+steady-state executions after it, then saving the compilation cache (after the first result,
+as ``clnn run`` does); the parent adds the process's wall clock (interpreter start
 included). The 1-minute load average is reported with the table: on a loaded machine every
 figure grows, the compile work most.
 """
@@ -49,7 +50,7 @@ def _child(t_start: float, path: str) -> dict:
     imported = clnn.tflite.load(data)
     device = ClDevice()
     t_load = time.perf_counter()
-    prepared, cache = prepare_with_cache(device, imported.model, data)
+    prepared, cache, save = prepare_with_cache(device, imported.model, data)
     t_prepare = time.perf_counter()
     built, first_launches = program_cache.STATS["built"], launch.STATS["first_launches"]
     req = make_request(imported.model, random_inputs(imported))
@@ -62,12 +63,17 @@ def _child(t_start: float, path: str) -> dict:
         t = time.perf_counter()
         prepared.execute_synchronously(req)
         steady.append(time.perf_counter() - t)
+    t_save = time.perf_counter()
+    if save is not None:  # as clnn run: the compilation cache is saved after the first result
+        save()
+    save_s = time.perf_counter() - t_save
     first = t_first - t_prepare
     median = float(np.median(steady))
     return {"import_s": t_import - t_start, "load_s": t_load - t_import,
             "prepare_s": t_prepare - t_load, "first_execution_s": first,
             "steady_s": median, "first_over_steady": first / median if median else None,
             "to_first_result_s": t_first - t_start, "compilation_cache": cache,
+            "cache_save_s": save_s,
             "programs_built": built, "warm_up_s": getattr(prepared, "warm_up_seconds", None),
             "kernel_first_launches_at_prepare": first_launches,
             "kernel_first_launches_at_execution": launch.STATS["first_launches"]

@@ -66,6 +66,7 @@ def bench_model(path: str, device, iterations: int, use_cache: bool = True) -> d
         imported, inputs = load_case(path)
         runner = ClnnRunner(imported, device, read_model_bytes(path) if use_cache else None)
         outs, times, first_s = _latency(runner, inputs, iterations)
+        runner.save_cache()  # after the timed runs, as clnn run does
     except Exception as e:  # report and go on with the next model
         row["error"] = f"clnn: {type(e).__name__}: {getattr(e, 'reason', e)}"
         return row

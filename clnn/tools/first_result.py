@@ -31,9 +31,12 @@ def cache_key(model_bytes: bytes, device) -> bytes:
     return h.digest()
 
 
-def prepare_cached(device, hal_model, key: bytes | None, directory):
+def prepare_cached(device, hal_model, key: bytes | None, directory, defer_save=None):
     """(prepared, from_cache). The key is the token too: a file saved for another model or
-    device fails the HAL's checks and is prepared again."""
+    device fails the HAL's checks and is prepared again. ``defer_save``: a list that receives,
+    on a miss on the OpenCL device, a callable saving the cache (instead of saving at prepare:
+    taking the program binaries compiles every kernel again, seconds a first result need not
+    wait for)."""
     n_model, n_data = device.get_number_of_cache_files_needed()
     if key is None or n_model + n_data == 0:
         return device.prepare_model(hal_model), False
@@ -55,18 +58,34 @@ def prepare_cached(device, hal_model, key: bytes | None, directory):
                                                    token=key), True
         except (HalError, OSError):  # stale, truncated or another save's files
             pass
+    if defer_save is not None and hasattr(device, "programs"):  # the OpenCL device
+        from clnn import compilation_cache
+        from clnn.program_cache import recording
+
+        with recording() as keys:
+            prepared = device.prepare_model(hal_model)
+
+        def save():
+            supported = device.get_supported_operations(hal_model)
+            compilation_cache.save(device, prepared, keys, supported, mc, dc, key)
+
+        defer_save.append(save)
+        return prepared, False
     return device.prepare_model(hal_model, model_cache=mc, data_cache=dc, token=key), False
 
 
 def prepare_with_cache(device, model, model_bytes: bytes | None):
-    """(prepared model, "off" | "miss" | "hit"): through the compilation cache when
-    ``model_bytes`` are given and the device keeps cache files, else a plain prepare."""
+    """(prepared model, "off" | "miss" | "hit", save): through the compilation cache when
+    ``model_bytes`` are given and the device keeps cache files, else a plain prepare. ``save``:
+    on a miss, what saves the cache; call it after the first result (None: nothing to save)."""
     n_model, n_data = device.get_number_of_cache_files_needed()
+    pending: list = []
     with build_progress():
         if model_bytes is None or n_model + n_data == 0:
-            return device.prepare_model(model), "off"
-        prepared, hit = prepare_cached(device, model, cache_key(model_bytes, device), None)
-    return prepared, "hit" if hit else "miss"
+            return device.prepare_model(model), "off", None
+        prepared, hit = prepare_cached(device, model, cache_key(model_bytes, device), None,
+                                       defer_save=pending)
+    return prepared, "hit" if hit else "miss", pending[0] if pending else None
 
 
 class _Bar:

@@ -31,7 +31,7 @@ def test_cold_then_warm(small_model):
     cold, warm = row["cold"], row["warm"]
     assert "error" not in cold and "error" not in warm, row
     assert cold["compilation_cache"] == "miss" and warm["compilation_cache"] == "hit"
-    assert cold["programs_built"] >= 2 and warm["programs_built"] == 0
+    assert cold["programs_built"] >= 1 and warm["programs_built"] == 0
     for phase in (cold, warm):
         # prepare left nothing to compile for the first execution
         assert phase["programs_built_at_execution"] == 0
