@@ -163,7 +163,10 @@ class ProgramCache:
         parts = []
         common = ""
         for family, name, frozen in keys:
-            common, body = _render_parts(family, name, dict(frozen))
+            try:
+                common, body = _render_parts(family, name, dict(frozen))
+            except RuntimeError:  # reported when a plan asks for the kernel alone
+                return False
             new = kernel_name((family, name, frozen))
             body, n = _kernel_decl(name).subn(rf"\g<1>{new}\g<2>", body)
             if n != 1:  # not one kernel declaration: built alone

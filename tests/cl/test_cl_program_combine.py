@@ -82,3 +82,18 @@ def test_build_together(monkeypatch, bodies, built_together, want):
     cache.build_together(keys)
     assert (program_cache.build_stats()["combined_kernels"] - before == 2) == built_together
     assert {v: _value(cache, device, key) for v, key in zip((1, 2), keys)} == want
+
+
+def test_a_kernel_that_does_not_render_is_left_to_its_plan(monkeypatch):
+    """build_together never raises: a rendering error is the plan's to report, as before."""
+    device = open_or_skip("opencl")
+
+    def render_parts(family, name, params):
+        raise RuntimeError(f"rendering {family}.cl.mako def {name}: broken")
+
+    monkeypatch.setattr(program_cache, "_render_parts", render_parts)
+    monkeypatch.setattr(program_cache, "COMBINE", True)
+    cache = ProgramCache(device.context)
+    cache.build_together([("synthetic", "k", (("v", v),)) for v in (1, 2)])
+    with pytest.raises(RuntimeError, match="broken"):
+        cache.kernel("synthetic", "k", {"v": 1})
