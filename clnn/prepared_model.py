@@ -30,6 +30,18 @@ from hal.errors import GeneralFailure, InvalidArgument
 from hal.interfaces import ExecutionResult
 from hal.types import NO_TIMING, MeasureTiming, Timing
 
+#: a process sharing the warm-up with another (clnn/tools/prefill.py), or None: an object with
+#: ``mine(config index) -> bool`` (launch configurations this process compiles first),
+#: ``start()`` (before the warm-up) and ``wait() -> bool`` (before the others: False skips them)
+warm_up_sharing = None
+
+
+def _config(launch) -> tuple:
+    """What PoCL compiles a kernel for at its first launch: the kernel, its work-group size
+    (the global size too where the driver picks the work-group size)."""
+    return (launch.kernel.function_name, launch.local_size,
+            launch.global_size if launch.local_size is None else None)
+
 
 class ClPreparedModel(DriverPreparedModel):
     def __init__(self, device, model, supported: list[bool]):
@@ -59,30 +71,43 @@ class ClPreparedModel(DriverPreparedModel):
         return self.planner.build_seconds
 
     def warm_up(self):
-        """Run every launch of the plans made at prepare once, on a zeroed pool, so the first
-        execution compiles nothing: PoCL compiles a kernel for its work sizes at its first
-        enqueue (measured: most of a cold first execution). The pool is this prepared model's
-        own and every execution writes its inputs before reading them, so the zeros computed
-        here are never seen; a program binary taken afterwards (the compilation cache) carries
-        the compiled kernels."""
+        """Run every launch of the plans made at prepare once, so the first execution compiles
+        nothing: PoCL compiles a kernel for its work sizes at its first enqueue (measured: most
+        of a cold first execution). Each launch reads a zeroed pool (its own plan's, private to
+        this prepared model: every execution writes its inputs before reading them), so an
+        index it reads is 0, never one computed from another kernel's output; a program binary
+        taken afterwards (the compilation cache) carries the compiled kernels. With
+        :data:`warm_up_sharing` set, a helper process compiles part of the launch
+        configurations into PoCL's disk cache meanwhile (clnn/tools/prefill.py)."""
         import pyopencl as cl
 
         t0 = time.perf_counter()
-        plans = [pl for p in self.partitions for pl in p.plans.values()
-                 if pl is not None and pl.launches]
-        total = sum(len(plan.launches) for plan in plans)
-        done = 0
+        todo = [(plan, launch) for p in self.partitions for plan in p.plans.values()
+                if plan is not None for launch in plan.launches]
+        sharing = warm_up_sharing
+        passes = [todo]
+        if sharing is not None and todo:
+            configs: dict = {}
+            mine = [sharing.mine(configs.setdefault(_config(launch), len(configs)))
+                    for _, launch in todo]
+            passes = [[t for t, m in zip(todo, mine) if m],
+                      [t for t, m in zip(todo, mine) if not m]]
+            sharing.start()
+        done, zero = 0, np.zeros(1, np.uint8)
         try:
-            for plan in plans:
-                cl.enqueue_fill_buffer(self.queue, plan.pool, np.zeros(1, np.uint8), 0,
-                                       plan.pool.size)
-                for launch in plan.launches:
+            for n, group in enumerate(passes):
+                if n:
+                    self.queue.finish()
+                    if not sharing.wait():  # the helper compiles these (and this one stops)
+                        break
+                for plan, launch in group:
+                    cl.enqueue_fill_buffer(self.queue, plan.pool, zero, 0, plan.pool.size)
                     enqueue_launch(self.queue, launch)
                     done += 1
                     if program_cache.listeners:  # a bar that moves as the kernels compile
                         self.queue.finish()
-                        program_cache.notify("warm_up", done, total)
-            if plans:
+                        program_cache.notify("warm_up", done, len(todo))
+            if todo:
                 self.queue.finish()
         except cl.Error:  # the execution that launches it reports the error
             pass
