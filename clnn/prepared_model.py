@@ -30,18 +30,6 @@ from hal.errors import GeneralFailure, InvalidArgument
 from hal.interfaces import ExecutionResult
 from hal.types import NO_TIMING, MeasureTiming, Timing
 
-#: a process sharing the warm-up with another (clnn/tools/prefill.py), or None: an object with
-#: ``mine(config index) -> bool`` (launch configurations this process compiles first),
-#: ``start()`` (before the warm-up) and ``wait() -> bool`` (before the others: False skips them)
-warm_up_sharing = None
-
-
-def _config(launch) -> tuple:
-    """What PoCL compiles a kernel for at its first launch: the kernel, its work-group size
-    (the global size too where the driver picks the work-group size)."""
-    return (launch.kernel.function_name, launch.local_size,
-            launch.global_size if launch.local_size is None else None)
-
 
 class ClPreparedModel(DriverPreparedModel):
     def __init__(self, device, model, supported: list[bool]):
@@ -76,37 +64,22 @@ class ClPreparedModel(DriverPreparedModel):
         of a cold first execution). Each launch reads a zeroed pool (its own plan's, private to
         this prepared model: every execution writes its inputs before reading them), so an
         index it reads is 0, never one computed from another kernel's output; a program binary
-        taken afterwards (the compilation cache) carries the compiled kernels. With
-        :data:`warm_up_sharing` set, a helper process compiles part of the launch
-        configurations into PoCL's disk cache meanwhile (clnn/tools/prefill.py)."""
+        taken afterwards (the compilation cache) carries the compiled kernels. (A helper process
+        compiling half of the configurations into PoCL's disk cache meanwhile was tried: the
+        main process's warm-up went from 7.5 s to 13.2 s at load ~2, so it is not done.)"""
         import pyopencl as cl
 
         t0 = time.perf_counter()
         todo = [(plan, launch) for p in self.partitions for plan in p.plans.values()
                 if plan is not None for launch in plan.launches]
-        sharing = warm_up_sharing
-        passes = [todo]
-        if sharing is not None and todo:
-            configs: dict = {}
-            mine = [sharing.mine(configs.setdefault(_config(launch), len(configs)))
-                    for _, launch in todo]
-            passes = [[t for t, m in zip(todo, mine) if m],
-                      [t for t, m in zip(todo, mine) if not m]]
-            sharing.start()
-        done, zero = 0, np.zeros(1, np.uint8)
+        zero = np.zeros(1, np.uint8)
         try:
-            for n, group in enumerate(passes):
-                if n:
+            for done, (plan, launch) in enumerate(todo, 1):
+                cl.enqueue_fill_buffer(self.queue, plan.pool, zero, 0, plan.pool.size)
+                enqueue_launch(self.queue, launch)
+                if program_cache.listeners:  # a bar that moves as the kernels compile
                     self.queue.finish()
-                    if not sharing.wait():  # the helper compiles these (and this one stops)
-                        break
-                for plan, launch in group:
-                    cl.enqueue_fill_buffer(self.queue, plan.pool, zero, 0, plan.pool.size)
-                    enqueue_launch(self.queue, launch)
-                    done += 1
-                    if program_cache.listeners:  # a bar that moves as the kernels compile
-                        self.queue.finish()
-                        program_cache.notify("warm_up", done, len(todo))
+                    program_cache.notify("warm_up", done, len(todo))
             if todo:
                 self.queue.finish()
         except cl.Error:  # the execution that launches it reports the error
