@@ -8,11 +8,14 @@ hal.compilation_cache's):
   support report, so the restore skips the support checks; the model is validated again,
   since a file is input like any other), the kernel keys of
   the plans made at prepare);
-- data cache: [(kernel key, program binary)] for those keys.
+- data cache: [(kernel key, program binary)] for those keys; keys whose kernels were built in
+  one program (ProgramCache.build_together) follow each other, the first with the binary and
+  the others with an empty one.
 
-Saving runs the plans once first (see :func:`_warm_up`). A restore builds every program from
-its binary (no Mako rendering, no OpenCL C compiler),
-hands them to the device's ProgramCache, and makes the prepared model, whose plans then find
+The prepared model has run its plans once at prepare (ClPreparedModel.warm_up), so the
+binaries saved carry the kernels PoCL compiled for their work sizes. A restore builds every
+program from its binary (no Mako rendering, no OpenCL C compiler), hands them to the device's
+ProgramCache, and makes the prepared model, whose plans then find
 every program they ask for. A cache saved by another device, driver or clnn version, or one
 that fails its digest, is GENERAL_FAILURE; nothing of it is used.
 """
@@ -55,45 +58,38 @@ def requested(device, model_cache, data_cache, token) -> bool:
 def prepare_and_save(device, model, supported, model_cache, data_cache, token):
     """Prepare (recording the kernel keys the plans use), then save the cache. A failure to
     save leaves the prepared model as it is (the HAL lets a driver skip saving)."""
-    import pyopencl as cl
-
-
     with recording() as keys:
         prepared = ClPreparedModel(device, model, supported)
+    save(device, prepared, keys, supported, model_cache, data_cache, token)
+    return prepared
+
+
+def save(device, prepared, keys, supported, model_cache, data_cache, token):
+    """Save the cache of a prepared model whose plans asked for the kernel ``keys``
+    (program_cache.recording); a failure to save is ignored. Taking the binaries makes PoCL
+    compile every kernel once more for any work-group size (seconds: clnn/tools/first_result.py
+    saves after the first result)."""
+    import pyopencl as cl
+
     try:
-        _warm_up(device, prepared)
         binaries = []
+        by_program: dict[int, list] = {}  # keys built in one program are saved together
+        programs = {}
         for key in keys:
             prg = device.programs.get(key)
             if prg is not None:
-                binaries.append((_plain(key), bytes(prg.get_info(cl.program_info.BINARIES)[0])))
-        entry = ("opencl", identity(device), model,
+                by_program.setdefault(id(prg), []).append(key)
+                programs[id(prg)] = prg
+        for pid, group in by_program.items():
+            binary = bytes(programs[pid].get_info(cl.program_info.BINARIES)[0])
+            binaries += [(_plain(k), binary if n == 0 else b"") for n, k in enumerate(group)]
+        entry = ("opencl", identity(device), prepared.model,
                  [bool(s) for s in supported], [k for k, _ in binaries])
         hal_cache.save(model_cache, data_cache, token, [hal_cache.dumps(entry)],
                        [hal_cache.dumps(binaries)])
     except (OSError, cl.Error, TypeError):  # TypeError: a key the payload cannot hold
         pass
     prepared.cached_programs = len(keys)
-    return prepared
-
-
-def _warm_up(device, prepared):
-    """Run every launch of the plans made at prepare once, on a zeroed pool: PoCL compiles a
-    kernel for its work sizes at the first enqueue, and a program binary taken afterwards
-    carries those compiled kernels, so the first execution after a restore does not compile."""
-    import numpy as np
-    import pyopencl as cl
-
-    q = device.queue
-    for part in prepared.partitions:
-        for plan in part.plans.values():
-            if plan is None or not plan.launches:
-                continue
-            cl.enqueue_fill_buffer(q, plan.pool, np.zeros(1, np.uint8), 0, plan.pool.size)
-            for launch in plan.launches:
-                cl.enqueue_nd_range_kernel(q, launch.kernel, launch.global_size,
-                                           launch.local_size)
-    q.finish()
 
 
 def _hashable(key) -> bool:
@@ -129,14 +125,20 @@ def restore(device, model_cache, data_cache, token):
         raise GeneralFailure("the data cache does not hold (kernel key, program binary) pairs")
     if [k for k, _ in binaries] != keys:
         raise GeneralFailure("the data cache does not hold the programs the model cache names")
-    for key, binary in binaries:
+    prg = group = None
+    for n, (key, binary) in enumerate(binaries):
+        if binary:  # a program's first key; an empty binary: the program of the entry before
+            prg, group = None, binary
+        elif n == 0:
+            raise GeneralFailure("the data cache names a program before any binary")
         if device.programs.get(key) is not None:
             continue
-        try:
-            prg = cl.Program(device.context, [device.cl_device], [binary]).build(
-                options=BUILD_OPTIONS)
-        except (cl.Error, cl.RuntimeError) as e:
-            raise GeneralFailure(f"a cached program binary does not build: {e}") from None
+        if prg is None:
+            try:
+                prg = cl.Program(device.context, [device.cl_device], [group]).build(
+                    options=BUILD_OPTIONS)
+            except (cl.Error, cl.RuntimeError) as e:
+                raise GeneralFailure(f"a cached program binary does not build: {e}") from None
         device.programs.adopt(key, prg)
     try:  # a forged entry with a valid digest must not reach the planner unchecked
         validate_model(model)

@@ -5,21 +5,10 @@ from __future__ import annotations
 import os
 import threading
 
-from clnn import compilation_cache as cache
-from clnn import control_flow
-from clnn.capabilities import load_or_measure, to_capabilities
-from clnn.kernels import kernel_for
-from clnn.memory import ClBuffer
-from clnn.plan import CONTROL_FLOW
-from clnn.prepared_model import ClPreparedModel
-from clnn.program_cache import ProgramCache
 from hal import __version__
-from hal.driver import check_prepare_args
 from hal.errors import ErrorStatus, HalError, InvalidArgument
 from hal.extensions import registered_extensions, supported_extensions
 from hal.interfaces import Device
-from hal.memory_domain import allocate_host_buffer
-from hal.operations import lookup
 from hal.types import (
     Capabilities,
     DeviceType,
@@ -30,7 +19,9 @@ from hal.types import (
     PerformanceInfo,
     Priority,
 )
-from hal.validation import validate_model, validation_context
+
+# The prepared model, the kernels, the compilation cache and the capabilities are imported
+# where they are used: `clnn devices` lists devices with this module and needs none of them.
 
 _QUEUE_LOCK = threading.Lock()
 
@@ -173,6 +164,8 @@ class ClDevice(Device):
         self.context = cl.Context([self.cl_device])
         props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
         self.queue = cl.CommandQueue(self.context, properties=props)
+        from clnn.program_cache import ProgramCache
+
         self.programs = ProgramCache(self.context)
         self.fallback = fallback
         self.name = f"opencl ({self.cl_device.name.strip()})"
@@ -201,6 +194,8 @@ class ClDevice(Device):
         """Measured against the reference device once per (platform, device, driver, clnn
         version) and cached (clnn/capabilities.py); the first call measures (under a minute)."""
         try:
+            from clnn.capabilities import load_or_measure, to_capabilities
+
             return to_capabilities(load_or_measure(self, progress=False))
         except Exception:  # never fail a capabilities query: the static estimate below
             pass
@@ -220,6 +215,9 @@ class ClDevice(Device):
         valid model (raises InvalidArgument for an invalid one). An operation that uses an
         extension this driver does not know is unsupported; ``strict`` (prepare): the model
         is then invalid."""
+        from clnn.plan import CONTROL_FLOW
+        from hal.validation import validate_model
+
         unknown = validate_model(model, unknown_extensions=not strict)
         sg = model.main
         rows = []
@@ -236,6 +234,12 @@ class ClDevice(Device):
 
     def unsupported_reason_in(self, model, sg, k, operation) -> str | None:
         """Why operation ``k`` of subgraph ``sg`` has no OpenCL path (None: it has one)."""
+        from clnn import control_flow
+        from clnn.kernels import kernel_for
+        from clnn.plan import CONTROL_FLOW
+        from hal.operations import lookup
+        from hal.validation import validation_context
+
         if operation.type.name in CONTROL_FLOW:  # its subgraphs run as OpenCL partitions
             return control_flow.support_reason(self, model, sg, operation)
         kreg = kernel_for(operation.type)
@@ -253,6 +257,8 @@ class ClDevice(Device):
         """The registered extensions this device runs: with fallback every one (operations
         without OpenCL kernels run on the reference executor inside the prepared model, as
         standard ones do); without, those whose every operation has OpenCL kernels."""
+        from clnn.kernels import kernel_for
+
         names = [name for name, reg in registered_extensions().items()
                  if self.fallback or all(kernel_for(op) is not None
                                          for op in reg.operations.values())]
@@ -276,16 +282,25 @@ class ClDevice(Device):
         return self._timing_queue
 
     def get_number_of_cache_files_needed(self) -> tuple[int, int]:
-        return cache.FILES_NEEDED
+        from clnn import compilation_cache
+
+        return compilation_cache.FILES_NEEDED
 
     def prepare_model_from_cache(self, deadline=None, model_cache=(), data_cache=(),
                                  token=None):
         """See clnn/compilation_cache.py: GENERAL_FAILURE for a cache that fails its checks."""
+        from clnn import compilation_cache as cache
+        from hal.driver import check_prepare_args
+
         check_prepare_args(Priority.MEDIUM, deadline)
         return cache.restore(self, model_cache, data_cache, token)
 
     def allocate(self, descriptor, prepared_models, input_roles, output_roles):
         """A device memory in an OpenCL buffer (clnn/memory.py)."""
+        from clnn.memory import ClBuffer
+        from clnn.prepared_model import ClPreparedModel
+        from hal.memory_domain import allocate_host_buffer
+
         return allocate_host_buffer(
             self, descriptor, prepared_models, input_roles, output_roles,
             owns=lambda pm: isinstance(pm, ClPreparedModel) and pm.device is self,
@@ -294,6 +309,10 @@ class ClDevice(Device):
     # ------------------------------------------------------------------ prepare
     def prepare_model(self, model, preference=None, priority=Priority.MEDIUM, deadline=None,
                       model_cache=(), data_cache=(), token=None):
+        from clnn import compilation_cache as cache
+        from clnn.prepared_model import ClPreparedModel
+        from hal.driver import check_prepare_args
+
         check_prepare_args(priority, deadline, preference)
         save = cache.requested(self, model_cache, data_cache, token)
         rows = self.support_report(model, strict=True)

@@ -11,6 +11,7 @@ import numpy as np
 
 from clnn.kernels.registry import In, Out
 from clnn.memory import DeviceTensor, PoolTensor, on_device
+from clnn.program_cache import freeze
 from hal.errors import GeneralFailure
 from hal.types import NUMPY_DTYPE
 
@@ -32,6 +33,26 @@ class Launch:
     #: buffers made by the plan (packed weights, scratch) that only kernel arguments refer to:
     #: pyopencl's set_args keeps no reference, so the launch keeps them alive
     keep: tuple = ()
+    #: launched once already (at the warm-up of prepare, or an execution): PoCL compiles a
+    #: kernel for its work sizes at its first enqueue, so a first launch is compile work
+    launched: bool = False
+
+
+#: kernel launches in this process that were the first of their Launch (compile work on PoCL)
+STATS = {"first_launches": 0}
+
+
+def enqueue_launch(queue, launch: Launch, events=None):
+    """Enqueue one kernel launch, counting the first launch of each."""
+    import pyopencl as cl
+
+    if not launch.launched:
+        launch.launched = True
+        STATS["first_launches"] += 1
+    ev = cl.enqueue_nd_range_kernel(queue, launch.kernel, launch.global_size, launch.local_size)
+    if events is not None:
+        events.append((launch, ev))
+    return ev
 
 
 @dataclass
@@ -96,10 +117,7 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
             results.append((o, arr))
     launches = plan.launches
     for n, launch in enumerate(launches):
-        ev = cl.enqueue_nd_range_kernel(q, launch.kernel, launch.global_size,
-                                        launch.local_size)
-        if events is not None:
-            events.append((launch, ev))
+        enqueue_launch(q, launch, events)
         if keep_all and (n + 1 == len(launches) or launches[n + 1].op_index != launch.op_index):
             for o, off, shape, dtype in plan.written.get(launch.op_index, ()):
                 arr = np.empty(shape, dtype)
@@ -225,8 +243,11 @@ class LaunchBuilder:
         gs = tuple(int(g) for g in global_size)
         if any(g == 0 for g in gs):
             return
-        prg = self.planner.programs.program(family, name, params)
-        kernel = cl.Kernel(prg, name)
+        collecting = getattr(self.planner, "collecting", None)
+        if collecting is not None:  # a pass that only lists the kernels (Planner.plan_ahead)
+            collecting.append((family, name, freeze(params)))
+            return
+        kernel = self.planner.programs.kernel(family, name, params)
         flat = []
         for a in args:
             if isinstance(a, In):

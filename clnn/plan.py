@@ -213,6 +213,8 @@ class Planner:
         self.partitions = partitions
         self.executor = Executor(model) if executor is None else executor
         self.build_seconds = 0.0
+        #: during plan_ahead's first pass: the kernel keys the plans launch (none are built)
+        self.collecting: list | None = None
         #: operation -> the operation whose kernels do its work (clnn/fusion.py)
         self.fused_into: dict[int, int] = {}
         # constants of CL operations: one buffer, uploaded once
@@ -295,6 +297,21 @@ class Planner:
         shapes = self.static_shapes()
         if shapes is None:
             return
+        # a first pass only lists the kernels the plans launch, so that they are built together
+        # (clnn.program_cache.ProgramCache.build_together: one program builds faster than one
+        # per kernel); the plans are made (again) below
+        self.collecting = []
+        try:
+            for p in self.partitions:
+                if p.on_cl and not p.host_inputs:
+                    try:
+                        self.make_plan(p, {i: shapes[i] for i in p.inputs}, {})
+                    except Exception:  # planned (and reported) again below
+                        pass
+            keys = self.collecting
+        finally:
+            self.collecting = None
+        self.programs.build_together(keys)
         for p in self.partitions:
             if p.on_cl and not p.control:
                 if p.host_inputs:

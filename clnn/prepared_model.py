@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from clnn import control_flow
-from clnn.launch import enqueue_plan
+from clnn import control_flow, program_cache
+from clnn.launch import enqueue_launch, enqueue_plan
 from clnn.memory import ClBuffer, DeviceTensor, PoolTensor, on_device, on_host
 from clnn.plan import Partition, Planner, partition
 from hal.driver import (
@@ -50,6 +50,9 @@ class ClPreparedModel(DriverPreparedModel):
         self.subgraph_runs: dict = {}
         self.planner.plan_ahead()
         control_flow.plan_ahead(self, model.main, self.partitions)
+        #: seconds of the warm-up launches at prepare (see :meth:`warm_up`)
+        self.warm_up_seconds = 0.0
+        self.warm_up()
 
     @property
     def fused_into(self) -> dict[int, int]:
@@ -59,6 +62,37 @@ class ClPreparedModel(DriverPreparedModel):
     @property
     def build_seconds(self) -> float:
         return self.planner.build_seconds
+
+    def warm_up(self):
+        """Run every launch of the plans made at prepare once, so the first execution compiles
+        nothing: PoCL compiles a kernel for its work sizes at its first enqueue (measured: most
+        of a cold first execution). Each launch reads a zeroed pool (its own plan's, private to
+        this prepared model: every execution writes its inputs before reading them), so an
+        index it reads is 0, never one computed from another kernel's output; a program binary
+        taken afterwards (the compilation cache) carries the compiled kernels. (A helper process
+        compiling half of the configurations into PoCL's disk cache meanwhile was tried: the
+        main process's warm-up went from 7.5 s to 13.2 s at load ~2, so it is not done.)"""
+        import pyopencl as cl
+
+        t0 = time.perf_counter()
+        parts = list(self.partitions)  # and the IF / WHILE subgraphs' (clnn/control_flow.py)
+        for run in self.subgraph_runs.values():
+            parts.extend(run.partitions)
+        todo = [(plan, launch) for p in parts for plan in p.plans.values()
+                if plan is not None for launch in plan.launches]
+        zero = np.zeros(1, np.uint8)
+        try:
+            for done, (plan, launch) in enumerate(todo, 1):
+                cl.enqueue_fill_buffer(self.queue, plan.pool, zero, 0, plan.pool.size)
+                enqueue_launch(self.queue, launch)
+                if program_cache.listeners:  # a bar that moves as the kernels compile
+                    self.queue.finish()
+                    program_cache.notify("warm_up", done, len(todo))
+            if todo:
+                self.queue.finish()
+        except cl.Error:  # the execution that launches it reports the error
+            pass
+        self.warm_up_seconds = time.perf_counter() - t0
 
     # ------------------------------------------------------------------ running
     def run_partition(self, part: Partition, values: dict, omitted: set, events=None,

@@ -15,7 +15,6 @@ before a model needs them, so ``import clnn`` stays light.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 import time
@@ -25,6 +24,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from clnn.tools.first_result import cache_key  # noqa: F401
+from clnn.tools.first_result import prepare_cached as _prepare
 from hal.errors import ErrorStatus, HalError
 from hal.types import NUMPY_DTYPE
 from hal.types import Model as HalModel
@@ -238,44 +239,6 @@ def _open(device):
         raise TypeError(f"device must be a device name or a HAL Device, got a "
                         f"{type(device).__name__}")
     return device
-
-
-def cache_key(model_bytes: bytes, device) -> bytes:
-    """32 bytes: the model (its .tflite bytes, or a serialized hal Model) and the device's
-    identity (its class, version string and fallback setting)."""
-    h = hashlib.sha256()
-    h.update(model_bytes)
-    ident = (f"{type(device).__module__}.{type(device).__qualname__}; "
-             f"{device.get_version_string()}; fallback {getattr(device, 'fallback', None)}")
-    h.update(b"\0" + ident.encode())
-    return h.digest()
-
-
-def _prepare(device, hal_model, key: bytes | None, directory):
-    """(prepared, from_cache). The key is the token too: a file saved for another model or
-    device fails the HAL's checks and is prepared again."""
-    n_model, n_data = device.get_number_of_cache_files_needed()
-    if key is None or n_model + n_data == 0:
-        return device.prepare_model(hal_model), False
-    from clnn import paths
-
-    try:
-        if directory is None:
-            directory = paths.cache_dir("compilation", create=True)
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError:  # no writable cache: prepare as if cache=False
-        return device.prepare_model(hal_model), False
-    stem = directory / key.hex()
-    mc = [str(stem) + f".model{i}" for i in range(n_model)]
-    dc = [str(stem) + f".data{i}" for i in range(n_data)]
-    if all(os.path.exists(f) for f in mc + dc):
-        try:
-            return device.prepare_model_from_cache(model_cache=mc, data_cache=dc,
-                                                   token=key), True
-        except (HalError, OSError):  # stale, truncated or another save's files
-            pass
-    return device.prepare_model(hal_model, model_cache=mc, data_cache=dc, token=key), False
 
 
 def load(model, device="opencl", cache=True, shapes=None) -> Model:

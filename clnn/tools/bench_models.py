@@ -21,6 +21,7 @@ from clnn.tools.run import (
     compare,
     latency_stats,
     random_inputs,
+    read_model_bytes,
 )
 
 
@@ -54,7 +55,7 @@ def accuracy(outs, ref) -> dict:
             "within_tolerance": all(e["within_tolerance"] for e in errs)}
 
 
-def bench_model(path: str, device, iterations: int) -> dict:
+def bench_model(path: str, device, iterations: int, use_cache: bool = True) -> dict:
     row: dict = {"model": os.path.basename(path)}
     try:
         litert = open_litert(path)
@@ -63,22 +64,33 @@ def bench_model(path: str, device, iterations: int) -> dict:
         return row
     try:
         imported, inputs = load_case(path)
-        runner = ClnnRunner(imported, device)
-        outs, times = runner.latency(inputs, iterations)
+        runner = ClnnRunner(imported, device, read_model_bytes(path) if use_cache else None)
+        outs, times, first_s = _latency(runner, inputs, iterations)
+        runner.save_cache()  # after the timed runs, as clnn run does
     except Exception as e:  # report and go on with the next model
         row["error"] = f"clnn: {type(e).__name__}: {getattr(e, 'reason', e)}"
         return row
     ref, ref_times = litert.latency(imported, inputs, iterations)
     clnn_ms, litert_ms = median_ms(times), median_ms(ref_times)
     row.update({"operations": len(imported.model.main.operations),
-                "prepare_s": round(runner.prepare_s, 3),
+                "prepare_s": round(runner.prepare_s, 3), "compilation_cache": runner.cache,
+                "first_execution_s": round(first_s, 4),
                 "clnn_ms": round(clnn_ms, 3), "litert_ms": round(litert_ms, 3),
                 "ratio": round(clnn_ms / litert_ms, 2), **accuracy(outs, ref)})
     return row
 
 
+def _latency(runner, inputs, iterations: int):
+    """(outputs, seconds of each timed run, seconds of the first run)."""
+    from clnn.tools import timing
+
+    outs, s = timing.time_callable(lambda: runner.run(inputs)[0], iterations, warmup=0)
+    return outs, [t * 1e-3 for t in s["times_ms"]], s["first_ms"] * 1e-3
+
+
 def run_models_bench(iterations: int = 20, as_json: bool = False, names=None,
-                     device_name: str = "opencl", plot: str | None = None) -> int:
+                     device_name: str = "opencl", plot: str | None = None,
+                     use_cache: bool = True) -> int:
     try:
         paths = fetch(names, say=lambda m: print(m, file=sys.stderr))
     except (FetchError, KeyError) as e:
@@ -95,7 +107,7 @@ def run_models_bench(iterations: int = 20, as_json: bool = False, names=None,
             rows.append({"model": name, "error": "skipped: needs MediaPipe custom operators "
                          "(ai-edge-litert cannot load it either)"})
             continue
-        rows.append(bench_model(paths[name], device, iterations))
+        rows.append(bench_model(paths[name], device, iterations, use_cache))
         if not as_json:
             _print_row(rows[-1])
     result = {"device": device.name, "litert_threads": LITERT_THREADS,
@@ -118,7 +130,9 @@ def _print_row(r: dict):
     if "error" in r:
         print(f"{r['model']:40} {r['error']}")
         return
-    print(f"{r['model']:40} clnn {r['clnn_ms']:9.2f} ms  litert {r['litert_ms']:8.2f} ms  "
+    print(f"{r['model']:40} prepare {r['prepare_s']:6.2f} s ({r['compilation_cache']:4}) first "
+          f"{r['first_execution_s'] * 1e3:8.1f} ms  clnn {r['clnn_ms']:9.2f} ms  "
+          f"litert {r['litert_ms']:8.2f} ms  "
           f"ratio {r['ratio']:6.2f}  max err {r['max_abs_err']:.2e} "
           f"({'ok' if r['within_tolerance'] else 'OUT OF TOLERANCE'})")
 

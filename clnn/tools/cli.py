@@ -104,6 +104,10 @@ def _cmd_bench(args) -> int:
 
 
 def _bench(args) -> int:
+    if args.what == "prepare" and args.models is not None:
+        from clnn.tools.bench_first_result import run_first_result_bench
+
+        return run_first_result_bench(args.models, as_json=args.json)
     if args.what == "prepare":
         from clnn.tools.bench_prepare import run_prepare_bench
 
@@ -118,7 +122,8 @@ def _bench(args) -> int:
         from clnn.tools.bench_models import run_models_bench
 
         return run_models_bench(args.iterations, as_json=args.json, names=args.models or None,
-                                device_name=args.device, plot=args.plot)
+                                device_name=args.device, plot=args.plot,
+                                use_cache=not args.no_cache)
     if args.what == "peak":
         from clnn.tools.bench_peak import run_peak_bench
 
@@ -167,7 +172,8 @@ def _cmd_run(args) -> int:
                           plot=args.plot, shapes=parse_shapes(args.shape))
     return run_model(args.model, args.device, args.input, args.iterations, args.compare,
                      args.profile, args.json, warmup=args.warmup, plot=args.plot,
-                     trace=args.trace, shapes=parse_shapes(args.shape))
+                     trace=args.trace, shapes=parse_shapes(args.shape),
+                     use_cache=not args.no_cache)
 
 
 def _check_plot(args):
@@ -206,6 +212,12 @@ def _cmd_capabilities(args) -> int:
     with device_environment(args.device):
         return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json,
                                     plot=args.plot, baseline=args.baseline)
+
+
+def _cmd_cache(args) -> int:
+    from clnn.tools.cache_cmd import run_cache_cli
+
+    return run_cache_cli(args.action, args.kinds, as_json=args.json)
 
 
 def _cmd_devices(args) -> int:
@@ -306,7 +318,9 @@ def build_parser() -> OneLineParser:
     b.add_argument("--sweep", action="store_true", help="also time other GEMM tile sizes")
     b.add_argument("--iterations", type=positive_int, default=20,
                    help="models: timed runs per model")
-    b.add_argument("--models", nargs="*", default=None, help="models: only these (file names)")
+    b.add_argument("--models", nargs="*", default=None,
+                   help="models: only these (file names); prepare: time to the first result "
+                        "of these MediaPipe models (none named: all), cold and warm")
     b.add_argument("--device", default="opencl", type=device_spec,
                    help=f"the clnn device (gemm, prepare: OpenCL only): {DEVICE_HELP}")
     b.add_argument("--plot", default=None, metavar="FILE", type=output_file,
@@ -317,6 +331,9 @@ def build_parser() -> OneLineParser:
     b.add_argument("--rounds", type=positive_int, default=5,
                    help="models --onnx: rounds in which clnn and onnxruntime take turns "
                         "(default 5; --iterations are shared among them)")
+    b.add_argument("--no-cache", action="store_true",
+                   help="models: prepare afresh, without the compilation cache kept under "
+                        "clnn's cache directory")
     b.set_defaults(func=_cmd_bench)
 
     t = sub.add_parser("tune", help="tune the kernels of .tflite models for the OpenCL device "
@@ -360,6 +377,9 @@ def build_parser() -> OneLineParser:
                         "to FILE (.png or .html)")
     r.add_argument("--trace", default=None, metavar="FILE.json", type=output_file,
                    help="write one execution's kernels as a Chrome/Perfetto trace (opencl)")
+    r.add_argument("--no-cache", action="store_true",
+                   help="prepare afresh, without the compilation cache kept under clnn's cache "
+                        "directory")
     r.set_defaults(func=_cmd_run)
 
     m = sub.add_parser("models", help="the MediaPipe .tflite models used by tests and benches")
@@ -377,6 +397,17 @@ def build_parser() -> OneLineParser:
     m.add_argument("--json", action="store_true",
                    help="list: print each model's name, full path and whether it is present")
     m.set_defaults(func=_cmd_models)
+
+    a = sub.add_parser("cache", help="what clnn keeps on disk (programs, compilation caches, "
+                                      "capabilities, tuning, models) and emptying it")
+    a.add_argument("action", choices=["info", "clear"],
+                   help="info: files and bytes of each kind; clear: empty the kinds named "
+                        "(default: all but models, downloads and pocl)")
+    a.add_argument("kinds", nargs="*", metavar="KIND",
+                   help="clear: programs, compilation, capabilities, tuning, models, "
+                        "downloads or pocl")
+    a.add_argument("--json", action="store_true", help="print as JSON")
+    a.set_defaults(func=_cmd_cache)
 
     v = sub.add_parser("devices", help="list the OpenCL devices found and the reference device")
     v.add_argument("--json", action="store_true", help="print as JSON")

@@ -78,15 +78,36 @@ def parse_inputs(imported, specs, seed: int = SEED) -> list[np.ndarray]:
     return arrays
 
 
+def read_model_bytes(path: str) -> bytes | None:
+    """The model file's bytes (the compilation cache's key), or None when unreadable."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
 class ClnnRunner:
     """A prepared imported model on a device, with a reusable request."""
 
-    def __init__(self, imported, device):
+    def __init__(self, imported, device, model_bytes: bytes | None = None):
+        """``model_bytes``: the model file's bytes, to prepare through the compilation cache
+        under clnn's cache directory (clnn/tools/first_result.py); None: prepare afresh."""
+        from clnn.tools.first_result import prepare_with_cache
+
         self.imported = imported
         self.device = device
         t0 = time.perf_counter()
-        self.prepared = device.prepare_model(imported.model)
+        #: "off", "miss" (prepared, and saved) or "hit" (prepared from the cache)
+        self.prepared, self.cache, self._save = prepare_with_cache(device, imported.model,
+                                                                    model_bytes)
         self.prepare_s = time.perf_counter() - t0
+
+    def save_cache(self):
+        """Save the compilation cache of a miss, after the first result (once)."""
+        save, self._save = self._save, None
+        if save is not None:
+            save()
 
     def run(self, inputs) -> tuple[list[np.ndarray], float]:
         """One execution: (outputs, seconds)."""
@@ -204,7 +225,7 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
               compare_with: str | None = None, do_profile: bool = False,
               as_json: bool = False, top: int = 15,
               warmup: int = timing.DEFAULT_WARMUP, plot: str | None = None,
-              trace: str | None = None, shapes=None) -> int:
+              trace: str | None = None, shapes=None, use_cache: bool = True) -> int:
     from clnn.tools.errors import CliError, one_line
     from clnn.tools.onnx_run import OrtRunner, check_peer, import_model
 
@@ -217,7 +238,10 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
     inputs = parse_inputs(imported, input_specs)
     # --plot and --trace read OpenCL profiling events as --profile does
     profiling = do_profile or trace is not None or (plot is not None and device == "opencl")
-    runner = ClnnRunner(imported, open_device(device, profiling=profiling))
+    model_bytes = read_model_bytes(path) if use_cache else None
+    if model_bytes is not None and shapes:  # the shapes fixed at load make another model
+        model_bytes += repr(sorted(shapes.items())).encode()
+    runner = ClnnRunner(imported, open_device(device, profiling=profiling), model_bytes)
     litert = None  # the peer runtime: ai-edge-litert, or onnxruntime for an ONNX model
     if compare_with in ("litert", "onnxruntime"):
         try:
@@ -233,9 +257,11 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
             run_clnn, lambda: litert.run(imported, inputs)[0], iterations, warmup)
     else:
         outputs, lat = timing.time_callable(run_clnn, iterations, warmup)
+    runner.save_cache()  # after the timed runs: saving compiles again (clnn/compilation_cache.py)
     report = {"model": os.path.basename(path), "device": runner.device.name,
               "operations": len(imported.model.main.operations),
-              "prepare_s": runner.prepare_s, "latency": lat,
+              "prepare_s": runner.prepare_s, "compilation_cache": runner.cache,
+              "first_execution_s": lat["first_ms"] / 1e3, "latency": lat,
               "inputs": [{"name": io.name, "shape": list(x.shape), "dtype": str(x.dtype)}
                          for io, x in zip(imported.inputs, inputs)],
               "outputs": [{"name": io.name, "shape": list(o.shape), "dtype": str(o.dtype),
@@ -315,7 +341,9 @@ def _write_pictures(report, runner, inputs, times, plot, trace, iterations):
 def _print_report(report: dict, top: int):
     lat = report["latency"]
     print(f"{report['model']} on {report['device']}: {report['operations']} operations, "
-          f"prepared in {report['prepare_s']:.2f} s")
+          f"prepared in {report['prepare_s']:.2f} s (compilation cache: "
+          f"{report['compilation_cache']}), first execution "
+          f"{report['first_execution_s'] * 1e3:.1f} ms")
     for x in report["inputs"]:
         print(f"  input  {x['name']}: {x['shape']} {x['dtype']}")
     for o in report["outputs"]:

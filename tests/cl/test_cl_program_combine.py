@@ -1,0 +1,99 @@
+"""Kernels built together: the kernels a prepare needs are built as one OpenCL program (each
+renamed by its kernel key), with the same outputs as one program per kernel; a macro of one
+kernel does not reach the next; where the combined program does not build, each kernel is
+built alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from clnn import program_cache
+from clnn.program_cache import ProgramCache
+from clnn.tools.demo import build_model, demo_input
+from hal.builder import make_request, read_outputs
+from tests.kits.devices import open_or_skip
+
+
+def _outputs(device, model, x):
+    req = make_request(model, [x])
+    r = device.prepare_model(model).execute_synchronously(req)
+    assert r.status == 0, r.message
+    return read_outputs(model, req, r.output_shapes)
+
+
+def test_combined_programs_compute_what_separate_ones_do(monkeypatch):
+    from clnn.device import ClDevice
+
+    open_or_skip("opencl")
+    model, x = build_model(seed=11), demo_input(seed=11)
+    outs = {}
+    for combine in (False, True):
+        monkeypatch.setattr(program_cache, "COMBINE", combine)
+        before = program_cache.build_stats()
+        device = ClDevice(fallback=False)  # a fresh program cache
+        outs[combine] = _outputs(device, model, x)
+        after = program_cache.build_stats()
+        built = after["built"] - before["built"]
+        combined = after["combined_kernels"] - before["combined_kernels"]
+        if combine:
+            assert combined >= 2 and built == 1, (built, combined)
+        else:
+            assert combined == 0 and built >= 2
+    for a, b in zip(outs[False], outs[True]):
+        np.testing.assert_array_equal(a, b)  # the same code, compiled the same way
+
+
+def _synthetic(bodies):
+    def render_parts(family, name, params):
+        return "", bodies[params["v"]]
+    return render_parts
+
+
+def _value(cache, device, key):
+    import pyopencl as cl
+
+    kernel = cache.kernel(key[0], key[1], dict(key[2]))
+    y = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, 4)
+    kernel.set_args(y)
+    cl.enqueue_nd_range_kernel(device.queue, kernel, (1,), None)
+    out = np.zeros(1, np.int32)
+    cl.enqueue_copy(device.queue, out, y)
+    return int(out[0])
+
+
+@pytest.mark.parametrize("bodies,built_together,want", [
+    # a macro of the first kernel would turn the second's declaration into "int 5 = 7"
+    ({1: "#define W 5\n__kernel void k(__global int* y) { y[0] = W; }",
+      2: "__kernel void k(__global int* y) { int W = 7; y[0] = W; }"}, True, {1: 5, 2: 7}),
+    # the same helper function in both: the combined program does not build
+    ({1: "inline int h(int x) { return x + 1; }\n"
+         "__kernel void k(__global int* y) { y[0] = h(1); }",
+      2: "inline int h(int x) { return x + 2; }\n"
+         "__kernel void k(__global int* y) { y[0] = h(1); }"}, False, {1: 2, 2: 3}),
+])
+def test_build_together(monkeypatch, bodies, built_together, want):
+    device = open_or_skip("opencl")
+    monkeypatch.setattr(program_cache, "_render_parts", _synthetic(bodies))
+    monkeypatch.setattr(program_cache, "COMBINE", True)
+    cache = ProgramCache(device.context)
+    keys = [("synthetic", "k", (("v", v),)) for v in (1, 2)]
+    before = program_cache.build_stats()["combined_kernels"]
+    cache.build_together(keys)
+    assert (program_cache.build_stats()["combined_kernels"] - before == 2) == built_together
+    assert {v: _value(cache, device, key) for v, key in zip((1, 2), keys)} == want
+
+
+def test_a_kernel_that_does_not_render_is_left_to_its_plan(monkeypatch):
+    """build_together never raises: a rendering error is the plan's to report, as before."""
+    device = open_or_skip("opencl")
+
+    def render_parts(family, name, params):
+        raise RuntimeError(f"rendering {family}.cl.mako def {name}: broken")
+
+    monkeypatch.setattr(program_cache, "_render_parts", render_parts)
+    monkeypatch.setattr(program_cache, "COMBINE", True)
+    cache = ProgramCache(device.context)
+    cache.build_together([("synthetic", "k", (("v", v),)) for v in (1, 2)])
+    with pytest.raises(RuntimeError, match="broken"):
+        cache.kernel("synthetic", "k", {"v": 1})

@@ -1,0 +1,67 @@
+"""Prepare leaves nothing to compile: every plan made at prepare has built its programs and
+launched each kernel once (PoCL compiles a kernel for its work sizes at its first enqueue), so
+the first execution builds no program and launches no kernel for the first time."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clnn import launch, program_cache
+from clnn.tools.demo import build_model, demo_input
+from hal.builder import make_request, read_outputs
+from hal.errors import ErrorStatus
+from hal.reference import ReferenceDevice
+from hal.types import (
+    Model,
+    Operand,
+    OperandLifeTime,
+    OperandType,
+    Operation,
+    OperationType,
+    Subgraph,
+)
+
+LT = OperandLifeTime
+F32 = OperandType.TENSOR_FLOAT32
+
+
+def _counts():
+    return program_cache.build_stats()["built"], launch.STATS["first_launches"]
+
+
+def _run(prepared, model, x):
+    req = make_request(model, [x])
+    r = prepared.execute_synchronously(req)
+    assert r.status == ErrorStatus.NONE, r.message
+    return read_outputs(model, req, r.output_shapes)
+
+
+def test_first_execution_after_prepare_compiles_nothing(cl_device):
+    model, x = build_model(), demo_input()
+    prepared = cl_device.prepare_model(model)
+    assert prepared.pool_report()["launches"] > 0
+    before = _counts()
+    got = _run(prepared, model, x)
+    assert _counts() == before  # no program built, no kernel launched for the first time
+    # the warm-up ran on the pool: the outputs are still those of the reference device
+    ref = ReferenceDevice()
+    want = _run(ref.prepare_model(model), model, x)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+
+def test_unknown_shapes_launch_at_the_first_execution(cl_device):
+    """The counter is honest: a model whose shapes only the execution tells plans there, and
+    its first execution launches its kernels for the first time."""
+    operands = [Operand(F32, (0, 0), lifetime=LT.SUBGRAPH_INPUT),
+                Operand(F32, (0, 0), lifetime=LT.SUBGRAPH_OUTPUT)]
+    model = Model(Subgraph(operands, [Operation(OperationType.RELU, [0], [1])], [0], [1]))
+    prepared = cl_device.prepare_model(model)
+    _, first = _counts()
+    x = np.array([[-1.0, 2.0], [3.0, -4.0]], np.float32)
+    (y,) = _run(prepared, model, x)
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+    assert _counts()[1] > first
+    _, second = _counts()
+    _run(prepared, model, x)
+    assert _counts()[1] == second
