@@ -303,7 +303,7 @@ class Planner:
         self.collecting = []
         try:
             for p in self.partitions:
-                if p.on_cl and not p.host_inputs:
+                if p.on_cl and not p.control and not p.host_inputs:
                     try:
                         self.make_plan(p, {i: shapes[i] for i in p.inputs}, {})
                     except Exception:  # planned (and reported) again below

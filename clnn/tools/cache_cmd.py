@@ -18,7 +18,7 @@ import shutil
 from pathlib import Path
 
 from clnn import paths
-from clnn.tools.errors import CliError
+from clnn.tools.errors import CliError, UsageError
 
 KINDS = ("programs", "compilation", "capabilities", "tuning", "models", "downloads", "pocl")
 #: kinds ``clear`` without a KIND empties
@@ -84,10 +84,10 @@ def clear(kinds) -> list[dict]:
 def run_cache_cli(action: str, kinds=(), as_json: bool = False) -> int:
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
-        raise CliError(f"unknown cache kind {unknown[0]!r}; kinds: {', '.join(KINDS)}")
+        raise UsageError(f"unknown cache kind {unknown[0]!r}; kinds: {', '.join(KINDS)}")
     if action == "info":
         if kinds:
-            raise CliError("cache info lists every kind: give kinds to cache clear only")
+            raise UsageError("cache info lists every kind: give kinds to cache clear only")
         rows = info()
         if as_json:
             print(json.dumps({"root": str(paths.cache_dir()), "kinds": rows}, indent=1))
