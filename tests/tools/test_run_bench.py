@@ -142,7 +142,9 @@ def test_compare_litert_shows_both_latencies(add_model, capsys):
     rows = {w[0]: [float(v) for v in w[1:]] for w in map(str.split, out.splitlines())
             if len(w) == 9 and w[0] in ("clnn", "litert")}
     assert set(rows) == {"clnn", "litert"}
-    assert all(v > 0 for v in rows["clnn"] + rows["litert"])
+    # a tiny model's std (or a sub-5-microsecond litert run) may print as 0.00
+    assert all(v >= 0 for v in rows["clnn"] + rows["litert"])
+    assert max(rows["clnn"]) > 0 and max(rows["litert"]) > 0
     assert "clnn / litert (p50):" in out and "taking turns" in out
     assert main(["run", add_model, "--iterations", "4", "--compare", "litert", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
