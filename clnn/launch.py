@@ -36,6 +36,20 @@ class Launch:
     #: launched once already (at the warm-up of prepare, or an execution): PoCL compiles a
     #: kernel for its work sizes at its first enqueue, so a first launch is compile work
     launched: bool = False
+    #: (family, name, params, arguments) of a launch planned before its program is built
+    #: (Planner.plan_ahead builds a model's kernels together); :meth:`finish` makes the kernel
+    pending: tuple | None = None
+
+    def finish(self, programs, cl_device):
+        """Make the kernel of a pending launch: its arguments set, its local size fitted."""
+        if self.pending is None:
+            return
+        family, name, params, flat = self.pending
+        kernel = programs.kernel(family, name, params)
+        kernel.set_args(*flat)
+        self.local_size = fit_local_size(kernel, cl_device, f"{family}.{name}",
+                                         self.local_size)
+        self.kernel, self.pending = kernel, None
 
 
 #: kernel launches in this process that were the first of their Launch (compile work on PoCL)
@@ -106,7 +120,7 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
             keep.append(arr)
             cl.enqueue_copy(q, plan.pool, arr, dst_offset=off, is_blocking=False)
     results = []
-    readbacks = getattr(plan, "readbacks", ())
+    readbacks = plan.readbacks
     for rb in readbacks:
         cl.enqueue_fill_buffer(q, rb.buffer, np.int32(0), 0, rb.words * 4)
     if keep_all:  # views of the inputs (no launch of their own): see Planner.make_plan
@@ -243,11 +257,6 @@ class LaunchBuilder:
         gs = tuple(int(g) for g in global_size)
         if any(g == 0 for g in gs):
             return
-        collecting = getattr(self.planner, "collecting", None)
-        if collecting is not None:  # a pass that only lists the kernels (Planner.plan_ahead)
-            collecting.append((family, name, freeze(params)))
-            return
-        kernel = self.planner.programs.kernel(family, name, params)
         flat = []
         for a in args:
             if isinstance(a, In):
@@ -256,11 +265,15 @@ class LaunchBuilder:
                 flat.extend(self.tensor(self.operation.outputs[a.index]))
             else:
                 flat.append(a)
-        kernel.set_args(*flat)
         keep = tuple(a for a in flat if isinstance(a, cl.MemoryObjectHolder))
-        local = fit_local_size(kernel, self.device.cl_device, f"{family}.{name}", local_size)
-        self.launches.append(Launch(self.op_index, f"{family}.{name}", kernel, gs, local, keep))
-
+        launch = Launch(self.op_index, f"{family}.{name}", None, gs, local_size, keep,
+                        pending=(family, name, params, flat))
+        collecting = self.planner.collecting
+        if collecting is not None:  # the kernel is made once its program is built together
+            collecting.append((family, name, freeze(params)))  # with the others (plan_ahead)
+        else:
+            launch.finish(self.planner.programs, self.device.cl_device)
+        self.launches.append(launch)
 
 def fit_local_size(kernel, device, name: str, local_size):
     """``local_size`` where the device and this compiled kernel can run such work-groups, else

@@ -297,32 +297,33 @@ class Planner:
         shapes = self.static_shapes()
         if shapes is None:
             return
-        # a first pass only lists the kernels the plans launch, so that they are built together
+        # the kernels of the plans are made after their programs are built together
         # (clnn.program_cache.ProgramCache.build_together: one program builds faster than one
-        # per kernel); the plans are made (again) below
+        # per kernel): the launches are planned pending, then finished
+        made = []
         self.collecting = []
         try:
             for p in self.partitions:
                 if p.on_cl and not p.control and not p.host_inputs:
+                    key = (tuple(shapes.get(i) for i in p.inputs), (), frozenset())
                     try:
-                        self.make_plan(p, {i: shapes[i] for i in p.inputs}, {})
-                    except Exception:  # planned (and reported) again below
+                        p.plans[key] = self.make_plan(p, {i: shapes[i] for i in p.inputs}, {})
+                        made.append((p, key))
+                    except TooLarge:  # known now: no execution could run
+                        raise
+                    except Exception:  # planned (and reported) again at the execution
                         pass
             keys = self.collecting
         finally:
             self.collecting = None
         self.programs.build_together(keys)
-        for p in self.partitions:
-            if p.on_cl and not p.control:
-                if p.host_inputs:
-                    continue
-                key = (tuple(shapes.get(i) for i in p.inputs), (), frozenset())
-                try:
-                    p.plans[key] = self.make_plan(p, {i: shapes[i] for i in p.inputs}, {})
-                except TooLarge:  # known now: no execution could run
-                    raise
-                except Exception:  # planned (and reported) again at the execution
-                    pass
+        for p, key in made:
+            plan = p.plans[key]
+            try:
+                for launch in plan.launches if plan is not None else ():
+                    launch.finish(self.programs, self.device.cl_device)
+            except Exception:  # a kernel that does not build: planned again at the execution
+                del p.plans[key]
 
     def context(self, k: int, shapes: dict, host_values=None) -> OperationContext:
         """Operation k with the constants' values, ``host_values`` (parameters read on the

@@ -156,20 +156,10 @@ class Tuner:
     unbounded: bool = False
     measured: int = 0
     records: list[Record] = field(default_factory=list)
-    #: layers recorded for the current plan owner: a planner makes a plan twice at prepare
-    #: (a pass listing the kernels to build together, then the plans), one record per layer
-    _seen: set = field(default_factory=set)
 
     def start_model(self, owner=None):
         self.budget = None if self.unbounded else budget_s()
         self.spent, self.owner = 0.0, owner
-        self._seen = set()
-
-    def _record(self, record: Record):
-        key = (record.op_index, record.family, json.dumps(record.signature, sort_keys=True))
-        if key not in self._seen:
-            self._seen.add(key)
-            self.records.append(record)
 
     def can_measure(self) -> bool:
         return self.mode != "off" and (self.budget is None or self.spent < self.budget)
@@ -190,8 +180,8 @@ class Tuner:
         # an entry cut short by the budget is reused at prepare; clnn tune completes it
         usable = entry is not None and (entry.get("complete") or self.mode == "fast")
         if usable and not self.retune and entry.get("choice") in (space or candidates):
-            self._record(Record(op_index, family, signature, entry["choice"], default,
-                                entry.get("default_ms"), entry.get("best_ms"), True))
+            self.records.append(Record(op_index, family, signature, entry["choice"], default,
+                                       entry.get("default_ms"), entry.get("best_ms"), True))
             return entry["choice"]
         if flop < MIN_TUNE_FLOP[self.mode] or len(candidates) < 2 or not self.can_measure() \
                 or scratch_bytes > MAX_SCRATCH_BYTES:
@@ -212,8 +202,8 @@ class Tuner:
                  "times_ms": times, "complete": tried == len(candidates)}
         self.cache.put(family, signature, entry)
         self.cache.save()
-        self._record(Record(op_index, family, signature, choice, default, d_ms, times[best],
-                            False))
+        self.records.append(Record(op_index, family, signature, choice, default, d_ms,
+                                   times[best], False))
         return choice
 
     def can_measure_now(self, t0: float) -> bool:
