@@ -149,6 +149,24 @@ def select_device(spec: str | None = None, source: str | None = None):
     raise DeviceUnavailable(f"no OpenCL device matches {spec!r}{where}; found {names}")
 
 
+#: PoCL's switch between a work-group function compiled for each local size a kernel is
+#: launched with (1, its default) and one generic function per kernel (0)
+POCL_SPECIALIZATION = "POCL_WORK_GROUP_SPECIALIZATION"
+
+
+def pocl_generic_work_groups(platform):
+    """On PoCL, compile one work-group function per kernel, for every local size, unless the
+    user set $POCL_WORK_GROUP_SPECIALIZATION. PoCL otherwise compiles a kernel again for each
+    work-group size it is launched with (0.1-0.5 s each on this CPU); a model launches its
+    kernels with many sizes, so that specialisation was most of a cold prepare (pose_detection:
+    17.2 s of warm-up compiles with it, 4.8 s without), for a steady-state cost within the
+    noise on the MediaPipe models (README, "Time to the first result"). PoCL reads the variable
+    when it compiles a kernel; other platforms ignore it."""
+    if "portable computing language" in platform.name.lower() or \
+            "pocl" in platform.version.lower():
+        os.environ.setdefault(POCL_SPECIALIZATION, "0")
+
+
 class ClDevice(Device):
     """The OpenCL device. ``device``: see :func:`select_device` (None: $CLNN_DEVICE, else
     $PYOPENCL_CTX, else the default);
@@ -161,6 +179,7 @@ class ClDevice(Device):
         import pyopencl as cl
 
         self.platform, self.cl_device = select_device(device)
+        pocl_generic_work_groups(self.platform)
         self.context = cl.Context([self.cl_device])
         props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
         self.queue = cl.CommandQueue(self.context, properties=props)

@@ -50,6 +50,9 @@ class ClPreparedModel(DriverPreparedModel):
         self.subgraph_runs: dict = {}
         self.planner.plan_ahead()
         control_flow.plan_ahead(self, model.main, self.partitions)
+        tuner = getattr(device, "_clnn_tuner", None)
+        if tuner is not None:  # the layers the tuning budget left to the heuristic
+            tuner.flush()
         #: seconds of the warm-up launches at prepare (see :meth:`warm_up`)
         self.warm_up_seconds = 0.0
         self.warm_up()

@@ -156,10 +156,21 @@ class Tuner:
     unbounded: bool = False
     measured: int = 0
     records: list[Record] = field(default_factory=list)
+    #: entries put without a save (layers the budget left to the heuristic)
+    _unsaved: bool = False
 
     def start_model(self, owner=None):
         self.budget = None if self.unbounded else budget_s()
         self.spent, self.owner = 0.0, owner
+
+    def flush(self):
+        """Save the entries of layers the budget left unmeasured (once per prepared model)."""
+        if self._unsaved and self.cache is not None:
+            self._unsaved = False
+            try:
+                self.cache.save()
+            except OSError:  # a read-only cache: measured again next time
+                pass
 
     def can_measure(self) -> bool:
         return self.mode != "off" and (self.budget is None or self.spent < self.budget)
@@ -177,14 +188,22 @@ class Tuner:
         if owner is not None and owner is not self.owner:
             self.start_model(owner)
         entry = self.cache.get(family, signature)
-        # an entry cut short by the budget is reused at prepare; clnn tune completes it
-        usable = entry is not None and (entry.get("complete") or self.mode == "fast")
+        # an entry cut short by the budget (or left unmeasured when it was spent) is reused
+        # at prepare; clnn tune completes it
+        usable = entry is not None and (entry.get("complete") or (
+            self.mode == "fast" and (entry.get("measured", True) or not self.unbounded)))
         if usable and not self.retune and entry.get("choice") in (space or candidates):
             self.records.append(Record(op_index, family, signature, entry["choice"], default,
                                        entry.get("default_ms"), entry.get("best_ms"), True))
             return entry["choice"]
-        if flop < MIN_TUNE_FLOP[self.mode] or len(candidates) < 2 or not self.can_measure() \
+        if flop < MIN_TUNE_FLOP[self.mode] or len(candidates) < 2 \
                 or scratch_bytes > MAX_SCRATCH_BYTES:
+            return default
+        if not self.can_measure():
+            if entry is None:  # the budget is spent: the heuristic's, until clnn tune
+                self.cache.put(family, signature, {"choice": default, "complete": False,
+                                                   "measured": False})
+                self._unsaved = True
             return default
         t0 = time.perf_counter()
         reps = 5 if self.mode == "full" else 3
