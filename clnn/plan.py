@@ -213,6 +213,8 @@ class Planner:
         self.partitions = partitions
         self.executor = Executor(model) if executor is None else executor
         self.build_seconds = 0.0
+        #: the process compiling part of the kernels plan_ahead built (program_cache.CompileHelper)
+        self.compile_helper = None
         #: during plan_ahead's first pass: the kernel keys the plans launch (none are built)
         self.collecting: list | None = None
         #: operation -> the operation whose kernels do its work (clnn/fusion.py)
@@ -316,7 +318,7 @@ class Planner:
             keys = self.collecting
         finally:
             self.collecting = None
-        self.programs.build_together(keys)
+        self.compile_helper = self.programs.build_together(keys)
         for p, key in made:
             plan = p.plans[key]
             try:

@@ -33,6 +33,13 @@ from hal.interfaces import ExecutionResult
 from hal.types import NO_TIMING, MeasureTiming, Timing
 
 
+def _function_name(kernel) -> str:
+    try:
+        return kernel.function_name
+    except Exception:  # a kernel object without its info (never expected): not the helper's
+        return ""
+
+
 class ClPreparedModel(DriverPreparedModel):
     def __init__(self, device, model, supported: list[bool]):
         self.device = device
@@ -68,33 +75,45 @@ class ClPreparedModel(DriverPreparedModel):
 
     def warm_up(self):
         """Run every launch of the plans made at prepare once, so the first execution compiles
-        nothing: PoCL compiles a kernel for its work sizes at its first enqueue (measured: most
-        of a cold first execution). Each launch reads a zeroed pool (its own plan's, private to
-        this prepared model: every execution writes its inputs before reading them), so an
-        index it reads is 0, never one computed from another kernel's output; a program binary
-        taken afterwards (the compilation cache) carries the compiled kernels. (A helper process
-        compiling half of the configurations into PoCL's disk cache meanwhile was tried: the
-        main process's warm-up went from 7.5 s to 13.2 s at load ~2, so it is not done.)"""
+        nothing: PoCL compiles a kernel at its first enqueue (measured: most of a cold first
+        execution). Each launch reads a zeroed pool (its own plan's, private to this prepared
+        model: every execution writes its inputs before reading them), so an index it reads is
+        0, never one computed from another kernel's output; a program binary taken afterwards
+        (the compilation cache) carries the compiled kernels. Where a helper process compiles
+        part of the kernels (clnn.program_cache.CompileHelper), the others are launched first,
+        then the helper's from its last back (from PoCL's cache where it compiled them), and
+        the helper is stopped."""
         import pyopencl as cl
 
         t0 = time.perf_counter()
         parts = list(self.partitions)  # and the IF / WHILE subgraphs' (clnn/control_flow.py)
+        planners = [self.planner]
         for run in self.subgraph_runs.values():
             parts.extend(run.partitions)
+            planners.append(getattr(run, "planner", None))
         todo = [(plan, launch) for p in parts for plan in p.plans.values()
                 if plan is not None for launch in plan.launches]
+        helpers = [h for h in (getattr(pl, "compile_helper", None) for pl in planners) if h]
+        if helpers:  # this process's kernels first, then the helpers' from their last back
+            todo.sort(key=lambda t: max(h.order(_function_name(t[1].kernel)) for h in helpers))
         zero = np.zeros(1, np.uint8)
         try:
             for done, (plan, launch) in enumerate(todo, 1):
                 cl.enqueue_fill_buffer(self.queue, plan.pool, zero, 0, plan.pool.size)
                 enqueue_launch(self.queue, launch)
-                if program_cache.listeners:  # a bar that moves as the kernels compile
+                if program_cache.listeners or helpers:  # a bar moves as the kernels compile
                     self.queue.finish()
                     program_cache.notify("warm_up", done, len(todo))
             if todo:
                 self.queue.finish()
         except cl.Error:  # the execution that launches it reports the error
             pass
+        finally:
+            for h in helpers:
+                h.stop()
+            for pl in planners:
+                if pl is not None:
+                    pl.compile_helper = None
         self.warm_up_seconds = time.perf_counter() - t0
 
     # ------------------------------------------------------------------ running

@@ -44,6 +44,7 @@ STATS = {"rendered": 0, "built": 0, "build_s": 0.0, "memo_hits": 0, "combined_ke
 #: kernel key). Measured on PoCL 3.1 (face_detection_short_range, 17 kernel keys, fresh PoCL
 #: cache, load ~9 on 2 cores): 17 programs built in ~9 s, the same kernels in one program ~2.7 s
 COMBINE = os.environ.get("CLNN_COMBINE", "1") != "0"
+BUILD_OPTIONS = ["-cl-std=CL1.2"]
 
 
 def freeze(params: dict) -> tuple:
@@ -102,7 +103,7 @@ class ProgramCache:
             t0 = time.perf_counter()
             try:
                 # pyopencl keeps built binaries on disk keyed by source, options and device
-                prg = cl.Program(self.context, src).build(options=["-cl-std=CL1.2"],
+                prg = cl.Program(self.context, src).build(options=BUILD_OPTIONS,
                                                           cache_dir=cache_dir())
             except cl.RuntimeError as e:
                 raise RuntimeError(f"building {family}.{name} {params}: {e}") from e
@@ -138,13 +139,30 @@ class ProgramCache:
         """Build the kernel keys not built yet as one program, each kernel renamed by its key
         (clnn/templates define one kernel name for every variant). Where that program does not
         build (two variants defining the same helper function), then one program per family
-        and kernel name, and what still fails is built alone when a plan asks for it."""
+        and kernel name, and what still fails is built alone when a plan asks for it.
+
+        On PoCL with a cold kernel cache, a model's kernels are two programs, and a helper
+        process compiles the second one's kernels while this process compiles the first's
+        (:class:`CompileHelper`); returns the helper (None: no helper)."""
         todo = [k for k in dict.fromkeys(keys) if k not in self._programs]
         if not COMBINE or len(todo) < 2:
-            return
+            return None
         notify("build", 0, len(todo))  # a progress bar can say how many before the build
+        helper = None
+        if CompileHelper.wanted(self.context, len(todo)):
+            first, second = CompileHelper.split(todo)
+            t0 = time.perf_counter()
+            if self._build_group(first):
+                src = self._group_source(second)
+                # a build that fast found the program in PoCL's cache: its kernels too
+                if src is not None and time.perf_counter() - t0 > CompileHelper.WARM_BUILD_S:
+                    helper = CompileHelper.start(self.context, src,
+                                                 [kernel_name(k) for k in second])
+                if self._build_group(second, src):
+                    return helper
+                todo = second
         if self._build_group(todo):
-            return
+            return helper
         groups: list[list] = []  # at most one variant of each kernel per group
         for key in todo:
             for g in groups:
@@ -156,31 +174,40 @@ class ProgramCache:
         for g in groups:
             if len(g) > 1:
                 self._build_group(g)
+        return helper
 
-    def _build_group(self, keys) -> bool:
-        import pyopencl as cl
-
+    @staticmethod
+    def _group_source(keys) -> str | None:
+        """The source of one program holding the kernels of ``keys``, each renamed by its
+        key; None where a kernel does not render or is not one kernel declaration."""
         parts = []
         common = ""
         for family, name, frozen in keys:
             try:
                 common, body = _render_parts(family, name, dict(frozen))
             except RuntimeError:  # reported when a plan asks for the kernel alone
-                return False
+                return None
             new = kernel_name((family, name, frozen))
             body, n = _kernel_decl(name).subn(rf"\g<1>{new}\g<2>", body)
             if n != 1:  # not one kernel declaration: built alone
-                return False
+                return None
             # a macro of one kernel must not reach the next one's source
             undefs = "".join(f"#undef {m}\n" for m in dict.fromkeys(_DEFINE.findall(body)))
             parts.append(f"// clnn kernel {family}.{name} {frozen}\n{body}\n{undefs}")
-        src = f"{common}\n" + "".join(parts)
+        return f"{common}\n" + "".join(parts)
+
+    def _build_group(self, keys, src: str | None = None) -> bool:
+        import pyopencl as cl
+
+        src = src or self._group_source(keys)
+        if src is None:
+            return False
         with _LOCK:
             t0 = time.perf_counter()
             try:
                 with warnings.catch_warnings():  # a failed try is not the user's concern
                     warnings.simplefilter("ignore")
-                    prg = cl.Program(self.context, src).build(options=["-cl-std=CL1.2"],
+                    prg = cl.Program(self.context, src).build(options=BUILD_OPTIONS,
                                                               cache_dir=cache_dir())
             except cl.RuntimeError:
                 STATS["build_s"] += time.perf_counter() - t0
@@ -251,3 +278,105 @@ def cache_dir() -> str:
 
 def build_stats() -> dict:
     return dict(STATS)
+
+
+# what the helper process runs: no clnn import (nothing but pyopencl on its path of work)
+_HELPER_CODE = """
+import json, sys
+job = json.load(sys.stdin)
+import pyopencl as cl
+plat = next(p for p in cl.get_platforms() if p.name == job["platform"])
+dev = next(d for d in plat.get_devices() if d.name == job["device"])
+ctx = cl.Context([dev])
+prg = cl.Program(ctx, job["source"]).build(options=job["options"], cache_dir=job["cache_dir"])
+prg.get_info(cl.program_info.BINARIES)
+"""
+
+
+class CompileHelper:
+    """A second process compiling one program's kernels into PoCL's kernel cache while this
+    process compiles the others'. PoCL compiles a kernel (its work-group function: 0.05-0.9 s
+    on this CPU) at its first launch, or every kernel of a program when the program's binaries
+    are asked for; one process compiles one kernel at a time (threads measured no faster), so
+    on a cold cache a model's kernels are split in two programs: this process builds both and
+    warms the first up while the helper builds the second and asks for its binaries, which
+    compiles its kernels in their order in the source. The warm-up then launches the second
+    program's kernels in the opposite order: those the helper compiled come from PoCL's cache,
+    the others this process compiles, so the two meet wherever the costs put them
+    (clnn.prepared_model.ClPreparedModel.warm_up), and the helper is stopped. Only with PoCL's
+    generic work-group functions (clnn.device.pocl_generic_work_groups), which the binaries
+    hold; ``CLNN_COMPILE_HELPER=0`` turns it off. A helper that fails costs nothing but its
+    start: the warm-up compiles what it left."""
+
+    #: kernels to build below which one process does it all
+    MIN_KERNELS = 8
+    #: a first program built faster than this came from PoCL's cache (measured: ~0.02 s from
+    #: the cache, >= 0.1 s compiled)
+    WARM_BUILD_S = 0.06
+    #: estimated compile cost per kernel def (the rest: 1), to split the kernels in halves
+    #: (measured on PoCL 3.1: a GEMM 0.15-0.9 s, a depthwise or direct convolution 0.15-0.45
+    #: s, a pooling, resize or element-wise kernel 0.05-0.1 s)
+    COST = {"gemm": 8, "conv_tile": 5, "conv_cvec": 5, "depthwise_tile": 5, "depthwise": 5}
+
+    def __init__(self, proc, names: list):
+        self.proc = proc
+        #: the kernel names (clnn.program_cache.kernel_name) the helper compiles, in its order
+        self.names = names
+
+    @classmethod
+    def wanted(cls, context, n_kernels: int) -> bool:
+        if n_kernels < cls.MIN_KERNELS or os.environ.get("CLNN_COMPILE_HELPER", "1") == "0":
+            return False
+        platform = context.devices[0].platform
+        return "pocl" in platform.version.lower() and \
+            os.environ.get("POCL_WORK_GROUP_SPECIALIZATION") == "0"
+
+    @classmethod
+    def split(cls, keys: list) -> tuple[list, list]:
+        """(this process's keys, the helper's), halves by estimated cost."""
+        load = [0, 0]
+        mine, helper = [], []
+        for key in sorted(keys, key=lambda k: -cls.COST.get(k[1], 1)):
+            side = 0 if load[0] <= load[1] else 1
+            load[side] += cls.COST.get(key[1], 1)
+            (mine if side == 0 else helper).append(key)
+        order = {k: i for i, k in enumerate(keys)}
+        return sorted(mine, key=order.get), sorted(helper, key=order.get)
+
+    @classmethod
+    def start(cls, context, source: str, names: list):
+        """The helper compiling ``source``'s kernels, or None where it cannot start."""
+        import json
+        import subprocess
+        import sys
+
+        dev = context.devices[0]
+        job = {"platform": dev.platform.name, "device": dev.name, "source": source,
+               "options": BUILD_OPTIONS, "cache_dir": cache_dir()}
+        try:
+            proc = subprocess.Popen([sys.executable, "-c", _HELPER_CODE],
+                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+            proc.stdin.write(json.dumps(job).encode())
+            proc.stdin.close()
+        except (OSError, ValueError):
+            return None
+        return cls(proc, names)
+
+    def order(self, name: str) -> int:
+        """Where this process launches kernel ``name`` in the warm-up: its own kernels first
+        (-1), then the helper's from its last one back."""
+        try:
+            return len(self.names) - self.names.index(name)
+        except ValueError:
+            return -1
+
+    def stop(self):
+        """The warm-up is done: whatever the helper still compiles is compiled already."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except Exception:  # noqa: BLE001 (a helper that ignores SIGTERM)
+            self.proc.kill()
+            self.proc.wait()

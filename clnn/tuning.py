@@ -34,8 +34,9 @@ from clnn import paths
 
 SCHEMA = 1
 MODES = ("off", "fast", "full")
-#: seconds of measuring per prepared model in ``fast`` mode (balanced with the cold start)
-FAST_BUDGET_S = 1.5
+#: seconds of measuring per prepared model in ``fast`` mode (balanced with the cold start: on
+#: a cold PoCL cache most of it compiles the candidates; ``clnn tune`` does the rest)
+FAST_BUDGET_S = 0.5
 #: layers with less work than this (FLOP) are not worth a measurement at prepare (``fast``:
 #: the budget goes to the big layers) or ahead of time (``full``): the heuristic runs them
 MIN_TUNE_FLOP = {"fast": 4e6, "full": 2.5e5}

@@ -19,6 +19,8 @@ import numpy as np
 from clnn.kernels.support import FLOAT, f32, i32
 from hal.operations.conv2d import is_quant, output_multipliers
 
+#: the functions a float epilogue applies last, by their code in the ``post`` flags (0: none)
+FLEX_FUNCTIONS = (None, "LOGISTIC", "HARD_SWISH")
 #: (mr, nv, vw): rows per work-item, vectors per row, vector width
 TILE = (8, 2, 16)
 
@@ -108,24 +110,38 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     if lo is None:
         lo, hi = (i32(-2**31), i32(2**31 - 1)) if quant else (f32(-np.inf), f32(np.inf))
     params = {"dt": dt, "odt": odt, "mr": mr, "nv": nv, "vw": vw, "amode": amode,
-              "cmode": cmode, "epi": epi, "bias": bias is not None}
-    if res is not None:  # (buffer, element offset) of a tensor added before the activation
-        params["res"] = True
+              "cmode": cmode, "epi": epi}
     args = [*tensor_arg(a), bpk, i32(0), *tensor_arg(c)]
-    if bias is not None:
-        args += tensor_arg(bias)
-    if res is not None:
-        args += list(res)
-    if prelu is not None:  # (buffer, element offset) of a per-channel PRELU alpha
-        params["prelu"] = True
-        args += list(prelu)
-    if fn:  # LOGISTIC / HARD_SWISH after the activation clamp
-        params["fn"] = fn
+    post = None
+    if not quant and epi == "act":
+        # one kernel for every float epilogue: bias, residual, PRELU and function are chosen
+        # by the run-time ``post`` flags (fewer kernels to compile; the tensors a flag leaves
+        # off are never read: C stands in for them)
+        params["flex"] = True
+        post = (bias is not None) | (res is not None) << 1 | (prelu is not None) << 2 | \
+            FLEX_FUNCTIONS.index(fn) << 4
+        args += tensor_arg(c if bias is None else bias)
+        args += tensor_arg(c) if res is None else list(res)
+        args += tensor_arg(c) if prelu is None else list(prelu)
+    else:
+        params["bias"] = bias is not None
+        if bias is not None:
+            args += tensor_arg(bias)
+        if res is not None:  # (buffer, element offset) of a tensor added before the activation
+            params["res"] = True
+            args += list(res)
+        if prelu is not None:  # (buffer, element offset) of a per-channel PRELU alpha
+            params["prelu"] = True
+            args += list(prelu)
+        if fn:  # LOGISTIC / HARD_SWISH after the activation clamp
+            params["fn"] = fn
     if quant and epi == "act":
         args += list(requant)
     args += [i32(v) for v in (M, N, K, sam, sak, N if ldc is None else ldc, ohw, batch[1],
                               *a_b, *b_b, *c_b, *ch_b, za, zo)]
     args += [lo, hi]
+    if post is not None:
+        args.append(i32(post))
     gsize = (-(-M // mr), -(-N // nr), batch[0] * batch[1])
     b.launch(family, "gemm", params, gsize, args, local_size=local_for(wg, gsize))
 

@@ -61,8 +61,7 @@ def plan(ctx, b):
         vw, tx = v["vw"], v["tx"]
         key = {"dt": dt, "fdt": code(fi), "vw": vw, "tx": tx, "fw": fw, "sw": p.stride_w,
                "dw": p.dil_w}
-        if fused is not None and fused.fn:
-            key["fn"] = fused.fn
+        fnc = [] if quant else [i32(_gemm.FLEX_FUNCTIONS.index(fused.fn if fused else None))]
         gsize = (o // vw, -(-ow // tx), n * oh)
         local = _depthwise_variants.local_for(v["rows"], gsize,
                                               int(b.device.cl_device.max_work_group_size))
@@ -70,7 +69,7 @@ def plan(ctx, b):
                  local_size=local, args=[In(0), In(1), In(2), Out(0), *requant,
                   *[i32(v) for v in (h, w, o, oh, ow, fh, p.stride_h, p.dil_h, top, left,
                                      _gemm.zero_of(inp), _gemm.zero_of(fi),
-                                     _gemm.zero_of(out))], lo, hi])
+                                     _gemm.zero_of(out))], lo, hi, *fnc])
         return
     b.launch("depthwise_conv2d", "depthwise", {"dt": dt, "fdt": code(fi)}, (o, ow, n * oh),
              [In(0), In(1), In(2), Out(0), *requant,

@@ -59,8 +59,9 @@ ${c.toffsets("x", "w", "bias", "y")}
 ## read a clamped pixel and are zeroed), then runs fw * tx vector fma. fw, sw, dw (filter width,
 ## stride and dilation along x) are knobs so that the window unrolls; the filter height, the
 ## rest of the geometry and the quantization parameters are arguments.
-## Kernel key: dt, fdt, vw (1, 2, 4, 8, 16: divides the channel count), tx, fw, sw, dw, fn
-## (float: LOGISTIC or HARD_SWISH after the clamp, an activation fused in by clnn/fusion.py).
+## Kernel key: dt, fdt, vw (1, 2, 4, 8, 16: divides the channel count), tx, fw, sw, dw. Float
+## kernels take ``fnc`` last: 1 LOGISTIC, 2 HARD_SWISH after the clamp (an activation fused in
+## by clnn/fusion.py), 0 none (a run-time choice: one kernel to compile for all three).
 <%def name="vld(dt, vw, off, p)">\
 % if vw == 1:
 ${c.ldf(dt, p, off) if dt in ("f32", "f16") else "(int)%s[%s]" % (p, off)}\
@@ -73,7 +74,7 @@ convert_int${vw}(vload${vw}(0, ${p} + (${off})))\
 % endif
 </%def>
 
-<%def name="depthwise_tile(dt, fdt, vw, tx, fw, sw, dw, fn=None)">
+<%def name="depthwise_tile(dt, fdt, vw, tx, fw, sw, dw)">
 <%
     quant = dt in ("u8", "i8")
     S = "int" if quant else "float"
@@ -88,7 +89,7 @@ __kernel void depthwise_tile(${c.tparam(dt, "x", True)}, ${c.tparam(fdt, "w", Tr
 % endif
                              int H, int W, int C, int OH, int OW, int fh, int stride_h,
                              int dil_h, int pad_t, int pad_l, int za, int zw, int zo,
-                             ${S} lo, ${S} hi)
+                             ${S} lo, ${S} hi${"" if quant else ", int fnc"})
 {
 ${c.toffsets("x", "w", "bias", "y")}
     const int c0 = get_global_id(0) * ${vw}, ox0 = get_global_id(1) * ${tx};
@@ -151,9 +152,8 @@ ${c.toffsets("x", "w", "bias", "y")}
         }
   % else:
         ${V} r = clamp(acc${j} + bv, (${V})lo, (${V})hi);
-    % if fn:
-        r = ${c.post_fn(fn, "r")};
-    % endif
+        if (fnc == 1) r = ${c.post_fn("LOGISTIC", "r")};
+        else if (fnc == 2) r = ${c.post_fn("HARD_SWISH", "r")};
     % if vw == 1:
         ${c.stf(dt, "yr", "%d * C" % j, "r")};
     % elif dt == "f16":

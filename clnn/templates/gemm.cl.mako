@@ -21,11 +21,13 @@
 ## types, short (w - w_zero_point) for quantized ones, zero padded.
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias, res=False, prelu=False,
-                 fn=None)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, res=False, prelu=False,
+                 fn=None, flex=False)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
+    if flex:  # bias, res, prelu and fn are run-time choices (the post argument)
+        bias = res = prelu = True
     S = "int" if quant else "float"
     V = "%s%d" % (S, vw)
     BT = "short" if quant else "float"
@@ -47,8 +49,11 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
 % endif
                    int M, int N, int K, int sam, int sak, int ldc, int ohw,
                    int nb1, int a_b0, int a_b1, int b_b0, int b_b1, int c_b0, int c_b1,
-                   int ch_b0, int ch_b1, int za, int zo, ${S} lo, ${S} hi)
+                   int ch_b0, int ch_b1, int za, int zo, ${S} lo, ${S} hi${", int post" if flex else ""})
 {
+% if flex:
+    const int has_bias = post & 1, has_res = post & 2, has_prelu = post & 4, fnc = post >> 4;
+% endif
     const int im = get_global_id(0), jn = get_global_id(1), z = get_global_id(2);
     const int z0 = z / nb1, z1 = z - z0 * nb1;
     const int m0 = im * ${mr}, n0 = jn * ${nr};
@@ -111,12 +116,16 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
 % if not quant and epi == "act" and cmode == "nhwc":
     if (n0 + ${nr} <= N && m0 + ${mr} <= M) {
   % for v in range(nv):
-    % if bias:
+    % if flex:
+        ${V} bv${v} = has_bias ? ${("vload_half%d" % vw) if bdt == "f16" else ("vload%d" % vw)}(0, bias + bias_off + choff + n0 + ${v * vw}) : (${V})(0.0f);
+    % elif bias:
         ${V} bv${v} = ${("vload_half%d" % vw) if bdt == "f16" else ("vload%d" % vw)}(0, bias + bias_off + choff + n0 + ${v * vw});
     % else:
         ${V} bv${v} = (${V})(0.0f);
     % endif
-    % if prelu:
+    % if flex:
+        const ${V} av${v} = has_prelu ? ${("vload_half%d" % vw) if odt == "f16" else ("vload%d" % vw)}(0, alpha + alpha_off + choff + n0 + ${v * vw}) : (${V})(1.0f);
+    % elif prelu:
         const ${V} av${v} = ${("vload_half%d" % vw) if odt == "f16" else ("vload%d" % vw)}(0, alpha + alpha_off + choff + n0 + ${v * vw});
     % endif
   % endfor
@@ -126,7 +135,17 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
     at = "(size_t)(m0 + %d) * ldc + n0 + %d" % (r, v * vw)
     rv = (" + " + ("vload_half%d(0, res + %s)" % (vw, at) if odt == "f16" else "vload%d(0, res + %s)" % (vw, at))) if res else ""
 %>\
-  % if prelu or fn:
+  % if flex:
+        {
+            ${V} t = c${r}_${v} + bv${v};
+            if (has_res) t += ${("vload_half%d(0, res + %s)" % (vw, at) if odt == "f16" else "vload%d(0, res + %s)" % (vw, at))};
+            t = clamp(t, (${V})lo, (${V})hi);
+            if (has_prelu) t = select(t * av${v}, t, t >= (${V})(0.0f));
+            if (fnc == 1) t = ${c.post_fn("LOGISTIC", "t")};
+            else if (fnc == 2) t = ${c.post_fn("HARD_SWISH", "t")};
+            ${"vstore_half%d_rte" % vw if odt == "f16" else "vstore%d" % vw}(t, 0, c + ${at});
+        }
+  % elif prelu or fn:
         {
             ${V} t = clamp(c${r}_${v} + bv${v}${rv}, (${V})lo, (${V})hi);
     % if prelu:
@@ -161,7 +180,15 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
             const int n = n0 + ${v * vw} + l;
             if (n >= N) break;
             ${S} x = t[l];
-    % if epi == "act":
+    % if epi == "act" and flex:
+            if (has_bias) x += ${c.ldf(bdt, "bias", "bias_off + choff + n")};
+            const int ci = ${"n" if cmode == "nhwc" else "n * ohw"};
+            if (has_res) x += ${c.ldf(odt, "res", "rowoff + ci")};
+            x = clamp(x, lo, hi);
+            if (has_prelu && x < 0.0f) x *= ${c.ldf(odt, "alpha", "alpha_off + choff + n")};
+            if (fnc == 1) x = ${c.post_fn("LOGISTIC", "x")};
+            else if (fnc == 2) x = ${c.post_fn("HARD_SWISH", "x")};
+    % elif epi == "act":
       % if bias:
             x += ${c.ldf(bdt, "bias", "bias_off + choff + n") if not quant else "bias[bias_off + choff + n]"};
       % endif
