@@ -28,14 +28,21 @@ import time
 import warnings
 from pathlib import Path
 
-from mako import exceptions as mako_exceptions
-from mako.lookup import TemplateLookup
-
 from clnn import paths
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
-_LOOKUP = TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
-                         input_encoding="utf-8")
+_LOOKUPS: list = []
+
+
+def _lookup():
+    """The one TemplateLookup, made at the first render (mako, and the pygments its error
+    pages import, stay off the path of a process that only restores compiled programs)."""
+    if not _LOOKUPS:
+        from mako.lookup import TemplateLookup
+
+        _LOOKUPS.append(TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
+                                       input_encoding="utf-8"))
+    return _LOOKUPS[0]
 _LOCK = threading.Lock()
 
 #: what the caches did in this process: renders, builds (with their seconds), memo hits
@@ -54,12 +61,16 @@ def freeze(params: dict) -> tuple:
 def _render_parts(family: str, name: str, params: dict) -> tuple[str, str]:
     """(common helpers, the kernel's own source) of kernel ``name`` of ``<family>.cl.mako``."""
     try:
-        common = _LOOKUP.get_template("common.mako").get_def("prelude").render()
-        tmpl = _LOOKUP.get_template(f"{family}.cl.mako")
+        common = _lookup().get_template("common.mako").get_def("prelude").render()
+        tmpl = _lookup().get_template(f"{family}.cl.mako")
         body = tmpl.get_def(name).render(**params)
     except Exception as e:
-        detail = mako_exceptions.text_error_template().render() if os.environ.get(
-            "CLNN_DEBUG") else f"{type(e).__name__}: {e}"
+        if os.environ.get("CLNN_DEBUG"):
+            from mako import exceptions as mako_exceptions  # (pygments: off the import path)
+
+            detail = mako_exceptions.text_error_template().render()
+        else:
+            detail = f"{type(e).__name__}: {e}"
         raise RuntimeError(f"rendering {family}.cl.mako def {name} with {params}: "
                            f"{detail}") from e
     STATS["rendered"] += 1

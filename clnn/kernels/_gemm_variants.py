@@ -80,9 +80,10 @@ def candidates(t: Traits, n: int, full: bool = True) -> list[dict]:
             v = {"tile": list(tl), "wg": g}
             if v not in out:
                 out.append(v)
-    if not full:  # the heuristic's tile under the other groups too
-        out += [{"tile": default["tile"], "wg": g} for g in groups
-                if {"tile": default["tile"], "wg": g} not in out]
+    # the heuristic's tile under the other groups too (a tile of a narrow output may be no
+    # tile of the list: the full space holds every fast candidate)
+    out += [{"tile": default["tile"], "wg": g} for g in groups
+            if {"tile": default["tile"], "wg": g} not in out]
     return out
 
 

@@ -9,6 +9,9 @@ Per model, two fresh processes:
 ``warm``  the same directories, as the cold process left them (programs, PoCL's compiled
           kernels and the model's compilation cache filled).
 
+Both run with Python's bytecode cache as installed (``PYTHONDONTWRITEBYTECODE`` removed from
+their environment: pip byte-compiles the packages it installs, ``make`` clnn's own modules).
+
 Each process times its Python imports (clnn's device, the TFLite reader, pyopencl), loading
 the model and opening the device, ``prepare`` (through the compilation cache, as ``clnn run``
 does by default: clnn/tools/first_result.py), the first execution and the median of a few
@@ -91,6 +94,9 @@ def run_phase(path: str, caches: str) -> dict:
     """One fresh process on ``path`` with its caches under ``caches``."""
     env = dict(os.environ, CLNN_CACHE_DIR=os.path.join(caches, "clnn"),
                POCL_CACHE_DIR=os.path.join(caches, "pocl"))
+    # Python's own bytecode cache as a user has it (pip byte-compiles what it installs; an
+    # environment that turns the writing off would compile clnn's modules in every process)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", _CHILD, path], env=env, capture_output=True,
                           text=True, timeout=1800)
