@@ -215,6 +215,8 @@ class Planner:
         self.build_seconds = 0.0
         #: the process compiling part of the kernels plan_ahead built (program_cache.CompileHelper)
         self.compile_helper = None
+        #: a helper started before planning, for plan_ahead's build (ClPreparedModel)
+        self.spare_helper = None
         #: during plan_ahead's first pass: the kernel keys the plans launch (none are built)
         self.collecting: list | None = None
         #: operation -> the operation whose kernels do its work (clnn/fusion.py)
@@ -297,7 +299,10 @@ class Planner:
 
     def plan_ahead(self):
         shapes = self.static_shapes()
-        if shapes is None:
+        if shapes is None:  # planned at the executions: nothing to build now
+            if self.spare_helper is not None:
+                self.spare_helper.stop()
+                self.spare_helper = None
             return
         # the kernels of the plans are made after their programs are built together
         # (clnn.program_cache.ProgramCache.build_together: one program builds faster than one
@@ -318,7 +323,8 @@ class Planner:
             keys = self.collecting
         finally:
             self.collecting = None
-        self.compile_helper = self.programs.build_together(keys)
+        self.compile_helper = self.programs.build_together(keys, self.spare_helper)
+        self.spare_helper = None
         for p, key in made:
             plan = p.plans[key]
             try:

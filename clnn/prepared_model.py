@@ -55,8 +55,19 @@ class ClPreparedModel(DriverPreparedModel):
         self._host_ns = 0
         #: referenced subgraph -> its partitions and plans (clnn/control_flow.py)
         self.subgraph_runs: dict = {}
-        self.planner.plan_ahead()
-        control_flow.plan_ahead(self, model.main, self.partitions)
+        # a model worth it starts the helper that compiles half of its kernels now, so that
+        # its start-up overlaps the planning (clnn.program_cache.CompileHelper)
+        cl_ops = sum(len(p.ops) for p in self.partitions if p.on_cl)
+        if program_cache.CompileHelper.wanted(device.context, cl_ops // 2):
+            self.planner.spare_helper = program_cache.CompileHelper.spawn(device.context)
+        try:
+            self.planner.plan_ahead()
+            control_flow.plan_ahead(self, model.main, self.partitions)
+        except BaseException:
+            for h in (self.planner.spare_helper, self.planner.compile_helper):
+                if h is not None:
+                    h.stop()
+            raise
         tuner = getattr(device, "_clnn_tuner", None)
         if tuner is not None:  # the layers the tuning budget left to the heuristic
             tuner.flush()

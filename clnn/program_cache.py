@@ -146,7 +146,7 @@ class ProgramCache:
         renamed = kernel_name(key)
         return cl.Kernel(prg, renamed if renamed in names[1] else name)
 
-    def build_together(self, keys):
+    def build_together(self, keys, spare=None):
         """Build the kernel keys not built yet as one program, each kernel renamed by its key
         (clnn/templates define one kernel name for every variant). Where that program does not
         build (two variants defining the same helper function), then one program per family
@@ -154,7 +154,14 @@ class ProgramCache:
 
         On PoCL with a cold kernel cache, a model's kernels are two programs, and a helper
         process compiles the second one's kernels while this process compiles the first's
-        (:class:`CompileHelper`); returns the helper (None: no helper)."""
+        (:class:`CompileHelper`, ``spare``: one started ahead); returns the helper (None: no
+        helper, and a spare is dismissed)."""
+        helper = self._build_together(keys, spare)
+        if spare is not None and helper is not spare:
+            spare.stop()
+        return helper
+
+    def _build_together(self, keys, spare):
         todo = [k for k in dict.fromkeys(keys) if k not in self._programs]
         if not COMBINE or len(todo) < 2:
             return None
@@ -167,8 +174,10 @@ class ProgramCache:
                 src = self._group_source(second)
                 # a build that fast found the program in PoCL's cache: its kernels too
                 if src is not None and time.perf_counter() - t0 > CompileHelper.WARM_BUILD_S:
-                    helper = CompileHelper.start(self.context, src,
-                                                 [kernel_name(k) for k in second])
+                    helper = spare or CompileHelper.spawn(self.context)
+                    if helper is not None and not helper.give(
+                            src, [kernel_name(k) for k in second]):
+                        helper = None
                 if self._build_group(second, src):
                     return helper
                 todo = second
@@ -291,16 +300,23 @@ def build_stats() -> dict:
     return dict(STATS)
 
 
-# what the helper process runs: no clnn import (nothing but pyopencl on its path of work)
+# what the helper process runs: no clnn import (nothing but pyopencl on its path of work).
+# It starts PoCL's compiler on a program of its own first (~0.5 s in a fresh process), then
+# waits for its job: a program to build and compile; none (its input closed): it exits.
 _HELPER_CODE = """
 import json, sys
-job = json.load(sys.stdin)
 import pyopencl as cl
-plat = next(p for p in cl.get_platforms() if p.name == job["platform"])
-dev = next(d for d in plat.get_devices() if d.name == job["device"])
+where = json.loads(sys.argv[1])
+plat = next(p for p in cl.get_platforms() if p.name == where["platform"])
+dev = next(d for d in plat.get_devices() if d.name == where["device"])
 ctx = cl.Context([dev])
-prg = cl.Program(ctx, job["source"]).build(options=job["options"], cache_dir=job["cache_dir"])
-prg.get_info(cl.program_info.BINARIES)
+cl.Program(ctx, "__kernel void clnn_helper_start(__global int* x) { x[0] = 1; }").build()
+text = sys.stdin.read()
+if text:
+    job = json.loads(text)
+    prg = cl.Program(ctx, job["source"]).build(options=job["options"],
+                                               cache_dir=job["cache_dir"])
+    prg.get_info(cl.program_info.BINARIES)
 """
 
 
@@ -355,24 +371,35 @@ class CompileHelper:
         return sorted(mine, key=order.get), sorted(helper, key=order.get)
 
     @classmethod
-    def start(cls, context, source: str, names: list):
-        """The helper compiling ``source``'s kernels, or None where it cannot start."""
+    def spawn(cls, context):
+        """A helper started ahead of its job (its start-up overlaps the planning), or None
+        where it cannot start; :meth:`give` hands it the job, :meth:`stop` dismisses it."""
         import json
         import subprocess
         import sys
 
         dev = context.devices[0]
-        job = {"platform": dev.platform.name, "device": dev.name, "source": source,
-               "options": BUILD_OPTIONS, "cache_dir": cache_dir()}
+        where = json.dumps({"platform": dev.platform.name, "device": dev.name})
         try:
-            proc = subprocess.Popen([sys.executable, "-c", _HELPER_CODE],
+            proc = subprocess.Popen([sys.executable, "-c", _HELPER_CODE, where],
                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
-            proc.stdin.write(json.dumps(job).encode())
-            proc.stdin.close()
-        except (OSError, ValueError):
+        except OSError:
             return None
-        return cls(proc, names)
+        return cls(proc, [])
+
+    def give(self, source: str, names: list) -> bool:
+        """Hand the helper its program; False where it is gone."""
+        import json
+
+        job = {"source": source, "options": BUILD_OPTIONS, "cache_dir": cache_dir()}
+        try:
+            self.proc.stdin.write(json.dumps(job).encode())
+            self.proc.stdin.close()
+        except (OSError, ValueError):
+            return False
+        self.names = list(names)
+        return True
 
     def order(self, name: str) -> int:
         """Where this process launches kernel ``name`` in the warm-up: its own kernels first
@@ -383,8 +410,12 @@ class CompileHelper:
             return -1
 
     def stop(self):
-        """The warm-up is done: whatever the helper still compiles is compiled already."""
-        if self.proc.poll() is None:
+        """The warm-up is done (whatever the helper still compiles is compiled already), or
+        the helper has no job."""
+        if not self.names:  # no job: its input closed, it exits
+            with contextlib.suppress(OSError, ValueError):
+                self.proc.stdin.close()
+        elif self.proc.poll() is None:
             self.proc.terminate()
         try:
             self.proc.wait(timeout=10)

@@ -13,7 +13,7 @@ the driver's work-groups. The tuner measures float32 layers.
 from __future__ import annotations
 
 from clnn.kernels import _gemm_variants
-from clnn.kernels.conv2d import tile_rows_group, tile_width
+from clnn.kernels.conv2d import MAX_SPAN, tile_rows_group, tile_width
 
 
 def vector_widths(o: int) -> list[int]:
@@ -28,7 +28,12 @@ def tile_widths(ow: int, fw: int, sw: int, dw: int) -> list[int]:
 def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int) -> dict:
     vws, txs = vector_widths(o), tile_widths(ow, fw, sw, dw)
     if cpu:
-        return {"vw": vws[0], "tx": txs[0], "rows": -1}
+        # rows narrower than 4 pixels run the 4-wide tile (its stores are guarded, its loads
+        # clamped): a few wasted multiplies on tiny layers, one kernel fewer to compile
+        tx = txs[0]
+        if 0 < tx < 4 and (4 - 1) * sw + (fw - 1) * dw + 1 <= MAX_SPAN:
+            tx = 4
+        return {"vw": vws[0], "tx": tx, "rows": -1}
     return {"vw": next((v for v in vws if v <= 4), 1), "tx": next(t for t in txs if t <= 2),
             "rows": 0}
 
