@@ -142,7 +142,7 @@ def restore(device, model_cache, data_cache, token):
         device.programs.adopt(key, prg)
     try:  # a forged entry with a valid digest must not reach the planner unchecked
         validate_model(model)
-        prepared = ClPreparedModel(device, model, supported)
+        prepared = ClPreparedModel(device, model, supported, compiled=True)
     except HalError as e:
         raise GeneralFailure(f"the cached model does not prepare: {e.reason}") from None
     prepared.cached_programs = len(binaries)

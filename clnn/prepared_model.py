@@ -41,7 +41,8 @@ def _function_name(kernel) -> str:
 
 
 class ClPreparedModel(DriverPreparedModel):
-    def __init__(self, device, model, supported: list[bool]):
+    def __init__(self, device, model, supported: list[bool], compiled: bool = False):
+        """``compiled``: the programs come from a compilation cache (nothing to compile)."""
         self.device = device
         self.model = model
         self.queue = device.queue
@@ -58,7 +59,7 @@ class ClPreparedModel(DriverPreparedModel):
         # a model worth it starts the helper that compiles half of its kernels now, so that
         # its start-up overlaps the planning (clnn.program_cache.CompileHelper)
         cl_ops = sum(len(p.ops) for p in self.partitions if p.on_cl)
-        if program_cache.CompileHelper.wanted(device.context, cl_ops // 2):
+        if not compiled and program_cache.CompileHelper.wanted(device.context, cl_ops // 2):
             self.planner.spare_helper = program_cache.CompileHelper.spawn(device.context)
         try:
             self.planner.plan_ahead()

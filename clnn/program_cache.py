@@ -412,10 +412,11 @@ class CompileHelper:
     def stop(self):
         """The warm-up is done (whatever the helper still compiles is compiled already), or
         the helper has no job."""
-        if not self.names:  # no job: its input closed, it exits
-            with contextlib.suppress(OSError, ValueError):
+        if not self.names:  # no job: its input closed, it exits (reaped by the subprocess
+            with contextlib.suppress(OSError, ValueError):  # module later: no wait here)
                 self.proc.stdin.close()
-        elif self.proc.poll() is None:
+            return
+        if self.proc.poll() is None:
             self.proc.terminate()
         try:
             self.proc.wait(timeout=10)
