@@ -6,8 +6,9 @@ in which clnn and onnxruntime take turns, each running the same seeded random in
 ``iterations // rounds`` times (at least once): a change of machine load during the run
 reaches both sides alike. Reported: the median of all timed runs of each side, their ratio
 (clnn / onnxruntime; above 1 means clnn is slower), the spread of the per-round medians
-((max - min) / median, flagged above SPREAD_LIMIT), the max error against onnxruntime with
-the tolerance |a-b| <= 1e-4 + 1e-3 * max|b|, and the share of operations that run on OpenCL.
+((max - min) / median, flagged above clnn.tools.timing.ROUND_SPREAD_LIMIT), the max error
+against onnxruntime with the tolerance |a-b| <= 1e-4 + 1e-3 * max|b|, and the share of
+operations that run on OpenCL.
 The load average is printed before and after.
 """
 
@@ -25,13 +26,6 @@ from clnn.tools.devices import open_device
 from clnn.tools.onnx_models import ONNX_MODELS, FetchError, fetch_onnx
 from clnn.tools.onnx_run import ORT_THREADS, OrtRunner, load_onnx
 from clnn.tools.run import ClnnRunner, compare, random_inputs
-
-SPREAD_LIMIT = 0.20  # per-round medians further apart than this: the figures are unreliable
-
-
-def _round_spread(medians: list[float]) -> float:
-    mid = float(np.median(medians))
-    return (max(medians) - min(medians)) / mid if mid > 0 else float("inf")
 
 
 def on_opencl(device, model) -> tuple[int | None, int]:
@@ -58,14 +52,9 @@ def bench_onnx_model(path: str, device, iterations: int, rounds: int) -> dict:
     per_round = max(1, iterations // rounds)
     outs, _ = runner.run(inputs)  # first runs apart: plans, kernels, onnxruntime's arenas
     ref, _ = ort.run(imported, inputs)
-    times: dict[str, list[float]] = {"clnn": [], "onnxruntime": []}
-    medians: dict[str, list[float]] = {"clnn": [], "onnxruntime": []}
-    for _ in range(rounds):
-        for side, call in (("clnn", lambda: runner.run(inputs)),
-                           ("onnxruntime", lambda: ort.run(imported, inputs))):
-            ts = [call()[1] for _ in range(per_round)]
-            times[side] += ts
-            medians[side].append(float(np.median(ts)) * 1e3)
+    times, medians = timing.rounds({"clnn": lambda: runner.run(inputs)[1],
+                                    "onnxruntime": lambda: ort.run(imported, inputs)[1]},
+                                   rounds, per_round)
     clnn_ms = float(np.median(times["clnn"])) * 1e3
     ort_ms = float(np.median(times["onnxruntime"])) * 1e3
     errs = compare(outs, ref)
@@ -75,11 +64,12 @@ def bench_onnx_model(path: str, device, iterations: int, rounds: int) -> dict:
                 "onnxruntime_ms": round(ort_ms, 3), "ratio": round(clnn_ms / ort_ms, 3),
                 "clnn_round_ms": [round(m, 3) for m in medians["clnn"]],
                 "onnxruntime_round_ms": [round(m, 3) for m in medians["onnxruntime"]],
-                "spread": {side: round(_round_spread(m), 3) for side, m in medians.items()},
+                "spread": {side: round(timing.round_spread(m), 3)
+                           for side, m in medians.items()},
                 "max_abs_err": max(e["max_abs_err"] for e in errs),
                 "max_rel_err": max(e["max_rel_err"] for e in errs),
                 "within_tolerance": all(e["within_tolerance"] for e in errs)})
-    row["unstable"] = any(s > SPREAD_LIMIT for s in row["spread"].values())
+    row["unstable"] = any(s > timing.ROUND_SPREAD_LIMIT for s in row["spread"].values())
     return row
 
 
@@ -101,7 +91,7 @@ def run_onnx_bench(iterations: int = 20, rounds: int = 5, as_json: bool = False,
     if not as_json:
         print(f"device: {device.name}; onnxruntime (CPU) with {ORT_THREADS} threads; "
               f"{rounds} interleaved rounds of {max(1, iterations // rounds)} runs each; "
-              f"load average {_load(load_before)}")
+              f"load average {timing.fmt_load(load_before)}")
     t0 = time.perf_counter()
     rows = []
     for name in sorted(paths):
@@ -109,14 +99,7 @@ def run_onnx_bench(iterations: int = 20, rounds: int = 5, as_json: bool = False,
         if not as_json:
             _print_row(rows[-1])
     load_after = timing.load_average()
-    warnings = [f"{r['model']}: per-round medians spread by up to "
-                f"{100 * max(r['spread'].values()):.0f}% > {100 * SPREAD_LIMIT:.0f}%; its "
-                "figures are unreliable" for r in rows if r.get("unstable")]
-    cores = os.cpu_count() or 1
-    if max(load_before or 0, load_after or 0) > timing.LOAD_PER_CORE_LIMIT * cores:
-        warnings.append(f"load average {_load(load_before)} -> {_load(load_after)} on "
-                        f"{cores} cores: other work shares the CPU and the figures are "
-                        "unreliable")
+    warnings = timing.rounds_warnings(rows, load_before, load_after)
     result = {"device": device.name, "onnxruntime_threads": ORT_THREADS,
               "iterations": iterations, "rounds": rounds,
               "load_average": {"before": load_before, "after": load_after},
@@ -126,7 +109,7 @@ def run_onnx_bench(iterations: int = 20, rounds: int = 5, as_json: bool = False,
         print(json.dumps(result, indent=1))
     else:
         print(f"ratio = clnn / onnxruntime (median of all timed runs); load average after: "
-              f"{_load(load_after)}")
+              f"{timing.fmt_load(load_after)}")
     for w in warnings:
         print(f"clnn bench models: warning: {w}", file=sys.stderr)
     if plot is not None:
@@ -135,10 +118,6 @@ def run_onnx_bench(iterations: int = 20, rounds: int = 5, as_json: bool = False,
         bench_figure(plot, rows, device.name, peer="onnxruntime")
         print(f"clnn bench models: wrote {plot}", file=sys.stderr)
     return 0 if all(r.get("within_tolerance") for r in rows) else 1
-
-
-def _load(value) -> str:
-    return "n/a" if value is None else f"{value:.2f}"
 
 
 def _print_row(r: dict):

@@ -123,7 +123,7 @@ def _bench(args) -> int:
 
         return run_models_bench(args.iterations, as_json=args.json, names=args.models or None,
                                 device_name=args.device, plot=args.plot,
-                                use_cache=not args.no_cache)
+                                use_cache=not args.no_cache, rounds=args.rounds)
     if args.what == "peak":
         from clnn.tools.bench_peak import run_peak_bench
 
@@ -317,7 +317,7 @@ def build_parser() -> OneLineParser:
     b.add_argument("--json", action="store_true", help="print the result as JSON")
     b.add_argument("--sweep", action="store_true", help="also time other GEMM tile sizes")
     b.add_argument("--iterations", type=positive_int, default=20,
-                   help="models: timed runs per model")
+                   help="models: timed runs per model and round (with --onnx: in all)")
     b.add_argument("--models", nargs="*", default=None,
                    help="models: only these (file names); prepare: time to the first result "
                         "of these MediaPipe models (none named: all), cold and warm")
@@ -329,8 +329,9 @@ def build_parser() -> OneLineParser:
                    help="models: the ONNX test models (clnn models fetch --onnx) on clnn vs "
                         "onnxruntime (2 threads), in interleaved rounds")
     b.add_argument("--rounds", type=positive_int, default=5,
-                   help="models --onnx: rounds in which clnn and onnxruntime take turns "
-                        "(default 5; --iterations are shared among them)")
+                   help="models: rounds in which clnn and its peer (litert, onnxruntime) "
+                        "take turns (default 5): --iterations runs each per round for the "
+                        "MediaPipe models, shared among the rounds with --onnx")
     b.add_argument("--no-cache", action="store_true",
                    help="models: prepare afresh, without the compilation cache kept under "
                         "clnn's cache directory")

@@ -19,6 +19,8 @@ import numpy as np
 DEFAULT_WARMUP = 3
 SPREAD_LIMIT = 0.10  # (p90 - p50) / p50 above this: the runs disagree too much to trust
 LOAD_PER_CORE_LIMIT = 0.5  # 1-minute load average above half the cores: others share the CPU
+#: per-round medians of one side further apart than this ((max - min) / median): unreliable
+ROUND_SPREAD_LIMIT = 0.20
 
 
 def stats(times_s, first_s: float | None = None, warmup: int = 0) -> dict:
@@ -125,3 +127,42 @@ def stats_row(name: str, s: dict) -> str:
 def stats_header() -> str:
     cols = " ".join(f"{c:>9}" for c in ("mean", "std", "min", "p50", "p90", "p99", "max"))
     return f"  {'ms':8} {'first run':>10} {cols}"
+
+
+def rounds(sides: dict, n_rounds: int, per_round: int) -> tuple[dict, dict]:
+    """Sides taking turns: ``n_rounds`` rounds in each of which every side of ``sides``
+    ({name: callable returning the seconds of one run}) runs ``per_round`` times, in order.
+    Returns ({name: seconds of every run}, {name: the median ms of each round})."""
+    times = {name: [] for name in sides}
+    medians = {name: [] for name in sides}
+    for _ in range(n_rounds):
+        for name, call in sides.items():
+            ts = [call() for _ in range(per_round)]
+            times[name] += ts
+            medians[name].append(float(np.median(ts)) * 1e3)
+    return times, medians
+
+
+def round_spread(medians: list[float]) -> float:
+    """(max - min) / median of per-round medians."""
+    mid = float(np.median(medians))
+    return (max(medians) - min(medians)) / mid if mid > 0 else math.inf
+
+
+def rounds_warnings(rows: list[dict], load_before, load_after, cores: int | None = None):
+    """The sentences that say a rounds benchmark is unreliable: rows (with their "spread":
+    {side: round_spread}) above ROUND_SPREAD_LIMIT, a load average above LOAD_PER_CORE_LIMIT
+    x cores before or after."""
+    out = [f"{r['model']}: per-round medians spread by up to "
+           f"{100 * max(r['spread'].values()):.0f}% > {100 * ROUND_SPREAD_LIMIT:.0f}%; its "
+           "figures are unreliable" for r in rows
+           if r.get("spread") and max(r["spread"].values()) > ROUND_SPREAD_LIMIT]
+    cores = cores or os.cpu_count() or 1
+    if max(load_before or 0, load_after or 0) > LOAD_PER_CORE_LIMIT * cores:
+        out.append(f"load average {fmt_load(load_before)} -> {fmt_load(load_after)} on "
+                   f"{cores} cores: other work shares the CPU and the figures are unreliable")
+    return out
+
+
+def fmt_load(value) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
