@@ -117,14 +117,16 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     post = None
     if not quant and epi == "act":
         # one kernel for every float epilogue: bias, residual, PRELU and function are chosen
-        # by the run-time ``post`` flags (fewer kernels to compile; the tensors a flag leaves
-        # off are never read: C stands in for them)
+        # by the run-time ``post`` flags (fewer kernels to compile). A tensor a flag leaves
+        # off is never read: a null buffer (a buffer argument costs PoCL bookkeeping at
+        # every launch)
         params["flex"] = True
         post = (bias is not None) | (res is not None) << 1 | (prelu is not None) << 2 | \
             FLEX_FUNCTIONS.index(fn) << 4
-        args += tensor_arg(c if bias is None else bias)
-        args += tensor_arg(c) if res is None else list(res)
-        args += tensor_arg(c) if prelu is None else list(prelu)
+        none = [None, i32(0)]
+        args += none if bias is None else tensor_arg(bias)
+        args += none if res is None else list(res)
+        args += none if prelu is None else list(prelu)
     else:
         params["bias"] = bias is not None
         if bias is not None:

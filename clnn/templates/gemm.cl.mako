@@ -60,7 +60,9 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
     const int choff = z0 * ch_b0 + z1 * ch_b1;
     a += a_off + z0 * a_b0 + z1 * a_b1;
     c += c_off + z0 * c_b0 + z1 * c_b1;
-% if res:
+% if flex:
+    if (has_res) res += res_off + z0 * c_b0 + z1 * c_b1;
+% elif res:
     res += res_off + z0 * c_b0 + z1 * c_b1;
 % endif
     const __global ${BT}* bp = b + b_off + z0 * b_b0 + z1 * b_b1 + (size_t)jn * K * ${nr};
