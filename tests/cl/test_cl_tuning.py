@@ -170,10 +170,21 @@ def test_budget_and_threshold(monkeypatch, tmp_path):
     assert t.choose(3, "gemm", {**SIG, "M": 2}, ["a", "b"], "a", None, flop=1e9,
                     scratch_bytes=tuning.MAX_SCRATCH_BYTES + 1) == "a"
     assert len(calls) == 2
-    # budget spent: the default, unmeasured
+    # budget spent: the default, unmeasured, and kept as the heuristic's entry
     t.spent = t.budget
     assert t.choose(2, "gemm", {**SIG, "M": 1}, ["a", "b"], "a", None, flop=1e9) == "a"
     assert len(calls) == 2
+    t.flush()
+    entry = tuning.TuningCache(IDENT, tmp_path).get("gemm", {**SIG, "M": 1})
+    assert entry == {"choice": "a", "complete": False, "measured": False}
+    # a later prepare (a fresh budget) reuses it: nothing measured
+    again = tuning.Tuner(None, "fast", tuning.TuningCache(IDENT, tmp_path), budget=10.0)
+    assert again.choose(2, "gemm", {**SIG, "M": 1}, ["a", "b"], "a", None, flop=1e9) == "a"
+    assert len(calls) == 2 and again.records[-1].cached
+    # clnn tune --fast (no budget) measures it
+    ahead = tuning.Tuner(None, "fast", tuning.TuningCache(IDENT, tmp_path), unbounded=True)
+    assert ahead.choose(2, "gemm", {**SIG, "M": 1}, ["a", "b"], "a", None, flop=1e9) == "b"
+    assert len(calls) == 4
     # off: neither read nor measured
     off = tuning.Tuner(None, "off", None)
     assert off.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "a"
@@ -285,6 +296,9 @@ def test_depthwise_heuristic_is_the_previous_rule_on_cpus():
         h = _dv.heuristic(True, o, ow, fw, sw, 1)
         assert h == {"vw": next(v for v in (16, 8, 4, 2, 1) if o % v == 0),
                      "tx": tile_width(ow, fw, sw, 1), "rows": -1}
+    # rows narrower than 4 pixels share the 4-wide tile (one kernel fewer to compile)
+    for ow in (1, 2, 3):
+        assert _dv.heuristic(True, 16, ow, 3, 1, 1)["tx"] == 4
     g = _dv.heuristic(False, 32, 112, 3, 1, 1)
     assert g["vw"] <= 4 and g["tx"] <= 2 and g["rows"] == 0
 
@@ -331,3 +345,24 @@ def test_untuned_gemms_take_the_device_heuristic(cl_device, monkeypatch, traits)
     compare(m, [a], cl_device, kind_of("f32"))
     assert _gemm_variants.device_default(type("B", (), {"device": cl_device})(), 40) == \
         heuristic(traits, 40)
+
+
+@pytest.mark.parametrize("ow_in,stride", [(2, 1), (3, 2), (1, 1)])
+def test_narrow_rows_run_the_four_wide_depthwise_tile(cl_device, ow_in, stride):
+    # outputs 1-2 pixels wide (SAME padding): the 4-wide tile's extra pixels are never stored
+    assert _dv.heuristic(True, 16, -(-ow_in // stride), 3, stride, 1)["tx"] == 4
+    rng = np.random.default_rng(ow_in)
+    xs, fs, bs, out, x = conv_operands("f32", rng, [1, 5, ow_in, 16], [1, 3, 3, 16],
+                                       channel_dim=3)
+    oh, ow = -(-5 // stride), -(-ow_in // stride)
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *ints(1, stride, stride, 1, 0)],
+                     [out([1, oh, ow, 16])])
+    compare(m, [x], cl_device, kind_of("f32"))
+
+
+def test_the_full_gemm_space_holds_every_fast_candidate():
+    for t in (_gemm_variants.Traits(True, 4096, (4096, 4096, 4096), 1 << 15),
+              _gemm_variants.Traits(False, 256, (256, 256, 64), 1 << 15)):
+        for n in (4, 8, 16, 24, 144, 1152):
+            full = candidates(t, n, full=True)
+            assert all(c in full for c in candidates(t, n, full=False))

@@ -115,7 +115,7 @@ def test_run_reports_an_unimportable_model(model_paths, capsys):
 # ------------------------------------------------------------------ models / bench
 def test_bench_models_json(model_paths, capsys):
     rc = main(["bench", "models", "--models", "face_detection_short_range.tflite",
-               "--iterations", "2", "--device", "reference", "--json"])
+               "--iterations", "2", "--rounds", "3", "--device", "reference", "--json"])
     result = json.loads(capsys.readouterr().out)
     assert rc == 0
     (row,) = result["models"]
@@ -123,6 +123,13 @@ def test_bench_models_json(model_paths, capsys):
     assert row["clnn_ms"] > 0 and row["litert_ms"] > 0
     assert row["ratio"] == pytest.approx(row["clnn_ms"] / row["litert_ms"], rel=0.02)
     assert row["within_tolerance"] and result["litert_threads"] == 2
+    # interleaved rounds: a median per round and side, their spread, the run's load average
+    assert result["rounds"] == 3 and len(row["clnn_round_ms"]) == len(row["litert_round_ms"]) == 3
+    assert set(row["spread"]) == {"clnn", "litert"} and all(v >= 0 for v in row["spread"].values())
+    assert row["unstable"] == (max(row["spread"].values()) > 0.20)
+    assert set(result["load_average"]) == {"before", "after"}
+    assert result["median_ratio"] == pytest.approx(row["ratio"], rel=0.01)
+    assert isinstance(result["warnings"], list)
 
 
 def test_fetch_from_a_local_wheel_checks_hashes(model_paths, tmp_path):

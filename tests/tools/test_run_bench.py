@@ -88,6 +88,31 @@ def test_warnings_for_spread_and_load():
     assert "load average 1.50" in w and "0.5 x 2 cores" in w
 
 
+def test_rounds_take_turns_and_keep_each_rounds_median():
+    log = []
+    seconds = {"a": iter([0.010, 0.012, 0.011, 0.030, 0.032, 0.031]),
+               "b": iter([0.020] * 6)}
+
+    def side(name):
+        def run():
+            log.append(name)
+            return next(seconds[name])
+        return run
+
+    times, medians = timing.rounds({"a": side("a"), "b": side("b")}, 2, 3)
+    assert log == ["a"] * 3 + ["b"] * 3 + ["a"] * 3 + ["b"] * 3
+    assert times["a"] == [0.010, 0.012, 0.011, 0.030, 0.032, 0.031]
+    assert medians["a"] == pytest.approx([11.0, 31.0]) and medians["b"] == pytest.approx([20, 20])
+    assert timing.round_spread(medians["a"]) == pytest.approx(20 / 21)
+    assert timing.round_spread(medians["b"]) == 0.0
+    rows = [{"model": "m1", "spread": {"clnn": 0.95, "litert": 0.0}},
+            {"model": "m2", "spread": {"clnn": 0.05, "litert": 0.01}}, {"model": "m3"}]
+    (w,) = timing.rounds_warnings(rows, 0.2, 0.3, cores=2)
+    assert w.startswith("m1: per-round medians spread by up to 95% > 20%")
+    (w1, w2) = timing.rounds_warnings(rows, 0.2, 1.4, cores=2)
+    assert "load average 0.20 -> 1.40 on 2 cores" in w2
+
+
 @pytest.fixture(scope="module")
 def add_model(tmp_path_factory):
     """out = a + c (c a constant): small enough to time many runs in a test."""

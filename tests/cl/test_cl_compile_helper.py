@@ -1,0 +1,123 @@
+"""The cold-start machinery of clnn/program_cache.py and clnn/device.py: PoCL's generic
+work-group functions, the helper process that compiles half of a model's kernels, and the
+warm-up that meets it from the other end."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from clnn import program_cache
+from clnn.device import POCL_SPECIALIZATION
+from clnn.program_cache import CompileHelper
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _key(name, n):
+    return ("fam", name, (("n", n),))
+
+
+def test_split_balances_by_cost_and_keeps_order():
+    keys = [_key("gemm", i) for i in range(4)] + [_key("binary", i) for i in range(8)]
+    mine, theirs = CompileHelper.split(keys)
+    assert sorted(mine + theirs) == sorted(keys) and not set(mine) & set(theirs)
+    cost = [sum(CompileHelper.COST.get(k[1], 1) for k in side) for side in (mine, theirs)]
+    assert abs(cost[0] - cost[1]) <= max(CompileHelper.COST.values())
+    for side in (mine, theirs):  # each side in the order the keys came
+        assert side == [k for k in keys if k in side]
+
+
+def test_order_launches_own_kernels_first_then_the_helpers_from_the_last():
+    h = CompileHelper(None, ["k0", "k1", "k2"])
+    names = ["k1", "x", "k0", "k2", "y"]
+    assert sorted(names, key=h.order) == ["x", "y", "k2", "k1", "k0"]
+
+
+def test_wanted_only_on_pocl_with_generic_work_groups(cl_device, monkeypatch):
+    pocl = "pocl" in cl_device.platform.version.lower()
+    monkeypatch.setenv(POCL_SPECIALIZATION, "0")
+    assert CompileHelper.wanted(cl_device.context, CompileHelper.MIN_KERNELS) == pocl
+    assert not CompileHelper.wanted(cl_device.context, CompileHelper.MIN_KERNELS - 1)
+    monkeypatch.setenv("CLNN_COMPILE_HELPER", "0")
+    assert not CompileHelper.wanted(cl_device.context, 100)
+    monkeypatch.delenv("CLNN_COMPILE_HELPER")
+    monkeypatch.setenv(POCL_SPECIALIZATION, "1")  # per-size compiles: binaries do not hold them
+    assert not CompileHelper.wanted(cl_device.context, 100)
+
+
+def test_a_helper_without_a_job_exits(cl_device):
+    h = CompileHelper.spawn(cl_device.context)
+    assert h is not None
+    h.stop()
+    assert h.proc.wait(timeout=60) == 0
+
+
+# a cold prepare in a fresh process (empty PoCL and clnn caches): the helper gets half of the
+# kernels, the first execution compiles nothing and matches the reference
+_CHILD = """
+import json, sys
+from clnn import launch, program_cache
+from clnn.device import ClDevice
+from clnn.tflite import load
+from clnn.tools.run import ClnnRunner, compare, random_inputs
+from hal.reference import ReferenceDevice
+
+given, stopped = [], []
+give, stop = program_cache.CompileHelper.give, program_cache.CompileHelper.stop
+def give_(self, source, names):
+    ok = give(self, source, names)
+    given.append(len(names) if ok else -1)
+    return ok
+def stop_(self):
+    stop(self)
+    stopped.append(self.proc.poll())
+program_cache.CompileHelper.give, program_cache.CompileHelper.stop = give_, stop_
+imported = load(sys.argv[1])
+inputs = random_inputs(imported)
+runner = ClnnRunner(imported, ClDevice())
+first = launch.STATS["first_launches"]
+got, _ = runner.run(inputs)
+at_execution = launch.STATS["first_launches"] - first
+ref, _ = ClnnRunner(imported, ReferenceDevice()).run(inputs)
+ok = all(e["within_tolerance"] for e in compare(got, ref))
+print(json.dumps({"given": given, "stopped": stopped, "within_tolerance": ok,
+                  "first_launches_at_execution": at_execution}))
+"""
+
+
+def test_cold_prepare_with_the_helper(cl_device, tmp_path):
+    if "pocl" not in cl_device.platform.version.lower():
+        pytest.skip("the helper compiles into PoCL's kernel cache: PoCL only")
+    from clnn.tools import models
+
+    path = models.fetch(["face_detection_short_range.tflite"])[
+        "face_detection_short_range.tflite"]
+    env = {k: v for k, v in os.environ.items() if k != POCL_SPECIALIZATION}
+    env.update(CLNN_CACHE_DIR=str(tmp_path / "clnn"), POCL_CACHE_DIR=str(tmp_path / "pocl"),
+               PYTHONPATH=str(ROOT), CLNN_TUNE="off")
+    out = subprocess.run([sys.executable, "-c", _CHILD, path], env=env, capture_output=True,
+                         text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert r["within_tolerance"]
+    assert len(r["given"]) == 1 and r["given"][0] >= 2  # the helper got its half
+    assert r["stopped"] and all(code is not None for code in r["stopped"])  # never left running
+    assert r["first_launches_at_execution"] == 0
+    assert any(p.is_file() for p in (tmp_path / "pocl").rglob("*"))
+
+
+def test_generic_work_groups_set_on_pocl_unless_the_user_chose(cl_device, monkeypatch):
+    from clnn.device import pocl_generic_work_groups
+
+    monkeypatch.delenv(POCL_SPECIALIZATION, raising=False)
+    pocl_generic_work_groups(cl_device.platform)
+    pocl = "pocl" in cl_device.platform.version.lower()
+    assert (os.environ.get(POCL_SPECIALIZATION) == "0") == pocl
+    monkeypatch.setenv(POCL_SPECIALIZATION, "1")
+    pocl_generic_work_groups(cl_device.platform)
+    assert os.environ[POCL_SPECIALIZATION] == "1"
+    assert program_cache.BUILD_OPTIONS == ["-cl-std=CL1.2"]
