@@ -16,8 +16,9 @@ The prepared model has run its plans once at prepare (ClPreparedModel.warm_up), 
 binaries saved carry the kernels PoCL compiled for their work sizes. A restore builds every
 program from its binary (no Mako rendering, no OpenCL C compiler), hands them to the device's
 ProgramCache, and makes the prepared model, whose plans then find
-every program they ask for. A cache saved by another device, driver or clnn version, or one
-that fails its digest, is GENERAL_FAILURE; nothing of it is used.
+every program they ask for. A cache saved by another device, driver or clnn version, or by
+other kernel code (a hash of the templates and of clnn/kernels), or one that fails its digest,
+is GENERAL_FAILURE; nothing of it is used.
 """
 
 from __future__ import annotations
@@ -38,7 +39,10 @@ BUILD_OPTIONS = ["-cl-std=CL1.2"]
 def identity(device) -> str:
     import pyopencl as cl
 
-    return f"{device.get_version_string()}; pyopencl {cl.VERSION_TEXT}; clnn {__version__}"
+    from clnn.program_cache import kernels_fingerprint
+
+    return (f"{device.get_version_string()}; pyopencl {cl.VERSION_TEXT}; clnn {__version__}; "
+            f"kernels {kernels_fingerprint()}")
 
 
 def _plain(obj):

@@ -292,6 +292,22 @@ def kernel_name(key: tuple) -> str:
     return f"{key[1]}_{hashlib.sha1(repr(key).encode()).hexdigest()[:10]}"
 
 
+_FINGERPRINT: list = []
+
+
+def kernels_fingerprint() -> str:
+    """A hash of what decides the kernels' sources and arguments: the templates and the kernel
+    families' code (a compilation cache saved by other kernels must not be restored: its
+    programs would take other arguments)."""
+    if not _FINGERPRINT:
+        h = hashlib.sha256()
+        here = Path(__file__).parent
+        for path in sorted([*TEMPLATE_DIR.glob("*.mako"), *(here / "kernels").glob("*.py")]):
+            h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        _FINGERPRINT.append(h.hexdigest()[:16])
+    return _FINGERPRINT[0]
+
+
 def cache_dir() -> str:
     return str(paths.cache_dir("programs", create=True))
 

@@ -74,7 +74,8 @@ def _child(t_start: float, path: str) -> dict:
     first = t_first - t_request
     median = float(np.median(steady))
     return {"import_s": t_import - t_start, "load_s": t_load - t_import,
-            "prepare_s": t_prepare - t_load, "first_execution_s": first,
+            "prepare_s": t_prepare - t_load, "request_s": t_request - t_prepare,
+            "first_execution_s": first,
             "steady_s": median, "first_over_steady": first / median if median else None,
             "to_first_result_s": t_first - t_start, "compilation_cache": cache,
             "cache_save_s": save_s,

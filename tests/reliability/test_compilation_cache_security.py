@@ -205,3 +205,22 @@ def test_cache_files_of_the_wrong_kind_are_invalid_argument(device, tmp_path, ba
                 assert "cache" in e.value.reason
         finally:
             os.close(fd)
+
+
+def test_a_cache_saved_by_other_kernel_code_is_not_restored(tmp_path, monkeypatch):
+    # programs built from other templates take other arguments: such a cache is refused
+    # (GENERAL_FAILURE, as any foreign cache) and a fresh prepare runs
+    from clnn import program_cache
+    from clnn.tools.devices import open_device
+
+    try:
+        dev = open_device("opencl")
+    except Exception as e:  # noqa: BLE001
+        pytest.skip(f"no OpenCL device: {e}")
+    mc, dc = [str(tmp_path / "m")], [str(tmp_path / "d")]
+    assert dev.prepare_model(_model(), model_cache=mc, data_cache=dc, token=TOKEN)
+    dev.prepare_model_from_cache(model_cache=mc, data_cache=dc, token=TOKEN)  # restores
+    monkeypatch.setattr(program_cache, "_FINGERPRINT", ["0123456789abcdef"])
+    with pytest.raises(HalError) as e:
+        dev.prepare_model_from_cache(model_cache=mc, data_cache=dc, token=TOKEN)
+    assert e.value.status == ErrorStatus.GENERAL_FAILURE
