@@ -177,24 +177,6 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
   % endif
         __global ${c.ctype(odt)}* crow = c + rowoff;
   % for v in range(nv):
-    % if flex and cmode == "nhwc" and epi == "act":
-<%
-    VL = ("vload_half%d" % vw) if odt == "f16" else ("vload%d" % vw)
-    BL = ("vload_half%d" % vw) if bdt == "f16" else ("vload%d" % vw)
-    at = "rowoff + n0 + %d" % (v * vw)
-%>\
-        if (n0 + ${(v + 1) * vw} <= N) {  // a whole vector of a partial tile: its epilogue
-            ${V} x = c${r}_${v};
-            if (has_bias) x += ${BL}(0, bias + bias_off + choff + n0 + ${v * vw});
-            if (has_res) x += ${VL}(0, res + ${at});
-            x = clamp(x, (${V})lo, (${V})hi);
-            if (has_prelu) x = select(x * ${VL}(0, alpha + alpha_off + choff + n0 + ${v * vw}), x, x >= (${V})(0.0f));
-            if (fnc == 1) x = ${c.post_fn("LOGISTIC", "x")};
-            else if (fnc == 2) x = ${c.post_fn("HARD_SWISH", "x")};
-            ${"vstore_half%d_rte" % vw if odt == "f16" else "vstore%d" % vw}(x, 0, c + ${at});
-        } else
-    % endif
-        {
         vstore${vw}(c${r}_${v}, 0, t);
         for (int l = 0; l < ${vw}; ++l) {
             const int n = n0 + ${v * vw} + l;
@@ -234,7 +216,6 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
     % else:
             crow[ci] = (${c.ctype(odt)})x;
     % endif
-        }
         }
   % endfor
     }
