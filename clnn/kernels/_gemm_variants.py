@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from clnn.kernels import _gemm
 
 #: tiles for CPUs: wide vector outer products (PoCL vectorizes nothing across work-items here)
-CPU_TILES = ([8, 2, 16], [8, 1, 16], [4, 2, 16], [16, 1, 16], [8, 4, 8], [4, 4, 8])
+CPU_TILES = ([8, 2, 16], [8, 1, 16], [8, 1, 8], [4, 2, 16], [16, 1, 16], [8, 4, 8], [4, 4, 8])
 #: tiles for GPUs: few accumulators per work-item (16 floats or fewer), many work-items
 GPU_TILES = ([4, 1, 4], [2, 1, 4], [4, 2, 4], [1, 1, 4], [2, 2, 4], [4, 1, 8])
 CPU_GROUPS = ("auto", None, [4, 8], [16, 2])
@@ -58,20 +58,20 @@ def _group_ok(t: Traits, wg) -> bool:
     return wg[0] * wg[1] <= t.max_wg and wg[0] <= t.max_items[0] and wg[1] <= t.max_items[1]
 
 
-def heuristic(t: Traits, n: int) -> dict:
-    """The variant without a tuning entry."""
+def heuristic(t: Traits, n: int, m: int = 0, k: int = 0) -> dict:
+    """The variant without a tuning entry (m, k: the GEMM's other sizes, 0 unknown)."""
     if t.cpu:
-        return {"tile": list(_gemm.pick_tile(n)), "wg": "auto"}
+        return {"tile": list(_gemm.pick_tile(n, m=m, k=k)), "wg": "auto"}
     tile = [4, 1, 4] if n > 2 else [4, 1, 2]
     want = next((g for g in ([16, 8], [16, 4], [8, 8], [8, 4], [4, 4]) if _group_ok(t, g)),
                 None)
     return {"tile": tile, "wg": want}
 
 
-def candidates(t: Traits, n: int, full: bool = True) -> list[dict]:
+def candidates(t: Traits, n: int, full: bool = True, m: int = 0, k: int = 0) -> list[dict]:
     """The variants the tuner measures for an output of ``n`` columns (the heuristic's
     first); ``full=False``: the tiles only, with the heuristic's groups (CLNN_TUNE=fast)."""
-    default = heuristic(t, n)
+    default = heuristic(t, n, m, k)
     tiles = [tl for tl in (CPU_TILES if t.cpu else GPU_TILES) if _fits_n(tl, n)]
     groups = [g for g in (CPU_GROUPS if t.cpu else GPU_GROUPS) if _group_ok(t, g)]
     out = [default]
@@ -95,18 +95,18 @@ def choose(b, *, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) 
     dev = b.device
     cl_device = getattr(dev, "cl_device", None)
     if cl_device is None:
-        return {"tile": list(_gemm.pick_tile(N)), "wg": "auto"}
+        return {"tile": list(_gemm.pick_tile(N, m=M, k=K)), "wg": "auto"}
     t = traits(cl_device)
-    default = heuristic(t, N)
+    default = heuristic(t, N, M, K)
     if dt != "f32" or not hasattr(dev, "platform"):
         return default
     tuner = tuning.tuner_for(dev)
     sig = {"dt": dt, "amode": amode, "M": M, "N": N, "K": K, "batches": batches}
-    cands = candidates(t, N, full=tuner.mode == "full")
+    cands = candidates(t, N, full=tuner.mode == "full", m=M, k=K)
     return tuner.choose(getattr(b, "op_index", -1), "gemm", sig, cands, default,
                         lambda v: scratch_gemm(dev, v, dt, amode, M, N, K, batches),
                         flop=2.0 * M * N * K * batches, owner=getattr(b, "planner", None),
-                        space=candidates(t, N, full=True),
+                        space=candidates(t, N, full=True, m=M, k=K),
                         scratch_bytes=4 * (M * K + K * N + M * N) * batches)
 
 

@@ -122,7 +122,7 @@ def clnn_gemm(n: int, reps: int, tile=None, device=None) -> dict:
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n), dtype=np.float32)
     bm = rng.standard_normal((n, n), dtype=np.float32)
-    tile = _gemm.pick_tile(n, tile)
+    tile = _gemm.pick_tile(n, tile, m=n, k=n)
     mf = cl.mem_flags
     a_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
     braw = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=bm)

@@ -81,8 +81,10 @@ def test_gpu_heuristic_other_types(cl_device, monkeypatch, name, n):
 def test_heuristic_is_the_pocl_tile_on_cpus():
     for n in (1, 8, 12, 16, 17, 40, 1024):
         assert heuristic(CPU, n) == {"tile": list(_gemm.pick_tile(n)), "wg": "auto"}
-    # the same rule as before tuning: TILE for wide outputs
-    assert heuristic(CPU, 1024)["tile"] == list(_gemm.TILE)
+    # 8 x 16 on multiples of 16 columns, 8 x 8 on the others; 8 x 32 for big GEMMs only
+    assert [heuristic(CPU, n, 3136, 24)["tile"] for n in (8, 16, 24, 40, 144, 192)] == \
+        [[8, 1, 8], [8, 1, 16], [8, 1, 8], [8, 1, 8], [8, 1, 16], [8, 1, 16]]
+    assert heuristic(CPU, 1024, 1024, 1024)["tile"] == list(_gemm.TILE)
 
 
 def test_gpu_variants_fit_registers_and_groups():
