@@ -189,10 +189,16 @@ class Tuner:
         if owner is not None and owner is not self.owner:
             self.start_model(owner)
         entry = self.cache.get(family, signature)
-        # an entry cut short by the budget (or left unmeasured when it was spent) is reused
-        # at prepare; clnn tune completes it
-        usable = entry is not None and (entry.get("complete") or (
-            self.mode == "fast" and (entry.get("measured", True) or not self.unbounded)))
+        if entry is not None and entry.get("measured") is False:
+            # left unmeasured when a prepare's budget was spent: the heuristic's choice (today's
+            # heuristic: the entry holds none) until clnn tune measures it
+            if self.mode == "fast" and not self.unbounded and not self.retune:
+                self.records.append(Record(op_index, family, signature, default, default,
+                                           None, None, True))
+                return default
+            entry = None
+        # an entry cut short by the budget is reused at prepare; clnn tune completes it
+        usable = entry is not None and (entry.get("complete") or self.mode == "fast")
         if usable and not self.retune and entry.get("choice") in (space or candidates):
             self.records.append(Record(op_index, family, signature, entry["choice"], default,
                                        entry.get("default_ms"), entry.get("best_ms"), True))
@@ -202,8 +208,7 @@ class Tuner:
             return default
         if not self.can_measure():
             if entry is None:  # the budget is spent: the heuristic's, until clnn tune
-                self.cache.put(family, signature, {"choice": default, "complete": False,
-                                                   "measured": False})
+                self.cache.put(family, signature, {"complete": False, "measured": False})
                 self._unsaved = True
             return default
         t0 = time.perf_counter()
