@@ -428,10 +428,9 @@ class CompileHelper:
     def stop(self):
         """The warm-up is done (whatever the helper still compiles is compiled already), or
         the helper has no job."""
-        if not self.names:  # no job: its input closed, it exits (reaped by the subprocess
-            with contextlib.suppress(OSError, ValueError):  # module later: no wait here)
+        if not self.names:  # no job (a warm cache): stopped at once, not left starting up
+            with contextlib.suppress(OSError, ValueError):  # on the other core
                 self.proc.stdin.close()
-            return
         if self.proc.poll() is None:
             self.proc.terminate()
         try:

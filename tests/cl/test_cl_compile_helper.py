@@ -49,11 +49,11 @@ def test_wanted_only_on_pocl_with_generic_work_groups(cl_device, monkeypatch):
     assert not CompileHelper.wanted(cl_device.context, 100)
 
 
-def test_a_helper_without_a_job_exits(cl_device):
+def test_a_helper_without_a_job_is_stopped_at_once(cl_device):
     h = CompileHelper.spawn(cl_device.context)
     assert h is not None
     h.stop()
-    assert h.proc.wait(timeout=60) == 0
+    assert h.proc.poll() is not None  # ended, not left starting PoCL's compiler
 
 
 # a cold prepare in a fresh process (empty PoCL and clnn caches): the helper gets half of the
