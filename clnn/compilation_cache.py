@@ -24,7 +24,7 @@ is GENERAL_FAILURE; nothing of it is used.
 from __future__ import annotations
 
 from clnn.prepared_model import ClPreparedModel
-from clnn.program_cache import recording
+from clnn.program_cache import BUILD_OPTIONS, recording
 from hal import __version__
 from hal import compilation_cache as hal_cache
 from hal.errors import GeneralFailure, HalError
@@ -33,7 +33,6 @@ from hal.validation import validate_model
 
 #: (model cache files, data cache files)
 FILES_NEEDED = (1, 1)
-BUILD_OPTIONS = ["-cl-std=CL1.2"]
 
 
 def identity(device) -> str:

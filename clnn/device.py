@@ -162,9 +162,13 @@ def pocl_generic_work_groups(platform):
     17.2 s of warm-up compiles with it, 4.8 s without), for a steady-state cost within the
     noise on the MediaPipe models (README, "Time to the first result"). PoCL reads the variable
     when it compiles a kernel; other platforms ignore it."""
-    if "portable computing language" in platform.name.lower() or \
-            "pocl" in platform.version.lower():
+    if is_pocl(platform):
         os.environ.setdefault(POCL_SPECIALIZATION, "0")
+
+
+def is_pocl(platform) -> bool:
+    return "portable computing language" in platform.name.lower() or \
+        "pocl" in platform.version.lower()
 
 
 class ClDevice(Device):

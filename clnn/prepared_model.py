@@ -33,13 +33,6 @@ from hal.interfaces import ExecutionResult
 from hal.types import NO_TIMING, MeasureTiming, Timing
 
 
-def _function_name(kernel) -> str:
-    try:
-        return kernel.function_name
-    except Exception:  # a kernel object without its info (never expected): not the helper's
-        return ""
-
-
 class ClPreparedModel(DriverPreparedModel):
     def __init__(self, device, model, supported: list[bool], compiled: bool = False):
         """``compiled``: the programs come from a compilation cache (nothing to compile)."""
@@ -107,7 +100,7 @@ class ClPreparedModel(DriverPreparedModel):
                 if plan is not None for launch in plan.launches]
         helpers = [h for h in (getattr(pl, "compile_helper", None) for pl in planners) if h]
         if helpers:  # this process's kernels first, then the helpers' from their last back
-            todo.sort(key=lambda t: max(h.order(_function_name(t[1].kernel)) for h in helpers))
+            todo.sort(key=lambda t: max(h.order(t[1].kernel.function_name) for h in helpers))
         zero = np.zeros(1, np.uint8)
         try:
             for done, (plan, launch) in enumerate(todo, 1):

@@ -20,6 +20,7 @@ programs took 0.94 s to build with a cold cache and 0.10 s in a second process (
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import re
@@ -31,18 +32,18 @@ from pathlib import Path
 from clnn import paths
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
-_LOOKUPS: list = []
 
 
+@functools.cache
 def _lookup():
     """The one TemplateLookup, made at the first render (mako, and the pygments its error
     pages import, stay off the path of a process that only restores compiled programs)."""
-    if not _LOOKUPS:
-        from mako.lookup import TemplateLookup
+    from mako.lookup import TemplateLookup
 
-        _LOOKUPS.append(TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
-                                       input_encoding="utf-8"))
-    return _LOOKUPS[0]
+    return TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
+                          input_encoding="utf-8")
+
+
 _LOCK = threading.Lock()
 
 #: what the caches did in this process: renders, builds (with their seconds), memo hits
@@ -363,16 +364,21 @@ class CompileHelper:
 
     def __init__(self, proc, names: list):
         self.proc = proc
+        self._take(names)
+
+    def _take(self, names):
         #: the kernel names (clnn.program_cache.kernel_name) the helper compiles, in its order
-        self.names = names
+        self.names = list(names)
+        self._rank = {n: len(self.names) - i for i, n in enumerate(self.names)}
 
     @classmethod
     def wanted(cls, context, n_kernels: int) -> bool:
+        from clnn.device import POCL_SPECIALIZATION, is_pocl
+
         if n_kernels < cls.MIN_KERNELS or os.environ.get("CLNN_COMPILE_HELPER", "1") == "0":
             return False
-        platform = context.devices[0].platform
-        return "pocl" in platform.version.lower() and \
-            os.environ.get("POCL_WORK_GROUP_SPECIALIZATION") == "0"
+        return is_pocl(context.devices[0].platform) and \
+            os.environ.get(POCL_SPECIALIZATION) == "0"
 
     @classmethod
     def split(cls, keys: list) -> tuple[list, list]:
@@ -414,16 +420,13 @@ class CompileHelper:
             self.proc.stdin.close()
         except (OSError, ValueError):
             return False
-        self.names = list(names)
+        self._take(names)
         return True
 
     def order(self, name: str) -> int:
         """Where this process launches kernel ``name`` in the warm-up: its own kernels first
         (-1), then the helper's from its last one back."""
-        try:
-            return len(self.names) - self.names.index(name)
-        except ValueError:
-            return -1
+        return self._rank.get(name, -1)
 
     def stop(self):
         """The warm-up is done (whatever the helper still compiles is compiled already), or

@@ -130,18 +130,13 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
         args += none if bias is None else tensor_arg(bias)
         args += none if res is None else list(res)
         args += none if prelu is None else list(prelu)
-    else:
+    else:  # quantized epilogues and raw accumulators: a bias at most (fusions are float)
+        if res is not None or prelu is not None or fn:
+            raise ValueError(f"a {dt} GEMM with the {epi!r} epilogue fuses no residual, PRELU "
+                             "or function")
         params["bias"] = bias is not None
         if bias is not None:
             args += tensor_arg(bias)
-        if res is not None:  # (buffer, element offset) of a tensor added before the activation
-            params["res"] = True
-            args += list(res)
-        if prelu is not None:  # (buffer, element offset) of a per-channel PRELU alpha
-            params["prelu"] = True
-            args += list(prelu)
-        if fn:  # LOGISTIC / HARD_SWISH after the activation clamp
-            params["fn"] = fn
     if quant and epi == "act":
         args += list(requant)
     args += [i32(v) for v in (M, N, K, sam, sak, N if ldc is None else ldc, ohw, batch[1],

@@ -15,19 +15,20 @@
 ## "rows": A[m, k] = a[m * sam + k * sak], rows past M clamped), cmode ("nhwc": C[m, n] at
 ## m * ldc + n; "nchw": at (m / ohw) * ldc + n * ohw + m % ohw), epi ("act": bias, fused
 ## activation and, for quantized types, the reference requantization; "acc": raw float / int32
-## accumulators), bias and res (float "act" epilogues: add a tensor laid out like C before the
-## activation, an ADD fused into the convolution, clnn/fusion.py), prelu (then a PRELU with
-## one alpha per output channel) and fn (then LOGISTIC or HARD_SWISH). B is always packed at prepare: [ceil(N/nr), K, nr] float for float
-## types, short (w - w_zero_point) for quantized ones, zero padded.
+## accumulators), bias (quantized "act" epilogues), flex (every float "act" epilogue: the
+## run-time ``post`` flags choose the bias, a residual tensor laid out like C added before the
+## activation (an ADD fused into the convolution, clnn/fusion.py), a PRELU with one alpha per
+## output channel after it, and LOGISTIC or HARD_SWISH last). B is always packed at prepare:
+## [ceil(N/nr), K, nr] float for float types, short (w - w_zero_point) for quantized ones,
+## zero padded.
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, res=False, prelu=False,
-                 fn=None, flex=False)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
-    if flex:  # bias, res, prelu and fn are run-time choices (the post argument)
-        bias = res = prelu = True
+    if flex:  # bias, residual, PRELU alpha and function: run-time choices (``post``)
+        bias = True
     S = "int" if quant else "float"
     V = "%s%d" % (S, vw)
     BT = "short" if quant else "float"
@@ -38,11 +39,8 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
 % if bias:
                    ${c.tparam(bdt, "bias", True)},
 % endif
-% if res:
-                   ${c.tparam(odt, "res", True)},
-% endif
-% if prelu:
-                   ${c.tparam(odt, "alpha", True)},
+% if flex:
+                   ${c.tparam(odt, "res", True)}, ${c.tparam(odt, "alpha", True)},
 % endif
 % if quant and epi == "act":
                    __global const int* mult, __global const int* shift,
@@ -62,8 +60,6 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
     c += c_off + z0 * c_b0 + z1 * c_b1;
 % if flex:
     if (has_res) res += res_off + z0 * c_b0 + z1 * c_b1;
-% elif res:
-    res += res_off + z0 * c_b0 + z1 * c_b1;
 % endif
     const __global ${BT}* bp = b + b_off + z0 * b_b0 + z1 * b_b1 + (size_t)jn * K * ${nr};
 % if amode == "packed":
@@ -115,29 +111,17 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
   % endfor
 % endfor
     }
-% if not quant and epi == "act" and cmode == "nhwc":
+% if flex and cmode == "nhwc":
     if (n0 + ${nr} <= N && m0 + ${mr} <= M) {
   % for v in range(nv):
-    % if flex:
         ${V} bv${v} = has_bias ? ${("vload_half%d" % vw) if bdt == "f16" else ("vload%d" % vw)}(0, bias + bias_off + choff + n0 + ${v * vw}) : (${V})(0.0f);
-    % elif bias:
-        ${V} bv${v} = ${("vload_half%d" % vw) if bdt == "f16" else ("vload%d" % vw)}(0, bias + bias_off + choff + n0 + ${v * vw});
-    % else:
-        ${V} bv${v} = (${V})(0.0f);
-    % endif
-    % if flex:
         const ${V} av${v} = has_prelu ? ${("vload_half%d" % vw) if odt == "f16" else ("vload%d" % vw)}(0, alpha + alpha_off + choff + n0 + ${v * vw}) : (${V})(1.0f);
-    % elif prelu:
-        const ${V} av${v} = ${("vload_half%d" % vw) if odt == "f16" else ("vload%d" % vw)}(0, alpha + alpha_off + choff + n0 + ${v * vw});
-    % endif
   % endfor
   % for r in range(mr):
     % for v in range(nv):
 <%
     at = "(size_t)(m0 + %d) * ldc + n0 + %d" % (r, v * vw)
-    rv = (" + " + ("vload_half%d(0, res + %s)" % (vw, at) if odt == "f16" else "vload%d(0, res + %s)" % (vw, at))) if res else ""
 %>\
-  % if flex:
         {
             ${V} t = c${r}_${v} + bv${v};
             if (has_res) t += ${("vload_half%d(0, res + %s)" % (vw, at) if odt == "f16" else "vload%d(0, res + %s)" % (vw, at))};
@@ -147,20 +131,6 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
             else if (fnc == 2) t = ${c.post_fn("HARD_SWISH", "t")};
             ${"vstore_half%d_rte" % vw if odt == "f16" else "vstore%d" % vw}(t, 0, c + ${at});
         }
-  % elif prelu or fn:
-        {
-            ${V} t = clamp(c${r}_${v} + bv${v}${rv}, (${V})lo, (${V})hi);
-    % if prelu:
-            t = select(t * av${v}, t, t >= (${V})(0.0f));
-    % endif
-    % if fn:
-            t = ${c.post_fn(fn, "t")};
-    % endif
-            ${"vstore_half%d_rte" % vw if odt == "f16" else "vstore%d" % vw}(t, 0, c + ${at});
-        }
-  % else:
-        ${"vstore_half%d_rte" % vw if odt == "f16" else "vstore%d" % vw}(clamp(c${r}_${v} + bv${v}${rv}, (${V})lo, (${V})hi), 0, c + ${at});
-  % endif
     % endfor
   % endfor
         return;
@@ -198,16 +168,7 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
             x = clnn_mbqm(x, mult[choff + n], shift[choff + n]) + zo;
       % endif
             const int ci = ${"n" if cmode == "nhwc" else "n * ohw"};
-      % if res:
-            x += ${c.ldf(odt, "res", "rowoff + ci")};
-      % endif
             x = clamp(x, lo, hi);
-      % if prelu:
-            if (x < 0.0f) x *= ${c.ldf(odt, "alpha", "alpha_off + choff + n")};
-      % endif
-      % if fn:
-            x = ${c.post_fn(fn, "x")};
-      % endif
     % else:
             const int ci = ${"n" if cmode == "nhwc" else "n * ohw"};
     % endif
