@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 
+from clnn.program_cache import POCL_SPECIALIZATION, is_pocl
 from hal import __version__
 from hal.errors import ErrorStatus, HalError, InvalidArgument
 from hal.extensions import registered_extensions, supported_extensions
@@ -149,11 +150,6 @@ def select_device(spec: str | None = None, source: str | None = None):
     raise DeviceUnavailable(f"no OpenCL device matches {spec!r}{where}; found {names}")
 
 
-#: PoCL's switch between a work-group function compiled for each local size a kernel is
-#: launched with (1, its default) and one generic function per kernel (0)
-POCL_SPECIALIZATION = "POCL_WORK_GROUP_SPECIALIZATION"
-
-
 def pocl_generic_work_groups(platform):
     """On PoCL, compile one work-group function per kernel, for every local size, unless the
     user set $POCL_WORK_GROUP_SPECIALIZATION. PoCL otherwise compiles a kernel again for each
@@ -164,11 +160,6 @@ def pocl_generic_work_groups(platform):
     when it compiles a kernel; other platforms ignore it."""
     if is_pocl(platform):
         os.environ.setdefault(POCL_SPECIALIZATION, "0")
-
-
-def is_pocl(platform) -> bool:
-    return "portable computing language" in platform.name.lower() or \
-        "pocl" in platform.version.lower()
 
 
 class ClDevice(Device):

@@ -53,6 +53,15 @@ STATS = {"rendered": 0, "built": 0, "build_s": 0.0, "memo_hits": 0, "combined_ke
 #: cache, load ~9 on 2 cores): 17 programs built in ~9 s, the same kernels in one program ~2.7 s
 COMBINE = os.environ.get("CLNN_COMBINE", "1") != "0"
 BUILD_OPTIONS = ["-cl-std=CL1.2"]
+#: PoCL's switch between a work-group function compiled for each local size a kernel is
+#: launched with (1, its default) and one generic function per kernel (0): see
+#: clnn.device.pocl_generic_work_groups
+POCL_SPECIALIZATION = "POCL_WORK_GROUP_SPECIALIZATION"
+
+
+def is_pocl(platform) -> bool:
+    return "portable computing language" in platform.name.lower() or \
+        "pocl" in platform.version.lower()
 
 
 def freeze(params: dict) -> tuple:
@@ -373,8 +382,6 @@ class CompileHelper:
 
     @classmethod
     def wanted(cls, context, n_kernels: int) -> bool:
-        from clnn.device import POCL_SPECIALIZATION, is_pocl
-
         if n_kernels < cls.MIN_KERNELS or os.environ.get("CLNN_COMPILE_HELPER", "1") == "0":
             return False
         return is_pocl(context.devices[0].platform) and \
