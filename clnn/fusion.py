@@ -10,13 +10,14 @@ the padding added to its own: the PAD launches nothing and its output takes no p
 The convolution plans see the fusion as ``LaunchBuilder.input_pad`` (a :class:`PadFusion`) and
 its ``In(0)`` resolves to the unpadded tensor (``LaunchBuilder.alias``).
 
-CONV_2D -> ADD (float): the residual additions of MobileNet-style blocks. Where the
-convolution has no activation of its own, its output feeds only one ADD of the same shape (no
-broadcasting) and the ADD's other operand is ready before the convolution runs, the
-convolution's epilogue adds that operand and applies the ADD's activation, writing the ADD's
-output: the ADD launches nothing and the convolution's own output takes no pool bytes. The
-plans see it as ``LaunchBuilder.residual`` (an :class:`AddFusion`) and ``Out(0)`` resolves to
-the ADD's output.
+CONV_2D / RESIZE_* -> ADD (float): the residual additions of MobileNet-style blocks, and the
+skip connections of encoder-decoder models (ADD(RESIZE_BILINEAR(x), skip)). Where the
+producer's kernels can (KernelRegistration.epilogue_residual), it has no activation of its
+own, its output feeds only one ADD of the same shape (no broadcasting) and the ADD's other
+operand is ready before the producer runs, the producer's epilogue adds that operand and
+applies the ADD's activation, writing the ADD's output: the ADD launches nothing and the
+producer's own output takes no pool bytes. The plans see it as ``LaunchBuilder.residual``
+(an :class:`AddFusion`) and ``Out(0)`` resolves to the ADD's output.
 
 CONV_2D [-> ADD] -> RELU / RELU1 / RELU6 / PRELU / LOGISTIC / HARD_SWISH and
 DEPTHWISE_CONV_2D -> the same but PRELU (float, NHWC): an activation operation reading the
@@ -69,7 +70,7 @@ class PadFusion:
 @dataclass(frozen=True)
 class AddFusion:
     add_op: int
-    #: the convolution's output (an input of the ADD), the ADD's other input and its output
+    #: the producer's output (an input of the ADD), the ADD's other input and its output
     conv_out: int
     other: int
     add_out: int
@@ -98,6 +99,10 @@ class ActivationFusion:
         return self.kind if self.kind in EPILOGUE_FUNCTIONS else None
 
 
+#: operations whose kernels may add an ADD's other operand to their output
+#: (KernelRegistration.epilogue_residual): the convolution, and the resize of the upsampling
+#: path of encoder-decoder models (ADD(RESIZE_BILINEAR(x), skip))
+RESIDUAL_PRODUCERS = (OT.CONV_2D, OT.RESIZE_BILINEAR, OT.RESIZE_NEAREST_NEIGHBOR)
 #: element-wise operations with a fused activation (broadcast.cl.mako binary)
 BINARY = (OT.ADD, OT.SUB, OT.MUL, OT.DIV)
 #: activation operations a kernel epilogue may run (KernelRegistration.epilogue_activations)
@@ -246,8 +251,8 @@ def _channel_pad_fusions(g: _Graph, taken: set) -> dict[int, PadFusion]:
 
 
 def _add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
-    """CONV_2D operation index -> the ADD fused into its epilogue; ``taken``: operations
-    already in another fusion."""
+    """Producer (CONV_2D, RESIZE_*) operation index -> the ADD fused into its epilogue;
+    ``taken``: operations already in another fusion."""
     sg, ctx_of = g.sg, g.ctx_of
     step = {k: n for n, k in enumerate(g.ops)}
     found = {}
@@ -264,16 +269,20 @@ def _add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
             j = g.producer.get(conv_out)
             if j is None or j not in ctx_of or j in taken or j in found or conv_out == other:
                 continue
-            conv = sg.operations[j]
-            if conv.type != OT.CONV_2D or conv_out in g.keep or g.readers.get(conv_out) != [k]:
+            producer = sg.operations[j]
+            if producer.type not in RESIDUAL_PRODUCERS or conv_out in g.keep or \
+                    g.readers.get(conv_out) != [k]:
                 continue
             cctx = ctx_of[j]
-            try:
-                act = cctx.scalar(_conv_params(cctx).idx["fused activation"])
-            except Exception:  # an unusual form: leave both operations alone
+            if cctx.outputs[0].type != y.type or not _epilogue_residual(cctx):
                 continue
-            if act != 0 or cctx.outputs[0].type != y.type:
-                continue
+            if producer.type == OT.CONV_2D:  # its own activation would come before the ADD
+                try:
+                    act = cctx.scalar(_conv_params(cctx).idx["fused activation"])
+                except Exception:  # an unusual form: leave both operations alone
+                    continue
+                if act != 0:
+                    continue
             # the other operand must be ready when the convolution runs
             p = g.producer.get(other)
             if p is not None and p in step and step[p] > step[j]:
@@ -316,7 +325,7 @@ def _activation_fusions(g: _Graph, added: dict[int, AddFusion]) -> dict[int, Act
             continue
         if source in by_add_out:  # conv -> ADD -> activation: the ADD must have none
             j, f = by_add_out[source]
-            if f.activation != 0:
+            if f.activation != 0 or sg.operations[j].type not in CONV_OPS:
                 continue
         else:
             j = g.producer.get(source)
@@ -343,6 +352,14 @@ def _activation_fusions(g: _Graph, added: dict[int, AddFusion]) -> dict[int, Act
             alpha = op.inputs[1]
         found[j] = ActivationFusion(k, kind, source, alpha, op.outputs[0])
     return found
+
+
+def _epilogue_residual(ctx) -> bool:
+    """Whether the kernels of ``ctx``'s operation add an ADD's other operand in their epilogue."""
+    from clnn.kernels import kernel_for
+
+    reg = kernel_for(ctx.op_type)
+    return reg is not None and reg.epilogue_residual(ctx)
 
 
 def _epilogue_activations(ctx) -> tuple[str, ...]:

@@ -237,5 +237,10 @@ def epilogue_activations(ctx) -> tuple[str, ...]:
     return (*CLAMPS, "PRELU", *EPILOGUE_FUNCTIONS)
 
 
+def epilogue_residual(ctx) -> bool:
+    """Every float convolution path adds a residual (clnn/fusion.py checks the rest)."""
+    return True
+
+
 register_kernel("CONV_2D", family="conv2d", support=support_conv, plan=plan_conv,
-                epilogue_activations=epilogue_activations)
+                epilogue_activations=epilogue_activations, epilogue_residual=epilogue_residual)

@@ -51,6 +51,11 @@ A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
     The activation operations (RELU, RELU1, RELU6, PRELU, LOGISTIC, HARD_SWISH) the family's
     kernels can apply in their epilogue for this operation (its plan context), read by
     clnn/fusion.py; ``plan`` then finds the fusion in ``b.activation``.
+
+``epilogue_residual(ctx) -> bool`` (optional)
+    True where the family's kernels can add the other operand of an ADD reading this
+    operation's output (same shape, no broadcasting) and apply the ADD's activation, read by
+    clnn/fusion.py; ``plan`` then finds the fusion in ``b.residual`` (an AddFusion).
 """
 
 from __future__ import annotations
@@ -80,6 +85,10 @@ def _no_activations(ctx) -> tuple[str, ...]:
     return ()
 
 
+def _no_residual(ctx) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class KernelRegistration:
     op: OperationType | ExtensionOperationType
@@ -90,6 +99,7 @@ class KernelRegistration:
     epilogue_activations: Callable = _no_activations
     max_shapes: Callable | None = None
     omitted_inputs: bool = False
+    epilogue_residual: Callable = _no_residual
 
     def host_input_indexes(self, n_inputs: int) -> set[int]:
         return {i % n_inputs for i in self.host_inputs if -n_inputs <= i < n_inputs}
@@ -101,14 +111,15 @@ _KERNELS: dict[OperationType | ExtensionOperationType, KernelRegistration] = {}
 def register_kernel(op: OperationType | ExtensionOperationType | str, *, family: str,
                     support: Callable, plan: Callable, host_inputs=(),
                     epilogue_activations=None, max_shapes=None,
-                    omitted_inputs: bool = False) -> KernelRegistration:
+                    omitted_inputs: bool = False,
+                    epilogue_residual=None) -> KernelRegistration:
     op = operation_type_of(op)
     if op in _KERNELS:
         raise RuntimeError(f"OpenCL kernel for {op.name} registered twice "
                            f"({_KERNELS[op].family} and {family})")
     reg = KernelRegistration(op, family, support, plan, tuple(host_inputs),
                              epilogue_activations or _no_activations, max_shapes,
-                             omitted_inputs)
+                             omitted_inputs, epilogue_residual or _no_residual)
     _KERNELS[op] = reg
     return reg
 

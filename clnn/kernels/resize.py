@@ -11,17 +11,39 @@ from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import (
     FLOAT_QUANT8,
     code,
+    f32,
     i32,
     numel,
     row_local_size,
     strides_of,
     types_in,
 )
+from hal.operations.common import activation_range_float
 from hal.operations.resize import bilinear_axis, nearest_axis, resize_flags
 
 
 def support(ctx):
     return types_in(ctx, 0, FLOAT_QUANT8)
+
+
+def _vec_width(ctx) -> int | None:
+    """The channel vector of the NHWC float32 kernel (resize_vec), None where it does not
+    apply."""
+    nchw, _, _ = resize_flags(ctx)
+    y = ctx.outputs[0]
+    c = y.shape[1] if nchw else y.shape[3]
+    if nchw or code(y) != "f32":
+        return None
+    return next((v for v in (16, 8, 4) if c % v == 0), None)
+
+
+def epilogue_residual(ctx) -> bool:
+    """resize_vec adds an ADD's other operand and clamps to its activation (clnn/fusion.py):
+    the skip connections of the decoders (ADD(RESIZE_BILINEAR(x), skip))."""
+    try:
+        return _vec_width(ctx) is not None
+    except Exception:  # an unusual form: no fusion
+        return False
 
 
 def _nhwc_strides(shape, nchw):
@@ -50,13 +72,19 @@ def plan(ctx, b):
         [b.buffer(np.asarray(t, np.int32)) for t in (c0, c1)] + \
         [b.buffer(np.asarray(fc, np.float32))]
     n = numel(y.shape) // max(c * oh * ow, 1)
-    vw = next((v for v in (16, 8, 4) if c % v == 0), None)
-    if not nchw and code(y) == "f32" and vw:  # vectors of contiguous channels
+    vw = _vec_width(ctx)
+    if vw:  # NHWC float32: vectors of contiguous channels
         xs, ys = _nhwc_strides(x.shape, nchw), _nhwc_strides(y.shape, nchw)
         local = row_local_size(c // vw, ow, 64)
+        # an ADD fused in (clnn/fusion.py): its other operand (laid out like the output) and
+        # its activation's clamp; else a null buffer the kernel never reads
+        f = b.residual
+        res = list(b.tensor(f.other)) if f is not None else [None, i32(0)]
+        lo, hi = activation_range_float(f.activation) if f is not None else (-np.inf, np.inf)
         b.launch("resize", "resize_vec", {"op": ctx.name, "vw": vw}, (c // vw, ow, n * oh),
-                 [In(0), Out(0), *tables, i32(c), i32(oh), i32(ow),
-                  *[i32(v) for v in (*xs[:3], *ys[:3])]],
+                 [In(0), Out(0), *res, *tables, i32(c), i32(oh), i32(ow),
+                  *[i32(v) for v in (*xs[:3], *ys[:3])], f32(lo), f32(hi),
+                  i32(f is not None)],
                  local_size=(*local, 1) if local else None)
         return
     local = row_local_size(c, ow)
@@ -69,4 +97,4 @@ def plan(ctx, b):
 
 for _op in ("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"):
     register_kernel(_op, family="resize", support=support, plan=plan,
-                    host_inputs=[1, 2, 3, 4, 5])
+                    host_inputs=[1, 2, 3, 4, 5], epilogue_residual=epilogue_residual)

@@ -46,31 +46,39 @@ ${c.toffsets("x", "y")}
 </%def>
 
 ## The NHWC float32 variant: one work-item per vw contiguous channels of an output pixel
-## (vector loads of the four source pixels). Kernel key: op, vw (divides C).
+## (vector loads of the four source pixels). With ``has_res`` (an ADD fused in by
+## clnn/fusion.py, a run-time choice: one kernel for both) it adds ``res`` (laid out like y)
+## and clamps to [lo, hi], the ADD's activation; without, ``res`` may be null and is not read.
+## Kernel key: op, vw (divides C).
 <%def name="resize_vec(op, vw)">
 <% V = "float%d" % vw %>
 __kernel void resize_vec(${c.tparam("f32", "x", True)}, ${c.tparam("f32", "y")},
+                         ${c.tparam("f32", "res", True)},
                          __global const int* r0, __global const int* r1,
                          __global const float* fr, __global const int* c0,
                          __global const int* c1, __global const float* fc,
-                         int C, int OH, int OW, int xn, int xh, int xw, int yn, int yh, int yw)
+                         int C, int OH, int OW, int xn, int xh, int xw, int yn, int yh, int yw,
+                         float lo, float hi, int has_res)
 {
 ${c.toffsets("x", "y")}
     int ch = get_global_id(0) * ${vw}, ox = get_global_id(1), t = get_global_id(2);
     int oy = t % OH;
     int n = t / OH;
     __global const float* xb = x + n * xn + ch;
-    __global float* yp = y + n * yn + oy * yh + ox * yw + ch;
+    const int yo = n * yn + oy * yh + ox * yw + ch;
+    __global float* yp = y + yo;
 % if op == "RESIZE_NEAREST_NEIGHBOR":
-    vstore${vw}(vload${vw}(0, xb + r0[oy] * xh + c0[ox] * xw), 0, yp);
+    ${V} r = vload${vw}(0, xb + r0[oy] * xh + c0[ox] * xw);
 % else:
     const float dy = fr[oy], dx = fc[ox];
     const int a0 = r0[oy] * xh, a1 = r1[oy] * xh, b0 = c0[ox] * xw, b1 = c1[ox] * xw;
     const ${V} v00 = vload${vw}(0, xb + a0 + b0), v10 = vload${vw}(0, xb + a1 + b0);
     const ${V} v01 = vload${vw}(0, xb + a0 + b1), v11 = vload${vw}(0, xb + a1 + b1);
-    const ${V} r = v00 * ((1.0f - dy) * (1.0f - dx)) + v10 * (dy * (1.0f - dx))
-                 + v01 * ((1.0f - dy) * dx) + v11 * (dy * dx);
-    vstore${vw}(r, 0, yp);
+    ${V} r = v00 * ((1.0f - dy) * (1.0f - dx)) + v10 * (dy * (1.0f - dx))
+           + v01 * ((1.0f - dy) * dx) + v11 * (dy * dx);
 % endif
+    if (has_res)
+        r = clamp(r + vload${vw}(0, res + res_off + yo), (${V})lo, (${V})hi);
+    vstore${vw}(r, 0, yp);
 }
 </%def>

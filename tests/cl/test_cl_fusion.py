@@ -394,3 +394,47 @@ def test_relu_fused_into_elementwise(cl_device, t, op, act, b_shape, own_act, fu
     pm = device_check(m, inputs, cl_device, "f16" if t != F32 else "f32")
     assert ("activation.unary" not in _launch_names(pm)) == fused
     assert bool(pm.fused_into) == fused
+
+
+def resize_add_model(t, c, op="RESIZE_BILINEAR", add_act=0, resize_first=True, nchw=False,
+                     other_shape=None, resize_output_too=False, seed=0):
+    """x [1, 5, 6, c] -> RESIZE (to 9 x 11) -> ADD(., skip, add_act); skip a model input of the
+    output shape (or ``other_shape``): the skip connection of a decoder."""
+    rng = np.random.default_rng(seed)
+    dt = np.float16 if t == "TENSOR_FLOAT16" else np.float32
+    b = ModelBuilder()
+    x_shape, y_shape = ([1, c, 5, 6], [1, c, 9, 11]) if nchw else ([1, 5, 6, c], [1, 9, 11, c])
+    x = b.input(t, x_shape)
+    up = b.op(op, [x, b.int32(11), b.int32(9), b.bool(nchw)], b.tensor(t, y_shape))
+    skip = b.input(t, other_shape or y_shape)
+    pair = [up, skip] if resize_first else [skip, up]
+    b.mark_output(b.op("ADD", [*pair, b.int32(add_act)], b.tensor(t, y_shape)))
+    if resize_output_too:
+        b.mark_output(up)
+    inputs = [rng.uniform(-2, 2, x_shape).astype(dt),
+              rng.uniform(-2, 2, other_shape or y_shape).astype(dt)]
+    return b.finish(), inputs
+
+
+@pytest.mark.parametrize("op", ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"])
+@pytest.mark.parametrize("add_act", [0, 1, 3])
+@pytest.mark.parametrize("c", [4, 24, 48])
+@pytest.mark.parametrize("resize_first", [True, False])
+def test_add_fused_into_resize(cl_device, op, add_act, c, resize_first):
+    """ADD(RESIZE(x), skip) of the decoders: resize_vec adds the skip and clamps, one launch."""
+    m, x = resize_add_model(F32, c, op, add_act, resize_first)
+    pm = _check_add(m, x, cl_device, "f32", fused=True)
+    assert _launch_names(pm) == ["resize.resize_vec"]
+
+
+@pytest.mark.parametrize("case", ["float16", "odd_channels", "nchw", "broadcast",
+                                  "resize_output_too"])
+def test_add_not_fused_into_resize(cl_device, case):
+    """The forms resize_vec does not run (float16, channels not a multiple of 4, NCHW), an ADD
+    that broadcasts, a resize output that is also a model output: the ADD stays an ADD."""
+    kw = {"float16": dict(t="TENSOR_FLOAT16"), "odd_channels": dict(c=6),
+          "nchw": dict(nchw=True), "broadcast": dict(other_shape=[8]),
+          "resize_output_too": dict(resize_output_too=True)}[case]
+    args = {"t": F32, "c": 8, **kw}
+    m, x = resize_add_model(args.pop("t"), args.pop("c"), **args)
+    _check_add(m, x, cl_device, "f16" if case == "float16" else "f32", fused=False)
