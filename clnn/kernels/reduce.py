@@ -1,6 +1,8 @@
 """MEAN, REDUCE_SUM, REDUCE_PROD, REDUCE_MAX, REDUCE_MIN, REDUCE_ALL, REDUCE_ANY on OpenCL
 (reduce.cl.mako), rank <= 4, every type of the signatures. Axes and keep_dims are read on the
-host when the partition is planned. Quantized MEAN follows the reference: truncating integer
+host when the partition is planned. Float32 MEAN / SUM / MAX / MIN over one block of
+dimensions whose inner dimensions are kept (MEAN over height and width of NHWC) take
+reduce_rows: vectors of the contiguous inner elements, four accumulators. Quantized MEAN follows the reference: truncating integer
 division when the quantization is unchanged, else the rescaled float mean."""
 
 from __future__ import annotations
@@ -35,12 +37,39 @@ def _pad4(dims, strides):
     return [1] * lead + list(dims), [0] * lead + list(strides)
 
 
+#: the reductions reduce_rows runs (float32)
+_ROWS_OPS = ("MEAN", "REDUCE_SUM", "REDUCE_MAX", "REDUCE_MIN")
+
+
+def rows_form(shape, axes) -> tuple[int, int, int, int] | None:
+    """(outer, R, inner, vw) where the axes are one block of dimensions, the dimensions after
+    it (kept, contiguous) hold a multiple of 4 elements and the block is not empty: the input
+    seen as [outer, R, inner] reduced over R, vw the vector of inner elements (16, 8 or 4)."""
+    if not axes or axes != list(range(axes[0], axes[-1] + 1)):
+        return None
+    outer = numel(shape[:axes[0]])
+    r = numel(shape[axes[0]:axes[-1] + 1])
+    inner = numel(shape[axes[-1] + 1:])
+    vw = next((v for v in (16, 8, 4) if inner % v == 0), None) if inner else None
+    if vw is None or r == 0 or outer == 0:
+        return None
+    return outer, r, inner, vw
+
+
 def plan(ctx, b):
     x, y = ctx.inputs[0], ctx.outputs[0]
     shape = x.shape
     if len(shape) > 4:
         raise Unplannable("rank > 4")
     axes = sorted(resolve_axes(ctx, ctx.input(1), len(shape)))
+    form = rows_form(shape, axes) if ctx.name in _ROWS_OPS and code(y) == "f32" else None
+    if form is not None:  # a block of middle dimensions, contiguous inner ones: vectors
+        outer, r, inner, vw = form
+        init = np.finfo(np.float32).min if ctx.name == "REDUCE_MAX" else \
+            np.finfo(np.float32).max
+        b.launch("reduce", "reduce_rows", {"op": ctx.name, "vw": vw}, (inner // vw, outer),
+                 [In(0), Out(0), i32(r), i32(inner), f32(init)])
+        return
     st = strides_of(shape)
     kept = [d for d in range(len(shape)) if d not in axes]
     od, os_ = _pad4([shape[d] for d in kept], [st[d] for d in kept])

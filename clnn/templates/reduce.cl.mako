@@ -70,3 +70,72 @@ ${c.toffsets("x", "y")}
 % endif
 }
 </%def>
+
+## Float32 reductions over a block of middle dimensions with the inner dimensions kept and
+## contiguous: the input seen as [outer, R, inner], reduced over R (MEAN over height and width
+## of NHWC, the squeeze-excite blocks). One work-item per (vw contiguous inner elements, outer
+## index): vector loads, four accumulators over interleaved rows (independent chains, each
+## Kahan-compensated for sums), combined at the end. Kernel key: op, vw (divides inner).
+<%def name="reduce_rows(op, vw)">
+<%
+    V = "float%d" % vw
+    total = op in ("MEAN", "REDUCE_SUM")
+    ld = "vload%d(0, x + %%s)" % vw
+%>
+__kernel void reduce_rows(${c.tparam("f32", "x", True)}, ${c.tparam("f32", "y")},
+                          int R, int inner, float init)
+{
+${c.toffsets("x", "y")}
+    const int iv = get_global_id(0) * ${vw}, o = get_global_id(1);
+    const __global float* xb = x + (size_t)o * R * inner + iv;
+% if total:
+    ${V} a0 = (${V})(0.0f), a1 = a0, a2 = a0, a3 = a0;
+    ${V} k0 = a0, k1 = a0, k2 = a0, k3 = a0;  /* Kahan compensations */
+% else:
+    ${V} a0 = (${V})(init), a1 = a0, a2 = a0, a3 = a0;
+% endif
+    int r = 0;
+    for (; r + 4 <= R; r += 4) {
+% for j in range(4):
+        {
+            const ${V} v = vload${vw}(0, xb + (size_t)(r + ${j}) * inner);
+  % if total:
+            const ${V} yk = v - k${j};
+            const ${V} tk = a${j} + yk;
+            k${j} = (tk - a${j}) - yk;
+            a${j} = tk;
+  % elif op == "REDUCE_MAX":
+            a${j} = fmax(a${j}, v);
+  % else:
+            a${j} = fmin(a${j}, v);
+  % endif
+        }
+% endfor
+    }
+    for (; r < R; ++r) {
+        const ${V} v = vload${vw}(0, xb + (size_t)r * inner);
+% if total:
+        const ${V} yk = v - k0;
+        const ${V} tk = a0 + yk;
+        k0 = (tk - a0) - yk;
+        a0 = tk;
+% elif op == "REDUCE_MAX":
+        a0 = fmax(a0, v);
+% else:
+        a0 = fmin(a0, v);
+% endif
+    }
+% if total:
+    /* the four partial sums, their compensations folded in */
+    ${V} acc = ((a0 - k0) + (a1 - k1)) + ((a2 - k2) + (a3 - k3));
+  % if op == "MEAN":
+    acc = acc / (float)R;
+  % endif
+% elif op == "REDUCE_MAX":
+    ${V} acc = fmax(fmax(a0, a1), fmax(a2, a3));
+% else:
+    ${V} acc = fmin(fmin(a0, a1), fmin(a2, a3));
+% endif
+    vstore${vw}(acc, 0, y + (size_t)o * inner + iv);
+}
+</%def>

@@ -79,3 +79,45 @@ def test_long_axis_sum_is_accurate(cl_device, op):
                  [tensor("TENSOR_FLOAT32", [3])], [x], cl_device, "f32")
     want = x.astype(np.float64).mean(1) if op == "MEAN" else x.astype(np.float64).sum(1)
     assert np.all(np.abs(y - want) <= 5.96e-7 * np.abs(want))
+
+
+def _launches(op, ins, outs, device):
+    from tests.kits.one_op_models import one_op_model
+
+    pm = device.prepare_model(one_op_model(op, ins, outs))
+    return [launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+            pl.launches]
+
+
+@pytest.mark.parametrize("op", ["MEAN", "REDUCE_SUM", "REDUCE_MAX", "REDUCE_MIN"])
+@pytest.mark.parametrize("shape,axes", [([2, 9, 16, 24], [1, 2]), ([1, 37, 5, 16], [2, 1]),
+                                        ([3, 7, 8], [1]), ([2, 3, 5, 4], [1, 2, 3]),
+                                        ([5, 12], [0]), ([1, 6, 2, 96], [1])])
+@pytest.mark.parametrize("keep", [False, True])
+def test_float32_rows_of_inner_vectors(cl_device, op, shape, axes, keep):
+    """A block of reduced dimensions before kept contiguous ones (MEAN over height and width
+    of NHWC): reduce_rows, row counts that are and are not multiples of its 4 accumulators."""
+    rng = np.random.default_rng(len(shape) + sum(axes))
+    x = rng.uniform(-3, 3, shape).astype(np.float32)
+    flag = scalar("INT32", int(keep)) if op == "MEAN" else scalar("BOOL", keep)
+    ins = [tensor("TENSOR_FLOAT32", shape), _axes(axes), flag]
+    outs = [tensor("TENSOR_FLOAT32", _out(shape, axes, keep))]
+    check(op, ins, outs, [x], cl_device, "f32")
+    names = _launches(op, ins, outs, cl_device)
+    last = max(a % len(shape) for a in axes)
+    rows = int(np.prod(shape[last + 1:])) % 4 == 0 and last < len(shape) - 1
+    assert names == (["reduce.reduce_rows"] if rows else ["reduce.reduce"]), names
+
+
+@pytest.mark.parametrize("op", ["MEAN", "REDUCE_SUM"])
+def test_long_rows_sum_is_accurate(cl_device, op):
+    """reduce_rows over 50000 rows of 8 channels stays within the CTS float32 tolerance
+    (compensated accumulators)."""
+    x = np.random.default_rng(1).uniform(0, 1000, (1, 50000, 8)).astype(np.float32)
+    flag = scalar("INT32", 0) if op == "MEAN" else scalar("BOOL", False)
+    ins = [tensor("TENSOR_FLOAT32", [1, 50000, 8]), _axes([1]), flag]
+    outs = [tensor("TENSOR_FLOAT32", [1, 8])]
+    (y,) = check(op, ins, outs, [x], cl_device, "f32")
+    assert _launches(op, ins, outs, cl_device) == ["reduce.reduce_rows"]
+    want = x.astype(np.float64).mean(1) if op == "MEAN" else x.astype(np.float64).sum(1)
+    assert np.all(np.abs(y - want) <= 5.96e-7 * np.abs(want))
