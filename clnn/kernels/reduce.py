@@ -2,8 +2,9 @@
 (reduce.cl.mako), rank <= 4, every type of the signatures. Axes and keep_dims are read on the
 host when the partition is planned. Float32 MEAN / SUM / MAX / MIN over one block of
 dimensions whose inner dimensions are kept (MEAN over height and width of NHWC) take
-reduce_rows: vectors of the contiguous inner elements, four accumulators. Quantized MEAN follows the reference: truncating integer
-division when the quantization is unchanged, else the rescaled float mean."""
+reduce_rows: vectors of the contiguous inner elements, four accumulators. Quantized MEAN
+follows the reference: truncating integer division when the quantization is unchanged, else
+the rescaled float mean."""
 
 from __future__ import annotations
 
