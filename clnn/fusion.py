@@ -76,6 +76,10 @@ class AddFusion:
     add_out: int
     #: the ADD's fused activation code
     activation: int
+    #: a channel PAD of the other operand fused in too (BlazeFace-style blocks): the PAD
+    #: operation, and the channels of ``other`` (then the PAD's input: zero past them)
+    pad_op: int | None = None
+    channels: int = 0
 
 
 @dataclass(frozen=True)
@@ -139,8 +143,12 @@ def find_fusions(sg, ops: list[int], contexts: list, keep: set) -> Fusions:
     contexts); ``keep``: operands that must stay materialized (outputs of the partition)."""
     g = _Graph(sg, ops, contexts, keep)
     pads = _pad_fusions(g)
-    adds = _add_fusions(g, {f.pad_op for f in pads.values()})
-    pads.update(_channel_pad_fusions(g, {f.add_op for f in adds.values()} | set(adds)))
+    taken = {f.pad_op for f in pads.values()}
+    adds = _padded_add_fusions(g, taken)  # first: they save the PAD's launch too
+    taken |= {f.pad_op for f in adds.values()}
+    adds.update(_add_fusions(g, taken | {f.add_op for f in adds.values()} | set(adds)))
+    taken |= {f.add_op for f in adds.values()} | set(adds)
+    pads.update(_channel_pad_fusions(g, taken))
     return Fusions(pads, adds, _activation_fusions(g, adds))
 
 
@@ -250,6 +258,68 @@ def _channel_pad_fusions(g: _Graph, taken: set) -> dict[int, PadFusion]:
     return found
 
 
+def _channel_pad(g: _Graph, k: int, padded: int, add: int):
+    """The input of PAD operation ``k`` when it only adds zero channels at the end of a float
+    NHWC tensor and its output ``padded`` feeds only the ADD ``add`` (once), else None."""
+    sg = g.sg
+    op = sg.operations[k]
+    if op.type not in PAD_OPS or op.outputs[0] != padded or padded in g.keep or \
+            g.readers.get(padded) != [add] or k not in g.ctx_of:
+        return None
+    pctx = g.ctx_of[k]
+    x = pctx.inputs[0]
+    if x.rank != 4 or x.type not in FLOATS or pctx.inputs[1].value is None or \
+            not _zero_padding(pctx):
+        return None
+    pads = np.asarray(pctx.inputs[1].value).reshape(4, 2)
+    if pads[:3].any() or pads[3][0]:
+        return None
+    return op.inputs[0]
+
+
+def _padded_add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
+    """CONV_2D operation index -> an ADD of its output and a channel PAD of a tensor ready
+    before it (ADD(conv, PAD(x)) of BlazeFace-style blocks), both fused into its epilogue,
+    which adds x's channels and zero past them: where the convolution's kernels can
+    (KernelRegistration.epilogue_residual with channels), it has no activation of its own and
+    the shapes are the ADD's. ``taken``: operations already in another fusion."""
+    sg, ctx_of = g.sg, g.ctx_of
+    step = {k: n for n, k in enumerate(g.ops)}
+    found = {}
+    for k in g.ops:
+        op = sg.operations[k]
+        if op.type != OT.ADD or k in taken:
+            continue
+        actx = ctx_of[k]
+        a, b, y = actx.inputs[0], actx.inputs[1], actx.outputs[0]
+        if y.type not in FLOATS or a.shape != y.shape or b.shape != y.shape or \
+                actx.inputs[2].value is None:
+            continue
+        for conv_out, padded in ((op.inputs[0], op.inputs[1]), (op.inputs[1], op.inputs[0])):
+            j, p = g.producer.get(conv_out), g.producer.get(padded)
+            if j is None or p is None or j not in ctx_of or j in taken or j in found or \
+                    p in taken or conv_out == padded:
+                continue
+            source = _channel_pad(g, p, padded, k)
+            if source is None or sg.operations[j].type != OT.CONV_2D or conv_out in g.keep or \
+                    g.readers.get(conv_out) != [k]:
+                continue
+            cctx = ctx_of[j]
+            if cctx.outputs[0].type != y.type or not _epilogue_residual(cctx, channels=True):
+                continue
+            try:
+                act = cctx.scalar(_conv_params(cctx).idx["fused activation"])
+            except Exception:  # an unusual form: leave the operations alone
+                continue
+            s = g.producer.get(source)  # the PAD's input must be ready when the conv runs
+            if act != 0 or (s is not None and s in step and step[s] > step[j]):
+                continue
+            found[j] = AddFusion(k, conv_out, source, op.outputs[0], int(actx.scalar(2)),
+                                 pad_op=p, channels=int(sg.operands[source].dimensions[3]))
+            break
+    return found
+
+
 def _add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
     """Producer (CONV_2D, RESIZE_*) operation index -> the ADD fused into its epilogue;
     ``taken``: operations already in another fusion."""
@@ -354,12 +424,13 @@ def _activation_fusions(g: _Graph, added: dict[int, AddFusion]) -> dict[int, Act
     return found
 
 
-def _epilogue_residual(ctx) -> bool:
-    """Whether the kernels of ``ctx``'s operation add an ADD's other operand in their epilogue."""
+def _epilogue_residual(ctx, channels: bool = False) -> bool:
+    """Whether the kernels of ``ctx``'s operation add an ADD's other operand in their epilogue
+    (``channels``: one with fewer channels, zero past them)."""
     from clnn.kernels import kernel_for
 
     reg = kernel_for(ctx.op_type)
-    return reg is not None and reg.epilogue_residual(ctx)
+    return reg is not None and reg.epilogue_residual(ctx, channels)
 
 
 def _epilogue_activations(ctx) -> tuple[str, ...]:

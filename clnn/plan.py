@@ -390,11 +390,16 @@ class Planner:
         fusions = find_fusions(sg, part.ops, contexts, set(part.outputs))
         fused, added, acts = fusions.pads, fusions.adds, fusions.activations
         skipped = {f.pad_op for f in fused.values()} | {f.add_op for f in added.values()} | \
-            {f.op for f in acts.values()}
+            {f.op for f in acts.values()} | \
+            {f.pad_op for f in added.values() if f.pad_op is not None}
         self.fused_into.update({f.pad_op: j for j, f in fused.items()})
         self.fused_into.update({f.add_op: j for j, f in added.items()})
+        self.fused_into.update({f.pad_op: j for j, f in added.items() if f.pad_op is not None})
         self.fused_into.update({f.op: j for j, f in acts.items()})
         reads = {j: {f.source} for j, f in fused.items()}
+        for j, f in added.items():  # a channel PAD's input is read by the convolution
+            if f.pad_op is not None:
+                reads.setdefault(j, set()).add(f.other)
         # liveness over the partition's steps; inputs live from -1, outputs until the end
         last_step = len(part.ops)
         live: dict[int, list[int]] = {i: [-1, -1] for i in part.inputs}
@@ -412,6 +417,8 @@ class Planner:
         for j, f in added.items():  # the ADD's output is written by the convolution
             del live[f.conv_out]
             live[f.add_out][0] = steps[j]
+            if f.pad_op is not None:  # nor does a channel PAD fused in have bytes
+                live.pop(sg.operations[f.pad_op].outputs[0], None)
         for j, f in acts.items():  # the activation's output is written by the convolution
             del live[f.source]
             live[f.out][0] = steps[j]

@@ -100,11 +100,13 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
                 amode="rows", sam=0, sak=1, cmode="nhwc", ldc=None, ohw=1, epi="act",
                 bias=None, requant=(), batch=(1, 1), a_b=(0, 0), b_b=(0, 0), c_b=(0, 0),
                 ch_b=(0, 0), za=0, zo=0, lo=None, hi=None, family="gemm", res=None,
-                prelu=None, fn=None, wg="auto"):
+                prelu=None, fn=None, wg="auto", res_cols=None):
     """One GEMM launch (see gemm.cl.mako for the knobs). ``a`` / ``c`` are In/Out or buffers;
     ``bpk`` the packed B buffer; ``bias`` In(k) or None; ``requant`` [mult, shift] buffers
     of quantized "act" epilogues; lo / hi the activation clamp; ``res`` (buffer, element
-    offset) of a float tensor laid out like C, added before the activation; ``prelu`` that of
+    offset) of a float tensor laid out like C, added before the activation (``res_cols``:
+    (row stride, columns) of a residual with fewer columns than C, NHWC, zero past them: the
+    channel-padded residual of BlazeFace-style blocks); ``prelu`` that of
     a per-output-channel alpha applied after it, ``fn`` a function applied last (float "act"
     epilogues). ``wg``: the work-group shape of the variant (clnn/kernels/_gemm_variants.py):
     "auto" (:func:`local_size`), None (the driver's) or [rows, columns] (:func:`fit_group`)."""
@@ -143,7 +145,12 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
                               *a_b, *b_b, *c_b, *ch_b, za, zo)]
     args += [lo, hi]
     if post is not None:
-        args.append(i32(post))
+        if res_cols is not None and (cmode != "nhwc" or batch != (1, 1)):
+            raise ValueError("a residual of fewer columns needs one NHWC GEMM")
+        res_ld, res_n = res_cols or (N if ldc is None else ldc, N)
+        args += [i32(post), i32(res_ld), i32(res_n)]
+    elif res_cols is not None:
+        raise ValueError(f"a {dt} GEMM with the {epi!r} epilogue fuses no residual")
     gsize = (-(-M // mr), -(-N // nr), batch[0] * batch[1])
     b.launch(family, "gemm", params, gsize, args, local_size=local_for(wg, gsize))
 

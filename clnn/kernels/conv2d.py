@@ -81,6 +81,13 @@ def epilogue(ctx, b, p, out):
     return f32(lo), f32(hi), b.tensor(f.other) if f is not None else None, alpha
 
 
+def residual_columns(b) -> tuple[int, int] | None:
+    """(row stride, channels) of a fused residual with fewer channels than the output (a
+    channel PAD fused in, clnn/fusion.py), else None."""
+    f = b.residual
+    return (f.channels, f.channels) if f is not None and f.channels else None
+
+
 def post_fn(b) -> str | None:
     """LOGISTIC / HARD_SWISH of an activation fused into this convolution (clnn/fusion.py)."""
     f = b.activation
@@ -141,7 +148,8 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                       amode=amode, sam=c, sak=1, cmode=cmode, ldc=ldc, ohw=ohw, bias=In(2),
                       requant=requant, batch=(groups, 1), a_b=(a_grp, 0), b_b=(b_grp, 0),
                       c_b=(c_grp, 0), ch_b=(og, 0), za=za, zo=_gemm.zero_of(out), lo=lo,
-                      hi=hi, res=res, prelu=alpha, fn=post_fn(b), wg=variant["wg"])
+                      hi=hi, res=res, prelu=alpha, fn=post_fn(b), wg=variant["wg"],
+                      res_cols=residual_columns(b))
 
 
 #: most input vectors per filter row of the tiled kernel (they stay in registers)
@@ -182,6 +190,8 @@ def plan_conv_direct(ctx, b, p) -> bool:
     GEMM); False when neither applies."""
     inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     if p.nchw or fi.value is None or code(inp) not in ("f32", "f16") or code(fi) != code(inp):
+        return False
+    if b.residual is not None and b.residual.channels:  # the GEMM epilogue adds those
         return False
     n, h, w, c = inp.shape
     o, fh, fw, _ = fi.shape
@@ -237,9 +247,16 @@ def epilogue_activations(ctx) -> tuple[str, ...]:
     return (*CLAMPS, "PRELU", *EPILOGUE_FUNCTIONS)
 
 
-def epilogue_residual(ctx) -> bool:
-    """Every float convolution path adds a residual (clnn/fusion.py checks the rest)."""
-    return True
+def epilogue_residual(ctx, channels: bool = False) -> bool:
+    """Every float convolution path adds a residual (clnn/fusion.py checks the rest); one of
+    fewer channels (a channel PAD fused in) the NHWC GEMM path adds (plan_conv_direct leaves
+    such a convolution to it)."""
+    if not channels:
+        return True
+    try:
+        return not hal_conv2d.conv_params(ctx).nchw
+    except Exception:  # an unusual form: no fusion
+        return False
 
 
 register_kernel("CONV_2D", family="conv2d", support=support_conv, plan=plan_conv,

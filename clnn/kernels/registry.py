@@ -52,9 +52,10 @@ A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
     kernels can apply in their epilogue for this operation (its plan context), read by
     clnn/fusion.py; ``plan`` then finds the fusion in ``b.activation``.
 
-``epilogue_residual(ctx) -> bool`` (optional)
+``epilogue_residual(ctx, channels) -> bool`` (optional)
     True where the family's kernels can add the other operand of an ADD reading this
-    operation's output (same shape, no broadcasting) and apply the ADD's activation, read by
+    operation's output (same shape, no broadcasting; ``channels``: an NHWC operand of fewer
+    channels, zero past them, the channel PAD fused in) and apply the ADD's activation, read by
     clnn/fusion.py; ``plan`` then finds the fusion in ``b.residual`` (an AddFusion).
 """
 
@@ -85,7 +86,7 @@ def _no_activations(ctx) -> tuple[str, ...]:
     return ()
 
 
-def _no_residual(ctx) -> bool:
+def _no_residual(ctx, channels: bool = False) -> bool:
     return False
 
 

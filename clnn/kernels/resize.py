@@ -37,9 +37,12 @@ def _vec_width(ctx) -> int | None:
     return next((v for v in (16, 8, 4) if c % v == 0), None)
 
 
-def epilogue_residual(ctx) -> bool:
-    """resize_vec adds an ADD's other operand and clamps to its activation (clnn/fusion.py):
-    the skip connections of the decoders (ADD(RESIZE_BILINEAR(x), skip))."""
+def epilogue_residual(ctx, channels: bool = False) -> bool:
+    """resize_vec adds an ADD's other operand (of the output's shape) and clamps to its
+    activation (clnn/fusion.py): the skip connections of the decoders
+    (ADD(RESIZE_BILINEAR(x), skip))."""
+    if channels:
+        return False
     try:
         return _vec_width(ctx) is not None
     except Exception:  # an unusual form: no fusion

@@ -17,10 +17,11 @@
 ## activation and, for quantized types, the reference requantization; "acc": raw float / int32
 ## accumulators), bias (quantized "act" epilogues), flex (every float "act" epilogue: the
 ## run-time ``post`` flags choose the bias, a residual tensor laid out like C added before the
-## activation (an ADD fused into the convolution, clnn/fusion.py), a PRELU with one alpha per
-## output channel after it, and LOGISTIC or HARD_SWISH last). B is always packed at prepare:
-## [ceil(N/nr), K, nr] float for float types, short (w - w_zero_point) for quantized ones,
-## zero padded.
+## activation (an ADD fused into the convolution, clnn/fusion.py; NHWC: rows of ``res_ld``
+## elements of which the first ``res_n`` columns are there, zero past them), a PRELU with one
+## alpha per output channel after it, and LOGISTIC or HARD_SWISH last). B is always packed at
+## prepare: [ceil(N/nr), K, nr] float for float types, short (w - w_zero_point) for quantized
+## ones, zero padded.
 <%namespace name="c" file="common.mako"/>
 
 <%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False)">
@@ -47,7 +48,7 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
 % endif
                    int M, int N, int K, int sam, int sak, int ldc, int ohw,
                    int nb1, int a_b0, int a_b1, int b_b0, int b_b1, int c_b0, int c_b1,
-                   int ch_b0, int ch_b1, int za, int zo, ${S} lo, ${S} hi${", int post" if flex else ""})
+                   int ch_b0, int ch_b1, int za, int zo, ${S} lo, ${S} hi${", int post, int res_ld, int res_n" if flex else ""})
 {
 % if flex:
     const int has_bias = post & 1, has_res = post & 2, has_prelu = post & 4, fnc = post >> 4;
@@ -112,7 +113,7 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
 % endfor
     }
 % if flex and cmode == "nhwc":
-    if (n0 + ${nr} <= N && m0 + ${mr} <= M) {
+    if (n0 + ${nr} <= N && m0 + ${mr} <= M && (!has_res || n0 + ${nr} <= res_n)) {
   % for v in range(nv):
         ${V} bv${v} = has_bias ? ${("vload_half%d" % vw) if bdt == "f16" else ("vload%d" % vw)}(0, bias + bias_off + choff + n0 + ${v * vw}) : (${V})(0.0f);
         const ${V} av${v} = has_prelu ? ${("vload_half%d" % vw) if odt == "f16" else ("vload%d" % vw)}(0, alpha + alpha_off + choff + n0 + ${v * vw}) : (${V})(1.0f);
@@ -121,10 +122,11 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
     % for v in range(nv):
 <%
     at = "(size_t)(m0 + %d) * ldc + n0 + %d" % (r, v * vw)
+    rt = "(size_t)(m0 + %d) * res_ld + n0 + %d" % (r, v * vw)
 %>\
         {
             ${V} t = c${r}_${v} + bv${v};
-            if (has_res) t += ${("vload_half%d(0, res + %s)" % (vw, at) if odt == "f16" else "vload%d(0, res + %s)" % (vw, at))};
+            if (has_res) t += ${("vload_half%d(0, res + %s)" % (vw, rt) if odt == "f16" else "vload%d(0, res + %s)" % (vw, rt))};
             t = clamp(t, (${V})lo, (${V})hi);
             if (has_prelu) t = select(t * av${v}, t, t >= (${V})(0.0f));
             if (fnc == 1) t = ${c.post_fn("LOGISTIC", "t")};
@@ -155,7 +157,11 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
     % if epi == "act" and flex:
             if (has_bias) x += ${c.ldf(bdt, "bias", "bias_off + choff + n")};
             const int ci = ${"n" if cmode == "nhwc" else "n * ohw"};
+  % if cmode == "nhwc":
+            if (has_res && n < res_n) x += ${c.ldf(odt, "res", "(size_t)m * res_ld + n")};
+  % else:
             if (has_res) x += ${c.ldf(odt, "res", "rowoff + ci")};
+  % endif
             x = clamp(x, lo, hi);
             if (has_prelu && x < 0.0f) x *= ${c.ldf(odt, "alpha", "alpha_off + choff + n")};
             if (fnc == 1) x = ${c.post_fn("LOGISTIC", "x")};

@@ -438,3 +438,65 @@ def test_add_not_fused_into_resize(cl_device, case):
     args = {"t": F32, "c": 8, **kw}
     m, x = resize_add_model(args.pop("t"), args.pop("c"), **args)
     _check_add(m, x, cl_device, "f16" if case == "float16" else "f32", fused=False)
+
+
+def padded_add_model(t, cx, co, f=1, pad_first=False, conv_first=True, add_act=0,
+                     pad_value=0, second_reader=False, seed=0):
+    """x [1, 7, 9, cx] -> CONV_2D(f x f, SAME, to co channels) and PAD(x) to co channels (zero
+    channels at the end) -> ADD(conv, padded, add_act): the residual of BlazeFace-style blocks.
+    ``pad_first``: the PAD before the convolution in the operation order."""
+    rng = np.random.default_rng(seed)
+    dt = np.float16 if t == "TENSOR_FLOAT16" else np.float32
+    b = ModelBuilder()
+    x = b.input(t, [1, 7, 9, cx])
+    y_shape = [1, 7, 9, co]
+    pads = [[0, 0], [0, 0], [0, 0], [0, co - cx]]
+
+    def pad():
+        args = [x, b.constant(np.array(pads, np.int32))]
+        if pad_value:  # float32 models only
+            args.append(b.float32(pad_value))
+        return b.op("PAD_V2" if pad_value else "PAD", args, b.tensor(t, y_shape))
+
+    padded = pad() if pad_first else None
+    wt = rng.uniform(-1, 1, (co, f, f, cx)).astype(dt)
+    conv = b.op("CONV_2D", [x, b.constant(wt, t), b.constant(rng.uniform(-1, 1, co).astype(dt), t),
+                            b.int32(1), b.int32(1), b.int32(1), b.int32(0)],
+                b.tensor(t, y_shape))
+    padded = padded if pad_first else pad()
+    pair = [conv, padded] if conv_first else [padded, conv]
+    b.mark_output(b.op("ADD", [*pair, b.int32(add_act)], b.tensor(t, y_shape)))
+    if second_reader:
+        b.mark_output(b.op("RELU", [padded], b.tensor(t, y_shape)))
+    return b.finish(), [rng.uniform(-2, 2, (1, 7, 9, cx)).astype(dt)]
+
+
+@pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
+@pytest.mark.parametrize("cx,co,f", [(24, 48, 1), (16, 24, 1), (4, 16, 3), (40, 88, 1),
+                                     (12, 40, 3)])
+@pytest.mark.parametrize("pad_first,conv_first,add_act", [(False, True, 0), (True, False, 1),
+                                                          (False, False, 3)])
+def test_channel_padded_add_fused_into_convolution(cl_device, t, cx, co, f, pad_first,
+                                                   conv_first, add_act):
+    """ADD(CONV_2D(x), PAD(x) of zero channels): the GEMM epilogue adds x's channels and zero
+    past them; neither the PAD nor the ADD launches (whole and partial tiles of the residual;
+    a 3x3 convolution of 4 channels, a direct kernel's otherwise, goes to the GEMM)."""
+    m, x = padded_add_model(t, cx, co, f, pad_first, conv_first, add_act)
+    pm = _check_add(m, x, cl_device, "f16" if t != F32 else "f32", fused=True)
+    names = _launch_names(pm)
+    assert names[-1] == "gemm.gemm" and "pad.pad" not in names and \
+        "broadcast.add_chpad" not in names, names
+
+
+@pytest.mark.parametrize("case", ["pad_value", "second_reader"])
+def test_channel_padded_add_not_fused(cl_device, case):
+    """A PAD that pads with another value or has another reader: the ADD is not fused into
+    the convolution (it runs as an ADD, the PAD as a PAD or inside the ADD)."""
+    kw = {"pad_value": dict(pad_value=0.5), "second_reader": dict(second_reader=True)}[case]
+    m, x = padded_add_model(F32, 16, 32, **kw)
+    pm = cl_device.prepare_model(m)
+    for g, w in zip(outputs_of(m, pm, x), run_ref(m, x)):
+        assert_close(g, w, "f32")
+    names = _launch_names(pm)
+    assert "gemm.gemm" in names
+    assert "broadcast.add_chpad" in names or "broadcast.binary" in names, names
