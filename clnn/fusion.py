@@ -19,6 +19,12 @@ applies the ADD's activation, writing the ADD's output: the ADD launches nothing
 producer's own output takes no pool bytes. The plans see it as ``LaunchBuilder.residual``
 (an :class:`AddFusion`) and ``Out(0)`` resolves to the ADD's output.
 
+ADD(CONV_2D, PAD(x)) (float NHWC), the PAD adding zero channels at the end of x (the residual
+of BlazeFace-style blocks) and read only by the ADD, x ready before the convolution: the
+convolution's GEMM epilogue adds x's channels and zero past them (AddFusion ``pad_op`` and
+``channels``); neither the PAD nor the ADD launches, and the PAD's output takes no bytes.
+Where the convolution cannot take it, the PAD still fuses into the ADD (add_chpad).
+
 CONV_2D [-> ADD] -> RELU / RELU1 / RELU6 / PRELU / LOGISTIC / HARD_SWISH and
 DEPTHWISE_CONV_2D -> the same but PRELU (float, NHWC): an activation operation reading the
 convolution's (or its fused ADD's) output, which nothing else reads and which has no activation
