@@ -25,16 +25,22 @@ FLEX_FUNCTIONS = (None, "LOGISTIC", "HARD_SWISH")
 TILE = (8, 2, 16)
 
 
-def pick_tile(n: int, tile=None, m: int = 0, k: int = 0) -> tuple[int, int, int]:
-    """The CPU tile for an M x N x K GEMM (m, k: 0 when unknown). Measured on PoCL 3.1 /
-    AVX-512 over the 204 float GEMM shapes of the 13 MediaPipe models (kernel time of every
-    layer, each tile): 8 x 16 where N is a multiple of 16, 8 x 8 otherwise (a partial vector
-    stores element by element: on N = 24, 40, 144-wide panels the 8 x 32 tile ran up to 5x
-    slower), 39.1 -> 33.9 ms in all against the 8 x 32 tile for N > 16 of before; the 8 x 32
-    outer product only for big GEMMs (``clnn bench gemm``'s 1024^3)."""
+def pick_tile(n: int, tile=None, m: int = 0, k: int = 0,
+              packed: bool = False) -> tuple[int, int, int]:
+    """The CPU tile for an M x N x K GEMM (m, k: 0 when unknown; ``packed``: A is an im2col
+    panel, not rows of the input). Measured on PoCL 3.1 / AVX-512 over the 204 float GEMM
+    shapes of the 13 MediaPipe models (kernel time of every layer, each tile): 8 x 16 where N
+    is a multiple of 16, 8 x 8 otherwise (a partial vector stores element by element: on
+    N = 24, 40, 144-wide panels the 8 x 32 tile ran up to 5x slower), 39.1 -> 33.9 ms in all
+    against the 8 x 32 tile for N > 16 of before; the 8 x 32 outer product for big GEMMs
+    (``clnn bench gemm``'s 1024^3) and for packed A of 32 columns or more (its contiguous
+    panel feeds the wider outer product best: 1 x 1404 x 288 60 us against 81 us with 8 x 16
+    and 92 us with 8 x 8, 64 x 64 x 512 37 against 50 and 57)."""
     if tile is not None:
         return tuple(tile)
     mr = TILE[0]
+    if packed and n >= 32:
+        return TILE
     if n <= 8 or n % 16:
         return (mr, 1, 8)
     if m >= 1024 and n >= 256 and k >= 256:

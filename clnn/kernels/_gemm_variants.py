@@ -58,20 +58,22 @@ def _group_ok(t: Traits, wg) -> bool:
     return wg[0] * wg[1] <= t.max_wg and wg[0] <= t.max_items[0] and wg[1] <= t.max_items[1]
 
 
-def heuristic(t: Traits, n: int, m: int = 0, k: int = 0) -> dict:
-    """The variant without a tuning entry (m, k: the GEMM's other sizes, 0 unknown)."""
+def heuristic(t: Traits, n: int, m: int = 0, k: int = 0, packed: bool = False) -> dict:
+    """The variant without a tuning entry (m, k: the GEMM's other sizes, 0 unknown;
+    ``packed``: A is an im2col panel)."""
     if t.cpu:
-        return {"tile": list(_gemm.pick_tile(n, m=m, k=k)), "wg": "auto"}
+        return {"tile": list(_gemm.pick_tile(n, m=m, k=k, packed=packed)), "wg": "auto"}
     tile = [4, 1, 4] if n > 2 else [4, 1, 2]
     want = next((g for g in ([16, 8], [16, 4], [8, 8], [8, 4], [4, 4]) if _group_ok(t, g)),
                 None)
     return {"tile": tile, "wg": want}
 
 
-def candidates(t: Traits, n: int, full: bool = True, m: int = 0, k: int = 0) -> list[dict]:
+def candidates(t: Traits, n: int, full: bool = True, m: int = 0, k: int = 0,
+               packed: bool = False) -> list[dict]:
     """The variants the tuner measures for an output of ``n`` columns (the heuristic's
     first); ``full=False``: the tiles only, with the heuristic's groups (CLNN_TUNE=fast)."""
-    default = heuristic(t, n, m, k)
+    default = heuristic(t, n, m, k, packed)
     tiles = [tl for tl in (CPU_TILES if t.cpu else GPU_TILES) if _fits_n(tl, n)]
     groups = [g for g in (CPU_GROUPS if t.cpu else GPU_GROUPS) if _group_ok(t, g)]
     out = [default]
@@ -95,18 +97,20 @@ def choose(b, *, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) 
     dev = b.device
     cl_device = getattr(dev, "cl_device", None)
     if cl_device is None:
-        return {"tile": list(_gemm.pick_tile(N, m=M, k=K)), "wg": "auto"}
+        return {"tile": list(_gemm.pick_tile(N, m=M, k=K, packed=amode == "packed")),
+                "wg": "auto"}
     t = traits(cl_device)
-    default = heuristic(t, N, M, K)
+    packed = amode == "packed"
+    default = heuristic(t, N, M, K, packed)
     if dt != "f32" or not hasattr(dev, "platform"):
         return default
     tuner = tuning.tuner_for(dev)
     sig = {"dt": dt, "amode": amode, "M": M, "N": N, "K": K, "batches": batches}
-    cands = candidates(t, N, full=tuner.mode == "full", m=M, k=K)
+    cands = candidates(t, N, full=tuner.mode == "full", m=M, k=K, packed=packed)
     return tuner.choose(getattr(b, "op_index", -1), "gemm", sig, cands, default,
                         lambda v: scratch_gemm(dev, v, dt, amode, M, N, K, batches),
                         flop=2.0 * M * N * K * batches, owner=getattr(b, "planner", None),
-                        space=candidates(t, N, full=True, m=M, k=K),
+                        space=candidates(t, N, full=True, m=M, k=K, packed=packed),
                         scratch_bytes=4 * (M * K + K * N + M * N) * batches)
 
 

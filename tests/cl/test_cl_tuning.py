@@ -85,6 +85,10 @@ def test_heuristic_is_the_pocl_tile_on_cpus():
     assert [heuristic(CPU, n, 3136, 24)["tile"] for n in (8, 16, 24, 40, 144, 192)] == \
         [[8, 1, 8], [8, 1, 16], [8, 1, 8], [8, 1, 8], [8, 1, 16], [8, 1, 16]]
     assert heuristic(CPU, 1024, 1024, 1024)["tile"] == list(_gemm.TILE)
+    # packed (im2col) A: 8 x 32 from 32 columns on (face_landmark's 1 x 1404 x 288 layer)
+    assert [heuristic(CPU, n, 1, 288, packed=True)["tile"] for n in (16, 24, 32, 1404)] == \
+        [[8, 1, 16], [8, 1, 8], list(_gemm.TILE), list(_gemm.TILE)]
+    assert candidates(CPU, 1404, m=1, k=288, packed=True)[0]["tile"] == list(_gemm.TILE)
 
 
 def test_gpu_variants_fit_registers_and_groups():
