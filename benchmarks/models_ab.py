@@ -92,8 +92,8 @@ def main(argv=None) -> int:
     from clnn.tools.models import fetch
     from clnn.tools.run import LITERT_THREADS
 
-    names = args.models or litert_models()
-    paths = fetch(names)
+    paths = fetch(args.models or litert_models())
+    names = list(paths)  # as fetch spells them (a name without its .tflite suffix is one)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         base_tree = os.path.join(tmp, "base")
