@@ -113,11 +113,11 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
 % endfor
     }
 % if flex and cmode == "nhwc":
-    /* a residual of fewer columns (res_n < N) is there for this tile, absent (past its
-       columns: the vector path without it), or partly there (the element path) */
-    const int tile_res = has_res && n0 < res_n;
-    if (n0 + ${nr} <= N && m0 + ${mr} <= M && (!tile_res || n0 + ${nr} <= res_n)) {
+    if (n0 + ${nr} <= N && m0 + ${mr} <= M) {
   % for v in range(nv):
+        /* residual columns under vector ${v}: all (a vector load), none (a residual of fewer
+           columns than C ends before it) or some (lane by lane, zero past them) */
+        const int rn${v} = has_res ? min(res_n - (n0 + ${v * vw}), ${vw}) : 0;
         ${V} bv${v} = has_bias ? ${("vload_half%d" % vw) if bdt == "f16" else ("vload%d" % vw)}(0, bias + bias_off + choff + n0 + ${v * vw}) : (${V})(0.0f);
         const ${V} av${v} = has_prelu ? ${("vload_half%d" % vw) if odt == "f16" else ("vload%d" % vw)}(0, alpha + alpha_off + choff + n0 + ${v * vw}) : (${V})(1.0f);
   % endfor
@@ -129,7 +129,14 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
 %>\
         {
             ${V} t = c${r}_${v} + bv${v};
-            if (tile_res) t += ${("vload_half%d(0, res + %s)" % (vw, rt) if odt == "f16" else "vload%d(0, res + %s)" % (vw, rt))};
+            if (rn${v} == ${vw}) {
+                t += ${("vload_half%d(0, res + %s)" % (vw, rt) if odt == "f16" else "vload%d(0, res + %s)" % (vw, rt))};
+            } else if (rn${v} > 0) {
+                float rl[${vw}];
+                for (int l = 0; l < ${vw}; ++l)
+                    rl[l] = l < rn${v} ? ${c.ldf(odt, "res", rt + " + l")} : 0.0f;
+                t += vload${vw}(0, rl);
+            }
             t = clamp(t, (${V})lo, (${V})hi);
             if (has_prelu) t = select(t * av${v}, t, t >= (${V})(0.0f));
             if (fnc == 1) t = ${c.post_fn("LOGISTIC", "t")};

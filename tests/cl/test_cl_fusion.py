@@ -472,15 +472,16 @@ def padded_add_model(t, cx, co, f=1, pad_first=False, conv_first=True, add_act=0
 
 
 @pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
-@pytest.mark.parametrize("cx,co,f", [(24, 48, 1), (16, 24, 1), (4, 16, 3), (40, 88, 1),
-                                     (12, 40, 3)])
+@pytest.mark.parametrize("cx,co,f", [(24, 48, 1), (16, 24, 1), (8, 16, 1), (4, 16, 3),
+                                     (40, 88, 1), (12, 40, 3)])
 @pytest.mark.parametrize("pad_first,conv_first,add_act", [(False, True, 0), (True, False, 1),
                                                           (False, False, 3)])
 def test_channel_padded_add_fused_into_convolution(cl_device, t, cx, co, f, pad_first,
                                                    conv_first, add_act):
     """ADD(CONV_2D(x), PAD(x) of zero channels): the GEMM epilogue adds x's channels and zero
-    past them; neither the PAD nor the ADD launches (whole and partial tiles of the residual;
-    a 3x3 convolution of 4 channels, a direct kernel's otherwise, goes to the GEMM)."""
+    past them; neither the PAD nor the ADD launches (residual vectors whole, partial and
+    absent in full tiles, and the element path of partial tiles; a 3x3 convolution of 4
+    channels, a direct kernel's otherwise, goes to the GEMM)."""
     m, x = padded_add_model(t, cx, co, f, pad_first, conv_first, add_act)
     pm = _check_add(m, x, cl_device, "f16" if t != F32 else "f32", fused=True)
     names = _launch_names(pm)
