@@ -244,23 +244,16 @@ def _channel_pad_fusions(g: _Graph, taken: set) -> dict[int, PadFusion]:
             continue
         padded = op.outputs[0]
         users = g.readers.get(padded, [])
-        if padded in g.keep or len(users) != 1 or users[0] not in g.ctx_of or \
-                users[0] in taken or users[0] in found:
+        if len(users) != 1 or users[0] in taken or users[0] in found or \
+                _same_shape_add(g, users[0]) is None or \
+                sg.operations[users[0]].inputs[:2].count(padded) != 1:
             continue
-        j = users[0]
-        add = sg.operations[j]
-        pctx, actx = g.ctx_of[k], g.ctx_of[j]
-        x = pctx.inputs[0]
-        if add.type != OT.ADD or add.inputs[:2].count(padded) != 1 or x.rank != 4 or \
-                x.type not in FLOATS or pctx.inputs[1].value is None or \
-                not _zero_padding(pctx) or actx.inputs[2].value is None:
+        source = _channel_pad(g, k, padded, users[0])
+        if source is None:
             continue
-        a, b, y = actx.inputs[0], actx.inputs[1], actx.outputs[0]
-        pads = np.asarray(pctx.inputs[1].value).reshape(4, 2)
-        if pads[:3].any() or pads[3][0] or a.shape != y.shape or b.shape != y.shape:
-            continue
-        found[j] = PadFusion(k, padded, op.inputs[0], 0, 0, int(x.shape[1]), int(x.shape[2]),
-                             channels=int(x.shape[3]))
+        x = g.ctx_of[k].inputs[0].shape  # the planned shape (a declared one may be unknown)
+        found[users[0]] = PadFusion(k, padded, source, 0, 0, int(x[1]), int(x[2]),
+                                    channels=int(x[3]))
     return found
 
 
@@ -283,6 +276,27 @@ def _channel_pad(g: _Graph, k: int, padded: int, add: int):
     return op.inputs[0]
 
 
+def _same_shape_add(g: _Graph, k: int):
+    """The context of operation ``k`` when it is a float ADD of two operands of its output's
+    shape with a constant activation (what an epilogue can take over), else None."""
+    if k not in g.ctx_of or g.sg.operations[k].type != OT.ADD:
+        return None
+    actx = g.ctx_of[k]
+    a, b, y = actx.inputs[0], actx.inputs[1], actx.outputs[0]
+    if y.type not in FLOATS or a.shape != y.shape or b.shape != y.shape or \
+            actx.inputs[2].value is None:
+        return None
+    return actx
+
+
+def _own_activation(cctx) -> int | None:
+    """A convolution's fused activation code, None for an unusual form (no fusion)."""
+    try:
+        return cctx.scalar(_conv_params(cctx).idx["fused activation"])
+    except Exception:
+        return None
+
+
 def _padded_add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
     """CONV_2D operation index -> an ADD of its output and a channel PAD of a tensor ready
     before it (ADD(conv, PAD(x)) of BlazeFace-style blocks), both fused into its epilogue,
@@ -293,14 +307,10 @@ def _padded_add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
     step = {k: n for n, k in enumerate(g.ops)}
     found = {}
     for k in g.ops:
-        op = sg.operations[k]
-        if op.type != OT.ADD or k in taken:
+        actx = None if k in taken else _same_shape_add(g, k)
+        if actx is None:
             continue
-        actx = ctx_of[k]
-        a, b, y = actx.inputs[0], actx.inputs[1], actx.outputs[0]
-        if y.type not in FLOATS or a.shape != y.shape or b.shape != y.shape or \
-                actx.inputs[2].value is None:
-            continue
+        op, y = sg.operations[k], actx.outputs[0]
         for conv_out, padded in ((op.inputs[0], op.inputs[1]), (op.inputs[1], op.inputs[0])):
             j, p = g.producer.get(conv_out), g.producer.get(padded)
             if j is None or p is None or j not in ctx_of or j in taken or j in found or \
@@ -313,15 +323,11 @@ def _padded_add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
             cctx = ctx_of[j]
             if cctx.outputs[0].type != y.type or not _epilogue_residual(cctx, channels=True):
                 continue
-            try:
-                act = cctx.scalar(_conv_params(cctx).idx["fused activation"])
-            except Exception:  # an unusual form: leave the operations alone
-                continue
             s = g.producer.get(source)  # the PAD's input must be ready when the conv runs
-            if act != 0 or (s is not None and s in step and step[s] > step[j]):
+            if _own_activation(cctx) != 0 or (s is not None and s in step and step[s] > step[j]):
                 continue
             found[j] = AddFusion(k, conv_out, source, op.outputs[0], int(actx.scalar(2)),
-                                 pad_op=p, channels=int(sg.operands[source].dimensions[3]))
+                                 pad_op=p, channels=int(ctx_of[p].inputs[0].shape[3]))
             break
     return found
 
@@ -333,14 +339,10 @@ def _add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
     step = {k: n for n, k in enumerate(g.ops)}
     found = {}
     for k in g.ops:
-        op = sg.operations[k]
-        if op.type != OT.ADD or k in taken:
+        actx = None if k in taken else _same_shape_add(g, k)
+        if actx is None:
             continue
-        actx = ctx_of[k]
-        a, b, y = actx.inputs[0], actx.inputs[1], actx.outputs[0]
-        if y.type not in FLOATS or a.shape != y.shape or b.shape != y.shape or \
-                actx.inputs[2].value is None:
-            continue
+        op, y = sg.operations[k], actx.outputs[0]
         for conv_out, other in ((op.inputs[0], op.inputs[1]), (op.inputs[1], op.inputs[0])):
             j = g.producer.get(conv_out)
             if j is None or j not in ctx_of or j in taken or j in found or conv_out == other:
@@ -352,13 +354,9 @@ def _add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
             cctx = ctx_of[j]
             if cctx.outputs[0].type != y.type or not _epilogue_residual(cctx):
                 continue
-            if producer.type == OT.CONV_2D:  # its own activation would come before the ADD
-                try:
-                    act = cctx.scalar(_conv_params(cctx).idx["fused activation"])
-                except Exception:  # an unusual form: leave both operations alone
-                    continue
-                if act != 0:
-                    continue
+            # a convolution's own activation would come before the ADD
+            if producer.type == OT.CONV_2D and _own_activation(cctx) != 0:
+                continue
             # the other operand must be ready when the convolution runs
             p = g.producer.get(other)
             if p is not None and p in step and step[p] > step[j]:
