@@ -54,8 +54,9 @@ for line in sys.stdin:
 
 
 class Worker:
-    def __init__(self, tree: str):
+    def __init__(self, tree: str, extra_env=()):
         env = dict(os.environ, PYTHONPATH=tree)
+        env.update(dict(extra_env))
         self.proc = subprocess.Popen([sys.executable, "-c", WORKER], cwd=tree, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True)
@@ -79,12 +80,28 @@ def extract(commit: str, into: str):
     subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
 
 
+def env_pairs(ap, items: list[str]) -> list[tuple[str, str]]:
+    out = []
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name:
+            ap.error(f"{item!r} is not NAME=VALUE")
+        out.append((name, value))
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", required=True, help="the commit measured as 'before'")
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--base-env", action="append", default=[], metavar="NAME=VALUE",
+                    help="an environment variable set for the base worker only (with --base "
+                    "HEAD: the same code under two settings, e.g. POCL_WORK_GROUP_"
+                    "SPECIALIZATION=1)")
+    ap.add_argument("--new-env", action="append", default=[], metavar="NAME=VALUE",
+                    help="an environment variable set for the working tree's worker only")
     ap.add_argument("models", nargs="*", help="model names (default: every model litert runs)")
     args = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
@@ -99,7 +116,8 @@ def main(argv=None) -> int:
         base_tree = os.path.join(tmp, "base")
         os.mkdir(base_tree)
         extract(args.base, base_tree)
-        base, new = Worker(base_tree), Worker(ROOT)
+        base = Worker(base_tree, env_pairs(ap, args.base_env))
+        new = Worker(ROOT, env_pairs(ap, args.new_env))
         try:
             for name in names:
                 load_before = os.getloadavg()[0]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from clnn.kernels._work import op_flop
 from clnn.kernels.registry import In, Out
 from clnn.memory import DeviceTensor, PoolTensor, on_device
 from clnn.program_cache import freeze
@@ -39,6 +40,8 @@ class Launch:
     #: (family, name, params, arguments) of a launch planned before its program is built
     #: (Planner.plan_ahead builds a model's kernels together); :meth:`finish` makes the kernel
     pending: tuple | None = None
+    #: the operation has enough work to spread over a CPU's compute units (:func:`heavy`)
+    heavy: bool = False
 
     def finish(self, programs, cl_device):
         """Make the kernel of a pending launch: its arguments set, its local size fitted."""
@@ -49,6 +52,8 @@ class Launch:
         kernel.set_args(*flat)
         self.local_size = fit_local_size(kernel, cl_device, f"{family}.{name}",
                                          self.local_size)
+        if self.local_size is None and self.heavy:
+            self.local_size = cpu_groups(self.global_size, cl_device)
         self.kernel, self.pending = kernel, None
 
 
@@ -202,6 +207,9 @@ class LaunchBuilder:
         #: an activation operation fused into its epilogue (clnn.fusion.ActivationFusion)
         self.activation = None
         self.alias: dict[int, int] = {}
+        #: the operation is worth several work-groups on a CPU (its launches with the
+        #: driver's work-group choice are split: :func:`cpu_groups`)
+        self.heavy = heavy(*op_work(ctx))
 
     def tensor(self, operand: int):
         """(buffer, element offset) of an operand of this plan."""
@@ -267,7 +275,7 @@ class LaunchBuilder:
                 flat.append(a)
         keep = tuple(a for a in flat if isinstance(a, cl.MemoryObjectHolder))
         launch = Launch(self.op_index, f"{family}.{name}", None, gs, local_size, keep,
-                        pending=(family, name, params, flat))
+                        pending=(family, name, params, flat), heavy=self.heavy)
         collecting = self.planner.collecting
         if collecting is not None:  # the kernel is made once its program is built together
             collecting.append((family, name, freeze(params)))  # with the others (plan_ahead)
@@ -295,3 +303,56 @@ def fit_local_size(kernel, device, name: str, local_size):
                              f"device {device.name.strip()} runs at most {limit} "
                              f"(per dimension {tuple(per_dim)})")
     return None
+
+
+#: an operation with at least this many FLOP (compute-bound families) or bytes (the others) is
+#: spread over several work-groups on a CPU device (:func:`cpu_groups`). Measured on PoCL 3.1
+#: (2 cores): below them one work-group on one core ran as fast or faster (waking a second
+#: worker costs more than it saves: face_landmark's 0.3 MFLOP GEMMs 8 -> 14 us when split);
+#: above them, split launches ran up to 1.9x faster (pose_detection's 14x14, 1152 -> 192
+#: convolution 0.81 -> 0.43 ms)
+SPLIT_FLOP = 1_000_000
+SPLIT_BYTES = 128 << 10
+#: work-groups per compute unit a split launch aims at (PoCL's worker threads take turns at
+#: chunks of them: a worker that starts late still finds some), and the largest split group
+GROUPS_PER_UNIT = 4
+MAX_SPLIT_ITEMS = 256
+
+
+def op_work(ctx) -> tuple[int, int]:
+    """(FLOP, bytes) of the operation of ``ctx`` at its planned shapes (clnn run --profile's
+    counts: 0 FLOP for a memory-bound family)."""
+    ins = [i.shape if not i.omitted else () for i in ctx.inputs]
+    outs = [o.shape for o in ctx.outputs]
+    nbytes_ = sum(nbytes(i.shape, i.dtype) for i in ctx.inputs if not i.omitted and i.shape)
+    nbytes_ += sum(nbytes(o.shape, o.dtype) for o in ctx.outputs)
+    return op_flop(ctx.name, ins, outs), nbytes_
+
+
+def heavy(flop: float, nbytes_: float) -> bool:
+    return flop >= SPLIT_FLOP if flop else nbytes_ >= SPLIT_BYTES
+
+
+def cpu_groups(global_size, device):
+    """The work-groups of a launch left to the driver, on a CPU device: PoCL's own choice
+    packs a grid of up to 4096 work-items into one or two work-groups, and a work-group runs on
+    one worker thread, so such a launch used one core of the two (measured: the 14x14,
+    1152 -> 192 GEMM of pose_detection ran at single-core speed, 0.81 ms). Returns work-groups
+    (whole divisors of each dimension, dimension 0 first: it is the contiguous one) of at most
+    :data:`MAX_SPLIT_ITEMS` work-items that leave at least :data:`GROUPS_PER_UNIT` per
+    compute unit, or None (other devices, or a grid too small to split)."""
+    import pyopencl as cl
+
+    if not device.type & cl.device_type.CPU:
+        return None
+    dims = [int(g) for g in global_size]
+    total = int(np.prod(dims))
+    want = GROUPS_PER_UNIT * int(device.max_compute_units)
+    if total < 2 * int(device.max_compute_units):
+        return None
+    local = [1] * len(dims)
+    for d, g in enumerate(dims):
+        items = int(np.prod(local))
+        local[d] = max(v for v in range(1, g + 1) if g % v == 0 and items * v <= MAX_SPLIT_ITEMS
+                       and (total // (items * v) >= want or v == 1))
+    return tuple(local)

@@ -102,7 +102,8 @@ def scratch_depthwise(device, v: dict, s: dict):
     key = {"dt": "f32", "fdt": "f32", "vw": v["vw"], "tx": v["tx"], "fw": s["fw"],
            "sw": s["sw"], "dw": s["dw"]}
     gsize = (s["c"] // v["vw"], -(-s["ow"] // v["tx"]), s["n"] * s["oh"])
-    rec = _gemm_variants._Recorder(device)
+    rec = _gemm_variants._Recorder(device, 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"]
+                                   * s["fw"])
     rec.launch("depthwise_conv2d", "depthwise_tile", key, gsize,
                [*[x for buf in bufs for x in (buf, i32(0))],
                 *[i32(x) for x in (s["h"], s["w"], s["c"], s["oh"], s["ow"], s["fh"], s["sh"],

@@ -126,19 +126,26 @@ def device_default(b, n: int) -> dict:
 class _Recorder:
     """Just enough of LaunchBuilder for launch_gemm on scratch buffers."""
 
-    def __init__(self, device):
+    def __init__(self, device, flop: float = 0.0):
+        from clnn.launch import heavy
+
         self.device = device
         self.kernels = []
+        #: as LaunchBuilder.heavy (a compute-bound layer of ``flop``)
+        self.heavy = heavy(flop, 0)
 
     def launch(self, family, name, params, global_size, args, local_size=None):
         import pyopencl as cl
 
-        from clnn.launch import fit_local_size
+        from clnn.launch import cpu_groups, fit_local_size
 
         k = cl.Kernel(self.device.programs.program(family, name, params), name)
         k.set_args(*args)
         gs = tuple(int(g) for g in global_size)
-        self.kernels.append((k, gs, fit_local_size(k, self.device.cl_device, name, local_size)))
+        local = fit_local_size(k, self.device.cl_device, name, local_size)
+        if local is None and self.heavy:
+            local = cpu_groups(gs, self.device.cl_device)
+        self.kernels.append((k, gs, local))
 
 
 def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, batches: int):
@@ -157,7 +164,7 @@ def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, b
     q = device.timing_queue()
     for buf, n in zip(bufs, (a_el, b_el, M * N)):
         cl.enqueue_fill_buffer(q, buf, np.float32(0), 0, max(4, 4 * n * batches))
-    rec = _Recorder(device)
+    rec = _Recorder(device, 2.0 * M * N * K * batches)
     _gemm.launch_gemm(rec, dt=dt, a=bufs[0], bpk=bufs[1], c=bufs[2], M=M, N=N, K=K,
                       tile=tuple(v["tile"]), amode=amode, sam=K, sak=1, ldc=N,
                       batch=(batches, 1), a_b=(a_el, 0), b_b=(b_el, 0), c_b=(M * N, 0),

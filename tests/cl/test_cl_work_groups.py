@@ -1,0 +1,91 @@
+"""Work-groups of launches left to the driver on a CPU device (clnn.launch.cpu_groups): a heavy
+operation's grid is split into whole work-groups, several per compute unit, so that PoCL's
+worker threads share it; a light operation keeps the driver's choice; results are unchanged."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyopencl as cl
+import pytest
+
+from clnn import launch
+from tests.kits.cl_compare import compare
+from tests.kits.cl_conv_cases import conv_operands, ints
+from tests.kits.one_op_models import one_op_model
+
+
+class _Cpu:
+    type = cl.device_type.CPU
+
+    def __init__(self, units):
+        self.max_compute_units = units
+
+
+class _Gpu(_Cpu):
+    type = cl.device_type.GPU
+
+
+@pytest.mark.parametrize("grid", [(392, 9, 1), (25, 12, 1), (7, 12, 1), (784, 5, 1), (1000,),
+                                  (6, 112, 112), (24, 56, 112), (13, 17), (4096, 3, 2)])
+@pytest.mark.parametrize("units", [2, 8])
+def test_split_groups_divide_the_grid(grid, units):
+    local = launch.cpu_groups(grid, _Cpu(units))
+    assert local is not None and len(local) == len(grid)
+    assert all(g % v == 0 for g, v in zip(grid, local))  # whole work-groups (OpenCL 1.2)
+    assert math.prod(local) <= launch.MAX_SPLIT_ITEMS
+    groups = math.prod(grid) // math.prod(local)
+    # as many groups as the aim where the grid has them, never one alone
+    assert groups >= min(launch.GROUPS_PER_UNIT * units, math.prod(grid))
+    assert groups >= 2
+
+
+def test_split_only_on_cpus_and_real_grids():
+    assert launch.cpu_groups((392, 9, 1), _Gpu(2)) is None  # a GPU driver's choice stands
+    assert launch.cpu_groups((3,), _Cpu(2)) is None  # fewer work-items than 2 per unit
+    assert launch.cpu_groups((1, 1, 1), _Cpu(2)) is None
+
+
+def test_heavy_thresholds():
+    assert launch.heavy(launch.SPLIT_FLOP, 0)
+    assert not launch.heavy(launch.SPLIT_FLOP - 1, 10 * launch.SPLIT_BYTES)  # FLOP decide
+    assert launch.heavy(0, launch.SPLIT_BYTES)  # memory-bound families: bytes decide
+    assert not launch.heavy(0, launch.SPLIT_BYTES - 1)
+
+
+def _conv_1x1(rng, h, w, c, o):
+    xs, fs, bs, out, x = conv_operands("f32", rng, [1, h, w, c], [o, 1, 1, c])
+    return one_op_model("CONV_2D", [xs, fs, bs, *ints(0, 0, 0, 0, 1, 1, 0)],
+                        [out([1, h, w, o])]), [x]
+
+
+def _gemm_launches(prepared):
+    return [la for p in prepared.partitions for pl in p.plans.values() for la in pl.launches
+            if la.name == "gemm.gemm"]
+
+
+@pytest.mark.parametrize("shape", [(7, 7, 256, 192), (14, 14, 112, 80)])
+def test_heavy_gemm_is_split_and_correct(cl_device, shape, monkeypatch):
+    """pose_detection's 1x1 layers whose GEMM grid no family rule divides (7 or 25 row blocks):
+    more than one work-group, all of them whole, and the reference's results."""
+    monkeypatch.setenv("CLNN_TUNE", "off")
+    h, w, c, o = shape
+    assert launch.heavy(2 * h * w * c * o, 0)
+    m, x = _conv_1x1(np.random.default_rng(7), h, w, c, o)
+    compare(m, x, cl_device, "f32")
+    (la,) = _gemm_launches(cl_device.prepare_model(m))
+    assert la.heavy
+    if cl_device.cl_device.type & cl.device_type.CPU:  # (elsewhere: the results above)
+        assert la.local_size is not None
+        assert all(g % v == 0 for g, v in zip(la.global_size, la.local_size))
+        assert math.prod(la.global_size) // math.prod(la.local_size) >= 2
+
+
+def test_light_operation_keeps_the_drivers_choice(cl_device, monkeypatch):
+    """A 1x1 layer of 0.1 MFLOP: waking a second worker costs more than it saves."""
+    monkeypatch.setenv("CLNN_TUNE", "off")
+    m, x = _conv_1x1(np.random.default_rng(8), 5, 5, 24, 40)
+    compare(m, x, cl_device, "f32")
+    (la,) = _gemm_launches(cl_device.prepare_model(m))
+    assert not la.heavy
