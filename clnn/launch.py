@@ -52,8 +52,8 @@ class Launch:
         kernel.set_args(*flat)
         self.local_size = fit_local_size(kernel, cl_device, f"{family}.{name}",
                                          self.local_size)
-        if self.local_size is None and self.heavy:
-            self.local_size = cpu_groups(self.global_size, cl_device)
+        if self.heavy:
+            self.local_size = cpu_groups(self.global_size, cl_device, self.local_size)
         self.kernel, self.pending = kernel, None
 
 
@@ -333,26 +333,31 @@ def heavy(flop: float, nbytes_: float) -> bool:
     return flop >= SPLIT_FLOP if flop else nbytes_ >= SPLIT_BYTES
 
 
-def cpu_groups(global_size, device):
-    """The work-groups of a launch left to the driver, on a CPU device: PoCL's own choice
-    packs a grid of up to 4096 work-items into one or two work-groups, and a work-group runs on
-    one worker thread, so such a launch used one core of the two (measured: the 14x14,
-    1152 -> 192 GEMM of pose_detection ran at single-core speed, 0.81 ms). Returns work-groups
-    (whole divisors of each dimension, dimension 0 first: it is the contiguous one) of at most
-    :data:`MAX_SPLIT_ITEMS` work-items that leave at least :data:`GROUPS_PER_UNIT` per
-    compute unit, or None (other devices, or a grid too small to split)."""
+def cpu_groups(global_size, device, local=None):
+    """The work-groups of a heavy operation's launch on a CPU device. PoCL runs a work-group on
+    one worker thread, and its own choice for a launch left to it (``local`` None) packs a grid
+    of up to 4096 work-items into one or two work-groups, so such a launch used one core of the
+    two (measured: the 14x14, 1152 -> 192 GEMM of pose_detection ran at single-core speed,
+    0.81 ms); a family's explicit group can leave as few (a GEMM grid of 8 x 4 tiles in its
+    8 x 4 group). Returns work-groups (whole divisors of each dimension, each at most
+    ``local``'s where one is given, dimension 0 first: it is the contiguous one) of at most
+    :data:`MAX_SPLIT_ITEMS` work-items that leave at least :data:`GROUPS_PER_UNIT` per compute
+    unit; ``local`` itself where it leaves as many already, on other devices, or for a grid
+    too small to split."""
     import pyopencl as cl
 
     if not device.type & cl.device_type.CPU:
-        return None
+        return local
     dims = [int(g) for g in global_size]
     total = int(np.prod(dims))
-    want = GROUPS_PER_UNIT * int(device.max_compute_units)
-    if total < 2 * int(device.max_compute_units):
-        return None
-    local = [1] * len(dims)
+    units = int(device.max_compute_units)
+    want = GROUPS_PER_UNIT * units
+    if total < 2 * units or (local is not None and total // int(np.prod(local)) >= want):
+        return local
+    bound = list(local) if local is not None else [MAX_SPLIT_ITEMS] * len(dims)
+    out = [1] * len(dims)
     for d, g in enumerate(dims):
-        items = int(np.prod(local))
-        local[d] = max(v for v in range(1, g + 1) if g % v == 0 and items * v <= MAX_SPLIT_ITEMS
-                       and (total // (items * v) >= want or v == 1))
-    return tuple(local)
+        items = int(np.prod(out))
+        out[d] = max(v for v in range(1, min(g, bound[d]) + 1) if g % v == 0 and
+                     items * v <= MAX_SPLIT_ITEMS and (total // (items * v) >= want or v == 1))
+    return tuple(out)

@@ -143,8 +143,8 @@ class _Recorder:
         k.set_args(*args)
         gs = tuple(int(g) for g in global_size)
         local = fit_local_size(k, self.device.cl_device, name, local_size)
-        if local is None and self.heavy:
-            local = cpu_groups(gs, self.device.cl_device)
+        if self.heavy:
+            local = cpu_groups(gs, self.device.cl_device, local)
         self.kernels.append((k, gs, local))
 
 

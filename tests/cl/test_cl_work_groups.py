@@ -89,3 +89,18 @@ def test_light_operation_keeps_the_drivers_choice(cl_device, monkeypatch):
     compare(m, x, cl_device, "f32")
     (la,) = _gemm_launches(cl_device.prepare_model(m))
     assert not la.heavy
+
+
+@pytest.mark.parametrize("grid,local", [((8, 4, 1), (8, 4, 1)), ((32, 4, 1), (8, 4, 1)),
+                                        ((16, 2, 12), (16, 1, 4)), ((54, 1, 8), (54, 1, 4))])
+def test_a_familys_group_is_divided_when_it_leaves_few(grid, local):
+    """An explicit work-group that leaves fewer groups than the aim is cut down inside itself
+    (never wider than the family asked for)."""
+    got = launch.cpu_groups(grid, _Cpu(2), local)
+    assert all(g % v == 0 and v <= w for g, v, w in zip(grid, got, local))
+    assert math.prod(grid) // math.prod(got) >= launch.GROUPS_PER_UNIT * 2
+
+
+def test_a_familys_group_that_leaves_enough_stands():
+    assert launch.cpu_groups((100, 100, 1), _Cpu(2), (10, 10, 1)) == (10, 10, 1)
+    assert launch.cpu_groups((8, 4, 1), _Gpu(2), (8, 4, 1)) == (8, 4, 1)
