@@ -50,6 +50,8 @@ from hal.types import OperandType, OperationType
 OT = OperationType
 PAD_OPS = (OT.PAD, OT.PAD_V2)
 CONV_OPS = (OT.CONV_2D, OT.DEPTHWISE_CONV_2D)
+#: operations whose kernels may run a following activation (where their family says so)
+ACTIVATION_PRODUCERS = (*CONV_OPS, OT.TRANSPOSE_CONV_2D)
 POOL_OPS = (OT.AVERAGE_POOL_2D, OT.MAX_POOL_2D, OT.L2_POOL_2D)
 
 
@@ -159,10 +161,12 @@ def find_fusions(sg, ops: list[int], contexts: list, keep: set) -> Fusions:
 
 
 def _conv_params(ctx):
-    from hal.operations import conv2d, depthwise_conv2d
+    from hal.operations import conv2d, depthwise_conv2d, transpose_conv2d
 
     if ctx.name == "CONV_2D":
         return conv2d.conv_params(ctx)
+    if ctx.name == "TRANSPOSE_CONV_2D":
+        return transpose_conv2d.transpose_conv_params(ctx)
     return depthwise_conv2d.depthwise_params(ctx)
 
 
@@ -369,9 +373,9 @@ def _add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
 def _activation_fusions(g: _Graph, added: dict[int, AddFusion]) -> dict[int, ActivationFusion]:
     """Producer operation index -> the RELU / RELU1 / RELU6 / PRELU / LOGISTIC / HARD_SWISH
     operation fused into its epilogue (after the ADD of ``added`` when it has one): a
-    convolution (NHWC, no activation of its own) or a float ADD / SUB / MUL / DIV without an
-    activation of its own, where its kernel family runs that activation
-    (KernelRegistration.epilogue_activations)."""
+    convolution or transposed convolution (NHWC, no activation of its own) or a float
+    ADD / SUB / MUL / DIV without an activation of its own, where its kernel family runs that
+    activation (KernelRegistration.epilogue_activations)."""
     sg, ctx_of = g.sg, g.ctx_of
     by_add_out = {f.add_out: (j, f) for j, f in added.items()}
     fused_adds = {f.add_op for f in added.values()}
@@ -404,7 +408,7 @@ def _activation_fusions(g: _Graph, added: dict[int, AddFusion]) -> dict[int, Act
         else:
             j = g.producer.get(source)
             if j is None or j not in ctx_of or j in added or sg.operations[j].type not in \
-                    CONV_OPS:
+                    ACTIVATION_PRODUCERS:
                 continue
         cctx = ctx_of[j]
         try:

@@ -6,6 +6,13 @@
    raw float / int32 accumulators).
 2. col2im: each output element sums the taps that land on it, adds the bias and applies the
    fused activation or the reference requantization (per-tensor or per-channel).
+
+Float NHWC layers whose stride equals the filter, with few output columns (O * fh * fw <=
+:data:`DIRECT_MAX_COLUMNS`: the GEMM's tiles would be mostly padding) take the one-pass
+``direct`` kernel instead, which can
+also apply a LOGISTIC or HARD_SWISH fused in by clnn/fusion.py (selfie_segmentation's last
+layer: 128x128x16 -> 256x256x1, then LOGISTIC: GEMM + col2im + LOGISTIC 0.35 ms of kernel time
+-> one kernel).
 """
 
 from __future__ import annotations
@@ -13,9 +20,43 @@ from __future__ import annotations
 from clnn.kernels import _gemm, _gemm_variants
 from clnn.kernels.conv2d import layout_strides, support_conv
 from clnn.kernels.registry import In, Out, register_kernel
-from clnn.kernels.support import act_args, code, i32
+from clnn.kernels.support import CLAMPS, EPILOGUE_FUNCTIONS, act_args, code, f32, i32
 from hal.operations import transpose_conv2d as hal_tc
 from hal.operations.conv2d import nhwc_shape
+
+#: the most output columns (O * fh * fw) a float NHWC layer may have to take the direct kernel
+DIRECT_MAX_COLUMNS = 16
+
+
+def direct(ctx) -> bool:
+    """Whether the layer of ``ctx`` runs the one-pass ``direct`` kernel: float, NHWC, the
+    stride equal to the filter, at most :data:`DIRECT_MAX_COLUMNS` output columns."""
+    inp, fi = ctx.inputs[0], ctx.inputs[1]
+    if code(inp) not in ("f32", "f16") or len(fi.shape) != 4:
+        return False
+    o, fh, fw, _ = fi.shape
+    p = hal_tc.transpose_conv_params(ctx)
+    return not p.nchw and (p.stride_h, p.stride_w) == (fh, fw) and \
+        0 < o * fh * fw <= DIRECT_MAX_COLUMNS
+
+
+def plan_direct(ctx, b, p, n, h, w, c, o, fh, fw, top, left, oh, ow):
+    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    lo, hi = act_args(ctx, p.idx["fused activation"], out)
+    fused = b.activation  # an activation fused in (clnn/fusion.py)
+    if fused is not None:
+        lo, hi = (f32(v) for v in fused.clamp)
+    fnc = _gemm.FLEX_FUNCTIONS.index(fused.fn if fused else None)
+    b.launch("transpose_conv2d", "direct",
+             {"dt": code(inp), "fdt": code(fi), "nc": o * fh * fw, "cv": 4 if c % 4 == 0 else 1},
+             (w, h, n),
+             [In(0), In(1), In(2), Out(0),
+              *[i32(v) for v in (h, w, c, o, oh, ow, fh, fw, top, left)], lo, hi, i32(fnc)])
+
+
+def epilogue_activations(ctx) -> tuple[str, ...]:
+    """The clamps and LOGISTIC / HARD_SWISH where the direct kernel runs."""
+    return (*CLAMPS, *EPILOGUE_FUNCTIONS) if direct(ctx) else ()
 
 
 def plan(ctx, b):
@@ -24,6 +65,9 @@ def plan(ctx, b):
     n, h, w, c = nhwc_shape(inp.shape, p.nchw)
     o, fh, fw, _ = fi.shape
     top, left, oh, ow = hal_tc.output_geometry(ctx, p, h, w, fh, fw)
+    if direct(ctx):
+        plan_direct(ctx, b, p, n, h, w, c, o, fh, fw, top, left, oh, ow)
+        return
     dt = code(inp)
     quant = dt in ("u8", "i8")
     M, N, K = n * h * w, o * fh * fw, c
@@ -58,4 +102,5 @@ def plan(ctx, b):
               lo, hi])
 
 
-register_kernel("TRANSPOSE_CONV_2D", family="transpose_conv2d", support=support_conv, plan=plan)
+register_kernel("TRANSPOSE_CONV_2D", family="transpose_conv2d", support=support_conv, plan=plan,
+                epilogue_activations=epilogue_activations)

@@ -47,3 +47,79 @@ ${c.toffsets("cols", "bias", "y")}
 % endif
 }
 </%def>
+
+## TRANSPOSE_CONV_2D in one kernel, for float NHWC layers whose stride equals the filter (each
+## output element is one tap of one input pixel: the decoders' 2x2 / stride 2 upsampling) and
+## of few output columns (O * fh * fw = nc, at most 16: the GEMM's tiles would be mostly
+## padding, and col2im a second pass). Each work-item takes one input pixel: nc dot products
+## of its channels with the filter's (filter [O, fh, fw, C] = [nc, C]), each stored to the
+## output element its tap lands on (none where the padding crops it). Float epilogue, on the
+## nc results as one vector where nc is a vector width (PoCL's vector exp): bias, the
+## clamp, then ``fnc`` (run time: 1 LOGISTIC, 2 HARD_SWISH, 0 none; an activation fused in by
+## clnn/fusion.py).
+## Kernel key: dt (input / output storage), fdt (filter storage), nc, cv (4: channels read as
+## float4, C % 4 == 0; 1 one by one).
+<%def name="direct(dt, fdt, nc, cv)">
+<%
+    def ld(d, p, off):
+        if cv == 1:
+            return c.ldf(d, p, off)
+        return ("vload_half4(0, %s + (%s))" % (p, off)) if d == "f16" else \
+            ("vload4(0, %s + (%s))" % (p, off))
+    V = "float" if cv == 1 else "float4"
+%>
+__kernel void direct(${c.tparam(dt, "x", True)}, ${c.tparam(fdt, "w", True)},
+                     ${c.tparam(dt, "bias", True)}, ${c.tparam(dt, "y")},
+                     int H, int W, int C, int O, int OH, int OW, int fh, int fw,
+                     int pad_t, int pad_l, float lo, float hi, int fnc)
+{
+${c.toffsets("x", "w", "bias", "y")}
+    const int ix = get_global_id(0), iy = get_global_id(1), b = get_global_id(2);
+    const __global ${c.ctype(dt)}* xp = x + ((size_t)(b * H + iy) * W + ix) * C;
+% for j in range(nc):
+    ${V} a${j} = (${V})(0.0f);
+% endfor
+    for (int k = 0; k < C; k += ${cv}) {
+        const ${V} xv = ${ld(dt, "xp", "k")};
+% for j in range(nc):
+        a${j} = fma(xv, ${ld(fdt, "w", "%d * C + k" % j)}, a${j});
+% endfor
+    }
+    /* the epilogue on a vector of the nc results (a vector exp for LOGISTIC), then each
+       lane to the output element its tap lands on */
+% for j in range(nc):
+% if cv == 1:
+    const float s${j} = a${j};
+% else:
+    const float s${j} = (a${j}.s0 + a${j}.s1) + (a${j}.s2 + a${j}.s3);
+% endif
+% endfor
+    const int taps = fh * fw;
+<%
+    RV = "float" if nc == 1 else "float%d" % nc if nc in (2, 4, 8, 16) else None
+    chunks = [(0, nc)] if RV else [(j, 1) for j in range(nc)]
+%>
+% for j0, m in chunks:
+<%
+    T = "float" if m == 1 else "float%d" % m
+    lanes = [""] if m == 1 else [".s%x" % l for l in range(m)]
+%>
+    {
+        ${T} r = (${T})(${", ".join("s%d" % (j0 + l) for l in range(m))});
+        const ${T} bv = (${T})(${", ".join(capture(c.ldf, dt, "bias", "%d / taps" % (j0 + l)) for l in range(m))});
+        r = clamp(r + bv, lo, hi);
+        if (fnc == 1) r = ${c.post_fn("LOGISTIC", "r")};
+        else if (fnc == 2) r = ${c.post_fn("HARD_SWISH", "r")};
+% for l in range(m):
+        {
+            const int j = ${j0 + l}, oc = j / taps, tap = j - oc * taps, ty = tap / fw,
+                      tx = tap - ty * fw;
+            const int oy = iy * fh + ty - pad_t, ox = ix * fw + tx - pad_l;
+            if (oy >= 0 && oy < OH && ox >= 0 && ox < OW)
+                ${c.stf(dt, "y", "((size_t)(b * OH + oy) * OW + ox) * O + oc", "r" + lanes[l])};
+        }
+% endfor
+    }
+% endfor
+}
+</%def>
