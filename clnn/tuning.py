@@ -32,7 +32,9 @@ from pathlib import Path
 
 from clnn import paths
 
-SCHEMA = 1
+#: 2: work-groups of heavy launches on CPUs are split (clnn.launch.cpu_groups), so the times
+#: and choices measured before are not those of the launches made now
+SCHEMA = 2
 MODES = ("off", "fast", "full")
 #: seconds of measuring per prepared model in ``fast`` mode (balanced with the cold start: on
 #: a cold PoCL cache most of it compiles the candidates; ``clnn tune`` does the rest)
