@@ -42,6 +42,9 @@ class Launch:
     pending: tuple | None = None
     #: the operation has enough work to spread over a CPU's compute units (:func:`heavy`)
     heavy: bool = False
+    #: ``local_size`` is a speed hint of a kernel that any whole work-groups compute alike (no
+    #: barriers, local memory or group-wide reductions), so :func:`cpu_groups` may divide it
+    flexible: bool = False
 
     def finish(self, programs, cl_device):
         """Make the kernel of a pending launch: its arguments set, its local size fitted."""
@@ -52,7 +55,7 @@ class Launch:
         kernel.set_args(*flat)
         self.local_size = fit_local_size(kernel, cl_device, f"{family}.{name}",
                                          self.local_size)
-        if self.heavy:
+        if self.heavy and (self.local_size is None or self.flexible):
             self.local_size = cpu_groups(self.global_size, cl_device, self.local_size)
         self.kernel, self.pending = kernel, None
 
@@ -259,7 +262,11 @@ class LaunchBuilder:
         return self.readback(1, finish)
 
     def launch(self, family: str, name: str, params: dict, global_size, args,
-               local_size=None):
+               local_size=None, flexible: bool = False):
+        """One kernel launch of the plan; ``local_size`` None leaves the work-groups to the
+        driver (or to :func:`cpu_groups` on a CPU), ``flexible``: the kernel computes alike
+        under any whole work-groups, so a given ``local_size`` is a hint that cpu_groups may
+        divide (never set it for a kernel with barriers or local memory)."""
         import pyopencl as cl
 
         gs = tuple(int(g) for g in global_size)
@@ -275,7 +282,8 @@ class LaunchBuilder:
                 flat.append(a)
         keep = tuple(a for a in flat if isinstance(a, cl.MemoryObjectHolder))
         launch = Launch(self.op_index, f"{family}.{name}", None, gs, local_size, keep,
-                        pending=(family, name, params, flat), heavy=self.heavy)
+                        pending=(family, name, params, flat), heavy=self.heavy,
+                        flexible=flexible)
         collecting = self.planner.collecting
         if collecting is not None:  # the kernel is made once its program is built together
             collecting.append((family, name, freeze(params)))  # with the others (plan_ahead)
@@ -339,11 +347,12 @@ def cpu_groups(global_size, device, local=None):
     of up to 4096 work-items into one or two work-groups, so such a launch used one core of the
     two (measured: the 14x14, 1152 -> 192 GEMM of pose_detection ran at single-core speed,
     0.81 ms); a family's explicit group can leave as few (a GEMM grid of 8 x 4 tiles in its
-    8 x 4 group). Returns work-groups (whole divisors of each dimension, each at most
-    ``local``'s where one is given, dimension 0 first: it is the contiguous one) of at most
-    :data:`MAX_SPLIT_ITEMS` work-items that leave at least :data:`GROUPS_PER_UNIT` per compute
-    unit; ``local`` itself where it leaves as many already, on other devices, or for a grid
-    too small to split."""
+    8 x 4 group: such a group is passed as ``local`` only where the kernel computes alike under
+    any whole work-groups, ``LaunchBuilder.launch(flexible=True)``). Returns work-groups
+    (whole divisors of each dimension, each at most ``local``'s where one is given, dimension
+    0 first: it is the contiguous one) of at most :data:`MAX_SPLIT_ITEMS` work-items that leave
+    at least :data:`GROUPS_PER_UNIT` per compute unit; ``local`` itself where it leaves as many
+    already, on other devices, or for a grid too small to split."""
     import pyopencl as cl
 
     if not device.type & cl.device_type.CPU:

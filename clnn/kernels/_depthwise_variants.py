@@ -109,7 +109,8 @@ def scratch_depthwise(device, v: dict, s: dict):
                 *[i32(x) for x in (s["h"], s["w"], s["c"], s["oh"], s["ow"], s["fh"], s["sh"],
                                    s["dh"], 0, 0, 0, 0, 0)], f32(-np.inf), f32(np.inf),
                 i32(0)],
-               local_size=local_for(v["rows"], gsize, int(device.cl_device.max_work_group_size)))
+               local_size=local_for(v["rows"], gsize, int(device.cl_device.max_work_group_size)),
+               flexible=True)
 
     def release():
         for buf in bufs:

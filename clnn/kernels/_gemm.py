@@ -158,7 +158,8 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     elif res_cols is not None:
         raise ValueError(f"a {dt} GEMM with the {epi!r} epilogue fuses no residual")
     gsize = (-(-M // mr), -(-N // nr), batch[0] * batch[1])
-    b.launch(family, "gemm", params, gsize, args, local_size=local_for(wg, gsize))
+    b.launch(family, "gemm", params, gsize, args, local_size=local_for(wg, gsize),
+             flexible=True)
 
 
 def fit_group(gsize, wg):

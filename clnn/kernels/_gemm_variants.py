@@ -134,7 +134,8 @@ class _Recorder:
         #: as LaunchBuilder.heavy (a compute-bound layer of ``flop``)
         self.heavy = heavy(flop, 0)
 
-    def launch(self, family, name, params, global_size, args, local_size=None):
+    def launch(self, family, name, params, global_size, args, local_size=None,
+               flexible=False):
         import pyopencl as cl
 
         from clnn.launch import cpu_groups, fit_local_size
@@ -143,7 +144,7 @@ class _Recorder:
         k.set_args(*args)
         gs = tuple(int(g) for g in global_size)
         local = fit_local_size(k, self.device.cl_device, name, local_size)
-        if self.heavy:
+        if self.heavy and (local is None or flexible):
             local = cpu_groups(gs, self.device.cl_device, local)
         self.kernels.append((k, gs, local))
 

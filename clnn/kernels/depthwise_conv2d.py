@@ -66,7 +66,7 @@ def plan(ctx, b):
         local = _depthwise_variants.local_for(v["rows"], gsize,
                                               int(b.device.cl_device.max_work_group_size))
         b.launch("depthwise_conv2d", "depthwise_tile", key, gsize,
-                 local_size=local, args=[In(0), In(1), In(2), Out(0), *requant,
+                 local_size=local, flexible=True, args=[In(0), In(1), In(2), Out(0), *requant,
                   *[i32(v) for v in (h, w, o, oh, ow, fh, p.stride_h, p.dil_h, top, left,
                                      _gemm.zero_of(inp), _gemm.zero_of(fi),
                                      _gemm.zero_of(out))], lo, hi, *fnc])

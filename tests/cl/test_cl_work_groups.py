@@ -11,7 +11,8 @@ import pyopencl as cl
 import pytest
 
 from clnn import launch
-from tests.kits.cl_compare import compare
+from hal.builder import ModelBuilder
+from tests.kits.cl_compare import assert_close, compare, outputs_of, run_ref
 from tests.kits.cl_conv_cases import conv_operands, ints
 from tests.kits.one_op_models import one_op_model
 
@@ -104,3 +105,21 @@ def test_a_familys_group_is_divided_when_it_leaves_few(grid, local):
 def test_a_familys_group_that_leaves_enough_stands():
     assert launch.cpu_groups((100, 100, 1), _Cpu(2), (10, 10, 1)) == (10, 10, 1)
     assert launch.cpu_groups((8, 4, 1), _Gpu(2), (8, 4, 1)) == (8, 4, 1)
+
+
+def test_a_kernels_own_work_group_is_kept(cl_device):
+    """INSTANCE_NORMALIZATION's kernel reduces over its work-group (local memory, barriers): a
+    heavy one (512 KiB of tensors, 2 channels: 2 work-groups) keeps the family's group, which
+    cpu_groups would otherwise divide, and the reference's results."""
+    b = ModelBuilder()
+    x = b.input("TENSOR_FLOAT32", [1, 128, 256, 2])
+    b.mark_output(b.op("INSTANCE_NORMALIZATION",
+                       [x, b.float32(1.5), b.float32(0.25), b.float32(1e-4), b.bool(False)],
+                       b.tensor("TENSOR_FLOAT32", [1, 128, 256, 2])))
+    m = b.finish()
+    xv = np.random.default_rng(9).uniform(-1, 1, (1, 128, 256, 2)).astype(np.float32)
+    pm = cl_device.prepare_model(m)
+    assert_close(outputs_of(m, pm, [xv])[0], run_ref(m, [xv])[0], "f32")
+    (la,) = [la for p in pm.partitions for pl in p.plans.values() for la in pl.launches]
+    assert la.heavy and not la.flexible
+    assert la.local_size is not None and la.local_size[0] * 2 == la.global_size[0]
