@@ -103,12 +103,18 @@ class _DirectBuilder:
         # no fusions: the kernels read these as LaunchBuilder's
         self.input_pad = self.residual = self.activation = None
 
-    def launch(self, family, name, params, global_size, args, local_size=None):
+    def launch(self, family, name, params, global_size, args, local_size=None,
+               flexible=False):
         import pyopencl as cl
+
+        from clnn.launch import cpu_groups
 
         kernel = cl.Kernel(self.device.programs.program(family, name, params), name)
         kernel.set_args(*args)
-        self.launches.append((kernel, tuple(int(g) for g in global_size), local_size))
+        gs = tuple(int(g) for g in global_size)
+        if local_size is None or flexible:  # an n^3 GEMM is heavy: grouped as in a model
+            local_size = cpu_groups(gs, self.device.cl_device, local_size)
+        self.launches.append((kernel, gs, local_size))
 
 
 def clnn_gemm(n: int, reps: int, tile=None, device=None) -> dict:
