@@ -25,6 +25,7 @@ from clnn.kernels.support import (
     row_broadcast,
     row_local_size,
     types_in,
+    vector_width,
 )
 from hal.operations._activation_quant import downscale_to_int16_multiplier
 from hal.operations.common import (
@@ -89,6 +90,13 @@ def plan_prelu(ctx, b):
                  *qmul(float(np.float32(x.scale)) * float(np.float32(alpha.scale)) /
                        float(np.float32(y.scale))), i32(lo), i32(hi)]
     rows = row_broadcast(x.shape, alpha.shape, y.shape)
+    vw = vector_width(rows[1]) if rows and rows[0] == "b_rows" and y.type in FLOAT else None
+    if vw:  # per-channel alpha, float: vectors of a row per work-item
+        gsize = (rows[1] // vw, numel(y.shape) // rows[1])
+        b.launch("activation", "prelu_vec", {"dt": code(y), "vw": vw}, gsize,
+                 [In(0), In(1), Out(0), i32(rows[1])], local_size=row_local_size(*gsize),
+                 flexible=True)
+        return
     if rows:  # per-channel alpha: a 2-D launch without divisions (common.mako flat_id)
         bcast, gsize = rows[0], (rows[1], numel(y.shape) // rows[1])
         local = row_local_size(*gsize)

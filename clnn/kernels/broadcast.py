@@ -27,6 +27,7 @@ from clnn.kernels.support import (
     row_broadcast,
     row_local_size,
     types_in,
+    vector_width,
 )
 from hal.operations.common import INT32_MAX, INT32_MIN, activation_range_float, qrange
 from hal.types import OperandType
@@ -55,6 +56,8 @@ def plan(ctx, b):
         _plan_add_chpad(ctx, b, extra)
         return
     rows = row_broadcast(a_info.shape, b_info.shape, out.shape)
+    if out.type in FLOAT and _plan_vec(ctx, b, rows, extra):
+        return
     if rows:  # a per-channel operand: a 2-D launch without divisions (common.mako flat_id)
         bcast, gsize = rows[0], (rows[1], numel(out.shape) // rows[1])
         local = row_local_size(*gsize)
@@ -63,6 +66,29 @@ def plan(ctx, b):
     b.launch("broadcast", "binary", {"op": ctx.name, "dt": code(out), "bcast": bcast},
              gsize, [In(0), In(1), Out(0), *shape_args, *extra],
              local_size=local)
+
+
+def _plan_vec(ctx, b, rows, clamp) -> bool:
+    """Float operands of the output's shape, or one a row repeated over the output (``rows``,
+    support.row_broadcast), whose row (or whole size) a vector width divides: the
+    ``binary_vec`` kernel, vw outputs per work-item. False otherwise."""
+    a_info, b_info, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    n = numel(out.shape)
+    if rows:
+        vw = vector_width(rows[1])
+        gsize = (rows[1] // vw, n // rows[1]) if vw else None
+    elif tuple(a_info.shape) == tuple(b_info.shape) == tuple(out.shape):
+        vw = vector_width(n)
+        gsize = (n // vw,) if vw else None
+    else:
+        return False
+    if not vw:
+        return False
+    b.launch("broadcast", "binary_vec", {"op": ctx.name, "dt": code(out), "vw": vw,
+                                         "bcast": rows[0] if rows else ""}, gsize,
+             [In(0), In(1), Out(0), i32(rows[1] if rows else 0), *clamp],
+             local_size=row_local_size(*gsize) if rows else None, flexible=True)
+    return True
 
 
 def _plan_add_chpad(ctx, b, clamp):

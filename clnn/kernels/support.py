@@ -157,6 +157,12 @@ def row_broadcast(a_shape, b_shape, out_shape, min_row: int = 4):
     return None
 
 
+def vector_width(n: int) -> int | None:
+    """The widest float vector (16, 8 or 4 elements) dividing ``n``: the work of one work-item
+    of the element-wise ``*_vec`` kernels; None when none does."""
+    return next((v for v in (16, 8, 4) if n % v == 0), None) if n > 0 else None
+
+
 def row_local_size(row: int, rows: int, target: int = 256):
     """Work-group of a 2-D (row, rows) launch: whole rows, up to ``target`` work-items. PoCL's
     own choice for such launches measured 2x to 4x slower (it vectorizes dimension 0 of a

@@ -118,3 +118,25 @@ def test_prelu_per_channel_alpha_launch(cl_device, kind, shapes):
 
     assert row_broadcast(shapes[0], shapes[1], shapes[0])[0] == "b_rows"
     test_prelu(cl_device, kind, shapes)
+
+
+@pytest.mark.parametrize("kind", ["f32", "f16"])
+@pytest.mark.parametrize("shapes", [([1, 16, 16, 8], [1, 1, 8]), ([2, 3, 16], [16]),
+                                    ([4, 12], [12])])
+def test_prelu_vector_kernel(cl_device, kind, shapes):
+    """A float PRELU with one alpha per channel, channels a multiple of 4: ``prelu_vec``
+    (vectors of a row per work-item), NaN kept as NaN."""
+    from tests.kits.one_op_models import one_op_model
+
+    rng = np.random.default_rng(6)
+    a, b = shapes
+    t = "TENSOR_FLOAT16" if kind == "f16" else "TENSOR_FLOAT32"
+    dt = np.float16 if kind == "f16" else np.float32
+    x, al = rng.uniform(-4, 4, a).astype(dt), rng.uniform(-1, 1, b).astype(dt)
+    x.reshape(-1)[::9] = np.nan
+    ins, outs = [tensor(t, a), tensor(t, b)], [tensor(t, a)]
+    (y,) = check("PRELU", ins, outs, [x, al], cl_device, kind)
+    assert np.isnan(y.reshape(-1)[::9]).all()
+    pm = cl_device.prepare_model(one_op_model("PRELU", ins, outs))
+    assert [la.name for p in pm.partitions for pl in p.plans.values() for la in pl.launches] \
+        == ["activation.prelu_vec"]

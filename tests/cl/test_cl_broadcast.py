@@ -144,3 +144,45 @@ def test_row_broadcast_launch(cl_device, op, t, a, b):
     x, y = rng.uniform(-3, 3, a).astype(dt), rng.uniform(0.5, 3, b).astype(dt)
     ins, outs = _args(op, t, a, b, 0)
     check(op, ins, outs, [x, y], cl_device, "f16" if dt == np.float16 else "f32")
+
+
+def _kernels(model, device):
+    pm = device.prepare_model(model)
+    return [la.name for p in pm.partitions for pl in p.plans.values() for la in pl.launches]
+
+
+@pytest.mark.parametrize("op", FUSED + ["MAXIMUM", "MINIMUM", "POW"])
+@pytest.mark.parametrize("t", ["TENSOR_FLOAT32", "TENSOR_FLOAT16"])
+@pytest.mark.parametrize("a,b,act", [([2, 5, 3, 8], [2, 5, 3, 8], 0), ([3, 4, 16], [16], 3),
+                                     ([12], [2, 3, 12], 1), ([1, 6, 6, 4], [1, 6, 6, 4], 2)])
+def test_vector_kernel(cl_device, op, t, a, b, act):
+    """Float operands of one shape, or a row repeated over the other (either side), whose row a
+    vector width divides: ``binary_vec`` (16, 8 or 4 outputs per work-item), the reference's
+    values, NaN propagated as by the one-element kernel and a fused activation's clamp."""
+    from tests.kits.one_op_models import one_op_model
+
+    rng = np.random.default_rng(12)
+    dt = np.float16 if t == "TENSOR_FLOAT16" else np.float32
+    x, y = rng.uniform(-3, 3, a).astype(dt), rng.uniform(-3, 3, b).astype(dt)
+    if op == "POW":
+        x = (np.abs(x) + 0.5).astype(dt)
+    if op == "DIV":
+        y = np.where(np.abs(y) < 0.25, dt(1), y).astype(dt)
+    x.reshape(-1)[::7] = np.nan  # NaN in either operand, at places the other has numbers
+    y.reshape(-1)[3::11] = np.nan
+    ins, outs = _args(op, t, a, b, act if op in FUSED else 0)
+    (r,) = check(op, ins, outs, [x, y], cl_device, "exact" if op in ("MAXIMUM", "MINIMUM") else
+                 ("f16" if dt == np.float16 else "f32"))
+    if op not in ("MAXIMUM", "MINIMUM"):  # (those: exact, NaN == NaN, above)
+        bx, by = np.broadcast_arrays(x, y)
+        np.testing.assert_array_equal(np.isnan(r), np.isnan(bx) | np.isnan(by))
+    assert _kernels(one_op_model(op, ins, outs), cl_device) == ["broadcast.binary_vec"]
+
+
+def test_rows_no_vector_divides_keep_the_element_kernel(cl_device):
+    from tests.kits.one_op_models import one_op_model
+
+    ins, outs = _args("MUL", "TENSOR_FLOAT32", [2, 3, 5], [5], 0)
+    x, y = np.ones((2, 3, 5), np.float32), np.arange(5, dtype=np.float32)
+    check("MUL", ins, outs, [x, y], cl_device, "exact")
+    assert _kernels(one_op_model("MUL", ins, outs), cl_device) == ["broadcast.binary"]
