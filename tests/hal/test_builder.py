@@ -374,6 +374,34 @@ def test_make_request_with_omitted_input_and_output_sizes():
         make_request(m, [])
 
 
+def test_make_request_lays_inputs_out_aligned_and_reads_outputs_back():
+    """Inputs of several types (a bool tensor, a scalar, a non-contiguous array, an omitted
+    one) land in pool 0 at 8-byte-aligned offsets with their bytes; outputs read back as
+    arrays of their own (not views of the request's pool)."""
+    b = ModelBuilder()
+    b.input("TENSOR_BOOL8", [3])
+    x = b.input("TENSOR_FLOAT32", [2, 2])
+    b.input("INT32", [])
+    b.input("TENSOR_FLOAT16", [3])
+    b.mark_output(b.op("RELU", [x], b.tensor("TENSOR_FLOAT32", [2, 2])))
+    m = b.finish()
+    assert len(m.main.input_indexes) == 4
+    xv = np.arange(8, dtype=np.float32).reshape(2, 4)[:, ::2]  # not contiguous
+    req = make_request(m, [np.array([True, False, True]), xv, 7, None])
+    pool = bytes(req.pools[0].buffer)
+    locs = [a.location for a in req.inputs[:3]]
+    assert [loc.offset for loc in locs] == [0, 8, 24] and all(o % 8 == 0 for o in
+                                                              (lc.offset for lc in locs))
+    assert pool[0:3] == bytes([1, 0, 1])
+    assert pool[8:24] == np.ascontiguousarray(xv).tobytes()
+    assert pool[24:28] == np.int32(7).tobytes() and req.inputs[3].has_no_value
+    r = ReferenceDevice().prepare_model(m).execute_synchronously(req)
+    (out,) = read_outputs(m, req, r.output_shapes)
+    np.testing.assert_array_equal(out, np.maximum(xv, 0))
+    req.pools[1].buffer[:] = bytes(len(req.pools[1].buffer))  # the pool changes later
+    np.testing.assert_array_equal(out, np.maximum(xv, 0))  # the array does not
+
+
 def _if_model(relu_then, relu_else):
     """IF(cond, then=model A, else=model B) on x; uses set_operand_value_from_model."""
     b = ModelBuilder()
