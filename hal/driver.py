@@ -30,7 +30,7 @@ from hal.types import (
     Request,
 )
 from hal.validation_request import check_omitted_inputs, request_dimensions
-from hal.values import array_from_bytes, array_to_bytes, pool_view
+from hal.values import array_copy_from_bytes, array_to_bytes, pool_view
 
 
 def check_prepare_args(priority, deadline, preference=None):
@@ -65,8 +65,8 @@ def read_inputs(model: Model, request: Request) -> list[np.ndarray | None]:
             continue
         view = pool_view(request.pools, arg.location.pool_index, f"request input {k}")
         loc = arg.location
-        arrays.append(array_from_bytes(view[loc.offset: loc.offset + loc.length], op.type,
-                                       dims).copy())
+        arrays.append(array_copy_from_bytes(view[loc.offset: loc.offset + loc.length],
+                                            op.type, dims))
     return arrays
 
 

@@ -45,6 +45,16 @@ def array_from_bytes(data, op_type: OperandType, shape) -> np.ndarray:
     return arr.reshape(shape) if len(shape) else arr.reshape(()) if arr.size == 1 else arr
 
 
+def array_copy_from_bytes(data, op_type: OperandType, shape) -> np.ndarray:
+    """:func:`array_from_bytes` as an array of its own (writable, not sharing ``data``'s
+    memory), in one copy."""
+    if op_type in (OperandType.BOOL, OperandType.TENSOR_BOOL8):
+        arr = np.frombuffer(data, dtype=np.uint8).astype(np.bool_)
+    else:
+        arr = np.frombuffer(data, dtype=NUMPY_DTYPE[op_type]).copy()
+    return arr.reshape(shape) if len(shape) else arr.reshape(()) if arr.size == 1 else arr
+
+
 def constant_value(model: Model, operand: Operand, index: int = -1) -> np.ndarray:
     """The value of a CONSTANT_COPY / CONSTANT_REFERENCE operand as an array of its shape."""
     data = location_bytes(model, operand.location, operand.lifetime, f"operand {index}")
