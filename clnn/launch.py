@@ -53,10 +53,8 @@ class Launch:
         family, name, params, flat = self.pending
         kernel = programs.kernel(family, name, params)
         kernel.set_args(*flat)
-        self.local_size = fit_local_size(kernel, cl_device, f"{family}.{name}",
-                                         self.local_size)
-        if self.heavy and (self.local_size is None or self.flexible):
-            self.local_size = cpu_groups(self.global_size, cl_device, self.local_size)
+        self.local_size = work_groups(kernel, cl_device, f"{family}.{name}", self.global_size,
+                                      self.local_size, self.heavy, self.flexible)
         self.kernel, self.pending = kernel, None
 
 
@@ -339,6 +337,18 @@ def op_work(ctx) -> tuple[int, int]:
 
 def heavy(flop: float, nbytes_: float) -> bool:
     return flop >= SPLIT_FLOP if flop else nbytes_ >= SPLIT_BYTES
+
+
+def work_groups(kernel, device, name: str, global_size, local_size, heavy_: bool,
+                flexible: bool):
+    """The local size a launch runs with: ``local_size`` fitted to the device and kernel
+    (:func:`fit_local_size`), then, for an operation that is :func:`heavy`, spread over a CPU's
+    compute units (:func:`cpu_groups`) where it is the driver's choice or a ``flexible`` hint.
+    The one choice of model launches, the tuner's scratch launches and ``clnn bench gemm``."""
+    local = fit_local_size(kernel, device, name, local_size)
+    if heavy_ and (local is None or flexible):
+        local = cpu_groups(global_size, device, local)
+    return local
 
 
 def cpu_groups(global_size, device, local=None):

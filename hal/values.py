@@ -37,22 +37,22 @@ def location_bytes(model: Model, loc: DataLocation, lifetime: OperandLifeTime,
     return buf[loc.offset: loc.offset + loc.length]
 
 
-def array_from_bytes(data, op_type: OperandType, shape) -> np.ndarray:
-    dtype = NUMPY_DTYPE[op_type]
-    arr = np.frombuffer(bytes(data), dtype=dtype)
-    if op_type in (OperandType.BOOL, OperandType.TENSOR_BOOL8):
-        arr = np.frombuffer(bytes(data), dtype=np.uint8).astype(np.bool_)
+def _shaped(arr: np.ndarray, shape) -> np.ndarray:
     return arr.reshape(shape) if len(shape) else arr.reshape(()) if arr.size == 1 else arr
+
+
+def array_from_bytes(data, op_type: OperandType, shape) -> np.ndarray:
+    if op_type in (OperandType.BOOL, OperandType.TENSOR_BOOL8):
+        return _shaped(np.frombuffer(bytes(data), dtype=np.uint8).astype(np.bool_), shape)
+    return _shaped(np.frombuffer(bytes(data), dtype=NUMPY_DTYPE[op_type]), shape)
 
 
 def array_copy_from_bytes(data, op_type: OperandType, shape) -> np.ndarray:
     """:func:`array_from_bytes` as an array of its own (writable, not sharing ``data``'s
     memory), in one copy."""
     if op_type in (OperandType.BOOL, OperandType.TENSOR_BOOL8):
-        arr = np.frombuffer(data, dtype=np.uint8).astype(np.bool_)
-    else:
-        arr = np.frombuffer(data, dtype=NUMPY_DTYPE[op_type]).copy()
-    return arr.reshape(shape) if len(shape) else arr.reshape(()) if arr.size == 1 else arr
+        return _shaped(np.frombuffer(data, dtype=np.uint8).astype(np.bool_), shape)
+    return _shaped(np.frombuffer(data, dtype=NUMPY_DTYPE[op_type]).copy(), shape)
 
 
 def constant_value(model: Model, operand: Operand, index: int = -1) -> np.ndarray:

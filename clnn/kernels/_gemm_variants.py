@@ -138,15 +138,13 @@ class _Recorder:
                flexible=False):
         import pyopencl as cl
 
-        from clnn.launch import cpu_groups, fit_local_size
+        from clnn.launch import work_groups
 
         k = cl.Kernel(self.device.programs.program(family, name, params), name)
         k.set_args(*args)
         gs = tuple(int(g) for g in global_size)
-        local = fit_local_size(k, self.device.cl_device, name, local_size)
-        if self.heavy and (local is None or flexible):
-            local = cpu_groups(gs, self.device.cl_device, local)
-        self.kernels.append((k, gs, local))
+        self.kernels.append((k, gs, work_groups(k, self.device.cl_device, name, gs, local_size,
+                                                self.heavy, flexible)))
 
 
 def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, batches: int):

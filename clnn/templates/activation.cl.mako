@@ -104,22 +104,15 @@ ${c.toffsets("x", "y")}
 ## for narrow rows (128x128x8: 66-105 us against 13-16 us).
 ## Kernel key: dt (f32, f16 storage), vw (4, 8, 16).
 <%def name="prelu_vec(dt, vw)">
-<%
-    V = "float%d" % vw
-    ld = lambda p, off: ("vload_half%d(0, %s + (%s))" % (vw, p, off)) if dt == "f16" else ("vload%d(0, %s + (%s))" % (vw, p, off))
-%>
+<% V = "float%d" % vw %>
 __kernel void prelu_vec(${c.tparam(dt, "a", True)}, ${c.tparam(dt, "b", True)},
                         ${c.tparam(dt, "y")}, int row)
 {
 ${c.toffsets("a", "b", "y")}
     const int c0 = get_global_id(0) * ${vw};
     const size_t i = (size_t)get_global_id(1) * row + c0;
-    const ${V} v = ${ld("a", "i")};
-    const ${V} r = select(v * ${ld("b", "c0")}, v, v >= (${V})(0.0f));
-% if dt == "f16":
-    vstore_half${vw}_rte(r, 0, y + i);
-% else:
-    vstore${vw}(r, 0, y + i);
-% endif
+    const ${V} v = ${c.vldf(dt, vw, "a", "i")};
+    const ${V} r = select(v * ${c.vldf(dt, vw, "b", "c0")}, v, v >= (${V})(0.0f));
+    ${c.vstf(dt, vw, "r", "y", "i")};
 }
 </%def>

@@ -89,11 +89,7 @@ ${c.toffsets("a", "b", "y")}
 ## PoCL for narrow rows (it relies on the compiler vectorizing across work-items).
 ## Kernel key: op, dt (f32, f16 storage), vw (4, 8, 16), bcast ("", "a_rows", "b_rows").
 <%def name="binary_vec(op, dt, vw, bcast)">
-<%
-    V = "float%d" % vw
-    ld = lambda p, off: ("vload_half%d(0, %s + (%s))" % (vw, p, off)) if dt == "f16" else ("vload%d(0, %s + (%s))" % (vw, p, off))
-    st = lambda v, p, off: ("vstore_half%d_rte(%s, 0, %s + (%s))" % (vw, v, p, off)) if dt == "f16" else ("vstore%d(%s, 0, %s + (%s))" % (vw, v, p, off))
-%>
+<% V = "float%d" % vw %>
 __kernel void binary_vec(${c.tparam(dt, "a", True)}, ${c.tparam(dt, "b", True)},
                          ${c.tparam(dt, "y")}, int row, float lo, float hi)
 {
@@ -101,12 +97,12 @@ ${c.toffsets("a", "b", "y")}
 % if bcast in ("a_rows", "b_rows"):
     const int c0 = get_global_id(0) * ${vw};
     const size_t i = (size_t)get_global_id(1) * row + c0;
-    const ${V} x = ${ld("a", "c0" if bcast == "a_rows" else "i")};
-    const ${V} z = ${ld("b", "c0" if bcast == "b_rows" else "i")};
+    const ${V} x = ${c.vldf(dt, vw, "a", "c0" if bcast == "a_rows" else "i")};
+    const ${V} z = ${c.vldf(dt, vw, "b", "c0" if bcast == "b_rows" else "i")};
 % else:
     const size_t i = (size_t)get_global_id(0) * ${vw};
-    const ${V} x = ${ld("a", "i")};
-    const ${V} z = ${ld("b", "i")};
+    const ${V} x = ${c.vldf(dt, vw, "a", "i")};
+    const ${V} z = ${c.vldf(dt, vw, "b", "i")};
 % endif
     ${V} r = ${{"ADD": "x + z", "SUB": "x - z", "MUL": "x * z", "DIV": "x / z",
                 "MAXIMUM": "select(z, x, isnan(x) | (x > z))",
@@ -114,6 +110,6 @@ ${c.toffsets("a", "b", "y")}
     /* the clamp of a fused activation; NaN stays NaN, as in the one-element kernel */
     r = select(r, (${V})(lo), r < (${V})(lo));
     r = select(r, (${V})(hi), r > (${V})(hi));
-    ${st("r", "y", "i")};
+    ${c.vstf(dt, vw, "r", "y", "i")};
 }
 </%def>

@@ -57,6 +57,12 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
 ## store float v into element i of p (float types only)
 <%def name="stf(dt, p, i, v)">${("vstore_half_rte((%s), (%s), %s)" % (v, i, p)) if dt == "f16" else ("%s[%s] = (%s)" % (p, i, v))}</%def>
 
+## load vw floats from p + i as a float<vw> (f32 or f16 storage; vw 1: ldf)
+<%def name="vldf(dt, vw, p, i)">${capture(ldf, dt, p, i) if vw == 1 else ("vload_half%d(0, %s + (%s))" % (vw, p, i)) if dt == "f16" else ("vload%d(0, %s + (%s))" % (vw, p, i))}</%def>
+
+## store the float<vw> v to p + i (f32 or f16 storage, f16 rounded to nearest even)
+<%def name="vstf(dt, vw, v, p, i)">${("vstore_half%d_rte(%s, 0, %s + (%s))" % (vw, v, p, i)) if dt == "f16" else ("vstore%d(%s, 0, %s + (%s))" % (vw, v, p, i))}</%def>
+
 ## load element i of p as int (integer/quantized types)
 <%def name="ldi(dt, p, i)">(int)${p}[${i}]</%def>
 

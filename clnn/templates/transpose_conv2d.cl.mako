@@ -60,14 +60,7 @@ ${c.toffsets("cols", "bias", "y")}
 ## Kernel key: dt (input / output storage), fdt (filter storage), nc, cv (4: channels read as
 ## float4, C % 4 == 0; 1 one by one).
 <%def name="direct(dt, fdt, nc, cv)">
-<%
-    def ld(d, p, off):
-        if cv == 1:
-            return c.ldf(d, p, off)
-        return ("vload_half4(0, %s + (%s))" % (p, off)) if d == "f16" else \
-            ("vload4(0, %s + (%s))" % (p, off))
-    V = "float" if cv == 1 else "float4"
-%>
+<% V = "float" if cv == 1 else "float4" %>
 __kernel void direct(${c.tparam(dt, "x", True)}, ${c.tparam(fdt, "w", True)},
                      ${c.tparam(dt, "bias", True)}, ${c.tparam(dt, "y")},
                      int H, int W, int C, int O, int OH, int OW, int fh, int fw,
@@ -80,9 +73,9 @@ ${c.toffsets("x", "w", "bias", "y")}
     ${V} a${j} = (${V})(0.0f);
 % endfor
     for (int k = 0; k < C; k += ${cv}) {
-        const ${V} xv = ${ld(dt, "xp", "k")};
+        const ${V} xv = ${c.vldf(dt, cv, "xp", "k")};
 % for j in range(nc):
-        a${j} = fma(xv, ${ld(fdt, "w", "%d * C + k" % j)}, a${j});
+        a${j} = fma(xv, ${c.vldf(fdt, cv, "w", "%d * C + k" % j)}, a${j});
 % endfor
     }
     /* the epilogue on a vector of the nc results (a vector exp for LOGISTIC), then each
@@ -95,10 +88,7 @@ ${c.toffsets("x", "w", "bias", "y")}
 % endif
 % endfor
     const int taps = fh * fw;
-<%
-    RV = "float" if nc == 1 else "float%d" % nc if nc in (2, 4, 8, 16) else None
-    chunks = [(0, nc)] if RV else [(j, 1) for j in range(nc)]
-%>
+<% chunks = [(0, nc)] if nc in (1, 2, 4, 8, 16) else [(j, 1) for j in range(nc)] %>
 % for j0, m in chunks:
 <%
     T = "float" if m == 1 else "float%d" % m

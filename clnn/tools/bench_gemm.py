@@ -107,14 +107,14 @@ class _DirectBuilder:
                flexible=False):
         import pyopencl as cl
 
-        from clnn.launch import cpu_groups
+        from clnn.launch import work_groups
 
         kernel = cl.Kernel(self.device.programs.program(family, name, params), name)
         kernel.set_args(*args)
         gs = tuple(int(g) for g in global_size)
-        if local_size is None or flexible:  # an n^3 GEMM is heavy: grouped as in a model
-            local_size = cpu_groups(gs, self.device.cl_device, local_size)
-        self.launches.append((kernel, gs, local_size))
+        # an n^3 GEMM is heavy: grouped as in a model
+        self.launches.append((kernel, gs, work_groups(kernel, self.device.cl_device, name, gs,
+                                                      local_size, True, flexible)))
 
 
 def clnn_gemm(n: int, reps: int, tile=None, device=None) -> dict:
