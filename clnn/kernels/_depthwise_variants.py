@@ -28,11 +28,12 @@ def tile_widths(ow: int, fw: int, sw: int, dw: int) -> list[int]:
 def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int) -> dict:
     vws, txs = vector_widths(o), tile_widths(ow, fw, sw, dw)
     if cpu:
-        # rows narrower than 4 pixels run the 4-wide tile (its stores are guarded, its loads
-        # clamped): a few wasted multiplies on tiny layers, one kernel fewer to compile
-        tx = txs[0]
-        if 0 < tx < 4 and (4 - 1) * sw + (fw - 1) * dw + 1 <= MAX_SPAN:
-            tx = 4
+        # rows narrower than 8 pixels run the widest tile whose span fits (its stores are
+        # guarded, its loads clamped): a few wasted multiplies on tiny layers, fewer kernels
+        # to compile (a model's 7x7 and 4x4 layers took tx 4, its others tx 8: each a kernel
+        # of its own, 0.15-0.45 s of a cold prepare)
+        tx = next((t for t in (8, 4) if (t - 1) * sw + (fw - 1) * dw + 1 <= MAX_SPAN),
+                  txs[0])
         return {"vw": vws[0], "tx": tx, "rows": -1}
     return {"vw": next((v for v in vws if v <= 4), 1), "tx": next(t for t in txs if t <= 2),
             "rows": 0}

@@ -299,13 +299,16 @@ def test_depthwise_variant_matches_reference(cl_device, monkeypatch, v):
 def test_depthwise_heuristic_is_the_previous_rule_on_cpus():
     from clnn.kernels.conv2d import tile_width
 
-    for o, ow, fw, sw in ((24, 7, 3, 2), (32, 112, 3, 1), (3, 5, 5, 1), (144, 28, 5, 2)):
+    for o, ow, fw, sw in ((24, 9, 3, 2), (32, 112, 3, 1), (3, 8, 5, 1), (144, 28, 5, 2)):
         h = _dv.heuristic(True, o, ow, fw, sw, 1)
         assert h == {"vw": next(v for v in (16, 8, 4, 2, 1) if o % v == 0),
                      "tx": tile_width(ow, fw, sw, 1), "rows": -1}
-    # rows narrower than 4 pixels share the 4-wide tile (one kernel fewer to compile)
-    for ow in (1, 2, 3):
-        assert _dv.heuristic(True, 16, ow, 3, 1, 1)["tx"] == 4
+    # rows narrower than 8 pixels share the widest tile whose span fits (fewer kernels to
+    # compile): 8 wide where (8 - 1) * stride + filter <= MAX_SPAN, else 4
+    for ow in (1, 2, 3, 4, 7):
+        assert _dv.heuristic(True, 16, ow, 3, 1, 1)["tx"] == 8
+        assert _dv.heuristic(True, 16, ow, 5, 2, 1)["tx"] == 8
+        assert _dv.heuristic(True, 16, ow, 5, 3, 1)["tx"] == 4
     g = _dv.heuristic(False, 32, 112, 3, 1, 1)
     assert g["vw"] <= 4 and g["tx"] <= 2 and g["rows"] == 0
 
@@ -354,10 +357,10 @@ def test_untuned_gemms_take_the_device_heuristic(cl_device, monkeypatch, traits)
         heuristic(traits, 40)
 
 
-@pytest.mark.parametrize("ow_in,stride", [(2, 1), (3, 2), (1, 1)])
-def test_narrow_rows_run_the_four_wide_depthwise_tile(cl_device, ow_in, stride):
-    # outputs 1-2 pixels wide (SAME padding): the 4-wide tile's extra pixels are never stored
-    assert _dv.heuristic(True, 16, -(-ow_in // stride), 3, stride, 1)["tx"] == 4
+@pytest.mark.parametrize("ow_in,stride", [(2, 1), (3, 2), (1, 1), (7, 1), (9, 2)])
+def test_narrow_rows_run_the_eight_wide_depthwise_tile(cl_device, ow_in, stride):
+    # outputs 1-7 pixels wide (SAME padding): the 8-wide tile's extra pixels are never stored
+    assert _dv.heuristic(True, 16, -(-ow_in // stride), 3, stride, 1)["tx"] == 8
     rng = np.random.default_rng(ow_in)
     xs, fs, bs, out, x = conv_operands("f32", rng, [1, 5, ow_in, 16], [1, 3, 3, 16],
                                        channel_dim=3)
