@@ -109,6 +109,11 @@ DIRECT = [  # (x shape, filter [o, fh, fw, c], explicit pads l r t b, stride w h
     ([2, 12, 11, 3], [32, 5, 5, 3], (1, 2, 2, 1), (2, 2), (1, 1), 3, "conv_tile"),
     ([1, 8, 10, 5], [6, 2, 3, 5], (0, 2, 1, 0), (1, 2), (2, 1), 2, "conv_tile"),
     ([1, 3, 3, 1], [16, 1, 1, 1], (0, 0, 0, 0), (2, 2), (1, 1), 0, "conv_tile"),
+    # rows wide enough for tiles whose input span lies inside the row (the unguarded loop)
+    # next to the padded ones at both ends
+    ([1, 6, 40, 3], [16, 3, 3, 3], (1, 1, 1, 1), (1, 1), (1, 1), 1, "conv_tile"),
+    ([1, 7, 70, 3], [24, 5, 5, 3], (1, 2, 2, 1), (2, 2), (1, 1), 3, "conv_tile"),
+    ([2, 5, 50, 4], [8, 3, 3, 4], (2, 2, 0, 0), (1, 1), (2, 1), 0, "conv_tile"),
     ([1, 9, 19, 8], [1, 3, 3, 8], (1, 1, 1, 1), (1, 1), (1, 1), 0, "conv_cvec"),
     ([2, 10, 9, 16], [2, 3, 3, 16], (0, 2, 1, 1), (2, 1), (1, 2), 1, "conv_cvec"),
     ([1, 7, 11, 12], [3, 1, 1, 12], (0, 0, 0, 0), (1, 1), (1, 1), 3, "conv_cvec"),
