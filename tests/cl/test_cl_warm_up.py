@@ -65,3 +65,35 @@ def test_unknown_shapes_launch_at_the_first_execution(cl_device):
     _, second = _counts()
     _run(prepared, model, x)
     assert _counts()[1] == second
+
+
+
+def test_prepare_ends_with_one_execution_on_zero_inputs(cl_device, monkeypatch):
+    """The warm-up ends with one execution on zero inputs through the execution path (the
+    first real execution then finds the caches and the host memory as a steady-state one
+    does); the executions after it are untouched by it. A model whose input shapes only a
+    request gives skips it."""
+    from clnn.prepared_model import ClPreparedModel
+
+    calls = []
+    real = ClPreparedModel.run
+
+    def spy(self, inputs, events=None):
+        calls.append([np.array(a, copy=True) for a in inputs])
+        return real(self, inputs, events)
+
+    monkeypatch.setattr(ClPreparedModel, "run", spy)
+    model, x = build_model(), demo_input()
+    prepared = cl_device.prepare_model(model)
+    assert len(calls) == 1
+    assert [a.shape for a in calls[0]] == [x.shape] and not np.any(calls[0][0])
+    ref = ReferenceDevice()
+    want = _run(ref.prepare_model(model), model, x)
+    for g, w in zip(_run(prepared, model, x), want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+    calls.clear()
+    operands = [Operand(F32, (0, 0), lifetime=LT.SUBGRAPH_INPUT),
+                Operand(F32, (0, 0), lifetime=LT.SUBGRAPH_OUTPUT)]
+    cl_device.prepare_model(
+        Model(Subgraph(operands, [Operation(OperationType.RELU, [0], [1])], [0], [1])))
+    assert calls == []
