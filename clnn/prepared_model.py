@@ -73,6 +73,13 @@ class ClPreparedModel(DriverPreparedModel):
         tuner = getattr(device, "_clnn_tuner", None)
         if tuner is not None:  # the layers the tuning budget left to the heuristic
             tuner.flush()
+        constants = self.executor.constants(None)
+        #: the request's inputs are only uploaded (every partition an OpenCL one, no IF /
+        #: WHILE, no plan made from an input's values): read as views of the request's memory,
+        #: not copied (a 256x256x3 float input: 786 KB, ~0.1 ms per execution)
+        self._uploads_only = not model.referenced and all(
+            p.on_cl and not p.control and all(i in constants for i in p.host_inputs)
+            for p in self.partitions)
         #: seconds of the warm-up launches at prepare (see :meth:`warm_up`)
         self.warm_up_seconds = 0.0
         self.warm_up()
@@ -298,7 +305,7 @@ class ClPreparedModel(DriverPreparedModel):
         the host (None when the queue gives no profiling information)."""
         import pyopencl as cl
 
-        inputs = read_inputs(self.model, request)
+        inputs = read_inputs(self.model, request, copy=not self._uploads_only)
         sg = self.model.main
         self._device_outputs = {
             i: request.pools[arg.location.pool_index]

@@ -30,7 +30,7 @@ from hal.types import (
     Request,
 )
 from hal.validation_request import check_omitted_inputs, request_dimensions
-from hal.values import array_copy_from_bytes, array_to_bytes, pool_view
+from hal.values import array_copy_from_bytes, array_to_bytes, array_view_of_bytes, pool_view
 
 
 def check_prepare_args(priority, deadline, preference=None):
@@ -49,8 +49,10 @@ def check_prepare_args(priority, deadline, preference=None):
                              ErrorStatus.MISSED_DEADLINE_PERSISTENT)
 
 
-def read_inputs(model: Model, request: Request) -> list[np.ndarray | None]:
-    """Input arrays of a (validated) request; None for omitted inputs."""
+def read_inputs(model: Model, request: Request, copy: bool = True) -> list[np.ndarray | None]:
+    """Input arrays of a (validated) request; None for omitted inputs. ``copy=False``: views
+    of the request's memory, read-only (a device that only uploads them before the execution
+    returns; the client may not change the memory of a running execution)."""
     arrays = []
     sg = model.main
     for k, (arg, i) in enumerate(zip(request.inputs, sg.input_indexes)):
@@ -65,8 +67,8 @@ def read_inputs(model: Model, request: Request) -> list[np.ndarray | None]:
             continue
         view = pool_view(request.pools, arg.location.pool_index, f"request input {k}")
         loc = arg.location
-        arrays.append(array_copy_from_bytes(view[loc.offset: loc.offset + loc.length],
-                                            op.type, dims))
+        read = array_copy_from_bytes if copy else array_view_of_bytes
+        arrays.append(read(view[loc.offset: loc.offset + loc.length], op.type, dims))
     return arrays
 
 

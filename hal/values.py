@@ -55,6 +55,16 @@ def array_copy_from_bytes(data, op_type: OperandType, shape) -> np.ndarray:
     return _shaped(np.frombuffer(data, dtype=NUMPY_DTYPE[op_type]).copy(), shape)
 
 
+def array_view_of_bytes(data, op_type: OperandType, shape) -> np.ndarray:
+    """:func:`array_from_bytes` without a copy: a read-only view of ``data``'s memory (boolean
+    types, stored as bytes, are converted: a copy)."""
+    if op_type in (OperandType.BOOL, OperandType.TENSOR_BOOL8):
+        return array_copy_from_bytes(data, op_type, shape)
+    arr = np.frombuffer(data, dtype=NUMPY_DTYPE[op_type])
+    arr.flags.writeable = False
+    return _shaped(arr, shape)
+
+
 def constant_value(model: Model, operand: Operand, index: int = -1) -> np.ndarray:
     """The value of a CONSTANT_COPY / CONSTANT_REFERENCE operand as an array of its shape."""
     data = location_bytes(model, operand.location, operand.lifetime, f"operand {index}")

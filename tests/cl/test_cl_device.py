@@ -291,3 +291,37 @@ def test_plans_are_bounded(cl_device, monkeypatch):
         assert pm.execute_synchronously(make_request(m, [x])).status == ErrorStatus.NONE
     keys = [k[0][0][0] for k in pm.partitions[0].plans]
     assert keys == [4, 1, 5]  # least recently used dropped first
+
+
+def test_inputs_are_read_without_a_copy_only_when_they_are_only_uploaded(cl_device,
+                                                                         monkeypatch):
+    """A model whose partitions all run on OpenCL reads the request's inputs as views (they
+    are only uploaded); one with a host partition (the fallback) copies them; both leave the
+    request's memory as it was and give the reference's results."""
+    import clnn.prepared_model as pm_mod
+    from clnn.device import ClDevice
+
+    seen = []
+    real = pm_mod.read_inputs
+
+    def spy(model, request, copy=True):
+        seen.append(copy)
+        return real(model, request, copy)
+
+    monkeypatch.setattr(pm_mod, "read_inputs", spy)
+    x = np.array([[-1, 2, 9], [0.5, -3, 7]], np.float32)
+    all_cl = _chain(["RELU", "LOGISTIC", "RELU6"])
+    mixed = _chain(["RELU", "LOGISTIC", "RELU6"])
+    mixed._declined = 1
+    fb = ClDevice(fallback=True)
+    _, _, want = execute(all_cl, [x])
+    for model, copied in ((all_cl, False), (mixed, True)):
+        prepared = fb.prepare_model(model)
+        req = make_request(model, [x])
+        before = bytes(req.pools[0].view())
+        seen.clear()
+        r = prepared.execute_synchronously(req)
+        assert r.status == ErrorStatus.NONE and seen == [copied]
+        assert bytes(req.pools[0].view()) == before
+        out = np.frombuffer(req.pools[1].view(), np.float32)[:6].reshape(2, 3)
+        np.testing.assert_allclose(out, want[0], rtol=1e-6)
