@@ -31,14 +31,7 @@ from hal.driver import (
 )
 from hal.errors import ErrorStatus, GeneralFailure, InvalidArgument
 from hal.interfaces import ExecutionResult
-from hal.types import (
-    NO_TIMING,
-    NUMPY_DTYPE,
-    MeasureTiming,
-    OperandType,
-    Timing,
-    is_tensor_type,
-)
+from hal.types import NO_TIMING, NUMPY_DTYPE, MeasureTiming, Timing
 
 
 class ClPreparedModel(DriverPreparedModel):
@@ -74,12 +67,13 @@ class ClPreparedModel(DriverPreparedModel):
         if tuner is not None:  # the layers the tuning budget left to the heuristic
             tuner.flush()
         constants = self.executor.constants(None)
-        #: the request's inputs are only uploaded (every partition an OpenCL one, no IF /
-        #: WHILE, no plan made from an input's values): read as views of the request's memory,
-        #: not copied (a 256x256x3 float input: 786 KB, ~0.1 ms per execution)
-        self._uploads_only = not model.referenced and all(
-            p.on_cl and not p.control and all(i in constants for i in p.host_inputs)
-            for p in self.partitions)
+        #: no IF / WHILE, and no plan made from an input's values (only from constants)
+        self._plans_static = not model.referenced and all(
+            i in constants for p in self.partitions for i in p.host_inputs)
+        #: the request's inputs are only uploaded (and every partition an OpenCL one): read as
+        #: views of the request's memory, not copied (a 256x256x3 float input: 786 KB, ~0.1 ms
+        #: per execution)
+        self._uploads_only = self._plans_static and all(p.on_cl for p in self.partitions)
         #: seconds of the warm-up launches at prepare (see :meth:`warm_up`)
         self.warm_up_seconds = 0.0
         self.warm_up()
@@ -156,21 +150,13 @@ class ClPreparedModel(DriverPreparedModel):
         """Zero arrays for the model's inputs; None where an input's shape is left to the
         request, or where the model has an IF / WHILE (a loop's condition on zero inputs could
         run to the loop timeout)."""
-        sg = self.model.main
-        if self.model.referenced:
+        if not self._plans_static:  # (zeros read on the host would make a plan of their own)
             return None
-        constants = self.executor.constants(None)
-        if any(i not in constants for p in self.partitions for i in p.host_inputs):
-            return None  # plans made for the values read on the host: zeros would add one
-        inputs = []
-        for i in sg.input_indexes:
-            op = sg.operands[i]
-            dims = tuple(op.dimensions)
-            if any(d == 0 for d in dims) or (is_tensor_type(op.type) and not dims):
-                return None
-            bool_type = op.type in (OperandType.BOOL, OperandType.TENSOR_BOOL8)
-            inputs.append(np.zeros(dims, np.bool_ if bool_type else NUMPY_DTYPE[op.type]))
-        return inputs
+        sg = self.model.main
+        ops = [sg.operands[i] for i in sg.input_indexes]
+        if not all(op.is_fully_specified() for op in ops):
+            return None
+        return [np.zeros(tuple(op.dimensions), NUMPY_DTYPE[op.type]) for op in ops]
 
     def _run_zero(self, inputs: list) -> bool:
         """The zero execution, a request of its own executed as any other (its pool, the
