@@ -33,13 +33,23 @@ function); a RELU* after a float ADD / SUB / MUL / DIV without activation become
 ``LaunchBuilder.activation`` (an :class:`ActivationFusion`), ``Out(0)`` resolves to the
 activation's output.
 
+DEPTHWISE_CONV_2D -> CONV_2D 1x1 (float NHWC, depth multiplier 1, constant filters and
+biases, stride 1 and no padding in the 1x1): where the depthwise output feeds only that
+convolution, the convolution's kernel computes the depthwise window of its pixels itself, chunk
+by chunk of channels, and feeds it straight into its GEMM (gemm.cl.mako ``dwpw``): one launch
+instead of two, and the depthwise output never reaches memory. A PAD fused into the depthwise
+convolution stays fused (the kernel reads the unpadded tensor). The convolution's plan sees it
+as ``LaunchBuilder.depthwise`` (a :class:`DepthwiseFusion`); ADD and activation fusions of the
+convolution still apply.
+
 RESHAPE / SQUEEZE / EXPAND_DIMS (and CAST to its own type) of a tensor in the pool: a view
 (:func:`find_views`), the output at the input's offset, no launch.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -122,12 +132,38 @@ KINDS = (OT.RELU, OT.RELU1, OT.RELU6, OT.PRELU, OT.LOGISTIC, OT.HARD_SWISH)
 FLOATS = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16)
 
 
+@dataclass(frozen=True)
+class DepthwiseFusion:
+    dw_op: int
+    #: the depthwise output (the convolution's input 0), the tensor it reads (the unpadded
+    #: one where a PAD is fused into it), its filter ([1, fh, fw, C]) and bias operands
+    dw_out: int
+    source: int
+    filter: int
+    bias: int
+    #: the window over ``source``: rows / columns of padding above / left, the source's height
+    #: and width, the filter's height and width, strides and dilations
+    top: int
+    left: int
+    height: int
+    width: int
+    fh: int
+    fw: int
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    #: the depthwise convolution's fused activation code (a clamp)
+    activation: int
+    #: the PAD fused into the depthwise convolution, if any
+    pad: PadFusion | None = None
+
+
 @dataclass
 class Fusions:
     """The fusions of one plan, each keyed by the operation whose kernels do the work."""
     pads: dict[int, PadFusion]
     adds: dict[int, AddFusion]
     activations: dict[int, ActivationFusion]
+    depthwise: dict[int, DepthwiseFusion] = field(default_factory=dict)
 
 
 class _Graph:
@@ -157,7 +193,9 @@ def find_fusions(sg, ops: list[int], contexts: list, keep: set) -> Fusions:
     adds.update(_add_fusions(g, taken | {f.add_op for f in adds.values()} | set(adds)))
     taken |= {f.add_op for f in adds.values()} | set(adds)
     pads.update(_channel_pad_fusions(g, taken))
-    return Fusions(pads, adds, _activation_fusions(g, adds))
+    acts = _activation_fusions(g, adds)
+    taken |= {f.op for f in acts.values()} | set(acts)
+    return Fusions(pads, adds, acts, _depthwise_fusions(g, taken, pads))
 
 
 def _conv_params(ctx):
@@ -430,6 +468,61 @@ def _activation_fusions(g: _Graph, added: dict[int, AddFusion]) -> dict[int, Act
             alpha = op.inputs[1]
         found[j] = ActivationFusion(k, kind, source, alpha, op.outputs[0])
     return found
+
+
+def _depthwise_fusions(g: _Graph, taken: set, pads: dict) -> dict[int, DepthwiseFusion]:
+    """CONV_2D operation index -> the DEPTHWISE_CONV_2D whose output only it reads, where the
+    convolution's kernel can compute it (see the module docstring; ``taken``: operations
+    already in another fusion, which the depthwise one may not be; ``pads``: the PAD
+    fusions, which the depthwise one keeps)."""
+    from hal.operations.conv2d import resolve_padding
+
+    sg, ctx_of, found = g.sg, g.ctx_of, {}
+    if not _DWPW_ON:
+        return found
+    for j in g.ops:
+        op = sg.operations[j]
+        if op.type != OT.CONV_2D:  # (its own ADD and activation fusions stay)
+            continue
+        dw_out = op.inputs[0]
+        k = g.producer.get(dw_out)
+        if k is None or k not in ctx_of or k in taken or k in found or \
+                sg.operations[k].type != OT.DEPTHWISE_CONV_2D or dw_out in g.keep or \
+                g.readers.get(dw_out) != [j] or op.inputs.count(dw_out) != 1:
+            continue
+        cctx, dctx = ctx_of[j], ctx_of[k]
+        x, dfi, dbias = dctx.inputs[0], dctx.inputs[1], dctx.inputs[2]
+        fi, y = cctx.inputs[1], cctx.outputs[0]
+        try:
+            cp, dp = _conv_params(cctx), _conv_params(dctx)
+            act = dctx.scalar(dp.idx["fused activation"])
+            if cp.nchw or dp.nchw or dp.extra[0] != 1 or x.rank != 4 or dfi.rank != 4:
+                continue
+            c = int(x.shape[3])
+            if tuple(fi.shape[1:]) != (1, 1, c) or (cp.stride_h, cp.stride_w) != (1, 1) or \
+                    any(resolve_padding(cp, 1, 1, 1, 1)[0]) or dfi.shape[3] != c:
+                continue
+            _, fh, fw, _ = (int(d) for d in dfi.shape)
+            h, w = int(x.shape[1]), int(x.shape[2])
+            (top, _, left, _), _ = resolve_padding(dp, h, w, fh, fw)
+        except Exception:  # an unusual form: leave both operations alone
+            continue
+        types = {x.type, dfi.type, dbias.type, fi.type, y.type}
+        if len(types) != 1 or x.type not in FLOATS or act not in (0, 1, 2, 3) or \
+                dfi.value is None or dbias.value is None or fi.value is None:
+            continue
+        pad = pads.get(k)
+        if pad is not None:
+            top, left, h, w = pad.adjust(top, left)
+        found[j] = DepthwiseFusion(k, dw_out, pad.source if pad else sg.operations[k].inputs[0],
+                                   sg.operations[k].inputs[1], sg.operations[k].inputs[2],
+                                   top, left, h, w, fh, fw, (dp.stride_h, dp.stride_w),
+                                   (dp.dil_h, dp.dil_w), int(act), pad)
+    return found
+
+
+#: CLNN_DWPW=0 turns the depthwise -> pointwise fusion off (A/B measurements)
+_DWPW_ON = os.environ.get("CLNN_DWPW", "1") != "0"
 
 
 def _epilogue_residual(ctx, channels: bool = False) -> bool:

@@ -207,6 +207,10 @@ class LaunchBuilder:
         self.residual = None
         #: an activation operation fused into its epilogue (clnn.fusion.ActivationFusion)
         self.activation = None
+        #: a depthwise convolution computed by this 1x1 convolution's kernel
+        #: (clnn.fusion.DepthwiseFusion): its input 0 is the depthwise output, which has no
+        #: storage
+        self.depthwise = None
         self.alias: dict[int, int] = {}
         #: the operation is worth several work-groups on a CPU (its launches with the
         #: driver's work-group choice are split: :func:`cpu_groups`)

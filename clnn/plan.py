@@ -389,14 +389,20 @@ class Planner:
         # epilogue applies it): clnn/fusion.py
         fusions = find_fusions(sg, part.ops, contexts, set(part.outputs))
         fused, added, acts = fusions.pads, fusions.adds, fusions.activations
+        dws = fusions.depthwise
         skipped = {f.pad_op for f in fused.values()} | {f.add_op for f in added.values()} | \
             {f.op for f in acts.values()} | \
-            {f.pad_op for f in added.values() if f.pad_op is not None}
+            {f.pad_op for f in added.values() if f.pad_op is not None} | \
+            {f.dw_op for f in dws.values()}
         self.fused_into.update({f.pad_op: j for j, f in fused.items()})
         self.fused_into.update({f.add_op: j for j, f in added.items()})
         self.fused_into.update({f.pad_op: j for j, f in added.items() if f.pad_op is not None})
         self.fused_into.update({f.op: j for j, f in acts.items()})
+        self.fused_into.update({f.dw_op: j for j, f in dws.items()})
+        self.fused_into.update({f.pad.pad_op: j for j, f in dws.items() if f.pad is not None})
         reads = {j: {f.source} for j, f in fused.items()}
+        for j, f in dws.items():  # the convolution reads the depthwise convolution's input
+            reads.setdefault(j, set()).add(f.source)
         for j, f in added.items():  # a channel PAD's input is read by the convolution
             if f.pad_op is not None:
                 reads.setdefault(j, set()).add(f.other)
@@ -422,6 +428,8 @@ class Planner:
         for j, f in acts.items():  # the activation's output is written by the convolution
             del live[f.source]
             live[f.out][0] = steps[j]
+        for f in dws.values():  # nor does a depthwise output fused away have bytes
+            live.pop(f.dw_out, None)
         views = find_views(sg, part.ops, skipped, live)
         for out, src in views.items():  # the source's bytes live as long as its views
             live[src] = [min(live[src][0], live[out][0]), max(live[src][1], live[out][1])]
@@ -456,6 +464,8 @@ class Planner:
             if k in acts:
                 builder.activation = acts[k]
                 builder.alias[sg.operations[k].outputs[0]] = acts[k].out
+            if k in dws:
+                builder.depthwise = dws[k]
             try:
                 reg.plan(ctx, builder)
             except Unplannable:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from clnn.kernels import _gemm, _gemm_variants
+from clnn.kernels import _dwpw, _gemm, _gemm_variants
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import (
     CLAMPS,
@@ -238,6 +238,9 @@ def plan_conv_direct(ctx, b, p) -> bool:
 
 
 def plan_conv(ctx, b):
+    if b.depthwise is not None:  # a depthwise convolution fused in (clnn/fusion.py)
+        _dwpw.plan_dwpw(ctx, b, epilogue, residual_columns, post_fn)
+        return
     p = hal_conv2d.conv_params(ctx)
     if not plan_conv_direct(ctx, b, p):
         plan_conv_gemm(ctx, b, p)

@@ -112,37 +112,137 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
   % endfor
 % endfor
     }
-% if flex and cmode == "nhwc":
+${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant)}
+}
+</%def>
+
+
+
+## A depthwise convolution (depth multiplier 1, NHWC) feeding a pointwise GEMM, in one kernel
+## (clnn/fusion.py DepthwiseFusion): C[m, n] = epilogue(sum_k D[m, k] * B[k, n]) where D is the
+## depthwise output, computed on the fly: per chunk of cv channels, each of the work-item's mr
+## pixels (m = (batch, oy, ox)) accumulates its fh x fw window of cv-wide input vectors times
+## the depthwise filter ([fh, fw, K]), adds the depthwise bias and clamps to [dlo, dhi] (its
+## fused activation); each of the cv lanes is then broadcast into the outer product with one
+## row of the packed B ([ceil(N/nr), K, nr], as ``gemm``). The depthwise output never reaches
+## memory and one launch does the work of two. Taps outside the input add nothing (padding).
+## Knobs: dt (f32 / f16 storage of x, the depthwise filter and bias, and C), the GEMM tile
+## (mr, nv, vw), cv (channels per chunk: divides K) and fw (filter width, unrolled). The
+## epilogue is the flex one of ``gemm`` (NHWC).
+<%def name="dwpw(dt, mr, nv, vw, cv, fw)">
+<%
+    nr = nv * vw
+    V = "float%d" % vw
+    CV = "float%d" % cv if cv > 1 else "float"
+    T = capture(c.ctype, dt)
+    lane = (lambda r, l: "d%d.s%x" % (r, l)) if cv > 1 else (lambda r, l: "d%d" % r)
+%>
+__kernel void dwpw(${c.tparam(dt, "src", True)}, ${c.tparam(dt, "wd", True)},
+                   ${c.tparam(dt, "bd", True)}, __global const float* b, int b_off,
+                   ${c.tparam(dt, "c")}, ${c.tparam(dt, "bias", True)},
+                   ${c.tparam(dt, "res", True)}, ${c.tparam(dt, "alpha", True)},
+                   int M, int N, int K, int H, int W, int OW, int OHW, int fh, int sh, int sw,
+                   int dh, int dw, int top, int left, float dlo, float dhi, int ldc,
+                   float lo, float hi, int post, int res_ld, int res_n)
+{
+    const int has_bias = post & 1, has_res = post & 2, has_prelu = post & 4, fnc = post >> 4;
+    const int im = get_global_id(0), jn = get_global_id(1);
+    const int m0 = im * ${mr}, n0 = jn * ${nr};
+    const int choff = 0;
+    src += src_off;
+    wd += wd_off;
+    bd += bd_off;
+    c += c_off;
+    if (has_res) res += res_off;
+    const __global float* bp = b + b_off + (size_t)jn * K * ${nr};
+% for r in range(mr):
+    int iy${r}, ix${r};
+    const __global ${T}* xp${r};
+    {
+        const int m = min(m0 + ${r}, M - 1);
+        const int bn = m / OHW, p = m - bn * OHW;
+        const int oy = p / OW, ox = p - oy * OW;
+        iy${r} = oy * sh - top;
+        ix${r} = ox * sw - left;
+        xp${r} = src + (size_t)bn * H * W * K;
+    }
+% endfor
+% for r in range(mr):
+  % for v in range(nv):
+    ${V} c${r}_${v} = (${V})(0);
+  % endfor
+% endfor
+    for (int k0 = 0; k0 < K; k0 += ${cv}) {
+        const ${CV} bdv = ${c.vldf(dt, cv, "bd", "k0")};
+% for r in range(mr):
+        ${CV} d${r} = bdv;
+% endfor
+        for (int ty = 0; ty < fh; ++ty) {
+% for tx in range(fw):
+            const ${CV} w${tx} = ${c.vldf(dt, cv, "wd", "(ty * %d + %d) * K + k0" % (fw, tx))};
+% endfor
+% for r in range(mr):
+            {
+                const int iy = iy${r} + ty * dh;
+                if (iy >= 0 && iy < H) {
+                    const __global ${T}* row = xp${r} + (size_t)iy * W * K + k0;
+  % for tx in range(fw):
+                    if (ix${r} + ${tx} * dw >= 0 && ix${r} + ${tx} * dw < W)
+                        d${r} = fma(${c.vldf(dt, cv, "row", "(ix%d + %d * dw) * K" % (r, tx))}, w${tx}, d${r});
+  % endfor
+                }
+            }
+% endfor
+        }
+% for r in range(mr):
+        d${r} = clamp(d${r}, (${CV})dlo, (${CV})dhi);
+% endfor
+        const __global float* bk = bp + k0 * ${nr};
+% for l in range(cv):
+  % for v in range(nv):
+        {
+            const ${V} bl = vload${vw}(${l * nv + v}, bk);
+    % for r in range(mr):
+            c${r}_${v} = fma((${V})(${lane(r, l)}), bl, c${r}_${v});
+    % endfor
+        }
+  % endfor
+% endfor
+    }
+${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
+}
+</%def>
+
+## The epilogue of an mr x (nv * vw) tile held in accumulators c<r>_<v> (rows m0.., columns
+## n0..): bias, residual, activation, PRELU, function or requantization, then the store; full
+## tiles of flex NHWC epilogues store vectors, the others element by element (rows < M,
+## columns < N). Shared by ``gemm`` and ``dwpw``.
+<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False)">
+<%
+    nr = nv * vw
+    S = "int" if quant else "float"
+    V = "%s%d" % (S, vw)
+    bdt = "i32" if quant else ("f16" if odt == "f16" else "f32")
+%>\
+% if flex and cmode == "nhwc" and per_vector:
+  % for v in range(nv):
+    const int full${v} = n0 + ${(v + 1) * vw} <= N;
+    if (full${v}) {
+${vector_consts(odt, vw, bdt, v)}\
+    % for r in range(mr):
+        if (m0 + ${r} < M)
+${store_vector(odt, vw, r, v)}\
+    % endfor
+    }
+  % endfor
+% elif flex and cmode == "nhwc":
     if (n0 + ${nr} <= N && m0 + ${mr} <= M) {
   % for v in range(nv):
-        /* residual columns under vector ${v}: all (a vector load), none (a residual of fewer
-           columns than C ends before it) or some (lane by lane, zero past them) */
-        const int rn${v} = has_res ? min(res_n - (n0 + ${v * vw}), ${vw}) : 0;
-        ${V} bv${v} = has_bias ? ${("vload_half%d" % vw) if bdt == "f16" else ("vload%d" % vw)}(0, bias + bias_off + choff + n0 + ${v * vw}) : (${V})(0.0f);
-        const ${V} av${v} = has_prelu ? ${("vload_half%d" % vw) if odt == "f16" else ("vload%d" % vw)}(0, alpha + alpha_off + choff + n0 + ${v * vw}) : (${V})(1.0f);
+${vector_consts(odt, vw, bdt, v)}\
   % endfor
   % for r in range(mr):
     % for v in range(nv):
-<%
-    at = "(size_t)(m0 + %d) * ldc + n0 + %d" % (r, v * vw)
-    rt = "(size_t)(m0 + %d) * res_ld + n0 + %d" % (r, v * vw)
-%>\
-        {
-            ${V} t = c${r}_${v} + bv${v};
-            if (rn${v} == ${vw}) {
-                t += ${("vload_half%d(0, res + %s)" % (vw, rt) if odt == "f16" else "vload%d(0, res + %s)" % (vw, rt))};
-            } else if (rn${v} > 0) {
-                float rl[${vw}];
-                for (int l = 0; l < ${vw}; ++l)
-                    rl[l] = l < rn${v} ? ${c.ldf(odt, "res", rt + " + l")} : 0.0f;
-                t += vload${vw}(0, rl);
-            }
-            t = clamp(t, (${V})lo, (${V})hi);
-            if (has_prelu) t = select(t * av${v}, t, t >= (${V})(0.0f));
-            if (fnc == 1) t = ${c.post_fn("LOGISTIC", "t")};
-            else if (fnc == 2) t = ${c.post_fn("HARD_SWISH", "t")};
-            ${"vstore_half%d_rte" % vw if odt == "f16" else "vstore%d" % vw}(t, 0, c + ${at});
-        }
+${store_vector(odt, vw, r, v)}\
     % endfor
   % endfor
         return;
@@ -159,6 +259,9 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
   % endif
         __global ${c.ctype(odt)}* crow = c + rowoff;
   % for v in range(nv):
+  % if per_vector:
+        if (!full${v}) {
+  % endif
         vstore${vw}(c${r}_${v}, 0, t);
         for (int l = 0; l < ${vw}; ++l) {
             const int n = n0 + ${v * vw} + l;
@@ -194,10 +297,49 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
             crow[ci] = (${c.ctype(odt)})x;
     % endif
         }
+  % if per_vector:
+        }
+  % endif
   % endfor
     }
 % endfor
-}
+</%def>
+
+<%def name="vector_consts(odt, vw, bdt, v)">
+<%
+    V = "float%d" % vw
+%>\
+        /* residual columns under vector ${v}: all (a vector load), none (a residual of fewer
+           columns than C ends before it) or some (lane by lane, zero past them) */
+        const int rn${v} = has_res ? min(res_n - (n0 + ${v * vw}), ${vw}) : 0;
+        ${V} bv${v} = has_bias ? ${("vload_half%d" % vw) if bdt == "f16" else ("vload%d" % vw)}(0, bias + bias_off + choff + n0 + ${v * vw}) : (${V})(0.0f);
+        const ${V} av${v} = has_prelu ? ${("vload_half%d" % vw) if odt == "f16" else ("vload%d" % vw)}(0, alpha + alpha_off + choff + n0 + ${v * vw}) : (${V})(1.0f);
+</%def>
+
+<%def name="store_vector(odt, vw, r, v)">
+<%
+    V = "float%d" % vw
+%>\
+<%
+    at = "(size_t)(m0 + %d) * ldc + n0 + %d" % (r, v * vw)
+    rt = "(size_t)(m0 + %d) * res_ld + n0 + %d" % (r, v * vw)
+%>\
+        {
+            ${V} t = c${r}_${v} + bv${v};
+            if (rn${v} == ${vw}) {
+                t += ${("vload_half%d(0, res + %s)" % (vw, rt) if odt == "f16" else "vload%d(0, res + %s)" % (vw, rt))};
+            } else if (rn${v} > 0) {
+                float rl[${vw}];
+                for (int l = 0; l < ${vw}; ++l)
+                    rl[l] = l < rn${v} ? ${c.ldf(odt, "res", rt + " + l")} : 0.0f;
+                t += vload${vw}(0, rl);
+            }
+            t = clamp(t, (${V})lo, (${V})hi);
+            if (has_prelu) t = select(t * av${v}, t, t >= (${V})(0.0f));
+            if (fnc == 1) t = ${c.post_fn("LOGISTIC", "t")};
+            else if (fnc == 2) t = ${c.post_fn("HARD_SWISH", "t")};
+            ${"vstore_half%d_rte" % vw if odt == "f16" else "vstore%d" % vw}(t, 0, c + ${at});
+        }
 </%def>
 
 ## Packed A of a convolution: A[m, k] for m = (batch, oy, ox), k = (ty, tx, channel) of group

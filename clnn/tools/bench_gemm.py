@@ -101,7 +101,7 @@ class _DirectBuilder:
         self.device = device
         self.launches = []
         # no fusions: the kernels read these as LaunchBuilder's
-        self.input_pad = self.residual = self.activation = None
+        self.input_pad = self.residual = self.activation = self.depthwise = None
 
     def launch(self, family, name, params, global_size, args, local_size=None,
                flexible=False):
