@@ -35,9 +35,10 @@ activation's output.
 
 DEPTHWISE_CONV_2D -> CONV_2D 1x1 (float NHWC, depth multiplier 1, constant filters and
 biases, stride 1 and no padding in the 1x1): where the depthwise output feeds only that
-convolution, the convolution's kernel computes the depthwise window of its pixels itself, chunk
-by chunk of channels, and feeds it straight into its GEMM (gemm.cl.mako ``dwpw``): one launch
-instead of two, and the depthwise output never reaches memory. A PAD fused into the depthwise
+convolution and the tuner measured it faster (clnn/kernels/_dwpw.py), the convolution's kernel
+computes the depthwise window of its pixels itself, chunk by chunk of channels, and feeds it
+straight into its GEMM (gemm.cl.mako ``dwpw``): one launch instead of two, and the depthwise
+output never reaches memory. A PAD fused into the depthwise
 convolution stays fused (the kernel reads the unpadded tensor). The convolution's plan sees it
 as ``LaunchBuilder.depthwise`` (a :class:`DepthwiseFusion`); ADD and activation fusions of the
 convolution still apply.
@@ -48,7 +49,6 @@ RESHAPE / SQUEEZE / EXPAND_DIMS (and CAST to its own type) of a tensor in the po
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -153,6 +153,8 @@ class DepthwiseFusion:
     dilation: tuple[int, int]
     #: the depthwise convolution's fused activation code (a clamp)
     activation: int
+    #: the GEMM tile (mr, nv, vw) of the fused kernel (clnn/kernels/_dwpw.py)
+    tile: tuple[int, int, int]
     #: the PAD fused into the depthwise convolution, if any
     pad: PadFusion | None = None
 
@@ -182,9 +184,12 @@ class _Graph:
                 self.readers.setdefault(i, []).append(k)
 
 
-def find_fusions(sg, ops: list[int], contexts: list, keep: set) -> Fusions:
-    """The PAD, ADD and activation fusions over the operations ``ops`` of a plan (with their
-    contexts); ``keep``: operands that must stay materialized (outputs of the partition)."""
+def find_fusions(sg, ops: list[int], contexts: list, keep: set,
+                 dwpw_choose=None) -> Fusions:
+    """The PAD, ADD, activation and depthwise fusions over the operations ``ops`` of a plan
+    (with their contexts); ``keep``: operands that must stay materialized (outputs of the
+    partition); ``dwpw_choose``: see :func:`_depthwise_fusions` (None: no depthwise
+    fusion)."""
     g = _Graph(sg, ops, contexts, keep)
     pads = _pad_fusions(g)
     taken = {f.pad_op for f in pads.values()}
@@ -195,7 +200,7 @@ def find_fusions(sg, ops: list[int], contexts: list, keep: set) -> Fusions:
     pads.update(_channel_pad_fusions(g, taken))
     acts = _activation_fusions(g, adds)
     taken |= {f.op for f in acts.values()} | set(acts)
-    return Fusions(pads, adds, acts, _depthwise_fusions(g, taken, pads))
+    return Fusions(pads, adds, acts, _depthwise_fusions(g, taken, pads, dwpw_choose))
 
 
 def _conv_params(ctx):
@@ -470,15 +475,18 @@ def _activation_fusions(g: _Graph, added: dict[int, AddFusion]) -> dict[int, Act
     return found
 
 
-def _depthwise_fusions(g: _Graph, taken: set, pads: dict) -> dict[int, DepthwiseFusion]:
+def _depthwise_fusions(g: _Graph, taken: set, pads: dict,
+                       dwpw_choose) -> dict[int, DepthwiseFusion]:
     """CONV_2D operation index -> the DEPTHWISE_CONV_2D whose output only it reads, where the
     convolution's kernel can compute it (see the module docstring; ``taken``: operations
     already in another fusion, which the depthwise one may not be; ``pads``: the PAD
-    fusions, which the depthwise one keeps)."""
+    fusions, which the depthwise one keeps; ``dwpw_choose(op, sig)``: the tile of the fused
+    kernel for CONV_2D ``op`` and the shapes ``sig``, or None where the two run apart
+    (clnn/kernels/_dwpw.py choose); None: no depthwise fusion)."""
     from hal.operations.conv2d import resolve_padding
 
     sg, ctx_of, found = g.sg, g.ctx_of, {}
-    if not _DWPW_ON:
+    if dwpw_choose is None:
         return found
     for j in g.ops:
         op = sg.operations[j]
@@ -504,7 +512,7 @@ def _depthwise_fusions(g: _Graph, taken: set, pads: dict) -> dict[int, Depthwise
                 continue
             _, fh, fw, _ = (int(d) for d in dfi.shape)
             h, w = int(x.shape[1]), int(x.shape[2])
-            (top, _, left, _), _ = resolve_padding(dp, h, w, fh, fw)
+            (top, _, left, _), (oh, ow) = resolve_padding(dp, h, w, fh, fw)
         except Exception:  # an unusual form: leave both operations alone
             continue
         types = {x.type, dfi.type, dbias.type, fi.type, y.type}
@@ -514,15 +522,18 @@ def _depthwise_fusions(g: _Graph, taken: set, pads: dict) -> dict[int, Depthwise
         pad = pads.get(k)
         if pad is not None:
             top, left, h, w = pad.adjust(top, left)
+        sig = {"dt": "f32" if x.type == OperandType.TENSOR_FLOAT32 else "f16",
+               "n": int(x.shape[0]), "h": h, "w": w, "c": c, "oh": oh, "ow": ow, "fh": fh,
+               "fw": fw, "sh": dp.stride_h, "sw": dp.stride_w, "dh": dp.dil_h,
+               "dw": dp.dil_w, "N": int(fi.shape[0])}
+        tile = dwpw_choose(j, sig)
+        if tile is None:
+            continue
         found[j] = DepthwiseFusion(k, dw_out, pad.source if pad else sg.operations[k].inputs[0],
                                    sg.operations[k].inputs[1], sg.operations[k].inputs[2],
                                    top, left, h, w, fh, fw, (dp.stride_h, dp.stride_w),
-                                   (dp.dil_h, dp.dil_w), int(act), pad)
+                                   (dp.dil_h, dp.dil_w), int(act), tuple(tile), pad)
     return found
-
-
-#: CLNN_DWPW=0 turns the depthwise -> pointwise fusion off (A/B measurements)
-_DWPW_ON = os.environ.get("CLNN_DWPW", "1") != "0"
 
 
 def _epilogue_residual(ctx, channels: bool = False) -> bool:

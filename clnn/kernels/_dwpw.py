@@ -1,12 +1,15 @@
 """A depthwise convolution and the 1x1 convolution reading it, in one kernel (gemm.cl.mako
-``dwpw``; the fusion is found by clnn/fusion.py, DepthwiseFusion).
+``dwpw``; the fusion is found by clnn/fusion.py, DepthwiseFusion, where :func:`choose` says).
 
 Not a kernel family itself: CONV_2D's plan (conv2d.py) calls :func:`plan_dwpw` when the
 LaunchBuilder carries a depthwise fusion. The 1x1 filter is packed once as the GEMM's B
 (``_gemm.pack_weights``); the depthwise filter ([1, fh, fw, C]) and bias are read as they are
-from the constant buffer. The GEMM tile is the device heuristic of _gemm_variants (its tuned
-variants are measured on plain GEMMs); ``cv``, the channels per depthwise chunk, is the widest
-vector (16 at most on a CPU, 4 elsewhere) that divides the channels.
+from the constant buffer. A work-item computes the depthwise outputs of its pixels over every
+channel into a private panel (at most KMAX[-1] channels), then the GEMM over every column
+panel: the depthwise work is done once per pixel, whatever the outputs. The GEMM tile is the
+1x1 convolution's heuristic one or, tuned, the same columns over 4 pixels; ``cv``, the
+channels per depthwise chunk, is the widest vector (16 at most) that divides the channels.
+CPUs only (:func:`fused_tiles`).
 """
 
 from __future__ import annotations
@@ -24,27 +27,165 @@ def chunk_width(c: int, cpu: bool) -> int:
     return next(v for v in ((16, 8, 4, 2, 1) if cpu else (4, 2, 1)) if c % v == 0)
 
 
-def pick_tile(traits, n: int, m: int, k: int) -> tuple[int, int, int]:
-    """The GEMM tile of a fused layer (or $CLNN_DWPW_TILE mr,nv,vw). On a CPU every output
-    column of a pixel in one work-item where that takes at most 32 (vectors of 8) or 48
-    (vectors of 16) accumulators per row, else 32-column panels: each column panel computes
-    the depthwise window again, so wide panels; 4 pixels per work-item (the depthwise vectors
-    of the chunk stay in registers too). Elsewhere the GEMM heuristic's tile."""
-    forced = os.environ.get("CLNN_DWPW_TILE")
-    if forced:
-        return tuple(int(v) for v in forced.split(","))
-    if not traits.cpu:
-        return tuple(_gemm_variants.heuristic(traits, n, m, k)["tile"])
-    mr = int(os.environ.get("CLNN_DWPW_MR", "4"))
-    if n % 16 == 0:
-        return (mr, min(n // 16, 3) if n <= 48 else 2, 16)
-    return (mr, -(-n // 8) if n <= 32 else 4, 8)
+#: the longest depthwise panel row (channels) a work-item keeps in private memory, and the
+#: row lengths kernels are built for (the smallest holding K: fewer kernels to compile)
+KMAX = (64, 128, 256, 512)
+
+
+def panel_length(c: int) -> int | None:
+    return next((k for k in KMAX if c <= k), None)
+
+
+def fused_tiles(traits, n: int, c: int, m: int = 0) -> list[tuple[int, int, int]]:
+    """The GEMM tiles a fused layer may run, the first the default: the GEMM heuristic's
+    tile for the 1x1 convolution, then the same columns over 4 pixels. None on a GPU (the
+    private depthwise panel, mr x K floats, is no GPU thread's budget), for more than
+    KMAX[-1] channels, or fewer than 4 output columns (conv_cvec's)."""
+    if not traits.cpu or panel_length(c) is None or n < 4:
+        return []
+    mr, nv, vw = _gemm_variants.heuristic(traits, n, m, c)["tile"]
+    return [(mr, nv, vw), *([(4, nv, vw)] if mr != 4 else [])]
+
+
+def choose(planner, op_index: int, sig: dict) -> list | None:
+    """The tile of a fused depthwise -> 1x1 layer (``sig``: its shapes, see clnn/fusion.py),
+    or None where it runs as two launches. The tuner measures both ways (the two launches in
+    the variants the unfused plan would run) and keeps the faster: fused, a launch and the
+    depthwise output's round trip through memory are saved, but the depthwise work runs
+    inside the GEMM's work-items, without the depthwise kernel's own tiling, so which wins
+    depends on the layer (PoCL / AVX-512, kernel time fused / two launches: 0.6-0.7 on
+    [112x112, 16 -> 24] and [96x96, 64 -> 64], 1.2-1.4 on [96x96, 8..32 -> 8..32]). Without
+    a measurement (no tuning entry, CLNN_TUNE=off, float16): :func:`_by_rule`.
+    $CLNN_DWPW=0: never fused; =all: fused wherever a tile fits (tests)."""
+    from clnn import tuning
+
+    device = planner.device
+    cl_device = getattr(device, "cl_device", None)
+    if _MODE == "0" or cl_device is None:
+        return None
+    m = sig["n"] * sig["oh"] * sig["ow"]
+    tiles = fused_tiles(_gemm_variants.traits(cl_device), sig["N"], sig["c"], m)
+    if not tiles:
+        return None
+    if _MODE == "all":
+        return list(tiles[0])
+    if sig["dt"] != "f32" or not hasattr(device, "platform"):
+        return list(tiles[0]) if _by_rule(sig) else None
+    default = {"fuse": True, "tile": list(tiles[0])} if _by_rule(sig) else {"fuse": False}
+    cands = [{"fuse": False}, *({"fuse": True, "tile": list(t)} for t in tiles)]
+    flop = 2.0 * m * sig["c"] * (sig["fh"] * sig["fw"] + sig["N"])
+    tuner = tuning.tuner_for(device)
+    v = tuner.choose(op_index, "dwpw", sig, cands, default,
+                     lambda v: scratch_layer(device, tuner, v, sig), flop=flop, owner=planner,
+                     scratch_bytes=4 * (sig["n"] * sig["h"] * sig["w"] * sig["c"] +
+                                        2 * m * max(sig["c"], sig["N"])))
+    return v["tile"] if v.get("fuse") else None
+
+
+def _by_rule(sig: dict) -> bool:
+    """The choice without a measurement: fused where the 1x1 convolution has at least 64
+    input channels and 32 outputs (its GEMM then outweighs the depthwise work the fused
+    kernel does without the depthwise kernel's tiling; on PoCL / AVX-512 such layers ran
+    0.67-1.0x the two launches' kernel time, the narrower ones 0.6-1.6x)."""
+    return sig["c"] >= 64 and sig["N"] >= 32
+
+
+def scratch_layer(device, tuner, v: dict, s: dict):
+    """(kernels, release) of one float32 depthwise -> 1x1 layer on zeroed scratch buffers:
+    fused in tile ``v["tile"]``, or (``v["fuse"]`` false) as the depthwise and GEMM launches
+    in their cached (else heuristic) variants."""
+    import numpy as np
+    import pyopencl as cl
+
+    from clnn.kernels import _depthwise_variants as dwv
+
+    m = s["n"] * s["oh"] * s["ow"]
+    n_out, c = s["N"], s["c"]
+    traits = _gemm_variants.traits(device.cl_device)
+    if not v["fuse"]:
+        dsig = {k: s[k] for k in ("dt", "n", "h", "w", "c", "oh", "ow", "fh", "fw", "sh", "sw",
+                                  "dh", "dw")}
+        dv = _cached(tuner, "depthwise", dsig,
+                     dwv.heuristic(traits.cpu, c, s["ow"], s["fw"], s["sw"], s["dw"]))
+        gsig = {"dt": "f32", "amode": "rows", "M": m, "N": n_out, "K": c, "batches": 1}
+        gv = _cached(tuner, "gemm", gsig, _gemm_variants.heuristic(traits, n_out, m, c))
+        k1, r1 = dwv.scratch_depthwise(device, dv, dsig)
+        k2, r2 = _gemm_variants.scratch_gemm(device, gv, "f32", "rows", m, n_out, c, 1)
+
+        def release_both():
+            r1()
+            r2()
+
+        return k1 + k2, release_both
+    mr, nv, vw = v["tile"]
+    nr = nv * vw
+    sizes = (s["n"] * s["h"] * s["w"] * c, s["fh"] * s["fw"] * c, c,
+             _gemm.ceil_to(n_out, nr) * c, m * n_out, n_out)
+    q = device.timing_queue()
+    bufs = []
+    for n in sizes:
+        buf = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, max(4, 4 * n))
+        cl.enqueue_fill_buffer(q, buf, np.float32(0), 0, max(4, 4 * n))
+        bufs.append(buf)
+    src, wd, bd, bpk, out, bias = bufs
+    rec = _gemm_variants._Recorder(device, 2.0 * m * c * (s["fh"] * s["fw"] + n_out))
+    gsize = (-(-m // mr), 1, 1)
+    rec.launch("gemm", "dwpw", _key("f32", v["tile"], c, traits.cpu, s["fw"], s["sw"], s["dw"]),
+               gsize, _args(src, wd, bd, bpk, out, bias, None, None, m, n_out, c, s["h"],
+                            s["w"], s["oh"], s["ow"], s["fh"], (s["sh"], s["sw"]),
+                            (s["dh"], s["dw"]), 0, 0, 0, -np.inf, np.inf, 1, n_out, n_out),
+               local_size=_local(traits, n_out, m, c, gsize), flexible=True)
+
+    def release():
+        for buf in bufs:
+            buf.release()
+
+    return rec.kernels, release
+
+
+def _cached(tuner, family: str, sig: dict, default: dict) -> dict:
+    entry = tuner.cache.get(family, sig) if tuner.cache is not None else None
+    return entry["choice"] if entry and isinstance(entry.get("choice"), dict) else default
+
+
+def _key(dt: str, tile, c: int, cpu: bool, fw: int, sx: int, dx: int) -> dict:
+    mr, nv, vw = tile
+    return {"dt": dt, "mr": mr, "nv": nv, "vw": vw, "cv": chunk_width(c, cpu), "fw": fw,
+            "sx": sx, "dx": dx, "kmax": panel_length(c)}
+
+
+def _local(traits, n_out: int, m: int, c: int, gsize):
+    return _gemm.local_for(_gemm_variants.heuristic(traits, n_out, m, c)["wg"], gsize)
+
+
+def _args(src, wd, bd, bpk, out, bias, res, alpha, m, n_out, c, h, w, oh, ow, fh, stride,
+          dilation, top, left, act, lo, hi, post, res_ld, res_n) -> list:
+    """The arguments of ``dwpw``: tensors as (buffer, element offset) pairs or In / Out
+    (``res``, ``alpha``: None where the epilogue reads none); ``act`` the depthwise
+    convolution's activation code."""
+    none = [None, i32(0)]
+    dlo, dhi = activation_range_float(act)
+    return [*_pair(src), *_pair(wd), *_pair(bd), bpk, i32(0), *_pair(out), *_pair(bias),
+            *(none if res is None else _pair(res)), *(none if alpha is None else _pair(alpha)),
+            *[i32(v) for v in (m, n_out, c, h, w, ow, oh * ow, fh, *stride, *dilation, top,
+                               left)],
+            f32(dlo), f32(dhi), i32(n_out), f32(lo), f32(hi), i32(post), i32(res_ld),
+            i32(res_n)]
+
+
+def _pair(t) -> list:
+    return _gemm.tensor_arg(t)
+
+
+#: CLNN_DWPW: 0 turns the depthwise -> pointwise fusion off, "all" on wherever a tile fits
+#: (tests, A/B measurements)
+_MODE = os.environ.get("CLNN_DWPW", "1")
 
 
 def plan_dwpw(ctx, b, epilogue, residual_columns, post_fn):
     """Launch ``dwpw`` for the CONV_2D of ``ctx`` and the depthwise convolution fused into it
-    (``b.depthwise``); ``epilogue``, ``residual_columns``, ``post_fn``: conv2d's helpers for
-    the convolution's own fusions (ADD, activation)."""
+    (``b.depthwise``, with the tile chosen at fusion); ``epilogue``, ``residual_columns``,
+    ``post_fn``: conv2d's helpers for the convolution's own fusions (ADD, activation)."""
     import numpy as np
 
     from hal.operations import conv2d as hal_conv2d
@@ -54,27 +195,18 @@ def plan_dwpw(ctx, b, epilogue, residual_columns, post_fn):
     n_out, _, _, k = (int(d) for d in fi.shape)
     bsz, oh, ow, _ = (int(d) for d in out.shape)
     m = bsz * oh * ow
-    dt = code(out)
     traits = _gemm_variants.traits(b.device.cl_device)
-    mr, nv, vw = pick_tile(traits, n_out, m, k)
-    nr = nv * vw
-    cv = chunk_width(k, traits.cpu)
+    mr, nv, vw = f.tile
     bt = np.asarray(fi.value, np.float32).reshape(1, n_out, k).transpose(0, 2, 1)
-    bpk = _gemm.device_buffer(b, _gemm.pack_weights(bt, nr, False))
-    p = hal_conv2d.conv_params(ctx)
-    lo, hi, res, alpha = epilogue(ctx, b, p, out)
-    dlo, dhi = activation_range_float(f.activation)
+    bpk = _gemm.device_buffer(b, _gemm.pack_weights(bt, nv * vw, False))
+    lo, hi, res, alpha = epilogue(ctx, b, hal_conv2d.conv_params(ctx), out)
     post = 1 | (res is not None) << 1 | (alpha is not None) << 2 | \
         _gemm.FLEX_FUNCTIONS.index(post_fn(b)) << 4
-    none = [None, i32(0)]
     res_ld, res_n = residual_columns(b) or (n_out, n_out)
-    gsize = (-(-m // mr), -(-n_out // nr), 1)
-    variant_wg = _gemm_variants.heuristic(traits, n_out, m, k)["wg"]
-    b.launch("gemm", "dwpw", {"dt": dt, "mr": mr, "nv": nv, "vw": vw, "cv": cv, "fw": f.fw},
-             gsize, local_size=_gemm.local_for(variant_wg, gsize), flexible=True, args=[
-                 *b.tensor(f.source), *b.tensor(f.filter), *b.tensor(f.bias), bpk, i32(0),
-                 Out(0), In(2), *(none if res is None else res),
-                 *(none if alpha is None else alpha),
-                 *[i32(v) for v in (m, n_out, k, f.height, f.width, ow, oh * ow, f.fh,
-                                    *f.stride, *f.dilation, f.top, f.left)],
-                 f32(dlo), f32(dhi), i32(n_out), lo, hi, i32(post), i32(res_ld), i32(res_n)])
+    gsize = (-(-m // mr), 1, 1)
+    key = _key(code(out), f.tile, k, traits.cpu, f.fw, f.stride[1], f.dilation[1])
+    b.launch("gemm", "dwpw", key, gsize,
+             _args(b.tensor(f.source), b.tensor(f.filter), b.tensor(f.bias), bpk, Out(0),
+                   In(2), res, alpha, m, n_out, k, f.height, f.width, oh, ow, f.fh, f.stride,
+                   f.dilation, f.top, f.left, f.activation, lo, hi, post, res_ld, res_n),
+             local_size=_local(traits, n_out, m, k, gsize), flexible=True)

@@ -136,11 +136,11 @@ class _Recorder:
 
     def launch(self, family, name, params, global_size, args, local_size=None,
                flexible=False):
-        import pyopencl as cl
 
         from clnn.launch import work_groups
 
-        k = cl.Kernel(self.device.programs.program(family, name, params), name)
+        # (kernel(): the key may already be built into a combined program, renamed)
+        k = self.device.programs.kernel(family, name, params)
         k.set_args(*args)
         gs = tuple(int(g) for g in global_size)
         self.kernels.append((k, gs, work_groups(k, self.device.cl_device, name, gs, local_size,

@@ -120,22 +120,25 @@ ${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant)}
 
 ## A depthwise convolution (depth multiplier 1, NHWC) feeding a pointwise GEMM, in one kernel
 ## (clnn/fusion.py DepthwiseFusion): C[m, n] = epilogue(sum_k D[m, k] * B[k, n]) where D is the
-## depthwise output, computed on the fly: per chunk of cv channels, each of the work-item's mr
-## pixels (m = (batch, oy, ox)) accumulates its fh x fw window of cv-wide input vectors times
-## the depthwise filter ([fh, fw, K]), adds the depthwise bias and clamps to [dlo, dhi] (its
-## fused activation); each of the cv lanes is then broadcast into the outer product with one
-## row of the packed B ([ceil(N/nr), K, nr], as ``gemm``). The depthwise output never reaches
-## memory and one launch does the work of two. Taps outside the input add nothing (padding).
-## Knobs: dt (f32 / f16 storage of x, the depthwise filter and bias, and C), the GEMM tile
-## (mr, nv, vw), cv (channels per chunk: divides K) and fw (filter width, unrolled). The
-## epilogue is the flex one of ``gemm`` (NHWC).
-<%def name="dwpw(dt, mr, nv, vw, cv, fw)">
+## depthwise output, computed on the fly. A work-item takes mr pixels (m = (batch, oy, ox)) and
+## every output column: first their depthwise outputs over all K channels, chunk by chunk of cv
+## channels (each pixel accumulates its fh x fw window of cv-wide input vectors times the
+## depthwise filter [fh, fw, K], adds the depthwise bias, clamps to [dlo, dhi], its fused
+## activation) into a private panel dm[mr][kmax]; then the GEMM of ``gemm`` ("rows": A read
+## from the panel, each value broadcast by its load into the multiplies) over each column panel
+## of nr columns of the packed B ([ceil(N/nr), K, nr]), with the flex NHWC epilogue (full
+## vectors stored as vectors, a partial last one element by element). The depthwise output
+## never reaches global memory and one launch does the work of two. Taps outside the input add
+## nothing (padding). Knobs: dt (f32 / f16 storage of x, the depthwise filter and bias, and C),
+## the GEMM tile (mr, nv, vw), cv (channels per chunk: divides K), fw, sx, dx (filter width,
+## horizontal stride and dilation: unrolled) and kmax (the panel's row length: K <= kmax).
+<%def name="dwpw(dt, mr, nv, vw, cv, fw, sx, dx, kmax)">
 <%
     nr = nv * vw
+    span = (mr - 1) * sx + (fw - 1) * dx + 1
     V = "float%d" % vw
     CV = "float%d" % cv if cv > 1 else "float"
     T = capture(c.ctype, dt)
-    lane = (lambda r, l: "d%d.s%x" % (r, l)) if cv > 1 else (lambda r, l: "d%d" % r)
 %>
 __kernel void dwpw(${c.tparam(dt, "src", True)}, ${c.tparam(dt, "wd", True)},
                    ${c.tparam(dt, "bd", True)}, __global const float* b, int b_off,
@@ -146,15 +149,14 @@ __kernel void dwpw(${c.tparam(dt, "src", True)}, ${c.tparam(dt, "wd", True)},
                    float lo, float hi, int post, int res_ld, int res_n)
 {
     const int has_bias = post & 1, has_res = post & 2, has_prelu = post & 4, fnc = post >> 4;
-    const int im = get_global_id(0), jn = get_global_id(1);
-    const int m0 = im * ${mr}, n0 = jn * ${nr};
+    const int m0 = get_global_id(0) * ${mr};
     const int choff = 0;
     src += src_off;
     wd += wd_off;
     bd += bd_off;
     c += c_off;
     if (has_res) res += res_off;
-    const __global float* bp = b + b_off + (size_t)jn * K * ${nr};
+    float dm[${mr * kmax}];
 % for r in range(mr):
     int iy${r}, ix${r};
     const __global ${T}* xp${r};
@@ -167,11 +169,10 @@ __kernel void dwpw(${c.tparam(dt, "src", True)}, ${c.tparam(dt, "wd", True)},
         xp${r} = src + (size_t)bn * H * W * K;
     }
 % endfor
-% for r in range(mr):
-  % for v in range(nv):
-    ${V} c${r}_${v} = (${V})(0);
-  % endfor
-% endfor
+    /* the mr pixels in one output row with their windows inside the input row: each tap row
+       loads its span of input vectors once, shared by the pixels (``row_ok``) */
+    const int row_ok = ix${mr - 1} - ix0 == ${(mr - 1) * sx} && ix0 >= 0 &&
+                       ix${mr - 1} + ${(fw - 1) * dx} < W;
     for (int k0 = 0; k0 < K; k0 += ${cv}) {
         const ${CV} bdv = ${c.vldf(dt, cv, "bd", "k0")};
 % for r in range(mr):
@@ -181,35 +182,63 @@ __kernel void dwpw(${c.tparam(dt, "src", True)}, ${c.tparam(dt, "wd", True)},
 % for tx in range(fw):
             const ${CV} w${tx} = ${c.vldf(dt, cv, "wd", "(ty * %d + %d) * K + k0" % (fw, tx))};
 % endfor
+            if (row_ok) {
+                const int iy = iy0 + ty * dh;
+                if (iy >= 0 && iy < H) {
+                    const __global ${T}* row = xp0 + ((size_t)iy * W + ix0) * K + k0;
+% for q in range(span):
+                    const ${CV} s${q} = ${c.vldf(dt, cv, "row", "%d * K" % q)};
+% endfor
+% for r in range(mr):
+  % for tx in range(fw):
+                    d${r} = fma(s${r * sx + tx * dx}, w${tx}, d${r});
+  % endfor
+% endfor
+                }
+                continue;
+            }
 % for r in range(mr):
             {
                 const int iy = iy${r} + ty * dh;
                 if (iy >= 0 && iy < H) {
                     const __global ${T}* row = xp${r} + (size_t)iy * W * K + k0;
   % for tx in range(fw):
-                    if (ix${r} + ${tx} * dw >= 0 && ix${r} + ${tx} * dw < W)
-                        d${r} = fma(${c.vldf(dt, cv, "row", "(ix%d + %d * dw) * K" % (r, tx))}, w${tx}, d${r});
+                    if (ix${r} + ${tx * dx} >= 0 && ix${r} + ${tx * dx} < W)
+                        d${r} = fma(${c.vldf(dt, cv, "row", "(ix%d + %d) * K" % (r, tx * dx))}, w${tx}, d${r});
   % endfor
                 }
             }
 % endfor
         }
 % for r in range(mr):
-        d${r} = clamp(d${r}, (${CV})dlo, (${CV})dhi);
-% endfor
-        const __global float* bk = bp + k0 * ${nr};
-% for l in range(cv):
-  % for v in range(nv):
-        {
-            const ${V} bl = vload${vw}(${l * nv + v}, bk);
-    % for r in range(mr):
-            c${r}_${v} = fma((${V})(${lane(r, l)}), bl, c${r}_${v});
-    % endfor
-        }
-  % endfor
+  % if cv > 1:
+        vstore${cv}(clamp(d${r}, (${CV})dlo, (${CV})dhi), 0, dm + ${r * kmax} + k0);
+  % else:
+        dm[${r * kmax} + k0] = clamp(d${r}, dlo, dhi);
+  % endif
 % endfor
     }
+    for (int jn = 0; jn * ${nr} < N; ++jn) {
+        const int n0 = jn * ${nr};
+        const __global float* bp = b + b_off + (size_t)jn * K * ${nr};
+% for r in range(mr):
+  % for v in range(nv):
+        ${V} c${r}_${v} = (${V})(0);
+  % endfor
+% endfor
+        for (int k = 0; k < K; ++k) {
+% for v in range(nv):
+            const ${V} b${v} = vload${vw}(${v}, bp + k * ${nr});
+% endfor
+% for r in range(mr):
+            const float a${r} = dm[${r * kmax} + k];
+  % for v in range(nv):
+            c${r}_${v} = fma((${V})a${r}, b${v}, c${r}_${v});
+  % endfor
+% endfor
+        }
 ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
+    }
 }
 </%def>
 

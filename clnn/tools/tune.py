@@ -18,6 +18,8 @@ def _variant(v) -> str:
     if isinstance(v, dict) and "vw" in v and "tile" not in v:  # depthwise_tile
         rows = {-1: "auto", 0: "driver"}.get(v["rows"], v["rows"])
         return f"vw {v['vw']} tx {v['tx']} rows {rows}"
+    if isinstance(v, dict) and "fuse" in v:  # depthwise -> 1x1 (clnn/kernels/_dwpw.py)
+        return f"fused tile {'x'.join(map(str, v['tile']))}" if v["fuse"] else "two launches"
     if not isinstance(v, dict) or "tile" not in v:
         return json.dumps(v)
     wg = v.get("wg")
@@ -29,6 +31,8 @@ def _sig(s) -> str:
     if isinstance(s, dict) and {"M", "N", "K"} <= set(s):
         b = f" x{s['batches']}" if s.get("batches", 1) != 1 else ""
         return f"{s['amode']:6} M{s['M']} N{s['N']} K{s['K']}{b}"
+    if isinstance(s, dict) and {"c", "fh", "fw", "oh", "ow", "N"} <= set(s):  # dw -> 1x1
+        return f"dw {s['fh']}x{s['fw']}/{s['sw']} {s['oh']}x{s['ow']}x{s['c']} -> {s['N']}"
     if isinstance(s, dict) and {"c", "fh", "fw", "oh", "ow"} <= set(s):  # depthwise
         return f"dw {s['fh']}x{s['fw']}/{s['sw']} {s['oh']}x{s['ow']}x{s['c']}"
     return json.dumps(s)

@@ -1,0 +1,216 @@
+"""DEPTHWISE_CONV_2D -> CONV_2D 1x1 in one kernel (clnn/fusion.py DepthwiseFusion,
+clnn/kernels/_dwpw.py, gemm.cl.mako ``dwpw``): every form the fused kernel takes (strides,
+dilations, padding of its own and from a PAD fused in, the depthwise and the 1x1 activations,
+an ADD and an activation operation fused into the epilogue, every chunk width, partial column
+vectors, batches, float16) against the reference device with the fusion forced
+(CLNN_DWPW=all), the cases that must not fuse, and the tuner's choice (measured both ways,
+cached, reused by the next prepare without measuring)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from clnn import tuning
+from clnn.kernels import _dwpw
+from hal.builder import ModelBuilder
+from tests.kits.cl_compare import assert_close, outputs_of, run_ref
+
+F32 = "TENSOR_FLOAT32"
+F16 = "TENSOR_FLOAT16"
+
+
+def dwpw_model(t=F32, x_shape=(1, 9, 11, 16), n_out=24, f=3, stride=1, dil=1,
+               pads=(1, 1, 1, 1), dw_act=0, pw_act=0, pad_op=None, residual=False,
+               activation=None, second_reader=False, seed=0):
+    """x -> [PAD] -> DEPTHWISE_CONV_2D (f x f, explicit pads l r t b, stride, dilation,
+    dw_act) -> CONV_2D 1x1 to n_out (pw_act) [-> ADD(., r)] [-> activation operation]."""
+    rng = np.random.default_rng(seed)
+    dt = np.float32 if t == F32 else np.float16
+    b = ModelBuilder()
+    x = b.input(t, list(x_shape))
+    n, h, w, c = x_shape
+    src = x
+    if pad_op is not None:  # a PAD the depthwise convolution reads through
+        h, w = h + pad_op[0] + pad_op[1], w + pad_op[2] + pad_op[3]
+        spec = np.array([(0, 0), pad_op[:2], pad_op[2:], (0, 0)], np.int32)
+        src = b.op("PAD", [x, b.constant(spec)], b.tensor(t, [n, h, w, c]))
+    left, right, top, bottom = pads
+    eff = (f - 1) * dil + 1
+    oh, ow = (h + top + bottom - eff) // stride + 1, (w + left + right - eff) // stride + 1
+    wd = rng.uniform(-1, 1, (1, f, f, c)).astype(dt)
+    bd = rng.uniform(-1, 1, c).astype(dt)
+    d = b.op("DEPTHWISE_CONV_2D",
+             [src, b.constant(wd, t), b.constant(bd, t),
+              *[b.int32(v) for v in (left, right, top, bottom, stride, stride, 1, dw_act)],
+              b.bool(False), b.int32(dil), b.int32(dil)], b.tensor(t, [n, oh, ow, c]))
+    wp = rng.uniform(-1, 1, (n_out, 1, 1, c)).astype(dt)
+    bp = rng.uniform(-1, 1, n_out).astype(dt)
+    y = b.op("CONV_2D", [d, b.constant(wp, t), b.constant(bp, t), b.int32(1), b.int32(1),
+                         b.int32(1), b.int32(pw_act), b.bool(False)],
+             b.tensor(t, [n, oh, ow, n_out]))
+    inputs = [rng.uniform(-1, 1, x_shape).astype(dt)]
+    if residual:
+        r = b.input(t, [n, oh, ow, n_out])
+        y = b.op("ADD", [y, r, b.int32(1)], b.tensor(t, [n, oh, ow, n_out]))
+        inputs.append(rng.uniform(-1, 1, (n, oh, ow, n_out)).astype(dt))
+    if activation == "PRELU":
+        alpha = b.constant(rng.uniform(0, 0.5, n_out).astype(dt), t)
+        y = b.op("PRELU", [y, alpha], b.tensor(t, [n, oh, ow, n_out]))
+    elif activation is not None:
+        y = b.op(activation, [y], b.tensor(t, [n, oh, ow, n_out]))
+    b.mark_output(y)
+    if second_reader:
+        b.mark_output(b.op("RELU", [d], b.tensor(t, [n, oh, ow, c])))
+    return b.finish(), inputs
+
+
+def launch_names(pm):
+    return [launch.name for p in pm.partitions for pl in p.plans.values()
+            for launch in pl.launches]
+
+
+def check(device, model, inputs, fused: bool, kind="f32"):
+    pm = device.prepare_model(model)
+    for got, want in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
+        assert_close(got, want, kind)
+    names = launch_names(pm)
+    assert ("gemm.dwpw" in names) == fused, names
+    assert ("depthwise_conv2d.depthwise_tile" in names) != fused, names
+    return pm
+
+
+@pytest.fixture
+def forced(monkeypatch):
+    monkeypatch.setattr(_dwpw, "_MODE", "all")
+
+
+CASES = {
+    "base": {},
+    "stride2-partial-vector": dict(x_shape=(1, 10, 9, 8), n_out=12, stride=2,
+                                   pads=(0, 1, 0, 1), pw_act=1),
+    "dilated-5x5-batch2": dict(x_shape=(2, 11, 12, 4), n_out=20, f=5, dil=2,
+                               pads=(4, 4, 3, 5)),
+    "chunk2": dict(x_shape=(1, 7, 8, 6), n_out=7, dw_act=3),
+    "chunk1-valid": dict(x_shape=(1, 6, 6, 3), n_out=4, pads=(0, 0, 0, 0), dw_act=2),
+    "wide16": dict(x_shape=(1, 5, 13, 32), n_out=48, dw_act=1, pw_act=3),
+    "pad-fused": dict(x_shape=(1, 8, 8, 16), pad_op=(0, 1, 0, 1), pads=(0, 0, 0, 0),
+                      stride=2),
+    "residual": dict(residual=True),
+    "relu6-op": dict(activation="RELU6"),
+    "prelu-op": dict(activation="PRELU", n_out=20),
+    "hard-swish-op": dict(activation="HARD_SWISH", x_shape=(1, 6, 7, 8), n_out=16),
+    "logistic-residual": dict(activation="LOGISTIC", residual=True, n_out=28),
+    "panels-partial": dict(x_shape=(1, 6, 9, 16), n_out=50, pw_act=2),
+    "panels-wide": dict(x_shape=(1, 5, 6, 72), n_out=96, residual=True),
+    "stride2-dilated": dict(x_shape=(1, 13, 14, 8), n_out=16, stride=2, dil=2,
+                            pads=(2, 2, 2, 2)),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_fused_matches_reference(cl_device, forced, case):
+    model, inputs = dwpw_model(**CASES[case])
+    check(cl_device, model, inputs, fused=True)
+
+
+@pytest.mark.parametrize("case", ["base", "stride2-partial-vector", "residual"])
+def test_fused_float16(cl_device, forced, case):
+    model, inputs = dwpw_model(F16, **CASES[case])
+    check(cl_device, model, inputs, fused=True, kind="f16")
+
+
+@pytest.mark.parametrize("kw", [
+    dict(second_reader=True),            # the depthwise output is read twice
+    dict(x_shape=(1, 4, 4, 520)),        # more channels than the private panel holds
+    dict(n_out=3),                       # fewer than 4 columns (conv_cvec's)
+], ids=["second-reader", "wide-input", "narrow-output"])
+def test_not_fused(cl_device, forced, kw):
+    model, inputs = dwpw_model(**kw)
+    check(cl_device, model, inputs, fused=False)
+
+
+def test_off_switch(cl_device, monkeypatch):
+    monkeypatch.setattr(_dwpw, "_MODE", "0")
+    model, inputs = dwpw_model()
+    check(cl_device, model, inputs, fused=False)
+
+
+def test_untuned_layers_run_as_two_launches(cl_device, monkeypatch):
+    # CLNN_TUNE=off: nothing measured, the heuristic's two launches
+    monkeypatch.setattr(_dwpw, "_MODE", "1")
+    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    tuning.tuner_for(cl_device, "off")
+    try:
+        model, inputs = dwpw_model()
+        check(cl_device, model, inputs, fused=False)
+    finally:
+        cl_device._clnn_tuner = None
+
+
+def test_fused_tiles_and_rule():
+    from clnn.kernels._gemm_variants import Traits
+
+    cpu = Traits(cpu=True, max_wg=4096, max_items=(4096,) * 3, local_mem=1 << 20)
+    gpu = Traits(cpu=False, max_wg=256, max_items=(1024, 1024, 64), local_mem=48 << 10)
+    for n in (4, 7, 24, 48, 64, 256):
+        tiles = _dwpw.fused_tiles(cpu, n, 16)
+        # the 1x1 convolution's heuristic tile first, then 4 pixels of the same columns
+        assert tiles[0] == tuple(_dwpw._gemm_variants.heuristic(cpu, n, 0, 16)["tile"])
+        assert all(t[1:] == tiles[0][1:] for t in tiles) and tiles[-1][0] == 4
+    assert not _dwpw.fused_tiles(cpu, 3, 16) and not _dwpw.fused_tiles(cpu, 16, 513)
+    assert not _dwpw.fused_tiles(gpu, 24, 16)  # a private panel per work-item: CPUs only
+    assert [_dwpw.chunk_width(c, True) for c in (32, 24, 12, 6, 3)] == [16, 8, 4, 2, 1]
+    assert [_dwpw.panel_length(c) for c in (3, 64, 65, 512, 513)] == [64, 64, 128, 512, None]
+    sig = {"c": 64, "N": 32}
+    assert _dwpw._by_rule(sig) and not _dwpw._by_rule({**sig, "c": 48}) and \
+        not _dwpw._by_rule({**sig, "N": 24})
+
+
+def test_untuned_wide_layers_fuse_by_rule(cl_device, monkeypatch):
+    monkeypatch.setattr(_dwpw, "_MODE", "1")
+    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    tuning.tuner_for(cl_device, "off")
+    try:
+        model, inputs = dwpw_model(x_shape=(1, 6, 7, 64), n_out=32)
+        check(cl_device, model, inputs, fused=True)
+    finally:
+        cl_device._clnn_tuner = None
+
+
+def test_tuner_measures_both_ways_and_the_next_prepare_reuses(cl_device, tmp_path,
+                                                               monkeypatch):
+    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(_dwpw, "_MODE", "1")
+    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    tuner = tuning.tuner_for(cl_device, "full", unbounded=True)
+    try:
+        model, inputs = dwpw_model(x_shape=(1, 32, 32, 16), n_out=24)
+        pm = cl_device.prepare_model(model)
+        recs = [r for r in tuner.records if r.family == "dwpw"]
+        assert len(recs) == 1 and not recs[0].cached, tuner.records
+        entry = tuner.cache.get("dwpw", recs[0].signature)
+        # both ways measured: the two launches and every fused tile
+        assert set(entry["times_ms"]) == {tuning._key(c) for c in (
+            {"fuse": False}, *({"fuse": True, "tile": list(t)} for t in _dwpw.fused_tiles(
+                _dwpw._gemm_variants.traits(cl_device.cl_device), 24, 16, 32 * 32)))}
+        fused = recs[0].choice.get("fuse")
+        assert ("gemm.dwpw" in launch_names(pm)) == fused
+        for got, want in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
+            assert_close(got, want, "f32")
+        measured = tuner.measured
+        cl_device.prepare_model(model)
+        assert tuner.measured == measured  # reused from the cache
+        assert [r.cached for r in tuner.records if r.family == "dwpw"][-1]
+    finally:
+        cl_device._clnn_tuner = None
+
+
+def test_tune_report_formats_the_fusion():
+    from clnn.tools.tune import _sig, _variant
+
+    assert _variant({"fuse": False}) == "two launches"
+    assert _variant({"fuse": True, "tile": [4, 3, 8]}) == "fused tile 4x3x8"
+    assert _sig({"dt": "f32", "n": 1, "h": 64, "w": 64, "c": 24, "oh": 64, "ow": 64, "fh": 3,
+                 "fw": 3, "sh": 1, "sw": 1, "dh": 1, "dw": 1, "N": 28}) == \
+        "dw 3x3/1 64x64x24 -> 28"
