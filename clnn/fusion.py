@@ -525,7 +525,7 @@ def _depthwise_fusions(g: _Graph, taken: set, pads: dict,
         sig = {"dt": "f32" if x.type == OperandType.TENSOR_FLOAT32 else "f16",
                "n": int(x.shape[0]), "h": h, "w": w, "c": c, "oh": oh, "ow": ow, "fh": fh,
                "fw": fw, "sh": dp.stride_h, "sw": dp.stride_w, "dh": dp.dil_h,
-               "dw": dp.dil_w, "N": int(fi.shape[0])}
+               "dw": dp.dil_w, "pt": top, "pl": left, "N": int(fi.shape[0])}
         tile = dwpw_choose(j, sig)
         if tile is None:
             continue

@@ -133,7 +133,8 @@ def scratch_layer(device, tuner, v: dict, s: dict):
     rec.launch("gemm", "dwpw", _key("f32", v["tile"], c, traits.cpu, s["fw"], s["sw"], s["dw"]),
                gsize, _args(src, wd, bd, bpk, out, bias, None, None, m, n_out, c, s["h"],
                             s["w"], s["oh"], s["ow"], s["fh"], (s["sh"], s["sw"]),
-                            (s["dh"], s["dw"]), 0, 0, 0, -np.inf, np.inf, 1, n_out, n_out),
+                            (s["dh"], s["dw"]), s["pt"], s["pl"], 0, -np.inf, np.inf, 1, n_out,
+                            n_out),
                local_size=_local(traits, n_out, m, c, gsize), flexible=True)
 
     def release():

@@ -169,10 +169,10 @@ __kernel void dwpw(${c.tparam(dt, "src", True)}, ${c.tparam(dt, "wd", True)},
         xp${r} = src + (size_t)bn * H * W * K;
     }
 % endfor
-    /* the mr pixels in one output row with their windows inside the input row: each tap row
-       loads its span of input vectors once, shared by the pixels (``row_ok``) */
-    const int row_ok = ix${mr - 1} - ix0 == ${(mr - 1) * sx} && ix0 >= 0 &&
-                       ix${mr - 1} + ${(fw - 1) * dx} < W;
+    /* the mr pixels in one output row: each tap row loads its span of input vectors once,
+       shared by the pixels (``row_ok``); columns outside the input (padding) load a clamped
+       column and take zero */
+    const int row_ok = ix${mr - 1} - ix0 == ${(mr - 1) * sx};
     for (int k0 = 0; k0 < K; k0 += ${cv}) {
         const ${CV} bdv = ${c.vldf(dt, cv, "bd", "k0")};
 % for r in range(mr):
@@ -185,9 +185,9 @@ __kernel void dwpw(${c.tparam(dt, "src", True)}, ${c.tparam(dt, "wd", True)},
             if (row_ok) {
                 const int iy = iy0 + ty * dh;
                 if (iy >= 0 && iy < H) {
-                    const __global ${T}* row = xp0 + ((size_t)iy * W + ix0) * K + k0;
+                    const __global ${T}* row = xp0 + (size_t)iy * W * K + k0;
 % for q in range(span):
-                    const ${CV} s${q} = ${c.vldf(dt, cv, "row", "%d * K" % q)};
+                    const ${CV} s${q} = (uint)(ix0 + ${q}) < (uint)W ? ${c.vldf(dt, cv, "row", "clamp(ix0 + %d, 0, W - 1) * K" % q)} : (${CV})(0.0f);
 % endfor
 % for r in range(mr):
   % for tx in range(fw):
