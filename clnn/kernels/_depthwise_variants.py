@@ -84,9 +84,9 @@ def choose(b, *, dt: str, n: int, h: int, w: int, o: int, oh: int, ow: int, fh: 
                         scratch_bytes=4 * n * o * (h * w + oh * ow))
 
 
-def scratch_depthwise(device, v: dict, s: dict):
+def scratch_depthwise(device, v: dict, s: dict, out=None):
     """(kernels, release) of one float32 depthwise_tile layer in variant ``v`` on zeroed
-    scratch buffers."""
+    scratch buffers (``out``: the output buffer, the caller's, else one of them)."""
     import numpy as np
     import pyopencl as cl
 
@@ -96,10 +96,13 @@ def scratch_depthwise(device, v: dict, s: dict):
              s["n"] * s["oh"] * s["ow"] * s["c"])
     q = device.timing_queue()
     bufs = []
-    for n in sizes:
+    for n in sizes[:3] if out is not None else sizes:
         buf = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, max(4, 4 * n))
         cl.enqueue_fill_buffer(q, buf, np.float32(0), 0, max(4, 4 * n))
         bufs.append(buf)
+    mine = list(bufs)
+    if out is not None:
+        bufs.append(out)
     key = {"dt": "f32", "fdt": "f32", "vw": v["vw"], "tx": v["tx"], "fw": s["fw"],
            "sw": s["sw"], "dw": s["dw"]}
     gsize = (s["c"] // v["vw"], -(-s["ow"] // v["tx"]), s["n"] * s["oh"])
@@ -114,7 +117,7 @@ def scratch_depthwise(device, v: dict, s: dict):
                flexible=True)
 
     def release():
-        for buf in bufs:
+        for buf in mine:
             buf.release()
 
     return rec.kernels, release

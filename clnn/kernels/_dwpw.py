@@ -109,12 +109,15 @@ def scratch_layer(device, tuner, v: dict, s: dict):
                      dwv.heuristic(traits.cpu, c, s["ow"], s["fw"], s["sw"], s["dw"]))
         gsig = {"dt": "f32", "amode": "rows", "M": m, "N": n_out, "K": c, "batches": 1}
         gv = _cached(tuner, "gemm", gsig, _gemm_variants.heuristic(traits, n_out, m, c))
-        k1, r1 = dwv.scratch_depthwise(device, dv, dsig)
-        k2, r2 = _gemm_variants.scratch_gemm(device, gv, "f32", "rows", m, n_out, c, 1)
+        # the GEMM reads what the depthwise kernel wrote (in the caches, as in a model)
+        mid = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, max(4, 4 * m * c))
+        k1, r1 = dwv.scratch_depthwise(device, dv, dsig, out=mid)
+        k2, r2 = _gemm_variants.scratch_gemm(device, gv, "f32", "rows", m, n_out, c, 1, a=mid)
 
         def release_both():
             r1()
             r2()
+            mid.release()
 
         return k1 + k2, release_both
     mr, nv, vw = v["tile"]

@@ -147,9 +147,11 @@ class _Recorder:
                                                 self.heavy, flexible)))
 
 
-def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, batches: int):
+def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, batches: int,
+                 a=None):
     """(kernels, release) of one GEMM of this shape in variant ``v`` on zeroed scratch
-    buffers (the values do not change a float GEMM's time)."""
+    buffers (the values do not change a float GEMM's time; ``a``: the A buffer, the
+    caller's, else one of them)."""
     import numpy as np
     import pyopencl as cl
 
@@ -158,11 +160,15 @@ def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, b
     a_el = (_gemm.ceil_to(M, mr) if amode == "packed" else M) * K
     b_el = _gemm.ceil_to(N, nr) * K
     mf = cl.mem_flags
+    sizes = (a_el, b_el, M * N)
     bufs = [cl.Buffer(device.context, mf.READ_WRITE, max(4, 4 * n * batches))
-            for n in (a_el, b_el, M * N)]
+            for n in (sizes if a is None else sizes[1:])]
     q = device.timing_queue()
-    for buf, n in zip(bufs, (a_el, b_el, M * N)):
+    for buf, n in zip(bufs, sizes if a is None else sizes[1:]):
         cl.enqueue_fill_buffer(q, buf, np.float32(0), 0, max(4, 4 * n * batches))
+    mine = list(bufs)
+    if a is not None:
+        bufs.insert(0, a)
     rec = _Recorder(device, 2.0 * M * N * K * batches)
     _gemm.launch_gemm(rec, dt=dt, a=bufs[0], bpk=bufs[1], c=bufs[2], M=M, N=N, K=K,
                       tile=tuple(v["tile"]), amode=amode, sam=K, sak=1, ldc=N,
@@ -170,7 +176,7 @@ def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, b
                       wg=v["wg"])
 
     def release():
-        for buf in bufs:
+        for buf in mine:
             buf.release()
 
     return rec.kernels, release
