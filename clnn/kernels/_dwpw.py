@@ -53,10 +53,12 @@ def choose(planner, op_index: int, sig: dict) -> list | None:
     the variants the unfused plan would run) and keeps the faster: fused, a launch and the
     depthwise output's round trip through memory are saved, but the depthwise work runs
     inside the GEMM's work-items, without the depthwise kernel's own tiling, so which wins
-    depends on the layer (PoCL / AVX-512, kernel time fused / two launches: 0.6-0.7 on
-    [112x112, 16 -> 24] and [96x96, 64 -> 64], 1.2-1.4 on [96x96, 8..32 -> 8..32]). Without
-    a measurement (no tuning entry, CLNN_TUNE=off, float16): :func:`_by_rule`.
-    $CLNN_DWPW=0: never fused; =all: fused wherever a tile fits (tests)."""
+    depends on the layer and no simple rule held (PoCL / AVX-512, kernel time fused / two
+    launches, the GEMM reading the depthwise output from the caches: 0.64 on [128x128,
+    16 -> 8], 0.75 on [28x28, 144 -> 24], 0.82 on [64x64, 24 -> 24], 0.93-1.07 on most
+    others, 1.3-1.8 on [96x96, 8..32 -> 8..32]). Without a measurement (no tuning entry,
+    CLNN_TUNE=off, float16): two launches. $CLNN_DWPW=0: never fused; =all: fused wherever
+    a tile fits (tests)."""
     from clnn import tuning
 
     device = planner.device
@@ -70,9 +72,9 @@ def choose(planner, op_index: int, sig: dict) -> list | None:
     if _MODE == "all":
         return list(tiles[0])
     if sig["dt"] != "f32" or not hasattr(device, "platform"):
-        return list(tiles[0]) if _by_rule(sig) else None
-    default = {"fuse": True, "tile": list(tiles[0])} if _by_rule(sig) else {"fuse": False}
-    cands = [{"fuse": False}, *({"fuse": True, "tile": list(t)} for t in tiles)]
+        return None
+    default = {"fuse": False}
+    cands = [default, *({"fuse": True, "tile": list(t)} for t in tiles)]
     flop = 2.0 * m * sig["c"] * (sig["fh"] * sig["fw"] + sig["N"])
     tuner = tuning.tuner_for(device)
     v = tuner.choose(op_index, "dwpw", sig, cands, default,
@@ -80,14 +82,6 @@ def choose(planner, op_index: int, sig: dict) -> list | None:
                      scratch_bytes=4 * (sig["n"] * sig["h"] * sig["w"] * sig["c"] +
                                         2 * m * max(sig["c"], sig["N"])))
     return v["tile"] if v.get("fuse") else None
-
-
-def _by_rule(sig: dict) -> bool:
-    """The choice without a measurement: fused where the 1x1 convolution has at least 64
-    input channels and 32 outputs (its GEMM then outweighs the depthwise work the fused
-    kernel does without the depthwise kernel's tiling; on PoCL / AVX-512 such layers ran
-    0.67-1.0x the two launches' kernel time, the narrower ones 0.6-1.6x)."""
-    return sig["c"] >= 64 and sig["N"] >= 32
 
 
 def scratch_layer(device, tuner, v: dict, s: dict):

@@ -136,13 +136,14 @@ def test_off_switch(cl_device, monkeypatch):
     check(cl_device, model, inputs, fused=False)
 
 
-def test_untuned_layers_run_as_two_launches(cl_device, monkeypatch):
-    # CLNN_TUNE=off: nothing measured, the heuristic's two launches
+@pytest.mark.parametrize("kw", [{}, dict(x_shape=(1, 6, 7, 64), n_out=32)])
+def test_untuned_layers_run_as_two_launches(cl_device, monkeypatch, kw):
+    # CLNN_TUNE=off: nothing measured, two launches
     monkeypatch.setattr(_dwpw, "_MODE", "1")
     monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
     tuning.tuner_for(cl_device, "off")
     try:
-        model, inputs = dwpw_model()
+        model, inputs = dwpw_model(**kw)
         check(cl_device, model, inputs, fused=False)
     finally:
         cl_device._clnn_tuner = None
@@ -162,20 +163,6 @@ def test_fused_tiles_and_rule():
     assert not _dwpw.fused_tiles(gpu, 24, 16)  # a private panel per work-item: CPUs only
     assert [_dwpw.chunk_width(c, True) for c in (32, 24, 12, 6, 3)] == [16, 8, 4, 2, 1]
     assert [_dwpw.panel_length(c) for c in (3, 64, 65, 512, 513)] == [64, 64, 128, 512, None]
-    sig = {"c": 64, "N": 32}
-    assert _dwpw._by_rule(sig) and not _dwpw._by_rule({**sig, "c": 48}) and \
-        not _dwpw._by_rule({**sig, "N": 24})
-
-
-def test_untuned_wide_layers_fuse_by_rule(cl_device, monkeypatch):
-    monkeypatch.setattr(_dwpw, "_MODE", "1")
-    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
-    tuning.tuner_for(cl_device, "off")
-    try:
-        model, inputs = dwpw_model(x_shape=(1, 6, 7, 64), n_out=32)
-        check(cl_device, model, inputs, fused=True)
-    finally:
-        cl_device._clnn_tuner = None
 
 
 def test_tuner_measures_both_ways_and_the_next_prepare_reuses(cl_device, tmp_path,
