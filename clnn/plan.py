@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from clnn.fusion import find_fusions, find_views
-from clnn.kernels import kernel_for
-from clnn.kernels._dwpw import choose as dwpw_choose
+from clnn.kernels import _dwpw, kernel_for
 from clnn.kernels.registry import Unplannable
 from clnn.launch import LaunchBuilder, nbytes
 from clnn.memory import on_host
@@ -389,7 +388,7 @@ class Planner:
         # epilogue adds the residual), convolution [-> ADD] / ADD ... -> activation (the
         # epilogue applies it): clnn/fusion.py
         fusions = find_fusions(sg, part.ops, contexts, set(part.outputs),
-                               dwpw_choose=lambda op, sig: dwpw_choose(self, op, sig))
+                               dwpw_choose=lambda op, sig: _dwpw.choose(self, op, sig))
         fused, added, acts = fusions.pads, fusions.adds, fusions.activations
         dws = fusions.depthwise
         skipped = {f.pad_op for f in fused.values()} | {f.add_op for f in added.values()} | \

@@ -56,9 +56,10 @@ def choose(planner, op_index: int, sig: dict) -> list | None:
     depends on the layer and no simple rule held (PoCL / AVX-512, kernel time fused / two
     launches, the GEMM reading the depthwise output from the caches: 0.64 on [128x128,
     16 -> 8], 0.75 on [28x28, 144 -> 24], 0.82 on [64x64, 24 -> 24], 0.93-1.07 on most
-    others, 1.3-1.8 on [96x96, 8..32 -> 8..32]). Without a measurement (no tuning entry,
-    CLNN_TUNE=off, float16): two launches. $CLNN_DWPW=0: never fused; =all: fused wherever
-    a tile fits (tests)."""
+    others, 1.3-1.8 on [96x96, 8..32 -> 8..32]). Measured by ``clnn tune`` and in
+    CLNN_TUNE=full, not at a prepare in the default fast mode, which reuses what the cache
+    holds. Without a measurement (no tuning entry, CLNN_TUNE=off, float16): two launches.
+    $CLNN_DWPW=0: never fused; =all: fused wherever a tile fits (tests)."""
     from clnn import tuning
 
     device = planner.device
@@ -77,6 +78,10 @@ def choose(planner, op_index: int, sig: dict) -> list | None:
     cands = [default, *({"fuse": True, "tile": list(t)} for t in tiles)]
     flop = 2.0 * m * sig["c"] * (sig["fh"] * sig["fw"] + sig["N"])
     tuner = tuning.tuner_for(device)
+    if tuner.mode == "fast" and not tuner.unbounded:
+        # at prepare the cache only: measuring would compile the fused kernel's candidates
+        # (1-2 s each on a cold PoCL cache, against the 5 s first result); clnn tune does
+        flop = 0.0
     v = tuner.choose(op_index, "dwpw", sig, cands, default,
                      lambda v: scratch_layer(device, tuner, v, sig), flop=flop, owner=planner,
                      scratch_bytes=4 * (sig["n"] * sig["h"] * sig["w"] * sig["c"] +

@@ -201,3 +201,28 @@ def test_tune_report_formats_the_fusion():
     assert _sig({"dt": "f32", "n": 1, "h": 64, "w": 64, "c": 24, "oh": 64, "ow": 64, "fh": 3,
                  "fw": 3, "sh": 1, "sw": 1, "dh": 1, "dw": 1, "N": 28}) == \
         "dw 3x3/1 64x64x24 -> 28"
+
+
+def test_a_fast_prepare_measures_no_fusion(cl_device, tmp_path, monkeypatch):
+    # the default mode reuses the cache but never compiles fused candidates at prepare
+    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CLNN_TUNE_BUDGET", "1000")
+    monkeypatch.setattr(_dwpw, "_MODE", "1")
+    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    tuner = tuning.tuner_for(cl_device, "fast")
+    seen, choose = [], _dwpw.choose
+    monkeypatch.setattr(_dwpw, "choose", lambda p, op, sig: seen.append(sig) or
+                        choose(p, op, sig))
+    try:
+        model, inputs = dwpw_model(x_shape=(1, 64, 64, 16), n_out=24)
+        check(cl_device, model, inputs, fused=False)
+        sig = seen[0]
+        assert tuner.cache.get("dwpw", sig) is None and tuner.measured == 0
+        # a cached choice (clnn tune's) is used
+        tile = list(_dwpw.fused_tiles(_dwpw._gemm_variants.traits(cl_device.cl_device), 24,
+                                      16, 64 * 64)[0])
+        tuner.cache.put("dwpw", sig, {"choice": {"fuse": True, "tile": tile},
+                                      "complete": True})
+        check(cl_device, model, inputs, fused=True)
+    finally:
+        cl_device._clnn_tuner = None
