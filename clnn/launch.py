@@ -5,7 +5,7 @@ copies of its inputs, every kernel and the copies of the tensors that leave it, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -45,6 +45,8 @@ class Launch:
     #: ``local_size`` is a speed hint of a kernel that any whole work-groups compute alike (no
     #: barriers, local memory or group-wide reductions), so :func:`cpu_groups` may divide it
     flexible: bool = False
+    #: operand -> the argument positions of its DirectInput buffer
+    slots: dict = field(default_factory=dict)
 
     def finish(self, programs, cl_device):
         """Make the kernel of a pending launch: its arguments set, its local size fitted."""
@@ -73,6 +75,71 @@ def enqueue_launch(queue, launch: Launch, events=None):
     if events is not None:
         events.append((launch, ev))
     return ev
+
+
+class DirectInput:
+    """A partition input the kernels read from a buffer of its own instead of the pool
+    (clnn.plan.Planner.make_plan), on a CPU device that shares the host's memory: an execution
+    gives a host array to the kernels as a CL_MEM_USE_HOST_PTR buffer over the array itself (the
+    request's memory: no copy before the first kernel, which PoCL makes in the calling thread:
+    a 256x256x3 float input took 0.13-0.17 ms of hand_recrop's 0.9 ms), and copies anything
+    else (a tensor on the device, an array of another layout) into its own buffer. ``slots``:
+    (launch, argument position) of every kernel argument that is the buffer."""
+
+    def __init__(self, context, operand: int, nbytes_: int):
+        import pyopencl as cl
+
+        self.context = context
+        self.operand = operand
+        self.nbytes = int(nbytes_)
+        self.buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE, max(self.nbytes, 4))
+        self.slots: list = []
+
+    def bind(self, queue, t, keep: list):
+        """Point the kernels at ``t`` (the input's value for one execution): a C-contiguous
+        host array of the input's bytes directly, else a copy of it in the input's buffer.
+        Buffers that must outlive the commands go to ``keep``."""
+        import pyopencl as cl
+
+        target = self.buffer
+        if t is None:
+            pass
+        elif on_device(t):
+            if t.nbytes:
+                cl.enqueue_copy(queue, self.buffer, t.cl_buffer, src_offset=t.offset,
+                                byte_count=min(t.nbytes, self.nbytes))
+        else:
+            arr = np.asarray(t)
+            if arr.dtype == np.bool_:
+                arr = arr.view(np.uint8)
+            if arr.flags.c_contiguous and arr.nbytes == self.nbytes:
+                target = cl.Buffer(self.context, cl.mem_flags.READ_ONLY |
+                                   cl.mem_flags.USE_HOST_PTR, hostbuf=arr)
+                keep.append(arr)
+            else:
+                arr = np.ascontiguousarray(arr)
+                cl.enqueue_copy(queue, self.buffer, arr, is_blocking=False)
+            keep.append(target)
+        self._point(target)
+
+    def unbind(self):
+        """Back to the input's own buffer (no kernel keeps a released one)."""
+        self._point(self.buffer)
+
+    def _point(self, target):
+        for launch, pos in self.slots:
+            launch.kernel.set_arg(pos, target)
+
+
+def direct_inputs_on(cl_device) -> bool:
+    """Whether plans on ``cl_device`` read their inputs through DirectInput: a CPU device
+    sharing the host's memory, unless CLNN_DIRECT_INPUTS=0."""
+    import os
+
+    import pyopencl as cl
+
+    return os.environ.get("CLNN_DIRECT_INPUTS", "1") != "0" and \
+        bool(cl_device.type & cl.device_type.CPU) and bool(cl_device.host_unified_memory)
 
 
 @dataclass
@@ -125,6 +192,9 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
         if arr.nbytes:
             keep.append(arr)
             cl.enqueue_copy(q, plan.pool, arr, dst_offset=off, is_blocking=False)
+    direct = plan.direct.values()
+    for d in direct:
+        d.bind(q, values.get(d.operand), keep)
     results = []
     readbacks = plan.readbacks
     for rb in readbacks:
@@ -171,6 +241,8 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
     if keep or readbacks or events is not None or \
             not all(isinstance(v, PoolTensor) for _, v in results):
         q.finish()
+    for d in direct:
+        d.unbind()
     cut = {}
     for rb, w in zip(readbacks, words):
         cut.update(rb.finish(w) or {})
@@ -189,9 +261,11 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
 class LaunchBuilder:
     """What a kernel family's plan() sees: records launches with arguments set."""
 
-    def __init__(self, planner, op_index: int, ctx, operation, offsets, pool):
+    def __init__(self, planner, op_index: int, ctx, operation, offsets, pool, direct=None):
         #: the plan's owner (clnn.plan.Planner): constants, programs, the device
         self.planner = planner
+        #: operand -> DirectInput: the partition inputs read from buffers of their own
+        self.direct = direct or {}
         self.device = planner.device
         self.op_index = op_index
         self.ctx = ctx
@@ -219,6 +293,8 @@ class LaunchBuilder:
     def tensor(self, operand: int):
         """(buffer, element offset) of an operand of this plan."""
         operand = self.alias.get(operand, operand)
+        if operand in self.direct:
+            return self.direct[operand].buffer, np.int32(0)
         o = self.planner.sg.operands[operand]
         size = NUMPY_DTYPE[o.type].itemsize
         if operand in self.planner.const_offsets:
@@ -283,9 +359,11 @@ class LaunchBuilder:
             else:
                 flat.append(a)
         keep = tuple(a for a in flat if isinstance(a, cl.MemoryObjectHolder))
+        slots = {d.operand: [n for n, a in enumerate(flat) if a is d.buffer]
+                 for d in self.direct.values()}
         launch = Launch(self.op_index, f"{family}.{name}", None, gs, local_size, keep,
                         pending=(family, name, params, flat), heavy=self.heavy,
-                        flexible=flexible)
+                        flexible=flexible, slots={k: v for k, v in slots.items() if v})
         collecting = self.planner.collecting
         if collecting is not None:  # the kernel is made once its program is built together
             collecting.append((family, name, freeze(params)))  # with the others (plan_ahead)

@@ -25,7 +25,7 @@ import numpy as np
 from clnn.fusion import find_fusions, find_views
 from clnn.kernels import _dwpw, kernel_for
 from clnn.kernels.registry import Unplannable
-from clnn.launch import LaunchBuilder, nbytes
+from clnn.launch import DirectInput, LaunchBuilder, direct_inputs_on, nbytes
 from clnn.memory import on_host
 from hal.errors import GeneralFailure
 from hal.operations import lookup
@@ -107,6 +107,9 @@ class ClPlan:
     readbacks: list = field(default_factory=list)
     #: view operand -> the operand whose pool bytes it is (RESHAPE and the like: no launch)
     views: dict = field(default_factory=dict)
+    #: inputs the kernels read from a buffer of their own, not from the pool
+    #: (clnn.launch.DirectInput: on a CPU the request's memory itself)
+    direct: dict = field(default_factory=dict)
 
 
 def plan_offsets(sizes: dict[int, int], live: dict[int, tuple[int, int]]) -> tuple[dict, int]:
@@ -221,6 +224,10 @@ class Planner:
         self.collecting: list | None = None
         #: operation -> the operation whose kernels do its work (clnn/fusion.py)
         self.fused_into: dict[int, int] = {}
+        #: partition inputs get buffers of their own (clnn.launch.DirectInput): on a CPU device
+        #: sharing the host's memory, where an execution binds the request's memory itself
+        cl_device = getattr(device, "cl_device", None)
+        self.direct_inputs = cl_device is not None and direct_inputs_on(cl_device)
         # constants of CL operations: one buffer, uploaded once
         host_consts = self.executor.constants(index)
         #: the constants' values (not the subgraph references the executor also keeps)
@@ -435,6 +442,15 @@ class Planner:
         for out, src in views.items():  # the source's bytes live as long as its views
             live[src] = [min(live[src][0], live[out][0]), max(live[src][1], live[out][1])]
             del live[out]
+        # inputs read by kernels only (no view of them, not an output): a buffer of their own,
+        # which an execution points at the request's memory where the device shares the host's
+        direct = {i: DirectInput(self.device.context, i, nbytes(shapes[i],
+                                                                NUMPY_DTYPE[sg.operands[i].type]))
+                  for i in part.inputs if self.direct_inputs and i in live and
+                  i not in views.values() and i not in part.outputs and
+                  nbytes(shapes[i], NUMPY_DTYPE[sg.operands[i].type]) > 0}
+        for i in direct:
+            del live[i]
         sizes = {o: nbytes(shapes[o], NUMPY_DTYPE[sg.operands[o].type]) for o in live}
         for o in sorted(sizes, key=lambda o: -sizes[o])[:1]:
             check_fits(self.device, f"operand {o} ({NUMPY_DTYPE[sg.operands[o].type]} "
@@ -448,7 +464,7 @@ class Planner:
         t0 = time.perf_counter()
         for k, ctx in zip(part.ops, contexts):
             operation = sg.operations[k]
-            builder = LaunchBuilder(self, k, ctx, operation, offsets, pool)
+            builder = LaunchBuilder(self, k, ctx, operation, offsets, pool, direct)
             reg = kernel_for(operation.type)
             # nothing to compute (every output empty; an operation with some outputs empty
             # still writes the others: a sequence of no steps returns its input states), a PAD
@@ -474,7 +490,7 @@ class Planner:
             launches.extend(builder.launches)
             readbacks.extend(builder.readbacks)
         self.build_seconds += time.perf_counter() - t0
-        uploads = [(i, offsets[i]) for i in part.inputs]
+        uploads = [(i, offsets[i]) for i in part.inputs if i not in direct]
         downloads = [(o, offsets[o], shapes[o], NUMPY_DTYPE[sg.operands[o].type])
                      for o in part.outputs]
         inter = sum(_align(max(s, 1)) for s in sizes.values())
@@ -492,5 +508,7 @@ class Planner:
                 written.setdefault(last, []).append((out, offsets[out], shapes[out],
                                                      NUMPY_DTYPE[sg.operands[out].type]))
             last = k if k in launched else last
+        for d in direct.values():  # where the kernels take it (clnn.launch.LaunchBuilder)
+            d.slots = [(launch, n) for launch in launches for n in launch.slots.get(d.operand, ())]
         return ClPlan(pool, pool_bytes, inter, uploads, downloads, launches, shapes, written,
-                      readbacks=readbacks, views=views)
+                      readbacks=readbacks, views=views, direct=direct)

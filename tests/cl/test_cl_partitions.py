@@ -50,7 +50,8 @@ def test_tensor_between_opencl_partitions_stays_on_the_device(fallback_device, m
     enqueue = pm_module.enqueue_plan
 
     def spy(queue, plan, values, *args, **kw):
-        seen.update({i: type(values[i]) for i, _ in plan.uploads})
+        # (uploaded into the pool, or bound as a direct input: clnn.launch.DirectInput)
+        seen.update({i: type(values[i]) for i in [*(i for i, _ in plan.uploads), *plan.direct]})
         return enqueue(queue, plan, values, *args, **kw)
 
     monkeypatch.setattr(pm_module, "enqueue_plan", spy)
