@@ -23,7 +23,14 @@ from hal.operations.conv2d import is_quant, output_multipliers
 FLEX_FUNCTIONS = (None, "LOGISTIC", "HARD_SWISH")
 #: (mr, nv, vw): rows per work-item, vectors per row, vector width
 TILE = (8, 2, 16)
-#: the CPU tile of outputs of 24k columns (k odd): :func:`pick_tile`
+#: a CPU tile for outputs of 24k columns (k odd), a tuner candidate
+#: (clnn/kernels/_gemm_variants.py CPU_TILES): 4 x 24, three vectors of 8, takes the columns
+#: without the 8 x 8 tile's extra passes over A nor a partial vector of 16 (kernel time
+#: against the heuristic's tile: rows 4096 x 24 x 24 60 us against 73, 3136 x 24 x 144 212
+#: against 262, 256 x 72 x 64 24 against 29; packed 4096 x 24 x 27 65 against 89, 784 x 72 x
+#: 216 229 against 314 with 8 x 32). Not the heuristic's own choice: one more GEMM kernel to
+#: compile cost pose_landmark_full's cold prepare ~1 s (4.6 -> 5.5-5.8 s), and the models
+#: measured no faster with it (A/B 0.96-1.02)
 NARROW24 = (4, 3, 8)
 
 
@@ -37,17 +44,11 @@ def pick_tile(n: int, tile=None, m: int = 0, k: int = 0,
     against the 8 x 32 tile for N > 16 of before; the 8 x 32 outer product for big GEMMs
     (``clnn bench gemm``'s 1024^3) and for packed A of 32 columns or more (its contiguous
     panel feeds the wider outer product best: 1 x 1404 x 288 60 us against 81 us with 8 x 16
-    and 92 us with 8 x 8, 64 x 64 x 512 37 against 50 and 57). Where N is a multiple of 24
-    but not of 16 (24, 72, 120 ... columns), :data:`NARROW24`: 4 x 24 (three vectors of 8)
-    takes the columns without the 8 x 8 tile's extra passes over A nor a partial vector of 16
-    (kernel time against the tile before: rows 4096 x 24 x 24 60 us against 73, 3136 x 24 x
-    144 212 against 262, 256 x 72 x 64 24 against 29; packed 4096 x 24 x 27 65 against 89,
-    784 x 72 x 216 229 against 314 with 8 x 32)."""
+    and 92 us with 8 x 8, 64 x 64 x 512 37 against 50 and 57). :data:`NARROW24` is left to
+    the tuner"""
     if tile is not None:
         return tuple(tile)
     mr = TILE[0]
-    if n % 16 and n % 24 == 0:
-        return NARROW24
     if packed and n >= 32:
         return TILE
     if n <= 8 or n % 16:

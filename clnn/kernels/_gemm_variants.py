@@ -23,7 +23,7 @@ from clnn.kernels import _gemm
 
 #: tiles for CPUs: wide vector outer products (PoCL vectorizes nothing across work-items here)
 CPU_TILES = ([8, 2, 16], [8, 1, 16], [8, 1, 8], [4, 2, 16], [16, 1, 16], [8, 4, 8], [4, 4, 8],
-             [4, 3, 8])
+             list(_gemm.NARROW24))
 #: tiles for GPUs: few accumulators per work-item (16 floats or fewer), many work-items
 GPU_TILES = ([4, 1, 4], [2, 1, 4], [4, 2, 4], [1, 1, 4], [2, 2, 4], [4, 1, 8])
 CPU_GROUPS = ("auto", None, [4, 8], [16, 2])
