@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from clnn.fusion import find_fusions, find_views
-from clnn.kernels import _dwpw, kernel_for
+from clnn.kernels import _dwpw_variants, kernel_for
 from clnn.kernels.registry import Unplannable
 from clnn.launch import DirectInput, LaunchBuilder, direct_inputs_on, nbytes
 from clnn.memory import on_host
@@ -395,7 +395,7 @@ class Planner:
         # epilogue adds the residual), convolution [-> ADD] / ADD ... -> activation (the
         # epilogue applies it): clnn/fusion.py
         fusions = find_fusions(sg, part.ops, contexts, set(part.outputs),
-                               dwpw_choose=lambda op, sig: _dwpw.choose(self, op, sig))
+                               dwpw_choose=lambda op, sig: _dwpw_variants.choose(self, op, sig))
         fused, added, acts = fusions.pads, fusions.adds, fusions.activations
         dws = fusions.depthwise
         skipped = {f.pad_op for f in fused.values()} | {f.add_op for f in added.values()} | \
@@ -444,13 +444,14 @@ class Planner:
             del live[out]
         # inputs read by kernels only (no view of them, not an output): a buffer of their own,
         # which an execution points at the request's memory where the device shares the host's
-        direct = {i: DirectInput(self.device.context, i, nbytes(shapes[i],
-                                                                NUMPY_DTYPE[sg.operands[i].type]))
-                  for i in part.inputs if self.direct_inputs and i in live and
-                  i not in views.values() and i not in part.outputs and
-                  nbytes(shapes[i], NUMPY_DTYPE[sg.operands[i].type]) > 0}
-        for i in direct:
-            del live[i]
+        direct = {}
+        for i in part.inputs:
+            dtype = NUMPY_DTYPE[sg.operands[i].type]
+            size = nbytes(shapes[i], dtype)
+            if self.direct_inputs and i in live and i not in views.values() and size > 0:
+                check_fits(self.device, f"operand {i} ({dtype} {list(shapes[i])})", size)
+                direct[i] = DirectInput(self.device.context, i, size)
+                del live[i]
         sizes = {o: nbytes(shapes[o], NUMPY_DTYPE[sg.operands[o].type]) for o in live}
         for o in sorted(sizes, key=lambda o: -sizes[o])[:1]:
             check_fits(self.device, f"operand {o} ({NUMPY_DTYPE[sg.operands[o].type]} "

@@ -3,8 +3,9 @@ clnn/kernels/_dwpw.py, gemm.cl.mako ``dwpw``): every form the fused kernel takes
 dilations, padding of its own and from a PAD fused in, the depthwise and the 1x1 activations,
 an ADD and an activation operation fused into the epilogue, every chunk width, partial column
 vectors, batches, float16) against the reference device with the fusion forced
-(CLNN_DWPW=all), the cases that must not fuse, and the tuner's choice (measured both ways,
-cached, reused by the next prepare without measuring)."""
+(CLNN_DWPW=all), the cases that must not fuse, and the tuner's choice
+(clnn/kernels/_dwpw_variants.py: measured both ways, cached, reused by the next prepare without
+measuring; a fast prepare measures none)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 from clnn import tuning
-from clnn.kernels import _dwpw
+from clnn.kernels import _dwpw, _dwpw_variants
 from hal.builder import ModelBuilder
 from tests.kits.cl_compare import assert_close, outputs_of, run_ref
 
@@ -210,8 +211,8 @@ def test_a_fast_prepare_measures_no_fusion(cl_device, tmp_path, monkeypatch):
     monkeypatch.setattr(_dwpw, "_MODE", "1")
     monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
     tuner = tuning.tuner_for(cl_device, "fast")
-    seen, choose = [], _dwpw.choose
-    monkeypatch.setattr(_dwpw, "choose", lambda p, op, sig: seen.append(sig) or
+    seen, choose = [], _dwpw_variants.choose
+    monkeypatch.setattr(_dwpw_variants, "choose", lambda p, op, sig: seen.append(sig) or
                         choose(p, op, sig))
     try:
         model, inputs = dwpw_model(x_shape=(1, 64, 64, 16), n_out=24)

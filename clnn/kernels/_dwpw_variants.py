@@ -1,0 +1,111 @@
+"""Where a depthwise convolution runs fused into the 1x1 convolution after it
+(clnn/kernels/_dwpw.py), and in which tile: measured per layer by the tuner (clnn/tuning.py,
+family "dwpw") against the two launches, as clnn/kernels/_gemm_variants.py does for the GEMM.
+"""
+
+from __future__ import annotations
+
+from clnn.kernels import _depthwise_variants, _dwpw, _gemm, _gemm_variants
+from clnn.kernels._dwpw import _args, _key, _local, fused_tiles
+
+
+def choose(planner, op_index: int, sig: dict) -> list | None:
+    """The tile of a fused depthwise -> 1x1 layer (``sig``: its shapes, see clnn/fusion.py),
+    or None where it runs as two launches. The tuner measures both ways (the two launches in
+    the variants the unfused plan would run) and keeps the faster: fused, a launch and the
+    depthwise output's round trip through memory are saved, but the depthwise work runs
+    inside the GEMM's work-items, without the depthwise kernel's own tiling, so which wins
+    depends on the layer and no simple rule held (PoCL / AVX-512, kernel time fused / two
+    launches, the GEMM reading the depthwise output from the caches: 0.64 on [128x128,
+    16 -> 8], 0.75 on [28x28, 144 -> 24], 0.82 on [64x64, 24 -> 24], 0.93-1.07 on most
+    others, 1.3-1.8 on [96x96, 8..32 -> 8..32]). Measured by ``clnn tune`` and in
+    CLNN_TUNE=full, not at a prepare in the default fast mode, which reuses what the cache
+    holds. Without a measurement (no tuning entry, CLNN_TUNE=off, float16): two launches.
+    $CLNN_DWPW=0: never fused; =all: fused wherever a tile fits (tests)."""
+    from clnn import tuning
+
+    device = planner.device
+    cl_device = getattr(device, "cl_device", None)
+    if _dwpw._MODE == "0" or cl_device is None:
+        return None
+    m = sig["n"] * sig["oh"] * sig["ow"]
+    tiles = fused_tiles(_gemm_variants.traits(cl_device), sig["N"], sig["c"], m)
+    if not tiles:
+        return None
+    if _dwpw._MODE == "all":
+        return list(tiles[0])
+    if sig["dt"] != "f32" or not hasattr(device, "platform"):
+        return None
+    default = {"fuse": False}
+    cands = [default, *({"fuse": True, "tile": list(t)} for t in tiles)]
+    flop = 2.0 * m * sig["c"] * (sig["fh"] * sig["fw"] + sig["N"])
+    tuner = tuning.tuner_for(device)
+    if tuner.mode == "fast" and not tuner.unbounded:
+        # at prepare the cache only: measuring would compile the fused kernel's candidates
+        # (1-2 s each on a cold PoCL cache, against the 5 s first result); clnn tune does
+        flop = 0.0
+    v = tuner.choose(op_index, "dwpw", sig, cands, default,
+                     lambda v: scratch_layer(device, tuner, v, sig), flop=flop, owner=planner,
+                     scratch_bytes=4 * (sig["n"] * sig["h"] * sig["w"] * sig["c"] +
+                                        2 * m * max(sig["c"], sig["N"])))
+    return v["tile"] if v.get("fuse") else None
+
+
+def scratch_layer(device, tuner, v: dict, s: dict):
+    """(kernels, release) of one float32 depthwise -> 1x1 layer on zeroed scratch buffers:
+    fused in tile ``v["tile"]``, or (``v["fuse"]`` false) as the depthwise and GEMM launches
+    in their cached (else heuristic) variants."""
+    import numpy as np
+    import pyopencl as cl
+
+    m = s["n"] * s["oh"] * s["ow"]
+    n_out, c = s["N"], s["c"]
+    traits = _gemm_variants.traits(device.cl_device)
+    if not v["fuse"]:
+        dsig = {k: s[k] for k in ("dt", "n", "h", "w", "c", "oh", "ow", "fh", "fw", "sh", "sw",
+                                  "dh", "dw")}
+        dv = _cached(tuner, "depthwise", dsig, _depthwise_variants.heuristic(
+            traits.cpu, c, s["ow"], s["fw"], s["sw"], s["dw"]))
+        gsig = {"dt": "f32", "amode": "rows", "M": m, "N": n_out, "K": c, "batches": 1}
+        gv = _cached(tuner, "gemm", gsig, _gemm_variants.heuristic(traits, n_out, m, c))
+        # the GEMM reads what the depthwise kernel wrote (in the caches, as in a model)
+        mid = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, max(4, 4 * m * c))
+        k1, r1 = _depthwise_variants.scratch_depthwise(device, dv, dsig, out=mid)
+        k2, r2 = _gemm_variants.scratch_gemm(device, gv, "f32", "rows", m, n_out, c, 1, a=mid)
+
+        def release_both():
+            r1()
+            r2()
+            mid.release()
+
+        return k1 + k2, release_both
+    mr, nv, vw = v["tile"]
+    nr = nv * vw
+    sizes = (s["n"] * s["h"] * s["w"] * c, s["fh"] * s["fw"] * c, c,
+             _gemm.ceil_to(n_out, nr) * c, m * n_out, n_out)
+    q = device.timing_queue()
+    bufs = []
+    for n in sizes:
+        buf = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, max(4, 4 * n))
+        cl.enqueue_fill_buffer(q, buf, np.float32(0), 0, max(4, 4 * n))
+        bufs.append(buf)
+    src, wd, bd, bpk, out, bias = bufs
+    rec = _gemm_variants._Recorder(device, 2.0 * m * c * (s["fh"] * s["fw"] + n_out))
+    gsize = (-(-m // mr), 1, 1)
+    rec.launch("gemm", "dwpw", _key("f32", v["tile"], c, traits.cpu, s["fw"], s["sw"], s["dw"]),
+               gsize, _args(src, wd, bd, bpk, out, bias, None, None, m, n_out, c, s["h"],
+                            s["w"], s["oh"], s["ow"], s["fh"], (s["sh"], s["sw"]),
+                            (s["dh"], s["dw"]), s["pt"], s["pl"], 0, -np.inf, np.inf, 1, n_out,
+                            n_out),
+               local_size=_local(traits, n_out, m, c, gsize), flexible=True)
+
+    def release():
+        for buf in bufs:
+            buf.release()
+
+    return rec.kernels, release
+
+
+def _cached(tuner, family: str, sig: dict, default: dict) -> dict:
+    entry = tuner.cache.get(family, sig) if tuner.cache is not None else None
+    return entry["choice"] if entry and isinstance(entry.get("choice"), dict) else default
