@@ -7,6 +7,7 @@ with views of their bytes stay in the pool."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from clnn import launch as cl_launch
 from hal.types import Model
@@ -39,11 +40,28 @@ def data(seed=0):
     return [rng.standard_normal((2, 3)).astype(np.float32) for _ in range(2)]
 
 
+@pytest.fixture
+def direct_on(monkeypatch):
+    """Direct inputs whatever the device (PoCL takes them anyway; Oclgrind, which says its
+    memory is not the host's, then runs the same kernels on buffers over host arrays)."""
+    import clnn.plan
+
+    monkeypatch.setattr(clnn.plan, "direct_inputs_on", lambda cl_device: True)
+
+
+def test_taken_where_the_device_shares_the_hosts_memory(cl_device):
+    import pyopencl as cl
+
+    d = cl_device.cl_device
+    shared = bool(d.type & cl.device_type.CPU) and bool(d.host_unified_memory)
+    assert cl_launch.direct_inputs_on(d) == shared
+
+
 def plans(pm):
     return [pl for p in pm.partitions for pl in p.plans.values() if pl is not None]
 
 
-def test_inputs_are_bound_not_uploaded(cl_device, monkeypatch):
+def test_inputs_are_bound_not_uploaded(cl_device, direct_on, monkeypatch):
     m = two_input_model()
     pm = cl_device.prepare_model(m)
     (plan,) = plans(pm)
@@ -67,7 +85,7 @@ def test_inputs_are_bound_not_uploaded(cl_device, monkeypatch):
         assert d.slots and all(launch.kernel is not None for launch, _ in d.slots)
 
 
-def test_pointed_back_after_each_execution(cl_device, monkeypatch):
+def test_pointed_back_after_each_execution(cl_device, direct_on, monkeypatch):
     m = two_input_model()
     pm = cl_device.prepare_model(m)
     (plan,) = plans(pm)
@@ -84,7 +102,7 @@ def test_pointed_back_after_each_execution(cl_device, monkeypatch):
     assert pointed == [False, False, True, True]
 
 
-def test_an_array_of_another_layout_is_copied(cl_device):
+def test_an_array_of_another_layout_is_copied(cl_device, direct_on):
     m = two_input_model()
     pm = cl_device.prepare_model(m)
     (plan,) = plans(pm)
@@ -101,7 +119,7 @@ def test_an_array_of_another_layout_is_copied(cl_device):
     d.unbind()
 
 
-def test_a_viewed_input_stays_in_the_pool(cl_device):
+def test_a_viewed_input_stays_in_the_pool(cl_device, direct_on):
     m = two_input_model(view=True)
     pm = cl_device.prepare_model(m)
     (plan,) = plans(pm)
