@@ -35,13 +35,12 @@ activation's output.
 
 DEPTHWISE_CONV_2D -> CONV_2D 1x1 (float NHWC, depth multiplier 1, constant filters and
 biases, stride 1 and no padding in the 1x1): where the depthwise output feeds only that
-convolution and the tuner measured it faster (clnn/kernels/_dwpw.py), the convolution's kernel
-computes the depthwise window of its pixels itself, chunk by chunk of channels, and feeds it
-straight into its GEMM (gemm.cl.mako ``dwpw``): one launch instead of two, and the depthwise
-output never reaches memory. A PAD fused into the depthwise
-convolution stays fused (the kernel reads the unpadded tensor). The convolution's plan sees it
-as ``LaunchBuilder.depthwise`` (a :class:`DepthwiseFusion`); ADD and activation fusions of the
-convolution still apply.
+convolution and the tuner measured it faster (clnn/kernels/_dwpw_variants.py), the
+convolution's kernel computes the depthwise outputs of its pixels itself, into a private panel
+its GEMM then reads (gemm.cl.mako ``dwpw``): one launch instead of two, and the depthwise
+output never reaches memory. A PAD fused into the depthwise convolution stays fused (the kernel
+reads the unpadded tensor). The convolution's plan sees it as ``LaunchBuilder.depthwise`` (a
+:class:`DepthwiseFusion`); ADD and activation fusions of the convolution still apply.
 
 RESHAPE / SQUEEZE / EXPAND_DIMS (and CAST to its own type) of a tensor in the pool: a view
 (:func:`find_views`), the output at the input's offset, no launch.
@@ -53,7 +52,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from clnn.kernels.support import EPILOGUE_FUNCTIONS
+from clnn.kernels.support import EPILOGUE_FUNCTIONS, code
 from hal.operations.common import activation_code, activation_range_float
 from hal.types import OperandType, OperationType
 
@@ -199,8 +198,7 @@ def find_fusions(sg, ops: list[int], contexts: list, keep: set,
     taken |= {f.add_op for f in adds.values()} | set(adds)
     pads.update(_channel_pad_fusions(g, taken))
     acts = _activation_fusions(g, adds)
-    taken |= {f.op for f in acts.values()} | set(acts)
-    return Fusions(pads, adds, acts, _depthwise_fusions(g, taken, pads, dwpw_choose))
+    return Fusions(pads, adds, acts, _depthwise_fusions(g, pads, dwpw_choose))
 
 
 def _conv_params(ctx):
@@ -475,14 +473,13 @@ def _activation_fusions(g: _Graph, added: dict[int, AddFusion]) -> dict[int, Act
     return found
 
 
-def _depthwise_fusions(g: _Graph, taken: set, pads: dict,
-                       dwpw_choose) -> dict[int, DepthwiseFusion]:
-    """CONV_2D operation index -> the DEPTHWISE_CONV_2D whose output only it reads, where the
-    convolution's kernel can compute it (see the module docstring; ``taken``: operations
-    already in another fusion, which the depthwise one may not be; ``pads``: the PAD
-    fusions, which the depthwise one keeps; ``dwpw_choose(op, sig)``: the tile of the fused
-    kernel for CONV_2D ``op`` and the shapes ``sig``, or None where the two run apart
-    (clnn/kernels/_dwpw.py choose); None: no depthwise fusion)."""
+def _depthwise_fusions(g: _Graph, pads: dict, dwpw_choose) -> dict[int, DepthwiseFusion]:
+    """CONV_2D operation index -> the DEPTHWISE_CONV_2D whose output only it reads (so the
+    depthwise convolution is in no other fusion: an activation fused into it would be that
+    reader), where the convolution's kernel can compute it (see the module docstring;
+    ``pads``: the PAD fusions, which the depthwise one keeps; ``dwpw_choose(op, sig)``: the
+    tile of the fused kernel for CONV_2D ``op`` and the shapes ``sig``, or None where the two
+    run apart (clnn/kernels/_dwpw_variants.py choose); None: no depthwise fusion)."""
     from hal.operations.conv2d import resolve_padding
 
     sg, ctx_of, found = g.sg, g.ctx_of, {}
@@ -494,7 +491,7 @@ def _depthwise_fusions(g: _Graph, taken: set, pads: dict,
             continue
         dw_out = op.inputs[0]
         k = g.producer.get(dw_out)
-        if k is None or k not in ctx_of or k in taken or k in found or \
+        if k is None or k not in ctx_of or \
                 sg.operations[k].type != OT.DEPTHWISE_CONV_2D or dw_out in g.keep or \
                 g.readers.get(dw_out) != [j] or op.inputs.count(dw_out) != 1:
             continue
@@ -522,7 +519,7 @@ def _depthwise_fusions(g: _Graph, taken: set, pads: dict,
         pad = pads.get(k)
         if pad is not None:
             top, left, h, w = pad.adjust(top, left)
-        sig = {"dt": "f32" if x.type == OperandType.TENSOR_FLOAT32 else "f16",
+        sig = {"dt": code(x),
                "n": int(x.shape[0]), "h": h, "w": w, "c": c, "oh": oh, "ow": ow, "fh": fh,
                "fw": fw, "sh": dp.stride_h, "sw": dp.stride_w, "dh": dp.dil_h,
                "dw": dp.dil_w, "pt": top, "pl": left, "N": int(fi.shape[0])}

@@ -5,7 +5,7 @@ copies of its inputs, every kernel and the copies of the tensors that leave it, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -45,8 +45,6 @@ class Launch:
     #: ``local_size`` is a speed hint of a kernel that any whole work-groups compute alike (no
     #: barriers, local memory or group-wide reductions), so :func:`cpu_groups` may divide it
     flexible: bool = False
-    #: operand -> the argument positions of its DirectInput buffer
-    slots: dict = field(default_factory=dict)
 
     def finish(self, programs, cl_device):
         """Make the kernel of a pending launch: its arguments set, its local size fitted."""
@@ -98,28 +96,18 @@ class DirectInput:
     def bind(self, queue, t, keep: list):
         """Point the kernels at ``t`` (the input's value for one execution): a C-contiguous
         host array of the input's bytes directly, else a copy of it in the input's buffer.
-        Buffers that must outlive the commands go to ``keep``."""
+        What must outlive the commands goes to ``keep``."""
         import pyopencl as cl
 
         target = self.buffer
-        if t is None:
-            pass
-        elif on_device(t):
-            if t.nbytes:
-                cl.enqueue_copy(queue, self.buffer, t.cl_buffer, src_offset=t.offset,
-                                byte_count=min(t.nbytes, self.nbytes))
-        else:
-            arr = np.asarray(t)
-            if arr.dtype == np.bool_:
-                arr = arr.view(np.uint8)
-            if arr.flags.c_contiguous and arr.nbytes == self.nbytes:
-                target = cl.Buffer(self.context, cl.mem_flags.READ_ONLY |
-                                   cl.mem_flags.USE_HOST_PTR, hostbuf=arr)
-                keep.append(arr)
-            else:
-                arr = np.ascontiguousarray(arr)
-                cl.enqueue_copy(queue, self.buffer, arr, is_blocking=False)
-            keep.append(target)
+        arr = None if t is None or on_device(t) else np.asarray(t)
+        if arr is not None and arr.dtype != np.bool_ and arr.flags.c_contiguous and \
+                arr.nbytes == self.nbytes:
+            target = cl.Buffer(self.context, cl.mem_flags.READ_ONLY | cl.mem_flags.USE_HOST_PTR,
+                               hostbuf=arr)
+            keep += [arr, target]
+        elif t is not None:
+            upload(queue, self.buffer, 0, t, keep)
         self._point(target)
 
     def unbind(self):
@@ -129,6 +117,24 @@ class DirectInput:
     def _point(self, target):
         for launch, pos in self.slots:
             launch.kernel.set_arg(pos, target)
+
+
+def upload(queue, buffer, offset: int, t, keep: list):
+    """Copy ``t`` (a host array, or a tensor on the device) to ``buffer`` at byte ``offset``;
+    a host array copied without blocking goes to ``keep``."""
+    import pyopencl as cl
+
+    if on_device(t):  # a device memory or another partition's pool: copied on the device
+        if t.nbytes:
+            cl.enqueue_copy(queue, buffer, t.cl_buffer, src_offset=t.offset, dst_offset=offset,
+                            byte_count=t.nbytes)
+        return
+    arr = np.ascontiguousarray(t)
+    if arr.dtype == np.bool_:
+        arr = arr.view(np.uint8)
+    if arr.nbytes:
+        keep.append(arr)
+        cl.enqueue_copy(queue, buffer, arr, dst_offset=offset, is_blocking=False)
 
 
 def direct_inputs_on(cl_device) -> bool:
@@ -179,19 +185,8 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
             staged[i] = PoolTensor(q, scratch, 0, t.shape, t.dtype)
     for i, off in plan.uploads:
         t = staged.get(i, values.get(i))
-        if t is None:  # an omitted model input (Planner.plan_for): no bytes
-            continue
-        if on_device(t):  # a device memory or another partition's pool: copied on the device
-            if t.nbytes:
-                cl.enqueue_copy(q, plan.pool, t.cl_buffer, src_offset=t.offset,
-                                dst_offset=off, byte_count=t.nbytes)
-            continue
-        arr = np.ascontiguousarray(t)
-        if arr.dtype == np.bool_:
-            arr = arr.view(np.uint8)
-        if arr.nbytes:
-            keep.append(arr)
-            cl.enqueue_copy(q, plan.pool, arr, dst_offset=off, is_blocking=False)
+        if t is not None:  # (None: an omitted model input, Planner.plan_for: no bytes)
+            upload(q, plan.pool, off, t, keep)
     direct = plan.direct.values()
     for d in direct:
         d.bind(q, values.get(d.operand), keep)
@@ -359,11 +354,11 @@ class LaunchBuilder:
             else:
                 flat.append(a)
         keep = tuple(a for a in flat if isinstance(a, cl.MemoryObjectHolder))
-        slots = {d.operand: [n for n, a in enumerate(flat) if a is d.buffer]
-                 for d in self.direct.values()}
         launch = Launch(self.op_index, f"{family}.{name}", None, gs, local_size, keep,
                         pending=(family, name, params, flat), heavy=self.heavy,
-                        flexible=flexible, slots={k: v for k, v in slots.items() if v})
+                        flexible=flexible)
+        for d in self.direct.values():  # where the kernel takes a direct input's buffer
+            d.slots += [(launch, n) for n, a in enumerate(flat) if a is d.buffer]
         collecting = self.planner.collecting
         if collecting is not None:  # the kernel is made once its program is built together
             collecting.append((family, name, freeze(params)))  # with the others (plan_ahead)

@@ -442,8 +442,8 @@ class Planner:
         for out, src in views.items():  # the source's bytes live as long as its views
             live[src] = [min(live[src][0], live[out][0]), max(live[src][1], live[out][1])]
             del live[out]
-        # inputs read by kernels only (no view of them, not an output): a buffer of their own,
-        # which an execution points at the request's memory where the device shares the host's
+        # inputs read by kernels only (no view of their bytes): a buffer of their own, which an
+        # execution points at the request's memory (the device shares the host's)
         direct = {}
         for i in part.inputs:
             dtype = NUMPY_DTYPE[sg.operands[i].type]
@@ -509,7 +509,5 @@ class Planner:
                 written.setdefault(last, []).append((out, offsets[out], shapes[out],
                                                      NUMPY_DTYPE[sg.operands[out].type]))
             last = k if k in launched else last
-        for d in direct.values():  # where the kernels take it (clnn.launch.LaunchBuilder)
-            d.slots = [(launch, n) for launch in launches for n in launch.slots.get(d.operand, ())]
         return ClPlan(pool, pool_bytes, inter, uploads, downloads, launches, shapes, written,
                       readbacks=readbacks, views=views, direct=direct)

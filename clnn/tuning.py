@@ -180,12 +180,13 @@ class Tuner:
 
     def choose(self, op_index: int, family: str, signature, candidates: list, default,
                run_candidate, flop: float = 0.0, owner=None, space: list | None = None,
-               scratch_bytes: int = 0):
+               scratch_bytes: int = 0, measure: bool = True):
         """The variant for one layer: the cached choice (when it is in ``space``, the whole
         variant space; default ``candidates``), else (budget allowing) the fastest of
         ``candidates`` measured by ``run_candidate(c) -> (kernels, release)``, else
         ``default``. Candidates and choices are JSON values (lists, not tuples). ``owner``:
-        the plan owner; a new one (a new model) starts a new budget."""
+        the plan owner; a new one (a new model) starts a new budget. ``measure=False``: the
+        cache or ``default``, never a measurement."""
         if self.mode == "off" or self.cache is None:
             return default
         if owner is not None and owner is not self.owner:
@@ -205,7 +206,7 @@ class Tuner:
             self.records.append(Record(op_index, family, signature, entry["choice"], default,
                                        entry.get("default_ms"), entry.get("best_ms"), True))
             return entry["choice"]
-        if flop < MIN_TUNE_FLOP[self.mode] or len(candidates) < 2 \
+        if not measure or flop < MIN_TUNE_FLOP[self.mode] or len(candidates) < 2 \
                 or scratch_bytes > MAX_SCRATCH_BYTES:
             return default
         if not self.can_measure():

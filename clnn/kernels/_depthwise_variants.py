@@ -88,21 +88,13 @@ def scratch_depthwise(device, v: dict, s: dict, out=None):
     """(kernels, release) of one float32 depthwise_tile layer in variant ``v`` on zeroed
     scratch buffers (``out``: the output buffer, the caller's, else one of them)."""
     import numpy as np
-    import pyopencl as cl
 
     from clnn.kernels.support import f32, i32
 
     sizes = (s["n"] * s["h"] * s["w"] * s["c"], s["fh"] * s["fw"] * s["c"], s["c"],
              s["n"] * s["oh"] * s["ow"] * s["c"])
-    q = device.timing_queue()
-    bufs = []
-    for n in sizes[:3] if out is not None else sizes:
-        buf = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, max(4, 4 * n))
-        cl.enqueue_fill_buffer(q, buf, np.float32(0), 0, max(4, 4 * n))
-        bufs.append(buf)
-    mine = list(bufs)
-    if out is not None:
-        bufs.append(out)
+    mine = _gemm_variants.zeroed(device, sizes if out is None else sizes[:3])
+    bufs = mine if out is None else [*mine, out]
     key = {"dt": "f32", "fdt": "f32", "vw": v["vw"], "tx": v["tx"], "fw": s["fw"],
            "sw": s["sw"], "dw": s["dw"]}
     gsize = (s["c"] // v["vw"], -(-s["ow"] // v["tx"]), s["n"] * s["oh"])
@@ -116,8 +108,4 @@ def scratch_depthwise(device, v: dict, s: dict, out=None):
                local_size=local_for(v["rows"], gsize, int(device.cl_device.max_work_group_size)),
                flexible=True)
 
-    def release():
-        for buf in mine:
-            buf.release()
-
-    return rec.kernels, release
+    return rec.kernels, _gemm_variants.releaser(mine)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from clnn.kernels import _gemm, _gemm_variants
 from clnn.kernels.registry import In, Out
 from clnn.kernels.support import code, f32, i32
@@ -39,9 +41,9 @@ def panel_length(c: int) -> int | None:
 
 def fused_tiles(traits, n: int, c: int, m: int = 0) -> list[tuple[int, int, int]]:
     """The GEMM tiles a fused layer may run, the first the default: the GEMM heuristic's
-    tile for the 1x1 convolution, then the same columns over 4 pixels. None on a GPU (the
-    private depthwise panel, mr x K floats, is no GPU thread's budget), for more than
-    KMAX[-1] channels, or fewer than 4 output columns (conv_cvec's)."""
+    tile for the 1x1 convolution, then the same columns over 4 pixels. None (an empty list)
+    on a GPU (the private depthwise panel, mr x K floats, is no GPU thread's budget), for
+    more than KMAX[-1] channels, or fewer than 4 output columns (conv_cvec's)."""
     if not traits.cpu or panel_length(c) is None or n < 4:
         return []
     mr, nv, vw = _gemm_variants.heuristic(traits, n, m, c)["tile"]
@@ -58,23 +60,20 @@ def _local(traits, n_out: int, m: int, c: int, gsize):
     return _gemm.local_for(_gemm_variants.heuristic(traits, n_out, m, c)["wg"], gsize)
 
 
-def _args(src, wd, bd, bpk, out, bias, res, alpha, m, n_out, c, h, w, oh, ow, fh, stride,
-          dilation, top, left, act, lo, hi, post, res_ld, res_n) -> list:
-    """The arguments of ``dwpw``: tensors as (buffer, element offset) pairs or In / Out
-    (``res``, ``alpha``: None where the epilogue reads none); ``act`` the depthwise
-    convolution's activation code."""
+def _args(src, wd, bd, bpk, out, bias, res, alpha, m, n_out, c, h, w, oh, ow, fh, stride_h,
+          dil_h, top, left, act, lo, hi, post, res_ld, res_n) -> list:
+    """The arguments of ``dwpw``: tensors as (buffer, element offset) pairs, buffers or
+    In / Out (``res``, ``alpha``: None where the epilogue reads none); ``act`` the depthwise
+    convolution's activation code (the horizontal stride and dilation are in the key)."""
     none = [None, i32(0)]
     dlo, dhi = activation_range_float(act)
-    return [*_pair(src), *_pair(wd), *_pair(bd), bpk, i32(0), *_pair(out), *_pair(bias),
-            *(none if res is None else _pair(res)), *(none if alpha is None else _pair(alpha)),
-            *[i32(v) for v in (m, n_out, c, h, w, ow, oh * ow, fh, *stride, *dilation, top,
+    arg = _gemm.tensor_arg
+    return [*arg(src), *arg(wd), *arg(bd), bpk, i32(0), *arg(out), *arg(bias),
+            *(none if res is None else arg(res)), *(none if alpha is None else arg(alpha)),
+            *[i32(v) for v in (m, n_out, c, h, w, ow, oh * ow, fh, stride_h, dil_h, top,
                                left)],
             f32(dlo), f32(dhi), i32(n_out), f32(lo), f32(hi), i32(post), i32(res_ld),
             i32(res_n)]
-
-
-def _pair(t) -> list:
-    return _gemm.tensor_arg(t)
 
 
 #: CLNN_DWPW: 0 turns the depthwise -> pointwise fusion off, "all" on wherever a tile fits
@@ -86,8 +85,6 @@ def plan_dwpw(ctx, b, epilogue, residual_columns, post_fn):
     """Launch ``dwpw`` for the CONV_2D of ``ctx`` and the depthwise convolution fused into it
     (``b.depthwise``, with the tile chosen at fusion); ``epilogue``, ``residual_columns``,
     ``post_fn``: conv2d's helpers for the convolution's own fusions (ADD, activation)."""
-    import numpy as np
-
     from hal.operations import conv2d as hal_conv2d
 
     f = b.depthwise
@@ -107,6 +104,6 @@ def plan_dwpw(ctx, b, epilogue, residual_columns, post_fn):
     key = _key(code(out), f.tile, k, traits.cpu, f.fw, f.stride[1], f.dilation[1])
     b.launch("gemm", "dwpw", key, gsize,
              _args(b.tensor(f.source), b.tensor(f.filter), b.tensor(f.bias), bpk, Out(0),
-                   In(2), res, alpha, m, n_out, k, f.height, f.width, oh, ow, f.fh, f.stride,
-                   f.dilation, f.top, f.left, f.activation, lo, hi, post, res_ld, res_n),
+                   In(2), res, alpha, m, n_out, k, f.height, f.width, oh, ow, f.fh, f.stride[0],
+                   f.dilation[0], f.top, f.left, f.activation, lo, hi, post, res_ld, res_n),
              local_size=_local(traits, n_out, m, k, gsize), flexible=True)

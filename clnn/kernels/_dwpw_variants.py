@@ -40,14 +40,13 @@ def choose(planner, op_index: int, sig: dict) -> list | None:
     cands = [default, *({"fuse": True, "tile": list(t)} for t in tiles)]
     flop = 2.0 * m * sig["c"] * (sig["fh"] * sig["fw"] + sig["N"])
     tuner = tuning.tuner_for(device)
-    if tuner.mode == "fast" and not tuner.unbounded:
-        # at prepare the cache only: measuring would compile the fused kernel's candidates
-        # (1-2 s each on a cold PoCL cache, against the 5 s first result); clnn tune does
-        flop = 0.0
+    # at a fast prepare the cache only: measuring would compile the fused kernel's candidates
+    # (1-2 s each on a cold PoCL cache, against the 5 s first result); clnn tune does
     v = tuner.choose(op_index, "dwpw", sig, cands, default,
                      lambda v: scratch_layer(device, tuner, v, sig), flop=flop, owner=planner,
                      scratch_bytes=4 * (sig["n"] * sig["h"] * sig["w"] * sig["c"] +
-                                        2 * m * max(sig["c"], sig["N"])))
+                                        2 * m * max(sig["c"], sig["N"])),
+                     measure=tuner.mode != "fast" or tuner.unbounded)
     return v["tile"] if v.get("fuse") else None
 
 
@@ -56,7 +55,6 @@ def scratch_layer(device, tuner, v: dict, s: dict):
     fused in tile ``v["tile"]``, or (``v["fuse"]`` false) as the depthwise and GEMM launches
     in their cached (else heuristic) variants."""
     import numpy as np
-    import pyopencl as cl
 
     m = s["n"] * s["oh"] * s["ow"]
     n_out, c = s["N"], s["c"]
@@ -69,41 +67,25 @@ def scratch_layer(device, tuner, v: dict, s: dict):
         gsig = {"dt": "f32", "amode": "rows", "M": m, "N": n_out, "K": c, "batches": 1}
         gv = _cached(tuner, "gemm", gsig, _gemm_variants.heuristic(traits, n_out, m, c))
         # the GEMM reads what the depthwise kernel wrote (in the caches, as in a model)
-        mid = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, max(4, 4 * m * c))
+        (mid,) = _gemm_variants.zeroed(device, (m * c,))
         k1, r1 = _depthwise_variants.scratch_depthwise(device, dv, dsig, out=mid)
         k2, r2 = _gemm_variants.scratch_gemm(device, gv, "f32", "rows", m, n_out, c, 1, a=mid)
-
-        def release_both():
-            r1()
-            r2()
-            mid.release()
-
-        return k1 + k2, release_both
+        release_mid = _gemm_variants.releaser([mid])
+        return k1 + k2, lambda: (r1(), r2(), release_mid())
     mr, nv, vw = v["tile"]
     nr = nv * vw
-    sizes = (s["n"] * s["h"] * s["w"] * c, s["fh"] * s["fw"] * c, c,
-             _gemm.ceil_to(n_out, nr) * c, m * n_out, n_out)
-    q = device.timing_queue()
-    bufs = []
-    for n in sizes:
-        buf = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, max(4, 4 * n))
-        cl.enqueue_fill_buffer(q, buf, np.float32(0), 0, max(4, 4 * n))
-        bufs.append(buf)
+    bufs = _gemm_variants.zeroed(device, (s["n"] * s["h"] * s["w"] * c, s["fh"] * s["fw"] * c,
+                                          c, _gemm.ceil_to(n_out, nr) * c, m * n_out, n_out))
     src, wd, bd, bpk, out, bias = bufs
     rec = _gemm_variants._Recorder(device, 2.0 * m * c * (s["fh"] * s["fw"] + n_out))
     gsize = (-(-m // mr), 1, 1)
     rec.launch("gemm", "dwpw", _key("f32", v["tile"], c, traits.cpu, s["fw"], s["sw"], s["dw"]),
                gsize, _args(src, wd, bd, bpk, out, bias, None, None, m, n_out, c, s["h"],
-                            s["w"], s["oh"], s["ow"], s["fh"], (s["sh"], s["sw"]),
-                            (s["dh"], s["dw"]), s["pt"], s["pl"], 0, -np.inf, np.inf, 1, n_out,
-                            n_out),
+                            s["w"], s["oh"], s["ow"], s["fh"], s["sh"], s["dh"], s["pt"],
+                            s["pl"], 0, -np.inf, np.inf, 1, n_out, n_out),
                local_size=_local(traits, n_out, m, c, gsize), flexible=True)
 
-    def release():
-        for buf in bufs:
-            buf.release()
-
-    return rec.kernels, release
+    return rec.kernels, _gemm_variants.releaser(bufs)
 
 
 def _cached(tuner, family: str, sig: dict, default: dict) -> dict:

@@ -137,7 +137,6 @@ class _Recorder:
 
     def launch(self, family, name, params, global_size, args, local_size=None,
                flexible=False):
-
         from clnn.launch import work_groups
 
         # (kernel(): the key may already be built into a combined program, renamed)
@@ -148,36 +147,43 @@ class _Recorder:
                                                 self.heavy, flexible)))
 
 
-def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, batches: int,
-                 a=None):
-    """(kernels, release) of one GEMM of this shape in variant ``v`` on zeroed scratch
-    buffers (the values do not change a float GEMM's time; ``a``: the A buffer, the
-    caller's, else one of them)."""
+def zeroed(device, counts) -> list:
+    """Zero-filled float32 scratch buffers of these element counts (the tuner's layers: the
+    values do not change a float kernel's time)."""
     import numpy as np
     import pyopencl as cl
 
+    q = device.timing_queue()
+    bufs = []
+    for n in counts:
+        buf = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, max(4, 4 * n))
+        cl.enqueue_fill_buffer(q, buf, np.float32(0), 0, max(4, 4 * n))
+        bufs.append(buf)
+    return bufs
+
+
+def releaser(bufs):
+    """A function releasing ``bufs`` (the second half of a scratch layer's result)."""
+    def release():
+        for buf in bufs:
+            buf.release()
+
+    return release
+
+
+def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, batches: int,
+                 a=None):
+    """(kernels, release) of one GEMM of this shape in variant ``v`` on zeroed scratch
+    buffers (``a``: the A buffer, the caller's, else one of them)."""
     mr, nv, vw = v["tile"]
     nr = nv * vw
     a_el = (_gemm.ceil_to(M, mr) if amode == "packed" else M) * K
     b_el = _gemm.ceil_to(N, nr) * K
-    mf = cl.mem_flags
-    sizes = (a_el, b_el, M * N)
-    bufs = [cl.Buffer(device.context, mf.READ_WRITE, max(4, 4 * n * batches))
-            for n in (sizes if a is None else sizes[1:])]
-    q = device.timing_queue()
-    for buf, n in zip(bufs, sizes if a is None else sizes[1:]):
-        cl.enqueue_fill_buffer(q, buf, np.float32(0), 0, max(4, 4 * n * batches))
-    mine = list(bufs)
-    if a is not None:
-        bufs.insert(0, a)
+    mine = zeroed(device, [n * batches for n in ((a_el,) if a is None else ()) + (b_el, M * N)])
+    bufs = mine if a is None else [a, *mine]
     rec = _Recorder(device, 2.0 * M * N * K * batches)
     _gemm.launch_gemm(rec, dt=dt, a=bufs[0], bpk=bufs[1], c=bufs[2], M=M, N=N, K=K,
                       tile=tuple(v["tile"]), amode=amode, sam=K, sak=1, ldc=N,
                       batch=(batches, 1), a_b=(a_el, 0), b_b=(b_el, 0), c_b=(M * N, 0),
                       wg=v["wg"])
-
-    def release():
-        for buf in mine:
-            buf.release()
-
-    return rec.kernels, release
+    return rec.kernels, releaser(mine)

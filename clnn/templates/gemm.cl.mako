@@ -144,8 +144,8 @@ __kernel void dwpw(${c.tparam(dt, "src", True)}, ${c.tparam(dt, "wd", True)},
                    ${c.tparam(dt, "bd", True)}, __global const float* b, int b_off,
                    ${c.tparam(dt, "c")}, ${c.tparam(dt, "bias", True)},
                    ${c.tparam(dt, "res", True)}, ${c.tparam(dt, "alpha", True)},
-                   int M, int N, int K, int H, int W, int OW, int OHW, int fh, int sh, int sw,
-                   int dh, int dw, int top, int left, float dlo, float dhi, int ldc,
+                   int M, int N, int K, int H, int W, int OW, int OHW, int fh, int sh,
+                   int dh, int top, int left, float dlo, float dhi, int ldc,
                    float lo, float hi, int post, int res_ld, int res_n)
 {
     const int has_bias = post & 1, has_res = post & 2, has_prelu = post & 4, fnc = post >> 4;
@@ -165,7 +165,7 @@ __kernel void dwpw(${c.tparam(dt, "src", True)}, ${c.tparam(dt, "wd", True)},
         const int bn = m / OHW, p = m - bn * OHW;
         const int oy = p / OW, ox = p - oy * OW;
         iy${r} = oy * sh - top;
-        ix${r} = ox * sw - left;
+        ix${r} = ox * ${sx} - left;
         xp${r} = src + (size_t)bn * H * W * K;
     }
 % endfor
