@@ -45,6 +45,10 @@ class Launch:
     #: ``local_size`` is a speed hint of a kernel that any whole work-groups compute alike (no
     #: barriers, local memory or group-wide reductions), so :func:`cpu_groups` may divide it
     flexible: bool = False
+    #: the kernel key and the arguments of the kernel (set by :meth:`finish`: clnn.chain
+    #: renders the kernel's source into a chain program and passes it the same arguments)
+    key: tuple | None = None
+    args: list | None = None
 
     def finish(self, programs, cl_device):
         """Make the kernel of a pending launch: its arguments set, its local size fitted."""
@@ -52,6 +56,7 @@ class Launch:
             return
         family, name, params, flat = self.pending
         kernel = programs.kernel(family, name, params)
+        self.key, self.args = (family, name, freeze(params)), flat
         kernel.set_args(*flat)
         self.local_size = work_groups(kernel, cl_device, f"{family}.{name}", self.global_size,
                                       self.local_size, self.heavy, self.flexible)
@@ -201,6 +206,10 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
                 cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
             results.append((o, arr))
     launches = plan.launches
+    if events is None and not keep_all and plan.chained is not None:
+        for step in plan.chained:  # launches and clnn.chain.Chains
+            enqueue_launch(q, step)
+        launches = ()
     for n, launch in enumerate(launches):
         enqueue_launch(q, launch, events)
         if keep_all and (n + 1 == len(launches) or launches[n + 1].op_index != launch.op_index):

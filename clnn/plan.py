@@ -110,6 +110,9 @@ class ClPlan:
     #: inputs the kernels read from a buffer of their own, not from the pool
     #: (clnn.launch.DirectInput: on a CPU the request's memory itself)
     direct: dict = field(default_factory=dict)
+    #: the launches as run, runs of them in clnn.chain.Chains (None: one by one)
+    chained: list | None = None
+    chain_tried: bool = False
 
 
 def plan_offsets(sizes: dict[int, int], live: dict[int, tuple[int, int]]) -> tuple[dict, int]:

@@ -130,6 +130,19 @@ class ClPreparedModel(DriverPreparedModel):
             self._launch_each(todo, False)
         self.warm_up_seconds = time.perf_counter() - t0
 
+    def _chain(self, plan):
+        """Run runs of the plan's launches as chains (clnn/chain.py) where the device wants
+        them."""
+        from clnn import chain
+
+        plan.chain_tried = True
+        dev = self.device.cl_device
+        if not chain.enabled(dev) or any(la.args is None for la in plan.launches):
+            return
+        steps = chain.chain_plan(plan, dev, self.device.context, chain.PARTS)
+        if any(isinstance(s, chain.Chain) for s in steps):
+            plan.chained = steps
+
     def _launch_each(self, todo: list, report: bool):
         import pyopencl as cl
 
@@ -196,6 +209,8 @@ class ClPreparedModel(DriverPreparedModel):
                 raise GeneralFailure(f"{names} failed while planning the OpenCL run: "
                                      f"{type(e).__name__}: {e}") from e
             if plan is not None:
+                if not plan.chain_tried and events is None and not keep_all:
+                    self._chain(plan)
                 device_outputs = self._device_outputs if planner is self.planner else {}
                 enqueue_plan(self.queue, plan, values, device_outputs, events, keep_all,
                              part.resident)

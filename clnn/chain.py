@@ -1,0 +1,350 @@
+"""Chains: consecutive kernel launches of a plan run as one launch of persistent work-groups.
+
+Why: on a CPU device every kernel boundary puts PoCL's worker threads to sleep and wakes them
+again (a condition variable): the second worker sleeps as soon as no work-group of the running
+kernel is left, and waking a sleeping CPU costs ~20 us on the 2-core VM these figures come
+from (a futex wake-up across cores, measured with two pinned threads: p50 19 us, against
+0.1 us for a thread that spins). Most launches of the MediaPipe models take 10-80 us, so the
+second core joined few of them: the kernels of a model ran at one core's speed.
+
+A chain runs launches 0..n-1 of a plan as one kernel of ``P`` work-groups (one work-item each;
+P = the device's compute units) that take *tasks* from an atomic ticket counter: the tasks of
+launch 0 (each a contiguous range of its work-items), then those of launch 1, ... A task of
+launch p first waits (spins) until every task of launch p-1 is done. Tickets are taken in
+order and a work-group takes its next ticket only after finishing its task, so the task a
+work-group waits for is held by a running work-group: no work-group waits for a task that no
+one runs, whatever the order and concurrency the device gives work-groups (one worker runs the
+whole chain alone, in order). The workers keep working from one launch to the next instead of
+sleeping between kernels. The last work-group to leave resets the counters for the next run.
+
+Each launch's kernel runs unchanged: its source becomes a function of the chain's program,
+get_global_id / get_global_size reading the task loop's indices, its arguments read from a
+table (buffers chosen among the chain's buffer arguments, scalars as 32-bit words). Only
+kernels that compute alike under any work-groups can be chained: no barriers, local memory or
+work-group functions (a launch using them ends a chain), and only scalar arguments of 32 bits.
+
+On by default on CPU devices of two or more compute units (``CLNN_CHAIN=0`` off, ``1`` on
+every device): across work-groups the tasks see each other's writes through the atomic
+counters, which a CPU's coherent caches make visible; a GPU gives no such guarantee in OpenCL
+1.2. Not used by runs that collect profiling events (``clnn run --profile`` times every launch
+on its own) or keep every intermediate.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+
+#: tasks per compute unit and launch (at most): a work-group that finishes early takes another
+TASKS_PER_UNIT = 8
+#: header words per chained launch in the argument table (see ``_SOURCE``)
+HEADER = 8
+#: ints between two counters of the sync buffer (each on a cache line of its own)
+STRIDE = 16
+#: source tokens of kernels that depend on their work-groups (never chained)
+_GROUP_BOUND = re.compile(r"\b(barrier|work_group_\w+|get_local_id|get_group_id|get_local_size|"
+                          r"get_num_groups|get_enqueued_local_size|__local|local|__constant|"
+                          r"sub_group_\w+|get_global_offset|get_work_dim)\b")
+_SCALARS = {"int": "{a}", "uint": "(uint){a}", "unsigned int": "(uint){a}",
+            "float": "as_float({a})"}
+_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)", re.M)
+#: kernel key -> its Part, or why it cannot be chained (Unchainable): the source of a key
+#: never changes
+PARTS: dict = {}
+
+
+def enabled(cl_device) -> bool:
+    """Whether plans run their chains on this device (``CLNN_CHAIN``, else CPU devices of two
+    or more compute units)."""
+    import pyopencl as cl
+
+    env = os.environ.get("CLNN_CHAIN", "")
+    if env in ("0", "1"):
+        return env == "1"
+    return bool(cl_device.type & cl.device_type.CPU) and cl_device.max_compute_units >= 2
+
+
+class Unchainable(Exception):
+    """A kernel that cannot run in a chain (the reason)."""
+
+
+def _balanced(src: str, start: int, open_: str, close: str) -> int:
+    """Index just past the bracket closing the one at ``start``."""
+    depth = 0
+    for i in range(start, len(src)):
+        if src[i] == open_:
+            depth += 1
+        elif src[i] == close:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    raise Unchainable("unbalanced brackets")
+
+
+def _split_params(text: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+            continue
+        depth += ch in "(<[" and 1 or (ch in ")>]" and -1 or 0)
+        cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+class Part:
+    """One kernel key's source as a function of a chain program."""
+
+    def __init__(self, key: tuple):
+        from clnn.program_cache import _kernel_decl, _render_parts
+
+        family, name, frozen = key
+        _, body = _render_parts(family, name, dict(frozen))
+        if _GROUP_BOUND.search(body):
+            raise Unchainable(f"{family}.{name} depends on its work-groups")
+        m = _kernel_decl(name).search(body)
+        if m is None:
+            raise Unchainable(f"{family}.{name}: no kernel declaration")
+        open_paren = m.end() - 1
+        close_paren = _balanced(body, open_paren, "(", ")")
+        brace = body.index("{", close_paren)
+        end = _balanced(body, brace, "{", "}")
+        #: the kernel's parameters: (type text, is a pointer)
+        self.params = []
+        for p in _split_params(body[open_paren + 1:close_paren - 1]):
+            pname = re.search(r"(\w+)\s*$", p)
+            if pname is None:
+                raise Unchainable(f"{family}.{name}: parameter {p!r}")
+            ptype = p[:pname.start()].strip()
+            if "*" in ptype:
+                if "__global" not in ptype and "global" not in ptype.split():
+                    raise Unchainable(f"{family}.{name}: parameter {p!r} is not global")
+                self.params.append((ptype.replace("restrict", ""), True))
+            elif " ".join(ptype.replace("const", "").split()) in _SCALARS:
+                self.params.append((" ".join(ptype.replace("const", "").split()), False))
+            else:
+                raise Unchainable(f"{family}.{name}: parameter type {ptype!r}")
+        #: text around the kernel (helper functions of the family), once per program
+        self.helpers = body[:m.start()] + body[end:]
+        self.pure = not self.helpers.strip()
+        if re.search(r"\bget_global_(id|size)\b", self.helpers):
+            raise Unchainable(f"{family}.{name}: a helper function reads the work-item's id")
+        decl = ("static inline void CLNN_PART(int clnn_x, int clnn_y, int clnn_z, int clnn_gx, "
+                "int clnn_gy, int clnn_gz, ")
+        undefs = "".join(f"#undef {d}\n" for d in dict.fromkeys(_DEFINE.findall(body)))
+        self.function = f"{decl}{body[open_paren + 1:end]}\n{undefs}"
+        self.key = key
+
+    def call(self, fn: str, nbuf: int) -> tuple[str, str]:
+        """(declarations of the arguments, read once per task from the table ``a``; the call
+        of this function for work-item x, y, z)."""
+        bufs = "".join(f", B{i}" for i in range(nbuf))
+        decls, names = [], []
+        for k, (ptype, pointer) in enumerate(self.params):
+            value = f"({ptype})clnn_sel(a[{k}]{bufs})" if pointer else \
+                _SCALARS[ptype].format(a=f"a[{k}]")
+            decls.append(f"{ptype} const v{k} = {value};")
+            names.append(f"v{k}")
+        return " ".join(decls), f"{fn}(x, y, z, g0, g1, g2, {', '.join(names)});"
+
+
+def _source(parts: list[Part], nbuf: int) -> str:
+    from clnn.program_cache import _lookup
+
+    common = _lookup().get_template("common.mako").get_def("prelude").render()
+    bufs = ", ".join(f"__global uchar* B{i}" for i in range(nbuf))
+    sel = " : ".join(f"i == {i} ? B{i}" for i in range(nbuf))
+    cases = []
+    for j, p in enumerate(parts):
+        decls, call = p.call(f"clnn_part{j}", nbuf)
+        cases.append(f"""        case {j}: {{
+            {decls}
+            for (int i = s; i < e; ) {{
+                const int x0 = i % g0, r = i / g0, y = r % g1, z = r / g1;
+                const int x1 = min(g0, x0 + e - i);
+                for (int x = x0; x < x1; ++x)
+                    {call}
+                i += x1 - x0;
+            }}
+            break;
+        }}""")
+    helpers = "".join(dict.fromkeys(p.helpers for p in parts))
+    functions = "".join(p.function.replace("CLNN_PART", f"clnn_part{j}")
+                        for j, p in enumerate(parts))
+    case_text = "\n".join(cases)
+    return f"""// clnn chain of {len(parts)} kernels
+{common}
+{helpers}
+#define get_global_id(d) ((size_t)((d) == 0 ? clnn_x : (d) == 1 ? clnn_y : clnn_z))
+#define get_global_size(d) ((size_t)((d) == 0 ? clnn_gx : (d) == 1 ? clnn_gy : clnn_gz))
+{functions}
+#undef get_global_id
+#undef get_global_size
+static inline __global uchar* clnn_sel(int i, {bufs}) {{
+    return {sel} : (__global uchar*)0;
+}}
+// table: [parts, tickets, ...], then per part {HEADER} words: kernel, g0, g1, g2, tasks,
+// tickets before it + its tasks, work-items per task, argument words' offset
+__kernel void clnn_chain({bufs}, __global const int* table, volatile __global int* sync)
+{{
+    const int parts = table[0], tickets = table[1];
+    for (;;) {{
+        const int t = atomic_inc(&sync[0]);
+        if (t >= tickets)
+            break;
+        int p = 0;
+        while (t >= table[2 + p * {HEADER} + 5])
+            ++p;
+        const __global int* h = table + 2 + p * {HEADER};
+        if (p > 0) {{
+            const int need = table[2 + (p - 1) * {HEADER} + 4];
+            while (atomic_add(&sync[{STRIDE} * p], 0) < need)
+                ;
+        }}
+        const int g0 = h[1], g1 = h[2], g2 = h[3];
+        const int s = (t - (h[5] - h[4])) * h[6];
+        const int e = min(s + h[6], g0 * g1 * g2);
+        const __global int* a = table + h[7];
+        switch (h[0]) {{
+{case_text}
+        }}
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        atomic_inc(&sync[{STRIDE} * (p + 1)]);
+    }}
+    if (atomic_inc(&sync[{STRIDE} * (parts + 1)]) == (int)get_num_groups(0) - 1) {{
+        sync[0] = 0;
+        for (int p = 0; p < parts; ++p)
+            sync[{STRIDE} * (p + 1)] = 0;
+        sync[{STRIDE} * (parts + 1)] = 0;
+    }}
+}}
+"""
+
+
+class Chain:
+    """Launches of a plan run as one launch (see the module's docstring)."""
+
+    def __init__(self, launches: list, parts: list[Part], kinds: list[int], cl_device, context):
+        import pyopencl as cl
+
+        self.launches = launches
+        self.op_index = launches[0].op_index
+        self.name = "chain"
+        units = max(1, int(cl_device.max_compute_units))
+        buffers: list = []
+        index: dict[int, int] = {}
+        headers, words = [], []
+        base = 2 + HEADER * len(launches)
+        ticket = 0
+        for launch, kind in zip(launches, kinds):
+            g = list(launch.global_size) + [1] * (3 - len(launch.global_size))
+            items = g[0] * g[1] * g[2]
+            tasks = min(items, TASKS_PER_UNIT * units)
+            per = -(-items // tasks)
+            tasks = -(-items // per)
+            ticket += tasks
+            headers += [kind, *g, tasks, ticket, per, base + len(words)]
+            for (ptype, pointer), value in zip(parts[kind].params, launch.args):
+                if pointer:
+                    if value is None:
+                        words.append(-1)
+                        continue
+                    k = index.setdefault(value.int_ptr, len(buffers))
+                    if k == len(buffers):
+                        buffers.append(value)
+                    words.append(k)
+                elif ptype == "float":
+                    words.append(int(np.float32(value).view(np.int32)))
+                else:
+                    words.append(int(np.int64(value).astype(np.uint32).view(np.int32)))
+        table = np.array([len(launches), ticket, *headers, *words], np.int32)
+        self.tickets = ticket
+        self.buffers = buffers
+        self.table = cl.Buffer(context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                               hostbuf=table)
+        self.sync = cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                              hostbuf=np.zeros(STRIDE * (len(launches) + 2), np.int32))
+        self.global_size = (units,)
+        self.local_size = (1,)
+        self.kernel = None
+        self.launched = False
+        self.source = _source(parts, len(buffers))
+
+    def build(self, context):
+        """Build the chain's program (counted in clnn.program_cache.STATS) and set its
+        arguments."""
+        import time
+
+        import pyopencl as cl
+
+        from clnn.program_cache import BUILD_OPTIONS, STATS, cache_dir
+
+        t0 = time.perf_counter()
+        prg = cl.Program(context, self.source).build(options=BUILD_OPTIONS,
+                                                     cache_dir=cache_dir())
+        STATS["built"] += 1
+        STATS["build_s"] += time.perf_counter() - t0
+        self.kernel = cl.Kernel(prg, "clnn_chain")
+        self.kernel.set_args(*self.buffers, self.table, self.sync)
+
+
+def _part(key, cache: dict):
+    """``key``'s Part (made once per ``cache``), or None where the kernel cannot be chained."""
+    if key not in cache:
+        try:
+            cache[key] = Part(key)
+        except Unchainable as e:
+            cache[key] = e
+    made = cache[key]
+    return None if isinstance(made, Unchainable) else made
+
+
+def _buffers(launch, part: Part) -> set:
+    return {a.int_ptr for (_, pointer), a in zip(part.params, launch.args)
+            if pointer and a is not None}
+
+
+def chain_plan(plan, cl_device, context, cache: dict) -> list:
+    """The steps of a plan: its launches, runs of two or more chainable ones as Chains.
+    ``cache``: kernel key -> Part (or why it cannot be chained), shared by a model's plans."""
+    steps, run = [], []
+    limit = int(cl_device.max_parameter_size) // 8 - 4
+    direct = {d.buffer.int_ptr for d in plan.direct.values()}
+    used: set = set()
+
+    def close():
+        if len(run) >= 2:
+            order = list(dict.fromkeys(k for _, k in run))
+            try:
+                ch = Chain([la for la, _ in run], [cache[k] for k in order],
+                           [order.index(k) for _, k in run], cl_device, context)
+                ch.build(context)
+                steps.append(ch)
+            except Exception:  # noqa: BLE001 - a chain that does not build runs unchained
+                steps.extend(la for la, _ in run)
+        else:
+            steps.extend(la for la, _ in run)
+        run.clear()
+        used.clear()
+
+    for launch in plan.launches:
+        key = getattr(launch, "key", None)
+        part = _part(key, cache) if key is not None and launch.args is not None else None
+        bufs = _buffers(launch, part) if part is not None else set()
+        if part is None or len(part.params) != len(launch.args) or bufs & direct:
+            close()
+            steps.append(launch)
+            continue
+        # a second variant of a family with helper functions would define them twice
+        clash = not part.pure and any(k[:2] == key[:2] and k != key for _, k in run)
+        if clash or len(used | bufs) > limit:
+            close()
+        run.append((launch, key))
+        used.update(bufs)
+    close()
+    return steps

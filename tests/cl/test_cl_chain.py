@@ -1,0 +1,162 @@
+"""Chains (clnn/chain.py): consecutive launches of a plan run as one launch of persistent
+work-groups taking ordered tasks. The chained run computes what the launches compute one by
+one (the same kernels: bit for bit), whatever the number of work-groups, run after run (the
+counters reset), and kernels bound to their work-groups stay out of chains."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from clnn import chain
+from hal.builder import ModelBuilder
+from tests.kits.cl_compare import assert_close, outputs_of, run_ref
+
+F32 = "TENSOR_FLOAT32"
+
+
+def block_model(seed=0, norm=False):
+    """A MobileNet-like block and more: CONV_2D 3x3 -> DEPTHWISE_CONV_2D -> CONV_2D 1x1 ->
+    ADD (residual) -> MAX_POOL_2D -> CONCATENATION with its own input -> TANH
+    [-> INSTANCE_NORMALIZATION, whose kernel reduces within work-groups]."""
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder()
+    x = b.input(F32, [1, 12, 10, 3])
+
+    def const(*shape):
+        return b.constant(rng.uniform(-1, 1, shape).astype(np.float32), F32)
+
+    c = b.op("CONV_2D", [x, const(16, 3, 3, 3), const(16), *[b.int32(v) for v in
+                                                             (1, 1, 1, 1, 1, 1, 1)],
+                         b.bool(False)], b.tensor(F32, [1, 12, 10, 16]))
+    d = b.op("DEPTHWISE_CONV_2D", [c, const(1, 3, 3, 16), const(16),
+                                   *[b.int32(v) for v in (1, 1, 1, 1, 1, 1, 1, 3)],
+                                   b.bool(False), b.int32(1), b.int32(1)],
+             b.tensor(F32, [1, 12, 10, 16]))
+    p = b.op("CONV_2D", [d, const(16, 1, 1, 16), const(16), b.int32(1), b.int32(1),
+                         b.int32(1), b.int32(0), b.bool(False)], b.tensor(F32, [1, 12, 10, 16]))
+    r = b.op("ADD", [p, c, b.int32(0)], b.tensor(F32, [1, 12, 10, 16]))
+    m = b.op("MAX_POOL_2D", [r, *[b.int32(v) for v in (0, 0, 0, 0, 2, 2, 2, 2, 0)],
+                             b.bool(False)], b.tensor(F32, [1, 6, 5, 16]))
+    m2 = b.op("MAX_POOL_2D", [c, *[b.int32(v) for v in (0, 0, 0, 0, 2, 2, 2, 2, 1)],
+                              b.bool(False)], b.tensor(F32, [1, 6, 5, 16]))
+    k = b.op("CONCATENATION", [m, m2, b.int32(3)], b.tensor(F32, [1, 6, 5, 32]))
+    y = b.op("TANH", [k], b.tensor(F32, [1, 6, 5, 32]))
+    if norm:
+        y = b.op("INSTANCE_NORMALIZATION", [y, b.float32(1.0), b.float32(0.0),
+                                            b.float32(1e-3), b.bool(False)],
+                 b.tensor(F32, [1, 6, 5, 32]))
+    b.mark_output(y)
+    return b.finish(), [rng.uniform(-1, 1, (1, 12, 10, 3)).astype(np.float32)]
+
+
+def plans(pm):
+    return [pl for p in pm.partitions for pl in p.plans.values() if pl is not None]
+
+
+def chains(pm):
+    return [s for pl in plans(pm) for s in (pl.chained or ()) if isinstance(s, chain.Chain)]
+
+
+@pytest.fixture
+def chained(monkeypatch):
+    monkeypatch.setenv("CLNN_CHAIN", "1")
+
+
+def test_default_on_cpu_devices_of_several_units(cl_device, monkeypatch):
+    import pyopencl as cl
+
+    monkeypatch.delenv("CLNN_CHAIN", raising=False)
+    d = cl_device.cl_device
+    assert chain.enabled(d) == (bool(d.type & cl.device_type.CPU) and d.max_compute_units > 1)
+    monkeypatch.setenv("CLNN_CHAIN", "0")
+    assert not chain.enabled(d)
+
+
+def test_chained_run_equals_launches_one_by_one(cl_device, chained, monkeypatch):
+    model, inputs = block_model()
+    pm = cl_device.prepare_model(model)
+    got = outputs_of(model, pm, inputs)
+    (ch,) = chains(pm)
+    (plan,) = plans(pm)
+    # every launch chains but those reading the model's input from its own memory
+    # (clnn.launch.DirectInput: an execution rebinds that argument)
+    direct = {d.buffer.int_ptr for d in plan.direct.values()}
+    own = [la for la in plan.launches
+           if not any(getattr(a, "int_ptr", None) in direct for a in la.args)]
+    assert ch.launches == own and len(own) >= 6
+    monkeypatch.setenv("CLNN_CHAIN", "0")
+    plain = cl_device.prepare_model(model)
+    want = outputs_of(model, plain, inputs)
+    assert not chains(plain)
+    for g, w, r in zip(got, want, run_ref(model, inputs)):
+        np.testing.assert_array_equal(g, w)  # the same kernels, in the same order
+        assert_close(g, r, "f32")
+
+
+def test_every_run_resets_the_counters(cl_device, chained):
+    model, _ = block_model()
+    pm = cl_device.prepare_model(model)
+    for seed in range(4):  # each run its own inputs: a stale counter would skip the tasks
+        inputs = block_model(seed)[1]
+        for g, r in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
+            assert_close(g, r, "f32")
+    (ch,) = chains(pm)
+    import pyopencl as cl
+
+    counters = np.empty(ch.sync.size // 4, np.int32)
+    cl.enqueue_copy(cl_device.queue, counters, ch.sync)
+    assert not counters.any()
+
+
+@pytest.mark.parametrize("groups", [1, 2, 3, 7])
+def test_any_number_of_work_groups(cl_device, chained, groups):
+    """Tickets in order: one work-group runs the chain alone; more than the device runs at once
+    find no task left or wait only for tasks held by running ones."""
+    import pyopencl as cl
+
+    model, inputs = block_model(2)
+    pm = cl_device.prepare_model(model)
+    want = outputs_of(model, pm, inputs)
+    (ch,) = chains(pm)
+    ch.global_size = (groups,)
+    got = outputs_of(model, pm, inputs)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    counters = np.empty(ch.sync.size // 4, np.int32)
+    cl.enqueue_copy(cl_device.queue, counters, ch.sync)
+    assert not counters.any()
+
+
+def test_kernels_bound_to_their_work_groups_end_a_chain(cl_device, chained):
+    model, inputs = block_model(norm=True)
+    pm = cl_device.prepare_model(model)
+    for g, r in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
+        assert_close(g, r, "f32")
+    (plan,) = plans(pm)
+    names = [s.name for s in plan.chained]
+    assert names[-2:] == ["chain", plan.launches[-1].name], names
+    assert plan.launches[-1].name.startswith("normalization."), names
+    reasons = {str(v) for k, v in chain.PARTS.items()
+               if k[0] == "normalization" and isinstance(v, chain.Unchainable)}
+    assert any("work-groups" in r for r in reasons), reasons
+
+
+def test_profiled_runs_time_every_launch(cl_device, chained):
+    model, inputs = block_model()
+    pm = cl_device.prepare_model(model)
+    outputs_of(model, pm, inputs)
+    events = []
+    pm.run(inputs, events=events)
+    (plan,) = plans(pm)
+    assert [la for la, _ in events] == plan.launches
+
+
+def test_part_source():
+    gemm = ("gemm", "gemm", (("amode", "rows"), ("cmode", "nhwc"), ("dt", "f32"),
+                             ("epi", "act"), ("flex", True), ("mr", 8), ("nv", 1),
+                             ("odt", "f32"), ("vw", 16)))
+    part = chain.Part(gemm)
+    assert part.pure and part.params[0] == ("__global const float*", True)
+    assert ("int", False) in part.params and ("float", False) in part.params
+    assert "CLNN_PART(int clnn_x" in part.function and "__kernel" not in part.function
