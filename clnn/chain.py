@@ -314,7 +314,6 @@ def chain_plan(plan, cl_device, context, cache: dict) -> list:
     ``cache``: kernel key -> Part (or why it cannot be chained), shared by a model's plans."""
     steps, run = [], []
     limit = int(cl_device.max_parameter_size) // 8 - 4
-    direct = {d.buffer.int_ptr for d in plan.direct.values()}
     used: set = set()
 
     def close():
@@ -325,6 +324,9 @@ def chain_plan(plan, cl_device, context, cache: dict) -> list:
                            [order.index(k) for _, k in run], cl_device, context)
                 ch.build(context)
                 steps.append(ch)
+                for d in plan.direct.values():  # an execution points the chain at its input
+                    d.slots += [(ch, k) for k, b in enumerate(ch.buffers)
+                                if b.int_ptr == d.buffer.int_ptr]
             except Exception:  # noqa: BLE001 - a chain that does not build runs unchained
                 steps.extend(la for la, _ in run)
         else:
@@ -336,7 +338,7 @@ def chain_plan(plan, cl_device, context, cache: dict) -> list:
         key = getattr(launch, "key", None)
         part = _part(key, cache) if key is not None and launch.args is not None else None
         bufs = _buffers(launch, part) if part is not None else set()
-        if part is None or len(part.params) != len(launch.args) or bufs & direct:
+        if part is None or len(part.params) != len(launch.args):
             close()
             steps.append(launch)
             continue
