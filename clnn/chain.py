@@ -193,18 +193,21 @@ static inline __global uchar* clnn_sel(int i, {bufs}) {{
 __kernel void clnn_chain({bufs}, __global const int* table, volatile __global int* sync)
 {{
     const int parts = table[0], tickets = table[1];
+    int p = 0, ready = 0;  // a work-group's tickets only grow: its part too
     for (;;) {{
         const int t = atomic_inc(&sync[0]);
         if (t >= tickets)
             break;
-        int p = 0;
         while (t >= table[2 + p * {HEADER} + 5])
             ++p;
         const __global int* h = table + 2 + p * {HEADER};
-        if (p > 0) {{
+        if (p > ready) {{  // the launch before done (plain loads while waiting: an atomic
+            // read-modify-write would take the cache line from the core that finishes it)
             const int need = table[2 + (p - 1) * {HEADER} + 4];
-            while (atomic_add(&sync[{STRIDE} * p], 0) < need)
+            while (sync[{STRIDE} * p] < need)
                 ;
+            atomic_add(&sync[{STRIDE} * p], 0);  // no load of the task's moves above
+            ready = p;
         }}
         const int g0 = h[1], g1 = h[2], g2 = h[3];
         const int s = (t - (h[5] - h[4])) * h[6];
