@@ -112,7 +112,13 @@ class ClPlan:
     direct: dict = field(default_factory=dict)
     #: the launches as run, runs of them in clnn.chain.Chains (None: one by one)
     chained: list | None = None
+    #: runs that could have chained it (the chains are made at the first run of a plan made
+    #: at prepare, the warm-up's, and at the second of a plan made for an execution's shapes:
+    #: their program is compile work a shape seen once does not repay)
+    runs: int = 0
     chain_tried: bool = False
+    #: made at prepare (Planner.plan_ahead), for the model's static shapes
+    ahead: bool = False
 
 
 def plan_offsets(sizes: dict[int, int], live: dict[int, tuple[int, int]]) -> tuple[dict, int]:
@@ -340,6 +346,8 @@ class Planner:
             try:
                 for launch in plan.launches if plan is not None else ():
                     launch.finish(self.programs, self.device.cl_device)
+                if plan is not None:
+                    plan.ahead = True
             except Exception:  # a kernel that does not build: planned again at the execution
                 del p.plans[key]
 

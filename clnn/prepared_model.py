@@ -210,7 +210,9 @@ class ClPreparedModel(DriverPreparedModel):
                                      f"{type(e).__name__}: {e}") from e
             if plan is not None:
                 if not plan.chain_tried and events is None and not keep_all:
-                    self._chain(plan)
+                    plan.runs += 1
+                    if plan.ahead or plan.runs > 1:
+                        self._chain(plan)
                 device_outputs = self._device_outputs if planner is self.planner else {}
                 enqueue_plan(self.queue, plan, values, device_outputs, events, keep_all,
                              part.resident)

@@ -159,3 +159,20 @@ def test_part_source():
     assert part.pure and part.params[0] == ("__global const float*", True)
     assert ("int", False) in part.params and ("float", False) in part.params
     assert "CLNN_PART(int clnn_x" in part.function and "__kernel" not in part.function
+
+
+def test_plans_for_run_time_shapes_chain_at_their_second_run(cl_device, chained):
+    """A plan made for an execution's input shapes (here a batch the model leaves open) is
+    chained when its shapes come again: a chain's program is compile work."""
+    b = ModelBuilder()
+    x = b.input(F32, [0, 5])
+    t = b.op("TANH", [x], b.tensor(F32, [0, 5]))
+    r = b.op("RELU", [t], b.tensor(F32, [0, 5]))
+    b.mark_output(b.op("ADD", [t, r, b.int32(0)], b.tensor(F32, [0, 5])))
+    model = b.finish()
+    pm = cl_device.prepare_model(model)
+    inputs = [np.linspace(-2, 2, 15, dtype=np.float32).reshape(3, 5)]
+    want = run_ref(model, inputs)
+    for run in range(3):
+        assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
+        assert bool(chains(pm)) == (run > 0), run
