@@ -39,6 +39,10 @@ import numpy as np
 
 #: tasks per compute unit and launch (at most): a work-group that finishes early takes another
 TASKS_PER_UNIT = 8
+#: the fewest launches chained: a chain's program compiles its kernels again (0.3-2.6 s on
+#: PoCL cold), which the ~20 us a chained launch saves repays only in models of many launches
+#: run many times (a conformance test's model of one to five launches never)
+MIN_LAUNCHES = 8
 #: header words per chained launch in the argument table (see ``_SOURCE``)
 HEADER = 8
 #: ints between two counters of the sync buffer (each on a cache line of its own)
@@ -313,14 +317,15 @@ def _buffers(launch, part: Part) -> set:
 
 
 def chain_plan(plan, cl_device, context, cache: dict) -> list:
-    """The steps of a plan: its launches, runs of two or more chainable ones as Chains.
+    """The steps of a plan: its launches, runs of :data:`MIN_LAUNCHES` or more chainable ones
+    as Chains.
     ``cache``: kernel key -> Part (or why it cannot be chained), shared by a model's plans."""
     steps, run = [], []
     limit = int(cl_device.max_parameter_size) // 8 - 4
     used: set = set()
 
     def close():
-        if len(run) >= 2:
+        if len(run) >= MIN_LAUNCHES:
             order = list(dict.fromkeys(k for _, k in run))
             try:
                 ch = Chain([la for la, _ in run], [cache[k] for k in order],

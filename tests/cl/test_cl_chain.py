@@ -60,7 +60,9 @@ def chains(pm):
 
 @pytest.fixture
 def chained(monkeypatch):
+    """Chains on this device, from two launches on."""
     monkeypatch.setenv("CLNN_CHAIN", "1")
+    monkeypatch.setattr(chain, "MIN_LAUNCHES", 2)
 
 
 def test_default_on_cpu_devices_of_several_units(cl_device, monkeypatch):
@@ -176,3 +178,17 @@ def test_plans_for_run_time_shapes_chain_at_their_second_run(cl_device, chained)
     for run in range(3):
         assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
         assert bool(chains(pm)) == (run > 0), run
+
+
+def test_runs_of_few_launches_stay_unchained(cl_device, monkeypatch):
+    """A chain's program is compile work: fewer than MIN_LAUNCHES launches run one by one."""
+    monkeypatch.setenv("CLNN_CHAIN", "1")
+    model, inputs = block_model()
+    pm = cl_device.prepare_model(model)
+    (plan,) = plans(pm)
+    outputs_of(model, pm, inputs)
+    assert bool(chains(pm)) == (len(plan.launches) >= chain.MIN_LAUNCHES)
+    monkeypatch.setattr(chain, "MIN_LAUNCHES", len(plan.launches) + 1)
+    pm = cl_device.prepare_model(model)
+    outputs_of(model, pm, inputs)
+    assert not chains(pm)
