@@ -32,6 +32,8 @@ on its own) or keep every intermediate.
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import os
 import re
 
@@ -318,7 +320,7 @@ def _buffers(launch, part: Part) -> set:
 
 def chain_plan(plan, cl_device, context, cache: dict) -> list:
     """The steps of a plan: its launches, runs of :data:`MIN_LAUNCHES` or more chainable ones
-    as Chains.
+    as Chains (not built: :class:`Job`).
     ``cache``: kernel key -> Part (or why it cannot be chained), shared by a model's plans."""
     steps, run = [], []
     limit = int(cl_device.max_parameter_size) // 8 - 4
@@ -327,16 +329,8 @@ def chain_plan(plan, cl_device, context, cache: dict) -> list:
     def close():
         if len(run) >= MIN_LAUNCHES:
             order = list(dict.fromkeys(k for _, k in run))
-            try:
-                ch = Chain([la for la, _ in run], [cache[k] for k in order],
-                           [order.index(k) for _, k in run], cl_device, context)
-                ch.build(context)
-                steps.append(ch)
-                for d in plan.direct.values():  # an execution points the chain at its input
-                    d.slots += [(ch, k) for k, b in enumerate(ch.buffers)
-                                if b.int_ptr == d.buffer.int_ptr]
-            except Exception:  # noqa: BLE001 - a chain that does not build runs unchained
-                steps.extend(la for la, _ in run)
+            steps.append(Chain([la for la, _ in run], [cache[k] for k in order],
+                               [order.index(k) for _, k in run], cl_device, context))
         else:
             steps.extend(la for la, _ in run)
         run.clear()
@@ -358,3 +352,93 @@ def chain_plan(plan, cl_device, context, cache: dict) -> list:
         used.update(bufs)
     close()
     return steps
+
+
+class Job:
+    """The chains of a plan being made ready. A chain's program compiles its kernels again
+    (PoCL, cold: iris_landmark's chain of 94 launches and 14 kernels 13 s; its kernels one by
+    one 7 s: one big function costs more than its parts), so where the chain was never built on
+    this machine and PoCL can compile in another process (clnn.program_cache.CompileHelper),
+    a helper process compiles it in the background, at a lower priority, into PoCL's and
+    pyopencl's caches, and the plan runs its launches one by one until the program is ready
+    (:meth:`poll`, at each execution; :meth:`wait` blocks). A chain built before (a marker in
+    clnn's program cache) or on another device is built here at once. A chain that fails to
+    build runs its launches one by one."""
+
+    def __init__(self, plan, steps: list, context):
+        from clnn.program_cache import CompileHelper
+
+        self.plan = plan
+        self.steps = steps
+        self.context = context
+        self.pending = []  # (chain, helper)
+        for ch in (s for s in steps if isinstance(s, Chain)):
+            helper = None
+            if not os.path.exists(_marker(ch, context)) and \
+                    CompileHelper.wanted(context, CompileHelper.MIN_KERNELS):
+                helper = CompileHelper.spawn(context, nice=10)
+                if helper is not None and not helper.give(ch.source, ["clnn_chain"]):
+                    helper = None
+            self.pending.append((ch, helper))
+            if helper is not None:
+                _HELPERS.add(helper)
+        self.poll()
+
+    def poll(self, block: bool = False) -> bool:
+        """Build the chains whose helper is done (all of them: ``block``); once none is left,
+        the plan runs its steps. True when none is left."""
+        left = []
+        for ch, helper in self.pending:
+            if helper is not None:
+                if not block and helper.proc.poll() is None:
+                    left.append((ch, helper))
+                    continue
+                helper.proc.wait()
+                _HELPERS.discard(helper)
+            try:
+                ch.build(self.context)
+                _touch(_marker(ch, self.context))
+            except Exception:  # noqa: BLE001 - a chain that does not build runs unchained
+                ch.kernel = None
+        self.pending = left
+        if left:
+            return False
+        steps = []
+        for st in self.steps:
+            if isinstance(st, Chain) and st.kernel is None:
+                steps.extend(st.launches)
+                continue
+            steps.append(st)
+            if isinstance(st, Chain):
+                for d in self.plan.direct.values():  # an execution points it at its input
+                    d.slots += [(st, k) for k, b in enumerate(st.buffers)
+                                if b.int_ptr == d.buffer.int_ptr]
+        if any(isinstance(st, Chain) for st in steps):
+            self.plan.chained = steps
+        self.plan.chain_job = None
+        return True
+
+
+#: helper processes compiling chains: stopped when this process exits
+_HELPERS: set = set()
+
+
+@atexit.register
+def _stop_helpers():
+    for h in list(_HELPERS):
+        h.stop()
+
+
+def _marker(ch: Chain, context) -> str:
+    from clnn.program_cache import cache_dir
+
+    dev = context.devices[0]
+    h = hashlib.sha1(f"{dev.platform.version}|{dev.name}|{dev.driver_version}|"
+                     f"{ch.source}".encode()).hexdigest()
+    return os.path.join(cache_dir(), "chains", h)
+
+
+def _touch(path: str):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w"):
+        pass

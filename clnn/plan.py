@@ -117,6 +117,8 @@ class ClPlan:
     #: their program is compile work a shape seen once does not repay)
     runs: int = 0
     chain_tried: bool = False
+    #: the chains being made ready (clnn.chain.Job), None once ready or without chains
+    chain_job: object = None
     #: made at prepare (Planner.plan_ahead), for the model's static shapes
     ahead: bool = False
 

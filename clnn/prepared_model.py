@@ -141,7 +141,20 @@ class ClPreparedModel(DriverPreparedModel):
             return
         steps = chain.chain_plan(plan, dev, self.device.context, chain.PARTS)
         if any(isinstance(s, chain.Chain) for s in steps):
-            plan.chained = steps
+            job = chain.Job(plan, steps, self.device.context)  # (built at once: no job left)
+            plan.chain_job = job if job.pending else None
+
+    def wait_chains(self):
+        """Wait until the chains being compiled in the background are built (clnn.chain.Job):
+        from then on the executions run them. Measurements of the steady state call it."""
+        parts = list(self.partitions)
+        for run in self.subgraph_runs.values():  # the IF / WHILE subgraphs'
+            parts.extend(run.partitions)
+        with self._lock:
+            for p in parts:
+                for plan in p.plans.values():
+                    if plan is not None and plan.chain_job is not None:
+                        plan.chain_job.poll(block=True)
 
     def _launch_each(self, todo: list, report: bool):
         import pyopencl as cl
@@ -213,6 +226,8 @@ class ClPreparedModel(DriverPreparedModel):
                     plan.runs += 1
                     if plan.ahead or plan.runs > 1:
                         self._chain(plan)
+                elif plan.chain_job is not None:
+                    plan.chain_job.poll()
                 device_outputs = self._device_outputs if planner is self.planner else {}
                 enqueue_plan(self.queue, plan, values, device_outputs, events, keep_all,
                              part.resident)

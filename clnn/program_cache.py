@@ -400,9 +400,10 @@ class CompileHelper:
         return sorted(mine, key=order.get), sorted(helper, key=order.get)
 
     @classmethod
-    def spawn(cls, context):
+    def spawn(cls, context, nice: int = 0):
         """A helper started ahead of its job (its start-up overlaps the planning), or None
-        where it cannot start; :meth:`give` hands it the job, :meth:`stop` dismisses it."""
+        where it cannot start; :meth:`give` hands it the job, :meth:`stop` dismisses it.
+        ``nice``: the helper's niceness increment (a background compile: executions first)."""
         import json
         import subprocess
         import sys
@@ -412,7 +413,8 @@ class CompileHelper:
         try:
             proc = subprocess.Popen([sys.executable, "-c", _HELPER_CODE, where],
                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL)
+                                    stderr=subprocess.DEVNULL,
+                                    preexec_fn=(lambda: os.nice(nice)) if nice else None)
         except OSError:
             return None
         return cls(proc, [])

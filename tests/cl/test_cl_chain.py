@@ -55,6 +55,7 @@ def plans(pm):
 
 
 def chains(pm):
+    pm.wait_chains()  # compiled in the background (clnn.chain.Job)
     return [s for pl in plans(pm) for s in (pl.chained or ()) if isinstance(s, chain.Chain)]
 
 
@@ -192,3 +193,63 @@ def test_runs_of_few_launches_stay_unchained(cl_device, monkeypatch):
     pm = cl_device.prepare_model(model)
     outputs_of(model, pm, inputs)
     assert not chains(pm)
+
+
+class _Pending:
+    """A compile helper that is done when the test says so."""
+
+    class proc:  # noqa: N801 - stands for subprocess.Popen
+        done = False
+
+        @classmethod
+        def poll(cls):
+            return 0 if cls.done else None
+
+        @classmethod
+        def wait(cls):
+            cls.done = True
+            return 0
+
+    @classmethod
+    def give(cls, source, names):
+        cls.source = source
+        return True
+
+    def stop(self):
+        pass
+
+
+def test_background_compile(cl_device, chained, monkeypatch, tmp_path):
+    """A chain never built on this machine compiles in a helper process (here one the test
+    finishes): until then the plan runs its launches one by one, then the chain."""
+    from clnn.program_cache import CompileHelper
+
+    monkeypatch.setattr(chain, "_marker", lambda ch, context: str(tmp_path / "never-built"))
+    monkeypatch.setattr(CompileHelper, "wanted", classmethod(lambda cls, ctx, n: True))
+    monkeypatch.setattr(CompileHelper, "spawn", classmethod(lambda cls, ctx, nice=0: _Pending()))
+    _Pending.proc.done = False
+    model, inputs = block_model(3)
+    pm = cl_device.prepare_model(model)
+    (plan,) = plans(pm)
+    want = run_ref(model, inputs)
+    for _ in range(2):  # the helper still compiling: one by one
+        assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
+        assert plan.chained is None and plan.chain_job is not None
+    assert "clnn_chain" in _Pending.source
+    _Pending.proc.done = True  # the next execution finds it done and builds the chain
+    assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
+    assert plan.chain_job is None and any(isinstance(s, chain.Chain) for s in plan.chained)
+    assert (tmp_path / "never-built").exists()  # marked: the next prepare builds it at once
+
+
+def test_a_chain_built_before_is_built_at_once(cl_device, chained, monkeypatch):
+    from clnn.program_cache import CompileHelper
+
+    model, inputs = block_model(4)
+    pm = cl_device.prepare_model(model)
+    assert chains(pm)  # built (in the background or not) and marked
+    monkeypatch.setattr(CompileHelper, "spawn", classmethod(
+        lambda cls, ctx, nice=0: pytest.fail("a marked chain went to a helper")))
+    pm = cl_device.prepare_model(model)
+    (plan,) = plans(pm)
+    assert plan.chain_job is None and plan.chained  # ready from the warm-up on
