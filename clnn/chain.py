@@ -90,13 +90,17 @@ def _balanced(src: str, start: int, open_: str, close: str) -> int:
 
 
 def _split_params(text: str) -> list[str]:
+    """A parameter list's parameters (commas inside brackets do not split)."""
     out, depth, cur = [], 0, ""
     for ch in text:
         if ch == "," and depth == 0:
             out.append(cur.strip())
             cur = ""
             continue
-        depth += ch in "(<[" and 1 or (ch in ")>]" and -1 or 0)
+        if ch in "(<[":
+            depth += 1
+        elif ch in ")>]":
+            depth -= 1
         cur += ch
     if cur.strip():
         out.append(cur.strip())
@@ -140,7 +144,7 @@ class Part:
         self.pure = not self.helpers.strip()
         if re.search(r"\bget_global_(id|size)\b", self.helpers):
             raise Unchainable(f"{family}.{name}: a helper function reads the work-item's id")
-        decl = ("static inline void CLNN_PART(int clnn_x, int clnn_y, int clnn_z, int clnn_gx, "
+        decl = ("static inline void @PART@(int clnn_x, int clnn_y, int clnn_z, int clnn_gx, "
                 "int clnn_gy, int clnn_gz, ")
         undefs = "".join(f"#undef {d}\n" for d in dict.fromkeys(_DEFINE.findall(body)))
         self.function = f"{decl}{body[open_paren + 1:end]}\n{undefs}"
@@ -180,7 +184,7 @@ def _source(parts: list[Part], nbuf: int) -> str:
             break;
         }}""")
     helpers = "".join(dict.fromkeys(p.helpers for p in parts))
-    functions = "".join(p.function.replace("CLNN_PART", f"clnn_part{j}")
+    functions = "".join(p.function.replace("@PART@", f"clnn_part{j}")
                         for j, p in enumerate(parts))
     case_text = "\n".join(cases)
     return f"""// clnn chain of {len(parts)} kernels
@@ -296,7 +300,7 @@ class Chain:
         t0 = time.perf_counter()
         prg = cl.Program(context, self.source).build(options=BUILD_OPTIONS,
                                                      cache_dir=cache_dir())
-        STATS["built"] += 1
+        STATS["chains_built"] += 1
         STATS["build_s"] += time.perf_counter() - t0
         self.kernel = cl.Kernel(prg, "clnn_chain")
         self.kernel.set_args(*self.buffers, self.table, self.sync)

@@ -53,6 +53,9 @@ class ClPreparedModel(DriverPreparedModel):
         # a model worth it starts the helper that compiles half of its kernels now, so that
         # its start-up overlaps the planning (clnn.program_cache.CompileHelper)
         cl_ops = sum(len(p.ops) for p in self.partitions if p.on_cl)
+        #: the programs come from a compilation cache: the warm-up makes no chain (a chain's
+        #: program is compile work; the second execution makes them, clnn/chain.py)
+        self._compiled = compiled
         if not compiled and program_cache.CompileHelper.wanted(device.context, cl_ops // 2):
             self.planner.spare_helper = program_cache.CompileHelper.spawn(device.context)
         try:
@@ -76,7 +79,11 @@ class ClPreparedModel(DriverPreparedModel):
         self._uploads_only = self._plans_static and all(p.on_cl for p in self.partitions)
         #: seconds of the warm-up launches at prepare (see :meth:`warm_up`)
         self.warm_up_seconds = 0.0
-        self.warm_up()
+        self._warming = True
+        try:
+            self.warm_up()
+        finally:
+            self._warming = False
 
     @property
     def fused_into(self) -> dict[int, int]:
@@ -223,8 +230,12 @@ class ClPreparedModel(DriverPreparedModel):
                                      f"{type(e).__name__}: {e}") from e
             if plan is not None:
                 if not plan.chain_tried and events is None and not keep_all:
-                    plan.runs += 1
-                    if plan.ahead or plan.runs > 1:
+                    # at prepare's warm-up (or the first execution) for a plan made at
+                    # prepare; else at a plan's second execution (not the warm-up's)
+                    ahead = plan.ahead and not self._compiled
+                    if not self._warming:
+                        plan.runs += 1
+                    if ahead or plan.runs > 1:
                         self._chain(plan)
                 elif plan.chain_job is not None:
                     plan.chain_job.poll()

@@ -47,7 +47,8 @@ def _lookup():
 _LOCK = threading.Lock()
 
 #: what the caches did in this process: renders, builds (with their seconds), memo hits
-STATS = {"rendered": 0, "built": 0, "build_s": 0.0, "memo_hits": 0, "combined_kernels": 0}
+STATS = {"rendered": 0, "built": 0, "build_s": 0.0, "memo_hits": 0, "combined_kernels": 0,
+         "chains_built": 0}
 #: build the kernels a prepare needs as one OpenCL program (``CLNN_COMBINE=0``: one program per
 #: kernel key). Measured on PoCL 3.1 (face_detection_short_range, 17 kernel keys, fresh PoCL
 #: cache, load ~9 on 2 cores): 17 programs built in ~9 s, the same kernels in one program ~2.7 s

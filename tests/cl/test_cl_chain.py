@@ -161,7 +161,7 @@ def test_part_source():
     part = chain.Part(gemm)
     assert part.pure and part.params[0] == ("__global const float*", True)
     assert ("int", False) in part.params and ("float", False) in part.params
-    assert "CLNN_PART(int clnn_x" in part.function and "__kernel" not in part.function
+    assert "@PART@(int clnn_x" in part.function and "__kernel" not in part.function
 
 
 def test_plans_for_run_time_shapes_chain_at_their_second_run(cl_device, chained):
@@ -253,3 +253,18 @@ def test_a_chain_built_before_is_built_at_once(cl_device, chained, monkeypatch):
     pm = cl_device.prepare_model(model)
     (plan,) = plans(pm)
     assert plan.chain_job is None and plan.chained  # ready from the warm-up on
+
+
+def test_a_model_from_the_compilation_cache_chains_at_its_second_execution(
+        cl_device, chained, tmp_path):
+    """Prepare from the cache compiles nothing, chains included: they come at the second
+    execution (the warm-up's run does not count)."""
+    model, inputs = block_model(5)
+    files = {"model_cache": [str(tmp_path / "model.cache")],
+             "data_cache": [str(tmp_path / "data.cache")], "token": bytes(range(32))}
+    cl_device.prepare_model(model, **files)
+    pm = cl_device.prepare_model_from_cache(**files)
+    want = run_ref(model, inputs)
+    for run in range(3):
+        assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
+        assert bool(chains(pm)) == (run > 0), run
