@@ -39,8 +39,10 @@ import re
 
 import numpy as np
 
-#: tasks per compute unit and launch (at most): a work-group that finishes early takes another
-TASKS_PER_UNIT = 8
+#: tasks per compute unit and launch (at most): a work-group that finishes early takes another.
+#: Measured (models_ab.py, 6 models, against 8): 16 0.91-0.99, 4 0.99-1.07, 2 1.00-1.09,
+#: 1 0.99-1.05 (fewer tasks: fewer atomic hand-overs between the cores)
+TASKS_PER_UNIT = 2
 #: the fewest launches chained: a chain's program compiles its kernels again (0.3-2.6 s on
 #: PoCL cold), which the ~20 us a chained launch saves repays only in models of many launches
 #: run many times (a conformance test's model of one to five launches never)
