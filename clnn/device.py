@@ -150,6 +150,14 @@ def select_device(spec: str | None = None, source: str | None = None):
     raise DeviceUnavailable(f"no OpenCL device matches {spec!r}{where}; found {names}")
 
 
+#: PoCL's worker threads pinned one per core (PoCL reads it when it starts them, at the first
+#: platform query: set at import, unless the user set it). Unpinned, Linux may wake a worker on
+#: the core of the one that woke it, and a chain's work-group then spins on a task whose
+#: worker waits for that core (clnn/chain.py): iris_landmark, 400 runs, p90 / p99 0.97 / 1.0-1.1
+#: ms pinned against 1.06-1.51 / 1.55-1.67 unpinned, medians 0.93 against 0.94-0.99
+os.environ.setdefault("POCL_AFFINITY", "1")
+
+
 def pocl_generic_work_groups(platform):
     """On PoCL, compile one work-group function per kernel, for every local size, unless the
     user set $POCL_WORK_GROUP_SPECIALIZATION. PoCL otherwise compiles a kernel again for each
