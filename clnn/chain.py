@@ -47,6 +47,10 @@ TASKS_PER_UNIT = 2
 #: PoCL cold), which the ~20 us a chained launch saves repays only in models of many launches
 #: run many times (a conformance test's model of one to five launches never)
 MIN_LAUNCHES = 8
+#: the execution of a plan from which its chains are compiled (in the background) when never
+#: built on this machine: a model run once or twice (a test, one command) never pays for it;
+#: ClPreparedModel.wait_chains() starts them at once
+CHAIN_AFTER = 3
 #: header words per chained launch in the argument table (see ``_SOURCE``)
 HEADER = 8
 #: ints between two counters of the sync buffer (each on a cache line of its own)
@@ -378,10 +382,10 @@ class Job:
         self.steps = steps
         self.context = context
         self.pending = []  # (chain, helper)
+        before = built_before(plan, context)
         for ch in (s for s in steps if isinstance(s, Chain)):
             helper = None
-            if not os.path.exists(_marker(ch, context)) and \
-                    CompileHelper.wanted(context, CompileHelper.MIN_KERNELS):
+            if not before and CompileHelper.wanted(context, CompileHelper.MIN_KERNELS):
                 helper = CompileHelper.spawn(context, nice=10)
                 if helper is not None and not helper.give(ch.source, ["clnn_chain"]):
                     helper = None
@@ -403,12 +407,12 @@ class Job:
                 _HELPERS.discard(helper)
             try:
                 ch.build(self.context)
-                _touch(_marker(ch, self.context))
             except Exception:  # noqa: BLE001 - a chain that does not build runs unchained
                 ch.kernel = None
         self.pending = left
         if left:
             return False
+        _touch(_marker(self.plan, self.context))
         steps = []
         for st in self.steps:
             if isinstance(st, Chain) and st.kernel is None:
@@ -435,13 +439,28 @@ def _stop_helpers():
         h.stop()
 
 
-def _marker(ch: Chain, context) -> str:
-    from clnn.program_cache import cache_dir
+def built_before(plan, context) -> bool:
+    """Whether this plan's chains were built on this machine (they are in PoCL's and
+    pyopencl's caches: building them takes 0.1-0.2 s). Known from the plan's kernel keys, so
+    nothing is rendered to ask."""
+    return os.path.exists(_marker(plan, context))
+
+
+def _marker(plan, context) -> str:
+    """A file named by the device, the kernels' code, this module's and the plan's launches
+    (kernel keys, work sizes): written once its chains were built."""
+    from clnn.program_cache import cache_dir, kernels_fingerprint
 
     dev = context.devices[0]
     h = hashlib.sha1(f"{dev.platform.version}|{dev.name}|{dev.driver_version}|"
-                     f"{ch.source}".encode()).hexdigest()
-    return os.path.join(cache_dir(), "chains", h)
+                     f"{kernels_fingerprint()}|{_CODE}|{MIN_LAUNCHES}|".encode())
+    for la in plan.launches:
+        h.update(repr((la.key, la.global_size)).encode())
+    return os.path.join(cache_dir(), "chains", h.hexdigest())
+
+
+#: this module's code (it writes the chains' source)
+_CODE = hashlib.sha1(open(__file__, "rb").read()).hexdigest()[:16]
 
 
 def _touch(path: str):

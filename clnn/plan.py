@@ -112,15 +112,14 @@ class ClPlan:
     direct: dict = field(default_factory=dict)
     #: the launches as run, runs of them in clnn.chain.Chains (None: one by one)
     chained: list | None = None
-    #: runs that could have chained it (the chains are made at the first run of a plan made
-    #: at prepare, the warm-up's, and at the second of a plan made for an execution's shapes:
-    #: their program is compile work a shape seen once does not repay)
+    #: executions that ran it (clnn.prepared_model.ClPreparedModel: chains from the
+    #: chain.CHAIN_AFTER-th on)
     runs: int = 0
+    #: the launches with runs of them as (not yet built) clnn.chain.Chains
+    chain_steps: list | None = None
     chain_tried: bool = False
     #: the chains being made ready (clnn.chain.Job), None once ready or without chains
     chain_job: object = None
-    #: made at prepare (Planner.plan_ahead), for the model's static shapes
-    ahead: bool = False
 
 
 def plan_offsets(sizes: dict[int, int], live: dict[int, tuple[int, int]]) -> tuple[dict, int]:
@@ -348,8 +347,6 @@ class Planner:
             try:
                 for launch in plan.launches if plan is not None else ():
                     launch.finish(self.programs, self.device.cl_device)
-                if plan is not None:
-                    plan.ahead = True
             except Exception:  # a kernel that does not build: planned again at the execution
                 del p.plans[key]
 

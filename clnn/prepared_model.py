@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from clnn import control_flow, program_cache
+from clnn import chain, control_flow, program_cache
 from clnn.launch import enqueue_launch, enqueue_plan
 from clnn.memory import ClBuffer, DeviceTensor, PoolTensor, on_device, on_host
 from clnn.plan import Partition, Planner, partition
@@ -137,29 +137,38 @@ class ClPreparedModel(DriverPreparedModel):
             self._launch_each(todo, False)
         self.warm_up_seconds = time.perf_counter() - t0
 
-    def _chain(self, plan):
+    def _chain(self, plan, start: bool):
         """Run runs of the plan's launches as chains (clnn/chain.py) where the device wants
-        them."""
-        from clnn import chain
-
-        plan.chain_tried = True
-        dev = self.device.cl_device
+        them: built at once where built before on this machine (from the caches), else, with
+        ``start``, compiled in the background (clnn.chain.Job)."""
+        dev, context = self.device.cl_device, self.device.context
         if not chain.enabled(dev) or any(la.args is None for la in plan.launches):
+            plan.chain_tried = True
             return
-        steps = chain.chain_plan(plan, dev, self.device.context, chain.PARTS)
-        if any(isinstance(s, chain.Chain) for s in steps):
-            job = chain.Job(plan, steps, self.device.context)  # (built at once: no job left)
-            plan.chain_job = job if job.pending else None
+        if not start and not chain.built_before(plan, context):
+            return  # (a later execution starts it)
+        if plan.chain_steps is None:
+            plan.chain_steps = chain.chain_plan(plan, dev, context, chain.PARTS)
+        if not any(isinstance(s, chain.Chain) for s in plan.chain_steps):
+            plan.chain_tried = True
+            return
+        plan.chain_tried = True
+        job = chain.Job(plan, plan.chain_steps, context)  # (built at once: no job left)
+        plan.chain_job = job if job.pending else None
 
     def wait_chains(self):
-        """Wait until the chains being compiled in the background are built (clnn.chain.Job):
-        from then on the executions run them. Measurements of the steady state call it."""
+        """Make the plans' chains now (those not started yet: compiled in the background from
+        a plan's chain.CHAIN_AFTER-th execution on) and wait until they are built
+        (clnn.chain.Job): from then on the executions run them. Measurements of the steady
+        state call it."""
         parts = list(self.partitions)
         for run in self.subgraph_runs.values():  # the IF / WHILE subgraphs'
             parts.extend(run.partitions)
         with self._lock:
             for p in parts:
                 for plan in p.plans.values():
+                    if plan is not None and not plan.chain_tried:
+                        self._chain(plan, start=True)
                     if plan is not None and plan.chain_job is not None:
                         plan.chain_job.poll(block=True)
 
@@ -229,14 +238,15 @@ class ClPreparedModel(DriverPreparedModel):
                 raise GeneralFailure(f"{names} failed while planning the OpenCL run: "
                                      f"{type(e).__name__}: {e}") from e
             if plan is not None:
-                if not plan.chain_tried and events is None and not keep_all:
-                    # at prepare's warm-up (or the first execution) for a plan made at
-                    # prepare; else at a plan's second execution (not the warm-up's)
-                    ahead = plan.ahead and not self._compiled
+                if not plan.chain_tried and events is None and not keep_all and \
+                        not (self._warming and self._compiled):
+                    # a chain built before on this machine: at once; else compiled in the
+                    # background from the plan's CHAIN_AFTER-th execution on (the warm-up's
+                    # run not counted): a model run once or twice never pays for it; and a
+                    # prepare from the compilation cache compiles nothing, chains included
                     if not self._warming:
                         plan.runs += 1
-                    if ahead or plan.runs > 1:
-                        self._chain(plan)
+                    self._chain(plan, start=plan.runs >= chain.CHAIN_AFTER)
                 elif plan.chain_job is not None:
                     plan.chain_job.poll()
                 device_outputs = self._device_outputs if planner is self.planner else {}

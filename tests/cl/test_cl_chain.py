@@ -133,6 +133,7 @@ def test_any_number_of_work_groups(cl_device, chained, groups):
 def test_kernels_bound_to_their_work_groups_end_a_chain(cl_device, chained):
     model, inputs = block_model(norm=True)
     pm = cl_device.prepare_model(model)
+    assert chains(pm)
     for g, r in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
         assert_close(g, r, "f32")
     (plan,) = plans(pm)
@@ -164,9 +165,8 @@ def test_part_source():
     assert "@PART@(int clnn_x" in part.function and "__kernel" not in part.function
 
 
-def test_plans_for_run_time_shapes_chain_at_their_second_run(cl_device, chained):
-    """A plan made for an execution's input shapes (here a batch the model leaves open) is
-    chained when its shapes come again: a chain's program is compile work."""
+def test_plans_for_run_time_shapes_chain_too(cl_device, chained):
+    """A plan made for an execution's input shapes (here a batch the model leaves open)."""
     b = ModelBuilder()
     x = b.input(F32, [0, 5])
     t = b.op("TANH", [x], b.tensor(F32, [0, 5]))
@@ -176,9 +176,10 @@ def test_plans_for_run_time_shapes_chain_at_their_second_run(cl_device, chained)
     pm = cl_device.prepare_model(model)
     inputs = [np.linspace(-2, 2, 15, dtype=np.float32).reshape(3, 5)]
     want = run_ref(model, inputs)
-    for run in range(3):
+    for _ in range(2):
         assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
-        assert bool(chains(pm)) == (run > 0), run
+    assert chains(pm)
+    assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
 
 
 def test_runs_of_few_launches_stay_unchained(cl_device, monkeypatch):
@@ -221,20 +222,23 @@ class _Pending:
 
 def test_background_compile(cl_device, chained, monkeypatch, tmp_path):
     """A chain never built on this machine compiles in a helper process (here one the test
-    finishes): until then the plan runs its launches one by one, then the chain."""
+    finishes) from the plan's CHAIN_AFTER-th execution on: until then, and while it compiles,
+    the plan runs its launches one by one; then the chain, marked as built."""
     from clnn.program_cache import CompileHelper
 
-    monkeypatch.setattr(chain, "_marker", lambda ch, context: str(tmp_path / "never-built"))
+    monkeypatch.setattr(chain, "_marker", lambda plan, context: str(tmp_path / "never-built"))
     monkeypatch.setattr(CompileHelper, "wanted", classmethod(lambda cls, ctx, n: True))
     monkeypatch.setattr(CompileHelper, "spawn", classmethod(lambda cls, ctx, nice=0: _Pending()))
     _Pending.proc.done = False
+    _Pending.source = ""
     model, inputs = block_model(3)
     pm = cl_device.prepare_model(model)
     (plan,) = plans(pm)
     want = run_ref(model, inputs)
-    for _ in range(2):  # the helper still compiling: one by one
+    for run in range(1, chain.CHAIN_AFTER + 2):
         assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
-        assert plan.chained is None and plan.chain_job is not None
+        assert plan.chained is None  # one by one
+        assert (plan.chain_job is not None) == (run >= chain.CHAIN_AFTER), run
     assert "clnn_chain" in _Pending.source
     _Pending.proc.done = True  # the next execution finds it done and builds the chain
     assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
@@ -251,20 +255,21 @@ def test_a_chain_built_before_is_built_at_once(cl_device, chained, monkeypatch):
     monkeypatch.setattr(CompileHelper, "spawn", classmethod(
         lambda cls, ctx, nice=0: pytest.fail("a marked chain went to a helper")))
     pm = cl_device.prepare_model(model)
-    (plan,) = plans(pm)
+    (plan,) = [pl for p in pm.partitions for pl in p.plans.values() if pl is not None]
     assert plan.chain_job is None and plan.chained  # ready from the warm-up on
 
 
-def test_a_model_from_the_compilation_cache_chains_at_its_second_execution(
+def test_a_model_from_the_compilation_cache_makes_no_chain_at_prepare(
         cl_device, chained, tmp_path):
-    """Prepare from the cache compiles nothing, chains included: they come at the second
-    execution (the warm-up's run does not count)."""
+    """Prepare from the cache compiles and renders nothing, chains included: they come with
+    the executions (at once where built before, as here)."""
     model, inputs = block_model(5)
     files = {"model_cache": [str(tmp_path / "model.cache")],
              "data_cache": [str(tmp_path / "data.cache")], "token": bytes(range(32))}
-    cl_device.prepare_model(model, **files)
+    assert chains(cl_device.prepare_model(model, **files))  # built (and marked) once
     pm = cl_device.prepare_model_from_cache(**files)
+    (plan,) = [pl for p in pm.partitions for pl in p.plans.values() if pl is not None]
+    assert plan.chain_steps is None and plan.chained is None  # nothing rendered
     want = run_ref(model, inputs)
-    for run in range(3):
-        assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
-        assert bool(chains(pm)) == (run > 0), run
+    assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
+    assert plan.chained  # built before: at the first execution
