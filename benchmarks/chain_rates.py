@@ -8,10 +8,11 @@ DEPTHWISE_CONV_2D, and every launch of the model), the category's launches of th
 model, in the model's order, run as one chain, and the same launches run one by one with a
 finish after the last, in turns (``--rounds`` rounds of ``--iterations`` runs each side, wall
 time of enqueue to finish, medians). GFLOP/s = the category's FLOP (clnn run --profile's
-counts) / that time. The launches read and write the model's buffer pool as in a run, but the
-tensors between categories are whatever the previous run left: only the time is meaningful,
-not the values. Fused operations (a PAD in a convolution, a depthwise convolution fused into
-the 1x1 after it: ``gemm.dwpw``) count in the category of the launch's operation.
+counts) / that time. The launches read and write the model's buffer pool as in a run, zeroed
+before each round (a category's launches alone leave values no run makes, subnormal ones
+among them, which compute slower): only the time is meaningful, not the values. Fused
+operations (a PAD in a convolution, a depthwise convolution fused into the 1x1 after it:
+``gemm.dwpw``) count in the category of the launch's operation.
 """
 
 from __future__ import annotations
@@ -40,6 +41,18 @@ def categories(pm, sg) -> dict[str, list]:
                         tuple(sg.operands[op.inputs[1]].dimensions[1:3]) == (1, 1):
                     out["pointwise CONV_2D"].append(la)
     return out
+
+
+def zero_pools(pm, q):
+    """Zero the plans' buffer pools: what a category's launches leave there (they run without
+    the launches between them) could hold subnormal values, whose arithmetic is slower."""
+    import pyopencl as cl
+
+    for p in pm.partitions:
+        for plan in p.plans.values():
+            if plan is not None:
+                cl.enqueue_fill_buffer(q, plan.pool, np.zeros(1, np.uint8), 0, plan.pool.size)
+    q.finish()
 
 
 def main(argv=None) -> int:
@@ -92,6 +105,7 @@ def main(argv=None) -> int:
                 f()
             for _ in range(args.rounds):
                 for label, f in (("chained", chained), ("one by one", one_by_one)):
+                    zero_pools(pm, q)
                     for _ in range(args.iterations):
                         t0 = time.perf_counter()
                         f()
