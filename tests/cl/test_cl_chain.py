@@ -261,8 +261,8 @@ def test_a_chain_built_before_is_built_at_once(cl_device, chained, monkeypatch):
 
 def test_a_model_from_the_compilation_cache_makes_no_chain_at_prepare(
         cl_device, chained, tmp_path):
-    """Prepare from the cache compiles and renders nothing, chains included: they come with
-    the executions (at once where built before, as here)."""
+    """Prepare from the cache compiles and renders nothing, chains included, nor does the
+    first execution: they come from the second (at once where built before, as here)."""
     model, inputs = block_model(5)
     files = {"model_cache": [str(tmp_path / "model.cache")],
              "data_cache": [str(tmp_path / "data.cache")], "token": bytes(range(32))}
@@ -271,5 +271,6 @@ def test_a_model_from_the_compilation_cache_makes_no_chain_at_prepare(
     (plan,) = [pl for p in pm.partitions for pl in p.plans.values() if pl is not None]
     assert plan.chain_steps is None and plan.chained is None  # nothing rendered
     want = run_ref(model, inputs)
-    assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
-    assert plan.chained  # built before: at the first execution
+    for run in range(1, 3):  # the first result as fast as the cache makes it
+        assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
+        assert bool(plan.chained) == (run == 2), run  # built before: at the second execution
