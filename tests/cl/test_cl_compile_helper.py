@@ -104,9 +104,8 @@ def test_cold_prepare_with_the_helper(cl_device, tmp_path):
     assert out.returncode == 0, out.stderr
     r = json.loads(out.stdout.strip().splitlines()[-1])
     assert r["within_tolerance"]
-    # the helper got its half of the kernels; a second one compiled the model's chain in the
-    # background after the prepare (clnn.chain.Job: one kernel, waited for by the runner)
-    assert len(r["given"]) == 2 and r["given"][0] >= 2 and r["given"][1] == 1, r["given"]
+    # the helper got its half (one execution: no chain compiled in the background)
+    assert len(r["given"]) == 1 and r["given"][0] >= 2, r["given"]
     assert r["stopped"] and all(code is not None for code in r["stopped"])  # never left running
     assert r["first_launches_at_execution"] == 0
     assert any(p.is_file() for p in (tmp_path / "pocl").rglob("*"))
