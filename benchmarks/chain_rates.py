@@ -80,13 +80,10 @@ def main(argv=None) -> int:
         for name, launches in categories(pm, sg).items():
             if len(launches) < 2:
                 continue
-            order = list(dict.fromkeys(la.key for la in launches))
-            parts = [chain._part(k, chain.PARTS) for k in order]
-            if any(p is None for p in parts):
+            if any(chain.part(la.key) is None for la in launches):
                 print(f"{os.path.basename(path)} {name}: not chainable")
                 continue
-            ch = chain.Chain(launches, parts, [order.index(la.key) for la in launches],
-                             device.cl_device, device.context)
+            ch = chain.make_chain(launches, device.cl_device, device.context)
             ch.build(device.context)
             flop = sum(counts(sg, k)[0] for k in dict.fromkeys(la.op_index
                                                                  for la in launches))

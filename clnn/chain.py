@@ -36,6 +36,7 @@ import atexit
 import hashlib
 import os
 import re
+from pathlib import Path
 
 import numpy as np
 
@@ -51,7 +52,7 @@ MIN_LAUNCHES = 8
 #: built on this machine: a model run once or twice (a test, one command) never pays for it;
 #: ClPreparedModel.wait_chains() starts them at once
 CHAIN_AFTER = 3
-#: header words per chained launch in the argument table (see ``_SOURCE``)
+#: header words per chained launch in the argument table (see :func:`_source`)
 HEADER = 8
 #: ints between two counters of the sync buffer (each on a cache line of its own)
 STRIDE = 16
@@ -154,7 +155,6 @@ class Part:
                 "int clnn_gy, int clnn_gz, ")
         undefs = "".join(f"#undef {d}\n" for d in dict.fromkeys(_DEFINE.findall(body)))
         self.function = f"{decl}{body[open_paren + 1:end]}\n{undefs}"
-        self.key = key
 
     def call(self, fn: str, nbuf: int) -> tuple[str, str]:
         """(declarations of the arguments, read once per task from the table ``a``; the call
@@ -252,7 +252,6 @@ class Chain:
         import pyopencl as cl
 
         self.launches = launches
-        self.op_index = launches[0].op_index
         self.name = "chain"
         units = max(1, int(cl_device.max_compute_units))
         buffers: list = []
@@ -282,7 +281,6 @@ class Chain:
                 else:
                     words.append(int(np.int64(value).astype(np.uint32).view(np.int32)))
         table = np.array([len(launches), ticket, *headers, *words], np.int32)
-        self.tickets = ticket
         self.buffers = buffers
         self.table = cl.Buffer(context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                                hostbuf=table)
@@ -312,15 +310,23 @@ class Chain:
         self.kernel.set_args(*self.buffers, self.table, self.sync)
 
 
-def _part(key, cache: dict):
-    """``key``'s Part (made once per ``cache``), or None where the kernel cannot be chained."""
-    if key not in cache:
+def part(key):
+    """``key``'s Part (made once: :data:`PARTS`), or None where the kernel cannot be
+    chained."""
+    if key not in PARTS:
         try:
-            cache[key] = Part(key)
+            PARTS[key] = Part(key)
         except Unchainable as e:
-            cache[key] = e
-    made = cache[key]
+            PARTS[key] = e
+    made = PARTS[key]
     return None if isinstance(made, Unchainable) else made
+
+
+def make_chain(launches: list, cl_device, context) -> Chain:
+    """A Chain (not built) of ``launches``, whose kernels can all be chained (:func:`part`)."""
+    order = list(dict.fromkeys(la.key for la in launches))
+    return Chain(launches, [part(k) for k in order], [order.index(la.key) for la in launches],
+                 cl_device, context)
 
 
 def _buffers(launch, part: Part) -> set:
@@ -328,19 +334,16 @@ def _buffers(launch, part: Part) -> set:
             if pointer and a is not None}
 
 
-def chain_plan(plan, cl_device, context, cache: dict) -> list:
+def chain_plan(plan, cl_device, context) -> list:
     """The steps of a plan: its launches, runs of :data:`MIN_LAUNCHES` or more chainable ones
-    as Chains (not built: :class:`Job`).
-    ``cache``: kernel key -> Part (or why it cannot be chained), shared by a model's plans."""
+    as Chains (not built: :class:`Job`)."""
     steps, run = [], []
     limit = int(cl_device.max_parameter_size) // 8 - 4
     used: set = set()
 
     def close():
         if len(run) >= MIN_LAUNCHES:
-            order = list(dict.fromkeys(k for _, k in run))
-            steps.append(Chain([la for la, _ in run], [cache[k] for k in order],
-                               [order.index(k) for _, k in run], cl_device, context))
+            steps.append(make_chain([la for la, _ in run], cl_device, context))
         else:
             steps.extend(la for la, _ in run)
         run.clear()
@@ -348,14 +351,14 @@ def chain_plan(plan, cl_device, context, cache: dict) -> list:
 
     for launch in plan.launches:
         key = getattr(launch, "key", None)
-        part = _part(key, cache) if key is not None and launch.args is not None else None
-        bufs = _buffers(launch, part) if part is not None else set()
-        if part is None or len(part.params) != len(launch.args):
+        made = part(key) if key is not None and launch.args is not None else None
+        bufs = _buffers(launch, made) if made is not None else set()
+        if made is None or len(made.params) != len(launch.args):
             close()
             steps.append(launch)
             continue
         # a second variant of a family with helper functions would define them twice
-        clash = not part.pure and any(k[:2] == key[:2] and k != key for _, k in run)
+        clash = not made.pure and any(k[:2] == key[:2] and k != key for _, k in run)
         if clash or len(used | bufs) > limit:
             close()
         run.append((launch, key))
@@ -371,18 +374,17 @@ class Job:
     this machine and PoCL can compile in another process (clnn.program_cache.CompileHelper),
     a helper process compiles it in the background, at a lower priority, into PoCL's and
     pyopencl's caches, and the plan runs its launches one by one until the program is ready
-    (:meth:`poll`, at each execution; :meth:`wait` blocks). A chain built before (a marker in
-    clnn's program cache) or on another device is built here at once. A chain that fails to
-    build runs its launches one by one."""
+    (:meth:`poll`, at each execution, or blocking). Chains built before (``before``: a marker
+    in clnn's program cache, :func:`built_before`), or where no helper can compile, are built
+    here at once. A chain that fails to build runs its launches one by one."""
 
-    def __init__(self, plan, steps: list, context):
+    def __init__(self, plan, steps: list, context, before: bool):
         from clnn.program_cache import CompileHelper
 
         self.plan = plan
         self.steps = steps
         self.context = context
         self.pending = []  # (chain, helper)
-        before = built_before(plan, context)
         for ch in (s for s in steps if isinstance(s, Chain)):
             helper = None
             if not before and CompileHelper.wanted(context, CompileHelper.MIN_KERNELS):
@@ -412,7 +414,9 @@ class Job:
         self.pending = left
         if left:
             return False
-        _touch(_marker(self.plan, self.context))
+        marker = Path(_marker(self.plan, self.context))
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
         steps = []
         for st in self.steps:
             if isinstance(st, Chain) and st.kernel is None:
@@ -461,9 +465,3 @@ def _marker(plan, context) -> str:
 
 #: this module's code (it writes the chains' source)
 _CODE = hashlib.sha1(open(__file__, "rb").read()).hexdigest()[:16]
-
-
-def _touch(path: str):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w"):
-        pass

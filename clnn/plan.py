@@ -115,7 +115,8 @@ class ClPlan:
     #: executions that ran it (clnn.prepared_model.ClPreparedModel: chains from the
     #: chain.CHAIN_AFTER-th on)
     runs: int = 0
-    #: the launches with runs of them as (not yet built) clnn.chain.Chains
+    #: the launches with runs of them as clnn.chain.Chains, once asked for (not built yet
+    #: while a Job compiles them)
     chain_steps: list | None = None
     chain_tried: bool = False
     #: the chains being made ready (clnn.chain.Job), None once ready or without chains

@@ -145,15 +145,14 @@ class ClPreparedModel(DriverPreparedModel):
         if not chain.enabled(dev) or any(la.args is None for la in plan.launches):
             plan.chain_tried = True
             return
-        if not start and not chain.built_before(plan, context):
+        before = chain.built_before(plan, context)
+        if not start and not before:
             return  # (a later execution starts it)
-        if plan.chain_steps is None:
-            plan.chain_steps = chain.chain_plan(plan, dev, context, chain.PARTS)
-        if not any(isinstance(s, chain.Chain) for s in plan.chain_steps):
-            plan.chain_tried = True
-            return
         plan.chain_tried = True
-        job = chain.Job(plan, plan.chain_steps, context)  # (built at once: no job left)
+        plan.chain_steps = chain.chain_plan(plan, dev, context)
+        if not any(isinstance(s, chain.Chain) for s in plan.chain_steps):
+            return
+        job = chain.Job(plan, plan.chain_steps, context, before)  # (built at once: no job)
         plan.chain_job = job if job.pending else None
 
     def wait_chains(self):
