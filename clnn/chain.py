@@ -52,6 +52,8 @@ MIN_LAUNCHES = 8
 #: built on this machine: a model run once or twice (a test, one command) never pays for it;
 #: ClPreparedModel.wait_chains() starts them at once
 CHAIN_AFTER = 3
+#: experiment: work-groups own blocks of each launch (0: one block, taken in order)
+AFFINE = os.environ.get("CLNN_CHAIN_AFFINE", "1") != "0"
 #: header words per chained launch in the argument table (see :func:`_source`)
 HEADER = 8
 #: ints between two counters of the sync buffer (each on a cache line of its own)
@@ -181,11 +183,24 @@ def _source(parts: list[Part], nbuf: int) -> str:
         cases.append(f"""        case {j}: {{
             {decls}
             for (int i = s; i < e; ) {{
-                const int x0 = i % g0, r = i / g0, y = r % g1, z = r / g1;
-                const int x1 = min(g0, x0 + e - i);
-                for (int x = x0; x < x1; ++x)
+                int x, y, z, n;
+                if (outer0) {{  // dimension 0 outermost, 1 innermost
+                    y = i % g1;
+                    const int r = i / g1;
+                    z = r % g2;
+                    x = r / g2;
+                    n = min(g1 - y, e - i);
+                }} else {{  // dimension 0 innermost
+                    x = i % g0;
+                    const int r = i / g0;
+                    y = r % g1;
+                    z = r / g1;
+                    n = min(g0 - x, e - i);
+                }}
+                for (int k = 0; k < n; ++k, ++i) {{
                     {call}
-                i += x1 - x0;
+                    if (outer0) ++y; else ++x;
+                }}
             }}
             break;
         }}""")
@@ -204,41 +219,49 @@ def _source(parts: list[Part], nbuf: int) -> str:
 static inline __global uchar* clnn_sel(int i, {bufs}) {{
     return {sel} : (__global uchar*)0;
 }}
-// table: [parts, tickets, ...], then per part {HEADER} words: kernel, g0, g1, g2, tasks,
-// tickets before it + its tasks, work-items per task, argument words' offset
+// table: [parts, owners], then per part {HEADER} words: kernel, g0, g1, g2, tasks, dimension 0
+// outermost (1) or innermost (0), work-items per task, argument words' offset.
+// sync: per part its tasks done ({STRIDE} ints apart), the work-groups out, then per owner
+// its parts' claimed tasks. Work-group w < owners owns the w-th of ``owners`` blocks of each
+// launch's tasks (more work-groups than owners own none)
 __kernel void clnn_chain({bufs}, __global const int* table, volatile __global int* sync)
 {{
-    const int parts = table[0], tickets = table[1];
-    int p = 0, ready = 0;  // a work-group's tickets only grow: its part too
-    for (;;) {{
-        const int t = atomic_inc(&sync[0]);
-        if (t >= tickets)
-            break;
-        while (t >= table[2 + p * {HEADER} + 5])
-            ++p;
+    const int parts = table[0], O = table[1], w = get_group_id(0);
+    volatile __global int* claims = sync + {STRIDE} * (parts + 2);
+    for (int p = 0; p < parts; ++p) {{
         const __global int* h = table + 2 + p * {HEADER};
-        if (p > ready) {{  // the launch before done (plain loads while waiting: an atomic
+        if (p > 0) {{  // the launch before done (plain loads while waiting: an atomic
             // read-modify-write would take the cache line from the core that finishes it)
             const int need = table[2 + (p - 1) * {HEADER} + 4];
             while (sync[{STRIDE} * p] < need)
                 ;
             atomic_add(&sync[{STRIDE} * p], 0);  // no load of the task's moves above
-            ready = p;
         }}
-        const int g0 = h[1], g1 = h[2], g2 = h[3];
-        const int s = (t - (h[5] - h[4])) * h[6];
-        const int e = min(s + h[6], g0 * g1 * g2);
+        const int g0 = h[1], g1 = h[2], g2 = h[3], tasks = h[4], outer0 = h[5];
         const __global int* a = table + h[7];
-        switch (h[0]) {{
+        // owner v's tasks: the v-th of O contiguous blocks; a work-group runs its own block
+        // first (the same part of every launch: what it wrote stays in its core's caches),
+        // then takes what is left of the others'
+        for (int k = 0; k < O; ++k) {{
+            const int v = (w + k) % O, lo = tasks * v / O, count = tasks * (v + 1) / O - lo;
+            volatile __global int* claim = claims + v * (parts + {STRIDE}) + p;
+            for (int c = atomic_inc(claim); c < count; c = atomic_inc(claim)) {{
+                const int s = (lo + c) * h[6];
+                const int e = min(s + h[6], g0 * g1 * g2);
+                switch (h[0]) {{
 {case_text}
+                }}
+                mem_fence(CLK_GLOBAL_MEM_FENCE);
+                atomic_inc(&sync[{STRIDE} * (p + 1)]);
+            }}
         }}
-        mem_fence(CLK_GLOBAL_MEM_FENCE);
-        atomic_inc(&sync[{STRIDE} * (p + 1)]);
     }}
     if (atomic_inc(&sync[{STRIDE} * (parts + 1)]) == (int)get_num_groups(0) - 1) {{
-        sync[0] = 0;
         for (int p = 0; p < parts; ++p)
             sync[{STRIDE} * (p + 1)] = 0;
+        for (int v = 0; v < O; ++v)
+            for (int p = 0; p < parts; ++p)
+                claims[v * (parts + {STRIDE}) + p] = 0;
         sync[{STRIDE} * (parts + 1)] = 0;
     }}
 }}
@@ -258,15 +281,16 @@ class Chain:
         index: dict[int, int] = {}
         headers, words = [], []
         base = 2 + HEADER * len(launches)
-        ticket = 0
         for launch, kind in zip(launches, kinds):
             g = list(launch.global_size) + [1] * (3 - len(launch.global_size))
             items = g[0] * g[1] * g[2]
             tasks = min(items, TASKS_PER_UNIT * units)
             per = -(-items // tasks)
             tasks = -(-items // per)
-            ticket += tasks
-            headers += [kind, *g, tasks, ticket, per, base + len(words)]
+            # split dimension 0 into the tasks where it is the largest (a GEMM's rows):
+            # consecutive launches then give a work-group the same rows of the image
+            outer0 = int(AFFINE and g[0] > max(g[1], g[2]) and g[1] * g[2] > 1)
+            headers += [kind, *g, tasks, outer0, per, base + len(words)]
             for (ptype, pointer), value in zip(parts[kind].params, launch.args):
                 if pointer:
                     if value is None:
@@ -280,12 +304,13 @@ class Chain:
                     words.append(int(np.float32(value).view(np.int32)))
                 else:
                     words.append(int(np.int64(value).astype(np.uint32).view(np.int32)))
-        table = np.array([len(launches), ticket, *headers, *words], np.int32)
+        table = np.array([len(launches), units if AFFINE else 1, *headers, *words], np.int32)
         self.buffers = buffers
         self.table = cl.Buffer(context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                                hostbuf=table)
+        nsync = STRIDE * (len(launches) + 2) + units * (len(launches) + STRIDE)
         self.sync = cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                              hostbuf=np.zeros(STRIDE * (len(launches) + 2), np.int32))
+                              hostbuf=np.zeros(nsync, np.int32))
         self.global_size = (units,)
         self.local_size = (1,)
         self.kernel = None
