@@ -43,7 +43,7 @@ import numpy as np
 #: tasks per compute unit and launch (at most): a work-group that finishes early takes another.
 #: Measured (models_ab.py, 6 models, against 8): 16 0.91-0.99, 4 0.99-1.07, 2 1.00-1.09,
 #: 1 0.99-1.05 (fewer tasks: fewer atomic hand-overs between the cores)
-TASKS_PER_UNIT = 2
+TASKS_PER_UNIT = int(os.environ.get('CLNN_CHAIN_TASKS', '2'))
 #: the fewest launches chained: a chain's program compiles its kernels again (0.3-2.6 s on
 #: PoCL cold), which the ~20 us a chained launch saves repays only in models of many launches
 #: run many times (a conformance test's model of one to five launches never)
@@ -53,7 +53,7 @@ MIN_LAUNCHES = 8
 #: ClPreparedModel.wait_chains() starts them at once
 CHAIN_AFTER = 3
 #: experiment: work-groups own blocks of each launch (0: one block, taken in order)
-AFFINE = os.environ.get("CLNN_CHAIN_AFFINE", "1") != "0"
+AFFINE = int(os.environ.get("CLNN_CHAIN_AFFINE", "2"))
 #: header words per chained launch in the argument table (see :func:`_source`)
 HEADER = 8
 #: ints between two counters of the sync buffer (each on a cache line of its own)
@@ -289,7 +289,7 @@ class Chain:
             tasks = -(-items // per)
             # split dimension 0 into the tasks where it is the largest (a GEMM's rows):
             # consecutive launches then give a work-group the same rows of the image
-            outer0 = int(AFFINE and g[0] > max(g[1], g[2]) and g[1] * g[2] > 1)
+            outer0 = int(AFFINE == 2 and g[0] > max(g[1], g[2]) and g[1] * g[2] > 1)
             headers += [kind, *g, tasks, outer0, per, base + len(words)]
             for (ptype, pointer), value in zip(parts[kind].params, launch.args):
                 if pointer:
