@@ -52,6 +52,10 @@ MIN_LAUNCHES = 8
 #: built on this machine: a model run once or twice (a test, one command) never pays for it;
 #: ClPreparedModel.wait_chains() starts them at once
 CHAIN_AFTER = 3
+#: kernels whose dimension 0 walks the rows of an NHWC output and dimension 1 its columns
+#: (the GEMM's row blocks and column panels): their tasks split dimension 0, so that a task
+#: holds whole rows of the image as the others' do (their dimension 0 is the fastest in memory)
+ROWS_FIRST = {("gemm", "gemm")}
 #: experiment: work-groups own blocks of each launch (0: one block, taken in order)
 AFFINE = int(os.environ.get("CLNN_CHAIN_AFFINE", "2"))
 #: header words per chained launch in the argument table (see :func:`_source`)
@@ -287,9 +291,7 @@ class Chain:
             tasks = min(items, TASKS_PER_UNIT * units)
             per = -(-items // tasks)
             tasks = -(-items // per)
-            # split dimension 0 into the tasks where it is the largest (a GEMM's rows):
-            # consecutive launches then give a work-group the same rows of the image
-            outer0 = int(AFFINE == 2 and g[0] > max(g[1], g[2]) and g[1] * g[2] > 1)
+            outer0 = int(AFFINE == 2 and rows_first(launch) and g[1] * g[2] > 1)
             headers += [kind, *g, tasks, outer0, per, base + len(words)]
             for (ptype, pointer), value in zip(parts[kind].params, launch.args):
                 if pointer:
@@ -333,6 +335,12 @@ class Chain:
         STATS["build_s"] += time.perf_counter() - t0
         self.kernel = cl.Kernel(prg, "clnn_chain")
         self.kernel.set_args(*self.buffers, self.table, self.sync)
+
+
+def rows_first(launch) -> bool:
+    """Whether ``launch``'s tasks split its dimension 0 (:data:`ROWS_FIRST`)."""
+    family, name, frozen = launch.key
+    return (family, name) in ROWS_FIRST and dict(frozen).get("cmode") == "nhwc"
 
 
 def part(key):
