@@ -8,14 +8,21 @@ from (a futex wake-up across cores, measured with two pinned threads: p50 19 us,
 second core joined few of them: the kernels of a model ran at one core's speed.
 
 A chain runs launches 0..n-1 of a plan as one kernel of ``P`` work-groups (one work-item each;
-P = the device's compute units) that take *tasks* from an atomic ticket counter: the tasks of
-launch 0 (each a contiguous range of its work-items), then those of launch 1, ... A task of
-launch p first waits (spins) until every task of launch p-1 is done. Tickets are taken in
-order and a work-group takes its next ticket only after finishing its task, so the task a
-work-group waits for is held by a running work-group: no work-group waits for a task that no
-one runs, whatever the order and concurrency the device gives work-groups (one worker runs the
-whole chain alone, in order). The workers keep working from one launch to the next instead of
-sleeping between kernels. The last work-group to leave resets the counters for the next run.
+P = the device's compute units), launch after launch. Each launch's work-items are cut into
+*tasks* (contiguous ranges, :data:`TASKS_PER_UNIT` per unit) and the tasks into P blocks, one
+per work-group: work-group w runs its own block first, claiming its tasks from a counter of its
+own, then takes what is left of the others' blocks from their counters, then goes on to the
+next launch once every task of this one is done (spinning). Owning the same block of every
+launch keeps a work-group on the same rows of the image from one layer to the next, so what a
+layer reads was written by the same core, in its caches (on the 2-core VM a megabyte written
+by the other core reads 3x slower than one's own: 42 against 14 us). A GEMM's tasks split its
+rows (dimension 0, :data:`ROWS_FIRST`), the other kernels' their dimension 0 innermost, so that
+tasks follow the NHWC memory order. A work-group waits only after every task of the launch was
+claimed, by running work-groups that finish them without waiting: no work-group waits for a
+task that no one runs, whatever the order and concurrency the device gives work-groups (one
+worker runs the whole chain alone, taking every block). The workers keep working from one
+launch to the next instead of sleeping between kernels. The last work-group to leave resets
+the counters for the next run.
 
 Each launch's kernel runs unchanged: its source becomes a function of the chain's program,
 get_global_id / get_global_size reading the task loop's indices, its arguments read from a
@@ -43,7 +50,7 @@ import numpy as np
 #: tasks per compute unit and launch (at most): a work-group that finishes early takes another.
 #: Measured (models_ab.py, 6 models, against 8): 16 0.91-0.99, 4 0.99-1.07, 2 1.00-1.09,
 #: 1 0.99-1.05 (fewer tasks: fewer atomic hand-overs between the cores)
-TASKS_PER_UNIT = int(os.environ.get('CLNN_CHAIN_TASKS', '2'))
+TASKS_PER_UNIT = 2
 #: the fewest launches chained: a chain's program compiles its kernels again (0.3-2.6 s on
 #: PoCL cold), which the ~20 us a chained launch saves repays only in models of many launches
 #: run many times (a conformance test's model of one to five launches never)
@@ -56,8 +63,6 @@ CHAIN_AFTER = 3
 #: (the GEMM's row blocks and column panels): their tasks split dimension 0, so that a task
 #: holds whole rows of the image as the others' do (their dimension 0 is the fastest in memory)
 ROWS_FIRST = {("gemm", "gemm")}
-#: experiment: work-groups own blocks of each launch (0: one block, taken in order)
-AFFINE = int(os.environ.get("CLNN_CHAIN_AFFINE", "2"))
 #: header words per chained launch in the argument table (see :func:`_source`)
 HEADER = 8
 #: ints between two counters of the sync buffer (each on a cache line of its own)
@@ -291,7 +296,7 @@ class Chain:
             tasks = min(items, TASKS_PER_UNIT * units)
             per = -(-items // tasks)
             tasks = -(-items // per)
-            outer0 = int(AFFINE == 2 and rows_first(launch) and g[1] * g[2] > 1)
+            outer0 = int(rows_first(launch) and g[1] * g[2] > 1)
             headers += [kind, *g, tasks, outer0, per, base + len(words)]
             for (ptype, pointer), value in zip(parts[kind].params, launch.args):
                 if pointer:
@@ -306,7 +311,7 @@ class Chain:
                     words.append(int(np.float32(value).view(np.int32)))
                 else:
                     words.append(int(np.int64(value).astype(np.uint32).view(np.int32)))
-        table = np.array([len(launches), units if AFFINE else 1, *headers, *words], np.int32)
+        table = np.array([len(launches), units, *headers, *words], np.int32)
         self.buffers = buffers
         self.table = cl.Buffer(context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                                hostbuf=table)

@@ -1,7 +1,8 @@
 """Chains (clnn/chain.py): consecutive launches of a plan run as one launch of persistent
-work-groups taking ordered tasks. The chained run computes what the launches compute one by
-one (the same kernels: bit for bit), whatever the number of work-groups, run after run (the
-counters reset), and kernels bound to their work-groups stay out of chains."""
+work-groups, each owning a block of every launch's tasks. The chained run computes what the
+launches compute one by one (the same kernels: bit for bit), whatever the number of
+work-groups, run after run (the counters reset), and kernels bound to their work-groups stay
+out of chains."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ F32 = "TENSOR_FLOAT32"
 
 def block_model(seed=0, norm=False):
     """A MobileNet-like block and more: CONV_2D 3x3 -> DEPTHWISE_CONV_2D -> CONV_2D 1x1 ->
-    ADD (residual) -> MAX_POOL_2D -> CONCATENATION with its own input -> TANH
+    ADD (residual) -> MAX_POOL_2D -> CONCATENATION with its own input -> TANH -> CONV_2D 1x1
     [-> INSTANCE_NORMALIZATION, whose kernel reduces within work-groups]."""
     rng = np.random.default_rng(seed)
     b = ModelBuilder()
@@ -41,11 +42,14 @@ def block_model(seed=0, norm=False):
     m2 = b.op("MAX_POOL_2D", [c, *[b.int32(v) for v in (0, 0, 0, 0, 2, 2, 2, 2, 1)],
                               b.bool(False)], b.tensor(F32, [1, 6, 5, 16]))
     k = b.op("CONCATENATION", [m, m2, b.int32(3)], b.tensor(F32, [1, 6, 5, 32]))
-    y = b.op("TANH", [k], b.tensor(F32, [1, 6, 5, 32]))
+    t = b.op("TANH", [k], b.tensor(F32, [1, 6, 5, 32]))
+    # 48 columns: a GEMM of several column panels (its tasks split its rows)
+    y = b.op("CONV_2D", [t, const(48, 1, 1, 32), const(48), b.int32(1), b.int32(1),
+                         b.int32(1), b.int32(0), b.bool(False)], b.tensor(F32, [1, 6, 5, 48]))
     if norm:
         y = b.op("INSTANCE_NORMALIZATION", [y, b.float32(1.0), b.float32(0.0),
                                             b.float32(1e-3), b.bool(False)],
-                 b.tensor(F32, [1, 6, 5, 32]))
+                 b.tensor(F32, [1, 6, 5, 48]))
     b.mark_output(y)
     return b.finish(), [rng.uniform(-1, 1, (1, 12, 10, 3)).astype(np.float32)]
 
@@ -96,6 +100,27 @@ def test_chained_run_equals_launches_one_by_one(cl_device, chained, monkeypatch)
         assert_close(g, r, "f32")
 
 
+def test_work_groups_own_blocks_and_gemm_tasks_split_rows(cl_device, chained):
+    """The table: one owner per compute unit; a GEMM of several column panels splits its
+    rows (dimension 0 outermost), every other launch keeps dimension 0 innermost."""
+    import pyopencl as cl
+
+    model, _ = block_model()
+    pm = cl_device.prepare_model(model)
+    (ch,) = chains(pm)
+    table = np.empty(ch.table.size // 4, np.int32)
+    cl.enqueue_copy(cl_device.queue, table, ch.table)
+    assert table[1] == cl_device.cl_device.max_compute_units
+    outer = {}
+    for j, la in enumerate(ch.launches):
+        h = table[2 + j * chain.HEADER:2 + (j + 1) * chain.HEADER]
+        g = list(la.global_size) + [1] * (3 - len(la.global_size))
+        assert list(h[1:4]) == g
+        outer[la.name] = outer.get(la.name, set()) | {int(h[5])}
+        assert h[5] == (la.name == "gemm.gemm" and g[1] * g[2] > 1), (la.name, g)
+    assert 1 in outer["gemm.gemm"], outer
+
+
 def test_every_run_resets_the_counters(cl_device, chained):
     model, _ = block_model()
     pm = cl_device.prepare_model(model)
@@ -113,8 +138,8 @@ def test_every_run_resets_the_counters(cl_device, chained):
 
 @pytest.mark.parametrize("groups", [1, 2, 3, 7])
 def test_any_number_of_work_groups(cl_device, chained, groups):
-    """Tickets in order: one work-group runs the chain alone; more than the device runs at once
-    find no task left or wait only for tasks held by running ones."""
+    """One work-group runs the chain alone (taking every block); more work-groups than owners
+    own nothing and take what is left; none waits for a task that no running one holds."""
     import pyopencl as cl
 
     model, inputs = block_model(2)
