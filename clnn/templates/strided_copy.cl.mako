@@ -6,13 +6,16 @@
 ## (d5, d0 * ... * d4). dt is a storage code of the element size (u8, u16, i32): bits are
 ## copied as they are. requant: quantized copy with y = round(x * scale + bias) + zo clamped
 ## to [lo, hi] (CONCATENATION of inputs with another scale or zero point than the output).
+## vw (copy): elements per work-item along the innermost dimension, contiguous in x and y
+## (vloadN / vstoreN; d5 is then counted in vectors): a work-item's index arithmetic and, in a
+## chain (clnn/chain.py), its call are paid once per vector instead of once per element.
 <%namespace name="c" file="common.mako"/>
 
-<%def name="copy(dt)">${_strided_copy("copy", dt)}</%def>
+<%def name="copy(dt, vw=1)">${_strided_copy("copy", dt, vw=vw)}</%def>
 
 <%def name="requant(dt)">${_strided_copy("requant", dt, requant=True)}</%def>
 
-<%def name="_strided_copy(name, dt, requant=False)">
+<%def name="_strided_copy(name, dt, requant=False, vw=1)">
 __kernel void ${name}(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")}, int xb, int yb,
                       int d1, int d2, int d3, int d4, int d5,
                       int x0, int x1, int x2, int x3, int x4, int x5,
@@ -20,7 +23,7 @@ __kernel void ${name}(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")}, int xb, 
 {
 ${c.toffsets("x", "y")}
     /* 2-D launch (d5, d0 * ... * d4): the innermost dimension needs no division */
-    int k5 = get_global_id(0);
+    int k5 = get_global_id(0)${" * %d" % vw if vw > 1 else ""};
     int i = get_global_id(1);
     int k4 = i % d4; i /= d4;
     int k3 = i % d3; i /= d3;
@@ -31,6 +34,8 @@ ${c.toffsets("x", "y")}
     int yi = yb + k0 * y0 + k1 * y1 + k2 * y2 + k3 * y3 + k4 * y4 + k5 * y5;
 % if requant:
     y[yi] = (${c.ctype(dt)})clnn_quantize((float)x[xi] * scale + bias, 1.0f, zo, lo, hi);
+% elif vw > 1:
+    vstore${vw}(vload${vw}(0, x + xi), 0, y + yi);
 % else:
     y[yi] = x[xi];
 % endif

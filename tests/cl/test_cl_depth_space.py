@@ -1,5 +1,6 @@
 """DEPTH_TO_SPACE, SPACE_TO_DEPTH on OpenCL vs the reference device: NHWC and NCHW, block
-sizes 2 and 3, round trips, every stored type."""
+sizes 2 and 3, round trips, every stored type; channel counts whose contiguous runs the strided
+copy moves element by element, in vectors of 4 and of 16 (support.copy_vector)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ from tests.kits.cl_compare import check
 from tests.kits.one_op_models import scalar, tensor
 
 
+@pytest.mark.parametrize("c", [3, 4, 16])
 @pytest.mark.parametrize("nchw", [False, True])
 @pytest.mark.parametrize("bs", [2, 3])
 @pytest.mark.parametrize("t,dt", [("TENSOR_FLOAT32", np.float32), ("TENSOR_FLOAT16", np.float16),
                                   ("TENSOR_QUANT8_ASYMM", np.uint8)])
-def test_round_trip(cl_device, nchw, bs, t, dt):
+def test_round_trip(cl_device, nchw, bs, t, dt, c):
     q = dict(scale=0.5, zero_point=0) if "QUANT" in t else {}
-    n, h, w, c = 2, 2 * bs, 3 * bs, 3
+    n, h, w = 2, 2 * bs, 3 * bs
     small = [n, h // bs, w // bs, c * bs * bs]
     big = [n, h, w, c]
     if nchw:
@@ -30,3 +32,10 @@ def test_round_trip(cl_device, nchw, bs, t, dt):
                                     scalar("BOOL", nchw)], [tensor(t, big, **q)], [s],
                  cl_device, "exact")
     np.testing.assert_array_equal(y, x)
+
+
+def test_copy_vectors():
+    from clnn.kernels.support import copy_vector
+
+    assert copy_vector(48, 1, 1) == 16 and copy_vector(12, 1, 1) == 4
+    assert copy_vector(6, 1, 1) == 1 and copy_vector(32, 2, 1) == 1 and copy_vector(32, 1, 3) == 1
