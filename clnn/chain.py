@@ -133,6 +133,8 @@ class Part:
 
         family, name, frozen = key
         _, body = _render_parts(family, name, dict(frozen))
+        #: its tasks split dimension 0 (:data:`ROWS_FIRST`)
+        self.rows_first = (family, name) in ROWS_FIRST and dict(frozen).get("cmode") == "nhwc"
         if _GROUP_BOUND.search(body):
             raise Unchainable(f"{family}.{name} depends on its work-groups")
         m = _kernel_decl(name).search(body)
@@ -189,28 +191,22 @@ def _source(parts: list[Part], nbuf: int) -> str:
     cases = []
     for j, p in enumerate(parts):
         decls, call = p.call(f"clnn_part{j}", nbuf)
+        if p.rows_first:  # dimension 0 outermost, 1 innermost (the GEMM's heavy items)
+            loop = f"""for (int i = s; i < e; ++i) {{
+                const int y = i % g1, r = i / g1, z = r % g2, x = r / g2;
+                {call}
+            }}"""
+        else:  # dimension 0 innermost, in runs (a loop the compiler may vectorize)
+            loop = f"""for (int i = s; i < e; ) {{
+                const int x0 = i % g0, r = i / g0, y = r % g1, z = r / g1;
+                const int x1 = min(g0, x0 + e - i);
+                for (int x = x0; x < x1; ++x)
+                    {call}
+                i += x1 - x0;
+            }}"""
         cases.append(f"""        case {j}: {{
             {decls}
-            for (int i = s; i < e; ) {{
-                int x, y, z, n;
-                if (outer0) {{  // dimension 0 outermost, 1 innermost
-                    y = i % g1;
-                    const int r = i / g1;
-                    z = r % g2;
-                    x = r / g2;
-                    n = min(g1 - y, e - i);
-                }} else {{  // dimension 0 innermost
-                    x = i % g0;
-                    const int r = i / g0;
-                    y = r % g1;
-                    z = r / g1;
-                    n = min(g0 - x, e - i);
-                }}
-                for (int k = 0; k < n; ++k, ++i) {{
-                    {call}
-                    if (outer0) ++y; else ++x;
-                }}
-            }}
+            {loop}
             break;
         }}""")
     helpers = "".join(dict.fromkeys(p.helpers for p in parts))
@@ -246,7 +242,7 @@ __kernel void clnn_chain({bufs}, __global const int* table, volatile __global in
                 ;
             atomic_add(&sync[{STRIDE} * p], 0);  // no load of the task's moves above
         }}
-        const int g0 = h[1], g1 = h[2], g2 = h[3], tasks = h[4], outer0 = h[5];
+        const int g0 = h[1], g1 = h[2], g2 = h[3], tasks = h[4];
         const __global int* a = table + h[7];
         // owner v's tasks: the v-th of O contiguous blocks; a work-group runs its own block
         // first (the same part of every launch: what it wrote stays in its core's caches),
@@ -296,8 +292,7 @@ class Chain:
             tasks = min(items, TASKS_PER_UNIT * units)
             per = -(-items // tasks)
             tasks = -(-items // per)
-            outer0 = int(rows_first(launch) and g[1] * g[2] > 1)
-            headers += [kind, *g, tasks, outer0, per, base + len(words)]
+            headers += [kind, *g, tasks, int(parts[kind].rows_first), per, base + len(words)]
             for (ptype, pointer), value in zip(parts[kind].params, launch.args):
                 if pointer:
                     if value is None:
@@ -340,12 +335,6 @@ class Chain:
         STATS["build_s"] += time.perf_counter() - t0
         self.kernel = cl.Kernel(prg, "clnn_chain")
         self.kernel.set_args(*self.buffers, self.table, self.sync)
-
-
-def rows_first(launch) -> bool:
-    """Whether ``launch``'s tasks split its dimension 0 (:data:`ROWS_FIRST`)."""
-    family, name, frozen = launch.key
-    return (family, name) in ROWS_FIRST and dict(frozen).get("cmode") == "nhwc"
 
 
 def part(key):
