@@ -191,10 +191,15 @@ def _source(parts: list[Part], nbuf: int) -> str:
     cases = []
     for j, p in enumerate(parts):
         decls, call = p.call(f"clnn_part{j}", nbuf)
-        if p.rows_first:  # dimension 0 outermost, 1 innermost (the GEMM's heavy items)
-            loop = f"""for (int i = s; i < e; ++i) {{
-                const int y = i % g1, r = i / g1, z = r % g2, x = r / g2;
-                {call}
+        if p.rows_first:  # a task: a range of rows (dimension 0) x a range of dimensions 1-2,
+            # rows innermost (a GEMM's column panel is read once for the task's row blocks)
+            loop = f"""const int cols = h[5], R = tasks / cols, G = g1 * g2;
+            const int r = task / cols, q0 = G * (task % cols) / cols;
+            const int q1 = G * (task % cols + 1) / cols, x0 = g0 * r / R, x1 = g0 * (r + 1) / R;
+            for (int q = q0; q < q1; ++q) {{
+                const int y = q % g1, z = q / g1;
+                for (int x = x0; x < x1; ++x)
+                    {call}
             }}"""
         else:  # dimension 0 innermost, in runs (a loop the compiler may vectorize)
             loop = f"""for (int i = s; i < e; ) {{
@@ -224,8 +229,8 @@ def _source(parts: list[Part], nbuf: int) -> str:
 static inline __global uchar* clnn_sel(int i, {bufs}) {{
     return {sel} : (__global uchar*)0;
 }}
-// table: [parts, owners], then per part {HEADER} words: kernel, g0, g1, g2, tasks, dimension 0
-// outermost (1) or innermost (0), work-items per task, argument words' offset.
+// table: [parts, owners], then per part {HEADER} words: kernel, g0, g1, g2, tasks, column
+// ranges (parts split by rows, else 0), work-items per task, argument words' offset.
 // sync: per part its tasks done ({STRIDE} ints apart), the work-groups out, then per owner
 // its parts' claimed tasks. Work-group w < owners owns the w-th of ``owners`` blocks of each
 // launch's tasks (more work-groups than owners own none)
@@ -251,7 +256,7 @@ __kernel void clnn_chain({bufs}, __global const int* table, volatile __global in
             const int v = (w + k) % O, lo = tasks * v / O, count = tasks * (v + 1) / O - lo;
             volatile __global int* claim = claims + v * (parts + {STRIDE}) + p;
             for (int c = atomic_inc(claim); c < count; c = atomic_inc(claim)) {{
-                const int s = (lo + c) * h[6];
+                const int task = lo + c, s = task * h[6];
                 const int e = min(s + h[6], g0 * g1 * g2);
                 switch (h[0]) {{
 {case_text}
@@ -289,10 +294,16 @@ class Chain:
         for launch, kind in zip(launches, kinds):
             g = list(launch.global_size) + [1] * (3 - len(launch.global_size))
             items = g[0] * g[1] * g[2]
-            tasks = min(items, TASKS_PER_UNIT * units)
-            per = -(-items // tasks)
-            tasks = -(-items // per)
-            headers += [kind, *g, tasks, int(parts[kind].rows_first), per, base + len(words)]
+            cols = 0
+            if parts[kind].rows_first:  # rows x columns tasks, the rows owned
+                cols = min(TASKS_PER_UNIT, g[1] * g[2])
+                tasks = min(g[0], units * (TASKS_PER_UNIT // cols)) * cols
+                per = 0
+            else:  # ranges of work-items
+                tasks = min(items, TASKS_PER_UNIT * units)
+                per = -(-items // tasks)
+                tasks = -(-items // per)
+            headers += [kind, *g, tasks, cols, per, base + len(words)]
             for (ptype, pointer), value in zip(parts[kind].params, launch.args):
                 if pointer:
                     if value is None:

@@ -101,8 +101,9 @@ def test_chained_run_equals_launches_one_by_one(cl_device, chained, monkeypatch)
 
 
 def test_work_groups_own_blocks_and_gemm_tasks_split_rows(cl_device, chained):
-    """The table: one owner per compute unit; a GEMM of several column panels splits its
-    rows (dimension 0 outermost), every other launch keeps dimension 0 innermost."""
+    """The table: one owner per compute unit; a GEMM's tasks are row ranges x column ranges
+    (rows owned: the same rows of every layer on the same work-group), every other launch's
+    ranges of work-items."""
     import pyopencl as cl
 
     model, _ = block_model()
@@ -110,15 +111,22 @@ def test_work_groups_own_blocks_and_gemm_tasks_split_rows(cl_device, chained):
     (ch,) = chains(pm)
     table = np.empty(ch.table.size // 4, np.int32)
     cl.enqueue_copy(cl_device.queue, table, ch.table)
-    assert table[1] == cl_device.cl_device.max_compute_units
-    outer = {}
+    units = cl_device.cl_device.max_compute_units
+    assert table[1] == units
+    cols = set()
     for j, la in enumerate(ch.launches):
         h = table[2 + j * chain.HEADER:2 + (j + 1) * chain.HEADER]
         g = list(la.global_size) + [1] * (3 - len(la.global_size))
         assert list(h[1:4]) == g
-        outer[la.name] = outer.get(la.name, set()) | {int(h[5])}
-        assert h[5] == (la.name == "gemm.gemm"), (la.name, g)
-    assert 1 in outer["gemm.gemm"], outer
+        assert (h[5] > 0) == (la.name == "gemm.gemm"), (la.name, g)
+        if h[5]:
+            cols.add(int(h[5]))
+            rows = h[4] // h[5]
+            assert h[4] == rows * h[5] and rows == min(g[0], units * (chain.TASKS_PER_UNIT //
+                                                                      h[5]))
+        else:
+            assert h[4] * h[6] >= np.prod(g) > (h[4] - 1) * h[6]
+    assert max(cols) == min(chain.TASKS_PER_UNIT, 3), cols  # the 48-column GEMM: 3 panels
 
 
 def test_every_run_resets_the_counters(cl_device, chained):
