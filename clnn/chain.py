@@ -40,6 +40,7 @@ on its own) or keep every intermediate.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import os
 import re
@@ -182,7 +183,10 @@ class Part:
         return " ".join(decls), f"{fn}(x, y, z, g0, g1, g2, {', '.join(names)});"
 
 
-def _source(parts: list[Part], nbuf: int) -> str:
+def _source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
+    """The chain program's source; ``profiled``: each work-group writes the cycle counter
+    (clang's __builtin_readcyclecounter) when it starts and when it leaves each launch into
+    ``clnn_prof`` ([work-group][1 + launches], :meth:`Chain.launch_times`)."""
     from clnn.program_cache import _lookup
 
     common = _lookup().get_template("common.mako").get_def("prelude").render()
@@ -218,6 +222,12 @@ def _source(parts: list[Part], nbuf: int) -> str:
     functions = "".join(p.function.replace("@PART@", f"clnn_part{j}")
                         for j, p in enumerate(parts))
     case_text = "\n".join(cases)
+    prof_param = prof_start = prof_launch = ""
+    if profiled:
+        prof_param = ", __global ulong* clnn_prof"
+        prof_start = "\n    clnn_prof[w * (parts + 1)] = (ulong)__builtin_readcyclecounter();"
+        prof_launch = ("\n        clnn_prof[w * (parts + 1) + p + 1] = "
+                       "(ulong)__builtin_readcyclecounter();")
     return f"""// clnn chain of {len(parts)} kernels
 {common}
 {helpers}
@@ -234,10 +244,10 @@ static inline __global uchar* clnn_sel(int i, {bufs}) {{
 // sync: per part its tasks done ({STRIDE} ints apart), the work-groups out, then per owner
 // its parts' claimed tasks. Work-group w < owners owns the w-th of ``owners`` blocks of each
 // launch's tasks (more work-groups than owners own none)
-__kernel void clnn_chain({bufs}, __global const int* table, volatile __global int* sync)
+__kernel void clnn_chain({bufs}, __global const int* table, volatile __global int* sync{prof_param})
 {{
     const int parts = table[0], O = table[1], w = get_group_id(0);
-    volatile __global int* claims = sync + {STRIDE} * (parts + 2);
+    volatile __global int* claims = sync + {STRIDE} * (parts + 2);{prof_start}
     for (int p = 0; p < parts; ++p) {{
         const __global int* h = table + 2 + p * {HEADER};
         if (p > 0) {{  // the launch before done (plain loads while waiting: an atomic
@@ -264,7 +274,7 @@ __kernel void clnn_chain({bufs}, __global const int* table, volatile __global in
                 mem_fence(CLK_GLOBAL_MEM_FENCE);
                 atomic_inc(&sync[{STRIDE} * (p + 1)]);
             }}
-        }}
+        }}{prof_launch}
     }}
     if (atomic_inc(&sync[{STRIDE} * (parts + 1)]) == (int)get_num_groups(0) - 1) {{
         for (int p = 0; p < parts; ++p)
@@ -328,7 +338,11 @@ class Chain:
         self.local_size = (1,)
         self.kernel = None
         self.launched = False
+        self.parts = parts
         self.source = _source(parts, len(buffers))
+        #: the profiled variant (:meth:`build_profiled`): None not built, False not buildable
+        self.profiled_kernel = None
+        self.prof = None
 
     def build(self, context):
         """Build the chain's program (counted in clnn.program_cache.STATS) and set its
@@ -346,6 +360,109 @@ class Chain:
         STATS["build_s"] += time.perf_counter() - t0
         self.kernel = cl.Kernel(prg, "clnn_chain")
         self.kernel.set_args(*self.buffers, self.table, self.sync)
+
+
+    def build_profiled(self, context) -> bool:
+        """Build the variant that writes cycle counters (once); False where the device's
+        compiler has no __builtin_readcyclecounter (or the build fails otherwise)."""
+        import pyopencl as cl
+
+        from clnn.program_cache import BUILD_OPTIONS, cache_dir
+
+        if self.profiled_kernel is None:
+            groups = int(self.global_size[0])
+            try:
+                prg = cl.Program(context, _source(self.parts, len(self.buffers), True)).build(
+                    options=BUILD_OPTIONS, cache_dir=cache_dir())
+                kernel = cl.Kernel(prg, "clnn_chain")
+            except (cl.Error, RuntimeError):
+                self.profiled_kernel = False
+                return False
+            self.prof = cl.Buffer(context, cl.mem_flags.READ_WRITE,
+                                  8 * groups * (len(self.launches) + 1))
+            kernel.set_args(*self.buffers, self.table, self.sync, self.prof)
+            self.profiled_kernel = kernel
+        return self.profiled_kernel is not False
+
+    def launch_times(self, queue, hz: float) -> list[float]:
+        """Seconds of each launch in the last profiled run: from the end of the launch before
+        (the earliest start of a work-group, for the first) to the last work-group leaving
+        this one; they add up to the chain's run. ``hz``: the cycle counter's rate
+        (:func:`cycle_rate`)."""
+        import pyopencl as cl
+
+        groups = int(self.global_size[0])
+        stamps = np.empty((groups, len(self.launches) + 1), np.uint64)
+        cl.enqueue_copy(queue, stamps, self.prof)
+        ends = stamps.max(axis=0).astype(np.float64)
+        ends[0] = float(stamps[:, 0].min())
+        return list(np.diff(ends) / hz)
+
+
+def profile_ready(chains: list, context) -> bool:
+    """Build every chain's profiled variant; False unless all of them built (cycle counters
+    are then read from each: :func:`profiled`)."""
+    return all(ch.build_profiled(context) for ch in chains) and \
+        cycle_rate(context) is not None
+
+
+@contextlib.contextmanager
+def profiled(chains: list):
+    """Runs inside use the chains' profiled variants (:func:`profile_ready` first)."""
+    plain = [ch.kernel for ch in chains]
+    try:
+        for ch in chains:
+            ch.kernel = ch.profiled_kernel
+        yield
+    finally:
+        for ch, k in zip(chains, plain):
+            ch.kernel = k
+
+
+#: context -> the cycle counter's rate in Hz (None: no counter)
+_RATES: dict = {}
+
+
+def cycle_rate(context) -> float | None:
+    """The rate of the device's __builtin_readcyclecounter in Hz, measured once against an
+    OpenCL profiling event (a kernel counting ~20 ms); None where it does not count. (Its
+    value is cast to ulong at once: OpenCL C's unsigned long long is 128 bits wide, and
+    arithmetic on the builtin's own type crashed PoCL's LLVM.)"""
+    import pyopencl as cl
+
+    key = context.int_ptr
+    if key not in _RATES:
+        src = """__kernel void clnn_cycles(__global ulong* out, int n) {
+            const ulong t0 = (ulong)__builtin_readcyclecounter();
+            float s = 0.0f;
+            for (int i = 0; i < n; ++i)
+                s = s * 0.999f + 1.0f;
+            const ulong t1 = (ulong)__builtin_readcyclecounter();
+            out[0] = t1 - t0;
+            out[1] = (ulong)s;
+        }"""
+        rate = None
+        try:
+            q = cl.CommandQueue(context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+            k = cl.Program(context, src).build().clnn_cycles
+            out = cl.Buffer(context, cl.mem_flags.READ_WRITE, 16)
+            k(q, (1,), (1,), out, np.int32(1)).wait()  # (PoCL compiles at the first launch)
+            n = 1 << 20
+            for _ in range(8):  # until the loop takes >= 20 ms
+                ev = k(q, (1,), (1,), out, np.int32(n))
+                ev.wait()
+                ns = ev.profile.end - ev.profile.start
+                if ns >= 20e6:
+                    break
+                n *= 2
+            got = np.empty(2, np.uint64)
+            cl.enqueue_copy(q, got, out)
+            if got[0] > 0 and ns > 0:
+                rate = float(got[0]) / (ns * 1e-9)
+        except (cl.Error, RuntimeError):
+            rate = None
+        _RATES[key] = rate
+    return _RATES[key]
 
 
 def part(key):

@@ -67,6 +67,18 @@ class Launch:
 STATS = {"first_launches": 0}
 
 
+class ChainEvents(list):
+    """The events list of an execution that runs its plans' chains (clnn/chain.py) and
+    collects (step, event) pairs, a Chain's event covering its whole run: clnn run --profile
+    with chains, which reads their launches' times from their cycle counters
+    (Chain.launch_times). Other event lists run every launch on its own."""
+
+
+def chained_events(events) -> bool:
+    """Whether an execution collecting ``events`` runs the chains."""
+    return events is None or isinstance(events, ChainEvents)
+
+
 def enqueue_launch(queue, launch: Launch, events=None):
     """Enqueue one kernel launch, counting the first launch of each."""
     import pyopencl as cl
@@ -206,9 +218,9 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
                 cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
             results.append((o, arr))
     launches = plan.launches
-    if events is None and not keep_all and plan.chained is not None:
+    if chained_events(events) and not keep_all and plan.chained is not None:
         for step in plan.chained:  # launches and clnn.chain.Chains
-            enqueue_launch(q, step)
+            enqueue_launch(q, step, events)
         launches = ()
     for n, launch in enumerate(launches):
         enqueue_launch(q, launch, events)

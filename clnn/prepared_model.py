@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from clnn import chain, control_flow, program_cache
-from clnn.launch import enqueue_launch, enqueue_plan
+from clnn.launch import chained_events, enqueue_launch, enqueue_plan
 from clnn.memory import ClBuffer, DeviceTensor, PoolTensor, on_device, on_host
 from clnn.plan import Partition, Planner, partition
 from hal.driver import (
@@ -155,21 +155,28 @@ class ClPreparedModel(DriverPreparedModel):
         job = chain.Job(plan, plan.chain_steps, context, before)  # (built at once: no job)
         plan.chain_job = job if job.pending else None
 
+    def _all_plans(self) -> list:
+        parts = list(self.partitions)
+        for run in self.subgraph_runs.values():  # the IF / WHILE subgraphs'
+            parts.extend(run.partitions)
+        return [plan for p in parts for plan in p.plans.values() if plan is not None]
+
     def wait_chains(self):
         """Make the plans' chains now (those not started yet: compiled in the background from
         a plan's chain.CHAIN_AFTER-th execution on) and wait until they are built
         (clnn.chain.Job): from then on the executions run them. Measurements of the steady
         state call it."""
-        parts = list(self.partitions)
-        for run in self.subgraph_runs.values():  # the IF / WHILE subgraphs'
-            parts.extend(run.partitions)
         with self._lock:
-            for p in parts:
-                for plan in p.plans.values():
-                    if plan is not None and not plan.chain_tried:
-                        self._chain(plan, start=True)
-                    if plan is not None and plan.chain_job is not None:
-                        plan.chain_job.poll(block=True)
+            for plan in self._all_plans():
+                if not plan.chain_tried:
+                    self._chain(plan, start=True)
+                if plan.chain_job is not None:
+                    plan.chain_job.poll(block=True)
+
+    def chains(self) -> list:
+        """The chains the executions run (after :meth:`wait_chains`)."""
+        return [s for plan in self._all_plans() for s in plan.chained or ()
+                if isinstance(s, chain.Chain)]
 
     def _launch_each(self, todo: list, report: bool):
         import pyopencl as cl
@@ -237,7 +244,7 @@ class ClPreparedModel(DriverPreparedModel):
                 raise GeneralFailure(f"{names} failed while planning the OpenCL run: "
                                      f"{type(e).__name__}: {e}") from e
             if plan is not None:
-                if not plan.chain_tried and events is None and not keep_all:
+                if not plan.chain_tried and chained_events(events) and not keep_all:
                     # a chain built before on this machine: at once; else compiled in the
                     # background from the plan's CHAIN_AFTER-th execution on (the warm-up's
                     # run not counted): a model run once or twice never pays for it. A

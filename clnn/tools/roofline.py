@@ -98,8 +98,11 @@ def print_profile(report: dict, top: int):
     if peak:
         print(f"device peak ({peak['source']}): {peak['gflops']:.1f} GFLOP/s FMA, "
               f"{peak['gbs']:.1f} GB/s copy")
-    print(f"kernel time per run: {total:.3f} ms (each launch timed on its own: the latency runs "
-          "chain them where the device takes chains, clnn/chain.py); top operations:")
+    chained = sum(1 for r in rows if r.get("chained"))
+    how = (f"{chained} operations timed inside their chain by its cycle counters, the others "
+           "by OpenCL profiling events" if chained else
+           "each launch timed on its own by OpenCL profiling events")
+    print(f"kernel time per run: {total:.3f} ms ({how}); top operations:")
     print(f"  {'op':>5}  {'type':24} {'ms':>9} {'share':>7}  {'rate':>16} {'peak':>6}  kernels")
     for r in rows[:top]:
         k = "" if r["operation"] is None else str(r["operation"])

@@ -187,25 +187,58 @@ def profile(runner: ClnnRunner, inputs, iterations: int) -> list[dict]:
 
 def profile_prepared(pm, model, inputs, iterations: int) -> list[dict]:
     """:func:`profile` of a prepared model ``pm`` of ``model`` (shared with clnn.load's
-    ``profile``): rows by descending kernel time, then fused operations, then a host row."""
+    ``profile``): rows by descending kernel time, then fused operations, then a host row.
+    The runs are made as the latency runs make them: where the plans run chains
+    (clnn/chain.py), each chained launch's time is read from the cycle counters of the chain's
+    profiled variant (from the end of the launch before to the last work-group leaving it:
+    the launches of a chain add up to its run; row ``chained``), the other launches' from
+    OpenCL profiling events; where the device's compiler has no cycle counter, every launch
+    runs on its own, timed by its event."""
     if not hasattr(pm, "run"):
         raise RuntimeError("--profile needs the OpenCL device")
+    from clnn import chain
+    from clnn.launch import ChainEvents
+
     sg = model.main
     values = [np.asarray(x) for x in inputs]
     per_op: dict[int, float] = {}
     launches: dict[int, set] = {}
-    for _ in range(iterations):
-        events = []
-        with np.errstate(all="ignore"):
-            pm.run(values, events=events)
-        for launch, ev in events:
-            ns = ev.profile.end - ev.profile.start
-            per_op[launch.op_index] = per_op.get(launch.op_index, 0.0) + ns * 1e-9
-            launches.setdefault(launch.op_index, set()).add(launch.name)
+
+    in_chain: set[int] = set()
+
+    def add(launch, seconds: float, chained_: bool = False):
+        per_op[launch.op_index] = per_op.get(launch.op_index, 0.0) + seconds
+        launches.setdefault(launch.op_index, set()).add(launch.name)
+        if chained_:
+            in_chain.add(launch.op_index)
+
+    # the runs as the latency runs make them: chained where the device takes chains, each
+    # chained launch timed by the cycle counters of the chain's profiled variant
+    chains = []
+    if hasattr(pm, "chains"):
+        pm.wait_chains()
+        chains = pm.chains()
+    context = pm.device.context if chains else None
+    hz = chain.cycle_rate(context) if chains else None
+    chained = bool(chains) and hz is not None and chain.profile_ready(chains, context)
+    with chain.profiled(chains if chained else []):
+        if chained:  # untimed: PoCL compiles a kernel at its first launch
+            with np.errstate(all="ignore"):
+                pm.run(values, events=ChainEvents())
+        for _ in range(iterations):
+            events = ChainEvents() if chained else []
+            with np.errstate(all="ignore"):
+                pm.run(values, events=events)
+            for step, ev in events:
+                if isinstance(step, chain.Chain):
+                    for launch, sec in zip(step.launches, step.launch_times(pm.queue, hz)):
+                        add(launch, sec, True)
+                else:
+                    add(step, (ev.profile.end - ev.profile.start) * 1e-9)
     total = sum(per_op.values()) or 1.0
     rows = [{"operation": k, "type": sg.operations[k].type.name,
              "kernels": sorted(launches[k]), "ms": per_op[k] * 1e3 / iterations,
-             "share": per_op[k] / total} for k in per_op]
+             "share": per_op[k] / total, "chained": k in in_chain} for k in per_op]
     rows.sort(key=lambda r: -r["ms"])
     fused = getattr(pm, "fused_into", {})  # done by another operation's kernels
     rows += [{"operation": k, "type": sg.operations[k].type.name,
