@@ -1,18 +1,16 @@
-"""GFLOP/s of a model's pointwise and depthwise convolutions, chained and one by one.
+"""GFLOP/s of the models' pointwise and depthwise convolutions, chained and one by one.
 
-    python3 benchmarks/chain_rates.py MODEL.tflite... [--rounds 8] [--iterations 20]
+    python3 benchmarks/chain_rates.py MODEL.tflite... [--rounds 3] [--iterations 10]
 
-A chained run (clnn/chain.py) is one launch, so OpenCL profiling events cannot time its
-operations. This measures them another way: for each category (CONV_2D with a 1x1 filter,
-DEPTHWISE_CONV_2D, and every launch of the model), the category's launches of the prepared
-model, in the model's order, run as one chain, and the same launches run one by one with a
-finish after the last, in turns (``--rounds`` rounds of ``--iterations`` runs each side, wall
-time of enqueue to finish, medians). GFLOP/s = the category's FLOP (clnn run --profile's
-counts) / that time. The launches read and write the model's buffer pool as in a run, zeroed
-before each round (a category's launches alone leave values no run makes, subnormal ones
-among them, which compute slower): only the time is meaningful, not the values. Fused
-operations (a PAD in a convolution, a depthwise convolution fused into the 1x1 after it:
-``gemm.dwpw``) count in the category of the launch's operation.
+Each operation is timed in the model's own run, as `clnn run --profile` times it: chained (the
+runs the latency runs make: each chained launch timed inside its chain by the cycle counters of
+the chain's profiled variant, clnn/chain.py) and one by one (a second prepare of the model with
+``CLNN_CHAIN=0``: every launch on its own, timed by its OpenCL profiling event, each waited
+for); the two take turns, ``--rounds`` rounds of ``--iterations`` runs each. Categories:
+pointwise CONV_2D (a 1x1 filter), DEPTHWISE_CONV_2D, a depthwise convolution fused into the
+1x1 convolution after it (one ``gemm.dwpw`` launch: both operations' FLOP), and every
+operation. GFLOP/s = the category's FLOP (clnn run --profile's counts) / its kernel time; the
+totals add every model's FLOP and time.
 """
 
 from __future__ import annotations
@@ -20,99 +18,98 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CATEGORIES = ("pointwise CONV_2D", "DEPTHWISE_CONV_2D", "depthwise + pointwise (fused)", "all")
 
 
-def categories(pm, sg) -> dict[str, list]:
-    """category -> the launches of the model's plans, in order."""
-    out: dict[str, list] = {"pointwise CONV_2D": [], "DEPTHWISE_CONV_2D": [], "all": []}
-    for p in pm.partitions:
-        for plan in p.plans.values():
-            for la in plan.launches if plan is not None else ():
-                op = sg.operations[la.op_index]
-                out["all"].append(la)
-                if op.type.name == "DEPTHWISE_CONV_2D":
-                    out["DEPTHWISE_CONV_2D"].append(la)
-                elif op.type.name == "CONV_2D" and \
-                        tuple(sg.operands[op.inputs[1]].dimensions[1:3]) == (1, 1):
-                    out["pointwise CONV_2D"].append(la)
-    return out
+def category(sg, k: int, fused: list[int]) -> str | None:
+    """The category of operation ``k`` whose kernels also do the operations ``fused``."""
+    op = sg.operations[k]
+    if any(sg.operations[j].type.name == "DEPTHWISE_CONV_2D" for j in fused):
+        return "depthwise + pointwise (fused)"
+    if op.type.name == "DEPTHWISE_CONV_2D":
+        return "DEPTHWISE_CONV_2D"
+    if op.type.name == "CONV_2D" and tuple(sg.operands[op.inputs[1]].dimensions[1:3]) == (1, 1):
+        return "pointwise CONV_2D"
+    return None
 
 
-def zero_pools(pm, q):
-    """Zero the plans' buffer pools: what a category's launches leave there (they run without
-    the launches between them) could hold subnormal values, whose arithmetic is slower."""
-    import pyopencl as cl
+def tally(rows: list, pm, sg, into: dict):
+    """Add a profile's rows (ms per run) to ``into``: category -> [flop, ms]."""
+    from clnn.tools.roofline import counts
 
-    for p in pm.partitions:
-        for plan in p.plans.values():
-            if plan is not None:
-                cl.enqueue_fill_buffer(q, plan.pool, np.zeros(1, np.uint8), 0, plan.pool.size)
-    q.finish()
+    fused_into = getattr(pm, "fused_into", {})
+    for r in rows:
+        k = r.get("operation")
+        if k is None or not r["ms"]:
+            continue
+        fused = [j for j, t in fused_into.items() if t == k]
+        flop = counts(sg, k)[0] + sum(counts(sg, j)[0] for j in fused)
+        for c in (category(sg, k, fused), "all"):
+            if c is not None:
+                into.setdefault(c, [0, 0.0])
+                into[c][0] += flop
+                into[c][1] += r["ms"]
+
+
+def line(label: str, got: dict) -> str:
+    cells = []
+    for c in CATEGORIES:
+        if c in got:
+            flop, ms = got[c]
+            cells.append(f"{c} {flop / ms / 1e6:6.1f}")
+    return f"{label:11} " + "  ".join(cells)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="+")
-    ap.add_argument("--rounds", type=int, default=8)
-    ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iterations", type=int, default=10)
     args = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
-    from clnn import chain
-    from clnn.launch import enqueue_launch
     from clnn.tools.devices import open_device
     from clnn.tools.onnx_run import import_model
-    from clnn.tools.roofline import counts
-    from clnn.tools.run import parse_inputs
+    from clnn.tools.run import parse_inputs, profile_prepared
 
-    device = open_device("opencl")
-    print(f"device: {device.cl_device.name.strip()}, load average {os.getloadavg()[0]:.2f}")
+    device = open_device("opencl", profiling=True)
+    print(f"device: {device.cl_device.name.strip()}, load average "
+          f"{os.getloadavg()[0]:.2f} (GFLOP/s per category)")
+    totals: dict = {"chained": {}, "one by one": {}}
     for path in args.models:
         imported = import_model(path, None)
         sg = imported.model.main
-        pm = device.prepare_model(imported.model)
-        pm.run([np.asarray(x) for x in parse_inputs(imported, ())])
-        q = device.queue
-        for name, launches in categories(pm, sg).items():
-            if len(launches) < 2:
-                continue
-            if any(chain.part(la.key) is None for la in launches):
-                print(f"{os.path.basename(path)} {name}: not chainable")
-                continue
-            ch = chain.make_chain(launches, device.cl_device, device.context)
-            ch.build(device.context)
-            flop = sum(counts(sg, k)[0] for k in dict.fromkeys(la.op_index
-                                                                 for la in launches))
-
-            def chained(q=q, ch=ch):
-                enqueue_launch(q, ch)
-                q.finish()
-
-            def one_by_one(q=q, launches=launches):
-                for la in launches:
-                    enqueue_launch(q, la)
-                q.finish()
-
-            times: dict = {"chained": [], "one by one": []}
-            for f in (chained, one_by_one):
-                f()
-            for _ in range(args.rounds):
-                for label, f in (("chained", chained), ("one by one", one_by_one)):
-                    zero_pools(pm, q)
-                    for _ in range(args.iterations):
-                        t0 = time.perf_counter()
-                        f()
-                        times[label].append(time.perf_counter() - t0)
-            ms = {k: float(np.median(v)) * 1e3 for k, v in times.items()}
-            print(f"{os.path.basename(path):34} {name:18} {len(launches):3} launches "
-                  f"{flop / 1e6:8.1f} MFLOP  chained {ms['chained']:7.3f} ms "
-                  f"({flop / ms['chained'] / 1e6:6.1f} GFLOP/s)  one by one "
-                  f"{ms['one by one']:7.3f} ms ({flop / ms['one by one'] / 1e6:6.1f} GFLOP/s)",
-                  flush=True)
+        inputs = [np.asarray(x) for x in parse_inputs(imported, ())]
+        chained = device.prepare_model(imported.model)
+        chained.run(inputs)
+        chained.wait_chains()
+        saved = os.environ.get("CLNN_CHAIN")
+        os.environ["CLNN_CHAIN"] = "0"
+        try:
+            plain = device.prepare_model(imported.model)
+            plain.run(inputs)
+        finally:
+            if saved is None:
+                os.environ.pop("CLNN_CHAIN")
+            else:
+                os.environ["CLNN_CHAIN"] = saved
+        mine: dict = {"chained": {}, "one by one": {}}
+        for _ in range(args.rounds):
+            for label, pm in (("chained", chained), ("one by one", plain)):
+                rows = profile_prepared(pm, imported.model, inputs, args.iterations)
+                if label == "chained" and not any(r.get("chained") for r in rows):
+                    label = "unchained"  # no cycle counter, or no chain: said as it is
+                for into in (mine.setdefault(label, {}), totals.setdefault(label, {})):
+                    tally(rows, pm, sg, into)
+        for label, got in mine.items():
+            if got:
+                print(f"{os.path.basename(path)}: {line(label, got)}", flush=True)
+    for label, got in totals.items():
+        if got:
+            print(f"all models: {line(label, got)}")
     print(f"load average {os.getloadavg()[0]:.2f}")
     return 0
 
