@@ -40,7 +40,6 @@ on its own) or keep every intermediate.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import hashlib
 import os
 import re
@@ -64,7 +63,7 @@ CHAIN_AFTER = 3
 #: (the GEMM's row blocks and column panels): their tasks split dimension 0, so that a task
 #: holds whole rows of the image as the others' do (their dimension 0 is the fastest in memory)
 ROWS_FIRST = {("gemm", "gemm")}
-#: header words per chained launch in the argument table (see :func:`_source`)
+#: header words per chained launch in the argument table (see :func:`source`)
 HEADER = 8
 #: ints between two counters of the sync buffer (each on a cache line of its own)
 STRIDE = 16
@@ -183,10 +182,10 @@ class Part:
         return " ".join(decls), f"{fn}(x, y, z, g0, g1, g2, {', '.join(names)});"
 
 
-def _source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
+def source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
     """The chain program's source; ``profiled``: each work-group writes the cycle counter
     (clang's __builtin_readcyclecounter) when it starts and when it leaves each launch into
-    ``clnn_prof`` ([work-group][1 + launches], :meth:`Chain.launch_times`)."""
+    ``clnn_prof`` ([work-group][1 + launches], clnn.tools.chain_profile)."""
     from clnn.program_cache import _lookup
 
     common = _lookup().get_template("common.mako").get_def("prelude").render()
@@ -339,8 +338,8 @@ class Chain:
         self.kernel = None
         self.launched = False
         self.parts = parts
-        self.source = _source(parts, len(buffers))
-        #: the profiled variant (:meth:`build_profiled`): None not built, False not buildable
+        self.source = source(parts, len(buffers))
+        #: the profiled variant (clnn.tools.chain_profile): None not built, False not buildable
         self.profiled_kernel = None
         self.prof = None
 
@@ -360,109 +359,6 @@ class Chain:
         STATS["build_s"] += time.perf_counter() - t0
         self.kernel = cl.Kernel(prg, "clnn_chain")
         self.kernel.set_args(*self.buffers, self.table, self.sync)
-
-
-    def build_profiled(self, context) -> bool:
-        """Build the variant that writes cycle counters (once); False where the device's
-        compiler has no __builtin_readcyclecounter (or the build fails otherwise)."""
-        import pyopencl as cl
-
-        from clnn.program_cache import BUILD_OPTIONS, cache_dir
-
-        if self.profiled_kernel is None:
-            groups = int(self.global_size[0])
-            try:
-                prg = cl.Program(context, _source(self.parts, len(self.buffers), True)).build(
-                    options=BUILD_OPTIONS, cache_dir=cache_dir())
-                kernel = cl.Kernel(prg, "clnn_chain")
-            except (cl.Error, RuntimeError):
-                self.profiled_kernel = False
-                return False
-            self.prof = cl.Buffer(context, cl.mem_flags.READ_WRITE,
-                                  8 * groups * (len(self.launches) + 1))
-            kernel.set_args(*self.buffers, self.table, self.sync, self.prof)
-            self.profiled_kernel = kernel
-        return self.profiled_kernel is not False
-
-    def launch_times(self, queue, hz: float) -> list[float]:
-        """Seconds of each launch in the last profiled run: from the end of the launch before
-        (the earliest start of a work-group, for the first) to the last work-group leaving
-        this one; they add up to the chain's run. ``hz``: the cycle counter's rate
-        (:func:`cycle_rate`)."""
-        import pyopencl as cl
-
-        groups = int(self.global_size[0])
-        stamps = np.empty((groups, len(self.launches) + 1), np.uint64)
-        cl.enqueue_copy(queue, stamps, self.prof)
-        ends = stamps.max(axis=0).astype(np.float64)
-        ends[0] = float(stamps[:, 0].min())
-        return list(np.diff(ends) / hz)
-
-
-def profile_ready(chains: list, context) -> bool:
-    """Build every chain's profiled variant; False unless all of them built (cycle counters
-    are then read from each: :func:`profiled`)."""
-    return all(ch.build_profiled(context) for ch in chains) and \
-        cycle_rate(context) is not None
-
-
-@contextlib.contextmanager
-def profiled(chains: list):
-    """Runs inside use the chains' profiled variants (:func:`profile_ready` first)."""
-    plain = [ch.kernel for ch in chains]
-    try:
-        for ch in chains:
-            ch.kernel = ch.profiled_kernel
-        yield
-    finally:
-        for ch, k in zip(chains, plain):
-            ch.kernel = k
-
-
-#: context -> the cycle counter's rate in Hz (None: no counter)
-_RATES: dict = {}
-
-
-def cycle_rate(context) -> float | None:
-    """The rate of the device's __builtin_readcyclecounter in Hz, measured once against an
-    OpenCL profiling event (a kernel counting ~20 ms); None where it does not count. (Its
-    value is cast to ulong at once: OpenCL C's unsigned long long is 128 bits wide, and
-    arithmetic on the builtin's own type crashed PoCL's LLVM.)"""
-    import pyopencl as cl
-
-    key = context.int_ptr
-    if key not in _RATES:
-        src = """__kernel void clnn_cycles(__global ulong* out, int n) {
-            const ulong t0 = (ulong)__builtin_readcyclecounter();
-            float s = 0.0f;
-            for (int i = 0; i < n; ++i)
-                s = s * 0.999f + 1.0f;
-            const ulong t1 = (ulong)__builtin_readcyclecounter();
-            out[0] = t1 - t0;
-            out[1] = (ulong)s;
-        }"""
-        rate = None
-        try:
-            q = cl.CommandQueue(context, properties=cl.command_queue_properties.PROFILING_ENABLE)
-            k = cl.Program(context, src).build().clnn_cycles
-            out = cl.Buffer(context, cl.mem_flags.READ_WRITE, 16)
-            k(q, (1,), (1,), out, np.int32(1)).wait()  # (PoCL compiles at the first launch)
-            n = 1 << 20
-            for _ in range(8):  # until the loop takes >= 20 ms
-                ev = k(q, (1,), (1,), out, np.int32(n))
-                ev.wait()
-                ns = ev.profile.end - ev.profile.start
-                if ns >= 20e6:
-                    break
-                n *= 2
-            got = np.empty(2, np.uint64)
-            cl.enqueue_copy(q, got, out)
-            if got[0] > 0 and ns > 0:
-                rate = float(got[0]) / (ns * 1e-9)
-        except (cl.Error, RuntimeError):
-            rate = None
-        _RATES[key] = rate
-    return _RATES[key]
 
 
 def part(key):

@@ -198,6 +198,7 @@ def profile_prepared(pm, model, inputs, iterations: int) -> list[dict]:
         raise RuntimeError("--profile needs the OpenCL device")
     from clnn import chain
     from clnn.launch import ChainEvents
+    from clnn.tools import chain_profile
 
     sg = model.main
     values = [np.asarray(x) for x in inputs]
@@ -219,9 +220,9 @@ def profile_prepared(pm, model, inputs, iterations: int) -> list[dict]:
         pm.wait_chains()
         chains = pm.chains()
     context = pm.device.context if chains else None
-    hz = chain.cycle_rate(context) if chains else None
-    chained = bool(chains) and hz is not None and chain.profile_ready(chains, context)
-    with chain.profiled(chains if chained else []):
+    chained = bool(chains) and chain_profile.ready(chains, context)
+    hz = chain_profile.cycle_rate(context) if chained else None
+    with chain_profile.profiled(chains if chained else []):
         if chained:  # untimed: PoCL compiles a kernel at its first launch
             with np.errstate(all="ignore"):
                 pm.run(values, events=ChainEvents())
@@ -231,7 +232,8 @@ def profile_prepared(pm, model, inputs, iterations: int) -> list[dict]:
                 pm.run(values, events=events)
             for step, ev in events:
                 if isinstance(step, chain.Chain):
-                    for launch, sec in zip(step.launches, step.launch_times(pm.queue, hz)):
+                    for launch, sec in zip(step.launches,
+                                          chain_profile.launch_times(step, pm.queue, hz)):
                         add(launch, sec, True)
                 else:
                     add(step, (ev.profile.end - ev.profile.start) * 1e-9)
