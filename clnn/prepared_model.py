@@ -173,6 +173,10 @@ class ClPreparedModel(DriverPreparedModel):
                 if plan.chain_job is not None:
                     plan.chain_job.poll(block=True)
 
+    def chains_started(self) -> bool:
+        """Whether chains were made, or started, for any plan (clnn.chain)."""
+        return any(plan.chain_tried for plan in self._all_plans())
+
     def chains(self) -> list:
         """The chains the executions run (after :meth:`wait_chains`)."""
         return [s for plan in self._all_plans() for s in plan.chained or ()

@@ -188,7 +188,7 @@ def profile(runner: ClnnRunner, inputs, iterations: int) -> list[dict]:
 def profile_prepared(pm, model, inputs, iterations: int) -> list[dict]:
     """:func:`profile` of a prepared model ``pm`` of ``model`` (shared with clnn.load's
     ``profile``): rows by descending kernel time, then fused operations, then a host row.
-    The runs are made as the latency runs make them: where the plans run chains
+    The runs are made as the executions make them: where the plans run chains
     (clnn/chain.py), each chained launch's time is read from the cycle counters of the chain's
     profiled variant (from the end of the launch before to the last work-group leaving it:
     the launches of a chain add up to its run; row ``chained``), the other launches' from
@@ -216,8 +216,8 @@ def profile_prepared(pm, model, inputs, iterations: int) -> list[dict]:
     # the runs as the latency runs make them: chained where the device takes chains, each
     # chained launch timed by the cycle counters of the chain's profiled variant
     chains = []
-    if hasattr(pm, "chains"):
-        pm.wait_chains()
+    if hasattr(pm, "chains") and pm.chains_started():  # (a model not chained yet stays so:
+        pm.wait_chains()  # no chain compiled for a profile)
         chains = pm.chains()
     context = pm.device.context if chains else None
     chained = bool(chains) and chain_profile.ready(chains, context)

@@ -93,6 +93,15 @@ def test_run_profile_on_opencl(model_paths, capsys):
     assert report["peak"]["gflops"] > 0 and report["peak"]["gbs"] > 0
     assert {t["type"] for t in report["profile_totals"]} == {r["type"] for r in rows
                                                              if r["ms"] > 0}
+    # on a device that chains its launches (clnn/chain.py), the profile times them inside
+    # their chain (clnn/tools/chain_profile.py): as the latency runs ran them
+    from clnn import chain
+    from clnn.tools import chain_profile
+
+    dev = open_device("opencl")
+    if chain.enabled(dev.cl_device) and chain_profile.cycle_rate(dev.context) is not None:
+        timed = [r for r in rows if r["ms"] > 0]
+        assert sum(bool(r.get("chained")) for r in timed) >= len(timed) - 2, timed
     mem = report["memory"]  # the liveness-planned pool is smaller than the tensors it holds
     assert 0 < mem["pool_bytes"] < mem["tensor_bytes"]
     assert mem["constant_bytes"] > 0 and mem["launches"] > 0
