@@ -34,7 +34,7 @@ def build_profiled(ch, context) -> bool:
             prg = cl.Program(context, source(ch.parts, len(ch.buffers), True)).build(
                 options=BUILD_OPTIONS, cache_dir=cache_dir())
             kernel = cl.Kernel(prg, "clnn_chain")
-        except (cl.Error, RuntimeError):
+        except (cl.Error, RuntimeError, AttributeError):
             ch.profiled_kernel = False
             return False
         ch.prof = cl.Buffer(context, cl.mem_flags.READ_WRITE,
@@ -112,7 +112,7 @@ def cycle_rate(context) -> float | None:
             cl.enqueue_copy(q, got, out)
             if got[0] > 0 and ns > 0:
                 rate = float(got[0]) / (ns * 1e-9)
-        except (cl.Error, RuntimeError):
+        except (cl.Error, RuntimeError, AttributeError):  # (Oclgrind: no such kernel)
             rate = None
         _RATES[key] = rate
     return _RATES[key]

@@ -347,3 +347,21 @@ def test_profile_times_chained_launches_by_cycle_counters(cl_device, chained):
     assert sum(times) < wall, (sum(times), wall)  # within the execution
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
+
+
+def test_profile_without_cycle_counter_times_launches_one_by_one(cl_device, chained, monkeypatch):
+    """A device whose compiler has no cycle counter (Oclgrind: "Undefined external function:
+    llvm.readcyclecounter"): the profile runs the launches one by one, timed by events."""
+    from clnn.tools import chain_profile
+    from clnn.tools.devices import open_device
+    from clnn.tools.run import profile_prepared
+
+    dev = open_device(cl_device.cl_device.name, profiling=True)  # (events need profiling)
+    model, inputs = block_model()
+    pm = dev.prepare_model(model)
+    (ch,) = chains(pm)
+    monkeypatch.setitem(chain_profile._RATES, dev.context.int_ptr, None)
+    rows = profile_prepared(pm, model, inputs, 2)
+    timed = [r for r in rows if r["operation"] is not None and r["ms"] > 0]
+    assert {r["operation"] for r in timed} == {la.op_index for la in ch.launches}
+    assert not any(r["chained"] for r in timed)
