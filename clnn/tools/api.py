@@ -118,8 +118,10 @@ class Model:
 
     def profile(self, inputs=None, iterations: int = 1) -> list[dict]:
         """Per operation (as ``clnn run --profile``): ``operation`` (index), ``type``,
-        ``kernels``, ``ms`` (kernel time per run, from OpenCL profiling events) and
-        ``share``, heaviest first. ``inputs``: as :meth:`run`, or seeded random ones."""
+        ``kernels``, ``ms`` (kernel time per run: from OpenCL profiling events, or, for the
+        launches of a chain the executions already run, from the chain's cycle counters:
+        ``chained``) and ``share``, heaviest first. ``inputs``: as :meth:`run`, or seeded
+        random ones."""
         from clnn.tools.run import profile_prepared
 
         if iterations < 1:
