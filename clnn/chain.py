@@ -205,7 +205,8 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
                     {call}
             }}"""
         else:  # dimension 0 innermost, in runs (a loop the compiler may vectorize)
-            loop = f"""for (int i = s; i < e; ) {{
+            loop = f"""const int e = min((task + 1) * h[6], g0 * g1 * g2);
+            for (int i = task * h[6]; i < e; ) {{
                 const int x0 = i % g0, r = i / g0, y = r % g1, z = r / g1;
                 const int x1 = min(g0, x0 + e - i);
                 for (int x = x0; x < x1; ++x)
@@ -265,8 +266,7 @@ __kernel void clnn_chain({bufs}, __global const int* table, volatile __global in
             const int v = (w + k) % O, lo = tasks * v / O, count = tasks * (v + 1) / O - lo;
             volatile __global int* claim = claims + v * (parts + {STRIDE}) + p;
             for (int c = atomic_inc(claim); c < count; c = atomic_inc(claim)) {{
-                const int task = lo + c, s = task * h[6];
-                const int e = min(s + h[6], g0 * g1 * g2);
+                const int task = lo + c;
                 switch (h[0]) {{
 {case_text}
                 }}

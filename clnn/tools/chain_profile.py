@@ -44,10 +44,11 @@ def build_profiled(ch, context) -> bool:
     return ch.profiled_kernel is not False
 
 
-def ready(chains: list, context) -> bool:
-    """Build every chain's profiled variant; False unless the counter counts and all built."""
-    return cycle_rate(context) is not None and all(build_profiled(ch, context)
-                                                   for ch in chains)
+def ready(chains: list, context) -> float | None:
+    """Build every chain's profiled variant; the counter's rate (:func:`cycle_rate`), or None
+    unless it counts and all built."""
+    hz = cycle_rate(context)
+    return hz if hz is not None and all(build_profiled(ch, context) for ch in chains) else None
 
 
 @contextlib.contextmanager

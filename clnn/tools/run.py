@@ -213,15 +213,12 @@ def profile_prepared(pm, model, inputs, iterations: int) -> list[dict]:
         if chained_:
             in_chain.add(launch.op_index)
 
-    # the runs as the latency runs make them: chained where the device takes chains, each
-    # chained launch timed by the cycle counters of the chain's profiled variant
     chains = []
     if hasattr(pm, "chains") and pm.chains_started():  # (a model not chained yet stays so:
         pm.wait_chains()  # no chain compiled for a profile)
         chains = pm.chains()
-    context = pm.device.context if chains else None
-    chained = bool(chains) and chain_profile.ready(chains, context)
-    hz = chain_profile.cycle_rate(context) if chained else None
+    hz = chain_profile.ready(chains, pm.device.context) if chains else None
+    chained = hz is not None
     with chain_profile.profiled(chains if chained else []):
         if chained:  # untimed: PoCL compiles a kernel at its first launch
             with np.errstate(all="ignore"):
