@@ -35,7 +35,7 @@ NARROW24 = (4, 3, 8)
 
 
 def pick_tile(n: int, tile=None, m: int = 0, k: int = 0,
-              packed: bool = False) -> tuple[int, int, int]:
+              packed: bool = False, vec: int = 16) -> tuple[int, int, int]:
     """The CPU tile for an M x N x K GEMM (m, k: 0 when unknown; ``packed``: A is an im2col
     panel, not rows of the input). Measured on PoCL 3.1 / AVX-512 over the 204 float GEMM
     shapes of the 13 MediaPipe models (kernel time of every layer, each tile): 8 x 16 where N
@@ -45,9 +45,12 @@ def pick_tile(n: int, tile=None, m: int = 0, k: int = 0,
     (``clnn bench gemm``'s 1024^3) and for packed A of 32 columns or more (its contiguous
     panel feeds the wider outer product best: 1 x 1404 x 288 60 us against 81 us with 8 x 16
     and 92 us with 8 x 8, 64 x 64 x 512 37 against 50 and 57). :data:`NARROW24` is left to
-    the tuner"""
+    the tuner. That is for native vectors of 16 floats (``vec``, the device's
+    CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT); narrower ones take :func:`narrow_vector_tile`."""
     if tile is not None:
         return tuple(tile)
+    if vec < 16:
+        return narrow_vector_tile(n, vec)
     mr = TILE[0]
     if packed and n >= 32:
         return TILE
@@ -56,6 +59,21 @@ def pick_tile(n: int, tile=None, m: int = 0, k: int = 0,
     if m >= 1024 and n >= 256 and k >= 256:
         return TILE
     return (mr, 1, 16)
+
+
+def narrow_vector_tile(n: int, vec: int) -> tuple[int, int, int]:
+    """The CPU tile for vectors of ``vec`` < 16 floats (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT 8:
+    AVX2, 16 vector registers, not AVX-512's 32): 12 accumulator vectors, 4 rows x 3 vectors,
+    leaving registers for the B vectors and the A broadcast (the AVX-512 tile, 16 accumulators
+    of 16, would spill). Fewer columns: 8 rows x 1 vector up to two vectors of output, 4 x 4 at
+    exactly four. What `clnn tune` chose on PoCL 3.1 / AVX2 (Zen 3) for 71 of the 79 GEMM
+    shapes of the 13 MediaPipe models, 1.1-2.6x faster than the AVX-512 tile."""
+    w = max(4, vec)
+    if n <= 2 * w:
+        return (8, 1, w)
+    if n == 4 * w:
+        return (4, 4, w)
+    return (4, 3, w)
 
 
 def ceil_to(x: int, m: int) -> int:

@@ -7,9 +7,11 @@ source, so the only ones in the kernel key) and the work-group shape (a launch a
 driver's choice) or ``[rows, columns]`` work-items, shrunk to divisors of the global size
 (OpenCL 1.2 needs whole work-groups).
 
-Without a tuning entry, :func:`heuristic` picks from device queries: on a CPU the AVX-512
-outer-product tiles measured on PoCL (:data:`clnn.kernels._gemm.TILE`, narrower for narrow
-outputs) with the "auto" groups, exactly what ran before tuning existed; on a GPU (or anything
+Without a tuning entry, :func:`heuristic` picks from device queries: on a CPU with native
+vectors of 16 floats the AVX-512 outer-product tiles measured on PoCL
+(:data:`clnn.kernels._gemm.TILE`, narrower for narrow outputs) with the "auto" groups, exactly
+what ran before tuning existed; on narrower vectors (AVX2) 4 x 3 vectors, what the tuner chose
+there (:func:`clnn.kernels._gemm.narrow_vector_tile`); on a GPU (or anything
 else) a tile of at most 16 accumulators per work-item, which stays in a GPU thread's registers,
 with work-groups of 64-256 work-items bounded by CL_DEVICE_MAX_WORK_GROUP_SIZE. The tuner
 (clnn/tuning.py) measures :func:`candidates` per layer shape where ``CLNN_TUNE`` allows.
@@ -37,6 +39,8 @@ class Traits:
     max_wg: int
     max_items: tuple
     local_mem: int
+    #: CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT (PoCL: 16 with AVX-512, 8 with AVX2): a CPU's tile
+    vec: int = 16
 
 
 def traits(cl_device) -> Traits:
@@ -44,10 +48,10 @@ def traits(cl_device) -> Traits:
 
     return Traits(bool(cl_device.type & cl.device_type.CPU), int(cl_device.max_work_group_size),
                   tuple(int(v) for v in cl_device.max_work_item_sizes),
-                  int(cl_device.local_mem_size))
+                  int(cl_device.local_mem_size), int(cl_device.native_vector_width_float))
 
 
-def _fits_n(tile, n: int) -> bool:
+def fits_n(tile, n: int) -> bool:
     """A tile no wider than the output rounded to its vector width (no panel of padding)."""
     nr = tile[1] * tile[2]
     return nr <= max(_gemm.ceil_to(n, tile[2]), tile[2])
@@ -63,7 +67,8 @@ def heuristic(t: Traits, n: int, m: int = 0, k: int = 0, packed: bool = False) -
     """The variant without a tuning entry (m, k: the GEMM's other sizes, 0 unknown;
     ``packed``: A is an im2col panel)."""
     if t.cpu:
-        return {"tile": list(_gemm.pick_tile(n, m=m, k=k, packed=packed)), "wg": "auto"}
+        return {"tile": list(_gemm.pick_tile(n, m=m, k=k, packed=packed, vec=t.vec)),
+                "wg": "auto"}
     tile = [4, 1, 4] if n > 2 else [4, 1, 2]
     want = next((g for g in ([16, 8], [16, 4], [8, 8], [8, 4], [4, 4]) if _group_ok(t, g)),
                 None)
@@ -75,7 +80,7 @@ def candidates(t: Traits, n: int, full: bool = True, m: int = 0, k: int = 0,
     """The variants the tuner measures for an output of ``n`` columns (the heuristic's
     first); ``full=False``: the tiles only, with the heuristic's groups (CLNN_TUNE=fast)."""
     default = heuristic(t, n, m, k, packed)
-    tiles = [tl for tl in (CPU_TILES if t.cpu else GPU_TILES) if _fits_n(tl, n)]
+    tiles = [tl for tl in (CPU_TILES if t.cpu else GPU_TILES) if fits_n(tl, n)]
     groups = [g for g in (CPU_GROUPS if t.cpu else GPU_GROUPS) if _group_ok(t, g)]
     out = [default]
     for tl in tiles:

@@ -157,9 +157,19 @@ def test_fused_tiles_and_rule():
     gpu = Traits(cpu=False, max_wg=256, max_items=(1024, 1024, 64), local_mem=48 << 10)
     for n in (4, 7, 24, 48, 64, 256):
         tiles = _dwpw.fused_tiles(cpu, n, 16)
-        # the 1x1 convolution's heuristic tile first, then 4 pixels of the same columns
-        assert tiles[0] == tuple(_dwpw._gemm_variants.heuristic(cpu, n, 0, 16)["tile"])
-        assert all(t[1:] == tiles[0][1:] for t in tiles) and tiles[-1][0] == 4
+        # the 1x1 convolution's heuristic tile first, then 4 pixels of the same columns, then
+        # the fixed ones that fit the output
+        head = tuple(_dwpw._gemm_variants.heuristic(cpu, n, 0, 16)["tile"])
+        assert tiles[0] == head and len(set(tiles)) == len(tiles)
+        want = [head]
+        for t in ((4, *head[1:]), *_dwpw.FUSED_TILES):
+            if t not in want and _dwpw._gemm_variants.fits_n(t, n):
+                want.append(t)
+        assert tiles == want
+    # the fixed tiles whatever the device's vector width (tuning entries stay candidates)
+    avx2 = Traits(cpu=True, max_wg=4096, max_items=(4096,) * 3, local_mem=1 << 20, vec=8)
+    assert _dwpw.fused_tiles(avx2, 48, 16)[0] == (4, 3, 8)
+    assert set(_dwpw.FUSED_TILES) <= set(_dwpw.fused_tiles(avx2, 48, 16))
     assert not _dwpw.fused_tiles(cpu, 3, 16) and not _dwpw.fused_tiles(cpu, 16, 513)
     assert not _dwpw.fused_tiles(gpu, 24, 16)  # a private panel per work-item: CPUs only
     assert [_dwpw.chunk_width(c, True) for c in (32, 24, 12, 6, 3)] == [16, 8, 4, 2, 1]

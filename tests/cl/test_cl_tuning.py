@@ -25,6 +25,8 @@ from tests.kits.one_op_models import one_op_model
 
 CPU = Traits(cpu=True, max_wg=4096, max_items=(4096, 4096, 4096), local_mem=1 << 20)
 GPU = Traits(cpu=False, max_wg=256, max_items=(1024, 1024, 64), local_mem=48 << 10)
+#: a CPU of native float vectors of 8 (PoCL on AVX2)
+AVX2 = Traits(cpu=True, max_wg=4096, max_items=(4096, 4096, 4096), local_mem=1 << 20, vec=8)
 #: output channels of the test layers: admits every tile (nr <= 48) and leaves a partial one
 N = 40
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,7 +40,15 @@ def variant_ids(vs):
     return [f"t{'x'.join(map(str, v['tile']))}-wg{_wg(v['wg'])}" for v in vs]
 
 
-ALL = candidates(CPU, N) + [v for v in candidates(GPU, N) if v not in candidates(CPU, N)]
+def union(*lists) -> list:
+    out = []
+    for v in (v for vs in lists for v in vs):
+        if v not in out:
+            out.append(v)
+    return out
+
+
+ALL = union(candidates(CPU, N), candidates(AVX2, N), candidates(GPU, N))
 
 
 def conv_model(name, x_shape, f_shape, out_shape, params, seed=0):
@@ -91,6 +101,21 @@ def test_heuristic_is_the_pocl_tile_on_cpus():
     assert [heuristic(CPU, n, 1, 288, packed=True)["tile"] for n in (16, 24, 32, 1404)] == \
         [[8, 1, 16], [8, 1, 8], list(_gemm.TILE), list(_gemm.TILE)]
     assert candidates(CPU, 1404, m=1, k=288, packed=True)[0]["tile"] == list(_gemm.TILE)
+
+
+def test_heuristic_on_narrow_vectors_keeps_twelve_accumulators():
+    # AVX2 (16 vector registers): 4 x 3 vectors of 8, what the tuner chose there; 8 x 8 up to
+    # 16 columns, 4 x 4 vectors at exactly 32
+    assert [heuristic(AVX2, n, 784, 144)["tile"] for n in (4, 8, 16, 24, 32, 48, 144, 1152)] \
+        == [[8, 1, 8]] * 3 + [[4, 3, 8], [4, 4, 8], [4, 3, 8], [4, 3, 8], [4, 3, 8]]
+    assert heuristic(AVX2, 1024, 1024, 1024, packed=True)["tile"] == [4, 3, 8]
+    for n in (8, 24, 32, 40, 1152):
+        mr, nv, _ = heuristic(AVX2, n)["tile"]
+        assert mr * nv <= (16 if n == 32 else 12)  # accumulator vectors (4 x 4 measured)
+        assert heuristic(AVX2, n) in candidates(AVX2, n, full=False)
+    # vectors of 4 (SSE, NEON): the same 12 vectors
+    sse = Traits(cpu=True, max_wg=4096, max_items=(4096,) * 3, local_mem=1 << 15, vec=4)
+    assert heuristic(sse, 144)["tile"] == [4, 3, 4]
 
 
 def test_gpu_variants_fit_registers_and_groups():
@@ -341,7 +366,7 @@ def test_tune_report_formats_both_families():
     assert _sig(SIG) == "rows   M4096 N16 K32"
 
 
-@pytest.mark.parametrize("traits", [CPU, GPU], ids=["cpu", "gpu"])
+@pytest.mark.parametrize("traits", [CPU, AVX2, GPU], ids=["cpu", "avx2", "gpu"])
 def test_untuned_gemms_take_the_device_heuristic(cl_device, monkeypatch, traits):
     # TRANSPOSE_CONV_2D and BATCH_MATMUL run the heuristic variant of the device (a GPU's here)
     monkeypatch.setattr(_gemm_variants, "traits", lambda d: traits)
@@ -374,7 +399,7 @@ def test_narrow_rows_run_the_eight_wide_depthwise_tile(cl_device, ow_in, stride)
 
 def test_the_full_gemm_space_holds_every_fast_candidate():
     for t in (_gemm_variants.Traits(True, 4096, (4096, 4096, 4096), 1 << 15),
-              _gemm_variants.Traits(False, 256, (256, 256, 64), 1 << 15)):
+              _gemm_variants.Traits(False, 256, (256, 256, 64), 1 << 15), AVX2):
         for n in (4, 8, 16, 24, 144, 1152):
             full = candidates(t, n, full=True)
             assert all(c in full for c in candidates(t, n, full=False))
