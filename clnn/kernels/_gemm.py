@@ -62,18 +62,21 @@ def pick_tile(n: int, tile=None, m: int = 0, k: int = 0,
 
 
 def narrow_vector_tile(n: int, vec: int) -> tuple[int, int, int]:
-    """The CPU tile for vectors of ``vec`` < 16 floats (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT 8:
-    AVX2, 16 vector registers, not AVX-512's 32): 12 accumulator vectors, 4 rows x 3 vectors,
-    leaving registers for the B vectors and the A broadcast (the AVX-512 tile, 16 accumulators
-    of 16, would spill). Fewer columns: 8 rows x 1 vector up to two vectors of output, 4 x 4 at
-    exactly four. What `clnn tune` chose on PoCL 3.1 / AVX2 (Zen 3) for 71 of the 79 GEMM
-    shapes of the 13 MediaPipe models, 1.1-2.6x faster than the AVX-512 tile."""
+    """The CPU tile for native vectors of ``vec`` < 16 floats (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT
+    8: AVX2, 16 vector registers, not AVX-512's 32; the AVX-512 tile, 16 accumulators of 16
+    floats, spills there): 4 rows x 2 vectors' width (8 accumulator registers), 4 x 3 vectors
+    where the output is a multiple of three vectors and not of two (24, 72 columns), 8 x 1
+    vector up to one vector of output. Measured on PoCL 3.1 / AVX2 (Zen 3), kernel time of 10
+    GEMM shapes of the MediaPipe models against 12 tiles: 4 x 16 fastest or within 7% on 7
+    (e.g. 4096 x 144 x 24: 4 x 24 1.27x, 8 x 16 1.79x slower), 4 x 24 on the 24-column ones
+    (4 x 16 1.5x slower); 3.19 ms in all against 4.64 for 8 x 8 and 6.23 for the AVX-512 rule's
+    8 x 16."""
     w = max(4, vec)
-    if n <= 2 * w:
+    if n <= w:
         return (8, 1, w)
-    if n == 4 * w:
-        return (4, 4, w)
-    return (4, 3, w)
+    if n % (3 * w) == 0 and n % (2 * w):
+        return (4, 3, w)
+    return (4, 1, 2 * w)
 
 
 def ceil_to(x: int, m: int) -> int:

@@ -10,8 +10,8 @@ driver's choice) or ``[rows, columns]`` work-items, shrunk to divisors of the gl
 Without a tuning entry, :func:`heuristic` picks from device queries: on a CPU with native
 vectors of 16 floats the AVX-512 outer-product tiles measured on PoCL
 (:data:`clnn.kernels._gemm.TILE`, narrower for narrow outputs) with the "auto" groups, exactly
-what ran before tuning existed; on narrower vectors (AVX2) 4 x 3 vectors, what the tuner chose
-there (:func:`clnn.kernels._gemm.narrow_vector_tile`); on a GPU (or anything
+what ran before tuning existed; on narrower vectors (AVX2) tiles of fewer accumulators
+(:func:`clnn.kernels._gemm.narrow_vector_tile`, 4 x 16 mostly); on a GPU (or anything
 else) a tile of at most 16 accumulators per work-item, which stays in a GPU thread's registers,
 with work-groups of 64-256 work-items bounded by CL_DEVICE_MAX_WORK_GROUP_SIZE. The tuner
 (clnn/tuning.py) measures :func:`candidates` per layer shape where ``CLNN_TUNE`` allows.
@@ -25,7 +25,7 @@ from clnn.kernels import _gemm
 
 #: tiles for CPUs: wide vector outer products (PoCL vectorizes nothing across work-items here)
 CPU_TILES = ([8, 2, 16], [8, 1, 16], [8, 1, 8], [4, 2, 16], [16, 1, 16], [8, 4, 8], [4, 4, 8],
-             list(_gemm.NARROW24))
+             list(_gemm.NARROW24), [4, 1, 16], [2, 2, 16], [5, 2, 8])
 #: tiles for GPUs: few accumulators per work-item (16 floats or fewer), many work-items
 GPU_TILES = ([4, 1, 4], [2, 1, 4], [4, 2, 4], [1, 1, 4], [2, 2, 4], [4, 1, 8])
 CPU_GROUPS = ("auto", None, [4, 8], [16, 2])

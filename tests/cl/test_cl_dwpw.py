@@ -168,8 +168,8 @@ def test_fused_tiles_and_rule():
         assert tiles == want
     # the fixed tiles whatever the device's vector width (tuning entries stay candidates)
     avx2 = Traits(cpu=True, max_wg=4096, max_items=(4096,) * 3, local_mem=1 << 20, vec=8)
-    assert _dwpw.fused_tiles(avx2, 48, 16)[0] == (4, 3, 8)
-    assert set(_dwpw.FUSED_TILES) <= set(_dwpw.fused_tiles(avx2, 48, 16))
+    assert _dwpw.fused_tiles(avx2, 24, 16)[0] == (4, 3, 8)
+    assert set(_dwpw.FUSED_TILES) <= set(_dwpw.fused_tiles(avx2, 24, 16))
     assert not _dwpw.fused_tiles(cpu, 3, 16) and not _dwpw.fused_tiles(cpu, 16, 513)
     assert not _dwpw.fused_tiles(gpu, 24, 16)  # a private panel per work-item: CPUs only
     assert [_dwpw.chunk_width(c, True) for c in (32, 24, 12, 6, 3)] == [16, 8, 4, 2, 1]

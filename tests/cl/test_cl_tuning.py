@@ -103,19 +103,20 @@ def test_heuristic_is_the_pocl_tile_on_cpus():
     assert candidates(CPU, 1404, m=1, k=288, packed=True)[0]["tile"] == list(_gemm.TILE)
 
 
-def test_heuristic_on_narrow_vectors_keeps_twelve_accumulators():
-    # AVX2 (16 vector registers): 4 x 3 vectors of 8, what the tuner chose there; 8 x 8 up to
-    # 16 columns, 4 x 4 vectors at exactly 32
-    assert [heuristic(AVX2, n, 784, 144)["tile"] for n in (4, 8, 16, 24, 32, 48, 144, 1152)] \
-        == [[8, 1, 8]] * 3 + [[4, 3, 8], [4, 4, 8], [4, 3, 8], [4, 3, 8], [4, 3, 8]]
-    assert heuristic(AVX2, 1024, 1024, 1024, packed=True)["tile"] == [4, 3, 8]
+def test_heuristic_on_narrow_vectors_keeps_accumulators_in_registers():
+    # AVX2 (16 vector registers): 4 x 16 (8 accumulator vectors), 4 x 24 on multiples of 24
+    # that are not of 16, 8 x 8 up to 8 columns
+    assert [heuristic(AVX2, n, 784, 144)["tile"] for n in (4, 8, 16, 24, 32, 48, 72, 144)] \
+        == [[8, 1, 8]] * 2 + [[4, 1, 16], [4, 3, 8], [4, 1, 16], [4, 1, 16], [4, 3, 8],
+                              [4, 1, 16]]
     for n in (8, 24, 32, 40, 1152):
-        mr, nv, _ = heuristic(AVX2, n)["tile"]
-        assert mr * nv <= (16 if n == 32 else 12)  # accumulator vectors (4 x 4 measured)
+        mr, nv, vw = heuristic(AVX2, n)["tile"]
+        assert mr * nv * vw <= 12 * 8  # floats of accumulators: 12 of the 16 registers
         assert heuristic(AVX2, n) in candidates(AVX2, n, full=False)
-    # vectors of 4 (SSE, NEON): the same 12 vectors
+    # vectors of 4 (SSE, NEON): the same rule in vectors of 4
     sse = Traits(cpu=True, max_wg=4096, max_items=(4096,) * 3, local_mem=1 << 15, vec=4)
-    assert heuristic(sse, 144)["tile"] == [4, 3, 4]
+    assert [heuristic(sse, n)["tile"] for n in (4, 12, 144)] == [[8, 1, 4], [4, 3, 4],
+                                                                 [4, 1, 8]]
 
 
 def test_gpu_variants_fit_registers_and_groups():
