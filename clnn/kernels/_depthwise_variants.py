@@ -13,7 +13,7 @@ the driver's work-groups. The tuner measures float32 layers.
 from __future__ import annotations
 
 from clnn.kernels import _gemm_variants
-from clnn.kernels.conv2d import MAX_SPAN, tile_rows_group, tile_width
+from clnn.kernels.conv2d import MAX_SPAN, fit_registers, tile_rows_group, tile_width
 
 
 def vector_widths(o: int) -> list[int]:
@@ -25,22 +25,24 @@ def tile_widths(ow: int, fw: int, sw: int, dw: int) -> list[int]:
     return [t for t in (8, 4, 2, 1) if widest is not None and t <= widest]
 
 
-def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int) -> dict:
+def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 16) -> dict:
     vws, txs = vector_widths(o), tile_widths(ow, fw, sw, dw)
     if cpu:
         # rows narrower than 8 pixels run the widest tile whose span fits (its stores are
         # guarded, its loads clamped): a few wasted multiplies on tiny layers, fewer kernels
         # to compile (a model's 7x7 and 4x4 layers took tx 4, its others tx 8: each a kernel
         # of its own, 0.15-0.45 s of a cold prepare)
+        # (8 native vectors of accumulators at most: ``vec``, the device's native width)
         tx = next((t for t in (8, 4) if (t - 1) * sw + (fw - 1) * dw + 1 <= MAX_SPAN),
                   txs[0])
-        return {"vw": vws[0], "tx": tx, "rows": -1}
+        return {"vw": vws[0], "tx": fit_registers(tx, vws[0], vec), "rows": -1}
     return {"vw": next((v for v in vws if v <= 4), 1), "tx": next(t for t in txs if t <= 2),
             "rows": 0}
 
 
-def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int) -> list[dict]:
-    default = heuristic(cpu, o, ow, fw, sw, dw)
+def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
+               vec: int = 16) -> list[dict]:
+    default = heuristic(cpu, o, ow, fw, sw, dw, vec)
     out = [default]
     for vw in vector_widths(o)[:3]:
         for tx in tile_widths(ow, fw, sw, dw)[:3]:
@@ -71,14 +73,14 @@ def choose(b, *, dt: str, n: int, h: int, w: int, o: int, oh: int, ow: int, fh: 
     if cl_device is None:
         return heuristic(True, o, ow, fw, sw, dw)
     t = _gemm_variants.traits(cl_device)
-    default = heuristic(t.cpu, o, ow, fw, sw, dw)
+    default = heuristic(t.cpu, o, ow, fw, sw, dw, t.vec)
     if dt != "f32" or not hasattr(dev, "platform"):
         return default
     tuner = tuning.tuner_for(dev)
     sig = {"dt": dt, "n": n, "h": h, "w": w, "c": o, "oh": oh, "ow": ow, "fh": fh, "fw": fw,
            "sh": sh, "sw": sw, "dh": dh, "dw": dw}
     return tuner.choose(getattr(b, "op_index", -1), "depthwise", sig,
-                        candidates(t.cpu, o, ow, fw, sw, dw), default,
+                        candidates(t.cpu, o, ow, fw, sw, dw, t.vec), default,
                         lambda v: scratch_depthwise(dev, v, sig), flop=flop,
                         owner=getattr(b, "planner", None),
                         scratch_bytes=4 * n * o * (h * w + oh * ow))

@@ -165,6 +165,17 @@ def tile_width(ow: int, fw: int, sw: int, dw: int) -> int | None:
     return None
 
 
+def fit_registers(tx: int, vw: int, vec: int) -> int:
+    """``tx`` halved until a tile of tx pixels x vw channels holds at most 8 of the device's
+    native vectors of ``vec`` floats (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT): 8 x 16 on AVX-512,
+    4 x 16 or 8 x 8 on AVX2, whose 16 registers the 8 x 16 accumulators would fill (there the
+    tuner chose a tile of at most 64 floats for 15 of the 21 depthwise layers whose channels
+    take vectors of 16, 8 x 16 for 6)."""
+    while tx > 1 and tx * vw > 8 * max(vec, 1):
+        tx //= 2
+    return tx
+
+
 def tile_rows_group(gsize):
     """Work-group of a tiled direct kernel launched as (channel blocks, tiles along a row,
     batch * output rows): every channel block of one tile column over up to 8 output rows.
@@ -221,6 +232,9 @@ def plan_conv_direct(ctx, b, p) -> bool:
                  lo, hi])
         return True
     vw = next(v for v in (16, 8, 4, 2, 1) if o % v == 0)
+    cl_device = getattr(b.device, "cl_device", None)
+    if cl_device is not None:
+        tx = fit_registers(tx, vw, _gemm_variants.traits(cl_device).vec)
     packed = np.ascontiguousarray(fi.value.astype(np.float32).transpose(1, 2, 3, 0))
     key = {"dt": code(inp), "vw": vw, "tx": tx, "fw": fw, "sw": p.stride_w, "dw": p.dil_w}
     if res is not None:

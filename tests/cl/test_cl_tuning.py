@@ -19,7 +19,7 @@ from clnn import tuning
 from clnn.kernels import _depthwise_variants as _dv
 from clnn.kernels import _gemm, _gemm_variants
 from clnn.kernels._gemm_variants import Traits, candidates, heuristic
-from tests.kits.cl_compare import compare
+from tests.kits.cl_compare import assert_close, compare, outputs_of, run_ref
 from tests.kits.cl_conv_cases import conv_operands, ints, kind_of
 from tests.kits.one_op_models import one_op_model
 
@@ -337,6 +337,11 @@ def test_depthwise_heuristic_is_the_previous_rule_on_cpus():
         assert _dv.heuristic(True, 16, ow, 3, 1, 1)["tx"] == 8
         assert _dv.heuristic(True, 16, ow, 5, 2, 1)["tx"] == 8
         assert _dv.heuristic(True, 16, ow, 5, 3, 1)["tx"] == 4
+    # native vectors of 8 (AVX2): 8 vectors of accumulators at most, 4 pixels x 16 channels
+    assert _dv.heuristic(True, 32, 112, 3, 1, 1, vec=8) == {"vw": 16, "tx": 4, "rows": -1}
+    assert _dv.heuristic(True, 24, 112, 3, 1, 1, vec=8) == {"vw": 8, "tx": 8, "rows": -1}
+    assert _dv.heuristic(True, 32, 112, 3, 1, 1, vec=8) in _dv.candidates(True, 32, 112, 3, 1, 1,
+                                                                            vec=8)
     g = _dv.heuristic(False, 32, 112, 3, 1, 1)
     assert g["vw"] <= 4 and g["tx"] <= 2 and g["rows"] == 0
 
@@ -404,3 +409,21 @@ def test_the_full_gemm_space_holds_every_fast_candidate():
         for n in (4, 8, 16, 24, 144, 1152):
             full = candidates(t, n, full=True)
             assert all(c in full for c in candidates(t, n, full=False))
+
+
+@pytest.mark.parametrize("traits,tx", [(CPU, 8), (AVX2, 4)], ids=["avx512", "avx2"])
+def test_direct_conv_tile_fits_the_vector_registers(cl_device, monkeypatch, traits, tx):
+    # conv_tile over 3 input channels, 32 outputs (vectors of 16): 8 pixels per work-item on
+    # native vectors of 16, 4 on vectors of 8 (8 accumulator registers either way)
+    from clnn.kernels.conv2d import fit_registers
+
+    assert [fit_registers(8, vw, 8) for vw in (16, 8, 4)] == [4, 8, 8]
+    assert [fit_registers(8, vw, 16) for vw in (16, 8)] == [8, 8]
+    monkeypatch.setattr(_gemm_variants, "traits", lambda d: traits)
+    m, x = conv_model("f32", [1, 16, 16, 3], [32, 3, 3, 3], [1, 16, 16, 32], ints(1, 1, 1, 1))
+    pm = cl_device.prepare_model(m)
+    (got,), (want,) = outputs_of(m, pm, x), run_ref(m, x)
+    assert_close(got, want, kind_of("f32"))
+    tiles = [la.global_size for p in pm.partitions for pl in p.plans.values()
+             for la in pl.launches if la.name == "conv2d.conv_tile"]
+    assert tiles == [(2, 16 // tx, 16)]
