@@ -231,22 +231,25 @@ def plan_conv_direct(ctx, b, p) -> bool:
                  *[i32(v) for v in (h, w, c, o, oh, ow, fh, p.stride_h, p.dil_h, top, left)],
                  lo, hi])
         return True
-    vw = next(v for v in (16, 8, 4, 2, 1) if o % v == 0)
-    cl_device = getattr(b.device, "cl_device", None)
-    if cl_device is not None:
-        tx = fit_registers(tx, vw, _gemm_variants.traits(cl_device).vec)
+    from clnn.kernels import _conv_variants, _depthwise_variants
+
+    # vector width, tile and work-group rows: tuned or the device heuristic
+    v = _conv_variants.choose(b, dt=code(inp), n=n, h=h, w=w, c=c, o=o, oh=oh, ow=ow, fh=fh,
+                              fw=fw, sh=p.stride_h, sw=p.stride_w, dh=p.dil_h, dw=p.dil_w)
     packed = np.ascontiguousarray(fi.value.astype(np.float32).transpose(1, 2, 3, 0))
-    key = {"dt": code(inp), "vw": vw, "tx": tx, "fw": fw, "sw": p.stride_w, "dw": p.dil_w}
+    key = _conv_variants.key(code(inp), v, fw, p.stride_w, p.dil_w)
     if res is not None:
         key["res"] = True
     if alpha is not None:
         key["prelu"] = True
     if post_fn(b):
         key["fn"] = post_fn(b)
-    gsize = (o // vw, -(-ow // tx), n * oh)
-    b.launch("conv2d", "conv_tile", key, gsize, local_size=tile_rows_group(gsize), args=[
+    gsize = _conv_variants.global_size(v, n, o, oh, ow)
+    local = _depthwise_variants.local_for(v["rows"], gsize,
+                                          int(b.device.cl_device.max_work_group_size))
+    b.launch("conv2d", "conv_tile", key, gsize, local_size=local, flexible=True, args=[
              In(0), _gemm.device_buffer(b, packed), In(2), Out(0), *(res or ()), *(alpha or ()),
-              *[i32(v) for v in (h, w, c, o, oh, ow, fh, p.stride_h, p.dil_h, top, left)],
+              *[i32(q) for q in (h, w, c, o, oh, ow, fh, p.stride_h, p.dil_h, top, left)],
               lo, hi])
     return True
 

@@ -15,7 +15,7 @@ import sys
 
 
 def _variant(v) -> str:
-    if isinstance(v, dict) and "vw" in v and "tile" not in v:  # depthwise_tile
+    if isinstance(v, dict) and "vw" in v and "tile" not in v:  # depthwise_tile, conv_tile
         rows = {-1: "auto", 0: "driver"}.get(v["rows"], v["rows"])
         return f"vw {v['vw']} tx {v['tx']} rows {rows}"
     if isinstance(v, dict) and "fuse" in v:  # depthwise -> 1x1 (clnn/kernels/_dwpw.py)
@@ -33,6 +33,8 @@ def _sig(s) -> str:
         return f"{s['amode']:6} M{s['M']} N{s['N']} K{s['K']}{b}"
     if isinstance(s, dict) and {"c", "fh", "fw", "oh", "ow", "N"} <= set(s):  # dw -> 1x1
         return f"dw {s['fh']}x{s['fw']}/{s['sw']} {s['oh']}x{s['ow']}x{s['c']} -> {s['N']}"
+    if isinstance(s, dict) and {"c", "o", "fh", "fw", "oh", "ow"} <= set(s):  # conv_tile
+        return f"conv {s['fh']}x{s['fw']}/{s['sw']} {s['h']}x{s['w']}x{s['c']} -> {s['o']}"
     if isinstance(s, dict) and {"c", "fh", "fw", "oh", "ow"} <= set(s):  # depthwise
         return f"dw {s['fh']}x{s['fw']}/{s['sw']} {s['oh']}x{s['ow']}x{s['c']}"
     return json.dumps(s)

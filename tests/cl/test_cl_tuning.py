@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from clnn import tuning
+from clnn.kernels import _conv_variants as _cv
 from clnn.kernels import _depthwise_variants as _dv
 from clnn.kernels import _gemm, _gemm_variants
 from clnn.kernels._gemm_variants import Traits, candidates, heuristic
@@ -370,6 +371,9 @@ def test_tune_report_formats_both_families():
     assert _sig({"dt": "f32", "n": 1, "h": 28, "w": 28, "c": 144, "oh": 14, "ow": 14, "fh": 5,
                  "fw": 5, "sh": 2, "sw": 2, "dh": 1, "dw": 1}) == "dw 5x5/2 14x14x144"
     assert _sig(SIG) == "rows   M4096 N16 K32"
+    assert _sig({"dt": "f32", "n": 1, "h": 128, "w": 128, "c": 3, "o": 24, "oh": 64, "ow": 64,
+                 "fh": 5, "fw": 5, "sh": 2, "sw": 2, "dh": 1, "dw": 1}) == \
+        "conv 5x5/2 128x128x3 -> 24"
 
 
 @pytest.mark.parametrize("traits", [CPU, AVX2, GPU], ids=["cpu", "avx2", "gpu"])
@@ -427,3 +431,51 @@ def test_direct_conv_tile_fits_the_vector_registers(cl_device, monkeypatch, trai
     tiles = [la.global_size for p in pm.partitions for pl in p.plans.values()
              for la in pl.launches if la.name == "conv2d.conv_tile"]
     assert tiles == [(2, 16 // tx, 16)]
+
+
+#: a direct convolution (conv_tile): 3 input channels, 48 outputs (vectors of 16, 8, 4),
+#: 5x5 stride 2 SAME over 13 columns (7 outputs: tiles of 4 and 2 cover them with a remainder)
+CONV = dict(o=48, ow=7, fw=5, sw=2, dw=1)
+CONV_ALL = union(_cv.candidates(True, **CONV), _cv.candidates(True, **CONV, vec=8),
+                 _cv.candidates(False, **CONV))
+
+
+@pytest.mark.parametrize("v", CONV_ALL, ids=[f"vw{v['vw']}-tx{v['tx']}-r{v['rows']}"
+                                             for v in CONV_ALL])
+def test_conv_tile_variant_matches_reference(cl_device, monkeypatch, v):
+    monkeypatch.setattr(_cv, "choose", lambda b, **kw: v)
+    m, x = conv_model("f32", [1, 9, 13, 3], [48, 5, 5, 3], [1, 5, 7, 48], ints(1, 2, 2, 1))
+    pm = cl_device.prepare_model(m)
+    (got,), (want,) = outputs_of(m, pm, x), run_ref(m, x)
+    assert_close(got, want, kind_of("f32"))
+    assert [la.global_size for p in pm.partitions for pl in p.plans.values()
+            for la in pl.launches if la.name == "conv2d.conv_tile"] == \
+        [(48 // v["vw"], -(-7 // v["tx"]), 5)]
+
+
+def test_conv_tile_heuristic_and_tuner(cl_device, tmp_path, monkeypatch):
+    assert _cv.heuristic(True, 48, 64, 5, 2, 1) == {"vw": 16, "tx": 8, "rows": -1}
+    assert _cv.heuristic(True, 48, 64, 5, 2, 1, vec=8) == {"vw": 16, "tx": 4, "rows": -1}
+    assert _cv.heuristic(True, 24, 64, 5, 2, 1, vec=8) == {"vw": 8, "tx": 8, "rows": -1}
+    assert _cv.heuristic(False, 48, 64, 5, 2, 1) == {"vw": 4, "tx": 2, "rows": 0}
+    # measured once in full mode, then reused from the cache by the next prepare
+    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    tuner = tuning.tuner_for(cl_device, "full", unbounded=True)
+    try:
+        m, x = conv_model("f32", [1, 32, 32, 3], [24, 3, 3, 3], [1, 32, 32, 24],
+                          ints(1, 1, 1, 0))
+        pm = cl_device.prepare_model(m)
+        recs = [r for r in tuner.records if r.family == "conv"]
+        assert len(recs) == 1 and not recs[0].cached, tuner.records
+        entry = tuner.cache.get("conv", recs[0].signature)
+        assert len(entry["times_ms"]) == len(_cv.candidates(
+            True, 24, 32, 3, 1, 1, _gemm_variants.traits(cl_device.cl_device).vec))
+        (got,), (want,) = outputs_of(m, pm, x), run_ref(m, x)
+        assert_close(got, want, kind_of("f32"))
+        measured = tuner.measured
+        cl_device.prepare_model(m)
+        assert tuner.measured == measured
+        assert [r.cached for r in tuner.records if r.family == "conv"][-1]
+    finally:
+        cl_device._clnn_tuner = None

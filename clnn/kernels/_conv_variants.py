@@ -1,0 +1,94 @@
+"""The variants of the direct convolution ``conv_tile`` (templates/conv2d.cl.mako: float NHWC
+convolutions over a few input channels, clnn/kernels/conv2d.py plan_conv_direct) and their
+choice per layer, as clnn/kernels/_depthwise_variants.py does for ``depthwise_tile``.
+
+A variant is ``{"vw": output channels per vector, "tx": output pixels per work-item, "rows":
+output rows per work-group}`` (vw and tx change the source; rows is the launch's work-group
+shape, as for the depthwise kernel). The heuristic is the widest vector dividing the output
+channels and the widest tile whose input span fits, cut to 8 native vectors of accumulators
+(:func:`clnn.kernels.conv2d.fit_registers`); on a GPU vectors of 4 and 2 pixels at most with
+the driver's work-groups. The tuner (clnn/tuning.py, family "conv") measures float32 layers.
+"""
+
+from __future__ import annotations
+
+from clnn.kernels import _depthwise_variants, _gemm_variants
+from clnn.kernels.conv2d import fit_registers
+
+
+def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 16) -> dict:
+    vws = _depthwise_variants.vector_widths(o)
+    txs = _depthwise_variants.tile_widths(ow, fw, sw, dw)
+    if cpu:
+        return {"vw": vws[0], "tx": fit_registers(txs[0], vws[0], vec), "rows": -1}
+    return {"vw": next(v for v in vws if v <= 4), "tx": next(t for t in txs if t <= 2),
+            "rows": 0}
+
+
+def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
+               vec: int = 16) -> list[dict]:
+    default = heuristic(cpu, o, ow, fw, sw, dw, vec)
+    out = [default]
+    for vw in _depthwise_variants.vector_widths(o)[:3]:
+        for tx in _depthwise_variants.tile_widths(ow, fw, sw, dw)[:3]:
+            for rows in (-1, 0, 1):
+                v = {"vw": vw, "tx": tx, "rows": rows}
+                if v not in out:
+                    out.append(v)
+    return out
+
+
+def choose(b, *, dt: str, n: int, h: int, w: int, c: int, o: int, oh: int, ow: int, fh: int,
+           fw: int, sh: int, sw: int, dh: int, dw: int) -> dict:
+    """The conv_tile variant of one layer planned by ``b`` (a LaunchBuilder): tuned (cached or
+    measured now) for float32 layers, else the heuristic."""
+    from clnn import tuning
+
+    dev = b.device
+    cl_device = getattr(dev, "cl_device", None)
+    if cl_device is None:
+        return heuristic(True, o, ow, fw, sw, dw)
+    t = _gemm_variants.traits(cl_device)
+    default = heuristic(t.cpu, o, ow, fw, sw, dw, t.vec)
+    if dt != "f32" or not hasattr(dev, "platform"):
+        return default
+    tuner = tuning.tuner_for(dev)
+    sig = {"dt": dt, "n": n, "h": h, "w": w, "c": c, "o": o, "oh": oh, "ow": ow, "fh": fh,
+           "fw": fw, "sh": sh, "sw": sw, "dh": dh, "dw": dw}
+    return tuner.choose(getattr(b, "op_index", -1), "conv", sig,
+                        candidates(t.cpu, o, ow, fw, sw, dw, t.vec), default,
+                        lambda v: scratch_conv(dev, v, sig),
+                        flop=2.0 * n * oh * ow * o * fh * fw * c,
+                        owner=getattr(b, "planner", None),
+                        scratch_bytes=4 * n * (h * w * c + oh * ow * o))
+
+
+def key(dt: str, v: dict, fw: int, sw: int, dw: int) -> dict:
+    return {"dt": dt, "vw": v["vw"], "tx": v["tx"], "fw": fw, "sw": sw, "dw": dw}
+
+
+def global_size(v: dict, n: int, o: int, oh: int, ow: int) -> tuple[int, int, int]:
+    return (o // v["vw"], -(-ow // v["tx"]), n * oh)
+
+
+def scratch_conv(device, v: dict, s: dict):
+    """(kernels, release) of one float32 conv_tile layer in variant ``v`` on zeroed scratch
+    buffers (padding 0: the time of a layer hardly depends on it)."""
+    import numpy as np
+
+    from clnn.kernels.support import f32, i32
+
+    x, wt, bias, y = _gemm_variants.zeroed(device, (
+        s["n"] * s["h"] * s["w"] * s["c"], s["fh"] * s["fw"] * s["c"] * s["o"], s["o"],
+        s["n"] * s["oh"] * s["ow"] * s["o"]))
+    gsize = global_size(v, s["n"], s["o"], s["oh"], s["ow"])
+    rec = _gemm_variants._Recorder(device, 2.0 * s["n"] * s["oh"] * s["ow"] * s["o"] * s["fh"]
+                                   * s["fw"] * s["c"])
+    rec.launch("conv2d", "conv_tile", key("f32", v, s["fw"], s["sw"], s["dw"]), gsize,
+               [x, i32(0), wt, bias, i32(0), y, i32(0),
+                *[i32(q) for q in (s["h"], s["w"], s["c"], s["o"], s["oh"], s["ow"], s["fh"],
+                                   s["sh"], s["dh"], 0, 0)], f32(-np.inf), f32(np.inf)],
+               local_size=_depthwise_variants.local_for(
+                   v["rows"], gsize, int(device.cl_device.max_work_group_size)),
+               flexible=True)
+    return rec.kernels, _gemm_variants.releaser([x, wt, bias, y])
