@@ -63,8 +63,9 @@ def choose(b, *, dt: str, n: int, h: int, w: int, c: int, o: int, oh: int, ow: i
                         scratch_bytes=4 * n * (h * w * c + oh * ow * o))
 
 
-def key(dt: str, v: dict, fw: int, sw: int, dw: int) -> dict:
-    return {"dt": dt, "vw": v["vw"], "tx": v["tx"], "fw": fw, "sw": sw, "dw": dw}
+def key(dt: str, v: dict, fw: int, sw: int, dw: int, c: int) -> dict:
+    """The kernel key (``c``: the input channels, unrolled in the kernel)."""
+    return {"dt": dt, "vw": v["vw"], "tx": v["tx"], "fw": fw, "sw": sw, "dw": dw, "cc": c}
 
 
 def global_size(v: dict, n: int, o: int, oh: int, ow: int) -> tuple[int, int, int]:
@@ -84,7 +85,7 @@ def scratch_conv(device, v: dict, s: dict):
     gsize = global_size(v, s["n"], s["o"], s["oh"], s["ow"])
     rec = _gemm_variants._Recorder(device, 2.0 * s["n"] * s["oh"] * s["ow"] * s["o"] * s["fh"]
                                    * s["fw"] * s["c"])
-    rec.launch("conv2d", "conv_tile", key("f32", v, s["fw"], s["sw"], s["dw"]), gsize,
+    rec.launch("conv2d", "conv_tile", key("f32", v, s["fw"], s["sw"], s["dw"], s["c"]), gsize,
                [x, i32(0), wt, bias, i32(0), y, i32(0),
                 *[i32(q) for q in (s["h"], s["w"], s["c"], s["o"], s["oh"], s["ow"], s["fh"],
                                    s["sh"], s["dh"], 0, 0)], f32(-np.inf), f32(np.inf)],

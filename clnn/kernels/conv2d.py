@@ -237,7 +237,7 @@ def plan_conv_direct(ctx, b, p) -> bool:
     v = _conv_variants.choose(b, dt=code(inp), n=n, h=h, w=w, c=c, o=o, oh=oh, ow=ow, fh=fh,
                               fw=fw, sh=p.stride_h, sw=p.stride_w, dh=p.dil_h, dw=p.dil_w)
     packed = np.ascontiguousarray(fi.value.astype(np.float32).transpose(1, 2, 3, 0))
-    key = _conv_variants.key(code(inp), v, fw, p.stride_w, p.dil_w)
+    key = _conv_variants.key(code(inp), v, fw, p.stride_w, p.dil_w, c)
     if res is not None:
         key["res"] = True
     if alpha is not None:
