@@ -6,14 +6,14 @@ A variant is ``{"vw": output channels per vector, "tx": output pixels per work-i
 output rows per work-group}`` (vw and tx change the source; rows is the launch's work-group
 shape, as for the depthwise kernel). The heuristic is the widest vector dividing the output
 channels and the widest tile whose input span fits, cut to 8 native vectors of accumulators
-(:func:`clnn.kernels.conv2d.fit_registers`); on a GPU vectors of 4 and 2 pixels at most with
+(:func:`clnn.kernels._tiles.fit_registers`); on a GPU vectors of 4 and 2 pixels at most with
 the driver's work-groups. The tuner (clnn/tuning.py, family "conv") measures float32 layers.
 """
 
 from __future__ import annotations
 
 from clnn.kernels import _depthwise_variants, _gemm_variants
-from clnn.kernels.conv2d import fit_registers
+from clnn.kernels._tiles import fit_registers
 
 
 def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 16) -> dict:

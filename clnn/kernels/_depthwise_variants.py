@@ -3,7 +3,7 @@ layer, as clnn/kernels/_gemm_variants.py does for the GEMM.
 
 A variant is ``{"vw": channels per vector, "tx": output pixels per work-item, "rows": output
 rows per work-group}``: vw and tx change the source (the kernel key); rows is the launch's
-work-group shape ((channel blocks, 1, rows) as :func:`clnn.kernels.conv2d.tile_rows_group`
+work-group shape ((channel blocks, 1, rows) as :func:`clnn.kernels._tiles.tile_rows_group`
 builds it; 0: the driver's choice). The heuristic is what ran before tuning on a CPU (the
 widest vector dividing the channels, the widest tile whose span fits, the rows rule measured on
 PoCL); on a GPU narrower vectors and tiles (vw 4, tx 2: more work-items, fewer registers) and
@@ -13,7 +13,7 @@ the driver's work-groups. The tuner measures float32 layers.
 from __future__ import annotations
 
 from clnn.kernels import _gemm_variants
-from clnn.kernels.conv2d import MAX_SPAN, fit_registers, tile_rows_group, tile_width
+from clnn.kernels._tiles import MAX_SPAN, fit_registers, tile_rows_group, tile_width
 
 
 def vector_widths(o: int) -> list[int]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from clnn.kernels import _dwpw, _gemm, _gemm_variants
+from clnn.kernels._tiles import tile_rows_group, tile_width
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import (
     CLAMPS,
@@ -150,41 +151,6 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                       c_b=(c_grp, 0), ch_b=(og, 0), za=za, zo=_gemm.zero_of(out), lo=lo,
                       hi=hi, res=res, prelu=alpha, fn=post_fn(b), wg=variant["wg"],
                       res_cols=residual_columns(b))
-
-
-#: most input vectors per filter row of the tiled kernel (they stay in registers)
-MAX_SPAN = 24
-
-
-def tile_width(ow: int, fw: int, sw: int, dw: int) -> int | None:
-    """Output pixels per work-item of the tiled direct kernels (``depthwise_tile``,
-    ``conv_tile``); None when even one pixel's span does not fit."""
-    for t in (8, 4, 2, 1):
-        if (ow >= t or t == 1) and (t - 1) * sw + (fw - 1) * dw + 1 <= MAX_SPAN:
-            return t
-    return None
-
-
-def fit_registers(tx: int, vw: int, vec: int) -> int:
-    """``tx`` halved until a tile of tx pixels x vw channels holds at most 8 of the device's
-    native vectors of ``vec`` floats (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT): 8 x 16 on AVX-512,
-    4 x 16 or 8 x 8 on AVX2, whose 16 registers the 8 x 16 accumulators would fill (there the
-    tuner chose a tile of at most 64 floats for 15 of the 21 depthwise layers whose channels
-    take vectors of 16, 8 x 16 for 6)."""
-    while tx > 1 and tx * vw > 8 * max(vec, 1):
-        tx //= 2
-    return tx
-
-
-def tile_rows_group(gsize):
-    """Work-group of a tiled direct kernel launched as (channel blocks, tiles along a row,
-    batch * output rows): every channel block of one tile column over up to 8 output rows.
-    PoCL's own choice measured up to 2.4x slower (1x112x112x64 3x3 stride 2 depthwise) and
-    never faster."""
-    for k in (8, 4, 2):
-        if gsize[2] % k == 0 and gsize[0] * k <= 256:
-            return (gsize[0], 1, k)
-    return None
 
 
 #: the direct kernel runs convolutions whose input has at most this many channels

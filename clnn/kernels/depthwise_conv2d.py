@@ -13,13 +13,8 @@ FLOAT16 (stored half), QUANT8_ASYMM, QUANT8_ASYMM_SIGNED; NCHW through strides; 
 from __future__ import annotations
 
 from clnn.kernels import _depthwise_variants, _gemm
-from clnn.kernels.conv2d import (
-    fused_pad,
-    input_strides,
-    layout_strides,
-    support_conv,
-    tile_width,
-)
+from clnn.kernels._tiles import tile_width
+from clnn.kernels.conv2d import fused_pad, input_strides, layout_strides, support_conv
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import CLAMPS, EPILOGUE_FUNCTIONS, act_args, code, f32, i32
 from hal.operations import depthwise_conv2d as hal_dw

@@ -326,7 +326,7 @@ def test_depthwise_variant_matches_reference(cl_device, monkeypatch, v):
 
 
 def test_depthwise_heuristic_is_the_previous_rule_on_cpus():
-    from clnn.kernels.conv2d import tile_width
+    from clnn.kernels._tiles import tile_width
 
     for o, ow, fw, sw in ((24, 9, 3, 2), (32, 112, 3, 1), (3, 8, 5, 1), (144, 28, 5, 2)):
         h = _dv.heuristic(True, o, ow, fw, sw, 1)
@@ -419,7 +419,7 @@ def test_the_full_gemm_space_holds_every_fast_candidate():
 def test_direct_conv_tile_fits_the_vector_registers(cl_device, monkeypatch, traits, tx):
     # conv_tile over 3 input channels, 32 outputs (vectors of 16): 8 pixels per work-item on
     # native vectors of 16, 4 on vectors of 8 (8 accumulator registers either way)
-    from clnn.kernels.conv2d import fit_registers
+    from clnn.kernels._tiles import fit_registers
 
     assert [fit_registers(8, vw, 8) for vw in (16, 8, 4)] == [4, 8, 8]
     assert [fit_registers(8, vw, 16) for vw in (16, 8)] == [8, 8]
