@@ -27,40 +27,20 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
 
 def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
                vec: int = 16) -> list[dict]:
-    default = heuristic(cpu, o, ow, fw, sw, dw, vec)
-    out = [default]
-    for vw in _depthwise_variants.vector_widths(o)[:3]:
-        for tx in _depthwise_variants.tile_widths(ow, fw, sw, dw)[:3]:
-            for rows in (-1, 0, 1):
-                v = {"vw": vw, "tx": tx, "rows": rows}
-                if v not in out:
-                    out.append(v)
-    return out
+    return _depthwise_variants.tile_candidates(heuristic(cpu, o, ow, fw, sw, dw, vec), o, ow,
+                                               fw, sw, dw)
 
 
 def choose(b, *, dt: str, n: int, h: int, w: int, c: int, o: int, oh: int, ow: int, fh: int,
            fw: int, sh: int, sw: int, dh: int, dw: int) -> dict:
     """The conv_tile variant of one layer planned by ``b`` (a LaunchBuilder): tuned (cached or
     measured now) for float32 layers, else the heuristic."""
-    from clnn import tuning
-
-    dev = b.device
-    cl_device = getattr(dev, "cl_device", None)
-    if cl_device is None:
-        return heuristic(True, o, ow, fw, sw, dw)
-    t = _gemm_variants.traits(cl_device)
-    default = heuristic(t.cpu, o, ow, fw, sw, dw, t.vec)
-    if dt != "f32" or not hasattr(dev, "platform"):
-        return default
-    tuner = tuning.tuner_for(dev)
     sig = {"dt": dt, "n": n, "h": h, "w": w, "c": c, "o": o, "oh": oh, "ow": ow, "fh": fh,
            "fw": fw, "sh": sh, "sw": sw, "dh": dh, "dw": dw}
-    return tuner.choose(getattr(b, "op_index", -1), "conv", sig,
-                        candidates(t.cpu, o, ow, fw, sw, dw, t.vec), default,
-                        lambda v: scratch_conv(dev, v, sig),
-                        flop=2.0 * n * oh * ow * o * fh * fw * c,
-                        owner=getattr(b, "planner", None),
-                        scratch_bytes=4 * n * (h * w * c + oh * ow * o))
+    return _depthwise_variants.choose_tile(
+        b, "conv", sig, lambda cpu, vec: candidates(cpu, o, ow, fw, sw, dw, vec), scratch_conv,
+        flop=2.0 * n * oh * ow * o * fh * fw * c,
+        scratch_bytes=4 * n * (h * w * c + oh * ow * o))
 
 
 def key(dt: str, v: dict, fw: int, sw: int, dw: int, c: int) -> dict:

@@ -42,7 +42,12 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
 
 def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
                vec: int = 16) -> list[dict]:
-    default = heuristic(cpu, o, ow, fw, sw, dw, vec)
+    return tile_candidates(heuristic(cpu, o, ow, fw, sw, dw, vec), o, ow, fw, sw, dw)
+
+
+def tile_candidates(default: dict, o: int, ow: int, fw: int, sw: int, dw: int) -> list[dict]:
+    """``default`` first, then the 3 widest vectors x the 3 widest tiles x work-group rows
+    (-1, 0, 1) of a tiled direct kernel (``depthwise_tile``, ``conv_tile``)."""
     out = [default]
     for vw in vector_widths(o)[:3]:
         for tx in tile_widths(ow, fw, sw, dw)[:3]:
@@ -66,24 +71,33 @@ def local_for(rows: int, gsize, max_wg: int):
 def choose(b, *, dt: str, n: int, h: int, w: int, o: int, oh: int, ow: int, fh: int, fw: int,
            sh: int, sw: int, dh: int, dw: int, flop: float) -> dict:
     """The depthwise_tile variant of one layer planned by ``b``."""
+    sig = {"dt": dt, "n": n, "h": h, "w": w, "c": o, "oh": oh, "ow": ow, "fh": fh, "fw": fw,
+           "sh": sh, "sw": sw, "dh": dh, "dw": dw}
+    return choose_tile(b, "depthwise", sig, lambda cpu, vec: candidates(
+        cpu, o, ow, fw, sw, dw, vec), scratch_depthwise, flop=flop,
+        scratch_bytes=4 * n * o * (h * w + oh * ow))
+
+
+def choose_tile(b, family: str, sig: dict, cands, scratch, flop: float,
+                scratch_bytes: int) -> dict:
+    """The variant of a tiled direct kernel's layer (``sig``) planned by ``b``: tuned (cached
+    or measured now) for float32 layers, else the heuristic (``cands(cpu, vec)[0]``: the
+    candidates of a device, the heuristic's first); ``scratch(device, v, sig)`` builds a
+    variant on scratch buffers."""
     from clnn import tuning
 
     dev = b.device
     cl_device = getattr(dev, "cl_device", None)
     if cl_device is None:
-        return heuristic(True, o, ow, fw, sw, dw)
+        return cands(True, 16)[0]
     t = _gemm_variants.traits(cl_device)
-    default = heuristic(t.cpu, o, ow, fw, sw, dw, t.vec)
-    if dt != "f32" or not hasattr(dev, "platform"):
-        return default
-    tuner = tuning.tuner_for(dev)
-    sig = {"dt": dt, "n": n, "h": h, "w": w, "c": o, "oh": oh, "ow": ow, "fh": fh, "fw": fw,
-           "sh": sh, "sw": sw, "dh": dh, "dw": dw}
-    return tuner.choose(getattr(b, "op_index", -1), "depthwise", sig,
-                        candidates(t.cpu, o, ow, fw, sw, dw, t.vec), default,
-                        lambda v: scratch_depthwise(dev, v, sig), flop=flop,
-                        owner=getattr(b, "planner", None),
-                        scratch_bytes=4 * n * o * (h * w + oh * ow))
+    space = cands(t.cpu, t.vec)
+    if sig["dt"] != "f32" or not hasattr(dev, "platform"):
+        return space[0]
+    return tuning.tuner_for(dev).choose(
+        getattr(b, "op_index", -1), family, sig, space, space[0],
+        lambda v: scratch(dev, v, sig), flop=flop, owner=getattr(b, "planner", None),
+        scratch_bytes=scratch_bytes)
 
 
 def scratch_depthwise(device, v: dict, s: dict, out=None):
