@@ -222,10 +222,10 @@ class ProgramCache:
             body, n = _kernel_decl(name).subn(rf"\g<1>{new}\g<2>", body)
             if n != 1:  # not one kernel declaration: built alone
                 return None
-            # a macro of one kernel must not reach the next one's source (but for CLNN_ONCE_
+            # a macro of one kernel must not reach the next one's source (but for ONCE_
             # guards: helper functions defined once per program)
             undefs = "".join(f"#undef {m}\n" for m in dict.fromkeys(_DEFINE.findall(body))
-                             if not m.startswith("CLNN_ONCE_"))
+                             if not m.startswith("ONCE_"))
             parts.append(f"// clnn kernel {family}.{name} {frozen}\n{body}\n{undefs}")
         return f"{common}\n" + "".join(parts)
 

@@ -14,9 +14,9 @@ BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308),
 
 <%def name="fixedpoint()">
 ## (once per program: clnn/program_cache.py builds a model's kernels as one program and keeps
-## CLNN_ONCE_ macros defined across them)
-#ifndef CLNN_ONCE_QLSTM_FIXEDPOINT
-#define CLNN_ONCE_QLSTM_FIXEDPOINT
+## ONCE_ macros defined across them)
+#ifndef ONCE_QLSTM_FIXEDPOINT
+#define ONCE_QLSTM_FIXEDPOINT
 inline int q_wrap(long x) { return (int)(((x + 32768L) & 0xFFFFL) - 32768L); }
 inline int q_sat(long x) { return (int)clamp(x, -32768L, 32767L); }
 inline long q_rdbpot(long x, int e) {

@@ -71,9 +71,9 @@ def _value(cache, device, key):
          "__kernel void k(__global int* y) { y[0] = h(1); }",
       2: "inline int h(int x) { return x + 2; }\n"
          "__kernel void k(__global int* y) { y[0] = h(1); }"}, False, {1: 2, 2: 3}),
-    # the same helper under a CLNN_ONCE_ guard (quantized_lstm's fixed-point helpers): defined
+    # the same helper under an ONCE_ guard (quantized_lstm's fixed-point helpers): defined
     # once, the guard kept across the kernels, one program
-    ({v: "#ifndef CLNN_ONCE_H\n#define CLNN_ONCE_H\ninline int h(int x) { return x + 1; }\n"
+    ({v: "#ifndef ONCE_H\n#define ONCE_H\ninline int h(int x) { return x + 1; }\n"
          f"#endif\n__kernel void k(__global int* y) {{ y[0] = h({v}); }}" for v in (1, 2)},
      True, {1: 2, 2: 3}),
 ])
