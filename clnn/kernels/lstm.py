@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from clnn.kernels import _gemm
+from clnn.kernels import _gemm, _gemm_variants
 from clnn.kernels.registry import In, Out, Unplannable, register_kernel
 from clnn.kernels.support import FLOAT, code, f32, first, i32, numel, types_in
 from hal.operations.lstm import (
@@ -95,9 +95,11 @@ def store_rows(b, src, dst, dt: str, cols: int, rows: int, stride: int):
              [src[0], i32(src[1]), dst[0], i32(dst[1]), i32(cols), i32(stride)])
 
 
-def row_tile(m: int, n: int):
-    """A GEMM tile whose row block fits M (a batch of 1 computes one row, not eight)."""
-    mr, nv, vw = _gemm.pick_tile(n)
+def row_tile(b, m: int, n: int):
+    """The device's GEMM tile (:func:`clnn.kernels._gemm_variants.device_default`: a heuristic
+    from device queries, not a CPU constant) with its row block cut to fit M (a batch of 1
+    computes one row, not eight)."""
+    mr, nv, vw = _gemm_variants.device_default(b, n)["tile"]
     while mr > 1 and mr >= 2 * m:
         mr //= 2
     return (mr, nv, vw)
@@ -213,7 +215,7 @@ def plan_direction(b, ctx, d: Direction, *, act: int, cell_clip: float, proj_cli
     N = len(gates) * units
     rows = steps * batch
     # input-to-gate pre-activations of every step, [steps, batch, N] (time-major)
-    xt = row_tile(rows, N)
+    xt = row_tile(b, rows, N)
     xpre = _gemm.scratch(b, rows * N * 4)
     bx = stacked_weights(b, ctx, [d.first + X_SLOTS[g] for g in gates], in_size, xt)
     seq = dict(M=rows, batch=(1, 1), a_b=(0, 0), c_b=(0, 0), ldc=N) if time_major else \
@@ -232,12 +234,12 @@ def plan_direction(b, ctx, d: Direction, *, act: int, cell_clip: float, proj_cli
     cs = _gemm.scratch(b, batch * units * 4)
     stack_rows(b, In(d.h_in), code(ctx.inputs[d.h_in]), (hs, 0), out_size, batch)
     stack_rows(b, In(d.c_in), code(ctx.inputs[d.c_in]), (cs, 0), units, batch)
-    rt = row_tile(batch, N)
+    rt = row_tile(b, batch, N)
     br = stacked_weights(b, ctx, [d.first + R_SLOTS[g] for g in gates], out_size, rt)
     rpre = _gemm.scratch(b, batch * N * 4)
     hbuf = _gemm.scratch(b, batch * units * 4) if proj else hs
     if proj:
-        pt = row_tile(batch, out_size)
+        pt = row_tile(b, batch, out_size)
         bp = stacked_weights(b, ctx, [d.first + PROJ_SLOT], units, pt)
         pbias = None
         if present(ctx, d.first + PROJ_BIAS_SLOT):  # the GEMM epilogue reads float32

@@ -61,7 +61,7 @@ def plan_direction(b, ctx, d: Direction, *, act: int, steps: int, batch: int,
     expect_shapes(ctx, want)  # else the reference decides (it fails on these)
     odt = code(ctx.outputs[0])
     rows = steps * batch
-    xt = row_tile(rows, units)
+    xt = row_tile(b, rows, units)
     xpre = _gemm.scratch(b, rows * units * 4)
     bias = In(d.w + 2)
     if code(ctx.inputs[d.w + 2]) != "f32":  # the GEMM epilogue reads a float32 bias
@@ -79,7 +79,7 @@ def plan_direction(b, ctx, d: Direction, *, act: int, steps: int, batch: int,
              K=aux_size, tile=xt, sam=aux_size, res=(xpre, i32(0)),
              **dict(seq, a_b=(0 if time_major else steps * aux_size, 0)))
     lo, hi = (f32(v) for v in activation_range_float(act))
-    rt = row_tile(batch, units)
+    rt = row_tile(b, batch, units)
     br = stacked_weights(b, ctx, [d.w + 1], units, rt)
     hs = [_gemm.scratch(b, batch * units * 4) for _ in range(2)]
     stack_rows(b, In(d.w + 3), code(ctx.inputs[d.w + 3]), (hs[0], 0), units, batch)

@@ -33,7 +33,7 @@ def plan(ctx, b):
         want[3] = (filters // rank,)
     expect_shapes(ctx, want)  # else the reference decides (it fails or broadcasts)
     dt = code(ctx.outputs[1])
-    tile = row_tile(batch, filters)
+    tile = row_tile(b, batch, filters)
     feat = _gemm.scratch(b, batch * filters * 4)
     gemm(b, a=In(0), a_dt=code(ctx.inputs[0]), bpk=stacked_weights(b, ctx, [1], in_size, tile),
          c=(feat, 0), M=batch, N=filters, K=in_size, tile=tile, sam=in_size, ldc=filters)

@@ -121,14 +121,16 @@ def clnn_gemm(n: int, reps: int, tile=None, device=None) -> dict:
     import pyopencl as cl
 
     from clnn.device import ClDevice
-    from clnn.kernels import _gemm
+    from clnn.kernels import _gemm, _gemm_variants
 
     dev = device or ClDevice()
     q, ctx = dev.queue, dev.context
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n), dtype=np.float32)
     bm = rng.standard_normal((n, n), dtype=np.float32)
-    tile = _gemm.pick_tile(n, tile, m=n, k=n)
+    if tile is None:  # the device's heuristic tile (its vector width; a GPU's own tiles)
+        tile = _gemm_variants.heuristic(_gemm_variants.traits(dev.cl_device), n, n, n)["tile"]
+    tile = tuple(tile)
     mf = cl.mem_flags
     a_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
     braw = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=bm)
@@ -195,7 +197,10 @@ def run_gemm_bench(n: int = 1024, reps: int = 10, as_json: bool = False,
                                        result["numpy"]["gflops_median"])
     if sweep:
         result["sweep"] = []
-        for tile in ((8, 2, 16), (8, 1, 16), (8, 4, 8), (4, 2, 16), (4, 4, 16), (16, 1, 16)):
+        from clnn.kernels import _gemm_variants
+
+        cpu = _gemm_variants.traits(dev.cl_device).cpu  # the tuner's tiles for the device
+        for tile in (_gemm_variants.CPU_TILES if cpu else _gemm_variants.GPU_TILES):
             r = clnn_gemm(n, max(3, reps // 2), tile=tile, device=dev)
             result["sweep"].append({"tile": tile, "gflops_median": r["gflops_median"]})
     if as_json:

@@ -479,3 +479,30 @@ def test_conv_tile_heuristic_and_tuner(cl_device, tmp_path, monkeypatch):
         assert [r.cached for r in tuner.records if r.family == "conv"][-1]
     finally:
         cl_device._clnn_tuner = None
+
+
+@pytest.mark.parametrize("traits", [CPU, AVX2, GPU], ids=["cpu", "avx2", "gpu"])
+def test_recurrent_gemms_take_the_device_heuristic(cl_device, monkeypatch, traits):
+    # RNN / LSTM / SVDF GEMMs (clnn/kernels/lstm.row_tile): the device's heuristic tile, its
+    # row block cut to the batch; a sequence RNN under each device's tile matches the reference
+    monkeypatch.setattr(_gemm_variants, "traits", lambda d: traits)
+    from clnn.kernels import lstm
+    from tests.kits.one_op_models import scalar, tensor
+
+    b = type("B", (), {"device": cl_device})()
+    mr, nv, vw = heuristic(traits, 40)["tile"]
+    assert lstm.row_tile(b, 64, 40) == (mr, nv, vw)
+    assert lstm.row_tile(b, 1, 40) == (1, nv, vw)
+    rng = np.random.default_rng(3)
+    steps, batch, n_in, units = 5, 3, 7, 40
+    w = [rng.uniform(-0.5, 0.5, s).astype(np.float32) for s in
+         ([units, n_in], [units, units], [units])]
+    x, h = (rng.uniform(-1, 1, s).astype(np.float32) for s in
+            ([steps, batch, n_in], [batch, units]))
+    m = one_op_model("UNIDIRECTIONAL_SEQUENCE_RNN",
+                     [tensor("TENSOR_FLOAT32", [steps, batch, n_in]),
+                      *[tensor("TENSOR_FLOAT32", a.shape, a) for a in w],
+                      tensor("TENSOR_FLOAT32", [batch, units]), scalar("INT32", 1),
+                      scalar("INT32", 1)],
+                     [tensor("TENSOR_FLOAT32", [steps, batch, units])])
+    compare(m, [x, h], cl_device, kind_of("f32"))
