@@ -1,0 +1,89 @@
+"""The float GEMM's epilogue (templates/gemm.cl.mako): every combination of the run-time
+``post`` flags (bias, residual, PRELU, function), on full tiles (the compiled blocks of
+FAST_POSTS, and the general epilogue for the others) and on partial ones (rows past M, columns
+past N, a residual of fewer columns), against NumPy."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from clnn.kernels import _gemm
+from clnn.kernels._gemm_variants import _Recorder
+
+FUNCTIONS = {None: lambda x: x, "LOGISTIC": lambda x: 1.0 / (1.0 + np.exp(-x)),
+             "HARD_SWISH": lambda x: x * np.clip(x + 3.0, 0.0, 6.0) / 6.0}
+
+
+def _buffer(device, arr):
+    import pyopencl as cl
+
+    arr = np.ascontiguousarray(arr, np.float32)
+    return cl.Buffer(device.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                     hostbuf=arr if arr.size else np.zeros(1, np.float32))
+
+
+def _run(device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi):
+    """C = fn(prelu(clamp(a @ w + bias + res, lo, hi))) through launch_gemm."""
+    import pyopencl as cl
+
+    M, K = a.shape
+    N = w.shape[1]
+    bpk = _gemm.pack_weights(w[None], tile[1] * tile[2], False)
+    bufs = {"a": _buffer(device, a), "b": _buffer(device, bpk),
+            "c": _buffer(device, np.full((M, N), np.nan, np.float32))}
+    kw = {}
+    if bias is not None:
+        kw["bias"] = (_buffer(device, bias), 0)
+    if res is not None:
+        kw["res"] = (_buffer(device, res), np.int32(0))
+        if res_cols is not None:
+            kw["res_cols"] = res_cols
+    if alpha is not None:
+        kw["prelu"] = (_buffer(device, alpha), np.int32(0))
+    rec = _Recorder(device, 2.0 * M * N * K)
+    _gemm.launch_gemm(rec, dt="f32", a=bufs["a"], bpk=bufs["b"], c=bufs["c"], M=M, N=N, K=K,
+                      tile=tile, sam=K, sak=1, lo=np.float32(lo), hi=np.float32(hi), fn=fn,
+                      **kw)
+    q = device.timing_queue()
+    for k, gs, ls in rec.kernels:
+        cl.enqueue_nd_range_kernel(q, k, gs, ls)
+    out = np.empty((M, N), np.float32)
+    cl.enqueue_copy(q, out, bufs["c"])
+    return out
+
+
+@pytest.mark.parametrize("tile,M,N", [((4, 1, 16), 32, 32), ((4, 1, 16), 30, 24),
+                                      ((2, 2, 8), 8, 32), ((2, 2, 8), 7, 40)])
+def test_every_post_combination(cl_device, tile, M, N):
+    rng = np.random.default_rng(M * 100 + N)
+    K = 12
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    w = rng.standard_normal((K, N)).astype(np.float32)
+    for has_bias, res_kind, has_prelu, fn in itertools.product(
+            (False, True), (None, "full", "fewer"), (False, True), FUNCTIONS):
+        bias = rng.standard_normal(N).astype(np.float32) if has_bias else None
+        alpha = rng.uniform(0.1, 0.5, N).astype(np.float32) if has_prelu else None
+        res = res_cols = None
+        want = a.astype(np.float64) @ w
+        if bias is not None:
+            want = want + bias
+        if res_kind == "full":
+            res = rng.standard_normal((M, N)).astype(np.float32)
+            want = want + res
+        elif res_kind == "fewer":  # a residual of N - 8 columns, rows of N - 8
+            rn = N - 8
+            res = rng.standard_normal((M, rn)).astype(np.float32)
+            res_cols = (rn, rn)
+            want[:, :rn] += res
+        lo, hi = (-2.0, 6.0) if fn is None else (-np.inf, np.inf)
+        want = np.clip(want, lo, hi)
+        if alpha is not None:
+            want = np.where(want < 0, want * alpha, want)
+        want = FUNCTIONS[fn](want)
+        got = _run(cl_device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=(
+            f"tile {tile}, M {M}, N {N}: bias {has_bias}, residual {res_kind}, "
+            f"PRELU {has_prelu}, function {fn}"))
