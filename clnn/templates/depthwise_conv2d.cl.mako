@@ -137,6 +137,20 @@ ${c.toffsets("x", "w", "bias", "y")}
     int t_[${vw}];
 % else:
     const ${V} bv = ${vld(bdt, vw, "c0", "bias")};
+    if (fnc == 0 && ox0 + ${tx} <= OW) {  /* no function, a full tile: plain stores (the
+        function's run-time branches cost the compiled stores their straight line) */
+  % for j in range(tx):
+        const ${V} r${j} = clamp(acc${j} + bv, (${V})lo, (${V})hi);
+    % if vw == 1:
+        ${c.stf(dt, "yr", "%d * C" % j, "r%d" % j)};
+    % elif dt == "f16":
+        vstore_half${vw}_rte(r${j}, 0, yr + ${j} * C);
+    % else:
+        vstore${vw}(r${j}, 0, yr + ${j} * C);
+    % endif
+  % endfor
+        return;
+    }
 % endif
 % for j in range(tx):
     if (ox0 + ${j} < OW) {
