@@ -5,10 +5,10 @@
 The clnn of ``COMMIT`` (extracted with ``git archive`` into a temporary directory) and the
 working tree each run in a worker process that imports, prepares and warms every model once;
 then, model by model and round by round, the two workers and ai-edge-litert (2 threads, in this
-process) take turns: ``--iterations`` timed executions each per round, so that load changes on
-a shared machine hit all three alike. Reported: the median over every round of each, the
-ratios to litert, the speed-up, whether the working tree's outputs match litert (clnn run's
-tolerance), and the load average before and after each model.
+process) take turns, each first in turn: ``--iterations`` timed executions each per round, so
+that load changes on a shared machine hit all three alike. Reported: the median over every round
+of each, the ratios to litert, the speed-up, whether the working tree's outputs match litert
+(clnn run's tolerance), and the load average before and after each model.
 
 Loading, the seeded inputs, the litert side, the medians and the tolerance are those of
 ``clnn bench models`` (clnn/tools/bench_models.py); only the worker is written out here,
@@ -51,6 +51,10 @@ for line in sys.stdin:
     times = [runner.run(inputs)[1] for _ in range(int(n))]
     print(json.dumps(times), flush=True)
 """
+
+
+#: the sides of a round; round r starts with the (r mod 3)-th
+SIDES = ["base", "new", "litert"]
 
 
 class Worker:
@@ -126,10 +130,15 @@ def main(argv=None) -> int:
                 ref, _ = litert.latency(imported, inputs, 1)
                 t = {"base": [], "new": [], "litert": []}
                 out = os.path.join(tmp, "new.npz")
-                for _ in range(args.rounds):
-                    t["base"] += base.times(name, args.iterations, os.path.join(tmp, "b.npz"))
-                    t["new"] += new.times(name, args.iterations, out)
-                    t["litert"] += litert.latency(imported, inputs, args.iterations)[1]
+                for r in range(args.rounds):  # each side first in turn (timing.rounds)
+                    for side in SIDES[r % 3:] + SIDES[:r % 3]:
+                        if side == "base":
+                            t["base"] += base.times(name, args.iterations,
+                                                    os.path.join(tmp, "b.npz"))
+                        elif side == "new":
+                            t["new"] += new.times(name, args.iterations, out)
+                        else:
+                            t["litert"] += litert.latency(imported, inputs, args.iterations)[1]
                 got = np.load(out)
                 outs = [got[f"arr_{k}"] for k in range(len(got.files))]
                 ms = {k: median_ms(v) for k, v in t.items()}

@@ -131,12 +131,17 @@ def stats_header() -> str:
 
 def rounds(sides: dict, n_rounds: int, per_round: int) -> tuple[dict, dict]:
     """Sides taking turns: ``n_rounds`` rounds in each of which every side of ``sides``
-    ({name: callable returning the seconds of one run}) runs ``per_round`` times, in order.
-    Returns ({name: seconds of every run}, {name: the median ms of each round})."""
+    ({name: callable returning the seconds of one run}) runs ``per_round`` times, round r
+    starting with the (r mod sides)-th side: no side always runs right after the same other
+    (the one before may leave its worker threads spinning, or caches in a state, that the next
+    one pays for; the same code on both sides of models_ab.py measured up to 6% apart in a
+    fixed order). Returns ({name: seconds of every run}, {name: the median ms of each round})."""
     times = {name: [] for name in sides}
     medians = {name: [] for name in sides}
-    for _ in range(n_rounds):
-        for name, call in sides.items():
+    names = list(sides)
+    for r in range(n_rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            call = sides[name]
             ts = [call() for _ in range(per_round)]
             times[name] += ts
             medians[name].append(float(np.median(ts)) * 1e3)
