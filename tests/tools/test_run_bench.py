@@ -100,7 +100,8 @@ def test_rounds_take_turns_and_keep_each_rounds_median():
         return run
 
     times, medians = timing.rounds({"a": side("a"), "b": side("b")}, 2, 3)
-    assert log == ["a"] * 3 + ["b"] * 3 + ["a"] * 3 + ["b"] * 3
+    # each side first in turn: round 2 starts with b
+    assert log == ["a"] * 3 + ["b"] * 3 + ["b"] * 3 + ["a"] * 3
     assert times["a"] == [0.010, 0.012, 0.011, 0.030, 0.032, 0.031]
     assert medians["a"] == pytest.approx([11.0, 31.0]) and medians["b"] == pytest.approx([20, 20])
     assert timing.round_spread(medians["a"]) == pytest.approx(20 / 21)
