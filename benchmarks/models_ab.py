@@ -53,7 +53,7 @@ for line in sys.stdin:
 """
 
 
-#: the sides of a round; round r starts with the (r mod 3)-th
+#: the sides of a round; round r starts with the (r mod 3)-th (timing.turn)
 SIDES = ["base", "new", "litert"]
 
 
@@ -109,6 +109,7 @@ def main(argv=None) -> int:
     ap.add_argument("models", nargs="*", help="model names (default: every model litert runs)")
     args = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
+    from clnn.tools import timing
     from clnn.tools.bench_models import accuracy, litert_models, load_case, median_ms, open_litert
     from clnn.tools.models import fetch
     from clnn.tools.run import LITERT_THREADS
@@ -131,7 +132,7 @@ def main(argv=None) -> int:
                 t = {"base": [], "new": [], "litert": []}
                 out = os.path.join(tmp, "new.npz")
                 for r in range(args.rounds):  # each side first in turn (timing.rounds)
-                    for side in SIDES[r % 3:] + SIDES[:r % 3]:
+                    for side in timing.turn(SIDES, r):
                         if side == "base":
                             t["base"] += base.times(name, args.iterations,
                                                     os.path.join(tmp, "b.npz"))

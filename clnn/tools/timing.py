@@ -129,6 +129,12 @@ def stats_header() -> str:
     return f"  {'ms':8} {'first run':>10} {cols}"
 
 
+def turn(names: list, r: int) -> list:
+    """The order of round ``r``: ``names`` rotated to start with the (r mod len)-th."""
+    k = r % len(names)
+    return names[k:] + names[:k]
+
+
 def rounds(sides: dict, n_rounds: int, per_round: int) -> tuple[dict, dict]:
     """Sides taking turns: ``n_rounds`` rounds in each of which every side of ``sides``
     ({name: callable returning the seconds of one run}) runs ``per_round`` times, round r
@@ -138,9 +144,8 @@ def rounds(sides: dict, n_rounds: int, per_round: int) -> tuple[dict, dict]:
     fixed order). Returns ({name: seconds of every run}, {name: the median ms of each round})."""
     times = {name: [] for name in sides}
     medians = {name: [] for name in sides}
-    names = list(sides)
     for r in range(n_rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+        for name in turn(list(sides), r):
             call = sides[name]
             ts = [call() for _ in range(per_round)]
             times[name] += ts
