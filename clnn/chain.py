@@ -47,10 +47,17 @@ from pathlib import Path
 
 import numpy as np
 
-#: tasks per compute unit and launch (at most): a work-group that finishes early takes another.
-#: Measured (models_ab.py, 6 models, against 8): 16 0.91-0.99, 4 0.99-1.07, 2 1.00-1.09,
-#: 1 0.99-1.05 (fewer tasks: fewer atomic hand-overs between the cores)
-TASKS_PER_UNIT = 2
+#: tasks per compute unit and launch (at most): a work-group that finishes its own block early
+#: takes the others' leftovers, so the last task of a launch is what one core may wait for.
+#: With 2 (a quarter of a launch per task on 2 units) the profiled chains of three models spent
+#: 17-19% of their time with one work-group waiting for the other (hand_recrop,
+#: hand_landmark_lite, face_landmark; per launch the last leave minus the first, summed). On the
+#: 2-core Zen 3 VM, one process taking turns (benchmarks/chain_tasks.py, 6-8 rounds x 40
+#: executions, time with 16 / with 2): 0.88-1.01 over 10 models (face_landmark 0.88,
+#: pose_landmark_full 0.89, pose_detection 0.92, face_detection_short_range 0.92,
+#: hand_landmark_full 0.93, face_detection_full_range_sparse 1.01); 32 measured as 16, 64
+#: slower. (On the AVX-512 VM before work-groups owned blocks, 2 had measured best.)
+TASKS_PER_UNIT = 16
 #: the fewest launches chained: a chain's program compiles its kernels again (0.3-2.6 s on
 #: PoCL cold), which the ~20 us a chained launch saves repays only in models of many launches
 #: run many times (a conformance test's model of one to five launches never)
