@@ -15,6 +15,7 @@ CPUs only (:func:`fused_tiles`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -91,6 +92,18 @@ def _args(src, wd, bd, bpk, out, bias, res, alpha, m, n_out, c, h, w, oh, ow, fh
 #: CLNN_DWPW: 0 turns the depthwise -> pointwise fusion off, "all" on wherever a tile fits
 #: (tests, A/B measurements)
 _MODE = os.environ.get("CLNN_DWPW", "1")
+
+
+@contextlib.contextmanager
+def forced_mode(mode: str):
+    """Prepares inside plan with CLNN_DWPW = ``mode`` ("0", "1", "all"; clnn tune's check of
+    the fusions inside a chain, clnn/tools/tune_chain.py)."""
+    global _MODE
+    saved, _MODE = _MODE, mode
+    try:
+        yield
+    finally:
+        _MODE = saved
 
 
 def plan_dwpw(ctx, b, epilogue, residual_columns, post_fn):

@@ -5,6 +5,9 @@ no budget; ``--fast``: the prepare-time candidate set) so that every layer worth
 tuning-cache entry; a later process (any model with the same layer shapes) reuses them without
 measuring. Prints per layer what was chosen against the heuristic default and the kernel-time
 gain, with the load average (a busy machine makes the figures, and so the choices, noisy).
+Then (not with ``--fast``) the depthwise -> 1x1 fusions the tuner chose are checked in the
+model's own runs, fused against apart, and those faster apart are set apart
+(clnn/tools/tune_chain.py).
 """
 
 from __future__ import annotations
@@ -44,7 +47,9 @@ def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
                 retune: bool = False, as_json: bool = False) -> int:
     from clnn import tuning
     from clnn.device import ClDevice
+    from clnn.tools import tune_chain
     from clnn.tools.errors import CliError, import_tflite
+    from clnn.tools.run import random_inputs
 
     dev = ClDevice(device, profiling=True)
     # ahead of time: no budget
@@ -64,9 +69,12 @@ def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
                    "best_ms": r.best_ms, "gain": r.gain, "cached": r.cached} for r in recs]
         d = sum(r.default_ms or 0.0 for r in recs if r.best_ms)
         b = sum(r.best_ms or 0.0 for r in recs if r.default_ms)
+        # the fusions checked in the model's own (chained) runs: clnn/tools/tune_chain.py
+        checks = [] if fast else tune_chain.check(dev, imported.model, pm, recs, tuner,
+                                                  random_inputs(imported))
         report["models"].append({"model": os.path.basename(path), "layers": layers,
                                  "default_ms": d, "best_ms": b,
-                                 "gain": d / b if b else None})
+                                 "gain": d / b if b else None, "fusions_in_model": checks})
     if as_json:
         print(json.dumps(report, indent=1))
         return 0
@@ -89,4 +97,14 @@ def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
         if m["gain"]:
             print(f"  tuned layers: {m['default_ms']:.3f} ms with the defaults, "
                   f"{m['best_ms']:.3f} ms tuned ({m['gain']:.2f}x)")
+        checks = m["fusions_in_model"]
+        if checks:
+            apart = [c for c in checks if c["apart"]]
+            print(f"  depthwise -> 1x1 fusions in the model's runs: {len(apart)} of "
+                  f"{len(checks)} signatures faster apart (now set apart)")
+            for c in checks:
+                ops = ", ".join(str(j) for j in c["operations"])
+                print(f"    op {ops:12} {_sig(c['signature'])[:32]:32} fused "
+                      f"{c['fused_ms']:.4f} ms, apart {c['apart_ms']:.4f} ms"
+                      f"{'  -> apart' if c['apart'] else ''}")
     return 0
