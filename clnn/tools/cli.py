@@ -343,7 +343,8 @@ def build_parser() -> OneLineParser:
     t.add_argument("--device", default="opencl", type=device_spec,
                    help=f"the OpenCL device: {DEVICE_HELP}")
     t.add_argument("--fast", action="store_true",
-                   help="measure the smaller candidate set of CLNN_TUNE=fast, not every one")
+                   help="measure the smaller candidate set of CLNN_TUNE=fast, not every one, "
+                   "and skip the check of the depthwise -> 1x1 fusions in the model's runs")
     t.add_argument("--retune", action="store_true",
                    help="measure again the layers that already have a tuning-cache entry")
     t.add_argument("--json", action="store_true", help="print the result as JSON")
