@@ -32,8 +32,7 @@ def waits(runner, inputs, runs: int = 30) -> tuple[float, float]:
     from clnn.tools import chain_profile
 
     pm = runner.prepared
-    chains = [s for p in pm._all_plans() for s in (p.chained or ())
-              if type(s).__name__ == "Chain"]
+    chains = pm.chains()
     hz = chain_profile.ready(chains, pm.queue.context) if chains else None
     if hz is None:
         return float("nan"), float("nan")
@@ -63,6 +62,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
     from clnn import chain
+    from clnn.tools import timing
     from clnn.tools.bench_models import load_case
     from clnn.tools.devices import open_device
     from clnn.tools.models import model_path
@@ -86,8 +86,7 @@ def main(argv=None) -> int:
         req = make_request(imported.model, inputs)
         times: dict[int, list] = {t: [] for t in counts}
         for rnd in range(a.rounds):
-            for i in range(len(counts)):
-                t = counts[(i + rnd) % len(counts)]
+            for t in timing.turn(counts, rnd):
                 pm = runners[t].prepared
                 for _ in range(a.iterations):
                     t0 = time.perf_counter()

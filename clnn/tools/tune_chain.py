@@ -46,10 +46,11 @@ def decide(layers: dict, fused_rounds: list[dict], apart_rounds: list[dict]) -> 
     """Per signature of ``layers`` (:func:`fused_layers`): the median over the rounds of its
     layers' time fused (the 1x1 operation's row) and apart (the depthwise and 1x1 rows), and
     whether apart was faster. ``*_rounds``: per round, operation -> ms."""
+    from clnn.tuning import TuningCache
+
     by_sig: dict[str, dict] = {}
     for j, (_, sig) in sorted(layers.items()):
-        key = repr(sorted(sig.items())) if isinstance(sig, dict) else repr(sig)
-        d = by_sig.setdefault(key, {"signature": sig, "operations": []})
+        d = by_sig.setdefault(TuningCache.key("dwpw", sig), {"signature": sig, "operations": []})
         d["operations"].append(j)
     out = []
     for d in by_sig.values():
@@ -67,6 +68,7 @@ def check(dev, model, pm, records: list, tuner, inputs) -> list[dict]:
     apart in the tuning cache those faster apart (see the module docstring). Returns
     :func:`decide`'s rows (empty where the model has no fused layer)."""
     from clnn.kernels import _dwpw
+    from clnn.tools import timing
     from clnn.tools.run import profile_prepared
 
     layers = fused_layers(pm, records)
@@ -80,9 +82,9 @@ def check(dev, model, pm, records: list, tuner, inputs) -> list[dict]:
             p.run(values)
         p.wait_chains()
     fused_rounds, apart_rounds = [], []
+    sides = [(pm, fused_rounds), (apart_pm, apart_rounds)]
     for n in range(ROUNDS):
-        for side in ((0, 1) if n % 2 == 0 else (1, 0)):
-            p, into = ((pm, fused_rounds), (apart_pm, apart_rounds))[side]
+        for p, into in timing.turn(sides, n):
             into.append(_times(profile_prepared(p, model, values, ITERATIONS)))
     rows = decide(layers, fused_rounds, apart_rounds)
     for r in rows:
