@@ -177,17 +177,21 @@ def releaser(bufs):
 
 
 def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, batches: int,
-                 a=None):
+                 a=None, c=None):
     """(kernels, release) of one GEMM of this shape in variant ``v`` on zeroed scratch
-    buffers (``a``: the A buffer, the caller's, else one of them)."""
+    buffers (``a``, ``c``: the A and C buffers, the caller's, else ones of them)."""
     mr, nv, vw = v["tile"]
     nr = nv * vw
     a_el = (_gemm.ceil_to(M, mr) if amode == "packed" else M) * K
     b_el = _gemm.ceil_to(N, nr) * K
-    mine = zeroed(device, [n * batches for n in ((a_el,) if a is None else ()) + (b_el, M * N)])
-    bufs = mine if a is None else [a, *mine]
+    mine = zeroed(device, [n * batches for n in ((a_el,) if a is None else ()) + (b_el,) +
+                           ((M * N,) if c is None else ())])
+    it = iter(mine)
+    a_buf = a if a is not None else next(it)
+    b_buf = next(it)
+    c_buf = c if c is not None else next(it)
     rec = _Recorder(device, 2.0 * M * N * K * batches)
-    _gemm.launch_gemm(rec, dt=dt, a=bufs[0], bpk=bufs[1], c=bufs[2], M=M, N=N, K=K,
+    _gemm.launch_gemm(rec, dt=dt, a=a_buf, bpk=b_buf, c=c_buf, M=M, N=N, K=K,
                       tile=tuple(v["tile"]), amode=amode, sam=K, sak=1, ldc=N,
                       batch=(batches, 1), a_b=(a_el, 0), b_b=(b_el, 0), c_b=(M * N, 0),
                       wg=v["wg"])

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from clnn.kernels import _dwpw, _gemm, _gemm_variants
+from clnn.kernels import _dwpw, _gemm, _gemm_variants, _winograd
 from clnn.kernels._tiles import tile_rows_group, tile_width
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import (
@@ -225,7 +225,8 @@ def plan_conv(ctx, b):
         _dwpw.plan_dwpw(ctx, b, epilogue, residual_columns, post_fn)
         return
     p = hal_conv2d.conv_params(ctx)
-    if not plan_conv_direct(ctx, b, p):
+    if not plan_conv_direct(ctx, b, p) and \
+            not _winograd.plan_winograd(ctx, b, p, epilogue, post_fn):
         plan_conv_gemm(ctx, b, p)
 
 

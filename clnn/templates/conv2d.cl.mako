@@ -209,3 +209,143 @@ ${c.toffsets("x", "w", "bias", "y")}
 % endfor
 }
 </%def>
+
+## Winograd F(m x m, 3 x 3) convolutions (clnn/kernels/_winograd.py: float32 NHWC, 3x3 filter,
+## stride and dilation 1) in three launches: ``wino_in`` transforms each (m + 2)^2 input tile
+## d into V = B^T d B, the shared GEMM multiplies the (m + 2)^2 matrices V_e [tiles, C] by the
+## filters transformed at planning, U_e [C, O], and ``wino_out`` transforms each tile's
+## products back, Y = A^T M A, and applies the epilogue. V and M are [(m + 2)^2, T, channels]
+## (T = batches x tile rows x tile columns). Kernel key: m (2 or 4), vw (channels per
+## work-item), res, prelu, fn (the epilogue, as conv_tile's).
+<%!
+#: B^T and A^T of F(2x2, 3x3) and F(4x4, 3x3) (Lavin and Gray's points 0, +-1 and 0, +-1,
+#: +-2); G, the filter's transform, is applied at planning (clnn/kernels/_winograd.py)
+WINO_BT = {2: ((1, 0, -1, 0), (0, 1, 1, 0), (0, -1, 1, 0), (0, 1, 0, -1)),
+           4: ((4, 0, -5, 0, 1, 0), (0, -4, -4, 1, 1, 0), (0, 4, -4, -1, 1, 0),
+               (0, -2, -1, 2, 1, 0), (0, 2, -1, -2, 1, 0), (0, 4, 0, -5, 0, 1))}
+WINO_AT = {2: ((1, 1, 1, 0), (0, 1, -1, -1)),
+           4: ((1, 1, 1, 1, 1, 0), (0, 1, -1, 2, -2, 0), (0, 1, 1, 4, 4, 0),
+               (0, 1, -1, 8, -8, 1))}
+
+
+def lin(row, names):
+    """sum(row[k] * names[k]) as OpenCL C, zero terms left out."""
+    out = ""
+    for k, nm in zip(row, names):
+        if k == 0:
+            continue
+        mag = nm if abs(k) == 1 else "%d.0f * %s" % (abs(k), nm)
+        out += (" - " if k < 0 else " + ") + mag if out else ("-" if k < 0 else "") + mag
+    return out
+%>
+
+<%def name="wino_in(m, vw)">
+<%
+    a = m + 2
+    BT = WINO_BT[m]
+    V = "float" if vw == 1 else "float%d" % vw
+    ld = (lambda off: "x[%s]" % off) if vw == 1 else (lambda off: "vload%d(0, x + %s)" % (vw, off))
+    st = (lambda val, off: "v[%s] = %s" % (off, val)) if vw == 1 else \
+        (lambda val, off: "vstore%d(%s, 0, v + %s)" % (vw, val, off))
+%>
+__kernel void wino_in(__global const float* x, int x_off, __global float* v, int v_off,
+                      int H, int W, int C, int TW, int TH, int pad_t, int pad_l, int T)
+{
+    const int c0 = get_global_id(0) * ${vw}, tx = get_global_id(1), z = get_global_id(2);
+    const int b = z / TH, ty = z - b * TH;
+    const int y0 = ty * ${m} - pad_t, x0 = tx * ${m} - pad_l;
+    x += x_off + (size_t)b * H * W * C + c0;
+    v += v_off + ((size_t)z * TW + tx) * C + c0;
+    const size_t es = (size_t)T * C;
+% for i in range(a):
+    const bool r${i} = y0 + ${i} >= 0 && y0 + ${i} < H;
+    const int yo${i} = clamp(y0 + ${i}, 0, H - 1) * W;
+    const bool k${i} = x0 + ${i} >= 0 && x0 + ${i} < W;
+    const int xo${i} = clamp(x0 + ${i}, 0, W - 1);
+% endfor
+% for i in range(a):
+  % for j in range(a):
+    const ${V} d${i}_${j} = r${i} && k${j} ? ${ld("(size_t)(yo%d + xo%d) * C" % (i, j))} : (${V})(0.0f);
+  % endfor
+% endfor
+## t = B^T d (rows), then V = t B (columns)
+% for i in range(a):
+  % for j in range(a):
+    const ${V} t${i}_${j} = ${lin(BT[i], ["d%d_%d" % (k, j) for k in range(a)])};
+  % endfor
+% endfor
+% for i in range(a):
+  % for j in range(a):
+    ${st(lin(BT[j], ["t%d_%d" % (i, k) for k in range(a)]), "%d * es" % (i * a + j))};
+  % endfor
+% endfor
+}
+</%def>
+
+<%def name="wino_out(m, vw, res=False, prelu=False, fn=None)">
+<%
+    a = m + 2
+    AT = WINO_AT[m]
+    V = "float" if vw == 1 else "float%d" % vw
+    ld = (lambda p, off: "%s[%s]" % (p, off)) if vw == 1 else \
+        (lambda p, off: "vload%d(0, %s + %s)" % (vw, p, off))
+%>
+__kernel void wino_out(__global const float* mm, int mm_off, __global const float* bias,
+                       int bias_off, __global float* y, int y_off,
+% if res:
+                       __global const float* res, int res_off,
+% endif
+% if prelu:
+                       __global const float* alpha, int alpha_off,
+% endif
+                       int O, int OH, int OW, int TW, int TH, int T, float lo, float hi)
+{
+    const int o0 = get_global_id(0) * ${vw}, tx = get_global_id(1), z = get_global_id(2);
+    const int b = z / TH, ty = z - b * TH;
+    mm += mm_off + ((size_t)z * TW + tx) * O + o0;
+    const size_t es = (size_t)T * O;
+% for i in range(a):
+  % for j in range(a):
+    const ${V} m${i}_${j} = ${ld("mm", "%d * es" % (i * a + j))};
+  % endfor
+% endfor
+## s = A^T M (rows), then Y = s A (columns)
+% for r in range(m):
+  % for j in range(a):
+    const ${V} s${r}_${j} = ${lin(AT[r], ["m%d_%d" % (k, j) for k in range(a)])};
+  % endfor
+% endfor
+    const ${V} bv = ${ld("bias", "bias_off + o0")};
+% if prelu:
+    const ${V} av = ${ld("alpha", "alpha_off + o0")};
+% endif
+% for r in range(m):
+    if (ty * ${m} + ${r} < OH) {
+        const size_t row = ((size_t)b * OH + ty * ${m} + ${r}) * OW;
+  % for q in range(m):
+        if (tx * ${m} + ${q} < OW) {
+            const size_t yo = (row + tx * ${m} + ${q}) * O + o0;
+            ${V} u = ${lin(AT[q], ["s%d_%d" % (r, k) for k in range(a)])} + bv;
+    % if res:
+            u += ${ld("res", "res_off + yo")};
+    % endif
+            u = clamp(u, (${V})lo, (${V})hi);
+    % if prelu and vw == 1:
+            if (u < 0.0f) u *= av;
+    % elif prelu:
+            u = select(u * av, u, u >= (${V})(0.0f));
+    % endif
+    % if fn:
+            u = ${c.post_fn(fn, "u")};
+    % endif
+    % if vw == 1:
+            y[y_off + yo] = u;
+    % else:
+            vstore${vw}(u, 0, y + y_off + yo);
+    % endif
+        }
+  % endfor
+    }
+% endfor
+}
+</%def>

@@ -1,0 +1,248 @@
+"""Winograd F(2x2, 3x3) and F(4x4, 3x3) for float32 NHWC CONV_2D layers with a constant 3x3
+filter, stride and dilation 1 (Lavin and Gray, "Fast Algorithms for Convolutional Neural
+Networks", 2016), and the choice per layer between them and the im2col GEMM.
+
+Not a kernel family itself: CONV_2D's plan (conv2d.py) calls :func:`plan_winograd`. A layer
+runs in three launches (templates/conv2d.cl.mako): ``wino_in`` turns each (m + 2)^2 input tile
+d (tiles of m x m outputs, T of them) into V = B^T d B; the shared GEMM (templates/gemm.cl.mako,
+one batch per element e of the (m + 2)^2) multiplies V_e [T, C] by U_e [C, O], the filter
+transformed once here (U = G g G^T per output and input channel, in float64, then float32);
+``wino_out`` turns each tile's products M back into Y = A^T M A and applies the epilogue of
+every CONV_2D path (bias, a fused ADD, the activation clamp, PRELU, LOGISTIC / HARD_SWISH).
+
+F(m, 3) does 9 m^2 / (m + 2)^2 times fewer multiplies in its GEMM than the direct convolution
+(2.25x for m = 2, 4x for m = 4) but writes V and M through memory, (m + 2)^2 / m^2 times the
+input and output sizes, and F(4, 3)'s larger transform coefficients cost float32 accuracy
+(relative errors ~1e-6 of the outputs' magnitude here against ~1e-7). Which path a layer runs
+is measured per layer shape by the tuner (clnn/tuning.py, family "winograd") against the
+im2col GEMM (:func:`scratch_layer`), in ``clnn tune`` and CLNN_TUNE=full; without a tuning
+entry :func:`heuristic` decides. ``$CLNN_WINOGRAD`` (or :func:`forced`): 0 never, 2 or 4 that
+F(m, 3) wherever it applies (tests, A/B measurements).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+import numpy as np
+
+from clnn.kernels import _gemm, _gemm_variants
+from clnn.kernels._tiles import tile_rows_group
+from clnn.kernels.registry import In, Out
+from clnn.kernels.support import code, f32, i32
+
+#: the filter transforms G of F(2x2, 3x3) and F(4x4, 3x3) (their B^T and A^T are in
+#: templates/conv2d.cl.mako, which applies them)
+G = {2: np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]]),
+     4: np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
+                  [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]])}
+#: the output tile sizes m, and 0 for the im2col GEMM
+CHOICES = (0, 2, 4)
+
+
+def _env_mode() -> int | None:
+    raw = os.environ.get("CLNN_WINOGRAD", "").strip()
+    if not raw:
+        return None
+    if raw not in ("0", "2", "4"):
+        raise ValueError(f"CLNN_WINOGRAD={raw!r} is not 0, 2 or 4")
+    return int(raw)
+
+
+_FORCED = _env_mode()
+
+
+@contextlib.contextmanager
+def forced(m: int | None):
+    """Prepares made inside this context plan as with CLNN_WINOGRAD = ``m`` (None: tuned or
+    the heuristic)."""
+    global _FORCED
+    saved, _FORCED = _FORCED, m
+    try:
+        yield
+    finally:
+        _FORCED = saved
+
+
+def transform_filter(w: np.ndarray, m: int) -> np.ndarray:
+    """U [(m + 2)^2, C, O] float32 of an [O, 3, 3, C] filter: U_e[c, o] = (G g G^T)[e] of the
+    3x3 filter g of output o and input channel c."""
+    g = G[m]
+    u = np.einsum("ik,okjc,lj->ilco", g, w.astype(np.float64), g)
+    a = m + 2
+    return np.ascontiguousarray(u.reshape(a * a, w.shape[3], w.shape[0]).astype(np.float32))
+
+
+def vector_width(n: int, traits) -> int:
+    """Channels per work-item of the transforms: the widest vector of at most 8 floats (4 on
+    a GPU; the CPU's native width where narrower) dividing ``n``: F(4x4, 3x3) holds 36
+    vectors of them."""
+    cap = min(8, traits.vec) if traits.cpu else 4
+    return next(v for v in (8, 4, 2, 1) if v <= cap and n % v == 0)
+
+
+def tiles(n: int, oh: int, ow: int, m: int) -> tuple[int, int, int]:
+    """(tile rows, tile columns, tiles in all) of an output in m x m tiles."""
+    th, tw = -(-oh // m), -(-ow // m)
+    return th, tw, n * th * tw
+
+
+def heuristic(traits, s: dict) -> int:
+    """The path without a tuning entry: the im2col GEMM."""
+    return 0
+
+
+def choose(b, s: dict) -> int:
+    """The path of one layer (``s``: its signature): 0 (the im2col GEMM) or the m of
+    F(m x m, 3 x 3), forced, tuned (cached, or measured in clnn tune and CLNN_TUNE=full) or the
+    heuristic."""
+    from clnn import tuning
+
+    if _FORCED is not None:
+        return _FORCED
+    device = b.device
+    cl_device = getattr(device, "cl_device", None)
+    if cl_device is None or not hasattr(device, "platform"):
+        return 0
+    traits = _gemm_variants.traits(cl_device)
+    default = {"m": heuristic(traits, s)}
+    cands = [default, *({"m": m} for m in CHOICES if m != default["m"])]
+    tuner = tuning.tuner_for(device)
+    flop = 2.0 * s["n"] * s["oh"] * s["ow"] * s["o"] * 9 * s["c"]
+    # at a fast prepare the cache only (measuring compiles the transforms and the batched
+    # GEMM's tiles: seconds on a cold PoCL cache); clnn tune measures
+    v = tuner.choose(getattr(b, "op_index", -1), "winograd", s, cands, default,
+                     lambda v: scratch_layer(device, tuner, v, s), flop=flop,
+                     owner=getattr(b, "planner", None),
+                     scratch_bytes=_scratch_bytes(s), measure=tuner.mode != "fast" or
+                     tuner.unbounded)
+    return int(v.get("m", 0)) if isinstance(v, dict) else 0
+
+
+def _scratch_bytes(s: dict) -> int:
+    n, c, o = s["n"], s["c"], s["o"]
+    t = tiles(n, s["oh"], s["ow"], 2)[2]
+    return 4 * (n * s["h"] * s["w"] * c + 16 * t * (c + o) + n * s["oh"] * s["ow"] * 9 * c)
+
+
+def signature(n, h, w, c, o, oh, ow, top, left) -> dict:
+    return {"dt": "f32", "n": n, "h": h, "w": w, "c": c, "o": o, "oh": oh, "ow": ow,
+            "pt": top, "pl": left}
+
+
+def applies(ctx, b, p) -> bool:
+    """A float32 NHWC CONV_2D with a constant 3x3 filter, stride and dilation 1 and more
+    input channels than the direct kernel takes (a residual of fewer channels is the GEMM's)."""
+    from clnn.kernels.conv2d import DIRECT_MAX_C
+
+    inp, fi = ctx.inputs[0], ctx.inputs[1]
+    if p.nchw or fi.value is None or code(inp) != "f32" or code(fi) != "f32":
+        return False
+    if b.residual is not None and b.residual.channels:
+        return False
+    o, fh, fw, c = fi.shape
+    return (fh, fw, p.stride_h, p.stride_w, p.dil_h, p.dil_w) == (3, 3, 1, 1, 1, 1) and \
+        c > DIRECT_MAX_C and len(inp.shape) == 4
+
+
+def plan_winograd(ctx, b, p, epilogue, post_fn) -> bool:
+    """Plan the layer as F(m x m, 3 x 3) where it applies and :func:`choose` says; False to
+    leave it to the im2col GEMM."""
+    from clnn.kernels.conv2d import fused_pad
+    from hal.operations.conv2d import resolve_padding
+
+    if not applies(ctx, b, p):
+        return False
+    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    n, h, w, c = inp.shape
+    o = fi.shape[0]
+    (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, 3, 3)
+    top, left, h, w = fused_pad(b, top, left, h, w)
+    m = choose(b, signature(n, h, w, c, o, oh, ow, top, left))
+    if m not in (2, 4):
+        return False
+    a = m + 2
+    th, tw, t = tiles(n, oh, ow, m)
+    traits = _gemm_variants.traits(b.device.cl_device)
+    gv = _gemm_variants.choose(b, dt="f32", amode="rows", M=t, N=o, K=c, batches=a * a)
+    tile = tuple(gv["tile"])
+    nr = tile[1] * tile[2]
+    bpk = _gemm.device_buffer(b, _gemm.pack_weights(transform_filter(fi.value, m), nr, False))
+    vbuf = _gemm.scratch(b, 4 * a * a * t * c)
+    mbuf = _gemm.scratch(b, 4 * a * a * t * o)
+    lo, hi, res, alpha = epilogue(ctx, b, p, out)
+    cw, ov = vector_width(c, traits), vector_width(o, traits)
+    gin = (c // cw, tw, n * th)
+    b.launch("conv2d", "wino_in", {"m": m, "vw": cw}, gin, flexible=True,
+             local_size=tile_rows_group(gin),
+             args=[In(0), vbuf, i32(0), *[i32(v) for v in (h, w, c, tw, th, top, left, t)]])
+    b_grp = _gemm.ceil_to(o, nr) * c
+    _gemm.launch_gemm(b, dt="f32", a=vbuf, bpk=bpk, c=mbuf, M=t, N=o, K=c, tile=tile,
+                      amode="rows", sam=c, sak=1, ldc=o, batch=(a * a, 1), a_b=(t * c, 0),
+                      b_b=(b_grp, 0), c_b=(t * o, 0), wg=gv["wg"])
+    key = out_key(m, ov, res is not None, alpha is not None, post_fn(b))
+    gout = (o // ov, tw, n * th)
+    b.launch("conv2d", "wino_out", key, gout, flexible=True, local_size=tile_rows_group(gout),
+             args=[mbuf, i32(0), In(2), Out(0), *(res or ()), *(alpha or ()),
+                   *[i32(v) for v in (o, oh, ow, tw, th, t)], lo, hi])
+    return True
+
+
+def out_key(m: int, vw: int, res: bool, prelu: bool, fn: str | None) -> dict:
+    key = {"m": m, "vw": vw}
+    if res:
+        key["res"] = True
+    if prelu:
+        key["prelu"] = True
+    if fn:
+        key["fn"] = fn
+    return key
+
+
+def scratch_layer(device, tuner, v: dict, s: dict):
+    """(kernels, release) of one layer on zeroed scratch buffers: F(m x m, 3 x 3) (``v["m"]``
+    2 or 4) with its GEMM in the cached (else heuristic) variant, or (0) the im2col GEMM in
+    the variant the GEMM path would run."""
+    from clnn.kernels._dwpw_variants import _cached
+
+    traits = _gemm_variants.traits(device.cl_device)
+    n, h, w, c, o, oh, ow = (s[k] for k in ("n", "h", "w", "c", "o", "oh", "ow"))
+    m = v["m"]
+    if m == 0:
+        mm, kk = n * oh * ow, 9 * c
+        gsig = {"dt": "f32", "amode": "packed", "M": mm, "N": o, "K": kk, "batches": 1}
+        gv = _cached(tuner, "gemm", gsig, _gemm_variants.heuristic(traits, o, mm, kk, True))
+        mr = gv["tile"][0]
+        x, packed = _gemm_variants.zeroed(device, (n * h * w * c, _gemm.ceil_to(mm, mr) * kk))
+        rec = _gemm_variants._Recorder(device, 2.0 * mm * o * kk)
+        _gemm.launch_im2col(rec, dt="f32", x=x, dst=packed, mr=mr, M=mm, K=kk, oh=oh, ow=ow,
+                            H=h, W=w, cg=c, fw=3, pad=(s["pt"], s["pl"]),
+                            strides_nyxc=(h * w * c, w * c, c, 1))
+        k2, r2 = _gemm_variants.scratch_gemm(device, gv, "f32", "packed", mm, o, kk, 1,
+                                             a=packed)
+        mine = _gemm_variants.releaser([x, packed])
+        return rec.kernels + k2, lambda: (r2(), mine())
+    a = m + 2
+    th, tw, t = tiles(n, oh, ow, m)
+    gsig = {"dt": "f32", "amode": "rows", "M": t, "N": o, "K": c, "batches": a * a}
+    gv = _cached(tuner, "gemm", gsig, _gemm_variants.heuristic(traits, o, t, c))
+    x, vbuf, mbuf, bias, y = _gemm_variants.zeroed(device, (
+        n * h * w * c, a * a * t * c, a * a * t * o, o, n * oh * ow * o))
+    cw, ov = vector_width(c, traits), vector_width(o, traits)
+    rec = _gemm_variants._Recorder(device, 2.0 * n * oh * ow * o * 9 * c)
+    gin = (c // cw, tw, n * th)
+    rec.launch("conv2d", "wino_in", {"m": m, "vw": cw}, gin,
+               [x, i32(0), vbuf, i32(0), *[i32(q) for q in (h, w, c, tw, th, s["pt"], s["pl"],
+                                                            t)]],
+               local_size=tile_rows_group(gin), flexible=True)
+    k2, r2 = _gemm_variants.scratch_gemm(device, gv, "f32", "rows", t, o, c, a * a, a=vbuf,
+                                         c=mbuf)
+    gout = (o // ov, tw, n * th)
+    rec2 = _gemm_variants._Recorder(device)
+    rec2.launch("conv2d", "wino_out", out_key(m, ov, False, False, None), gout,
+                [mbuf, i32(0), bias, i32(0), y, i32(0),
+                 *[i32(q) for q in (o, oh, ow, tw, th, t)], f32(-np.inf), f32(np.inf)],
+                local_size=tile_rows_group(gout), flexible=True)
+    mine = _gemm_variants.releaser([x, vbuf, mbuf, bias, y])
+    return rec.kernels + k2 + rec2.kernels, lambda: (r2(), mine())
