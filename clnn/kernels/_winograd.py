@@ -11,13 +11,15 @@ transformed once here (U = G g G^T per output and input channel, in float64, the
 every CONV_2D path (bias, a fused ADD, the activation clamp, PRELU, LOGISTIC / HARD_SWISH).
 
 F(m, 3) does 9 m^2 / (m + 2)^2 times fewer multiplies in its GEMM than the direct convolution
-(2.25x for m = 2, 4x for m = 4) but writes V and M through memory, (m + 2)^2 / m^2 times the
-input and output sizes, and F(4, 3)'s larger transform coefficients cost float32 accuracy
-(relative errors ~1e-6 of the outputs' magnitude here against ~1e-7). Which path a layer runs
-is measured per layer shape by the tuner (clnn/tuning.py, family "winograd") against the
-im2col GEMM (:func:`scratch_layer`), in ``clnn tune`` and CLNN_TUNE=full; without a tuning
-entry :func:`heuristic` decides. ``$CLNN_WINOGRAD`` (or :func:`forced`): 0 never, 2 or 4 that
-F(m, 3) wherever it applies (tests, A/B measurements).
+(2.25x for m = 2, 4x for m = 4) and sums C products per output instead of 9 C, but writes V
+and M through memory ((m + 2)^2 / m^2 times the input and output sizes). Accuracy, float32
+against the reference's float64 (1 x 14 x 14 x 256 -> 256, |y| up to 76): the im2col GEMM
+1.0e-4, F(2x2) 4.7e-5, F(4x4) 7.2e-4 (its larger transform coefficients): F(4x4, 3x3) is only
+a choice where the model relaxes float32 to float16 precision. Which path a layer runs is
+measured per layer shape by the tuner (clnn/tuning.py, family "winograd") against the im2col
+GEMM (:func:`scratch_layer`), in ``clnn tune`` and CLNN_TUNE=full; without a tuning entry
+:func:`heuristic` decides. ``$CLNN_WINOGRAD`` (or :func:`forced`): 0 never, 2 or 4 that
+F(m, 3) wherever it applies, relaxed or not (tests, A/B measurements).
 """
 
 from __future__ import annotations
@@ -89,8 +91,17 @@ def tiles(n: int, oh: int, ow: int, m: int) -> tuple[int, int, int]:
 
 
 def heuristic(traits, s: dict) -> int:
-    """The path without a tuning entry: the im2col GEMM."""
-    return 0
+    """The path without a tuning entry, the same on every device (Winograd is the usual choice
+    of GPU libraries too): F(2x2, 3x3) for outputs of at least 4 x 4 (of a smaller one most
+    of a tile's outputs are waste), F(4x4, 3x3) from 8 x 8 where the model allows relaxed
+    float32. On PoCL / AVX2 (Zen 3), kernel time of the whole layer against the im2col GEMM
+    in its heuristic tile, 64 shapes of 4-32 pixels square x 12-64 -> 8-64 channels: F(2x2)
+    0.32-0.76 of it from 8 x 8 (4 x 4: 0.64-1.22, within 3 us), F(4x4) 0.27-0.78 from 8 x 8
+    (4 x 4: up to 2.3); VGG / ResNet layers (56 x 56 x 64 ... 7 x 7 x 512): F(2x2) 0.29-0.50,
+    F(4x4) 0.19-0.45 except 7 x 7 x 512 (0.45, F(2x2) 0.43)."""
+    if s["oh"] < 4 or s["ow"] < 4:
+        return 0
+    return 4 if s.get("relaxed") and s["oh"] >= 8 and s["ow"] >= 8 else 2
 
 
 def choose(b, s: dict) -> int:
@@ -107,7 +118,10 @@ def choose(b, s: dict) -> int:
         return 0
     traits = _gemm_variants.traits(cl_device)
     default = {"m": heuristic(traits, s)}
-    cands = [default, *({"m": m} for m in CHOICES if m != default["m"])]
+    # F(4x4, 3x3)'s float32 error is ~7x the GEMM's (F(2x2)'s at most the GEMM's): not within
+    # the float32 tolerance, a candidate where the model relaxes float32 to float16 precision
+    allowed = CHOICES if s.get("relaxed") else (0, 2)
+    cands = [default, *({"m": m} for m in allowed if m != default["m"])]
     tuner = tuning.tuner_for(device)
     flop = 2.0 * s["n"] * s["oh"] * s["ow"] * s["o"] * 9 * s["c"]
     # at a fast prepare the cache only (measuring compiles the transforms and the batched
@@ -126,9 +140,11 @@ def _scratch_bytes(s: dict) -> int:
     return 4 * (n * s["h"] * s["w"] * c + 16 * t * (c + o) + n * s["oh"] * s["ow"] * 9 * c)
 
 
-def signature(n, h, w, c, o, oh, ow, top, left) -> dict:
+def signature(n, h, w, c, o, oh, ow, top, left, relaxed: bool = False) -> dict:
+    """A layer's tuning signature (``relaxed``: the model allows float32 computed at float16
+    precision, which admits F(4x4, 3x3))."""
     return {"dt": "f32", "n": n, "h": h, "w": w, "c": c, "o": o, "oh": oh, "ow": ow,
-            "pt": top, "pl": left}
+            "pt": top, "pl": left, "relaxed": bool(relaxed)}
 
 
 def applies(ctx, b, p) -> bool:
@@ -159,7 +175,7 @@ def plan_winograd(ctx, b, p, epilogue, post_fn) -> bool:
     o = fi.shape[0]
     (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, 3, 3)
     top, left, h, w = fused_pad(b, top, left, h, w)
-    m = choose(b, signature(n, h, w, c, o, oh, ow, top, left))
+    m = choose(b, signature(n, h, w, c, o, oh, ow, top, left, ctx.relaxed))
     if m not in (2, 4):
         return False
     a = m + 2

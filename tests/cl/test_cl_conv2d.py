@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from clnn.kernels import _winograd
 from tests.kits.cl_compare import compare
 from tests.kits.cl_conv_cases import TYPES, conv_operands, ints, kind_of
 from tests.kits.one_op_models import one_op_model, scalar, tensor
@@ -91,11 +92,13 @@ def test_conv_support_reasons(cl_device):
 
 @pytest.mark.parametrize("shape,f,launches", [((1, 6, 6, 16), 1, 1), ((1, 6, 6, 16), 3, 2)])
 def test_conv_1x1_skips_im2col(cl_device, shape, f, launches):
-    """A 1x1 stride-1 NHWC convolution is one GEMM launch on the input; 3x3 adds im2col (over
-    more than DIRECT_MAX_C input channels: fewer take the direct kernel)."""
+    """A 1x1 stride-1 NHWC convolution is one GEMM launch on the input; 3x3 on the GEMM path
+    adds im2col (over more than DIRECT_MAX_C input channels: fewer take the direct kernel;
+    Winograd, which such a layer takes by default, off here: tests/cl/test_cl_winograd.py)."""
     rng = np.random.default_rng(8)
     m, x = conv_model("f32", rng, list(shape), [4, f, f, 16], [1, 6, 6, 4], ints(1, 1, 1, 0))
-    prepared = cl_device.prepare_model(m)
+    with _winograd.forced(0):
+        prepared = cl_device.prepare_model(m)
     assert prepared.pool_report()["launches"] == launches
     compare(m, x, cl_device, "f32")
 
