@@ -337,9 +337,9 @@ def build_parser() -> OneLineParser:
                         "clnn's cache directory")
     b.set_defaults(func=_cmd_bench)
 
-    t = sub.add_parser("tune", help="tune the kernels of .tflite models for the OpenCL device "
-                       "ahead of time (the tuning cache)")
-    t.add_argument("models", nargs="+", type=existing_file, help=".tflite files")
+    t = sub.add_parser("tune", help="tune the kernels of .tflite or .onnx models for the OpenCL "
+                       "device ahead of time (the tuning cache)")
+    t.add_argument("models", nargs="+", type=existing_file, help=".tflite or .onnx files")
     t.add_argument("--device", default="opencl", type=device_spec,
                    help=f"the OpenCL device: {DEVICE_HELP}")
     t.add_argument("--fast", action="store_true",

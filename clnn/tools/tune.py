@@ -1,4 +1,5 @@
-"""``clnn tune MODEL...``: tune the layers of .tflite models ahead of time (clnn/tuning.py).
+"""``clnn tune MODEL...``: tune the layers of .tflite and .onnx models ahead of time
+(clnn/tuning.py).
 
 Each model is prepared on the OpenCL device with the tuner in ``full`` mode (every candidate,
 no budget; ``--fast``: the prepare-time candidate set) so that every layer worth tuning gets a
@@ -21,6 +22,8 @@ def _variant(v) -> str:
     if isinstance(v, dict) and "vw" in v and "tile" not in v:  # depthwise_tile, conv_tile
         rows = {-1: "auto", 0: "driver"}.get(v["rows"], v["rows"])
         return f"vw {v['vw']} tx {v['tx']} rows {rows}"
+    if isinstance(v, dict) and set(v) == {"m"}:  # 3x3 path (clnn/kernels/_winograd.py)
+        return f"Winograd F({v['m']}x{v['m']},3x3)" if v["m"] else "im2col GEMM"
     if isinstance(v, dict) and "fuse" in v:  # depthwise -> 1x1 (clnn/kernels/_dwpw.py)
         return f"fused tile {'x'.join(map(str, v['tile']))}" if v["fuse"] else "two launches"
     if not isinstance(v, dict) or "tile" not in v:
@@ -36,6 +39,8 @@ def _sig(s) -> str:
         return f"{s['amode']:6} M{s['M']} N{s['N']} K{s['K']}{b}"
     if isinstance(s, dict) and {"c", "fh", "fw", "oh", "ow", "N"} <= set(s):  # dw -> 1x1
         return f"dw {s['fh']}x{s['fw']}/{s['sw']} {s['oh']}x{s['ow']}x{s['c']} -> {s['N']}"
+    if isinstance(s, dict) and {"c", "o", "oh", "ow", "relaxed"} <= set(s):  # 3x3, stride 1
+        return f"conv 3x3/1 {s['h']}x{s['w']}x{s['c']} -> {s['o']}"
     if isinstance(s, dict) and {"c", "o", "fh", "fw", "oh", "ow"} <= set(s):  # conv_tile
         return f"conv {s['fh']}x{s['fw']}/{s['sw']} {s['h']}x{s['w']}x{s['c']} -> {s['o']}"
     if isinstance(s, dict) and {"c", "fh", "fw", "oh", "ow"} <= set(s):  # depthwise
@@ -48,7 +53,8 @@ def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
     from clnn import tuning
     from clnn.device import ClDevice
     from clnn.tools import tune_chain
-    from clnn.tools.errors import CliError, import_tflite
+    from clnn.tools.errors import CliError
+    from clnn.tools.onnx_run import import_model
     from clnn.tools.run import random_inputs
 
     dev = ClDevice(device, profiling=True)
@@ -58,7 +64,7 @@ def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
     report = {"device": dev.name, "load_average": load, "cache": str(tuner.cache.path),
               "models": []}
     for path in paths:
-        imported = import_tflite(path)
+        imported = import_model(path)
         first = len(tuner.records)
         pm = dev.prepare_model(imported.model)
         if not hasattr(pm, "run"):
