@@ -177,9 +177,10 @@ def releaser(bufs):
 
 
 def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, batches: int,
-                 a=None, c=None):
+                 a=None, c=None, cmode: str = "nhwc", ohw: int = 1):
     """(kernels, release) of one GEMM of this shape in variant ``v`` on zeroed scratch
-    buffers (``a``, ``c``: the A and C buffers, the caller's, else ones of them)."""
+    buffers (``a``, ``c``: the A and C buffers, the caller's, else ones of them; ``cmode``,
+    ``ohw``: C's layout, as launch_gemm's, one image of ``ohw`` pixels per batch in NCHW)."""
     mr, nv, vw = v["tile"]
     nr = nv * vw
     a_el = (_gemm.ceil_to(M, mr) if amode == "packed" else M) * K
@@ -192,7 +193,8 @@ def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, b
     c_buf = c if c is not None else next(it)
     rec = _Recorder(device, 2.0 * M * N * K * batches)
     _gemm.launch_gemm(rec, dt=dt, a=a_buf, bpk=b_buf, c=c_buf, M=M, N=N, K=K,
-                      tile=tuple(v["tile"]), amode=amode, sam=K, sak=1, ldc=N,
+                      tile=tuple(v["tile"]), amode=amode, sam=K, sak=1, cmode=cmode,
+                      ldc=N * ohw, ohw=ohw,
                       batch=(batches, 1), a_b=(a_el, 0), b_b=(b_el, 0), c_b=(M * N, 0),
                       wg=v["wg"])
     return rec.kernels, releaser(mine)

@@ -140,20 +140,21 @@ def _scratch_bytes(s: dict) -> int:
     return 4 * (n * s["h"] * s["w"] * c + 16 * t * (c + o) + n * s["oh"] * s["ow"] * 9 * c)
 
 
-def signature(n, h, w, c, o, oh, ow, top, left, relaxed: bool = False) -> dict:
+def signature(n, h, w, c, o, oh, ow, top, left, relaxed: bool = False,
+              nchw: bool = False) -> dict:
     """A layer's tuning signature (``relaxed``: the model allows float32 computed at float16
-    precision, which admits F(4x4, 3x3))."""
+    precision, which admits F(4x4, 3x3); ``nchw``: the layout of its input and output)."""
     return {"dt": "f32", "n": n, "h": h, "w": w, "c": c, "o": o, "oh": oh, "ow": ow,
-            "pt": top, "pl": left, "relaxed": bool(relaxed)}
+            "pt": top, "pl": left, "relaxed": bool(relaxed), "nchw": bool(nchw)}
 
 
 def applies(ctx, b, p) -> bool:
-    """A float32 NHWC CONV_2D with a constant 3x3 filter, stride and dilation 1 and more
-    input channels than the direct kernel takes (a residual of fewer channels is the GEMM's)."""
+    """A float32 CONV_2D with a constant 3x3 filter, stride and dilation 1 and more input
+    channels than the direct kernel takes (a residual of fewer channels is the GEMM's)."""
     from clnn.kernels.conv2d import DIRECT_MAX_C
 
     inp, fi = ctx.inputs[0], ctx.inputs[1]
-    if p.nchw or fi.value is None or code(inp) != "f32" or code(fi) != "f32":
+    if fi.value is None or code(inp) != "f32" or code(fi) != "f32":
         return False
     if b.residual is not None and b.residual.channels:
         return False
@@ -166,16 +167,16 @@ def plan_winograd(ctx, b, p, epilogue, post_fn) -> bool:
     """Plan the layer as F(m x m, 3 x 3) where it applies and :func:`choose` says; False to
     leave it to the im2col GEMM."""
     from clnn.kernels.conv2d import fused_pad
-    from hal.operations.conv2d import resolve_padding
+    from hal.operations.conv2d import nhwc_shape, resolve_padding
 
     if not applies(ctx, b, p):
         return False
     inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
-    n, h, w, c = inp.shape
+    n, h, w, c = nhwc_shape(inp.shape, p.nchw)
     o = fi.shape[0]
     (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, 3, 3)
     top, left, h, w = fused_pad(b, top, left, h, w)
-    m = choose(b, signature(n, h, w, c, o, oh, ow, top, left, ctx.relaxed))
+    m = choose(b, signature(n, h, w, c, o, oh, ow, top, left, ctx.relaxed, p.nchw))
     if m not in (2, 4):
         return False
     a = m + 2
@@ -188,16 +189,16 @@ def plan_winograd(ctx, b, p, epilogue, post_fn) -> bool:
     vbuf = _gemm.scratch(b, 4 * a * a * t * c)
     mbuf = _gemm.scratch(b, 4 * a * a * t * o)
     lo, hi, res, alpha = epilogue(ctx, b, p, out)
-    cw, ov = vector_width(c, traits), vector_width(o, traits)
+    cw, ov = (1, 1) if p.nchw else (vector_width(c, traits), vector_width(o, traits))
     gin = (c // cw, tw, n * th)
-    b.launch("conv2d", "wino_in", {"m": m, "vw": cw}, gin, flexible=True,
+    b.launch("conv2d", "wino_in", in_key(m, cw, p.nchw), gin, flexible=True,
              local_size=tile_rows_group(gin),
              args=[In(0), vbuf, i32(0), *[i32(v) for v in (h, w, c, tw, th, top, left, t)]])
     b_grp = _gemm.ceil_to(o, nr) * c
     _gemm.launch_gemm(b, dt="f32", a=vbuf, bpk=bpk, c=mbuf, M=t, N=o, K=c, tile=tile,
                       amode="rows", sam=c, sak=1, ldc=o, batch=(a * a, 1), a_b=(t * c, 0),
                       b_b=(b_grp, 0), c_b=(t * o, 0), wg=gv["wg"])
-    key = out_key(m, ov, res is not None, alpha is not None, post_fn(b))
+    key = out_key(m, ov, p.nchw, res is not None, alpha is not None, post_fn(b))
     gout = (o // ov, tw, n * th)
     b.launch("conv2d", "wino_out", key, gout, flexible=True, local_size=tile_rows_group(gout),
              args=[mbuf, i32(0), In(2), Out(0), *(res or ()), *(alpha or ()),
@@ -205,8 +206,12 @@ def plan_winograd(ctx, b, p, epilogue, post_fn) -> bool:
     return True
 
 
-def out_key(m: int, vw: int, res: bool, prelu: bool, fn: str | None) -> dict:
-    key = {"m": m, "vw": vw}
+def in_key(m: int, vw: int, nchw: bool) -> dict:
+    return {"m": m, "vw": vw, **({"nchw": True} if nchw else {})}
+
+
+def out_key(m: int, vw: int, nchw: bool, res: bool, prelu: bool, fn: str | None) -> dict:
+    key = in_key(m, vw, nchw)
     if res:
         key["res"] = True
     if prelu:
@@ -224,6 +229,7 @@ def scratch_layer(device, tuner, v: dict, s: dict):
 
     traits = _gemm_variants.traits(device.cl_device)
     n, h, w, c, o, oh, ow = (s[k] for k in ("n", "h", "w", "c", "o", "oh", "ow"))
+    nchw = bool(s.get("nchw"))
     m = v["m"]
     if m == 0:
         mm, kk = n * oh * ow, 9 * c
@@ -234,9 +240,11 @@ def scratch_layer(device, tuner, v: dict, s: dict):
         rec = _gemm_variants._Recorder(device, 2.0 * mm * o * kk)
         _gemm.launch_im2col(rec, dt="f32", x=x, dst=packed, mr=mr, M=mm, K=kk, oh=oh, ow=ow,
                             H=h, W=w, cg=c, fw=3, pad=(s["pt"], s["pl"]),
-                            strides_nyxc=(h * w * c, w * c, c, 1))
+                            strides_nyxc=(h * w * c, w, 1, h * w) if nchw else
+                            (h * w * c, w * c, c, 1))
         k2, r2 = _gemm_variants.scratch_gemm(device, gv, "f32", "packed", mm, o, kk, 1,
-                                             a=packed)
+                                             a=packed, cmode="nchw" if nchw else "nhwc",
+                                             ohw=oh * ow if nchw else 1)
         mine = _gemm_variants.releaser([x, packed])
         return rec.kernels + k2, lambda: (r2(), mine())
     a = m + 2
@@ -245,10 +253,10 @@ def scratch_layer(device, tuner, v: dict, s: dict):
     gv = _cached(tuner, "gemm", gsig, _gemm_variants.heuristic(traits, o, t, c))
     x, vbuf, mbuf, bias, y = _gemm_variants.zeroed(device, (
         n * h * w * c, a * a * t * c, a * a * t * o, o, n * oh * ow * o))
-    cw, ov = vector_width(c, traits), vector_width(o, traits)
+    cw, ov = (1, 1) if nchw else (vector_width(c, traits), vector_width(o, traits))
     rec = _gemm_variants._Recorder(device, 2.0 * n * oh * ow * o * 9 * c)
     gin = (c // cw, tw, n * th)
-    rec.launch("conv2d", "wino_in", {"m": m, "vw": cw}, gin,
+    rec.launch("conv2d", "wino_in", in_key(m, cw, nchw), gin,
                [x, i32(0), vbuf, i32(0), *[i32(q) for q in (h, w, c, tw, th, s["pt"], s["pl"],
                                                             t)]],
                local_size=tile_rows_group(gin), flexible=True)
@@ -256,7 +264,7 @@ def scratch_layer(device, tuner, v: dict, s: dict):
                                          c=mbuf)
     gout = (o // ov, tw, n * th)
     rec2 = _gemm_variants._Recorder(device)
-    rec2.launch("conv2d", "wino_out", out_key(m, ov, False, False, None), gout,
+    rec2.launch("conv2d", "wino_out", out_key(m, ov, nchw, False, False, None), gout,
                 [mbuf, i32(0), bias, i32(0), y, i32(0),
                  *[i32(q) for q in (o, oh, ow, tw, th, t)], f32(-np.inf), f32(np.inf)],
                 local_size=tile_rows_group(gout), flexible=True)

@@ -216,7 +216,8 @@ ${c.toffsets("x", "w", "bias", "y")}
 ## filters transformed at planning, U_e [C, O], and ``wino_out`` transforms each tile's
 ## products back, Y = A^T M A, and applies the epilogue. V and M are [(m + 2)^2, T, channels]
 ## (T = batches x tile rows x tile columns). Kernel key: m (2 or 4), vw (channels per
-## work-item), res, prelu, fn (the epilogue, as conv_tile's).
+## work-item), nchw (the input and output in NCHW, ONNX's layout: one channel per work-item),
+## res, prelu, fn (the epilogue, as conv_tile's).
 <%!
 #: B^T and A^T of F(2x2, 3x3) and F(4x4, 3x3) (Lavin and Gray's points 0, +-1 and 0, +-1,
 #: +-2); G, the filter's transform, is applied at planning (clnn/kernels/_winograd.py)
@@ -239,7 +240,7 @@ def lin(row, names):
     return out
 %>
 
-<%def name="wino_in(m, vw)">
+<%def name="wino_in(m, vw, nchw=False)">
 <%
     a = m + 2
     BT = WINO_BT[m]
@@ -254,7 +255,11 @@ __kernel void wino_in(__global const float* x, int x_off, __global float* v, int
     const int c0 = get_global_id(0) * ${vw}, tx = get_global_id(1), z = get_global_id(2);
     const int b = z / TH, ty = z - b * TH;
     const int y0 = ty * ${m} - pad_t, x0 = tx * ${m} - pad_l;
+% if nchw:
+    x += x_off + ((size_t)b * C + c0) * H * W;
+% else:
     x += x_off + (size_t)b * H * W * C + c0;
+% endif
     v += v_off + ((size_t)z * TW + tx) * C + c0;
     const size_t es = (size_t)T * C;
 % for i in range(a):
@@ -265,7 +270,7 @@ __kernel void wino_in(__global const float* x, int x_off, __global float* v, int
 % endfor
 % for i in range(a):
   % for j in range(a):
-    const ${V} d${i}_${j} = r${i} && k${j} ? ${ld("(size_t)(yo%d + xo%d) * C" % (i, j))} : (${V})(0.0f);
+    const ${V} d${i}_${j} = r${i} && k${j} ? ${ld(("(yo%d + xo%d)" if nchw else "(size_t)(yo%d + xo%d) * C") % (i, j))} : (${V})(0.0f);
   % endfor
 % endfor
 ## t = B^T d (rows), then V = t B (columns)
@@ -282,7 +287,7 @@ __kernel void wino_in(__global const float* x, int x_off, __global float* v, int
 }
 </%def>
 
-<%def name="wino_out(m, vw, res=False, prelu=False, fn=None)">
+<%def name="wino_out(m, vw, nchw=False, res=False, prelu=False, fn=None)">
 <%
     a = m + 2
     AT = WINO_AT[m]
@@ -321,10 +326,14 @@ __kernel void wino_out(__global const float* mm, int mm_off, __global const floa
 % endif
 % for r in range(m):
     if (ty * ${m} + ${r} < OH) {
+  % if nchw:
+        const size_t row = (((size_t)b * O + o0) * OH + ty * ${m} + ${r}) * OW;
+  % else:
         const size_t row = ((size_t)b * OH + ty * ${m} + ${r}) * OW;
+  % endif
   % for q in range(m):
         if (tx * ${m} + ${q} < OW) {
-            const size_t yo = (row + tx * ${m} + ${q}) * O + o0;
+            const size_t yo = ${"row + tx * %d + %d" % (m, q) if nchw else "(row + tx * %d + %d) * O + o0" % (m, q)};
             ${V} u = ${lin(AT[q], ["s%d_%d" % (r, k) for k in range(a)])} + bv;
     % if res:
             u += ${ld("res", "res_off + yo")};

@@ -23,21 +23,29 @@ F16 = "TENSOR_FLOAT16"
 
 
 def conv_model(x_shape=(1, 9, 11, 16), o=24, pads=(1, 1, 1, 1), act=0, stride=1, dil=1,
-               pad_op=None, residual=False, activation=None, relaxed=False, t=F32, seed=0):
+               pad_op=None, residual=False, activation=None, relaxed=False, t=F32,
+               nchw=False, seed=0):
     """x -> [PAD] -> CONV_2D 3x3 (explicit pads l r t b, stride, dilation, act) to ``o``
-    channels [-> ADD(., r) with RELU] [-> activation operation]."""
+    channels [-> ADD(., r) with RELU] [-> activation operation]; ``x_shape`` is NHWC, the
+    tensors NCHW where ``nchw``."""
+
+    def lay(shape):
+        n_, h_, w_, c_ = shape
+        return [n_, c_, h_, w_] if nchw else [n_, h_, w_, c_]
+
     rng = np.random.default_rng(seed)
     dt = np.float32 if t == F32 else np.float16
     b = ModelBuilder()
     if relaxed:
         b.relax_computation_float32_to_float16(True)
-    x = b.input(t, list(x_shape))
+    x = b.input(t, lay(x_shape))
     n, h, w, c = x_shape
     src = x
     if pad_op is not None:
         h, w = h + pad_op[0] + pad_op[1], w + pad_op[2] + pad_op[3]
-        spec = np.array([(0, 0), pad_op[:2], pad_op[2:], (0, 0)], np.int32)
-        src = b.op("PAD", [x, b.constant(spec)], b.tensor(t, [n, h, w, c]))
+        rows = [(0, 0), pad_op[:2], pad_op[2:], (0, 0)]
+        spec = np.array([rows[0], rows[3], rows[1], rows[2]] if nchw else rows, np.int32)
+        src = b.op("PAD", [x, b.constant(spec)], b.tensor(t, lay((n, h, w, c))))
     left, right, top, bottom = pads
     eff = 2 * dil + 1
     oh, ow = (h + top + bottom - eff) // stride + 1, (w + left + right - eff) // stride + 1
@@ -45,18 +53,19 @@ def conv_model(x_shape=(1, 9, 11, 16), o=24, pads=(1, 1, 1, 1), act=0, stride=1,
     bias = rng.uniform(-1, 1, o).astype(dt)
     y = b.op("CONV_2D", [src, b.constant(wt, t), b.constant(bias, t),
                          *[b.int32(v) for v in (left, right, top, bottom, stride, stride, act)],
-                         b.bool(False), b.int32(dil), b.int32(dil)],
-             b.tensor(t, [n, oh, ow, o]))
-    inputs = [rng.uniform(-1, 1, x_shape).astype(dt)]
+                         b.bool(nchw), b.int32(dil), b.int32(dil)],
+             b.tensor(t, lay((n, oh, ow, o))))
+    inputs = [rng.uniform(-1, 1, lay(x_shape)).astype(dt)]
     if residual:
-        r = b.input(t, [n, oh, ow, o])
-        y = b.op("ADD", [y, r, b.int32(1)], b.tensor(t, [n, oh, ow, o]))  # RELU
-        inputs.append(rng.uniform(-1, 1, (n, oh, ow, o)).astype(dt))
+        r = b.input(t, lay((n, oh, ow, o)))
+        y = b.op("ADD", [y, r, b.int32(1)], b.tensor(t, lay((n, oh, ow, o))))  # RELU
+        inputs.append(rng.uniform(-1, 1, lay((n, oh, ow, o))).astype(dt))
     if activation == "PRELU":
-        alpha = b.constant(rng.uniform(0, 0.5, o).astype(dt), t)
-        y = b.op("PRELU", [y, alpha], b.tensor(t, [n, oh, ow, o]))
+        shape = [o, 1, 1] if nchw else [o]
+        alpha = b.constant(rng.uniform(0, 0.5, shape).astype(dt), t)
+        y = b.op("PRELU", [y, alpha], b.tensor(t, lay((n, oh, ow, o))))
     elif activation is not None:
-        y = b.op(activation, [y], b.tensor(t, [n, oh, ow, o]))
+        y = b.op(activation, [y], b.tensor(t, lay((n, oh, ow, o))))
     b.mark_output(y)
     return b.finish(), inputs
 
@@ -117,18 +126,20 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("nchw", [False, True], ids=["nhwc", "nchw"])
 @pytest.mark.parametrize("case", CASES, ids=range(len(CASES)))
-def test_f2x2_matches_reference(cl_device, case):
+def test_f2x2_matches_reference(cl_device, case, nchw):
     with _winograd.forced(2):
-        pm = check(cl_device, *conv_model(**case), m=2)
-    if case.get("pad_op") or case.get("residual") or case.get("activation"):
+        pm = check(cl_device, *conv_model(**case, nchw=nchw), m=2)
+    if not nchw and (case.get("pad_op") or case.get("residual") or case.get("activation")):
         assert len({launch.op_index for launch in launches(pm)}) == 1  # fused in
 
 
+@pytest.mark.parametrize("nchw", [False, True], ids=["nhwc", "nchw"])
 @pytest.mark.parametrize("case", CASES, ids=range(len(CASES)))
-def test_f4x4_matches_reference_within_the_relaxed_tolerance(cl_device, case):
+def test_f4x4_matches_reference_within_the_relaxed_tolerance(cl_device, case, nchw):
     # F(4x4, 3x3) is chosen for relaxed models only: their tolerance (CTS: float16's)
-    model, inputs = conv_model(**case, relaxed=True)
+    model, inputs = conv_model(**case, relaxed=True, nchw=nchw)
     with _winograd.forced(4):
         check(cl_device, model, inputs, m=4, kind="f16")
 
