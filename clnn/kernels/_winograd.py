@@ -94,12 +94,14 @@ def heuristic(traits, s: dict) -> int:
     """The path without a tuning entry, the same on every device (Winograd is the usual choice
     of GPU libraries too): F(2x2, 3x3) for outputs of at least 4 x 4 (of a smaller one most
     of a tile's outputs are waste), F(4x4, 3x3) from 8 x 8 where the model allows relaxed
-    float32. On PoCL / AVX2 (Zen 3), kernel time of the whole layer against the im2col GEMM
-    in its heuristic tile, 64 shapes of 4-32 pixels square x 12-64 -> 8-64 channels: F(2x2)
-    0.32-0.76 of it from 8 x 8 (4 x 4: 0.64-1.22, within 3 us), F(4x4) 0.27-0.78 from 8 x 8
-    (4 x 4: up to 2.3); VGG / ResNet layers (56 x 56 x 64 ... 7 x 7 x 512): F(2x2) 0.29-0.50,
-    F(4x4) 0.19-0.45 except 7 x 7 x 512 (0.45, F(2x2) 0.43)."""
-    if s["oh"] < 4 or s["ow"] < 4:
+    float32; in NCHW (scalar transforms) only from 64 input and output channels. On PoCL /
+    AVX2 (Zen 3), kernel time of the whole layer against the im2col GEMM in its heuristic
+    tile: NHWC, 64 shapes of 4-32 pixels square x 12-64 -> 8-64 channels, F(2x2) 0.32-0.76 of
+    it from 8 x 8 (4 x 4: 0.64-1.22, within 3 us), F(4x4) 0.27-0.78 from 8 x 8 (4 x 4: up to
+    2.3); VGG-19's layers (224 x 224 x 64 ... 14 x 14 x 512) F(2x2) 0.36-0.45, F(4x4)
+    0.25-0.45; NCHW, the same layers: F(2x2) 0.41-0.68, F(4x4) 0.27-0.57, 56 x 56 x 64 0.98 and
+    0.50, 16 x 16 x 16 1.57 and 0.89."""
+    if s["oh"] < 4 or s["ow"] < 4 or (s.get("nchw") and min(s["c"], s["o"]) < 64):
         return 0
     return 4 if s.get("relaxed") and s["oh"] >= 8 and s["ow"] >= 8 else 2
 

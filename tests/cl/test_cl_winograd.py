@@ -161,6 +161,10 @@ def test_heuristic():
         == [0, 0, 2, 2]
     assert [_winograd.heuristic(None, sig(*s, relaxed=True))
             for s in ((3, 3), (4, 8), (8, 8), (28, 28))] == [0, 2, 4, 4]
+    # NCHW: from 64 channels in and out
+    assert [_winograd.heuristic(None, _winograd.signature(1, 8, 8, c, o, 8, 8, 1, 1, False,
+                                                          True))
+            for c, o in ((32, 64), (64, 32), (64, 64))] == [0, 0, 2]
 
 
 def untuned(device, monkeypatch):
