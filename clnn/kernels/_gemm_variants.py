@@ -97,7 +97,8 @@ def candidates(t: Traits, n: int, full: bool = True, m: int = 0, k: int = 0,
 
 def choose(b, *, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) -> dict:
     """The GEMM variant of one layer planned by ``b`` (a LaunchBuilder): tuned (cached or
-    measured now, clnn/tuning.py) for float32 layers, else the heuristic."""
+    measured now, clnn/tuning.py) for float32 layers, else the heuristic. ``amode``: "packed"
+    (im2col panels), "rows" (A[m, k] at m * K + k) or "cols" (at k * M + m: an NCHW plane)."""
     from clnn import tuning
 
     dev = b.device
@@ -114,10 +115,17 @@ def choose(b, *, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) 
     sig = {"dt": dt, "amode": amode, "M": M, "N": N, "K": K, "batches": batches}
     cands = candidates(t, N, full=tuner.mode == "full", m=M, k=K, packed=packed)
     return tuner.choose(getattr(b, "op_index", -1), "gemm", sig, cands, default,
-                        lambda v: scratch_gemm(dev, v, dt, amode, M, N, K, batches),
+                        lambda v: scratch_gemm(dev, v, dt, amode, M, N, K, batches,
+                                               **_layout(amode, M)),
                         flop=2.0 * M * N * K * batches, owner=getattr(b, "planner", None),
                         space=candidates(t, N, full=True, m=M, k=K, packed=packed),
                         scratch_bytes=4 * (M * K + K * N + M * N) * batches)
+
+
+def _layout(amode: str, m: int) -> dict:
+    """C's layout in a layer of this A mode: NCHW planes of M pixels for "cols" (an NCHW 1x1
+    convolution, one batch per image), else rows of N."""
+    return {"cmode": "nchw", "ohw": m} if amode == "cols" else {}
 
 
 def device_default(b, n: int) -> dict:
@@ -184,6 +192,8 @@ def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, b
     mr, nv, vw = v["tile"]
     nr = nv * vw
     a_el = (_gemm.ceil_to(M, mr) if amode == "packed" else M) * K
+    # "cols": A read by columns (an NCHW plane, A[m, k] at k * M + m), the kernel's "rows"
+    sam, sak = (1, M) if amode == "cols" else (K, 1)
     b_el = _gemm.ceil_to(N, nr) * K
     mine = zeroed(device, [n * batches for n in ((a_el,) if a is None else ()) + (b_el,) +
                            ((M * N,) if c is None else ())])
@@ -193,7 +203,8 @@ def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, b
     c_buf = c if c is not None else next(it)
     rec = _Recorder(device, 2.0 * M * N * K * batches)
     _gemm.launch_gemm(rec, dt=dt, a=a_buf, bpk=b_buf, c=c_buf, M=M, N=N, K=K,
-                      tile=tuple(v["tile"]), amode=amode, sam=K, sak=1, cmode=cmode,
+                      tile=tuple(v["tile"]), amode="packed" if amode == "packed" else "rows",
+                      sam=sam, sak=sak, cmode=cmode,
                       ldc=N * ohw, ohw=ohw,
                       batch=(batches, 1), a_b=(a_el, 0), b_b=(b_el, 0), c_b=(M * N, 0),
                       wg=v["wg"])

@@ -112,11 +112,18 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
     quant = dt in ("u8", "i8")
     K, M = fh * fw * cg, n * oh * ow
     pads = (top, left) != (0, 0) or (oh, ow) != (h, w)
-    direct_a = not p.nchw and groups == 1 and fh == fw == 1 and \
-        p.stride_h == p.stride_w == 1 and not pads
+    pointwise = groups == 1 and fh == fw == 1 and p.stride_h == p.stride_w == 1 and not pads
+    direct_a = pointwise and not p.nchw
+    # NCHW: A of image z is the input's [C, HW] plane read by columns (A[q, c] at
+    # c * HW + q), one GEMM batch per image: no im2col either
+    cols_a = pointwise and p.nchw
     # the tile and work-group shape of this layer: tuned or the device heuristic
-    variant = _gemm_variants.choose(b, dt=dt, amode="rows" if direct_a else "packed", M=M,
-                                    N=og, K=K, batches=groups)
+    if cols_a:
+        variant = _gemm_variants.choose(b, dt=dt, amode="cols", M=oh * ow, N=og, K=K,
+                                        batches=n)
+    else:
+        variant = _gemm_variants.choose(b, dt=dt, amode="rows" if direct_a else "packed",
+                                        M=M, N=og, K=K, batches=groups)
     tile = tuple(variant["tile"])
     mr, nr = tile[0], tile[1] * tile[2]
     if fi.value is not None:  # reordered once, here
@@ -128,6 +135,16 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                                          sn=K, batch=(groups, 1), s_b=(og * K, 0),
                                          zb=_gemm.zero_of(fi))
     za = _gemm.zero_of(inp)
+    lo, hi, res, alpha = epilogue(ctx, b, p, out)
+    requant = _gemm.requant_buffers(b, ctx, o, inp, fi) if quant else ()
+    if cols_a:
+        hw = oh * ow
+        _gemm.launch_gemm(b, dt=dt, a=In(0), bpk=bpk, c=Out(0), M=hw, N=o, K=K, tile=tile,
+                          amode="rows", sam=1, sak=hw, cmode="nchw", ldc=o * hw, ohw=hw,
+                          bias=In(2), requant=requant, batch=(n, 1), a_b=(c * hw, 0),
+                          c_b=(o * hw, 0), za=za, zo=_gemm.zero_of(out), lo=lo, hi=hi,
+                          res=res, prelu=alpha, fn=post_fn(b), wg=variant["wg"])
+        return
     if direct_a:
         a, amode, a_grp = In(0), "rows", 0
     else:
@@ -143,8 +160,6 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
         cmode, ldc, ohw, c_grp = "nchw", o * oh * ow, oh * ow, og * oh * ow
     else:
         cmode, ldc, ohw, c_grp = "nhwc", o, 1, og
-    lo, hi, res, alpha = epilogue(ctx, b, p, out)
-    requant = _gemm.requant_buffers(b, ctx, o, inp, fi) if quant else ()
     _gemm.launch_gemm(b, dt=dt, a=a, bpk=bpk, c=Out(0), M=M, N=og, K=K, tile=tile,
                       amode=amode, sam=c, sak=1, cmode=cmode, ldc=ldc, ohw=ohw, bias=In(2),
                       requant=requant, batch=(groups, 1), a_b=(a_grp, 0), b_b=(b_grp, 0),

@@ -52,6 +52,21 @@ def test_conv_1x1_direct_gemm_and_valid(cl_device, name):
     compare(m, x, cl_device, kind_of(name))
 
 
+@pytest.mark.parametrize("name", list(TYPES))
+@pytest.mark.parametrize("act", [0, 3])
+def test_conv_1x1_nchw_reads_the_planes(cl_device, name, act):
+    """1x1 stride 1 unpadded NCHW: A is each image's [C, HW] plane read by columns, one GEMM
+    batch per image, no im2col (2 images of 5 x 7 pixels, 24 -> 19 channels)."""
+    rng = np.random.default_rng(9)
+    m, x = conv_model(name, rng, [2, 24, 5, 7], [19, 1, 1, 24], [2, 19, 5, 7],
+                      ints(2, 1, 1, act) + [scalar("BOOL", True)])
+    prepared = cl_device.prepare_model(m)
+    names = [launch.name for p in prepared.partitions for pl in p.plans.values()
+             for launch in pl.launches]
+    assert names == ["gemm.gemm"], names
+    compare(m, x, cl_device, kind_of(name))
+
+
 def test_conv_large_float_vs_reference(cl_device):
     rng = np.random.default_rng(4)
     m, x = conv_model("f32", rng, [1, 20, 20, 32], [64, 3, 3, 32], [1, 10, 10, 64],
