@@ -244,3 +244,27 @@ def test_tune_report_formats_the_path():
         ["im2col GEMM", "Winograd F(2x2,3x3)", "Winograd F(4x4,3x3)"]
     assert _sig(_winograd.signature(1, 30, 30, 64, 96, 28, 28, 0, 0)) == \
         "conv 3x3/1 30x30x64 -> 96"
+
+
+def test_clnn_tune_takes_an_onnx_model(tmp_path, monkeypatch, capsys):
+    """clnn tune on an .onnx file: its NCHW 3x3 layer measured both ways, the report naming
+    the paths."""
+    import json
+
+    from clnn.tools.cli import main
+    from tests.onnx.kit import f32, graph, node
+
+    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    model = graph([node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1])],
+                  [("x", (1, 64, 12, 12))], [("y", (1, 64, 12, 12))],
+                  [("w", f32(64, 64, 3, 3)), ("b", f32(64))])
+    path = tmp_path / "conv.onnx"
+    path.write_bytes(model.SerializeToString())
+    assert main(["tune", str(path), "--fast", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    (layer,) = [r for r in report["models"][0]["layers"] if r["family"] == "winograd"]
+    assert layer["signature"]["nchw"] and layer["default"] == {"m": 2}
+    assert layer["choice"] in ({"m": 0}, {"m": 2}) and layer["best_ms"] > 0
+    assert main(["tune", str(path), "--fast"]) == 0
+    out = capsys.readouterr().out
+    assert "conv 3x3/1 12x12x64 -> 64" in out and "Winograd F(2x2,3x3)" in out
