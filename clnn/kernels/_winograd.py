@@ -150,11 +150,10 @@ def signature(n, h, w, c, o, oh, ow, top, left, relaxed: bool = False,
             "pt": top, "pl": left, "relaxed": bool(relaxed), "nchw": bool(nchw)}
 
 
-def applies(ctx, b, p) -> bool:
+def applies(ctx, b, p, direct_max_c: int) -> bool:
     """A float32 CONV_2D with a constant 3x3 filter, stride and dilation 1 and more input
-    channels than the direct kernel takes (a residual of fewer channels is the GEMM's)."""
-    from clnn.kernels.conv2d import DIRECT_MAX_C
-
+    channels than the direct kernel takes (``direct_max_c``; a residual of fewer channels is
+    the GEMM's)."""
     inp, fi = ctx.inputs[0], ctx.inputs[1]
     if fi.value is None or code(inp) != "f32" or code(fi) != "f32":
         return False
@@ -162,22 +161,22 @@ def applies(ctx, b, p) -> bool:
         return False
     o, fh, fw, c = fi.shape
     return (fh, fw, p.stride_h, p.stride_w, p.dil_h, p.dil_w) == (3, 3, 1, 1, 1, 1) and \
-        c > DIRECT_MAX_C and len(inp.shape) == 4
+        c > direct_max_c and len(inp.shape) == 4
 
 
-def plan_winograd(ctx, b, p, epilogue, post_fn) -> bool:
+def plan_winograd(ctx, b, p, conv) -> bool:
     """Plan the layer as F(m x m, 3 x 3) where it applies and :func:`choose` says; False to
-    leave it to the im2col GEMM."""
-    from clnn.kernels.conv2d import fused_pad
+    leave it to the im2col GEMM. ``conv``: the conv2d module (its epilogue, post_fn, fused_pad
+    and DIRECT_MAX_C; passed in, not imported: conv2d imports this module)."""
     from hal.operations.conv2d import nhwc_shape, resolve_padding
 
-    if not applies(ctx, b, p):
+    if not applies(ctx, b, p, conv.DIRECT_MAX_C):
         return False
     inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     n, h, w, c = nhwc_shape(inp.shape, p.nchw)
     o = fi.shape[0]
     (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, 3, 3)
-    top, left, h, w = fused_pad(b, top, left, h, w)
+    top, left, h, w = conv.fused_pad(b, top, left, h, w)
     m = choose(b, signature(n, h, w, c, o, oh, ow, top, left, ctx.relaxed, p.nchw))
     if m not in (2, 4):
         return False
@@ -190,7 +189,7 @@ def plan_winograd(ctx, b, p, epilogue, post_fn) -> bool:
     bpk = _gemm.device_buffer(b, _gemm.pack_weights(transform_filter(fi.value, m), nr, False))
     vbuf = _gemm.scratch(b, 4 * a * a * t * c)
     mbuf = _gemm.scratch(b, 4 * a * a * t * o)
-    lo, hi, res, alpha = epilogue(ctx, b, p, out)
+    lo, hi, res, alpha = conv.epilogue(ctx, b, p, out)
     cw, ov = (1, 1) if p.nchw else (vector_width(c, traits), vector_width(o, traits))
     gin = (c // cw, tw, n * th)
     b.launch("conv2d", "wino_in", in_key(m, cw, p.nchw), gin, flexible=True,
@@ -200,7 +199,7 @@ def plan_winograd(ctx, b, p, epilogue, post_fn) -> bool:
     _gemm.launch_gemm(b, dt="f32", a=vbuf, bpk=bpk, c=mbuf, M=t, N=o, K=c, tile=tile,
                       amode="rows", sam=c, sak=1, ldc=o, batch=(a * a, 1), a_b=(t * c, 0),
                       b_b=(b_grp, 0), c_b=(t * o, 0), wg=gv["wg"])
-    key = out_key(m, ov, p.nchw, res is not None, alpha is not None, post_fn(b))
+    key = out_key(m, ov, p.nchw, res is not None, alpha is not None, conv.post_fn(b))
     gout = (o // ov, tw, n * th)
     b.launch("conv2d", "wino_out", key, gout, flexible=True, local_size=tile_rows_group(gout),
              args=[mbuf, i32(0), In(2), Out(0), *(res or ()), *(alpha or ()),

@@ -23,6 +23,8 @@ HARD_SWISH in the epilogue (:func:`epilogue`, :func:`post_fn`).
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from clnn.kernels import _dwpw, _gemm, _gemm_variants, _winograd
@@ -241,7 +243,7 @@ def plan_conv(ctx, b):
         return
     p = hal_conv2d.conv_params(ctx)
     if not plan_conv_direct(ctx, b, p) and \
-            not _winograd.plan_winograd(ctx, b, p, epilogue, post_fn):
+            not _winograd.plan_winograd(ctx, b, p, sys.modules[__name__]):
         plan_conv_gemm(ctx, b, p)
 
 
