@@ -26,13 +26,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import models_ab  # noqa: E402
 from models_ab import env_pairs, extract  # noqa: E402
 
 WORKER = r"""
@@ -89,13 +89,9 @@ for line in sys.stdin:
 CLASSES = ("pointwise", "depthwise", "conv")
 
 
-class Worker:
+class Worker(models_ab.Worker):
     def __init__(self, tree: str, extra_env=()):
-        env = dict(os.environ, PYTHONPATH=tree)
-        env.update(dict(extra_env))
-        self.proc = subprocess.Popen([sys.executable, "-c", WORKER], cwd=tree, env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True)
+        super().__init__(tree, extra_env, WORKER)
 
     def rates(self, path: str, reps: int) -> dict:
         self.proc.stdin.write(f"{path} {reps}\n")
@@ -104,10 +100,6 @@ class Worker:
         if not line:
             raise RuntimeError(f"the worker failed on {path}")
         return json.loads(line)
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait()
 
 
 def kind(row: dict) -> str | None:

@@ -58,10 +58,12 @@ SIDES = ["base", "new", "litert"]
 
 
 class Worker:
-    def __init__(self, tree: str, extra_env=()):
+    """A worker process running ``script`` (default :data:`WORKER`) in ``tree``."""
+
+    def __init__(self, tree: str, extra_env=(), script: str = WORKER):
         env = dict(os.environ, PYTHONPATH=tree)
         env.update(dict(extra_env))
-        self.proc = subprocess.Popen([sys.executable, "-c", WORKER], cwd=tree, env=env,
+        self.proc = subprocess.Popen([sys.executable, "-c", script], cwd=tree, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True)
 
