@@ -30,10 +30,10 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
 
-import models_ab  # noqa: E402
-from models_ab import env_pairs, extract  # noqa: E402
+from benchmarks import models_ab  # noqa: E402
+from benchmarks.models_ab import env_pairs, extract  # noqa: E402
 
 WORKER = r"""
 import json, statistics, sys
