@@ -181,7 +181,7 @@ def plan_winograd(ctx, b, p, conv) -> bool:
     if m not in (2, 4):
         return False
     a = m + 2
-    th, tw, t = tiles(n, oh, ow, m)
+    t = tiles(n, oh, ow, m)[2]
     traits = _gemm_variants.traits(b.device.cl_device)
     gv = _gemm_variants.choose(b, dt="f32", amode="rows", M=t, N=o, K=c, batches=a * a)
     tile = tuple(gv["tile"])
@@ -190,36 +190,46 @@ def plan_winograd(ctx, b, p, conv) -> bool:
     vbuf = _gemm.scratch(b, 4 * a * a * t * c)
     mbuf = _gemm.scratch(b, 4 * a * a * t * o)
     lo, hi, res, alpha = conv.epilogue(ctx, b, p, out)
-    cw, ov = (1, 1) if p.nchw else (vector_width(c, traits), vector_width(o, traits))
-    gin = (c // cw, tw, n * th)
-    b.launch("conv2d", "wino_in", in_key(m, cw, p.nchw), gin, flexible=True,
-             local_size=tile_rows_group(gin),
-             args=[In(0), vbuf, i32(0), *[i32(v) for v in (h, w, c, tw, th, top, left, t)]])
+    shape = {"n": n, "h": h, "w": w, "c": c, "o": o, "oh": oh, "ow": ow, "pt": top, "pl": left,
+             "nchw": p.nchw}
+    launch_in(b, traits, m, shape, In(0), vbuf)
     b_grp = _gemm.ceil_to(o, nr) * c
     _gemm.launch_gemm(b, dt="f32", a=vbuf, bpk=bpk, c=mbuf, M=t, N=o, K=c, tile=tile,
                       amode="rows", sam=c, sak=1, ldc=o, batch=(a * a, 1), a_b=(t * c, 0),
                       b_b=(b_grp, 0), c_b=(t * o, 0), wg=gv["wg"])
-    key = out_key(m, ov, p.nchw, res is not None, alpha is not None, conv.post_fn(b))
-    gout = (o // ov, tw, n * th)
-    b.launch("conv2d", "wino_out", key, gout, flexible=True, local_size=tile_rows_group(gout),
-             args=[mbuf, i32(0), In(2), Out(0), *(res or ()), *(alpha or ()),
-                   *[i32(v) for v in (o, oh, ow, tw, th, t)], lo, hi])
+    launch_out(b, traits, m, shape, mbuf, In(2), Out(0), res, alpha, conv.post_fn(b), lo, hi)
     return True
 
 
-def in_key(m: int, vw: int, nchw: bool) -> dict:
-    return {"m": m, "vw": vw, **({"nchw": True} if nchw else {})}
+def launch_in(b, traits, m: int, s: dict, x, vbuf):
+    """``wino_in`` of a layer of shape ``s`` (a signature's fields) on ``b`` (a LaunchBuilder
+    or the tuner's recorder): ``x`` In(0) or a buffer, into ``vbuf``."""
+    th, tw, t = tiles(s["n"], s["oh"], s["ow"], m)
+    c = s["c"]
+    cw = 1 if s["nchw"] else vector_width(c, traits)
+    key = {"m": m, "vw": cw, **({"nchw": True} if s["nchw"] else {})}
+    gsize = (c // cw, tw, s["n"] * th)
+    b.launch("conv2d", "wino_in", key, gsize,
+             [*_gemm.tensor_arg(x), vbuf, i32(0),
+              *[i32(q) for q in (s["h"], s["w"], c, tw, th, s["pt"], s["pl"], t)]],
+             local_size=tile_rows_group(gsize), flexible=True)
 
 
-def out_key(m: int, vw: int, nchw: bool, res: bool, prelu: bool, fn: str | None) -> dict:
-    key = in_key(m, vw, nchw)
-    if res:
-        key["res"] = True
-    if prelu:
-        key["prelu"] = True
-    if fn:
-        key["fn"] = fn
-    return key
+def launch_out(b, traits, m: int, s: dict, mbuf, bias, y, res, alpha, fn, lo, hi):
+    """``wino_out`` of a layer of shape ``s``: ``bias``, ``y`` In / Out or buffers; ``res``,
+    ``alpha`` (buffer, offset) pairs of a fused ADD / PRELU or None; ``fn`` a fused
+    function."""
+    th, tw, t = tiles(s["n"], s["oh"], s["ow"], m)
+    o = s["o"]
+    ov = 1 if s["nchw"] else vector_width(o, traits)
+    key = {"m": m, "vw": ov, **({"nchw": True} if s["nchw"] else {}),
+           **({"res": True} if res is not None else {}),
+           **({"prelu": True} if alpha is not None else {}), **({"fn": fn} if fn else {})}
+    gsize = (o // ov, tw, s["n"] * th)
+    b.launch("conv2d", "wino_out", key, gsize,
+             [mbuf, i32(0), *_gemm.tensor_arg(bias), *_gemm.tensor_arg(y), *(res or ()),
+              *(alpha or ()), *[i32(q) for q in (o, s["oh"], s["ow"], tw, th, t)], lo, hi],
+             local_size=tile_rows_group(gsize), flexible=True)
 
 
 def scratch_layer(device, tuner, v: dict, s: dict):
@@ -249,25 +259,18 @@ def scratch_layer(device, tuner, v: dict, s: dict):
         mine = _gemm_variants.releaser([x, packed])
         return rec.kernels + k2, lambda: (r2(), mine())
     a = m + 2
-    th, tw, t = tiles(n, oh, ow, m)
+    t = tiles(n, oh, ow, m)[2]
     gsig = {"dt": "f32", "amode": "rows", "M": t, "N": o, "K": c, "batches": a * a}
     gv = _cached(tuner, "gemm", gsig, _gemm_variants.heuristic(traits, o, t, c))
     x, vbuf, mbuf, bias, y = _gemm_variants.zeroed(device, (
         n * h * w * c, a * a * t * c, a * a * t * o, o, n * oh * ow * o))
-    cw, ov = (1, 1) if nchw else (vector_width(c, traits), vector_width(o, traits))
     rec = _gemm_variants._Recorder(device, 2.0 * n * oh * ow * o * 9 * c)
-    gin = (c // cw, tw, n * th)
-    rec.launch("conv2d", "wino_in", in_key(m, cw, nchw), gin,
-               [x, i32(0), vbuf, i32(0), *[i32(q) for q in (h, w, c, tw, th, s["pt"], s["pl"],
-                                                            t)]],
-               local_size=tile_rows_group(gin), flexible=True)
+    shape = dict(s, nchw=nchw)
+    launch_in(rec, traits, m, shape, x, vbuf)
     k2, r2 = _gemm_variants.scratch_gemm(device, gv, "f32", "rows", t, o, c, a * a, a=vbuf,
                                          c=mbuf)
-    gout = (o // ov, tw, n * th)
-    rec2 = _gemm_variants._Recorder(device)
-    rec2.launch("conv2d", "wino_out", out_key(m, ov, nchw, False, False, None), gout,
-                [mbuf, i32(0), bias, i32(0), y, i32(0),
-                 *[i32(q) for q in (o, oh, ow, tw, th, t)], f32(-np.inf), f32(np.inf)],
-                local_size=tile_rows_group(gout), flexible=True)
+    launch_out(rec, traits, m, shape, mbuf, bias, y, None, None, None, f32(-np.inf),
+               f32(np.inf))
     mine = _gemm_variants.releaser([x, vbuf, mbuf, bias, y])
-    return rec.kernels + k2 + rec2.kernels, lambda: (r2(), mine())
+    # in execution order: the input transform, the GEMM, the output transform
+    return rec.kernels[:1] + k2 + rec.kernels[1:], lambda: (r2(), mine())

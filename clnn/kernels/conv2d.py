@@ -137,17 +137,17 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                                          sn=K, batch=(groups, 1), s_b=(og * K, 0),
                                          zb=_gemm.zero_of(fi))
     za = _gemm.zero_of(inp)
-    lo, hi, res, alpha = epilogue(ctx, b, p, out)
-    requant = _gemm.requant_buffers(b, ctx, o, inp, fi) if quant else ()
+    if p.nchw:
+        cmode, ldc, ohw, c_grp = "nchw", o * oh * ow, oh * ow, og * oh * ow
+    else:
+        cmode, ldc, ohw, c_grp = "nhwc", o, 1, og
+    # the GEMM's batches: the groups, each with its own filter and output channels, or (cols)
+    # the images, sharing the filter
+    batch, sam, sak, b_b, ch_b = (groups, 1), c, 1, (b_grp, 0), (og, 0)
     if cols_a:
-        hw = oh * ow
-        _gemm.launch_gemm(b, dt=dt, a=In(0), bpk=bpk, c=Out(0), M=hw, N=o, K=K, tile=tile,
-                          amode="rows", sam=1, sak=hw, cmode="nchw", ldc=o * hw, ohw=hw,
-                          bias=In(2), requant=requant, batch=(n, 1), a_b=(c * hw, 0),
-                          c_b=(o * hw, 0), za=za, zo=_gemm.zero_of(out), lo=lo, hi=hi,
-                          res=res, prelu=alpha, fn=post_fn(b), wg=variant["wg"])
-        return
-    if direct_a:
+        M, a, amode, a_grp, c_grp = oh * ow, In(0), "rows", c * oh * ow, o * oh * ow
+        batch, sam, sak, b_b, ch_b = (n, 1), 1, oh * ow, (0, 0), (0, 0)
+    elif direct_a:
         a, amode, a_grp = In(0), "rows", 0
     else:
         a_grp = _gemm.ceil_to(max(M, 1), mr) * K
@@ -158,17 +158,14 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                             strides_nyxc=input_strides(inp.shape, p.nchw, h, w), groups=groups,
                             padv=za)
         amode = "packed"
-    if p.nchw:
-        cmode, ldc, ohw, c_grp = "nchw", o * oh * ow, oh * ow, og * oh * ow
-    else:
-        cmode, ldc, ohw, c_grp = "nhwc", o, 1, og
+    lo, hi, res, alpha = epilogue(ctx, b, p, out)
+    requant = _gemm.requant_buffers(b, ctx, o, inp, fi) if quant else ()
     _gemm.launch_gemm(b, dt=dt, a=a, bpk=bpk, c=Out(0), M=M, N=og, K=K, tile=tile,
-                      amode=amode, sam=c, sak=1, cmode=cmode, ldc=ldc, ohw=ohw, bias=In(2),
-                      requant=requant, batch=(groups, 1), a_b=(a_grp, 0), b_b=(b_grp, 0),
-                      c_b=(c_grp, 0), ch_b=(og, 0), za=za, zo=_gemm.zero_of(out), lo=lo,
+                      amode=amode, sam=sam, sak=sak, cmode=cmode, ldc=ldc, ohw=ohw,
+                      bias=In(2), requant=requant, batch=batch, a_b=(a_grp, 0), b_b=b_b,
+                      c_b=(c_grp, 0), ch_b=ch_b, za=za, zo=_gemm.zero_of(out), lo=lo,
                       hi=hi, res=res, prelu=alpha, fn=post_fn(b), wg=variant["wg"],
                       res_cols=residual_columns(b))
-
 
 #: the direct kernel runs convolutions whose input has at most this many channels
 DIRECT_MAX_C = 8
