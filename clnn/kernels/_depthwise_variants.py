@@ -4,7 +4,8 @@ layer, as clnn/kernels/_gemm_variants.py does for the GEMM.
 A variant is ``{"vw": channels per vector, "tx": output pixels per work-item, "rows": output
 rows per work-group}``: vw and tx change the source (the kernel key); rows is the launch's
 work-group shape ((channel blocks, 1, rows) as :func:`clnn.kernels._tiles.tile_rows_group`
-builds it; 0: the driver's choice). The heuristic is what ran before tuning on a CPU (the
+builds it; 0: the driver's choice). ``"sweep": 1`` runs ``depthwise_sweep`` instead: one
+work-item per channel vector and output row, tx pixels at a time along the row. The heuristic is what ran before tuning on a CPU (the
 widest vector dividing the channels, the widest tile whose span fits, the rows rule measured on
 PoCL); on a GPU narrower vectors and tiles (vw 4, tx 2: more work-items, fewer registers) and
 the driver's work-groups. The tuner measures float32 layers.
@@ -40,9 +41,36 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
             "rows": 0}
 
 
+#: the variant space's version, part of every signature: an entry measured over an older space
+#: (2: without the row sweeps) is measured again
+SPACE = 2
+#: most filter taps of a row sweep (its filter rows unroll)
+SWEEP_TAPS = 49
+
+
 def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
-               vec: int = 16) -> list[dict]:
-    return tile_candidates(heuristic(cpu, o, ow, fw, sw, dw, vec), o, ow, fw, sw, dw)
+               vec: int = 16, fh: int = 0) -> list[dict]:
+    """The tiles (:func:`tile_candidates`), then the row sweeps of the 3 widest vectors x the
+    3 widest tiles x the rows (-1, 0, 1) where the filter (``fh`` rows, 0: unknown, none) is
+    small enough to unroll."""
+    out = tile_candidates(heuristic(cpu, o, ow, fw, sw, dw, vec), o, ow, fw, sw, dw)
+    if 0 < fh * fw <= SWEEP_TAPS:
+        out += [{**v, "sweep": 1} for v in out[1:] if "sweep" not in v]
+    return out
+
+
+def signature(*, dt: str, n: int, h: int, w: int, o: int, oh: int, ow: int, fh: int, fw: int,
+              sh: int, sw: int, dh: int, dw: int) -> dict:
+    """The tuning signature of one depthwise layer (also the depthwise half of a dwpw one)."""
+    return {"dt": dt, "n": n, "h": h, "w": w, "c": o, "oh": oh, "ow": ow, "fh": fh, "fw": fw,
+            "sh": sh, "sw": sw, "dh": dh, "dw": dw, "space": SPACE}
+
+
+def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int):
+    """(kernel name, key, global size) of variant ``v`` given depthwise_tile's ``key``."""
+    if v.get("sweep"):
+        return "depthwise_sweep", {**key, "fh": fh}, (o // v["vw"], 1, n_oh)
+    return "depthwise_tile", key, (o // v["vw"], -(-ow // v["tx"]), n_oh)
 
 
 def tile_candidates(default: dict, o: int, ow: int, fw: int, sw: int, dw: int) -> list[dict]:
@@ -71,10 +99,10 @@ def local_for(rows: int, gsize, max_wg: int):
 def choose(b, *, dt: str, n: int, h: int, w: int, o: int, oh: int, ow: int, fh: int, fw: int,
            sh: int, sw: int, dh: int, dw: int, flop: float) -> dict:
     """The depthwise_tile variant of one layer planned by ``b``."""
-    sig = {"dt": dt, "n": n, "h": h, "w": w, "c": o, "oh": oh, "ow": ow, "fh": fh, "fw": fw,
-           "sh": sh, "sw": sw, "dh": dh, "dw": dw}
+    sig = signature(dt=dt, n=n, h=h, w=w, o=o, oh=oh, ow=ow, fh=fh, fw=fw, sh=sh, sw=sw, dh=dh,
+                    dw=dw)
     return choose_tile(b, "depthwise", sig, lambda cpu, vec: candidates(
-        cpu, o, ow, fw, sw, dw, vec), scratch_depthwise, flop=flop,
+        cpu, o, ow, fw, sw, dw, vec, fh), scratch_depthwise, flop=flop,
         scratch_bytes=4 * n * o * (h * w + oh * ow))
 
 
@@ -111,12 +139,12 @@ def scratch_depthwise(device, v: dict, s: dict, out=None):
              s["n"] * s["oh"] * s["ow"] * s["c"])
     mine = _gemm_variants.zeroed(device, sizes if out is None else sizes[:3])
     bufs = mine if out is None else [*mine, out]
-    key = {"dt": "f32", "fdt": "f32", "vw": v["vw"], "tx": v["tx"], "fw": s["fw"],
-           "sw": s["sw"], "dw": s["dw"]}
-    gsize = (s["c"] // v["vw"], -(-s["ow"] // v["tx"]), s["n"] * s["oh"])
+    name, key, gsize = kernel(v, {"dt": "f32", "fdt": "f32", "vw": v["vw"], "tx": v["tx"],
+                                  "fw": s["fw"], "sw": s["sw"], "dw": s["dw"]},
+                              s["fh"], s["ow"], s["n"] * s["oh"], s["c"])
     rec = _gemm_variants._Recorder(device, 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"]
                                    * s["fw"])
-    rec.launch("depthwise_conv2d", "depthwise_tile", key, gsize,
+    rec.launch("depthwise_conv2d", name, key, gsize,
                [*[x for buf in bufs for x in (buf, i32(0))],
                 *[i32(x) for x in (s["h"], s["w"], s["c"], s["oh"], s["ow"], s["fh"], s["sh"],
                                    s["dh"], 0, 0, 0, 0, 0)], f32(-np.inf), f32(np.inf),

@@ -60,8 +60,8 @@ def scratch_layer(device, tuner, v: dict, s: dict):
     n_out, c = s["N"], s["c"]
     traits = _gemm_variants.traits(device.cl_device)
     if not v["fuse"]:
-        dsig = {k: s[k] for k in ("dt", "n", "h", "w", "c", "oh", "ow", "fh", "fw", "sh", "sw",
-                                  "dh", "dw")}
+        dsig = _depthwise_variants.signature(o=c, **{k: s[k] for k in (
+            "dt", "n", "h", "w", "oh", "ow", "fh", "fw", "sh", "sw", "dh", "dw")})
         dv = _cached(tuner, "depthwise", dsig, _depthwise_variants.heuristic(
             traits.cpu, c, s["ow"], s["fw"], s["sw"], s["dw"], traits.vec))
         gsig = {"dt": "f32", "amode": "rows", "M": m, "N": n_out, "K": c, "batches": 1}

@@ -54,13 +54,13 @@ def plan(ctx, b):
                                        fw=fw, sh=p.stride_h, sw=p.stride_w, dh=p.dil_h,
                                        dw=p.dil_w, flop=2.0 * n * oh * ow * o * fh * fw)
         vw, tx = v["vw"], v["tx"]
-        key = {"dt": dt, "fdt": code(fi), "vw": vw, "tx": tx, "fw": fw, "sw": p.stride_w,
-               "dw": p.dil_w}
+        name, key, gsize = _depthwise_variants.kernel(
+            v, {"dt": dt, "fdt": code(fi), "vw": vw, "tx": tx, "fw": fw, "sw": p.stride_w,
+                "dw": p.dil_w}, fh, ow, n * oh, o)
         fnc = [] if quant else [i32(_gemm.FLEX_FUNCTIONS.index(fused.fn if fused else None))]
-        gsize = (o // vw, -(-ow // tx), n * oh)
         local = _depthwise_variants.local_for(v["rows"], gsize,
                                               int(b.device.cl_device.max_work_group_size))
-        b.launch("depthwise_conv2d", "depthwise_tile", key, gsize,
+        b.launch("depthwise_conv2d", name, key, gsize,
                  local_size=local, flexible=True, args=[In(0), In(1), In(2), Out(0), *requant,
                   *[i32(v) for v in (h, w, o, oh, ow, fh, p.stride_h, p.dil_h, top, left,
                                      _gemm.zero_of(inp), _gemm.zero_of(fi),

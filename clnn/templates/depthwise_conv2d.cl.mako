@@ -180,3 +180,134 @@ ${c.toffsets("x", "w", "bias", "y")}
 % endfor
 }
 </%def>
+
+## The row sweep of depthwise_tile: one work-item computes one vector of channels for a whole
+## output row, tx pixels at a time (the tile of depthwise_tile in a loop: the row's pointers,
+## the filter rows' bounds and the bias are set up once per row, not per tile), and tiles whose
+## span lies inside the input load it without clamps. fh is a knob (the filter rows unroll).
+## Launched as (channel blocks, 1, batch * output rows). 1.1-1.7x faster than depthwise_tile
+## on PoCL for many float32 layers of the MediaPipe models (the tuner chooses per layer).
+## Kernel key: depthwise_tile's and fh.
+<%def name="dw_sweep_rows(dt, fdt, vw, tx, fw, sw, dw, fh, clamped)">
+<%
+    quant = dt in ("u8", "i8")
+    V = ("int" if quant else "float") + ("" if vw == 1 else str(vw))
+    span = (tx - 1) * sw + (fw - 1) * dw + 1
+%>
+% for q in range(fh):
+        if (rv${q}) {
+  % for p in range(span):
+    % if clamped:
+            const ${V} x${p} = in${p} ? ${vld(dt, vw, "ix%d * C" % p, "xr%d" % q)}${" - za" if quant else ""} : (${V})(0);
+    % else:
+            const ${V} x${p} = ${vld(dt, vw, "(xs + %d) * C" % p, "xr%d" % q)}${" - za" if quant else ""};
+    % endif
+  % endfor
+  % for p in range(fw):
+            {
+                const ${V} wv = ${vld(fdt, vw, "%d * C" % (q * fw + p), "w")}${" - zw" if quant else ""};
+    % for j in range(tx):
+      % if quant:
+                acc${j} += x${j * sw + p * dw} * wv;
+      % else:
+                acc${j} = fma(x${j * sw + p * dw}, wv, acc${j});
+      % endif
+    % endfor
+            }
+  % endfor
+        }
+% endfor
+</%def>
+
+<%def name="depthwise_sweep(dt, fdt, vw, tx, fw, sw, dw, fh)">
+<%
+    quant = dt in ("u8", "i8")
+    S = "int" if quant else "float"
+    V = S if vw == 1 else "%s%d" % (S, vw)
+    bdt = "i32" if quant else dt
+    span = (tx - 1) * sw + (fw - 1) * dw + 1
+%>
+__kernel void depthwise_sweep(${c.tparam(dt, "x", True)}, ${c.tparam(fdt, "w", True)},
+                              ${c.tparam(bdt, "bias", True)}, ${c.tparam(dt, "y")},
+% if quant:
+                              __global const int* mult, __global const int* shift,
+% endif
+                              int H, int W, int C, int OH, int OW, int fh_, int stride_h,
+                              int dil_h, int pad_t, int pad_l, int za, int zw, int zo,
+                              ${S} lo, ${S} hi${"" if quant else ", int fnc"})
+{
+${c.toffsets("x", "w", "bias", "y")}
+    const int c0 = get_global_id(0) * ${vw};
+    const int t = get_global_id(2);
+    const int b = t / OH, oy = t - b * OH;
+    const int ys = oy * stride_h - pad_t;
+    x += (size_t)b * H * W * C + c0;
+    w += c0;
+% for q in range(fh):
+    const bool rv${q} = ys + ${q} * dil_h >= 0 && ys + ${q} * dil_h < H;
+    const __global ${c.ctype(dt)}* xr${q} = x + (size_t)clamp(ys + ${q} * dil_h, 0, H - 1) * W * C;
+% endfor
+    __global ${c.ctype(dt)}* yr = y + (size_t)t * OW * C + c0;
+% if not quant:
+    const ${V} bv = ${vld(bdt, vw, "c0", "bias")};
+% endif
+    for (int ox0 = 0; ox0 < OW; ox0 += ${tx}, yr += ${tx} * C) {
+        const int xs = ox0 * ${sw} - pad_l;
+% for j in range(tx):
+        ${V} acc${j} = (${V})(0);
+% endfor
+        if (xs >= 0 && xs + ${span} <= W) {
+${dw_sweep_rows(dt, fdt, vw, tx, fw, sw, dw, fh, False)}
+        } else {
+% for p in range(span):
+            const int ix${p} = clamp(xs + ${p}, 0, W - 1);
+            const bool in${p} = xs + ${p} == ix${p};
+% endfor
+${dw_sweep_rows(dt, fdt, vw, tx, fw, sw, dw, fh, True)}
+        }
+% if quant:
+        int t_[${vw}];
+% else:
+        if (fnc == 0 && ox0 + ${tx} <= OW) {  /* as depthwise_tile: plain stores */
+  % for j in range(tx):
+            const ${V} r${j} = clamp(acc${j} + bv, (${V})lo, (${V})hi);
+    % if vw == 1:
+            ${c.stf(dt, "yr", "%d * C" % j, "r%d" % j)};
+    % elif dt == "f16":
+            vstore_half${vw}_rte(r${j}, 0, yr + ${j} * C);
+    % else:
+            vstore${vw}(r${j}, 0, yr + ${j} * C);
+    % endif
+  % endfor
+            continue;
+        }
+% endif
+% for j in range(tx):
+        if (ox0 + ${j} < OW) {
+  % if quant:
+      % if vw == 1:
+            t_[0] = acc${j};
+      % else:
+            vstore${vw}(acc${j}, 0, t_);
+      % endif
+            for (int l = 0; l < ${vw}; ++l) {
+                const int r = clnn_mbqm(t_[l] + bias[c0 + l], mult[c0 + l], shift[c0 + l]) + zo;
+                yr[${j} * C + l] = (${c.ctype(dt)})clamp(r, lo, hi);
+            }
+  % else:
+            ${V} r = clamp(acc${j} + bv, (${V})lo, (${V})hi);
+            if (fnc == 1) r = ${c.post_fn("LOGISTIC", "r")};
+            else if (fnc == 2) r = ${c.post_fn("HARD_SWISH", "r")};
+    % if vw == 1:
+            ${c.stf(dt, "yr", "%d * C" % j, "r")};
+    % elif dt == "f16":
+            vstore_half${vw}_rte(r, 0, yr + ${j} * C);
+    % else:
+            vstore${vw}(r, 0, yr + ${j} * C);
+    % endif
+  % endif
+        }
+% endfor
+    }
+}
+</%def>

@@ -307,13 +307,16 @@ def test_clnn_tune_command(tmp_path, monkeypatch, capsys):
 
 
 # ------------------------------------------------------------------ depthwise_tile variants
-DW = dict(o=24, ow=7, fw=3, sw=2, dw=1)  # 24 channels: vectors of 8, 4, 2; 7 columns
+DW = dict(o=24, ow=7, fw=3, sw=2, dw=1, fh=3)  # 24 channels: vectors of 8, 4, 2; 7 columns
 DW_ALL = _dv.candidates(True, **DW) + [v for v in _dv.candidates(False, **DW)
                                        if v not in _dv.candidates(True, **DW)]
 
 
-@pytest.mark.parametrize("v", DW_ALL, ids=[f"vw{v['vw']}-tx{v['tx']}-r{v['rows']}"
-                                           for v in DW_ALL])
+def _dw_id(v):
+    return f"{'sweep-' if v.get('sweep') else ''}vw{v['vw']}-tx{v['tx']}-r{v['rows']}"
+
+
+@pytest.mark.parametrize("v", DW_ALL, ids=[_dw_id(v) for v in DW_ALL])
 def test_depthwise_variant_matches_reference(cl_device, monkeypatch, v):
     monkeypatch.setattr(_dv, "choose", lambda b, **kw: v)
     rng = np.random.default_rng(5)
