@@ -5,16 +5,24 @@ A variant is ``{"vw": channels per vector, "tx": output pixels per work-item, "r
 rows per work-group}``: vw and tx change the source (the kernel key); rows is the launch's
 work-group shape ((channel blocks, 1, rows) as :func:`clnn.kernels._tiles.tile_rows_group`
 builds it; 0: the driver's choice). ``"sweep": 1`` runs ``depthwise_sweep`` instead: one
-work-item per channel vector and output row, tx pixels at a time along the row. The heuristic is what ran before tuning on a CPU (the
-widest vector dividing the channels, the widest tile whose span fits, the rows rule measured on
-PoCL); on a GPU narrower vectors and tiles (vw 4, tx 2: more work-items, fewer registers) and
-the driver's work-groups. The tuner measures float32 layers.
+work-item per channel vector and output row, tx pixels at a time along the row. The heuristic
+on a CPU is the row sweep (the widest vector dividing the channels, 4 pixels a step, one row
+per work-group) where the filter unrolls, else the tile rule measured on PoCL before (the
+widest tile whose span fits, tile_rows_group's rows); on a GPU narrower vectors and tiles (vw
+4, tx 2: more work-items, fewer registers) and the driver's work-groups. The tuner measures
+float32 layers.
 """
 
 from __future__ import annotations
 
 from clnn.kernels import _gemm_variants
 from clnn.kernels._tiles import MAX_SPAN, fit_registers, tile_rows_group, tile_width
+
+#: the variant space's version, part of every signature: an entry measured over an older space
+#: (2: without the row sweeps) is measured again
+SPACE = 2
+#: most filter taps of a row sweep (its filter rows unroll)
+SWEEP_TAPS = 49
 
 
 def vector_widths(o: int) -> list[int]:
@@ -26,8 +34,16 @@ def tile_widths(ow: int, fw: int, sw: int, dw: int) -> list[int]:
     return [t for t in (8, 4, 2, 1) if widest is not None and t <= widest]
 
 
-def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 16) -> dict:
+def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 16,
+              fh: int = 0) -> dict:
+    """The variant without a tuning entry (``fh``: the filter's rows, 0 unknown)."""
     vws, txs = vector_widths(o), tile_widths(ow, fw, sw, dw)
+    if cpu and 0 < fh * fw <= SWEEP_TAPS:
+        # the row sweep, widest vector, 4 pixels a step, one row per work-group: over the 133
+        # depthwise layers of the MediaPipe models (PoCL, AVX2) 1.36x the tile rule's
+        # throughput in all, faster in every size class (slower on some layers of a few us)
+        tx = fit_registers(next(t for t in txs if t <= 4), vws[0], vec)
+        return {"vw": vws[0], "tx": tx, "rows": 1, "sweep": 1}
     if cpu:
         # rows narrower than 8 pixels run the widest tile whose span fits (its stores are
         # guarded, its loads clamped): a few wasted multiplies on tiny layers, fewer kernels
@@ -41,22 +57,16 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
             "rows": 0}
 
 
-#: the variant space's version, part of every signature: an entry measured over an older space
-#: (2: without the row sweeps) is measured again
-SPACE = 2
-#: most filter taps of a row sweep (its filter rows unroll)
-SWEEP_TAPS = 49
-
-
 def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
                vec: int = 16, fh: int = 0) -> list[dict]:
     """The tiles (:func:`tile_candidates`), then the row sweeps of the 3 widest vectors x the
     3 widest tiles x the rows (-1, 0, 1) where the filter (``fh`` rows, 0: unknown, none) is
     small enough to unroll."""
-    out = tile_candidates(heuristic(cpu, o, ow, fw, sw, dw, vec), o, ow, fw, sw, dw)
-    if 0 < fh * fw <= SWEEP_TAPS:
-        out += [{**v, "sweep": 1} for v in out[1:] if "sweep" not in v]
-    return out
+    tiles = tile_candidates(heuristic(cpu, o, ow, fw, sw, dw, vec), o, ow, fw, sw, dw)
+    if not 0 < fh * fw <= SWEEP_TAPS:
+        return tiles
+    out = [heuristic(cpu, o, ow, fw, sw, dw, vec, fh), *tiles]
+    return out + [s for s in ({**v, "sweep": 1} for v in tiles) if s not in out]
 
 
 def signature(*, dt: str, n: int, h: int, w: int, o: int, oh: int, ow: int, fh: int, fw: int,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from clnn.kernels import _depthwise_variants as _dv
 from tests.kits.cl_compare import compare
 from tests.kits.cl_conv_cases import TYPES, conv_operands, ints, kind_of
 from tests.kits.one_op_models import one_op_model, scalar
@@ -62,9 +63,17 @@ TILED = [  # (x shape [n, h, w, c], filter h, w, pad l r t b, stride w h, dilati
 
 @pytest.mark.parametrize("name", ["f32", "f16", "qa", "qs", "qs_pc"])
 @pytest.mark.parametrize("case", range(len(TILED)))
-def test_depthwise_tiled_kernel(cl_device, name, case):
+@pytest.mark.parametrize("kernel", ["depthwise_tile", "depthwise_sweep"])
+def test_depthwise_tiled_kernel(cl_device, monkeypatch, name, case, kernel):
+    """Both tiled kernels (the CPU heuristic's variant of each: the tile rule, the row
+    sweep)."""
     x_shape, fh, fw, pads, strides, dil, act = TILED[case]
     n, h, w, c = x_shape
+    ow_ = (w + pads[0] + pads[1] - (dil[0] * (fw - 1) + 1)) // strides[0] + 1
+    v = _dv.heuristic(True, c, ow_, fw, strides[0], dil[0], 8,
+                      fh if kernel == "depthwise_sweep" else 0)
+    assert bool(v.get("sweep")) == (kernel == "depthwise_sweep")
+    monkeypatch.setattr(_dv, "choose", lambda b, **kw: v)
     rng = np.random.default_rng(40 + case)
     xs, fs, bs, out, x = conv_operands(name, rng, x_shape, [1, fh, fw, c], channel_dim=3)
     oh = (h + pads[2] + pads[3] - (dil[1] * (fh - 1) + 1)) // strides[1] + 1
@@ -75,4 +84,4 @@ def test_depthwise_tiled_kernel(cl_device, name, case):
     pm = cl_device.prepare_model(m)
     names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
              pl.launches}
-    assert names == {"depthwise_conv2d.depthwise_tile"}
+    assert names == {f"depthwise_conv2d.{kernel}"}

@@ -328,6 +328,22 @@ def test_depthwise_variant_matches_reference(cl_device, monkeypatch, v):
     compare(m, [x], cl_device, kind_of("f32"))
 
 
+def test_depthwise_heuristic_sweeps_rows_on_cpus():
+    assert _dv.heuristic(True, 32, 112, 3, 1, 1, vec=8, fh=3) == {
+        "vw": 16, "tx": 4, "rows": 1, "sweep": 1}
+    assert _dv.heuristic(True, 24, 3, 3, 1, 1, vec=8, fh=3) == {
+        "vw": 8, "tx": 2, "rows": 1, "sweep": 1}
+    assert "sweep" not in _dv.heuristic(True, 32, 112, 9, 1, 1, vec=8, fh=9)  # 81 taps
+    assert "sweep" not in _dv.heuristic(False, 32, 112, 3, 1, 1, fh=3)
+    cands = _dv.candidates(True, 32, 112, 3, 1, 1, 8, 3)
+    assert cands[0] == _dv.heuristic(True, 32, 112, 3, 1, 1, vec=8, fh=3)
+    assert len({json.dumps(v, sort_keys=True) for v in cands}) == len(cands)
+    assert sum(1 for v in cands if v.get("sweep")) == sum(1 for v in cands if not v.get("sweep"))
+    # an entry of the space before the sweeps is not this signature's
+    assert _dv.signature(dt="f32", n=1, h=8, w=8, o=8, oh=8, ow=8, fh=3, fw=3, sh=1, sw=1, dh=1,
+                         dw=1)["space"] == _dv.SPACE == 2
+
+
 def test_depthwise_heuristic_is_the_previous_rule_on_cpus():
     from clnn.kernels._tiles import tile_width
 
