@@ -2,9 +2,12 @@
 output channel has only fh * fw products per pixel.
 
 NHWC with depth multiplier 1 (every MediaPipe model) runs ``depthwise_tile``: one work-item
-computes one vector of channels for 8 neighbouring output pixels of a row, reusing each loaded
-input vector across the filter taps that read it (30x to 40x faster on PoCL than one work-item
-per output element: benchmarks/op_kernels.py). Other layouts and multipliers run the direct
+computes one vector of channels for up to 8 neighbouring output pixels of a row, reusing each
+loaded input vector across the filter taps that read it (30x to 40x faster on PoCL than one
+work-item per output element: benchmarks/op_kernels.py), or its row sweep
+``depthwise_sweep``: one work-item per channel vector and output row, the tile in a loop along
+the row (the CPU default where the filter unrolls; the tuner picks per layer,
+clnn/kernels/_depthwise_variants.py). Other layouts and multipliers run the direct
 ``depthwise`` kernel, one work-item per output element. Bias, fused activation and the
 reference requantization (per-tensor or per-channel multipliers) are fused in both. FLOAT32,
 FLOAT16 (stored half), QUANT8_ASYMM, QUANT8_ASYMM_SIGNED; NCHW through strides; dilation.
@@ -22,7 +25,8 @@ from hal.operations.conv2d import nhwc_shape, resolve_padding
 
 
 def tiled(ctx, p=None) -> bool:
-    """Whether the plan runs ``depthwise_tile`` (NHWC, depth multiplier 1, the span fits)."""
+    """Whether the plan runs ``depthwise_tile`` or ``depthwise_sweep`` (NHWC, depth multiplier 1,
+    the span fits)."""
     p = p or hal_dw.depthwise_params(ctx)
     inp, fi = ctx.inputs[0], ctx.inputs[1]
     if p.nchw or p.extra[0] != 1 or inp.rank != 4 or fi.rank != 4:
