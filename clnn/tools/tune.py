@@ -63,12 +63,18 @@ def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
     load = [round(x, 2) for x in os.getloadavg()]
     report = {"device": dev.name, "load_average": load, "cache": str(tuner.cache.path),
               "models": []}
+    failed = 0
     for path in paths:
-        imported = import_model(path)
         first = len(tuner.records)
-        pm = dev.prepare_model(imported.model)
-        if not hasattr(pm, "run"):
-            raise CliError(f"{path}: the OpenCL device could not prepare the model")
+        try:  # a model that cannot be tuned is reported; the others still are
+            imported = import_model(path)
+            pm = dev.prepare_model(imported.model)
+            if not hasattr(pm, "run"):
+                raise CliError(f"{path}: the OpenCL device could not prepare the model")
+        except CliError as e:
+            failed += 1
+            report["models"].append({"model": os.path.basename(path), "error": str(e)})
+            continue
         recs = tuner.records[first:]
         layers = [{"operation": r.op_index, "family": r.family, "signature": r.signature,
                    "default": r.default, "choice": r.choice, "default_ms": r.default_ms,
@@ -83,12 +89,15 @@ def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
                                  "gain": d / b if b else None, "fusions_in_model": checks})
     if as_json:
         print(json.dumps(report, indent=1))
-        return 0
+        return 1 if failed else 0
     print(f"clnn tune on {report['device']} (load average {load}); cache {report['cache']}")
     if max(load) > (os.cpu_count() or 1) * 0.5:
         print("  warning: the machine is busy: timings and so the choices are noisy",
               file=sys.stderr)
     for m in report["models"]:
+        if "error" in m:
+            print(f"{m['model']}: not tuned: {m['error']}")
+            continue
         n = len(m["layers"])
         print(f"{m['model']}: {n} layer{'s' * (n != 1)} tuned")
         print(f"  {'op':>4}  {'shape':32} {'default':22} {'chosen':22} {'ms default':>10} "
@@ -113,4 +122,7 @@ def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
                 print(f"    op {ops:12} {_sig(c['signature'])[:32]:32} fused "
                       f"{c['fused_ms']:.4f} ms, apart {c['apart_ms']:.4f} ms"
                       f"{'  -> apart' if c['apart'] else ''}")
-    return 0
+    if failed:
+        print(f"clnn tune: {failed} of {len(paths)} model{'s' * (len(paths) != 1)} not tuned "
+              "(above)", file=sys.stderr)
+    return 1 if failed else 0

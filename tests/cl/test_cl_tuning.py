@@ -304,6 +304,13 @@ def test_clnn_tune_command(tmp_path, monkeypatch, capsys):
     assert main(["tune", str(path)]) == 0
     out = capsys.readouterr().out
     assert "1 layer tuned" in out and "(cached)" in out and "tile " in out
+    # a file that is no model: reported, the other model still tuned, exit status 1
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(b"not a model")
+    assert main(["tune", str(bad), str(path)]) == 1
+    captured = capsys.readouterr()
+    assert "bad.tflite: not tuned: cannot import" in captured.out
+    assert "1 layer tuned" in captured.out and "1 of 2 models not tuned" in captured.err
 
 
 # ------------------------------------------------------------------ depthwise_tile variants
