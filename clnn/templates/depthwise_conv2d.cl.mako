@@ -74,6 +74,58 @@ convert_int${vw}(vload${vw}(0, ${p} + (${off})))\
 % endif
 </%def>
 
+<%def name="vst(dt, vw, v, off)">\
+% if vw == 1:
+${c.stf(dt, "yr", off, v)}\
+% elif dt == "f16":
+vstore_half${vw}_rte(${v}, 0, yr + ${off})\
+% else:
+vstore${vw}(${v}, 0, yr + ${off})\
+% endif
+</%def>
+
+## The stores of a tile of tx pixels at ``yr`` (depthwise_tile, depthwise_sweep): the bias
+## ``bv`` (float; the caller's), clamp, the run-time function; a full tile without a function
+## stores plainly and leaves (``leave``: return, or continue to the next tile).
+<%def name="dw_store(dt, vw, tx, leave)">
+<%
+    quant = dt in ("u8", "i8")
+    V = ("int" if quant else "float") + ("" if vw == 1 else str(vw))
+%>
+% if quant:
+    int t_[${vw}];
+% else:
+    if (fnc == 0 && ox0 + ${tx} <= OW) {  /* no function, a full tile: plain stores (the
+        function's run-time branches cost the compiled stores their straight line) */
+  % for j in range(tx):
+        const ${V} r${j} = clamp(acc${j} + bv, (${V})lo, (${V})hi);
+        ${vst(dt, vw, "r%d" % j, "%d * C" % j)};
+  % endfor
+        ${leave};
+    }
+% endif
+% for j in range(tx):
+    if (ox0 + ${j} < OW) {
+  % if quant:
+      % if vw == 1:
+        t_[0] = acc${j};
+      % else:
+        vstore${vw}(acc${j}, 0, t_);
+      % endif
+        for (int l = 0; l < ${vw}; ++l) {
+            const int r = clnn_mbqm(t_[l] + bias[c0 + l], mult[c0 + l], shift[c0 + l]) + zo;
+            yr[${j} * C + l] = (${c.ctype(dt)})clamp(r, lo, hi);
+        }
+  % else:
+        ${V} r = clamp(acc${j} + bv, (${V})lo, (${V})hi);
+        if (fnc == 1) r = ${c.post_fn("LOGISTIC", "r")};
+        else if (fnc == 2) r = ${c.post_fn("HARD_SWISH", "r")};
+        ${vst(dt, vw, "r", "%d * C" % j)};
+  % endif
+    }
+% endfor
+</%def>
+
 <%def name="depthwise_tile(dt, fdt, vw, tx, fw, sw, dw)">
 <%
     quant = dt in ("u8", "i8")
@@ -133,51 +185,10 @@ ${c.toffsets("x", "w", "bias", "y")}
 % endfor
     }
     __global ${c.ctype(dt)}* yr = y + ((size_t)t * OW + ox0) * C + c0;
-% if quant:
-    int t_[${vw}];
-% else:
+% if not quant:
     const ${V} bv = ${vld(bdt, vw, "c0", "bias")};
-    if (fnc == 0 && ox0 + ${tx} <= OW) {  /* no function, a full tile: plain stores (the
-        function's run-time branches cost the compiled stores their straight line) */
-  % for j in range(tx):
-        const ${V} r${j} = clamp(acc${j} + bv, (${V})lo, (${V})hi);
-    % if vw == 1:
-        ${c.stf(dt, "yr", "%d * C" % j, "r%d" % j)};
-    % elif dt == "f16":
-        vstore_half${vw}_rte(r${j}, 0, yr + ${j} * C);
-    % else:
-        vstore${vw}(r${j}, 0, yr + ${j} * C);
-    % endif
-  % endfor
-        return;
-    }
 % endif
-% for j in range(tx):
-    if (ox0 + ${j} < OW) {
-  % if quant:
-      % if vw == 1:
-        t_[0] = acc${j};
-      % else:
-        vstore${vw}(acc${j}, 0, t_);
-      % endif
-        for (int l = 0; l < ${vw}; ++l) {
-            const int r = clnn_mbqm(t_[l] + bias[c0 + l], mult[c0 + l], shift[c0 + l]) + zo;
-            yr[${j} * C + l] = (${c.ctype(dt)})clamp(r, lo, hi);
-        }
-  % else:
-        ${V} r = clamp(acc${j} + bv, (${V})lo, (${V})hi);
-        if (fnc == 1) r = ${c.post_fn("LOGISTIC", "r")};
-        else if (fnc == 2) r = ${c.post_fn("HARD_SWISH", "r")};
-    % if vw == 1:
-        ${c.stf(dt, "yr", "%d * C" % j, "r")};
-    % elif dt == "f16":
-        vstore_half${vw}_rte(r, 0, yr + ${j} * C);
-    % else:
-        vstore${vw}(r, 0, yr + ${j} * C);
-    % endif
-  % endif
-    }
-% endfor
+${dw_store(dt, vw, tx, "return")}\
 }
 </%def>
 
@@ -265,49 +276,7 @@ ${dw_sweep_rows(dt, fdt, vw, tx, fw, sw, dw, fh, False)}
 % endfor
 ${dw_sweep_rows(dt, fdt, vw, tx, fw, sw, dw, fh, True)}
         }
-% if quant:
-        int t_[${vw}];
-% else:
-        if (fnc == 0 && ox0 + ${tx} <= OW) {  /* as depthwise_tile: plain stores */
-  % for j in range(tx):
-            const ${V} r${j} = clamp(acc${j} + bv, (${V})lo, (${V})hi);
-    % if vw == 1:
-            ${c.stf(dt, "yr", "%d * C" % j, "r%d" % j)};
-    % elif dt == "f16":
-            vstore_half${vw}_rte(r${j}, 0, yr + ${j} * C);
-    % else:
-            vstore${vw}(r${j}, 0, yr + ${j} * C);
-    % endif
-  % endfor
-            continue;
-        }
-% endif
-% for j in range(tx):
-        if (ox0 + ${j} < OW) {
-  % if quant:
-      % if vw == 1:
-            t_[0] = acc${j};
-      % else:
-            vstore${vw}(acc${j}, 0, t_);
-      % endif
-            for (int l = 0; l < ${vw}; ++l) {
-                const int r = clnn_mbqm(t_[l] + bias[c0 + l], mult[c0 + l], shift[c0 + l]) + zo;
-                yr[${j} * C + l] = (${c.ctype(dt)})clamp(r, lo, hi);
-            }
-  % else:
-            ${V} r = clamp(acc${j} + bv, (${V})lo, (${V})hi);
-            if (fnc == 1) r = ${c.post_fn("LOGISTIC", "r")};
-            else if (fnc == 2) r = ${c.post_fn("HARD_SWISH", "r")};
-    % if vw == 1:
-            ${c.stf(dt, "yr", "%d * C" % j, "r")};
-    % elif dt == "f16":
-            vstore_half${vw}_rte(r, 0, yr + ${j} * C);
-    % else:
-            vstore${vw}(r, 0, yr + ${j} * C);
-    % endif
-  % endif
-        }
-% endfor
+${dw_store(dt, vw, tx, "continue")}\
     }
 }
 </%def>
