@@ -7,10 +7,10 @@ work-group shape ((channel blocks, 1, rows) as :func:`clnn.kernels._tiles.tile_r
 builds it; 0: the driver's choice). ``"sweep": 1`` runs ``depthwise_sweep`` instead: one
 work-item per channel vector and output row, tx pixels at a time along the row. The heuristic
 on a CPU is the row sweep (the widest vector dividing the channels, 4 pixels a step, one row
-per work-group) where the filter unrolls, else the tile rule measured on PoCL before (the
-widest tile whose span fits, tile_rows_group's rows); on a GPU narrower vectors and tiles (vw
-4, tx 2: more work-items, fewer registers) and the driver's work-groups. The tuner measures
-float32 layers.
+per work-group) where the filter unrolls and a row has more than one step, else the tile
+rule measured on PoCL before (the widest tile whose span fits, tile_rows_group's rows); on a
+GPU narrower vectors and tiles (vw 4, tx 2: more work-items, fewer registers) and the
+driver's work-groups. The tuner measures float32 layers.
 """
 
 from __future__ import annotations
@@ -38,12 +38,13 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
               fh: int = 0) -> dict:
     """The variant without a tuning entry (``fh``: the filter's rows, 0 unknown)."""
     vws, txs = vector_widths(o), tile_widths(ow, fw, sw, dw)
-    if cpu and 0 < fh * fw <= SWEEP_TAPS:
-        # the row sweep, widest vector, 4 pixels a step, one row per work-group: over the 133
-        # depthwise layers of the MediaPipe models (PoCL, AVX2) 1.36x the tile rule's
-        # throughput in all, faster in every size class (slower on some layers of a few us)
-        tx = fit_registers(next(t for t in txs if t <= 4), vws[0], vec)
-        return {"vw": vws[0], "tx": tx, "rows": 1, "sweep": 1}
+    sweep_tx = fit_registers(next(t for t in txs if t <= 4), vws[0], vec) if txs else 0
+    if cpu and 0 < fh * fw <= SWEEP_TAPS and ow > sweep_tx:
+        # the row sweep, widest vector, 4 pixels a step, one row per work-group, where a row
+        # has more than one step: over the 133 depthwise layers of the MediaPipe models
+        # (PoCL, AVX2) 1.36x the tile rule's throughput in all, faster in every size class
+        # (rows of one step: 1-5 us either way, the tile ahead on most)
+        return {"vw": vws[0], "tx": sweep_tx, "rows": 1, "sweep": 1}
     if cpu:
         # rows narrower than 8 pixels run the widest tile whose span fits (its stores are
         # guarded, its loads clamped): a few wasted multiplies on tiny layers, fewer kernels
@@ -65,8 +66,8 @@ def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
     tiles = tile_candidates(heuristic(cpu, o, ow, fw, sw, dw, vec), o, ow, fw, sw, dw)
     if not 0 < fh * fw <= SWEEP_TAPS:
         return tiles
-    out = [heuristic(cpu, o, ow, fw, sw, dw, vec, fh), *tiles]
-    return out + [s for s in ({**v, "sweep": 1} for v in tiles) if s not in out]
+    first = heuristic(cpu, o, ow, fw, sw, dw, vec, fh)
+    return [first, *(v for v in tiles + [{**t, "sweep": 1} for t in tiles] if v != first)]
 
 
 def signature(*, dt: str, n: int, h: int, w: int, o: int, oh: int, ow: int, fh: int, fw: int,

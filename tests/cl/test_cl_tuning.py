@@ -341,6 +341,10 @@ def test_depthwise_heuristic_sweeps_rows_on_cpus():
     assert _dv.heuristic(True, 24, 3, 3, 1, 1, vec=8, fh=3) == {
         "vw": 8, "tx": 2, "rows": 1, "sweep": 1}
     assert "sweep" not in _dv.heuristic(True, 32, 112, 9, 1, 1, vec=8, fh=9)  # 81 taps
+    assert "sweep" not in _dv.heuristic(True, 64, 4, 3, 1, 1, vec=8, fh=3)  # one step a row
+    tiny = _dv.candidates(True, 64, 4, 3, 1, 1, 8, 3)
+    assert tiny[0] == _dv.heuristic(True, 64, 4, 3, 1, 1, vec=8)
+    assert len({json.dumps(v, sort_keys=True) for v in tiny}) == len(tiny)
     assert "sweep" not in _dv.heuristic(False, 32, 112, 3, 1, 1, fh=3)
     cands = _dv.candidates(True, 32, 112, 3, 1, 1, 8, 3)
     assert cands[0] == _dv.heuristic(True, 32, 112, 3, 1, 1, vec=8, fh=3)
