@@ -71,8 +71,9 @@ def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
             pm = dev.prepare_model(imported.model)
             if not hasattr(pm, "run"):
                 raise CliError(f"{path}: the OpenCL device could not prepare the model")
-        except CliError as e:
+        except CliError as e:  # one line on stderr, as every command's errors
             failed += 1
+            print(f"clnn tune: {e}", file=sys.stderr)
             report["models"].append({"model": os.path.basename(path), "error": str(e)})
             continue
         recs = tuner.records[first:]
@@ -91,12 +92,12 @@ def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
         print(json.dumps(report, indent=1))
         return 1 if failed else 0
     print(f"clnn tune on {report['device']} (load average {load}); cache {report['cache']}")
-    if max(load) > (os.cpu_count() or 1) * 0.5:
+    if max(load) > (os.cpu_count() or 1) * 0.5 and failed < len(paths):
         print("  warning: the machine is busy: timings and so the choices are noisy",
               file=sys.stderr)
     for m in report["models"]:
         if "error" in m:
-            print(f"{m['model']}: not tuned: {m['error']}")
+            print(f"{m['model']}: not tuned (the error above)")
             continue
         n = len(m["layers"])
         print(f"{m['model']}: {n} layer{'s' * (n != 1)} tuned")
@@ -122,7 +123,4 @@ def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
                 print(f"    op {ops:12} {_sig(c['signature'])[:32]:32} fused "
                       f"{c['fused_ms']:.4f} ms, apart {c['apart_ms']:.4f} ms"
                       f"{'  -> apart' if c['apart'] else ''}")
-    if failed:
-        print(f"clnn tune: {failed} of {len(paths)} model{'s' * (len(paths) != 1)} not tuned "
-              "(above)", file=sys.stderr)
     return 1 if failed else 0
