@@ -60,9 +60,9 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
 
 def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
                vec: int = 16, fh: int = 0) -> list[dict]:
-    """The tiles (:func:`tile_candidates`), then the row sweeps of the 3 widest vectors x the
-    3 widest tiles x the rows (-1, 0, 1) where the filter (``fh`` rows, 0: unknown, none) is
-    small enough to unroll."""
+    """The heuristic's variant first, then the tiles (:func:`tile_candidates`: the 3 widest
+    vectors x the 3 widest tiles x the rows -1, 0, 1) and, where the filter (``fh`` rows, 0:
+    unknown, none) is small enough to unroll, the row sweep of each."""
     tiles = tile_candidates(heuristic(cpu, o, ow, fw, sw, dw, vec), o, ow, fw, sw, dw)
     if not 0 < fh * fw <= SWEEP_TAPS:
         return tiles
