@@ -94,12 +94,7 @@ class Worker(models_ab.Worker):
         super().__init__(tree, extra_env, WORKER)
 
     def rates(self, path: str, reps: int) -> dict:
-        self.proc.stdin.write(f"{path} {reps}\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"the worker failed on {path}")
-        return json.loads(line)
+        return self.ask(path, reps)
 
 
 def kind(row: dict) -> str | None:

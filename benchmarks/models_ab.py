@@ -67,13 +67,17 @@ class Worker:
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True)
 
-    def times(self, name: str, n: int, out: str) -> list[float]:
-        self.proc.stdin.write(f"{name} {n} {out}\n")
+    def ask(self, name: str, *args):
+        """One request line (``name`` and ``args``) to the worker; its JSON answer."""
+        self.proc.stdin.write(" ".join(str(a) for a in (name, *args)) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:
             raise RuntimeError(f"the worker failed on {name}")
         return json.loads(line)
+
+    def times(self, name: str, n: int, out: str) -> list[float]:
+        return self.ask(name, n, out)
 
     def close(self):
         self.proc.stdin.close()
