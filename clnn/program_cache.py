@@ -373,7 +373,7 @@ class CompileHelper:
     #: (measured on PoCL 3.1: a GEMM 0.15-0.9 s, a depthwise or direct convolution 0.15-0.45
     #: s, a pooling, resize or element-wise kernel 0.05-0.1 s)
     COST = {"gemm": 8, "conv_tile": 5, "conv_cvec": 5, "depthwise_tile": 5, "depthwise_sweep": 5,
-            "depthwise": 5}
+            "depthwise_slide": 5, "depthwise": 5}
 
     def __init__(self, proc, names: list):
         self.proc = proc

@@ -280,3 +280,116 @@ ${dw_store(dt, vw, tx, "continue")}\
     }
 }
 </%def>
+
+## The sliding window of depthwise_sweep (dilation 1 along x): one work-item per channel vector
+## and output row walks the row one output pixel a step, input-stationary: step t loads the sw
+## input columns (fh vectors each) that output t reads last and adds each into the ceil(fw / sw)
+## outputs still open that read it (a0: output t, which is then complete and stored, a1: t + 1,
+## ...); the filter stays in registers (loaded once per row), each input vector is loaded once
+## per output row, and the loads walk the row one pixel apart (a pointer bump, not the tiles'
+## per-load address arithmetic, which LLVM spilled to the stack: 18 read-modify-writes of stack
+## slots a tile in depthwise_sweep's 3x3 loop on PoCL). Steps whose columns lie inside the
+## input and rows all inside it run without checks. Launched as depthwise_sweep.
+## Kernel key: dt, fdt, vw, fw, sw, fh.
+<%def name="dw_slide_step(dt, vw, fw, sw, fh, cols, rows)">
+<%
+    quant = dt in ("u8", "i8")
+    V = ("int" if quant else "float") + ("" if vw == 1 else str(vw))
+    K = -(-fw // sw)
+%>
+% for s in range(sw):
+  % if fw - sw + s >= 0:
+        {
+            const int ix = t * ${sw} + cx + ${s};
+            ${"if (ix >= 0 && ix < W)" if cols else ""} {
+    % for q in range(fh):
+                ${"if (rv%d)" % q if rows else ""} {
+                    const ${V} v = ${vld(dt, vw, "ix * C", "xr%d" % q)}${" - za" if quant else ""};
+      % for k in range((fw - sw + s) // sw + 1):
+        % if quant:
+                    a${k} += v * w${q}_${fw - sw + s - k * sw};
+        % else:
+                    a${k} = fma(v, w${q}_${fw - sw + s - k * sw}, a${k});
+        % endif
+      % endfor
+                }
+    % endfor
+            }
+        }
+  % endif
+% endfor
+        {
+            const int ox0 = t;
+            const ${V} acc0 = a0;
+% for k in range(K - 1):
+            a${k} = a${k + 1};
+% endfor
+            a${K - 1} = (${V})(0);
+            ${"if (t >= 0)" if cols else ""} {
+                __global ${c.ctype(dt)}* yr = yrow + t * C;
+${dw_store(dt, vw, 1, "continue")}\
+            }
+        }
+</%def>
+
+<%def name="depthwise_slide(dt, fdt, vw, fw, sw, fh)">
+<%
+    quant = dt in ("u8", "i8")
+    S = "int" if quant else "float"
+    V = S if vw == 1 else "%s%d" % (S, vw)
+    bdt = "i32" if quant else dt
+    K = -(-fw // sw)
+%>
+__kernel void depthwise_slide(${c.tparam(dt, "x", True)}, ${c.tparam(fdt, "w", True)},
+                              ${c.tparam(bdt, "bias", True)}, ${c.tparam(dt, "y")},
+% if quant:
+                              __global const int* mult, __global const int* shift,
+% endif
+                              int H, int W, int C, int OH, int OW, int fh_, int stride_h,
+                              int dil_h, int pad_t, int pad_l, int za, int zw, int zo,
+                              ${S} lo, ${S} hi${"" if quant else ", int fnc"})
+{
+${c.toffsets("x", "w", "bias", "y")}
+    const int c0 = get_global_id(0) * ${vw};
+    const int row = get_global_id(2);
+    const int b = row / OH, oy = row - b * OH;
+    const int ys = oy * stride_h - pad_t;
+    x += (size_t)b * H * W * C + c0;
+    w += c0;
+% for q in range(fh):
+    const bool rv${q} = ys + ${q} * dil_h >= 0 && ys + ${q} * dil_h < H;
+    const __global ${c.ctype(dt)}* xr${q} = x + (size_t)clamp(ys + ${q} * dil_h, 0, H - 1) * W * C;
+  % for p in range(fw):
+    const ${V} w${q}_${p} = ${vld(fdt, vw, "%d * C" % (q * fw + p), "w")}${" - zw" if quant else ""};
+  % endfor
+% endfor
+    __global ${c.ctype(dt)}* yrow = y + (size_t)row * OW * C + c0;
+% if not quant:
+    const ${V} bv = ${vld(bdt, vw, "c0", "bias")};
+% endif
+% for k in range(K):
+    ${V} a${k} = (${V})(0);
+% endfor
+    /* step t reads columns t * sw + cx + s (s < sw); [t_in, t_out): the steps whose columns
+       all lie inside the input */
+    const int cx = ${fw - sw} - pad_l;
+    const int t_in = min(cx >= 0 ? 0 : (${sw - 1} - cx) / ${sw}, OW);
+    const int t_out = max(W - cx - ${sw} < 0 ? 0 : min((W - cx - ${sw}) / ${sw} + 1, OW), t_in);
+    int t = ${1 - K};
+    for (; t < t_in; ++t) {
+${dw_slide_step(dt, vw, fw, sw, fh, True, True)}\
+    }
+    if (${" && ".join("rv%d" % q for q in range(fh))}) {
+        for (; t < t_out; ++t) {
+${dw_slide_step(dt, vw, fw, sw, fh, False, False)}\
+        }
+    } else {
+        for (; t < t_out; ++t) {
+${dw_slide_step(dt, vw, fw, sw, fh, False, True)}\
+        }
+    }
+    for (; t < OW; ++t) {
+${dw_slide_step(dt, vw, fw, sw, fh, True, True)}\
+    }
+}
+</%def>
