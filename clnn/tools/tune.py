@@ -21,6 +21,8 @@ import sys
 def _variant(v) -> str:
     if isinstance(v, dict) and "vw" in v and "tile" not in v:  # depthwise_tile, conv_tile
         rows = {-1: "auto", 0: "driver"}.get(v["rows"], v["rows"])
+        if v.get("slide"):
+            return f"slide vw {v['vw']} rows {rows}"
         return f"{'sweep ' if v.get('sweep') else ''}vw {v['vw']} tx {v['tx']} rows {rows}"
     if isinstance(v, dict) and set(v) == {"m"}:  # 3x3 path (clnn/kernels/_winograd.py)
         return f"Winograd F({v['m']}x{v['m']},3x3)" if v["m"] else "im2col GEMM"
