@@ -9,10 +9,11 @@ work-item per output element: benchmarks/op_kernels.py), or its row sweep
 the row, or ``depthwise_slide``: one work-item per channel vector and output row, one output
 pixel a step with the filter held in registers and each input vector loaded once per output
 row (the CPU default for 3x3 and strided filters, the sweep for the other filters that
-unroll; the tuner picks per layer, clnn/kernels/_depthwise_variants.py). Other layouts and multipliers run the direct
-``depthwise`` kernel, one work-item per output element. Bias, fused activation and the
-reference requantization (per-tensor or per-channel multipliers) are fused in both. FLOAT32,
-FLOAT16 (stored half), QUANT8_ASYMM, QUANT8_ASYMM_SIGNED; NCHW through strides; dilation.
+unroll; the tuner picks per layer, clnn/kernels/_depthwise_variants.py). Other layouts and
+multipliers run the direct ``depthwise`` kernel, one work-item per output element. Bias, fused
+activation and the reference requantization (per-tensor or per-channel multipliers) are fused
+in all. FLOAT32, FLOAT16 (stored half), QUANT8_ASYMM, QUANT8_ASYMM_SIGNED; NCHW through
+strides; dilation.
 """
 
 from __future__ import annotations
