@@ -10,10 +10,9 @@ runs ``depthwise_slide``: one work-item per channel vector and output row, one o
 step with the filter in registers (tx 1; dilation 1 along x). The heuristic on a CPU is the
 sliding window (the widest vector dividing the channels, one row per work-group) for 3x3
 filters and strided ones, else the row sweep where the filter unrolls and a row has more
-than one step, else the tile rule
-measured on PoCL before (the widest tile whose span fits, tile_rows_group's rows); on a GPU
-narrower vectors and tiles (vw 4, tx 2: more work-items, fewer registers) and the driver's
-work-groups. The tuner measures float32 layers.
+than one step, else the tile rule measured on PoCL before (the widest tile whose span fits,
+tile_rows_group's rows); on a GPU narrower vectors and tiles (vw 4, tx 2: more work-items,
+fewer registers) and the driver's work-groups. The tuner measures float32 layers.
 """
 
 from __future__ import annotations
