@@ -126,6 +126,49 @@ vstore${vw}(${v}, 0, yr + ${off})\
 % endfor
 </%def>
 
+## The parameter list of the NHWC depthwise kernels (depthwise_tile, depthwise_sweep,
+## depthwise_slide): ``fh``'s name is fh_ where the filter height is a knob.
+<%def name="dw_params(name, dt, fdt, fh)">\
+<%
+    quant = dt in ("u8", "i8")
+    S = "int" if quant else "float"
+    bdt = "i32" if quant else dt
+    pad = " " * len("__kernel void %s(" % name)
+%>\
+__kernel void ${name}(${c.tparam(dt, "x", True)}, ${c.tparam(fdt, "w", True)},
+${pad}${c.tparam(bdt, "bias", True)}, ${c.tparam(dt, "y")},
+% if quant:
+${pad}__global const int* mult, __global const int* shift,
+% endif
+${pad}int H, int W, int C, int OH, int OW, int ${fh}, int stride_h,
+${pad}int dil_h, int pad_t, int pad_l, int za, int zw, int zo,
+${pad}${S} lo, ${S} hi${"" if quant else ", int fnc"})\
+</%def>
+
+## The set-up of a work-item of one channel vector and one output row (depthwise_sweep,
+## depthwise_slide): c0 (first channel), row (batch * output row), the input rows the filter
+## rows read (xr<q>, clamped into the input; rv<q>: whether inside it), x and w at the
+## channel vector, the bias vector bv (float).
+<%def name="dw_row_setup(dt, vw, fh)">
+<%
+    quant = dt in ("u8", "i8")
+    V = "float" if vw == 1 else "float%d" % vw
+%>\
+    const int c0 = get_global_id(0) * ${vw};
+    const int row = get_global_id(2);
+    const int b = row / OH, oy = row - b * OH;
+    const int ys = oy * stride_h - pad_t;
+    x += (size_t)b * H * W * C + c0;
+    w += c0;
+% for q in range(fh):
+    const bool rv${q} = ys + ${q} * dil_h >= 0 && ys + ${q} * dil_h < H;
+    const __global ${c.ctype(dt)}* xr${q} = x + (size_t)clamp(ys + ${q} * dil_h, 0, H - 1) * W * C;
+% endfor
+% if not quant:
+    const ${V} bv = ${vld(dt, vw, "c0", "bias")};
+% endif
+</%def>
+
 <%def name="depthwise_tile(dt, fdt, vw, tx, fw, sw, dw)">
 <%
     quant = dt in ("u8", "i8")
@@ -134,14 +177,7 @@ vstore${vw}(${v}, 0, yr + ${off})\
     bdt = "i32" if quant else dt
     span = (tx - 1) * sw + (fw - 1) * dw + 1
 %>
-__kernel void depthwise_tile(${c.tparam(dt, "x", True)}, ${c.tparam(fdt, "w", True)},
-                             ${c.tparam(bdt, "bias", True)}, ${c.tparam(dt, "y")},
-% if quant:
-                             __global const int* mult, __global const int* shift,
-% endif
-                             int H, int W, int C, int OH, int OW, int fh, int stride_h,
-                             int dil_h, int pad_t, int pad_l, int za, int zw, int zo,
-                             ${S} lo, ${S} hi${"" if quant else ", int fnc"})
+${dw_params("depthwise_tile", dt, fdt, "fh")}
 {
 ${c.toffsets("x", "w", "bias", "y")}
     const int c0 = get_global_id(0) * ${vw}, ox0 = get_global_id(1) * ${tx};
@@ -235,33 +271,13 @@ ${dw_store(dt, vw, tx, "return")}\
     quant = dt in ("u8", "i8")
     S = "int" if quant else "float"
     V = S if vw == 1 else "%s%d" % (S, vw)
-    bdt = "i32" if quant else dt
     span = (tx - 1) * sw + (fw - 1) * dw + 1
 %>
-__kernel void depthwise_sweep(${c.tparam(dt, "x", True)}, ${c.tparam(fdt, "w", True)},
-                              ${c.tparam(bdt, "bias", True)}, ${c.tparam(dt, "y")},
-% if quant:
-                              __global const int* mult, __global const int* shift,
-% endif
-                              int H, int W, int C, int OH, int OW, int fh_, int stride_h,
-                              int dil_h, int pad_t, int pad_l, int za, int zw, int zo,
-                              ${S} lo, ${S} hi${"" if quant else ", int fnc"})
+${dw_params("depthwise_sweep", dt, fdt, "fh_")}
 {
 ${c.toffsets("x", "w", "bias", "y")}
-    const int c0 = get_global_id(0) * ${vw};
-    const int t = get_global_id(2);
-    const int b = t / OH, oy = t - b * OH;
-    const int ys = oy * stride_h - pad_t;
-    x += (size_t)b * H * W * C + c0;
-    w += c0;
-% for q in range(fh):
-    const bool rv${q} = ys + ${q} * dil_h >= 0 && ys + ${q} * dil_h < H;
-    const __global ${c.ctype(dt)}* xr${q} = x + (size_t)clamp(ys + ${q} * dil_h, 0, H - 1) * W * C;
-% endfor
-    __global ${c.ctype(dt)}* yr = y + (size_t)t * OW * C + c0;
-% if not quant:
-    const ${V} bv = ${vld(bdt, vw, "c0", "bias")};
-% endif
+${dw_row_setup(dt, vw, fh)}\
+    __global ${c.ctype(dt)}* yr = y + (size_t)row * OW * C + c0;
     for (int ox0 = 0; ox0 < OW; ox0 += ${tx}, yr += ${tx} * C) {
         const int xs = ox0 * ${sw} - pad_l;
 % for j in range(tx):
@@ -337,36 +353,18 @@ ${dw_store(dt, vw, 1, "continue")}\
     quant = dt in ("u8", "i8")
     S = "int" if quant else "float"
     V = S if vw == 1 else "%s%d" % (S, vw)
-    bdt = "i32" if quant else dt
     K = -(-fw // sw)
 %>
-__kernel void depthwise_slide(${c.tparam(dt, "x", True)}, ${c.tparam(fdt, "w", True)},
-                              ${c.tparam(bdt, "bias", True)}, ${c.tparam(dt, "y")},
-% if quant:
-                              __global const int* mult, __global const int* shift,
-% endif
-                              int H, int W, int C, int OH, int OW, int fh_, int stride_h,
-                              int dil_h, int pad_t, int pad_l, int za, int zw, int zo,
-                              ${S} lo, ${S} hi${"" if quant else ", int fnc"})
+${dw_params("depthwise_slide", dt, fdt, "fh_")}
 {
 ${c.toffsets("x", "w", "bias", "y")}
-    const int c0 = get_global_id(0) * ${vw};
-    const int row = get_global_id(2);
-    const int b = row / OH, oy = row - b * OH;
-    const int ys = oy * stride_h - pad_t;
-    x += (size_t)b * H * W * C + c0;
-    w += c0;
+${dw_row_setup(dt, vw, fh)}\
 % for q in range(fh):
-    const bool rv${q} = ys + ${q} * dil_h >= 0 && ys + ${q} * dil_h < H;
-    const __global ${c.ctype(dt)}* xr${q} = x + (size_t)clamp(ys + ${q} * dil_h, 0, H - 1) * W * C;
   % for p in range(fw):
     const ${V} w${q}_${p} = ${vld(fdt, vw, "%d * C" % (q * fw + p), "w")}${" - zw" if quant else ""};
   % endfor
 % endfor
     __global ${c.ctype(dt)}* yrow = y + (size_t)row * OW * C + c0;
-% if not quant:
-    const ${V} bv = ${vld(bdt, vw, "c0", "bias")};
-% endif
 % for k in range(K):
     ${V} a${k} = (${V})(0);
 % endfor
