@@ -111,7 +111,8 @@ ${c.toffsets("x", "bias", "y")}
     else:
         rv = " + vload%d(0, rr + %d * O)" % (vw, j)
 %>\
-        ${V} r = clamp(acc${j} + bv${rv}, (${V})lo, (${V})hi);
+        ${V} r = acc${j} + bv${rv};
+        ${c.clamp_to("r", V)};
   % if prelu and vw == 1:
         if (r < 0.0f) r *= av;
   % elif prelu:
@@ -338,7 +339,7 @@ __kernel void wino_out(__global const float* mm, int mm_off, __global const floa
     % if res:
             u += ${ld("res", "res_off + yo")};
     % endif
-            u = clamp(u, (${V})lo, (${V})hi);
+            ${c.clamp_to("u", V)};
     % if prelu and vw == 1:
             if (u < 0.0f) u *= av;
     % elif prelu:

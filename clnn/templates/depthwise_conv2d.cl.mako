@@ -98,7 +98,8 @@ vstore${vw}(${v}, 0, yr + ${off})\
     if (fnc == 0 && ox0 + ${tx} <= OW) {  /* no function, a full tile: plain stores (the
         function's run-time branches cost the compiled stores their straight line) */
   % for j in range(tx):
-        const ${V} r${j} = clamp(acc${j} + bv, (${V})lo, (${V})hi);
+        ${V} r${j} = acc${j} + bv;
+        ${c.clamp_to("r%d" % j, V)};
         ${vst(dt, vw, "r%d" % j, "%d * C" % j)};
   % endfor
         ${leave};
@@ -117,7 +118,8 @@ vstore${vw}(${v}, 0, yr + ${off})\
             yr[${j} * C + l] = (${c.ctype(dt)})clamp(r, lo, hi);
         }
   % else:
-        ${V} r = clamp(acc${j} + bv, (${V})lo, (${V})hi);
+        ${V} r = acc${j} + bv;
+        ${c.clamp_to("r", V)};
         if (fnc == 1) r = ${c.post_fn("LOGISTIC", "r")};
         else if (fnc == 2) r = ${c.post_fn("HARD_SWISH", "r")};
         ${vst(dt, vw, "r", "%d * C" % j)};

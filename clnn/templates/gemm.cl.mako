@@ -219,10 +219,11 @@ __kernel void dwpw(${c.tparam(dt, "src", True)}, ${c.tparam(dt, "wd", True)},
 % endfor
         }
 % for r in range(mr):
+        ${c.clamp_to("d%d" % r, CV, "dlo", "dhi")};
   % if cv > 1:
-        vstore${cv}(clamp(d${r}, (${CV})dlo, (${CV})dhi), 0, dm + ${r * kmax} + k0);
+        vstore${cv}(d${r}, 0, dm + ${r * kmax} + k0);
   % else:
-        dm[${r * kmax} + k0] = clamp(d${r}, dlo, dhi);
+        dm[${r * kmax} + k0] = d${r};
   % endif
 % endfor
     }
@@ -380,7 +381,7 @@ ${store_vector(odt, vw, r, v)}\
       % if has_r:
             t += ${vl}(0, res + (size_t)(m0 + ${r}) * res_ld + n0 + ${v * vw});
       % endif
-            t = clamp(t, (${V})lo, (${V})hi);
+            ${c.clamp_to("t", V)};
       % if has_p:
             t = select(t * fa${v}, t, t >= (${V})(0.0f));
       % endif
@@ -424,7 +425,7 @@ ${store_vector(odt, vw, r, v)}\
                     rl[l] = l < rn${v} ? ${c.ldf(odt, "res", rt + " + l")} : 0.0f;
                 t += vload${vw}(0, rl);
             }
-            t = clamp(t, (${V})lo, (${V})hi);
+            ${c.clamp_to("t", V)};
             if (has_prelu) t = select(t * av${v}, t, t >= (${V})(0.0f));
             if (fnc == 1) t = ${c.post_fn("LOGISTIC", "t")};
             else if (fnc == 2) t = ${c.post_fn("HARD_SWISH", "t")};
