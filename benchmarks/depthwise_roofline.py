@@ -59,8 +59,9 @@ def layers(device, paths: list[str]) -> dict:
     return seen
 
 
-def copy_seconds(device, nin: int, nout: int, reps: int) -> float:
-    """Median seconds of the copy kernel reading ``nin`` and writing ``nout`` floats."""
+def copy_seconds(device, kernel, nin: int, nout: int, reps: int) -> float:
+    """Median seconds of the copy ``kernel`` (COPY, built once) reading ``nin`` and writing
+    ``nout`` floats."""
     import numpy as np
     import pyopencl as cl
 
@@ -68,7 +69,6 @@ def copy_seconds(device, nin: int, nout: int, reps: int) -> float:
 
     q = device.timing_queue()
     vin, vout = -(-nin // 16), -(-nout // 16)
-    kernel = cl.Kernel(cl.Program(device.context, COPY).build(), "traffic")
     bufs = [cl.Buffer(device.context, cl.mem_flags.READ_WRITE, 64 * n) for n in (vin, vout)]
     for b, n in zip(bufs, (vin, vout)):
         cl.enqueue_fill_buffer(q, b, np.float32(0), 0, 64 * n)
@@ -83,11 +83,14 @@ def copy_seconds(device, nin: int, nout: int, reps: int) -> float:
 
 
 def measure(device, paths: list[str], reps: int) -> dict:
+    import pyopencl as cl
+
     from clnn import tuning
     from clnn.kernels import _depthwise_variants as dv
     from clnn.tools.bench_peak import load_or_measure_peak, peak_figures
 
     fma = peak_figures(load_or_measure_peak(device))[0] * 1e9
+    copy = cl.Kernel(cl.Program(device.context, COPY).build(), "traffic")
     rows = []
     for sig_json, (n, rule) in sorted(layers(device, paths).items()):
         s = json.loads(sig_json)
@@ -96,7 +99,7 @@ def measure(device, paths: list[str], reps: int) -> dict:
             device, lambda v, sig=sig: dv.scratch_depthwise(device, v, sig), [rule], reps,
             lambda: True)
         t_rule = times[tuning._key(rule)] * 1e-3
-        t_copy = copy_seconds(device, s["n"] * s["h"] * s["w"] * s["o"],
+        t_copy = copy_seconds(device, copy, s["n"] * s["h"] * s["w"] * s["o"],
                               s["n"] * s["oh"] * s["ow"] * s["o"], reps)
         flop = 2.0 * s["n"] * s["oh"] * s["ow"] * s["o"] * s["fh"] * s["fw"]
         form = f"{s['fh']}x{s['fw']} s{s['sw']}"
