@@ -7,10 +7,13 @@ work-group shape ((channel blocks, 1, rows) as :func:`clnn.kernels._tiles.tile_r
 builds it; 0: the driver's choice). ``"sweep": 1`` runs ``depthwise_sweep`` instead: one
 work-item per channel vector and output row, tx pixels at a time along the row; ``"slide": 1``
 runs ``depthwise_slide``: one work-item per channel vector and output row, one output pixel a
-step with the filter in registers (tx 1; dilation 1 along x). The heuristic on a CPU is the
-sliding window (the widest vector dividing the channels, one row per work-group) for 3x3
-filters and strided ones, else the row sweep where the filter unrolls and a row has more
-than one step, else the tile rule measured on PoCL before (the widest tile whose span fits,
+step with the filter in registers (tx 1; dilation 1 along x); ``"row": 1`` runs
+``depthwise_row``: the row sweep with the row's geometry (input and output widths, left
+padding) compiled in, tiles of tx pixels loading only the columns inside the input. The
+heuristic on a CPU is that row kernel (the widest vector dividing the channels, tiles of at
+most 8 native vectors of accumulators, one row per work-group) wherever the filter unrolls
+with dilation 1 along x, else the row sweep where the filter unrolls and a row has more than
+one step, else the tile rule measured on PoCL before (the widest tile whose span fits,
 tile_rows_group's rows); on a GPU narrower vectors and tiles (vw 4, tx 2: more work-items,
 fewer registers) and the driver's work-groups. The tuner measures float32 layers.
 """
@@ -21,8 +24,9 @@ from clnn.kernels import _gemm_variants
 from clnn.kernels._tiles import MAX_SPAN, fit_registers, tile_rows_group, tile_width
 
 #: the variant space's version, part of every signature: an entry measured over an older space
-#: (1: without the row sweeps, 2: without the sliding windows) is measured again
-SPACE = 3
+#: (1: without the row sweeps, 2: without the sliding windows, 3: without the compiled rows)
+#: is measured again
+SPACE = 4
 #: most filter taps of a row sweep (its filter rows unroll)
 SWEEP_TAPS = 49
 
@@ -41,12 +45,12 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
     """The variant without a tuning entry (``fh``: the filter's rows, 0 unknown)."""
     vws, txs = vector_widths(o), tile_widths(ow, fw, sw, dw)
     sweep_tx = fit_registers(next(t for t in txs if t <= 4), vws[0], vec) if txs else 0
-    if cpu and slides_apply(fw, sw, dw, fh) and (sw > 1 or 1 < fh * fw <= 9):
-        # the sliding window, widest vector, one row per work-group, for 3x3 filters and
-        # strided ones: over the 139 depthwise layers of the MediaPipe models (PoCL, AVX2)
-        # 1.19x the sweep's throughput on 3x3 stride 1, 1.17x on 3x3 and 1.23x on 5x5 stride
-        # 2, but 0.92x on 5x5 stride 1 (its 25 filter vectors spill: the sweep keeps those)
-        return {"vw": vws[0], "tx": 1, "rows": 1, "slide": 1}
+    if cpu and slides_apply(fw, sw, dw, fh):
+        # the compiled row, widest vector, tiles of at most 8 native vectors of accumulators,
+        # one row per work-group: on layers of the MediaPipe models (PoCL, AVX2) 0.5-0.96x
+        # the time of the sliding window (3x3 and strided filters, the rule before) and of
+        # the row sweep (5x5 stride 1), most on narrow rows, whose tiles are mostly border
+        return {"vw": vws[0], "tx": fit_registers(8, vws[0], vec), "rows": 1, "row": 1}
     if cpu and 0 < fh * fw <= SWEEP_TAPS and ow > sweep_tx:
         # the row sweep, widest vector, 4 pixels a step, one row per work-group, where a row
         # has more than one step: over the 133 depthwise layers of the MediaPipe models
@@ -67,24 +71,28 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
 
 
 def slides_apply(fw: int, sw: int, dw: int, fh: int) -> bool:
-    """Whether ``depthwise_slide`` runs the layer: the filter (``fh`` rows, 0: unknown) unrolls,
-    dilation 1 along x, a stride no wider than the filter."""
+    """Whether ``depthwise_slide`` and ``depthwise_row`` run the layer: the filter (``fh`` rows,
+    0: unknown) unrolls, dilation 1 along x, a stride no wider than the filter."""
     return 0 < fh * fw <= SWEEP_TAPS and dw == 1 and sw <= fw
 
 
 def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
                vec: int = 16, fh: int = 0) -> list[dict]:
-    """The heuristic's variant first, then the tiles (:func:`tile_candidates`: the 3 widest
-    vectors x the 3 widest tiles x the rows -1, 0, 1) and, where the filter (``fh`` rows, 0:
-    unknown, none) is small enough to unroll, the row sweep of each and the sliding windows
-    (the 3 widest vectors x the rows)."""
+    """The heuristic's variant first, then the compiled rows (the 3 widest vectors x tiles of
+    4, 6 and 8 pixels, one row per work-group), the tiles (:func:`tile_candidates`: the 3
+    widest vectors x the 3 widest tiles x the rows -1, 0, 1) and, where the filter (``fh``
+    rows, 0: unknown, none) is small enough to unroll, the row sweep of each and the sliding
+    windows (the 3 widest vectors x the rows); the compiled rows and sliding windows where
+    :func:`slides_apply`."""
     tiles = tile_candidates(heuristic(cpu, o, ow, fw, sw, dw, vec), o, ow, fw, sw, dw)
     if not 0 < fh * fw <= SWEEP_TAPS:
         return tiles
     first = heuristic(cpu, o, ow, fw, sw, dw, vec, fh)
     slides = [{"vw": vw, "tx": 1, "rows": rows, "slide": 1} for vw in vector_widths(o)[:3]
               for rows in (-1, 0, 1)] if slides_apply(fw, sw, dw, fh) else []
-    return [first, *(v for v in tiles + [{**t, "sweep": 1} for t in tiles] + slides
+    rows = [{"vw": vw, "tx": tx, "rows": 1, "row": 1} for vw in vector_widths(o)[:3]
+            for tx in (4, 6, 8)] if slides_apply(fw, sw, dw, fh) else []
+    return [first, *(v for v in rows + tiles + [{**t, "sweep": 1} for t in tiles] + slides
                      if v != first)]
 
 
@@ -95,8 +103,12 @@ def signature(*, dt: str, n: int, h: int, w: int, o: int, oh: int, ow: int, fh: 
             "sh": sh, "sw": sw, "dh": dh, "dw": dw, "space": SPACE}
 
 
-def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int):
-    """(kernel name, key, global size) of variant ``v`` given depthwise_tile's ``key``."""
+def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, pl: int = 0):
+    """(kernel name, key, global size) of variant ``v`` given depthwise_tile's ``key`` (``w``,
+    ``pl``: the input's width and left padding, which depthwise_row compiles in)."""
+    if v.get("row"):
+        return "depthwise_row", {**{k: key[k] for k in ("dt", "fdt", "vw", "tx", "fw", "sw")},
+                                 "fh": fh, "w": w, "ow": ow, "pl": pl}, (o // v["vw"], 1, n_oh)
     if v.get("slide"):
         return "depthwise_slide", {**{k: key[k] for k in ("dt", "fdt", "vw", "fw", "sw")},
                                    "fh": fh}, (o // v["vw"], 1, n_oh)
@@ -162,7 +174,8 @@ def choose_tile(b, family: str, sig: dict, cands, scratch, flop: float,
 
 def scratch_depthwise(device, v: dict, s: dict, out=None):
     """(kernels, release) of one float32 depthwise_tile layer in variant ``v`` on zeroed
-    scratch buffers (``out``: the output buffer, the caller's, else one of them)."""
+    scratch buffers (``out``: the output buffer, the caller's, else one of them), padded as
+    SAME pads (the signature holds no padding: half of it on top and left, rounded down)."""
     import numpy as np
 
     from clnn.kernels.support import f32, i32
@@ -171,15 +184,17 @@ def scratch_depthwise(device, v: dict, s: dict, out=None):
              s["n"] * s["oh"] * s["ow"] * s["c"])
     mine = _gemm_variants.zeroed(device, sizes if out is None else sizes[:3])
     bufs = mine if out is None else [*mine, out]
+    pt, pl = (max((o - 1) * st + (f - 1) * d + 1 - i, 0) // 2 for o, st, f, d, i in (
+        (s["oh"], s["sh"], s["fh"], s["dh"], s["h"]), (s["ow"], s["sw"], s["fw"], s["dw"], s["w"])))
     name, key, gsize = kernel(v, {"dt": "f32", "fdt": "f32", "vw": v["vw"], "tx": v["tx"],
                                   "fw": s["fw"], "sw": s["sw"], "dw": s["dw"]},
-                              s["fh"], s["ow"], s["n"] * s["oh"], s["c"])
+                              s["fh"], s["ow"], s["n"] * s["oh"], s["c"], s["w"], pl)
     rec = _gemm_variants._Recorder(device, 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"]
                                    * s["fw"])
     rec.launch("depthwise_conv2d", name, key, gsize,
                [*[x for buf in bufs for x in (buf, i32(0))],
                 *[i32(x) for x in (s["h"], s["w"], s["c"], s["oh"], s["ow"], s["fh"], s["sh"],
-                                   s["dh"], 0, 0, 0, 0, 0)], f32(-np.inf), f32(np.inf),
+                                   s["dh"], pt, pl, 0, 0, 0)], f32(-np.inf), f32(np.inf),
                 i32(0)],
                local_size=local_for(v["rows"], gsize, int(device.cl_device.max_work_group_size)),
                flexible=True)

@@ -63,7 +63,7 @@ def plan(ctx, b):
         vw, tx = v["vw"], v["tx"]
         name, key, gsize = _depthwise_variants.kernel(
             v, {"dt": dt, "fdt": code(fi), "vw": vw, "tx": tx, "fw": fw, "sw": p.stride_w,
-                "dw": p.dil_w}, fh, ow, n * oh, o)
+                "dw": p.dil_w}, fh, ow, n * oh, o, w, left)
         fnc = [] if quant else [i32(_gemm.FLEX_FUNCTIONS.index(fused.fn if fused else None))]
         local = _depthwise_variants.local_for(v["rows"], gsize,
                                               int(b.device.cl_device.max_work_group_size))

@@ -393,3 +393,79 @@ ${dw_slide_step(dt, vw, fw, sw, fh, True, True)}\
     }
 }
 </%def>
+
+## The row with its geometry compiled in (dilation 1 along x): one work-item per channel vector
+## and output row, as depthwise_sweep, but the input width w, the output width ow and the left
+## padding pl are knobs, so every tile's columns are known when the kernel is built: a tile
+## loads only the input columns inside the row, at constant offsets, and runs only the filter
+## taps that read them (no clamped indices, no per-load selects, the border taps' multiplies
+## skipped). Tiles of tx pixels (the last one narrower where tx does not divide ow); the tiles
+## inside the input run as a loop where there are more than ``unroll`` of them, else every
+## tile is written out. Launched as depthwise_sweep.
+## Kernel key: dt, fdt, vw, tx, fw, sw, fh, w, ow, pl.
+<%def name="dw_row_tile(dt, fdt, vw, n, fw, sw, fh, w, xs)">
+<%
+    quant = dt in ("u8", "i8")
+    V = ("int" if quant else "float") + ("" if vw == 1 else str(vw))
+    span = (n - 1) * sw + fw
+    known = isinstance(xs, int)
+    cols = [p for p in range(span) if not known or 0 <= xs + p < w]
+    taps = sorted({p - j * sw for p in cols for j in range(n) if 0 <= p - j * sw < fw})
+%>
+% for j in range(n):
+        ${V} acc${j} = (${V})(0);
+% endfor
+% for q in range(fh):
+        if (rv${q}) {
+  % for k in taps:
+            const ${V} w${k} = ${vld(fdt, vw, "%d * C" % (q * fw + k), "w")}${" - zw" if quant else ""};
+  % endfor
+  % for p in cols:
+            {
+                const ${V} v = ${vld(dt, vw, "%s * C" % (xs + p if known else "(xs + %d)" % p), "xr%d" % q)}${" - za" if quant else ""};
+    % for j in range(n):
+      % if 0 <= p - j * sw < fw:
+        % if quant:
+                acc${j} += v * w${p - j * sw};
+        % else:
+                acc${j} = fma(v, w${p - j * sw}, acc${j});
+        % endif
+      % endif
+    % endfor
+            }
+  % endfor
+        }
+% endfor
+</%def>
+
+<%def name="depthwise_row(dt, fdt, vw, tx, fw, sw, fh, w, ow, pl, unroll=2)">
+<%
+    tiles = [(t0, min(tx, ow - t0)) for t0 in range(0, ow, tx)]
+    inner = [i for i, (t0, n) in enumerate(tiles)
+             if n == tx and t0 * sw - pl >= 0 and t0 * sw - pl + (n - 1) * sw + fw <= w]
+    looped = inner if len(inner) > unroll else []
+%>
+${dw_params("depthwise_row", dt, fdt, "fh_")}
+{
+${c.toffsets("x", "w", "bias", "y")}
+${dw_row_setup(dt, vw, fh)}\
+    __global ${c.ctype(dt)}* const yrow = y + (size_t)row * OW * C + c0;
+% for i, (t0, n) in enumerate(tiles):
+  % if looped and i == looped[0]:
+    for (int ox0 = ${t0}; ox0 < ${tiles[looped[-1]][0] + tx}; ox0 += ${tx}) {
+        const int xs = ox0 * ${sw} - ${pl};
+${dw_row_tile(dt, fdt, vw, tx, fw, sw, fh, w, "xs")}\
+        __global ${c.ctype(dt)}* yr = yrow + ox0 * C;
+${dw_store(dt, vw, tx, "continue")}\
+    }
+  % elif i not in looped:
+    do {
+        const int ox0 = ${t0};
+${dw_row_tile(dt, fdt, vw, n, fw, sw, fh, w, t0 * sw - pl)}\
+        __global ${c.ctype(dt)}* yr = yrow + ${t0} * C;
+${dw_store(dt, vw, n, "break")}\
+    } while (0);
+  % endif
+% endfor
+}
+</%def>

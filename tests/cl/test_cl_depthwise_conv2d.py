@@ -49,10 +49,10 @@ def test_depthwise_filter_as_input(cl_device, name):
     compare(m, [x, w, bias], cl_device, kind_of(name))
 
 
-# the tiled NHWC kernels (depthwise_tile, depthwise_sweep, depthwise_slide): channel counts
-# giving every vector width (16, 8, 4, 2, 1), output widths that are not a multiple of the
-# 8-pixel tile, strides, dilation, padding on every side (wider than the filter's reach on the
-# left: output pixels with no input column), 3x3 / 5x5 / 7x1 filters
+# the tiled NHWC kernels (depthwise_tile, depthwise_sweep, depthwise_slide, depthwise_row):
+# channel counts giving every vector width (16, 8, 4, 2, 1), output widths that are not a
+# multiple of the 8-pixel tile, strides, dilation, padding on every side (wider than the
+# filter's reach on the left: output pixels with no input column), 3x3 / 5x5 / 7x1 filters
 TILED = [  # (x shape [n, h, w, c], filter h, w, pad l r t b, stride w h, dilation w h, act)
     ([2, 11, 13, 32], 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 1),
     ([1, 12, 19, 24], 5, 5, (2, 2, 2, 2), (2, 2), (1, 1), 3),
@@ -61,25 +61,30 @@ TILED = [  # (x shape [n, h, w, c], filter h, w, pad l r t b, stride w h, dilati
     ([1, 5, 3, 7], 3, 3, (1, 1, 1, 1), (1, 1), (1, 2), 0),
     ([1, 8, 9, 16], 3, 3, (0, 1, 0, 1), (2, 2), (1, 1), 1),
     ([1, 4, 5, 8], 3, 3, (3, 0, 2, 0), (1, 1), (1, 1), 0),
+    ([1, 7, 40, 16], 5, 5, (2, 2, 2, 2), (1, 1), (1, 1), 1),  # compiled rows: a loop of tiles
 ]
+KERNELS = ["depthwise_tile", "depthwise_sweep", "depthwise_slide", "depthwise_row"]
 
 
 @pytest.mark.parametrize("name", ["f32", "f16", "qa", "qs", "qs_pc"])
 @pytest.mark.parametrize("case", range(len(TILED)))
-@pytest.mark.parametrize("kernel", ["depthwise_tile", "depthwise_sweep", "depthwise_slide"])
+@pytest.mark.parametrize("kernel", KERNELS)
 def test_depthwise_tiled_kernel(cl_device, monkeypatch, name, case, kernel):
-    """The tiled kernels: the tile rule, its row sweep, and the CPU heuristic's sliding window
-    where it applies (dilation 1 along x; else the heuristic's own kernel)."""
+    """The tiled kernels: the tile rule, its row sweep, the sliding window and the CPU
+    heuristic's compiled row where they apply (dilation 1 along x; else the heuristic's own
+    kernel)."""
     x_shape, fh, fw, pads, strides, dil, act = TILED[case]
     n, h, w, c = x_shape
     ow_ = (w + pads[0] + pads[1] - (dil[0] * (fw - 1) + 1)) // strides[0] + 1
     v = _dv.heuristic(True, c, ow_, fw, strides[0], dil[0], 8,
-                      fh if kernel == "depthwise_slide" else 0)
+                      fh if kernel in KERNELS[2:] else 0)
     if kernel == "depthwise_sweep":
         v = {**v, "sweep": 1}
-    elif kernel == "depthwise_slide" and not v.get("slide"):
+    elif kernel in KERNELS[2:] and not v.get("row"):
         assert dil[0] > 1
         kernel = "depthwise_sweep" if v.get("sweep") else "depthwise_tile"
+    elif kernel == "depthwise_slide":
+        v = {"vw": v["vw"], "tx": 1, "rows": 1, "slide": 1}
     monkeypatch.setattr(_dv, "choose", lambda b, **kw: v)
     rng = np.random.default_rng(40 + case)
     xs, fs, bs, out, x = conv_operands(name, rng, x_shape, [1, fh, fw, c], channel_dim=3)

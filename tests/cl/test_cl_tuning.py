@@ -337,39 +337,46 @@ def test_depthwise_variant_matches_reference(cl_device, monkeypatch, v):
 
 
 def test_depthwise_heuristic_on_cpus():
-    # the sliding window for 3x3 and strided filters (x dilation 1), widest vector
+    # the compiled row wherever the filter unrolls with x dilation 1: widest vector, at most 8
+    # native vectors of accumulators (4 pixels x 16 channels or 8 x 8 on AVX2, 8 x 16 on
+    # AVX-512), one row per work-group
     assert _dv.heuristic(True, 32, 112, 3, 1, 1, vec=8, fh=3) == {
-        "vw": 16, "tx": 1, "rows": 1, "slide": 1}
+        "vw": 16, "tx": 4, "rows": 1, "row": 1}
     assert _dv.heuristic(True, 24, 3, 5, 2, 1, vec=8, fh=5) == {
-        "vw": 8, "tx": 1, "rows": 1, "slide": 1}
-    assert _dv.heuristic(True, 64, 1, 3, 1, 1, vec=8, fh=3)["slide"] == 1  # one pixel a row
-    # 5x5 stride 1 (25 filter vectors would spill) and 1x1: the row sweep
-    assert _dv.heuristic(True, 32, 112, 5, 1, 1, vec=8, fh=5) == {
-        "vw": 16, "tx": 4, "rows": 1, "sweep": 1}
-    assert "sweep" in _dv.heuristic(True, 32, 112, 1, 1, 1, vec=8, fh=1)
+        "vw": 8, "tx": 8, "rows": 1, "row": 1}
+    assert _dv.heuristic(True, 32, 112, 5, 1, 1, vec=16, fh=5) == {
+        "vw": 16, "tx": 8, "rows": 1, "row": 1}
+    assert _dv.heuristic(True, 64, 1, 3, 1, 1, vec=8, fh=3)["row"] == 1  # one pixel a row
+    assert "row" in _dv.heuristic(True, 32, 112, 1, 1, 1, vec=8, fh=1)
     # dilated along x: the row sweep (4 pixels a step, fitted to 8 native vectors)
     assert _dv.heuristic(True, 32, 112, 3, 1, 2, vec=8, fh=3) == {
         "vw": 16, "tx": 4, "rows": 1, "sweep": 1}
     assert "sweep" not in _dv.heuristic(True, 64, 4, 3, 1, 2, vec=8, fh=3)  # one step a row
     for fh, fw, sw in ((9, 9, 1), (1, 1, 2)):  # 81 taps; a stride wider than the filter
         h = _dv.heuristic(True, 32, 112, fw, sw, 1, vec=8, fh=fh)
-        assert "slide" not in h and ("sweep" in h) == (fh == 1)
-        assert not any(v.get("slide") for v in _dv.candidates(True, 32, 112, fw, sw, 1, 8, fh))
-    assert not {"slide", "sweep"} & set(_dv.heuristic(False, 32, 112, 3, 1, 1, fh=3))
+        assert not {"slide", "row"} & set(h) and ("sweep" in h) == (fh == 1)
+        assert not any(v.get("slide") or v.get("row")
+                       for v in _dv.candidates(True, 32, 112, fw, sw, 1, 8, fh))
+    assert not {"slide", "sweep", "row"} & set(_dv.heuristic(False, 32, 112, 3, 1, 1, fh=3))
     cands = _dv.candidates(True, 32, 112, 3, 1, 1, 8, 3)
     assert cands[0] == _dv.heuristic(True, 32, 112, 3, 1, 1, vec=8, fh=3)
     assert len({json.dumps(v, sort_keys=True) for v in cands}) == len(cands)
-    tiles = [v for v in cands if not v.get("sweep") and not v.get("slide")]
+    tiles = [v for v in cands if not {"sweep", "slide", "row"} & set(v)]
     assert sum(1 for v in cands if v.get("sweep")) == len(tiles)
     assert [(v["vw"], v["rows"]) for v in cands if v.get("slide")] == [
-        (16, 1), (16, -1), (16, 0), (8, -1), (8, 0), (8, 1), (4, -1), (4, 0), (4, 1)]
-    assert _dv.kernel(cands[0], {"dt": "f32", "fdt": "f32", "vw": 16, "tx": 1, "fw": 3, "sw": 1,
-                                 "dw": 1}, 3, 112, 112, 32) == (
+        (16, -1), (16, 0), (16, 1), (8, -1), (8, 0), (8, 1), (4, -1), (4, 0), (4, 1)]
+    assert sorted((v["vw"], v["tx"]) for v in cands if v.get("row")) == [
+        (4, 4), (4, 6), (4, 8), (8, 4), (8, 6), (8, 8), (16, 4), (16, 6), (16, 8)]
+    key = {"dt": "f32", "fdt": "f32", "vw": 16, "tx": 4, "fw": 3, "sw": 1, "dw": 1}
+    assert _dv.kernel(cands[0], key, 3, 112, 112, 32, 112, 1) == (
+        "depthwise_row", {"dt": "f32", "fdt": "f32", "vw": 16, "tx": 4, "fw": 3, "sw": 1,
+                          "fh": 3, "w": 112, "ow": 112, "pl": 1}, (2, 1, 112))
+    assert _dv.kernel({"vw": 16, "tx": 1, "rows": 1, "slide": 1}, key, 3, 112, 112, 32) == (
         "depthwise_slide", {"dt": "f32", "fdt": "f32", "vw": 16, "fw": 3, "sw": 1, "fh": 3},
         (2, 1, 112))
-    # an entry of the space before the sliding windows is not this signature's
+    # an entry of the space before the compiled rows is not this signature's
     assert _dv.signature(dt="f32", n=1, h=8, w=8, o=8, oh=8, ow=8, fh=3, fw=3, sh=1, sw=1, dh=1,
-                         dw=1)["space"] == _dv.SPACE == 3
+                         dw=1)["space"] == _dv.SPACE == 4
 
 
 def test_depthwise_heuristic_is_the_previous_rule_on_cpus():
