@@ -8,8 +8,9 @@ work-item per output element: benchmarks/op_kernels.py), or its row sweep
 ``depthwise_sweep``: one work-item per channel vector and output row, the tile in a loop along
 the row, or ``depthwise_slide``: one work-item per channel vector and output row, one output
 pixel a step with the filter held in registers and each input vector loaded once per output
-row (the CPU default for 3x3 and strided filters, the sweep for the other filters that
-unroll; the tuner picks per layer, clnn/kernels/_depthwise_variants.py). Other layouts and
+row, or ``depthwise_row``: the sweep with the row's geometry compiled in, loading only the
+input columns inside the row (the CPU default wherever the filter unrolls with dilation 1
+along x; the tuner picks per layer, clnn/kernels/_depthwise_variants.py). Other layouts and
 multipliers run the direct ``depthwise`` kernel, one work-item per output element. Bias, fused
 activation and the reference requantization (per-tensor or per-channel multipliers) are fused
 in all. FLOAT32, FLOAT16 (stored half), QUANT8_ASYMM, QUANT8_ASYMM_SIGNED; NCHW through
@@ -28,8 +29,8 @@ from hal.operations.conv2d import nhwc_shape, resolve_padding
 
 
 def tiled(ctx, p=None) -> bool:
-    """Whether the plan runs ``depthwise_tile``, ``depthwise_sweep`` or ``depthwise_slide`` (NHWC,
-    depth multiplier 1, the span fits)."""
+    """Whether the plan runs one of the tiled kernels (``depthwise_tile``, ``_sweep``, ``_slide``,
+    ``_row``: NHWC, depth multiplier 1, the span fits)."""
     p = p or hal_dw.depthwise_params(ctx)
     inp, fi = ctx.inputs[0], ctx.inputs[1]
     if p.nchw or p.extra[0] != 1 or inp.rank != 4 or fi.rank != 4:

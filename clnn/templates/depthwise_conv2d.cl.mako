@@ -84,9 +84,10 @@ vstore${vw}(${v}, 0, yr + ${off})\
 % endif
 </%def>
 
-## The stores of a tile of tx pixels at ``yr`` (depthwise_tile, depthwise_sweep): the bias
+## The stores of a tile of tx pixels at ``yr`` (depthwise_tile, _sweep, _slide, _row): the bias
 ## ``bv`` (float; the caller's), clamp, the run-time function; a full tile without a function
-## stores plainly and leaves (``leave``: return, or continue to the next tile).
+## stores plainly and leaves (``leave``: return, continue to the next tile, or break out of a
+## written-out tile's block).
 <%def name="dw_store(dt, vw, tx, leave)">
 <%
     quant = dt in ("u8", "i8")
@@ -128,8 +129,8 @@ vstore${vw}(${v}, 0, yr + ${off})\
 % endfor
 </%def>
 
-## The parameter list of the NHWC depthwise kernels (depthwise_tile, depthwise_sweep,
-## depthwise_slide): ``fh``'s name is fh_ where the filter height is a knob.
+## The parameter list of the NHWC depthwise kernels (depthwise_tile, _sweep, _slide, _row):
+## ``fh``'s name is fh_ where the filter height is a knob.
 <%def name="dw_params(name, dt, fdt, fh)">\
 <%
     quant = dt in ("u8", "i8")
@@ -148,7 +149,7 @@ ${pad}${S} lo, ${S} hi${"" if quant else ", int fnc"})\
 </%def>
 
 ## The set-up of a work-item of one channel vector and one output row (depthwise_sweep,
-## depthwise_slide): c0 (first channel), row (batch * output row), the input rows the filter
+## _slide, _row): c0 (first channel), row (batch * output row), the input rows the filter
 ## rows read (xr<q>, clamped into the input; rv<q>: whether inside it), x and w at the
 ## channel vector, the bias vector bv (float).
 <%def name="dw_row_setup(dt, vw, fh)">
