@@ -9,13 +9,15 @@ work-item per channel vector and output row, tx pixels at a time along the row; 
 runs ``depthwise_slide``: one work-item per channel vector and output row, one output pixel a
 step with the filter in registers (tx 1; dilation 1 along x); ``"row": 1`` runs
 ``depthwise_row``: the row sweep with the row's geometry (input and output widths, left
-padding) compiled in, tiles of tx pixels loading only the columns inside the input. The
-heuristic on a CPU is that row kernel (the widest vector dividing the channels, tiles of at
-most 8 native vectors of accumulators, one row per work-group) wherever the filter unrolls
-with dilation 1 along x, else the row sweep where the filter unrolls and a row has more than
-one step, else the tile rule measured on PoCL before (the widest tile whose span fits,
-tile_rows_group's rows); on a GPU narrower vectors and tiles (vw 4, tx 2: more work-items,
-fewer registers) and the driver's work-groups. The tuner measures float32 layers.
+padding) compiled in, tiles of tx pixels loading only the columns inside the input (a tuner
+candidate only: a kernel per row geometry costs too much of a cold prepare). The heuristic on
+a CPU is the sliding window (the widest vector dividing the channels, one row per work-group)
+for strided filters, 3x3 ones and, with native vectors of 16 floats, filters of at most
+:data:`SLIDE_VECTORS` native vectors, with dilation 1 along x; else the row sweep where the
+filter unrolls and a row has more than one step, else the tile rule measured on PoCL before
+(the widest tile whose span fits, tile_rows_group's rows); on a GPU narrower vectors and
+tiles (vw 4, tx 2: more work-items, fewer registers) and the driver's work-groups. The tuner
+measures float32 layers.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ from clnn.kernels._tiles import MAX_SPAN, fit_registers, tile_rows_group, tile_w
 SPACE = 4
 #: most filter taps of a row sweep (its filter rows unroll)
 SWEEP_TAPS = 49
+#: most native vectors of filter the CPU rule's sliding window of stride 1 holds beyond 3x3
+#: filters, on CPUs with native vectors of 16 floats (5x5 on AVX-512's 32 zmm registers; on
+#: AVX2's 16 ymm registers 5x5 filters spill: the row sweep keeps those)
+SLIDE_VECTORS = 25
 
 
 def vector_widths(o: int) -> list[int]:
@@ -45,12 +51,18 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
     """The variant without a tuning entry (``fh``: the filter's rows, 0 unknown)."""
     vws, txs = vector_widths(o), tile_widths(ow, fw, sw, dw)
     sweep_tx = fit_registers(next(t for t in txs if t <= 4), vws[0], vec) if txs else 0
-    if cpu and slides_apply(fw, sw, dw, fh):
-        # the compiled row, widest vector, tiles of at most 8 native vectors of accumulators,
-        # one row per work-group: on layers of the MediaPipe models (PoCL, AVX2) 0.5-0.96x
-        # the time of the sliding window (3x3 and strided filters, the rule before) and of
-        # the row sweep (5x5 stride 1), most on narrow rows, whose tiles are mostly border
-        return {"vw": vws[0], "tx": fit_registers(8, vws[0], vec), "rows": 1, "row": 1}
+    if cpu and slides_apply(fw, sw, dw, fh) and (sw > 1 or 1 < fh * fw <= 9 or (
+            vec >= 16 and fh * fw * -(-vws[0] // vec) <= SLIDE_VECTORS)):
+        # the sliding window, widest vector, one row per work-group, for strided filters and
+        # those whose filter vectors fit the registers: over the 139 depthwise layers of the
+        # MediaPipe models 1.19x the sweep's throughput on 3x3 stride 1, 1.17x on 3x3 and
+        # 1.23x on 5x5 stride 2 on AVX2 (PoCL), but 0.92x on 5x5 stride 1 there (its 50 ymm
+        # filter vectors spill: the sweep keeps those); 1.08-1.13x on 5x5 stride 1 on AVX-512
+        # (25 zmm). The compiled row (depthwise_row) measured 1.03-1.19x the sliding window
+        # per class on AVX-512, but compiles a kernel per row geometry: 0.4-0.6 s each in a
+        # cold prepare (pose_landmark_full 6.5 -> 15.0 s with it as the rule), so it is a
+        # tuner candidate only
+        return {"vw": vws[0], "tx": 1, "rows": 1, "slide": 1}
     if cpu and 0 < fh * fw <= SWEEP_TAPS and ow > sweep_tx:
         # the row sweep, widest vector, 4 pixels a step, one row per work-group, where a row
         # has more than one step: over the 133 depthwise layers of the MediaPipe models

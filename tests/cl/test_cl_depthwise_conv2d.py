@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from clnn.kernels import _depthwise_variants as _dv
+from clnn.kernels._tiles import fit_registers
 from tests.kits.cl_compare import compare
 from tests.kits.cl_conv_cases import TYPES, conv_operands, ints, kind_of
 from tests.kits.one_op_models import one_op_model, scalar
@@ -70,9 +71,8 @@ KERNELS = ["depthwise_tile", "depthwise_sweep", "depthwise_slide", "depthwise_ro
 @pytest.mark.parametrize("case", range(len(TILED)))
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_depthwise_tiled_kernel(cl_device, monkeypatch, name, case, kernel):
-    """The tiled kernels: the tile rule, its row sweep, the sliding window and the CPU
-    heuristic's compiled row where they apply (dilation 1 along x; else the heuristic's own
-    kernel)."""
+    """The tiled kernels: the tile rule, its row sweep, the sliding window and the compiled
+    row where they apply (dilation 1 along x; else the heuristic's own kernel)."""
     x_shape, fh, fw, pads, strides, dil, act = TILED[case]
     n, h, w, c = x_shape
     ow_ = (w + pads[0] + pads[1] - (dil[0] * (fw - 1) + 1)) // strides[0] + 1
@@ -80,11 +80,13 @@ def test_depthwise_tiled_kernel(cl_device, monkeypatch, name, case, kernel):
                       fh if kernel in KERNELS[2:] else 0)
     if kernel == "depthwise_sweep":
         v = {**v, "sweep": 1}
-    elif kernel in KERNELS[2:] and not v.get("row"):
-        assert dil[0] > 1
+    elif kernel in KERNELS[2:] and not _dv.slides_apply(fw, strides[0], dil[0], fh):
+        assert dil[0] > 1 and not {"slide", "row"} & set(v)
         kernel = "depthwise_sweep" if v.get("sweep") else "depthwise_tile"
     elif kernel == "depthwise_slide":
         v = {"vw": v["vw"], "tx": 1, "rows": 1, "slide": 1}
+    elif kernel == "depthwise_row":  # as the tuner's candidates have it (AVX2's 8 vectors)
+        v = {"vw": v["vw"], "tx": fit_registers(8, v["vw"], 8), "rows": 1, "row": 1}
     monkeypatch.setattr(_dv, "choose", lambda b, **kw: v)
     rng = np.random.default_rng(40 + case)
     xs, fs, bs, out, x = conv_operands(name, rng, x_shape, [1, fh, fw, c], channel_dim=3)

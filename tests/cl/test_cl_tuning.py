@@ -337,17 +337,24 @@ def test_depthwise_variant_matches_reference(cl_device, monkeypatch, v):
 
 
 def test_depthwise_heuristic_on_cpus():
-    # the compiled row wherever the filter unrolls with x dilation 1: widest vector, at most 8
-    # native vectors of accumulators (4 pixels x 16 channels or 8 x 8 on AVX2, 8 x 16 on
-    # AVX-512), one row per work-group
+    # the sliding window for 3x3 and strided filters (x dilation 1), widest vector, one row
+    # per work-group
     assert _dv.heuristic(True, 32, 112, 3, 1, 1, vec=8, fh=3) == {
-        "vw": 16, "tx": 4, "rows": 1, "row": 1}
+        "vw": 16, "tx": 1, "rows": 1, "slide": 1}
     assert _dv.heuristic(True, 24, 3, 5, 2, 1, vec=8, fh=5) == {
-        "vw": 8, "tx": 8, "rows": 1, "row": 1}
+        "vw": 8, "tx": 1, "rows": 1, "slide": 1}
+    assert _dv.heuristic(True, 64, 1, 3, 1, 1, vec=8, fh=3)["slide"] == 1  # one pixel a row
+    # 5x5 stride 1: the sliding window where its 25 filter vectors fit (native vectors of 16:
+    # AVX-512), else (AVX2: 50 ymm) the row sweep; 7x7 (49 vectors) and 1x1: the row sweep
     assert _dv.heuristic(True, 32, 112, 5, 1, 1, vec=16, fh=5) == {
-        "vw": 16, "tx": 8, "rows": 1, "row": 1}
-    assert _dv.heuristic(True, 64, 1, 3, 1, 1, vec=8, fh=3)["row"] == 1  # one pixel a row
-    assert "row" in _dv.heuristic(True, 32, 112, 1, 1, 1, vec=8, fh=1)
+        "vw": 16, "tx": 1, "rows": 1, "slide": 1}
+    assert _dv.heuristic(True, 32, 112, 5, 1, 1, vec=8, fh=5) == {
+        "vw": 16, "tx": 4, "rows": 1, "sweep": 1}
+    assert "sweep" in _dv.heuristic(True, 32, 112, 7, 1, 1, vec=16, fh=7)
+    assert "sweep" in _dv.heuristic(True, 32, 112, 1, 1, 1, vec=8, fh=1)
+    # the compiled row is a candidate only (a kernel per row geometry)
+    assert not any("row" in _dv.heuristic(True, 32, ow, f, s, 1, vec=v, fh=f)
+                   for ow in (1, 12, 112) for f in (1, 3, 5) for s in (1, 2) for v in (8, 16))
     # dilated along x: the row sweep (4 pixels a step, fitted to 8 native vectors)
     assert _dv.heuristic(True, 32, 112, 3, 1, 2, vec=8, fh=3) == {
         "vw": 16, "tx": 4, "rows": 1, "sweep": 1}
@@ -364,11 +371,12 @@ def test_depthwise_heuristic_on_cpus():
     tiles = [v for v in cands if not {"sweep", "slide", "row"} & set(v)]
     assert sum(1 for v in cands if v.get("sweep")) == len(tiles)
     assert [(v["vw"], v["rows"]) for v in cands if v.get("slide")] == [
-        (16, -1), (16, 0), (16, 1), (8, -1), (8, 0), (8, 1), (4, -1), (4, 0), (4, 1)]
+        (16, 1), (16, -1), (16, 0), (8, -1), (8, 0), (8, 1), (4, -1), (4, 0), (4, 1)]
     assert sorted((v["vw"], v["tx"]) for v in cands if v.get("row")) == [
         (4, 4), (4, 6), (4, 8), (8, 4), (8, 6), (8, 8), (16, 4), (16, 6), (16, 8)]
     key = {"dt": "f32", "fdt": "f32", "vw": 16, "tx": 4, "fw": 3, "sw": 1, "dw": 1}
-    assert _dv.kernel(cands[0], key, 3, 112, 112, 32, 112, 1) == (
+    assert _dv.kernel({"vw": 16, "tx": 4, "rows": 1, "row": 1}, key, 3, 112, 112, 32, 112,
+                      1) == (
         "depthwise_row", {"dt": "f32", "fdt": "f32", "vw": 16, "tx": 4, "fw": 3, "sw": 1,
                           "fh": 3, "w": 112, "ow": 112, "pl": 1}, (2, 1, 112))
     assert _dv.kernel({"vw": 16, "tx": 1, "rows": 1, "slide": 1}, key, 3, 112, 112, 32) == (
