@@ -100,10 +100,9 @@ def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
     if not 0 < fh * fw <= SWEEP_TAPS:
         return tiles
     first = heuristic(cpu, o, ow, fw, sw, dw, vec, fh)
-    slides = [{"vw": vw, "tx": 1, "rows": rows, "slide": 1} for vw in vector_widths(o)[:3]
-              for rows in (-1, 0, 1)] if slides_apply(fw, sw, dw, fh) else []
-    rows = [{"vw": vw, "tx": tx, "rows": 1, "row": 1} for vw in vector_widths(o)[:3]
-            for tx in (4, 6, 8)] if slides_apply(fw, sw, dw, fh) else []
+    vws = vector_widths(o)[:3] if slides_apply(fw, sw, dw, fh) else []
+    slides = [{"vw": vw, "tx": 1, "rows": rows, "slide": 1} for vw in vws for rows in (-1, 0, 1)]
+    rows = [{"vw": vw, "tx": tx, "rows": 1, "row": 1} for vw in vws for tx in (4, 6, 8)]
     return [first, *(v for v in rows + tiles + [{**t, "sweep": 1} for t in tiles] + slides
                      if v != first)]
 

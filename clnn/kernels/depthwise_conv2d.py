@@ -8,9 +8,10 @@ work-item per output element: benchmarks/op_kernels.py), or its row sweep
 ``depthwise_sweep``: one work-item per channel vector and output row, the tile in a loop along
 the row, or ``depthwise_slide``: one work-item per channel vector and output row, one output
 pixel a step with the filter held in registers and each input vector loaded once per output
-row, or ``depthwise_row``: the sweep with the row's geometry compiled in, loading only the
-input columns inside the row (the CPU default wherever the filter unrolls with dilation 1
-along x; the tuner picks per layer, clnn/kernels/_depthwise_variants.py). Other layouts and
+row (the CPU default for strided, 3x3 and, on 16-float vectors, 5x5 filters; the sweep for
+the other filters that unroll), or ``depthwise_row``: the sweep with the row's geometry
+compiled in, loading only the input columns inside the row (a tuner candidate; the tuner picks
+per layer, clnn/kernels/_depthwise_variants.py). Other layouts and
 multipliers run the direct ``depthwise`` kernel, one work-item per output element. Bias, fused
 activation and the reference requantization (per-tensor or per-channel multipliers) are fused
 in all. FLOAT32, FLOAT16 (stored half), QUANT8_ASYMM, QUANT8_ASYMM_SIGNED; NCHW through
