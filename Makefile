@@ -9,6 +9,7 @@ PY := $(VENV)/bin/python
 CORPUS ?= ../shared/cts/public
 CHECK_JOBS ?= 2
 CHECK_ARGS ?=
+CHECK_PROFILE ?= all
 
 .PHONY: demo test lint cts opencl oclgrind check-kernels bench clean
 
@@ -37,7 +38,7 @@ cts: $(VENV)/.installed opencl
 	$(VENV)/bin/clnn cts $(CORPUS) --device reference
 
 check-kernels: $(VENV)/.installed opencl oclgrind
-	$(PY) -m clnn.tools.check_kernels $(CORPUS) -j $(CHECK_JOBS) $(CHECK_ARGS)
+	$(PY) -m clnn.tools.check_kernels $(CORPUS) -j $(CHECK_JOBS) --profile $(CHECK_PROFILE) $(CHECK_ARGS)
 
 bench: $(VENV)/.installed opencl
 	$(PY) -m pip install -q -e '.[test,bench]'

@@ -175,13 +175,23 @@ class ClDevice(Device):
     $PYOPENCL_CTX, else the default);
     ``fallback``: run operations the kernels do not support on the reference device inside
     the prepared model (else prepare fails naming the first one); ``profiling``: a queue
-    with profiling events (``clnn demo``)."""
+    with profiling events (``clnn demo``); ``profile``: run under the limits of a smaller
+    device (a name of clnn.workgroups.PROFILES, e.g. "small-gpu"; None: $CLNN_DEVICE_PROFILE,
+    else the device's own limits)."""
 
     def __init__(self, device: str | None = None, fallback: bool = True,
-                 profiling: bool = False):
+                 profiling: bool = False, profile: str | None = None):
         import pyopencl as cl
 
+        from clnn.workgroups import DeviceLimits, profile_named
+
         self.platform, self.cl_device = select_device(device)
+        if profile is None:
+            profile = os.environ.get("CLNN_DEVICE_PROFILE", "").strip() or None
+        try:
+            self.limits = DeviceLimits.of(self.cl_device, profile_named(profile))
+        except ValueError as e:
+            raise DeviceUnavailable(str(e)) from None
         pocl_generic_work_groups(self.platform)
         self.context = cl.Context([self.cl_device])
         props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
@@ -269,9 +279,11 @@ class ClDevice(Device):
             return f"no OpenCL kernel for {operation.type.name}"
         if lookup(operation.type).prepare is None and kreg.max_shapes is None:
             return f"{operation.type.name} has no shape inference (prepare) in the HAL"
+        from clnn.kernels.registry import device_reason
+
         ctx = validation_context(model, sg, k)
         try:
-            return kreg.support(ctx)
+            return kreg.support(ctx) or device_reason(kreg, ctx, self.limits)
         except Exception as e:  # a support check must never crash the driver
             return f"support check failed: {type(e).__name__}: {e}"
 

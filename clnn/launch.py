@@ -13,6 +13,16 @@ from clnn.kernels._work import op_flop
 from clnn.kernels.registry import In, Out
 from clnn.memory import DeviceTensor, PoolTensor, on_device
 from clnn.program_cache import freeze
+from clnn.workgroups import (  # noqa: F401  (the launch names their callers import)
+    GROUPS_PER_UNIT,
+    MAX_SPLIT_ITEMS,
+    SPLIT_BYTES,
+    SPLIT_FLOP,
+    cpu_groups,
+    fit_local_size,
+    heavy,
+    work_groups,
+)
 from hal.errors import GeneralFailure
 from hal.types import NUMPY_DTYPE
 
@@ -50,7 +60,7 @@ class Launch:
     key: tuple | None = None
     args: list | None = None
 
-    def finish(self, programs, cl_device):
+    def finish(self, programs, limits):
         """Make the kernel of a pending launch: its arguments set, its local size fitted."""
         if self.pending is None:
             return
@@ -58,7 +68,7 @@ class Launch:
         kernel = programs.kernel(family, name, params)
         self.key, self.args = (family, name, freeze(params)), flat
         kernel.set_args(*flat)
-        self.local_size = work_groups(kernel, cl_device, f"{family}.{name}", self.global_size,
+        self.local_size = work_groups(kernel, limits, f"{family}.{name}", self.global_size,
                                       self.local_size, self.heavy, self.flexible)
         self.kernel, self.pending = kernel, None
 
@@ -384,43 +394,8 @@ class LaunchBuilder:
         if collecting is not None:  # the kernel is made once its program is built together
             collecting.append((family, name, freeze(params)))  # with the others (plan_ahead)
         else:
-            launch.finish(self.planner.programs, self.device.cl_device)
+            launch.finish(self.planner.programs, self.device.limits)
         self.launches.append(launch)
-
-def fit_local_size(kernel, device, name: str, local_size):
-    """``local_size`` where the device and this compiled kernel can run such work-groups, else
-    None (the driver picks): the families ask for the group size measured fastest on PoCL, up
-    to 256 work-items, which a device or a register-hungry kernel may not allow."""
-    import pyopencl as cl
-
-    if not local_size:
-        return None
-    local = tuple(int(v) for v in local_size)
-    info = cl.kernel_work_group_info
-    limit = int(kernel.get_work_group_info(info.WORK_GROUP_SIZE, device))
-    per_dim = device.max_work_item_sizes
-    if int(np.prod(local)) <= limit and all(v <= m for v, m in zip(local, per_dim)):
-        return local
-    required = tuple(kernel.get_work_group_info(info.COMPILE_WORK_GROUP_SIZE, device))
-    if any(required):
-        raise GeneralFailure(f"kernel {name} needs work-groups of {required} work-items; the "
-                             f"device {device.name.strip()} runs at most {limit} "
-                             f"(per dimension {tuple(per_dim)})")
-    return None
-
-
-#: an operation with at least this many FLOP (compute-bound families) or bytes (the others) is
-#: spread over several work-groups on a CPU device (:func:`cpu_groups`). Measured on PoCL 3.1
-#: (2 cores): below them one work-group on one core ran as fast or faster (waking a second
-#: worker costs more than it saves: face_landmark's 0.3 MFLOP GEMMs 8 -> 14 us when split);
-#: above them, split launches ran up to 1.9x faster (pose_detection's 14x14, 1152 -> 192
-#: convolution 0.81 -> 0.43 ms)
-SPLIT_FLOP = 1_000_000
-SPLIT_BYTES = 128 << 10
-#: work-groups per compute unit a split launch aims at (PoCL's worker threads take turns at
-#: chunks of them: a worker that starts late still finds some), and the largest split group
-GROUPS_PER_UNIT = 4
-MAX_SPLIT_ITEMS = 256
 
 
 def op_work(ctx) -> tuple[int, int]:
@@ -431,50 +406,3 @@ def op_work(ctx) -> tuple[int, int]:
     nbytes_ = sum(nbytes(i.shape, i.dtype) for i in ctx.inputs if not i.omitted and i.shape)
     nbytes_ += sum(nbytes(o.shape, o.dtype) for o in ctx.outputs)
     return op_flop(ctx.name, ins, outs), nbytes_
-
-
-def heavy(flop: float, nbytes_: float) -> bool:
-    return flop >= SPLIT_FLOP if flop else nbytes_ >= SPLIT_BYTES
-
-
-def work_groups(kernel, device, name: str, global_size, local_size, heavy_: bool,
-                flexible: bool):
-    """The local size a launch runs with: ``local_size`` fitted to the device and kernel
-    (:func:`fit_local_size`), then, for an operation that is :func:`heavy`, spread over a CPU's
-    compute units (:func:`cpu_groups`) where it is the driver's choice or a ``flexible`` hint.
-    The one choice of model launches, the tuner's scratch launches and ``clnn bench gemm``."""
-    local = fit_local_size(kernel, device, name, local_size)
-    if heavy_ and (local is None or flexible):
-        local = cpu_groups(global_size, device, local)
-    return local
-
-
-def cpu_groups(global_size, device, local=None):
-    """The work-groups of a heavy operation's launch on a CPU device. PoCL runs a work-group on
-    one worker thread, and its own choice for a launch left to it (``local`` None) packs a grid
-    of up to 4096 work-items into one or two work-groups, so such a launch used one core of the
-    two (measured: the 14x14, 1152 -> 192 GEMM of pose_detection ran at single-core speed,
-    0.81 ms); a family's explicit group can leave as few (a GEMM grid of 8 x 4 tiles in its
-    8 x 4 group: such a group is passed as ``local`` only where the kernel computes alike under
-    any whole work-groups, ``LaunchBuilder.launch(flexible=True)``). Returns work-groups
-    (whole divisors of each dimension, each at most ``local``'s where one is given, dimension
-    0 first: it is the contiguous one) of at most :data:`MAX_SPLIT_ITEMS` work-items that leave
-    at least :data:`GROUPS_PER_UNIT` per compute unit; ``local`` itself where it leaves as many
-    already, on other devices, or for a grid too small to split."""
-    import pyopencl as cl
-
-    if not device.type & cl.device_type.CPU:
-        return local
-    dims = [int(g) for g in global_size]
-    total = int(np.prod(dims))
-    units = int(device.max_compute_units)
-    want = GROUPS_PER_UNIT * units
-    if total < 2 * units or (local is not None and total // int(np.prod(local)) >= want):
-        return local
-    bound = list(local) if local is not None else [MAX_SPLIT_ITEMS] * len(dims)
-    out = [1] * len(dims)
-    for d, g in enumerate(dims):
-        items = int(np.prod(out))
-        out[d] = max(v for v in range(1, min(g, bound[d]) + 1) if g % v == 0 and
-                     items * v <= MAX_SPLIT_ITEMS and (total // (items * v) >= want or v == 1))
-    return tuple(out)

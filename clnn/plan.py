@@ -54,7 +54,7 @@ def check_fits(device, what: str, nbytes: int, total: int | None = None):
     """GENERAL_FAILURE naming ``what`` when ``nbytes`` exceed the device's largest buffer
     (CL_DEVICE_MAX_MEM_ALLOC_SIZE), or ``total`` its global memory: asked before the
     allocation, whose own error (INVALID_BUFFER_SIZE) names nothing."""
-    limit = int(device.cl_device.max_mem_alloc_size)
+    limit = device.limits.max_mem_alloc_size
     if nbytes > limit:
         raise TooLarge(f"{what} needs {nbytes} bytes, more than the largest buffer "
                        f"{device.name} can allocate ({limit} bytes)")
@@ -347,7 +347,7 @@ class Planner:
             plan = p.plans[key]
             try:
                 for launch in plan.launches if plan is not None else ():
-                    launch.finish(self.programs, self.device.cl_device)
+                    launch.finish(self.programs, self.device.limits)
             except Exception:  # a kernel that does not build: planned again at the execution
                 del p.plans[key]
 

@@ -70,6 +70,6 @@ def scratch_conv(device, v: dict, s: dict):
                 *[i32(q) for q in (s["h"], s["w"], s["c"], s["o"], s["oh"], s["ow"], s["fh"],
                                    s["sh"], s["dh"], 0, 0)], f32(-np.inf), f32(np.inf)],
                local_size=_depthwise_variants.local_for(
-                   v["rows"], gsize, int(device.cl_device.max_work_group_size)),
+                   v["rows"], gsize, device.limits.max_work_group_size),
                flexible=True)
     return rec.kernels, _gemm_variants.releaser([x, wt, bias, y])

@@ -170,10 +170,10 @@ def choose_tile(b, family: str, sig: dict, cands, scratch, flop: float,
     from clnn import tuning
 
     dev = b.device
-    cl_device = getattr(dev, "cl_device", None)
-    if cl_device is None:
+    limits = getattr(dev, "limits", None)
+    if limits is None:
         return cands(True, 16)[0]
-    t = _gemm_variants.traits(cl_device)
+    t = _gemm_variants.traits(limits)
     space = cands(t.cpu, t.vec)
     if sig["dt"] != "f32" or not hasattr(dev, "platform"):
         return space[0]
@@ -207,7 +207,7 @@ def scratch_depthwise(device, v: dict, s: dict, out=None):
                 *[i32(x) for x in (s["h"], s["w"], s["c"], s["oh"], s["ow"], s["fh"], s["sh"],
                                    s["dh"], pt, pl, 0, 0, 0)], f32(-np.inf), f32(np.inf),
                 i32(0)],
-               local_size=local_for(v["rows"], gsize, int(device.cl_device.max_work_group_size)),
+               local_size=local_for(v["rows"], gsize, device.limits.max_work_group_size),
                flexible=True)
 
     return rec.kernels, _gemm_variants.releaser(mine)

@@ -33,12 +33,7 @@ def status_word(b, messages: dict[int, str]):
 
 def group_size(b, n: int, cap: int = 64) -> int:
     """A power of two <= n, the cap and the device's work-group limits."""
-    dev = b.device.cl_device
-    limit = min(cap, int(dev.max_work_group_size), int(dev.max_work_item_sizes[0]), max(n, 1))
-    p = 1
-    while p * 2 <= limit:
-        p *= 2
-    return p
+    return b.device.limits.pow2_group(min(cap, max(n, 1)), local_bytes_per_item=8)
 
 
 def serial_sweep(b) -> bool:
@@ -46,6 +41,4 @@ def serial_sweep(b) -> bool:
     work-item's loop rather than by work-group scans: on a CPU device (PoCL) the scans'
     barriers cost more than the loop (BOX_WITH_NMS_LIMIT on 2,000 rois: about 2x slower);
     on a GPU the scans keep every step of a round parallel."""
-    import pyopencl as cl
-
-    return bool(b.device.cl_device.type & cl.device_type.CPU)
+    return b.device.limits.is_cpu

@@ -117,7 +117,7 @@ def plan_dwpw(ctx, b, epilogue, residual_columns, post_fn):
     n_out, _, _, k = (int(d) for d in fi.shape)
     bsz, oh, ow, _ = (int(d) for d in out.shape)
     m = bsz * oh * ow
-    traits = _gemm_variants.traits(b.device.cl_device)
+    traits = _gemm_variants.traits(b.device.limits)
     mr, nv, vw = f.tile
     bt = np.asarray(fi.value, np.float32).reshape(1, n_out, k).transpose(0, 2, 1)
     bpk = _gemm.device_buffer(b, _gemm.pack_weights(bt, nv * vw, False))

@@ -25,11 +25,10 @@ def choose(planner, op_index: int, sig: dict) -> list | None:
     from clnn import tuning
 
     device = planner.device
-    cl_device = getattr(device, "cl_device", None)
-    if _dwpw._MODE == "0" or cl_device is None:
+    if _dwpw._MODE == "0" or getattr(device, "limits", None) is None:
         return None
     m = sig["n"] * sig["oh"] * sig["ow"]
-    tiles = fused_tiles(_gemm_variants.traits(cl_device), sig["N"], sig["c"], m)
+    tiles = fused_tiles(_gemm_variants.traits(device.limits), sig["N"], sig["c"], m)
     if not tiles:
         return None
     if _dwpw._MODE == "all":
@@ -58,7 +57,7 @@ def scratch_layer(device, tuner, v: dict, s: dict):
 
     m = s["n"] * s["oh"] * s["ow"]
     n_out, c = s["N"], s["c"]
-    traits = _gemm_variants.traits(device.cl_device)
+    traits = _gemm_variants.traits(device.limits)
     if not v["fuse"]:
         dsig = _depthwise_variants.signature(o=c, **{k: s[k] for k in (
             "dt", "n", "h", "w", "oh", "ow", "fh", "fw", "sh", "sw", "dh", "dw")})

@@ -43,12 +43,10 @@ class Traits:
     vec: int = 16
 
 
-def traits(cl_device) -> Traits:
-    import pyopencl as cl
-
-    return Traits(bool(cl_device.type & cl.device_type.CPU), int(cl_device.max_work_group_size),
-                  tuple(int(v) for v in cl_device.max_work_item_sizes),
-                  int(cl_device.local_mem_size), int(cl_device.native_vector_width_float))
+def traits(limits) -> Traits:
+    """The traits of a device's :class:`clnn.workgroups.DeviceLimits`."""
+    return Traits(limits.is_cpu, limits.max_work_group_size, limits.max_work_item_sizes,
+                  limits.local_mem_size, limits.native_vector_width_float)
 
 
 def fits_n(tile, n: int) -> bool:
@@ -102,11 +100,11 @@ def choose(b, *, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) 
     from clnn import tuning
 
     dev = b.device
-    cl_device = getattr(dev, "cl_device", None)
-    if cl_device is None:
+    limits = getattr(dev, "limits", None)
+    if limits is None:
         return {"tile": list(_gemm.pick_tile(N, m=M, k=K, packed=amode == "packed")),
                 "wg": "auto"}
-    t = traits(cl_device)
+    t = traits(limits)
     packed = amode == "packed"
     default = heuristic(t, N, M, K, packed)
     if dt != "f32" or not hasattr(dev, "platform"):
@@ -131,17 +129,17 @@ def _layout(amode: str, m: int) -> dict:
 def device_default(b, n: int) -> dict:
     """The heuristic variant for the device ``b`` plans on (GEMMs that are not tuned:
     TRANSPOSE_CONV_2D, BATCH_MATMUL), so that no GEMM runs a CPU tile on a GPU."""
-    cl_device = getattr(b.device, "cl_device", None)
-    if cl_device is None:
+    limits = getattr(b.device, "limits", None)
+    if limits is None:
         return {"tile": list(_gemm.pick_tile(n)), "wg": "auto"}
-    return heuristic(traits(cl_device), n)
+    return heuristic(traits(limits), n)
 
 
 class _Recorder:
     """Just enough of LaunchBuilder for launch_gemm on scratch buffers."""
 
     def __init__(self, device, flop: float = 0.0):
-        from clnn.launch import heavy
+        from clnn.workgroups import heavy
 
         self.device = device
         self.kernels = []
@@ -150,13 +148,13 @@ class _Recorder:
 
     def launch(self, family, name, params, global_size, args, local_size=None,
                flexible=False):
-        from clnn.launch import work_groups
+        from clnn.workgroups import work_groups
 
         # (kernel(): the key may already be built into a combined program, renamed)
         k = self.device.programs.kernel(family, name, params)
         k.set_args(*args)
         gs = tuple(int(g) for g in global_size)
-        self.kernels.append((k, gs, work_groups(k, self.device.cl_device, name, gs, local_size,
+        self.kernels.append((k, gs, work_groups(k, self.device.limits, name, gs, local_size,
                                                 self.heavy, flexible)))
 
 

@@ -115,10 +115,9 @@ def choose(b, s: dict) -> int:
     if _FORCED is not None:
         return _FORCED
     device = b.device
-    cl_device = getattr(device, "cl_device", None)
-    if cl_device is None or not hasattr(device, "platform"):
+    if getattr(device, "limits", None) is None or not hasattr(device, "platform"):
         return 0
-    traits = _gemm_variants.traits(cl_device)
+    traits = _gemm_variants.traits(device.limits)
     default = {"m": heuristic(traits, s)}
     # F(4x4, 3x3)'s float32 error is ~7x the GEMM's (F(2x2)'s at most the GEMM's): not within
     # the float32 tolerance, a candidate where the model relaxes float32 to float16 precision
@@ -182,7 +181,7 @@ def plan_winograd(ctx, b, p, conv) -> bool:
         return False
     a = m + 2
     t = tiles(n, oh, ow, m)[2]
-    traits = _gemm_variants.traits(b.device.cl_device)
+    traits = _gemm_variants.traits(b.device.limits)
     gv = _gemm_variants.choose(b, dt="f32", amode="rows", M=t, N=o, K=c, batches=a * a)
     tile = tuple(gv["tile"])
     nr = tile[1] * tile[2]
@@ -238,7 +237,7 @@ def scratch_layer(device, tuner, v: dict, s: dict):
     the variant the GEMM path would run."""
     from clnn.kernels._dwpw_variants import _cached
 
-    traits = _gemm_variants.traits(device.cl_device)
+    traits = _gemm_variants.traits(device.limits)
     n, h, w, c, o, oh, ow = (s[k] for k in ("n", "h", "w", "c", "o", "oh", "ow"))
     nchw = bool(s.get("nchw"))
     m = v["m"]

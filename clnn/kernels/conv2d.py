@@ -226,7 +226,7 @@ def plan_conv_direct(ctx, b, p) -> bool:
         key["fn"] = post_fn(b)
     gsize = _conv_variants.global_size(v, n, o, oh, ow)
     local = _depthwise_variants.local_for(v["rows"], gsize,
-                                          int(b.device.cl_device.max_work_group_size))
+                                          b.device.limits.max_work_group_size)
     b.launch("conv2d", "conv_tile", key, gsize, local_size=local, flexible=True, args=[
              In(0), _gemm.device_buffer(b, packed), In(2), Out(0), *(res or ()), *(alpha or ()),
               *[i32(q) for q in (h, w, c, o, oh, ow, fh, p.stride_h, p.dil_h, top, left)],

@@ -68,7 +68,7 @@ def plan(ctx, b):
                 "dw": p.dil_w}, fh, ow, n * oh, o, w, left)
         fnc = [] if quant else [i32(_gemm.FLEX_FUNCTIONS.index(fused.fn if fused else None))]
         local = _depthwise_variants.local_for(v["rows"], gsize,
-                                              int(b.device.cl_device.max_work_group_size))
+                                              b.device.limits.max_work_group_size)
         b.launch("depthwise_conv2d", name, key, gsize,
                  local_size=local, flexible=True, args=[In(0), In(1), In(2), Out(0), *requant,
                   *[i32(v) for v in (h, w, o, oh, ow, fh, p.stride_h, p.dil_h, top, left,

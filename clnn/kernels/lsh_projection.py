@@ -31,7 +31,7 @@ def plan(ctx, b):
     rows = int(x.shape[0])
     weighted = ctx.has_input(2) and not ctx.inputs[2].omitted and numel(ctx.inputs[2].shape) > 0
     dense = kind == DENSE
-    fp64 = "cl_khr_fp64" in b.device.cl_device.extensions
+    fp64 = b.device.limits.fp64
     params = {"dh": code(seeds), "dw": code(ctx.inputs[2]) if weighted else None,
               "acc": "double" if fp64 else "float", "dense": dense}
     args = [In(0), In(1), *([In(2)] if weighted else []), Out(0), i32(x.dtype.itemsize),

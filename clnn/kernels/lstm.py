@@ -287,12 +287,21 @@ def plan_direction(b, ctx, d: Direction, *, act: int, cell_clip: float, proj_cli
 def ln_group(b, local_bytes: int = 24) -> int:
     """The work-group of the layer-norm cell: a power of two the device allows, with
     ``local_bytes`` of local memory per work-item (its reduction buffer)."""
-    dev = b.device.cl_device
-    limit = min(MAX_LN_GROUP, int(dev.max_work_group_size), int(dev.max_work_item_sizes[0]),
-                int(dev.local_mem_size) // local_bytes)
+    limit = min(MAX_LN_GROUP, b.device.limits.group_limit(0, local_bytes))
     if limit < 1:
         raise Unplannable("the device runs no work-group")
     return 1 << (limit.bit_length() - 1)
+
+
+def local_memory_support(local_bytes: int):
+    """device_support of a cell kernel that keeps ``local_bytes`` of reduction sums per
+    work-item in local memory (its work-group at least one work-item)."""
+    def check(ctx, limits):
+        if limits.group_limit(0, local_bytes) < 1:
+            return (f"the cell kernel needs {local_bytes} bytes of local memory per work-item; "
+                    f"the device has {limits.local_mem_size} (profile {limits.profile})")
+        return None
+    return check
 
 
 def scalars(ctx, act_i: int, cell_clip_i: int, proj_clip_i: int):
@@ -316,4 +325,5 @@ def plan(ctx, b):
 
 
 register_kernel("LSTM", family="lstm", support=support, plan=plan,
-                host_inputs=[20, 21, 22], omitted_inputs=True)
+                host_inputs=[20, 21, 22], omitted_inputs=True,
+                device_support=local_memory_support(24))

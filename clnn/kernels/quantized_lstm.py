@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from clnn.kernels import _gemm
-from clnn.kernels.lstm import dims, expect_shapes, ln_group, present
+from clnn.kernels.lstm import dims, expect_shapes, ln_group, local_memory_support, present
 from clnn.kernels.registry import In, Out, Unplannable, register_kernel
 from clnn.kernels.support import i32, qmul
 from hal.operations.common import quantize_multiplier
@@ -131,4 +131,5 @@ def plan_qlstm(ctx, b):
 register_kernel("QUANTIZED_16BIT_LSTM", family="quantized_lstm", support=support,
                 plan=plan_q16)
 register_kernel("QUANTIZED_LSTM", family="quantized_lstm", support=support, plan=plan_qlstm,
-                host_inputs=[24, 25, 26, 27, 28, 29, 30, 31], omitted_inputs=True)
+                host_inputs=[24, 25, 26, 27, 28, 29, 30, 31], omitted_inputs=True,
+                device_support=local_memory_support(48))

@@ -27,12 +27,7 @@ _GROUP = 256
 
 
 def _group_size(b) -> int:
-    d = b.device.cl_device
-    limit = min(int(d.max_work_group_size), int(d.max_work_item_sizes[0]))
-    g = _GROUP
-    while g > 1 and (g > limit or 4 * g > int(d.local_mem_size)):
-        g //= 2
-    return g
+    return b.device.limits.pow2_group(_GROUP, local_bytes_per_item=4)
 
 
 def support(ctx):

@@ -47,6 +47,14 @@ A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
     value): they then reach support/plan as NO_VALUE operands (``ctx.has_input`` is False)
     instead of sending the partition to the reference device.
 
+``device_support(ctx, limits) -> str | None`` (optional)
+    What the device's limits (clnn.workgroups.DeviceLimits: work-group sizes, local memory,
+    extensions) allow this operation: None, or why not ("the cell's reduction needs 24 bytes
+    of local memory per work-item; the device has 0"). Asked with ``support``, after the
+    tensor-size check every operation gets (:func:`device_reason`), so an operation the
+    device cannot hold goes to the fallback (or another device) instead of failing at an
+    execution.
+
 ``epilogue_activations(ctx) -> tuple[str, ...]`` (optional)
     The activation operations (RELU, RELU1, RELU6, PRELU, LOGISTIC, HARD_SWISH) the family's
     kernels can apply in their epilogue for this operation (its plan context), read by
@@ -90,6 +98,10 @@ def _no_residual(ctx, channels: bool = False) -> bool:
     return False
 
 
+def _no_limits(ctx, limits) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class KernelRegistration:
     op: OperationType | ExtensionOperationType
@@ -101,6 +113,7 @@ class KernelRegistration:
     max_shapes: Callable | None = None
     omitted_inputs: bool = False
     epilogue_residual: Callable = _no_residual
+    device_support: Callable = _no_limits
 
     def host_input_indexes(self, n_inputs: int) -> set[int]:
         return {i % n_inputs for i in self.host_inputs if -n_inputs <= i < n_inputs}
@@ -113,16 +126,35 @@ def register_kernel(op: OperationType | ExtensionOperationType | str, *, family:
                     support: Callable, plan: Callable, host_inputs=(),
                     epilogue_activations=None, max_shapes=None,
                     omitted_inputs: bool = False,
-                    epilogue_residual=None) -> KernelRegistration:
+                    epilogue_residual=None, device_support=None) -> KernelRegistration:
     op = operation_type_of(op)
     if op in _KERNELS:
         raise RuntimeError(f"OpenCL kernel for {op.name} registered twice "
                            f"({_KERNELS[op].family} and {family})")
     reg = KernelRegistration(op, family, support, plan, tuple(host_inputs),
                              epilogue_activations or _no_activations, max_shapes,
-                             omitted_inputs, epilogue_residual or _no_residual)
+                             omitted_inputs, epilogue_residual or _no_residual,
+                             device_support or _no_limits)
     _KERNELS[op] = reg
     return reg
+
+
+def device_reason(reg: KernelRegistration, ctx, limits) -> str | None:
+    """Why the device's limits cannot hold the operation of ``ctx`` (None: they can): a tensor
+    of known shape larger than the device's largest buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE),
+    then the family's own ``device_support``."""
+    import numpy as np
+
+    for kind, infos in (("input", ctx.inputs), ("output", ctx.outputs)):
+        for k, info in enumerate(infos):
+            if info.omitted or not info.shape or 0 in info.shape:
+                continue
+            size = int(np.prod(info.shape, dtype=np.int64)) * info.dtype.itemsize
+            if size > limits.max_mem_alloc_size:
+                return (f"{kind} {k} needs {size} bytes, more than the largest buffer the "
+                        f"device allocates (CL_DEVICE_MAX_MEM_ALLOC_SIZE "
+                        f"{limits.max_mem_alloc_size} bytes, profile {limits.profile})")
+    return reg.device_support(ctx, limits)
 
 
 def unregister_kernel(op) -> None:

@@ -21,7 +21,7 @@ def support(ctx):
 
 
 def _has_fp64(device) -> bool:
-    return "cl_khr_fp64" in device.cl_device.extensions
+    return device.limits.fp64
 
 
 def plan(ctx, b):

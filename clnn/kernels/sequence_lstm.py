@@ -10,6 +10,7 @@ from __future__ import annotations
 from clnn.kernels.lstm import (
     Direction,
     float_support,
+    local_memory_support,
     plan_direction,
     present,
     same_time_and_batch,
@@ -64,7 +65,7 @@ def plan_bi(ctx, b):
 
 register_kernel("UNIDIRECTIONAL_SEQUENCE_LSTM", family="sequence_lstm",
                 support=float_support, plan=plan_uni, host_inputs=[20, 21, 22, 23],
-                omitted_inputs=True)
+                omitted_inputs=True, device_support=local_memory_support(24))
 register_kernel("BIDIRECTIONAL_SEQUENCE_LSTM", family="sequence_lstm",
                 support=float_support, plan=plan_bi, host_inputs=[48, 49, 50, 51, 52],
-                omitted_inputs=True)
+                omitted_inputs=True, device_support=local_memory_support(24))

@@ -35,15 +35,10 @@ def key_type(info) -> str:
 def local_group(b, padded: int, key_bytes: int = 8) -> int | None:
     """Work-group size for sorting a row of ``padded`` keys in local memory, or None when the
     row does not fit there (device queries, not assumptions)."""
-    dev = b.device.cl_device
-    if padded > MAX_LOCAL_ROW or padded * key_bytes > int(dev.local_mem_size) // 2:
+    limits = b.device.limits
+    if padded > MAX_LOCAL_ROW or padded * key_bytes > limits.local_mem_size // 2:
         return None
-    wg = min(int(dev.max_work_group_size), int(dev.max_work_item_sizes[0]), 256,
-             max(padded // 2, 1))
-    p = 1
-    while p * 2 <= wg:
-        p *= 2
-    return p
+    return limits.pow2_group(min(256, max(padded // 2, 1)))
 
 
 def support(ctx):

@@ -107,13 +107,13 @@ class _DirectBuilder:
                flexible=False):
         import pyopencl as cl
 
-        from clnn.launch import work_groups
+        from clnn.workgroups import work_groups
 
         kernel = cl.Kernel(self.device.programs.program(family, name, params), name)
         kernel.set_args(*args)
         gs = tuple(int(g) for g in global_size)
         # an n^3 GEMM is heavy: grouped as in a model
-        self.launches.append((kernel, gs, work_groups(kernel, self.device.cl_device, name, gs,
+        self.launches.append((kernel, gs, work_groups(kernel, self.device.limits, name, gs,
                                                       local_size, True, flexible)))
 
 
@@ -129,7 +129,7 @@ def clnn_gemm(n: int, reps: int, tile=None, device=None) -> dict:
     a = rng.standard_normal((n, n), dtype=np.float32)
     bm = rng.standard_normal((n, n), dtype=np.float32)
     if tile is None:  # the device's heuristic tile (its vector width; a GPU's own tiles)
-        tile = _gemm_variants.heuristic(_gemm_variants.traits(dev.cl_device), n, n, n)["tile"]
+        tile = _gemm_variants.heuristic(_gemm_variants.traits(dev.limits), n, n, n)["tile"]
     tile = tuple(tile)
     mf = cl.mem_flags
     a_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
@@ -199,7 +199,7 @@ def run_gemm_bench(n: int = 1024, reps: int = 10, as_json: bool = False,
         result["sweep"] = []
         from clnn.kernels import _gemm_variants
 
-        cpu = _gemm_variants.traits(dev.cl_device).cpu  # the tuner's tiles for the device
+        cpu = _gemm_variants.traits(dev.limits).cpu  # the tuner's tiles for the device
         for tile in (_gemm_variants.CPU_TILES if cpu else _gemm_variants.GPU_TILES):
             r = clnn_gemm(n, max(3, reps // 2), tile=tile, device=dev)
             result["sweep"].append({"tile": tile, "gflops_median": r["gflops_median"]})

@@ -12,6 +12,13 @@ runtime into the command), never through an ICD file in /etc/OpenCL/vendors, so 
 program on the machine keeps seeing PoCL. ``--check-api`` is left off: pyopencl itself probes
 clGetDeviceInfo with parameters newer than OpenCL 1.2, which Oclgrind reports as API errors.
 
+``--profile`` runs the corpus under simulated device limits (clnn.workgroups.PROFILES:
+"device", Oclgrind's own; "desktop-gpu"; "small-gpu"; "all" runs each in turn): Oclgrind
+simulates the work-group size and local memory (``--max-wgsize``, ``--local-mem-size``) and
+clnn's device runs under the whole profile (``$CLNN_DEVICE_PROFILE``), per-dimension limits
+and missing extensions included, so launches and support checks are tested against a GPU's
+limits.
+
 Oclgrind checks accesses against whole OpenCL buffers: an overrun that stays inside the plan's
 pool buffer (where every tensor of a partition lives) reaches another tensor's bytes and is not
 reported; only the corpus comparison can catch it.
@@ -87,14 +94,26 @@ def oclgrind_command(log: Path, max_wgsize: int | None = None,
     return cmd
 
 
+def profile_limits(name: str | None) -> tuple[int | None, int | None]:
+    """(max work-group size, local memory) Oclgrind simulates for a device profile."""
+    from clnn.workgroups import profile_named
+
+    p = profile_named(name)
+    return (p.max_work_group_size, p.local_mem_size) if p else (None, None)
+
+
 def run_check(corpus: Path, pattern: str | None = None, jobs: int = 1, workdir: Path | None = None,
               max_wgsize: int | None = None, local_mem_size: int | None = None,
-              out=sys.stdout) -> dict:
-    """Run the corpus (tests matching ``pattern``) on Oclgrind; returns counts and messages."""
+              out=sys.stdout, profile: str | None = None) -> dict:
+    """Run the corpus (tests matching ``pattern``) on Oclgrind, under the device ``profile``
+    (its limits also given to Oclgrind where ``max_wgsize`` / ``local_mem_size`` are None);
+    returns counts and messages."""
     workdir = Path(workdir or tempfile.mkdtemp(prefix="clnn-oclgrind-"))
     procs = []
     started = time.monotonic()
-    env = dict(os.environ, CLNN_DEVICE="oclgrind")
+    env = dict(os.environ, CLNN_DEVICE="oclgrind", CLNN_DEVICE_PROFILE=profile or "device")
+    wg, mem = profile_limits(profile)
+    max_wgsize, local_mem_size = max_wgsize or wg, local_mem_size or mem
     for k, files in enumerate(split_corpus(corpus, jobs)):
         part = workdir / f"part{k}"
         part.mkdir(parents=True, exist_ok=True)
@@ -112,7 +131,8 @@ def run_check(corpus: Path, pattern: str | None = None, jobs: int = 1, workdir: 
         procs.append((k, log, stdout, stderr, subprocess.Popen(
             cmd, stdout=stdout, stderr=stderr, env=env)))
     result = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0, "messages": [],
-              "failures": [], "parts_failed": 0, "workdir": str(workdir)}
+              "failures": [], "parts_failed": 0, "workdir": str(workdir),
+              "profile": profile or "device"}
     try:
         for *_, proc in procs:
             proc.wait()
@@ -149,7 +169,8 @@ def run_check(corpus: Path, pattern: str | None = None, jobs: int = 1, workdir: 
 
 
 def report(result: dict, out=sys.stdout) -> None:
-    print(f"clnn check-kernels: {result['passed']} passed, {result['failed']} failed, "
+    print(f"clnn check-kernels [profile {result.get('profile', 'device')}]: "
+          f"{result['passed']} passed, {result['failed']} failed, "
           f"{result['skipped']} skipped (unsupported on OpenCL) in {result['seconds']} s; "
           f"Oclgrind reported {result['errors']} error(s)", file=out)
     by_kernel = Counter(message_kernel(m) for m in result["messages"])
@@ -183,6 +204,9 @@ def main(argv=None) -> int:
                     help="simulate a device with this maximum work-group size")
     ap.add_argument("--local-mem-size", type=int, default=None,
                     help="simulate a device with this much local memory (bytes)")
+    ap.add_argument("--profile", default="device",
+                    help="simulated device limits: " + ", ".join(_profiles())
+                    + ", or all (each in turn; default: device, Oclgrind's own)")
     args = ap.parse_args(argv)
     if not oclgrind_path():
         print("clnn check-kernels: oclgrind is not installed; install it with\n\n"
@@ -192,11 +216,25 @@ def main(argv=None) -> int:
     if not corpus.is_dir():
         print(f"clnn check-kernels: corpus directory {corpus} does not exist", file=sys.stderr)
         return 2
-    result = run_check(corpus, args.k, args.jobs, args.workdir, args.max_wgsize,
-                       args.local_mem_size)
-    report(result)
-    bad = result["errors"] or result["failed"] or result["parts_failed"]
+    names = _profiles() if args.profile == "all" else [args.profile]
+    if any(n not in _profiles() for n in names):
+        print(f"clnn check-kernels: unknown profile {args.profile!r}; known: "
+              f"{', '.join(_profiles())}, all", file=sys.stderr)
+        return 2
+    bad = 0
+    for name in names:
+        workdir = Path(args.workdir) / name if args.workdir else None
+        result = run_check(corpus, args.k, args.jobs, workdir, args.max_wgsize,
+                           args.local_mem_size, profile=name)
+        report(result)
+        bad += bool(result["errors"] or result["failed"] or result["parts_failed"])
     return 1 if bad else 0
+
+
+def _profiles() -> list[str]:
+    from clnn.workgroups import PROFILES
+
+    return list(PROFILES)
 
 
 if __name__ == "__main__":

@@ -11,21 +11,21 @@ import pyopencl as cl
 import pytest
 
 from clnn import launch
+from clnn.workgroups import DeviceLimits
 from hal.builder import ModelBuilder
 from tests.kits.cl_compare import assert_close, compare, outputs_of, run_ref
 from tests.kits.cl_conv_cases import conv_operands, ints
 from tests.kits.one_op_models import one_op_model
 
 
-class _Cpu:
-    type = cl.device_type.CPU
+def _Cpu(units, cpu=True):  # noqa: N802  (device limits as a CPU's: clnn.workgroups)
+    return DeviceLimits(max_work_group_size=4096, max_work_item_sizes=(4096, 4096, 4096),
+                        local_mem_size=4 << 20, max_mem_alloc_size=1 << 30,
+                        global_mem_size=1 << 32, max_compute_units=units, is_cpu=cpu)
 
-    def __init__(self, units):
-        self.max_compute_units = units
 
-
-class _Gpu(_Cpu):
-    type = cl.device_type.GPU
+def _Gpu(units):  # noqa: N802
+    return _Cpu(units, cpu=False)
 
 
 @pytest.mark.parametrize("grid", [(392, 9, 1), (25, 12, 1), (7, 12, 1), (784, 5, 1), (1000,),
