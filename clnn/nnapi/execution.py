@@ -83,7 +83,8 @@ class Execution:
         if pool is None:
             return RequestArgument(True)
         full = list(dims) if dims else list(op.dimensions)
-        if is_scalar_type(op.type) or (full and all(d > 0 for d in full)):
+        # an output buffer too small is OUTPUT_INSUFFICIENT_SIZE when the execution runs
+        if kind == "input" and (is_scalar_type(op.type) or (full and all(d > 0 for d in full))):
             needed = element_size(op.type) * int(np.prod(full, dtype=np.int64))
             if length != needed:
                 bad_data(f"{what}: {length} bytes given, the {op.type.name} operand "
