@@ -43,6 +43,7 @@ from clnn.nnapi.devices import (
     found_specs,
     get_device,
     get_device_count,
+    get_runtime_feature_level,
 )
 from clnn.nnapi.errors import *  # noqa: F403  (the ANEURALNETWORKS_* result codes)
 from clnn.nnapi.errors import NnapiError, ResultCode
@@ -68,5 +69,5 @@ __all__ = [
     "PRIORITY_MEDIUM", "PROT_READ", "PROT_WRITE", "Burst", "Compilation", "Device", "Event",
     "Execution", "Memory", "Model", "NnapiError", "Plan", "ResultCode", "device_from_spec",
     "found_specs", "get_default_loop_timeout", "get_device", "get_device_count",
-    "get_maximum_loop_timeout",
+    "get_maximum_loop_timeout", "get_runtime_feature_level",
 ]

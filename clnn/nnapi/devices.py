@@ -116,6 +116,12 @@ def found_specs() -> list[str]:
     return [*specs, "reference"]
 
 
+def get_runtime_feature_level() -> int:
+    """ANeuralNetworks_getRuntimeFeatureLevel: the level of the HAL 1.3 runtime,
+    ANEURALNETWORKS_FEATURE_LEVEL_4 (30)."""
+    return FEATURE_LEVEL_4
+
+
 def get_device_count() -> int:
     """ANeuralNetworks_getDeviceCount."""
     return len(_found())

@@ -437,3 +437,32 @@ def test_result_code_values():
               "DEAD_OBJECT": 14}
     for name, value in expect.items():
         assert getattr(nnapi, f"ANEURALNETWORKS_{name}") == value
+
+
+def test_model_extension_operand_and_operation(ref):
+    """getExtensionOperandType / getExtensionOperationType / setOperandExtensionData with the
+    test-only extension of tests/kits/extension_kit.py, run through the runtime."""
+    from tests.kits import extension_kit as kit
+
+    kit.unregister()
+    kit.register(with_kernels=False)
+    try:
+        m = nnapi.Model()
+        t = m.get_extension_operand_type(kit.NAME, kit.TENSOR)
+        x = m.add_operand(t, [3])
+        y = m.add_operand(t, [3])
+        m.set_operand_extension_data(y, np.int32(5).tobytes())
+        m.add_operation(m.get_extension_operation_type(kit.NAME, kit.ADD_PARAM), [x], [y])
+        m.identify_inputs_and_outputs([x], [y])
+        m.finish()
+        out = run(_compiled(m, ref=ref), [np.array([1, 2, 3], np.int32)], [(3,)], np.int32)[0]
+        assert out.tolist() == [6, 7, 8]
+        plain = nnapi.Model()
+        f = plain.add_operand("TENSOR_FLOAT32", [1])
+        assert _code(plain.set_operand_extension_data, f, b"1234") == BAD_DATA
+    finally:
+        kit.unregister()
+
+
+def test_runtime_feature_level():
+    assert nnapi.get_runtime_feature_level() == nnapi.FEATURE_LEVEL_4
