@@ -466,3 +466,24 @@ def test_model_extension_operand_and_operation(ref):
 
 def test_runtime_feature_level():
     assert nnapi.get_runtime_feature_level() == nnapi.FEATURE_LEVEL_4
+
+
+def test_readme_example_runs(monkeypatch):
+    """The README's example, as written (the OpenCL devices' capabilities given, not
+    measured: the placement is not what this checks)."""
+    import re
+
+    from tests.kits.paths import REPO
+
+    try:
+        from clnn.device import ClDevice
+
+        monkeypatch.setattr(ClDevice, "get_capabilities", lambda self: caps(0.5))
+    except ImportError:  # no pyopencl: the reference device only
+        pass
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("## The NNAPI runtime (clnn.nnapi)"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102
+    assert np.array_equal(scope["result"], np.full((3, 4), 2, np.float32))
