@@ -123,6 +123,7 @@ class Compilation:
             caps = [_devices.Device("-", None, _neutral()).capabilities()]
             return place(model, names, one, caps, self.preference)
         supported = [d.supported_operations(model) for d in self.devices]
+        self._supported = supported
         caps = [d.capabilities() for d in self.devices]
         return place(model, names, supported, caps, self.preference)
 
@@ -141,10 +142,19 @@ class Compilation:
                 steps = step_models(model, plan.steps)
                 for s, step in enumerate(steps):
                     step.prepared = self._prepare(plan.steps[s], step.model, s, deadline)
-                self.prepared = PartitionedPreparedModel(model, steps)
+                self.prepared = PartitionedPreparedModel(model, steps, self._whole(model))
         except HalError as e:
             raise from_exception(e, "finish") from None
         self.finished = True
+
+    def _whole(self, model):
+        """A callable preparing the whole model on the last device that supports every
+        operation (the reference device, where it is in the compilation), or None."""
+        whole = [d for d, sup in zip(self.devices, self._supported) if all(sup)]
+        if not whole:
+            return None
+        device = whole[-1].hal
+        return lambda: device.prepare_model(model, self.preference, self.priority)
 
     def _prepare(self, step: Step, model, s: int, deadline):
         device = self.devices[step.device].hal

@@ -111,9 +111,15 @@ class PartitionedPreparedModel(DriverPreparedModel):
     """The steps of a compilation over several devices, run in order; a HAL PreparedModel,
     so that asynchronous executions and bursts run on it as on any driver's."""
 
-    def __init__(self, model: Model, steps: list[StepModel]):
+    def __init__(self, model: Model, steps: list[StepModel], fallback=None):
+        """``fallback``: a callable preparing the whole model on one device that supports
+        every operation, for the executions the steps cannot run (a zero-sized tensor
+        between two steps: a request cannot give a step's input zero dimensions, 0 meaning
+        unknown there); Android's runtime falls back to its CPU device so."""
         self.model = model
         self.steps = steps
+        self._fallback = fallback
+        self._whole = None
 
     def execute_synchronously(self, request, measure=MeasureTiming.NO, deadline=None,
                               loop_timeout_duration=None) -> ExecutionResult:
@@ -123,8 +129,11 @@ class PartitionedPreparedModel(DriverPreparedModel):
             values = dict(zip(self.model.main.input_indexes, read_inputs(self.model, request)))
             on_device = 0
             for s, step in enumerate(self.steps):
-                r, outs = _run_step(step, [values[i] for i in step.inputs], measure, deadline,
-                                    loop_timeout_duration)
+                arrays = [values[i] for i in step.inputs]
+                if any(a is not None and a.ndim and a.size == 0 for a in arrays):
+                    return self._run_whole(s, request, measure, deadline,
+                                           loop_timeout_duration)
+                r, outs = _run_step(step, arrays, measure, deadline, loop_timeout_duration)
                 if r.status != ErrorStatus.NONE:
                     return ExecutionResult(r.status, [], NO_TIMING,
                                            f"step {s} of the partitioned model: {r.message}")
@@ -141,6 +150,17 @@ class PartitionedPreparedModel(DriverPreparedModel):
         if measure == MeasureTiming.YES:
             timing = Timing(on_device, (time.perf_counter_ns() - t0) // 1000)
         return finished_execution(status, shapes, timing)
+
+
+    def _run_whole(self, s, request, measure, deadline, loop_timeout):
+        if self._fallback is None:
+            return ExecutionResult(ErrorStatus.GENERAL_FAILURE, [], NO_TIMING,
+                                   f"step {s} of the partitioned model takes a zero-sized "
+                                   "tensor, and no device of the compilation runs the whole "
+                                   "model")
+        if self._whole is None:
+            self._whole = self._fallback()
+        return self._whole.execute_synchronously(request, measure, deadline, loop_timeout)
 
 
 def _run_step(step: StepModel, arrays, measure, deadline, loop_timeout):

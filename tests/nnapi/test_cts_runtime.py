@@ -40,3 +40,24 @@ def test_corpus_slice_through_the_runtime(runtime, dynamic):
     bad = [(r.name, r.status, r.detail[:200]) for r in results if r.status != "passed"]
     assert not bad
     assert len(results) == SLICE
+
+
+def test_zero_sized_tensor_between_steps_falls_back_to_one_device():
+    """A tensor that turns out zero-sized between two steps cannot be a step's input (a
+    request's dimension 0 means unknown): that execution runs the whole model on the last
+    device that supports every operation, as Android's runtime falls back to its CPU."""
+    cl = open_or_skip("opencl")
+    runtime = RuntimeDevice([nnapi.Device("opencl", cl, caps(3.0, TENSOR_QUANT8_ASYMM_SIGNED=0.25)),
+                             nnapi.device_from_spec("reference")])
+    name = "bbox_graph_quant8_signed_zero_sized_quant8_signed"
+    found = [(spec, t) for spec, _, t in iter_corpus(CORPUS, name) if t["name"] == name]
+    if not found:
+        pytest.skip(f"{name} is not in the corpus")
+    spec, test = found[0]
+    from clnn.tools.corpus import build_model
+
+    prepared = runtime.prepare_model(build_model(test))
+    assert len(prepared.plan().steps) >= 2  # split where the zero-sized tensor flows
+    for dynamic in (False, True):
+        r = run_variant(runtime, spec, test, dynamic)
+        assert r.status == "passed", r.detail
