@@ -74,6 +74,7 @@ class Compilation:
             self.preference = ExecutionPreference(preference)
         except ValueError:
             bad_data(f"set_preference: {preference!r} is not a PREFER_* value")
+        self._plan = None  # a plan asked for before is placed again
 
     def set_priority(self, priority: int):
         """ANeuralNetworksCompilation_setPriority (PRIORITY_LOW / MEDIUM / HIGH: 90/100/110)."""

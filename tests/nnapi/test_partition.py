@@ -51,6 +51,10 @@ def test_low_power_preference_compares_power_usage():
     _, low = _plan(m, [a, b], nnapi.PREFER_LOW_POWER)
     assert {fast.device_of(k) for k in range(2)} == {"A"}
     assert {low.device_of(k) for k in range(2)} == {"B"}
+    c = nnapi.Compilation.create_for_devices(m, [a, b])
+    assert c.plan().device_of(0) == "A"
+    c.set_preference(nnapi.PREFER_LOW_POWER)  # a plan asked for before is placed again
+    assert c.plan().device_of(0) == "B"
     assert low.placements[0].measure == "power_usage"
     assert low.placements[0].figures == [("A", True, 2.0), ("B", True, 0.8)]
 
