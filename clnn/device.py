@@ -263,8 +263,12 @@ class ClDevice(Device):
 
     def get_version_string(self) -> str:
         p, d = self.platform, self.cl_device
+        units = getattr(self, "sub_device_units", None)
+        sub = "" if units is None else \
+            f"; sub-device of {units} compute units"
         return (f"clnn {__version__}; platform {p.name.strip()} ({p.version.strip()}); "
-                f"device {d.name.strip()} ({d.version.strip()}); driver {d.driver_version}")
+                f"device {d.name.strip()} ({d.version.strip()}); driver {d.driver_version}"
+                f"{sub}")
 
     def get_capabilities(self) -> Capabilities:
         """Measured against the reference device once per (platform, device, driver, clnn
