@@ -168,9 +168,9 @@ def sub_device_counts(device) -> list[int]:
     import pyopencl as cl
 
     try:
-        props = device.partition_properties or []
+        props = getattr(device, "partition_properties", None) or []
         n = int(device.max_compute_units)
-    except cl.Error:
+    except (cl.Error, AttributeError, TypeError, ValueError):  # no partitioning reported
         return []
     if cl.device_partition_property.BY_COUNTS not in props or n < 2:
         return []

@@ -214,3 +214,33 @@ def test_clnn_run_devices_plan(whole, tmp_path, monkeypatch, capsys):
                  "--iterations", "1", "--warmup", "0"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["plan"]["operations"][0]["device"] == "opencl"
+
+
+MEDIAPIPE = ("face_detection_short_range", "hand_recrop")
+
+
+@pytest.mark.parametrize("name", MEDIAPIPE)
+def test_mediapipe_model_goes_to_the_faster_device(whole, sub, name):
+    """A MediaPipe model over {sub-device of 1 core, whole device, reference} (capabilities
+    given: the whole device faster): every operation the OpenCL kernels take goes to the
+    whole device, and the outputs equal the whole device's alone. Skips when the model is not
+    in the model cache (``clnn models fetch``); test_model_goes_to_the_faster_device_and_
+    matches_it_alone is the same check on a model built here."""
+    import clnn
+    from clnn.tools.models import _valid, cache_dir
+    from clnn.tools.run import random_inputs
+
+    path = os.path.join(cache_dir(), name + ".tflite")
+    if not _valid(path, name + ".tflite"):
+        pytest.skip(f"{name}.tflite is not in the model cache (clnn models fetch)")
+    devices = [nnapi.Device("opencl:0:0/1", sub, caps(0.4)),
+               nnapi.Device("opencl:0:0", whole, caps(0.2)), nnapi.device_from_spec("reference")]
+    m = clnn.load(path, devices=devices)
+    plan = m.plan()
+    on_cl = whole.get_supported_operations(m.hal_model)
+    assert [plan.device_of(k) for k in range(len(on_cl))] == \
+        ["opencl:0:0" if ok else "reference" for ok in on_cl]
+    alone = clnn.load(path, device=whole, cache=False)
+    inputs = random_inputs(m._imported)
+    for a, b in zip(m.run(inputs), alone.run(inputs)):
+        assert np.allclose(a, b, rtol=1e-5, atol=1e-5)
