@@ -113,13 +113,20 @@ class Execution:
         self._settable("set_input")
         pool, n = None, 0
         if buffer is not None:
+            op = self._operand("input", index)
+            if op is not None and not isinstance(buffer, (bytes, bytearray, memoryview,
+                                                          np.ndarray)):
+                try:  # a Python scalar or list: the operand's storage type
+                    buffer = np.asarray(buffer, NUMPY_DTYPE[op.type])
+                except (TypeError, ValueError) as e:
+                    bad_data(f"set_input {index}: {e}")
             if isinstance(buffer, np.ndarray):
                 op = self._operand("input", index)
                 if op is not None and dimensions is None and not op.is_fully_specified() \
                         and not is_scalar_type(op.type):
                     dimensions = buffer.shape
                 buffer = np.ascontiguousarray(buffer)
-            pool = BufferMemory(buffer)
+            pool = _buffer(f"set_input {index}", buffer)
             n = pool.size
         self._inputs[self._checked(index, self._inputs)] = self._argument(
             "input", index, pool, 0, n, dimensions)
@@ -138,7 +145,7 @@ class Execution:
         self._settable("set_output")
         if buffer is None:
             bad_data(f"set_output {index}: an output cannot be omitted")
-        pool = BufferMemory(buffer)
+        pool = _buffer(f"set_output {index}", buffer)
         if pool.view().readonly:
             bad_data(f"set_output {index}: the buffer is read-only")
         self._outputs[self._checked(index, self._outputs)] = self._argument(
@@ -344,6 +351,13 @@ class Execution:
 
     def free(self):
         """ANeuralNetworksExecution_free."""
+
+
+def _buffer(what: str, buffer) -> BufferMemory:
+    try:
+        return BufferMemory(buffer)
+    except (TypeError, ValueError) as e:
+        bad_data(f"{what}: {type(buffer).__name__} is not a contiguous buffer ({e})")
 
 
 class Event:

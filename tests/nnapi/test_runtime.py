@@ -405,6 +405,9 @@ def test_execution_argument_errors(ref):
     assert _code(e.set_input, 0, np.ones(3, np.float32)) == BAD_DATA  # wrong length
     assert _code(e.set_input, 0, np.ones(2, np.float32), [3]) == BAD_DATA  # contradicts [2]
     assert _code(e.set_output, 0, np.ones(2, np.float32).tobytes()) == BAD_DATA  # read-only
+    assert _code(e.set_output, 0, np.ones((4, 4), np.float32)[:, :2]) == BAD_DATA  # strided
+    assert _code(e.set_input, 0, ["a", "b"]) == BAD_DATA
+    e.set_input(0, [1.0, 2.0])  # a list: converted to the operand's type
     mem = nnapi.Memory.create_shared(8)
     assert _code(e.set_input_from_memory, 0, mem, 4, 8) == BAD_DATA  # past the end
     e.set_input(0, np.ones(2, np.float32))
