@@ -490,3 +490,28 @@ def test_readme_example_runs(monkeypatch):
     scope: dict = {}
     exec(compile(code, "README.md", "exec"), scope)  # noqa: S102
     assert np.array_equal(scope["result"], np.full((3, 4), 2, np.float32))
+
+
+def test_execution_deadline_and_loop_timeout(ref):
+    from clnn.capabilities_workloads import while_model
+
+    c = _compiled(ref=ref)
+    e = nnapi.Execution(c)
+    e.set_timeout(1)  # 1 ns: over before the execution starts
+    e.set_input(0, np.ones(2, np.float32))
+    e.set_input(1, np.ones(2, np.float32))
+    e.set_output(0, np.empty(2, np.float32))
+    assert _code(e.compute) == nnapi.ANEURALNETWORKS_MISSED_DEADLINE_TRANSIENT
+
+    hal_model, inputs = while_model(4)
+    loop = nnapi.Compilation.create_for_devices(nnapi.Model.from_hal(hal_model), [ref])
+    loop.finish()
+    e = nnapi.Execution(loop)
+    e.set_loop_timeout(0)  # the WHILE loop may not run at all
+    for k, x in enumerate(inputs):
+        e.set_input(k, x)
+    e.set_output(0, np.empty(hal_model.main.operands[hal_model.main.output_indexes[0]]
+                             .dimensions, np.float32))
+    code = _code(e.compute)
+    assert code in (nnapi.ANEURALNETWORKS_MISSED_DEADLINE_TRANSIENT,
+                    nnapi.ANEURALNETWORKS_MISSED_DEADLINE_PERSISTENT)
