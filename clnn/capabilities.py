@@ -168,10 +168,14 @@ def is_unstable(workload: dict, threshold: float = UNSTABLE_SPREAD) -> bool:
 
 def identity(device) -> dict:
     p, d = device.platform, device.cl_device
-    return {"platform": f"{p.name.strip()} {p.version.strip()}", "device": d.name.strip(),
-            "driver_version": d.driver_version.strip(), "clnn_version": __version__,
-            # without fallback, operations no kernel takes cannot run at all
-            "fallback": bool(getattr(device, "fallback", True))}
+    ident = {"platform": f"{p.name.strip()} {p.version.strip()}", "device": d.name.strip(),
+             "driver_version": d.driver_version.strip(), "clnn_version": __version__,
+             # without fallback, operations no kernel takes cannot run at all
+             "fallback": bool(getattr(device, "fallback", True))}
+    units = getattr(device, "sub_device_units", None)
+    if units is not None:  # a sub-device has its parent's name, not its speed
+        ident["sub_device_compute_units"] = units
+    return ident
 
 
 def machine() -> dict:

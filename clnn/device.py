@@ -150,6 +150,49 @@ def select_device(spec: str | None = None, source: str | None = None):
     raise DeviceUnavailable(f"no OpenCL device matches {spec!r}{where}; found {names}")
 
 
+def split_sub_device(spec: str | None) -> tuple[str | None, int | None]:
+    """("P:D", N) for a sub-device spec "P:D/N" (N compute units of device P:D), else
+    (spec, None)."""
+    if spec is None or "/" not in spec:
+        return spec, None
+    base, _, units = spec.rpartition("/")
+    if not units.strip().isdigit() or int(units) < 1:
+        raise DeviceUnavailable(f"sub-device spec {spec!r}: after '/' comes the number of "
+                                "compute units, a positive integer")
+    return base, int(units)
+
+
+def sub_device_counts(device) -> list[int]:
+    """The compute-unit counts a sub-device of ``device`` can have (clCreateSubDevices by
+    counts): 1 .. compute units - 1, or none when the device cannot be partitioned so."""
+    import pyopencl as cl
+
+    try:
+        props = getattr(device, "partition_properties", None) or []
+        n = int(device.max_compute_units)
+    except (cl.Error, AttributeError, TypeError, ValueError):  # no partitioning reported
+        return []
+    if cl.device_partition_property.BY_COUNTS not in props or n < 2:
+        return []
+    return list(range(1, n))
+
+
+def create_sub_device(device, units: int):
+    """A sub-device of ``units`` compute units (clCreateSubDevices, partitioned by counts)."""
+    import pyopencl as cl
+
+    counts = sub_device_counts(device)
+    if units not in counts:
+        raise DeviceUnavailable(f"{device.name.strip()} cannot make a sub-device of {units} "
+                                f"compute units (it can: {counts or 'none'})")
+    try:
+        return device.create_sub_devices([cl.device_partition_property.BY_COUNTS, units,
+                                          cl.device_partition_property.BY_COUNTS_LIST_END])[0]
+    except cl.Error as e:
+        raise DeviceUnavailable(f"clCreateSubDevices of {units} compute units on "
+                                f"{device.name.strip()} failed: {e}") from None
+
+
 #: PoCL's worker threads pinned one per core (PoCL reads it when it starts them, at the first
 #: platform query: set at import, unless the user set it). Unpinned, Linux may wake a worker on
 #: the core of the one that woke it, and a chain's work-group then spins on a task whose
@@ -185,7 +228,15 @@ class ClDevice(Device):
 
         from clnn.workgroups import DeviceLimits, profile_named
 
+        if device is None or device.strip().lower() == "opencl":
+            env = cl_spec_from_env()[0]
+            device = env if env and "/" in env else device  # a sub-device named there
+        device, units = split_sub_device(device)
         self.platform, self.cl_device = select_device(device)
+        self.parent_device, self.sub_device_units = None, units
+        if units is not None:
+            self.parent_device = self.cl_device
+            self.cl_device = create_sub_device(self.cl_device, units)
         if profile is None:
             profile = os.environ.get("CLNN_DEVICE_PROFILE", "").strip() or None
         try:
@@ -201,6 +252,9 @@ class ClDevice(Device):
         self.programs = ProgramCache(self.context)
         self.fallback = fallback
         self.name = f"opencl ({self.cl_device.name.strip()})"
+        if units is not None:
+            self.name = (f"opencl ({self.cl_device.name.strip()}, sub-device of {units} of "
+                         f"{self.parent_device.max_compute_units} compute units)")
 
     # ------------------------------------------------------------------ identity
     def get_type(self) -> DeviceType:
@@ -219,8 +273,12 @@ class ClDevice(Device):
 
     def get_version_string(self) -> str:
         p, d = self.platform, self.cl_device
+        units = getattr(self, "sub_device_units", None)
+        sub = "" if units is None else \
+            f"; sub-device of {units} compute units"
         return (f"clnn {__version__}; platform {p.name.strip()} ({p.version.strip()}); "
-                f"device {d.name.strip()} ({d.version.strip()}); driver {d.driver_version}")
+                f"device {d.name.strip()} ({d.version.strip()}); driver {d.driver_version}"
+                f"{sub}")
 
     def get_capabilities(self) -> Capabilities:
         """Measured against the reference device once per (platform, device, driver, clnn

@@ -65,6 +65,15 @@ class Model:
         return (f"<clnn.Model on {getattr(self.device, 'name', type(self.device).__name__)}: "
                 f"{len(self.hal_model.main.operations)} operations; inputs {ins}>")
 
+    def plan(self):
+        """Where each operation runs and why (a model loaded with several ``devices``): the
+        runtime's :class:`clnn.nnapi.partition.Plan`."""
+        plan = getattr(self.prepared, "plan", None)
+        if plan is None:
+            raise ValueError("this model runs on one device; load it with devices=[...] for "
+                             "a placement plan")
+        return plan()
+
     # ------------------------------------------------------------------ inputs
     def _arrays(self, inputs) -> list[np.ndarray]:
         """Inputs in model order, checked: a dict (by name), a list or tuple (one array per
@@ -243,12 +252,22 @@ def _open(device):
     return device
 
 
-def load(model, device="opencl", cache=True, shapes=None) -> Model:
+def open_device_for_runtime(device):
+    """A device of ``load(devices=...)``: an nnapi Device as it is, else as :func:`_open`."""
+    from clnn.nnapi import Device
+
+    return device if isinstance(device, Device) else _open(device)
+
+
+def load(model, device="opencl", cache=True, shapes=None, devices=None) -> Model:
     """Prepare ``model`` (a .tflite or .onnx path, its bytes, or a ``hal.types.Model``) on
     ``device`` ("reference", "opencl", a name ``clnn.tools.devices.open_device`` knows, or a
     HAL Device). ``cache``: True (the compilation cache under clnn's cache directory), a
     directory to keep it in instead, or False (always prepare afresh). ``shapes``: for an
-    ONNX model, input dimensions fixed at load (``{"x": (1, 3, 224, 224)}``)."""
+    ONNX model, input dimensions fixed at load (``{"x": (1, 3, 224, 224)}``). ``devices``:
+    several devices (names, HAL devices or ``clnn.nnapi`` Devices): the model is compiled by
+    the NNAPI runtime over them, each operation placed by the devices' capabilities
+    (``model.plan()`` says where); ``device`` and ``cache`` are then not used."""
     imported = tflite = None
     if isinstance(model, HalModel):
         from hal import compilation_cache
@@ -288,6 +307,18 @@ def load(model, device="opencl", cache=True, shapes=None) -> Model:
         raise TypeError(f"model must be a .tflite / .onnx path, its bytes or a hal Model, "
                         f"got a "
                         f"{type(model).__name__}")
+    if devices is not None and len(devices) > 1:
+        from clnn.nnapi.hal_adapter import RuntimeDevice
+
+        dev = RuntimeDevice([open_device_for_runtime(d) for d in devices])
+        t0 = time.perf_counter()
+        prepared = dev.prepare_model(hal_model)
+        return Model(hal_model, dev, prepared, inputs, outputs, imported=imported,
+                     tflite=tflite, prepare_s=time.perf_counter() - t0)
+    if devices is not None:
+        if len(devices) != 1:
+            raise ValueError("devices must name at least one device")
+        device = devices[0]
     dev = _open(device)
     key = cache_key(model_bytes, dev) if cache else None
     t0 = time.perf_counter()

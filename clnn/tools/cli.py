@@ -37,6 +37,8 @@ def _cmd_cts(args) -> int:
     options = {}
     if args.no_fallback:
         options["fallback"] = False
+    if args.runtime:
+        options["runtime"] = _device_list(args.runtime)
     summary = run_corpus(args.corpus, args.device, args.k, jobs=args.jobs,
                          device_options=options, mode=args.mode)
     if not summary.results:
@@ -58,6 +60,22 @@ def _cmd_cts(args) -> int:
     return 0 if summary.counts["error"] == 0 and summary.counts["failed"] == 0 else 1
 
 
+def _device_list(text: str) -> list[str]:
+    """The devices of ``--runtime`` / ``--devices``: names joined by commas, each checked."""
+    from clnn.tools.devices import parse_device_spec, require_device
+
+    names = [n.strip() for n in text.split(",")]
+    for n in names:
+        try:
+            parse_device_spec(n)
+        except ValueError as e:
+            raise UsageError(f"device list {text!r}: {e}") from None
+        require_device(n)
+    if len(set(names)) != len(names):
+        raise UsageError(f"device list {text!r} names a device twice")
+    return names
+
+
 def _check_k(expression) -> None:
     """A bad -k expression is a usage error before any test runs (an empty one, as in pytest
     and as before, selects every test)."""
@@ -71,10 +89,10 @@ def _check_k(expression) -> None:
 
 
 def _write_cts_reports(args, summary, options) -> None:
+    from clnn.tools.cts import open_cts_device
     from clnn.tools.cts_report import run_metadata, write_junit
-    from clnn.tools.devices import open_device
 
-    run = run_metadata(args.corpus, open_device(args.device, **options), args.mode)
+    run = run_metadata(args.corpus, open_cts_device(args.device, options), args.mode)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(summary.to_json(run), f, indent=1)
@@ -155,6 +173,13 @@ def _cmd_run(args) -> int:
         raise UsageError("--trace reads OpenCL profiling events: it needs an OpenCL --device")
     _check_plot(args)
     require_device(args.device)
+    devices = _device_list(args.devices) if args.devices else None
+    if args.plan and not devices:
+        raise UsageError("--plan shows the runtime's placement over several devices: it "
+                         "needs --devices")
+    if devices and (args.profile or args.trace or args.per_op):
+        raise UsageError("--devices runs through the NNAPI runtime: --profile, --trace and "
+                         "--per-op read one OpenCL device")
     args.model = resolve_model(args.model)  # a file, or a known model's name (fetched)
     if args.per_op:
         from clnn.tools.divergence import run_per_op
@@ -173,7 +198,7 @@ def _cmd_run(args) -> int:
     return run_model(args.model, args.device, args.input, args.iterations, args.compare,
                      args.profile, args.json, warmup=args.warmup, plot=args.plot,
                      trace=args.trace, shapes=parse_shapes(args.shape),
-                     use_cache=not args.no_cache)
+                     use_cache=not args.no_cache, devices=devices, show_plan=args.plan)
 
 
 def _check_plot(args):
@@ -295,6 +320,11 @@ def build_parser() -> OneLineParser:
                    help="how each request is executed (see clnn/tools/cts_modes.py)")
     c.add_argument("--no-fallback", action="store_true",
                    help="do not run unsupported operations on the reference device")
+    c.add_argument("--runtime", nargs="?", const="opencl,reference", default=None,
+                   metavar="DEVICES",
+                   help="run every test through the NNAPI runtime (clnn.nnapi) over DEVICES, "
+                        "names joined by commas (default: opencl,reference), operations placed "
+                        "by the devices' capabilities; --device is then not used")
     c.add_argument("-v", "--verbose", action="count", default=0,
                    help="list failures (-vv: also unsupported)")
     c.set_defaults(func=_cmd_cts)
@@ -355,6 +385,13 @@ def build_parser() -> OneLineParser:
                    help="a .tflite or .onnx file, or the name of a model clnn models fetches "
                         "(light_resnet50, face_landmark)")
     r.add_argument("--device", default="reference", type=device_spec, help=DEVICE_HELP)
+    r.add_argument("--devices", default=None, metavar="A,B,...",
+                   help="run through the NNAPI runtime (clnn.nnapi) over these devices, "
+                        "each operation placed on the one with the best measured capabilities "
+                        "(--device is then not used)")
+    r.add_argument("--plan", action="store_true",
+                   help="with --devices: print where each operation runs and the capability "
+                        "figures compared")
     r.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="an input from a .npy file (default: seeded random inputs)")
     r.add_argument("--iterations", type=positive_int, default=10, help="timed runs after a warm-up")

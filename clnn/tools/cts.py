@@ -225,11 +225,27 @@ class Summary:
 _WORKER_DEVICE = None
 
 
-def _worker_init(device_name, options):
-    global _WORKER_DEVICE
+def open_cts_device(device_name, options):
+    """The device a run uses: ``options["runtime"]`` (a list of device names) makes it the
+    NNAPI runtime over those devices (clnn/nnapi/hal_adapter.py), each opened with the rest
+    of ``options``; else ``device_name`` opened with ``options``."""
     from clnn.tools.devices import open_device
 
-    _WORKER_DEVICE = open_device(device_name, **options)
+    options = dict(options)
+    runtime = options.pop("runtime", None)
+    if runtime:
+        from clnn.nnapi import Device
+        from clnn.nnapi.hal_adapter import RuntimeDevice
+
+        return RuntimeDevice([Device(s, open_device(s, **(options if s != "reference" else {})))
+                              for s in runtime])
+    return open_device(device_name, **options)
+
+
+def _worker_init(device_name, options):
+    global _WORKER_DEVICE
+
+    _WORKER_DEVICE = open_cts_device(device_name, options)
 
 
 def _run_test(args):

@@ -11,7 +11,8 @@ DEVICE_NAMES = ("reference", "opencl")
 
 DEVICE_HELP = ("reference (NumPy), opencl (the default OpenCL device: $CLNN_DEVICE, else "
                "$PYOPENCL_CTX, else the first GPU, else CPU), opencl:PLATFORM:DEVICE "
-               "(indexes or name substrings, as `clnn devices` lists), or a device name substring")
+               "(indexes or name substrings, as `clnn devices` lists), opencl:PLATFORM:DEVICE/N "
+               "(a sub-device of N compute units), or a device name substring")
 
 
 def parse_device_spec(spec: str | None) -> tuple[str, str | None]:
@@ -114,13 +115,34 @@ def require_device(spec: str | None, cl_spec: str | None = None) -> None:
         from clnn.tools.errors import CliError
 
         raise CliError(f"the OpenCL device needs pyopencl, which does not import ({e})") from e
+    from clnn.device import split_sub_device
+
     named = cl_spec or named
-    select_device(named, "--device" if named else None)
+    base, units = split_sub_device(named)
+    platform, device = select_device(base, "--device" if base else None)
+    if units is not None:
+        from clnn.device import create_sub_device
+
+        create_sub_device(device, units)
     from clnn import paths
     from clnn.tools.errors import require_writable_dir
 
     # the device saves every program it builds there; a bad place fails the first execution
     require_writable_dir(paths.cache_dir("programs"), "the OpenCL program cache")
+
+
+def _sub_device_rows(p_i, d_i, p, d) -> list[dict]:
+    """A row per sub-device ``P:D/N`` the device can make (clCreateSubDevices by counts)."""
+    from clnn.device import device_type_name, sub_device_counts
+
+    return [{"index": f"{p_i}:{d_i}/{n}", "name": f"{d.name.strip()} (sub-device)",
+             "type": device_type_name(p, d), "platform": p.name.strip(),
+             "version": d.version.strip(), "driver": d.driver_version, "compute_units": n,
+             "global_mem_mib": d.global_mem_size // (1 << 20),
+             "max_work_group": d.max_work_group_size,
+             "fp16": "cl_khr_fp16" in d.extensions, "fp64": "cl_khr_fp64" in d.extensions,
+             "default": False, "sub_device_of": f"{p_i}:{d_i}"}
+            for n in sub_device_counts(d)]
 
 
 def run_devices_cli(as_json: bool = False) -> int:
@@ -153,6 +175,7 @@ def run_devices_cli(as_json: bool = False) -> int:
                      "max_work_group": d.max_work_group_size,
                      "fp16": "cl_khr_fp16" in d.extensions,
                      "fp64": "cl_khr_fp64" in d.extensions, "default": d == default})
+        rows.extend(_sub_device_rows(p_i, d_i, p, d))
     if as_json:
         print(json.dumps(rows, indent=1))
         return 0
@@ -168,5 +191,6 @@ def run_devices_cli(as_json: bool = False) -> int:
               f"fp16 {'yes' if r['fp16'] else 'no'}; fp64 {'yes' if r['fp64'] else 'no'}")
     if found:
         print("(* = the OpenCL device used by default; choose another with --device "
-              "opencl:PLATFORM:DEVICE, CLNN_DEVICE or PYOPENCL_CTX, or a name substring)")
+              "opencl:PLATFORM:DEVICE, CLNN_DEVICE or PYOPENCL_CTX, or a name substring; "
+              "P:D/N is a sub-device of N compute units)")
     return 0

@@ -263,7 +263,8 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
               compare_with: str | None = None, do_profile: bool = False,
               as_json: bool = False, top: int = 15,
               warmup: int = timing.DEFAULT_WARMUP, plot: str | None = None,
-              trace: str | None = None, shapes=None, use_cache: bool = True) -> int:
+              trace: str | None = None, shapes=None, use_cache: bool = True,
+              devices: list[str] | None = None, show_plan: bool = False) -> int:
     from clnn.tools.errors import CliError, one_line
     from clnn.tools.onnx_run import OrtRunner, check_peer, import_model
 
@@ -279,7 +280,18 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
     model_bytes = read_model_bytes(path) if use_cache else None
     if model_bytes is not None and shapes:  # the shapes fixed at load make another model
         model_bytes += repr(sorted(shapes.items())).encode()
-    runner = ClnnRunner(imported, open_device(device, profiling=profiling), model_bytes)
+    if devices:  # the NNAPI runtime over several devices (clnn/nnapi)
+        from clnn.nnapi.hal_adapter import RuntimeDevice
+
+        runner = ClnnRunner(imported, RuntimeDevice(devices), None)
+    else:
+        runner = ClnnRunner(imported, open_device(device, profiling=profiling), model_bytes)
+    if show_plan:
+        plan = getattr(runner.prepared, "plan", None)
+        if plan is None:
+            raise CliError("--plan shows the runtime's placement: it needs --devices")
+        if not as_json:
+            print(plan())
     litert = None  # the peer runtime: ai-edge-litert, or onnxruntime for an ONNX model
     if compare_with in ("litert", "onnxruntime"):
         try:
@@ -306,6 +318,10 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
                            "stats": _stats(o)} for io, o in zip(imported.outputs, outputs)]}
     if hasattr(runner.prepared, "pool_report"):
         report["memory"] = runner.prepared.pool_report()
+    if show_plan:
+        from clnn.nnapi.partition import plan_dict
+
+        report["plan"] = plan_dict(runner.prepared.plan())
     if litert is not None:
         report[f"{compare_with}_latency"] = litert_lat
         report[f"{compare_with}_threads"] = litert.threads
