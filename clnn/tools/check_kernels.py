@@ -168,6 +168,66 @@ def run_check(corpus: Path, pattern: str | None = None, jobs: int = 1, workdir: 
     return result
 
 
+def run_models(models: list[str], profile: str | None = None, workdir: Path | None = None,
+               timeout: float = 3600) -> list[dict]:
+    """Each model (a path or a name ``clnn models`` knows) run once by ``clnn run --compare
+    litert`` on Oclgrind under the device ``profile``: a row per model with its outputs'
+    largest error, whether all are within litert's tolerance, whether every operation ran on
+    OpenCL, the wall time and Oclgrind's diagnostics."""
+    import json
+
+    workdir = Path(workdir or tempfile.mkdtemp(prefix="clnn-oclgrind-models-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, CLNN_DEVICE="oclgrind", CLNN_DEVICE_PROFILE=profile or "device")
+    wg, mem = profile_limits(profile)
+    rows = []
+    for model in models:
+        log = workdir / f"{Path(model).stem}.log"
+        log.unlink(missing_ok=True)
+        cmd = oclgrind_command(log, wg, mem) + [
+            sys.executable, "-m", "clnn", "run", model, "--device", "opencl", "--compare",
+            "litert", "--iterations", "1", "--warmup", "0", "--json"]
+        started = time.monotonic()
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+        row = {"model": model, "profile": profile or "device", "rc": r.returncode,
+               "seconds": round(time.monotonic() - started, 1)}
+        try:
+            doc = json.loads(r.stdout[r.stdout.index("{"):])
+        except ValueError:
+            row["error"] = (r.stderr.strip().splitlines() or ["no output"])[-1]
+            doc = None
+        if doc is not None:
+            outs = [o.get("compare", {}) for o in doc["outputs"]]
+            row["max_abs_err"] = max((c.get("max_abs_err", 0.0) for c in outs), default=0.0)
+            row["within_tolerance"] = bool(outs) and all(c.get("within_tolerance")
+                                                         for c in outs)
+            row["all_on_opencl"] = all(kind == "cl" for kind, *_ in
+                                       doc["memory"]["partitions"])
+        messages = log_messages(log.read_text()) if log.exists() else []
+        messages += [line for line in r.stderr.splitlines() if FATAL in line]
+        row["errors"] = len(messages)
+        row["messages"] = messages[:3]
+        rows.append(row)
+    return rows
+
+
+def models_ok(rows: list[dict]) -> bool:
+    return all(r["rc"] == 0 and r.get("within_tolerance") and r.get("all_on_opencl")
+               and not r["errors"] for r in rows)
+
+
+def report_models(rows: list[dict], out=sys.stdout) -> None:
+    for r in rows:
+        state = "ok" if models_ok([r]) else "FAILED"
+        detail = r.get("error") or (f"max abs err {r['max_abs_err']:.3g}, within litert's "
+                                    f"tolerance {r['within_tolerance']}, every operation on "
+                                    f"OpenCL {r['all_on_opencl']}")
+        print(f"clnn check-kernels [profile {r['profile']}] {state:6} {r['model']}: {detail}; "
+              f"Oclgrind reported {r['errors']} error(s); {r['seconds']} s", file=out)
+        for m in r["messages"]:
+            print("  " + m.replace("\n", "\n  "), file=out)
+
+
 def report(result: dict, out=sys.stdout) -> None:
     print(f"clnn check-kernels [profile {result.get('profile', 'device')}]: "
           f"{result['passed']} passed, {result['failed']} failed, "
@@ -195,7 +255,8 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     ap = argparse.ArgumentParser(prog="python -m clnn.tools.check_kernels", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("corpus", help="directory of *.json.gz corpus files")
+    ap.add_argument("corpus", nargs="?", default=None,
+                    help="directory of *.json.gz corpus files (not with --models)")
     ap.add_argument("-k", default=None,
                     help="only tests whose spec or name match (a clnn cts -k expression)")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="parallel parts (default 2)")
@@ -204,6 +265,9 @@ def main(argv=None) -> int:
                     help="simulate a device with this maximum work-group size")
     ap.add_argument("--local-mem-size", type=int, default=None,
                     help="simulate a device with this much local memory (bytes)")
+    ap.add_argument("--models", nargs="+", default=None, metavar="MODEL",
+                    help="instead of the corpus: run these .tflite models (paths or names "
+                    "clnn models knows) once each, compared with litert")
     ap.add_argument("--profile", default="device",
                     help="simulated device limits: " + ", ".join(_profiles())
                     + ", or all (each in turn; default: device, Oclgrind's own)")
@@ -212,14 +276,21 @@ def main(argv=None) -> int:
         print("clnn check-kernels: oclgrind is not installed; install it with\n\n"
               "    sudo apt-get install -y oclgrind\n", file=sys.stderr)
         return 2
-    corpus = Path(args.corpus)
-    if not corpus.is_dir():
-        print(f"clnn check-kernels: corpus directory {corpus} does not exist", file=sys.stderr)
-        return 2
     names = _profiles() if args.profile == "all" else [args.profile]
     if any(n not in _profiles() for n in names):
         print(f"clnn check-kernels: unknown profile {args.profile!r}; known: "
               f"{', '.join(_profiles())}, all", file=sys.stderr)
+        return 2
+    if args.models:
+        rows = [row for name in names for row in run_models(args.models, name, args.workdir)]
+        report_models(rows)
+        return 0 if models_ok(rows) else 1
+    if args.corpus is None:
+        print("clnn check-kernels: give a corpus directory or --models", file=sys.stderr)
+        return 2
+    corpus = Path(args.corpus)
+    if not corpus.is_dir():
+        print(f"clnn check-kernels: corpus directory {corpus} does not exist", file=sys.stderr)
         return 2
     bad = 0
     for name in names:

@@ -44,6 +44,18 @@ FILES = ["V1_0__conv_float.json.gz", "V1_0__depthwise_conv2d_float.json.gz",
          "V1_0__add_quant8.json.gz", "V1_3__abs_int32.json.gz"]
 
 
+#: the slice of each simulated GPU profile (clnn.workgroups.PROFILES): the launches that
+#: failed on a 64 work-item device (pooling of an internal tensor, whose heavy launch was
+#: split into groups of 250; the concatenations' copies in groups of 30 x 4; a network),
+#: the families whose kernels reduce over a work-group in local memory, and the convolutions
+GPU_FILES = ["V1_0__max_pool_float_2.json.gz", "V1_0__avg_pool_float_4.json.gz",
+             "V1_0__concat_float_2.json.gz", "V1_0__softmax_float_1.json.gz",
+             "V1_0__l2_normalization_2.json.gz", "V1_2__log_softmax.json.gz",
+             "V1_0__conv_float.json.gz", "V1_0__depthwise_conv2d_float.json.gz",
+             "V1_0__fully_connected_float.json.gz", "V1_2__topk_v2.json.gz",
+             "V1_2__instance_normalization.json.gz"]
+
+
 def _oclgrind(log: Path, *command, env=None, timeout=300):
     return subprocess.run([OCLGRIND, "--data-races", "--log", str(log), *command],
                           capture_output=True, text=True, timeout=timeout,
@@ -106,6 +118,25 @@ def test_corpus_kernels_clean_on_oclgrind(tmp_path):
     messages = log_messages(log.read_text())
     assert not messages, f"Oclgrind reported {len(messages)} error(s):\n" + "\n\n".join(
         messages[:5])
+
+
+@needs_oclgrind
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"conformance corpus not found at {CORPUS}")
+@pytest.mark.parametrize("profile", ["desktop-gpu", "small-gpu"])
+def test_corpus_slice_on_simulated_gpus(tmp_path, profile):
+    """``make check-kernels``' GPU profiles on a slice: Oclgrind simulates the profile's
+    work-group size and local memory, clnn's device runs under its whole profile (per-dimension
+    limits, no fp64 on the small GPU); every test passes and Oclgrind reports nothing."""
+    part = tmp_path / "corpus"
+    part.mkdir()
+    for name in GPU_FILES:
+        assert (CORPUS / name).exists(), f"corpus file {name} is missing from {CORPUS}"
+        (part / name).symlink_to(CORPUS / name)
+    result = check_kernels.run_check(part, None, 1, tmp_path / "work", profile=profile)
+    assert result["profile"] == profile
+    assert result["failed"] == 0 and result["parts_failed"] == 0, result["failures"][:5]
+    assert result["passed"] >= 2 * len(GPU_FILES)
+    assert not result["messages"], "\n\n".join(result["messages"][:5])
 
 
 @needs_oclgrind
