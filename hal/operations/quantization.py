@@ -11,7 +11,9 @@ bits: their vector code takes the flat tensor 8 values at a time, as input * (1 
 float32 rounded half to even; the values left over (the last size % 8) go through the scalar
 code, input / scale in double rounded half away from zero (std::round). DEQUANTIZE:
 output = (input - zero_point) * scale in float32 (per channel: input * scales[channel]),
-cast to the output type. Both take zero-sized tensors.
+cast to the output type; per-tensor with TFLite's bits: its vector code (the flat tensor 8
+values at a time) computes input * scale - zero_point * scale, the scalar code the values left
+over. Both take zero-sized tensors.
 """
 
 from __future__ import annotations
@@ -62,11 +64,24 @@ def _quantize_rounded(x, scale) -> np.ndarray:
     return np.concatenate([head, tail]).reshape(x.shape)
 
 
+def _dequantize_per_tensor(x, scale, zero_point: int) -> np.ndarray:
+    """(x - zero_point) * scale as TFLite's DEQUANTIZE kernel computes it (module doc)."""
+    flat = x.astype(np.float32).reshape(-1)
+    vec = (flat.size // 8) * 8
+    head = flat[:vec] * scale - np.float32(np.float32(zero_point) * scale)
+    tail = (flat[vec:] - np.float32(zero_point)) * scale
+    return np.concatenate([head, tail]).reshape(x.shape)
+
+
 def execute(ctx: OperationContext):
     x = ctx.input(0)
     out = ctx.outputs[0]
     if ctx.name == "DEQUANTIZE":
-        return [dequantize(ctx.inputs[0], x).astype(out.dtype)]
+        info = ctx.inputs[0]
+        if info.channel_quant is not None:
+            return [dequantize(info, x).astype(out.dtype)]
+        return [_dequantize_per_tensor(x, np.float32(info.scale), info.zero_point)
+                .astype(out.dtype)]
     lo, hi = qrange(out.type)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         q = _quantize_rounded(x, np.float32(out.scale)) + out.zero_point

@@ -226,6 +226,8 @@ def unary_case(rng, dtype, op, ties=False):
         ys, yz = s, z
     else:
         ys, yz = _scale(rng, ties=ties), _zp(rng, dtype)
+        if op == "HARD_SWISH":  # TFLite wants (input_scale / 128) / output_scale below 1
+            ys = max(ys, s / 100)
     y = _q(g, shape, dtype, ys, yz, name="y")
     if op == "SOFTMAX":
         beta = float(rng.choice([1.0, 1.0, 0.5, 2.0]))
