@@ -98,28 +98,24 @@ def _float_lowest(dtype):
     return np.finfo(dtype).min
 
 
-def _spatial_mean(xi, oi, total, count: int) -> np.ndarray:
-    """TFLite's quantized MEAN over height and width (rank 4, keep_dims): see the doc."""
+def mean_requant(xi, oi, count: int, spatial: bool) -> tuple[int, int, int, int]:
+    """(multiplier, shift, subtracted, added) of TFLite's quantized MEAN (see the doc): the
+    result is MultiplyByQuantizedMultiplier(sum - subtracted, multiplier, shift) + added."""
     f32 = np.float32
-    temp = f32(xi.zero_point) * f32(xi.scale) / f32(oi.scale)
-    bias = oi.zero_point - int(temp + f32(0.5) if temp > 0 else temp - f32(0.5))
-    mult, shift = quantize_multiplier(float(f32(xi.scale) / (f32(count) * f32(oi.scale))))
-    return multiply_by_quantized_multiplier(total, mult, shift) + bias
+    if spatial:  # the 4-D height/width kernel
+        temp = f32(xi.zero_point) * f32(xi.scale) / f32(oi.scale)
+        bias = oi.zero_point - int(temp + f32(0.5) if temp > 0 else temp - f32(0.5))
+        mult, shift = quantize_multiplier(float(f32(xi.scale) / (f32(count) * f32(oi.scale))))
+        return mult, shift, 0, bias
+    mult, shift = quantize_multiplier(float(f32(xi.scale)) / float(f32(oi.scale)))
+    k = min(count.bit_length() - 1, 32, 31 + shift)  # QuantizedMeanOrSum
+    return (mult << k) // count, shift - k, xi.zero_point * count, oi.zero_point
 
 
-def _mean_or_sum(xi, oi, total, count: int) -> np.ndarray:
-    """TFLite's QuantizedMeanOrSum (mean): see the doc."""
-    mult, shift = quantize_multiplier(float(np.float32(xi.scale)) / float(np.float32(oi.scale)))
-    k = min(count.bit_length() - 1, 32, 31 + shift)
-    mult, shift = (mult << k) // count, shift - k
-    return multiply_by_quantized_multiplier(total - xi.zero_point * count, mult, shift) \
-        + oi.zero_point
-
-
-def _spatial(ctx: OperationContext, x) -> bool:
+def spatial_mean(ctx: OperationContext, rank: int) -> bool:
     """Whether TFLite's dedicated 4-D kernel computes this MEAN (axes [1, 2] as given)."""
     raw = [int(a) for a in np.asarray(ctx.input(1)).reshape(-1)]
-    return x.ndim == 4 and sorted(raw) == [1, 2] and _keep_dims(ctx)
+    return rank == 4 and sorted(raw) == [1, 2] and _keep_dims(ctx)
 
 
 def _mean(ctx: OperationContext, x, axes):
@@ -130,10 +126,8 @@ def _mean(ctx: OperationContext, x, axes):
             raise ValueError("MEAN of a quantized tensor over an empty dimension")
         total = np.sum(x.astype(np.int64), axis=axes)
         lo, hi = qrange(oi.type)
-        if _spatial(ctx, x):
-            q = _spatial_mean(xi, oi, total, count)
-        else:
-            q = _mean_or_sum(xi, oi, total, count)
+        mult, shift, sub, add = mean_requant(xi, oi, count, spatial_mean(ctx, x.ndim))
+        q = multiply_by_quantized_multiplier(total - sub, mult, shift) + add
         return np.clip(q, lo, hi).astype(oi.dtype)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.mean(x.astype(np.float64), axis=axes).astype(oi.dtype)

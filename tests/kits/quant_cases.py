@@ -305,6 +305,16 @@ def quantize_case(rng, dtype, ties=False):
     return g, [x], [y], [(steps * ys).astype(np.float32)], dict(y=(ys, yz))
 
 
+def dequantize_case(rng, dtype, ties=False):
+    shape = [1, int(rng.integers(1, 40))]
+    g = Graph()
+    s, z = _scale(rng, 1e-4, 1.0, ties), _zp(rng, dtype)
+    x = _q(g, shape, dtype, s, z, name="x")
+    y = g.tensor(shape, "float32", name="y")
+    g.op("DEQUANTIZE", [x], [y])
+    return g, [x], [y], [_data(rng, dtype, shape)], dict(x=(s, z))
+
+
 def _build(op, dtype, rng, ties):
     if op in ("CONV_2D", "DEPTHWISE_CONV_2D"):
         return conv_case(rng, dtype, depthwise=op == "DEPTHWISE_CONV_2D", ties=ties)
@@ -322,6 +332,8 @@ def _build(op, dtype, rng, ties):
         return concatenation_case(rng, dtype, ties=ties)
     if op == "QUANTIZE":
         return quantize_case(rng, dtype, ties=ties)
+    if op == "DEQUANTIZE":
+        return dequantize_case(rng, dtype, ties=ties)
     return unary_case(rng, dtype, op, ties=ties)
 
 
@@ -335,6 +347,7 @@ OPS = {
     "TANH": ("uint8", "int8"), "MEAN": ("uint8", "int8"),
     "RESIZE_BILINEAR": ("uint8", "int8"), "RESIZE_NEAREST_NEIGHBOR": ("uint8", "int8"),
     "CONCATENATION": ("uint8", "int8"), "QUANTIZE": ("uint8", "int8"),
+    "DEQUANTIZE": ("uint8", "int8"),
     "HARD_SWISH": ("uint8", "int8"), "LEAKY_RELU": ("uint8", "int8"),
     "RELU": ("uint8", "int8"), "RELU6": ("uint8", "int8"),
 }
@@ -370,9 +383,14 @@ def clnn_outputs(model: bytes, inputs, device) -> list[np.ndarray]:
 
 
 def lsb(a, b) -> int:
-    """The largest difference in quantization steps between two integer arrays."""
-    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
-    return int(np.max(np.abs(a - b.reshape(a.shape)))) if a.size else 0
+    """The largest difference in quantization steps between two integer arrays (float32
+    arrays, DEQUANTIZE's: in units in the last place)."""
+    a, b = np.asarray(a), np.asarray(b).reshape(np.shape(a))
+    if not a.size:
+        return 0
+    if a.dtype.kind == "f":
+        a, b = a.astype(np.float32).view(np.int32), b.astype(np.float32).view(np.int32)
+    return int(np.max(np.abs(a.astype(np.int64) - b.astype(np.int64))))
 
 
 def run_case(c: Case, devices: dict, xnnpack: bool = False) -> dict:
