@@ -14,7 +14,6 @@ from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import OT, code, constant_inputs, first, i32, types_in
 from hal.operations import batch_matmul as hal_bmm
 from hal.operations.common import qrange
-from hal.operations.conv2d import UPWARD
 
 TYPES = frozenset({OT.TENSOR_FLOAT32, OT.TENSOR_FLOAT16, OT.TENSOR_QUANT8_ASYMM_SIGNED})
 
@@ -57,7 +56,7 @@ def plan(ctx, b):
     requant = ()
     if quant:
         lo, hi = (i32(v) for v in qrange(out.type))
-        requant = _gemm.requant_buffers(b, ctx, N, x, y, UPWARD)
+        requant = _gemm.requant_buffers(b, ctx, N, x, y)
     _gemm.launch_gemm(b, dt=dt, a=In(0), bpk=bpk, c=Out(0), M=M, N=N, K=K, tile=tile,
                       sam=int(sam), sak=int(sak), ldc=N, requant=requant, batch=tuple(ob),
                       a_b=_strides(xb, ob, int(sx[-1] * sx[-2])), b_b=_strides(yb, ob, per),

@@ -4,8 +4,9 @@ and, for information, litert's default XNNPACK delegate, on seeded random inputs
 input's full range: every integer value of a quantized input; for a float input feeding a
 QUANTIZE, the real range of that QUANTIZE's output quantization.
 
-Differences are in quantization steps for integer outputs and in units in the last place for
-float outputs (:func:`lsb`). Used by tests/tflite/test_int8_models.py and
+Differences are in quantization steps: of the output for integer outputs; for a float output
+a DEQUANTIZE computes, of that DEQUANTIZE's input (0 only for the same bits, else at least 1);
+else in units in the last place (:func:`lsb`). Used by tests/tflite/test_int8_models.py and
 scripts/int8_models_lsb.py.
 """
 
@@ -27,6 +28,30 @@ def lsb(a, b) -> int:
     if a.dtype.kind == "f":
         a, b = a.astype(np.float32).view(np.int32), b.astype(np.float32).view(np.int32)
     return int(np.max(np.abs(a.astype(np.int64) - b.astype(np.int64))))
+
+
+def output_steps(imported) -> list[float | None]:
+    """Per output, the quantization step a float output is measured in (the scale of the
+    DEQUANTIZE input it comes from), else None."""
+    main = imported.model.main
+    steps = []
+    for operand in main.output_indexes:
+        step = None
+        for op in main.operations:
+            if op.type.name == "DEQUANTIZE" and op.outputs[0] == operand:
+                step = main.operands[op.inputs[0]].scale or None
+        steps.append(step)
+    return steps
+
+
+def _diff(a, b, step) -> int:
+    if step is None or np.asarray(a).dtype.kind != "f":
+        return lsb(a, b)
+    a, b = np.asarray(a), np.asarray(b).reshape(np.shape(a))
+    if np.array_equal(a, b):
+        return 0
+    worst = np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))
+    return max(1, int(np.round(worst / step)))
 
 
 def _float_range(imported, k: int) -> tuple[float, float]:
@@ -83,6 +108,7 @@ def compare_model(model: str | bytes, devices: dict, seeds=(0,), xnnpack: bool =
     from clnn.tools.run import ClnnRunner
 
     imported = load(model)
+    steps = output_steps(imported)
     runners = {name: ClnnRunner(imported, device) for name, device in devices.items()}
     worst: dict[str, list[int]] = {}
     for seed in seeds:
@@ -92,7 +118,7 @@ def compare_model(model: str | bytes, devices: dict, seeds=(0,), xnnpack: bool =
         if xnnpack:
             sides["xnnpack"] = litert_run(model, inputs, xnnpack=True)
         for name, outs in sides.items():
-            diffs = [lsb(a, b) for a, b in zip(outs, ref)]
+            diffs = [_diff(a, b, step) for a, b, step in zip(outs, ref, steps)]
             prev = worst.get(name, [0] * len(diffs))
             worst[name] = [max(p, d) for p, d in zip(prev, diffs)]
     return worst

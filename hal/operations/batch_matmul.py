@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from hal.operations.context import OperationContext
-from hal.operations.conv2d import BOOL, F16, F32, I32, QS, UPWARD, finish, output_multipliers
+from hal.operations.conv2d import BOOL, F16, F32, I32, QS, finish, output_multipliers
 from hal.operations.registry import register, sig
 
 _VERSION = "AIDL_V2"
@@ -82,7 +82,7 @@ def execute(ctx: OperationContext):
         return [np.matmul(x.astype(np.int64), y.astype(np.int64)).astype(np.int32)]
     if xi.type == QS:
         acc = np.matmul(x.astype(np.int64) - xi.zero_point, y.astype(np.int64) - yi.zero_point)
-        res = finish(acc, 0, 0, out, output_multipliers(xi, yi, out, 1), UPWARD)
+        res = finish(acc, 0, 0, out, output_multipliers(xi, yi, out, 1))
     else:
         res = np.matmul(x.astype(np.float64), y.astype(np.float64)).astype(out.dtype)
     return [res.reshape(shape)]

@@ -20,11 +20,12 @@ per-channel filters, whose channel dimension must be 0).
 Quantized results are TFLite's built-in kernels' bits: acc = sum((x - x_zp) * (w - w_zp)) + bias
 in integers, then the multiplier input_scale * filter_scale / output_scale (in double, per
 output channel; QuantizeMultiplier), plus output zero point, clamped to the activation range.
-The multiplication rounds as TFLite's GEMM (ruy) does for CONV_2D, FULLY_CONNECTED and
-BATCH_MATMUL: SaturatingRoundingDoublingHighMul, then a right shift rounding ties upward
+The multiplication rounds as TFLite's GEMM (ruy) does for CONV_2D and FULLY_CONNECTED:
+SaturatingRoundingDoublingHighMul, then a right shift rounding ties upward
 (``UPWARD``); DEPTHWISE_CONV_2D's int8 output stage does that on each whole block of 8
 channels and gemmlowp's RoundingDivideByPOT (ties away from zero) on the channels left over
-(``depthwise_upward``); the others use RoundingDivideByPOT throughout.
+(``depthwise_upward``); the others (BATCH_MATMUL included) use RoundingDivideByPOT
+throughout.
 """
 
 from __future__ import annotations

@@ -207,7 +207,9 @@ FIXED_OUT = {("LOGISTIC", "uint8"): (1 / 256, 0), ("LOGISTIC", "int8"): (1 / 256
              ("TANH", "uint8"): (1 / 128, 128), ("TANH", "int8"): (1 / 128, 0),
              ("SOFTMAX", "uint8"): (1 / 256, 0), ("SOFTMAX", "int8"): (1 / 256, -128),
              ("LOGISTIC", "int16"): (1 / 32768, 0), ("TANH", "int16"): (1 / 32768, 0),
-             ("SOFTMAX", "int16"): (1 / 32768, 0)}
+             ("SOFTMAX", "int16"): (1 / 32768, 0),
+             ("L2_NORMALIZATION", "uint8"): (1 / 128, 128),
+             ("L2_NORMALIZATION", "int8"): (1 / 128, 0)}
 
 
 #: operations NNAPI gives the input's quantization on the output
@@ -315,6 +317,68 @@ def dequantize_case(rng, dtype, ties=False):
     return g, [x], [y], [_data(rng, dtype, shape)], dict(x=(s, z))
 
 
+def transpose_conv_case(rng, dtype, ties=False):
+    """TRANSPOSE_CONV (per-channel int8 filters at times), VALID or SAME, stride 1 or 2."""
+    per_channel = dtype == "int8" and rng.random() < 0.6
+    h, w, c = int(rng.integers(1, 5)), int(rng.integers(1, 5)), int(rng.integers(1, 4))
+    fh, fw, co = int(rng.choice([1, 2, 3])), int(rng.choice([1, 3])), int(rng.integers(1, 5))
+    stride, pad = int(rng.integers(1, 3)), int(rng.integers(0, 2))
+    oh = h * stride if pad == 0 else (h - 1) * stride + fh
+    ow = w * stride if pad == 0 else (w - 1) * stride + fw
+    g = Graph()
+    xs, xz = _scale(rng, ties=ties), _zp(rng, dtype)
+    x = _q(g, [1, h, w, c], dtype, xs, xz, name="x")
+    filt, wsc = _conv_filter(rng, g, dtype, [co, fh, fw, c], per_channel, 0, ties)
+    b = _bias(rng, g, xs, wsc, co, per_channel)
+    ys, yz = _out_scale(rng, xs, wsc, fh * fw * c, ties, False), _zp(rng, dtype)
+    y = _q(g, [1, oh, ow, co], dtype, ys, yz, name="y")
+    shape = g.tensor([4], "int32", data=np.asarray([1, oh, ow, co], np.int32))
+    g.op("TRANSPOSE_CONV", [shape, filt, x, b], [y], "TransposeConvOptions", Padding=pad,
+         StrideW=stride, StrideH=stride)
+    return g, [x], [y], [_data(rng, dtype, [1, h, w, c])], dict(per_channel=per_channel)
+
+
+def batch_matmul_case(rng, dtype, ties=False):
+    """BATCH_MATMUL of two int8 inputs (TFLite's int8 kernel wants zero points of 0)."""
+    b_, m, k, n = (int(v) for v in rng.integers(1, 6, 4))
+    g = Graph()
+    (a_s, b_s) = (_scale(rng, ties=ties), _scale(rng, ties=ties))
+    a = _q(g, [b_, m, k], dtype, a_s, 0, name="a")
+    bb = _q(g, [b_, k, n], dtype, b_s, 0, name="b")
+    ys = float(np.float32(a_s * b_s * np.sqrt(k) * np.exp(rng.uniform(0.5, 3.5))))
+    y = _q(g, [b_, m, n], dtype, ys, _zp(rng, dtype), name="y")
+    g.op("BATCH_MATMUL", [a, bb], [y], "BatchMatMulOptions", AdjX=False, AdjY=False)
+    return (g, [a, bb], [y], [_data(rng, dtype, [b_, m, k]), _data(rng, dtype, [b_, k, n])],
+            dict(k=k))
+
+
+def pad_case(rng, dtype, ties=False):
+    shape = [1] + [int(v) for v in rng.integers(1, 5, 3)]
+    pads = rng.integers(0, 3, (4, 2)).astype(np.int32)
+    pads[0] = 0
+    out = [d + int(p.sum()) for d, p in zip(shape, pads)]
+    g = Graph()
+    s, z = _scale(rng, ties=ties), _zp(rng, dtype)
+    x = _q(g, shape, dtype, s, z, name="x")
+    y = _q(g, out, dtype, s, z, name="y")
+    g.op("PAD", [x, g.tensor([4, 2], "int32", data=pads)], [y])
+    return g, [x], [y], [_data(rng, dtype, shape)], dict(pads=pads.tolist())
+
+
+def prelu_case(rng, dtype, ties=False):
+    shape = [1] + [int(v) for v in rng.integers(1, 6, 3)]
+    g = Graph()
+    s, z = _scale(rng, ties=ties), _zp(rng, dtype)
+    x = _q(g, shape, dtype, s, z, name="x")
+    a_s, a_z = _scale(rng, 1e-3, 0.05, ties), _zp(rng, dtype)
+    alpha = g.tensor(shape[-1:], dtype, data=_data(rng, dtype, shape[-1:]), scale=a_s,
+                     zero_point=a_z)
+    ys, yz = _scale(rng, ties=ties), _zp(rng, dtype)
+    y = _q(g, shape, dtype, ys, yz, name="y")
+    g.op("PRELU", [x, alpha], [y])
+    return g, [x], [y], [_data(rng, dtype, shape)], dict(x=(s, z), y=(ys, yz))
+
+
 def _build(op, dtype, rng, ties):
     if op in ("CONV_2D", "DEPTHWISE_CONV_2D"):
         return conv_case(rng, dtype, depthwise=op == "DEPTHWISE_CONV_2D", ties=ties)
@@ -334,6 +398,10 @@ def _build(op, dtype, rng, ties):
         return quantize_case(rng, dtype, ties=ties)
     if op == "DEQUANTIZE":
         return dequantize_case(rng, dtype, ties=ties)
+    extra = {"TRANSPOSE_CONV": transpose_conv_case, "BATCH_MATMUL": batch_matmul_case,
+             "PAD": pad_case, "PRELU": prelu_case}
+    if op in extra:
+        return extra[op](rng, dtype, ties=ties)
     return unary_case(rng, dtype, op, ties=ties)
 
 
@@ -350,6 +418,8 @@ OPS = {
     "DEQUANTIZE": ("uint8", "int8"),
     "HARD_SWISH": ("uint8", "int8"), "LEAKY_RELU": ("uint8", "int8"),
     "RELU": ("uint8", "int8"), "RELU6": ("uint8", "int8"),
+    "TRANSPOSE_CONV": ("uint8", "int8"), "BATCH_MATMUL": ("int8",), "PAD": ("uint8", "int8"),
+    "PRELU": ("uint8", "int8"), "L2_NORMALIZATION": ("uint8", "int8"),
 }
 
 
