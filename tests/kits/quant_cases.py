@@ -321,7 +321,7 @@ def transpose_conv_case(rng, dtype, ties=False):
     """TRANSPOSE_CONV (per-channel int8 filters at times), VALID or SAME, stride 1 or 2."""
     per_channel = dtype == "int8" and rng.random() < 0.6
     h, w, c = int(rng.integers(1, 5)), int(rng.integers(1, 5)), int(rng.integers(1, 4))
-    fh, fw, co = int(rng.choice([1, 2, 3])), int(rng.choice([1, 3])), int(rng.integers(1, 5))
+    fh, fw, co = int(rng.choice([1, 2, 3])), int(rng.choice([1, 3])), int(rng.integers(1, 13))
     stride, pad = int(rng.integers(1, 3)), int(rng.integers(0, 2))
     oh = h * stride if pad == 0 else (h - 1) * stride + fh
     ow = w * stride if pad == 0 else (w - 1) * stride + fw
