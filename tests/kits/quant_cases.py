@@ -379,6 +379,20 @@ def prelu_case(rng, dtype, ties=False):
     return g, [x], [y], [_data(rng, dtype, shape)], dict(x=(s, z), y=(ys, yz))
 
 
+def comparison_case(rng, dtype, op, ties=False):
+    """LESS / GREATER_EQUAL / EQUAL of two quantized inputs with their own quantizations (the
+    second at times a requantized copy of the first: many near-equalities)."""
+    a_shape, b_shape = _broadcast_shapes(rng)
+    g = Graph()
+    (a_s, a_z), (b_s, b_z) = [(_scale(rng, ties=ties), _zp(rng, dtype)) for _ in range(2)]
+    a = _q(g, a_shape, dtype, a_s, a_z, name="a")
+    b = _q(g, b_shape, dtype, b_s, b_z, name="b")
+    y = g.tensor(list(np.broadcast_shapes(a_shape, b_shape)), "bool", name="y")
+    g.op(op, [a, b], [y])
+    return (g, [a, b], [y], [_data(rng, dtype, a_shape), _data(rng, dtype, b_shape)],
+            dict(a=(a_s, a_z), b=(b_s, b_z)))
+
+
 def _build(op, dtype, rng, ties):
     if op in ("CONV_2D", "DEPTHWISE_CONV_2D"):
         return conv_case(rng, dtype, depthwise=op == "DEPTHWISE_CONV_2D", ties=ties)
@@ -402,6 +416,8 @@ def _build(op, dtype, rng, ties):
              "PAD": pad_case, "PRELU": prelu_case}
     if op in extra:
         return extra[op](rng, dtype, ties=ties)
+    if op in ("LESS", "GREATER_EQUAL", "EQUAL"):
+        return comparison_case(rng, dtype, op, ties=ties)
     return unary_case(rng, dtype, op, ties=ties)
 
 
@@ -420,6 +436,7 @@ OPS = {
     "RELU": ("uint8", "int8"), "RELU6": ("uint8", "int8"),
     "TRANSPOSE_CONV": ("uint8", "int8"), "BATCH_MATMUL": ("int8",), "PAD": ("uint8", "int8"),
     "PRELU": ("uint8", "int8"), "L2_NORMALIZATION": ("uint8", "int8"),
+    "LESS": ("uint8", "int8"), "GREATER_EQUAL": ("uint8", "int8"), "EQUAL": ("uint8", "int8"),
 }
 
 
