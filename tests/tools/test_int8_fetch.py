@@ -88,3 +88,9 @@ def test_models_list_int8_json(stand_ins, tmp_path, capsys):
 def test_int8_and_onnx_together_are_refused(capsys):
     assert main(["models", "list", "--int8", "--onnx"]) == 2
     assert "--onnx and --int8 pick different model sets" in capsys.readouterr().err
+
+
+def test_bench_int8_is_for_the_models_benchmark(capsys):
+    assert main(["bench", "gemm", "--int8"]) == 2
+    assert "--int8 picks the int8 .tflite models" in capsys.readouterr().err
+    assert main(["bench", "models", "--int8", "--onnx"]) == 2
