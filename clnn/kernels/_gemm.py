@@ -116,10 +116,16 @@ def pack_weights(bt: np.ndarray, nr: int, quant: bool, zero_point: int = 0) -> n
     return np.ascontiguousarray(full.reshape(g, k, npad // nr, nr).transpose(0, 2, 1, 3))
 
 
-def requant_buffers(b, ctx, n_out: int, x_info, w_info):
+#: added to a stored shift: that channel's final shift rounds ties upward (common.mako)
+ROUND_UP = 256
+
+
+def requant_buffers(b, ctx, n_out: int, x_info, w_info, upward=False):
     """(multiplier, shift) int32 device buffers per output channel (reference
-    QuantizeMultiplier of input_scale * filter_scale / output_scale)."""
+    QuantizeMultiplier of input_scale * filter_scale / output_scale); ``upward`` (a bool, or
+    one per channel: hal.operations.conv2d.finish) marks the shifts that round ties upward."""
     mult, shift = output_multipliers(x_info, w_info, ctx.outputs[0], n_out)
+    shift = shift + ROUND_UP * np.broadcast_to(np.asarray(upward, np.int64), shift.shape)
     return [device_buffer(b, mult.astype(np.int32)), device_buffer(b, shift.astype(np.int32))]
 
 

@@ -3,8 +3,8 @@ LOGICAL_NOT on OpenCL (template comparison.cl.mako).
 
 Comparisons take every type of the HAL signatures (bool8, float32, float16, int32, quant8 asymm
 and signed) with 4-D broadcasting. Quantized inputs may have different scales and zero points:
-like the reference, the kernel compares the dequantized float32 values. Bool8 inputs count any
-non-zero byte as true; outputs are 0 / 1.
+like the reference, the kernel compares them rescaled in integers as TFLite does. Bool8 inputs
+count any non-zero byte as true; outputs are 0 / 1.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from clnn.kernels.support import (
     QUANT8,
     bcast_args,
     code,
-    f32,
     first,
     i32,
     max_rank,
     numel,
     types_in,
 )
+from hal.operations.comparison import comparison_multipliers
 
 _COMPARE = ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL")
 
@@ -36,8 +36,10 @@ def plan_binary(ctx, b):
     a, bb, y = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     bcast, shape_args = bcast_args(a.shape, bb.shape, y.shape)
     quant = a.type in QUANT8
-    extra = [i32(a.zero_point), f32(a.scale), i32(bb.zero_point), f32(bb.scale)] if quant \
-        else []
+    extra = []
+    if quant:  # the reference's (TFLite's) integer rescaling
+        (ma, sa), (mb, sb) = comparison_multipliers(a, bb)
+        extra = [i32(v) for v in (a.zero_point, ma, sa, bb.zero_point, mb, sb)]
     b.launch("comparison", "binary", {"op": ctx.name, "dt": code(a), "bcast": bcast,
                                       "quant": quant},
              (numel(y.shape),), [In(0), In(1), Out(0), *shape_args, *extra])

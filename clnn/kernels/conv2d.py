@@ -159,7 +159,9 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                             padv=za)
         amode = "packed"
     lo, hi, res, alpha = epilogue(ctx, b, p, out)
-    requant = _gemm.requant_buffers(b, ctx, o, inp, fi) if quant else ()
+    # TFLite's CONV_2D rounds as its GEMM; GROUPED_CONV_2D (this builder too) as the reference
+    up = hal_conv2d.UPWARD if ctx.name == "CONV_2D" else False
+    requant = _gemm.requant_buffers(b, ctx, o, inp, fi, up) if quant else ()
     _gemm.launch_gemm(b, dt=dt, a=a, bpk=bpk, c=Out(0), M=M, N=og, K=K, tile=tile,
                       amode=amode, sam=sam, sak=sak, cmode=cmode, ldc=ldc, ohw=ohw,
                       bias=In(2), requant=requant, batch=batch, a_b=(a_grp, 0), b_b=b_b,

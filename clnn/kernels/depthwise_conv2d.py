@@ -26,7 +26,7 @@ from clnn.kernels.conv2d import fused_pad, input_strides, layout_strides, suppor
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import CLAMPS, EPILOGUE_FUNCTIONS, act_args, code, f32, i32
 from hal.operations import depthwise_conv2d as hal_dw
-from hal.operations.conv2d import nhwc_shape, resolve_padding
+from hal.operations.conv2d import depthwise_upward, nhwc_shape, resolve_padding
 
 
 def tiled(ctx, p=None) -> bool:
@@ -55,7 +55,8 @@ def plan(ctx, b):
     fused = b.activation  # an activation fused in (clnn/fusion.py)
     if fused is not None:
         lo, hi = (f32(v) for v in fused.clamp)
-    requant = _gemm.requant_buffers(b, ctx, o, inp, fi) if quant else []
+    requant = _gemm.requant_buffers(b, ctx, o, inp, fi, depthwise_upward(inp, o)) \
+        if quant else []
     tx = tile_width(ow, fw, p.stride_w, p.dil_w)
     if not p.nchw and p.extra[0] == 1 and tx is not None:
         # vector width, tile and work-group rows: tuned or the device heuristic

@@ -9,6 +9,7 @@ from __future__ import annotations
 from clnn.kernels import _gemm, _gemm_variants
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import FLOAT_QUANT8, act_args, code, constant_inputs, first, types_in
+from hal.operations.conv2d import UPWARD
 
 
 def support(ctx):
@@ -31,7 +32,7 @@ def plan(ctx, b):
         bpk, _ = _gemm.launch_pack_b(b, dt=code(w), y=In(1), N=units, K=size, nr=nr, sk=1,
                                      sn=size, zb=_gemm.zero_of(w))
     lo, hi = act_args(ctx, 3, out)
-    requant = _gemm.requant_buffers(b, ctx, units, inp, w) if quant else ()
+    requant = _gemm.requant_buffers(b, ctx, units, inp, w, UPWARD) if quant else ()
     _gemm.launch_gemm(b, dt=dt, a=In(0), bpk=bpk, c=Out(0), M=batch, N=units, K=size,
                       tile=tile, sam=size, sak=1, ldc=units, bias=In(2), requant=requant,
                       za=_gemm.zero_of(inp), zo=_gemm.zero_of(out), lo=lo, hi=hi,

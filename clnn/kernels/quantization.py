@@ -1,5 +1,7 @@
 """QUANTIZE, DEQUANTIZE on OpenCL (quantization.cl.mako): float32/float16 to quant8 asymm and
-signed, and quant8 asymm/signed/symm/per-channel to float32/float16."""
+signed, and quant8 asymm/signed/symm/per-channel to float32/float16, with the bits of the
+reference (TFLite's kernels: their vector code on the first size - size % 8 values, their
+scalar code on the rest; hal/operations/quantization.py)."""
 
 from __future__ import annotations
 
@@ -20,18 +22,22 @@ def plan(ctx, b):
     n = numel(y.shape)
     if ctx.name == "QUANTIZE":
         lo, hi = qrange(y.type)
+        scale = np.float32(y.scale)
         b.launch("quantization", "quantize", params, (n,),
-                 [In(0), Out(0), f32(y.scale), i32(y.zero_point), i32(lo), i32(hi)])
+                 [In(0), Out(0), f32(scale), f32(np.float32(1.0) / scale), i32(n // 8 * 8),
+                  i32(y.zero_point), i32(lo), i32(hi)])
         return
+    vec, zp_scale = 0, np.float32(0)
     if x.channel_quant is not None:
         dim = x.channel_quant.channel_dim
         scales = np.asarray(x.channel_quant.scales, np.float32)
         inner, channels = strides_of(x.shape)[dim], x.shape[dim]
     else:
         scales, inner, channels = np.asarray([x.scale], np.float32), 1, 1
+        vec, zp_scale = n // 8 * 8, np.float32(x.zero_point) * np.float32(x.scale)
     b.launch("quantization", "dequantize", params, (n,),
              [In(0), Out(0), b.buffer(scales), i32(max(inner, 1)), i32(channels),
-              i32(x.zero_point)])
+              i32(x.zero_point), i32(vec), f32(zp_scale)])
 
 
 for _op in ("QUANTIZE", "DEQUANTIZE"):

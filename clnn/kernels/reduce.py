@@ -3,8 +3,8 @@
 host when the partition is planned. Float32 MEAN / SUM / MAX / MIN over one block of
 dimensions whose inner dimensions are kept (MEAN over height and width of NHWC) take
 reduce_rows: vectors of the contiguous inner elements, four accumulators. Quantized MEAN
-follows the reference: truncating integer division when the quantization is unchanged, else
-the rescaled float mean."""
+gives the reference's (TFLite's) bits: MultiplyByQuantizedMultiplier(sum - subtracted) + added
+with hal.operations.reduce.mean_requant's integers."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from clnn.kernels.support import (
     types_in,
 )
 from hal.operations.common import QUANT_RANGE, qrange
-from hal.operations.reduce import resolve_axes
+from hal.operations.reduce import mean_requant, resolve_axes, spatial_mean
 
 _OPS = ("MEAN", "REDUCE_SUM", "REDUCE_PROD", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ALL",
         "REDUCE_ANY")
@@ -79,9 +79,9 @@ def plan(ctx, b):
     quant = y.type in QUANT_RANGE
     if ctx.name == "MEAN" and quant and count == 0:
         raise Unplannable("quantized MEAN over an empty dimension")  # the reference fails
-    same = int(x.scale == y.scale and x.zero_point == y.zero_point)
-    scale = np.float32(x.scale) / np.float32(y.scale) if quant else np.float32(1)
-    bias = -np.float32(x.zero_point) * scale
+    requant = (0, 0, 0, 0)
+    if ctx.name == "MEAN" and quant:
+        requant = mean_requant(x, y, count, spatial_mean(ctx, len(shape)))
     lo, hi = qrange(y.type) if quant else (0, 0)
     if x.dtype.kind == "f":
         init = np.finfo(x.dtype).min if ctx.name == "REDUCE_MAX" else np.finfo(x.dtype).max
@@ -92,8 +92,8 @@ def plan(ctx, b):
         init = 0
     b.launch("reduce", "reduce", {"op": ctx.name, "dt": code(y)}, (numel(y.shape),),
              [In(0), Out(0), *[i32(v) for v in od[1:]], *[i32(v) for v in os_],
-              *[i32(v) for v in rd[1:]], *[i32(v) for v in rs], i32(count), i32(same),
-              f32(scale), f32(bias), i32(y.zero_point), i32(lo), i32(hi), f32(init)])
+              *[i32(v) for v in rd[1:]], *[i32(v) for v in rs], i32(count),
+              *[i32(v) for v in requant], i32(lo), i32(hi), f32(init)])
 
 
 for _op in _OPS:

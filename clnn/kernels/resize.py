@@ -1,7 +1,7 @@
 """RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR on OpenCL (resize.cl.mako): size and scale forms,
 NHWC and NCHW, align_corners and half_pixel_centers; float32, float16, quant8 asymm/signed.
 Source index tables come from the HAL's own per-axis functions, so sampling matches the
-reference exactly."""
+reference exactly; quantized results are the reference's (TFLite's) bits."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from clnn.kernels.support import (
     types_in,
 )
 from hal.operations.common import activation_range_float
-from hal.operations.resize import bilinear_axis, nearest_axis, resize_flags
+from hal.operations.resize import bilinear_axis, integer_axis, nearest_axis, resize_flags
 
 
 def support(ctx):
@@ -67,6 +67,9 @@ def plan(ctx, b):
         r0 = r1 = nearest_axis(h, oh, align, half)
         c0 = c1 = nearest_axis(w, ow, align, half)
         fr, fc = np.zeros(oh, np.float32), np.zeros(ow, np.float32)
+    elif code(y) == "i8":  # ResizeBilinearInteger's fixed-point fractions and neighbours
+        fr, r0, r1 = integer_axis(h, oh, align, half)
+        fc, c0, c1 = integer_axis(w, ow, align, half)
     else:
         r0, r1, fr = bilinear_axis(h, oh, align, half)
         c0, c1, fc = bilinear_axis(w, ow, align, half)

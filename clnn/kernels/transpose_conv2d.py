@@ -22,7 +22,7 @@ from clnn.kernels.conv2d import layout_strides, support_conv
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import CLAMPS, EPILOGUE_FUNCTIONS, act_args, code, f32, i32
 from hal.operations import transpose_conv2d as hal_tc
-from hal.operations.conv2d import nhwc_shape
+from hal.operations.conv2d import OT, depthwise_upward, nhwc_shape
 
 #: the most output columns (O * fh * fw) a float NHWC layer may have to take the direct kernel
 DIRECT_MAX_COLUMNS = 16
@@ -94,7 +94,13 @@ def plan(ctx, b):
                       N=N, K=K, tile=tile, amode=amode, sam=c, sak=1, ldc=N, epi="acc", za=za,
                       wg=variant["wg"])
     lo, hi = act_args(ctx, p.idx["fused activation"], out)
-    requant = _gemm.requant_buffers(b, ctx, o, inp, fi) if quant else []
+    requant = []
+    if quant:  # the reference's rounding (hal.operations.transpose_conv2d.transpose_upward)
+        size = n * oh * ow * o
+        u8 = inp.type == OT.TENSOR_QUANT8_ASYMM
+        up = True if u8 else depthwise_upward(inp, o)
+        requant = [*_gemm.requant_buffers(b, ctx, o, inp, fi, up),
+                   i32(size // 16 * 16 if u8 else 2**31 - 1)]
     b.launch("transpose_conv2d", "col2im", {"dt": dt}, (o, ow, n * oh),
              [cols, i32(0), In(2), Out(0), *requant,
               *[i32(v) for v in (h, w, o, oh, fh, fw, p.stride_h, p.stride_w, top, left,

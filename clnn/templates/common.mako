@@ -28,13 +28,21 @@ inline int clnn_rdbpot(int x, int e) {
     return (int)(((long)x >> e) + (rem > thr ? 1L : 0L));
 }
 
-/* x * multiplier * 2^(shift - 31) with the reference rounding (MultiplyByQuantizedMultiplier) */
+/* x * multiplier * 2^(shift - 31) with the reference rounding (MultiplyByQuantizedMultiplier):
+   SaturatingRoundingDoublingHighMul, then a right shift rounding ties away from zero
+   (RoundingDivideByPOT); a shift stored plus CLNN_ROUND_UP (requant_buffers, per channel)
+   rounds the ties of that shift upward instead, as TFLite's GEMM and vector code do */
+#define CLNN_ROUND_UP 256
 inline int clnn_mbqm(int x, int multiplier, int shift) {
+    const int up = shift >= CLNN_ROUND_UP / 2;
+    if (up) shift -= CLNN_ROUND_UP;
     int left = shift > 0 ? shift : 0;
     int right = shift > 0 ? 0 : -shift;
     long xl = (long)x << left;
     xl = clamp(xl, (long)CLNN_INT32_MIN, (long)CLNN_INT32_MAX);
-    return clnn_rdbpot(clnn_srdhm((int)xl, multiplier), right);
+    const int high = clnn_srdhm((int)xl, multiplier);
+    if (up && right > 0) return (int)(((long)high + (1L << (right - 1))) >> right);
+    return clnn_rdbpot(high, right);
 }
 
 /* zero_point + round(x / scale) (std::round: halves away from zero), saturated */

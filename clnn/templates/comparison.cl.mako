@@ -1,18 +1,18 @@
 ## EQUAL NOT_EQUAL GREATER GREATER_EQUAL LESS LESS_EQUAL LOGICAL_AND LOGICAL_OR (broadcast,
 ## bool8 output) and LOGICAL_NOT. Kernel key: op, input dt, bcast, quant. Quantized inputs
-## compare (q - zero_point) * scale in float32, like the reference.
+## compare as the reference (TFLite's ComparisonWithScaling: integer rescaling).
 <%namespace name="c" file="common.mako"/>
 
 <%def name="binary(op, dt, bcast, quant)">
 __kernel void binary(${c.tparam(dt, "a", True)}, ${c.tparam(dt, "b", True)}, ${c.tparam("b8", "y")},
-                     ${c.bcast_params()}${", int za, float sa, int zb, float sb" if quant else ""})
+                     ${c.bcast_params()}${", int za, int ma, int sa, int zb, int mb, int sb" if quant else ""})
 {
 ${c.toffsets("a", "b", "y")}
     int i = get_global_id(0);
 ${c.bcast_index(bcast)}
 % if quant:
-    float x = (float)((int)a[ia] - za) * sa;
-    float z = (float)((int)b[ib] - zb) * sb;
+    int x = clnn_mbqm(((int)a[ia] - za) * 256, ma, sa);
+    int z = clnn_mbqm(((int)b[ib] - zb) * 256, mb, sb);
 % elif dt in ("f32", "f16"):
     float x = ${c.ldf(dt, "a", "ia")};
     float z = ${c.ldf(dt, "b", "ib")};

@@ -66,7 +66,14 @@ ${c.toffsets("x", "y")}
     inv_sqrt_multiplier(total, &m, &sh);
     for (int k = 0; k < n; ++k) {
         long d = (long)x[base + k * inner] - zi;
+  % if dt == "i8":
+        /* TFLite's int8 kernel: the 128 folded into the shift (7 - sh) */
+        const int s2 = 7 - sh;
+        const long v = s2 > 0 ? (long)sat_shl(d, s2) : d;
+        long r = rdbpot_l(srdhm_l(v, m), s2 < 0 ? -s2 : 0) + zo;
+  % else:
         long r = rdbpot_l(srdhm_l(d * 128, m), sh) + zo;
+  % endif
         y[base + k * inner] = (${c.ctype(dt)})clamp(r, (long)lo, (long)hi);
     }
 % else:

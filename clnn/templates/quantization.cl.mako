@@ -3,25 +3,47 @@
 <%namespace name="c" file="common.mako"/>
 
 <%def name="quantize(di, do)">
-__kernel void quantize(${c.tparam(di, "x", True)}, ${c.tparam(do, "y")}, float scale, int zp,
-                       int lo, int hi)
+/* round_half_away(x / scale), exact: the quotient's floor k found from the signs of the
+   correctly rounded fma residuals x - k * scale, then the half compared the same way (the
+   scalar code of TFLite's kernel divides in double) */
+inline int clnn_div_round_away(float x, float s) {
+    float k = floor(x / s);
+    if (fma(-(k + 1.0f), s, x) >= 0.0f) k += 1.0f;
+    else if (fma(-k, s, x) < 0.0f) k -= 1.0f;
+    const float r = fma(-(k + 0.5f), s, x);
+    return (int)k + ((r > 0.0f || (r == 0.0f && k >= 0.0f)) ? 1 : 0);
+}
+
+#pragma OPENCL FP_CONTRACT OFF
+__kernel void quantize(${c.tparam(di, "x", True)}, ${c.tparam(do, "y")}, float scale,
+                       float inv_scale, int vec, int zp, int lo, int hi)
 {
 ${c.toffsets("x", "y")}
     int i = get_global_id(0);
-    float v = ${c.ldf(di, "x", "i")} / scale;
-    float q = round(v) + (float)zp;
-    y[i] = (${c.ctype(do)})(isnan(q) ? hi : (int)clamp(q, (float)lo, (float)hi));
+    const float v = ${c.ldf(di, "x", "i")};
+    if (isnan(v)) { y[i] = (${c.ctype(do)})hi; return; }
+    /* TFLite's vector code (blocks of 8): x * (1 / scale) in float32, ties to even */
+    const float p = v * inv_scale;
+    if (i < vec && fabs(p) > 4194304.0f) { y[i] = (${c.ctype(do)})(p > 0.0f ? hi : lo); return; }
+    if (i >= vec && fabs(v / scale) > 4194304.0f) {
+        y[i] = (${c.ctype(do)})(v > 0.0f ? hi : lo); return;
+    }
+    const int q = (i < vec ? (int)rint(p) : clnn_div_round_away(v, scale)) + zp;
+    y[i] = (${c.ctype(do)})clamp(q, lo, hi);
 }
 </%def>
 
 <%def name="dequantize(di, do)">
+#pragma OPENCL FP_CONTRACT OFF
 __kernel void dequantize(${c.tparam(di, "x", True)}, ${c.tparam(do, "y")},
-                         __global const float* scales, int inner, int channels, int zp)
+                         __global const float* scales, int inner, int channels, int zp,
+                         int vec, float zp_scale)
 {
 ${c.toffsets("x", "y")}
     int i = get_global_id(0);
     float s = scales[(i / inner) % channels];
-    float v = (float)((int)x[i] - zp) * s;
+    /* per tensor, TFLite's vector code (blocks of 8): x * scale - zero_point * scale */
+    float v = i < vec ? (float)x[i] * s - zp_scale : (float)((int)x[i] - zp) * s;
     ${c.stf(do, "y", "i", "v")};
 }
 </%def>

@@ -8,7 +8,7 @@
 __kernel void reduce(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
                      int o1, int o2, int o3, int os0, int os1, int os2, int os3,
                      int r1, int r2, int r3, int rs0, int rs1, int rs2, int rs3, int count,
-                     int same_quant, float scale, float bias, int zo, int lo, int hi,
+                     int mult, int shift, int sub, int add, int lo, int hi,
                      float init)
 {
 ${c.toffsets("x", "y")}
@@ -54,14 +54,8 @@ ${c.toffsets("x", "y")}
 % if op == "MEAN" and flt:
     acc = acc / (float)count;
 % elif op == "MEAN":
-    int q;
-    if (same_quant) {
-        q = acc / count;
-    } else {
-        float m = (float)acc / (float)count * scale + bias;
-        q = (int)round(m) + zo;
-    }
-    acc = clamp(q, lo, hi);
+    /* TFLite's integer pipeline (hal.operations.reduce.mean_requant) */
+    acc = clamp(clnn_mbqm(acc - sub, mult, shift) + add, lo, hi);
 % endif
 % if flt:
     ${c.stf(dt, "y", "i", "acc")};

@@ -27,18 +27,32 @@ ${c.toffsets("x", "y")}
     vstore_half(vload_half(r0[oy] * xh + c0[ox] * xw, xb), yi, y);
 % elif op == "RESIZE_NEAREST_NEIGHBOR":
     y[yi] = xb[r0[oy] * xh + c0[ox] * xw];
+% elif dt == "i8":
+    /* ResizeBilinearInteger: 10-bit fixed-point fractions (the tables hold them as floats) */
+    const long fy = (long)fr[oy], fx = (long)fc[ox];
+    const long v00 = xb[r0[oy] * xh + c0[ox] * xw], v10 = xb[r1[oy] * xh + c0[ox] * xw];
+    const long v01 = xb[r0[oy] * xh + c1[ox] * xw], v11 = xb[r1[oy] * xh + c1[ox] * xw];
+    const long acc = v00 * (1024 - fy) * (1024 - fx) + v10 * fy * (1024 - fx)
+                   + v01 * (1024 - fy) * fx + v11 * fy * fx;
+    y[yi] = (char)clamp((acc + (acc > 0 ? (1L << 19) : -(1L << 19))) / (1L << 20), -128L, 127L);
 % else:
     float dy = fr[oy], dx = fc[ox];
     float v00 = ${c.ldf(dt, "xb", "r0[oy] * xh + c0[ox] * xw")};
     float v10 = ${c.ldf(dt, "xb", "r1[oy] * xh + c0[ox] * xw")};
     float v01 = ${c.ldf(dt, "xb", "r0[oy] * xh + c1[ox] * xw")};
     float v11 = ${c.ldf(dt, "xb", "r1[oy] * xh + c1[ox] * xw")};
+  % if quant:
+    /* TFLite's uint8 kernel: the four weights first, the sum in its order, + 0.5, truncated */
+    const float w00 = (1.0f - dy) * (1.0f - dx), w01 = (1.0f - dy) * dx;
+    const float w10 = dy * (1.0f - dx), w11 = dy * dx;
+    float r = v00 * w00 + v01 * w01;
+    r = r + v10 * w10;
+    r = r + v11 * w11;
+    r = trunc(r + 0.5f);
+    y[yi] = (${c.ctype(dt)})clamp(r, 0.0f, 255.0f);
+  % else:
     float r = v00 * (1.0f - dy) * (1.0f - dx) + v10 * dy * (1.0f - dx)
             + v01 * (1.0f - dy) * dx + v11 * dy * dx;
-  % if quant:
-    r = floor(r + 0.5f);  /* half up, as the reference: trunc would round negatives up */
-    y[yi] = (${c.ctype(dt)})clamp(r, ${"0.0f, 255.0f" if dt == "u8" else "-128.0f, 127.0f"});
-  % else:
     ${c.stf(dt, "y", "yi", "r")};
   % endif
 % endif

@@ -14,7 +14,7 @@
 __kernel void col2im(__global const ${S}* cols, int cols_off, ${c.tparam(bdt, "bias", True)},
                      ${c.tparam(dt, "y")},
 % if quant:
-                     __global const int* mult, __global const int* shift,
+                     __global const int* mult, __global const int* shift, int up_end,
 % endif
                      int H, int W, int O, int OH, int fh, int fw, int stride_h, int stride_w,
                      int pad_t, int pad_l, int yn, int yy, int yx, int yc, int zo,
@@ -39,7 +39,13 @@ ${c.toffsets("cols", "bias", "y")}
     }
     const int yi = b * yn + oy * yy + ox * yx + oc * yc;
 % if quant:
-    acc = clnn_mbqm(acc + bias[oc], mult[oc], shift[oc]) + zo;
+    /* the shifts flagged to round ties upward do so up to the flat NHWC index up_end (TFLite's
+       uint8 vector code: 16 values at a time; the rest, its scalar code, away from zero) */
+    int sh = shift[oc];
+    if ((((size_t)b * OH + oy) * get_global_size(1) + ox) * O + oc >= (size_t)up_end
+        && sh >= CLNN_ROUND_UP / 2)
+        sh -= CLNN_ROUND_UP;
+    acc = clnn_mbqm(acc + bias[oc], mult[oc], sh) + zo;
     y[yi] = (${c.ctype(dt)})clamp(acc, lo, hi);
 % else:
     acc = clamp(acc + ${c.ldf(bdt, "bias", "oc")}, lo, hi);

@@ -8,7 +8,8 @@ NNAPI delegate does). Dynamic dimensions (``shape_signature`` -1) become 0.
 
 Constant folding at import, as the NNAPI delegate does: DEQUANTIZE of a constant (float16
 weights, or quantized weights of a hybrid model) becomes a float32 constant, DENSIFY of a
-sparse constant becomes its dense array.
+sparse constant becomes its dense array. SHAPE and the shape arithmetic after it fold to
+constants (:mod:`clnn.tflite.fold`), a dynamic dimension it reads named where it cannot.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from clnn.importing import ImportedModel, IoTensor
+from clnn.tflite.fold import FOLD_ONLY, fail_dynamic, try_fold
 from clnn.tflite.reader import (
     MAX_MODEL_BYTES,
     MAX_TENSOR_BYTES,
@@ -71,6 +73,8 @@ class Importer:
         self.operands: dict[int, int] = {}
         #: folded constants (DEQUANTIZE / DENSIFY results) by tensor index
         self.folded: dict[int, np.ndarray] = {}
+        #: folded shape arithmetic holding dynamic dimensions (clnn.tflite.fold.Dynamic)
+        self.symbolic: dict[int, np.ndarray] = {}
         self.op: TfOperator | None = None
 
     # ------------------------------------------------------------------ tensors
@@ -114,6 +118,8 @@ class Importer:
             return self.operands[ti]
         if ti < 0:
             self.fail("a required input is omitted (tensor index -1)")
+        if ti in self.symbolic:
+            fail_dynamic(self, ti)
         t = self.tensor(ti)
         value = self.value(ti)
         if value is not None:
@@ -151,6 +157,8 @@ class Importer:
         return self.b.float32(float(v))
 
     def constant_of(self, ti: int, what: str) -> np.ndarray:
+        if ti in self.symbolic:
+            fail_dynamic(self, ti)
         v = self.value(ti)
         if v is None:
             self.fail(f"{what} (tensor {ti}) must be a constant")
@@ -198,9 +206,14 @@ class Importer:
                 raise TfliteImportError(f"input tensor {ti} ({t.name}): {e.reason}") from None
         for op in g.operators:
             self.op = op
+            if try_fold(self, op):
+                continue
             conv = CONVERTERS.get(op.name)
             if conv is None:
-                raise TfliteImportError(f"operator {op.index} ({op.name}) has no NNAPI mapping")
+                only = " (it folds at import only as shape arithmetic on known values)" \
+                    if op.name in FOLD_ONLY else ""
+                raise TfliteImportError(f"operator {op.index} ({op.name}) has no NNAPI "
+                                        f"mapping{only}")
             need = MIN_INPUTS.get(op.name, 1)
             if len(op.inputs) < need or not op.outputs:
                 self.fail(f"{len(op.inputs)} inputs and {len(op.outputs)} outputs; it needs at "
@@ -214,7 +227,7 @@ class Importer:
             except Exception as e:  # last resort: a malformation no check above names
                 raise _unexpected(f"operator {op.index} ({op.name})", e) from e
         for ti in g.outputs:
-            if ti in self.folded or self.tensor(ti).data is not None:
+            if ti in self.folded or ti in self.symbolic or self.tensor(ti).data is not None:
                 raise TfliteImportError(f"output tensor {ti} ({self.tensor(ti).name}) is a "
                                         "constant; NNAPI outputs must be computed")
             self.b.mark_output(self.operand(ti))

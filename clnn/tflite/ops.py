@@ -16,6 +16,7 @@ import struct
 
 import numpy as np
 
+from clnn.tflite.fold import reshape_target
 from clnn.tflite.op_args import C_PADDING, arg, int_list, opt, padding, rank
 from hal.types import OperandType
 
@@ -235,6 +236,8 @@ def reshape_to_output(imp, op):
     if 0 in shape:
         new = list(opt(op, "NewShapeAsNumpy", None)) if op.options is not None and \
             opt(op, "NewShapeLength") else None
+        if new is None and len(op.inputs) > 1:
+            new = reshape_target(imp, op.inputs[1])
         if new is None and len(op.inputs) > 1 and imp.value(op.inputs[1]) is not None:
             new = int_list(imp, op, 1, "the shape")
         if new is None:
@@ -379,6 +382,12 @@ CONVERTERS = {
     "MAXIMUM": binary("MAXIMUM", fused=False),
     "MINIMUM": binary("MINIMUM", fused=False),
     "POW": binary("POW", fused=False),
+    "LESS": binary("LESS", fused=False),
+    "LESS_EQUAL": binary("LESS_EQUAL", fused=False),
+    "GREATER": binary("GREATER", fused=False),
+    "GREATER_EQUAL": binary("GREATER_EQUAL", fused=False),
+    "EQUAL": binary("EQUAL", fused=False),
+    "NOT_EQUAL": binary("NOT_EQUAL", fused=False),
     "RELU": unary("RELU"),
     "RELU6": unary("RELU6"),
     "RELU_N1_TO_1": unary("RELU1"),

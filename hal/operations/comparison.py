@@ -9,8 +9,10 @@ LOGICAL_NOT: element-wise comparisons and boolean logic with broadcasting.
 
 Comparison types: TENSOR_BOOL8, TENSOR_FLOAT16, TENSOR_FLOAT32, TENSOR_INT32,
 TENSOR_QUANT8_ASYMM (1.2); TENSOR_QUANT8_ASYMM_SIGNED (1.3). Quantized inputs may have
-different scales and zero points: the reference compares their real values
-((q - zero_point) * scale, in float32). The logical ops take TENSOR_BOOL8 (1.2).
+different scales and zero points: they are compared as TFLite's built-in kernels compare them
+(ComparisonWithScaling: ((q - zero_point) << 8) times QuantizeMultiplier(scale), gemmlowp
+rounding: real values to 1/256), which near equality decides differently from the real
+values. The logical ops take TENSOR_BOOL8 (1.2).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from hal.operations.common import (
     broadcast_shape,
     check_broadcastable,
     check_same_shape,
-    dequantize,
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
 )
 from hal.operations.context import OperationContext
 from hal.operations.registry import register, sig
@@ -53,10 +56,19 @@ def prepare_binary(ctx: OperationContext):
     return [broadcast_shape(ctx.input_shape(0), ctx.input_shape(1))]
 
 
+def comparison_multipliers(a, b) -> tuple[tuple[int, int], tuple[int, int]]:
+    """TFLite's ComparisonWithScaling multipliers of two quantized inputs: (multiplier, shift)
+    of each one's scale."""
+    return tuple(quantize_multiplier(float(np.float32(t.scale))) for t in (a, b))
+
+
 def execute_compare(ctx: OperationContext):
     a, b = ctx.input(0), ctx.input(1)
     if ctx.inputs[0].type in QUANT8_TENSORS:
-        a, b = dequantize(ctx.inputs[0], a), dequantize(ctx.inputs[1], b)
+        ia, ib = ctx.inputs[0], ctx.inputs[1]
+        (ma, sa), (mb, sb) = comparison_multipliers(ia, ib)
+        a = multiply_by_quantized_multiplier((a.astype(np.int64) - ia.zero_point) << 8, ma, sa)
+        b = multiply_by_quantized_multiplier((b.astype(np.int64) - ib.zero_point) << 8, mb, sb)
     with np.errstate(invalid="ignore"):
         r = _COMPARE[ctx.name](a, b)
     return [np.asarray(r, dtype=np.bool_).reshape(ctx.outputs[0].shape)]

@@ -17,9 +17,15 @@ Types (input, filter, bias, output): FLOAT32 x4 and QUANT8_ASYMM/QUANT8_ASYMM/IN
 QUANT8_ASYMM_SIGNED (1.3). Quantized bias scale is input_scale * filter_scale (per channel for
 per-channel filters, whose channel dimension must be 0).
 
-Quantized results follow the reference: acc = sum((x - x_zp) * (w - w_zp)) + bias in integers,
-then MultiplyByQuantizedMultiplier with multiplier input_scale * filter_scale / output_scale
-(computed per output channel), plus output zero point, clamped to the activation range.
+Quantized results are TFLite's built-in kernels' bits: acc = sum((x - x_zp) * (w - w_zp)) + bias
+in integers, then the multiplier input_scale * filter_scale / output_scale (in double, per
+output channel; QuantizeMultiplier), plus output zero point, clamped to the activation range.
+The multiplication rounds as TFLite's GEMM (ruy) does for CONV_2D and FULLY_CONNECTED:
+SaturatingRoundingDoublingHighMul, then a right shift rounding ties upward
+(``UPWARD``); DEPTHWISE_CONV_2D's int8 output stage does that on each whole block of 8
+channels and gemmlowp's RoundingDivideByPOT (ties away from zero) on the channels left over
+(``depthwise_upward``); the others (BATCH_MATMUL included) use RoundingDivideByPOT
+throughout.
 """
 
 from __future__ import annotations
@@ -216,17 +222,32 @@ def filter_scales(filt, n_out: int) -> np.ndarray:
 
 
 def output_multipliers(inp, filt, out, n_out: int):
-    """Per output channel (multiplier, shift) of input_scale * filter_scale / output_scale; the
-    product is a float product as in the reference, the division in double."""
-    prod = (np.float32(inp.scale) * filter_scales(filt, n_out)).astype(np.float64)
+    """Per output channel (multiplier, shift) of input_scale * filter_scale / output_scale,
+    computed in double from the float32 scales (TFLite's PopulateConvolutionQuantizationParams)."""
+    prod = np.float64(np.float32(inp.scale)) * filter_scales(filt, n_out).astype(np.float64)
     real = prod / np.float64(np.float32(out.scale))
     qs = [quantize_multiplier(float(r)) for r in real]
     return (np.array([q for q, _ in qs], dtype=np.int64),
             np.array([s for _, s in qs], dtype=np.int64))
 
 
-def multiply_by_quantized_multiplier_pc(x, mult, shift):
-    """MultiplyByQuantizedMultiplier with per-channel (last axis) multipliers and shifts."""
+#: the rounding of the last right shift: every channel ties upward (TFLite's GEMM)
+UPWARD = True
+
+
+def depthwise_upward(inp, n_out: int):
+    """Which channels TFLite's int8 depthwise output stage rounds upward: those of its whole
+    blocks of 8 (vector code), not the ones left over (scalar gemmlowp); uint8: none."""
+    if inp.type != OT.TENSOR_QUANT8_ASYMM_SIGNED:
+        return False
+    return np.arange(n_out) < (n_out // 8) * 8
+
+
+def multiply_by_quantized_multiplier_pc(x, mult, shift, upward=False):
+    """MultiplyByQuantizedMultiplier with per-channel (last axis) multipliers and shifts:
+    saturating left shift, SaturatingRoundingDoublingHighMul, then a rounding right shift whose
+    ties go away from zero (gemmlowp's RoundingDivideByPOT), or upward where ``upward`` (a
+    bool, or one per channel)."""
     x = np.asarray(x, dtype=np.int64)
     left = np.maximum(shift, 0)
     right = np.maximum(-shift, 0)
@@ -238,18 +259,23 @@ def multiply_by_quantized_multiplier_pc(x, mult, shift):
     mask = (np.int64(1) << right) - 1
     remainder = high & mask
     threshold = (mask >> 1) + (high < 0)
-    return (high >> right) + (remainder > threshold)
+    away = (high >> right) + (remainder > threshold)
+    if upward is False:
+        return away
+    up = (high + (mask >> 1) + (right > 0)) >> right
+    return np.where(upward, up, away)
 
 
-def finish(acc, bias, act, out, mults=None):
-    """acc [..., C] (float64) + bias, activation, to the output's type."""
+def finish(acc, bias, act, out, mults=None, upward=False):
+    """acc [..., C] (float64) + bias, activation, to the output's type; ``upward``: the
+    rounding of multiply_by_quantized_multiplier_pc."""
     if mults is None:
         lo, hi = activation_range_float(act)
         with np.errstate(all="ignore"):
             y = acc + np.asarray(bias, dtype=np.float64)
             return np.clip(y, lo, hi).astype(out.dtype)
     acc = np.rint(acc).astype(np.int64) + np.asarray(bias, dtype=np.int64)
-    y = multiply_by_quantized_multiplier_pc(acc, *mults) + out.zero_point
+    y = multiply_by_quantized_multiplier_pc(acc, *mults, upward=upward) + out.zero_point
     lo, hi = activation_range_quant(act, out)
     return np.clip(y, lo, hi).astype(out.dtype)
 
@@ -329,12 +355,12 @@ def padded_input(ctx: OperationContext, p: WindowParams):
     return pad_nhwc(centered(ctx.inputs[0], x), pads), (oh, ow)
 
 
-def conv_result(ctx: OperationContext, acc, p: WindowParams):
+def conv_result(ctx: OperationContext, acc, p: WindowParams, upward=False):
     """The output list of a convolution from its float64 NHWC accumulator [N, oh, ow, O]:
-    bias, requantization (quantized inputs), activation, layout."""
+    bias, requantization (quantized inputs; ``upward``: see finish), activation, layout."""
     inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     mults = output_multipliers(inp, fi, out, acc.shape[-1]) if is_quant(inp.type) else None
-    return [from_nhwc(finish(acc, ctx.input(2), p.act, out, mults), p.nchw)]
+    return [from_nhwc(finish(acc, ctx.input(2), p.act, out, mults, upward), p.nchw)]
 
 
 # ----------------------------------------------------------------- CONV_2D
@@ -358,7 +384,7 @@ def execute(ctx: OperationContext):
     filt = centered(ctx.inputs[1], ctx.input(1))
     o, fh, fw, c = filt.shape
     cols = im2col(xp, fh, fw, oh, ow, p)
-    return conv_result(ctx, cols @ filt.reshape(o, fh * fw * c).T, p)
+    return conv_result(ctx, cols @ filt.reshape(o, fh * fw * c).T, p, UPWARD)
 
 
 register("CONV_2D", execute, signatures=SIGNATURES, validate=validate, prepare=prepare,

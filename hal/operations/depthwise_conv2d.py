@@ -28,6 +28,7 @@ from hal.operations.conv2d import (
     centered,
     conv_result,
     conv_signatures,
+    depthwise_upward,
     padded_input,
     parse_window,
     prepare_conv,
@@ -83,7 +84,7 @@ def execute(ctx: OperationContext):
     acc = np.zeros((xp.shape[0], oh, ow, o), dtype=np.float64)
     for i, j, s in windows(xp, fh, fw, oh, ow, p):
         acc += s * f[i, j]
-    return conv_result(ctx, acc, p)
+    return conv_result(ctx, acc, p, depthwise_upward(ctx.inputs[0], o))
 
 
 register("DEPTHWISE_CONV_2D", execute, signatures=SIGNATURES, validate=validate,

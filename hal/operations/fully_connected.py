@@ -26,6 +26,7 @@ from hal.operations.conv2d import (
     INT,
     QA,
     QS,
+    UPWARD,
     centered,
     check_bias_scale,
     finish,
@@ -77,7 +78,7 @@ def execute(ctx: OperationContext):
     x = centered(inp, ctx.input(0)).reshape(out_shape[0], size)
     acc = x @ centered(w, ctx.input(1)).T
     mults = output_multipliers(inp, w, out, units) if is_quant(inp.type) else None
-    return [finish(acc, ctx.input(2), ctx.scalar(3), out, mults)]
+    return [finish(acc, ctx.input(2), ctx.scalar(3), out, mults, UPWARD)]
 
 
 register("FULLY_CONNECTED", execute, signatures=SIGNATURES, validate=validate, prepare=prepare,

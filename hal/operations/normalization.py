@@ -14,7 +14,9 @@ Output 0 has input 0's type and shape. Ranks: up to 4 (rank 4 only before 1.2 fo
 LRN). The quantized L2_NORMALIZATION output has scale 1/128 and zero point 128
 (QUANT8_ASYMM) or 0 (QUANT8_ASYMM_SIGNED); it follows the reference's integer pipeline:
 sum of squared differences to the zero point, TFLite's GetInvSqrtQuantizedMultiplierExp and
-a rounding multiply of 128 * (x - zero point). All-zero vectors normalize to zero (1.3).
+a rounding multiply of 128 * (x - zero point) (QUANT8_ASYMM_SIGNED: TFLite's int8 kernel's
+MultiplyByQuantizedMultiplier(x - zero point, multiplier, 7 - shift), the 128 in the shift).
+All-zero vectors normalize to zero (1.3).
 """
 
 from __future__ import annotations
@@ -108,7 +110,13 @@ def _l2_quant(ctx: OperationContext, x: np.ndarray) -> np.ndarray:
     diff = x.astype(np.int64) - ctx.inputs[0].zero_point
     total = np.sum(diff * diff, axis=-1, keepdims=True)
     multiplier, shift = _inv_sqrt_multiplier(total)
-    scaled = _rdbpot(_srdhm(diff * 128, multiplier), shift)
+    if out.type == OT.TENSOR_QUANT8_ASYMM_SIGNED:
+        # TFLite's int8 kernel folds the 128 into MultiplyByQuantizedMultiplier's shift
+        s = 7 - shift
+        x = np.clip(diff << np.maximum(s, 0), -(1 << 31), (1 << 31) - 1)
+        scaled = _rdbpot(_srdhm(x, multiplier), np.maximum(-s, 0))
+    else:
+        scaled = _rdbpot(_srdhm(diff * 128, multiplier), shift)
     lo, hi = qrange(out.type)
     return np.clip(scaled + out.zero_point, lo, hi).astype(out.dtype)
 

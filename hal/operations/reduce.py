@@ -13,17 +13,28 @@
 
 Axes lie in [-rank, rank); negative axes count from the end and duplicates are reduced once.
 Without keep_dims, reducing every dimension gives shape [1]. REDUCE_MAX/MIN keep the input's
-scale and zero point. Quantized MEAN sums the stored values in int32 and divides by the
-element count with C++ (truncating) division, as the reference's meanGeneric<T, int32_t>
-does; when the output scale or zero point differs from the input's it rescales the mean
-the way TFLite's QuantizedMeanOrSum does.
+scale and zero point. Quantized MEAN gives TFLite's built-in kernels' bits.
+A rank-4 tensor averaged over axes [1, 2] (as given) with keep_dims takes TFLite's dedicated
+kernel: the sum of the stored values times QuantizeMultiplier(input_scale / (count *
+output_scale)) (gemmlowp rounding), plus output_zero_point - round(input_zero_point *
+input_scale / output_scale) (float32, halves away from zero). Any other MEAN is TFLite's
+QuantizedMeanOrSum: the multiplier of input_scale / output_scale made 2^k / count times larger
+in integers (k = floor(log2(count)), at most 32), applied to sum - count * input_zero_point,
+plus output_zero_point.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from hal.operations.common import QUANT8_TENSORS, check_rank, check_same_quant, qrange
+from hal.operations.common import (
+    QUANT8_TENSORS,
+    check_rank,
+    check_same_quant,
+    multiply_by_quantized_multiplier,
+    qrange,
+    quantize_multiplier,
+)
 from hal.operations.context import OperationContext
 from hal.operations.registry import register, sig
 from hal.types import OperandType
@@ -87,6 +98,26 @@ def _float_lowest(dtype):
     return np.finfo(dtype).min
 
 
+def mean_requant(xi, oi, count: int, spatial: bool) -> tuple[int, int, int, int]:
+    """(multiplier, shift, subtracted, added) of TFLite's quantized MEAN (see the doc): the
+    result is MultiplyByQuantizedMultiplier(sum - subtracted, multiplier, shift) + added."""
+    f32 = np.float32
+    if spatial:  # the 4-D height/width kernel
+        temp = f32(xi.zero_point) * f32(xi.scale) / f32(oi.scale)
+        bias = oi.zero_point - int(temp + f32(0.5) if temp > 0 else temp - f32(0.5))
+        mult, shift = quantize_multiplier(float(f32(xi.scale) / (f32(count) * f32(oi.scale))))
+        return mult, shift, 0, bias
+    mult, shift = quantize_multiplier(float(f32(xi.scale)) / float(f32(oi.scale)))
+    k = min(count.bit_length() - 1, 32, 31 + shift)  # QuantizedMeanOrSum
+    return (mult << k) // count, shift - k, xi.zero_point * count, oi.zero_point
+
+
+def spatial_mean(ctx: OperationContext, rank: int) -> bool:
+    """Whether TFLite's dedicated 4-D kernel computes this MEAN (axes [1, 2] as given)."""
+    raw = [int(a) for a in np.asarray(ctx.input(1)).reshape(-1)]
+    return rank == 4 and sorted(raw) == [1, 2] and _keep_dims(ctx)
+
+
 def _mean(ctx: OperationContext, x, axes):
     xi, oi = ctx.inputs[0], ctx.outputs[0]
     count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
@@ -95,14 +126,8 @@ def _mean(ctx: OperationContext, x, axes):
             raise ValueError("MEAN of a quantized tensor over an empty dimension")
         total = np.sum(x.astype(np.int64), axis=axes)
         lo, hi = qrange(oi.type)
-        if xi.scale == oi.scale and xi.zero_point == oi.zero_point:
-            q = np.where(total >= 0, total // count, -((-total) // count))
-        else:
-            scale = np.float32(xi.scale) / np.float32(oi.scale)
-            bias = -np.float32(xi.zero_point) * scale
-            mean = total.astype(np.float32) / np.float32(count)
-            v = mean * scale + bias
-            q = np.sign(v) * np.floor(np.abs(v) + np.float32(0.5)) + oi.zero_point
+        mult, shift, sub, add = mean_requant(xi, oi, count, spatial_mean(ctx, x.ndim))
+        q = multiply_by_quantized_multiplier(total - sub, mult, shift) + add
         return np.clip(q, lo, hi).astype(oi.dtype)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.mean(x.astype(np.float64), axis=axes).astype(oi.dtype)

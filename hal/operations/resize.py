@@ -17,10 +17,14 @@ input / scale form (1.2), TENSOR_QUANT8_ASYMM_SIGNED (1.3). RESIZE_NEAREST_NEIGH
 layout input required): TENSOR_FLOAT32, TENSOR_FLOAT16, TENSOR_QUANT8_ASYMM;
 TENSOR_QUANT8_ASYMM_SIGNED (1.3). Inputs 4 and 5 are 1.3 for both.
 
-The arithmetic follows TFLite's reference kernels as the NNAPI CPU executor uses them: the
-sampling scale is in_size / out_size (or (in - 1) / (out - 1) with align_corners), computed
-in float32; quantized bilinear results are rounded half up (floor(x + 0.5)), so that
-QUANT8_ASYMM_SIGNED results are the QUANT8_ASYMM ones shifted by 128.
+The arithmetic follows TFLite's built-in kernels: the sampling scale is in_size / out_size (or
+(in - 1) / (out - 1) with align_corners), computed in float32. Quantized bilinear results
+are their bits: QUANT8_ASYMM as TFLite's uint8 kernel, the four float32 weights
+(1 - dy) * (1 - dx), (1 - dy) * dx, dy * (1 - dx), dy * dx first, then the weighted sum of the
+(y0, x0), (y0, x1), (y1, x0), (y1, x1) values in that order, plus 0.5, truncated;
+QUANT8_ASYMM_SIGNED as ResizeBilinearInteger, in 10-bit fixed point (scale_10 = round(1024 *
+scale) in integers, positions y * scale_10 (half pixel: + scale_10 / 2 - 512), weights
+1024 - frac and frac), the 20-bit sum rounded half away from zero.
 """
 
 from __future__ import annotations
@@ -155,6 +159,57 @@ def nearest_axis(in_size, out_size, align, half):
     return idx
 
 
+def _scale_10(in_size: int, out_size: int, align: bool) -> int:
+    if align and out_size > 1:
+        return ((1 << 10) * (in_size - 1) + (out_size - 1) // 2) // (out_size - 1)
+    return ((1 << 10) * in_size + out_size // 2) // out_size
+
+
+def _cdiv(a, b: int):
+    """C++ integer division (truncating) of an int64 array."""
+    return np.where(a >= 0, a // b, -((-a) // b))
+
+
+def integer_axis(in_size, out_size, align, half):
+    """ResizeBilinearInteger's positions (10-bit fixed point) and neighbours on one axis."""
+    s10 = _scale_10(in_size, out_size, align)
+    v = np.arange(out_size, dtype=np.int64) * s10
+    if half:
+        v = v + s10 // 2 - (1 << 9)
+    lo = np.maximum(_cdiv(v, 1 << 10), 0)
+    hi = np.minimum(_cdiv(v + (1 << 10) - 1, 1 << 10), in_size - 1)
+    return v - (lo << 10), lo, hi
+
+
+def _bilinear_int8(x, out_h, out_w, align, half):
+    fy, y0, y1 = integer_axis(x.shape[1], out_h, align, half)
+    fx, x0, x1 = integer_axis(x.shape[2], out_w, align, half)
+    xi = x.astype(np.int64)
+    fy, fx = fy[None, :, None, None], fx[None, None, :, None]
+    r0, r1, c0, c1 = y0[:, None], y1[:, None], x0[None, :], x1[None, :]
+    acc = (xi[:, r0, c0] * (1024 - fy) * (1024 - fx) + xi[:, r1, c0] * fy * (1024 - fx)
+           + xi[:, r0, c1] * (1024 - fy) * fx + xi[:, r1, c1] * fy * fx)
+    return _cdiv(acc + np.where(acc > 0, 1 << 19, -(1 << 19)), 1 << 20)
+
+
+def _bilinear_float(x, out_h, out_w, align, half, integer):
+    y0, y1, dy = bilinear_axis(x.shape[1], out_h, align, half)
+    x0, x1, dx = bilinear_axis(x.shape[2], out_w, align, half)
+    xf = x.astype(np.float32)
+    one = np.float32(1)
+    dy, dx = dy[None, :, None, None], dx[None, None, :, None]
+    r0, r1 = y0[:, None], y1[:, None]
+    c0, c1 = x0[None, :], x1[None, :]
+    if not integer:
+        return (xf[:, r0, c0, :] * (one - dy) * (one - dx) + xf[:, r1, c0, :] * dy * (one - dx)
+                + xf[:, r0, c1, :] * (one - dy) * dx + xf[:, r1, c1, :] * dy * dx)
+    w = [(one - dy) * (one - dx), (one - dy) * dx, dy * (one - dx), dy * dx]
+    res = xf[:, r0, c0, :] * w[0] + xf[:, r0, c1, :] * w[1]
+    res = res + xf[:, r1, c0, :] * w[2]
+    res = res + xf[:, r1, c1, :] * w[3]
+    return np.trunc(res + np.float32(0.5))
+
+
 def _resize_nhwc(op: str, x: np.ndarray, out_h: int, out_w: int, align: bool, half: bool,
                  integer: bool) -> np.ndarray:
     _, in_h, in_w, _ = x.shape
@@ -162,21 +217,9 @@ def _resize_nhwc(op: str, x: np.ndarray, out_h: int, out_w: int, align: bool, ha
         yi = nearest_axis(in_h, out_h, align, half)
         xi = nearest_axis(in_w, out_w, align, half)
         return x[:, yi[:, None], xi[None, :], :]
-    y0, y1, dy = bilinear_axis(in_h, out_h, align, half)
-    x0, x1, dx = bilinear_axis(in_w, out_w, align, half)
-    xf = x.astype(np.float32)
-    dy = dy[None, :, None, None]
-    dx = dx[None, None, :, None]
-    one = np.float32(1)
-    r0, r1 = y0[:, None], y1[:, None]
-    c0, c1 = x0[None, :], x1[None, :]
-    res = (xf[:, r0, c0, :] * (one - dy) * (one - dx) + xf[:, r1, c0, :] * dy * (one - dx)
-           + xf[:, r0, c1, :] * (one - dy) * dx + xf[:, r1, c1, :] * dy * dx)
-    if integer:
-        # round half up, as the reference's uint8 results: the signed type stays the unsigned
-        # one shifted by 128 (truncating x + 0.5 would round negative values up)
-        res = np.floor(res + np.float32(0.5))
-    return res
+    if x.dtype == np.int8:
+        return _bilinear_int8(x, out_h, out_w, align, half)
+    return _bilinear_float(x, out_h, out_w, align, half, integer)
 
 
 def execute(ctx: OperationContext):

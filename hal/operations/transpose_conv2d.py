@@ -27,10 +27,12 @@ from hal.operations.conv2d import (
     CONV_CONFIGS_V1_2,
     I32,
     INT,
+    OT,
     centered,
     check_filter_depth,
     check_window,
     conv_result,
+    depthwise_upward,
     layout_shape,
     nhwc_shape,
     parse_window,
@@ -115,7 +117,17 @@ def execute(ctx: OperationContext):
         for j in range(fw):
             buf[:, i:i + (h - 1) * sh + 1:sh, j:j + (w - 1) * sw + 1:sw, :] += cols[..., i, j]
     acc = buf[:, top:top + oh, left:left + ow, :]
-    return conv_result(ctx, acc, p)
+    return conv_result(ctx, acc, p, transpose_upward(inp, acc.shape))
+
+
+def transpose_upward(inp, shape):
+    """Where TFLite's TRANSPOSE_CONV output stage rounds the ties of its final shift upward
+    (its vector code): uint8, the flat NHWC output 16 values at a time, not the values left
+    over; int8, the whole blocks of 8 channels (as DEPTHWISE_CONV_2D); the rest away."""
+    if inp.type == OT.TENSOR_QUANT8_ASYMM:
+        size = int(np.prod(shape))
+        return np.arange(size).reshape(shape) < size // 16 * 16
+    return depthwise_upward(inp, shape[-1])
 
 
 register("TRANSPOSE_CONV_2D", execute, signatures=SIGNATURES, validate=validate,

@@ -57,17 +57,18 @@ def test_all_any():
     np.testing.assert_array_equal(y, [True, True])
 
 
-def test_quant_mean_truncates_like_integer_division():
-    # sums 1+2=3 -> 1 (3/2 truncated), and 4+5 = 9 -> 4
+def test_quant_mean_rounds_as_tflite():
+    # TFLite's QuantizedMeanOrSum (litert gives these): 3/2 -> 2 and 9/2 -> 5, half-way up
     x = np.array([[1, 2], [4, 5]], np.uint8)
     (y,) = run(reduce_model("MEAN", Q8, [2, 2], [1], False, [2], q=(0.5, 0)), [x])
-    np.testing.assert_array_equal(y, [1, 4])
+    np.testing.assert_array_equal(y, [2, 5])
 
 
-def test_quant_signed_mean_truncates_toward_zero():
+def test_quant_signed_mean_rounds_as_tflite():
+    # -3/2 -> -1 and 7/2 -> 4 (litert's results)
     x = np.array([[-1, -2], [3, 4]], np.int8)
     (y,) = run(reduce_model("MEAN", QS8, [2, 2], [1], False, [2], q=(0.5, 0)), [x])
-    np.testing.assert_array_equal(y, [-1, 3])
+    np.testing.assert_array_equal(y, [-1, 4])
 
 
 def test_quant_mean_requantizes_to_other_output_params():
