@@ -6,6 +6,9 @@ INT8 -> TENSOR_QUANT8_ASYMM_SIGNED (per-tensor) or TENSOR_QUANT8_SYMM_PER_CHANNE
 scales), INT16 -> TENSOR_QUANT16_SYMM; INT64 constants are narrowed to TENSOR_INT32 (as the
 NNAPI delegate does). Dynamic dimensions (``shape_signature`` -1) become 0.
 
+Resource variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE, CALL_ONCE: the state of a
+streaming model) become extra inputs and outputs, after the model's own (clnn/tflite/state.py).
+
 Constant folding at import, as the NNAPI delegate does: DEQUANTIZE of a constant (float16
 weights, or quantized weights of a hybrid model) becomes a float32 constant, DENSIFY of a
 sparse constant becomes its dense array.
@@ -185,6 +188,7 @@ class Importer:
         return tmp
 
     def build(self) -> ImportedModel:
+        from clnn.tflite import state
         from clnn.tflite.op_args import MIN_INPUTS
         from clnn.tflite.ops import CONVERTERS
 
@@ -196,8 +200,13 @@ class Importer:
                 self.operands[ti] = self.b.input(ot, self.shape(ti), scale, zp)
             except (HalError, BuilderError) as e:
                 raise TfliteImportError(f"input tensor {ti} ({t.name}): {e.reason}") from None
+        variables = state.Variables(self)
+        variables.declare()
         for op in g.operators:
             self.op = op
+            if op.name in state.OPERATORS:
+                variables.convert(op)
+                continue
             conv = CONVERTERS.get(op.name)
             if conv is None:
                 raise TfliteImportError(f"operator {op.index} ({op.name}) has no NNAPI mapping")
@@ -218,6 +227,8 @@ class Importer:
                 raise TfliteImportError(f"output tensor {ti} ({self.tensor(ti).name}) is a "
                                         "constant; NNAPI outputs must be computed")
             self.b.mark_output(self.operand(ti))
+        self.op = None
+        states = variables.finish()
         try:
             model = self.b.finish()
         except (HalError, BuilderError) as e:
@@ -229,7 +240,7 @@ class Importer:
             return IoTensor(t.name, ti, tuple(o.dimensions), NUMPY_DTYPE[o.type])
 
         return ImportedModel(model, [io(ti) for ti in g.inputs], [io(ti) for ti in g.outputs],
-                             [op.name for op in g.operators], dict(self.operands))
+                             [op.name for op in g.operators], dict(self.operands), states)
 
 
 def _unexpected(stage: str, e: Exception) -> TfliteImportError:
