@@ -33,10 +33,13 @@ class StateTensor:
     """A state variable of a streaming model (a TFLite resource variable): the NNAPI model reads
     it as an extra input and writes its value after the step as an extra output. ``name``: the
     variable's shared name; ``initial``: its value before the first step (the shape and dtype
-    of both operands)."""
+    of both operands); ``tensor``: the source's tensor holding the value after the step (the
+    last one assigned; -1 when the step assigns none), for per-frame checks against the
+    source's runtime."""
 
     name: str
     initial: np.ndarray
+    tensor: int = -1
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -46,6 +46,8 @@ class Variables:
         self.names: list[str] = []
         self.input_operand: dict[str, int] = {}
         self.current: dict[str, int] = {}
+        #: variable name -> the tensor it was last assigned
+        self.assigned: dict[str, int] = {}
 
     # ------------------------------------------------------------------ before the operators
     def declare(self):
@@ -116,6 +118,7 @@ class Variables:
             name = self._variable(op.inputs[0])
             self._check_like(name, op.inputs[1], "the value")
             self.current[name] = imp.operand(op.inputs[1])
+            self.assigned[name] = op.inputs[1]
         # CALL_ONCE: its init subgraph was evaluated by declare()
 
     def _variable(self, ti: int) -> str:
@@ -153,5 +156,5 @@ class Variables:
                 out = copy
             taken.add(out)
             imp.b.mark_output(out)
-            states.append(StateTensor(name, np.array(value)))
+            states.append(StateTensor(name, np.array(value), self.assigned.get(name, -1)))
         return states

@@ -272,6 +272,9 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
     if warmup < 0:
         raise CliError(f"--warmup {warmup}: the number of warm-up runs cannot be negative")
     imported = import_model(path, shapes)  # .tflite or .onnx (clnn/tools/onnx_run.py)
+    if getattr(imported, "states", None):
+        raise CliError(f"{os.path.basename(path)} is a streaming model ({len(imported.states)} "
+                       "state variables): run its frames with --stream N")
     # a failure here (a bad --input, a device, an execution) ends in clnn.tools.cli.main
     inputs = parse_inputs(imported, input_specs)
     # --plot and --trace read OpenCL profiling events as --profile does

@@ -96,3 +96,51 @@ class StreamState:
                 raise HalError(f"reading state {s.name!r} failed: {status.name}", status)
             out[s.name] = np.frombuffer(bytes(host.view()), s.dtype).reshape(s.shape).copy()
         return out
+
+
+# ------------------------------------------------------------------------------ inputs
+
+def feature_frames(shape, dtype, frames: int, seed: int) -> list[np.ndarray]:
+    """``frames`` seeded inputs shaped like a spectrogram stream: the input's last dimension
+    is the frequency bins, the rest of it (flattened) consecutive time steps, and the frames
+    follow each other in time. Smooth bumps of energy over a low floor, with a little noise
+    (uniform random features, over the whole range, leave a wake-word detector's output at 0:
+    these make it move). Integer inputs span their type's range, float ones [0, 1]."""
+    shape = tuple(int(d) or 1 for d in shape)
+    bins = shape[-1] if shape else 1
+    step = int(np.prod(shape[:-1], dtype=np.int64)) if len(shape) > 1 else 1
+    rng = np.random.default_rng(seed)
+    n = frames * step
+    t = np.arange(n)[:, None]
+    f = np.arange(bins)[None, :]
+    spec = np.zeros((n, bins))
+    for _ in range(int(rng.integers(5, 60))):
+        t0, f0 = rng.uniform(0, n), rng.uniform(0, bins)
+        height = rng.uniform(10, 120) / 255
+        width_t, width_f = rng.uniform(2, 40), rng.uniform(1, 15) * bins / 40
+        spec += height * np.exp(-((t - t0) / width_t) ** 2 - ((f - f0) / width_f) ** 2)
+    floor = rng.uniform(0, 88 / 255)
+    v = np.clip(floor + spec + rng.normal(0, rng.uniform(0, 10 / 255), spec.shape), 0, 1)
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        v = np.round(info.min + v * (int(info.max) - int(info.min)))
+    return [v[k * step:(k + 1) * step].reshape(shape).astype(dt) for k in range(frames)]
+
+
+def random_frames(shape, dtype, frames: int, seed: int) -> list[np.ndarray]:
+    """``frames`` seeded random inputs (floats uniform in [0, 1), integers over their
+    range), as ``clnn run`` makes one."""
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(d) or 1 for d in shape)
+    dt = np.dtype(dtype)
+    out = []
+    for _ in range(frames):
+        if dt.kind == "f":
+            out.append(rng.random(shape).astype(dt))
+        elif dt.kind == "b":
+            out.append(rng.random(shape) < 0.5)
+        else:
+            info = np.iinfo(dt)
+            out.append(rng.integers(info.min, info.max, shape, endpoint=True).astype(dt))
+    return out

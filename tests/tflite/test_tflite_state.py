@@ -175,3 +175,53 @@ def test_an_assigned_model_output_is_also_the_state_output():
 def test_malformed_variables_are_named(kwargs, match):
     with pytest.raises(TfliteImportError, match=match):
         clnn.tflite.load(_variable_model(**kwargs))
+
+
+# ------------------------------------------------------------------------------ clnn run --stream
+
+def test_cli_stream_compares_every_frame_and_state(tmp_path, capsys):
+    from clnn.tools.cli import main
+
+    path = tmp_path / "stream.tflite"
+    path.write_bytes(stateful_model("float32"))
+    status = main(["run", str(path), "--stream", "6", "--compare", "litert-builtin",
+                   "--json", "--no-cache"])
+    import json
+
+    report = json.loads(capsys.readouterr().out)
+    assert status == 0, report
+    assert report["frames"] == 6 and len(report["per_frame"]) == 6
+    assert [s["name"] for s in report["states"]] == ["stream/window", "stream/sum"]
+    assert report["max_output_diff"] <= 1e-5 and report["max_state_diff"] == 0
+    # every frame's state compared (the window and the sum)
+    assert all(set(r["state_diff"]) == {"stream/window", "stream/sum"}
+               for r in report["per_frame"])
+    assert report["frames_with_new_outputs"] == 5
+
+
+def test_cli_stream_text_report_and_refusals(tmp_path, capsys):
+    from clnn.tools.cli import main
+
+    path = tmp_path / "stream.tflite"
+    path.write_bytes(stateful_model("int8"))
+    assert main(["run", str(path), "--stream", "3", "--stream-input", "features",
+                 "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "3 frames (features inputs" in out and "frame    2" in out
+    assert "1 state variables kept in device memory" in out
+    # a streaming model without --stream: a sentence, no traceback
+    assert main(["run", str(path), "--no-cache"]) != 0
+    assert "--stream N" in capsys.readouterr().err
+
+
+def test_feature_frames_are_seeded_and_span_the_type():
+    from clnn.tools.stream import feature_frames
+
+    a = feature_frames((1, 3, 40), np.int8, 50, 21)
+    b = feature_frames((1, 3, 40), np.int8, 50, 21)
+    assert len(a) == 50 and all(x.shape == (1, 3, 40) and x.dtype == np.int8 for x in a)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    stacked = np.concatenate(a)
+    assert stacked.min() >= -128 and stacked.max() > stacked.min() + 50
+    f = feature_frames((1, 8), np.float32, 4, 0)
+    assert all(0 <= x.min() and x.max() <= 1 for x in f)
