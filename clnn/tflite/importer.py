@@ -187,6 +187,20 @@ class Importer:
         self.emit(ACTIVATION_OPS[code], [tmp], [self.operand(out_ti)])
         return tmp
 
+    def _guarded(self, fn, *args):
+        """``fn(*args)`` with a builder's error as the operator's TfliteImportError, and any
+        other exception as an unexpected one (naming the operator)."""
+        try:
+            return fn(*args)
+        except TfliteImportError:
+            raise
+        except (HalError, BuilderError) as e:
+            self.fail(getattr(e, "reason", str(e)))
+        except Exception as e:  # last resort: a malformation no check above names
+            op = self.op
+            where = f"operator {op.index} ({op.name})" if op else "the state variables"
+            raise _unexpected(where, e) from e
+
     def build(self) -> ImportedModel:
         from clnn.tflite import state
         from clnn.tflite.op_args import MIN_INPUTS
@@ -201,11 +215,11 @@ class Importer:
             except (HalError, BuilderError) as e:
                 raise TfliteImportError(f"input tensor {ti} ({t.name}): {e.reason}") from None
         variables = state.Variables(self)
-        variables.declare()
+        self._guarded(variables.declare)
         for op in g.operators:
             self.op = op
-            if op.name in state.OPERATORS:
-                variables.convert(op)
+            if op.name in state.OPERATORS:  # (no NNAPI operation: clnn/tflite/state.py)
+                self._guarded(variables.convert, op)
                 continue
             conv = CONVERTERS.get(op.name)
             if conv is None:
@@ -214,21 +228,14 @@ class Importer:
             if len(op.inputs) < need or not op.outputs:
                 self.fail(f"{len(op.inputs)} inputs and {len(op.outputs)} outputs; it needs at "
                           f"least {need} inputs and 1 output")
-            try:
-                conv(self, op)
-            except TfliteImportError:
-                raise
-            except (HalError, BuilderError) as e:
-                self.fail(getattr(e, "reason", str(e)))
-            except Exception as e:  # last resort: a malformation no check above names
-                raise _unexpected(f"operator {op.index} ({op.name})", e) from e
+            self._guarded(conv, self, op)
         for ti in g.outputs:
             if ti in self.folded or self.tensor(ti).data is not None:
                 raise TfliteImportError(f"output tensor {ti} ({self.tensor(ti).name}) is a "
                                         "constant; NNAPI outputs must be computed")
             self.b.mark_output(self.operand(ti))
         self.op = None
-        states = variables.finish()
+        states = self._guarded(variables.finish)
         try:
             model = self.b.finish()
         except (HalError, BuilderError) as e:

@@ -26,10 +26,20 @@ from clnn.importing import StateTensor
 OPERATORS = ("CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE")
 
 
-def _shared_name(op) -> str:
+def _options(op, imp, cls: str):
+    """The operator's options table, checked to be a ``cls`` (a corrupted options type names
+    another table)."""
     o = op.options
-    container = (o.Container() or b"").decode(errors="replace") if o is not None else ""
-    name = (o.SharedName() or b"").decode(errors="replace") if o is not None else ""
+    if o is None or type(o).__name__ != cls:
+        imp.fail(f"its options are {type(o).__name__ if o is not None else 'missing'}, "
+                 f"not {cls}")
+    return o
+
+
+def _shared_name(op, imp) -> str:
+    o = _options(op, imp, "VarHandleOptions")
+    container = (o.Container() or b"").decode(errors="replace")
+    name = (o.SharedName() or b"").decode(errors="replace")
     return f"{container}/{name}" if container else name
 
 
@@ -59,7 +69,8 @@ class Variables:
                 imp.op = op
                 self._run_init(op)
             elif op.name == "VAR_HANDLE":
-                name = _shared_name(op)
+                imp.op = op
+                name = _shared_name(op, imp)
                 if name not in self.names:
                     self.names.append(name)
         imp.op = None
@@ -77,7 +88,7 @@ class Variables:
 
     def _run_init(self, op):
         imp = self.imp
-        k = op.options.InitSubgraphIndex() if op.options is not None else -1
+        k = _options(op, imp, "CallOnceOptions").InitSubgraphIndex()
         if not 0 < k < len(imp.tf.subgraphs):
             imp.fail(f"init subgraph {k} does not exist (the model has "
                      f"{len(imp.tf.subgraphs)} subgraphs)")
@@ -86,9 +97,11 @@ class Variables:
         for init_op in g.operators:
             what = f"init subgraph {k}, operator {init_op.index} ({init_op.name})"
             if init_op.name == "VAR_HANDLE" and init_op.outputs:
-                handles[init_op.outputs[0]] = _shared_name(init_op)
+                handles[init_op.outputs[0]] = _shared_name(init_op, imp)
             elif init_op.name == "ASSIGN_VARIABLE" and len(init_op.inputs) == 2:
                 res, ti = init_op.inputs
+                if ti < 0:
+                    imp.fail(f"{what}: the initial value is omitted (tensor index -1)")
                 t = g.tensors[ti]
                 if res not in handles:
                     imp.fail(f"{what}: its resource (tensor {res}) is not a VAR_HANDLE's")
@@ -105,7 +118,7 @@ class Variables:
         if op.name == "VAR_HANDLE":
             if len(op.outputs) != 1:
                 imp.fail(f"{len(op.outputs)} outputs; it needs 1")
-            self.handles[op.outputs[0]] = _shared_name(op)
+            self.handles[op.outputs[0]] = _shared_name(op, imp)
         elif op.name == "READ_VARIABLE":
             if len(op.inputs) != 1 or len(op.outputs) != 1:
                 imp.fail("it needs 1 input and 1 output")

@@ -95,6 +95,9 @@ class ClnnRunner:
         under clnn's cache directory (clnn/tools/first_result.py); None: prepare afresh."""
         from clnn.tools.first_result import prepare_with_cache
 
+        if getattr(imported, "states", None):  # its inputs include the state (a stream's)
+            raise ValueError(f"a streaming model ({len(imported.states)} state variables): "
+                             "run its frames with clnn run --stream N or clnn.load")
         self.imported = imported
         self.device = device
         t0 = time.perf_counter()

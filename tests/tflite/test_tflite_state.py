@@ -138,7 +138,8 @@ def test_stateless_only_calls_refuse_a_streaming_model(tmp_path):
 
 # ------------------------------------------------------------------------------ errors
 
-def _variable_model(init_const: bool = True, handle_read: bool = True, init: bool = True):
+def _variable_model(init_const: bool = True, handle_read: bool = True, init: bool = True,
+                    handle_options: str = "VarHandleOptions"):
     g = Graph()
     x = g.tensor([1, 2], name="x")
     r = g.tensor([], "resource")
@@ -146,7 +147,10 @@ def _variable_model(init_const: bool = True, handle_read: bool = True, init: boo
     y = g.tensor([1, 2], name="y")
     if init:
         g.op("CALL_ONCE", [], [], "CallOnceOptions", InitSubgraphIndex=1)
-    g.op("VAR_HANDLE", [], [r], "VarHandleOptions", SharedName="v")
+    if handle_options == "VarHandleOptions":
+        g.op("VAR_HANDLE", [], [r], handle_options, SharedName="v")
+    else:  # a corrupted options type
+        g.op("VAR_HANDLE", [], [r], handle_options, InitSubgraphIndex=1)
     g.op("READ_VARIABLE", [r if handle_read else x], [s])
     g.op("ADD", [s, x], [y], "AddOptions")
     g.op("ASSIGN_VARIABLE", [r, y], [])
@@ -171,6 +175,8 @@ def test_an_assigned_model_output_is_also_the_state_output():
     (dict(init_const=False), "initial value .* must be a constant"),
     (dict(handle_read=False), "not the output of a VAR_HANDLE"),
     (dict(init=False), "has no initial value"),
+    (dict(handle_options="CallOnceOptions"), "VAR_HANDLE.*CallOnceOptions, not "
+                                              "VarHandleOptions"),
 ])
 def test_malformed_variables_are_named(kwargs, match):
     with pytest.raises(TfliteImportError, match=match):
