@@ -6,8 +6,9 @@ Where the semantics differ the converter emits the NNAPI equivalent: fused TANH 
 CONCATENATION's fused activation become an activation op after it, LEAKY_RELU is PRELU with a
 constant alpha, SQUEEZE/EXPAND_DIMS are RESHAPE to the (static) output shape, FULLY_CONNECTED
 with keep_num_dims is followed by a RESHAPE, a missing bias is a zero constant, constant
-DEQUANTIZE/DENSIFY are folded, and the custom Convolution2DTransposeBias (MediaPipe) is
-TRANSPOSE_CONV_2D with its bias.
+DEQUANTIZE/DENSIFY are folded, QUANTIZE of a quantized tensor (a requantization) is
+DEQUANTIZE then QUANTIZE, SPLIT_V is SPLIT (equal parts) or a SLICE per part, and the custom
+Convolution2DTransposeBias (MediaPipe) is TRANSPOSE_CONV_2D with its bias.
 """
 
 from __future__ import annotations
