@@ -6,6 +6,9 @@ INT8 -> TENSOR_QUANT8_ASYMM_SIGNED (per-tensor) or TENSOR_QUANT8_SYMM_PER_CHANNE
 scales), INT16 -> TENSOR_QUANT16_SYMM; INT64 constants are narrowed to TENSOR_INT32 (as the
 NNAPI delegate does). Dynamic dimensions (``shape_signature`` -1) become 0.
 
+Resource variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE, CALL_ONCE: the state of a
+streaming model) become extra inputs and outputs, after the model's own (clnn/tflite/state.py).
+
 Constant folding at import, as the NNAPI delegate does: DEQUANTIZE of a constant (float16
 weights, or quantized weights of a hybrid model) becomes a float32 constant, DENSIFY of a
 sparse constant becomes its dense array. SHAPE and the shape arithmetic after it fold to
@@ -192,7 +195,22 @@ class Importer:
         self.emit(ACTIVATION_OPS[code], [tmp], [self.operand(out_ti)])
         return tmp
 
+    def _guarded(self, fn, *args):
+        """``fn(*args)`` with a builder's error as the operator's TfliteImportError, and any
+        other exception as an unexpected one (naming the operator)."""
+        try:
+            return fn(*args)
+        except TfliteImportError:
+            raise
+        except (HalError, BuilderError) as e:
+            self.fail(getattr(e, "reason", str(e)))
+        except Exception as e:  # last resort: a malformation no check above names
+            op = self.op
+            where = f"operator {op.index} ({op.name})" if op else "the state variables"
+            raise _unexpected(where, e) from e
+
     def build(self) -> ImportedModel:
+        from clnn.tflite import state
         from clnn.tflite.op_args import MIN_INPUTS
         from clnn.tflite.ops import CONVERTERS
 
@@ -204,8 +222,13 @@ class Importer:
                 self.operands[ti] = self.b.input(ot, self.shape(ti), scale, zp)
             except (HalError, BuilderError) as e:
                 raise TfliteImportError(f"input tensor {ti} ({t.name}): {e.reason}") from None
+        variables = state.Variables(self)
+        self._guarded(variables.declare)
         for op in g.operators:
             self.op = op
+            if op.name in state.OPERATORS:  # (no NNAPI operation: clnn/tflite/state.py)
+                self._guarded(variables.convert, op)
+                continue
             if try_fold(self, op):
                 continue
             conv = CONVERTERS.get(op.name)
@@ -218,19 +241,14 @@ class Importer:
             if len(op.inputs) < need or not op.outputs:
                 self.fail(f"{len(op.inputs)} inputs and {len(op.outputs)} outputs; it needs at "
                           f"least {need} inputs and 1 output")
-            try:
-                conv(self, op)
-            except TfliteImportError:
-                raise
-            except (HalError, BuilderError) as e:
-                self.fail(getattr(e, "reason", str(e)))
-            except Exception as e:  # last resort: a malformation no check above names
-                raise _unexpected(f"operator {op.index} ({op.name})", e) from e
+            self._guarded(conv, self, op)
         for ti in g.outputs:
             if ti in self.folded or ti in self.symbolic or self.tensor(ti).data is not None:
                 raise TfliteImportError(f"output tensor {ti} ({self.tensor(ti).name}) is a "
                                         "constant; NNAPI outputs must be computed")
             self.b.mark_output(self.operand(ti))
+        self.op = None
+        states = self._guarded(variables.finish)
         try:
             model = self.b.finish()
         except (HalError, BuilderError) as e:
@@ -242,7 +260,7 @@ class Importer:
             return IoTensor(t.name, ti, tuple(o.dimensions), NUMPY_DTYPE[o.type])
 
         return ImportedModel(model, [io(ti) for ti in g.inputs], [io(ti) for ti in g.outputs],
-                             [op.name for op in g.operators], dict(self.operands))
+                             [op.name for op in g.operators], dict(self.operands), states)
 
 
 def _unexpected(stage: str, e: Exception) -> TfliteImportError:

@@ -6,8 +6,9 @@ Where the semantics differ the converter emits the NNAPI equivalent: fused TANH 
 CONCATENATION's fused activation become an activation op after it, LEAKY_RELU is PRELU with a
 constant alpha, SQUEEZE/EXPAND_DIMS are RESHAPE to the (static) output shape, FULLY_CONNECTED
 with keep_num_dims is followed by a RESHAPE, a missing bias is a zero constant, constant
-DEQUANTIZE/DENSIFY are folded, and the custom Convolution2DTransposeBias (MediaPipe) is
-TRANSPOSE_CONV_2D with its bias.
+DEQUANTIZE/DENSIFY are folded, QUANTIZE of a quantized tensor (a requantization) is
+DEQUANTIZE then QUANTIZE, SPLIT_V is SPLIT (equal parts) or a SLICE per part, and the custom
+Convolution2DTransposeBias (MediaPipe) is TRANSPOSE_CONV_2D with its bias.
 """
 
 from __future__ import annotations
@@ -177,6 +178,19 @@ def unary(nn_name):
     return convert
 
 
+def quantize(imp, op):
+    """QUANTIZE of a float tensor, or a requantization (int8 <-> uint8, or a new scale) of a
+    quantized one: NNAPI's QUANTIZE takes floats only, so DEQUANTIZE then QUANTIZE (exact
+    where the scales agree: the int8 -> uint8 outputs of the microWakeWord models)."""
+    x, out = op.inputs[0], op.outputs[0]
+    if imp.is_float(x):
+        imp.emit("QUANTIZE", [imp.operand(x)], [imp.operand(out)])
+        return
+    tmp = imp.b.tensor(OT.TENSOR_FLOAT32, imp.shape(x))
+    imp.emit("DEQUANTIZE", [imp.operand(x)], [tmp])
+    imp.emit("QUANTIZE", [tmp], [imp.operand(out)])
+
+
 def leaky_relu(imp, op):
     x = op.inputs[0]
     t = imp.tensor(x)
@@ -335,6 +349,37 @@ def split(imp, op):
              [imp.operand(o) for o in op.outputs])
 
 
+def split_v(imp, op):
+    """SPLIT_V (constant sizes, one of them -1: the rest): SPLIT where the parts are equal,
+    else a SLICE per part."""
+    x = op.inputs[0]
+    shape = imp.shape(x)
+    axis = int_list(imp, op, 2, "the axis", count=1)[0]
+    if not -len(shape) <= axis < len(shape):
+        imp.fail(f"axis {axis} is out of range for rank {len(shape)}")
+    axis %= len(shape)
+    sizes = [int(v) for v in np.asarray(imp.constant_of(op.inputs[1], "the sizes")).ravel()]
+    if len(sizes) != len(op.outputs) or sizes.count(-1) > 1:
+        imp.fail(f"sizes {sizes} do not match its {len(op.outputs)} outputs")
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = shape[axis] - sum(s for s in sizes if s != -1)
+    if any(s < 0 for s in sizes) or sum(sizes) != shape[axis]:
+        imp.fail(f"sizes {sizes} do not add up to dimension {axis} ({shape[axis]})")
+    if len(set(sizes)) == 1:
+        imp.emit("SPLIT", [imp.operand(x), imp.int32(axis), imp.int32(len(sizes))],
+                 [imp.operand(o) for o in op.outputs])
+        return
+    start = 0
+    for size, o in zip(sizes, op.outputs):
+        begin = [0] * len(shape)
+        begin[axis] = start
+        extent = list(shape)
+        extent[axis] = size
+        imp.emit("SLICE", [imp.operand(x), imp.const(np.asarray(begin, np.int32)),
+                           imp.const(np.asarray(extent, np.int32))], [imp.operand(o)])
+        start += size
+
+
 def arg_minmax(nn_name):
     def convert(imp, op):
         axis = int_list(imp, op, 1, "the axis", count=1)[0]
@@ -403,7 +448,7 @@ CONVERTERS = {
     "SIN": unary("SIN"),
     "FLOOR": unary("FLOOR"),
     "CAST": unary("CAST"),
-    "QUANTIZE": unary("QUANTIZE"),
+    "QUANTIZE": quantize,
     "LOGICAL_NOT": unary("LOGICAL_NOT"),
     "ELU": elu,
     "LEAKY_RELU": leaky_relu,
@@ -434,6 +479,7 @@ CONVERTERS = {
     "TRANSPOSE": transpose,
     "GATHER": gather,
     "SPLIT": split,
+    "SPLIT_V": split_v,
     "ARG_MAX": arg_minmax("ARGMAX"),
     "ARG_MIN": arg_minmax("ARGMIN"),
     "BATCH_MATMUL": batch_matmul,

@@ -54,6 +54,8 @@ SCHEMA: dict[str, dict[int, tuple]] = {
     # builtin options whose vector fields the importer reads (other options: scalars only)
     "ReshapeOptions": {0: ("vector", 4)},
     "SqueezeOptions": {0: ("vector", 4)},
+    # resource variables (clnn/tflite/state.py): the variable's container and shared name
+    "VarHandleOptions": {0: ("string",), 1: ("string",)},
 }
 
 
@@ -72,6 +74,7 @@ FIELD_NAMES = {
     "Operator": ("opcode_index", "inputs", "outputs", "builtin_options_type",
                  "builtin_options", "custom_options"),
     "Buffer": ("data", "offset", "size"),
+    "VarHandleOptions": ("container", "shared_name"),
 }
 
 

@@ -5,6 +5,10 @@
     model = clnn.load("face_detection_short_range.tflite", device="opencl")
     outputs = model.run(image)                      # a list of arrays, in model.outputs order
 
+A streaming model (TFLite resource variables: clnn/tflite/state.py) keeps its state between
+``run`` calls, in device memory (clnn/tools/stream.py); ``model.reset_state()`` restores the
+initial values and ``model.state()`` reads the current ones.
+
 ``load`` takes a .tflite path, its bytes, or a ``hal.types.Model``, and a device name
 (``clnn.tools.devices.open_device``) or a HAL Device. It prepares through the HAL compilation
 cache by default: files under ``clnn.paths.cache_dir("compilation")`` named by a hash of the
@@ -26,6 +30,7 @@ import numpy as np
 
 from clnn.tools.first_result import cache_key  # noqa: F401
 from clnn.tools.first_result import prepare_cached as _prepare
+from hal.builder import read_outputs
 from hal.errors import ErrorStatus, HalError
 from hal.types import NUMPY_DTYPE
 from hal.types import Model as HalModel
@@ -46,7 +51,9 @@ class TensorSpec:
 class Model:
     """A model prepared on a device (made by :func:`load`). ``inputs`` / ``outputs``: one
     :class:`TensorSpec` each; ``hal_model``, ``device``, ``prepared``: the HAL objects;
-    ``from_cache``: whether the prepare came from the compilation cache."""
+    ``from_cache``: whether the prepare came from the compilation cache; ``states``: a
+    streaming model's state variables (a :class:`TensorSpec` each; empty for a stateless
+    model), kept between :meth:`run` calls."""
 
     def __init__(self, hal_model, device, prepared, inputs, outputs, imported=None,
                  tflite=None, from_cache=False, prepare_s=0.0):
@@ -59,6 +66,14 @@ class Model:
         self.prepare_s = prepare_s
         self._imported = imported  # clnn.tflite.ImportedModel (for litert), else None
         self._tflite = tflite  # the .tflite / .onnx path or bytes, else None
+        states = imported.states if imported is not None else []
+        self.states = [TensorSpec(st.name, st.shape, np.dtype(st.dtype)) for st in states]
+        self._stream = None
+        if states:
+            from clnn.tools.stream import StreamState
+
+            self._stream = StreamState(device, prepared, hal_model, len(inputs), len(outputs),
+                                       states)
 
     def __repr__(self):
         ins = ", ".join(f"{t.name} {list(t.shape)} {t.dtype}" for t in self.inputs)
@@ -122,8 +137,44 @@ class Model:
     # ------------------------------------------------------------------ the API
     def run(self, inputs) -> list[np.ndarray]:
         """One execution: the output arrays, in ``outputs`` order. ``inputs``: one array (a
-        model of one input), a list of arrays, or a dict by input name."""
-        return _execute(self.prepared, self.hal_model, self._arrays(inputs))
+        model of one input), a list of arrays, or a dict by input name. A streaming model's
+        step: it reads the state the last call left and leaves the new one (on the device)."""
+        if self._stream is None:
+            return _execute(self.prepared, self.hal_model, self._arrays(inputs))
+        stream = self._stream
+        request = stream.request(self._arrays(inputs))
+        result = self.prepared.execute_synchronously(request)
+        if result.status != ErrorStatus.NONE:
+            raise HalError(f"execution failed: {result.message or result.status.name}",
+                           result.status)
+        # the state outputs stay in device memories (or, without them, come to the host)
+        outputs = read_outputs(self.hal_model, stream.own_outputs(request)
+                               if stream.on_device else request, result.output_shapes)
+        stream.advance(outputs)
+        return outputs[: len(self.outputs)]
+
+    def reset_state(self):
+        """A streaming model: every state variable back to its initial value (the model's
+        state before its first run)."""
+        self._stateful("reset_state")
+        self._stream.reset()
+
+    def state(self) -> dict[str, np.ndarray]:
+        """A streaming model: the current value of each state variable, by name (a copy on
+        the host; the executions keep theirs on the device)."""
+        self._stateful("state")
+        return self._stream.values()
+
+    def _stateful(self, what: str):
+        if self._stream is None:
+            raise ValueError(f"{what}: this model has no state variables (a streaming model "
+                             "keeps its state in TFLite resource variables)")
+
+    def _stateless(self, what: str):
+        if self._stream is not None:
+            raise ValueError(f"{what} runs single executions; this streaming model's outputs "
+                             "depend on its state: compare frame by frame with clnn run "
+                             "--stream N --compare")
 
     def profile(self, inputs=None, iterations: int = 1) -> list[dict]:
         """Per operation (as ``clnn run --profile``): ``operation`` (index), ``type``,
@@ -133,6 +184,7 @@ class Model:
         random ones."""
         from clnn.tools.run import profile_prepared
 
+        self._stateless("profile")
         if iterations < 1:
             raise ValueError(f"iterations {iterations}: at least one run is needed")
         queue = getattr(self.device, "queue", None)
@@ -157,6 +209,7 @@ class Model:
         ``clnn.tools.divergence.per_op_report`` instead."""
         from clnn.tools.run import compare
 
+        self._stateless("compare")
         if reference not in REFERENCES:
             raise ValueError(f"unknown reference {reference!r}; choose one of "
                              f"{', '.join(REFERENCES)}")
@@ -219,7 +272,7 @@ class Model:
 
 
 def _execute(prepared, hal_model, arrays) -> list[np.ndarray]:
-    from hal.builder import make_request, read_outputs
+    from hal.builder import make_request
 
     request = make_request(hal_model, arrays)
     result = prepared.execute_synchronously(request)

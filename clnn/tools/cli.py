@@ -185,6 +185,10 @@ def _cmd_run(args) -> int:
         raise UsageError("--devices runs through the NNAPI runtime: --profile, --trace and "
                          "--per-op read one OpenCL device")
     args.model = resolve_model(args.model)  # a file, or a known model's name (fetched)
+    if args.compare == "litert-builtin" and not args.stream:
+        raise UsageError("--compare litert-builtin compares the frames of a --stream")
+    if args.stream:
+        return _cmd_run_stream(args)
     if args.per_op:
         from clnn.tools.divergence import run_per_op
 
@@ -203,6 +207,19 @@ def _cmd_run(args) -> int:
                      args.profile, args.json, warmup=args.warmup, plot=args.plot,
                      trace=args.trace, shapes=parse_shapes(args.shape),
                      use_cache=not args.no_cache, devices=devices, show_plan=args.plan)
+
+
+def _cmd_run_stream(args) -> int:
+    from clnn.tools.stream_run import run_stream
+
+    for flag in ("per_op", "profile", "trace", "plot", "shape"):
+        if getattr(args, flag):
+            raise UsageError(f"--{flag.replace('_', '-')} does not apply to --stream")
+    if args.compare == "onnxruntime":
+        raise UsageError("--stream runs TFLite streaming models: compare with litert, "
+                         "litert-builtin or reference")
+    return run_stream(args.model, args.stream, args.device, args.stream_input, args.seed,
+                      args.compare, args.input, args.json, use_cache=not args.no_cache)
 
 
 def _check_plot(args):
@@ -412,10 +429,21 @@ def build_parser() -> OneLineParser:
     r.add_argument("--warmup", type=non_negative_int, default=3,
                    help="untimed runs between the first run (reported apart) and the timed "
                    "runs (default: 3)")
-    r.add_argument("--compare", default=None, choices=["reference", "litert", "onnxruntime"],
+    r.add_argument("--compare", default=None,
+                   choices=["reference", "litert", "litert-builtin", "onnxruntime"],
                    help="max abs/rel error against the reference device, ai-edge-litert "
                    "(.tflite) or onnxruntime (.onnx); litert and onnxruntime are timed too, "
-                   "taking turns with clnn")
+                   "taking turns with clnn; with --stream, every frame's outputs and state "
+                   "against the reference, litert (XNNPACK: outputs only) or litert-builtin "
+                   "(its built-in kernels)")
+    r.add_argument("--stream", type=positive_int, default=None, metavar="N",
+                   help="a streaming model (TFLite resource variables): feed N frames, its "
+                   "state kept on the device between them; per-frame outputs and times")
+    r.add_argument("--stream-input", default="random", choices=["random", "features"],
+                   help="--stream frames: seeded random ones, or a seeded spectrogram-like "
+                   "stream (features); --input NAME=FILE.npy takes N frames along axis 0")
+    r.add_argument("--seed", type=non_negative_int, default=20240607,
+                   help="the seed of the --stream frames")
     r.add_argument("--shape", action="append", default=[], metavar="NAME=D1,D2,...",
                    help="ONNX: fix the dimensions of input NAME at load (an input with "
                         "dimensions left open otherwise runs with 1 in each)")

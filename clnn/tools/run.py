@@ -95,6 +95,9 @@ class ClnnRunner:
         under clnn's cache directory (clnn/tools/first_result.py); None: prepare afresh."""
         from clnn.tools.first_result import prepare_with_cache
 
+        if getattr(imported, "states", None):  # its inputs include the state (a stream's)
+            raise ValueError(f"a streaming model ({len(imported.states)} state variables): "
+                             "run its frames with clnn run --stream N or clnn.load")
         self.imported = imported
         self.device = device
         t0 = time.perf_counter()
@@ -273,6 +276,9 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
     if warmup < 0:
         raise CliError(f"--warmup {warmup}: the number of warm-up runs cannot be negative")
     imported = import_model(path, shapes)  # .tflite or .onnx (clnn/tools/onnx_run.py)
+    if getattr(imported, "states", None):
+        raise CliError(f"{os.path.basename(path)} is a streaming model ({len(imported.states)} "
+                       "state variables): run its frames with --stream N")
     # a failure here (a bad --input, a device, an execution) ends in clnn.tools.cli.main
     inputs = parse_inputs(imported, input_specs)
     # --plot and --trace read OpenCL profiling events as --profile does

@@ -10,7 +10,9 @@ package (flatbuffers generated code).
 
 Tensor types: "float32", "float16", "int32", "int64", "uint8", "int8", "int16", "bool".
 Options are scalar fields of the named options table (``Add<Field>``); ``vectors`` gives its
-int32 vector fields (e.g. ``SqueezeDims``). ``sparsity`` (see :meth:`Graph.tensor`) stores a
+int32 vector fields (e.g. ``SqueezeDims``); a str field is written as a string
+(``SharedName``). :func:`write_model` writes several subgraphs (CALL_ONCE's init subgraph,
+IF / WHILE bodies). ``sparsity`` (see :meth:`Graph.tensor`) stores a
 constant in TFLite's sparse format.
 """
 
@@ -23,7 +25,7 @@ from tflite.BuiltinOperator import BuiltinOperator
 from tflite.BuiltinOptions import BuiltinOptions
 
 TYPES = {"float32": 0, "float16": 1, "int32": 2, "uint8": 3, "int64": 4, "bool": 6,
-         "int16": 7, "int8": 9}
+         "int16": 7, "int8": 9, "resource": 13}
 
 
 def _int_vector(b, values, start, elem=4, prepend=None):
@@ -35,6 +37,42 @@ def _int_vector(b, values, start, elem=4, prepend=None):
         else:
             prepend(v.item() if hasattr(v, "item") else v)
     return b.EndVector()
+
+
+def write_model(graphs) -> bytes:
+    """A model of several subgraphs: ``graphs`` holds (Graph, inputs, outputs) or (Graph,
+    inputs, outputs, name) tuples, the main subgraph first (CALL_ONCE, IF, WHILE name the
+    others by their position)."""
+    b = flatbuffers.Builder(1024)
+    codes: list[str] = []
+    for g, *_ in graphs:
+        for name, *_ in g.ops:
+            if name not in codes:
+                codes.append(name)
+    buffers = [Graph._buffer(b, None)]
+    subgraphs = [g._subgraph(b, buffers, codes, *rest) for g, *rest in graphs]
+    code_offsets = [Graph._opcode(b, name) for name in codes]
+    tflite.ModelStartSubgraphsVector(b, len(subgraphs))
+    for o in reversed(subgraphs):
+        b.PrependUOffsetTRelative(o)
+    subgraphs_vec = b.EndVector()
+    tflite.ModelStartOperatorCodesVector(b, len(code_offsets))
+    for o in reversed(code_offsets):
+        b.PrependUOffsetTRelative(o)
+    codes_vec = b.EndVector()
+    tflite.ModelStartBuffersVector(b, len(buffers))
+    for o in reversed(buffers):
+        b.PrependUOffsetTRelative(o)
+    buffers_vec = b.EndVector()
+    desc = b.CreateString("clnn test model")
+    tflite.ModelStart(b)
+    tflite.ModelAddVersion(b, 3)
+    tflite.ModelAddOperatorCodes(b, codes_vec)
+    tflite.ModelAddSubgraphs(b, subgraphs_vec)
+    tflite.ModelAddDescription(b, desc)
+    tflite.ModelAddBuffers(b, buffers_vec)
+    b.Finish(tflite.ModelEnd(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
 
 
 class Graph:
@@ -60,12 +98,10 @@ class Graph:
 
     # ------------------------------------------------------------------ writing
     def write(self, inputs, outputs) -> bytes:
-        b = flatbuffers.Builder(1024)
-        codes: list[str] = []
-        for name, *_ in self.ops:
-            if name not in codes:
-                codes.append(name)
-        buffers = [self._buffer(b, None)]
+        return write_model([(self, inputs, outputs)])
+
+    def _subgraph(self, b, buffers, codes, inputs, outputs, name=None):
+        """This graph as a SubGraph table; its constants are appended to ``buffers``."""
         tensor_offsets = []
         for t in self.tensors:
             buf_index = 0
@@ -74,8 +110,6 @@ class Graph:
                 buf_index = len(buffers) - 1
             tensor_offsets.append(self._tensor(b, t, buf_index))
         op_offsets = [self._operator(b, codes.index(op[0]), *op[1:]) for op in self.ops]
-        code_offsets = [self._opcode(b, name) for name in codes]
-
         tflite.SubGraphStartTensorsVector(b, len(tensor_offsets))
         for o in reversed(tensor_offsets):
             b.PrependUOffsetTRelative(o)
@@ -86,33 +120,15 @@ class Graph:
         ops_vec = b.EndVector()
         in_vec = _int_vector(b, inputs, tflite.SubGraphStartInputsVector)
         out_vec = _int_vector(b, outputs, tflite.SubGraphStartOutputsVector)
+        name_str = b.CreateString(name) if name else None
         tflite.SubGraphStart(b)
         tflite.SubGraphAddTensors(b, tensors_vec)
         tflite.SubGraphAddOperators(b, ops_vec)
         tflite.SubGraphAddInputs(b, in_vec)
         tflite.SubGraphAddOutputs(b, out_vec)
-        subgraph = tflite.SubGraphEnd(b)
-
-        tflite.ModelStartSubgraphsVector(b, 1)
-        b.PrependUOffsetTRelative(subgraph)
-        subgraphs = b.EndVector()
-        tflite.ModelStartOperatorCodesVector(b, len(code_offsets))
-        for o in reversed(code_offsets):
-            b.PrependUOffsetTRelative(o)
-        codes_vec = b.EndVector()
-        tflite.ModelStartBuffersVector(b, len(buffers))
-        for o in reversed(buffers):
-            b.PrependUOffsetTRelative(o)
-        buffers_vec = b.EndVector()
-        desc = b.CreateString("clnn test model")
-        tflite.ModelStart(b)
-        tflite.ModelAddVersion(b, 3)
-        tflite.ModelAddOperatorCodes(b, codes_vec)
-        tflite.ModelAddSubgraphs(b, subgraphs)
-        tflite.ModelAddDescription(b, desc)
-        tflite.ModelAddBuffers(b, buffers_vec)
-        b.Finish(tflite.ModelEnd(b), file_identifier=b"TFL3")
-        return bytes(b.Output())
+        if name_str is not None:
+            tflite.SubGraphAddName(b, name_str)
+        return tflite.SubGraphEnd(b)
 
     @staticmethod
     def _buffer(b, arr):
@@ -207,6 +223,10 @@ class Graph:
         if options:
             vec_offsets = {k: _int_vector(b, v, getattr(tflite, f"{options}Start{k}Vector"))
                            for k, v in vectors.items()}
+            # string fields (VarHandleOptions' SharedName): created before the table
+            vec_offsets.update({k: b.CreateString(v) for k, v in fields.items()
+                                if isinstance(v, str)})
+            fields = {k: v for k, v in fields.items() if not isinstance(v, str)}
             getattr(tflite, f"{options}Start")(b)
             for k, v in fields.items():
                 getattr(tflite, f"{options}Add{k}")(b, v)
