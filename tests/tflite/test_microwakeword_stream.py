@@ -46,15 +46,11 @@ def test_stream_follows_litert(name, tmp_path):
     moving = [int(w[0][0].ravel()[0]) for w in want]
     assert max(moving) > 0 and len(set(moving)) > 2, "the frames leave the output still"
     assert len(got_states[0]) == 6 and all(len(w[1]) == 6 for w in want)
-    out_lsb = max(int(np.abs(g.astype(int) - w[0][0].astype(int)).max())
-                  for g, w in zip(got_outs, want))
-    state_lsb = max(int(np.abs(g[n].astype(int) - w[1][n].astype(int)).max())
-                    for g, w in zip(got_states, want) for n in g)
-    if out_lsb or state_lsb:
-        # the per-operation rounding of the int8 DEPTHWISE_CONV_2D / FULLY_CONNECTED (the
-        # bit-exact part of issue #38), carried on by the state from frame to frame
-        pytest.xfail(f"{name}: {out_lsb} LSB (output) and {state_lsb} LSB (state) from litert "
-                     f"over {FRAMES} frames")
+    for k, (out, state, (want_outs, want_state)) in enumerate(zip(got_outs, got_states, want)):
+        np.testing.assert_array_equal(out, want_outs[0], err_msg=f"{name}, frame {k}: output")
+        for n in state:
+            np.testing.assert_array_equal(state[n], want_state[n],
+                                          err_msg=f"{name}, frame {k}: state {n}")
 
 
 def test_opencl_stream_equals_the_reference(tmp_path):
@@ -75,10 +71,10 @@ def test_opencl_stream_equals_the_reference(tmp_path):
     assert len({int(o.ravel()[0]) for o in r_outs}) > 2
 
 
-def test_frames_in_isolation_differ_only_by_the_known_rounding():
+def test_frames_in_isolation_give_litert_bits_per_operation():
     """Each frame fed litert's own state (so no difference is carried over): every operation
-    whose inputs agree gives litert's bits, except the int8 DEPTHWISE_CONV_2D /
-    FULLY_CONNECTED requantization, at most 1 LSB (the bit-exact part of issue #38)."""
+    whose inputs agree gives litert's bits (the per-channel int8 DEPTHWISE_CONV_2D and
+    FULLY_CONNECTED included), so a difference of the stream names its first operation."""
     pytest.importorskip("ai_edge_litert")
     from clnn.tflite import load
     from clnn.tflite.reader import read_model
@@ -105,8 +101,8 @@ def test_frames_in_isolation_differ_only_by_the_known_rounding():
                 continue
             got, want = values[ops[op.outputs[0]]], tensor(op.outputs[0])
             lsb = int(np.abs(got.astype(int).ravel() - want.astype(int).ravel()).max())
-            bound = 1 if op.name in ("DEPTHWISE_CONV_2D", "FULLY_CONNECTED") else 0
-            assert lsb <= bound, f"operator {op.index} ({op.name}): {lsb} LSB from litert"
+            assert lsb == 0, f"operator {op.index} ({op.name}): {lsb} LSB from litert"
             checked.add(op.name)
         state = [np.array(tensor(s.tensor)) for s in imported.states]
-    assert {"CONV_2D", "SPLIT_V", "STRIDED_SLICE", "CONCATENATION", "QUANTIZE"} <= checked
+    assert {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "SPLIT_V", "STRIDED_SLICE",
+            "CONCATENATION", "QUANTIZE"} <= checked
