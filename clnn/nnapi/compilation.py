@@ -125,7 +125,7 @@ class Compilation:
             return place(model, names, one, caps, self.preference)
         supported = [d.supported_operations(model) for d in self.devices]
         self._supported = supported
-        caps = [d.capabilities() for d in self.devices]
+        caps = _devices.capabilities_of(self.devices)
         return place(model, names, supported, caps, self.preference)
 
     # ------------------------------------------------------------------ finish
