@@ -102,6 +102,9 @@ SAMPLE_SECONDS, MIN_EXECUTIONS, MAX_EXECUTIONS = 0.02, 3, 50
 MAX_MEASURE_SECONDS = 60.0
 #: a workload whose samples spread more than this (max - min over median) is flagged unstable
 UNSTABLE_SPREAD = 0.20
+#: the float and quant8 workloads: a conv and BLOCK_DEPTH MobileNet blocks (13 operations: long
+#: enough a run of launches for a device that runs a model's launches as one chain to do so)
+BLOCK_DEPTH = 4
 #: measurements of a workload at most (the first, and remeasures of one that spread too much)
 ATTEMPTS = 3
 
@@ -115,15 +118,18 @@ def workloads(quick: bool = False) -> dict:
 def workloads_all(quick: bool = False) -> dict:
     """name -> (builder function); quick: small shapes (tests)."""
     s, e = (16, 32) if quick else (112, 512)
+    depth = 1 if quick else BLOCK_DEPTH
     return {
-        "TENSOR_FLOAT32": lambda: block("TENSOR_FLOAT32", s),
-        "TENSOR_FLOAT16": lambda: block("TENSOR_FLOAT16", s),
-        "relaxed": lambda: block("TENSOR_FLOAT32", s, relaxed=True),
-        "TENSOR_QUANT8_ASYMM": lambda: block("TENSOR_QUANT8_ASYMM", s, quant=False),
+        "TENSOR_FLOAT32": lambda: block("TENSOR_FLOAT32", s, depth=depth),
+        "TENSOR_FLOAT16": lambda: block("TENSOR_FLOAT16", s, depth=depth),
+        "relaxed": lambda: block("TENSOR_FLOAT32", s, relaxed=True, depth=depth),
+        "TENSOR_QUANT8_ASYMM": lambda: block("TENSOR_QUANT8_ASYMM", s, quant=False,
+                                             depth=depth),
         "TENSOR_QUANT8_ASYMM_SIGNED": lambda: block("TENSOR_QUANT8_ASYMM_SIGNED", s,
-                                                     quant=True),
+                                                     quant=True, depth=depth),
         "TENSOR_QUANT8_SYMM_PER_CHANNEL": lambda: block("TENSOR_QUANT8_ASYMM_SIGNED", s,
-                                                         quant=True, per_channel=True),
+                                                         quant=True, per_channel=True,
+                                                         depth=depth),
         "TENSOR_INT32": lambda: int32_chain(e),
         "TENSOR_BOOL8": lambda: bool_chain(e),
         "TENSOR_QUANT16_SYMM": lambda: symm_chain("TENSOR_QUANT16_SYMM", e),
@@ -223,7 +229,7 @@ def _bar(total: int, progress: bool):
     return tqdm(total=total, desc="measuring clnn capabilities", unit="round")
 
 
-def _setup(devices, ref, build, executions):
+def _setup(devices, ref, build, executions, quick=False):
     """(model, inputs, [prepared per device..., reference], [executions per side], the
     operations each device runs in its kernels) of one workload, warmed up."""
     model, inputs = build()
@@ -233,8 +239,12 @@ def _setup(devices, ref, build, executions):
         preps.append(p)
         on_cl.append(n_ops)
     preps.append(_prepare(ref, model)[0])
-    for p in preps:  # warm-up: first-run compilation, allocation
-        _sample(p, model, inputs, 1)
+    for p in preps:  # warm-up: first-run compilation, allocation; then the steady state:
+        _sample(p, model, inputs, 1)  # the chains a device runs a plan as, built now
+        wait = getattr(p, "wait_chains", None)
+        if wait is not None and not quick:
+            wait()
+            _sample(p, model, inputs, 1)
     if executions:
         counts = [executions] * len(preps)
     else:  # each side's sample lasts at least SAMPLE_SECONDS: one sub-millisecond run is
@@ -292,7 +302,7 @@ def measure_devices(devices, quick: bool = False, progress: bool = True,
     live: dict = {}
     for name, build in workloads(quick).items():
         try:
-            live[name] = _setup(devices, ref, build, executions)
+            live[name] = _setup(devices, ref, build, executions, quick)
         except Exception as e:  # a workload that cannot run: the type gets FLT_MAX
             errors[name] = f"{type(e).__name__}: {e}"
     samples = {name: [] for name in live}
