@@ -244,3 +244,52 @@ def test_mediapipe_model_goes_to_the_faster_device(whole, sub, name):
     inputs = random_inputs(m._imported)
     for a, b in zip(m.run(inputs), alone.run(inputs)):
         assert np.allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def measured_pair(whole, sub, tmp_path_factory):
+    """The whole device and its sub-device of one unit, their capabilities measured (quick
+    workloads) together in one interleaved run, into a temporary cache."""
+    from clnn import capabilities
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CLNN_CACHE_DIR", str(tmp_path_factory.mktemp("caps")))
+        mp.setattr(capabilities, "load_or_measure_all",
+                   lambda devs, **k: capabilities.measure_devices(devs, quick=True,
+                                                                  progress=False))
+        pair = [nnapi.Device("opencl:0:0", whole), nnapi.Device("opencl:0:0/1", sub)]
+        figures = nnapi.devices.capabilities_of(pair)  # the runtime's own path
+    return pair, figures
+
+
+@pytest.mark.parametrize("name", MEDIAPIPE)
+def test_mediapipe_model_placed_by_measured_capabilities(measured_pair, whole, name):
+    """A MediaPipe model over {whole device, sub-device of 1 unit, reference}, the two OpenCL
+    devices' capabilities measured together (not given): each operation goes to the OpenCL
+    device with the lower measured figure for its type (both far below the reference's 1.0),
+    none to the reference where the kernels take it, and the outputs match the whole device's
+    alone. Skips when the model is not cached (``clnn models fetch``)."""
+    import clnn
+    from clnn.tools.models import _valid, cache_dir
+    from clnn.tools.run import random_inputs
+
+    path = os.path.join(cache_dir(), name + ".tflite")
+    if not _valid(path, name + ".tflite"):
+        pytest.skip(f"{name}.tflite is not in the model cache (clnn models fetch)")
+    pair, figures = measured_pair
+    m = clnn.load(path, devices=[*pair, "reference"])
+    plan = m.plan()
+    on_cl = whole.get_supported_operations(m.hal_model)
+    for k, ok in enumerate(on_cl):
+        p = plan.placements[k]
+        values = {n: v for n, _, v in p.figures}
+        assert values["opencl:0:0"] < 1.0 and values["opencl:0:0/1"] < 1.0, p
+        best = min(("opencl:0:0", "opencl:0:0/1"), key=lambda n: (values[n], n != "opencl:0:0"))
+        assert plan.device_of(k) == (best if ok else "reference"), p
+    assert values["opencl:0:0"] == pytest.approx(
+        figures[0].performance_of(m.hal_model.main.operands[
+            m.hal_model.main.operations[k].inputs[0]].type).exec_time)
+    alone = clnn.load(path, device=whole, cache=False)
+    inputs = random_inputs(m._imported)
+    for a, b in zip(m.run(inputs), alone.run(inputs)):
+        assert np.allclose(a, b, rtol=1e-5, atol=1e-5)
