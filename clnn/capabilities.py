@@ -25,7 +25,7 @@ relative spread per device and of the per-round ratio, the attempts, and when (d
 version) and how (rounds, executions per sample, load average, the machine) it was measured.
 
 Several devices can be measured together (:func:`measure_devices`, :func:`load_or_measure_all`,
-``clnn capabilities --device A --device B``; the runtime does so for the OpenCL devices of a
+``clnn capabilities --devices A,B``; the runtime does so for the OpenCL devices of a
 compilation whose figures are not cached): each round samples every device and then the
 reference, so every device's figures are ratios to the same reference samples and two devices
 compare round by round under the same load. A measurement takes 10-20 s on this 2-core

@@ -134,7 +134,7 @@ def _print_comparison(specs, records, table) -> None:
 
 
 def run_compare_cli(specs: list[str], remeasure: bool = False, as_json: bool = False) -> int:
-    """``clnn capabilities --device A --device B ...``: the devices not cached measured
+    """``clnn capabilities --devices A,B,...``: the devices not cached measured
     together, each one's figures, and their comparison."""
     from clnn.tools.devices import open_device
 

@@ -229,7 +229,7 @@ def _cmd_capabilities(args) -> int:
     from clnn.tools.devices import device_environment, require_device, require_opencl
     from clnn.tools.errors import require_writable_dir
 
-    specs = args.device or ["opencl"]
+    specs = _device_list(args.devices) if args.devices else [args.device]
     for spec in specs:
         require_opencl(spec, "capabilities")
         require_device(spec)
@@ -238,7 +238,7 @@ def _cmd_capabilities(args) -> int:
     _check_plot(args)
     if len(specs) > 1:
         if args.baseline != "reference" or args.plot:
-            raise UsageError("--baseline litert and --plot take one --device")
+            raise UsageError("--baseline litert and --plot take one device (--device)")
         return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json,
                                     devices=specs)
     with device_environment(specs[0]):
@@ -483,10 +483,12 @@ def build_parser() -> OneLineParser:
     k = sub.add_parser("capabilities", help="the OpenCL device's measured capabilities")
     k.add_argument("--remeasure", action="store_true", help="measure again, ignoring the cache")
     k.add_argument("--json", action="store_true", help="print as JSON")
-    k.add_argument("--device", action="append", type=device_spec,
-                   help=f"the OpenCL device: {DEVICE_HELP}; given several times, the devices "
-                        "not cached are measured together (interleaved, against the same "
-                        "reference samples) and compared")
+    k.add_argument("--device", default="opencl", type=device_spec,
+                   help=f"the OpenCL device: {DEVICE_HELP}")
+    k.add_argument("--devices", default=None, metavar="A,B,...",
+                   help="several OpenCL devices (--device is then not used): those not cached "
+                        "are measured together (interleaved, against the same reference "
+                        "samples) and compared")
     k.add_argument("--plot", default=None, metavar="FILE", type=output_file,
                    help="draw exec_time per workload to FILE (.png or .html)")
     k.add_argument("--baseline", choices=("reference", "litert"), default="reference",
