@@ -253,11 +253,18 @@ def _setup(devices, ref, build, executions, quick=False):
     return model, inputs, preps, counts, on_cl
 
 
-def _round(live, name):
-    """One round of a workload: a sample on every device, then on the reference, in turn (a
-    burst of load on the machine hits every side of the round)."""
+def _round(live, name, k: int = 0):
+    """Round ``k`` of a workload: a sample on every device, then on the reference, in turn (a
+    burst of load on the machine hits every side of the round). The devices take turns at
+    going first (round k starts with device k mod n): the side that follows the reference
+    (the previous workload's) shares the CPU with the reference's BLAS threads winding down,
+    and no device is to bear it alone."""
     model, inputs, preps, counts, _ = live[name]
-    return [_sample(p, model, inputs, n) for p, n in zip(preps, counts)]
+    n = len(preps) - 1
+    out = [0.0] * len(preps)
+    for d in [(k + j) % n for j in range(n)] + [n]:
+        out[d] = _sample(preps[d], model, inputs, counts[d])
+    return out
 
 
 def _worst_spread(rounds_of: list[list[float]]) -> float:
@@ -335,7 +342,7 @@ def _run_rounds(live, samples, errors, rounds, deadline, bar=None, names=None) -
             if name not in live:
                 continue
             try:
-                samples[name].append(_round(live, name))
+                samples[name].append(_round(live, name, len(samples[name])))
             except Exception as e:
                 errors[name] = f"{type(e).__name__}: {e}"
                 del live[name]
