@@ -90,6 +90,8 @@ def test_tensors_between_steps_of_one_context_stay_on_the_device(two_subs, monke
     plan = c.plan()
     assert [(plan.devices[s.device], s.operations) for s in plan.steps] == \
         [("A", [0, 1]), ("B", [2, 3]), ("A", [4])]
+    assert plan.device_memory_groups() == [["A", "B"]]
+    assert "tensors stay in device memory between A, B (one OpenCL context)" in str(plan)
     pm = c.prepared
     sg = model.hal_model.main
     casts = [op.outputs[0] for op in sg.operations if op.type.name == "CAST"]
@@ -135,6 +137,8 @@ def test_tensors_to_and_from_the_reference_cross_through_the_host(two_subs):
                nnapi.Device("reference", ref.hal, caps(TENSOR_FLOAT32=2.0, TENSOR_INT32=0.5))]
     c = compile_over(model, devices)
     assert len(c.plan().steps) == 3 and c.prepared.resident == {}
+    assert c.plan().device_memory_groups() == []
+    assert "between steps: tensors cross through the host" in str(c.plan())
     out = run(c)
     assert [how for _, how in c.prepared.crossings] == ["host", "host"]
     np.testing.assert_array_equal(out, run(compile_over(model, [a])))
