@@ -14,10 +14,11 @@ from hal.types import OperandType
 OT = OperandType
 
 
-def block(t: str, size: int, quant=None, per_channel=False, relaxed=False):
-    """MobileNet-style block on [1, size, size, 8]: conv 3x3/2 RELU6 to 32 channels,
-    depthwise 3x3 RELU6,
-    conv 1x1, residual ADD. quant: (signed) for quantized types."""
+def block(t: str, size: int, quant=None, per_channel=False, relaxed=False, depth: int = 1):
+    """MobileNet-style block on [1, size, size, 8]: conv 3x3/2 RELU6 to 32 channels, then
+    ``depth`` times depthwise 3x3 RELU6, conv 1x1, residual ADD (1 + 3 x depth operations: a
+    model's run of launches, which a device may run as one chain). quant: (signed) for
+    quantized types."""
     rng = np.random.default_rng(7)
     b = ModelBuilder()
     k, h = 32, size // 2
@@ -47,12 +48,17 @@ def block(t: str, size: int, quant=None, per_channel=False, relaxed=False):
     same, relu6 = 1, 3
     c1 = b.op("CONV_2D", [x, weights((k, 3, 3, 8), 72), bias(k, 0.05), b.int32(same),
                           b.int32(2), b.int32(2), b.int32(relu6)], b.tensor(t, [1, h, h, k], **qo))
-    dw = b.op("DEPTHWISE_CONV_2D",
-              [c1, weights((1, 3, 3, k), 9), bias(k, 0.1, False), b.int32(same), b.int32(1),
-               b.int32(1), b.int32(1), b.int32(relu6)], b.tensor(t, [1, h, h, k], **qo))
-    pw = b.op("CONV_2D", [dw, weights((k, 1, 1, k), k), bias(k, 0.1), b.int32(same),
-                          b.int32(1), b.int32(1), b.int32(0)], b.tensor(t, [1, h, h, k], **qo))
-    b.op("ADD", [pw, c1, b.int32(0)], b.output(t, [1, h, h, k], **qo))
+    prev = c1
+    for d in range(depth):
+        dw = b.op("DEPTHWISE_CONV_2D",
+                  [prev, weights((1, 3, 3, k), 9), bias(k, 0.1, False), b.int32(same),
+                   b.int32(1), b.int32(1), b.int32(1), b.int32(relu6)],
+                  b.tensor(t, [1, h, h, k], **qo))
+        pw = b.op("CONV_2D", [dw, weights((k, 1, 1, k), k), bias(k, 0.1), b.int32(same),
+                              b.int32(1), b.int32(1), b.int32(0)],
+                  b.tensor(t, [1, h, h, k], **qo))
+        out = b.output if d == depth - 1 else b.tensor
+        prev = b.op("ADD", [pw, prev, b.int32(0)], out(t, [1, h, h, k], **qo))
     if relaxed:
         b.relax_computation_float32_to_float16(True)
     model = b.finish()

@@ -303,6 +303,7 @@ class Chain:
         self.launches = launches
         self.name = "chain"
         units = max(1, int(cl_device.max_compute_units))
+        self.cl_device = cl_device  # built for it alone where its context holds others too
         buffers: list = []
         index: dict[int, int] = {}
         headers, words = [], []
@@ -360,7 +361,8 @@ class Chain:
         from clnn.program_cache import BUILD_OPTIONS, STATS, cache_dir
 
         t0 = time.perf_counter()
-        prg = cl.Program(context, self.source).build(options=BUILD_OPTIONS,
+        devices = [self.cl_device] if len(context.devices) > 1 else None
+        prg = cl.Program(context, self.source).build(options=BUILD_OPTIONS, devices=devices,
                                                      cache_dir=cache_dir())
         STATS["chains_built"] += 1
         STATS["build_s"] += time.perf_counter() - t0

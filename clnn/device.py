@@ -193,6 +193,47 @@ def create_sub_device(device, units: int):
                                 f"{device.name.strip()} failed: {e}") from None
 
 
+def resolve_cl_device(spec: str | None):
+    """(platform, cl device, parent device or None, compute units or None) of an OpenCL spec
+    (see :func:`select_device`; "P:D/N" makes a sub-device of N compute units)."""
+    if spec is None or spec.strip().lower() == "opencl":
+        env = cl_spec_from_env()[0]
+        spec = env if env and "/" in env else spec  # a sub-device named there
+    base, units = split_sub_device(spec)
+    platform, device = select_device(base)
+    if units is None:
+        return platform, device, None, None
+    return platform, create_sub_device(device, units), device, units
+
+
+def shares_context(a, b) -> bool:
+    """Whether two OpenCL devices (ClDevices) have one cl.Context: a buffer one writes is then
+    one the other's kernels read, with no copy through the host."""
+    ca, cb = getattr(a, "context", None), getattr(b, "context", None)
+    return ca is not None and cb is not None and ca.int_ptr == cb.int_ptr
+
+
+def open_cl_devices(specs, **options) -> list:
+    """ClDevices for OpenCL ``specs`` (each as ClDevice takes it), those of one platform
+    sharing one cl.Context (sub-devices and their parent included), so that a tensor one
+    of them writes stays in device memory for the others. Where the platform refuses such a
+    context, each device gets its own."""
+    import pyopencl as cl
+
+    resolved = [resolve_cl_device(s) for s in specs]
+    groups: dict = {}
+    for platform, device, _, _ in resolved:
+        groups.setdefault(platform.int_ptr, {})[device.int_ptr] = device
+    contexts = {}
+    for key, devices in groups.items():
+        try:
+            contexts[key] = cl.Context(list(devices.values())) if len(devices) > 1 else None
+        except cl.Error:
+            contexts[key] = None
+    return [ClDevice(s, resolved=r, context=contexts[r[0].int_ptr], **options)
+            for s, r in zip(specs, resolved)]
+
+
 #: PoCL's worker threads pinned one per core (PoCL reads it when it starts them, at the first
 #: platform query: set at import, unless the user set it). Unpinned, Linux may wake a worker on
 #: the core of the one that woke it, and a chain's work-group then spins on a task whose
@@ -223,20 +264,18 @@ class ClDevice(Device):
     else the device's own limits)."""
 
     def __init__(self, device: str | None = None, fallback: bool = True,
-                 profiling: bool = False, profile: str | None = None):
+                 profiling: bool = False, profile: str | None = None, *,
+                 resolved: tuple | None = None, context=None):
+        """``resolved`` (:func:`resolve_cl_device`'s answer) and ``context`` (a cl.Context
+        holding that device): how :func:`open_cl_devices` gives devices of one platform one
+        context; by default the device gets a context of its own."""
         import pyopencl as cl
 
         from clnn.workgroups import DeviceLimits, profile_named
 
-        if device is None or device.strip().lower() == "opencl":
-            env = cl_spec_from_env()[0]
-            device = env if env and "/" in env else device  # a sub-device named there
-        device, units = split_sub_device(device)
-        self.platform, self.cl_device = select_device(device)
-        self.parent_device, self.sub_device_units = None, units
-        if units is not None:
-            self.parent_device = self.cl_device
-            self.cl_device = create_sub_device(self.cl_device, units)
+        self.platform, self.cl_device, self.parent_device, units = \
+            resolved or resolve_cl_device(device)
+        self.sub_device_units = units
         if profile is None:
             profile = os.environ.get("CLNN_DEVICE_PROFILE", "").strip() or None
         try:
@@ -244,12 +283,12 @@ class ClDevice(Device):
         except ValueError as e:
             raise DeviceUnavailable(str(e)) from None
         pocl_generic_work_groups(self.platform)
-        self.context = cl.Context([self.cl_device])
+        self.context = context if context is not None else cl.Context([self.cl_device])
         props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
-        self.queue = cl.CommandQueue(self.context, properties=props)
+        self.queue = cl.CommandQueue(self.context, self.cl_device, properties=props)
         from clnn.program_cache import ProgramCache
 
-        self.programs = ProgramCache(self.context)
+        self.programs = ProgramCache(self.context, self.cl_device)
         self.fallback = fallback
         self.name = f"opencl ({self.cl_device.name.strip()})"
         if units is not None:
@@ -370,7 +409,8 @@ class ClDevice(Device):
             return self.queue
         with _QUEUE_LOCK:
             if getattr(self, "_timing_queue", None) is None:
-                self._timing_queue = cl.CommandQueue(self.context, properties=flag)
+                self._timing_queue = cl.CommandQueue(self.context, self.cl_device,
+                                                     properties=flag)
         return self._timing_queue
 
     def get_number_of_cache_files_needed(self) -> tuple[int, int]:

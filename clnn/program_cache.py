@@ -103,8 +103,11 @@ def render(family: str, name: str, params: dict) -> str:
 class ProgramCache:
     """Built programs of one OpenCL context, one per kernel key."""
 
-    def __init__(self, context):
+    def __init__(self, context, device=None):
+        """``device``: the device the programs are for, where the context holds others too
+        (devices sharing a context each build for their own)."""
         self.context = context
+        self.devices = [device] if device is not None and len(context.devices) > 1 else None
         self._programs: dict[tuple, object] = {}
         #: id(program) -> (program, its kernel names)
         self._names: dict[int, tuple] = {}
@@ -125,8 +128,8 @@ class ProgramCache:
             t0 = time.perf_counter()
             try:
                 # pyopencl keeps built binaries on disk keyed by source, options and device
-                prg = cl.Program(self.context, src).build(options=BUILD_OPTIONS,
-                                                          cache_dir=cache_dir())
+                prg = cl.Program(self.context, src).build(
+                    options=BUILD_OPTIONS, devices=self.devices, cache_dir=cache_dir())
             except cl.RuntimeError as e:
                 raise RuntimeError(f"building {family}.{name} {params}: {e}") from e
             STATS["built"] += 1
@@ -240,8 +243,8 @@ class ProgramCache:
             try:
                 with warnings.catch_warnings():  # a failed try is not the user's concern
                     warnings.simplefilter("ignore")
-                    prg = cl.Program(self.context, src).build(options=BUILD_OPTIONS,
-                                                              cache_dir=cache_dir())
+                    prg = cl.Program(self.context, src).build(
+                        options=BUILD_OPTIONS, devices=self.devices, cache_dir=cache_dir())
             except cl.RuntimeError:
                 STATS["build_s"] += time.perf_counter() - t0
                 return False

@@ -40,6 +40,7 @@ from clnn.nnapi.devices import (
     FEATURE_LEVEL_4,
     Device,
     device_from_spec,
+    devices_from_specs,
     found_specs,
     get_device,
     get_device_count,
@@ -68,6 +69,7 @@ __all__ = [
     "PREFER_SUSTAINED_SPEED", "PRIORITY_DEFAULT", "PRIORITY_HIGH", "PRIORITY_LOW",
     "PRIORITY_MEDIUM", "PROT_READ", "PROT_WRITE", "Burst", "Compilation", "Device", "Event",
     "Execution", "Memory", "Model", "NnapiError", "Plan", "ResultCode", "device_from_spec",
+    "devices_from_specs",
     "found_specs", "get_default_loop_timeout", "get_device", "get_device_count",
     "get_maximum_loop_timeout", "get_runtime_feature_level",
 ]

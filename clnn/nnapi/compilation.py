@@ -125,8 +125,10 @@ class Compilation:
             return place(model, names, one, caps, self.preference)
         supported = [d.supported_operations(model) for d in self.devices]
         self._supported = supported
-        caps = [d.capabilities() for d in self.devices]
-        return place(model, names, supported, caps, self.preference)
+        caps = _devices.capabilities_of(self.devices)
+        plan = place(model, names, supported, caps, self.preference)
+        plan.contexts = [_context_id(d.hal) for d in self.devices]
+        return plan
 
     # ------------------------------------------------------------------ finish
     def finish(self):
@@ -175,6 +177,12 @@ class Compilation:
     def free(self):
         """ANeuralNetworksCompilation_free."""
         self.prepared = None
+
+
+def _context_id(hal_device):
+    """The OpenCL context of a clnn OpenCL device (an id), else None."""
+    ctx = getattr(hal_device, "context", None)
+    return getattr(ctx, "int_ptr", None) if getattr(hal_device, "cl_device", None) else None
 
 
 def _neutral():

@@ -75,6 +75,59 @@ class Device:
             raise NnapiError(ResultCode.BAD_DATA, f"{self.name}: {e.reason}") from None
 
 
+def capabilities_of(devices) -> list:
+    """The Capabilities of each device; the OpenCL devices whose figures are not cached yet
+    are measured together in one interleaved run (clnn.capabilities.load_or_measure_all: the
+    same reference samples, so their figures compare)."""
+    todo = [d for d in devices if d._capabilities is None and
+            getattr(d.hal, "cl_device", None) is not None and hasattr(d.hal, "fallback")]
+    if len(todo) > 1:
+        try:
+            from clnn.capabilities import load_or_measure_all, to_capabilities
+
+            for d, record in zip(todo, load_or_measure_all([d.hal for d in todo],
+                                                           progress=False)):
+                d._capabilities = to_capabilities(record)
+        except Exception:  # each device then answers on its own (its static estimate)
+            pass
+    return [d.capabilities() for d in devices]
+
+
+def _spec_name(spec: str) -> str:
+    from clnn.tools.devices import parse_device_spec
+
+    kind, cl_spec = parse_device_spec(spec)
+    if kind == "opencl" and cl_spec is None:
+        return "opencl"
+    return spec if kind == "reference" or spec.startswith("opencl:") else f"opencl:{spec}"
+
+
+def devices_from_specs(specs, **cl_options) -> list[Device]:
+    """Devices for several names (as :func:`device_from_spec`); the OpenCL devices of one
+    platform get one cl.Context (clnn.device.open_cl_devices), so that a tensor passed between
+    two of their steps stays in device memory. ``cl_options``: ClDevice's (fallback, ...)."""
+    from clnn.tools.devices import open_device, parse_device_spec
+
+    specs = list(specs)
+    try:
+        kinds = [parse_device_spec(s) for s in specs]
+    except ValueError as e:
+        bad_data(str(e))
+    cl_specs = [c for k, c in kinds if k == "opencl"]
+    try:
+        from clnn.device import open_cl_devices
+
+        opened = iter(open_cl_devices(cl_specs, **cl_options) if cl_specs else [])
+        hal = [next(opened) if k == "opencl" else open_device(s)
+               for s, (k, _) in zip(specs, kinds)]
+    except HalError as e:
+        raise NnapiError(ResultCode.UNAVAILABLE_DEVICE, e.reason) from None
+    except ImportError as e:
+        raise NnapiError(ResultCode.UNAVAILABLE_DEVICE,
+                         f"OpenCL devices need pyopencl, which does not import ({e})") from None
+    return [Device(_spec_name(s), h) for s, h in zip(specs, hal)]
+
+
 def device_from_spec(spec: str, capabilities=None) -> Device:
     """A Device for a device name clnn.tools.devices.open_device knows ("reference",
     "opencl", "opencl:0:1", "opencl:0:0/1" ...); UNAVAILABLE_DEVICE when it is not there."""
@@ -98,7 +151,7 @@ def _found() -> list[Device]:
     global _FOUND
     with _LOCK:
         if _FOUND is None:
-            _FOUND = [device_from_spec(s) for s in found_specs()]
+            _FOUND = devices_from_specs(found_specs())
         return _FOUND
 
 

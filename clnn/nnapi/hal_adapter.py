@@ -6,7 +6,7 @@ conformance runner (``clnn cts --runtime``), ``clnn.load(..., devices=[...])``,
 from __future__ import annotations
 
 from clnn.nnapi.compilation import Compilation
-from clnn.nnapi.devices import Device, device_from_spec
+from clnn.nnapi.devices import Device, devices_from_specs
 from clnn.nnapi.errors import NnapiError, error_status
 from clnn.nnapi.execution import Execution
 from clnn.nnapi.model import Model
@@ -22,13 +22,16 @@ def _hal_error(e: NnapiError) -> HalError:
 
 
 def runtime_devices(specs) -> list[Device]:
-    """nnapi Devices for a list of names (see device_from_spec) or HAL devices."""
+    """nnapi Devices for a list of names (see device_from_spec) or HAL devices; the OpenCL
+    devices named share a context per platform (devices_from_specs)."""
+    specs = list(specs)
+    named = iter(devices_from_specs([s for s in specs if isinstance(s, str)]))
     out = []
     for s in specs:
         if isinstance(s, Device):
             out.append(s)
         elif isinstance(s, str):
-            out.append(device_from_spec(s))
+            out.append(next(named))
         else:
             out.append(Device(getattr(s, "name", type(s).__name__), s))
     return out

@@ -55,6 +55,19 @@ class Plan:
     preference: ExecutionPreference
     placements: list[Placement]
     steps: list[Step]
+    #: per device, its OpenCL context (an id) or None: a tensor between two steps on devices
+    #: of one context stays in device memory (clnn/nnapi/steps.py), others cross the host
+    contexts: list = field(default_factory=list)
+
+    def device_memory_groups(self) -> list[list[str]]:
+        """The devices of the steps that share an OpenCL context, grouped (two or more)."""
+        groups: dict = {}
+        for s in self.steps:
+            ctx = self.contexts[s.device] if s.device < len(self.contexts) else None
+            name = self.devices[s.device]
+            if ctx is not None and name not in groups.setdefault(ctx, []):
+                groups[ctx].append(name)
+        return [g for g in groups.values() if len(g) > 1]
 
     def device_of(self, operation: int) -> str:
         return self.devices[self.placements[operation].device]
@@ -141,12 +154,18 @@ def format_plan(plan: Plan) -> str:
                              for n, ok, v in p.figures)
             lines.append(f"  {k:4d} {p.operation:24} {p.performance_of} {p.measure}: {figs} "
                          f"-> {plan.devices[p.device]} ({p.reason})")
+    if len(plan.steps) > 1:
+        shared = "; ".join(", ".join(g) for g in plan.device_memory_groups())
+        lines.append("between steps: tensors stay in device memory between "
+                     f"{shared} (one OpenCL context), others cross through the host"
+                     if shared else "between steps: tensors cross through the host")
     return "\n".join(lines)
 
 
 def plan_dict(plan: Plan) -> dict:
     """The plan as JSON-ready data."""
     return {"devices": plan.devices, "preference": plan.preference.name,
+            "device_memory_between": plan.device_memory_groups(),
             "steps": [{"device": plan.devices[s.device], "operations": s.operations}
                       for s in plan.steps],
             "operations": [{"index": p.index, "operation": p.operation,

@@ -5,12 +5,21 @@ A step's model holds the step's operations and the operands they touch: the tens
 from the model's inputs or from earlier steps become its inputs, those that later steps or the
 model's outputs need become its outputs; constants keep their values (the model's operand
 values, memory pools and referenced subgraphs are shared, so an IF / WHILE placed in a step
-brings its subgraphs). Between two steps a tensor crosses through host memory.
+brings its subgraphs).
+
+Between two steps a tensor crosses through host memory, except between two steps on OpenCL
+devices of one cl.Context (clnn.device.open_cl_devices gives the devices of one platform one
+context): there it stays in device memory, a ``clnn.memory.ClBuffer`` (the HAL's device
+memory, an IBuffer) that the producing step's execution writes as its output and the
+consuming steps' executions read as their input, buffer to buffer on the device. A tensor that
+is also a model output, or read by a step on another device (the reference device), crosses
+through the host.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from dataclasses import dataclass
 
@@ -25,6 +34,7 @@ from hal.driver import (
 )
 from hal.errors import ErrorStatus
 from hal.interfaces import ExecutionResult
+from hal.memory_domain import DeviceBuffer
 from hal.types import (
     NO_TIMING,
     UINT64_MAX,
@@ -32,6 +42,7 @@ from hal.types import (
     MeasureTiming,
     Model,
     OperandLifeTime,
+    RequestArgument,
     Subgraph,
     Timing,
 )
@@ -120,20 +131,37 @@ class PartitionedPreparedModel(DriverPreparedModel):
         self.steps = steps
         self._fallback = fallback
         self._whole = None
+        #: operand -> the device memory (ClBuffer) it crosses in between steps
+        self.resident = device_resident(model, steps)
+        #: per execution: (operand, "device" or "host") of every tensor between two steps
+        self.crossings: list[tuple[int, str]] = []
+        self._lock = threading.Lock()  # the device memories are shared by the executions
 
     def execute_synchronously(self, request, measure=MeasureTiming.NO, deadline=None,
                               loop_timeout_duration=None) -> ExecutionResult:
         t0 = time.perf_counter_ns()
         try:
             begin_execution(self, request, measure, deadline, loop_timeout_duration)
+            with self._lock:
+                return self._execute(request, measure, deadline, loop_timeout_duration, t0)
+        except Exception as e:  # never crash the caller
+            return failed_execution(e)
+
+    def _execute(self, request, measure, deadline, loop_timeout_duration, t0):
+        try:
             values = dict(zip(self.model.main.input_indexes, read_inputs(self.model, request)))
             on_device = 0
+            self.crossings = []
             for s, step in enumerate(self.steps):
                 arrays = [values[i] for i in step.inputs]
-                if any(a is not None and a.ndim and a.size == 0 for a in arrays):
+                if any(_empty(a) for a in arrays):
                     return self._run_whole(s, request, measure, deadline,
                                            loop_timeout_duration)
-                r, outs = _run_step(step, arrays, measure, deadline, loop_timeout_duration)
+                self.crossings.extend((i, "device" if i in self.resident else "host")
+                                      for i in step.inputs if i not in
+                                      self.model.main.input_indexes)
+                r, outs = _run_step(step, arrays, measure, deadline, loop_timeout_duration,
+                                    self.resident)
                 if r.status != ErrorStatus.NONE:
                     return ExecutionResult(r.status, [], NO_TIMING,
                                            f"step {s} of the partitioned model: {r.message}")
@@ -163,19 +191,92 @@ class PartitionedPreparedModel(DriverPreparedModel):
         return self._whole.execute_synchronously(request, measure, deadline, loop_timeout)
 
 
-def _run_step(step: StepModel, arrays, measure, deadline, loop_timeout):
-    """(result, output arrays) of one step; outputs of unknown size get a second try sized by
-    the shapes the first returned."""
-    request = make_request(step.model, arrays)
+def _empty(a) -> bool:
+    """A zero-sized tensor (a host array, or a device memory holding one)."""
+    if a is None:
+        return False
+    if isinstance(a, DeviceBuffer):
+        dims = a.value_dimensions or ()
+        return bool(dims) and 0 in dims
+    return bool(a.ndim) and a.size == 0
+
+
+def device_resident(model: Model, steps: list[StepModel]) -> dict:
+    """operand -> a ClBuffer for each tensor between two steps that stays in device memory:
+    its producing step and every step reading it run on OpenCL devices of one context (their
+    prepared models are clnn's), and it is not a model output. The buffer carries the roles of
+    the producer's output and the consumers' inputs (hal.memory_domain)."""
+    try:
+        from clnn.device import shares_context
+        from clnn.memory import ClBuffer
+        from clnn.prepared_model import ClPreparedModel
+    except ImportError:  # no pyopencl: every tensor crosses through the host
+        return {}
+    out = {}
+    model_outputs = set(model.main.output_indexes)
+    for s, step in enumerate(steps):
+        if not isinstance(step.prepared, ClPreparedModel):
+            continue
+        device = step.prepared.device
+        for k, i in enumerate(step.outputs):
+            readers = [(t, later.inputs.index(i)) for t, later in enumerate(steps)
+                       if t > s and i in later.inputs]
+            if i in model_outputs or not readers or not all(
+                    isinstance(steps[t].prepared, ClPreparedModel)
+                    and shares_context(device, steps[t].prepared.device) for t, _ in readers):
+                continue
+            roles = {(id(step.prepared), "output", k)}
+            roles.update((id(steps[t].prepared), "input", j) for t, j in readers)
+            operand = model.main.operands[i]
+            out[i] = ClBuffer(device, operand, tuple(operand.dimensions), roles)
+    return out
+
+
+def _step_request(step: StepModel, arrays, resident: dict, sizes=None):
+    """A request for a step: host arrays in pools 0 / 1 (hal.builder.make_request), each
+    tensor held in a device memory given as that memory (a pool of its own, offset and length
+    0, as the HAL asks)."""
+    request = make_request(step.model, [None if isinstance(a, DeviceBuffer) else a
+                                        for a in arrays], sizes)
+    for k, a in enumerate(arrays):
+        if isinstance(a, DeviceBuffer):
+            request.inputs[k] = RequestArgument(False, DataLocation(len(request.pools)),
+                                                tuple(a.value_dimensions or ()))
+            request.pools.append(a)
+    for k, i in enumerate(step.outputs):
+        if i in resident:
+            request.outputs[k] = RequestArgument(False, DataLocation(len(request.pools)))
+            request.pools.append(resident[i])
+    return request
+
+
+def _run_step(step: StepModel, arrays, measure, deadline, loop_timeout, resident=None):
+    """(result, outputs) of one step: arrays, or the device memory of an output that stays
+    on the device; outputs of unknown size get a second try sized by the shapes the first
+    returned."""
+    resident = resident or {}
+    request = _step_request(step, arrays, resident)
     r = step.prepared.execute_synchronously(request, measure, deadline, loop_timeout)
     if r.status == ErrorStatus.OUTPUT_INSUFFICIENT_SIZE and r.output_shapes:
         sizes = [max(1, _nbytes(step.model, k, s.dimensions))
                  for k, s in enumerate(r.output_shapes)]
-        request = make_request(step.model, arrays, sizes)
+        request = _step_request(step, arrays, resident, sizes)
         r = step.prepared.execute_synchronously(request, measure, deadline, loop_timeout)
     if r.status != ErrorStatus.NONE:
         return r, []
-    return r, read_outputs(step.model, request, r.output_shapes)
+    host = read_outputs(_host_outputs(step.model, step.outputs, resident), request,
+                        [sh for sh, i in zip(r.output_shapes, step.outputs)
+                         if i not in resident]) if resident else \
+        read_outputs(step.model, request, r.output_shapes)
+    it = iter(host)
+    return r, [resident[i] if i in resident else next(it) for i in step.outputs]
+
+
+def _host_outputs(model: Model, outputs: list[int], resident: dict) -> Model:
+    """``model`` seen with only its outputs that cross through the host (for read_outputs)."""
+    sg = model.main
+    keep = [o for o, i in zip(sg.output_indexes, outputs) if i not in resident]
+    return dataclasses.replace(model, main=dataclasses.replace(sg, output_indexes=keep))
 
 
 def _nbytes(model: Model, k: int, dims) -> int:

@@ -363,7 +363,9 @@ def load(model, device="opencl", cache=True, shapes=None, devices=None) -> Model
     if devices is not None and len(devices) > 1:
         from clnn.nnapi.hal_adapter import RuntimeDevice
 
-        dev = RuntimeDevice([open_device_for_runtime(d) for d in devices])
+        # names are opened together: OpenCL devices of one platform share a context
+        dev = RuntimeDevice([d if isinstance(d, str) else open_device_for_runtime(d)
+                             for d in devices])
         t0 = time.perf_counter()
         prepared = dev.prepare_model(hal_model)
         return Model(hal_model, dev, prepared, inputs, outputs, imported=imported,

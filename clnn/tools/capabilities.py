@@ -7,7 +7,13 @@ from __future__ import annotations
 import json
 import sys
 
-from clnn.capabilities import cache_path, load_or_measure, to_capabilities
+from clnn.capabilities import (
+    cache_path,
+    load_or_measure,
+    load_or_measure_all,
+    spread,
+    to_capabilities,
+)
 from clnn.device import ClDevice
 from hal.types import FLT_MAX
 
@@ -85,9 +91,73 @@ def _print_litert(base: dict) -> None:
         print("  no litert baseline: " + "; ".join(none))
 
 
+def comparison(specs: list[str], records: list[dict]) -> dict:
+    """Per workload, each device's figure and, for devices measured together, its time over
+    the first device's round by round (median and spread of the per-round quotient: both
+    samples of a round were taken under the same load)."""
+    out = {}
+    first = records[0]
+    for name, w0 in first["workloads"].items():
+        row = {"exec_time": {}, "time_over_first": {}}
+        for spec, record in zip(specs, records):
+            w = record["workloads"].get(name, {})
+            row["exec_time"][spec] = w.get("ratio")
+            together = record.get("measured_at") == first.get("measured_at") and \
+                record.get("conditions", {}).get("measured_together") == \
+                first.get("conditions", {}).get("measured_together")
+            if spec != specs[0] and together and "opencl_s" in w and "opencl_s" in w0:
+                row["time_over_first"][spec] = spread(
+                    [a / b for a, b in zip(w["opencl_s"], w0["opencl_s"])])
+        out[name] = row
+    return out
+
+
+def _print_comparison(specs, records, table) -> None:
+    for spec, record in zip(specs, records):
+        src = f"cached in {record['cached']}" if record.get("cached") else \
+            f"measured now in {record['measure_seconds']:.1f} s"
+        load = record.get("conditions", {}).get("loadavg_before")
+        print(f"{spec}: {src}; load average {load[0] if load else 'unknown'} at the start")
+    print("exec_time per device (lower is better); 'x first' = the device's time over "
+          f"{specs[0]}'s, per round (median, spread), where measured together")
+    print(f"  {'workload':32} " + " ".join(f"{s:>16}" for s in specs))
+    for name, row in table.items():
+        cells = []
+        for spec in specs:
+            v = row["exec_time"][spec]
+            cell = "FLT_MAX" if v is None else f"{v:.3f}"
+            q = row["time_over_first"].get(spec)
+            if q is not None:
+                cell += f" ({q['median']:.2f}x {q['relative_spread'] * 100:.0f}%)"
+            cells.append(f"{cell:>16}")
+        print(f"  {name:32} " + " ".join(cells))
+
+
+def run_compare_cli(specs: list[str], remeasure: bool = False, as_json: bool = False) -> int:
+    """``clnn capabilities --devices A,B,...``: the devices not cached measured
+    together, each one's figures, and their comparison."""
+    from clnn.tools.devices import open_device
+
+    devices = [open_device(s) for s in specs]
+    records = load_or_measure_all(devices, remeasure=remeasure)
+    table = comparison(specs, records)
+    if as_json:
+        print(json.dumps({"devices": specs, "records": records, "comparison": table},
+                         indent=1))
+        return 0
+    _print_comparison(specs, records, table)
+    unstable = {s: unstable_workloads(r) for s, r in zip(specs, records)}
+    for s, names in unstable.items():
+        if names:
+            print(f"  {s}: unstable (spread over 20% after remeasuring): {', '.join(names)}")
+    return 0
+
+
 def run_capabilities_cli(remeasure: bool = False, as_json: bool = False,
                          baseline: str = "reference", quick: bool = False,
-                         plot: str | None = None) -> int:
+                         plot: str | None = None, devices: list[str] | None = None) -> int:
+    if devices and len(devices) > 1:
+        return run_compare_cli(devices, remeasure, as_json)
     dev = ClDevice()
     record = load_or_measure(dev, remeasure=remeasure, quick=quick)
     caps = to_capabilities(record)

@@ -257,12 +257,19 @@ def _cmd_capabilities(args) -> int:
     from clnn.tools.devices import device_environment, require_device, require_opencl
     from clnn.tools.errors import require_writable_dir
 
-    require_opencl(args.device, "capabilities")
-    require_device(args.device)
+    specs = _device_list(args.devices) if args.devices else [args.device]
+    for spec in specs:
+        require_opencl(spec, "capabilities")
+        require_device(spec)
     # the measurement takes seconds and its record is saved at the end: check the place first
     require_writable_dir(paths.cache_dir("capabilities"), "the capabilities cache")
     _check_plot(args)
-    with device_environment(args.device):
+    if len(specs) > 1:
+        if args.baseline != "reference" or args.plot:
+            raise UsageError("--baseline litert and --plot take one device (--device)")
+        return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json,
+                                    devices=specs)
+    with device_environment(specs[0]):
         return run_capabilities_cli(remeasure=args.remeasure, as_json=args.json,
                                     plot=args.plot, baseline=args.baseline)
 
@@ -524,6 +531,10 @@ def build_parser() -> OneLineParser:
     k.add_argument("--json", action="store_true", help="print as JSON")
     k.add_argument("--device", default="opencl", type=device_spec,
                    help=f"the OpenCL device: {DEVICE_HELP}")
+    k.add_argument("--devices", default=None, metavar="A,B,...",
+                   help="several OpenCL devices (--device is then not used): those not cached "
+                        "are measured together (interleaved, against the same reference "
+                        "samples) and compared")
     k.add_argument("--plot", default=None, metavar="FILE", type=output_file,
                    help="draw exec_time per workload to FILE (.png or .html)")
     k.add_argument("--baseline", choices=("reference", "litert"), default="reference",

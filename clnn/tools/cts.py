@@ -234,11 +234,10 @@ def open_cts_device(device_name, options):
     options = dict(options)
     runtime = options.pop("runtime", None)
     if runtime:
-        from clnn.nnapi import Device
+        from clnn.nnapi.devices import devices_from_specs
         from clnn.nnapi.hal_adapter import RuntimeDevice
 
-        return RuntimeDevice([Device(s, open_device(s, **(options if s != "reference" else {})))
-                              for s in runtime])
+        return RuntimeDevice(devices_from_specs(runtime, **options))
     return open_device(device_name, **options)
 
 

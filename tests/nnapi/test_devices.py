@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from clnn import nnapi
+from hal.types import OperandType
 from tests.kits.devices import open_or_skip
 from tests.nnapi.kit import caps
 
@@ -240,6 +241,59 @@ def test_mediapipe_model_goes_to_the_faster_device(whole, sub, name):
     on_cl = whole.get_supported_operations(m.hal_model)
     assert [plan.device_of(k) for k in range(len(on_cl))] == \
         ["opencl:0:0" if ok else "reference" for ok in on_cl]
+    alone = clnn.load(path, device=whole, cache=False)
+    inputs = random_inputs(m._imported)
+    for a, b in zip(m.run(inputs), alone.run(inputs)):
+        assert np.allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def measured_pair(whole, sub, tmp_path_factory):
+    """The whole device and its sub-device of one unit, their float32 figures measured (the
+    float32 workload only, at its full size: the other types are left unmeasured, FLT_MAX)
+    together in one interleaved run, into a temporary cache, through the runtime's own path."""
+    from clnn import capabilities
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CLNN_CACHE_DIR", str(tmp_path_factory.mktemp("caps")))
+        mp.setattr(capabilities, "workloads", lambda quick: {
+            "TENSOR_FLOAT32": capabilities.workloads_all(False)["TENSOR_FLOAT32"]})
+        pair = [nnapi.Device("opencl:0:0", whole), nnapi.Device("opencl:0:0/1", sub)]
+        figures = nnapi.devices.capabilities_of(pair)
+    return pair, figures
+
+
+@pytest.mark.parametrize("name", MEDIAPIPE)
+def test_mediapipe_model_placed_by_measured_capabilities(measured_pair, whole, name):
+    """A MediaPipe model over {whole device, sub-device of 1 unit, reference}, the two OpenCL
+    devices' float32 figures measured together (not given): each float32 operation the
+    kernels take goes to the OpenCL device with the lower measured figure (both far below the
+    reference's 1.0), and the outputs match the whole device's alone. Which of the two wins is
+    the measurement's answer (the whole device, where its chains run: docs/nnapi.md). Skips
+    when the model is not cached (``clnn models fetch``)."""
+    import clnn
+    from clnn.tools.models import _valid, cache_dir
+    from clnn.tools.run import random_inputs
+
+    path = os.path.join(cache_dir(), name + ".tflite")
+    if not _valid(path, name + ".tflite"):
+        pytest.skip(f"{name}.tflite is not in the model cache (clnn models fetch)")
+    pair, figures = measured_pair
+    m = clnn.load(path, devices=[*pair, "reference"])
+    plan = m.plan()
+    on_cl = whole.get_supported_operations(m.hal_model)
+    measured = {n: c.performance_of(OperandType.TENSOR_FLOAT32).exec_time
+                for n, c in zip(("opencl:0:0", "opencl:0:0/1"), figures)}
+    assert max(measured.values()) < 1.0, measured
+    best = min(measured, key=lambda n: (measured[n], n != "opencl:0:0"))
+    float32 = 0
+    for k, ok in enumerate(on_cl):
+        p = plan.placements[k]
+        if p.performance_of == "TENSOR_FLOAT32":
+            float32 += 1
+            assert {n: v for n, _, v in p.figures if n != "reference"} == measured
+            assert plan.device_of(k) == (best if ok else "reference"), p
+    assert float32 >= 0.9 * len(on_cl)
     alone = clnn.load(path, device=whole, cache=False)
     inputs = random_inputs(m._imported)
     for a, b in zip(m.run(inputs), alone.run(inputs)):

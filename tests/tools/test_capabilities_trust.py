@@ -216,3 +216,49 @@ def test_baseline_litert_without_the_runtime_is_one_error(quick_cache, monkeypat
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["clnn capabilities: --baseline litert needs ai-edge-litert (pip install "
                    "'clnn[bench]')"]
+
+
+def test_devices_measured_together_share_the_reference(quick_cache, monkeypatch, capsys):
+    """Two devices measured in one run: each round samples both and then the reference, and
+    both records are ratios to the same reference samples (comparable round by round)."""
+    from clnn.tools import capabilities as tool
+    from clnn.tools.devices import open_device
+
+    dev, _ = quick_cache
+    other = open_device("opencl")  # a second ClDevice of the same OpenCL device
+    monkeypatch.setattr(caps, "workloads", lambda quick: {
+        k: v for k, v in caps.workloads_all(True).items() if k in ("TENSOR_INT32", "IF")})
+    a, b = caps.measure_devices([dev, other], quick=True, progress=False, rounds=3)
+    for name in ("TENSOR_INT32", "IF"):
+        wa, wb = a["workloads"][name], b["workloads"][name]
+        assert wa["reference_s"] == wb["reference_s"] and len(wa["reference_s"]) == 3
+        assert wa["opencl_s"] != wb["opencl_s"]  # each device its own samples
+        assert wb["ratio"] == pytest.approx(wb["opencl"]["median"] / wb["reference"]["median"])
+    assert a["conditions"]["measured_together"] == [caps.identity(dev)] * 2
+    table = tool.comparison(["opencl:0:0", "opencl:0:0/x"], [a, b])
+    q = table["IF"]["time_over_first"]["opencl:0:0/x"]
+    assert q["median"] == pytest.approx(statistics.median(
+        [y / x for x, y in zip(a["workloads"]["IF"]["opencl_s"],
+                               b["workloads"]["IF"]["opencl_s"])]))
+
+
+def test_a_spread_measurement_is_measured_again(quick_cache, monkeypatch):
+    """Outside quick mode, a workload whose ratio spreads over the threshold is measured again
+    (up to ATTEMPTS in all) and the steadier measurement kept."""
+    dev, _ = quick_cache
+    monkeypatch.setattr(caps, "workloads", lambda quick: {
+        k: v for k, v in caps.workloads_all(True).items() if k == "TENSOR_INT32"})
+    calls = []
+
+    def fake(prepared, model, inputs, n):  # device samples alternate wildly at first
+        calls.append(n)
+        k = len(calls)
+        if k % 2 == 0:
+            return 1.0  # the reference
+        return 1.0 if k > 2 + 2 * 3 else (0.5 if k % 4 == 1 else 2.0)  # warm-ups, 1st try
+
+    monkeypatch.setattr(caps, "_sample", fake)
+    record = caps.measure(dev, quick=False, progress=False, rounds=3, executions=1)
+    w = record["workloads"]["TENSOR_INT32"]
+    assert w["attempts"] == 2 and not w["unstable"]
+    assert w["ratio_s"] == [1.0, 1.0, 1.0]
