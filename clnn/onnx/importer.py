@@ -1,9 +1,11 @@
 """The ONNX -> NNAPI graph importer: values to operands, nodes through the table in
 :mod:`clnn.onnx.ops` (``CONVERTERS``), the result a validated :class:`hal.types.Model`.
 
-Two passes over the (topologically sorted) nodes: the first folds every node whose inputs are
-all constants (initializers, Constant, Shape of a tensor whose shape is known, and what follows
-from them) with onnx's reference evaluator; the second maps the other nodes. Folding first
+Two passes over the (topologically sorted) nodes: the first (:mod:`clnn.onnx.shapes`) folds
+every node whose inputs are all constants (initializers, Constant, Shape of a tensor whose
+shape is known, and what follows from them) with onnx's reference evaluator, and gives the
+values onnx's shape inference left without a shape the shapes their operators compute from
+what is known, until nothing changes; the second maps the other nodes. Folding first
 means a converter sees every constant the graph can compute, e.g. a BatchNormalization's
 statistics when its preceding Conv is mapped.
 """
@@ -16,8 +18,8 @@ from clnn.importing import ImportedModel, IoTensor
 from clnn.onnx import views
 from clnn.onnx.dtypes import ELEM_TYPES
 from clnn.onnx.errors import OnnxImportError
-from clnn.onnx.folding import fold, foldable
 from clnn.onnx.reader import Node, model_opset, node_attrs, read_model
+from clnn.onnx.shapes import propagate
 from hal.builder import ModelBuilder
 from hal.errors import BuilderError, HalError
 from hal.types import NUMPY_DTYPE, OperandType
@@ -303,11 +305,7 @@ class Importer:
                 raise OnnxImportError(f"input {name!r}: {e.reason}") from None
             if q[0]:
                 self.quant[name] = q
-        for n in self.nodes:  # pass 1: constants
-            self.node = n
-            if foldable(self, n):
-                fold(self, n)
-                self.skipped.add(n.index)
+        propagate(self)  # pass 1: constants, and shapes where onnx's inference stopped
         for n in self.nodes:  # pass 2: operations
             if n.index in self.skipped:
                 continue

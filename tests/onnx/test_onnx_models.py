@@ -30,7 +30,8 @@ from clnn.tools.onnx_run import OrtRunner  # noqa: E402
 from clnn.tools.run import ClnnRunner, compare, random_inputs  # noqa: E402
 from tests.kits.devices import open_or_skip  # noqa: E402
 
-MODELS = sorted(ONNX_MODELS)
+#: the PaddleOCR models (dynamic input shapes) are tested in test_onnx_shapes.py
+MODELS = sorted(m for m in ONNX_MODELS if not ONNX_MODELS[m].shapes)
 LIGHT = [m for m in MODELS if m.startswith("light_")]
 #: light_vgg19 on the reference device costs ~15 s of CPU per run (20 GFLOP of convolutions
 #: in float64), over a minute of wall time on a loaded 2-core machine: it runs on OpenCL only
@@ -43,7 +44,7 @@ CASES = [(kind, m) for m in MODELS for kind in ("reference", "opencl")
 
 @pytest.fixture(scope="module")
 def paths():
-    return fetch_onnx()
+    return fetch_onnx(MODELS)
 
 
 @pytest.fixture(scope="module")
