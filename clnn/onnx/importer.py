@@ -18,6 +18,7 @@ from clnn.importing import ImportedModel, IoTensor
 from clnn.onnx import views
 from clnn.onnx.dtypes import ELEM_TYPES
 from clnn.onnx.errors import OnnxImportError
+from clnn.onnx.ops_qlinear import MS, MS_OPS
 from clnn.onnx.reader import Node, model_opset, node_attrs, read_model
 from clnn.onnx.shapes import propagate
 from hal.builder import ModelBuilder
@@ -242,6 +243,8 @@ class Importer:
             if shape is None:
                 self.fail(f"the shape of output {name!r} is unknown (shape inference could not "
                           "find it)")
+        if len(shape) == 0:  # NNAPI has no rank-0 tensors: a scalar is [1]
+            shape = (1,)
         if type is None and like:
             type = self.operand_type(like)
             if like in self.quant and not scale:
@@ -310,7 +313,8 @@ class Importer:
             if n.index in self.skipped:
                 continue
             self.node = n
-            if n.proto.domain not in ("", "ai.onnx"):
+            if n.proto.domain not in ("", "ai.onnx") and not (
+                    n.proto.domain == MS and n.op_type in MS_OPS):
                 self.fail(f"domain {n.proto.domain!r} has no NNAPI mapping")
             for k, name in enumerate(n.inputs):
                 if name in self.symbolic and not (n.op_type == "Reshape" and k == 1):

@@ -20,6 +20,8 @@ import numpy as np
 
 from clnn.onnx.folding import fold, foldable
 
+MS = "com.microsoft"
+F32 = 1  # TensorProto.FLOAT
 #: constant inputs at most this many elements go to the one-node model as values (shape
 #: arguments: targets, axes, pads, scales); larger ones (weights) as their shape alone
 VALUE_LIMIT = 4096
@@ -59,7 +61,8 @@ def complete(shape) -> bool:
 
 def _unknown(imp, n) -> bool:
     """Whether an output of ``n`` lacks its rank or a dimension while its inputs are known."""
-    if not any(not complete(imp.info.get(y, (0, None))[1]) for y in n.outputs if y):
+    if not any(not complete(imp.info.get(y, (0, None))[1]) or not imp.info[y][0]
+               for y in n.outputs if y):
         return False
     if any(a.type in (5, 10) for a in n.proto.attribute):  # GRAPH(S): If / Loop / Scan
         return False
@@ -92,20 +95,30 @@ def _infer_node(imp, n) -> bool:
     import onnx
     from onnx import helper, numpy_helper
 
+    proto, elem_out = n.proto, None
+    if n.proto.domain == MS:  # onnxruntime's operators: the float operator's rule
+        from clnn.onnx.ops_qlinear import output_elem, standard_equivalent
+
+        same = standard_equivalent(n)
+        if same is None:
+            return False
+        op, ins, attrs = same
+        proto = helper.make_node(op, ins, n.outputs[:1], **attrs)
+        elem_out = output_elem(imp, n)
     inputs, inits = [], []
-    for x in dict.fromkeys(n.inputs):
+    for x in dict.fromkeys(proto.input):
         if not x:
             continue
         v = imp.consts.get(x)
-        if v is not None and v.size <= VALUE_LIMIT and x not in imp.symbolic:
+        if v is not None and v.size <= VALUE_LIMIT and x not in imp.symbolic and not elem_out:
             inits.append(numpy_helper.from_array(np.asarray(v), x))
             continue
-        elem = imp.elem(x)
+        elem = F32 if elem_out else imp.elem(x)
         shape = tuple(v.shape) if v is not None else imp.info[x][1]
         dims = [d if d > 0 else None for d in shape]
         inputs.append(helper.make_tensor_value_info(x, elem, dims))
-    outs = [helper.make_empty_tensor_value_info(y) for y in n.outputs if y]
-    g = helper.make_graph([n.proto], "node", inputs, outs, inits)
+    outs = [helper.make_empty_tensor_value_info(y) for y in proto.output if y]
+    g = helper.make_graph([proto], "node", inputs, outs, inits)
     model = helper.make_model(g, opset_imports=list(imp.model.opset_import),
                               ir_version=max(imp.model.ir_version, 4))
     try:
@@ -121,7 +134,7 @@ def _infer_node(imp, n) -> bool:
             continue
         new = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else 0
                     for d in tt.shape.dim)
-        found |= _merge(imp, vi.name, tt.elem_type, new)
+        found |= _merge(imp, vi.name, elem_out or tt.elem_type, new)
     return found
 
 

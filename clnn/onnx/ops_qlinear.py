@@ -1,0 +1,383 @@
+"""onnxruntime's quantized operators: the ``com.microsoft`` QLinear family that
+``onnxruntime.quantization`` writes in the QOperator format, and the integer operators of
+``quantize_dynamic`` (DynamicQuantizeLinear, ConvInteger, MatMulInteger).
+
+- QLinearAdd / QLinearMul / QLinearConcat: ADD / MUL / CONCATENATION on the quantized operands
+  (TENSOR_QUANT8_ASYMM for uint8, _SIGNED for int8), each input and the output with the node's
+  scale and zero point (NNAPI requantizes between them); a constant input is a quantized
+  constant.
+- QGemm and QLinearMatMul: FULLY_CONNECTED (per-tensor weights; int8 weights of a uint8
+  input shifted by 128, the same real values), or, with per-channel weight scales, a 1x1
+  CONV_2D with TENSOR_QUANT8_SYMM_PER_CHANNEL filter between two RESHAPEs (FULLY_CONNECTED has no
+  per-channel filter); the int32 bias at input scale x weight scale.
+- QLinearSigmoid / QLinearLeakyRelu / QLinearSoftmax / QLinearAveragePool /
+  QLinearGlobalAveragePool: onnxruntime computes these in float (a lookup table of the float
+  function, or a float average) and quantizes once; NNAPI's quantized LOGISTIC and SOFTMAX fix
+  their output scale (1/256) and its pools their output quantization to the input's, which
+  would round twice. So: DEQUANTIZE, the float operation, QUANTIZE to the node's output scale
+  and zero point (one rounding, as onnxruntime).
+- DynamicQuantizeLinear computes its scale and zero point at run time, which an NNAPI operand
+  type cannot carry. Its three outputs are float tensors holding the integers: y = clamp(
+  round(x / scale) + zero point, 0, 255) with scale = (max(0, max x) - min(0, min x)) / 255
+  and zero point = clamp(round(-min(0, min x) / scale), 0, 255), round halving to even as
+  onnxruntime (REDUCE_MAX / REDUCE_MIN, MAXIMUM, MINIMUM, SUB, DIV, FLOOR, EQUAL, SELECT).
+  ConvInteger / MatMulInteger then run as float CONV_2D / FULLY_CONNECTED of (y - zero point)
+  and (w - w zero point), whose sums are the integers onnxruntime's int32 accumulators hold
+  (exact while below 2^24, as onnxruntime's own Cast to float after them), and the model's
+  Cast to float and Mul by the scales follow as float operations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clnn.onnx.ops_quant import _check_input, _params, _qtype
+from hal.types import OperandType
+
+OT = OperandType
+MS = "com.microsoft"
+F32 = 1  # TensorProto.FLOAT
+
+
+# ------------------------------------------------------------------ helpers
+def q_input(imp, n, i: int, i_scale: int, i_zp: int, what: str) -> int:
+    """The operand of quantized input ``i``: a constant becomes a quantized constant, a tensor
+    must carry the scale and zero point the node states."""
+    name = n.input(i)
+    s, z, d = _params(imp, n, i_scale, i_zp, what)
+    v = imp.const(name)
+    if v is not None:
+        if v.dtype != d:
+            imp.fail(f"the {what} {name!r} has type {v.dtype}, its zero point {np.dtype(d)}")
+        imp.quant[name] = (s, z)
+    else:
+        _check_input(imp, name, s, z, what)
+    return imp.operand(name)
+
+
+def q_output(imp, n, name: str, i_scale: int, i_zp: int, shape=None) -> int:
+    s, z, d = _params(imp, n, i_scale, i_zp, "output")
+    return imp.output(name, shape=shape, type=_qtype(d), scale=s, zp=z)
+
+
+def sub_node(imp, n, op_type: str, inputs, outputs, attrs: dict):
+    """A standard-domain node for a float converter, its attribute reads counted as ``n``'s."""
+    from onnx import helper
+
+    from clnn.onnx.reader import Node
+
+    proto = helper.make_node(op_type, list(inputs), list(outputs), name=n.proto.name,
+                             **{k: v for k, v in attrs.items() if v is not None})
+    return Node(proto, n.index, dict(attrs), n.read)
+
+
+def float_value(imp, name: str, operand: int, shape):
+    """Register an importer-made float value (a NUL in its name) held by ``operand``."""
+    imp.operands[name] = operand
+    imp.info[name] = (F32, tuple(shape))
+    return name
+
+
+def const_value(imp, name: str, array) -> str:
+    imp.consts[name] = np.asarray(array)
+    return name
+
+
+# ------------------------------------------------------------------ QOperator
+def qlinear_binary(imp, n):
+    """QLinearAdd / QLinearMul (A, A scale, A zp, B, B scale, B zp, C scale, C zp)."""
+    from clnn.onnx.ops_math import broadcast_shape
+
+    a = q_input(imp, n, 0, 1, 2, "input A")
+    b = q_input(imp, n, 3, 4, 5, "input B")
+    shape = broadcast_shape(imp.shape(n.input(0)), imp.shape(n.input(3)))
+    y = q_output(imp, n, n.outputs[0], 6, 7, shape=imp.shape(n.outputs[0]) or shape)
+    imp.emit("ADD" if n.op_type == "QLinearAdd" else "MUL", [a, b, imp.int32(0)], [y])
+
+
+def qlinear_concat(imp, n):
+    """QLinearConcat (Y scale, Y zp, then X, X scale, X zp per input)."""
+    rank = None
+    ops = []
+    for k in range(2, len(n.inputs), 3):
+        ops.append(q_input(imp, n, k, k + 1, k + 2, f"input {k // 3}"))
+        rank = rank or len(imp.shape(n.input(k)) or ())
+    axis = int(n.attr("axis"))
+    axis = axis + rank if axis < 0 else axis
+    y = q_output(imp, n, n.outputs[0], 0, 1)
+    if len(ops) == 1:
+        imp.emit("RESHAPE", [ops[0], imp.ints(imp.shape(n.outputs[0]))], [y])
+        return
+    imp.emit("CONCATENATION", [*ops, imp.int32(axis)], [y])
+
+
+#: QLinear operator -> (the float operator between DEQUANTIZE and QUANTIZE, its attributes)
+FLOAT_BETWEEN = {
+    "QLinearSigmoid": ("Sigmoid", ()),
+    "QLinearLeakyRelu": ("LeakyRelu", ("alpha",)),
+    "QLinearSoftmax": ("Softmax", ("axis",)),
+    "QLinearAveragePool": ("AveragePool", ("auto_pad", "ceil_mode", "count_include_pad",
+                                           "kernel_shape", "pads", "strides", "dilations")),
+    "QLinearGlobalAveragePool": ("GlobalAveragePool", ()),
+}
+
+
+def qlinear_float_between(imp, n):
+    """X, X scale, X zp, Y scale, Y zp: DEQUANTIZE, the float operator, QUANTIZE."""
+    from clnn.onnx.ops import CONVERTERS
+
+    op_type, names = FLOAT_BETWEEN[n.op_type]
+    if n.attr("channels_last", 0):
+        imp.fail("attribute 'channels_last'=1 has no mapping")
+    x, out = n.input(0), n.outputs[0]
+    if n.op_type == "QLinearSoftmax":
+        rank = imp.rank(x)
+        axis = int(n.attrs.get("axis", -1))
+        if int(n.attr("opset", 13)) < 13 and axis not in (-1, rank - 1):
+            imp.fail("a softmax of opset below 13 on an axis other than the last has no "
+                     "mapping here")
+    xq = q_input(imp, n, 0, 1, 2, "input")
+    shape = imp.static_shape(x)
+    deq = imp.b.tensor(OT.TENSOR_FLOAT32, shape)
+    imp.emit("DEQUANTIZE", [xq], [deq])
+    x_f = float_value(imp, f"{x}\0float", deq, shape)
+    y_shape = imp.static_shape(out)
+    y_f = f"{out}\0float"
+    imp.info[y_f] = (F32, y_shape)
+    attrs = {k: n.attrs[k] for k in names if k in n.attrs}
+    CONVERTERS[op_type](imp, sub_node(imp, n, op_type, [x_f], [y_f], attrs))
+    y = q_output(imp, n, out, 3, 4, shape=y_shape)
+    imp.emit("QUANTIZE", [imp.operand(y_f)], [y])
+
+
+def qgemm(imp, n):
+    """QGemm (A, A scale, A zp, B, B scale, B zp, C, Y scale, Y zp): Y = A B + C."""
+    if n.attr("transA", 0):
+        imp.fail("attribute 'transA'=1 has no mapping")
+    if float(n.attr("alpha", 1.0)) != 1.0:
+        imp.fail("attribute 'alpha' other than 1 has no mapping")
+    if not n.input(7):
+        imp.fail("a float output (no Y scale) has no mapping")
+    b = imp.const_input(n, 3, "input B")
+    if n.attr("transB", 0):
+        b = b.T
+    bias = imp.const(n.input(6)) if n.input(6) else None
+    if n.input(6) and bias is None:
+        imp.fail("the bias C (input 6) must be a constant")
+    quant_matmul(imp, n, b, bias, (7, 8))
+
+
+def qlinear_matmul(imp, n):
+    """QLinearMatMul (A, A scale, A zp, B, B scale, B zp, Y scale, Y zp) of a constant B."""
+    _, _, ad = _params(imp, n, 1, 2, "input A")
+    if _params(imp, n, 6, 7, "output")[2] != ad:
+        imp.fail("the output type differs from the input type")
+    quant_matmul(imp, n, imp.const_input(n, 3, "input B"), None, (6, 7))
+
+
+def quant_matmul(imp, n, b, bias, out_q):
+    """A [M, K] (quantized, inputs 0-2) times constant B [K, N] (scales and zero points in
+    inputs 4, 5) plus an int32 bias, into the output quantized by inputs ``out_q``."""
+    a = n.input(0)
+    as_, az, ad = _params(imp, n, 1, 2, "input A")
+    _check_input(imp, a, as_, az, "input A")
+    sa = imp.shape(a)
+    if b.ndim != 2 or sa is None or len(sa) != 2:
+        imp.fail("only a rank-2 input times a constant rank-2 matrix is mapped")
+    bs = imp.const_input(n, 4, "the B scale").astype(np.float64).reshape(-1)
+    bz = imp.const(n.input(5)) if n.input(5) else np.zeros(1, b.dtype)
+    if bz is None:
+        imp.fail("the B zero point (input 5) must be a constant")
+    bz = bz.reshape(-1)
+    k, cols = b.shape
+    bias = np.zeros(cols, np.int32) if bias is None else bias.astype(np.int32).reshape(-1)
+    y = q_output(imp, n, n.outputs[0], *out_q, shape=(sa[0], cols))
+    xo = imp.operand(a)
+    if bs.size == 1:
+        bz0 = int(bz[0])
+        if b.dtype != ad:  # shift into the input's signedness: the same real values
+            shift = 128 if ad == np.uint8 else -128
+            b = (b.astype(np.int32) + shift).astype(ad)
+            bz0 += shift
+        w = imp.b.constant(np.ascontiguousarray(b.T), _qtype(ad), float(bs[0]), bz0)
+        bo = imp.b.constant(bias, OT.TENSOR_INT32, as_ * float(bs[0]), 0)
+        imp.emit("FULLY_CONNECTED", [xo, w, bo, imp.int32(0)], [y])
+        return
+    if b.dtype != np.int8 or np.any(bz != 0):
+        imp.fail("per-channel weights must be int8 with zero points 0")
+    m = sa[0]
+    filt = imp.b.constant(np.ascontiguousarray(b.T).reshape(cols, 1, 1, k),
+                          OT.TENSOR_QUANT8_SYMM_PER_CHANNEL, 0.0, 0,
+                          (np.broadcast_to(bs, (cols,)).tolist(), 0))
+    bo = imp.b.constant(bias, OT.TENSOR_INT32, 0.0, 0)
+    x4 = imp.temp(a, (m, 1, 1, k))
+    imp.emit("RESHAPE", [xo, imp.ints([m or -1, 1, 1, k])], [x4])
+    s, z = imp.quant[n.outputs[0]]
+    y4 = imp.b.tensor(imp.operand_type(n.outputs[0]), (m, 1, 1, cols), s, z)
+    imp.emit("CONV_2D", [x4, filt, bo, *[imp.int32(0)] * 4, imp.int32(1), imp.int32(1),
+                         imp.int32(0)], [y4])
+    imp.emit("RESHAPE", [y4, imp.ints([m or -1, cols])], [y])
+
+
+# ------------------------------------------------------------------ dynamic quantization
+def _rne(imp, v: int, shape) -> int:
+    """round(v), ties to even (onnxruntime's rounding), of a float operand."""
+    def c(x):
+        return imp.tensor_const(np.asarray([x], np.float32))
+
+    def op(name, ins, typ=OT.TENSOR_FLOAT32):
+        out = imp.b.tensor(typ, shape)
+        imp.emit(name, ins, [out])
+        return out
+
+    fused = imp.int32(0)
+    up = op("FLOOR", [op("ADD", [v, c(0.5), fused])])  # floor(v + 0.5)
+    tie = op("EQUAL", [op("SUB", [up, v, fused]), c(0.5)], OT.TENSOR_BOOL8)
+    half = op("FLOOR", [op("MUL", [up, c(0.5), fused])])
+    odd = op("EQUAL", [op("SUB", [up, op("ADD", [half, half, fused]), fused]), c(1.0)],
+             OT.TENSOR_BOOL8)
+    down = op("LOGICAL_AND", [tie, odd], OT.TENSOR_BOOL8)
+    return op("SELECT", [down, op("SUB", [up, c(1.0), fused]), up])
+
+
+def dynamic_quantize_linear(imp, n):
+    x = n.input(0)
+    shape = imp.static_shape(x, "the input of DynamicQuantizeLinear")
+    xo = imp.operand(x)
+    axes = imp.ints(list(range(len(shape))))
+    one = (1,)
+
+    def t(s=one):
+        return imp.b.tensor(OT.TENSOR_FLOAT32, s)
+
+    def c(v):
+        return imp.tensor_const(np.asarray([v], np.float32))
+
+    fused = imp.int32(0)
+    mx, mn = t(), t()
+    imp.emit("REDUCE_MAX", [xo, axes, imp.bool(False)], [mx])
+    imp.emit("REDUCE_MIN", [xo, axes, imp.bool(False)], [mn])
+    hi, lo = t(), t()
+    imp.emit("MAXIMUM", [mx, c(0.0)], [hi])
+    imp.emit("MINIMUM", [mn, c(0.0)], [lo])
+    span, scale = t(), t()
+    imp.emit("SUB", [hi, lo, fused], [span])
+    imp.emit("DIV", [span, c(255.0), fused], [scale])
+    neg, zp_f = t(), t()
+    imp.emit("SUB", [c(0.0), lo, fused], [neg])
+    imp.emit("DIV", [neg, scale, fused], [zp_f])
+    zp = _clamp255(imp, _rne(imp, zp_f, one), one)
+    q = t(shape)
+    imp.emit("DIV", [xo, scale, fused], [q])
+    shifted = t(shape)
+    imp.emit("ADD", [_rne(imp, q, shape), zp, fused], [shifted])
+    y = _clamp255(imp, shifted, shape)
+    outs = n.outputs + [""] * (3 - len(n.outputs))
+    for name, operand, s in ((outs[0], y, shape), (outs[1], scale, one), (outs[2], zp, one)):
+        if name:
+            float_value(imp, name, operand, s)
+
+
+def _clamp255(imp, v, shape):
+    lo, hi = imp.b.tensor(OT.TENSOR_FLOAT32, shape), imp.b.tensor(OT.TENSOR_FLOAT32, shape)
+    imp.emit("MAXIMUM", [v, imp.tensor_const(np.zeros(1, np.float32))], [lo])
+    imp.emit("MINIMUM", [lo, imp.tensor_const(np.full(1, 255.0, np.float32))], [hi])
+    return hi
+
+
+def _centered(imp, n, i: int, i_zp: int, what: str) -> str:
+    """The float value (input ``i``) - (its zero point ``i_zp``): a DynamicQuantizeLinear
+    output (float) minus its zero point (float)."""
+    name = n.input(i)
+    if imp.operand_type(name) != OT.TENSOR_FLOAT32:
+        imp.fail(f"the {what} {name!r} must come from a DynamicQuantizeLinear (a static "
+                 "uint8 / int8 tensor here has no mapping)")
+    shape = imp.static_shape(name)
+    if not n.input(i_zp):
+        return name
+    zp = imp.const(n.input(i_zp))
+    zo = imp.tensor_const(np.asarray(zp, np.float32).reshape(-1)) if zp is not None else \
+        imp.operand(n.input(i_zp))
+    out = imp.b.tensor(OT.TENSOR_FLOAT32, shape)
+    imp.emit("SUB", [imp.operand(name), zo, imp.int32(0)], [out])
+    return float_value(imp, f"{name}\0centered{n.index}", out, shape)
+
+
+def _centered_weights(imp, n, i: int, i_zp: int, axis: int) -> str:
+    """(constant weights ``i``) - (their zero point ``i_zp``, per tensor or along ``axis``)
+    as float32."""
+    w = imp.const_input(n, i, "the weights").astype(np.float32)
+    z = imp.const(n.input(i_zp)) if n.input(i_zp) else None
+    if n.input(i_zp) and z is None:
+        imp.fail(f"the weight zero point (input {i_zp}) must be a constant")
+    if z is not None and z.size > 1:
+        shape = [1] * w.ndim
+        shape[axis] = z.size
+        w = w - z.astype(np.float32).reshape(shape)
+    elif z is not None:
+        w = w - np.float32(z.reshape(-1)[0])
+    return const_value(imp, f"{n.input(i)}\0centered{n.index}", w)
+
+
+def conv_integer(imp, n):
+    from clnn.onnx.ops_conv import conv
+
+    x = _centered(imp, n, 0, 2, "input")
+    w = _centered_weights(imp, n, 1, 3, 0)
+    attrs = {k: n.attrs[k] for k in ("auto_pad", "dilations", "group", "kernel_shape", "pads",
+                                     "strides") if k in n.attrs}
+    out = n.outputs[0]
+    imp.info[out] = (F32, imp.info.get(out, (0, None))[1])
+    conv(imp, sub_node(imp, n, "Conv", [x, w], [out], attrs))
+
+
+def matmul_integer(imp, n):
+    from clnn.onnx.ops_math import matmul
+
+    a = _centered(imp, n, 0, 2, "input A")
+    b = _centered_weights(imp, n, 1, 3, 1)
+    out = n.outputs[0]
+    imp.info[out] = (F32, imp.info.get(out, (0, None))[1])
+    matmul(imp, sub_node(imp, n, "MatMul", [a, b], [out], {}))
+
+
+CONVERTERS = {
+    "QLinearAdd": qlinear_binary,
+    "QLinearMul": qlinear_binary,
+    "QLinearConcat": qlinear_concat,
+    "QGemm": qgemm,
+    "QLinearMatMul": qlinear_matmul,
+    **{op: qlinear_float_between for op in FLOAT_BETWEEN},
+    "DynamicQuantizeLinear": dynamic_quantize_linear,
+    "ConvInteger": conv_integer,
+    "MatMulInteger": matmul_integer,
+}
+#: the com.microsoft operators mapped (the others of that domain are refused)
+MS_OPS = {"QLinearAdd", "QLinearMul", "QLinearConcat", "QGemm", *FLOAT_BETWEEN}
+
+
+def standard_equivalent(n):
+    """(op_type, inputs, attributes) of the float operator whose output shape a
+    com.microsoft node's has (for shape propagation), else None."""
+    a = n.attrs
+    if n.op_type in FLOAT_BETWEEN:
+        op, names = FLOAT_BETWEEN[n.op_type]
+        return op, [n.input(0)], {k: a[k] for k in names if k in a}
+    if n.op_type in ("QLinearAdd", "QLinearMul"):
+        return n.op_type[7:], [n.input(0), n.input(3)], {}
+    if n.op_type == "QLinearConcat":
+        return "Concat", list(n.inputs[2::3]), {"axis": a.get("axis")}
+    if n.op_type == "QGemm":
+        return "Gemm", [n.input(0), n.input(3)], {k: a[k] for k in ("transA", "transB")
+                                                   if k in a}
+    return None
+
+
+def output_elem(imp, n):
+    """The element type of a com.microsoft node's output: its zero point's (uint8 / int8)."""
+    from onnx import helper
+
+    zp = {"QLinearConcat": 1, "QGemm": 8}.get(n.op_type, 4 if n.op_type in FLOAT_BETWEEN
+                                              else 7)
+    z = imp.const(n.input(zp))
+    return helper.np_dtype_to_tensor_dtype(z.dtype) if z is not None else 0
