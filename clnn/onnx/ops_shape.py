@@ -135,7 +135,7 @@ def transpose(imp, n):
             groups[-1].append(p)
         else:
             groups.append([p])
-    if len(groups) > 4 and views.pixel_shuffle(imp, n, x, perm):
+    if len(perm) == 6 and views.pixel_shuffle(imp, n, x, perm):
         return
     if len(groups) > 4:
         imp.fail(f"perm {perm} moves more than 4 groups of axes (NNAPI transposes up to rank 4)")
@@ -153,8 +153,10 @@ def transpose(imp, n):
     ys = imp.shape(n.outputs[0]) or tuple(s[p] for p in perm)
     if len(ys) > 4:  # stays a view: the Reshape after it reads t2
         squeezed = [d for d in ys if d != 1]
-        if len(squeezed) <= 4 and 0 not in squeezed and len(squeezed) > len(small):
-            t3 = imp.temp(x, squeezed)  # each axis of its own where it fits (a Slice's)
+        readers = {r.op_type for r in imp.readers.get(n.outputs[0], [])}
+        if len(squeezed) <= 4 and 0 not in squeezed and len(squeezed) > len(small) and \
+                readers - {"Reshape", "Flatten"}:
+            t3 = imp.temp(x, squeezed)  # each axis of its own where it fits (for a Slice)
             imp.emit("RESHAPE", [t2, imp.ints(squeezed)], [t3])
             t2 = t3
         imp.views[n.outputs[0]] = (t2, tuple(ys))
