@@ -29,7 +29,8 @@ The contract:
 Modules: :mod:`clnn.onnx.reader` (the file, its opset, nodes), :mod:`clnn.onnx.folding`
 (constant folding), :mod:`clnn.onnx.importer` (values to operands, the graph),
 :mod:`clnn.onnx.ops` (the operator table, from ``ops_conv``, ``ops_math``, ``ops_shape``,
-``ops_norm``, ``ops_reduce``, ``ops_resize``, ``ops_quant``, ``ops_qlinear``, ``ops_misc``;
+``ops_norm``, ``ops_reduce``, ``ops_resize``, ``ops_quant``, ``ops_qlinear``, ``ops_qdynamic``,
+``ops_misc``;
 ``ops_qfloat`` for quantized="onnxruntime"), :mod:`clnn.onnx.shapes` (shape propagation),
 :mod:`clnn.onnx.views` (rank > 4 values).
 """

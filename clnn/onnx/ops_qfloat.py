@@ -16,7 +16,7 @@ where onnxruntime rounds them to even. Through a deep network those 1-LSB differ
   MUL of those integers and of the weights' integers (w - w zp), whose sums are onnxruntime's
   int32 sums exactly while below 2^24, plus the int32 bias;
 - QLinearAdd: (a - za) * (sa / sc) + (b - zb) * (sb / sc), as onnxruntime's QLinearAdd;
-- :func:`requantize`: MUL by M, round half to even (clnn.onnx.ops_qlinear's composition),
+- :func:`requantize`: MUL by M, round half to even (clnn.onnx.ops_qdynamic.round_half_even),
   clamp to the type's range less the zero point, then QUANTIZE of r * y_scale (an integer
   multiple of the scale, which QUANTIZE divides back exactly) into the quantized output;
 - QuantizeLinear, QLinearConcat and the float-computed operators (QLinearSigmoid, ...): the
@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from clnn.onnx.ops_qlinear import F32, _rne, float_value, sub_node
+from clnn.onnx.ops_qdynamic import round_half_even
+from clnn.onnx.ops_qlinear import F32, float_value, sub_node
 from clnn.onnx.ops_quant import _check_input, _params, _qtype
 from hal.types import OperandType
 
@@ -95,7 +96,7 @@ def requantize(imp, n, acc: int, shape, m, i_scale: int, i_zp: int, m_shape=None
     s, z, d = _params(imp, n, i_scale, i_zp, "output")
     m = np.asarray(m, np.float32)
     mo = imp.tensor_const(m.reshape(m_shape) if m_shape and m.size > 1 else m.reshape(-1))
-    r = _rne(imp, _op(imp, "DIV" if divide else "MUL", [acc, mo], shape), shape)
+    r = round_half_even(imp, _op(imp, "DIV" if divide else "MUL", [acc, mo], shape), shape)
     lo, hi = RANGES[np.dtype(d)]
     r = _op(imp, "MAXIMUM", [r, _c(imp, [lo - z])], shape, fused=False)
     r = _op(imp, "MINIMUM", [r, _c(imp, [hi - z])], shape, fused=False)
