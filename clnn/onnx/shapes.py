@@ -8,7 +8,11 @@ inputs are constants (:mod:`clnn.onnx.folding`), and gives every other node whos
 a shape (or some dimension) the shapes its operator's rule computes from the shapes and
 constants known so far: onnx's inference function of that operator, run on a one-node model
 whose constant inputs are initializers (so a folded Reshape target is a value there, not an
-unknown), then the dimensions of the result that were unknown merged in. It repeats until a
+unknown), then the dimensions of the result that were unknown merged in. Two kinds of node
+have the importer's own rule: a Reshape to a constant target (:func:`ops_shape.reshaped`,
+which knows the 0 that stands for a dynamic dimension) and onnxruntime's ``com.microsoft``
+operators, which onnx does not know (the rule of their float operator: QLinearAdd's is
+Add's). It repeats until a
 round changes nothing. A Shape of a value with a dimension still unknown then is a truly
 dynamic one (an input dimension left open): only then does it fold with 0 standing for that
 dimension (``Importer.symbolic``), and the rounds go on.
