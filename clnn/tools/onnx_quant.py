@@ -77,6 +77,11 @@ def float_model(path: str) -> bytes:
     opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
     if opset < 13:
         model = version_converter.convert_version(model, 13)
+    inits = {t.name for t in model.graph.initializer}
+    kept = [i for i in model.graph.input if i.name not in inits]  # IR 3 lists them as inputs
+    del model.graph.input[:]
+    model.graph.input.extend(kept)
+    model.ir_version = max(model.ir_version, 7)
     fixed_inputs(model, model_shapes(path))
     del model.graph.value_info[:]
     return model.SerializeToString()
@@ -251,8 +256,11 @@ def run_quant_bench(names=None, formats=None, device_names=("reference", "opencl
         base = float_model(paths[name])
         for fmt in formats:
             with tempfile.TemporaryDirectory() as tmp:
-                row = {"model": name, "format": fmt, **measure(quantize(base, fmt, tmp),
-                                                                devices)}
+                try:
+                    result = measure(quantize(base, fmt, tmp), devices)
+                except Exception as e:  # noqa: BLE001 - the quantizer or onnxruntime failed
+                    result = {"error": f"{type(e).__name__}: {str(e).splitlines()[0]}"}
+                row = {"model": name, "format": fmt, **result}
             rows.append(row)
             if not as_json:
                 cells = [row["error"][:90]] if "error" in row else [
