@@ -24,6 +24,8 @@ def reshape_to(imp, x: str, y: str, target):
     if len(target) > 4 and y not in imp.outputs and readers and all(
             r.op_type in views.READERS for r in readers):
         imp.views[y] = (imp.source(x), tuple(target))  # for a Transpose (a channel shuffle)
+        if x in imp.quant:
+            imp.quant[y] = imp.quant[x]
         return
     if target.count(0) > 1:
         imp.fail(f"the target shape {target} has more than one unknown dimension")
@@ -160,6 +162,8 @@ def transpose(imp, n):
             imp.emit("RESHAPE", [t2, imp.ints(squeezed)], [t3])
             t2 = t3
         imp.views[n.outputs[0]] = (t2, tuple(ys))
+        if x in imp.quant:
+            imp.quant[n.outputs[0]] = imp.quant[x]
         return
     if list(ys).count(0) > 1:
         imp.fail(f"the output shape {list(ys)} has more than one unknown dimension")

@@ -20,7 +20,7 @@ import numpy as np
 ELEMENTWISE = {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Neg", "Sqrt", "Floor", "Ceil",
                "HardSwish", "HardSigmoid", "LeakyRelu", "Clip", "Add", "Sub", "Mul", "Div",
                "Pow", "Min", "Max", "Sum", "Reciprocal", "Softplus", "Identity", "Dropout",
-               "Cast"}
+               "Cast", "QuantizeLinear", "DequantizeLinear"}
 #: every operator a view may flow into (Reshape / Transpose / ... read it in ops_shape)
 READERS = ELEMENTWISE | {"Slice", "Concat", "Reshape", "Transpose", "Flatten", "Squeeze",
                          "Unsqueeze", "Gather"}
@@ -171,6 +171,8 @@ def gather(imp, n):
             imp.fail(f"a Gather of the rank-{len(shape)} {x!r} with indices of rank "
                      f"{iv.ndim} has no rank-4 form here")
         imp.views[out] = (t, tuple(y_shape))
+        if x in imp.quant:
+            imp.quant[out] = imp.quant[x]
         return
     y = imp.output(out, shape=y_shape, like=x)
     imp.emit("RESHAPE", [t, imp.ints(y_shape)], [y])
@@ -208,4 +210,6 @@ def pixel_shuffle(imp, n, x, perm) -> bool:
     out = imp.temp(x, (nb, c, h * r, w * r))
     imp.emit("DEPTH_TO_SPACE", [src, imp.int32(r), imp.bool(True)], [out])
     imp.views[n.outputs[0]] = (out, (nb, c, h, r, w, r))
+    if x in imp.quant:
+        imp.quant[n.outputs[0]] = imp.quant[x]
     return True

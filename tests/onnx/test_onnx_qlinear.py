@@ -130,6 +130,25 @@ def test_quantized_mode_is_checked():
         load(small_model(), quantized="exact")
 
 
+@pytest.mark.parametrize("fmt", ["qop-u8", "qdq-s8"])
+def test_quantized_channel_shuffle_through_rank_5(tmp_path, reference, cl_device, fmt):
+    """A shufflenet's channel shuffle (Reshape to rank 5, Transpose, Reshape back) between
+    quantized convolutions: the rank-5 views keep their quantization."""
+    i64 = np.int64
+    nodes = [node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+             node("Relu", ["c1"], ["r1"]),
+             node("Reshape", ["r1", "s5"], ["r5"]),
+             node("Transpose", ["r5"], ["t5"], perm=[0, 2, 1, 3, 4]),
+             node("Reshape", ["t5", "s4"], ["sh"]),
+             node("Conv", ["sh", "w2"], ["y"])]
+    inits = [("w1", w(8, 3, 3, 3)), ("w2", w(4, 8, 1, 1)),
+             ("s5", np.array([1, 2, 4, 8, 8], i64)), ("s4", np.array([1, 8, 8, 8], i64))]
+    model = graph(nodes, [("x", [1, 3, 8, 8])], [("y", [1, 4, 8, 8])], inits, opset=13)
+    path = onnx_quant.quantize(model.SerializeToString(), fmt, str(tmp_path))
+    within(path, [reference, cl_device])
+    within(path, [reference, cl_device], quantized="onnxruntime")
+
+
 def test_dynamic_quantize_linear_rounds_half_to_even(reference, cl_device):
     """x / scale lands on halves (scale = 2/255 for x in [0, 2], x = (k + 1/2) scale):
     onnxruntime rounds them to even, and so must the composition."""
