@@ -9,8 +9,9 @@ MatMulInteger). Calibration reads seeded random inputs (uniform in [0, 1), the i
 comparison feeds too, from another seed).
 
 A model is prepared first (:func:`float_model`): the light_* models get random weights
-(clnn.tools.onnx_randomize), opsets below 13 are converted to 13 (per-channel QDQ needs it),
-and dynamic input dimensions are fixed (the model's ``OnnxModel.shapes``, else 1).
+(clnn.tools.onnx_randomize, the logits before their softmax an output too), opsets below 13
+are converted to 13 (per-channel QDQ needs it), and dynamic input dimensions are fixed (the
+model's ``OnnxModel.shapes``, else 1).
 
 The difference of an output in LSB (:func:`lsb`): max |clnn - onnxruntime| divided by the
 scale of the DequantizeLinear that makes the output (both sides' values lie on its grid), or,
@@ -72,7 +73,7 @@ def float_model(path: str) -> bytes:
     from clnn.tools.onnx_randomize import randomized
 
     name = os.path.basename(path)
-    data = randomized(path, logits=False) if name.startswith("light_") else open(path, "rb").read()
+    data = randomized(path) if name.startswith("light_") else open(path, "rb").read()
     model = onnx.load_model_from_string(data)
     opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
     if opset < 13:
