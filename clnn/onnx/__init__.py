@@ -1,4 +1,5 @@
-"""ONNX model import: ``clnn.onnx.load(path_or_bytes, shapes=None) -> ImportedModel``.
+"""ONNX model import:
+``clnn.onnx.load(path_or_bytes, shapes=None, quantized="nnapi") -> ImportedModel``.
 
 The contract:
 
@@ -15,7 +16,11 @@ The contract:
 - Tensors stay NCHW: convolutions, pooling, resizes and normalizations use NNAPI's NCHW layout
   flag, so inputs and outputs have the ONNX shapes.
 - ``shapes``: ``{input name: dims}`` fixes input dimensions (a ``dim_param`` or a missing
-  ``dim_value`` is otherwise an unspecified NNAPI dimension, 0, resolved at execution).
+  ``dim_value`` is otherwise an unspecified NNAPI dimension, 0, resolved at execution);
+  shapes onnx's inference cannot find are propagated by the importer (clnn.onnx.shapes).
+- ``quantized``: how quantized operators (QLinearConv, onnxruntime's QLinear*, ...) are
+  computed: ``"nnapi"`` (default) on NNAPI's quantized operations (TFLite's rounding), or
+  ``"onnxruntime"`` with float operations that give onnxruntime's bits (clnn.onnx.ops_qfloat).
 - Anything that cannot be mapped raises :class:`OnnxImportError` (a
   :class:`clnn.importing.ModelImportError`, as ``TfliteImportError`` is) with a one-line
   message naming the node, its operator and what is missing; an unreadable file or an opset
@@ -24,7 +29,9 @@ The contract:
 Modules: :mod:`clnn.onnx.reader` (the file, its opset, nodes), :mod:`clnn.onnx.folding`
 (constant folding), :mod:`clnn.onnx.importer` (values to operands, the graph),
 :mod:`clnn.onnx.ops` (the operator table, from ``ops_conv``, ``ops_math``, ``ops_shape``,
-``ops_norm``, ``ops_reduce``, ``ops_resize``, ``ops_quant``, ``ops_misc``),
+``ops_norm``, ``ops_reduce``, ``ops_resize``, ``ops_quant``, ``ops_qlinear``, ``ops_qdynamic``,
+``ops_misc``;
+``ops_qfloat`` for quantized="onnxruntime"), :mod:`clnn.onnx.shapes` (shape propagation),
 :mod:`clnn.onnx.views` (rank > 4 values).
 """
 

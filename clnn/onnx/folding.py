@@ -21,12 +21,15 @@ NOT_FOLDED = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUnifor
               "Multinomial", "Bernoulli"}
 
 
-def foldable(imp, n) -> bool:
-    """Whether node ``n`` folds to constants at import."""
+def foldable(imp, n, lenient: bool = True) -> bool:
+    """Whether node ``n`` folds to constants at import. A Shape of a value with a dimension
+    not known folds only when ``lenient`` (the dimension is known to be dynamic: 0 in the
+    result, see Importer.symbolic)."""
     if n.op_type in NOT_FOLDED or n.proto.domain not in ("", "ai.onnx"):
         return False
     if n.op_type == "Shape":
-        return n.input(0) in imp.consts or imp.shape(n.input(0)) is not None
+        s = imp.shape(n.input(0))
+        return n.input(0) in imp.consts or (s is not None and (lenient or 0 not in s))
     if n.op_type == "Size":
         s = imp.shape(n.input(0))
         return s is not None and 0 not in s

@@ -1,9 +1,11 @@
 """The ONNX -> NNAPI graph importer: values to operands, nodes through the table in
 :mod:`clnn.onnx.ops` (``CONVERTERS``), the result a validated :class:`hal.types.Model`.
 
-Two passes over the (topologically sorted) nodes: the first folds every node whose inputs are
-all constants (initializers, Constant, Shape of a tensor whose shape is known, and what follows
-from them) with onnx's reference evaluator; the second maps the other nodes. Folding first
+Two passes over the (topologically sorted) nodes: the first (:mod:`clnn.onnx.shapes`) folds
+every node whose inputs are all constants (initializers, Constant, Shape of a tensor whose
+shape is known, and what follows from them) with onnx's reference evaluator, and gives the
+values onnx's shape inference left without a shape the shapes their operators compute from
+what is known, until nothing changes; the second maps the other nodes. Folding first
 means a converter sees every constant the graph can compute, e.g. a BatchNormalization's
 statistics when its preceding Conv is mapped.
 """
@@ -16,8 +18,9 @@ from clnn.importing import ImportedModel, IoTensor
 from clnn.onnx import views
 from clnn.onnx.dtypes import ELEM_TYPES
 from clnn.onnx.errors import OnnxImportError
-from clnn.onnx.folding import fold, foldable
+from clnn.onnx.ops_qlinear import MS, MS_OPS
 from clnn.onnx.reader import Node, model_opset, node_attrs, read_model
+from clnn.onnx.shapes import propagate
 from hal.builder import ModelBuilder
 from hal.errors import BuilderError, HalError
 from hal.types import NUMPY_DTYPE, OperandType
@@ -26,14 +29,21 @@ OT = OperandType
 #: operators that state the quantization of an input: {input: (scale input, zero point input)}
 QUANT_READERS = {"DequantizeLinear": {0: (1, 2)}, "QLinearConv": {0: (1, 2)},
                  "QLinearMatMul": {0: (1, 2), 3: (4, 5)}}
+QUANTIZED_MODES = ("nnapi", "onnxruntime")
 #: operators whose converters read rank > 4 views themselves (clnn.onnx.views: the others)
 VIEW_NATIVE = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze"}
 class Importer:
     """Builds one NNAPI model from an ONNX graph; converters call its helpers."""
 
-    def __init__(self, model, shapes=None):
+    def __init__(self, model, shapes=None, quantized="nnapi"):
         from onnx import numpy_helper
 
+        if quantized not in QUANTIZED_MODES:
+            raise OnnxImportError(f"quantized={quantized!r}: expected one of "
+                                  f"{', '.join(QUANTIZED_MODES)}")
+        #: "nnapi": quantized operators on NNAPI's quantized operations (TFLite's rounding);
+        #: "onnxruntime": computed as onnxruntime does, in float (clnn/onnx/ops_qfloat.py)
+        self.quantized = quantized
         self.opset = model_opset(model)
         self.model = model
         graph = model.graph
@@ -240,6 +250,8 @@ class Importer:
             if shape is None:
                 self.fail(f"the shape of output {name!r} is unknown (shape inference could not "
                           "find it)")
+        if len(shape) == 0:  # NNAPI has no rank-0 tensors: a scalar is [1]
+            shape = (1,)
         if type is None and like:
             type = self.operand_type(like)
             if like in self.quant and not scale:
@@ -290,6 +302,7 @@ class Importer:
     # ------------------------------------------------------------------ the graph
     def build(self) -> ImportedModel:
         from clnn.onnx.ops import CONVERTERS
+        from clnn.onnx.ops_qfloat import CONVERTERS as QFLOAT
 
         for name in self.input_names:
             self.node = None
@@ -303,22 +316,21 @@ class Importer:
                 raise OnnxImportError(f"input {name!r}: {e.reason}") from None
             if q[0]:
                 self.quant[name] = q
-        for n in self.nodes:  # pass 1: constants
-            self.node = n
-            if foldable(self, n):
-                fold(self, n)
-                self.skipped.add(n.index)
+        propagate(self)  # pass 1: constants, and shapes where onnx's inference stopped
         for n in self.nodes:  # pass 2: operations
             if n.index in self.skipped:
                 continue
             self.node = n
-            if n.proto.domain not in ("", "ai.onnx"):
+            if n.proto.domain not in ("", "ai.onnx") and not (
+                    n.proto.domain == MS and n.op_type in MS_OPS):
                 self.fail(f"domain {n.proto.domain!r} has no NNAPI mapping")
             for k, name in enumerate(n.inputs):
                 if name in self.symbolic and not (n.op_type == "Reshape" and k == 1):
                     self.fail(f"input {name!r} depends on a dynamic dimension (through Shape); "
                               "fix the input shapes with shapes= / --shape")
             conv = CONVERTERS.get(n.op_type)
+            if self.quantized == "onnxruntime":
+                conv = QFLOAT.get(n.op_type, conv)
             if conv is None:
                 self.fail("the operator has no NNAPI mapping")
             try:
@@ -373,13 +385,17 @@ class Importer:
                               "QLinearMatMul with a constant per-tensor scale reads it")
 
 
-def load(path_or_bytes, shapes=None) -> ImportedModel:
+def load(path_or_bytes, shapes=None, quantized="nnapi") -> ImportedModel:
     """See :func:`clnn.onnx.load`."""
     model = read_model(path_or_bytes)
     importer = None
     try:
+        if quantized == "onnxruntime":  # QDQ units as onnxruntime fuses them
+            from clnn.onnx.qdq import fuse_qdq
+
+            model = fuse_qdq(model)
         with np.errstate(all="ignore"):  # weights with NaN or inf are the model's business
-            importer = Importer(model, shapes)
+            importer = Importer(model, shapes, quantized)
             return importer.build()
     except OnnxImportError:
         raise

@@ -8,6 +8,8 @@ from clnn.onnx import (
     ops_math,
     ops_misc,
     ops_norm,
+    ops_qdynamic,
+    ops_qlinear,
     ops_quant,
     ops_reduce,
     ops_resize,
@@ -16,4 +18,5 @@ from clnn.onnx import (
 
 CONVERTERS = {**ops_conv.CONVERTERS, **ops_math.CONVERTERS, **ops_shape.CONVERTERS,
               **ops_resize.CONVERTERS, **ops_quant.CONVERTERS, **ops_misc.CONVERTERS,
-              **ops_norm.CONVERTERS, **ops_reduce.CONVERTERS}
+              **ops_norm.CONVERTERS, **ops_reduce.CONVERTERS, **ops_qlinear.CONVERTERS,
+              **ops_qdynamic.CONVERTERS}

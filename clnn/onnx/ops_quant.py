@@ -1,8 +1,9 @@
 """Quantization: QuantizeLinear / DequantizeLinear (QUANTIZE / DEQUANTIZE; a DequantizeLinear of
-a constant is folded to a float constant at import) and QLinearConv / QLinearMatMul on NNAPI's
+a constant is folded to a float constant at import) and QLinearConv on NNAPI's
 quantized types: uint8 -> TENSOR_QUANT8_ASYMM, int8 -> TENSOR_QUANT8_ASYMM_SIGNED, int8
 weights with per-channel scales -> TENSOR_QUANT8_SYMM_PER_CHANNEL, int32 bias with scale
-input_scale * weight_scale."""
+input_scale * weight_scale. QLinearMatMul is with onnxruntime's QGemm in
+:mod:`clnn.onnx.ops_qlinear`."""
 
 from __future__ import annotations
 
@@ -113,33 +114,8 @@ def qlinear_conv(imp, n):
               bias_op=bias)
 
 
-def qlinear_matmul(imp, n):
-    """FULLY_CONNECTED for a constant 2-D right side quantized per tensor (int8 weights for
-    a uint8 input, or the other way round, are shifted by 128: the same real values)."""
-    a = n.input(0)
-    as_, az, ad = _params(imp, n, 1, 2, "input A")
-    _check_input(imp, a, as_, az, "input A")
-    bs, bz, _ = _params(imp, n, 4, 5, "input B")
-    ys, yz, yd = _params(imp, n, 6, 7, "output")
-    if yd != ad:
-        imp.fail(f"the output type {np.dtype(yd)} differs from the input type {np.dtype(ad)}")
-    b = imp.const_input(n, 3, "input B")
-    sa = imp.shape(a)
-    if b.ndim != 2 or sa is None or len(sa) != 2:
-        imp.fail("only a rank-2 input times a constant rank-2 matrix is mapped")
-    if b.dtype != ad:  # shift into the input's signedness: same real values
-        shift = 128 if ad == np.uint8 else -128
-        b = (b.astype(np.int32) + shift).astype(ad)
-        bz += shift
-    w = imp.b.constant(np.ascontiguousarray(b.T), _qtype(ad), bs, bz)
-    bias = imp.b.constant(np.zeros(b.shape[1], np.int32), OT.TENSOR_INT32, as_ * bs, 0)
-    y = imp.output(n.outputs[0], type=_qtype(yd), scale=ys, zp=yz)
-    imp.emit("FULLY_CONNECTED", [imp.operand(a), w, bias, imp.int32(0)], [y])
-
-
 CONVERTERS = {
     "QuantizeLinear": quantize,
     "DequantizeLinear": dequantize,
     "QLinearConv": qlinear_conv,
-    "QLinearMatMul": qlinear_matmul,
 }

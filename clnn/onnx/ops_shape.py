@@ -24,6 +24,8 @@ def reshape_to(imp, x: str, y: str, target):
     if len(target) > 4 and y not in imp.outputs and readers and all(
             r.op_type in views.READERS for r in readers):
         imp.views[y] = (imp.source(x), tuple(target))  # for a Transpose (a channel shuffle)
+        if x in imp.quant:
+            imp.quant[y] = imp.quant[x]
         return
     if target.count(0) > 1:
         imp.fail(f"the target shape {target} has more than one unknown dimension")
@@ -46,8 +48,14 @@ def reshape(imp, n):
         if bad:
             imp.fail(f"the shape {shape} copies dynamic dimensions to places {bad} where the "
                      "input's dimension is not dynamic; fix the input shapes with shapes=")
+    reshape_to(imp, x, n.outputs[0], reshaped(src, shape, allowzero))
+
+
+def reshaped(src, shape, allowzero=0) -> list[int]:
+    """The output shape of a Reshape of a ``src``-shaped value to target ``shape`` (0 in
+    ``src`` and in the result: a dimension known only at execution)."""
     copied = {i for i, d in enumerate(shape) if d == 0 and not allowzero and i < len(src)}
-    out = [src[i] if i in copied else d for i, d in enumerate(shape)]
+    out = [src[i] if i in copied else int(d) for i, d in enumerate(shape)]
     if -1 in out:
         # the copied dimensions cancel, so a -1 is known even beside an unknown batch
         k = out.index(-1)
@@ -55,7 +63,7 @@ def reshape(imp, n):
         others = [d for i, d in enumerate(out) if i not in copied and i != k]
         known = 0 not in rest and 0 not in others and int(np.prod(others)) > 0
         out[k] = int(np.prod(rest)) // int(np.prod(others)) if known else 0
-    reshape_to(imp, x, n.outputs[0], out)
+    return out
 
 
 def flatten(imp, n):
@@ -117,18 +125,22 @@ def transpose(imp, n):
         imp.emit("TRANSPOSE", [imp.operand(x), imp.ints(perm)], [y])
         return
     # NNAPI transposes up to rank 4: merge the input axes that stay together and in order
-    # (a channel shuffle's [N, g, C/g, H, W] -> [N, C/g, g, H, W] is [N, g, C/g, H*W])
+    # (a channel shuffle's [N, g, C/g, H, W] -> [N, C/g, g, H, W] is [N, g, C/g, H*W]); axes
+    # of size 1 go anywhere, so they join no group (attention's [1, T, 3, h, d] -> [3, 1, h,
+    # T, d] is [T, 3, h, d] -> [3, h, T, d])
+    s = imp.shape(x)
+    kept = [a for a in range(len(perm)) if s is None or s[a] != 1] or [perm[0]]
+    nxt = {a: b for a, b in zip(kept, kept[1:])}
     groups = []
-    for p in perm:
-        if groups and groups[-1][-1] + 1 == p:
+    for p in (p for p in perm if p in kept):
+        if groups and nxt.get(groups[-1][-1]) == p:
             groups[-1].append(p)
         else:
             groups.append([p])
-    if len(groups) > 4 and views.pixel_shuffle(imp, n, x, perm):
+    if len(perm) == 6 and views.pixel_shuffle(imp, n, x, perm):
         return
     if len(groups) > 4:
         imp.fail(f"perm {perm} moves more than 4 groups of axes (NNAPI transposes up to rank 4)")
-    s = imp.shape(x)
     in_groups = sorted(groups)
     merged = [0 if any(s[a] == 0 for a in g) else int(np.prod([s[a] for a in g]))
               for g in in_groups]
@@ -142,7 +154,16 @@ def transpose(imp, n):
     imp.emit("TRANSPOSE", [t1, imp.ints(small)], [t2])
     ys = imp.shape(n.outputs[0]) or tuple(s[p] for p in perm)
     if len(ys) > 4:  # stays a view: the Reshape after it reads t2
+        squeezed = [d for d in ys if d != 1]
+        readers = {r.op_type for r in imp.readers.get(n.outputs[0], [])}
+        if len(squeezed) <= 4 and 0 not in squeezed and len(squeezed) > len(small) and \
+                readers - {"Reshape", "Flatten"}:
+            t3 = imp.temp(x, squeezed)  # each axis of its own where it fits (for a Slice)
+            imp.emit("RESHAPE", [t2, imp.ints(squeezed)], [t3])
+            t2 = t3
         imp.views[n.outputs[0]] = (t2, tuple(ys))
+        if x in imp.quant:
+            imp.quant[n.outputs[0]] = imp.quant[x]
         return
     if list(ys).count(0) > 1:
         imp.fail(f"the output shape {list(ys)} has more than one unknown dimension")

@@ -20,10 +20,10 @@ import numpy as np
 ELEMENTWISE = {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Neg", "Sqrt", "Floor", "Ceil",
                "HardSwish", "HardSigmoid", "LeakyRelu", "Clip", "Add", "Sub", "Mul", "Div",
                "Pow", "Min", "Max", "Sum", "Reciprocal", "Softplus", "Identity", "Dropout",
-               "Cast"}
+               "Cast", "QuantizeLinear", "DequantizeLinear"}
 #: every operator a view may flow into (Reshape / Transpose / ... read it in ops_shape)
 READERS = ELEMENTWISE | {"Slice", "Concat", "Reshape", "Transpose", "Flatten", "Squeeze",
-                         "Unsqueeze"}
+                         "Unsqueeze", "Gather"}
 
 
 def groups(op_shape, shape):
@@ -61,6 +61,8 @@ def convert(imp, n, conv):
     """Run converter ``conv`` for node ``n``, some of whose inputs are views."""
     from onnx import helper
 
+    if n.op_type == "Gather" and n.input(0) in imp.views:
+        return gather(imp, n)
     if n.op_type not in ELEMENTWISE | {"Slice", "Concat"}:
         name = next(x for x in n.inputs if x in imp.views)
         imp.fail(f"{name!r} has rank {len(imp.views[name][1])}; NNAPI operations take rank 4 "
@@ -138,6 +140,44 @@ def convert(imp, n, conv):
     imp.views[out] = (imp.operands.pop(out), tuple(out_shape))
 
 
+def gather(imp, n):
+    """A Gather of constant indices along an axis the view's operand holds on its own (the
+    q / k / v of a [3, B, h, T, d] attention tensor): GATHER there, then a RESHAPE to the
+    ONNX output when it has rank 4 at most (else the output stays a view)."""
+    x, out = n.input(0), n.outputs[0]
+    src, shape = imp.views[x]
+    op_shape = list(imp.b._operands[src].dimensions)
+    iv = imp.const(n.input(1))
+    if iv is None:
+        imp.fail(f"a Gather of the rank-{len(shape)} {x!r} needs constant indices")
+    axis = int(n.attr("axis", 0))
+    axis = axis + len(shape) if axis < 0 else axis
+    g = groups(op_shape, shape)
+    if g is None or 0 in shape:
+        imp.fail(f"a Gather of the rank-{len(shape)} {x!r} has no rank-4 form here")
+    j = _own_axis(imp, g, axis, shape)
+    iv = np.where(iv < 0, iv + shape[axis], iv).astype(np.int32)
+    op_shape[j] = iv.size
+    t = imp.temp(x, op_shape)
+    imp.emit("GATHER", [src, imp.int32(j), imp.ints(iv.reshape(-1))], [t])
+    y_shape = [*shape[:axis], *iv.shape, *shape[axis + 1:]]
+    if len(y_shape) > 4:
+        if iv.ndim == 0 and len(g[j]) == 1:  # the axis goes: its operand axis too
+            op_shape.pop(j)
+            t2 = imp.temp(x, op_shape)
+            imp.emit("RESHAPE", [t, imp.ints(op_shape)], [t2])
+            t = t2
+        elif iv.ndim != 1:
+            imp.fail(f"a Gather of the rank-{len(shape)} {x!r} with indices of rank "
+                     f"{iv.ndim} has no rank-4 form here")
+        imp.views[out] = (t, tuple(y_shape))
+        if x in imp.quant:
+            imp.quant[out] = imp.quant[x]
+        return
+    y = imp.output(out, shape=y_shape, like=x)
+    imp.emit("RESHAPE", [t, imp.ints(y_shape)], [y])
+
+
 #: rank-6 transposes that are a pixel shuffle: perm -> the DepthToSpace mode they perform
 PIXEL_SHUFFLES = {(0, 1, 4, 2, 5, 3): "CRD", (0, 3, 4, 1, 5, 2): "DCR"}
 
@@ -170,4 +210,6 @@ def pixel_shuffle(imp, n, x, perm) -> bool:
     out = imp.temp(x, (nb, c, h * r, w * r))
     imp.emit("DEPTH_TO_SPACE", [src, imp.int32(r), imp.bool(True)], [out])
     imp.views[n.outputs[0]] = (out, (nb, c, h, r, w, r))
+    if x in imp.quant:
+        imp.quant[n.outputs[0]] = imp.quant[x]
     return True

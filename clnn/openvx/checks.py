@@ -167,22 +167,39 @@ def _check_biases(node, ofm, unshared=None):
 def check_fully_connected(node):
     ins = _dims(node, "inputs")
     w = _dims(node, "weights")
-    _rank(node, "inputs", ins, (1, 2, 3, 4))
+    _rank(node, "inputs", ins, (1, 2, 3, 4, 5, 6))
     _rank(node, "weights", w, (2,))
     _same_type(node, ("inputs", "weights", "biases", "outputs"))
     _enum(node, "overflow_policy", CONVERT_POLICIES, "vx_convert_policy_e")
     _enum(node, "rounding_policy", ROUND_POLICIES, "vx_round_policy_e")
-    # [#IFM, #batches] or [width, height, #IFM, #batches]: the batch is the last dim of rank
-    # 2 and 4
-    features = ins[:-1] if len(ins) in (2, 4) else ins
-    batch = ins[-1:] if len(ins) in (2, 4) else ()
-    n_in = int(np.prod(features))
-    if w[0] != n_in:
-        _fail(VX_ERROR_INVALID_DIMENSION, node, f"weights have {w[0]} input features, inputs "
-              f"{list(ins)} have {n_in}")
-    node.derived.update(features=tuple(features), batch=int(batch[0]) if batch else None)
+    features, batch = _fc_reading(node, ins, w)
+    node.derived.update(features=tuple(features),
+                        batch=int(np.prod(batch)) if batch else None)
     _check_biases(node, w[1])
     return (w[1],) + tuple(batch)
+
+
+def _fc_reading(node, ins, w):
+    """(features, batches) of a fully connected input: layout 2 [width, height, #IFM,
+    #batches...] or layout 1 [#IFM, #batches...], the batches optional and possibly
+    multidimensional (the header), the features those the weights take (w[0]). Where both
+    readings fit (the same elements per batch, other batch dimensions), the output's known
+    dimensions choose, else layout 2."""
+    readings = []
+    if len(ins) >= 3 and int(np.prod(ins[:3])) == w[0]:
+        readings.append((ins[:3], ins[3:]))
+    if ins[0] == w[0]:
+        readings.append((ins[:1], ins[1:]))
+    if not readings:
+        _fail(VX_ERROR_INVALID_DIMENSION, node, f"weights have {w[0]} input features; inputs "
+              f"{list(ins)} have neither [#IFM, #batches...] nor [width, height, #IFM, "
+              f"#batches...] with that many")
+    out = _known_out(node)
+    for features, batch in readings:
+        if out is not None and len(out) == 1 + len(batch) and all(
+                o in (0, d) for o, d in zip(out, (w[1],) + tuple(batch))):
+            return features, batch
+    return readings[0]
 
 
 def check_pooling(node):

@@ -178,7 +178,8 @@ def lower_convolution(em, node, ins, out):
 
 def _fc_input_dims(node) -> tuple[int, int]:
     """(N, #IFM) of a fully connected node's input: OpenVX flattens [width, height, #IFM]
-    with width fastest, which is the row-major order of HAL (C, H, W)."""
+    with width fastest, which is the row-major order of HAL (C, H, W); nested batches fold
+    into N (the first batch dimension fastest: row-major order again)."""
     return (node.derived["batch"] or 1, int(np.prod(node.derived["features"])))
 
 
@@ -188,12 +189,23 @@ def _out_dims(node, written) -> tuple[int, ...]:
     node reading an image computed in the graph, lowered as a convolution (N, OFM, 1, 1)."""
     x = node.inputs.get("inputs")
     if x is not None and id(x) in written:
+        if node.kind == "softmax" and len(x.shape) > 2 and written[id(x)] != hal_dims(x):
+            raise VxError(VX_ERROR_NOT_SUPPORTED, "softmax node: its rank-"
+                          f"{len(x.shape)} input is a fully connected output with nested "
+                          "batches, held as [#batches, #OFM]: dimension 2 has no axis there")
         if node.kind in ("activation", "softmax", "local_response_normalization"):
             return written[id(x)]
         if node.kind == "fully_connected" and not _float(node) and len(written[id(x)]) == 4:
+            if len(node.derived["features"]) != 3:
+                raise VxError(VX_ERROR_NOT_SUPPORTED, "fully connected node: a fixed-point "
+                              "[#IFM, #batches...] input computed in the graph with three "
+                              "batch dimensions has no (N, #IFM) form here (give it as a "
+                              "graph input, or as [width, height, #IFM, #batches])")
             node.derived["as_convolution"] = written[id(x)]
             return (written[id(x)][0], node.inputs["weights"].shape[1], 1, 1)
     node.derived.pop("as_convolution", None)
+    if node.kind == "fully_connected":  # (N, #OFM): nested batches fold, the same bytes
+        return (node.derived["batch"] or 1, node.inputs["weights"].shape[1])
     return hal_dims(node.output)
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from clnn.tools import timing
 from clnn.tools.devices import open_device
-from clnn.tools.onnx_models import ONNX_MODELS, FetchError, fetch_onnx
+from clnn.tools.onnx_models import ONNX_MODELS, FetchError, fetch_onnx, model_shapes
 from clnn.tools.onnx_run import ORT_THREADS, OrtRunner, load_onnx
 from clnn.tools.run import ClnnRunner, compare, random_inputs
 
@@ -42,7 +42,7 @@ def bench_onnx_model(path: str, device, iterations: int, rounds: int) -> dict:
     """One model: latency of both sides in interleaved rounds, accuracy, OpenCL share."""
     row: dict = {"model": os.path.basename(path)}
     try:
-        imported = load_onnx(path)
+        imported = load_onnx(path, model_shapes(path))
         inputs = random_inputs(imported)
         runner = ClnnRunner(imported, device)
         ort = OrtRunner(path, ORT_THREADS)

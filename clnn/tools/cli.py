@@ -114,11 +114,13 @@ def _cmd_bench(args) -> int:
     require_device(args.device)
     if args.plot and args.what != "models":
         raise UsageError("--plot draws the models benchmark: use it with clnn bench models")
-    if args.onnx and args.what != "models":
+    if args.onnx and args.what not in ("models", "quant"):
         raise UsageError("--onnx picks the ONNX models: use it with clnn bench models")
     if args.int8 and (args.what != "models" or args.onnx):
         raise UsageError("--int8 picks the int8 .tflite models: use it with clnn bench models, "
                          "without --onnx")
+    if args.formats is not None and args.what != "quant":
+        raise UsageError("--formats picks quantization formats: use it with clnn bench quant")
     _check_plot(args)
     with device_environment(args.device):
         return _bench(args)
@@ -146,6 +148,10 @@ def _bench(args) -> int:
                                 device_name=args.device, plot=args.plot,
                                 use_cache=not args.no_cache, rounds=args.rounds,
                                 int8=args.int8)
+    if args.what == "quant":
+        from clnn.tools.onnx_quant import run_quant_bench
+
+        return run_quant_bench(args.models or None, args.formats or None, as_json=args.json)
     if args.what == "peak":
         from clnn.tools.bench_peak import run_peak_bench
 
@@ -370,11 +376,14 @@ def build_parser() -> OneLineParser:
     d.set_defaults(func=_cmd_demo)
 
     b = sub.add_parser("bench", help="benchmarks measured against a peer in the same run")
-    b.add_argument("what", choices=["gemm", "models", "prepare", "peak"],
+    b.add_argument("what", choices=["gemm", "models", "prepare", "peak", "quant"],
                    help="gemm: SGEMM n^3, clnn kernel vs NumPy; models: the MediaPipe models "
                         "on clnn vs ai-edge-litert (2 threads); prepare: the demo model's cold "
                         "prepare vs prepare from the compilation cache; peak: the device's FMA "
-                        "throughput and memory bandwidth (cached for clnn run --profile)")
+                        "throughput and memory bandwidth (cached for clnn run --profile); quant: "
+                        "the ONNX dev models quantized with onnxruntime.quantization in each "
+                        "format, max difference from onnxruntime in LSB on the reference and "
+                        "the OpenCL device")
     b.add_argument("--n", type=positive_int, default=1024,
                    help="gemm: the matrix size n (default 1024)")
     b.add_argument("--reps", type=positive_int, default=10,
@@ -400,6 +409,9 @@ def build_parser() -> OneLineParser:
                    help="models: rounds in which clnn and its peer (litert, onnxruntime) "
                         "take turns (default 5): --iterations runs each per round for the "
                         "MediaPipe models, shared among the rounds with --onnx")
+    b.add_argument("--formats", nargs="*", default=None,
+                   help="quant: only these formats (qop-u8, qop-u8-pc, qop-s8, qop-s8-pc, "
+                        "qdq-u8, qdq-u8-pc, qdq-s8, qdq-s8-pc, dynamic; default all)")
     b.add_argument("--no-cache", action="store_true",
                    help="models: prepare afresh, without the compilation cache kept under "
                         "clnn's cache directory")

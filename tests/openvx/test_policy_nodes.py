@@ -111,6 +111,88 @@ def test_fully_connected(vxdev, kind, shape, overflow, rounding):
         kit.assert_lsb(got, expect, 0)
 
 
+#: multidimensional batches (the header: "number of batches are optional and may be
+#: multidimensional"): input dims, weights' #IFM, declared output dims
+FC_NESTED = {"ifm_2d_batches": ((12, 2, 3), 12, (6, 2, 3)),
+             "ifm_3d_batches": ((5, 2, 1, 3), 5, (6, 2, 1, 3)),
+             "image_2d_batches": ((2, 2, 3, 2, 2), 12, (6, 2, 2)),
+             "image_3d_batches": ((2, 1, 3, 2, 1, 2), 6, (6, 2, 1, 2)),
+             "ifm_or_image_as_ifm": ((4, 1, 1), 4, (32, 1, 1)),
+             "ifm_or_image_as_image": ((4, 1, 1), 4, (32,))}
+FC_NESTED_CASES = [(k, s) for k in ("FLOAT32", *kit.FIXED) for s in FC_NESTED]
+
+
+def _fc_expect(kind, x, w, b, out_dims, overflow="SATURATE", rounding="TO_NEAREST_EVEN"):
+    """(expected output in the output's dims, its position): features first, the batches
+    flattened with the first fastest, as OpenVX lays them out."""
+    flat = x.reshape((w.shape[0], -1), order="F")
+    acc = oracles.fully_connected(flat, w, None)
+    qx, qw, qb = POS.get(kind, (0, 0, 0))
+    bias = None if b is None else b[:, None]
+    try:
+        expect, q = _expect(kind, acc, qx + qw, bias, qb, overflow, rounding)
+    except AssertionError:  # too few outputs to exercise the policies: the layout is tested
+        acc, p = oracles.add_bias(acc, qx + qw, bias, qb)
+        q = p - 4
+        expect = oracles.convert(acc, p, q, kind, rounding, overflow)
+    return expect.reshape(out_dims, order="F"), q
+
+
+@pytest.mark.parametrize("kind,shape", FC_NESTED_CASES)
+def test_fully_connected_nested_batches(vxdev, kind, shape):
+    dims, n_in, out_dims = FC_NESTED[shape]
+    rng = _rng("fc_nested", kind, shape)
+    ofm = out_dims[0]
+    x, w = kit.data(rng, kind, dims), kit.data(rng, kind, (n_in, ofm))
+    b = kit.data(rng, kind, (ofm,))
+    expect, q = _fc_expect(kind, x, w, b, out_dims)
+    qx, qw, qb = POS.get(kind, (0, 0, 0))
+    ctx = vx.Context(vxdev)
+    g = vx.Graph(ctx)
+    out = kit.output(ctx, kind, out_dims, q)
+    vx.fully_connected_layer(g, kit.tensor(ctx, kind, x, qx), kit.tensor(ctx, kind, w, qw),
+                             kit.tensor(ctx, kind, b, qb), kit.OVERFLOW["SATURATE"],
+                             kit.ROUNDING["TO_NEAREST_EVEN"], out)
+    got = kit.run(g, out)
+    assert got.shape == out_dims
+    if kind == "FLOAT32":
+        kit.assert_float(got, expect)
+    else:
+        kit.assert_lsb(got, expect, 0)
+
+
+@pytest.mark.parametrize("kind", ["FLOAT32", *kit.FIXED])
+def test_fully_connected_nested_batches_chained(vxdev, kind):
+    """A fully connected node reading another's [#OFM, b1, b2] output, a virtual tensor of
+    unknown dimensions (held as [#batches, #OFM] between them)."""
+    rng = _rng("fc_chain", kind)
+    x, w1, w2 = (kit.data(rng, kind, (12, 2, 3)), kit.data(rng, kind, (12, 6)),
+                 kit.data(rng, kind, (6, 4)))
+    mid, q1 = _fc_expect(kind, x, w1, None, (6, 2, 3))
+    qx, qw, _ = POS.get(kind, (0, 0, 0))
+    if kind != "FLOAT32":  # the second node's input is the first's output, at q1
+        mid = mid.astype(oracles.BITS[kind][0])
+    if kind == "FLOAT32":
+        expect, q2 = _fc_expect(kind, mid, w2, None, (4, 2, 3))
+    else:  # the accumulator is at q1 + qw
+        acc = oracles.fully_connected(mid.reshape((6, -1), order="F"), w2, None)
+        expect, q2 = _expect(kind, acc, q1 + qw, None, 0, "SATURATE", "TO_NEAREST_EVEN")
+        expect = expect.reshape((4, 2, 3), order="F")
+    ctx = vx.Context(vxdev)
+    g = vx.Graph(ctx)
+    v = g.create_virtual_tensor(None, kit.KINDS[kind], q1 if kind != "FLOAT32" else 0)
+    out = kit.output(ctx, kind, (4, 2, 3), q2)
+    policies = kit.OVERFLOW["SATURATE"], kit.ROUNDING["TO_NEAREST_EVEN"]
+    vx.fully_connected_layer(g, kit.tensor(ctx, kind, x, qx), kit.tensor(ctx, kind, w1, qw),
+                             None, *policies, v)
+    vx.fully_connected_layer(g, v, kit.tensor(ctx, kind, w2, qw), None, *policies, out)
+    got = kit.run(g, out)
+    if kind == "FLOAT32":
+        kit.assert_float(got, expect)
+    else:
+        kit.assert_lsb(got, expect, 0)
+
+
 DECONV = {  # input dims, kernel, OFM, padding, upscale, a, biases
     "up2_a1": ((4, 3, 3, 1), (3, 3), 2, (1, 1), (2, 2), (1, 1), True),
     "up3x1_rank3": ((3, 4, 2), (4, 2), 3, (0, 1), (3, 1), (2, 0), False),

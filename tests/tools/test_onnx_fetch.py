@@ -79,7 +79,7 @@ def test_fetch_without_registry_is_one_clear_error(no_registry, tmp_path, capsys
 def test_models_list_onnx_json(squeezenet, capsys):
     assert main(["models", "list", "--onnx", "--json"]) == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
-    assert set(rows) == set(onnx_models.ONNX_MODELS) and len(rows) == 11
+    assert set(rows) == set(onnx_models.ONNX_MODELS) and len(rows) == 14
     assert rows[NAME]["present"] and rows[NAME]["path"] == squeezenet
     assert rows["common_det.onnx"]["source"] == "ddddocr==1.6.1:ddddocr/common_det.onnx"
 

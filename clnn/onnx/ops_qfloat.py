@@ -1,0 +1,226 @@
+"""Quantized ONNX operators computed as onnxruntime computes them
+(``clnn.onnx.load(..., quantized="onnxruntime")``), with float NNAPI operations.
+
+onnxruntime (MLAS) sums integer products in int32 and requantizes once, in float32:
+``clamp(round_half_even((acc + bias) * M) + zp)`` with ``M = x_scale * w_scale / y_scale``
+computed in float32. NNAPI's quantized operations follow TFLite's reference, whose fixed-point
+requantization rounds twice (a rounding doubling high multiply, then a rounding shift): with
+a multiplier of 2^-k, results within 2^-(k+1) LSB of a half round the other way (about 1% of
+the elements of a MUL with a small multiplier), and QUANTIZE rounds halves away from zero
+where onnxruntime rounds them to even. Through a deep network those 1-LSB differences grow
+(clnn bench quant). This mode takes the other road:
+
+- a quantized tensor's integers q - zp as a float tensor: DEQUANTIZE, DIV by the scale,
+  FLOOR(v + 0.5) (the division is within 1e-6 of the integer);
+- QLinearConv / QLinearMatMul / QGemm / QLinearMul: the float CONV_2D / FULLY_CONNECTED /
+  MUL of those integers and of the weights' integers (w - w zp), whose sums are onnxruntime's
+  int32 sums exactly while below 2^24, plus the int32 bias;
+- QLinearAdd: (a - za) * (sa / sc) + (b - zb) * (sb / sc), as onnxruntime's QLinearAdd;
+- :func:`requantize`: MUL by M, round half to even (clnn.onnx.ops_qdynamic.round_half_even),
+  clamp to the type's range less the zero point, then QUANTIZE of r * y_scale (an integer
+  multiple of the scale, which QUANTIZE divides back exactly) into the quantized output;
+- QuantizeLinear, QLinearConcat and the float-computed operators (QLinearSigmoid, ...): the
+  float value rounded the same way.
+
+The default (``quantized="nnapi"``) keeps NNAPI's quantized operations (ops_quant.py,
+ops_qlinear.py): what a NNAPI driver runs, TFLite's rounding.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clnn.onnx.ops_qdynamic import round_half_even
+from clnn.onnx.ops_qlinear import F32, float_value, sub_node
+from clnn.onnx.ops_quant import _check_input, _params, _qtype
+from hal.types import OperandType
+
+OT = OperandType
+RANGES = {np.dtype(np.uint8): (0, 255), np.dtype(np.int8): (-128, 127)}
+
+
+def _f(imp, shape):
+    return imp.b.tensor(OT.TENSOR_FLOAT32, tuple(shape))
+
+
+def _c(imp, v):
+    return imp.tensor_const(np.asarray(v, np.float32).reshape(-1) if np.ndim(v) < 2
+                            else np.asarray(v, np.float32))
+
+
+def _op(imp, name, ins, shape, fused=True):
+    out = _f(imp, shape)
+    imp.emit(name, [*ins, *([imp.int32(0)] if fused else [])], [out])
+    return out
+
+
+def integers(imp, n, i: int, i_scale: int, i_zp: int, what: str) -> str:
+    """A float value holding q - zp of quantized tensor input ``i``."""
+    name = n.input(i)
+    s, z, _ = _params(imp, n, i_scale, i_zp, what)
+    _check_input(imp, name, s, z, what)
+    shape = imp.static_shape(name)
+    real = _f(imp, shape)
+    imp.emit("DEQUANTIZE", [imp.operand(name)], [real])
+    v = _op(imp, "DIV", [real, _c(imp, [s])], shape)
+    r = _op(imp, "FLOOR", [_op(imp, "ADD", [v, _c(imp, [0.5])], shape)], shape, fused=False)
+    return float_value(imp, f"{name}\0int{n.index}", r, shape)
+
+
+def const_integers(imp, n, i: int, i_zp: int, axis: int) -> str:
+    """A constant input's w - w zp (per tensor, or per channel along ``axis``) as float32."""
+    w = imp.const_input(n, i, "the weights")
+    z = imp.const(n.input(i_zp)) if n.input(i_zp) else np.zeros(1, w.dtype)
+    if z is None:
+        imp.fail(f"the weight zero point (input {i_zp}) must be a constant")
+    shape = [1] * w.ndim
+    if z.size > 1:
+        shape[axis] = z.size
+    name = f"{n.input(i)}\0int{n.index}"
+    imp.consts[name] = (w.astype(np.float32) - z.astype(np.float32).reshape(shape))
+    return name
+
+
+def multiplier(imp, n, i_x: int, i_w: int, i_y: int):
+    """float32 (x scale * w scale) / y scale, per tensor or per channel, as onnxruntime."""
+    xs = np.float32(imp.const_input(n, i_x, "the input scale").reshape(-1)[0])
+    ws = imp.const_input(n, i_w, "the weight scale").astype(np.float32).reshape(-1)
+    ys = np.float32(imp.const_input(n, i_y, "the output scale").reshape(-1)[0])
+    return ((xs * ws).astype(np.float32) / ys).astype(np.float32)
+
+
+def requantize(imp, n, acc: int, shape, m, i_scale: int, i_zp: int, m_shape=None,
+               divide=False):
+    """Output 0 of ``n`` = clamp(round_half_even(acc * m) + zp) (``divide``: acc / m),
+    quantized by the node's output scale and zero point (inputs ``i_scale``, ``i_zp``)."""
+    s, z, d = _params(imp, n, i_scale, i_zp, "output")
+    m = np.asarray(m, np.float32)
+    mo = imp.tensor_const(m.reshape(m_shape) if m_shape and m.size > 1 else m.reshape(-1))
+    r = round_half_even(imp, _op(imp, "DIV" if divide else "MUL", [acc, mo], shape), shape)
+    lo, hi = RANGES[np.dtype(d)]
+    r = _op(imp, "MAXIMUM", [r, _c(imp, [lo - z])], shape, fused=False)
+    r = _op(imp, "MINIMUM", [r, _c(imp, [hi - z])], shape, fused=False)
+    back = _op(imp, "MUL", [r, _c(imp, [s])], shape)
+    out = n.outputs[0]
+    y = imp.output(out, shape=shape, type=_qtype(d), scale=s, zp=z)
+    imp.emit("QUANTIZE", [back], [y])
+
+
+def quantize_rounded(imp, n, value: int, shape, i_scale: int, i_zp: int):
+    """Output 0 = the float operand ``value`` quantized with halves to even (value / scale,
+    as onnxruntime's QuantizeLinear divides)."""
+    s, _, _ = _params(imp, n, i_scale, i_zp, "output")
+    requantize(imp, n, value, shape, np.float32(s), i_scale, i_zp, divide=True)
+
+
+def _float_acc(imp, n, op_type, inputs, attrs) -> tuple[int, tuple]:
+    """Run the float converter of ``op_type`` into a fresh value; (operand, shape)."""
+    from clnn.onnx.ops import CONVERTERS
+
+    out = n.outputs[0]
+    name = f"{out}\0acc"
+    shape = imp.static_shape(out)
+    imp.info[name] = (F32, shape)
+    CONVERTERS[op_type](imp, sub_node(imp, n, op_type, inputs, [name], attrs))
+    return imp.operand(name), shape
+
+
+def conv(imp, n):
+    """QLinearConv (x, x s, x zp, w, w s, w zp, y s, y zp, bias)."""
+    x = integers(imp, n, 0, 1, 2, "input")
+    w = const_integers(imp, n, 3, 5, 0)
+    ins = [x, w]
+    if n.input(8):
+        ins.append(f"{n.input(8)}\0int{n.index}")
+        imp.consts[ins[-1]] = imp.const_input(n, 8, "the bias").astype(np.float32)
+    attrs = {k: n.attrs[k] for k in ("auto_pad", "dilations", "group", "kernel_shape", "pads",
+                                     "strides") if k in n.attrs}
+    acc, shape = _float_acc(imp, n, "Conv", ins, attrs)
+    m = multiplier(imp, n, 1, 4, 6)
+    requantize(imp, n, acc, shape, m, 6, 7, m_shape=(m.size, 1, 1))
+
+
+def matmul(imp, n):
+    """QLinearMatMul (a, a s, a zp, b, b s, b zp, y s, y zp) of a constant b."""
+    a = integers(imp, n, 0, 1, 2, "input A")
+    b = const_integers(imp, n, 3, 5, 1)
+    acc, shape = _float_acc(imp, n, "MatMul", [a, b], {})
+    requantize(imp, n, acc, shape, multiplier(imp, n, 1, 4, 6), 6, 7)
+
+
+def gemm(imp, n):
+    """QGemm (a, a s, a zp, b, b s, b zp, c, y s, y zp)."""
+    if not n.input(7):
+        imp.fail("a float output (no Y scale) has no mapping")
+    if float(n.attr("alpha", 1.0)) != 1.0:
+        imp.fail("attribute 'alpha' other than 1 has no mapping")
+    trans_b = int(n.attr("transB", 0))
+    ins = [integers(imp, n, 0, 1, 2, "input A"), const_integers(imp, n, 3, 5, 0 if trans_b
+                                                                else 1)]
+    if n.input(6):
+        ins.append(f"{n.input(6)}\0int{n.index}")
+        imp.consts[ins[-1]] = imp.const_input(n, 6, "the bias C").astype(np.float32)
+    attrs = {"transA": n.attr("transA", 0), "transB": trans_b}
+    acc, shape = _float_acc(imp, n, "Gemm", ins, attrs)
+    requantize(imp, n, acc, shape, multiplier(imp, n, 1, 4, 7), 7, 8)
+
+
+def _operand_integers(imp, n, i, i_scale, i_zp, what) -> str:
+    """q - zp of input ``i``, a constant's computed at import."""
+    if imp.const(n.input(i)) is not None:
+        return const_integers(imp, n, i, i_zp, 0)
+    return integers(imp, n, i, i_scale, i_zp, what)
+
+
+def mul(imp, n):
+    """QLinearMul: (a - za) (b - zb) times float32(sa sb) / sc."""
+    from clnn.onnx.ops_math import broadcast_shape
+
+    a = _operand_integers(imp, n, 0, 1, 2, "input A")
+    b = _operand_integers(imp, n, 3, 4, 5, "input B")
+    shape = imp.static_shape(n.outputs[0])
+    shape = shape or broadcast_shape(imp.shape(a), imp.shape(b))
+    prod = _op(imp, "MUL", [imp.operand(a), imp.operand(b)], shape)
+    requantize(imp, n, prod, shape, multiplier(imp, n, 1, 4, 6), 6, 7)
+
+
+def add(imp, n):
+    """QLinearAdd: (a - za) (sa / sc) + (b - zb) (sb / sc), rounded; then + zc."""
+    a = _operand_integers(imp, n, 0, 1, 2, "input A")
+    b = _operand_integers(imp, n, 3, 4, 5, "input B")
+    sc = np.float32(imp.const_input(n, 6, "the output scale").reshape(-1)[0])
+    ra = np.float32(imp.const_input(n, 1, "the A scale").reshape(-1)[0]) / sc
+    rb = np.float32(imp.const_input(n, 4, "the B scale").reshape(-1)[0]) / sc
+    shape = imp.static_shape(n.outputs[0])
+    ta = _op(imp, "MUL", [imp.operand(a), _c(imp, [ra])], imp.static_shape(a))
+    tb = _op(imp, "MUL", [imp.operand(b), _c(imp, [rb])], imp.static_shape(b))
+    requantize(imp, n, _op(imp, "ADD", [ta, tb], shape), shape, np.float32(1.0), 6, 7)
+
+
+def concat(imp, n):
+    """QLinearConcat: each input dequantized, concatenated, quantized with halves to even."""
+    from clnn.onnx.ops_qlinear import dequantized_value
+
+    ins = [dequantized_value(imp, n, k, k + 1, k + 2, f"input {k // 3}")
+           for k in range(2, len(n.inputs), 3)]
+    acc, shape = _float_acc(imp, n, "Concat", ins, {"axis": n.attr("axis")})
+    quantize_rounded(imp, n, acc, shape, 0, 1)
+
+
+def quantize_linear(imp, n):
+    """QuantizeLinear of a float tensor (per tensor), halves to even."""
+    from clnn.onnx.ops_quant import quantize
+
+    x = n.input(0)
+    s = imp.const(n.input(1))
+    if imp.const(x) is not None or imp.operand_type(x) != OT.TENSOR_FLOAT32 or s is None \
+            or s.size != 1:
+        return quantize(imp, n)
+    for a in ("axis", "saturate", "block_size", "output_dtype"):
+        n.attr(a)
+    quantize_rounded(imp, n, imp.operand(x), imp.static_shape(x), 1, 2)
+
+
+CONVERTERS = {"QLinearConv": conv, "QLinearMatMul": matmul, "QGemm": gemm,
+              "QLinearMul": mul, "QLinearAdd": add, "QLinearConcat": concat,
+              "QuantizeLinear": quantize_linear}
