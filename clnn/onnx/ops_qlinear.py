@@ -102,38 +102,33 @@ def qlinear_concat(imp, n):
     imp.emit("CONCATENATION", [*ops, imp.int32(axis)], [y])
 
 
-#: the rational approximation of the logistic function onnxruntime's MLAS library evaluates
-#: (x clamped to [-18, 18]; p(x) / q(x) + 1/2 with these odd / even coefficients), so that the
-#: quantized="onnxruntime" table holds onnxruntime's float values (equal on 100,000 random
-#: inputs with fused multiply-adds; the exact function differs in the last bit on 2 of 3)
-MLAS_LOGISTIC_P = (4.37031012579801e-11, 1.15627324459942e-07, 6.08574864600143e-05,
-                   8.51377133304701e-03, 2.48287947061529e-01)
-MLAS_LOGISTIC_Q = (6.10247389755681e-13, 5.76102136993427e-09, 6.29106785017040e-06,
-                   1.70198817374094e-03, 1.16817656904453e-01, 9.93151921023180e-01)
-
-
-def mlas_logistic(x):
-    """onnxruntime's float32 logistic (fused multiply-adds: products exact in float64)."""
-    def fma(a, b, c):
-        return (np.float64(a) * np.float64(b) + np.float64(c)).astype(np.float32)
-
-    x = np.clip(np.asarray(x, np.float32), np.float32(-18), np.float32(18))
-    x2 = (x * x).astype(np.float32)
-    p, q = [np.float32(c) for c in MLAS_LOGISTIC_P], [np.float32(c) for c in MLAS_LOGISTIC_Q]
-    num = fma(x2, p[0], p[1])
-    for c in p[2:]:
-        num = fma(num, x2, c)
-    num = (num * x).astype(np.float32)
-    den = fma(x2, q[0], q[1])
-    for c in q[2:]:
-        den = fma(den, x2, c)
-    y = ((num / den).astype(np.float32) + np.float32(0.5)).astype(np.float32)
-    return np.clip(y, np.float32(0), np.float32(1))
+def onnxruntime_logistic(x):
+    """onnxruntime's own float32 Sigmoid of ``x`` (it evaluates an approximation whose last bit
+    differs from the exact function on some inputs), asked of onnxruntime itself so that the
+    quantized="onnxruntime" table holds its values; the exact function when onnxruntime is not
+    installed."""
+    x = np.asarray(x, np.float32)
+    try:
+        import onnxruntime as ort
+        from onnx import TensorProto, helper
+    except ImportError:
+        return (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Sigmoid", ["x"], ["y"])], "logistic",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(x.shape))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = min(model.ir_version, 8)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(model.SerializeToString(), options,
+                                   providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": x})[0]
 
 
 def _sigmoid(x, n, imp):
     if imp.quantized == "onnxruntime":
-        return mlas_logistic(x)
+        return onnxruntime_logistic(x)
     return (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(np.float32)
 
 
