@@ -175,10 +175,11 @@ class ClDevice(Device):
     $PYOPENCL_CTX, else the default);
     ``fallback``: run operations the kernels do not support on the reference device inside
     the prepared model (else prepare fails naming the first one); ``profiling``: a queue
-    with profiling events (``clnn demo``)."""
+    with profiling events (``clnn demo``); ``nhwc``: prepare runs the operations that use
+    the NCHW layout flag NHWC, on the tuned kernels (clnn/layout.py)."""
 
     def __init__(self, device: str | None = None, fallback: bool = True,
-                 profiling: bool = False):
+                 profiling: bool = False, nhwc: bool = True):
         import pyopencl as cl
 
         self.platform, self.cl_device = select_device(device)
@@ -190,6 +191,7 @@ class ClDevice(Device):
 
         self.programs = ProgramCache(self.context)
         self.fallback = fallback
+        self.nhwc = nhwc
         self.name = f"opencl ({self.cl_device.name.strip()})"
 
     # ------------------------------------------------------------------ identity
@@ -329,6 +331,21 @@ class ClDevice(Device):
             factory=ClBuffer)
 
     # ------------------------------------------------------------------ prepare
+    def _layout_pass(self, model, supported):
+        """The model with its NCHW operations run NHWC (clnn/layout.py) and its support
+        list, where that leaves no more operations to the fallback than the model had."""
+        if not self.nhwc:
+            return model, supported
+        from clnn.layout import to_nhwc
+
+        rewritten = to_nhwc(model)
+        if rewritten is model:
+            return model, supported
+        ok = [row[2] for row in self.support_report(rewritten, strict=True)]
+        if ok.count(False) > supported.count(False):
+            return model, supported
+        return rewritten, ok
+
     def prepare_model(self, model, preference=None, priority=Priority.MEDIUM, deadline=None,
                       model_cache=(), data_cache=(), token=None):
         from clnn import compilation_cache as cache
@@ -344,6 +361,7 @@ class ClDevice(Device):
                     raise InvalidArgument(f"{name} (operation {k}) is not supported on "
                                           f"{self.name} and fallback is off: {reason}")
         supported = [ok for _, _, ok, _ in rows]
+        model, supported = self._layout_pass(model, supported)
         if save:
             return cache.prepare_and_save(self, model, supported, model_cache, data_cache,
                                           token)

@@ -200,7 +200,7 @@ def profile_prepared(pm, model, inputs, iterations: int) -> list[dict]:
     from clnn.launch import ChainEvents
     from clnn.tools import chain_profile
 
-    sg = model.main
+    sg = getattr(pm, "model", model).main  # the prepared graph (clnn/layout.py may add ops)
     values = [np.asarray(x) for x in inputs]
     per_op: dict[int, float] = {}
     launches: dict[int, set] = {}
