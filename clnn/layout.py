@@ -157,7 +157,7 @@ class _Rewriter:
     def same_memory(self, i: int) -> bool:
         """Whether the tensor as given and permuted have the same memory order."""
         dims = self.operands[i].dimensions
-        if any(d <= 0 for d in dims):
+        if any(d <= 0 for d in dims[1:]):  # (the batch may be unknown: it comes first in both)
             return False
         big = [a for a in (1, 2, 3) if dims[a] != 1]
         return big == sorted(big, key=lambda a: AXIS[a])
