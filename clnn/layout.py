@@ -19,7 +19,9 @@ holding the same values transposed by (0, 2, 3, 1)). The pass walks the operatio
 - any other operation reads the forms as given; a tensor only held permuted is transposed
   back (by (0, 3, 1, 2)) the first time one is needed. RESHAPE and FULLY_CONNECTED read the
   permuted form directly where both forms have the same memory order (every dimension but
-  one of the channel and spatial ones is 1: the flatten after a global pooling).
+  one of the channel and spatial ones is 1: the flatten after a global pooling);
+- ONNX's channel shuffle (RESHAPE to [N, g, C / g, H * W], TRANSPOSE of the two group axes,
+  RESHAPE back) on a permuted tensor becomes one CHANNEL_SHUFFLE on the NHWC channel axis.
 
 The model's inputs and outputs keep their operands and layouts (a TRANSPOSE at the boundary
 where the first / last layout operation needs one). :func:`to_nhwc` returns the model itself
@@ -125,6 +127,12 @@ class _Rewriter:
             if o.lifetime != LT.TEMPORARY_VARIABLE and o.lifetime != LT.SUBGRAPH_OUTPUT:
                 self.given[i] = i
         self._consts: dict[tuple, int] = {}
+        #: operand -> the operations that read it; operations already done by another's rule
+        self.readers: dict[int, list[int]] = {}
+        for k, op in enumerate(sg.operations):
+            for i in op.inputs:
+                self.readers.setdefault(i, []).append(k)
+        self.skip: set[int] = set()
 
     # ------------------------------------------------------------------ queries
     def value(self, i: int):
@@ -237,7 +245,9 @@ class _Rewriter:
     # ------------------------------------------------------------------ the walk
     def run(self) -> Model:
         sg = self.model.main
-        for op in sg.operations:
+        for k, op in enumerate(sg.operations):
+            if k in self.skip:
+                continue
             if not self.rewrite(op):
                 self.emit(op.type, [self.given_input(op, i) for i in op.inputs], op.outputs)
                 self.out_given(op)
@@ -431,6 +441,42 @@ def _transpose(rw: _Rewriter, op: Operation) -> bool:
     return True
 
 
+def _only_reader(rw: _Rewriter, i: int, type_) -> int | None:
+    """The one operation (of type ``type_``) that reads ``i``, not a model output."""
+    sg = rw.model.main
+    readers = rw.readers.get(i, [])
+    if len(readers) != 1 or i in sg.output_indexes:
+        return None
+    return readers[0] if sg.operations[readers[0]].type == type_ else None
+
+
+def _channel_shuffle(rw: _Rewriter, op: Operation) -> bool:
+    """RESHAPE [N, C, H, W] -> [N, g, C / g, ...], TRANSPOSE swapping axes 1 and 2, RESHAPE
+    back to [N, C, H, W] (ONNX's channel shuffle): one CHANNEL_SHUFFLE on the channel axis."""
+    sg = rw.model.main
+    x, mid = op.inputs[0], op.outputs[0]
+    dims, split = rw.operands[x].dimensions, rw.operands[mid].dimensions
+    if not rw.rank4(x) or len(split) < 4 or any(d <= 0 for d in dims + split):
+        return False
+    t = _only_reader(rw, mid, OP.TRANSPOSE)
+    if t is None or len(sg.operations[t].inputs) < 2:
+        return False
+    perm = rw.value(sg.operations[t].inputs[1])
+    swapped = [0, 2, 1] + list(range(3, len(split)))
+    if perm is None or [int(p) for p in perm.reshape(-1)] != swapped:
+        return False
+    r = _only_reader(rw, sg.operations[t].outputs[0], OP.RESHAPE)
+    if r is None or rw.operands[sg.operations[r].outputs[0]].dimensions != dims:
+        return False
+    g = split[1]
+    if split[0] != dims[0] or g * split[2] != dims[1] or np.prod(split[3:]) != dims[2] * dims[3]:
+        return False
+    out = sg.operations[r].outputs[0]
+    rw.emit(OP.CHANNEL_SHUFFLE, [rw.perm[x], rw.scalar(g), rw.scalar(3)], [rw.out_permuted(out)])
+    rw.skip.update((t, r))
+    return True
+
+
 _RULES = (
     (LAYOUT_OPS, lambda rw, op: False),
     (ELEMENTWISE, _elementwise),
@@ -440,4 +486,5 @@ _RULES = (
     (PADS, _pad),
     (frozenset({OP.SLICE, OP.STRIDED_SLICE}), _slice),
     (frozenset({OP.TRANSPOSE}), _transpose),
+    (frozenset({OP.RESHAPE}), _channel_shuffle),
 )

@@ -107,13 +107,17 @@ def _tail(name, b, rng, y, second):
         r = b.op("RESHAPE", [p, _vec(b, [1, O])], _t(b, [N, O]))
         return b.op("FULLY_CONNECTED", [r, _c(b, rng, (3, O)), _c(b, rng, (3,)), b.int32(0)],
                     _t(b, [N, 3]))
+    if name == "channel_shuffle":  # ONNX's: reshape, swap the group axes, reshape back
+        s = b.op("RESHAPE", [y, _vec(b, [N, 2, O // 2, H * W])], _t(b, [N, 2, O // 2, H * W]))
+        t = b.op("TRANSPOSE", [s, _vec(b, [0, 2, 1, 3])], _t(b, [N, O // 2, 2, H * W]))
+        return b.op("RESHAPE", [t, _vec(b, [N, O, H, W])], _t(b, [N, O, H, W]))
     raise KeyError(name)
 
 
 TAILS = ["add_const_c11", "mul_scalar", "sub_input", "prelu", "logistic", "concat_c",
          "concat_w", "softmax_c", "softmax_default", "l2norm_c", "lrn_c", "mean_keep",
          "mean_drop_hw", "reduce_max_drop_c", "mean_drop_w", "pad", "slice", "strided_slice",
-         "transpose", "flatten", "pool_flatten_fc"]
+         "transpose", "flatten", "pool_flatten_fc", "channel_shuffle"]
 #: tails whose operation keeps the layout as given (its input transposed back)
 NOT_REWRITTEN = {"mean_drop_w", "flatten"}
 
@@ -163,6 +167,9 @@ def test_tail_rewritten_on_reference(name):
     model, inputs = tail_model(name)
     rewritten = _reference_agrees(model, inputs)
     assert _layout_flags(rewritten) == [False]
+    if name == "channel_shuffle":
+        assert _types(rewritten) == {"TRANSPOSE": 2, "CONV_2D": 1, "CHANNEL_SHUFFLE": 1}
+        return
     moves = (sum(_types(rewritten)[k] for k in ("TRANSPOSE", "RESHAPE"))
              - sum(_types(model)[k] for k in ("TRANSPOSE", "RESHAPE")))
     # TRANSPOSE (RESHAPE where both forms have one memory order) in: x (and the second
@@ -175,7 +182,7 @@ def test_tail_rewritten_on_reference(name):
 
 
 @pytest.mark.parametrize("name", ["add_const_c11", "concat_c", "pad", "strided_slice",
-                                  "mean_keep", "softmax_c", "lrn_c"])
+                                  "mean_keep", "softmax_c", "lrn_c", "channel_shuffle"])
 def test_between_two_nchw_convolutions_no_transpose_in_the_middle(name):
     model, inputs = tail_model(name, then_conv=True)
     rewritten = _reference_agrees(model, inputs)
@@ -186,7 +193,8 @@ def test_between_two_nchw_convolutions_no_transpose_in_the_middle(name):
 
 @pytest.mark.parametrize("name", ["add_const_c11", "sub_input", "concat_w", "softmax_default",
                                   "lrn_c", "mean_drop_hw", "reduce_max_drop_c", "mean_drop_w",
-                                  "strided_slice", "transpose", "flatten", "pool_flatten_fc"])
+                                  "strided_slice", "transpose", "flatten", "pool_flatten_fc",
+                                  "channel_shuffle"])
 def test_tail_on_opencl_matches_reference(cl_device, name):
     model, inputs = tail_model(name, then_conv=name in ("add_const_c11", "sub_input"))
     pm = cl_device.prepare_model(model)
