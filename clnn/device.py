@@ -332,19 +332,20 @@ class ClDevice(Device):
 
     # ------------------------------------------------------------------ prepare
     def _layout_pass(self, model, supported):
-        """The model with its NCHW operations run NHWC (clnn/layout.py) and its support
-        list, where that leaves no more operations to the fallback than the model had."""
+        """(model, support list, the clnn.layout.Rewrite or None): the model with its NCHW
+        operations run NHWC (clnn/layout.py), where that leaves no more operations to the
+        fallback than the model had."""
         if not self.nhwc:
-            return model, supported
-        from clnn.layout import to_nhwc
+            return model, supported, None
+        from clnn.layout import rewrite
 
-        rewritten = to_nhwc(model)
-        if rewritten is model:
-            return model, supported
-        ok = [row[2] for row in self.support_report(rewritten, strict=True)]
+        done = rewrite(model)
+        if done is None:
+            return model, supported, None
+        ok = [row[2] for row in self.support_report(done.model, strict=True)]
         if ok.count(False) > supported.count(False):
-            return model, supported
-        return rewritten, ok
+            return model, supported, None
+        return done.model, ok, done
 
     def prepare_model(self, model, preference=None, priority=Priority.MEDIUM, deadline=None,
                       model_cache=(), data_cache=(), token=None):
@@ -361,8 +362,11 @@ class ClDevice(Device):
                     raise InvalidArgument(f"{name} (operation {k}) is not supported on "
                                           f"{self.name} and fallback is off: {reason}")
         supported = [ok for _, _, ok, _ in rows]
-        model, supported = self._layout_pass(model, supported)
+        model, supported, layout = self._layout_pass(model, supported)
         if save:
-            return cache.prepare_and_save(self, model, supported, model_cache, data_cache,
-                                          token)
-        return ClPreparedModel(self, model, supported)
+            prepared = cache.prepare_and_save(self, model, supported, model_cache, data_cache,
+                                              token)
+        else:
+            prepared = ClPreparedModel(self, model, supported)
+        prepared.layout = layout
+        return prepared

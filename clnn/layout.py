@@ -105,12 +105,45 @@ def nchw_operations(model: Model) -> list[int]:
     return [k for k, op in enumerate(model.main.operations) if rw.nchw_op(op)]
 
 
-def to_nhwc(model: Model) -> Model:
-    """The model with its NCHW layout operations run NHWC (see the module docstring); the
-    model itself when there is none."""
+@dataclasses.dataclass
+class Rewrite:
+    """What :func:`rewrite` made: the model, and where the original graph went in it."""
+
+    model: Model
+    #: original operand -> (the operand holding its value, whether that one is NHWC)
+    operands: dict[int, tuple[int, bool]]
+    #: operation of the new graph -> the original operation it runs (inserted ones absent)
+    operations: dict[int, int]
+
+    def original_values(self, values: dict) -> dict:
+        """Operand values of the new graph (operand -> array) as the original graph's: NHWC
+        ones transposed back."""
+        out = {}
+        for i, (j, permuted) in self.operands.items():
+            if j in values:
+                v = np.asarray(values[j])
+                out[i] = np.ascontiguousarray(v.transpose(TO_NCHW)) if permuted else v
+        return out
+
+    def original_operations(self, pairs: dict) -> dict:
+        """An operation -> operation map of the new graph (``fused_into``) in the original's
+        indexes (pairs involving an inserted operation left out)."""
+        ops = self.operations
+        return {ops[a]: ops[b] for a, b in pairs.items() if a in ops and b in ops}
+
+
+def rewrite(model: Model) -> Rewrite | None:
+    """The model with its NCHW layout operations run NHWC (see the module docstring); None
+    when it has none."""
     if not nchw_operations(model):
-        return model
+        return None
     return _Rewriter(model).run()
+
+
+def to_nhwc(model: Model) -> Model:
+    """:func:`rewrite`'s model; the model itself when there is nothing to rewrite."""
+    done = rewrite(model)
+    return model if done is None else done.model
 
 
 class _Rewriter:
@@ -120,6 +153,9 @@ class _Rewriter:
         self.operands = [dataclasses.replace(o) for o in sg.operands]
         self.values = bytearray(model.operand_values)
         self.ops: list[Operation] = []
+        #: new operation -> the original one it runs
+        self.origin: dict[int, int] = {}
+        self._current = -1
         #: operand (as given) -> the operand holding it as given / permuted
         self.given: dict[int, int] = {}
         self.perm: dict[int, int] = {}
@@ -202,7 +238,9 @@ class _Rewriter:
         self.operands.append(o)
         return len(self.operands) - 1
 
-    def emit(self, type_, inputs, outputs):
+    def emit(self, type_, inputs, outputs, inserted: bool = False):
+        if not inserted:
+            self.origin[len(self.ops)] = self._current
         self.ops.append(Operation(type_, list(inputs), list(outputs)))
 
     # ------------------------------------------------------------------ the two forms
@@ -211,9 +249,9 @@ class _Rewriter:
             return self.given.get(i, i)
         p = self.perm[i]
         if self.same_memory(i):
-            self.emit(OP.RESHAPE, [p, self.vector(self.operands[i].dimensions)], [i])
+            self.emit(OP.RESHAPE, [p, self.vector(self.operands[i].dimensions)], [i], True)
         else:
-            self.emit(OP.TRANSPOSE, [p, self.vector(TO_NCHW)], [i])
+            self.emit(OP.TRANSPOSE, [p, self.vector(TO_NCHW)], [i], True)
         self.given[i] = i
         return i
 
@@ -229,7 +267,7 @@ class _Rewriter:
             self.operands[self.perm[i]].extra_params = o.extra_params
             return self.perm[i]
         p = self.temporary(i, dims)
-        self.emit(OP.TRANSPOSE, [self.as_given(i), self.vector(TO_NHWC)], [p])
+        self.emit(OP.TRANSPOSE, [self.as_given(i), self.vector(TO_NHWC)], [p], True)
         self.perm[i] = p
         return p
 
@@ -248,6 +286,7 @@ class _Rewriter:
         for k, op in enumerate(sg.operations):
             if k in self.skip:
                 continue
+            self._current = k
             if not self.rewrite(op):
                 self.emit(op.type, [self.given_input(op, i) for i in op.inputs], op.outputs)
                 self.out_given(op)
@@ -278,7 +317,7 @@ class _Rewriter:
                 return fn(self, op)
         return False
 
-    def finish(self) -> Model:
+    def finish(self) -> Rewrite:
         """The new main graph with the operands no operation uses left out."""
         sg = self.model.main
         used = sorted({i for op in self.ops for i in op.inputs + op.outputs if i >= 0}
@@ -296,7 +335,12 @@ class _Rewriter:
             ops.append(Operation(op.type, ins, [new[i] for i in op.outputs]))
         main = Subgraph(operands, ops, [new[i] for i in sg.input_indexes],
                         [new[i] for i in sg.output_indexes])
-        return dataclasses.replace(self.model, main=main, operand_values=bytes(self.values))
+        where = {i: (new[j], False) for i, j in self.given.items() if j in new}
+        for i, j in self.perm.items():
+            if i not in where and j in new:
+                where[i] = (new[j], True)
+        model = dataclasses.replace(self.model, main=main, operand_values=bytes(self.values))
+        return Rewrite(model, where, dict(self.origin))
 
 
 # ---------------------------------------------------------------------- rules per kind

@@ -354,7 +354,8 @@ def _add_roofline(report: dict, runner):
 
     peak = profile_peak(runner.device)
     report["peak"] = peak
-    report["profile_totals"] = annotate(report["profile"], runner.imported.model.main,
+    model = getattr(runner.prepared, "model", runner.imported.model)  # (clnn/layout.py)
+    report["profile_totals"] = annotate(report["profile"], model.main,
                                         None if peak is None else (peak["gflops"], peak["gbs"]))
 
 
@@ -363,7 +364,8 @@ def _write_pictures(report, runner, inputs, times, plot, trace, iterations):
     if trace is not None:
         from clnn.tools.trace import write_trace
 
-        n = write_trace(trace, runner.prepared, runner.imported.model, inputs)
+        n = write_trace(trace, runner.prepared,
+                        getattr(runner.prepared, "model", runner.imported.model), inputs)
         print(f"clnn run: wrote {trace} ({n} kernel events)", file=sys.stderr)
     if plot is not None:
         from clnn.tools.plots import run_figure
