@@ -146,3 +146,30 @@ ${c.toffsets("x", "y")}
     }
 }
 </%def>
+
+## NHWC: one work-item per (batch, channel), consecutive channels in consecutive work-items
+## (their loads walk along memory together), two passes over the batch's H * W pixels
+<%def name="instance_normalization_nhwc(dt)">
+__kernel void instance_normalization_nhwc(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
+                                          int channels, int size, float gamma, float beta,
+                                          float epsilon)
+{
+${c.toffsets("x", "y")}
+    int ch = get_global_id(0);
+    if (ch >= channels) return;
+    int base = get_global_id(1) * size * channels + ch;
+    float s = 0.0f;
+    for (int j = 0; j < size; ++j) s += ${c.ldf(dt, "x", "base + j * channels")};
+    float mean = s / (float)size;
+    s = 0.0f;
+    for (int j = 0; j < size; ++j) {
+        float d = ${c.ldf(dt, "x", "base + j * channels")} - mean;
+        s += d * d;
+    }
+    float scale = gamma / sqrt(s / (float)size + epsilon);
+    for (int j = 0; j < size; ++j) {
+        float d = ${c.ldf(dt, "x", "base + j * channels")} - mean;
+        ${c.stf(dt, "y", "base + j * channels", "d * scale + beta")};
+    }
+}
+</%def>
