@@ -248,8 +248,9 @@ class _Rewriter:
         if i < 0 or i in self.given or i not in self.perm:
             return self.given.get(i, i)
         p = self.perm[i]
-        if self.same_memory(i):
-            self.emit(OP.RESHAPE, [p, self.vector(self.operands[i].dimensions)], [i], True)
+        if self.same_memory(i):  # (an unknown batch, the only unknown dimension here: -1)
+            shape = [d if d > 0 else -1 for d in self.operands[i].dimensions]
+            self.emit(OP.RESHAPE, [p, self.vector(shape)], [i], True)
         else:
             self.emit(OP.TRANSPOSE, [p, self.vector(TO_NCHW)], [i], True)
         self.given[i] = i

@@ -281,3 +281,23 @@ def test_device_option_off_keeps_the_nchw_graph():
     assert pm.model is model
     for g, w in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
         assert_close(g, w, "f32")
+
+
+def test_unknown_batch_moves_by_reshape_with_an_inferred_batch(cl_device):
+    """x [0, 4, 6, 5] (batch unknown until execution) -> CONV_2D -> MEAN over H, W kept:
+    [0, 8, 1, 1] leaves by a RESHAPE whose batch is -1, run at batch 2."""
+    rng = np.random.default_rng(5)
+    b = ModelBuilder()
+    x = b.input(F32, [0, C, H, W])
+    wt = b.constant(rng.uniform(-1, 1, (O, 3, 3, C)).astype(np.float32))
+    bias = b.constant(rng.uniform(-1, 1, O).astype(np.float32))
+    y = b.op("CONV_2D", [x, wt, bias, b.int32(1), b.int32(1), b.int32(1), b.int32(0),
+                         b.bool(True)], _t(b, [0, O, H, W]))
+    b.mark_output(b.op("MEAN", [y, _vec(b, [2, 3]), b.int32(1)], _t(b, [0, O, 1, 1])))
+    model = b.finish()
+    inputs = [rng.uniform(-1, 1, (2, C, H, W)).astype(np.float32)]
+    rewritten = _reference_agrees(model, inputs)
+    assert _types(rewritten) == {"TRANSPOSE": 1, "CONV_2D": 1, "MEAN": 1, "RESHAPE": 1}
+    pm = cl_device.prepare_model(model)
+    for g, w in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
+        assert_close(g, w, "f32")
