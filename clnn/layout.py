@@ -153,6 +153,9 @@ class _Rewriter:
         self.operands = [dataclasses.replace(o) for o in sg.operands]
         self.values = bytearray(model.operand_values)
         self.ops: list[Operation] = []
+        #: the moves of model inputs, run first (so that a fusion never finds one after the
+        #: operation it would fold into: clnn/fusion.py)
+        self.head: list[Operation] = []
         #: new operation -> the original one it runs
         self.origin: dict[int, int] = {}
         self._current = -1
@@ -268,7 +271,11 @@ class _Rewriter:
             self.operands[self.perm[i]].extra_params = o.extra_params
             return self.perm[i]
         p = self.temporary(i, dims)
-        self.emit(OP.TRANSPOSE, [self.as_given(i), self.vector(TO_NHWC)], [p], True)
+        move = Operation(OP.TRANSPOSE, [self.as_given(i), self.vector(TO_NHWC)], [p])
+        if self.operands[i].lifetime == LT.SUBGRAPH_INPUT:
+            self.head.append(move)
+        else:
+            self.emit(move.type, move.inputs, move.outputs, True)
         self.perm[i] = p
         return p
 
@@ -321,6 +328,8 @@ class _Rewriter:
     def finish(self) -> Rewrite:
         """The new main graph with the operands no operation uses left out."""
         sg = self.model.main
+        self.origin = {k + len(self.head): v for k, v in self.origin.items()}
+        self.ops = self.head + self.ops
         used = sorted({i for op in self.ops for i in op.inputs + op.outputs if i >= 0}
                       | set(sg.input_indexes) | set(sg.output_indexes))
         new = {old: k for k, old in enumerate(used)}

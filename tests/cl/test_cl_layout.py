@@ -301,3 +301,28 @@ def test_unknown_batch_moves_by_reshape_with_an_inferred_batch(cl_device):
     pm = cl_device.prepare_model(model)
     for g, w in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
         assert_close(g, w, "f32")
+
+
+def test_model_input_moves_first_so_the_residual_add_still_fuses(cl_device):
+    """x -> CONV_2D (NCHW) -> ADD(other model input): the other input's TRANSPOSE runs before
+    the convolution, so the ADD folds into it as in an NHWC graph (clnn/fusion.py)."""
+    rng = np.random.default_rng(6)
+    b = ModelBuilder()
+    x = b.input(F32, [N, C, H, W])
+    other = b.input(F32, [N, O, H, W])
+    wt = b.constant(rng.uniform(-1, 1, (O, 1, 1, C)).astype(np.float32))
+    bias = b.constant(rng.uniform(-1, 1, O).astype(np.float32))
+    y = b.op("CONV_2D", [x, wt, bias, *[b.int32(v) for v in (0, 0, 0, 0, 1, 1, 0)],
+                         b.bool(True)], _t(b, [N, O, H, W]))
+    b.mark_output(b.op("ADD", [other, y, b.int32(0)], _t(b, [N, O, H, W])))
+    model = b.finish()
+    inputs = [rng.uniform(-1, 1, (N, C, H, W)).astype(np.float32),
+              rng.uniform(-1, 1, (N, O, H, W)).astype(np.float32)]
+    pm = cl_device.prepare_model(model)
+    types = [op.type.name for op in pm.model.main.operations]
+    assert types == ["TRANSPOSE", "TRANSPOSE", "CONV_2D", "ADD", "TRANSPOSE"], types
+    names = [launch.name for p in pm.partitions for pl in p.plans.values()
+             for launch in pl.launches]
+    assert not any(n.startswith("broadcast.") for n in names), names
+    for g, w in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
+        assert_close(g, w, "f32")
