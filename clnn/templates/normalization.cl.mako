@@ -102,7 +102,9 @@ ${c.toffsets("x", "y")}
         total += v * v;
     }
     float v = ${c.ldf(dt, "x", "i")};
-    ${c.stf(dt, "y", "i", "v * pow(bias + alpha * total, -beta)")};
+    /* pow(b, -beta) as exp2(-beta * log2(b)), the same NaN / inf where b <= 0: on a
+       1x56x56x64 tensor (inception_v1's) PoCL's pow took 54 ms, this 3.9 ms (under load) */
+    ${c.stf(dt, "y", "i", "v * exp2(-beta * log2(bias + alpha * total))")};
 }
 </%def>
 
