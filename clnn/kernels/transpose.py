@@ -33,6 +33,13 @@ def block_swap(shape, perm) -> tuple[int, int, int] | None:
     return None
 
 
+def launch_block_swap(b, nb: int, r: int, s: int):
+    """y [nb, s, r] = x [nb, r, s] (In(0) -> Out(0)) by the tiled kernel."""
+    b.launch("transpose", "planes", {"dt": copy_code(b.ctx.outputs[0]), "vw": TILE_VW,
+                                     "rb": TILE_RB},
+             (-(-s // TILE_VW), -(-r // TILE_RB), nb), [In(0), Out(0), i32(r), i32(s)])
+
+
 def support(ctx):
     return types_in(ctx, 0, ANY_STORED)
 
@@ -42,10 +49,7 @@ def plan(ctx, b):
     perm = transpose_perm(ctx, len(shape))
     swap = block_swap(shape, perm)
     if swap is not None and swap[2] >= TILE_VW and swap[1] >= 2:
-        nb, r, s = swap
-        b.launch("transpose", "planes",
-                 {"dt": copy_code(ctx.outputs[0]), "vw": TILE_VW, "rb": TILE_RB},
-                 (-(-s // TILE_VW), -(-r // TILE_RB), nb), [In(0), Out(0), i32(r), i32(s)])
+        launch_block_swap(b, *swap)
         return
     st = strides_of(shape)
     out = ctx.outputs[0].shape
