@@ -41,7 +41,7 @@ def identity(device) -> str:
     from clnn.program_cache import kernels_fingerprint
 
     return (f"{device.get_version_string()}; pyopencl {cl.VERSION_TEXT}; clnn {__version__}; "
-            f"kernels {kernels_fingerprint()}")
+            f"kernels {kernels_fingerprint()}; nhwc {getattr(device, 'nhwc', False)}")
 
 
 def _plain(obj):

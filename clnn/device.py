@@ -261,10 +261,11 @@ class ClDevice(Device):
     the prepared model (else prepare fails naming the first one); ``profiling``: a queue
     with profiling events (``clnn demo``); ``profile``: run under the limits of a smaller
     device (a name of clnn.workgroups.PROFILES, e.g. "small-gpu"; None: $CLNN_DEVICE_PROFILE,
-    else the device's own limits)."""
+    else the device's own limits); ``nhwc``: prepare runs the operations that use the NCHW
+    layout flag NHWC, on the tuned kernels (clnn/layout.py)."""
 
     def __init__(self, device: str | None = None, fallback: bool = True,
-                 profiling: bool = False, profile: str | None = None, *,
+                 profiling: bool = False, profile: str | None = None, nhwc: bool = True, *,
                  resolved: tuple | None = None, context=None):
         """``resolved`` (:func:`resolve_cl_device`'s answer) and ``context`` (a cl.Context
         holding that device): how :func:`open_cl_devices` gives devices of one platform one
@@ -290,6 +291,7 @@ class ClDevice(Device):
 
         self.programs = ProgramCache(self.context, self.cl_device)
         self.fallback = fallback
+        self.nhwc = nhwc
         self.name = f"opencl ({self.cl_device.name.strip()})"
         if units is not None:
             self.name = (f"opencl ({self.cl_device.name.strip()}, sub-device of {units} of "
@@ -439,6 +441,22 @@ class ClDevice(Device):
             factory=ClBuffer)
 
     # ------------------------------------------------------------------ prepare
+    def _layout_pass(self, model, supported):
+        """(model, support list, the clnn.layout.Rewrite or None): the model with its NCHW
+        operations run NHWC (clnn/layout.py), where that leaves no more operations to the
+        fallback than the model had."""
+        if not self.nhwc:
+            return model, supported, None
+        from clnn.layout import rewrite
+
+        done = rewrite(model)
+        if done is None:
+            return model, supported, None
+        ok = [row[2] for row in self.support_report(done.model, strict=True)]
+        if ok.count(False) > supported.count(False):
+            return model, supported, None
+        return done.model, ok, done
+
     def prepare_model(self, model, preference=None, priority=Priority.MEDIUM, deadline=None,
                       model_cache=(), data_cache=(), token=None):
         from clnn import compilation_cache as cache
@@ -454,7 +472,11 @@ class ClDevice(Device):
                     raise InvalidArgument(f"{name} (operation {k}) is not supported on "
                                           f"{self.name} and fallback is off: {reason}")
         supported = [ok for _, _, ok, _ in rows]
+        model, supported, layout = self._layout_pass(model, supported)
         if save:
-            return cache.prepare_and_save(self, model, supported, model_cache, data_cache,
-                                          token)
-        return ClPreparedModel(self, model, supported)
+            prepared = cache.prepare_and_save(self, model, supported, model_cache, data_cache,
+                                              token)
+        else:
+            prepared = ClPreparedModel(self, model, supported)
+        prepared.layout = layout
+        return prepared

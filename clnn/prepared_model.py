@@ -48,6 +48,9 @@ class ClPreparedModel(DriverPreparedModel):
         self._device_outputs: dict[int, ClBuffer] = {}
         #: per execution: time of the partitions that ran on the host
         self._host_ns = 0
+        #: the layout pass that made ``model`` from the one given to prepare (clnn/layout.py's
+        #: Rewrite; None: the model as given)
+        self.layout = None
         #: referenced subgraph -> its partitions and plans (clnn/control_flow.py)
         self.subgraph_runs: dict = {}
         # a model worth it starts the helper that compiles half of its kernels now, so that

@@ -7,8 +7,9 @@ epsilon, layout) are read on the host at planning.
   GetInvSqrtQuantizedMultiplierExp, a rounding multiply of 128 * (x - zero point)); any axis,
   one work-item per normalized vector.
 - LOCAL_RESPONSE_NORMALIZATION: float32 / float16, any axis, one work-item per element.
-- INSTANCE_NORMALIZATION: float32 / float16, NHWC / NCHW; one work-group per (batch, channel)
-  reduces mean and variance (two passes) in local memory.
+- INSTANCE_NORMALIZATION: float32 / float16; one work-group per (batch, channel) reduces mean
+  and variance (two passes) in local memory; NHWC with 16 channels or more: one work-item per
+  (batch, channel), neighbouring channels side by side (a work-group per channel strides by C).
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ from hal.operations.common import qrange
 #: work-items of one INSTANCE_NORMALIZATION reduction group (fewer where the device allows
 #: fewer: a power of two for the tree reduction)
 _GROUP = 64
+
+
+#: NHWC INSTANCE_NORMALIZATION: from this many channels on, a work-item per channel (side by
+#: side in memory) instead of a work-group per channel (which strides by C but splits a
+#: large H x W of few channels over its work-items)
+_CHANNELS_PER_ITEM = 16
 
 
 def _group_size(b) -> int:
@@ -78,6 +85,12 @@ def plan_instance(ctx, b):
     else:
         n, h, w, c = (int(d) for d in x.shape)
         batch_stride, channel_stride, step = h * w * c, 1, c
+        if c >= _CHANNELS_PER_ITEM:  # a work-item per channel (1x56x56x64: 1.61 ms with the
+            # group per channel, 0.28 ms so; benchmarks/layout_families.py under load)
+            b.launch("normalization", "instance_normalization_nhwc", {"dt": code(x)},
+                     (c, n), [In(0), Out(0), i32(c), i32(h * w), f32(gamma), f32(beta),
+                              f32(epsilon)])
+            return
     group = _group_size(b)
     b.launch("normalization", "instance_normalization", {"dt": code(x), "group": group},
              (n * c * group,), [In(0), Out(0), i32(c), i32(h * w), i32(batch_stride),

@@ -109,7 +109,9 @@ ${c.toffsets("x", "y")}
         total += v * v;
     }
     float v = ${c.ldf(dt, "x", "i")};
-    ${c.stf(dt, "y", "i", "v * pow(bias + alpha * total, -beta)")};
+    /* pow(b, -beta) as exp2(-beta * log2(b)), the same NaN / inf where b <= 0: on a
+       1x56x56x64 tensor (inception_v1's) PoCL's pow took 54 ms, this 3.9 ms (under load) */
+    ${c.stf(dt, "y", "i", "v * exp2(-beta * log2(bias + alpha * total))")};
 }
 </%def>
 
@@ -150,6 +152,33 @@ ${c.toffsets("x", "y")}
     for (int j = l; j < size; j += ${group}) {
         float d = ${c.ldf(dt, "x", "base + j * step")} - mean;
         ${c.stf(dt, "y", "base + j * step", "d * scale + beta")};
+    }
+}
+</%def>
+
+## NHWC: one work-item per (batch, channel), consecutive channels in consecutive work-items
+## (their loads walk along memory together), two passes over the batch's H * W pixels
+<%def name="instance_normalization_nhwc(dt)">
+__kernel void instance_normalization_nhwc(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
+                                          int channels, int size, float gamma, float beta,
+                                          float epsilon)
+{
+${c.toffsets("x", "y")}
+    int ch = get_global_id(0);
+    if (ch >= channels) return;
+    int base = get_global_id(1) * size * channels + ch;
+    float s = 0.0f;
+    for (int j = 0; j < size; ++j) s += ${c.ldf(dt, "x", "base + j * channels")};
+    float mean = s / (float)size;
+    s = 0.0f;
+    for (int j = 0; j < size; ++j) {
+        float d = ${c.ldf(dt, "x", "base + j * channels")} - mean;
+        s += d * d;
+    }
+    float scale = gamma / sqrt(s / (float)size + epsilon);
+    for (int j = 0; j < size; ++j) {
+        float d = ${c.ldf(dt, "x", "base + j * channels")} - mean;
+        ${c.stf(dt, "y", "base + j * channels", "d * scale + beta")};
     }
 }
 </%def>

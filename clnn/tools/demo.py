@@ -145,7 +145,8 @@ def profile_operations(device, model: Model, x: np.ndarray, runs: int = RUNS):
             return (k, op.type.name, 0.0, f"fused into operation {fused[k]}")
         return (k, op.type.name, statistics.median(per_op[k]) if k in per_op else None,
                 ", ".join(sorted(names.get(k, ()))))
-    return [row(k, op) for k, op in enumerate(model.main.operations)]
+    ops = getattr(prepared, "model", model).main.operations  # the prepared graph
+    return [row(k, op) for k, op in enumerate(ops)]
 
 
 def _print_profile(rows, console, Table):

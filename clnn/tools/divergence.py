@@ -36,7 +36,11 @@ def device_values(imported, device, inputs) -> tuple[dict, dict]:
 
     prepared = device.prepare_model(imported.model)
     if hasattr(prepared, "run_keeping_all"):  # the OpenCL device
-        return prepared.run_keeping_all(list(inputs)), dict(prepared.fused_into)
+        values, fused = prepared.run_keeping_all(list(inputs)), dict(prepared.fused_into)
+        layout = getattr(prepared, "layout", None)  # NCHW run NHWC: in the model's terms
+        if layout is not None:
+            values, fused = layout.original_values(values), layout.original_operations(fused)
+        return values, fused
     return reference_values(imported, inputs, Executor), {}
 
 

@@ -22,11 +22,12 @@ from hal.errors import HalError
 
 def cache_key(model_bytes: bytes, device) -> bytes:
     """32 bytes: the model (its .tflite bytes, or a serialized hal Model) and the device's
-    identity (its class, version string and fallback setting)."""
+    identity (its class, version string, fallback and layout settings)."""
     h = hashlib.sha256()
     h.update(model_bytes)
     ident = (f"{type(device).__module__}.{type(device).__qualname__}; "
-             f"{device.get_version_string()}; fallback {getattr(device, 'fallback', None)}")
+             f"{device.get_version_string()}; fallback {getattr(device, 'fallback', None)}; "
+             f"nhwc {getattr(device, 'nhwc', None)}")
     h.update(b"\0" + ident.encode())
     return h.digest()
 

@@ -89,8 +89,8 @@ def check(g: Graph, cl, ref) -> Outcome:
         supported = cl.get_supported_operations(model)
         cl.fallback = not all(supported)
         prepared = cl.prepare_model(model)
-        fusions = sorted(f"{model.main.operations[a].type.name}->"
-                         f"{model.main.operations[b].type.name}"
+        ops = prepared.model.main.operations  # the prepared graph (clnn/layout.py)
+        fusions = sorted(f"{ops[a].type.name}->{ops[b].type.name}"
                          for a, b in prepared.fused_into.items())
         got = _execute(prepared, model, inputs)
     except HalError as e:

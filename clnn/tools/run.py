@@ -203,7 +203,7 @@ def profile_prepared(pm, model, inputs, iterations: int) -> list[dict]:
     from clnn.launch import ChainEvents
     from clnn.tools import chain_profile
 
-    sg = model.main
+    sg = getattr(pm, "model", model).main  # the prepared graph (clnn/layout.py may add ops)
     values = [np.asarray(x) for x in inputs]
     per_op: dict[int, float] = {}
     launches: dict[int, set] = {}
@@ -376,7 +376,8 @@ def _add_roofline(report: dict, runner):
 
     peak = profile_peak(runner.device)
     report["peak"] = peak
-    report["profile_totals"] = annotate(report["profile"], runner.imported.model.main,
+    model = getattr(runner.prepared, "model", runner.imported.model)  # (clnn/layout.py)
+    report["profile_totals"] = annotate(report["profile"], model.main,
                                         None if peak is None else (peak["gflops"], peak["gbs"]))
 
 
@@ -385,7 +386,8 @@ def _write_pictures(report, runner, inputs, times, plot, trace, iterations):
     if trace is not None:
         from clnn.tools.trace import write_trace
 
-        n = write_trace(trace, runner.prepared, runner.imported.model, inputs)
+        n = write_trace(trace, runner.prepared,
+                        getattr(runner.prepared, "model", runner.imported.model), inputs)
         print(f"clnn run: wrote {trace} ({n} kernel events)", file=sys.stderr)
     if plot is not None:
         from clnn.tools.plots import run_figure

@@ -35,3 +35,18 @@ def test_channel_shuffle_rank1(cl_device):
                                      scalar("INT32", 0)], [tensor("TENSOR_FLOAT32", [6])], [x],
                  cl_device)
     assert y.tolist() == [0, 3, 1, 4, 2, 5]
+
+
+@pytest.mark.parametrize("t,dt", TYPES[:3])
+@pytest.mark.parametrize("groups,c", [(4, 136), (3, 60), (17, 34)])
+def test_channel_shuffle_last_axis_tiles(cl_device, t, dt, groups, c):
+    """The last axis (NHWC, as ONNX channel shuffles run after clnn/layout.py): the tiled
+    transpose of each pixel's [groups, C / groups] block, full vectors and tails."""
+    q = dict(scale=0.25, zero_point=1) if "QUANT" in t else {}
+    shape = [1, 3, 5, c]
+    x = (np.arange(int(np.prod(shape))) % 251).astype(dt).reshape(shape)
+    (y,) = check("CHANNEL_SHUFFLE", [tensor(t, shape, **q), scalar("INT32", groups),
+                                     scalar("INT32", 3)], [tensor(t, shape, **q)], [x],
+                 cl_device)
+    want = x.reshape(1, 3, 5, groups, c // groups).swapaxes(-1, -2).reshape(shape)
+    assert np.array_equal(y, want)

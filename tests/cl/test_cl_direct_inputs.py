@@ -13,6 +13,14 @@ from clnn import launch as cl_launch
 from hal.types import Model
 from tests.kits.cl_compare import outputs_of, run_ref
 from tests.kits.control_flow_models import F32, Graph
+from tests.kits.devices import open_or_skip
+
+
+@pytest.fixture(scope="module")
+def cl_device():
+    """The OpenCL device without fallback and without the layout pass (clnn/layout.py, tested
+    in test_cl_layout.py and by the CTS): this module's NCHW cases run the NCHW kernels."""
+    return open_or_skip("opencl", fallback=False, nhwc=False)
 
 
 def two_input_model(view=False):

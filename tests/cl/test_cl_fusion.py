@@ -10,6 +10,15 @@ import pytest
 
 from hal.builder import ModelBuilder
 from tests.kits.cl_compare import assert_close, outputs_of, run_ref
+from tests.kits.devices import open_or_skip
+
+
+@pytest.fixture(scope="module")
+def cl_device():
+    """The OpenCL device without fallback and without the layout pass (clnn/layout.py, tested
+    in test_cl_layout.py and by the CTS): this module's NCHW cases run the NCHW kernels."""
+    return open_or_skip("opencl", fallback=False, nhwc=False)
+
 
 F32 = "TENSOR_FLOAT32"
 QA = "TENSOR_QUANT8_ASYMM"

@@ -8,7 +8,15 @@ import pytest
 
 from tests.kits.cl_compare import compare
 from tests.kits.cl_conv_cases import TYPES, conv_operands, ints, kind_of
+from tests.kits.devices import open_or_skip
 from tests.kits.one_op_models import one_op_model, scalar
+
+
+@pytest.fixture(scope="module")
+def cl_device():
+    """The OpenCL device without fallback and without the layout pass (clnn/layout.py, tested
+    in test_cl_layout.py and by the CTS): this module's NCHW cases run the NCHW kernels."""
+    return open_or_skip("opencl", fallback=False, nhwc=False)
 
 
 @pytest.mark.parametrize("name", list(TYPES))

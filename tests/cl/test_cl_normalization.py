@@ -9,7 +9,16 @@ import numpy as np
 import pytest
 
 from tests.kits.cl_compare import OK, after_zero_sized, check
+from tests.kits.devices import open_or_skip
 from tests.kits.one_op_models import one_op_model, rejected, scalar, tensor
+
+
+@pytest.fixture(scope="module")
+def cl_device():
+    """The OpenCL device without fallback and without the layout pass (clnn/layout.py, tested
+    in test_cl_layout.py and by the CTS): this module's NCHW cases run the NCHW kernels."""
+    return open_or_skip("opencl", fallback=False, nhwc=False)
+
 
 SHAPE = [2, 3, 4, 5]
 

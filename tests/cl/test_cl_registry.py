@@ -30,8 +30,7 @@ def test_families_share_the_hal_stems():
 #: kernels/_gemm.py), the strided copy (strided_copy.cl.mako, support.launch_strided_copy) or,
 #: for sequence_lstm, the LSTM cell of kernels/lstm.py (lstm.cl.mako)
 SHARED_ONLY = {"batch_matmul", "fully_connected", "grouped_conv2d", "channel_shuffle",
-               "concatenation", "depth_space", "reshape", "slice", "split", "transpose",
-               "sequence_lstm"}
+               "concatenation", "depth_space", "reshape", "slice", "split", "sequence_lstm"}
 KERNELS = os.path.join(REPO, "clnn", "kernels")
 
 

@@ -17,6 +17,15 @@ from clnn.kernels import _gemm_variants, _winograd
 from clnn.program_cache import _lookup
 from hal.builder import ModelBuilder
 from tests.kits.cl_compare import assert_close, outputs_of, run_ref
+from tests.kits.devices import open_or_skip
+
+
+@pytest.fixture(scope="module")
+def cl_device():
+    """The OpenCL device without fallback and without the layout pass (clnn/layout.py, tested
+    in test_cl_layout.py and by the CTS): this module's NCHW cases run the NCHW kernels."""
+    return open_or_skip("opencl", fallback=False, nhwc=False)
+
 
 F32 = "TENSOR_FLOAT32"
 F16 = "TENSOR_FLOAT16"
@@ -247,8 +256,8 @@ def test_tune_report_formats_the_path():
 
 
 def test_clnn_tune_takes_an_onnx_model(tmp_path, monkeypatch, capsys):
-    """clnn tune on an .onnx file: its NCHW 3x3 layer measured both ways, the report naming
-    the paths."""
+    """clnn tune on an .onnx file: its 3x3 layer (NCHW in the file, NHWC once prepared)
+    measured both ways, the report naming the paths."""
     import json
 
     from clnn.tools.cli import main
@@ -263,7 +272,8 @@ def test_clnn_tune_takes_an_onnx_model(tmp_path, monkeypatch, capsys):
     assert main(["tune", str(path), "--fast", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     (layer,) = [r for r in report["models"][0]["layers"] if r["family"] == "winograd"]
-    assert layer["signature"]["nchw"] and layer["default"] == {"m": 2}
+    # the layer is NCHW in the file; prepare runs it NHWC (the layout pass, clnn/layout.py)
+    assert not layer["signature"]["nchw"] and layer["default"] == {"m": 2}
     assert layer["choice"] in ({"m": 0}, {"m": 2}) and layer["best_ms"] > 0
     assert main(["tune", str(path), "--fast"]) == 0
     out = capsys.readouterr().out

@@ -1,0 +1,213 @@
+"""NCHW against NHWC on the same shapes, per hot operation family, on the OpenCL device: the
+kernel time (OpenCL profiling events, median of ``--iterations`` runs) of a one-operation
+model written NHWC, the same operation written NCHW as prepare runs it (the layout pass,
+clnn/layout.py: NHWC kernels plus the TRANSPOSE at the model's input and output), and the
+NCHW kernels themselves (the pass off: ``ClDevice(nhwc=False)``). For the pass, the time of
+the operation's own kernels (without the TRANSPOSE it adds at the input and output) too.
+
+    python3 benchmarks/layout_families.py [--iterations 20] [-k depthwise] [--json FILE]
+
+Every output is checked against the reference device once. The JSON record (default
+benchmarks/results/layout_families.json) holds the commit, the device, the load average
+before and after, and per case the three times and their ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from clnn.device import ClDevice  # noqa: E402
+from hal.builder import ModelBuilder, make_request, read_outputs  # noqa: E402
+from hal.reference import ReferenceDevice  # noqa: E402
+
+F32 = "TENSOR_FLOAT32"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _perm(shape, nchw):
+    n, h, w, c = shape
+    return (n, c, h, w) if nchw else (n, h, w, c)
+
+
+def _model(op, x_nhwc, params, out_nhwc, nchw, layout_flag=True):
+    """A one-operation model: input x, then ``params`` (ints: INT32 scalars, floats: FLOAT32
+    scalars, arrays: constants), the layout flag last when ``layout_flag``."""
+    b = ModelBuilder()
+    ins = [b.input(F32, _perm(x_nhwc, nchw))]
+    for p in params:
+        if isinstance(p, bool):
+            ins.append(b.bool(p))
+        elif isinstance(p, int):
+            ins.append(b.int32(p))
+        elif isinstance(p, float):
+            ins.append(b.float32(p))
+        else:
+            ins.append(b.constant(p))
+    if layout_flag:
+        ins.append(b.bool(nchw))
+    b.op(op, ins, b.output(F32, _perm(out_nhwc, nchw)))
+    return b.finish()
+
+
+def conv(shape, o, f, stride):
+    n, h, w, c = shape
+    rng = np.random.default_rng(1)
+    wt = rng.uniform(-1, 1, (o, f, f, c)).astype(np.float32)
+    bias = rng.uniform(-1, 1, o).astype(np.float32)
+    out = (n, -(-h // stride), -(-w // stride), o)
+    return (f"CONV_2D {f}x{f} s{stride} {n}x{h}x{w}x{c}->{o}", "convolution",
+            lambda nchw: _model("CONV_2D", shape, [wt, bias, 1, stride, stride, 1], out, nchw))
+
+
+def depthwise(shape, f, stride):
+    n, h, w, c = shape
+    rng = np.random.default_rng(2)
+    wt = rng.uniform(-1, 1, (1, f, f, c)).astype(np.float32)
+    bias = rng.uniform(-1, 1, c).astype(np.float32)
+    out = (n, -(-h // stride), -(-w // stride), c)
+    return (f"DEPTHWISE_CONV_2D {f}x{f} s{stride} {n}x{h}x{w}x{c}", "depthwise",
+            lambda nchw: _model("DEPTHWISE_CONV_2D", shape,
+                                [wt, bias, 1, stride, stride, 1, 1], out, nchw))
+
+
+def pool(op, shape, f, stride):
+    n, h, w, c = shape
+    out = (n, -(-h // stride), -(-w // stride), c)
+    return (f"{op} {f}x{f} s{stride} {n}x{h}x{w}x{c}", "pooling",
+            lambda nchw: _model(op, shape, [1, stride, stride, f, f, 0], out, nchw))
+
+
+def resize(op, shape, factor):
+    n, h, w, c = shape
+    out = (n, h * factor, w * factor, c)
+    return (f"{op} x{factor} {n}x{h}x{w}x{c}", "resize",
+            lambda nchw: _model(op, shape, [w * factor, h * factor], out, nchw))
+
+
+def instance_norm(shape):
+    return (f"INSTANCE_NORMALIZATION {'x'.join(map(str, shape))}", "normalization",
+            lambda nchw: _model("INSTANCE_NORMALIZATION", shape, [1.0, 0.0, 1e-5], shape,
+                                nchw))
+
+
+def add_channel(shape):
+    """ADD of a per-channel constant: [1, C, 1, 1] (NCHW) or [C] (NHWC); no layout flag."""
+    c = shape[3]
+    v = np.random.default_rng(3).uniform(-1, 1, c).astype(np.float32)
+
+    def make(nchw):
+        return _model("ADD", shape, [v.reshape(1, c, 1, 1) if nchw else v, 0], shape, nchw,
+                      layout_flag=False)
+    return f"ADD per-channel {'x'.join(map(str, shape))}", "element-wise", make
+
+
+CASES = [
+    lambda: conv((1, 56, 56, 64), 64, 3, 1),
+    lambda: conv((1, 28, 28, 128), 128, 1, 1),
+    lambda: conv((1, 112, 112, 32), 64, 3, 2),
+    lambda: depthwise((1, 112, 112, 32), 3, 1),
+    lambda: depthwise((1, 56, 56, 96), 3, 2),
+    lambda: depthwise((1, 14, 14, 240), 5, 1),
+    lambda: pool("MAX_POOL_2D", (1, 112, 112, 64), 3, 2),
+    lambda: pool("AVERAGE_POOL_2D", (1, 28, 28, 128), 3, 1),
+    lambda: resize("RESIZE_BILINEAR", (1, 26, 26, 128), 2),
+    lambda: resize("RESIZE_NEAREST_NEIGHBOR", (1, 52, 52, 64), 2),
+    lambda: instance_norm((1, 56, 56, 64)),
+    lambda: add_channel((1, 56, 56, 64)),
+]
+
+
+def time_model(device, model, inputs, iterations):
+    """(median kernel ms, median ms of the model's own operation without the moves the layout
+    pass added, max abs error against the reference, kernels launched)."""
+    pm = device.prepare_model(model)
+    req = make_request(model, inputs)
+    r = ReferenceDevice().prepare_model(model).execute_synchronously(req)
+    want = read_outputs(model, req, r.output_shapes)
+    got = pm.run([np.asarray(x) for x in inputs])
+    err = max(float(np.max(np.abs(g.astype(np.float64) - w))) for g, w in zip(got, want))
+    own = pm.layout.operations if pm.layout is not None else None
+    ms, op_ms = [], []
+    for _ in range(iterations):
+        events = []
+        pm.run([np.asarray(x) for x in inputs], events=events)
+        t = [(launch.op_index, (ev.profile.end - ev.profile.start) * 1e-6)
+             for launch, ev in events]
+        ms.append(sum(v for _, v in t))
+        op_ms.append(sum(v for k, v in t if own is None or k in own))
+    return (statistics.median(ms), statistics.median(op_ms), err,
+            sorted({launch.name for launch, _ in events}))
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, cwd=HERE, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("-k", default="", help="only cases whose name contains this")
+    ap.add_argument("--json", default=os.path.join(HERE, "results", "layout_families.json"))
+    args = ap.parse_args(argv)
+    devices = {"nhwc": ClDevice(fallback=False, profiling=True),
+               "nchw_direct": ClDevice(fallback=False, profiling=True, nhwc=False)}
+    load0 = os.getloadavg()
+    print(f"load average: {load0[0]:.2f}")
+    rows = []
+    for make in CASES:
+        name, family, build = make()
+        if args.k.lower() not in name.lower():
+            continue
+        nhwc, nchw = build(False), build(True)
+        rng = np.random.default_rng(0)
+        x = rng.uniform(-1, 1, nhwc.main.operands[nhwc.main.input_indexes[0]].dimensions)
+        x = x.astype(np.float32)
+        row = {"case": name, "family": family}
+        for key, model, dev, inp in (("nhwc_ms", nhwc, devices["nhwc"], x),
+                                     ("nchw_ms", nchw, devices["nhwc"], x.transpose(0, 3, 1, 2)),
+                                     ("nchw_direct_ms", nchw, devices["nchw_direct"],
+                                      x.transpose(0, 3, 1, 2))):
+            ms, op_ms, err, kernels = time_model(dev, model, [np.ascontiguousarray(inp)],
+                                                 args.iterations)
+            row[key], row[key.replace("_ms", "_err")] = round(ms, 4), err
+            if key == "nchw_ms":  # its own operation: the NHWC kernels without the moves
+                row["nchw_op_ms"] = round(op_ms, 4)
+            row[key.replace("_ms", "_kernels")] = kernels
+        row["nchw_over_nhwc"] = round(row["nchw_ms"] / row["nhwc_ms"], 3)
+        row["nchw_op_over_nhwc"] = round(row["nchw_op_ms"] / row["nhwc_ms"], 3)
+        row["nchw_direct_over_nhwc"] = round(row["nchw_direct_ms"] / row["nhwc_ms"], 3)
+        rows.append(row)
+        print(f"{name:44} NHWC {row['nhwc_ms']:7.3f}  NCHW (pass) {row['nchw_ms']:7.3f} "
+              f"x{row['nchw_over_nhwc']:.2f}, its op {row['nchw_op_ms']:7.3f} "
+              f"x{row['nchw_op_over_nhwc']:.2f}  NCHW kernels {row['nchw_direct_ms']:7.3f} "
+              f"x{row['nchw_direct_over_nhwc']:.2f} (ms)", flush=True)
+    load1 = os.getloadavg()
+    print(f"load average: {load1[0]:.2f}")
+    record = {"benchmark": "layout_families", "commit": _commit(),
+              "device": devices["nhwc"].name, "date": time.strftime("%Y-%m-%d %H:%M UTC",
+                                                                    time.gmtime()),
+              "iterations": args.iterations, "load_average": {"before": load0[0],
+                                                              "after": load1[0]},
+              "rows": rows}
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(record, f, indent=1)
+    print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
