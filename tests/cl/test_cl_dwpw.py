@@ -200,7 +200,7 @@ def test_tuner_measures_both_ways_and_the_next_prepare_reuses(cl_device, tmp_pat
         # both ways measured: the two launches and every fused tile
         assert set(entry["times_ms"]) == {tuning._key(c) for c in (
             {"fuse": False}, *({"fuse": True, "tile": list(t)} for t in _dwpw.fused_tiles(
-                _dwpw._gemm_variants.traits(cl_device.cl_device), 24, 16, 32 * 32)))}
+                _dwpw._gemm_variants.traits(cl_device.limits), 24, 16, 32 * 32)))}
         fused = recs[0].choice.get("fuse")
         assert ("gemm.dwpw" in launch_names(pm)) == fused
         for got, want in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
@@ -242,7 +242,7 @@ def test_a_fast_prepare_measures_no_fusion(cl_device, tmp_path, monkeypatch):
         sig = seen[0]
         assert tuner.cache.get("dwpw", sig) is None and tuner.measured == 0
         # a cached choice (clnn tune's) is used
-        tile = list(_dwpw.fused_tiles(_dwpw._gemm_variants.traits(cl_device.cl_device), 24,
+        tile = list(_dwpw.fused_tiles(_dwpw._gemm_variants.traits(cl_device.limits), 24,
                                       16, 64 * 64)[0])
         tuner.cache.put("dwpw", sig, {"choice": {"fuse": True, "tile": tile},
                                       "complete": True})

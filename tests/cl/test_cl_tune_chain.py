@@ -72,7 +72,7 @@ def test_clnn_tune_checks_the_fusions_in_the_model(cl_device, tmp_path, monkeypa
         cl_device._clnn_tuner = None
     sig = seen[0]
     assert all(s == sig for s in seen) and len(seen) == 4
-    tile = list(_dwpw.fused_tiles(_dwpw._gemm_variants.traits(cl_device.cl_device), 16, 16,
+    tile = list(_dwpw.fused_tiles(_dwpw._gemm_variants.traits(cl_device.limits), 16, 16,
                                   24 * 24)[0])
     cache = tuning.TuningCache(tuning.device_identity(cl_device.platform, cl_device.cl_device))
     cache.put("dwpw", sig, {"choice": {"fuse": True, "tile": tile}, "complete": True})

@@ -275,7 +275,7 @@ def test_tuned_choice_runs_correctly(cl_device, tmp_path, monkeypatch):
         m, x = tuned_model()
         compare(m, x, cl_device, kind_of("f32"))
         assert tuner.records and tuner.records[0].choice in candidates(
-            _gemm_variants.traits(cl_device.cl_device), 16, full=False)
+            _gemm_variants.traits(cl_device.limits), 16, full=False)
     finally:
         cl_device._clnn_tuner = None
 
@@ -532,7 +532,7 @@ def test_conv_tile_heuristic_and_tuner(cl_device, tmp_path, monkeypatch):
         assert len(recs) == 1 and not recs[0].cached, tuner.records
         entry = tuner.cache.get("conv", recs[0].signature)
         assert len(entry["times_ms"]) == len(_cv.candidates(
-            True, 24, 32, 3, 1, 1, _gemm_variants.traits(cl_device.cl_device).vec))
+            True, 24, 32, 3, 1, 1, _gemm_variants.traits(cl_device.limits).vec))
         (got,), (want,) = outputs_of(m, pm, x), run_ref(m, x)
         assert_close(got, want, kind_of("f32"))
         measured = tuner.measured
