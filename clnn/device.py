@@ -466,6 +466,12 @@ class ClDevice(Device):
         check_prepare_args(priority, deadline, preference)
         save = cache.requested(self, model_cache, data_cache, token)
         rows = self.support_report(model, strict=True)
+        from clnn.kernels.registry import TooLargeReason
+        from clnn.plan import TooLarge
+
+        for k, name, _, reason in rows:
+            if isinstance(reason, TooLargeReason):
+                raise TooLarge(f"{name} (operation {k}): {reason}")
         if not self.fallback:
             for k, name, ok, reason in rows:
                 if not ok:

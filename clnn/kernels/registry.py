@@ -139,6 +139,13 @@ def register_kernel(op: OperationType | ExtensionOperationType | str, *, family:
     return reg
 
 
+class TooLargeReason(str):
+    """The reason of an operation one of whose tensors the device cannot allocate: reported by
+    getSupportedOperations (a runtime places the operation elsewhere), and a GENERAL_FAILURE
+    at the OpenCL device's own prepare rather than a fallback (the host would have to hold
+    the same tensor)."""
+
+
 def device_reason(reg: KernelRegistration, ctx, limits) -> str | None:
     """Why the device's limits cannot hold the operation of ``ctx`` (None: they can): a tensor
     of known shape larger than the device's largest buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE),
@@ -151,9 +158,11 @@ def device_reason(reg: KernelRegistration, ctx, limits) -> str | None:
                 continue
             size = int(np.prod(info.shape, dtype=np.int64)) * info.dtype.itemsize
             if size > limits.max_mem_alloc_size:
-                return (f"{kind} {k} needs {size} bytes, more than the largest buffer the "
-                        f"device allocates (CL_DEVICE_MAX_MEM_ALLOC_SIZE "
-                        f"{limits.max_mem_alloc_size} bytes, profile {limits.profile})")
+                return TooLargeReason(
+                    f"{kind} {k} (operand {info.index} of shape {list(info.shape)}) needs "
+                    f"{size} bytes, more than the largest buffer the device allocates "
+                    f"(CL_DEVICE_MAX_MEM_ALLOC_SIZE {limits.max_mem_alloc_size} bytes, profile "
+                    f"{limits.profile})")
     return reg.device_support(ctx, limits)
 
 

@@ -118,25 +118,32 @@ def _add_model(shape):
 
 def test_support_names_a_tensor_larger_than_the_devices_largest_buffer(cl_device):
     """Under a profile whose largest buffer is 64 KiB, an ADD of two 128 KiB tensors is not
-    supported, and the report names the operand and the limit; with fallback it runs on the
-    reference and gives the right sums."""
+    supported, and the report names the operand, its shape and the limit (a runtime places
+    it elsewhere); the device's own prepare is GENERAL_FAILURE with the same sentence (its
+    fallback would hold the same tensors on the host), while a smaller model prepares and
+    runs."""
+    from hal.errors import HalError
+
     dev = ClDevice(None, fallback=True)
     dev.limits = dev.limits.with_profile(DeviceProfile("tiny-alloc",
                                                        max_mem_alloc_size=64 << 10))
     model = _add_model([1, 128, 64, 4])
     (row,) = dev.support_report(model)
     assert row[2] is False
-    assert "input 0 needs 131072 bytes" in row[3] and "MAX_MEM_ALLOC_SIZE 65536" in row[3]
-    assert "tiny-alloc" in row[3]
+    assert "input 0 (operand 0 of shape [1, 128, 64, 4]) needs 131072 bytes" in row[3]
+    assert "MAX_MEM_ALLOC_SIZE 65536" in row[3] and "tiny-alloc" in row[3]
     assert dev.get_supported_operations(model) == [False]
+    with pytest.raises(HalError) as e:
+        dev.prepare_model(model)
+    assert e.value.status == ErrorStatus.GENERAL_FAILURE and "65536" in e.value.reason
     small = _add_model([1, 8, 8, 4])
     assert dev.get_supported_operations(small) == [True]
     rng = np.random.default_rng(3)
-    xs = [rng.standard_normal((1, 128, 64, 4)).astype(np.float32) for _ in range(2)]
-    req = make_request(model, xs)
-    r = dev.prepare_model(model).execute_synchronously(req)
+    xs = [rng.standard_normal((1, 8, 8, 4)).astype(np.float32) for _ in range(2)]
+    req = make_request(small, xs)
+    r = dev.prepare_model(small).execute_synchronously(req)
     assert r.status == ErrorStatus.NONE
-    np.testing.assert_array_equal(read_outputs(model, req, r.output_shapes)[0], xs[0] + xs[1])
+    np.testing.assert_array_equal(read_outputs(small, req, r.output_shapes)[0], xs[0] + xs[1])
 
 
 def test_support_names_missing_local_memory(cl_device):
