@@ -304,6 +304,7 @@ class Importer:
         from clnn.onnx.ops import CONVERTERS
         from clnn.onnx.ops_qfloat import CONVERTERS as QFLOAT
 
+        self.converters = CONVERTERS  # (the quantized converters run float ones through it)
         for name in self.input_names:
             self.node = None
             shape = self.shape(name)

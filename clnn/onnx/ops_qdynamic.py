@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from clnn.onnx.ops_qlinear import const_value, float_value, sub_node
+from clnn.onnx.qvalues import const_value, float_value, sub_node
 from hal.types import OperandType
 
 OT = OperandType

@@ -31,8 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from clnn.onnx.ops_qdynamic import round_half_even
-from clnn.onnx.ops_qlinear import F32, float_value, sub_node
 from clnn.onnx.ops_quant import _check_input, _params, _qtype
+from clnn.onnx.qvalues import F32, float_value, sub_node
 from hal.types import OperandType
 
 OT = OperandType
@@ -115,13 +115,11 @@ def quantize_rounded(imp, n, value: int, shape, i_scale: int, i_zp: int):
 
 def _float_acc(imp, n, op_type, inputs, attrs) -> tuple[int, tuple]:
     """Run the float converter of ``op_type`` into a fresh value; (operand, shape)."""
-    from clnn.onnx.ops import CONVERTERS
-
     out = n.outputs[0]
     name = f"{out}\0acc"
     shape = imp.static_shape(out)
     imp.info[name] = (F32, shape)
-    CONVERTERS[op_type](imp, sub_node(imp, n, op_type, inputs, [name], attrs))
+    imp.converters[op_type](imp, sub_node(imp, n, op_type, inputs, [name], attrs))
     return imp.operand(name), shape
 
 
@@ -199,7 +197,7 @@ def add(imp, n):
 
 def concat(imp, n):
     """QLinearConcat: each input dequantized, concatenated, quantized with halves to even."""
-    from clnn.onnx.ops_qlinear import dequantized_value
+    from clnn.onnx.qvalues import dequantized_value
 
     ins = [dequantized_value(imp, n, k, k + 1, k + 2, f"input {k // 3}")
            for k in range(2, len(n.inputs), 3)]
