@@ -10,8 +10,6 @@ DequantizeLinear of int32, and the operator's one output is read by one Quantize
 
 from __future__ import annotations
 
-from onnx import helper
-
 MS = "com.microsoft"
 #: operator -> (the fused operator, its domain, the inputs that are quantized data, bias input)
 UNITS = {"Conv": ("QLinearConv", "", (0, 1), 2), "MatMul": ("QLinearMatMul", "", (0, 1), None),
@@ -27,7 +25,7 @@ def fuse_qdq(model):
     """The model with its QDQ node units replaced by quantized operators (a copy; the input
     is returned as it is when there is nothing to fuse)."""
     import onnx
-    from onnx import numpy_helper
+    from onnx import helper, numpy_helper
 
     g = model.graph
     consts = {t.name: numpy_helper.to_array(t) for t in g.initializer}
@@ -78,6 +76,8 @@ def _dq(name, producer, consts, per_channel_ok=False):
 
 
 def _fuse(n, producer, readers, outputs, consts):
+    from onnx import helper
+
     unit = UNITS.get(n.op_type)
     if unit is None or n.domain not in ("", "ai.onnx") or len(n.output) != 1:
         return None
@@ -119,4 +119,6 @@ def _fuse(n, producer, readers, outputs, consts):
 
 
 def _attrs(n) -> dict:
+    from onnx import helper
+
     return {a.name: helper.get_attribute_value(a) for a in n.attribute}
