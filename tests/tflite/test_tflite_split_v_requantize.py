@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.kits.tflite_writer import Graph
-from tests.tflite.test_tflite_ops import assert_matches, op_types
+from tests.tflite.test_tflite_ops import assert_matches, op_types, run_both
 
 RNG = np.random.default_rng(11)
 
@@ -38,10 +38,19 @@ def test_split_v(tmp_path, sizes, axis, nn):
 @pytest.mark.parametrize("out_type, scale, zp", [("uint8", 0.00390625, 0), ("int8", 0.02, 7),
                                                  ("uint8", 0.005, 100)])
 def test_quantize_of_a_quantized_tensor(tmp_path, out_type, scale, zp):
+    """The same scale (the microWakeWord models' int8 -> uint8): litert's bits. Another scale:
+    TFLite requantizes in integers (a fixed-point multiplier), clnn dequantizes and quantizes
+    (NNAPI has no requantizing QUANTIZE), which rounds a value on a tie differently: within the
+    1-LSB tolerance (README, quantized arithmetic's exceptions)."""
     g = Graph()
     x = g.tensor([1, 64], "int8", scale=0.00390625, zero_point=-128, name="x")
     y = g.tensor([1, 64], out_type, scale=scale, zero_point=zp, name="y")
     g.op("QUANTIZE", [x], [y])
     arr = np.arange(-128, 128, 4).astype(np.int8).reshape(1, 64)
-    imported, _ = assert_matches(g, [x], [y], [arr], tmp_path, exact=True)
+    if scale == 0.00390625:
+        imported, _ = assert_matches(g, [x], [y], [arr], tmp_path, exact=True)
+    else:
+        imported, outs, ref = run_both(g, [x], [y], [arr], tmp_path)
+        diff = np.abs(outs[0].astype(np.int32) - ref[0].astype(np.int32))
+        assert diff.max() <= 1, diff.max()
     assert op_types(imported) == ["DEQUANTIZE", "QUANTIZE"]
