@@ -9,6 +9,7 @@ def test_bench_gemm_json(cl_device, capsys, monkeypatch):
     from clnn.tools.cli import main
 
     monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    monkeypatch.delenv("OPENBLAS_L2_SIZE", raising=False)  # (the caller's environment)
     assert main(["bench", "gemm", "--n", "96", "--reps", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["n"] == 96
