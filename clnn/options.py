@@ -1,0 +1,156 @@
+"""What steers the OpenCL device: one frozen options object, and the one place that reads the
+environment.
+
+A :class:`DeviceOptions` is given to the device (``ClDevice(options=...)``) and travels down to
+every pass of a prepare and to the execution; no device module reads ``os.environ``. The
+environment is read here only, by :func:`from_environ`, which the entry points call
+(``open_device``, ``clnn.load``, the CLI); a ``ClDevice()`` made without options gets the
+defaults, whatever the environment holds. The table of variables is :data:`VARIABLES` (and
+the README's "Options" section).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+TUNE_MODES = ("off", "fast", "full")
+DWPW_MODES = ("off", "on", "all")
+WINOGRAD_TILES = (0, 2, 4)
+
+
+@dataclass(frozen=True)
+class DeviceOptions:
+    """How the OpenCL device prepares and runs models (defaults: what a user gets)."""
+
+    #: measure kernel variants at prepare: "off" (the device-class defaults), "fast" (within
+    #: ``tune_budget_s`` per model), "full" (every candidate, no bound)
+    tune: str = "fast"
+    #: measuring seconds per prepared model in "fast" mode (None: clnn.tuning's default)
+    tune_budget_s: float | None = None
+    #: run a plan's launches as one chained launch: None (the device-class default: CPU devices
+    #: of two or more compute units), True, False
+    chains: bool | None = None
+    #: build the kernels a prepare needs as one OpenCL program (False: one program per kernel)
+    combine: bool = True
+    #: the depthwise -> pointwise fusion: "on" (where the tuner or the defaults pick it), "off",
+    #: "all" (wherever a tile fits: tests, A/B measurements)
+    dwpw: str = "on"
+    #: Winograd output tile for eligible 3x3 convolutions: None (tuned / defaults), 0 (im2col
+    #: GEMM), 2 or 4
+    winograd: int | None = None
+    #: read model inputs in place on devices that share the host's memory
+    direct_inputs: bool = True
+    #: compile half of a large prepare's kernels in a helper process (PoCL)
+    compile_helper: bool = True
+    #: write every rendered kernel source into this directory (None: not written)
+    dump_cl: str | None = None
+    #: clnn's cache root (programs, tuning, capabilities, models); None: the platformdirs user
+    #: cache directory
+    cache_dir: str | None = None
+    #: full Mako tracebacks in kernel rendering errors
+    debug: bool = False
+    #: PoCL settings applied when a device is made (unless the user set them): worker threads
+    #: pinned one per core (POCL_AFFINITY=1) and one generic work-group function per kernel
+    #: (POCL_WORK_GROUP_SPECIALIZATION=0)
+    pocl_settings: bool = True
+
+    def __post_init__(self):
+        if self.tune not in TUNE_MODES:
+            raise ValueError(f"tune={self.tune!r} is not one of {', '.join(TUNE_MODES)}")
+        if self.dwpw not in DWPW_MODES:
+            raise ValueError(f"dwpw={self.dwpw!r} is not one of {', '.join(DWPW_MODES)}")
+        if self.winograd is not None and self.winograd not in WINOGRAD_TILES:
+            raise ValueError(f"winograd={self.winograd!r} is not None, 0, 2 or 4")
+        if self.tune_budget_s is not None and not self.tune_budget_s >= 0:
+            raise ValueError(f"tune_budget_s={self.tune_budget_s!r} is not >= 0 seconds")
+
+    def replace(self, **changes) -> DeviceOptions:
+        """A copy with ``changes`` (the options are frozen)."""
+        return dataclasses.replace(self, **changes)
+
+
+def _bool(name: str, raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name}={raw!r} is not 0 or 1")
+
+
+def _seconds(name: str, raw: str) -> float:
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a number of seconds") from None
+
+
+def _winograd(name: str, raw: str) -> int:
+    if raw.strip() not in ("0", "2", "4"):
+        raise ValueError(f"{name}={raw!r} is not 0, 2 or 4")
+    return int(raw)
+
+
+def _dwpw(name: str, raw: str) -> str:
+    value = {"0": "off", "1": "on"}.get(raw.strip().lower(), raw.strip().lower())
+    if value not in DWPW_MODES:
+        raise ValueError(f"{name}={raw!r} is not 0, 1 or all")
+    return value
+
+
+def _tune(name: str, raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in TUNE_MODES:
+        raise ValueError(f"{name}={raw!r} is not one of {', '.join(TUNE_MODES)}")
+    return value
+
+
+#: environment variable -> (option field, parser, what it sets): the one table of them
+VARIABLES: dict[str, tuple[str, object, str]] = {
+    "CLNN_TUNE": ("tune", _tune, "off | fast | full: measuring kernel variants at prepare"),
+    "CLNN_TUNE_BUDGET": ("tune_budget_s", _seconds, "seconds of measuring per model (fast)"),
+    "CLNN_CHAIN": ("chains", _bool, "0 | 1: chained launches (default: CPU devices)"),
+    "CLNN_COMBINE": ("combine", _bool, "0: one OpenCL program per kernel"),
+    "CLNN_DWPW": ("dwpw", _dwpw, "0 | 1 | all: the depthwise -> pointwise fusion"),
+    "CLNN_WINOGRAD": ("winograd", _winograd, "0 | 2 | 4: force the 3x3 convolution tile"),
+    "CLNN_DIRECT_INPUTS": ("direct_inputs", _bool, "0: copy inputs even on host memory"),
+    "CLNN_COMPILE_HELPER": ("compile_helper", _bool, "0: compile in this process only"),
+    "CLNN_DUMP_CL": ("dump_cl", lambda _n, raw: raw, "directory for rendered kernel sources"),
+    "CLNN_CACHE_DIR": ("cache_dir", lambda _n, raw: raw, "clnn's cache root"),
+    "CLNN_DEBUG": ("debug", lambda _n, raw: bool(raw.strip()), "full kernel rendering errors"),
+}
+
+
+def from_environ(environ: Mapping[str, str] | None = None,
+                 base: DeviceOptions | None = None) -> DeviceOptions:
+    """``base`` (default: the defaults) with the variables of :data:`VARIABLES` set (non-empty)
+    in ``environ`` (default: ``os.environ``); a malformed value raises ValueError naming the
+    variable."""
+    environ = os.environ if environ is None else environ
+    changes = {}
+    for var, (field, parse, _doc) in VARIABLES.items():
+        raw = environ.get(var, "")
+        if raw.strip():
+            changes[field] = parse(var, raw)
+    return (base or DeviceOptions()).replace(**changes)
+
+
+def device_spec_from_environ(environ: Mapping[str, str] | None = None
+                             ) -> tuple[str | None, str | None]:
+    """The OpenCL device named by the environment: the first of ``CLNN_DEVICE`` and
+    ``PYOPENCL_CTX`` set, as (its value, "$" and its name), else (None, None)."""
+    environ = os.environ if environ is None else environ
+    for var in ("CLNN_DEVICE", "PYOPENCL_CTX"):
+        value = environ.get(var, "").strip()
+        if value:
+            return value, f"${var}"
+    return None, None
+
+
+def profile_from_environ(environ: Mapping[str, str] | None = None) -> str | None:
+    """``CLNN_DEVICE_PROFILE`` (a name of clnn.workgroups.PROFILES), else None."""
+    environ = os.environ if environ is None else environ
+    return environ.get("CLNN_DEVICE_PROFILE", "").strip() or None
