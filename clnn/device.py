@@ -266,14 +266,17 @@ class ClDevice(Device):
 
     def __init__(self, device: str | None = None, fallback: bool = True,
                  profiling: bool = False, profile: str | None = None, nhwc: bool = True, *,
-                 resolved: tuple | None = None, context=None):
+                 options=None, resolved: tuple | None = None, context=None):
         """``resolved`` (:func:`resolve_cl_device`'s answer) and ``context`` (a cl.Context
         holding that device): how :func:`open_cl_devices` gives devices of one platform one
         context; by default the device gets a context of its own."""
         import pyopencl as cl
 
+        from clnn.options import DeviceOptions
         from clnn.workgroups import DeviceLimits, profile_named
 
+        #: how this device prepares and runs models (clnn.options; never the environment)
+        self.options = options if options is not None else DeviceOptions()
         self.platform, self.cl_device, self.parent_device, units = \
             resolved or resolve_cl_device(device)
         self.sub_device_units = units
