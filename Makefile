@@ -38,7 +38,7 @@ cts: $(VENV)/.installed opencl
 	$(VENV)/bin/clnn cts $(CORPUS) --device reference
 
 check-kernels: $(VENV)/.installed opencl oclgrind
-	$(PY) -m clnn.tools.check_kernels $(CORPUS) -j $(CHECK_JOBS) --profile $(CHECK_PROFILE) $(CHECK_ARGS)
+	$(PY) -m clnn.suites.check_kernels $(CORPUS) -j $(CHECK_JOBS) --profile $(CHECK_PROFILE) $(CHECK_ARGS)
 
 bench: $(VENV)/.installed opencl
 	$(PY) -m pip install -q -e '.[test,bench]'

@@ -90,7 +90,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
 
     model, inputs = build(args.steps, args.batch, args.input, args.units)
     load_before = os.getloadavg()[0]

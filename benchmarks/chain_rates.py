@@ -39,7 +39,7 @@ def category(sg, k: int, fused: list[int]) -> str | None:
 
 def tally(rows: list, pm, sg, into: dict):
     """Add a profile's rows (ms per run) to ``into``: category -> [flop, ms]."""
-    from clnn.tools.roofline import counts
+    from clnn.bench.roofline import counts
 
     fused_into = getattr(pm, "fused_into", {})
     for r in rows:
@@ -71,9 +71,9 @@ def main(argv=None) -> int:
     ap.add_argument("--iterations", type=int, default=10)
     args = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
-    from clnn.tools.devices import open_device
-    from clnn.tools.onnx_run import import_model
-    from clnn.tools.run import parse_inputs, profile_prepared
+    from clnn.cli.onnx_run import import_model
+    from clnn.cli.run import parse_inputs, profile_prepared
+    from clnn.devices import open_device
 
     device = open_device("opencl", profiling=True)
     print(f"device: {device.cl_device.name.strip()}, load average "

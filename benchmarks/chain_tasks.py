@@ -8,7 +8,7 @@ MODEL: a MediaPipe model name (clnn models fetch) or a .tflite path. Per model, 
 model per task count in this process (each with its chains built at that count), taking turns:
 ``--rounds`` rounds of ``--iterations`` HAL executions each, the first count rotating; prints
 the median execution time of each and its ratio to the first count's. Then, for the first
-count, the chains' profiled variant (clnn/tools/chain_profile.py) gives the waits: per launch,
+count, the chains' profiled variant (clnn/bench/chain_profile.py) gives the waits: per launch,
 the last work-group's leave minus the first's, summed over the chain, against the chain's time.
 Load average before and after.
 """
@@ -29,7 +29,7 @@ def waits(runner, inputs, runs: int = 30) -> tuple[float, float]:
     """(chain microseconds, summed per-launch wait microseconds), medians over ``runs``."""
     import pyopencl as cl
 
-    from clnn.tools import chain_profile
+    from clnn.bench import chain_profile
 
     pm = runner.prepared
     chains = pm.chains()
@@ -62,11 +62,11 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
     from clnn import chain
-    from clnn.tools import timing
-    from clnn.tools.bench_models import load_case
-    from clnn.tools.devices import open_device
-    from clnn.tools.models import model_path
-    from clnn.tools.run import ClnnRunner
+    from clnn.bench import timing
+    from clnn.bench.bench_models import load_case
+    from clnn.cli.run import ClnnRunner
+    from clnn.devices import open_device
+    from clnn.models.mediapipe import model_path
     from hal.builder_requests import make_request
 
     counts = [int(x) for x in a.tasks.split(",")]

@@ -37,8 +37,8 @@ COPY = """__kernel void traffic(__global const float* x, __global float* y, int 
 def layers(device, paths: list[str]) -> dict:
     """{json signature of a float32 depthwise layer: [occurrences, the variant planned]} over
     the models' plans."""
+    from clnn.cli.onnx_run import import_model
     from clnn.kernels import _depthwise_variants as dv
-    from clnn.tools.onnx_run import import_model
 
     seen: dict = {}
     choose = dv.choose
@@ -86,8 +86,8 @@ def measure(device, paths: list[str], reps: int) -> dict:
     import pyopencl as cl
 
     from clnn import tuning
+    from clnn.bench.bench_peak import load_or_measure_peak, peak_figures
     from clnn.kernels import _depthwise_variants as dv
-    from clnn.tools.bench_peak import load_or_measure_peak, peak_figures
 
     fma = peak_figures(load_or_measure_peak(device))[0] * 1e9
     copy = cl.Kernel(cl.Program(device.context, COPY).build(), "traffic")

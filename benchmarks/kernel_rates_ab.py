@@ -38,8 +38,8 @@ from benchmarks.models_ab import env_pairs, extract  # noqa: E402
 WORKER = r"""
 import json, statistics, sys
 import pyopencl as cl
-from clnn.tools.devices import open_device
-from clnn.tools.run import ClnnRunner, random_inputs
+from clnn.devices import open_device
+from clnn.cli.run import ClnnRunner, random_inputs
 from clnn.tflite import load
 device = open_device("opencl")
 queue = cl.CommandQueue(device.context,
@@ -141,9 +141,9 @@ def main(argv=None) -> int:
     ap.add_argument("models", nargs="*", help="model names (default: every model litert runs)")
     args = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
-    from clnn.tools import timing
-    from clnn.tools.bench_models import litert_models
-    from clnn.tools.models import fetch
+    from clnn.bench import timing
+    from clnn.bench.bench_models import litert_models
+    from clnn.models.mediapipe import fetch
 
     paths = fetch(args.models or litert_models())
     load = [round(os.getloadavg()[0], 2)]

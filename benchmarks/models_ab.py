@@ -11,7 +11,7 @@ of each, the ratios to litert, the speed-up, whether the working tree's outputs 
 (clnn run's tolerance), and the load average before and after each model.
 
 Loading, the seeded inputs, the litert side, the medians and the tolerance are those of
-``clnn bench models`` (clnn/tools/bench_models.py); only the worker is written out here,
+``clnn bench models`` (clnn/bench/bench_models.py); only the worker is written out here,
 since it also runs in the base commit's tree and so may use only what both trees have.
 """
 
@@ -31,9 +31,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKER = r"""
 import json, sys, time
 import numpy as np
-from clnn.tools.models import fetch
-from clnn.tools.devices import open_device
-from clnn.tools.run import ClnnRunner, random_inputs
+from clnn.models.mediapipe import fetch
+from clnn.devices import open_device
+from clnn.cli.run import ClnnRunner, random_inputs
 from clnn.tflite import load
 device = open_device("opencl")
 runners = {}
@@ -115,10 +115,10 @@ def main(argv=None) -> int:
     ap.add_argument("models", nargs="*", help="model names (default: every model litert runs)")
     args = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
-    from clnn.tools import timing
-    from clnn.tools.bench_models import accuracy, litert_models, load_case, median_ms, open_litert
-    from clnn.tools.models import fetch
-    from clnn.tools.run import LITERT_THREADS
+    from clnn.bench import timing
+    from clnn.bench.bench_models import accuracy, litert_models, load_case, median_ms, open_litert
+    from clnn.cli.run import LITERT_THREADS
+    from clnn.models.mediapipe import fetch
 
     paths = fetch(args.models or litert_models())
     names = list(paths)  # as fetch spells them (a name without its .tflite suffix is one)

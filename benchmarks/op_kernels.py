@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from clnn.tools.devices import open_device  # noqa: E402
+from clnn.devices import open_device  # noqa: E402
 from hal.builder import ModelBuilder, make_request, read_outputs  # noqa: E402
 from hal.reference import ReferenceDevice  # noqa: E402
 

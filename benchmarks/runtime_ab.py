@@ -36,9 +36,9 @@ DEFAULT_MODELS = ("face_detection_short_range", "iris_landmark")
 
 def cached_models(names):
     """(name, hal model, inputs) of the MediaPipe models already in the cache."""
+    from clnn.cli.run import random_inputs
+    from clnn.models.mediapipe import _valid, cache_dir
     from clnn.tflite import load
-    from clnn.tools.models import _valid, cache_dir
-    from clnn.tools.run import random_inputs
 
     found, missing = [], []
     for name in names:
@@ -133,7 +133,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from clnn import nnapi
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
 
     device = open_device(args.device)
     nn_device = nnapi.Device(args.device, device)

@@ -27,10 +27,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from clnn import fusion, tuning  # noqa: E402
+from clnn.cli.run import random_inputs  # noqa: E402
 from clnn.device import ClDevice  # noqa: E402
+from clnn.models.mediapipe import model_path  # noqa: E402
 from clnn.tflite import load  # noqa: E402
-from clnn.tools.models import model_path  # noqa: E402
-from clnn.tools.run import random_inputs  # noqa: E402
 
 
 @contextlib.contextmanager

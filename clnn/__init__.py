@@ -1,6 +1,6 @@
 """clnn: an NNAPI-HAL-shaped neural-network driver that runs models through OpenCL.
 
-The short API (clnn/tools/api.py) is reached lazily, so that ``import clnn`` imports neither
+The short API (clnn/api.py) is reached lazily, so that ``import clnn`` imports neither
 pyopencl nor the TFLite reader: ``clnn.load(path_or_bytes_or_hal_model, device="opencl")``
 returns a :class:`clnn.Model` with ``run``, ``profile`` and ``compare``.
 """
@@ -14,7 +14,7 @@ _API = ("Model", "TensorSpec", "load")
 
 def __getattr__(name):
     if name in _API:
-        from clnn.tools import api
+        from clnn import api
 
         return getattr(api, name)
     raise AttributeError(f"module 'clnn' has no attribute {name!r}")

@@ -1,3 +1,3 @@
-from clnn.tools.cli import main
+from clnn.cli.main import main
 
 raise SystemExit(main())

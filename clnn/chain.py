@@ -192,7 +192,7 @@ class Part:
 def source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
     """The chain program's source; ``profiled``: each work-group writes the cycle counter
     (clang's __builtin_readcyclecounter) when it starts and when it leaves each launch into
-    ``clnn_prof`` ([work-group][1 + launches], clnn.tools.chain_profile)."""
+    ``clnn_prof`` ([work-group][1 + launches], clnn.bench.chain_profile)."""
     from clnn.program_cache import _lookup
 
     common = _lookup().get_template("common.mako").get_def("prelude").render()
@@ -347,7 +347,7 @@ class Chain:
         self.launched = False
         self.parts = parts
         self.source = source(parts, len(buffers))
-        #: the profiled variant (clnn.tools.chain_profile): None not built, False not buildable
+        #: the profiled variant (clnn.bench.chain_profile): None not built, False not buildable
         self.profiled_kernel = None
         self.prof = None
 

@@ -70,7 +70,7 @@ def prepare_and_save(device, model, supported, model_cache, data_cache, token):
 def save(device, prepared, keys, supported, model_cache, data_cache, token):
     """Save the cache of a prepared model whose plans asked for the kernel ``keys``
     (program_cache.recording); a failure to save is ignored. Taking the binaries makes PoCL
-    compile every kernel once more for any work-group size (seconds: clnn/tools/first_result.py
+    compile every kernel once more for any work-group size (seconds: clnn/prepare_cached.py
     saves after the first result)."""
     import pyopencl as cl
 

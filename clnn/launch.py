@@ -81,7 +81,7 @@ class ChainEvents(list):
     """The events list of an execution that runs its plans' chains (clnn/chain.py) and
     collects (step, event) pairs, a Chain's event covering its whole run: clnn run --profile
     with chains, which reads their launches' times from their cycle counters
-    (clnn.tools.chain_profile). Other event lists run every launch on its own."""
+    (clnn.bench.chain_profile). Other event lists run every launch on its own."""
 
 
 def chained_events(events) -> bool:

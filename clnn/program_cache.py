@@ -269,7 +269,7 @@ class ProgramCache:
 #: listeners of the compile work of a prepare: callables ``(stage, done, total)``, stage "build"
 #: (a program built; total None: programs are built as the plans ask for them) or "warm_up"
 #: (done of total first kernel launches, clnn.prepared_model.ClPreparedModel.warm_up). The
-#: tools draw a progress bar from them (clnn/tools/first_result.py); none by default.
+#: tools draw a progress bar from them (clnn/prepare_cached.py); none by default.
 listeners: list = []
 
 

@@ -40,7 +40,7 @@ class DeviceProfile:
     #: OpenCL extensions the simulated device lacks (e.g. cl_khr_fp64)
     without: frozenset = frozenset()
     #: the limits Oclgrind can simulate itself (``oclgrind --max-wgsize --local-mem-size``)
-    #: are also passed to it by clnn.tools.check_kernels
+    #: are also passed to it by clnn.suites.check_kernels
     doc: str = ""
 
 

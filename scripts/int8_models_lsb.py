@@ -2,7 +2,7 @@
 """The int8 models of ``clnn models fetch --int8`` (or any .tflite files named) bit for bit:
 per model and output, the largest difference from ai-edge-litert's built-in kernels of clnn's
 devices and of litert's default XNNPACK delegate, over seeded random inputs spanning each
-input's full range (clnn/tools/int8_check.py).
+input's full range (clnn/suites/int8_check.py).
 
     python scripts/int8_models_lsb.py [--seeds 5] [--devices reference,opencl] [MODEL ...]
 
@@ -17,8 +17,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from clnn.tools.int8_check import compare_model  # noqa: E402
-from clnn.tools.int8_models import INT8_MODELS, STREAMING, present_int8  # noqa: E402
+from clnn.models.int8 import INT8_MODELS, STREAMING, present_int8  # noqa: E402
+from clnn.suites.int8_check import compare_model  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -27,7 +27,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--devices", default="reference,opencl")
     args = ap.parse_args(argv)
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
 
     devices = {n: open_device(n, fallback=False) if n == "opencl" else open_device(n)
                for n in args.devices.split(",") if n}

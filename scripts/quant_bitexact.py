@@ -24,7 +24,7 @@ from tests.kits.quant_cases import OPS, case, run_case  # noqa: E402
 
 
 def open_devices(names):
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
 
     return {n: open_device(n, fallback=False) if n == "opencl" else open_device(n)
             for n in names}

@@ -97,7 +97,7 @@ _MODE = os.environ.get("CLNN_DWPW", "1")
 @contextlib.contextmanager
 def forced_mode(mode: str):
     """Prepares made inside this context plan as with CLNN_DWPW = ``mode`` ("0", "1", "all":
-    clnn tune's check of the fusions in a model's runs, clnn/tools/tune_chain.py)."""
+    clnn tune's check of the fusions in a model's runs, clnn/cli/tune_chain.py)."""
     global _MODE
     saved, _MODE = _MODE, mode
     try:

@@ -163,7 +163,7 @@ class Compilation:
         device = self.devices[step.device].hal
         if self.cache is None:
             return device.prepare_model(model, self.preference, self.priority, deadline)
-        from clnn.tools.first_result import prepare_cached
+        from clnn.prepare_cached import prepare_cached
 
         directory, token = self.cache
         key = token if len(self.plan().steps) == 1 else hashlib.sha256(

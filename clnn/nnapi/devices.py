@@ -94,7 +94,7 @@ def capabilities_of(devices) -> list:
 
 
 def _spec_name(spec: str) -> str:
-    from clnn.tools.devices import parse_device_spec
+    from clnn.devices import parse_device_spec
 
     kind, cl_spec = parse_device_spec(spec)
     if kind == "opencl" and cl_spec is None:
@@ -106,7 +106,7 @@ def devices_from_specs(specs, **cl_options) -> list[Device]:
     """Devices for several names (as :func:`device_from_spec`); the OpenCL devices of one
     platform get one cl.Context (clnn.device.open_cl_devices), so that a tensor passed between
     two of their steps stays in device memory. ``cl_options``: ClDevice's (fallback, ...)."""
-    from clnn.tools.devices import open_device, parse_device_spec
+    from clnn.devices import open_device, parse_device_spec
 
     specs = list(specs)
     try:
@@ -129,9 +129,9 @@ def devices_from_specs(specs, **cl_options) -> list[Device]:
 
 
 def device_from_spec(spec: str, capabilities=None) -> Device:
-    """A Device for a device name clnn.tools.devices.open_device knows ("reference",
+    """A Device for a device name clnn.devices.open_device knows ("reference",
     "opencl", "opencl:0:1", "opencl:0:0/1" ...); UNAVAILABLE_DEVICE when it is not there."""
-    from clnn.tools.devices import open_device, parse_device_spec
+    from clnn.devices import open_device, parse_device_spec
 
     try:
         kind, cl_spec = parse_device_spec(spec)

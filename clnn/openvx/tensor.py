@@ -37,7 +37,7 @@ MAX_TENSOR_DIMS = 6
 
 class Context:
     """vx_context: owns the device graphs run on. ``device`` is a name for
-    :func:`clnn.tools.devices.open_device` ("reference", "opencl", ...; ``options`` go with it,
+    :func:`clnn.devices.open_device` ("reference", "opencl", ...; ``options`` go with it,
     e.g. ``fallback=False``) or a HAL Device; it is opened when a graph is first verified."""
 
     def __init__(self, device="reference", **options):
@@ -48,7 +48,7 @@ class Context:
     @property
     def device(self):
         if self._device is None:
-            from clnn.tools.devices import open_device
+            from clnn.devices import open_device
 
             self._device = open_device(self._device_spec, **self._options)
         return self._device

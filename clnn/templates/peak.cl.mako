@@ -1,4 +1,4 @@
-## Roofline probes of `clnn bench peak` (clnn/tools/bench_peak.py), as clpeak measures a device.
+## Roofline probes of `clnn bench peak` (clnn/bench/bench_peak.py), as clpeak measures a device.
 ##
 ## peak_fma: every work-item runs `iters` rounds of `chains` independent vector fused
 ## multiply-adds of width vw (fma: PoCL compiled mad as a multiply and an add, half the rate);

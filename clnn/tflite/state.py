@@ -6,7 +6,7 @@ ASSIGN_VARIABLE writes it, and CALL_ONCE runs an init subgraph on the first invo
 ASSIGN_VARIABLEs give the initial values. NNAPI has no variables: each becomes an extra model
 input (its value before the step) and an extra output (its value after the step), after the
 model's own, and the caller carries the output over to the next step's input (``clnn.load``
-keeps it in device memory: clnn/tools/stream.py).
+keeps it in device memory: clnn/stream.py).
 
 At import the init subgraphs are evaluated (their assigned values must be constants); in the
 main graph a READ_VARIABLE's output is the variable's current operand (the state input, or the

@@ -91,7 +91,7 @@ def test_without_fallback_if_and_while_run_on_the_device(cl_device, tmp_path, mo
 
 
 def test_cli_json(record, capsys):
-    from clnn.tools.cli import main
+    from clnn.cli.main import main
 
     assert main(["capabilities", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

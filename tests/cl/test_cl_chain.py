@@ -320,9 +320,9 @@ def test_profile_times_chained_launches_by_cycle_counters(cl_device, chained):
     """clnn run --profile on a chained plan: each chained operation timed inside the chain (its
     profiled variant's cycle counters), the times positive and adding up to about the chain's
     run; the profiled variant computes the same outputs."""
+    from clnn.bench import chain_profile
+    from clnn.cli.run import profile_prepared
     from clnn.launch import ChainEvents
-    from clnn.tools import chain_profile
-    from clnn.tools.run import profile_prepared
 
     model, inputs = block_model()
     pm = cl_device.prepare_model(model)
@@ -357,9 +357,9 @@ def test_profile_times_chained_launches_by_cycle_counters(cl_device, chained):
 def test_profile_without_cycle_counter_times_launches_one_by_one(cl_device, chained, monkeypatch):
     """A device whose compiler has no cycle counter (Oclgrind: "Undefined external function:
     llvm.readcyclecounter"): the profile runs the launches one by one, timed by events."""
-    from clnn.tools import chain_profile
-    from clnn.tools.devices import open_device
-    from clnn.tools.run import profile_prepared
+    from clnn.bench import chain_profile
+    from clnn.cli.run import profile_prepared
+    from clnn.devices import open_device
 
     dev = open_device(cl_device.cl_device.name, profiling=True)  # (events need profiling)
     model, inputs = block_model()

@@ -63,7 +63,7 @@ import json, sys
 from clnn import launch, program_cache
 from clnn.device import ClDevice
 from clnn.tflite import load
-from clnn.tools.run import ClnnRunner, compare, random_inputs
+from clnn.cli.run import ClnnRunner, compare, random_inputs
 from hal.reference import ReferenceDevice
 
 given, stopped = [], []
@@ -92,7 +92,7 @@ print(json.dumps({"given": given, "stopped": stopped, "within_tolerance": ok,
 def test_cold_prepare_with_the_helper(cl_device, tmp_path):
     if "pocl" not in cl_device.platform.version.lower():
         pytest.skip("the helper compiles into PoCL's kernel cache: PoCL only")
-    from clnn.tools import models
+    from clnn.models import mediapipe as models
 
     path = models.fetch(["face_detection_short_range.tflite"])[
         "face_detection_short_range.tflite"]

@@ -242,9 +242,9 @@ def test_corpus_control_flow_runs_with_no_host_operation(cl_device, no_host_oper
                                                          spec, capsys):
     """``clnn support`` shows every operation on OpenCL, and the corpus test passes with no
     operation on the host (the fixture fails the test otherwise)."""
-    from clnn.tools.cli import main
-    from clnn.tools.corpus import read_corpus_file
-    from clnn.tools.cts import run_variant
+    from clnn.cli.main import main
+    from clnn.suites.corpus import read_corpus_file
+    from clnn.suites.cts import run_variant
     from tests.kits.paths import CORPUS
 
     path = CORPUS / f"{spec}.json.gz"

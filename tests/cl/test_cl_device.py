@@ -203,7 +203,7 @@ def test_second_process_does_not_rebuild(tmp_path):
 
 
 def test_cli_devices_and_support(cl_device, capsys):
-    from clnn.tools.cli import main
+    from clnn.cli.main import main
 
     assert main(["devices"]) == 0
     out = capsys.readouterr().out
@@ -254,7 +254,7 @@ def test_zero_sized_intermediates(cl_device, op):
 def test_no_opencl_gives_a_clear_message(monkeypatch, capsys):
     """Without any OpenCL device: `clnn devices` explains, ClDevice is DEVICE_UNAVAILABLE."""
     import clnn.device as device_module
-    from clnn.tools.devices import run_devices_cli
+    from clnn.devices import run_devices_cli
 
     monkeypatch.setattr(device_module, "list_cl_devices", lambda: [])
     assert run_devices_cli() == 0
@@ -267,8 +267,8 @@ def test_no_opencl_gives_a_clear_message(monkeypatch, capsys):
 
 def test_demo_profiles_every_operation():
     """`clnn demo` on OpenCL: a kernel time from profiling events for every operation."""
+    from clnn.cli import demo
     from clnn.device import ClDevice
-    from clnn.tools import demo
 
     try:
         dev = ClDevice(profiling=True)

@@ -214,7 +214,7 @@ def test_tuner_measures_both_ways_and_the_next_prepare_reuses(cl_device, tmp_pat
 
 
 def test_tune_report_formats_the_fusion():
-    from clnn.tools.tune import _sig, _variant
+    from clnn.cli.tune import _sig, _variant
 
     assert _variant({"fuse": False}) == "two launches"
     assert _variant({"fuse": True, "tile": [4, 3, 8]}) == "fused tile 4x3x8"

@@ -92,7 +92,7 @@ def test_compilation_cache_round_trip(test_extension, with_fallback, tmp_path):
 
 
 def test_support_lists_extension_operations_by_name(test_extension, capsys):
-    from clnn.tools.support_extensions import run_extensions_cli
+    from clnn.cli.support_extensions import run_extensions_cli
 
     assert run_extensions_cli(None) == 0
     out = capsys.readouterr().out

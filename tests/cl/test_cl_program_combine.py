@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from clnn import program_cache
+from clnn.cli.demo import build_model, demo_input
 from clnn.program_cache import ProgramCache
-from clnn.tools.demo import build_model, demo_input
 from hal.builder import make_request, read_outputs
 from tests.kits.devices import open_or_skip
 

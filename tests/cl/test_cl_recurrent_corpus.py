@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from clnn.tools.corpus import build_model, build_request, read_corpus_file
+from clnn.suites.corpus import build_model, build_request, read_corpus_file
 from hal.errors import ErrorStatus
 from tests.kits.paths import CORPUS
 

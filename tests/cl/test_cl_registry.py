@@ -103,7 +103,7 @@ def test_data_movement_families_share_one_copy_program():
     runs of 12, support.copy_vector), and each result is right."""
     pytest.importorskip("pyopencl")
     from clnn import program_cache
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
     from hal.builder import ModelBuilder, make_request, read_outputs
 
     # a new context (its program cache starts empty), every operation on the kernels

@@ -1,5 +1,5 @@
 """clnn tune's check of the depthwise -> 1x1 fusions in the model's own runs
-(clnn/tools/tune_chain.py): the decision per signature, and `clnn tune` on a model whose
+(clnn/cli/tune_chain.py): the decision per signature, and `clnn tune` on a model whose
 cached choice fuses: both ways timed in the model's runs, the entry set apart exactly when
 apart measured faster, and the next prepare following it."""
 
@@ -10,8 +10,8 @@ import json
 import numpy as np
 
 from clnn import tuning
+from clnn.cli import tune_chain
 from clnn.kernels import _dwpw, _dwpw_variants
-from clnn.tools import tune_chain
 from tests.kits.tflite_writer import Graph
 
 
@@ -50,8 +50,8 @@ def dw_pw_tflite(path, blocks: int = 4, c: int = 16, hw: int = 24):
 
 
 def test_clnn_tune_checks_the_fusions_in_the_model(cl_device, tmp_path, monkeypatch, capsys):
-    from clnn.tools.cli import main
-    from clnn.tools.errors import import_tflite
+    from clnn.cli.errors import import_tflite
+    from clnn.cli.main import main
 
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(_dwpw, "_MODE", "1")

@@ -282,7 +282,7 @@ def test_tuned_choice_runs_correctly(cl_device, tmp_path, monkeypatch):
 
 def test_clnn_tune_command(tmp_path, monkeypatch, capsys):
     """clnn tune: the layer's choice, its gain, then a second run from the cache."""
-    from clnn.tools.cli import main
+    from clnn.cli.main import main
     from tests.kits.tflite_writer import Graph
 
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
@@ -425,7 +425,7 @@ def test_a_full_choice_outside_the_fast_candidates_is_reused(monkeypatch, tmp_pa
 
 
 def test_tune_report_formats_both_families():
-    from clnn.tools.tune import _sig, _variant
+    from clnn.cli.tune import _sig, _variant
 
     assert _variant({"tile": [8, 1, 16], "wg": None}) == "tile 8x1x16 wg driver"
     assert _variant({"tile": [4, 4, 8], "wg": [16, 2]}) == "tile 4x4x8 wg 16x2"

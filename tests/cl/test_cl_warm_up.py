@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from clnn import launch, program_cache
-from clnn.tools.demo import build_model, demo_input
+from clnn.cli.demo import build_model, demo_input
 from hal.builder import make_request, read_outputs
 from hal.errors import ErrorStatus
 from hal.reference import ReferenceDevice

@@ -247,7 +247,7 @@ def test_vector_widths():
 
 
 def test_tune_report_formats_the_path():
-    from clnn.tools.tune import _sig, _variant
+    from clnn.cli.tune import _sig, _variant
 
     assert [_variant({"m": m}) for m in (0, 2, 4)] == \
         ["im2col GEMM", "Winograd F(2x2,3x3)", "Winograd F(4x4,3x3)"]
@@ -260,7 +260,7 @@ def test_clnn_tune_takes_an_onnx_model(tmp_path, monkeypatch, capsys):
     measured both ways, the report naming the paths."""
     import json
 
-    from clnn.tools.cli import main
+    from clnn.cli.main import main
     from tests.onnx.kit import f32, graph, node
 
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))

@@ -142,7 +142,7 @@ def test_restore_in_a_new_process(device, tmp_path):
     script = f"""
 import json, sys
 import numpy as np
-from clnn.tools.devices import open_device
+from clnn.devices import open_device
 from hal.builder import make_request, read_outputs
 from tests.kits.execution_models import chain, sample
 dev = open_device({name!r})
@@ -166,7 +166,7 @@ def test_bench_prepare_restores_without_building(capsys):
     from tests.kits.devices import open_or_skip
 
     open_or_skip("opencl")
-    from clnn.tools.bench_prepare import run_prepare_bench
+    from clnn.bench.bench_prepare import run_prepare_bench
 
     assert run_prepare_bench(as_json=True) == 0
     result = json.loads(capsys.readouterr().out)

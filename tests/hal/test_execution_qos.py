@@ -50,7 +50,7 @@ def test_deadline_passed_before_prepare_is_persistent(device):
 def test_deadline_passing_during_an_execution_is_transient(monkeypatch):
     """The reference device checks the deadline between operations; a clock that runs out
     after the first check makes the second one miss it."""
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
 
     dev = open_device("reference")
     m = chain()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from clnn.tools.cts import run_variant
+from clnn.suites.cts import run_variant
 from hal.reference import ReferenceDevice
 from tests.kits import spec_variants as sv
 

@@ -11,7 +11,7 @@ import copy
 
 import pytest
 
-from clnn.tools.cts import run_variant
+from clnn.suites.cts import run_variant
 from hal.reference import ReferenceDevice
 from tests.kits import spec_variants as sv
 

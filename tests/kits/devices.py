@@ -6,9 +6,9 @@ import pytest
 
 
 def open_or_skip(name: str, **options):
-    """``clnn.tools.devices.open_device(name)``, or skip the test when this machine has no such
+    """``clnn.devices.open_device(name)``, or skip the test when this machine has no such
     device (no pyopencl, no OpenCL platform)."""
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
 
     try:
         return open_device(name, **options)

@@ -463,8 +463,8 @@ def litert_outputs(model: bytes, inputs, xnnpack: bool = False) -> list[np.ndarr
 
 
 def clnn_outputs(model: bytes, inputs, device) -> list[np.ndarray]:
+    from clnn.cli.run import ClnnRunner
     from clnn.tflite import load
-    from clnn.tools.run import ClnnRunner
 
     return ClnnRunner(load(model), device).run(list(inputs))[0]
 

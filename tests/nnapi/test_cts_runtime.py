@@ -11,7 +11,7 @@ import pytest
 
 from clnn import nnapi
 from clnn.nnapi.hal_adapter import RuntimeDevice
-from clnn.tools.cts import iter_corpus, run_variant
+from clnn.suites.cts import iter_corpus, run_variant
 from tests.kits.devices import open_or_skip
 from tests.kits.paths import CORPUS
 from tests.nnapi.kit import caps
@@ -54,7 +54,7 @@ def test_zero_sized_tensor_between_steps_falls_back_to_one_device():
     if not found:
         pytest.skip(f"{name} is not in the corpus")
     spec, test = found[0]
-    from clnn.tools.corpus import build_model
+    from clnn.suites.corpus import build_model
 
     prepared = runtime.prepare_model(build_model(test))
     assert len(prepared.plan().steps) >= 2  # split where the zero-sized tensor flows

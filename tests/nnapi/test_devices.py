@@ -49,7 +49,7 @@ def test_sub_device_has_one_compute_unit(whole, sub):
 
 
 def test_bad_sub_device_specs(whole):
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
     from hal.errors import HalError
 
     n = whole.cl_device.max_compute_units
@@ -196,8 +196,8 @@ def test_load_with_devices_uses_the_runtime(whole, sub, tmp_path):
 def test_clnn_run_devices_plan(whole, tmp_path, monkeypatch, capsys):
     """``clnn run MODEL --devices A,B --plan`` prints each operation's device and figures
     (the OpenCL device's capabilities given here instead of measured)."""
+    from clnn.cli.main import main
     from clnn.device import ClDevice
-    from clnn.tools.cli import main
     from tests.kits.tflite_writer import Graph
 
     monkeypatch.setattr(ClDevice, "get_capabilities", lambda self: caps(0.125))
@@ -228,8 +228,8 @@ def test_mediapipe_model_goes_to_the_faster_device(whole, sub, name):
     in the model cache (``clnn models fetch``); test_model_goes_to_the_faster_device_and_
     matches_it_alone is the same check on a model built here."""
     import clnn
-    from clnn.tools.models import _valid, cache_dir
-    from clnn.tools.run import random_inputs
+    from clnn.cli.run import random_inputs
+    from clnn.models.mediapipe import _valid, cache_dir
 
     path = os.path.join(cache_dir(), name + ".tflite")
     if not _valid(path, name + ".tflite"):
@@ -272,8 +272,8 @@ def test_mediapipe_model_placed_by_measured_capabilities(measured_pair, whole, n
     the measurement's answer (the whole device, where its chains run: docs/nnapi.md). Skips
     when the model is not cached (``clnn models fetch``)."""
     import clnn
-    from clnn.tools.models import _valid, cache_dir
-    from clnn.tools.run import random_inputs
+    from clnn.cli.run import random_inputs
+    from clnn.models.mediapipe import _valid, cache_dir
 
     path = os.path.join(cache_dir(), name + ".tflite")
     if not _valid(path, name + ".tflite"):

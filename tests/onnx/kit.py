@@ -8,8 +8,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from clnn.cli.run import ClnnRunner
 from clnn.onnx import load
-from clnn.tools.run import ClnnRunner
 
 F = TensorProto.FLOAT
 RNG = np.random.default_rng(14)

@@ -131,7 +131,7 @@ def test_damaged_files_raise_only_onnx_import_error():
 
 
 def test_cli_error_path_prints_the_message_alone():
-    from clnn.tools.errors import describe
+    from clnn.cli.errors import describe
 
     e = OnnxImportError("node n1 (NonZero): the operator has no NNAPI mapping")
     assert describe(e) == ("node n1 (NonZero): the operator has no NNAPI mapping", 1)

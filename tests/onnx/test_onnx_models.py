@@ -22,12 +22,12 @@ pytest.importorskip("onnxruntime")  # the bench extra
 
 import clnn  # noqa: E402
 import clnn.onnx  # noqa: E402
-from clnn.tools.bench_onnx import on_opencl  # noqa: E402
-from clnn.tools.cli import main  # noqa: E402
-from clnn.tools.onnx_models import ONNX_MODELS, fetch_onnx  # noqa: E402
-from clnn.tools.onnx_randomize import randomized  # noqa: E402
-from clnn.tools.onnx_run import OrtRunner  # noqa: E402
-from clnn.tools.run import ClnnRunner, compare, random_inputs  # noqa: E402
+from clnn.bench.bench_onnx import on_opencl  # noqa: E402
+from clnn.bench.onnx_randomize import randomized  # noqa: E402
+from clnn.cli.main import main  # noqa: E402
+from clnn.cli.onnx_run import OrtRunner  # noqa: E402
+from clnn.cli.run import ClnnRunner, compare, random_inputs  # noqa: E402
+from clnn.models.onnx import ONNX_MODELS, fetch_onnx  # noqa: E402
 from tests.kits.devices import open_or_skip  # noqa: E402
 
 #: the PaddleOCR models (dynamic input shapes) are tested in test_onnx_shapes.py

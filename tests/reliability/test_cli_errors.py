@@ -2,7 +2,7 @@
 ``clnn <command>: <what is wrong>``, exit status 2 for a usage error and 1 for a failure, and
 no traceback (unless CLNN_DEBUG=1).
 
-The table runs ``clnn.tools.cli.main`` in-process (it is what ``python -m clnn`` and the
+The table runs ``clnn.cli.main.main`` in-process (it is what ``python -m clnn`` and the
 ``clnn`` script call; an exception escaping it fails the test); a few cases run the real
 ``python -m clnn`` as a subprocess. Inputs are tiny files made here: .tflite models written
 with the ``tflite`` schema package, a corpus file in shared/cts/FORMAT.md's format, and
@@ -25,7 +25,7 @@ import pytest
 import tflite
 from tflite.BuiltinOperator import BuiltinOperator
 
-from clnn.tools.cli import main
+from clnn.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 #: what an OpenCL device request that cannot be met says, with or without OpenCL installed
@@ -314,7 +314,7 @@ def test_bad_invocation_is_one_line(argv, env, status, says, w, monkeypatch, cap
 
 
 def test_the_table_covers_every_command():
-    from clnn.tools.cli import build_parser
+    from clnn.cli.main import build_parser
 
     commands = set(build_parser()._subparsers._group_actions[0].choices)
     assert commands <= {c[1][0] for c in CASES if c[1]}
@@ -361,12 +361,12 @@ def test_corrupt_corpus_files_are_error_results_and_the_run_goes_on(w, monkeypat
 
 
 def test_an_internal_error_is_one_line_and_debug_shows_the_traceback(monkeypatch, capsys):
-    import clnn.tools.devices
+    import clnn.devices
 
     def broken(as_json=False):
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr(clnn.tools.devices, "run_devices_cli", broken)
+    monkeypatch.setattr(clnn.devices, "run_devices_cli", broken)
     monkeypatch.delenv("CLNN_DEBUG", raising=False)
     assert main(["devices"]) == 1
     err = capsys.readouterr().err
@@ -380,12 +380,12 @@ def test_an_internal_error_is_one_line_and_debug_shows_the_traceback(monkeypatch
 
 
 def test_interrupt_is_one_line(monkeypatch, capsys):
-    import clnn.tools.devices
+    import clnn.devices
 
     def interrupted(as_json=False):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(clnn.tools.devices, "run_devices_cli", interrupted)
+    monkeypatch.setattr(clnn.devices, "run_devices_cli", interrupted)
     assert main(["devices"]) == 130
     assert capsys.readouterr().err == "clnn devices: interrupted\n"
 

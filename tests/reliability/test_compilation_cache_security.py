@@ -22,7 +22,7 @@ TOKEN = bytes(range(32))
 
 @pytest.fixture(scope="module", params=["reference", "opencl"])
 def device(request):
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
 
     try:
         return open_device(request.param)
@@ -211,7 +211,7 @@ def test_a_cache_saved_by_other_kernel_code_is_not_restored(tmp_path, monkeypatc
     # programs built from other templates take other arguments: such a cache is refused
     # (GENERAL_FAILURE, as any foreign cache) and a fresh prepare runs
     from clnn import program_cache
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
 
     try:
         dev = open_device("opencl")

@@ -11,20 +11,20 @@ import threading
 import numpy as np
 import pytest
 
-from clnn.tools.random_graphs import build, generate, random_data
+from clnn.suites.random_graphs import build, generate, random_data
 from hal.builder import make_request, read_outputs
 from hal.errors import ErrorStatus
 from hal.types import OutputShape
 
 THREADS = 8
 PATHS = ("sync", "async", "fenced", "burst")
-#: random graphs (clnn/tools/random_graphs.py) of each family: float32 conv chains, float16,
+#: random graphs (clnn/suites/random_graphs.py) of each family: float32 conv chains, float16,
 #: quant8 asymm and signed (seeds whose graphs have several operations)
 SEEDS = (37, 40, 50, 52)
 
 
 def _device(name):
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
 
     try:
         return open_device(name)

@@ -27,7 +27,7 @@ OT = OperandType
 
 @pytest.fixture(scope="module", params=["reference", "opencl"])
 def device(request):
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
 
     try:
         return open_device(request.param)

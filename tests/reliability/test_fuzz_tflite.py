@@ -1,7 +1,7 @@
 """Malformed .tflite files (issue "Hostile input", defect 4): every file ends in
 TfliteImportError naming what is wrong, or loads and runs with a HAL status; never another
 exception, a crash, a hang or a memory blow-up (the cases run in memory-limited workers:
-clnn/tools/fuzz_tflite.py). Base models: two synthetic ones written here, plus MediaPipe's
+clnn/suites/fuzz_tflite.py). Base models: two synthetic ones written here, plus MediaPipe's
 hand_recrop, fetched into the model cache once (``clnn models fetch``)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import struct
 import numpy as np
 import pytest
 
+from clnn.suites.fuzz_tflite import run_fuzz
+from clnn.suites.fuzz_tflite_bases import synthetic_bases
 from clnn.tflite import TfliteImportError, load
-from clnn.tools.fuzz_tflite import run_fuzz
-from clnn.tools.fuzz_tflite_bases import synthetic_bases
 
 FAST_REAL = ("hand_recrop.tflite",)
 
@@ -30,7 +30,7 @@ def _summary(report) -> str:
 def real_models():
     """The MediaPipe models the suite mutates, fetched once (as tests/tflite does); skipped only
     where they cannot be downloaded."""
-    from clnn.tools import models
+    from clnn.models import mediapipe as models
 
     try:
         return models.fetch(list(FAST_REAL) + ["face_detection_full_range_sparse.tflite"])
@@ -135,7 +135,7 @@ def test_flipped_operator_code_index_is_named(conv_model):
 
 
 def test_intact_bases_load_and_run():
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
     from hal.builder import make_request
     from hal.errors import ErrorStatus
 

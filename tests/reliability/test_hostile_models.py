@@ -15,7 +15,7 @@ F32 = "TENSOR_FLOAT32"
 
 
 def _open(name):
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
 
     try:
         return open_device(name)

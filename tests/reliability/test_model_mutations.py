@@ -2,7 +2,7 @@
 
 Every mutant must be refused by get_supported_operations and prepare_model with
 INVALID_ARGUMENT and a reason, or be accepted by both and then run with the same result on
-every device (clnn/tools/mutation_check.py has the rules). ``clnn fuzz models`` runs more.
+every device (clnn/suites/mutation_check.py has the rules). ``clnn fuzz models`` runs more.
 """
 
 import os
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from clnn.tools.cts import build_model
-from clnn.tools.mutation_check import Verdict, crash_in_disguise, judge
-from clnn.tools.mutations import KINDS, eligible_tests, mutate, sample_tests
+from clnn.suites.cts import build_model
+from clnn.suites.mutation_check import Verdict, crash_in_disguise, judge
+from clnn.suites.mutations import KINDS, eligible_tests, mutate, sample_tests
 from hal.errors import ErrorStatus, HalError
 from hal.reference import ReferenceDevice
 from hal.types import OperandLifeTime
@@ -55,7 +55,7 @@ def reference_only():
 
 @pytest.fixture(scope="module")
 def both_devices():
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
 
     try:
         cl = open_device("opencl")
@@ -168,7 +168,7 @@ def test_run_time_input_an_operation_rejects_is_general_failure_on_both(both_dev
     operation's INVALID_ARGUMENT through, so the devices disagreed."""
     import copy
 
-    from clnn.tools.cts import build_request
+    from clnn.suites.cts import build_request
 
     test = copy.deepcopy(next(t for _, t in eligible_tests(str(CORPUS)) if t["name"]
                               == "space_to_batch_float_2_all_tensors_as_inputs"))
@@ -185,7 +185,7 @@ def test_a_model_too_large_for_the_device_is_valid_not_a_failure(both_devices):
     """A valid model whose tensors exceed the OpenCL device's largest buffer: prepare is
     GENERAL_FAILURE there (a resource limit, naming it), the reference accepts it; the judge
     calls that valid (found by ``clnn fuzz models --seed 4519``: a dimension set to 2^31-1)."""
-    from clnn.tools.mutations_operands import Mutant
+    from clnn.suites.mutations_operands import Mutant
     from hal.builder import ModelBuilder
 
     cl = both_devices["opencl"]
@@ -205,7 +205,7 @@ def test_clnn_fuzz_models(tmp_path, capsys):
     """The program: counts on stdout, a JSON report, exit 0 when nothing failed."""
     import json
 
-    from clnn.tools.cli import main
+    from clnn.cli.main import main
 
     report = tmp_path / "fuzz.json"
     rc = main(["fuzz", "models", "--count", "60", "--seed", "0", "--corpus", str(CORPUS),
@@ -224,7 +224,7 @@ def test_an_empty_convolution_window_at_run_time_is_a_sentence_on_both(both_devi
     """Input dimensions given at execution that the 2x2 filter does not fit: GENERAL_FAILURE
     naming the operation on both devices (the OpenCL planner used to pass the bare
     ValueError of the shape inference through)."""
-    from clnn.tools.cts import build_request
+    from clnn.suites.cts import build_request
     from hal.types import DataLocation, HostMemory, RequestArgument
 
     test = next(t for _, t in eligible_tests(str(CORPUS)) if t["name"] == "conv_float")

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from clnn.tools import check_kernels
-from clnn.tools.check_kernels import FATAL, log_messages, message_kernel, split_corpus
+from clnn.suites import check_kernels
+from clnn.suites.check_kernels import FATAL, log_messages, message_kernel, split_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("CLNN_CTS_CORPUS", ROOT.parent / "shared/cts/public"))
@@ -165,7 +165,7 @@ _SMALL_DEVICE = """
 import numpy as np
 from hal.builder import ModelBuilder, make_request, read_outputs
 from hal.errors import ErrorStatus
-from clnn.tools.devices import open_device
+from clnn.devices import open_device
 
 b = ModelBuilder()
 x = b.input("TENSOR_FLOAT32", [16, 16])

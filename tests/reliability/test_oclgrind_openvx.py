@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from clnn.tools.check_kernels import log_messages
+from clnn.suites.check_kernels import log_messages
 
 ROOT = Path(__file__).resolve().parents[2]
 OCLGRIND = shutil.which("oclgrind")

@@ -1,4 +1,4 @@
-"""Random graphs (clnn/tools/random_graphs.py, as the NNAPI CTS RandomGraph test): every
+"""Random graphs (clnn/suites/random_graphs.py, as the NNAPI CTS RandomGraph test): every
 generated graph is valid; on OpenCL (fallback off where every operation has kernels) each
 matches the reference within the CTS tolerances, and the fusion rules of clnn/fusion.py are
 all exercised; a failure shrinks to a smaller graph printed as ModelBuilder code.
@@ -14,8 +14,8 @@ import os
 import numpy as np
 import pytest
 
-from clnn.tools import fuzz_graphs
-from clnn.tools.random_graphs import build, generate, to_python
+from clnn.suites import fuzz_graphs
+from clnn.suites.random_graphs import build, generate, to_python
 from hal.builder import ModelBuilder, make_request, read_outputs
 from hal.reference import ReferenceDevice
 
@@ -25,7 +25,7 @@ CHUNKS = [range(k, k + 250) for k in range(0, 1000, 250)]
 
 @pytest.fixture(scope="module")
 def cl():
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
 
     try:
         return open_device("opencl")

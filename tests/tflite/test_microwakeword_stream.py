@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import clnn
-from clnn.tools.int8_models import present_int8
-from clnn.tools.stream import feature_frames
-from clnn.tools.stream_run import LiteRtStream
+from clnn.cli.stream_run import LiteRtStream
+from clnn.models.int8 import present_int8
+from clnn.stream import feature_frames
 
 FRAMES = 100
 #: a seed of the spectrogram-like frames per model that makes its output move over 100

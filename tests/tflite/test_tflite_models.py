@@ -1,5 +1,5 @@
-"""Real MediaPipe models (clnn.tools.models fetches them once into the cache) imported and run on
-the reference and OpenCL devices, checked against ai-edge-litert; the ``clnn run``,
+"""Real MediaPipe models (clnn.models.mediapipe fetches them once into the cache) imported and run
+on the reference and OpenCL devices, checked against ai-edge-litert; the ``clnn run``,
 ``clnn models`` and ``clnn bench models`` commands."""
 
 import json
@@ -9,11 +9,11 @@ import zipfile
 import numpy as np
 import pytest
 
+from clnn.cli.main import main
+from clnn.cli.run import ClnnRunner, LiteRtRunner, compare, random_inputs
+from clnn.devices import open_device
+from clnn.models import mediapipe as models
 from clnn.tflite import TfliteImportError, load
-from clnn.tools import models
-from clnn.tools.cli import main
-from clnn.tools.devices import open_device
-from clnn.tools.run import ClnnRunner, LiteRtRunner, compare, random_inputs
 
 #: small models covering DENSIFY, Convolution2DTransposeBias, HARD_SWISH, PAD, CONCATENATION
 SMALL = ["face_detection_short_range.tflite", "selfie_segmentation.tflite",
@@ -94,9 +94,9 @@ def test_run_profile_on_opencl(model_paths, capsys):
     assert {t["type"] for t in report["profile_totals"]} == {r["type"] for r in rows
                                                              if r["ms"] > 0}
     # on a device that chains its launches (clnn/chain.py), the profile times them inside
-    # their chain (clnn/tools/chain_profile.py): as the latency runs ran them
+    # their chain (clnn/bench/chain_profile.py): as the latency runs ran them
     from clnn import chain
-    from clnn.tools import chain_profile
+    from clnn.bench import chain_profile
 
     dev = open_device("opencl")
     if chain.enabled(dev.cl_device) and chain_profile.cycle_rate(dev.context) is not None:

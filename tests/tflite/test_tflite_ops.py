@@ -6,9 +6,9 @@ import struct
 import numpy as np
 import pytest
 
+from clnn.cli.run import ClnnRunner, LiteRtRunner, compare
+from clnn.devices import open_device
 from clnn.tflite import TfliteImportError, load
-from clnn.tools.devices import open_device
-from clnn.tools.run import ClnnRunner, LiteRtRunner, compare
 from tests.kits.tflite_writer import Graph
 
 RNG = np.random.default_rng(7)

@@ -5,8 +5,8 @@ anomaly_detection model (clnn models fetch --int8) when it is in the cache."""
 import numpy as np
 import pytest
 
+from clnn.models.int8 import present_int8
 from clnn.tflite import TfliteImportError, load
-from clnn.tools.int8_models import present_int8
 from hal.values import constant_value
 from tests.tflite.test_tflite_ops import assert_matches, op_types
 

@@ -1,5 +1,5 @@
 """Streaming models: TFLite resource variables imported as state (clnn/tflite/state.py), kept
-between clnn.load runs (clnn/tools/stream.py), compared frame by frame with litert."""
+between clnn.load runs (clnn/stream.py), compared frame by frame with litert."""
 
 from __future__ import annotations
 
@@ -184,7 +184,7 @@ def test_malformed_variables_are_named(kwargs, match):
 # ------------------------------------------------------------------------------ clnn run --stream
 
 def test_cli_stream_compares_every_frame_and_state(tmp_path, capsys):
-    from clnn.tools.cli import main
+    from clnn.cli.main import main
 
     path = tmp_path / "stream.tflite"
     path.write_bytes(stateful_model("float32"))
@@ -204,7 +204,7 @@ def test_cli_stream_compares_every_frame_and_state(tmp_path, capsys):
 
 
 def test_cli_stream_text_report_and_refusals(tmp_path, capsys):
-    from clnn.tools.cli import main
+    from clnn.cli.main import main
 
     path = tmp_path / "stream.tflite"
     path.write_bytes(stateful_model("int8"))
@@ -219,7 +219,7 @@ def test_cli_stream_text_report_and_refusals(tmp_path, capsys):
 
 
 def test_feature_frames_are_seeded_and_span_the_type():
-    from clnn.tools.stream import feature_frames
+    from clnn.stream import feature_frames
 
     a = feature_frames((1, 3, 40), np.int8, 50, 21)
     b = feature_frames((1, 3, 40), np.int8, 50, 21)

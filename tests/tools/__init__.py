@@ -1,1 +1,2 @@
-"""Tests of the programs in clnn/tools/: the conformance runner, demo, benchmarks."""
+"""Tests of the programs in clnn/cli, clnn/bench, clnn/suites and clnn/models: the conformance
+runner, demo, benchmarks."""

@@ -22,7 +22,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 @pytest.fixture(scope="module")
 def face_path():
-    from clnn.tools.models import FetchError, model_path
+    from clnn.models.mediapipe import FetchError, model_path
 
     try:
         return model_path(FACE)
@@ -143,7 +143,7 @@ def test_compare_rejects_an_unknown_reference(face):
 
 
 def test_compare_per_op_on_the_real_model(face):
-    """per_op=True: the divergence report of clnn.tools.divergence, every operation of the
+    """per_op=True: the divergence report of clnn.suites.divergence, every operation of the
     model in order, none out of tolerance, against the reference and against litert."""
     image = _image()
     n = len(face.hal_model.main.operations)

@@ -5,8 +5,8 @@ written at test time (the MediaPipe models take minutes cold)."""
 import numpy as np
 import pytest
 
-from clnn.tools.bench_first_result import bench_model
-from clnn.tools.cli import main
+from clnn.bench.bench_first_result import bench_model
+from clnn.cli.main import main
 from tests.kits.devices import open_or_skip
 from tests.kits.tflite_writer import Graph
 

@@ -6,7 +6,7 @@ import json
 
 
 def test_bench_gemm_json(cl_device, capsys, monkeypatch):
-    from clnn.tools.cli import main
+    from clnn.cli.main import main
 
     monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
     monkeypatch.delenv("OPENBLAS_L2_SIZE", raising=False)  # (the caller's environment)

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from clnn.tools.cli import main
+from clnn.cli.main import main
 
 
 @pytest.fixture

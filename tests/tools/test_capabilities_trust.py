@@ -15,7 +15,7 @@ from clnn import capabilities as caps
 @pytest.fixture(scope="module")
 def quick_cache(tmp_path_factory):
     """A quick record measured once into a temporary cache (the other tests read it)."""
-    from clnn.tools.devices import open_device
+    from clnn.devices import open_device
 
     try:
         dev = open_device("opencl")
@@ -109,7 +109,7 @@ def test_unstable_flag_on_synthetic_records():
 
 
 def test_cli_flags_unstable_workloads(quick_cache, monkeypatch, capsys):
-    from clnn.tools import capabilities as tool
+    from clnn.cli import capabilities as tool
 
     _, record = quick_cache
     fake = json.loads(json.dumps(record))
@@ -131,7 +131,7 @@ def test_cli_flags_unstable_workloads(quick_cache, monkeypatch, capsys):
 
 
 def test_json_keys(quick_cache, capsys):
-    from clnn.tools.cli import main
+    from clnn.cli.main import main
 
     _, record = quick_cache
     assert main(["capabilities", "--json"]) == 0
@@ -150,7 +150,7 @@ def test_json_keys(quick_cache, capsys):
 
 def test_baseline_litert_on_a_quick_measurement(quick_cache, capsys):
     pytest.importorskip("ai_edge_litert")
-    from clnn.tools import capabilities as tool
+    from clnn.cli import capabilities as tool
 
     assert tool.run_capabilities_cli(as_json=True, baseline="litert", quick=True) == 0
     base = json.loads(capsys.readouterr().out)["baseline_litert"]
@@ -193,8 +193,8 @@ def test_an_older_record_format_is_measured_again(quick_cache, monkeypatch):
 
 
 def test_tflite_conversion_and_its_limits():
+    from clnn.bench.caps_baseline import NoBaseline, to_tflite
     from clnn.capabilities_workloads import block, if_model
-    from clnn.tools.caps_baseline import NoBaseline, to_tflite
 
     raw = to_tflite(block("TENSOR_QUANT8_ASYMM", 8, quant=False)[0])
     assert raw[4:8] == b"TFL3"
@@ -209,7 +209,7 @@ def test_tflite_conversion_and_its_limits():
 def test_baseline_litert_without_the_runtime_is_one_error(quick_cache, monkeypatch, capsys):
     import sys
 
-    from clnn.tools.cli import main
+    from clnn.cli.main import main
 
     monkeypatch.setitem(sys.modules, "ai_edge_litert.interpreter", None)  # import fails
     assert main(["capabilities", "--baseline", "litert"]) == 1
@@ -221,8 +221,8 @@ def test_baseline_litert_without_the_runtime_is_one_error(quick_cache, monkeypat
 def test_devices_measured_together_share_the_reference(quick_cache, monkeypatch, capsys):
     """Two devices measured in one run: each round samples both and then the reference, and
     both records are ratios to the same reference samples (comparable round by round)."""
-    from clnn.tools import capabilities as tool
-    from clnn.tools.devices import open_device
+    from clnn.cli import capabilities as tool
+    from clnn.devices import open_device
 
     dev, _ = quick_cache
     other = open_device("opencl")  # a second ClDevice of the same OpenCL device

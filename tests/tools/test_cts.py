@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from clnn.tools.cts import run_corpus
+from clnn.suites.cts import run_corpus
 from tests.kits.paths import CORPUS, REPO
 
 REPORTS = REPO / "reports"
@@ -54,7 +54,7 @@ def test_opencl_passes_what_the_reference_passes(reference_summary):
 
 
 def test_opencl_claimed_operations_pass():
-    from clnn.tools.cts import iter_corpus
+    from clnn.suites.cts import iter_corpus
 
     summary = _opencl_summary("opencl-no-fallback", fallback=False)
     failed = [f"{r.name} [{r.variant}]: {r.detail.splitlines()[0]}"

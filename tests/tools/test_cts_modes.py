@@ -1,4 +1,4 @@
-"""The conformance runner's execution modes (clnn/tools/cts_modes.py): a slice of the corpus passes
+"""The conformance runner's execution modes (clnn/suites/cts_modes.py): a slice of the corpus passes
 in every mode on every device, and the fenced mode counts unknown output dimensions as the HAL
 says (INVALID_ARGUMENT first, then the request with the dimensions)."""
 
@@ -8,8 +8,8 @@ import functools
 
 import pytest
 
-from clnn.tools.cts import iter_corpus, run_variant
-from clnn.tools.cts_modes import MODES, ModeRunner
+from clnn.suites.cts import iter_corpus, run_variant
+from clnn.suites.cts_modes import MODES, ModeRunner
 from tests.kits.execution_models import make_request, relu, sample
 from tests.kits.paths import CORPUS
 

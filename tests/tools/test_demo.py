@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-import clnn.tools.devices
-from clnn.tools import demo
+import clnn.devices
+from clnn.cli import demo
 from hal.types import OperationType
 from tests.kits.one_op_models import run
 
@@ -36,14 +36,14 @@ def test_demo_runs_on_the_reference_device(capsys):
 
 def test_demo_falls_back_when_opencl_is_missing(monkeypatch, capsys):
     monkeypatch.delenv("CLNN_DEVICE", raising=False)  # a device asked for is never replaced
-    real = clnn.tools.devices.open_device
+    real = clnn.devices.open_device
 
     def fake(name="reference", **kw):
         if name == "opencl":
             raise ImportError("no pyopencl here")
         return real(name, **kw)
 
-    monkeypatch.setattr(clnn.tools.devices, "open_device", fake)
+    monkeypatch.setattr(clnn.devices, "open_device", fake)
     assert demo.run_demo() == 0
     out = " ".join(capsys.readouterr().out.split())  # rich wraps lines
     assert "not available" in out and "no pyopencl here" in out
@@ -51,8 +51,8 @@ def test_demo_falls_back_when_opencl_is_missing(monkeypatch, capsys):
 
 
 def test_demo_never_replaces_a_device_asked_for_that_is_not_there():
+    from clnn.cli.errors import UsageError
     from clnn.device import DeviceUnavailable
-    from clnn.tools.errors import UsageError
 
     with pytest.raises(DeviceUnavailable, match="no OpenCL"):  # none matches, or none at all
         demo.run_demo("tpu")

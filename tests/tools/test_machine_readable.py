@@ -14,10 +14,10 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import clnn
-from clnn.tools.cli import build_parser, main
-from clnn.tools.cts import Result, Summary
-from clnn.tools.cts_report import junit_tree
-from clnn.tools.kexpr import KeywordError, compile_expression, matches
+from clnn.cli.main import build_parser, main
+from clnn.suites.cts import Result, Summary
+from clnn.suites.cts_report import junit_tree
+from clnn.suites.kexpr import KeywordError, compile_expression, matches
 from tests.kits.devices import open_or_skip
 from tests.kits.paths import CORPUS
 
@@ -50,7 +50,7 @@ def test_devices_json_lists_the_reference_and_every_opencl_device(capsys):
 
 
 def test_models_list_json_gives_full_paths_and_presence(capsys, tmp_path):
-    from clnn.tools.models import MODELS
+    from clnn.models.mediapipe import MODELS
 
     rows = _json_out(capsys, ["models", "list", "--json", "--cache-dir", str(tmp_path)])
     assert [r["name"] for r in rows] == sorted(MODELS)
@@ -237,7 +237,7 @@ def test_bad_k_expression_is_a_one_line_usage_error(tmp_path, capsys):
 
 
 def test_cts_k_expression_selects_tests(tiny_corpus, capsys):
-    from clnn.tools.corpus import iter_corpus
+    from clnn.suites.corpus import iter_corpus
 
     names = {t["name"] for _, _, t in iter_corpus(tiny_corpus, "ADD and not broken")}
     assert names == {"add_int32"}

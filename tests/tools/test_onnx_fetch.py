@@ -1,4 +1,4 @@
-"""``clnn models fetch|list --onnx`` (clnn/tools/onnx_models.py) and the ONNX plumbing of the
+"""``clnn models fetch|list --onnx`` (clnn/models/onnx.py) and the ONNX plumbing of the
 commands that needs no importer: file-type sniffing, ``--shape``, model names, peers."""
 
 import hashlib
@@ -8,11 +8,11 @@ import zipfile
 
 import pytest
 
-from clnn.tools import onnx_models
-from clnn.tools.cli import main
-from clnn.tools.errors import UsageError
-from clnn.tools.models import FetchError
-from clnn.tools.onnx_run import check_peer, is_onnx, parse_shapes
+from clnn.cli.errors import UsageError
+from clnn.cli.main import main
+from clnn.cli.onnx_run import check_peer, is_onnx, parse_shapes
+from clnn.models import onnx as onnx_models
+from clnn.models.mediapipe import FetchError
 
 NAME = "light_squeezenet.onnx"  # 16 KB
 

@@ -61,7 +61,7 @@ def _imports(path: Path) -> list[tuple[str, bool]]:
     """(top-level module, eager) of each import in a file: eager when it runs on import of the
     module (module level, not under ``try``); function-level ones, ``importlib`` calls with a
     literal name and the imports of scripts held in strings (run with ``python -c``, as
-    clnn/tools/bench_gemm.py does) count too, as lazy."""
+    clnn/bench/bench_gemm.py does) count too, as lazy."""
     return _imports_of(ast.parse(path.read_text(), str(path)))
 
 
@@ -159,8 +159,8 @@ def test_every_third_party_import_is_a_listed_dependency():
         for mod, files in _third_party(roots).items():
             if not _dist(mod) & (core | extras[extra]):
                 problems.append(f"{mod} ({', '.join(files)}) is not in the {extra} extra")
-    for name, files in _third_party(["clnn/tools"]).items():
-        if any(f.startswith("clnn/tools/bench_") for f in files) and not (
+    for name, files in _third_party(["clnn/bench"]).items():
+        if any(f.startswith("clnn/bench/bench_") for f in files) and not (
                 _dist(name) & (core | extras["bench"])):
             problems.append(f"{name}, imported by clnn bench, is not in the bench extra")
     assert not problems, "\n".join(problems)

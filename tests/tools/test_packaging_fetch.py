@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from clnn.tools import corpus_path, models
+from clnn.models import mediapipe as models
+from clnn.suites import corpus_path
 
 MODEL = os.urandom(300_000)  # incompressible, so the wheel is about as large
 

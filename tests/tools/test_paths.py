@@ -27,7 +27,7 @@ def test_xdg_cache_home_is_honoured(monkeypatch, tmp_path):
 
 def test_every_cache_lives_under_it(monkeypatch, tmp_path):
     from clnn import capabilities, program_cache
-    from clnn.tools import models
+    from clnn.models import mediapipe as models
 
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
 

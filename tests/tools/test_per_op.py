@@ -1,4 +1,4 @@
-"""``clnn run --compare ... --per-op`` and clnn.tools.divergence.per_op_report: every
+"""``clnn run --compare ... --per-op`` and clnn.suites.divergence.per_op_report: every
 intermediate tensor of the OpenCL device against the reference executor and ai-edge-litert,
 and a perturbed operation caught exactly where it happens."""
 
@@ -9,12 +9,12 @@ import pytest
 
 import clnn.plan
 import clnn.prepared_model
+from clnn.cli.main import main
+from clnn.cli.run import random_inputs
 from clnn.kernels import _dwpw
+from clnn.models import mediapipe as models
+from clnn.suites.divergence import format_report, per_op_report
 from clnn.tflite import load
-from clnn.tools import models
-from clnn.tools.cli import main
-from clnn.tools.divergence import format_report, per_op_report
-from clnn.tools.run import random_inputs
 from hal.reference.executor import Executor
 
 MODEL = "face_detection_short_range.tflite"

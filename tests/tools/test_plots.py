@@ -1,4 +1,4 @@
-"""--plot (clnn/tools/plots.py) and --trace (clnn/tools/trace.py), from real runs of small
+"""--plot (clnn/bench/plots.py) and --trace (clnn/bench/trace.py), from real runs of small
 models: the PNG opens at the size the figure asks for, the HTML page holds the image and the
 operation names, the trace parses with one event per kernel launch."""
 
@@ -10,13 +10,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from clnn.bench import plots
+from clnn.bench.trace import trace_events
 from clnn.capabilities import cache_path, measure
+from clnn.cli.main import main
+from clnn.cli.run import ClnnRunner
+from clnn.models.mediapipe import fetch
 from clnn.tflite import load
-from clnn.tools import plots
-from clnn.tools.cli import main
-from clnn.tools.models import fetch
-from clnn.tools.run import ClnnRunner
-from clnn.tools.trace import trace_events
 from hal.builder import ModelBuilder
 from tests.kits.devices import open_or_skip
 from tests.kits.tflite_writer import Graph
@@ -227,7 +227,7 @@ def test_plot_errors_are_one_line(small_model, tmp_path, capsys, monkeypatch):
     assert main(["run", small_model, "--iterations", "1",
                  "--plot", str(tmp_path / "x.png")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    # the latency warnings of a loaded machine (clnn/tools/timing.py) may come first
+    # the latency warnings of a loaded machine (clnn/bench/timing.py) may come first
     err = [line for line in err if not line.startswith("clnn run: warning:")]
     assert err == ["clnn run: plotting needs matplotlib: pip install 'clnn[plot]'"]
 
@@ -238,7 +238,7 @@ def test_per_op_colours_tell_compared_from_not_compared():
     plt = pytest.importorskip("matplotlib.pyplot")
     from matplotlib.colors import to_rgba
 
-    from clnn.tools.plots import per_op_errors
+    from clnn.bench.plots import per_op_errors
 
     rows = [{"index": 0, "operation": "CONV_2D", "max_abs": None, "within": None},
             {"index": 1, "operation": "RELU", "max_abs": 1e-6, "within": True},

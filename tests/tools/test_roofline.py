@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from clnn.tools import roofline
+from clnn.bench import roofline
 from hal.builder import ModelBuilder
 
 
@@ -115,7 +115,7 @@ def test_print_profile_format(capsys):
 
 
 def test_peak_cache_is_per_identity(tmp_path, monkeypatch):
-    from clnn.tools import bench_peak
+    from clnn.bench import bench_peak
 
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
 
@@ -140,7 +140,7 @@ def test_peak_cache_is_per_identity(tmp_path, monkeypatch):
 
 
 def test_bench_peak_measures_and_caches(cl_device, tmp_path, monkeypatch):
-    from clnn.tools import bench_peak
+    from clnn.bench import bench_peak
 
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(bench_peak, "COPY_BYTES", 1 << 20)

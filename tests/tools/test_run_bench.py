@@ -1,4 +1,4 @@
-"""Benchmark-grade ``clnn run``: clnn/tools/timing.py on a synthetic clock (statistics,
+"""Benchmark-grade ``clnn run``: clnn/bench/timing.py on a synthetic clock (statistics,
 percentiles, warm-up, taking turns, reliability warnings) and the command's --warmup, --json
 and --compare litert on a small .tflite model written at test time."""
 
@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from clnn.tools import timing
-from clnn.tools.cli import main
-from clnn.tools.errors import CliError
-from clnn.tools.run import run_model
+from clnn.bench import timing
+from clnn.cli.errors import CliError
+from clnn.cli.main import main
+from clnn.cli.run import run_model
 from tests.kits.tflite_writer import Graph
 
 

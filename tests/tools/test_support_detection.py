@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from clnn.tools.corpus import array_of, read_corpus_file
-from clnn.tools.cts import build_model, compare_output
-from clnn.tools.support import run_support_cli
+from clnn.cli.support import run_support_cli
+from clnn.suites.corpus import array_of, read_corpus_file
+from clnn.suites.cts import build_model, compare_output
 from hal.builder import make_request, read_outputs
 
 CORPUS = Path(os.environ.get("CLNN_CTS_CORPUS",

@@ -1,0 +1,1 @@
+"""Benchmarks and profiling: ``clnn bench``, the timing protocol, rooflines, plots, traces."""

@@ -1,0 +1,1 @@
+"""The ``clnn`` command line: the parser (clnn/cli/main.py) and its commands."""

@@ -1,0 +1,3 @@
+from clnn.cli.main import main
+
+raise SystemExit(main())
