@@ -230,7 +230,7 @@ class Model:
             raise ValueError("per_op needs a .tflite model (its tensors are what is compared); "
                              "this one was given as a hal Model")
         target = SimpleNamespace(imported=self._imported, device=self.device, path=None)
-        from clnn.cli.onnx_run import is_onnx
+        from clnn.importing.formats import is_onnx
 
         if reference != "reference" and is_onnx(self._tflite) != (reference == "onnxruntime"):
             raise ValueError("compare an ONNX model with onnxruntime and a TFLite model with "
@@ -254,8 +254,9 @@ class Model:
             kind = ".onnx" if reference == "onnxruntime" else ".tflite"
             raise ValueError(f"compare with {reference} needs a {kind} model; this one was "
                              "given as a hal Model")
-        from clnn.cli.onnx_run import OrtRunner, is_onnx
+        from clnn.cli.onnx_run import OrtRunner
         from clnn.cli.run import LiteRtRunner
+        from clnn.importing.formats import is_onnx
 
         if is_onnx(self._tflite) != (reference == "onnxruntime"):
             raise ValueError("compare an ONNX model with onnxruntime and a TFLite model with "
@@ -337,7 +338,7 @@ def load(model, device="opencl", cache=True, shapes=None, devices=None) -> Model
             model_bytes = Path(model).read_bytes()
         else:
             model_bytes = bytes(model)
-        from clnn.cli.onnx_run import is_onnx, load_onnx
+        from clnn.importing.formats import is_onnx, load_onnx
 
         onnx_model = is_onnx(model if isinstance(model, (str, os.PathLike)) else model_bytes)
         if onnx_model:  # the file (or bytes) tells which importer: clnn/cli/onnx_run.py

@@ -1,7 +1,10 @@
 """The layout's import rules, read from the source (every import, function-level ones too):
 no import cycle anywhere in ``hal/`` or ``clnn/``; ``hal`` never imports pyopencl or ``clnn``;
-the OpenCL device (``clnn/`` outside ``clnn/tools/``) imports ``hal.reference`` only for the
-fallback executor; ``clnn/``'s top level holds the device modules only."""
+the OpenCL device (``clnn/`` outside the lab packages) imports ``hal.reference`` only for the
+fallback executor; ``clnn/``'s top level holds the device modules, the public API
+(``clnn.api``, ``clnn.devices``) and the options; the device imports none of the lab: the
+command line (``clnn.cli``), the benchmarks (``clnn.bench``), the test suites
+(``clnn.suites``) and the model fetchers (``clnn.models``), which may import the device."""
 
 from __future__ import annotations
 
@@ -10,6 +13,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("hal", "clnn")
+#: the programs around the device: they import the device, the device never imports them
+LAB = ("clnn.cli", "clnn.bench", "clnn.suites", "clnn.models")
+#: the entry point of ``python -m clnn``: the command line
+ENTRY_POINTS = {"clnn.__main__"}
+#: what the public API imports from the lab, inside Model's methods only (never at import, never
+#: on the way of load and run), and why
+API_LAB_ALLOWED = {
+    "clnn.cli.run": "Model.profile and Model.compare: the run command's profile and comparison, "
+                    "and ai-edge-litert as the reference (LiteRtRunner)",
+    "clnn.cli.onnx_run": "Model.compare against onnxruntime (OrtRunner)",
+    "clnn.suites.divergence": "Model.compare(per_op=True): the per-operation divergence report",
+}
 #: device modules that may import hal.reference, and why
 REFERENCE_ALLOWED = {
     "clnn.plan": "the fallback: partitions without kernels run on the reference executor",
@@ -36,14 +51,18 @@ def _is_type_checking(node: ast.If) -> bool:
         isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
 
 
-def _imports(path: Path, module: str, is_package: bool) -> set[str]:
+def _imports(path: Path, module: str, is_package: bool, at_import: bool = False) -> set[str]:
     """Every name an import statement of the file imports (absolute): ``from a import b`` gives
-    ``a.b`` (the module a.b when there is one, else the name b of module a)."""
+    ``a.b`` (the module a.b when there is one, else the name b of module a). ``at_import``: only
+    the imports that run when the module is imported (none inside a function)."""
     names = set()
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
     def visit(node):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.If) and _is_type_checking(child):
+                continue
+            if at_import and isinstance(child, functions):
                 continue
             if isinstance(child, ast.Import):
                 names.update(a.name for a in child.names)
@@ -60,12 +79,12 @@ def _imports(path: Path, module: str, is_package: bool) -> set[str]:
     return names
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(at_import: bool = False) -> dict[str, set[str]]:
     mods = _modules()
     graph = {}
     for name, path in mods.items():
         deps = set()
-        for target in _imports(path, name, path.name == "__init__.py"):
+        for target in _imports(path, name, path.name == "__init__.py", at_import):
             # "from a.b import c": the module a.b.c when it is one, else a.b
             while target and target not in mods:
                 target = target.rpartition(".")[0]
@@ -137,8 +156,7 @@ def test_hal_imports_neither_pyopencl_nor_clnn():
 
 def test_device_imports_reference_only_for_fallback():
     for name, path in _modules().items():
-        if not name.startswith("clnn") or name.split(".")[1:2] in (
-                ["cli"], ["bench"], ["suites"], ["models"]):
+        if not name.startswith("clnn") or _in_lab(name):
             continue
         uses = {t for t in _imports(path, name, path.name == "__init__.py")
                 if t == "hal.reference" or t.startswith("hal.reference.")}
@@ -146,12 +164,45 @@ def test_device_imports_reference_only_for_fallback():
             assert name in REFERENCE_ALLOWED, f"{name} imports {sorted(uses)}"
 
 
+def _in_lab(module: str) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in LAB)
+
+
+def test_device_imports_none_of_the_lab():
+    """The device (every clnn module outside the lab, the API's methods aside) imports neither
+    the command line, nor the benchmarks, nor the test suites, nor the model fetchers."""
+    bad = {}
+    for name, deps in import_graph().items():
+        if not name.startswith("clnn") or _in_lab(name) or name in ENTRY_POINTS:
+            continue
+        lab = {d for d in deps if _in_lab(d)}
+        if name == "clnn.api":
+            lab -= set(API_LAB_ALLOWED)
+        if lab:
+            bad[name] = sorted(lab)
+    assert not bad, f"device modules import the lab: {bad}"
+
+
+def test_api_imports_the_lab_only_inside_model_methods():
+    assert not {d for d in import_graph(at_import=True)["clnn.api"] if _in_lab(d)}
+
+
+def test_lab_rule_finds_a_device_import_of_the_lab():
+    assert _in_lab("clnn.cli.main") and _in_lab("clnn.models") and not _in_lab("clnn.modelsx")
+    assert not _in_lab("clnn.device") and not _in_lab("clnn.api")
+
+
 def test_clnn_top_level_holds_device_modules_only():
     top = sorted(p.stem for p in (ROOT / "clnn").glob("*.py"))
     # control_flow.py and tuning.py joined the device modules (../shared/ARCHITECTURE.md),
     # then chain.py (a plan's launches run as one), workgroups.py (what the device allows a
-    # launch) and layout.py (NCHW operations run NHWC)
+    # launch) and layout.py (NCHW operations run NHWC); the public API is api.py (clnn.load)
+    # and devices.py (open_device), with stream.py (a streaming model's state between runs)
+    # and prepare_cached.py (prepare through the compilation cache)
     assert len(top) <= 23, top
-    programs = {"cli", "cts", "cts_modes", "run", "demo", "models", "bench",
-                "bench_gemm", "bench_models", "bench_prepare", "device_cli", "fuzz"}
+    assert {"api", "devices", "options"} <= set(top)
+    programs = {"cli", "cts", "cts_modes", "run", "demo", "models", "bench", "bench_gemm",
+                "bench_models", "bench_prepare", "device_cli", "fuzz", "tools", "suites"}
     assert not programs & set(top), sorted(programs & set(top))
+    packages = {p.name for p in (ROOT / "clnn").iterdir() if (p / "__init__.py").exists()}
+    assert "tools" not in packages and set(LAB) <= {f"clnn.{p}" for p in packages}

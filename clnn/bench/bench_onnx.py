@@ -22,9 +22,10 @@ import time
 import numpy as np
 
 from clnn.bench import timing
-from clnn.cli.onnx_run import ORT_THREADS, OrtRunner, load_onnx
+from clnn.cli.onnx_run import ORT_THREADS, OrtRunner
 from clnn.cli.run import ClnnRunner, compare, random_inputs
 from clnn.devices import open_device
+from clnn.importing.formats import load_onnx
 from clnn.models.onnx import ONNX_MODELS, FetchError, fetch_onnx, model_shapes
 
 

@@ -83,8 +83,9 @@ def choose_device(name: str | None, say) -> tuple[object, str]:
     reference device. A device the user asked for (``name``, any spec open_device reads, or
     $CLNN_DEVICE / $PYOPENCL_CTX naming an OpenCL device) is never replaced: its failure to
     open is the error. Returns (device, note)."""
+    from clnn.cli.devices import device_requested
     from clnn.cli.errors import UsageError
-    from clnn.devices import device_requested, open_device, parse_device_spec
+    from clnn.devices import open_device, parse_device_spec
 
     wanted = name or "opencl"
     try:

@@ -12,6 +12,7 @@ import json
 import os
 import sys
 
+from clnn.cli.devices import DEVICE_HELP, device_spec
 from clnn.cli.errors import (
     CliError,
     OneLineParser,
@@ -24,12 +25,11 @@ from clnn.cli.errors import (
     positive_int,
     report,
 )
-from clnn.devices import DEVICE_HELP, device_spec
 from clnn.models.onnx import model_file
 
 
 def _cmd_cts(args) -> int:
-    from clnn.devices import require_device
+    from clnn.cli.devices import require_device
     from clnn.suites.cts import run_corpus
 
     require_device(args.device)
@@ -62,7 +62,8 @@ def _cmd_cts(args) -> int:
 
 def _device_list(text: str) -> list[str]:
     """The devices of ``--runtime`` / ``--devices``: names joined by commas, each checked."""
-    from clnn.devices import parse_device_spec, require_device
+    from clnn.cli.devices import require_device
+    from clnn.devices import parse_device_spec
 
     names = [n.strip() for n in text.split(",")]
     for n in names:
@@ -107,7 +108,7 @@ def _cmd_demo(args) -> int:
 
 
 def _cmd_bench(args) -> int:
-    from clnn.devices import device_environment, require_device, require_opencl
+    from clnn.cli.devices import device_environment, require_device, require_opencl
 
     if args.what != "models":
         require_opencl(args.device, f"bench {args.what}")
@@ -162,8 +163,8 @@ def _bench(args) -> int:
 
 
 def _cmd_tune(args) -> int:
+    from clnn.cli.devices import device_environment, require_device, require_opencl
     from clnn.cli.tune import tune_models
-    from clnn.devices import device_environment, require_device, require_opencl
 
     require_opencl(args.device, "tune")
     require_device(args.device)
@@ -172,9 +173,11 @@ def _cmd_tune(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    from clnn.cli.onnx_run import is_onnx, parse_shapes
+    from clnn.cli.devices import require_device
+    from clnn.cli.onnx_run import parse_shapes
     from clnn.cli.run import run_model
-    from clnn.devices import parse_device_spec, require_device
+    from clnn.devices import parse_device_spec
+    from clnn.importing.formats import is_onnx
     from clnn.models.onnx import resolve_model
 
     if args.profile and parse_device_spec(args.device)[0] != "opencl":
@@ -260,8 +263,8 @@ def _cmd_models(args) -> int:
 def _cmd_capabilities(args) -> int:
     from clnn import paths
     from clnn.cli.capabilities import run_capabilities_cli
+    from clnn.cli.devices import device_environment, require_device, require_opencl
     from clnn.cli.errors import require_writable_dir
-    from clnn.devices import device_environment, require_device, require_opencl
 
     specs = _device_list(args.devices) if args.devices else [args.device]
     for spec in specs:
@@ -287,14 +290,15 @@ def _cmd_cache(args) -> int:
 
 
 def _cmd_devices(args) -> int:
-    from clnn.devices import run_devices_cli
+    from clnn.cli.devices import run_devices_cli
 
     return run_devices_cli(as_json=args.json)
 
 
 def _cmd_support(args) -> int:
+    from clnn.cli.devices import require_device, require_opencl
     from clnn.cli.support import run_support_cli
-    from clnn.devices import parse_device_spec, require_device, require_opencl
+    from clnn.devices import parse_device_spec
 
     require_opencl(args.device, "support")
     require_device(args.device)
@@ -317,7 +321,7 @@ def _cmd_fuzz(args) -> int:
     import importlib
 
     if args.device is not None:
-        from clnn.devices import require_device, require_opencl
+        from clnn.cli.devices import require_device, require_opencl
 
         if args.kind != "models":  # tflite, graphs: the reference device always runs
             require_opencl(args.device, f"fuzz {args.kind}")
@@ -330,7 +334,7 @@ def _cmd_fuzz(args) -> int:
             raise
         raise CliError(f"the {args.kind} suite is not in this checkout "
                        f"(clnn/suites/fuzz_{args.kind}.py is missing)") from None
-    from clnn.devices import device_environment
+    from clnn.cli.devices import device_environment
 
     with device_environment(args.device):
         return module.main(args)

@@ -1,9 +1,6 @@
-"""ONNX models in the commands: which importer a model file needs, ``--shape``, and
-onnxruntime as the peer of ``clnn run --compare onnxruntime`` and ``clnn bench models --onnx``.
-
-A file is ONNX when its name ends in ``.onnx``, TFLite when it ends in ``.tflite``; any other
-name is told by its content (a TFLite flatbuffer carries ``TFL3`` at bytes 4 to 8; an ONNX
-ModelProto is a protobuf that starts with field 1, ``ir_version``: the byte 0x08).
+"""ONNX models in the commands: importing a model file (which importer it needs:
+clnn/importing/formats.py), ``--shape``, and onnxruntime as the peer of ``clnn run --compare
+onnxruntime`` and ``clnn bench models --onnx``.
 """
 
 from __future__ import annotations
@@ -14,28 +11,10 @@ import time
 import numpy as np
 
 from clnn.bench import timing
+from clnn.importing.formats import ONNX_EXTRA, is_onnx, load_onnx
 
 ORT_THREADS = 2
-ONNX_EXTRA = "pip install 'clnn[onnx]'"
 ORT_EXTRA = "pip install 'clnn[bench]'"
-
-
-def is_onnx(model) -> bool:
-    """Whether ``model`` (a path or the file's bytes) is an ONNX model rather than TFLite."""
-    if isinstance(model, (bytes, bytearray, memoryview)):
-        head = bytes(model[:8])
-    else:
-        name = os.fspath(model).lower()
-        if name.endswith(".onnx"):
-            return True
-        if name.endswith(".tflite"):
-            return False
-        try:
-            with open(model, "rb") as f:
-                head = f.read(8)
-        except OSError:
-            return False  # the TFLite path reports the missing or unreadable file
-    return head[4:8] != b"TFL3" and head[:1] == b"\x08"
 
 
 def parse_shapes(specs) -> dict[str, tuple[int, ...]] | None:
@@ -56,16 +35,6 @@ def parse_shapes(specs) -> dict[str, tuple[int, ...]] | None:
             raise UsageError(f"--shape {spec!r}: input {name!r} is given twice")
         shapes[name] = shape
     return shapes or None
-
-
-def load_onnx(model, shapes=None):
-    """``clnn.onnx.load`` with a missing ``onnx`` package said in one sentence (RuntimeError)."""
-    try:
-        import onnx  # noqa: F401 - the importer reads the file with it
-    except ImportError as e:
-        raise RuntimeError(f"ONNX models need the onnx package ({ONNX_EXTRA}): {e}") from None
-    import clnn.onnx
-    return clnn.onnx.load(model, shapes=shapes)
 
 
 def import_model(path: str, shapes=None):

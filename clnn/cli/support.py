@@ -11,7 +11,8 @@ def load_model(what: str, corpus: str | None = None, shapes=None):
     CliError naming the file or the name when there is none. ``shapes``: ONNX input
     dimensions fixed at load."""
     from clnn.cli.errors import CliError, UsageError
-    from clnn.cli.onnx_run import import_model, is_onnx
+    from clnn.cli.onnx_run import import_model
+    from clnn.importing.formats import is_onnx
     from clnn.models.onnx import known_name, resolve_model
     from clnn.suites.corpus import CorpusError, iter_corpus, read_corpus_file
     from clnn.suites.cts import build_model

@@ -254,7 +254,7 @@ def test_zero_sized_intermediates(cl_device, op):
 def test_no_opencl_gives_a_clear_message(monkeypatch, capsys):
     """Without any OpenCL device: `clnn devices` explains, ClDevice is DEVICE_UNAVAILABLE."""
     import clnn.device as device_module
-    from clnn.devices import run_devices_cli
+    from clnn.cli.devices import run_devices_cli
 
     monkeypatch.setattr(device_module, "list_cl_devices", lambda: [])
     assert run_devices_cli() == 0

@@ -8,6 +8,7 @@ checked against a machine with several platforms, GPUs and a simulator whatever 
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,6 +19,7 @@ pytest.importorskip("pyopencl")
 
 import clnn.device  # noqa: E402 - after the skip: the module imports pyopencl's users
 from clnn import devices  # noqa: E402
+from clnn.cli import devices as cli_devices  # noqa: E402
 from clnn.cli.main import build_parser, main  # noqa: E402
 from clnn.device import DeviceUnavailable, device_type_name, select_device  # noqa: E402
 
@@ -158,23 +160,23 @@ def test_a_bad_variable_is_an_error_naming_it(fake, monkeypatch):
 
 def test_a_variable_makes_opencl_the_device_asked_for(fake, monkeypatch):
     assert devices.parse_device_spec(None) == ("reference", None)
-    assert not devices.device_requested(None)
+    assert not cli_devices.device_requested(None)
     monkeypatch.setenv("PYOPENCL_CTX", "0")
     assert devices.parse_device_spec(None) == ("opencl", None)
-    assert devices.device_requested(None)
+    assert cli_devices.device_requested(None)
 
 
 def test_device_environment_exports_the_spec_and_restores(monkeypatch):
     monkeypatch.setenv("CLNN_DEVICE", "before")
-    with devices.device_environment("opencl:1:1"):
-        assert devices.os.environ["CLNN_DEVICE"] == "opencl:1:1"
-    assert devices.os.environ["CLNN_DEVICE"] == "before"
+    with cli_devices.device_environment("opencl:1:1"):
+        assert os.environ["CLNN_DEVICE"] == "opencl:1:1"
+    assert os.environ["CLNN_DEVICE"] == "before"
     monkeypatch.delenv("CLNN_DEVICE")
-    with devices.device_environment("0:0"):
-        assert devices.os.environ["CLNN_DEVICE"] == "0:0"
-    assert "CLNN_DEVICE" not in devices.os.environ
-    with devices.device_environment("opencl"):  # names no particular device: left alone
-        assert "CLNN_DEVICE" not in devices.os.environ
+    with cli_devices.device_environment("0:0"):
+        assert os.environ["CLNN_DEVICE"] == "0:0"
+    assert "CLNN_DEVICE" not in os.environ
+    with cli_devices.device_environment("opencl"):  # names no particular device: left alone
+        assert "CLNN_DEVICE" not in os.environ
 
 
 # ------------------------------------------------------------------------ type strings
@@ -193,7 +195,7 @@ def test_type_strings_decode_the_bits(platform, device, text):
 
 
 def test_clnn_devices_prints_types_and_marks_the_default(fake, capsys):
-    assert devices.run_devices_cli() == 0
+    assert cli_devices.run_devices_cli() == 0
     lines = capsys.readouterr().out.splitlines()
     row = {ln[2:].split()[0]: ln for ln in lines if re.match(r"[* ] \d+:\d+ ", ln)}
     assert "[CPU]" in row["0:0"] and "ALL" not in row["0:0"]

@@ -10,7 +10,8 @@ import pytest
 
 from clnn.cli.errors import UsageError
 from clnn.cli.main import main
-from clnn.cli.onnx_run import check_peer, is_onnx, parse_shapes
+from clnn.cli.onnx_run import check_peer, parse_shapes
+from clnn.importing.formats import is_onnx
 from clnn.models import onnx as onnx_models
 from clnn.models.mediapipe import FetchError
 
