@@ -105,3 +105,23 @@ def run_cache_cli(action: str, kinds=(), as_json: bool = False) -> int:
     if not kinds:
         print("kept: models, downloads, pocl (name them to clear them)")
     return 0
+
+
+def _cmd(args) -> int:
+    from clnn.cli.cache_cmd import run_cache_cli
+
+    return run_cache_cli(args.action, args.kinds, as_json=args.json)
+
+
+def register(sub) -> None:
+    """Add ``clnn cache`` to the subcommands."""
+    a = sub.add_parser("cache", help="what clnn keeps on disk (programs, compilation caches, "
+                                      "capabilities, tuning, models) and emptying it")
+    a.add_argument("action", choices=["info", "clear"],
+                   help="info: files and bytes of each kind; clear: empty the kinds named "
+                        "(default: all but models, downloads and pocl)")
+    a.add_argument("kinds", nargs="*", metavar="KIND",
+                   help="clear: programs, compilation, capabilities, tuning, models, "
+                        "downloads or pocl")
+    a.add_argument("--json", action="store_true", help="print as JSON")
+    a.set_defaults(func=_cmd)

@@ -165,3 +165,32 @@ def run_devices_cli(as_json: bool = False) -> int:
               "opencl:PLATFORM:DEVICE, CLNN_DEVICE or PYOPENCL_CTX, or a name substring; "
               "P:D/N is a sub-device of N compute units)")
     return 0
+
+
+def _cmd(args) -> int:
+    from clnn.cli.devices import run_devices_cli
+
+    return run_devices_cli(as_json=args.json)
+
+
+def register(sub) -> None:
+    """Add ``clnn devices`` to the subcommands."""
+    v = sub.add_parser("devices", help="list the OpenCL devices found and the reference device")
+    v.add_argument("--json", action="store_true", help="print as JSON")
+    v.set_defaults(func=_cmd)
+
+
+def device_list(text: str) -> list[str]:
+    """The devices of ``--runtime`` / ``--devices``: names joined by commas, each checked."""
+    from clnn.cli.errors import UsageError
+
+    names = [n.strip() for n in text.split(",")]
+    for n in names:
+        try:
+            parse_device_spec(n)
+        except ValueError as e:
+            raise UsageError(f"device list {text!r}: {e}") from None
+        require_device(n)
+    if len(set(names)) != len(names):
+        raise UsageError(f"device list {text!r} names a device twice")
+    return names

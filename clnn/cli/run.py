@@ -268,8 +268,8 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
               warmup: int = timing.DEFAULT_WARMUP, plot: str | None = None,
               trace: str | None = None, shapes=None, use_cache: bool = True,
               devices: list[str] | None = None, show_plan: bool = False) -> int:
-    from clnn.cli.errors import CliError, one_line
-    from clnn.cli.onnx_run import OrtRunner, check_peer, import_model
+    from clnn.cli.errors import CliError
+    from clnn.cli.onnx_run import import_model
 
     if iterations < 1:
         raise CliError(f"--iterations {iterations}: at least one timed run is needed")
@@ -283,76 +283,31 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
     inputs = parse_inputs(imported, input_specs)
     # --plot and --trace read OpenCL profiling events as --profile does
     profiling = do_profile or trace is not None or (plot is not None and device == "opencl")
-    model_bytes = read_model_bytes(path) if use_cache else None
-    if model_bytes is not None and shapes:  # the shapes fixed at load make another model
-        model_bytes += repr(sorted(shapes.items())).encode()
-    if devices:  # the NNAPI runtime over several devices (clnn/nnapi)
-        from clnn.nnapi.hal_adapter import RuntimeDevice
-
-        runner = ClnnRunner(imported, RuntimeDevice(devices), None)
-    else:
-        runner = ClnnRunner(imported, open_device(device, profiling=profiling), model_bytes)
+    runner = _open_runner(path, imported, device, devices, profiling, use_cache, shapes)
     if show_plan:
         plan = getattr(runner.prepared, "plan", None)
         if plan is None:
             raise CliError("--plan shows the runtime's placement: it needs --devices")
         if not as_json:
             print(plan())
-    litert = None  # the peer runtime: ai-edge-litert, or onnxruntime for an ONNX model
-    if compare_with in ("litert", "onnxruntime"):
-        try:
-            check_peer(compare_with, path)
-            litert = OrtRunner(path) if compare_with == "onnxruntime" else LiteRtRunner(path)
-        except Exception as e:  # noqa: BLE001 - missing package, or a file it refuses
-            print(f"clnn run: --compare {compare_with}: {one_line(e) or type(e).__name__}",
-                  file=sys.stderr)
-            return 1
+    ok, litert = _open_peer(compare_with, path)
+    if not ok:
+        return 1
     run_clnn = lambda: runner.run(inputs)[0]  # noqa: E731
     if litert is not None:  # taking turns: a load change during the runs hits both sides
         (outputs, lat), (expected, litert_lat) = timing.interleave(
             run_clnn, lambda: litert.run(imported, inputs)[0], iterations, warmup)
     else:
         outputs, lat = timing.time_callable(run_clnn, iterations, warmup)
+        expected = litert_lat = None
     runner.save_cache()  # after the timed runs: saving compiles again (clnn/compilation_cache.py)
-    report = {"model": os.path.basename(path), "device": runner.device.name,
-              "operations": len(imported.model.main.operations),
-              "prepare_s": runner.prepare_s, "compilation_cache": runner.cache,
-              "first_execution_s": lat["first_ms"] / 1e3, "latency": lat,
-              "inputs": [{"name": io.name, "shape": list(x.shape), "dtype": str(x.dtype)}
-                         for io, x in zip(imported.inputs, inputs)],
-              "outputs": [{"name": io.name, "shape": list(o.shape), "dtype": str(o.dtype),
-                           "stats": _stats(o)} for io, o in zip(imported.outputs, outputs)]}
-    if hasattr(runner.prepared, "pool_report"):
-        report["memory"] = runner.prepared.pool_report()
-    if show_plan:
-        from clnn.nnapi.partition import plan_dict
-
-        report["plan"] = plan_dict(runner.prepared.plan())
-    if litert is not None:
-        report[f"{compare_with}_latency"] = litert_lat
-        report[f"{compare_with}_threads"] = litert.threads
-        report["ratio_p50"] = lat["p50_ms"] / litert_lat["p50_ms"]
-    named = {"clnn": lat}
-    if litert is not None:
-        named[compare_with] = litert_lat
-    report["load_average"] = timing.load_average()
-    report["warnings"] = timing.reliability_warnings(named, report["load_average"])
-    for w in report["warnings"]:  # on stderr: stdout stays the report (or its JSON)
-        print(f"clnn run: warning: {w}", file=sys.stderr)
+    report = _report(path, imported, runner, inputs, outputs, lat, show_plan)
+    _add_peer(report, lat, compare_with, litert, litert_lat)
     status = 0
     if compare_with:
-        try:
-            if compare_with == "reference":
-                expected, _ = ClnnRunner(imported, open_device("reference")).run(inputs)
-        except (RuntimeError, ValueError, HalError) as e:
-            print(f"clnn run: --compare {compare_with}: {getattr(e, 'reason', e)}",
-                  file=sys.stderr)
+        status = _compare_outputs(report, imported, inputs, outputs, expected, compare_with)
+        if status is None:
             return 1
-        rows = compare(outputs, expected)
-        for row, out in zip(rows, report["outputs"]):
-            out["compare"] = row
-        report["compare_with"] = compare_with
-        status = 0 if all(r["within_tolerance"] for r in rows) else 1
     if do_profile:
         try:
             report["profile"] = profile(runner, inputs, iterations)
@@ -367,6 +322,88 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
         return status
     _print_report(report, top)
     return status
+
+
+def _open_runner(path, imported, device, devices, profiling, use_cache, shapes) -> ClnnRunner:
+    """The model prepared on ``device`` (through the compilation cache when ``use_cache``), or
+    through the NNAPI runtime over ``devices`` (clnn/nnapi) when they are given."""
+    model_bytes = read_model_bytes(path) if use_cache else None
+    if model_bytes is not None and shapes:  # the shapes fixed at load make another model
+        model_bytes += repr(sorted(shapes.items())).encode()
+    if devices:  # the NNAPI runtime over several devices (clnn/nnapi)
+        from clnn.nnapi.hal_adapter import RuntimeDevice
+
+        return ClnnRunner(imported, RuntimeDevice(devices), None)
+    return ClnnRunner(imported, open_device(device, profiling=profiling), model_bytes)
+
+
+def _open_peer(compare_with, path):
+    """(ok, the peer runtime): ai-edge-litert, or onnxruntime for an ONNX model; None when
+    ``compare_with`` names neither. Not ok: the peer cannot run the model (said on stderr)."""
+    from clnn.cli.errors import one_line
+    from clnn.cli.onnx_run import OrtRunner, check_peer
+
+    if compare_with not in ("litert", "onnxruntime"):
+        return True, None
+    try:
+        check_peer(compare_with, path)
+        return True, OrtRunner(path) if compare_with == "onnxruntime" else LiteRtRunner(path)
+    except Exception as e:  # noqa: BLE001 - missing package, or a file it refuses
+        print(f"clnn run: --compare {compare_with}: {one_line(e) or type(e).__name__}",
+              file=sys.stderr)
+        return False, None
+
+
+def _report(path, imported, runner, inputs, outputs, lat, show_plan) -> dict:
+    report = {"model": os.path.basename(path), "device": runner.device.name,
+              "operations": len(imported.model.main.operations),
+              "prepare_s": runner.prepare_s, "compilation_cache": runner.cache,
+              "first_execution_s": lat["first_ms"] / 1e3, "latency": lat,
+              "inputs": [{"name": io.name, "shape": list(x.shape), "dtype": str(x.dtype)}
+                         for io, x in zip(imported.inputs, inputs)],
+              "outputs": [{"name": io.name, "shape": list(o.shape), "dtype": str(o.dtype),
+                           "stats": _stats(o)} for io, o in zip(imported.outputs, outputs)]}
+    if hasattr(runner.prepared, "pool_report"):
+        report["memory"] = runner.prepared.pool_report()
+    if show_plan:
+        from clnn.nnapi.partition import plan_dict
+
+        report["plan"] = plan_dict(runner.prepared.plan())
+    return report
+
+
+def _add_peer(report, lat, compare_with, litert, litert_lat) -> None:
+    """The peer's latency and the ratio, the load average and the warnings of unreliable
+    timings (on stderr: stdout stays the report, or its JSON)."""
+    if litert is not None:
+        report[f"{compare_with}_latency"] = litert_lat
+        report[f"{compare_with}_threads"] = litert.threads
+        report["ratio_p50"] = lat["p50_ms"] / litert_lat["p50_ms"]
+    named = {"clnn": lat}
+    if litert is not None:
+        named[compare_with] = litert_lat
+    report["load_average"] = timing.load_average()
+    report["warnings"] = timing.reliability_warnings(named, report["load_average"])
+    for w in report["warnings"]:
+        print(f"clnn run: warning: {w}", file=sys.stderr)
+
+
+def _compare_outputs(report, imported, inputs, outputs, expected, compare_with) -> int | None:
+    """0 when every output is within tolerance of the reference's (``expected``: the peer's,
+    or None for the reference device, run here), else 1; None when the reference fails (said
+    on stderr)."""
+    try:
+        if compare_with == "reference":
+            expected, _ = ClnnRunner(imported, open_device("reference")).run(inputs)
+    except (RuntimeError, ValueError, HalError) as e:
+        print(f"clnn run: --compare {compare_with}: {getattr(e, 'reason', e)}",
+              file=sys.stderr)
+        return None
+    rows = compare(outputs, expected)
+    for row, out in zip(rows, report["outputs"]):
+        out["compare"] = row
+    report["compare_with"] = compare_with
+    return 0 if all(r["within_tolerance"] for r in rows) else 1
 
 
 def _add_roofline(report: dict, runner):

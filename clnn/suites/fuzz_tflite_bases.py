@@ -38,64 +38,61 @@ def _options(b, name, fields, vectors):
     return getattr(mod, f"{name}End")(b)
 
 
-def write(tensors, ops, inputs, outputs) -> bytes:
-    """tensors: (name, shape, dtype, data or None, (scale, zero point) or None);
-    ops: (builtin name, inputs, outputs, options table name or None, scalar fields,
-    int32 vector fields)."""
-    b = flatbuffers.Builder(1024)
-    buffers, tensor_offsets = [], []
-    tflite.BufferStart(b)
-    buffers.append(tflite.BufferEnd(b))
-    for name, shape, dtype, data, quant in tensors:
-        buf = 0
-        if data is not None:
-            raw = np.ascontiguousarray(data, dtype).tobytes()
-            vec = b.CreateNumpyVector(np.frombuffer(raw, np.uint8))
-            tflite.BufferStart(b)
-            tflite.BufferAddData(b, vec)
-            buffers.append(tflite.BufferEnd(b))
-            buf = len(buffers) - 1
-        q = None
-        if quant is not None:
-            sc = _vector(b, tflite.QuantizationParametersStartScaleVector, [quant[0]],
-                         b.PrependFloat32)
-            zp = _vector(b, tflite.QuantizationParametersStartZeroPointVector, [quant[1]],
-                         b.PrependInt64)
-            tflite.QuantizationParametersStart(b)
-            tflite.QuantizationParametersAddScale(b, sc)
-            tflite.QuantizationParametersAddZeroPoint(b, zp)
-            q = tflite.QuantizationParametersEnd(b)
-        nm = b.CreateString(name)
-        sh = _vector(b, tflite.TensorStartShapeVector, shape, b.PrependInt32)
-        tflite.TensorStart(b)
-        tflite.TensorAddShape(b, sh)
-        tflite.TensorAddType(b, _TYPES[np.dtype(dtype)])
-        tflite.TensorAddBuffer(b, buf)
-        tflite.TensorAddName(b, nm)
-        if q is not None:
-            tflite.TensorAddQuantization(b, q)
-        tensor_offsets.append(tflite.TensorEnd(b))
-    codes = sorted({op[0] for op in ops})
-    op_offsets = []
-    for name, ins, outs, opt_name, fields, vectors in ops:
-        iv = _vector(b, tflite.OperatorStartInputsVector, ins, b.PrependInt32)
-        ov = _vector(b, tflite.OperatorStartOutputsVector, outs, b.PrependInt32)
-        opts = _options(b, opt_name, fields, vectors) if opt_name else None
-        tflite.OperatorStart(b)
-        tflite.OperatorAddOpcodeIndex(b, codes.index(name))
-        tflite.OperatorAddInputs(b, iv)
-        tflite.OperatorAddOutputs(b, ov)
-        if opts is not None:
-            tflite.OperatorAddBuiltinOptionsType(b, getattr(BuiltinOptions, opt_name))
-            tflite.OperatorAddBuiltinOptions(b, opts)
-        op_offsets.append(tflite.OperatorEnd(b))
-    code_offsets = []
-    for name in codes:
-        code = getattr(BuiltinOperator, name)
-        tflite.OperatorCodeStart(b)
-        tflite.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
-        tflite.OperatorCodeAddBuiltinCode(b, code)
-        code_offsets.append(tflite.OperatorCodeEnd(b))
+def _tensor(b, buffers, name, shape, dtype, data, quant):
+    """A Tensor table (its data, when given, appended to ``buffers``)."""
+    buf = 0
+    if data is not None:
+        raw = np.ascontiguousarray(data, dtype).tobytes()
+        vec = b.CreateNumpyVector(np.frombuffer(raw, np.uint8))
+        tflite.BufferStart(b)
+        tflite.BufferAddData(b, vec)
+        buffers.append(tflite.BufferEnd(b))
+        buf = len(buffers) - 1
+    q = None
+    if quant is not None:
+        sc = _vector(b, tflite.QuantizationParametersStartScaleVector, [quant[0]],
+                     b.PrependFloat32)
+        zp = _vector(b, tflite.QuantizationParametersStartZeroPointVector, [quant[1]],
+                     b.PrependInt64)
+        tflite.QuantizationParametersStart(b)
+        tflite.QuantizationParametersAddScale(b, sc)
+        tflite.QuantizationParametersAddZeroPoint(b, zp)
+        q = tflite.QuantizationParametersEnd(b)
+    nm = b.CreateString(name)
+    sh = _vector(b, tflite.TensorStartShapeVector, shape, b.PrependInt32)
+    tflite.TensorStart(b)
+    tflite.TensorAddShape(b, sh)
+    tflite.TensorAddType(b, _TYPES[np.dtype(dtype)])
+    tflite.TensorAddBuffer(b, buf)
+    tflite.TensorAddName(b, nm)
+    if q is not None:
+        tflite.TensorAddQuantization(b, q)
+    return tflite.TensorEnd(b)
+
+
+def _operator(b, codes, name, ins, outs, opt_name, fields, vectors):
+    iv = _vector(b, tflite.OperatorStartInputsVector, ins, b.PrependInt32)
+    ov = _vector(b, tflite.OperatorStartOutputsVector, outs, b.PrependInt32)
+    opts = _options(b, opt_name, fields, vectors) if opt_name else None
+    tflite.OperatorStart(b)
+    tflite.OperatorAddOpcodeIndex(b, codes.index(name))
+    tflite.OperatorAddInputs(b, iv)
+    tflite.OperatorAddOutputs(b, ov)
+    if opts is not None:
+        tflite.OperatorAddBuiltinOptionsType(b, getattr(BuiltinOptions, opt_name))
+        tflite.OperatorAddBuiltinOptions(b, opts)
+    return tflite.OperatorEnd(b)
+
+
+def _operator_code(b, name):
+    code = getattr(BuiltinOperator, name)
+    tflite.OperatorCodeStart(b)
+    tflite.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
+    tflite.OperatorCodeAddBuiltinCode(b, code)
+    return tflite.OperatorCodeEnd(b)
+
+
+def _subgraph(b, tensor_offsets, op_offsets, inputs, outputs):
     tv = _vector(b, tflite.SubGraphStartTensorsVector, tensor_offsets, b.PrependUOffsetTRelative)
     opv = _vector(b, tflite.SubGraphStartOperatorsVector, op_offsets, b.PrependUOffsetTRelative)
     iv = _vector(b, tflite.SubGraphStartInputsVector, inputs, b.PrependInt32)
@@ -105,7 +102,22 @@ def write(tensors, ops, inputs, outputs) -> bytes:
     tflite.SubGraphAddOperators(b, opv)
     tflite.SubGraphAddInputs(b, iv)
     tflite.SubGraphAddOutputs(b, ov)
-    sg = tflite.SubGraphEnd(b)
+    return tflite.SubGraphEnd(b)
+
+
+def write(tensors, ops, inputs, outputs) -> bytes:
+    """tensors: (name, shape, dtype, data or None, (scale, zero point) or None);
+    ops: (builtin name, inputs, outputs, options table name or None, scalar fields,
+    int32 vector fields)."""
+    b = flatbuffers.Builder(1024)
+    buffers = []
+    tflite.BufferStart(b)
+    buffers.append(tflite.BufferEnd(b))
+    tensor_offsets = [_tensor(b, buffers, *t) for t in tensors]
+    codes = sorted({op[0] for op in ops})
+    op_offsets = [_operator(b, codes, *op) for op in ops]
+    code_offsets = [_operator_code(b, name) for name in codes]
+    sg = _subgraph(b, tensor_offsets, op_offsets, inputs, outputs)
     sgv = _vector(b, tflite.ModelStartSubgraphsVector, [sg], b.PrependUOffsetTRelative)
     cv = _vector(b, tflite.ModelStartOperatorCodesVector, code_offsets,
                  b.PrependUOffsetTRelative)
