@@ -108,8 +108,6 @@ def run_cache_cli(action: str, kinds=(), as_json: bool = False) -> int:
 
 
 def _cmd(args) -> int:
-    from clnn.cli.cache_cmd import run_cache_cli
-
     return run_cache_cli(args.action, args.kinds, as_json=args.json)
 
 

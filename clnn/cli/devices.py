@@ -168,8 +168,6 @@ def run_devices_cli(as_json: bool = False) -> int:
 
 
 def _cmd(args) -> int:
-    from clnn.cli.devices import run_devices_cli
-
     return run_devices_cli(as_json=args.json)
 
 

@@ -361,12 +361,12 @@ def test_corrupt_corpus_files_are_error_results_and_the_run_goes_on(w, monkeypat
 
 
 def test_an_internal_error_is_one_line_and_debug_shows_the_traceback(monkeypatch, capsys):
-    import clnn.devices
+    import clnn.cli.devices
 
     def broken(as_json=False):
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr(clnn.devices, "run_devices_cli", broken)
+    monkeypatch.setattr(clnn.cli.devices, "run_devices_cli", broken)
     monkeypatch.delenv("CLNN_DEBUG", raising=False)
     assert main(["devices"]) == 1
     err = capsys.readouterr().err
@@ -380,12 +380,12 @@ def test_an_internal_error_is_one_line_and_debug_shows_the_traceback(monkeypatch
 
 
 def test_interrupt_is_one_line(monkeypatch, capsys):
-    import clnn.devices
+    import clnn.cli.devices
 
     def interrupted(as_json=False):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(clnn.devices, "run_devices_cli", interrupted)
+    monkeypatch.setattr(clnn.cli.devices, "run_devices_cli", interrupted)
     assert main(["devices"]) == 130
     assert capsys.readouterr().err == "clnn devices: interrupted\n"
 
