@@ -1,6 +1,6 @@
-"""The time to a model's first result as a user sees it: the compilation cache that `clnn run`
-and `clnn bench models` use by default, the progress bar of program builds, and prepare /
-first-execution times reported apart.
+"""Preparing through the compilation cache, as ``clnn.load``, the NNAPI compilation, `clnn run`
+and `clnn bench models` do by default (the time to a model's first result as a user sees it),
+and the progress bar of program builds.
 
 The cache is the HAL's (``prepare_model`` with cache files and a token, clnn/compilation_cache.py
 for the OpenCL device): files under ``clnn.paths.cache_dir("compilation")`` named by a hash of
