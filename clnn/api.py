@@ -341,7 +341,7 @@ def load(model, device="opencl", cache=True, shapes=None, devices=None) -> Model
         from clnn.importing.formats import is_onnx, load_onnx
 
         onnx_model = is_onnx(model if isinstance(model, (str, os.PathLike)) else model_bytes)
-        if onnx_model:  # the file (or bytes) tells which importer: clnn/cli/onnx_run.py
+        if onnx_model:  # the file (or bytes) tells which importer: clnn/importing/formats.py
             imported = load_onnx(model_bytes, shapes)
         else:
             if shapes:

@@ -20,8 +20,8 @@ ENTRY_POINTS = {"clnn.__main__"}
 #: what the public API imports from the lab, inside Model's methods only (never at import, never
 #: on the way of load and run), and why
 API_LAB_ALLOWED = {
-    "clnn.cli.run": "Model.profile and Model.compare: the run command's profile and comparison, "
-                    "and ai-edge-litert as the reference (LiteRtRunner)",
+    "clnn.cli.run": "Model.profile and Model.compare: the run command's profile, comparison and "
+                    "seeded inputs, and ai-edge-litert as the reference (LiteRtRunner)",
     "clnn.cli.onnx_run": "Model.compare against onnxruntime (OrtRunner)",
     "clnn.suites.divergence": "Model.compare(per_op=True): the per-operation divergence report",
 }
