@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from clnn.cli.devices import DEVICE_HELP, device_spec
-from clnn.cli.errors import UsageError, check_plot, output_file, positive_int
+from clnn.cli.errors import UsageError, output_file, positive_int
+from clnn.cli.run_cmd import check_plot
 
 
 def _cmd(args) -> int:

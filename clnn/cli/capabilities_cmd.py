@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from clnn.cli.devices import DEVICE_HELP, device_list, device_spec
-from clnn.cli.errors import UsageError, check_plot, output_file
+from clnn.cli.errors import UsageError, output_file
+from clnn.cli.run_cmd import check_plot
 
 
 def _cmd(args) -> int:

@@ -201,11 +201,3 @@ def import_tflite(path: str):
 
 def _kind(e: BaseException) -> str:
     return "struct.error" if isinstance(e, struct.error) else type(e).__name__
-
-
-def check_plot(args) -> None:
-    """--plot FILE: its extension picks the format; checked before a long run."""
-    if args.plot:
-        from clnn.bench.plots import check_plot_path
-
-        check_plot_path(args.plot)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from clnn.cli.devices import DEVICE_HELP, device_list, device_spec
-from clnn.cli.errors import UsageError, check_plot, non_negative_int, output_file, positive_int
+from clnn.cli.errors import UsageError, non_negative_int, output_file, positive_int
 from clnn.models.onnx import model_file
 
 
@@ -64,6 +64,15 @@ def _cmd_run_stream(args) -> int:
                          "litert-builtin or reference")
     return run_stream(args.model, args.stream, args.device, args.stream_input, args.seed,
                       args.compare, args.input, args.json, use_cache=not args.no_cache)
+
+
+def check_plot(args) -> None:
+    """--plot FILE (run, bench models, capabilities): its extension picks the format; checked
+    before a long run."""
+    if args.plot:
+        from clnn.bench.plots import check_plot_path
+
+        check_plot_path(args.plot)
 
 
 def register(sub) -> None:
