@@ -31,9 +31,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKER = r"""
 import json, sys, time
 import numpy as np
-from clnn.models.mediapipe import fetch
-from clnn.devices import open_device
-from clnn.cli.run import ClnnRunner, random_inputs
+try:  # the layout since clnn/tools was split by job
+    from clnn.models.mediapipe import fetch
+    from clnn.devices import open_device
+    from clnn.cli.run import ClnnRunner, random_inputs
+except ImportError:  # a base commit from before the split
+    from clnn.tools.models import fetch
+    from clnn.tools.devices import open_device
+    from clnn.tools.run import ClnnRunner, random_inputs
 from clnn.tflite import load
 device = open_device("opencl")
 runners = {}
