@@ -44,8 +44,8 @@ def make_request(model: Model, inputs: Iterable, output_sizes: Sequence[int] | N
         args.append(RequestArgument(False, DataLocation(0, size, arr.nbytes), dims))
         arrays.append((size, arr))
         size += arr.nbytes
-    # one copy of each input, straight into the pool (an input of a big model was copied four
-    # times on its way there: 0.1 ms of hand_recrop's 1.2 ms per execution)
+    # one copy of each input, straight into the pool: every extra copy of a big input is
+    # paid at every execution (``clnn bench models`` latency)
     data = bytearray(max(size, 1))
     for offset, arr in arrays:
         if arr.nbytes:

@@ -1,9 +1,9 @@
 """DEPTHWISE_CONV_2D on OpenCL (depthwise_conv2d.cl.mako). A GEMM does not pay here: each
 output channel has only fh * fw products per pixel.
 
-NHWC with depth multiplier 1 (every MediaPipe model) runs ``depthwise_tile``: one work-item
+NHWC with depth multiplier 1 (the common case) runs ``depthwise_tile``: one work-item
 computes one vector of channels for up to 8 neighbouring output pixels of a row, reusing each
-loaded input vector across the filter taps that read it (30x to 40x faster on PoCL than one
+loaded input vector across the filter taps that read it (far faster on PoCL than one
 work-item per output element: benchmarks/op_kernels.py), or its row sweep
 ``depthwise_sweep``: one work-item per channel vector and output row, the tile in a loop along
 the row, or ``depthwise_slide``: one work-item per channel vector and output row, one output

@@ -85,8 +85,8 @@ def plan_instance(ctx, b):
     else:
         n, h, w, c = (int(d) for d in x.shape)
         batch_stride, channel_stride, step = h * w * c, 1, c
-        if c >= _CHANNELS_PER_ITEM:  # a work-item per channel (1x56x56x64: 1.61 ms with the
-            # group per channel, 0.28 ms so; benchmarks/layout_families.py under load)
+        if c >= _CHANNELS_PER_ITEM:  # a work-item per channel beats a work-group per
+            # channel on wide NHWC tensors (benchmarks/layout_families.py)
             b.launch("normalization", "instance_normalization_nhwc", {"dt": code(x)},
                      (c, n), [In(0), Out(0), i32(c), i32(h * w), f32(gamma), f32(beta),
                               f32(epsilon)])

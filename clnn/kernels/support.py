@@ -165,8 +165,8 @@ def vector_width(n: int) -> int | None:
 
 def row_local_size(row: int, rows: int, target: int = 256):
     """Work-group of a 2-D (row, rows) launch: whole rows, up to ``target`` work-items. PoCL's
-    own choice for such launches measured 2x to 4x slower (it vectorizes dimension 0 of a
-    work-group and pays per work-group)."""
+    own choice for such launches is slower (it vectorizes dimension 0 of a work-group and pays
+    per work-group; benchmarks/op_kernels.py times these launches)."""
     if row > target or row <= 0:
         return None
     k = 1
@@ -214,9 +214,9 @@ def launch_strided_copy(b, x, y, shape, xs, ys, xb: int = 0, yb: int = 0,
 
 
 #: vector widths of a strided copy's work-item (strided_copy.cl.mako ``vw``): few, so that few
-#: kernels compile. DEPTH_TO_SPACE 7x7x1152 -> 14x14x288 in pose_detection's chain, with a
-#: task loop the compiler did not vectorize: 340 us element by element (a call and six
-#: divisions per element), 22 us in vectors of 16
+#: kernels compile. Inside a chain's task loop the compiler does not vectorize a copy, so an
+#: element-by-element copy pays a call and six divisions per element: copy in vectors where the
+#: innermost run allows (benchmarks/chain_rates.py; ``clnn run --profile`` per launch)
 COPY_VECTORS = (16, 4)
 
 

@@ -10,9 +10,9 @@
 Float NHWC layers whose stride equals the filter, with few output columns (O * fh * fw <=
 :data:`DIRECT_MAX_COLUMNS`: the GEMM's tiles would be mostly padding) take the one-pass
 ``direct`` kernel instead, which can
-also apply a LOGISTIC or HARD_SWISH fused in by clnn/fusion.py (selfie_segmentation's last
-layer: 128x128x16 -> 256x256x1, then LOGISTIC: GEMM + col2im + LOGISTIC 0.35 ms of kernel time
--> one kernel).
+also apply a LOGISTIC or HARD_SWISH fused in by clnn/fusion.py (a segmentation head's last
+upsampling layer and its LOGISTIC: one kernel instead of GEMM + col2im + LOGISTIC;
+benchmarks/op_kernels.py).
 """
 
 from __future__ import annotations
