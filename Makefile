@@ -1,4 +1,5 @@
 # Two commands on a fresh machine:  make demo  (the main job)   make test  (the tests)
+# make test-full: the tests with the long suites whole (tests marked slow).
 # Each sets up what is missing: a virtualenv with the packages, and an OpenCL platform (PoCL).
 # make check-kernels: the conformance corpus on Oclgrind, which reports out-of-bounds accesses,
 # data races and barrier divergence in the kernels (slow: see README.md).
@@ -11,7 +12,7 @@ CHECK_JOBS ?= 2
 CHECK_ARGS ?=
 CHECK_PROFILE ?= all
 
-.PHONY: demo test lint cts opencl oclgrind check-kernels bench clean
+.PHONY: demo test test-full lint cts opencl oclgrind check-kernels bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +34,12 @@ test: $(VENV)/.installed opencl
 	@scripts/ensure-oclgrind.sh --optional
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
+
+# everything make test runs, and the long suites whole (tests marked slow)
+test-full: $(VENV)/.installed opencl
+	@scripts/ensure-oclgrind.sh --optional
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest -m "slow or not slow"
 
 cts: $(VENV)/.installed opencl
 	$(VENV)/bin/clnn cts $(CORPUS) --device reference
