@@ -167,7 +167,7 @@ def binary_case(rng, dtype, op, ties=False):
     (a_s, a_z), (b_s, b_z) = [(_scale(rng, ties=ties), _zp(rng, dtype)) for _ in range(2)]
     if op == "MUL":
         # the multiplier a_s * b_s / y_s, above 1 at times, but keeping every product within
-        # int16 before the clamp: TFLite's vector code wraps around beyond (see README)
+        # int16 before the clamp: TFLite's vector code wraps around beyond (see docs/tflite.md)
         lo, hi = INFO[dtype]
         most = max(hi - a_z, a_z - lo) * max(hi - b_z, b_z - lo)
         mult = min(np.exp(rng.uniform(-5.0, 1.0)), 20000.0 / most)

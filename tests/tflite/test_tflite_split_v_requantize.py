@@ -41,7 +41,7 @@ def test_quantize_of_a_quantized_tensor(tmp_path, out_type, scale, zp):
     """The same scale (the microWakeWord models' int8 -> uint8): litert's bits. Another scale:
     TFLite requantizes in integers (a fixed-point multiplier), clnn dequantizes and quantizes
     (NNAPI has no requantizing QUANTIZE), which rounds a value on a tie differently: within the
-    1-LSB tolerance (README, quantized arithmetic's exceptions)."""
+    1-LSB tolerance (docs/tflite.md, quantized arithmetic's exceptions)."""
     g = Graph()
     x = g.tensor([1, 64], "int8", scale=0.00390625, zero_point=-128, name="x")
     y = g.tensor([1, 64], out_type, scale=scale, zero_point=zp, name="y")
