@@ -2,7 +2,7 @@
 # make test-full: the tests with the long suites whole (tests marked slow).
 # Each sets up what is missing: a virtualenv with the packages, and an OpenCL platform (PoCL).
 # make check-kernels: the conformance corpus on Oclgrind, which reports out-of-bounds accesses,
-# data races and barrier divergence in the kernels (slow: see README.md).
+# data races and barrier divergence in the kernels (slow: see docs/kernels-on-oclgrind.md).
 
 PYTHON ?= python3
 VENV ?= .venv
