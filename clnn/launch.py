@@ -164,14 +164,13 @@ def upload(queue, buffer, offset: int, t, keep: list):
         cl.enqueue_copy(queue, buffer, arr, dst_offset=offset, is_blocking=False)
 
 
-def direct_inputs_on(cl_device) -> bool:
+def direct_inputs_on(cl_device, options=None) -> bool:
     """Whether plans on ``cl_device`` read their inputs through DirectInput: a CPU device
-    sharing the host's memory, unless CLNN_DIRECT_INPUTS=0."""
-    import os
-
+    sharing the host's memory, unless ``options`` (clnn.options.DeviceOptions) turn
+    ``direct_inputs`` off."""
     import pyopencl as cl
 
-    return os.environ.get("CLNN_DIRECT_INPUTS", "1") != "0" and \
+    return (options is None or options.direct_inputs) and \
         bool(cl_device.type & cl.device_type.CPU) and bool(cl_device.host_unified_memory)
 
 

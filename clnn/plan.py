@@ -27,6 +27,7 @@ from clnn.kernels import _dwpw_variants, kernel_for
 from clnn.kernels.registry import Unplannable
 from clnn.launch import DirectInput, LaunchBuilder, direct_inputs_on, nbytes
 from clnn.memory import on_host
+from clnn.options import options_of
 from hal.errors import GeneralFailure
 from hal.operations import lookup
 from hal.operations.context import OperationContext, operation_context, shapes_compatible
@@ -238,7 +239,8 @@ class Planner:
         #: partition inputs get buffers of their own (clnn.launch.DirectInput): on a CPU device
         #: sharing the host's memory, where an execution binds the request's memory itself
         cl_device = getattr(device, "cl_device", None)
-        self.direct_inputs = cl_device is not None and direct_inputs_on(cl_device)
+        self.direct_inputs = cl_device is not None and direct_inputs_on(
+            cl_device, options_of(device))
         # constants of CL operations: one buffer, uploaded once
         host_consts = self.executor.constants(index)
         #: the constants' values (not the subgraph references the executor also keeps)

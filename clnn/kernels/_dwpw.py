@@ -15,9 +15,6 @@ CPUs only (:func:`fused_tiles`).
 
 from __future__ import annotations
 
-import contextlib
-import os
-
 import numpy as np
 
 from clnn.kernels import _gemm, _gemm_variants
@@ -87,23 +84,6 @@ def _args(src, wd, bd, bpk, out, bias, res, alpha, m, n_out, c, h, w, oh, ow, fh
                                left)],
             f32(dlo), f32(dhi), i32(n_out), f32(lo), f32(hi), i32(post), i32(res_ld),
             i32(res_n)]
-
-
-#: CLNN_DWPW: 0 turns the depthwise -> pointwise fusion off, "all" on wherever a tile fits
-#: (tests, A/B measurements)
-_MODE = os.environ.get("CLNN_DWPW", "1")
-
-
-@contextlib.contextmanager
-def forced_mode(mode: str):
-    """Prepares made inside this context plan as with CLNN_DWPW = ``mode`` ("0", "1", "all":
-    clnn tune's check of the fusions in a model's runs, clnn/tools/tune_chain.py)."""
-    global _MODE
-    saved, _MODE = _MODE, mode
-    try:
-        yield
-    finally:
-        _MODE = saved
 
 
 def plan_dwpw(ctx, b, epilogue, residual_columns, post_fn):

@@ -5,7 +5,7 @@ family "dwpw") against the two launches, as clnn/kernels/_gemm_variants.py does 
 
 from __future__ import annotations
 
-from clnn.kernels import _depthwise_variants, _dwpw, _gemm, _gemm_variants
+from clnn.kernels import _depthwise_variants, _gemm, _gemm_variants
 from clnn.kernels._dwpw import _args, _key, _local, fused_tiles
 
 
@@ -21,17 +21,20 @@ def choose(planner, op_index: int, sig: dict) -> list | None:
     others, 1.3-1.8 on [96x96, 8..32 -> 8..32]). Measured by ``clnn tune`` and in
     CLNN_TUNE=full, not at a prepare in the default fast mode, which reuses what the cache
     holds. Without a measurement (no tuning entry, CLNN_TUNE=off, float16): two launches.
-    $CLNN_DWPW=0: never fused; =all: fused wherever a tile fits (tests)."""
+    The device's ``dwpw`` option (clnn.options.DeviceOptions, ``CLNN_DWPW``): "off" never
+    fused, "all" fused wherever a tile fits (tests)."""
     from clnn import tuning
+    from clnn.options import options_of
 
     device = planner.device
-    if _dwpw._MODE == "0" or getattr(device, "limits", None) is None:
+    forced = options_of(device).dwpw
+    if forced == "off" or getattr(device, "limits", None) is None:
         return None
     m = sig["n"] * sig["oh"] * sig["ow"]
     tiles = fused_tiles(_gemm_variants.traits(device.limits), sig["N"], sig["c"], m)
     if not tiles:
         return None
-    if _dwpw._MODE == "all":
+    if forced == "all":
         return list(tiles[0])
     if sig["dt"] != "f32" or not hasattr(device, "platform"):
         return None

@@ -24,9 +24,6 @@ F(m, 3) wherever it applies, relaxed or not (tests, A/B measurements).
 
 from __future__ import annotations
 
-import contextlib
-import os
-
 import numpy as np
 
 from clnn.kernels import _gemm, _gemm_variants
@@ -41,30 +38,6 @@ G = {2: np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]]),
                   [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]])}
 #: the output tile sizes m, and 0 for the im2col GEMM
 CHOICES = (0, 2, 4)
-
-
-def _env_mode() -> int | None:
-    raw = os.environ.get("CLNN_WINOGRAD", "").strip()
-    if not raw:
-        return None
-    if raw not in ("0", "2", "4"):
-        raise ValueError(f"CLNN_WINOGRAD={raw!r} is not 0, 2 or 4")
-    return int(raw)
-
-
-_FORCED = _env_mode()
-
-
-@contextlib.contextmanager
-def forced(m: int | None):
-    """Prepares made inside this context plan as with CLNN_WINOGRAD = ``m`` (None: tuned or
-    the heuristic)."""
-    global _FORCED
-    saved, _FORCED = _FORCED, m
-    try:
-        yield
-    finally:
-        _FORCED = saved
 
 
 def transform_filter(w: np.ndarray, m: int) -> np.ndarray:
@@ -108,13 +81,15 @@ def heuristic(traits, s: dict) -> int:
 
 def choose(b, s: dict) -> int:
     """The path of one layer (``s``: its signature): 0 (the im2col GEMM) or the m of
-    F(m x m, 3 x 3), forced, tuned (cached, or measured in clnn tune and CLNN_TUNE=full) or the
-    heuristic."""
+    F(m x m, 3 x 3), forced (the device's ``winograd`` option, clnn.options.DeviceOptions),
+    tuned (cached, or measured in clnn tune and tune "full") or the heuristic."""
     from clnn import tuning
+    from clnn.options import options_of
 
-    if _FORCED is not None:
-        return _FORCED
     device = b.device
+    forced = options_of(device).winograd
+    if forced is not None:
+        return forced
     if getattr(device, "limits", None) is None or not hasattr(device, "platform"):
         return 0
     traits = _gemm_variants.traits(device.limits)

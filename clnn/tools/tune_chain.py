@@ -67,15 +67,13 @@ def check(dev, model, pm, records: list, tuner, inputs) -> list[dict]:
     """Check the fusions ``pm`` (``model`` prepared on ``dev`` with ``tuner``) runs, and set
     apart in the tuning cache those faster apart (see the module docstring). Returns
     :func:`decide`'s rows (empty where the model has no fused layer)."""
-    from clnn.kernels import _dwpw
     from clnn.tools import timing
     from clnn.tools.run import profile_prepared
 
     layers = fused_layers(pm, records)
     if not layers or tuner.cache is None:
         return []
-    with _dwpw.forced_mode("0"):
-        apart_pm = dev.prepare_model(model)
+    apart_pm = dev.with_options(dwpw="off").prepare_model(model)
     values = [np.asarray(x) for x in inputs]
     for p in (pm, apart_pm):
         for _ in range(2):

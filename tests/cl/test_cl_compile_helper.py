@@ -42,9 +42,7 @@ def test_wanted_only_on_pocl_with_generic_work_groups(cl_device, monkeypatch):
     monkeypatch.setenv(POCL_SPECIALIZATION, "0")
     assert CompileHelper.wanted(cl_device.context, CompileHelper.MIN_KERNELS) == pocl
     assert not CompileHelper.wanted(cl_device.context, CompileHelper.MIN_KERNELS - 1)
-    monkeypatch.setenv("CLNN_COMPILE_HELPER", "0")
-    assert not CompileHelper.wanted(cl_device.context, 100)
-    monkeypatch.delenv("CLNN_COMPILE_HELPER")
+    assert not CompileHelper.wanted(cl_device.context, 100, enabled=False)
     monkeypatch.setenv(POCL_SPECIALIZATION, "1")  # per-size compiles: binaries do not hold them
     assert not CompileHelper.wanted(cl_device.context, 100)
 

@@ -54,7 +54,6 @@ def test_clnn_tune_checks_the_fusions_in_the_model(cl_device, tmp_path, monkeypa
     from clnn.tools.errors import import_tflite
 
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(_dwpw, "_MODE", "1")
     monkeypatch.setattr(tune_chain, "ROUNDS", 2)
     monkeypatch.setattr(tune_chain, "ITERATIONS", 3)
     path = dw_pw_tflite(tmp_path / "dwpw.tflite")

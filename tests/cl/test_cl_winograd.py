@@ -138,8 +138,7 @@ CASES = [
 @pytest.mark.parametrize("nchw", [False, True], ids=["nhwc", "nchw"])
 @pytest.mark.parametrize("case", CASES, ids=range(len(CASES)))
 def test_f2x2_matches_reference(cl_device, case, nchw):
-    with _winograd.forced(2):
-        pm = check(cl_device, *conv_model(**case, nchw=nchw), m=2)
+    pm = check(cl_device.with_options(winograd=2), *conv_model(**case, nchw=nchw), m=2)
     if not nchw and (case.get("pad_op") or case.get("residual") or case.get("activation")):
         assert len({launch.op_index for launch in launches(pm)}) == 1  # fused in
 
@@ -149,8 +148,7 @@ def test_f2x2_matches_reference(cl_device, case, nchw):
 def test_f4x4_matches_reference_within_the_relaxed_tolerance(cl_device, case, nchw):
     # F(4x4, 3x3) is chosen for relaxed models only: their tolerance (CTS: float16's)
     model, inputs = conv_model(**case, relaxed=True, nchw=nchw)
-    with _winograd.forced(4):
-        check(cl_device, model, inputs, m=4, kind="f16")
+    check(cl_device.with_options(winograd=4), model, inputs, m=4, kind="f16")
 
 
 @pytest.mark.parametrize("kw", [dict(stride=2), dict(dil=2), dict(x_shape=(1, 8, 8, 8)),
@@ -158,8 +156,8 @@ def test_f4x4_matches_reference_within_the_relaxed_tolerance(cl_device, case, nc
 def test_layers_it_does_not_apply_to(cl_device, kw):
     """Strided, dilated, few input channels (the direct kernel's) and float16."""
     model, inputs = conv_model(**kw)
-    with _winograd.forced(2):
-        check(cl_device, model, inputs, m=None, kind="f16" if kw.get("t") == F16 else "f32")
+    check(cl_device.with_options(winograd=2), model, inputs, m=None,
+          kind="f16" if kw.get("t") == F16 else "f32")
 
 
 def test_heuristic():

@@ -7,8 +7,12 @@ import pytest
 
 def open_or_skip(name: str, **options):
     """``clnn.tools.devices.open_device(name)``, or skip the test when this machine has no such
-    device (no pyopencl, no OpenCL platform)."""
+    device (no pyopencl, no OpenCL platform). The OpenCL device gets the default options (or
+    ``options=``), whatever the caller's environment holds."""
+    from clnn.options import DeviceOptions
     from clnn.tools.devices import open_device
+
+    options.setdefault("options", DeviceOptions())
 
     try:
         return open_device(name, **options)
