@@ -48,7 +48,7 @@ class Launch:
     #: kernel for its work sizes at its first enqueue, so a first launch is compile work
     launched: bool = False
     #: (family, name, params, arguments) of a launch planned before its program is built
-    #: (Planner.plan_ahead builds a model's kernels together); :meth:`finish` makes the kernel
+    #: (clnn.passes.realize: programs are built after planning); :meth:`finish` makes the kernel
     pending: tuple | None = None
     #: the operation has enough work to spread over a CPU's compute units (:func:`heavy`)
     heavy: bool = False
@@ -104,7 +104,7 @@ def enqueue_launch(queue, launch: Launch, events=None):
 
 class DirectInput:
     """A partition input the kernels read from a buffer of its own instead of the pool
-    (clnn.plan.Planner.make_plan), on a CPU device that shares the host's memory: an execution
+    (clnn.passes.memory), on a CPU device that shares the host's memory: an execution
     gives a host array to the kernels as a CL_MEM_USE_HOST_PTR buffer over the array itself (the
     request's memory: no copy before the first kernel, which PoCL makes in the calling thread:
     a 256x256x3 float input took 0.13-0.17 ms of hand_recrop's 0.9 ms), and copies anything
@@ -220,7 +220,7 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
     readbacks = plan.readbacks
     for rb in readbacks:
         cl.enqueue_fill_buffer(q, rb.buffer, np.int32(0), 0, rb.words * 4)
-    if keep_all:  # views of the inputs (no launch of their own): see Planner.make_plan
+    if keep_all:  # views of the inputs (no launch of their own): see clnn.passes.realize
         for o, off, shape, dtype in plan.written.get(-1, ()):
             arr = np.empty(shape, dtype)
             if arr.nbytes:
@@ -286,7 +286,8 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
 class LaunchBuilder:
     """What a kernel family's plan() sees: records launches with arguments set."""
 
-    def __init__(self, planner, op_index: int, ctx, operation, offsets, pool, direct=None):
+    def __init__(self, planner, op_index: int, ctx, operation, offsets, pool, direct=None,
+                 node=None):
         #: the plan's owner (clnn.plan.Planner): constants, programs, the device
         self.planner = planner
         #: operand -> DirectInput: the partition inputs read from buffers of their own
@@ -300,20 +301,34 @@ class LaunchBuilder:
         self.launches: list[Launch] = []
         #: words read back after the plan's kernels (Readback)
         self.readbacks: list[Readback] = []
-        #: a PAD fused into this convolution (clnn.fusion.PadFusion), an ADD fused into its
-        #: epilogue (clnn.fusion.AddFusion) and operand aliases
-        self.input_pad = None
-        self.residual = None
-        #: an activation operation fused into its epilogue (clnn.fusion.ActivationFusion)
-        self.activation = None
-        #: a depthwise convolution computed by this 1x1 convolution's kernel
-        #: (clnn.fusion.DepthwiseFusion): its input 0 is the depthwise output, which has no
-        #: storage
-        self.depthwise = None
-        self.alias: dict[int, int] = {}
+        #: the operation's fused node (clnn.passes.fusion.FusedNode: its epilogue list), None
+        #: where nothing is fused into it
+        self.node = node
+        #: operand -> the operand whose storage it is (the node's aliases)
+        self.alias: dict[int, int] = node.aliases(planner.sg) if node is not None else {}
         #: the operation is worth several work-groups on a CPU (its launches with the
         #: driver's work-group choice are split: :func:`cpu_groups`)
         self.heavy = heavy(*op_work(ctx))
+
+    # the node's epilogue entries (clnn.passes.fusion.FusedNode), None where absent: a PAD
+    # read through its window (clnn.fusion.PadFusion), the depthwise convolution computed
+    # before this 1x1 one (DepthwiseFusion: input 0 has no storage), the residual ADD
+    # (AddFusion), the activation (ActivationFusion)
+    @property
+    def input_pad(self):
+        return None if self.node is None else self.node.input_pad
+
+    @property
+    def depthwise(self):
+        return None if self.node is None else self.node.depthwise
+
+    @property
+    def residual(self):
+        return None if self.node is None else self.node.residual
+
+    @property
+    def activation(self):
+        return None if self.node is None else self.node.activation
 
     def tensor(self, operand: int):
         """(buffer, element offset) of an operand of this plan."""
@@ -389,11 +404,7 @@ class LaunchBuilder:
                         flexible=flexible)
         for d in self.direct.values():  # where the kernel takes a direct input's buffer
             d.slots += [(launch, n) for n, a in enumerate(flat) if a is d.buffer]
-        collecting = self.planner.collecting
-        if collecting is not None:  # the kernel is made once its program is built together
-            collecting.append((family, name, freeze(params)))  # with the others (plan_ahead)
-        else:
-            launch.finish(self.planner.programs, self.device.limits)
+        # pending: the kernel is made once its program is built (clnn.passes.realize.finish)
         self.launches.append(launch)
 
 
