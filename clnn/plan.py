@@ -93,6 +93,10 @@ class ClPlan:
     chain_tried: bool = False
     #: the chains being made ready (clnn.chain.Job), None once ready or without chains
     chain_job: object = None
+    #: operation -> its fused node (clnn.passes.fusion.FusedNode), and the memory plan
+    #: (clnn.passes.memory.MemoryPlan): what the passes produced (``clnn plan``)
+    nodes: dict = field(default_factory=dict)
+    memory: object = None
 
 
 class Planner:

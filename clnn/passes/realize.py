@@ -101,7 +101,7 @@ def realize(planner, part, shapes, fused, memory):
     written = _view_writes(sg, part, the_shapes, memory, launches)
     return ClPlan(pool, memory.pool_bytes, memory.intermediate_bytes, uploads, downloads,
                   launches, the_shapes, written, readbacks=readbacks, views=memory.views,
-                  direct=direct)
+                  direct=direct, nodes=fused.nodes, memory=memory)
 
 
 def pending_keys(launches) -> list:

@@ -292,6 +292,22 @@ def _cmd_devices(args) -> int:
     return run_devices_cli(as_json=args.json)
 
 
+def _cmd_plan(args) -> int:
+    import json
+
+    from clnn.passes.report import format_report, plan_report
+    from clnn.tools.devices import open_device, require_device, require_opencl
+    from clnn.tools.onnx_run import parse_shapes
+    from clnn.tools.support import load_model
+
+    require_opencl(args.device, "plan")
+    require_device(args.device)
+    _, model = load_model(args.model, shapes=parse_shapes(args.shape))
+    report = plan_report(open_device(args.device), model)
+    print(json.dumps(report, indent=1) if args.json else format_report(report, args.pass_))
+    return 0
+
+
 def _cmd_support(args) -> int:
     from clnn.tools.devices import parse_device_spec, require_device, require_opencl
     from clnn.tools.support import run_support_cli
@@ -537,6 +553,20 @@ def build_parser() -> OneLineParser:
     s.add_argument("--json", action="store_true",
                    help="print the operations, whether each is supported and why, as JSON")
     s.set_defaults(func=_cmd_support)
+
+    pl = sub.add_parser("plan", help="what the OpenCL device will do with a model: what each "
+                        "pass of the prepare produced (partitions, shapes, fused nodes with "
+                        "their epilogues, kernels and variants with why, the memory plan)")
+    pl.add_argument("model", help="a .tflite or .onnx file, or a model clnn models fetches")
+    pl.add_argument("--pass", dest="pass_", default=None,
+                    choices=["partition", "shapes", "fusion", "select", "memory"],
+                    help="print only what this pass produced")
+    pl.add_argument("--shape", action="append", default=[], metavar="NAME=D1,D2,...",
+                    help="ONNX: fix the dimensions of input NAME at load")
+    pl.add_argument("--device", default="opencl", type=device_spec,
+                    help=f"the OpenCL device: {DEVICE_HELP}")
+    pl.add_argument("--json", action="store_true", help="print the whole report as JSON")
+    pl.set_defaults(func=_cmd_plan)
 
     k = sub.add_parser("capabilities", help="the OpenCL device's measured capabilities")
     k.add_argument("--remeasure", action="store_true", help="measure again, ignoring the cache")
