@@ -188,18 +188,10 @@ class Readback:
     finish: object
 
 
-def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
-                 keep_all: bool = False, resident=()):
-    """Run a plan on ``queue``: ``values`` gives its inputs and receives its outputs (arrays, or
-    DeviceTensors for model outputs in ``device_outputs`` device memories, or PoolTensors, left
-    in the pool, for the outputs in ``resident``: those the next OpenCL partitions read).
-    ``keep_all``: every tensor an operation writes is also downloaded right after the kernels
-    of the operation that writes it (before liveness lets a later tensor reuse its bytes; the
-    queue is in order)."""
+def _upload_inputs(q, plan, values: dict, keep: list):
+    """The plan's inputs into its pool, and its direct inputs bound."""
     import pyopencl as cl
 
-    q = queue
-    keep = []
     # inputs held in this pool's own bytes (a loop body's previous iteration) go through a
     # scratch buffer first: the other inputs' destinations may overlap their sources
     staged = {}
@@ -213,19 +205,23 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
         t = staged.get(i, values.get(i))
         if t is not None:  # (None: an omitted model input, Planner.plan_for: no bytes)
             upload(q, plan.pool, off, t, keep)
-    direct = plan.direct.values()
-    for d in direct:
+    for d in plan.direct.values():
         d.bind(q, values.get(d.operand), keep)
-    results = []
-    readbacks = plan.readbacks
-    for rb in readbacks:
-        cl.enqueue_fill_buffer(q, rb.buffer, np.int32(0), 0, rb.words * 4)
-    if keep_all:  # views of the inputs (no launch of their own): see clnn.passes.realize
-        for o, off, shape, dtype in plan.written.get(-1, ()):
-            arr = np.empty(shape, dtype)
-            if arr.nbytes:
-                cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
-            results.append((o, arr))
+
+
+def _read_written(q, plan, op_index: int, results: list):
+    """Download what operation ``op_index`` wrote (-1: views of the inputs) into
+    ``results``."""
+    import pyopencl as cl
+
+    for o, off, shape, dtype in plan.written.get(op_index, ()):
+        arr = np.empty(shape, dtype)
+        if arr.nbytes:
+            cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
+        results.append((o, arr))
+
+
+def _enqueue_launches(q, plan, events, keep_all: bool, results: list):
     launches = plan.launches
     if chained_events(events) and not keep_all and plan.chained is not None:
         for step in plan.chained:  # launches and clnn.chain.Chains
@@ -234,15 +230,12 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
     for n, launch in enumerate(launches):
         enqueue_launch(q, launch, events)
         if keep_all and (n + 1 == len(launches) or launches[n + 1].op_index != launch.op_index):
-            for o, off, shape, dtype in plan.written.get(launch.op_index, ()):
-                arr = np.empty(shape, dtype)
-                if arr.nbytes:
-                    cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
-                results.append((o, arr))
-    words = []
-    for rb in readbacks:
-        words.append(np.empty(rb.words, np.int32))
-        cl.enqueue_copy(q, words[-1], rb.buffer, is_blocking=False)
+            _read_written(q, plan, launch.op_index, results)
+
+
+def _download_outputs(q, plan, device_outputs: dict, resident, results: list):
+    import pyopencl as cl
+
     for o, off, shape, dtype in plan.downloads:
         dst = device_outputs.get(o)
         if dst is not None:  # a model output in a device memory: copied on the device
@@ -259,18 +252,10 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
         if arr.nbytes:
             cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
         results.append((o, arr))
-    # one wait, unless everything stays on the device: the queue is in order, so the next
-    # partition's commands see these results, and whatever reads them on the host (a blocking
-    # read) waits for them; host arrays being copied must stay alive until copied, device
-    # memories, read-back words and profiling events must be complete when the execution returns
-    if keep or readbacks or events is not None or \
-            not all(isinstance(v, PoolTensor) for _, v in results):
-        q.finish()
-    for d in direct:
-        d.unbind()
-    cut = {}
-    for rb, w in zip(readbacks, words):
-        cut.update(rb.finish(w) or {})
+
+
+def _store_results(values: dict, results: list, cut: dict):
+    """``results`` into ``values``, cut to the data-dependent shapes read back."""
     for o, arr in results:
         if o in cut:  # a data-dependent shape: the leading rows of the planned tensor
             shape = tuple(cut[o])
@@ -281,6 +266,46 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
             else:
                 arr = arr.reshape(-1)[:int(np.prod(shape, dtype=np.int64))].reshape(shape)
         values[o] = arr
+
+
+def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
+                 keep_all: bool = False, resident=()):
+    """Run a plan on ``queue``: ``values`` gives its inputs and receives its outputs (arrays, or
+    DeviceTensors for model outputs in ``device_outputs`` device memories, or PoolTensors, left
+    in the pool, for the outputs in ``resident``: those the next OpenCL partitions read).
+    ``keep_all``: every tensor an operation writes is also downloaded right after the kernels
+    of the operation that writes it (before liveness lets a later tensor reuse its bytes; the
+    queue is in order)."""
+    import pyopencl as cl
+
+    q = queue
+    keep = []
+    _upload_inputs(q, plan, values, keep)
+    results = []
+    readbacks = plan.readbacks
+    for rb in readbacks:
+        cl.enqueue_fill_buffer(q, rb.buffer, np.int32(0), 0, rb.words * 4)
+    if keep_all:  # views of the inputs (no launch of their own): see clnn.passes.realize
+        _read_written(q, plan, -1, results)
+    _enqueue_launches(q, plan, events, keep_all, results)
+    words = []
+    for rb in readbacks:
+        words.append(np.empty(rb.words, np.int32))
+        cl.enqueue_copy(q, words[-1], rb.buffer, is_blocking=False)
+    _download_outputs(q, plan, device_outputs, resident, results)
+    # one wait, unless everything stays on the device: the queue is in order, so the next
+    # partition's commands see these results, and whatever reads them on the host (a blocking
+    # read) waits for them; host arrays being copied must stay alive until copied, device
+    # memories, read-back words and profiling events must be complete when the execution returns
+    if keep or readbacks or events is not None or \
+            not all(isinstance(v, PoolTensor) for _, v in results):
+        q.finish()
+    for d in plan.direct.values():
+        d.unbind()
+    cut = {}
+    for rb, w in zip(readbacks, words):
+        cut.update(rb.finish(w) or {})
+    _store_results(values, results, cut)
 
 
 class LaunchBuilder:
