@@ -28,6 +28,7 @@ import os
 import statistics
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -288,6 +289,50 @@ def measure_candidates(device, run_candidate, candidates: list, reps: int, may_c
     finally:
         for _, _, release in ready:
             release()
+
+
+@dataclass(frozen=True)
+class Family:
+    """A tunable kernel family, declared once (clnn/kernels/_*variants.py, _winograd.py): what
+    it supplies; :func:`choose_variant` does the rest (the cache, the budget, measuring the
+    candidates on scratch layers, the records). Variants and signatures are JSON values."""
+
+    #: the family's name in the tuning cache (``family|signature``)
+    name: str
+    #: (traits, signature) -> the variant the device class runs untuned (clnn/kernels/
+    #: _gemm_variants.traits: the device's class)
+    default: Callable
+    #: (traits, signature, full) -> the candidates: those measured (``full``: every variant,
+    #: the space a cached choice must belong to); the constraints (a tile that fits the
+    #: output, the registers, the work-group limits) are the family's
+    space: Callable
+    #: (device, tuner, variant, signature) -> (kernels, release): one layer of the signature
+    #: in the variant on zeroed scratch buffers
+    scratch: Callable
+    #: signature -> the layer's FLOP (layers below MIN_TUNE_FLOP are not measured)
+    flop: Callable
+    #: signature -> the bytes one candidate's scratch buffers take
+    scratch_bytes: Callable
+    #: measured at a prepare in "fast" mode (False: candidates that compile for seconds on a
+    #: cold PoCL cache: measured by clnn tune and in "full" mode only; the cache otherwise)
+    fast_measure: bool = True
+
+
+def choose_variant(family: Family, device, traits, sig: dict, op_index: int = -1,
+                   owner=None, flop: float | None = None):
+    """The variant of one layer (``sig``) of ``family`` on ``device`` (of ``traits``):
+    cached, measured now (budget allowing) or the family's default (Tuner.choose); ``flop``:
+    the layer's, where the caller knows it better than ``family.flop``."""
+    tuner = tuner_for(device)
+    default = family.default(traits, sig)
+    return tuner.choose(op_index, family.name, sig,
+                        family.space(traits, sig, tuner.mode == "full"), default,
+                        lambda v: family.scratch(device, tuner, v, sig),
+                        flop=family.flop(sig) if flop is None else flop,
+                        owner=owner, space=family.space(traits, sig, True),
+                        scratch_bytes=family.scratch_bytes(sig),
+                        measure=family.fast_measure or tuner.mode != "fast" or
+                        tuner.unbounded)
 
 
 def tuner_for(device, mode_: str | None = None, **options) -> Tuner:

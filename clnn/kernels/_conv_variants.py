@@ -37,10 +37,7 @@ def choose(b, *, dt: str, n: int, h: int, w: int, c: int, o: int, oh: int, ow: i
     measured now) for float32 layers, else the heuristic."""
     sig = {"dt": dt, "n": n, "h": h, "w": w, "c": c, "o": o, "oh": oh, "ow": ow, "fh": fh,
            "fw": fw, "sh": sh, "sw": sw, "dh": dh, "dw": dw}
-    return _depthwise_variants.choose_tile(
-        b, "conv", sig, lambda cpu, vec: candidates(cpu, o, ow, fw, sw, dw, vec), scratch_conv,
-        flop=2.0 * n * oh * ow * o * fh * fw * c,
-        scratch_bytes=4 * n * (h * w * c + oh * ow * o))
+    return _depthwise_variants.choose_tile(b, FAMILY, sig)
 
 
 def key(dt: str, v: dict, fw: int, sw: int, dw: int, c: int) -> dict:
@@ -73,3 +70,11 @@ def scratch_conv(device, v: dict, s: dict):
                    v["rows"], gsize, device.limits.max_work_group_size),
                flexible=True)
     return rec.kernels, _gemm_variants.releaser([x, wt, bias, y])
+
+
+#: conv_tile's tuning declaration (clnn.tuning.Family)
+FAMILY = _depthwise_variants.tile_family(
+    "conv", lambda cpu, vec, s: candidates(cpu, s["o"], s["ow"], s["fw"], s["sw"], s["dw"], vec),
+    scratch_conv,
+    flop=lambda s: 2.0 * s["n"] * s["oh"] * s["ow"] * s["o"] * s["fh"] * s["fw"] * s["c"],
+    scratch_bytes=lambda s: 4 * s["n"] * (s["h"] * s["w"] * s["c"] + s["oh"] * s["ow"] * s["o"]))

@@ -156,31 +156,38 @@ def choose(b, *, dt: str, n: int, h: int, w: int, o: int, oh: int, ow: int, fh: 
     """The depthwise_tile variant of one layer planned by ``b``."""
     sig = signature(dt=dt, n=n, h=h, w=w, o=o, oh=oh, ow=ow, fh=fh, fw=fw, sh=sh, sw=sw, dh=dh,
                     dw=dw)
-    return choose_tile(b, "depthwise", sig, lambda cpu, vec: candidates(
-        cpu, o, ow, fw, sw, dw, vec, fh), scratch_depthwise, flop=flop,
-        scratch_bytes=4 * n * o * (h * w + oh * ow))
+    return choose_tile(b, FAMILY, sig, flop=flop)
 
 
-def choose_tile(b, family: str, sig: dict, cands, scratch, flop: float,
-                scratch_bytes: int) -> dict:
+def tile_family(name: str, cands, scratch, flop, scratch_bytes):
+    """The tuning declaration (clnn.tuning.Family) of a tiled direct kernel: ``cands(cpu,
+    vec, sig)`` its variants on a device class, the default first; ``scratch(device, v,
+    sig)`` one layer on scratch buffers."""
+    from clnn import tuning
+
+    return tuning.Family(
+        name, default=lambda t, s: cands(t.cpu, t.vec, s)[0],
+        space=lambda t, s, full: cands(t.cpu, t.vec, s),
+        scratch=lambda device, tuner, v, s: scratch(device, v, s), flop=flop,
+        scratch_bytes=scratch_bytes)
+
+
+def choose_tile(b, family, sig: dict, flop: float | None = None) -> dict:
     """The variant of a tiled direct kernel's layer (``sig``) planned by ``b``: tuned (cached
-    or measured now) for float32 layers, else the heuristic (``cands(cpu, vec)[0]``: the
-    candidates of a device, the heuristic's first); ``scratch(device, v, sig)`` builds a
-    variant on scratch buffers."""
+    or measured now) for float32 layers, else the family's default on the device's class (on
+    a device without limits: a CPU's with 16-wide vectors)."""
     from clnn import tuning
 
     dev = b.device
     limits = getattr(dev, "limits", None)
     if limits is None:
-        return cands(True, 16)[0]
+        return family.space(_gemm_variants.Traits(cpu=True, max_wg=0, max_items=(0, 0, 0),
+                                                  local_mem=0, vec=16), sig, True)[0]
     t = _gemm_variants.traits(limits)
-    space = cands(t.cpu, t.vec)
     if sig["dt"] != "f32" or not hasattr(dev, "platform"):
-        return space[0]
-    return tuning.tuner_for(dev).choose(
-        getattr(b, "op_index", -1), family, sig, space, space[0],
-        lambda v: scratch(dev, v, sig), flop=flop, owner=getattr(b, "planner", None),
-        scratch_bytes=scratch_bytes)
+        return family.default(t, sig)
+    return tuning.choose_variant(family, dev, t, sig, getattr(b, "op_index", -1),
+                                 getattr(b, "planner", None), flop=flop)
 
 
 def scratch_depthwise(device, v: dict, s: dict, out=None):
@@ -211,3 +218,12 @@ def scratch_depthwise(device, v: dict, s: dict, out=None):
                flexible=True)
 
     return rec.kernels, _gemm_variants.releaser(mine)
+
+
+#: depthwise_tile's tuning declaration (clnn.tuning.Family)
+FAMILY = tile_family(
+    "depthwise", lambda cpu, vec, s: candidates(cpu, s["c"], s["ow"], s["fw"], s["sw"], s["dw"],
+                                                 vec, s["fh"]),
+    scratch_depthwise,
+    flop=lambda s: 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"] * s["fw"],
+    scratch_bytes=lambda s: 4 * s["n"] * s["c"] * (s["h"] * s["w"] + s["oh"] * s["ow"]))

@@ -105,19 +105,29 @@ def choose(b, *, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) 
         return {"tile": list(_gemm.pick_tile(N, m=M, k=K, packed=amode == "packed")),
                 "wg": "auto"}
     t = traits(limits)
-    packed = amode == "packed"
-    default = heuristic(t, N, M, K, packed)
-    if dt != "f32" or not hasattr(dev, "platform"):
-        return default
-    tuner = tuning.tuner_for(dev)
     sig = {"dt": dt, "amode": amode, "M": M, "N": N, "K": K, "batches": batches}
-    cands = candidates(t, N, full=tuner.mode == "full", m=M, k=K, packed=packed)
-    return tuner.choose(getattr(b, "op_index", -1), "gemm", sig, cands, default,
-                        lambda v: scratch_gemm(dev, v, dt, amode, M, N, K, batches,
-                                               **_layout(amode, M)),
-                        flop=2.0 * M * N * K * batches, owner=getattr(b, "planner", None),
-                        space=candidates(t, N, full=True, m=M, k=K, packed=packed),
-                        scratch_bytes=4 * (M * K + K * N + M * N) * batches)
+    if dt != "f32" or not hasattr(dev, "platform"):
+        return FAMILY.default(t, sig)
+    return tuning.choose_variant(FAMILY, dev, t, sig, getattr(b, "op_index", -1),
+                                 getattr(b, "planner", None))
+
+
+def _scratch(device, tuner, v: dict, s: dict):
+    return scratch_gemm(device, v, s["dt"], s["amode"], s["M"], s["N"], s["K"], s["batches"],
+                        **_layout(s["amode"], s["M"]))
+
+
+def _family():
+    from clnn import tuning
+
+    return tuning.Family(
+        "gemm",
+        default=lambda t, s: heuristic(t, s["N"], s["M"], s["K"], s["amode"] == "packed"),
+        space=lambda t, s, full: candidates(t, s["N"], full=full, m=s["M"], k=s["K"],
+                                            packed=s["amode"] == "packed"),
+        scratch=_scratch, flop=lambda s: 2.0 * s["M"] * s["N"] * s["K"] * s["batches"],
+        scratch_bytes=lambda s: 4 * (s["M"] * s["K"] + s["K"] * s["N"] + s["M"] * s["N"]) *
+        s["batches"])
 
 
 def _layout(amode: str, m: int) -> dict:
@@ -207,3 +217,7 @@ def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, b
                       batch=(batches, 1), a_b=(a_el, 0), b_b=(b_el, 0), c_b=(M * N, 0),
                       wg=v["wg"])
     return rec.kernels, releaser(mine)
+
+
+#: the GEMM's tuning declaration (clnn.tuning.Family)
+FAMILY = _family()
