@@ -277,6 +277,8 @@ class ClDevice(Device):
 
         #: how this device prepares and runs models (clnn.options; never the environment)
         self.options = options if options is not None else DeviceOptions()
+        #: the kernel tuner of this device (clnn.tuning.tuner_for makes it at the first use)
+        self.tuner = None
         self.platform, self.cl_device, self.parent_device, units = \
             resolved or resolve_cl_device(device)
         self.sub_device_units = units
@@ -312,7 +314,7 @@ class ClDevice(Device):
         other = copy.copy(self)
         other.options = self.options.replace(**changes)
         if {"tune", "tune_budget_s"} & set(changes):  # a tuner of its own, in these options
-            other.__dict__.pop("_clnn_tuner", None)
+            other.tuner = None
         if {"combine", "compile_helper", "dump_cl", "debug"} & set(changes):
             other.programs = ProgramCache(self.context, self.cl_device, other.options)
         return other

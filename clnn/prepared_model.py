@@ -70,7 +70,7 @@ class ClPreparedModel(DriverPreparedModel):
                 if h is not None:
                     h.stop()
             raise
-        tuner = getattr(device, "_clnn_tuner", None)
+        tuner = getattr(device, "tuner", None)
         if tuner is not None:  # the layers the tuning budget left to the heuristic
             tuner.flush()
         constants = self.executor.constants(None)

@@ -336,14 +336,15 @@ def choose_variant(family: Family, device, traits, sig: dict, op_index: int = -1
 
 
 def tuner_for(device, mode_: str | None = None, **options) -> Tuner:
-    """The device's tuner, made once per device object in ``mode_`` (default: the device's
-    ``tune`` option); ``options``: Tuner fields (retune, unbounded)."""
-    t = getattr(device, "_clnn_tuner", None)
+    """The device's tuner (``device.tuner``), made once per device object in ``mode_``
+    (default: the device's ``tune`` option); ``options``: Tuner fields (retune,
+    unbounded)."""
+    t = getattr(device, "tuner", None)
     if t is None:
         m = mode_ or mode(options_of(device))
         cache = None if m == "off" else TuningCache(device_identity(device.platform,
                                                                     device.cl_device))
         t = Tuner(device, m, cache, **options)
         t.start_model()
-        device._clnn_tuner = t
+        device.tuner = t
     return t

@@ -149,13 +149,13 @@ def test_off_switch(cl_device):
 @pytest.mark.parametrize("kw", [{}, dict(x_shape=(1, 6, 7, 64), n_out=32)])
 def test_untuned_layers_run_as_two_launches(cl_device, monkeypatch, kw):
     # tune "off": nothing measured, two launches
-    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     tuning.tuner_for(cl_device, "off")
     try:
         model, inputs = dwpw_model(**kw)
         check(cl_device, model, inputs, fused=False)
     finally:
-        cl_device._clnn_tuner = None
+        cl_device.tuner = None
 
 
 def test_fused_tiles_and_rule():
@@ -187,7 +187,7 @@ def test_fused_tiles_and_rule():
 def test_tuner_measures_both_ways_and_the_next_prepare_reuses(cl_device, tmp_path,
                                                                monkeypatch):
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     tuner = tuning.tuner_for(cl_device, "full", unbounded=True)
     try:
         model, inputs = dwpw_model(x_shape=(1, 32, 32, 16), n_out=24)
@@ -208,7 +208,7 @@ def test_tuner_measures_both_ways_and_the_next_prepare_reuses(cl_device, tmp_pat
         assert tuner.measured == measured  # reused from the cache
         assert [r.cached for r in tuner.records if r.family == "dwpw"][-1]
     finally:
-        cl_device._clnn_tuner = None
+        cl_device.tuner = None
 
 
 def test_tune_report_formats_the_fusion():
@@ -227,7 +227,7 @@ def test_tune_report_formats_the_fusion():
 def test_a_fast_prepare_measures_no_fusion(cl_device, tmp_path, monkeypatch):
     # the default mode reuses the cache but never compiles fused candidates at prepare
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     cl_device = cl_device.with_options(tune_budget_s=1000)
     tuner = tuning.tuner_for(cl_device, "fast")
     seen, choose = [], _dwpw_variants.choose
@@ -245,4 +245,4 @@ def test_a_fast_prepare_measures_no_fusion(cl_device, tmp_path, monkeypatch):
                                       "complete": True})
         check(cl_device, model, inputs, fused=True)
     finally:
-        cl_device._clnn_tuner = None
+        cl_device.tuner = None

@@ -268,7 +268,7 @@ def test_second_process_reuses_without_measuring(tmp_path):
 def test_tuned_choice_runs_correctly(cl_device, tmp_path, monkeypatch):
     # whatever the tuner picks for this layer matches the reference
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     cl_device = cl_device.with_options(tune_budget_s=1000)
     tuner = tuning.tuner_for(cl_device, "fast")
     try:
@@ -277,7 +277,7 @@ def test_tuned_choice_runs_correctly(cl_device, tmp_path, monkeypatch):
         assert tuner.records and tuner.records[0].choice in candidates(
             _gemm_variants.traits(cl_device.limits), 16, full=False)
     finally:
-        cl_device._clnn_tuner = None
+        cl_device.tuner = None
 
 
 def test_clnn_tune_command(tmp_path, monkeypatch, capsys):
@@ -522,7 +522,7 @@ def test_conv_tile_heuristic_and_tuner(cl_device, tmp_path, monkeypatch):
     assert _cv.heuristic(False, 48, 64, 5, 2, 1) == {"vw": 4, "tx": 2, "rows": 0}
     # measured once in full mode, then reused from the cache by the next prepare
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     tuner = tuning.tuner_for(cl_device, "full", unbounded=True)
     try:
         m, x = conv_model("f32", [1, 32, 32, 3], [24, 3, 3, 3], [1, 32, 32, 24],
@@ -540,7 +540,7 @@ def test_conv_tile_heuristic_and_tuner(cl_device, tmp_path, monkeypatch):
         assert tuner.measured == measured
         assert [r.cached for r in tuner.records if r.family == "conv"][-1]
     finally:
-        cl_device._clnn_tuner = None
+        cl_device.tuner = None
 
 
 @pytest.mark.parametrize("traits", [CPU, AVX2, GPU], ids=["cpu", "avx2", "gpu"])

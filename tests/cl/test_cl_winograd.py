@@ -175,7 +175,7 @@ def test_heuristic():
 
 
 def untuned(device, monkeypatch):
-    monkeypatch.setattr(device, "_clnn_tuner", None, raising=False)
+    monkeypatch.setattr(device, "tuner", None, raising=False)
     return tuning.tuner_for(device, "off")
 
 
@@ -188,14 +188,14 @@ def test_default_choice(cl_device, monkeypatch, relaxed, shape, m):
         model, inputs = conv_model(x_shape=shape, o=16, pads=(0, 0, 0, 0), relaxed=relaxed)
         check(cl_device, model, inputs, m=m, kind="f16" if relaxed else "f32")
     finally:
-        cl_device._clnn_tuner = None
+        cl_device.tuner = None
 
 
 @pytest.mark.parametrize("relaxed", [False, True])
 def test_tuner_measures_the_paths_and_the_next_prepare_reuses(cl_device, tmp_path,
                                                               monkeypatch, relaxed):
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     tuner = tuning.tuner_for(cl_device, "full", unbounded=True)
     try:
         model, inputs = conv_model(x_shape=(1, 24, 24, 32), o=32, relaxed=relaxed)
@@ -214,14 +214,14 @@ def test_tuner_measures_the_paths_and_the_next_prepare_reuses(cl_device, tmp_pat
         assert tuner.measured == measured  # reused from the cache
         assert [r.cached for r in tuner.records if r.family == "winograd"][-1]
     finally:
-        cl_device._clnn_tuner = None
+        cl_device.tuner = None
 
 
 def test_a_fast_prepare_measures_no_path_and_follows_the_cache(cl_device, tmp_path,
                                                                monkeypatch):
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("CLNN_TUNE_BUDGET", "1000")
-    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     tuner = tuning.tuner_for(cl_device, "fast")
     try:
         model, inputs = conv_model(x_shape=(1, 24, 24, 32), o=32)
@@ -232,7 +232,7 @@ def test_a_fast_prepare_measures_no_path_and_follows_the_cache(cl_device, tmp_pa
         tuner.cache.put("winograd", sig, {"choice": {"m": 0}, "complete": True})
         check(cl_device, model, inputs, m=0)
     finally:
-        cl_device._clnn_tuner = None
+        cl_device.tuner = None
 
 
 def test_vector_widths():
