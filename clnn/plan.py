@@ -12,6 +12,11 @@ SQUEEZE, EXPAND_DIMS and identity CASTs of a pool tensor are views (their output
 bytes, no launch, the input's lifetime extended over the view's: clnn/fusion.py find_views).
 Constants of all partitions are uploaded once, into one constant buffer. A supported IF / WHILE
 is a partition of its own (clnn/control_flow.py plans its subgraphs with Planners of their own).
+
+A plan is made by the passes of clnn/passes (partition -> shapes -> fusion -> memory ->
+realize; :meth:`Planner.plan_partition`), its launches pending until their programs are built:
+one by one at an execution (:meth:`Planner.plan_for`), together at prepare
+(:meth:`Planner.plan_ahead`).
 """
 
 from __future__ import annotations
