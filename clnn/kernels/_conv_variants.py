@@ -12,7 +12,7 @@ the driver's work-groups. The tuner (clnn/tuning.py, family "conv") measures flo
 
 from __future__ import annotations
 
-from clnn.kernels import _depthwise_variants, _gemm_variants
+from clnn.kernels import _defaults, _depthwise_variants, _gemm_variants
 from clnn.kernels._tiles import fit_registers
 
 
@@ -20,9 +20,11 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
     vws = _depthwise_variants.vector_widths(o)
     txs = _depthwise_variants.tile_widths(ow, fw, sw, dw)
     if cpu:
-        return {"vw": vws[0], "tx": fit_registers(txs[0], vws[0], vec), "rows": -1}
-    return {"vw": next(v for v in vws if v <= 4), "tx": next(t for t in txs if t <= 2),
-            "rows": 0}
+        return {"vw": vws[0], "tx": fit_registers(txs[0], vws[0], vec),
+                "rows": _defaults.TABLE["cpu"].direct_rows}
+    gpu = _defaults.TABLE["gpu"]
+    return {"vw": next(v for v in vws if v <= gpu.direct_max_vw),
+            "tx": next(t for t in txs if t <= gpu.direct_max_tx), "rows": gpu.direct_rows}
 
 
 def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,

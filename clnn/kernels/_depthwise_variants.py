@@ -22,7 +22,7 @@ measures float32 layers.
 
 from __future__ import annotations
 
-from clnn.kernels import _gemm_variants
+from clnn.kernels import _defaults, _gemm_variants
 from clnn.kernels._tiles import MAX_SPAN, fit_registers, tile_rows_group, tile_width
 
 #: the variant space's version, part of every signature: an entry measured over an older space
@@ -77,9 +77,11 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
         # (8 native vectors of accumulators at most: ``vec``, the device's native width)
         tx = next((t for t in (8, 4) if (t - 1) * sw + (fw - 1) * dw + 1 <= MAX_SPAN),
                   txs[0])
-        return {"vw": vws[0], "tx": fit_registers(tx, vws[0], vec), "rows": -1}
-    return {"vw": next((v for v in vws if v <= 4), 1), "tx": next(t for t in txs if t <= 2),
-            "rows": 0}
+        return {"vw": vws[0], "tx": fit_registers(tx, vws[0], vec),
+                "rows": _defaults.TABLE["cpu"].direct_rows}
+    gpu = _defaults.TABLE["gpu"]  # narrower vectors and tiles: more work-items, fewer registers
+    return {"vw": next((v for v in vws if v <= gpu.direct_max_vw), 1),
+            "tx": next(t for t in txs if t <= gpu.direct_max_tx), "rows": gpu.direct_rows}
 
 
 def slides_apply(fw: int, sw: int, dw: int, fh: int) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from clnn.kernels import _gemm, _gemm_variants
+from clnn.kernels import _defaults, _gemm, _gemm_variants
 from clnn.kernels.registry import In, Out
 from clnn.kernels.support import code, f32, i32
 from hal.operations.common import activation_range_float
@@ -50,7 +50,7 @@ def fused_tiles(traits, n: int, c: int, m: int = 0) -> list[tuple[int, int, int]
     :data:`FUSED_TILES` no wider than the output. None (an empty list) on a GPU (the private
     depthwise panel, mr x K floats, is no GPU thread's budget), for more than KMAX[-1]
     channels, or fewer than 4 output columns (conv_cvec's)."""
-    if not traits.cpu or panel_length(c) is None or n < 4:
+    if not _defaults.defaults(traits).dwpw or panel_length(c) is None or n < 4:
         return []
     mr, nv, vw = _gemm_variants.heuristic(traits, n, m, c)["tile"]
     out = [(mr, nv, vw)]

@@ -21,15 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clnn.kernels import _gemm
+from clnn.kernels import _defaults, _gemm
 
-#: tiles for CPUs: wide vector outer products (PoCL vectorizes nothing across work-items here)
-CPU_TILES = ([8, 2, 16], [8, 1, 16], [8, 1, 8], [4, 2, 16], [16, 1, 16], [8, 4, 8], [4, 4, 8],
-             list(_gemm.NARROW24), [4, 1, 16], [2, 2, 16], [5, 2, 8])
-#: tiles for GPUs: few accumulators per work-item (16 floats or fewer), many work-items
-GPU_TILES = ([4, 1, 4], [2, 1, 4], [4, 2, 4], [1, 1, 4], [2, 2, 4], [4, 1, 8])
-CPU_GROUPS = ("auto", None, [4, 8], [16, 2])
-GPU_GROUPS = ([16, 4], [16, 8], [8, 8], [16, 16], [32, 8])
+#: the variant spaces of the CPU and GPU classes (clnn/kernels/_defaults.py TABLE)
+CPU_TILES = _defaults.TABLE["cpu"].gemm_tiles
+GPU_TILES = _defaults.TABLE["gpu"].gemm_tiles
+CPU_GROUPS = _defaults.TABLE["cpu"].gemm_groups
+GPU_GROUPS = _defaults.TABLE["gpu"].gemm_groups
 
 
 @dataclass(frozen=True)
@@ -41,12 +39,15 @@ class Traits:
     local_mem: int
     #: CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT (PoCL: 16 with AVX-512, 8 with AVX2): a CPU's tile
     vec: int = 16
+    #: the row of clnn/kernels/_defaults.py TABLE ("": the CPU or GPU row by ``cpu``)
+    device_class: str = ""
 
 
 def traits(limits) -> Traits:
     """The traits of a device's :class:`clnn.workgroups.DeviceLimits`."""
     return Traits(limits.is_cpu, limits.max_work_group_size, limits.max_work_item_sizes,
-                  limits.local_mem_size, limits.native_vector_width_float)
+                  limits.local_mem_size, limits.native_vector_width_float,
+                  _defaults.device_class(limits))
 
 
 def fits_n(tile, n: int) -> bool:
@@ -64,12 +65,12 @@ def _group_ok(t: Traits, wg) -> bool:
 def heuristic(t: Traits, n: int, m: int = 0, k: int = 0, packed: bool = False) -> dict:
     """The variant without a tuning entry (m, k: the GEMM's other sizes, 0 unknown;
     ``packed``: A is an im2col panel)."""
-    if t.cpu:
+    d = _defaults.defaults(t)
+    if d.gemm_tile == "rule":  # the CPU rule measured on PoCL
         return {"tile": list(_gemm.pick_tile(n, m=m, k=k, packed=packed, vec=t.vec)),
-                "wg": "auto"}
-    tile = [4, 1, 4] if n > 2 else [4, 1, 2]
-    want = next((g for g in ([16, 8], [16, 4], [8, 8], [8, 4], [4, 4]) if _group_ok(t, g)),
-                None)
+                "wg": d.gemm_group}
+    tile = list(d.gemm_tile if n > 2 else d.gemm_tile_narrow)
+    want = next((list(g) for g in d.gemm_group if _group_ok(t, g)), None)
     return {"tile": tile, "wg": want}
 
 
@@ -78,8 +79,9 @@ def candidates(t: Traits, n: int, full: bool = True, m: int = 0, k: int = 0,
     """The variants the tuner measures for an output of ``n`` columns (the heuristic's
     first); ``full=False``: the tiles only, with the heuristic's groups (CLNN_TUNE=fast)."""
     default = heuristic(t, n, m, k, packed)
-    tiles = [tl for tl in (CPU_TILES if t.cpu else GPU_TILES) if fits_n(tl, n)]
-    groups = [g for g in (CPU_GROUPS if t.cpu else GPU_GROUPS) if _group_ok(t, g)]
+    d = _defaults.defaults(t)
+    tiles = [tl for tl in d.gemm_tiles if fits_n(tl, n)]
+    groups = [g for g in d.gemm_groups if _group_ok(t, g)]
     out = [default]
     for tl in tiles:
         for g in (groups if full else [default["wg"]]):
