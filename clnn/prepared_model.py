@@ -59,8 +59,8 @@ class ClPreparedModel(DriverPreparedModel):
         #: the programs come from a compilation cache: the warm-up makes no chain (a chain's
         #: program is compile work; the second execution makes them, clnn/chain.py)
         self._compiled = compiled
-        if not compiled and program_cache.CompileHelper.wanted(
-                device.context, cl_ops // 2, device.options.compile_helper):
+        if not compiled and device.options.compile_helper and \
+                program_cache.CompileHelper.wanted(device.context, cl_ops // 2):
             self.planner.spare_helper = program_cache.CompileHelper.spawn(device.context)
         try:
             self.planner.plan_ahead()

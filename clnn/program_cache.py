@@ -189,7 +189,7 @@ class ProgramCache:
             return None
         notify("build", 0, len(todo))  # a progress bar can say how many before the build
         helper = None
-        if CompileHelper.wanted(self.context, len(todo), self.options.compile_helper):
+        if self.options.compile_helper and CompileHelper.wanted(self.context, len(todo)):
             first, second = CompileHelper.split(todo)
             t0 = time.perf_counter()
             if self._build_group(first):
@@ -396,10 +396,10 @@ class CompileHelper:
         self._rank = {n: len(self.names) - i for i, n in enumerate(self.names)}
 
     @classmethod
-    def wanted(cls, context, n_kernels: int, enabled: bool = True) -> bool:
-        """Whether a helper compiles half of ``n_kernels`` (``enabled``: the device's
-        ``compile_helper`` option)."""
-        if n_kernels < cls.MIN_KERNELS or not enabled:
+    def wanted(cls, context, n_kernels: int) -> bool:
+        """Whether a helper may compile half of ``n_kernels`` on this context (callers check
+        the device's ``compile_helper`` option first)."""
+        if n_kernels < cls.MIN_KERNELS:
             return False
         return is_pocl(context.devices[0].platform) and \
             os.environ.get(POCL_SPECIALIZATION) == "0"
