@@ -220,8 +220,8 @@ def test_tuner_measures_the_paths_and_the_next_prepare_reuses(cl_device, tmp_pat
 def test_a_fast_prepare_measures_no_path_and_follows_the_cache(cl_device, tmp_path,
                                                                monkeypatch):
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("CLNN_TUNE_BUDGET", "1000")
     monkeypatch.setattr(cl_device, "tuner", None, raising=False)
+    cl_device = cl_device.with_options(tune_budget_s=1000)
     tuner = tuning.tuner_for(cl_device, "fast")
     try:
         model, inputs = conv_model(x_shape=(1, 24, 24, 32), o=32)
