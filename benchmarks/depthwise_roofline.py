@@ -142,11 +142,11 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    os.environ["CLNN_TUNE"] = "off"
-    os.environ["CLNN_DWPW"] = "0"
     from clnn.device import ClDevice
+    from clnn.options import DeviceOptions
 
-    res = measure(ClDevice(None, profiling=True), args.models, args.reps)
+    res = measure(ClDevice(None, profiling=True, options=DeviceOptions(tune="off", dwpw="off")),
+                  args.models, args.reps)
     print(json.dumps(res, indent=1) if args.json else report(res))
     return 0
 

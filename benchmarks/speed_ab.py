@@ -30,6 +30,7 @@ from clnn import fusion, tuning  # noqa: E402
 from clnn.cli.run import random_inputs  # noqa: E402
 from clnn.device import ClDevice  # noqa: E402
 from clnn.models.mediapipe import model_path  # noqa: E402
+from clnn.options import from_environ  # noqa: E402
 from clnn.tflite import load  # noqa: E402
 
 
@@ -74,14 +75,16 @@ def main(argv=None) -> int:
     ap.add_argument("--layers", type=int, default=0,
                     help="also print the N operations whose kernel time changed most")
     args = ap.parse_args(argv)
-    dev_a, dev_b = ClDevice(profiling=True), ClDevice(profiling=True)
-    dev_a._clnn_tuner = tuning.Tuner(dev_a, "off", None)
+    options = from_environ()  # (this script's CLNN_* variables, as before)
+    dev_a = ClDevice(profiling=True, options=options)
+    dev_b = ClDevice(profiling=True, options=options)
+    dev_a.tuner = tuning.Tuner(dev_a, "off", None)
     cache = None if args.no_tuning else tuning.TuningCache(
         tuning.device_identity(dev_b.platform, dev_b.cl_device))
     # budget 0: the cache's choices, nothing measured
-    dev_b._clnn_tuner = tuning.Tuner(dev_b, "off" if args.no_tuning else "fast", cache,
+    dev_b.tuner = tuning.Tuner(dev_b, "off" if args.no_tuning else "fast", cache,
                                      budget=0.0)
-    dev_b._clnn_tuner.start_model = lambda owner=None: None
+    dev_b.tuner.start_model = lambda owner=None: None
     print(f"load average before: {os.getloadavg()}")
     for name in args.models:
         imported = load(model_path(name))
@@ -104,7 +107,7 @@ def main(argv=None) -> int:
         med = {k: (statistics.median(s[k] for s in a_runs), statistics.median(s[k] for s in
                                                                                b_runs))
                for k in ("total", "gemm", "pad", "other")}
-        tuned = list(dev_b._clnn_tuner.records)
+        tuned = list(dev_b.tuner.records)
         print(f"{name}: kernel ms per run A {med['total'][0]:.3f}  B {med['total'][1]:.3f}  "
               f"speed-up {med['total'][0] / med['total'][1]:.2f}x  (outputs equal: {same}; "
               f"{len(tuned)} layers from the tuning cache)")
@@ -116,7 +119,7 @@ def main(argv=None) -> int:
                          statistics.median(s.get(k, 0.0) for s in b_runs)) for k in keys}
             for k in sorted(delta, key=lambda k: -abs(delta[k][0] - delta[k][1]))[:args.layers]:
                 print(f"    op {k[0]:4} {k[1]:36} A {delta[k][0]:.4f}  B {delta[k][1]:.4f}")
-        dev_b._clnn_tuner.records.clear()
+        dev_b.tuner.records.clear()
     print(f"load average after: {os.getloadavg()}")
     return 0
 

@@ -438,7 +438,8 @@ class Job:
     in clnn's program cache, :func:`built_before`), or where no helper can compile, are built
     here at once. A chain that fails to build runs its launches one by one."""
 
-    def __init__(self, plan, steps: list, context, before: bool):
+    def __init__(self, plan, steps: list, context, before: bool, helpers: bool = True):
+        """``helpers``: the device's ``compile_helper`` option (False: built here)."""
         from clnn.program_cache import CompileHelper
 
         self.plan = plan
@@ -447,7 +448,8 @@ class Job:
         self.pending = []  # (chain, helper)
         for ch in (s for s in steps if isinstance(s, Chain)):
             helper = None
-            if not before and CompileHelper.wanted(context, CompileHelper.MIN_KERNELS):
+            if not before and helpers and CompileHelper.wanted(context,
+                                                               CompileHelper.MIN_KERNELS):
                 helper = CompileHelper.spawn(context, nice=10)
                 if helper is not None and not helper.give(ch.source, ["clnn_chain"]):
                     helper = None

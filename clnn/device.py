@@ -277,6 +277,8 @@ class ClDevice(Device):
 
         #: how this device prepares and runs models (clnn.options; never the environment)
         self.options = options if options is not None else DeviceOptions()
+        #: the kernel tuner of this device (clnn.tuning.tuner_for makes it at the first use)
+        self.tuner = None
         self.platform, self.cl_device, self.parent_device, units = \
             resolved or resolve_cl_device(device)
         self.sub_device_units = units
@@ -292,13 +294,30 @@ class ClDevice(Device):
         self.queue = cl.CommandQueue(self.context, self.cl_device, properties=props)
         from clnn.program_cache import ProgramCache
 
-        self.programs = ProgramCache(self.context, self.cl_device)
+        self.programs = ProgramCache(self.context, self.cl_device, self.options)
         self.fallback = fallback
         self.nhwc = nhwc
         self.name = f"opencl ({self.cl_device.name.strip()})"
         if units is not None:
             self.name = (f"opencl ({self.cl_device.name.strip()}, sub-device of {units} of "
                          f"{self.parent_device.max_compute_units} compute units)")
+
+    def with_options(self, **changes) -> ClDevice:
+        """This device (the same OpenCL device, context, queue, limits and, unless the tuning
+        options change, tuner) with ``changes`` to its options (tests, A/B tools:
+        ``device.with_options(dwpw="off")``); its own program cache where an option the
+        programs read changes."""
+        import copy
+
+        from clnn.program_cache import ProgramCache
+
+        other = copy.copy(self)
+        other.options = self.options.replace(**changes)
+        if {"tune", "tune_budget_s"} & set(changes):  # a tuner of its own, in these options
+            other.tuner = None
+        if {"combine", "compile_helper", "dump_cl", "debug"} & set(changes):
+            other.programs = ProgramCache(self.context, self.cl_device, other.options)
+        return other
 
     # ------------------------------------------------------------------ identity
     def get_type(self) -> DeviceType:

@@ -28,12 +28,16 @@ def parse_device_spec(spec: str | None) -> tuple[str, str | None]:
 def open_device(spec: str | None = "reference", profiling: bool = False, **options):
     """The device ``spec`` names (:func:`parse_device_spec`): the NumPy reference device, or a
     :class:`clnn.device.ClDevice` with ``options`` (``profiling``: a queue with profiling
-    events). An OpenCL device that is not there is DeviceUnavailable listing those found."""
+    events; without ``options=``, the DeviceOptions of the environment: clnn.options
+    .from_environ). An OpenCL device that is not there is DeviceUnavailable listing those
+    found."""
     kind, cl_spec = parse_device_spec(spec)
     if kind == "reference":
         from hal.reference import ReferenceDevice
 
         return ReferenceDevice()
     from clnn.device import ClDevice
+    from clnn.options import from_environ
 
+    options.setdefault("options", from_environ())
     return ClDevice(cl_spec, profiling=profiling, **options)

@@ -1,4 +1,5 @@
-"""Operation fusions of an OpenCL plan (clnn/plan.py ``Planner.make_plan``).
+"""Operation fusions of an OpenCL plan: the rules the fusion pass (clnn/passes/fusion.py)
+applies.
 
 PAD / PAD_V2 -> CONV_2D or DEPTHWISE_CONV_2D: TFLite graphs pad the input of most strided
 depthwise convolutions explicitly (TensorFlow's SAME padding of stride 2), and the PAD kernel
@@ -7,8 +8,9 @@ the spatial dimensions of an NHWC input and pads with zero (the zero point for q
 types, which is what convolution padding adds), the convolution reads the unpadded tensor with
 the padding added to its own: the PAD launches nothing and its output takes no pool bytes.
 
-The convolution plans see the fusion as ``LaunchBuilder.input_pad`` (a :class:`PadFusion`) and
-its ``In(0)`` resolves to the unpadded tensor (``LaunchBuilder.alias``).
+The convolution plans see the fusion as ``LaunchBuilder.input_pad`` (a :class:`PadFusion`, an
+entry of the node's epilogue list) and its ``In(0)`` resolves to the unpadded tensor
+(``LaunchBuilder.alias``).
 
 CONV_2D / RESIZE_* -> ADD (float): the residual additions of MobileNet-style blocks, and the
 skip connections of encoder-decoder models (ADD(RESIZE_BILINEAR(x), skip)). Where the

@@ -48,7 +48,7 @@ class Launch:
     #: kernel for its work sizes at its first enqueue, so a first launch is compile work
     launched: bool = False
     #: (family, name, params, arguments) of a launch planned before its program is built
-    #: (Planner.plan_ahead builds a model's kernels together); :meth:`finish` makes the kernel
+    #: (clnn.passes.realize: programs are built after planning); :meth:`finish` makes the kernel
     pending: tuple | None = None
     #: the operation has enough work to spread over a CPU's compute units (:func:`heavy`)
     heavy: bool = False
@@ -104,7 +104,7 @@ def enqueue_launch(queue, launch: Launch, events=None):
 
 class DirectInput:
     """A partition input the kernels read from a buffer of its own instead of the pool
-    (clnn.plan.Planner.make_plan), on a CPU device that shares the host's memory: an execution
+    (clnn.passes.memory), on a CPU device that shares the host's memory: an execution
     gives a host array to the kernels as a CL_MEM_USE_HOST_PTR buffer over the array itself (the
     request's memory: no copy before the first kernel, which PoCL makes in the calling thread:
     a 256x256x3 float input took 0.13-0.17 ms of hand_recrop's 0.9 ms), and copies anything
@@ -164,14 +164,13 @@ def upload(queue, buffer, offset: int, t, keep: list):
         cl.enqueue_copy(queue, buffer, arr, dst_offset=offset, is_blocking=False)
 
 
-def direct_inputs_on(cl_device) -> bool:
+def direct_inputs_on(cl_device, options=None) -> bool:
     """Whether plans on ``cl_device`` read their inputs through DirectInput: a CPU device
-    sharing the host's memory, unless CLNN_DIRECT_INPUTS=0."""
-    import os
-
+    sharing the host's memory, unless ``options`` (clnn.options.DeviceOptions) turn
+    ``direct_inputs`` off."""
     import pyopencl as cl
 
-    return os.environ.get("CLNN_DIRECT_INPUTS", "1") != "0" and \
+    return (options is None or options.direct_inputs) and \
         bool(cl_device.type & cl.device_type.CPU) and bool(cl_device.host_unified_memory)
 
 
@@ -189,18 +188,10 @@ class Readback:
     finish: object
 
 
-def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
-                 keep_all: bool = False, resident=()):
-    """Run a plan on ``queue``: ``values`` gives its inputs and receives its outputs (arrays, or
-    DeviceTensors for model outputs in ``device_outputs`` device memories, or PoolTensors, left
-    in the pool, for the outputs in ``resident``: those the next OpenCL partitions read).
-    ``keep_all``: every tensor an operation writes is also downloaded right after the kernels
-    of the operation that writes it (before liveness lets a later tensor reuse its bytes; the
-    queue is in order)."""
+def _upload_inputs(q, plan, values: dict, keep: list):
+    """The plan's inputs into its pool, and its direct inputs bound."""
     import pyopencl as cl
 
-    q = queue
-    keep = []
     # inputs held in this pool's own bytes (a loop body's previous iteration) go through a
     # scratch buffer first: the other inputs' destinations may overlap their sources
     staged = {}
@@ -214,19 +205,23 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
         t = staged.get(i, values.get(i))
         if t is not None:  # (None: an omitted model input, Planner.plan_for: no bytes)
             upload(q, plan.pool, off, t, keep)
-    direct = plan.direct.values()
-    for d in direct:
+    for d in plan.direct.values():
         d.bind(q, values.get(d.operand), keep)
-    results = []
-    readbacks = plan.readbacks
-    for rb in readbacks:
-        cl.enqueue_fill_buffer(q, rb.buffer, np.int32(0), 0, rb.words * 4)
-    if keep_all:  # views of the inputs (no launch of their own): see Planner.make_plan
-        for o, off, shape, dtype in plan.written.get(-1, ()):
-            arr = np.empty(shape, dtype)
-            if arr.nbytes:
-                cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
-            results.append((o, arr))
+
+
+def _read_written(q, plan, op_index: int, results: list):
+    """Download what operation ``op_index`` wrote (-1: views of the inputs) into
+    ``results``."""
+    import pyopencl as cl
+
+    for o, off, shape, dtype in plan.written.get(op_index, ()):
+        arr = np.empty(shape, dtype)
+        if arr.nbytes:
+            cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
+        results.append((o, arr))
+
+
+def _enqueue_launches(q, plan, events, keep_all: bool, results: list):
     launches = plan.launches
     if chained_events(events) and not keep_all and plan.chained is not None:
         for step in plan.chained:  # launches and clnn.chain.Chains
@@ -235,15 +230,12 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
     for n, launch in enumerate(launches):
         enqueue_launch(q, launch, events)
         if keep_all and (n + 1 == len(launches) or launches[n + 1].op_index != launch.op_index):
-            for o, off, shape, dtype in plan.written.get(launch.op_index, ()):
-                arr = np.empty(shape, dtype)
-                if arr.nbytes:
-                    cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
-                results.append((o, arr))
-    words = []
-    for rb in readbacks:
-        words.append(np.empty(rb.words, np.int32))
-        cl.enqueue_copy(q, words[-1], rb.buffer, is_blocking=False)
+            _read_written(q, plan, launch.op_index, results)
+
+
+def _download_outputs(q, plan, device_outputs: dict, resident, results: list):
+    import pyopencl as cl
+
     for o, off, shape, dtype in plan.downloads:
         dst = device_outputs.get(o)
         if dst is not None:  # a model output in a device memory: copied on the device
@@ -260,18 +252,10 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
         if arr.nbytes:
             cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
         results.append((o, arr))
-    # one wait, unless everything stays on the device: the queue is in order, so the next
-    # partition's commands see these results, and whatever reads them on the host (a blocking
-    # read) waits for them; host arrays being copied must stay alive until copied, device
-    # memories, read-back words and profiling events must be complete when the execution returns
-    if keep or readbacks or events is not None or \
-            not all(isinstance(v, PoolTensor) for _, v in results):
-        q.finish()
-    for d in direct:
-        d.unbind()
-    cut = {}
-    for rb, w in zip(readbacks, words):
-        cut.update(rb.finish(w) or {})
+
+
+def _store_results(values: dict, results: list, cut: dict):
+    """``results`` into ``values``, cut to the data-dependent shapes read back."""
     for o, arr in results:
         if o in cut:  # a data-dependent shape: the leading rows of the planned tensor
             shape = tuple(cut[o])
@@ -284,10 +268,51 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
         values[o] = arr
 
 
+def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
+                 keep_all: bool = False, resident=()):
+    """Run a plan on ``queue``: ``values`` gives its inputs and receives its outputs (arrays, or
+    DeviceTensors for model outputs in ``device_outputs`` device memories, or PoolTensors, left
+    in the pool, for the outputs in ``resident``: those the next OpenCL partitions read).
+    ``keep_all``: every tensor an operation writes is also downloaded right after the kernels
+    of the operation that writes it (before liveness lets a later tensor reuse its bytes; the
+    queue is in order)."""
+    import pyopencl as cl
+
+    q = queue
+    keep = []
+    _upload_inputs(q, plan, values, keep)
+    results = []
+    readbacks = plan.readbacks
+    for rb in readbacks:
+        cl.enqueue_fill_buffer(q, rb.buffer, np.int32(0), 0, rb.words * 4)
+    if keep_all:  # views of the inputs (no launch of their own): see clnn.passes.realize
+        _read_written(q, plan, -1, results)
+    _enqueue_launches(q, plan, events, keep_all, results)
+    words = []
+    for rb in readbacks:
+        words.append(np.empty(rb.words, np.int32))
+        cl.enqueue_copy(q, words[-1], rb.buffer, is_blocking=False)
+    _download_outputs(q, plan, device_outputs, resident, results)
+    # one wait, unless everything stays on the device: the queue is in order, so the next
+    # partition's commands see these results, and whatever reads them on the host (a blocking
+    # read) waits for them; host arrays being copied must stay alive until copied, device
+    # memories, read-back words and profiling events must be complete when the execution returns
+    if keep or readbacks or events is not None or \
+            not all(isinstance(v, PoolTensor) for _, v in results):
+        q.finish()
+    for d in plan.direct.values():
+        d.unbind()
+    cut = {}
+    for rb, w in zip(readbacks, words):
+        cut.update(rb.finish(w) or {})
+    _store_results(values, results, cut)
+
+
 class LaunchBuilder:
     """What a kernel family's plan() sees: records launches with arguments set."""
 
-    def __init__(self, planner, op_index: int, ctx, operation, offsets, pool, direct=None):
+    def __init__(self, planner, op_index: int, ctx, operation, offsets, pool, direct=None,
+                 node=None):
         #: the plan's owner (clnn.plan.Planner): constants, programs, the device
         self.planner = planner
         #: operand -> DirectInput: the partition inputs read from buffers of their own
@@ -301,20 +326,34 @@ class LaunchBuilder:
         self.launches: list[Launch] = []
         #: words read back after the plan's kernels (Readback)
         self.readbacks: list[Readback] = []
-        #: a PAD fused into this convolution (clnn.fusion.PadFusion), an ADD fused into its
-        #: epilogue (clnn.fusion.AddFusion) and operand aliases
-        self.input_pad = None
-        self.residual = None
-        #: an activation operation fused into its epilogue (clnn.fusion.ActivationFusion)
-        self.activation = None
-        #: a depthwise convolution computed by this 1x1 convolution's kernel
-        #: (clnn.fusion.DepthwiseFusion): its input 0 is the depthwise output, which has no
-        #: storage
-        self.depthwise = None
-        self.alias: dict[int, int] = {}
+        #: the operation's fused node (clnn.passes.fusion.FusedNode: its epilogue list), None
+        #: where nothing is fused into it
+        self.node = node
+        #: operand -> the operand whose storage it is (the node's aliases)
+        self.alias: dict[int, int] = node.aliases(planner.sg) if node is not None else {}
         #: the operation is worth several work-groups on a CPU (its launches with the
         #: driver's work-group choice are split: :func:`cpu_groups`)
         self.heavy = heavy(*op_work(ctx))
+
+    # the node's epilogue entries (clnn.passes.fusion.FusedNode), None where absent: a PAD
+    # read through its window (clnn.fusion.PadFusion), the depthwise convolution computed
+    # before this 1x1 one (DepthwiseFusion: input 0 has no storage), the residual ADD
+    # (AddFusion), the activation (ActivationFusion)
+    @property
+    def input_pad(self):
+        return None if self.node is None else self.node.input_pad
+
+    @property
+    def depthwise(self):
+        return None if self.node is None else self.node.depthwise
+
+    @property
+    def residual(self):
+        return None if self.node is None else self.node.residual
+
+    @property
+    def activation(self):
+        return None if self.node is None else self.node.activation
 
     def tensor(self, operand: int):
         """(buffer, element offset) of an operand of this plan."""
@@ -390,11 +429,7 @@ class LaunchBuilder:
                         flexible=flexible)
         for d in self.direct.values():  # where the kernel takes a direct input's buffer
             d.slots += [(launch, n) for n, a in enumerate(flat) if a is d.buffer]
-        collecting = self.planner.collecting
-        if collecting is not None:  # the kernel is made once its program is built together
-            collecting.append((family, name, freeze(params)))  # with the others (plan_ahead)
-        else:
-            launch.finish(self.planner.programs, self.device.limits)
+        # pending: the kernel is made once its program is built (clnn.passes.realize.finish)
         self.launches.append(launch)
 
 

@@ -154,3 +154,10 @@ def profile_from_environ(environ: Mapping[str, str] | None = None) -> str | None
     """``CLNN_DEVICE_PROFILE`` (a name of clnn.workgroups.PROFILES), else None."""
     environ = os.environ if environ is None else environ
     return environ.get("CLNN_DEVICE_PROFILE", "").strip() or None
+
+
+def options_of(device) -> DeviceOptions:
+    """The options of ``device`` (a ClDevice's ``options``), the defaults for a device without
+    them (the reference device, a test's stand-in)."""
+    options = getattr(device, "options", None)
+    return options if isinstance(options, DeviceOptions) else DeviceOptions()

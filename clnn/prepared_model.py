@@ -59,7 +59,8 @@ class ClPreparedModel(DriverPreparedModel):
         #: the programs come from a compilation cache: the warm-up makes no chain (a chain's
         #: program is compile work; the second execution makes them, clnn/chain.py)
         self._compiled = compiled
-        if not compiled and program_cache.CompileHelper.wanted(device.context, cl_ops // 2):
+        if not compiled and device.options.compile_helper and \
+                program_cache.CompileHelper.wanted(device.context, cl_ops // 2):
             self.planner.spare_helper = program_cache.CompileHelper.spawn(device.context)
         try:
             self.planner.plan_ahead()
@@ -69,7 +70,7 @@ class ClPreparedModel(DriverPreparedModel):
                 if h is not None:
                     h.stop()
             raise
-        tuner = getattr(device, "_clnn_tuner", None)
+        tuner = getattr(device, "tuner", None)
         if tuner is not None:  # the layers the tuning budget left to the heuristic
             tuner.flush()
         constants = self.executor.constants(None)
@@ -155,7 +156,8 @@ class ClPreparedModel(DriverPreparedModel):
         plan.chain_steps = chain.chain_plan(plan, dev, context)
         if not any(isinstance(s, chain.Chain) for s in plan.chain_steps):
             return
-        job = chain.Job(plan, plan.chain_steps, context, before)  # (built at once: no job)
+        job = chain.Job(plan, plan.chain_steps, context, before,  # (built at once: no job)
+                        self.device.options.compile_helper)
         plan.chain_job = job if job.pending else None
 
     def _all_plans(self) -> list:

@@ -14,7 +14,8 @@ then defers to. So a second process does not rebuild a program: measured on PoCL
 programs took 0.94 s to build with a cold cache and 0.10 s in a second process (see
 :func:`build_stats`; clnn/compilation_cache.py adds a per-model compilation cache on top).
 
-``CLNN_DUMP_CL=dir`` writes every rendered program to ``dir/<family>.<def>.<hash>.cl``.
+``DeviceOptions(dump_cl=dir)`` (``CLNN_DUMP_CL``) writes every program rendered alone to
+``dir/<family>.<def>.<hash>.cl``.
 """
 
 from __future__ import annotations
@@ -49,10 +50,6 @@ _LOCK = threading.Lock()
 #: what the caches did in this process: renders, builds (with their seconds), memo hits
 STATS = {"rendered": 0, "built": 0, "build_s": 0.0, "memo_hits": 0, "combined_kernels": 0,
          "chains_built": 0}
-#: build the kernels a prepare needs as one OpenCL program (``CLNN_COMBINE=0``: one program per
-#: kernel key). Measured on PoCL 3.1 (face_detection_short_range, 17 kernel keys, fresh PoCL
-#: cache, load ~9 on 2 cores): 17 programs built in ~9 s, the same kernels in one program ~2.7 s
-COMBINE = os.environ.get("CLNN_COMBINE", "1") != "0"
 BUILD_OPTIONS = ["-cl-std=CL1.2"]
 #: PoCL's switch between a work-group function compiled for each local size a kernel is
 #: launched with (1, its default) and one generic function per kernel (0): see
@@ -69,14 +66,15 @@ def freeze(params: dict) -> tuple:
     return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items()))
 
 
-def _render_parts(family: str, name: str, params: dict) -> tuple[str, str]:
+def _render_parts(family: str, name: str, params: dict, debug: bool = False
+                  ) -> tuple[str, str]:
     """(common helpers, the kernel's own source) of kernel ``name`` of ``<family>.cl.mako``."""
     try:
         common = _lookup().get_template("common.mako").get_def("prelude").render()
         tmpl = _lookup().get_template(f"{family}.cl.mako")
         body = tmpl.get_def(name).render(**params)
     except Exception as e:
-        if os.environ.get("CLNN_DEBUG"):
+        if debug:
             from mako import exceptions as mako_exceptions  # (pygments: off the import path)
 
             detail = mako_exceptions.text_error_template().render()
@@ -88,11 +86,14 @@ def _render_parts(family: str, name: str, params: dict) -> tuple[str, str]:
     return common, body
 
 
-def render(family: str, name: str, params: dict) -> str:
-    """Source of kernel ``name`` of ``<family>.cl.mako`` with the common helpers prepended."""
-    common, body = _render_parts(family, name, params)
+def render(family: str, name: str, params: dict, options=None) -> str:
+    """Source of kernel ``name`` of ``<family>.cl.mako`` with the common helpers prepended;
+    ``options`` (clnn.options.DeviceOptions): ``debug`` (full Mako tracebacks), ``dump_cl``
+    (the directory the source is written to)."""
+    debug = bool(options is not None and options.debug)
+    common, body = _render_parts(family, name, params, debug)
     src = f"// clnn kernel {family}.{name} {freeze(params)}\n{common}\n{body}\n"
-    dump = os.environ.get("CLNN_DUMP_CL")
+    dump = options.dump_cl if options is not None else None
     if dump:
         os.makedirs(dump, exist_ok=True)
         h = hashlib.sha1(src.encode()).hexdigest()[:10]
@@ -103,10 +104,16 @@ def render(family: str, name: str, params: dict) -> str:
 class ProgramCache:
     """Built programs of one OpenCL context, one per kernel key."""
 
-    def __init__(self, context, device=None):
+    def __init__(self, context, device=None, options=None):
         """``device``: the device the programs are for, where the context holds others too
-        (devices sharing a context each build for their own)."""
+        (devices sharing a context each build for their own); ``options``: the device's
+        clnn.options.DeviceOptions (``combine``: the kernels a prepare needs built as one
+        program, else one program per kernel key; ``compile_helper``; ``dump_cl``;
+        ``debug``), the defaults when None."""
+        from clnn.options import DeviceOptions
+
         self.context = context
+        self.options = options if options is not None else DeviceOptions()
         self.devices = [device] if device is not None and len(context.devices) > 1 else None
         self._programs: dict[tuple, object] = {}
         #: id(program) -> (program, its kernel names)
@@ -124,7 +131,7 @@ class ProgramCache:
             STATS["memo_hits"] += 1
             return prg
         with _LOCK:
-            src = render(family, name, params)
+            src = render(family, name, params, self.options)
             t0 = time.perf_counter()
             try:
                 # pyopencl keeps built binaries on disk keyed by source, options and device
@@ -177,15 +184,16 @@ class ProgramCache:
 
     def _build_together(self, keys, spare):
         todo = [k for k in dict.fromkeys(keys) if k not in self._programs]
-        if not COMBINE or len(todo) < 2:
+        # one program builds faster than one per kernel key (PoCL: bench prepare, cold cache)
+        if not self.options.combine or len(todo) < 2:
             return None
         notify("build", 0, len(todo))  # a progress bar can say how many before the build
         helper = None
-        if CompileHelper.wanted(self.context, len(todo)):
+        if self.options.compile_helper and CompileHelper.wanted(self.context, len(todo)):
             first, second = CompileHelper.split(todo)
             t0 = time.perf_counter()
             if self._build_group(first):
-                src = self._group_source(second)
+                src = self._group_source(second, self.options.debug)
                 # a build that fast found the program in PoCL's cache: its kernels too
                 if src is not None and time.perf_counter() - t0 > CompileHelper.WARM_BUILD_S:
                     helper = spare or CompileHelper.spawn(self.context)
@@ -211,14 +219,14 @@ class ProgramCache:
         return helper
 
     @staticmethod
-    def _group_source(keys) -> str | None:
+    def _group_source(keys, debug: bool = False) -> str | None:
         """The source of one program holding the kernels of ``keys``, each renamed by its
         key; None where a kernel does not render or is not one kernel declaration."""
         parts = []
         common = ""
         for family, name, frozen in keys:
             try:
-                common, body = _render_parts(family, name, dict(frozen))
+                common, body = _render_parts(family, name, dict(frozen), debug)
             except RuntimeError:  # reported when a plan asks for the kernel alone
                 return None
             new = kernel_name((family, name, frozen))
@@ -235,7 +243,7 @@ class ProgramCache:
     def _build_group(self, keys, src: str | None = None) -> bool:
         import pyopencl as cl
 
-        src = src or self._group_source(keys)
+        src = src or self._group_source(keys, self.options.debug)
         if src is None:
             return False
         with _LOCK:
@@ -364,8 +372,8 @@ class CompileHelper:
     the others this process compiles, so the two meet wherever the costs put them
     (clnn.prepared_model.ClPreparedModel.warm_up), and the helper is stopped. Only with PoCL's
     generic work-group functions (clnn.device.pocl_generic_work_groups), which the binaries
-    hold; ``CLNN_COMPILE_HELPER=0`` turns it off. A helper that fails costs nothing but its
-    start: the warm-up compiles what it left."""
+    hold; ``DeviceOptions(compile_helper=False)`` turns it off. A helper that fails costs
+    nothing but its start: the warm-up compiles what it left."""
 
     #: kernels to build below which one process does it all
     MIN_KERNELS = 8
@@ -389,7 +397,9 @@ class CompileHelper:
 
     @classmethod
     def wanted(cls, context, n_kernels: int) -> bool:
-        if n_kernels < cls.MIN_KERNELS or os.environ.get("CLNN_COMPILE_HELPER", "1") == "0":
+        """Whether a helper may compile half of ``n_kernels`` on this context (callers check
+        the device's ``compile_helper`` option first)."""
+        if n_kernels < cls.MIN_KERNELS:
             return False
         return is_pocl(context.devices[0].platform) and \
             os.environ.get(POCL_SPECIALIZATION) == "0"

@@ -1,8 +1,9 @@
 """Kernel tuning per device and per layer: a cache of measured choices and the tuner.
 
 A kernel family exposes a small space of variants (for the GEMM: the tile and the work-group
-shape, clnn/kernels/gemm_variants.py). Without an entry, a heuristic from device queries picks
-one; with ``CLNN_TUNE=fast`` (the default) or ``full``, the tuner measures the candidates of a
+shape, clnn/kernels/_gemm_variants.py). Without an entry, a heuristic from device queries
+picks one; with the device's ``tune`` option (clnn.options.DeviceOptions, ``CLNN_TUNE``)
+``fast`` (the default) or ``full``, the tuner measures the candidates of a
 layer's shape on the device with OpenCL profiling events (a few repetitions, median, on scratch
 buffers) and stores the choice in the tuning cache:
 
@@ -13,8 +14,8 @@ keyed inside by ``family|shape signature``. The file records the identity it was
 the current device's, so an entry from another device or driver is never used. It is plain JSON
 (no pickle): a corrupt or foreign file is ignored and written again.
 
-``CLNN_TUNE``: ``off`` (heuristic only: neither read nor measure), ``fast`` (reuse the cache;
-measure uncached layers worth tuning until the model's budget, ``CLNN_TUNE_BUDGET`` seconds,
+``tune``: ``off`` (heuristic only: neither read nor measure), ``fast`` (reuse the cache;
+measure uncached layers worth tuning until the model's budget, ``tune_budget_s`` seconds,
 default :data:`FAST_BUDGET_S`, is spent; few candidates, 3 repetitions) or ``full`` (every
 candidate, 5 repetitions, no budget). ``clnn tune MODEL...`` tunes ahead of time.
 """
@@ -27,10 +28,12 @@ import os
 import statistics
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from clnn import paths
+from clnn.options import options_of
 
 #: 2: work-groups of heavy launches on CPUs are split (clnn.launch.cpu_groups), so the times
 #: and choices measured before are not those of the launches made now; 3: the GEMM and
@@ -51,24 +54,23 @@ MAX_SCRATCH_BYTES = 64 << 20
 _LOCK = threading.Lock()
 
 
-def mode() -> str:
-    """CLNN_TUNE, checked (``fast`` when unset)."""
-    m = os.environ.get("CLNN_TUNE", "fast").strip().lower() or "fast"
-    if m not in MODES:
-        raise ValueError(f"CLNN_TUNE={m!r} is not one of {', '.join(MODES)}")
-    return m
+def mode(options=None) -> str:
+    """The tuning mode of ``options`` (clnn.options.DeviceOptions; None: the defaults)."""
+    from clnn.options import DeviceOptions
+
+    return (options or DeviceOptions()).tune
 
 
-def budget_s() -> float | None:
-    """Measuring seconds per model: None (no bound) in ``full`` mode."""
-    if mode() == "full":
+def budget_s(options=None) -> float | None:
+    """Measuring seconds per model of ``options``: None (no bound) in ``full`` mode, else
+    ``tune_budget_s`` (at least 0), :data:`FAST_BUDGET_S` when that is None."""
+    from clnn.options import DeviceOptions
+
+    options = options or DeviceOptions()
+    if options.tune == "full":
         return None
-    raw = os.environ.get("CLNN_TUNE_BUDGET")
-    if raw:
-        try:
-            return max(0.0, float(raw))
-        except ValueError as e:
-            raise ValueError(f"CLNN_TUNE_BUDGET={raw!r} is not a number of seconds") from e
+    if options.tune_budget_s is not None:
+        return max(0.0, float(options.tune_budget_s))
     return FAST_BUDGET_S
 
 
@@ -166,7 +168,7 @@ class Tuner:
     _unsaved: bool = False
 
     def start_model(self, owner=None):
-        self.budget = None if self.unbounded else budget_s()
+        self.budget = None if self.unbounded else budget_s(options_of(self.device))
         self.spent, self.owner = 0.0, owner
 
     def flush(self):
@@ -289,15 +291,60 @@ def measure_candidates(device, run_candidate, candidates: list, reps: int, may_c
             release()
 
 
+@dataclass(frozen=True)
+class Family:
+    """A tunable kernel family, declared once (clnn/kernels/_*variants.py, _winograd.py): what
+    it supplies; :func:`choose_variant` does the rest (the cache, the budget, measuring the
+    candidates on scratch layers, the records). Variants and signatures are JSON values."""
+
+    #: the family's name in the tuning cache (``family|signature``)
+    name: str
+    #: (traits, signature) -> the variant the device class runs untuned (clnn/kernels/
+    #: _gemm_variants.traits: the device's class)
+    default: Callable
+    #: (traits, signature, full) -> the candidates: those measured (``full``: every variant,
+    #: the space a cached choice must belong to); the constraints (a tile that fits the
+    #: output, the registers, the work-group limits) are the family's
+    space: Callable
+    #: (device, tuner, variant, signature) -> (kernels, release): one layer of the signature
+    #: in the variant on zeroed scratch buffers
+    scratch: Callable
+    #: signature -> the layer's FLOP (layers below MIN_TUNE_FLOP are not measured)
+    flop: Callable
+    #: signature -> the bytes one candidate's scratch buffers take
+    scratch_bytes: Callable
+    #: measured at a prepare in "fast" mode (False: candidates that compile for seconds on a
+    #: cold PoCL cache: measured by clnn tune and in "full" mode only; the cache otherwise)
+    fast_measure: bool = True
+
+
+def choose_variant(family: Family, device, traits, sig: dict, op_index: int = -1,
+                   owner=None, flop: float | None = None):
+    """The variant of one layer (``sig``) of ``family`` on ``device`` (of ``traits``):
+    cached, measured now (budget allowing) or the family's default (Tuner.choose); ``flop``:
+    the layer's, where the caller knows it better than ``family.flop``."""
+    tuner = tuner_for(device)
+    default = family.default(traits, sig)
+    return tuner.choose(op_index, family.name, sig,
+                        family.space(traits, sig, tuner.mode == "full"), default,
+                        lambda v: family.scratch(device, tuner, v, sig),
+                        flop=family.flop(sig) if flop is None else flop,
+                        owner=owner, space=family.space(traits, sig, True),
+                        scratch_bytes=family.scratch_bytes(sig),
+                        measure=family.fast_measure or tuner.mode != "fast" or
+                        tuner.unbounded)
+
+
 def tuner_for(device, mode_: str | None = None, **options) -> Tuner:
-    """The device's tuner, made once per device object in ``mode_`` (default: CLNN_TUNE,
-    read then); ``options``: Tuner fields (retune, unbounded)."""
-    t = getattr(device, "_clnn_tuner", None)
+    """The device's tuner (``device.tuner``), made once per device object in ``mode_``
+    (default: the device's ``tune`` option); ``options``: Tuner fields (retune,
+    unbounded)."""
+    t = getattr(device, "tuner", None)
     if t is None:
-        m = mode_ or mode()
+        m = mode_ or mode(options_of(device))
         cache = None if m == "off" else TuningCache(device_identity(device.platform,
                                                                     device.cl_device))
         t = Tuner(device, m, cache, **options)
         t.start_model()
-        device._clnn_tuner = t
+        device.tuner = t
     return t

@@ -17,7 +17,7 @@ from clnn.cli.errors import (
 
 #: the subcommands in --help order, each module's ``register(sub)`` adding its own
 COMMANDS = ("cts_cmd", "demo_cmd", "bench_cmd", "tune_cmd", "run_cmd", "models_cmd", "cache_cmd",
-            "devices", "support_cmd", "capabilities_cmd", "fuzz_cmd")
+            "devices", "support_cmd", "plan_cmd", "capabilities_cmd", "fuzz_cmd")
 
 
 def build_parser() -> OneLineParser:

@@ -61,10 +61,11 @@ def run_support_cli(what: str, corpus: str | None = None, device: str | None = N
                     as_json: bool = False, shapes=None) -> int:
     from clnn.cli.errors import CliError
     from clnn.device import ClDevice
+    from clnn.options import from_environ
     from hal.errors import HalError
 
     name, model = load_model(what, corpus, shapes)
-    dev = ClDevice(device)
+    dev = ClDevice(device, options=from_environ())
     try:
         rows = dev.support_report(model)
     except HalError as e:

@@ -58,8 +58,9 @@ def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
     from clnn.cli.onnx_run import import_model
     from clnn.cli.run import random_inputs
     from clnn.device import ClDevice
+    from clnn.options import from_environ
 
-    dev = ClDevice(device, profiling=True)
+    dev = ClDevice(device, profiling=True, options=from_environ())
     # ahead of time: no budget
     tuner = tuning.tuner_for(dev, "fast" if fast else "full", retune=retune, unbounded=True)
     load = [round(x, 2) for x in os.getloadavg()]

@@ -69,13 +69,11 @@ def check(dev, model, pm, records: list, tuner, inputs) -> list[dict]:
     :func:`decide`'s rows (empty where the model has no fused layer)."""
     from clnn.bench import timing
     from clnn.cli.run import profile_prepared
-    from clnn.kernels import _dwpw
 
     layers = fused_layers(pm, records)
     if not layers or tuner.cache is None:
         return []
-    with _dwpw.forced_mode("0"):
-        apart_pm = dev.prepare_model(model)
+    apart_pm = dev.with_options(dwpw="off").prepare_model(model)
     values = [np.asarray(x) for x in inputs]
     for p in (pm, apart_pm):
         for _ in range(2):

@@ -12,7 +12,7 @@ the driver's work-groups. The tuner (clnn/tuning.py, family "conv") measures flo
 
 from __future__ import annotations
 
-from clnn.kernels import _depthwise_variants, _gemm_variants
+from clnn.kernels import _defaults, _depthwise_variants, _gemm_variants
 from clnn.kernels._tiles import fit_registers
 
 
@@ -20,9 +20,11 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
     vws = _depthwise_variants.vector_widths(o)
     txs = _depthwise_variants.tile_widths(ow, fw, sw, dw)
     if cpu:
-        return {"vw": vws[0], "tx": fit_registers(txs[0], vws[0], vec), "rows": -1}
-    return {"vw": next(v for v in vws if v <= 4), "tx": next(t for t in txs if t <= 2),
-            "rows": 0}
+        return {"vw": vws[0], "tx": fit_registers(txs[0], vws[0], vec),
+                "rows": _defaults.TABLE["cpu"].direct_rows}
+    gpu = _defaults.TABLE["gpu"]
+    return {"vw": next(v for v in vws if v <= gpu.direct_max_vw),
+            "tx": next(t for t in txs if t <= gpu.direct_max_tx), "rows": gpu.direct_rows}
 
 
 def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
@@ -37,10 +39,7 @@ def choose(b, *, dt: str, n: int, h: int, w: int, c: int, o: int, oh: int, ow: i
     measured now) for float32 layers, else the heuristic."""
     sig = {"dt": dt, "n": n, "h": h, "w": w, "c": c, "o": o, "oh": oh, "ow": ow, "fh": fh,
            "fw": fw, "sh": sh, "sw": sw, "dh": dh, "dw": dw}
-    return _depthwise_variants.choose_tile(
-        b, "conv", sig, lambda cpu, vec: candidates(cpu, o, ow, fw, sw, dw, vec), scratch_conv,
-        flop=2.0 * n * oh * ow * o * fh * fw * c,
-        scratch_bytes=4 * n * (h * w * c + oh * ow * o))
+    return _depthwise_variants.choose_tile(b, FAMILY, sig)
 
 
 def key(dt: str, v: dict, fw: int, sw: int, dw: int, c: int) -> dict:
@@ -73,3 +72,11 @@ def scratch_conv(device, v: dict, s: dict):
                    v["rows"], gsize, device.limits.max_work_group_size),
                flexible=True)
     return rec.kernels, _gemm_variants.releaser([x, wt, bias, y])
+
+
+#: conv_tile's tuning declaration (clnn.tuning.Family)
+FAMILY = _depthwise_variants.tile_family(
+    "conv", lambda cpu, vec, s: candidates(cpu, s["o"], s["ow"], s["fw"], s["sw"], s["dw"], vec),
+    scratch_conv,
+    flop=lambda s: 2.0 * s["n"] * s["oh"] * s["ow"] * s["o"] * s["fh"] * s["fw"] * s["c"],
+    scratch_bytes=lambda s: 4 * s["n"] * (s["h"] * s["w"] * s["c"] + s["oh"] * s["ow"] * s["o"]))

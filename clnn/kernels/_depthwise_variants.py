@@ -22,7 +22,7 @@ measures float32 layers.
 
 from __future__ import annotations
 
-from clnn.kernels import _gemm_variants
+from clnn.kernels import _defaults, _gemm_variants
 from clnn.kernels._tiles import MAX_SPAN, fit_registers, tile_rows_group, tile_width
 
 #: the variant space's version, part of every signature: an entry measured over an older space
@@ -77,9 +77,11 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
         # (8 native vectors of accumulators at most: ``vec``, the device's native width)
         tx = next((t for t in (8, 4) if (t - 1) * sw + (fw - 1) * dw + 1 <= MAX_SPAN),
                   txs[0])
-        return {"vw": vws[0], "tx": fit_registers(tx, vws[0], vec), "rows": -1}
-    return {"vw": next((v for v in vws if v <= 4), 1), "tx": next(t for t in txs if t <= 2),
-            "rows": 0}
+        return {"vw": vws[0], "tx": fit_registers(tx, vws[0], vec),
+                "rows": _defaults.TABLE["cpu"].direct_rows}
+    gpu = _defaults.TABLE["gpu"]  # narrower vectors and tiles: more work-items, fewer registers
+    return {"vw": next((v for v in vws if v <= gpu.direct_max_vw), 1),
+            "tx": next(t for t in txs if t <= gpu.direct_max_tx), "rows": gpu.direct_rows}
 
 
 def slides_apply(fw: int, sw: int, dw: int, fh: int) -> bool:
@@ -156,31 +158,38 @@ def choose(b, *, dt: str, n: int, h: int, w: int, o: int, oh: int, ow: int, fh: 
     """The depthwise_tile variant of one layer planned by ``b``."""
     sig = signature(dt=dt, n=n, h=h, w=w, o=o, oh=oh, ow=ow, fh=fh, fw=fw, sh=sh, sw=sw, dh=dh,
                     dw=dw)
-    return choose_tile(b, "depthwise", sig, lambda cpu, vec: candidates(
-        cpu, o, ow, fw, sw, dw, vec, fh), scratch_depthwise, flop=flop,
-        scratch_bytes=4 * n * o * (h * w + oh * ow))
+    return choose_tile(b, FAMILY, sig, flop=flop)
 
 
-def choose_tile(b, family: str, sig: dict, cands, scratch, flop: float,
-                scratch_bytes: int) -> dict:
+def tile_family(name: str, cands, scratch, flop, scratch_bytes):
+    """The tuning declaration (clnn.tuning.Family) of a tiled direct kernel: ``cands(cpu,
+    vec, sig)`` its variants on a device class, the default first; ``scratch(device, v,
+    sig)`` one layer on scratch buffers."""
+    from clnn import tuning
+
+    return tuning.Family(
+        name, default=lambda t, s: cands(t.cpu, t.vec, s)[0],
+        space=lambda t, s, full: cands(t.cpu, t.vec, s),
+        scratch=lambda device, tuner, v, s: scratch(device, v, s), flop=flop,
+        scratch_bytes=scratch_bytes)
+
+
+def choose_tile(b, family, sig: dict, flop: float | None = None) -> dict:
     """The variant of a tiled direct kernel's layer (``sig``) planned by ``b``: tuned (cached
-    or measured now) for float32 layers, else the heuristic (``cands(cpu, vec)[0]``: the
-    candidates of a device, the heuristic's first); ``scratch(device, v, sig)`` builds a
-    variant on scratch buffers."""
+    or measured now) for float32 layers, else the family's default on the device's class (on
+    a device without limits: a CPU's with 16-wide vectors)."""
     from clnn import tuning
 
     dev = b.device
     limits = getattr(dev, "limits", None)
     if limits is None:
-        return cands(True, 16)[0]
+        return family.space(_gemm_variants.Traits(cpu=True, max_wg=0, max_items=(0, 0, 0),
+                                                  local_mem=0, vec=16), sig, True)[0]
     t = _gemm_variants.traits(limits)
-    space = cands(t.cpu, t.vec)
     if sig["dt"] != "f32" or not hasattr(dev, "platform"):
-        return space[0]
-    return tuning.tuner_for(dev).choose(
-        getattr(b, "op_index", -1), family, sig, space, space[0],
-        lambda v: scratch(dev, v, sig), flop=flop, owner=getattr(b, "planner", None),
-        scratch_bytes=scratch_bytes)
+        return family.default(t, sig)
+    return tuning.choose_variant(family, dev, t, sig, getattr(b, "op_index", -1),
+                                 getattr(b, "planner", None), flop=flop)
 
 
 def scratch_depthwise(device, v: dict, s: dict, out=None):
@@ -211,3 +220,12 @@ def scratch_depthwise(device, v: dict, s: dict, out=None):
                flexible=True)
 
     return rec.kernels, _gemm_variants.releaser(mine)
+
+
+#: depthwise_tile's tuning declaration (clnn.tuning.Family)
+FAMILY = tile_family(
+    "depthwise", lambda cpu, vec, s: candidates(cpu, s["c"], s["ow"], s["fw"], s["sw"], s["dw"],
+                                                 vec, s["fh"]),
+    scratch_depthwise,
+    flop=lambda s: 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"] * s["fw"],
+    scratch_bytes=lambda s: 4 * s["n"] * s["c"] * (s["h"] * s["w"] + s["oh"] * s["ow"]))

@@ -15,12 +15,9 @@ CPUs only (:func:`fused_tiles`).
 
 from __future__ import annotations
 
-import contextlib
-import os
-
 import numpy as np
 
-from clnn.kernels import _gemm, _gemm_variants
+from clnn.kernels import _defaults, _gemm, _gemm_variants
 from clnn.kernels.registry import In, Out
 from clnn.kernels.support import code, f32, i32
 from hal.operations.common import activation_range_float
@@ -53,7 +50,7 @@ def fused_tiles(traits, n: int, c: int, m: int = 0) -> list[tuple[int, int, int]
     :data:`FUSED_TILES` no wider than the output. None (an empty list) on a GPU (the private
     depthwise panel, mr x K floats, is no GPU thread's budget), for more than KMAX[-1]
     channels, or fewer than 4 output columns (conv_cvec's)."""
-    if not traits.cpu or panel_length(c) is None or n < 4:
+    if not _defaults.defaults(traits).dwpw or panel_length(c) is None or n < 4:
         return []
     mr, nv, vw = _gemm_variants.heuristic(traits, n, m, c)["tile"]
     out = [(mr, nv, vw)]
@@ -87,23 +84,6 @@ def _args(src, wd, bd, bpk, out, bias, res, alpha, m, n_out, c, h, w, oh, ow, fh
                                left)],
             f32(dlo), f32(dhi), i32(n_out), f32(lo), f32(hi), i32(post), i32(res_ld),
             i32(res_n)]
-
-
-#: CLNN_DWPW: 0 turns the depthwise -> pointwise fusion off, "all" on wherever a tile fits
-#: (tests, A/B measurements)
-_MODE = os.environ.get("CLNN_DWPW", "1")
-
-
-@contextlib.contextmanager
-def forced_mode(mode: str):
-    """Prepares made inside this context plan as with CLNN_DWPW = ``mode`` ("0", "1", "all":
-    clnn tune's check of the fusions in a model's runs, clnn/cli/tune_chain.py)."""
-    global _MODE
-    saved, _MODE = _MODE, mode
-    try:
-        yield
-    finally:
-        _MODE = saved
 
 
 def plan_dwpw(ctx, b, epilogue, residual_columns, post_fn):

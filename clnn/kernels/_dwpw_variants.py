@@ -5,7 +5,7 @@ family "dwpw") against the two launches, as clnn/kernels/_gemm_variants.py does 
 
 from __future__ import annotations
 
-from clnn.kernels import _depthwise_variants, _dwpw, _gemm, _gemm_variants
+from clnn.kernels import _depthwise_variants, _gemm, _gemm_variants
 from clnn.kernels._dwpw import _args, _key, _local, fused_tiles
 
 
@@ -19,33 +19,29 @@ def choose(planner, op_index: int, sig: dict) -> list | None:
     launches, the GEMM reading the depthwise output from the caches: 0.64 on [128x128,
     16 -> 8], 0.75 on [28x28, 144 -> 24], 0.82 on [64x64, 24 -> 24], 0.93-1.07 on most
     others, 1.3-1.8 on [96x96, 8..32 -> 8..32]). Measured by ``clnn tune`` and in
-    CLNN_TUNE=full, not at a prepare in the default fast mode, which reuses what the cache
-    holds. Without a measurement (no tuning entry, CLNN_TUNE=off, float16): two launches.
-    $CLNN_DWPW=0: never fused; =all: fused wherever a tile fits (tests)."""
+    tune "full", not at a prepare in the default fast mode, which reuses what the cache
+    holds. Without a measurement (no tuning entry, tune "off", float16): two launches.
+    The device's ``dwpw`` option (clnn.options.DeviceOptions, ``CLNN_DWPW``): "off" never
+    fused, "all" fused wherever a tile fits (tests)."""
     from clnn import tuning
+    from clnn.options import options_of
 
     device = planner.device
-    if _dwpw._MODE == "0" or getattr(device, "limits", None) is None:
+    forced = options_of(device).dwpw
+    if forced == "off" or getattr(device, "limits", None) is None:
         return None
     m = sig["n"] * sig["oh"] * sig["ow"]
     tiles = fused_tiles(_gemm_variants.traits(device.limits), sig["N"], sig["c"], m)
     if not tiles:
         return None
-    if _dwpw._MODE == "all":
+    if forced == "all":
         return list(tiles[0])
     if sig["dt"] != "f32" or not hasattr(device, "platform"):
         return None
-    default = {"fuse": False}
-    cands = [default, *({"fuse": True, "tile": list(t)} for t in tiles)]
-    flop = 2.0 * m * sig["c"] * (sig["fh"] * sig["fw"] + sig["N"])
-    tuner = tuning.tuner_for(device)
     # at a fast prepare the cache only: measuring would compile the fused kernel's candidates
     # (1-2 s each on a cold PoCL cache, against the 5 s first result); clnn tune does
-    v = tuner.choose(op_index, "dwpw", sig, cands, default,
-                     lambda v: scratch_layer(device, tuner, v, sig), flop=flop, owner=planner,
-                     scratch_bytes=4 * (sig["n"] * sig["h"] * sig["w"] * sig["c"] +
-                                        2 * m * max(sig["c"], sig["N"])),
-                     measure=tuner.mode != "fast" or tuner.unbounded)
+    v = tuning.choose_variant(FAMILY, device, _gemm_variants.traits(device.limits), sig,
+                              op_index, planner)
     return v["tile"] if v.get("fuse") else None
 
 
@@ -90,3 +86,25 @@ def scratch_layer(device, tuner, v: dict, s: dict):
 def _cached(tuner, family: str, sig: dict, default: dict) -> dict:
     entry = tuner.cache.get(family, sig) if tuner.cache is not None else None
     return entry["choice"] if entry and isinstance(entry.get("choice"), dict) else default
+
+
+def _space(traits, s: dict, full: bool) -> list[dict]:
+    """The two launches first (the default), then every fused tile that fits."""
+    m = s["n"] * s["oh"] * s["ow"]
+    return [{"fuse": False}, *({"fuse": True, "tile": list(t)}
+                               for t in fused_tiles(traits, s["N"], s["c"], m))]
+
+
+def _family():
+    from clnn import tuning
+
+    return tuning.Family(
+        "dwpw", default=lambda t, s: {"fuse": False}, space=_space, scratch=scratch_layer,
+        flop=lambda s: 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * (s["fh"] * s["fw"] + s["N"]),
+        scratch_bytes=lambda s: 4 * (s["n"] * s["h"] * s["w"] * s["c"] +
+                                     2 * s["n"] * s["oh"] * s["ow"] * max(s["c"], s["N"])),
+        fast_measure=False)
+
+
+#: the depthwise -> pointwise fusion's tuning declaration (clnn.tuning.Family)
+FAMILY = _family()

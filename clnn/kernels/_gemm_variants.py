@@ -21,15 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clnn.kernels import _gemm
+from clnn.kernels import _defaults, _gemm
 
-#: tiles for CPUs: wide vector outer products (PoCL vectorizes nothing across work-items here)
-CPU_TILES = ([8, 2, 16], [8, 1, 16], [8, 1, 8], [4, 2, 16], [16, 1, 16], [8, 4, 8], [4, 4, 8],
-             list(_gemm.NARROW24), [4, 1, 16], [2, 2, 16], [5, 2, 8])
-#: tiles for GPUs: few accumulators per work-item (16 floats or fewer), many work-items
-GPU_TILES = ([4, 1, 4], [2, 1, 4], [4, 2, 4], [1, 1, 4], [2, 2, 4], [4, 1, 8])
-CPU_GROUPS = ("auto", None, [4, 8], [16, 2])
-GPU_GROUPS = ([16, 4], [16, 8], [8, 8], [16, 16], [32, 8])
+#: the variant spaces of the CPU and GPU classes (clnn/kernels/_defaults.py TABLE)
+CPU_TILES = _defaults.TABLE["cpu"].gemm_tiles
+GPU_TILES = _defaults.TABLE["gpu"].gemm_tiles
+CPU_GROUPS = _defaults.TABLE["cpu"].gemm_groups
+GPU_GROUPS = _defaults.TABLE["gpu"].gemm_groups
 
 
 @dataclass(frozen=True)
@@ -41,12 +39,15 @@ class Traits:
     local_mem: int
     #: CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT (PoCL: 16 with AVX-512, 8 with AVX2): a CPU's tile
     vec: int = 16
+    #: the row of clnn/kernels/_defaults.py TABLE ("": the CPU or GPU row by ``cpu``)
+    device_class: str = ""
 
 
 def traits(limits) -> Traits:
     """The traits of a device's :class:`clnn.workgroups.DeviceLimits`."""
     return Traits(limits.is_cpu, limits.max_work_group_size, limits.max_work_item_sizes,
-                  limits.local_mem_size, limits.native_vector_width_float)
+                  limits.local_mem_size, limits.native_vector_width_float,
+                  _defaults.device_class(limits))
 
 
 def fits_n(tile, n: int) -> bool:
@@ -64,12 +65,12 @@ def _group_ok(t: Traits, wg) -> bool:
 def heuristic(t: Traits, n: int, m: int = 0, k: int = 0, packed: bool = False) -> dict:
     """The variant without a tuning entry (m, k: the GEMM's other sizes, 0 unknown;
     ``packed``: A is an im2col panel)."""
-    if t.cpu:
+    d = _defaults.defaults(t)
+    if d.gemm_tile == "rule":  # the CPU rule measured on PoCL
         return {"tile": list(_gemm.pick_tile(n, m=m, k=k, packed=packed, vec=t.vec)),
-                "wg": "auto"}
-    tile = [4, 1, 4] if n > 2 else [4, 1, 2]
-    want = next((g for g in ([16, 8], [16, 4], [8, 8], [8, 4], [4, 4]) if _group_ok(t, g)),
-                None)
+                "wg": d.gemm_group}
+    tile = list(d.gemm_tile if n > 2 else d.gemm_tile_narrow)
+    want = next((list(g) for g in d.gemm_group if _group_ok(t, g)), None)
     return {"tile": tile, "wg": want}
 
 
@@ -78,8 +79,9 @@ def candidates(t: Traits, n: int, full: bool = True, m: int = 0, k: int = 0,
     """The variants the tuner measures for an output of ``n`` columns (the heuristic's
     first); ``full=False``: the tiles only, with the heuristic's groups (CLNN_TUNE=fast)."""
     default = heuristic(t, n, m, k, packed)
-    tiles = [tl for tl in (CPU_TILES if t.cpu else GPU_TILES) if fits_n(tl, n)]
-    groups = [g for g in (CPU_GROUPS if t.cpu else GPU_GROUPS) if _group_ok(t, g)]
+    d = _defaults.defaults(t)
+    tiles = [tl for tl in d.gemm_tiles if fits_n(tl, n)]
+    groups = [g for g in d.gemm_groups if _group_ok(t, g)]
     out = [default]
     for tl in tiles:
         for g in (groups if full else [default["wg"]]):
@@ -105,19 +107,29 @@ def choose(b, *, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) 
         return {"tile": list(_gemm.pick_tile(N, m=M, k=K, packed=amode == "packed")),
                 "wg": "auto"}
     t = traits(limits)
-    packed = amode == "packed"
-    default = heuristic(t, N, M, K, packed)
-    if dt != "f32" or not hasattr(dev, "platform"):
-        return default
-    tuner = tuning.tuner_for(dev)
     sig = {"dt": dt, "amode": amode, "M": M, "N": N, "K": K, "batches": batches}
-    cands = candidates(t, N, full=tuner.mode == "full", m=M, k=K, packed=packed)
-    return tuner.choose(getattr(b, "op_index", -1), "gemm", sig, cands, default,
-                        lambda v: scratch_gemm(dev, v, dt, amode, M, N, K, batches,
-                                               **_layout(amode, M)),
-                        flop=2.0 * M * N * K * batches, owner=getattr(b, "planner", None),
-                        space=candidates(t, N, full=True, m=M, k=K, packed=packed),
-                        scratch_bytes=4 * (M * K + K * N + M * N) * batches)
+    if dt != "f32" or not hasattr(dev, "platform"):
+        return FAMILY.default(t, sig)
+    return tuning.choose_variant(FAMILY, dev, t, sig, getattr(b, "op_index", -1),
+                                 getattr(b, "planner", None))
+
+
+def _scratch(device, tuner, v: dict, s: dict):
+    return scratch_gemm(device, v, s["dt"], s["amode"], s["M"], s["N"], s["K"], s["batches"],
+                        **_layout(s["amode"], s["M"]))
+
+
+def _family():
+    from clnn import tuning
+
+    return tuning.Family(
+        "gemm",
+        default=lambda t, s: heuristic(t, s["N"], s["M"], s["K"], s["amode"] == "packed"),
+        space=lambda t, s, full: candidates(t, s["N"], full=full, m=s["M"], k=s["K"],
+                                            packed=s["amode"] == "packed"),
+        scratch=_scratch, flop=lambda s: 2.0 * s["M"] * s["N"] * s["K"] * s["batches"],
+        scratch_bytes=lambda s: 4 * (s["M"] * s["K"] + s["K"] * s["N"] + s["M"] * s["N"]) *
+        s["batches"])
 
 
 def _layout(amode: str, m: int) -> dict:
@@ -207,3 +219,7 @@ def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, b
                       batch=(batches, 1), a_b=(a_el, 0), b_b=(b_el, 0), c_b=(M * N, 0),
                       wg=v["wg"])
     return rec.kernels, releaser(mine)
+
+
+#: the GEMM's tuning declaration (clnn.tuning.Family)
+FAMILY = _family()

@@ -24,9 +24,6 @@ F(m, 3) wherever it applies, relaxed or not (tests, A/B measurements).
 
 from __future__ import annotations
 
-import contextlib
-import os
-
 import numpy as np
 
 from clnn.kernels import _gemm, _gemm_variants
@@ -41,30 +38,6 @@ G = {2: np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]]),
                   [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]])}
 #: the output tile sizes m, and 0 for the im2col GEMM
 CHOICES = (0, 2, 4)
-
-
-def _env_mode() -> int | None:
-    raw = os.environ.get("CLNN_WINOGRAD", "").strip()
-    if not raw:
-        return None
-    if raw not in ("0", "2", "4"):
-        raise ValueError(f"CLNN_WINOGRAD={raw!r} is not 0, 2 or 4")
-    return int(raw)
-
-
-_FORCED = _env_mode()
-
-
-@contextlib.contextmanager
-def forced(m: int | None):
-    """Prepares made inside this context plan as with CLNN_WINOGRAD = ``m`` (None: tuned or
-    the heuristic)."""
-    global _FORCED
-    saved, _FORCED = _FORCED, m
-    try:
-        yield
-    finally:
-        _FORCED = saved
 
 
 def transform_filter(w: np.ndarray, m: int) -> np.ndarray:
@@ -108,30 +81,19 @@ def heuristic(traits, s: dict) -> int:
 
 def choose(b, s: dict) -> int:
     """The path of one layer (``s``: its signature): 0 (the im2col GEMM) or the m of
-    F(m x m, 3 x 3), forced, tuned (cached, or measured in clnn tune and CLNN_TUNE=full) or the
-    heuristic."""
+    F(m x m, 3 x 3), forced (the device's ``winograd`` option, clnn.options.DeviceOptions),
+    tuned (cached, or measured in clnn tune and tune "full") or the heuristic."""
     from clnn import tuning
+    from clnn.options import options_of
 
-    if _FORCED is not None:
-        return _FORCED
     device = b.device
+    forced = options_of(device).winograd
+    if forced is not None:
+        return forced
     if getattr(device, "limits", None) is None or not hasattr(device, "platform"):
         return 0
-    traits = _gemm_variants.traits(device.limits)
-    default = {"m": heuristic(traits, s)}
-    # F(4x4, 3x3)'s float32 error is ~7x the GEMM's (F(2x2)'s at most the GEMM's): not within
-    # the float32 tolerance, a candidate where the model relaxes float32 to float16 precision
-    allowed = CHOICES if s.get("relaxed") else (0, 2)
-    cands = [default, *({"m": m} for m in allowed if m != default["m"])]
-    tuner = tuning.tuner_for(device)
-    flop = 2.0 * s["n"] * s["oh"] * s["ow"] * s["o"] * 9 * s["c"]
-    # at a fast prepare the cache only (measuring compiles the transforms and the batched
-    # GEMM's tiles: seconds on a cold PoCL cache); clnn tune measures
-    v = tuner.choose(getattr(b, "op_index", -1), "winograd", s, cands, default,
-                     lambda v: scratch_layer(device, tuner, v, s), flop=flop,
-                     owner=getattr(b, "planner", None),
-                     scratch_bytes=_scratch_bytes(s), measure=tuner.mode != "fast" or
-                     tuner.unbounded)
+    v = tuning.choose_variant(FAMILY, device, _gemm_variants.traits(device.limits), s,
+                              getattr(b, "op_index", -1), getattr(b, "planner", None))
     return int(v.get("m", 0)) if isinstance(v, dict) else 0
 
 
@@ -273,3 +235,28 @@ def scratch_layer(device, tuner, v: dict, s: dict):
     mine = _gemm_variants.releaser([x, vbuf, mbuf, bias, y])
     # in execution order: the input transform, the GEMM, the output transform
     return rec.kernels[:1] + k2 + rec.kernels[1:], lambda: (r2(), mine())
+
+
+def _space(traits, s: dict, full: bool) -> list[dict]:
+    """The default path first, then the others: F(4x4, 3x3)'s float32 error is ~7x the
+    GEMM's (F(2x2)'s at most the GEMM's): not within the float32 tolerance, a candidate where
+    the model relaxes float32 to float16 precision."""
+    default = {"m": heuristic(traits, s)}
+    allowed = CHOICES if s.get("relaxed") else (0, 2)
+    return [default, *({"m": m} for m in allowed if m != default["m"])]
+
+
+def _family():
+    from clnn import tuning
+
+    # measured by clnn tune and in "full" mode only: the transforms and the batched GEMM's
+    # tiles compile for seconds on a cold PoCL cache
+    return tuning.Family(
+        "winograd", default=lambda t, s: {"m": heuristic(t, s)}, space=_space,
+        scratch=scratch_layer,
+        flop=lambda s: 2.0 * s["n"] * s["oh"] * s["ow"] * s["o"] * 9 * s["c"],
+        scratch_bytes=_scratch_bytes, fast_measure=False)
+
+
+#: the Winograd path's tuning declaration (clnn.tuning.Family)
+FAMILY = _family()

@@ -116,7 +116,9 @@ def devices_from_specs(specs, **cl_options) -> list[Device]:
     cl_specs = [c for k, c in kinds if k == "opencl"]
     try:
         from clnn.device import open_cl_devices
+        from clnn.options import from_environ
 
+        cl_options.setdefault("options", from_environ())  # (the entry point's environment)
         opened = iter(open_cl_devices(cl_specs, **cl_options) if cl_specs else [])
         hal = [next(opened) if k == "opencl" else open_device(s)
                for s, (k, _) in zip(specs, kinds)]

@@ -42,9 +42,6 @@ def test_wanted_only_on_pocl_with_generic_work_groups(cl_device, monkeypatch):
     monkeypatch.setenv(POCL_SPECIALIZATION, "0")
     assert CompileHelper.wanted(cl_device.context, CompileHelper.MIN_KERNELS) == pocl
     assert not CompileHelper.wanted(cl_device.context, CompileHelper.MIN_KERNELS - 1)
-    monkeypatch.setenv("CLNN_COMPILE_HELPER", "0")
-    assert not CompileHelper.wanted(cl_device.context, 100)
-    monkeypatch.delenv("CLNN_COMPILE_HELPER")
     monkeypatch.setenv(POCL_SPECIALIZATION, "1")  # per-size compiles: binaries do not hold them
     assert not CompileHelper.wanted(cl_device.context, 100)
 
@@ -122,3 +119,16 @@ def test_generic_work_groups_set_on_pocl_unless_the_user_chose(cl_device, monkey
     pocl_generic_work_groups(cl_device.platform)
     assert os.environ[POCL_SPECIALIZATION] == "1"
     assert program_cache.BUILD_OPTIONS == ["-cl-std=CL1.2"]
+
+
+def test_the_compile_helper_option_turns_it_off(cl_device, monkeypatch):
+    """``DeviceOptions(compile_helper=False)``: no helper, wherever one would be wanted."""
+    from clnn.cli.demo import build_model
+
+    def no_spawn(cls, context, nice=0):
+        raise AssertionError("a helper was started")
+
+    monkeypatch.setattr(CompileHelper, "wanted", classmethod(lambda cls, ctx, n: True))
+    monkeypatch.setattr(CompileHelper, "spawn", classmethod(no_spawn))
+    pm = cl_device.with_options(compile_helper=False).prepare_model(build_model(seed=5))
+    assert pm.planner.compile_helper is None

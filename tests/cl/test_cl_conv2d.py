@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from clnn.kernels import _winograd
 from tests.kits.cl_compare import compare
 from tests.kits.cl_conv_cases import TYPES, conv_operands, ints, kind_of
 from tests.kits.devices import open_or_skip
@@ -120,8 +119,7 @@ def test_conv_1x1_skips_im2col(cl_device, shape, f, launches):
     Winograd, which such a layer takes by default, off here: tests/cl/test_cl_winograd.py)."""
     rng = np.random.default_rng(8)
     m, x = conv_model("f32", rng, list(shape), [4, f, f, 16], [1, 6, 6, 4], ints(1, 1, 1, 0))
-    with _winograd.forced(0):
-        prepared = cl_device.prepare_model(m)
+    prepared = cl_device.with_options(winograd=0).prepare_model(m)
     assert prepared.pool_report()["launches"] == launches
     compare(m, x, cl_device, "f32")
 

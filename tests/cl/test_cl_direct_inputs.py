@@ -54,7 +54,7 @@ def direct_on(monkeypatch):
     memory is not the host's, then runs the same kernels on buffers over host arrays)."""
     import clnn.plan
 
-    monkeypatch.setattr(clnn.plan, "direct_inputs_on", lambda cl_device: True)
+    monkeypatch.setattr(clnn.plan, "direct_inputs_on", lambda cl_device, options=None: True)
 
 
 def test_taken_where_the_device_shares_the_hosts_memory(cl_device):
@@ -138,11 +138,11 @@ def test_a_viewed_input_stays_in_the_pool(cl_device, direct_on):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
-def test_switched_off(monkeypatch):
+def test_switched_off():
     from clnn.device import ClDevice
+    from clnn.options import DeviceOptions
 
-    monkeypatch.setenv("CLNN_DIRECT_INPUTS", "0")
-    dev = ClDevice(fallback=False)
+    dev = ClDevice(fallback=False, options=DeviceOptions(direct_inputs=False))
     m = two_input_model()
     pm = dev.prepare_model(m)
     (plan,) = plans(pm)

@@ -86,8 +86,9 @@ def check(device, model, inputs, fused: bool, kind="f32", tol=None):
 
 
 @pytest.fixture
-def forced(monkeypatch):
-    monkeypatch.setattr(_dwpw, "_MODE", "all")
+def forced(cl_device):
+    """The OpenCL device with the fusion wherever a tile fits."""
+    return cl_device.with_options(dwpw="all")
 
 
 CASES = {
@@ -116,13 +117,13 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_fused_matches_reference(cl_device, forced, case):
     model, inputs = dwpw_model(**CASES[case])
-    check(cl_device, model, inputs, fused=True)
+    check(forced, model, inputs, fused=True)
 
 
 @pytest.mark.parametrize("case", ["base", "stride2-partial-vector", "residual"])
 def test_fused_float16(cl_device, forced, case):
     model, inputs = dwpw_model(F16, **CASES[case])
-    check(cl_device, model, inputs, fused=True, kind="f16")
+    check(forced, model, inputs, fused=True, kind="f16")
 
 
 @pytest.mark.parametrize("kw", [
@@ -137,26 +138,24 @@ def test_not_fused(cl_device, forced, kw):
     # float32 criteria on 11 of 12 seeds (up to 1.58x; float32 rounding, not a kernel error),
     # so this case is held to 10x them
     wide = kw.get("x_shape", (0, 0, 0, 0))[3] > 256
-    check(cl_device, model, inputs, fused=False, tol=(1e-4, 5.96e-6) if wide else None)
+    check(forced, model, inputs, fused=False, tol=(1e-4, 5.96e-6) if wide else None)
 
 
-def test_off_switch(cl_device, monkeypatch):
-    monkeypatch.setattr(_dwpw, "_MODE", "0")
+def test_off_switch(cl_device):
     model, inputs = dwpw_model()
-    check(cl_device, model, inputs, fused=False)
+    check(cl_device.with_options(dwpw="off"), model, inputs, fused=False)
 
 
 @pytest.mark.parametrize("kw", [{}, dict(x_shape=(1, 6, 7, 64), n_out=32)])
 def test_untuned_layers_run_as_two_launches(cl_device, monkeypatch, kw):
-    # CLNN_TUNE=off: nothing measured, two launches
-    monkeypatch.setattr(_dwpw, "_MODE", "1")
-    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    # tune "off": nothing measured, two launches
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     tuning.tuner_for(cl_device, "off")
     try:
         model, inputs = dwpw_model(**kw)
         check(cl_device, model, inputs, fused=False)
     finally:
-        cl_device._clnn_tuner = None
+        cl_device.tuner = None
 
 
 def test_fused_tiles_and_rule():
@@ -188,8 +187,7 @@ def test_fused_tiles_and_rule():
 def test_tuner_measures_both_ways_and_the_next_prepare_reuses(cl_device, tmp_path,
                                                                monkeypatch):
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(_dwpw, "_MODE", "1")
-    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     tuner = tuning.tuner_for(cl_device, "full", unbounded=True)
     try:
         model, inputs = dwpw_model(x_shape=(1, 32, 32, 16), n_out=24)
@@ -210,7 +208,7 @@ def test_tuner_measures_both_ways_and_the_next_prepare_reuses(cl_device, tmp_pat
         assert tuner.measured == measured  # reused from the cache
         assert [r.cached for r in tuner.records if r.family == "dwpw"][-1]
     finally:
-        cl_device._clnn_tuner = None
+        cl_device.tuner = None
 
 
 def test_tune_report_formats_the_fusion():
@@ -229,9 +227,8 @@ def test_tune_report_formats_the_fusion():
 def test_a_fast_prepare_measures_no_fusion(cl_device, tmp_path, monkeypatch):
     # the default mode reuses the cache but never compiles fused candidates at prepare
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("CLNN_TUNE_BUDGET", "1000")
-    monkeypatch.setattr(_dwpw, "_MODE", "1")
-    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
+    cl_device = cl_device.with_options(tune_budget_s=1000)
     tuner = tuning.tuner_for(cl_device, "fast")
     seen, choose = [], _dwpw_variants.choose
     monkeypatch.setattr(_dwpw_variants, "choose", lambda p, op, sig: seen.append(sig) or
@@ -248,4 +245,4 @@ def test_a_fast_prepare_measures_no_fusion(cl_device, tmp_path, monkeypatch):
                                       "complete": True})
         check(cl_device, model, inputs, fused=True)
     finally:
-        cl_device._clnn_tuner = None
+        cl_device.tuner = None

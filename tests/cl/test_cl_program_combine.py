@@ -10,6 +10,7 @@ import pytest
 
 from clnn import program_cache
 from clnn.cli.demo import build_model, demo_input
+from clnn.options import DeviceOptions
 from clnn.program_cache import ProgramCache
 from hal.builder import make_request, read_outputs
 from tests.kits.devices import open_or_skip
@@ -22,16 +23,16 @@ def _outputs(device, model, x):
     return read_outputs(model, req, r.output_shapes)
 
 
-def test_combined_programs_compute_what_separate_ones_do(monkeypatch):
+def test_combined_programs_compute_what_separate_ones_do():
     from clnn.device import ClDevice
 
     open_or_skip("opencl")
     model, x = build_model(seed=11), demo_input(seed=11)
     outs = {}
     for combine in (False, True):
-        monkeypatch.setattr(program_cache, "COMBINE", combine)
         before = program_cache.build_stats()
-        device = ClDevice(fallback=False)  # a fresh program cache
+        # a fresh program cache
+        device = ClDevice(fallback=False, options=DeviceOptions(combine=combine))
         outs[combine] = _outputs(device, model, x)
         after = program_cache.build_stats()
         built = after["built"] - before["built"]
@@ -45,7 +46,7 @@ def test_combined_programs_compute_what_separate_ones_do(monkeypatch):
 
 
 def _synthetic(bodies):
-    def render_parts(family, name, params):
+    def render_parts(family, name, params, debug=False):
         return "", bodies[params["v"]]
     return render_parts
 
@@ -80,7 +81,6 @@ def _value(cache, device, key):
 def test_build_together(monkeypatch, bodies, built_together, want):
     device = open_or_skip("opencl")
     monkeypatch.setattr(program_cache, "_render_parts", _synthetic(bodies))
-    monkeypatch.setattr(program_cache, "COMBINE", True)
     cache = ProgramCache(device.context)
     keys = [("synthetic", "k", (("v", v),)) for v in (1, 2)]
     before = program_cache.build_stats()["combined_kernels"]
@@ -93,11 +93,10 @@ def test_a_kernel_that_does_not_render_is_left_to_its_plan(monkeypatch):
     """build_together never raises: a rendering error is the plan's to report, as before."""
     device = open_or_skip("opencl")
 
-    def render_parts(family, name, params):
+    def render_parts(family, name, params, debug=False):
         raise RuntimeError(f"rendering {family}.cl.mako def {name}: broken")
 
     monkeypatch.setattr(program_cache, "_render_parts", render_parts)
-    monkeypatch.setattr(program_cache, "COMBINE", True)
     cache = ProgramCache(device.context)
     cache.build_together([("synthetic", "k", (("v", v),)) for v in (1, 2)])
     with pytest.raises(RuntimeError, match="broken"):

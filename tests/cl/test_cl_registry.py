@@ -1,6 +1,6 @@
 """The kernel registry and the template machinery: families share the HAL's stems, templates
 render with strict undefined names (a missing parameter names template, def and parameters),
-CLNN_DUMP_CL dumps rendered programs, the kernel key holds only source-changing choices."""
+DeviceOptions.dump_cl dumps rendered programs, the kernel key holds only source-changing choices."""
 
 from __future__ import annotations
 
@@ -74,14 +74,15 @@ def test_rendered_source_has_common_helpers():
     assert "clnn_mbqm" in src and "vload_half" in src and "vstore_half" in src
 
 
-def test_dump_and_key_without_shapes(cl_device, tmp_path, monkeypatch):
+def test_dump_and_key_without_shapes(cl_device, tmp_path):
     """Two shapes and two quantizations of one op share one program (one key); dumps land in
-    CLNN_DUMP_CL."""
+    the ``dump_cl`` directory."""
     from clnn import program_cache
     from clnn.device import ClDevice
+    from clnn.options import DeviceOptions
 
-    cl_device = ClDevice()  # a new context: its program cache starts empty
-    monkeypatch.setenv("CLNN_DUMP_CL", str(tmp_path))
+    # a new context: its program cache starts empty
+    cl_device = ClDevice(options=DeviceOptions(dump_cl=str(tmp_path)))
     before = dict(program_cache.STATS)
     for n, scale in ((3, 0.5), (7, 0.25)):
         q = dict(scale=scale, zero_point=3)

@@ -54,7 +54,6 @@ def test_clnn_tune_checks_the_fusions_in_the_model(cl_device, tmp_path, monkeypa
     from clnn.cli.main import main
 
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(_dwpw, "_MODE", "1")
     monkeypatch.setattr(tune_chain, "ROUNDS", 2)
     monkeypatch.setattr(tune_chain, "ITERATIONS", 3)
     path = dw_pw_tflite(tmp_path / "dwpw.tflite")
@@ -64,12 +63,12 @@ def test_clnn_tune_checks_the_fusions_in_the_model(cl_device, tmp_path, monkeypa
     seen, choose = [], _dwpw_variants.choose
     monkeypatch.setattr(_dwpw_variants, "choose", lambda p, op, sig: seen.append(sig) or
                         choose(p, op, sig))
-    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     try:
         tuner = tuning.tuner_for(cl_device, "off")
         cl_device.prepare_model(imported.model)
     finally:
-        cl_device._clnn_tuner = None
+        cl_device.tuner = None
     sig = seen[0]
     assert all(s == sig for s in seen) and len(seen) == 4
     tile = list(_dwpw.fused_tiles(_dwpw._gemm_variants.traits(cl_device.limits), 16, 16,

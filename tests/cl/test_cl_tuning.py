@@ -164,15 +164,15 @@ def test_cache_persists_per_identity(tmp_path):
     assert tuning.TuningCache(IDENT, tmp_path).entries == {}
 
 
-def test_modes(monkeypatch):
-    monkeypatch.setenv("CLNN_TUNE", "full")
-    assert tuning.mode() == "full" and tuning.budget_s() is None
-    monkeypatch.setenv("CLNN_TUNE", "fast")
-    monkeypatch.setenv("CLNN_TUNE_BUDGET", "0.25")
-    assert tuning.budget_s() == 0.25
-    monkeypatch.setenv("CLNN_TUNE", "fastest")
+def test_modes():
+    from clnn.options import DeviceOptions, from_environ
+
+    full = DeviceOptions(tune="full", tune_budget_s=0.25)
+    assert tuning.mode(full) == "full" and tuning.budget_s(full) is None
+    assert tuning.budget_s(DeviceOptions(tune_budget_s=0.25)) == 0.25
+    assert tuning.mode() == "fast" and tuning.budget_s() == tuning.FAST_BUDGET_S
     with pytest.raises(ValueError, match="CLNN_TUNE='fastest'"):
-        tuning.mode()
+        from_environ({"CLNN_TUNE": "fastest"})
 
 
 def fake_measurements(monkeypatch, calls, ms):
@@ -236,9 +236,10 @@ _CHILD = """
 import json
 from clnn import tuning
 from clnn.device import ClDevice
+from clnn.options import DeviceOptions
 from tests.cl.test_cl_tuning import tuned_model
 m, x = tuned_model()
-dev = ClDevice()
+dev = ClDevice(options=DeviceOptions(tune="fast", tune_budget_s=1000))
 pm = dev.prepare_model(m)
 t = tuning.tuner_for(dev)
 print(json.dumps({"measured": t.measured, "cached": [r.cached for r in t.records],
@@ -247,8 +248,7 @@ print(json.dumps({"measured": t.measured, "cached": [r.cached for r in t.records
 
 
 def test_second_process_reuses_without_measuring(tmp_path):
-    env = {**os.environ, "CLNN_CACHE_DIR": str(tmp_path), "CLNN_TUNE": "fast",
-           "CLNN_TUNE_BUDGET": "1000", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "CLNN_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
 
     def child():
         out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True,
@@ -268,8 +268,8 @@ def test_second_process_reuses_without_measuring(tmp_path):
 def test_tuned_choice_runs_correctly(cl_device, tmp_path, monkeypatch):
     # whatever the tuner picks for this layer matches the reference
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("CLNN_TUNE_BUDGET", "1000")
-    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
+    cl_device = cl_device.with_options(tune_budget_s=1000)
     tuner = tuning.tuner_for(cl_device, "fast")
     try:
         m, x = tuned_model()
@@ -277,7 +277,7 @@ def test_tuned_choice_runs_correctly(cl_device, tmp_path, monkeypatch):
         assert tuner.records and tuner.records[0].choice in candidates(
             _gemm_variants.traits(cl_device.limits), 16, full=False)
     finally:
-        cl_device._clnn_tuner = None
+        cl_device.tuner = None
 
 
 def test_clnn_tune_command(tmp_path, monkeypatch, capsys):
@@ -522,7 +522,7 @@ def test_conv_tile_heuristic_and_tuner(cl_device, tmp_path, monkeypatch):
     assert _cv.heuristic(False, 48, 64, 5, 2, 1) == {"vw": 4, "tx": 2, "rows": 0}
     # measured once in full mode, then reused from the cache by the next prepare
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     tuner = tuning.tuner_for(cl_device, "full", unbounded=True)
     try:
         m, x = conv_model("f32", [1, 32, 32, 3], [24, 3, 3, 3], [1, 32, 32, 24],
@@ -540,7 +540,7 @@ def test_conv_tile_heuristic_and_tuner(cl_device, tmp_path, monkeypatch):
         assert tuner.measured == measured
         assert [r.cached for r in tuner.records if r.family == "conv"][-1]
     finally:
-        cl_device._clnn_tuner = None
+        cl_device.tuner = None
 
 
 @pytest.mark.parametrize("traits", [CPU, AVX2, GPU], ids=["cpu", "avx2", "gpu"])

@@ -138,8 +138,7 @@ CASES = [
 @pytest.mark.parametrize("nchw", [False, True], ids=["nhwc", "nchw"])
 @pytest.mark.parametrize("case", CASES, ids=range(len(CASES)))
 def test_f2x2_matches_reference(cl_device, case, nchw):
-    with _winograd.forced(2):
-        pm = check(cl_device, *conv_model(**case, nchw=nchw), m=2)
+    pm = check(cl_device.with_options(winograd=2), *conv_model(**case, nchw=nchw), m=2)
     if not nchw and (case.get("pad_op") or case.get("residual") or case.get("activation")):
         assert len({launch.op_index for launch in launches(pm)}) == 1  # fused in
 
@@ -149,8 +148,7 @@ def test_f2x2_matches_reference(cl_device, case, nchw):
 def test_f4x4_matches_reference_within_the_relaxed_tolerance(cl_device, case, nchw):
     # F(4x4, 3x3) is chosen for relaxed models only: their tolerance (CTS: float16's)
     model, inputs = conv_model(**case, relaxed=True, nchw=nchw)
-    with _winograd.forced(4):
-        check(cl_device, model, inputs, m=4, kind="f16")
+    check(cl_device.with_options(winograd=4), model, inputs, m=4, kind="f16")
 
 
 @pytest.mark.parametrize("kw", [dict(stride=2), dict(dil=2), dict(x_shape=(1, 8, 8, 8)),
@@ -158,8 +156,8 @@ def test_f4x4_matches_reference_within_the_relaxed_tolerance(cl_device, case, nc
 def test_layers_it_does_not_apply_to(cl_device, kw):
     """Strided, dilated, few input channels (the direct kernel's) and float16."""
     model, inputs = conv_model(**kw)
-    with _winograd.forced(2):
-        check(cl_device, model, inputs, m=None, kind="f16" if kw.get("t") == F16 else "f32")
+    check(cl_device.with_options(winograd=2), model, inputs, m=None,
+          kind="f16" if kw.get("t") == F16 else "f32")
 
 
 def test_heuristic():
@@ -177,7 +175,7 @@ def test_heuristic():
 
 
 def untuned(device, monkeypatch):
-    monkeypatch.setattr(device, "_clnn_tuner", None, raising=False)
+    monkeypatch.setattr(device, "tuner", None, raising=False)
     return tuning.tuner_for(device, "off")
 
 
@@ -190,14 +188,14 @@ def test_default_choice(cl_device, monkeypatch, relaxed, shape, m):
         model, inputs = conv_model(x_shape=shape, o=16, pads=(0, 0, 0, 0), relaxed=relaxed)
         check(cl_device, model, inputs, m=m, kind="f16" if relaxed else "f32")
     finally:
-        cl_device._clnn_tuner = None
+        cl_device.tuner = None
 
 
 @pytest.mark.parametrize("relaxed", [False, True])
 def test_tuner_measures_the_paths_and_the_next_prepare_reuses(cl_device, tmp_path,
                                                               monkeypatch, relaxed):
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     tuner = tuning.tuner_for(cl_device, "full", unbounded=True)
     try:
         model, inputs = conv_model(x_shape=(1, 24, 24, 32), o=32, relaxed=relaxed)
@@ -216,14 +214,14 @@ def test_tuner_measures_the_paths_and_the_next_prepare_reuses(cl_device, tmp_pat
         assert tuner.measured == measured  # reused from the cache
         assert [r.cached for r in tuner.records if r.family == "winograd"][-1]
     finally:
-        cl_device._clnn_tuner = None
+        cl_device.tuner = None
 
 
 def test_a_fast_prepare_measures_no_path_and_follows_the_cache(cl_device, tmp_path,
                                                                monkeypatch):
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("CLNN_TUNE_BUDGET", "1000")
-    monkeypatch.setattr(cl_device, "_clnn_tuner", None, raising=False)
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
+    cl_device = cl_device.with_options(tune_budget_s=1000)
     tuner = tuning.tuner_for(cl_device, "fast")
     try:
         model, inputs = conv_model(x_shape=(1, 24, 24, 32), o=32)
@@ -234,7 +232,7 @@ def test_a_fast_prepare_measures_no_path_and_follows_the_cache(cl_device, tmp_pa
         tuner.cache.put("winograd", sig, {"choice": {"m": 0}, "complete": True})
         check(cl_device, model, inputs, m=0)
     finally:
-        cl_device._clnn_tuner = None
+        cl_device.tuner = None
 
 
 def test_vector_widths():

@@ -70,7 +70,7 @@ def _gemm_launches(prepared):
 def test_heavy_gemm_is_split_and_correct(cl_device, shape, monkeypatch):
     """pose_detection's 1x1 layers whose GEMM grid no family rule divides (7 or 25 row blocks):
     more than one work-group, all of them whole, and the reference's results."""
-    monkeypatch.setenv("CLNN_TUNE", "off")
+    cl_device = cl_device.with_options(tune="off")
     h, w, c, o = shape
     assert launch.heavy(2 * h * w * c * o, 0)
     m, x = _conv_1x1(np.random.default_rng(7), h, w, c, o)
@@ -85,7 +85,7 @@ def test_heavy_gemm_is_split_and_correct(cl_device, shape, monkeypatch):
 
 def test_light_operation_keeps_the_drivers_choice(cl_device, monkeypatch):
     """A 1x1 layer of 0.1 MFLOP: waking a second worker costs more than it saves."""
-    monkeypatch.setenv("CLNN_TUNE", "off")
+    cl_device = cl_device.with_options(tune="off")
     m, x = _conv_1x1(np.random.default_rng(8), 5, 5, 24, 40)
     compare(m, x, cl_device, "f32")
     (la,) = _gemm_launches(cl_device.prepare_model(m))

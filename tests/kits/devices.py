@@ -7,8 +7,12 @@ import pytest
 
 def open_or_skip(name: str, **options):
     """``clnn.devices.open_device(name)``, or skip the test when this machine has no such
-    device (no pyopencl, no OpenCL platform)."""
+    device (no pyopencl, no OpenCL platform). The OpenCL device gets the default options (or
+    ``options=``), whatever the caller's environment holds."""
     from clnn.devices import open_device
+    from clnn.options import DeviceOptions
+
+    options.setdefault("options", DeviceOptions())
 
     try:
         return open_device(name, **options)

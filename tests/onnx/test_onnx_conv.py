@@ -182,12 +182,10 @@ def test_instance_norm_1d(devices):
 def test_conv3x3_paths_and_nchw_pointwise_against_onnxruntime(devices, m):
     """A 3x3 stride-1 Conv over 64 channels (NCHW: Winograd by default, each path forced
     here) then a 1x1 Conv (the input planes read in place) against onnxruntime."""
-    from clnn.kernels import _winograd
-
     w1, w2 = f32(64, 64, 3, 3, scale=0.1), f32(32, 64, 1, 1, scale=0.1)
     model = graph([node("Conv", ["x", "w1", "b1"], ["c"], pads=[1, 1, 1, 1]),
                    node("Relu", ["c"], ["r"]), node("Conv", ["r", "w2", "b2"], ["y"])],
                   [("x", (2, 64, 10, 9))], [("y", (2, 32, 10, 9))],
                   [("w1", w1), ("b1", f32(64)), ("w2", w2), ("b2", f32(32))])
-    with _winograd.forced(m):
-        check(model, {"x": f32(2, 64, 10, 9)}, devices)
+    reference, cl_device = devices
+    check(model, {"x": f32(2, 64, 10, 9)}, [reference, cl_device.with_options(winograd=m)])

@@ -118,6 +118,10 @@ def test_open_device_parses_the_same_strings(fake, monkeypatch):
     assert type(devices.open_device("reference")).__name__ == "ReferenceDevice"
     assert devices.open_device("opencl:1:1", fallback=False) == "cl"
     assert devices.open_device("opencl", profiling=True) == "cl"
+    # without options=, the DeviceOptions of the environment (the entry point's)
+    from clnn.options import from_environ
+
+    assert [kw.pop("options") for _, kw in made] == [from_environ()] * 2
     assert made == [("opencl:1:1", {"profiling": False, "fallback": False}),
                     (None, {"profiling": True})]
     with pytest.raises(ValueError, match="names no device"):

@@ -77,7 +77,6 @@ def test_text_report_names_prepare_and_first_execution(add_model, capsys, monkey
 
 def test_progress_bar_when_enabled(capsys):
     """Enabled (a terminal), the bar counts the builds and the warm-up's kernel launches."""
-    from clnn import program_cache
     from clnn.cli.demo import build_model
     from clnn.device import ClDevice
 
@@ -88,7 +87,7 @@ def test_progress_bar_when_enabled(capsys):
     err = capsys.readouterr().err
     launches = prepared.pool_report()["launches"]
     assert f"compiling {launches} kernel launches" in err
-    if program_cache.COMBINE:
+    if device.options.combine:
         assert "building" in err and "kernels" in err
     with build_progress(enabled=False):
         device.prepare_model(build_model(seed=8))

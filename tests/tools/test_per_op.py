@@ -11,7 +11,6 @@ import clnn.plan
 import clnn.prepared_model
 from clnn.cli.main import main
 from clnn.cli.run import random_inputs
-from clnn.kernels import _dwpw
 from clnn.models import mediapipe as models
 from clnn.suites.divergence import format_report, per_op_report
 from clnn.tflite import load
@@ -29,8 +28,9 @@ class Target:
 def no_depthwise_fusion(monkeypatch):
     """A depthwise convolution fused into the 1x1 after it (clnn/kernels/_dwpw.py) has no
     tensor on the device: which are fused follows this machine's tuning cache, so the rows the
-    checks below count would too."""
-    monkeypatch.setattr(_dwpw, "_MODE", "0")
+    checks below count would too: off for the device of these tests, and for the CLI's (whose
+    options come from the environment)."""
+    monkeypatch.setenv("CLNN_DWPW", "0")
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def path():
 
 @pytest.fixture(scope="module")
 def target(path, cl_device):
-    return Target(load(path), cl_device, path)
+    return Target(load(path), cl_device.with_options(dwpw="off"), path)
 
 
 def _perturb(monkeypatch, operand: int):
@@ -168,7 +168,7 @@ def test_litert_with_a_mediapipe_custom_operation(cl_device):
     # Convolution2DTransposeBias exists only with litert's default resolver: the fallback path
     seg = models.model_path("selfie_segmentation.tflite")
     imported = load(seg)
-    report = per_op_report(Target(imported, cl_device, seg), "litert")
+    report = per_op_report(Target(imported, cl_device.with_options(dwpw="off"), seg), "litert")
     _check_clean(report, len(imported.model.main.operations))
     # the custom operation's result is compared: on its own row, or (its kernel running the
     # LOGISTIC after it, clnn/fusion.py) on the row of the operation fused into it

@@ -1,0 +1,90 @@
+"""The device-class defaults of the tuned kernel families, as data: one row per device class
+(as CLBlast's database keeps one per device), chosen from device queries by
+:func:`device_class`. A family's default variant reads its row; the rules that depend on a
+layer's shape (clnn.kernels._gemm.pick_tile, clnn.kernels._depthwise_variants.heuristic's CPU
+rules) stay with the family and are the CPU row's ``"rule"`` entries. What a row holds is
+backed by the kernel-time benchmarks ``clnn bench gemm`` and benchmarks/speed_ab.py (CPU, PoCL)
+and by the GPU budget of registers per work-item (at most 16 accumulators); a new device class
+is a new row, measured with ``clnn tune``.
+
+    device_class(limits) -> "cpu" | "gpu" | "gpu/<vendor>" | ...
+    defaults(traits) -> ClassDefaults
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ClassDefaults:
+    """The defaults and variant spaces of one device class."""
+
+    #: the GEMM's untuned tile ("rule": clnn.kernels._gemm.pick_tile, the PoCL-measured CPU
+    #: rule), and the one for outputs of at most 2 columns
+    gemm_tile: object
+    gemm_tile_narrow: object
+    #: the GEMM's untuned work-group: "auto" (clnn.kernels._gemm.local_size), or the first
+    #: of these shapes the device's limits take
+    gemm_group: object
+    #: the GEMM tiles and work-groups the tuner measures
+    gemm_tiles: tuple
+    gemm_groups: tuple
+    #: the direct kernels' untuned variant ("rule": the CPU rules of
+    #: clnn.kernels._depthwise_variants.heuristic and _conv_variants.heuristic), else the widest
+    #: vector and tile no wider than these, and the rows per work-group (0: the driver's)
+    direct: object
+    direct_max_vw: int = 4
+    direct_max_tx: int = 2
+    direct_rows: int = 0
+    #: the depthwise -> pointwise fusion applies (its private panel is a CPU thread's budget)
+    dwpw: bool = False
+
+
+_CPU = ClassDefaults(
+    gemm_tile="rule", gemm_tile_narrow="rule", gemm_group="auto",
+    gemm_tiles=([8, 2, 16], [8, 1, 16], [8, 1, 8], [4, 2, 16], [16, 1, 16], [8, 4, 8],
+                [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
+    gemm_groups=("auto", None, [4, 8], [16, 2]),
+    direct="rule", direct_rows=-1, dwpw=True)
+
+_GPU = ClassDefaults(
+    gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],
+    gemm_group=([16, 8], [16, 4], [8, 8], [8, 4], [4, 4]),
+    gemm_tiles=([4, 1, 4], [2, 1, 4], [4, 2, 4], [1, 1, 4], [2, 2, 4], [4, 1, 8]),
+    gemm_groups=([16, 4], [16, 8], [8, 8], [16, 16], [32, 8]),
+    direct=None)
+
+#: device class -> its defaults; GPU classes by vendor (the generic GPU row until one is
+#: measured), an accelerator or anything else as a GPU
+TABLE: dict[str, ClassDefaults] = {
+    "cpu": _CPU,
+    "gpu": _GPU,
+    "gpu/nvidia": _GPU,
+    "gpu/amd": _GPU,
+    "gpu/intel": _GPU,
+    "gpu/arm": _GPU,
+    "gpu/qualcomm": _GPU,
+    "gpu/apple": _GPU,
+}
+
+_VENDORS = {"nvidia": "nvidia", "advanced micro devices": "amd", "amd": "amd",
+            "intel": "intel", "arm": "arm", "qualcomm": "qualcomm", "apple": "apple"}
+
+
+def device_class(limits) -> str:
+    """The class of a device (clnn.workgroups.DeviceLimits): "cpu", or "gpu/<vendor>" from
+    CL_DEVICE_VENDOR where the table has that vendor, else "gpu"."""
+    if limits.is_cpu:
+        return "cpu"
+    vendor = str(getattr(getattr(limits, "cl_device", None), "vendor", "") or "").lower()
+    for name, key in _VENDORS.items():
+        if name in vendor and f"gpu/{key}" in TABLE:
+            return f"gpu/{key}"
+    return "gpu"
+
+
+def defaults(traits) -> ClassDefaults:
+    """The row of a device's traits (clnn.kernels._gemm_variants.Traits)."""
+    return TABLE.get(getattr(traits, "device_class", ""), None) or \
+        (TABLE["cpu"] if traits.cpu else TABLE["gpu"])

@@ -1,0 +1,175 @@
+"""Pass 7, realize: a CL partition's plan made real. Allocates the pool and the direct-input
+buffers the memory plan asks for, and runs each fused node's kernel plan (the family's
+``plan()``, through a clnn.launch.LaunchBuilder that sees the node's epilogue list), whose
+launches are recorded pending: the kernels are made once their programs are built
+(:func:`finish`, or Planner.plan_ahead's build of every plan's kernels together).
+
+Kernel and variant selection, and the tuner's measurements, still run inside the families'
+``plan()`` functions here (clnn/kernels/_*variants.py, clnn/tuning.py).
+
+    realize(planner, part, shapes, fused, memory) -> ClPlan | None
+    finish(launches, programs, limits)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from clnn.kernels import kernel_for
+from clnn.kernels.registry import Unplannable
+from clnn.launch import DirectInput, LaunchBuilder, nbytes
+from hal.errors import GeneralFailure
+from hal.types import NUMPY_DTYPE
+
+
+class TooLarge(GeneralFailure):
+    """A tensor or buffer larger than the OpenCL device can allocate (reported at prepare when
+    the shapes are known there, else at the execution)."""
+
+
+def check_fits(device, what: str, nbytes: int, total: int | None = None):
+    """GENERAL_FAILURE naming ``what`` when ``nbytes`` exceed the device's largest buffer
+    (CL_DEVICE_MAX_MEM_ALLOC_SIZE), or ``total`` its global memory: asked before the
+    allocation, whose own error (INVALID_BUFFER_SIZE) names nothing."""
+    limit = device.limits.max_mem_alloc_size
+    if nbytes > limit:
+        raise TooLarge(f"{what} needs {nbytes} bytes, more than the largest buffer "
+                       f"{device.name} can allocate ({limit} bytes)")
+    memory = int(device.cl_device.global_mem_size)
+    if total is not None and total > memory:
+        raise TooLarge(f"{what} needs {nbytes} bytes, which with the model's other buffers "
+                       f"({total} bytes) exceeds the global memory of {device.name} "
+                       f"({memory} bytes)")
+
+
+@dataclass
+class ClPlan:
+    pool: object
+    pool_bytes: int
+    intermediate_bytes: int
+    uploads: list  # (operand, byte offset)
+    downloads: list  # (operand, byte offset, shape, dtype)
+    launches: list
+    shapes: dict
+    #: operation -> the tensors its kernels write to the pool (operand, byte offset, shape,
+    #: dtype); a fused operation's output is written by the kernels of the one it is fused into.
+    #: Read only by runs that keep every intermediate (ClPreparedModel.run_keeping_all)
+    written: dict = field(default_factory=dict)
+    #: words the kernels write for the host (clnn.launch.Readback): status flags, the counts
+    #: of data-dependent output shapes
+    readbacks: list = field(default_factory=list)
+    #: view operand -> the operand whose pool bytes it is (RESHAPE and the like: no launch)
+    views: dict = field(default_factory=dict)
+    #: inputs the kernels read from a buffer of their own, not from the pool
+    #: (clnn.launch.DirectInput: on a CPU the request's memory itself)
+    direct: dict = field(default_factory=dict)
+    #: the launches as run, runs of them in clnn.chain.Chains (None: one by one)
+    chained: list | None = None
+    #: executions that ran it (clnn.prepared_model.ClPreparedModel: chains from the
+    #: chain.CHAIN_AFTER-th on)
+    runs: int = 0
+    #: the launches with runs of them as clnn.chain.Chains, once asked for (not built yet
+    #: while a Job compiles them)
+    chain_steps: list | None = None
+    chain_tried: bool = False
+    #: the chains being made ready (clnn.chain.Job), None once ready or without chains
+    chain_job: object = None
+    #: operation -> its fused node (clnn.passes.fusion.FusedNode), and the memory plan
+    #: (clnn.passes.memory.MemoryPlan): what the passes produced (``clnn plan``)
+    nodes: dict = field(default_factory=dict)
+    memory: object = None
+
+
+def allocate(planner, part, shapes: dict, memory):
+    """(pool buffer, {operand: DirectInput}) of a memory plan, each size checked against the
+    device first (clnn.plan.check_fits: a GENERAL_FAILURE naming the tensor)."""
+    import pyopencl as cl
+
+    sg, device = planner.sg, planner.device
+    direct = {}
+    for i, size in memory.direct.items():
+        dtype = NUMPY_DTYPE[sg.operands[i].type]
+        check_fits(device, f"operand {i} ({dtype} {list(shapes[i])})", size)
+        direct[i] = DirectInput(device.context, i, size)
+    sizes = memory.sizes
+    for o in sorted(sizes, key=lambda o: -sizes[o])[:1]:
+        check_fits(device, f"operand {o} ({NUMPY_DTYPE[sg.operands[o].type]} "
+                   f"{list(shapes[o])})", sizes[o])
+    check_fits(device, f"the pool of the OpenCL partition of operations "
+               f"{part.ops[0]}..{part.ops[-1]}", memory.pool_bytes,
+               memory.pool_bytes + planner.const_bytes)
+    pool = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, max(memory.pool_bytes, 1))
+    return pool, direct
+
+
+def build_launches(planner, part, contexts, fused, memory, pool, direct):
+    """(launches, readbacks) of the partition's nodes, pending; None where a family cannot
+    plan one (Unplannable: the reference runs the partition)."""
+    sg = planner.sg
+    launches, readbacks = [], []
+    skipped, views = fused.skipped, memory.views
+    for k, ctx in zip(part.ops, contexts):
+        operation = sg.operations[k]
+        # nothing to compute (every output empty; an operation with some outputs empty
+        # still writes the others: a sequence of no steps returns its input states), an
+        # operation fused into another, or a view of its input's bytes
+        if all(nbytes(o.shape, o.dtype) == 0 for o in ctx.outputs) or k in skipped \
+                or operation.outputs[0] in views:
+            continue
+        builder = LaunchBuilder(planner, k, ctx, operation, memory.offsets, pool, direct,
+                                node=fused.node(k))
+        try:
+            kernel_for(operation.type).plan(ctx, builder)
+        except Unplannable:
+            return None
+        launches.extend(builder.launches)
+        readbacks.extend(builder.readbacks)
+    return launches, readbacks
+
+
+def _view_writes(sg, part, shapes, memory, launches) -> dict:
+    """``memory.written`` with the views: a view has no launch, it is read after the launches
+    of the last operation before it that has some (-1: before every launch), when its bytes
+    already hold its value."""
+    written = {k: list(v) for k, v in memory.written.items()}
+    launched, last = {launch.op_index for launch in launches}, -1
+    for k in part.ops:
+        out = sg.operations[k].outputs[0]
+        if out in memory.views:
+            written.setdefault(last, []).append((out, memory.offsets[out], shapes[out],
+                                                 NUMPY_DTYPE[sg.operands[out].type]))
+        last = k if k in launched else last
+    return written
+
+
+def realize(planner, part, shapes, fused, memory):
+    """The clnn.plan.ClPlan of partition ``part`` from the passes before (``shapes``: a
+    clnn.passes.shapes.Shapes, ``fused``: a FusedGraph, ``memory``: a MemoryPlan), its
+    launches pending; None where a family cannot plan a node."""
+    sg, offsets, the_shapes = planner.sg, memory.offsets, shapes.shapes
+    pool, direct = allocate(planner, part, the_shapes, memory)
+    made = build_launches(planner, part, shapes.contexts, fused, memory, pool, direct)
+    if made is None:
+        return None
+    launches, readbacks = made
+    uploads = [(i, offsets[i]) for i in part.inputs if i not in direct]
+    downloads = [(o, offsets[o], the_shapes[o], NUMPY_DTYPE[sg.operands[o].type])
+                 for o in part.outputs]
+    written = _view_writes(sg, part, the_shapes, memory, launches)
+    return ClPlan(pool, memory.pool_bytes, memory.intermediate_bytes, uploads, downloads,
+                  launches, the_shapes, written, readbacks=readbacks, views=memory.views,
+                  direct=direct, nodes=fused.nodes, memory=memory)
+
+
+def pending_keys(launches) -> list:
+    """The kernel keys of the pending launches (to build their programs together)."""
+    from clnn.program_cache import freeze
+
+    return [(la.pending[0], la.pending[1], freeze(la.pending[2]))
+            for la in launches if la.pending is not None]
+
+
+def finish(launches, programs, limits):
+    """Make the kernels of pending launches (their programs built where not built yet)."""
+    for launch in launches:
+        launch.finish(programs, limits)

@@ -1,0 +1,39 @@
+"""The realize pass alone (clnn.passes.realize): the plan's buffers allocated, one pending
+launch per fused node (none for what it absorbed), kernels made by finish; the results are the
+reference's."""
+
+from __future__ import annotations
+
+from clnn.passes import realize as realize_pass
+from clnn.passes.fusion import fuse
+from clnn.passes.memory import plan_memory
+from clnn.passes.shapes import infer_shapes
+from tests.kits.cl_compare import assert_close, outputs_of, run_ref
+from tests.kits.pass_models import block_model, no_dwpw, planner_of
+
+
+def test_launches_are_pending_until_finished(cl_device):
+    model, inputs, ops = block_model()
+    planner, part = planner_of(cl_device, model)
+    sg = model.main
+    shapes = infer_shapes(planner, part, {i: tuple(sg.operands[i].dimensions)
+                                          for i in part.inputs}, {})
+    fused = fuse(sg, part, shapes, no_dwpw)
+    memory = plan_memory(sg, part, shapes.shapes, fused, planner.direct_inputs)
+    plan = realize_pass.realize(planner, part, shapes, fused, memory)
+    assert {la.op_index for la in plan.launches} == {ops["CONV_2D"]}
+    assert all(la.pending is not None and la.kernel is None for la in plan.launches)
+    keys = realize_pass.pending_keys(plan.launches)
+    assert keys and all(k[0] in ("conv2d", "gemm") for k in keys)
+    assert plan.nodes == fused.nodes and plan.memory is memory
+    assert plan.pool_bytes == memory.pool_bytes and set(plan.direct) == set(memory.direct)
+    realize_pass.finish(plan.launches, planner.programs, cl_device.limits)
+    assert all(la.pending is None and la.kernel is not None for la in plan.launches)
+
+
+def test_the_prepared_plan_computes_the_reference(cl_device):
+    model, inputs, ops = block_model()
+    pm = cl_device.prepare_model(model)
+    assert sorted(pm.fused_into) == [ops["PAD"], ops["ADD"], ops["RELU"]]
+    for got, want in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
+        assert_close(got, want, "f32")
