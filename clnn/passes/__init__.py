@@ -11,5 +11,6 @@ to the next (each testable alone: tests/cl/test_pass_*.py):
 
 clnn.plan.Planner runs them per partition and input-shape signature (``plan_partition``) and
 builds the kernels of every plan a prepare knows ahead together (``plan_ahead``).
-``clnn plan MODEL`` prints what each produced (clnn/passes/report.py; the command is clnn/cli/plan_cmd.py).
+``clnn plan MODEL`` prints what each produced (clnn/passes/report.py; the command:
+clnn/cli/plan_cmd.py).
 """
