@@ -30,8 +30,8 @@ table (buffers chosen among the chain's buffer arguments, scalars as 32-bit word
 kernels that compute alike under any work-groups can be chained: no barriers, local memory or
 work-group functions (a launch using them ends a chain), and only scalar arguments of 32 bits.
 
-On by default on CPU devices of two or more compute units (``CLNN_CHAIN=0`` off, ``1`` on
-every device): across work-groups the tasks see each other's writes through the atomic
+On by default on CPU devices of two or more compute units (``DeviceOptions.chains``: False
+off, True on every device; ``CLNN_CHAIN`` at the entry points): across work-groups the tasks see each other's writes through the atomic
 counters, which a CPU's coherent caches make visible; a GPU gives no such guarantee in OpenCL
 1.2. Not used by runs that collect profiling events (``clnn run --profile`` times every launch
 on its own) or keep every intermediate.
@@ -86,14 +86,15 @@ _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)", re.M)
 PARTS: dict = {}
 
 
-def enabled(cl_device) -> bool:
-    """Whether plans run their chains on this device (``CLNN_CHAIN``, else CPU devices of two
-    or more compute units)."""
+def enabled(cl_device, options=None) -> bool:
+    """Whether plans run their chains on this device: ``options.chains`` (clnn.options.
+    DeviceOptions) when True or False, else (None, or no options) CPU devices of two or more
+    compute units."""
     import pyopencl as cl
 
-    env = os.environ.get("CLNN_CHAIN", "")
-    if env in ("0", "1"):
-        return env == "1"
+    chains = None if options is None else options.chains
+    if chains is not None:
+        return bool(chains)
     return bool(cl_device.type & cl.device_type.CPU) and cl_device.max_compute_units >= 2
 
 

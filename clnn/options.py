@@ -52,6 +52,9 @@ class DeviceOptions:
     cache_dir: str | None = None
     #: full Mako tracebacks in kernel rendering errors
     debug: bool = False
+    #: run under the limits of a smaller device (a name of clnn.workgroups.PROFILES, e.g.
+    #: "small-gpu"; None: the device's own limits); ClDevice(profile=...) wins over it
+    profile: str | None = None
     #: PoCL settings applied when a device is made (unless the user set them): worker threads
     #: pinned one per core (POCL_AFFINITY=1) and one generic work-group function per kernel
     #: (POCL_WORK_GROUP_SPECIALIZATION=0)
@@ -120,6 +123,8 @@ VARIABLES: dict[str, tuple[str, object, str]] = {
     "CLNN_COMPILE_HELPER": ("compile_helper", _bool, "0: compile in this process only"),
     "CLNN_DUMP_CL": ("dump_cl", lambda _n, raw: raw, "directory for rendered kernel sources"),
     "CLNN_CACHE_DIR": ("cache_dir", lambda _n, raw: raw, "clnn's cache root"),
+    "CLNN_DEVICE_PROFILE": ("profile", lambda _n, raw: raw.strip(),
+                            "run under a smaller device's limits (e.g. small-gpu)"),
     "CLNN_DEBUG": ("debug", lambda _n, raw: bool(raw.strip()), "full kernel rendering errors"),
 }
 
@@ -154,3 +159,17 @@ def profile_from_environ(environ: Mapping[str, str] | None = None) -> str | None
     """``CLNN_DEVICE_PROFILE`` (a name of clnn.workgroups.PROFILES), else None."""
     environ = os.environ if environ is None else environ
     return environ.get("CLNN_DEVICE_PROFILE", "").strip() or None
+
+
+def set_default_environ(name: str, value: str) -> None:
+    """Set environment variable ``name`` to ``value`` unless the user set it: how a device
+    applies the settings its driver reads from the environment (PoCL's), when it is made and
+    only when ``DeviceOptions.pocl_settings`` holds (clnn.device.apply_pocl_settings)."""
+    os.environ.setdefault(name, value)
+
+
+def cache_root_from_environ(environ: Mapping[str, str] | None = None) -> str | None:
+    """``CLNN_CACHE_DIR`` when set (non-empty), else None (clnn.paths: the user cache
+    directory)."""
+    environ = os.environ if environ is None else environ
+    return environ.get("CLNN_CACHE_DIR") or None

@@ -48,7 +48,9 @@ def device_spec(text: str) -> str:
 def open_device(spec: str | None = "reference", profiling: bool = False, **options):
     """The device ``spec`` names (:func:`parse_device_spec`): the NumPy reference device, or a
     :class:`clnn.device.ClDevice` with ``options`` (``profiling``: a queue with profiling
-    events). An OpenCL device that is not there is DeviceUnavailable listing those found."""
+    events). An OpenCL device that is not there is DeviceUnavailable listing those found.
+    An entry point: the OpenCL device's DeviceOptions are read from the environment
+    (clnn.options.from_environ) unless ``options=`` gives them."""
     kind, cl_spec = parse_device_spec(spec)
     if kind == "reference":
         from hal.reference import ReferenceDevice
@@ -56,6 +58,10 @@ def open_device(spec: str | None = "reference", profiling: bool = False, **optio
         return ReferenceDevice()
     from clnn.device import ClDevice
 
+    if options.get("options") is None:
+        from clnn.options import from_environ
+
+        options["options"] = from_environ()
     return ClDevice(cl_spec, profiling=profiling, **options)
 
 
