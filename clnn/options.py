@@ -33,6 +33,9 @@ class DeviceOptions:
     #: run a plan's launches as one chained launch: None (the device-class default: CPU devices
     #: of two or more compute units), True, False
     chains: bool | None = None
+    #: the fewest consecutive chainable launches run as a chain (None: clnn.chain.MIN_LAUNCHES;
+    #: tests chain short plans with 2)
+    chain_min_launches: int | None = None
     #: build the kernels a prepare needs as one OpenCL program (False: one program per kernel)
     combine: bool = True
     #: the depthwise -> pointwise fusion: "on" (where the tuner or the defaults pick it), "off",
@@ -67,6 +70,8 @@ class DeviceOptions:
             raise ValueError(f"dwpw={self.dwpw!r} is not one of {', '.join(DWPW_MODES)}")
         if self.winograd is not None and self.winograd not in WINOGRAD_TILES:
             raise ValueError(f"winograd={self.winograd!r} is not None, 0, 2 or 4")
+        if self.chain_min_launches is not None and self.chain_min_launches < 1:
+            raise ValueError(f"chain_min_launches={self.chain_min_launches!r} is not >= 1")
         if self.tune_budget_s is not None and not self.tune_budget_s >= 0:
             raise ValueError(f"tune_budget_s={self.tune_budget_s!r} is not >= 0 seconds")
 

@@ -43,6 +43,7 @@ def _child(t_start: float, path: str) -> dict:
     import clnn.tflite
     from clnn import launch, program_cache
     from clnn.device import ClDevice
+    from clnn.options import from_environ
     from clnn.tools.first_result import prepare_with_cache
     from clnn.tools.run import random_inputs
     from hal.builder import make_request
@@ -51,7 +52,7 @@ def _child(t_start: float, path: str) -> dict:
     with open(path, "rb") as f:
         data = f.read()
     imported = clnn.tflite.load(data)
-    device = ClDevice()
+    device = ClDevice(options=from_environ())
     t_load = time.perf_counter()
     prepared, cache, save = prepare_with_cache(device, imported.model, data)
     t_prepare = time.perf_counter()

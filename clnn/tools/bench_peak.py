@@ -155,8 +155,9 @@ def format_peak(rec: dict, device_name: str) -> str:
 
 def run_peak_bench(as_json: bool = False, remeasure: bool = False) -> int:
     from clnn.device import ClDevice
+    from clnn.options import from_environ
 
-    dev = ClDevice(profiling=True)
+    dev = ClDevice(profiling=True, options=from_environ())
     rec = load_or_measure_peak(dev, remeasure=remeasure)
     if as_json:
         print(json.dumps(rec, indent=1))

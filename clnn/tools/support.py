@@ -59,11 +59,12 @@ def load_model(what: str, corpus: str | None = None, shapes=None):
 def run_support_cli(what: str, corpus: str | None = None, device: str | None = None,
                     as_json: bool = False, shapes=None) -> int:
     from clnn.device import ClDevice
+    from clnn.options import from_environ
     from clnn.tools.errors import CliError
     from hal.errors import HalError
 
     name, model = load_model(what, corpus, shapes)
-    dev = ClDevice(device)
+    dev = ClDevice(device, options=from_environ())
     try:
         rows = dev.support_report(model)
     except HalError as e:

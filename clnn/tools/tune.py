@@ -54,12 +54,13 @@ def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
                 retune: bool = False, as_json: bool = False) -> int:
     from clnn import tuning
     from clnn.device import ClDevice
+    from clnn.options import from_environ
     from clnn.tools import tune_chain
     from clnn.tools.errors import CliError
     from clnn.tools.onnx_run import import_model
     from clnn.tools.run import random_inputs
 
-    dev = ClDevice(device, profiling=True)
+    dev = ClDevice(device, profiling=True, options=from_environ())
     # ahead of time: no budget
     tuner = tuning.tuner_for(dev, "fast" if fast else "full", retune=retune, unbounded=True)
     load = [round(x, 2) for x in os.getloadavg()]
