@@ -107,6 +107,14 @@ class Chained(PlanRunner):
         return st
 
     def run(self, plan, execution, values: dict, device_outputs: dict, resident=()):
+        self.promote(plan, execution)
+        super().run(plan, execution, values, device_outputs, resident)
+
+    def promote(self, plan, execution) -> None:
+        """The policy, before ``execution`` runs ``plan``: an execution that would run chains
+        (no per-launch events, no intermediates kept) and is not the warm-up's counts; from
+        the :attr:`first` counted one the chains are asked for (started from the
+        :data:`CHAIN_AFTER`-th); a job compiling them is polled."""
         st = self.state(plan)
         if not st.tried and chained_events(execution.events) and not execution.keep_all:
             if not self.warming:
@@ -115,7 +123,6 @@ class Chained(PlanRunner):
                 self._ask(st, start=st.runs >= CHAIN_AFTER)
         elif st.job is not None:
             self._poll(st)
-        super().run(plan, execution, values, device_outputs, resident)
 
     def _ask(self, st: _PlanChains, start: bool) -> None:
         """Make the plan's chains: built at once where built before on this machine (from the

@@ -148,12 +148,17 @@ def from_environ(environ: Mapping[str, str] | None = None,
     return (base or DeviceOptions()).replace(**changes)
 
 
+#: where the OpenCL device comes from when none is named, first set wins: clnn's own variable,
+#: then pyopencl's (so that PYOPENCL_CTX=0:1 works as it does for every pyopencl program)
+DEVICE_VARIABLES = ("CLNN_DEVICE", "PYOPENCL_CTX")
+
+
 def device_spec_from_environ(environ: Mapping[str, str] | None = None
                              ) -> tuple[str | None, str | None]:
     """The OpenCL device named by the environment: the first of ``CLNN_DEVICE`` and
     ``PYOPENCL_CTX`` set, as (its value, "$" and its name), else (None, None)."""
     environ = os.environ if environ is None else environ
-    for var in ("CLNN_DEVICE", "PYOPENCL_CTX"):
+    for var in DEVICE_VARIABLES:
         value = environ.get(var, "").strip()
         if value:
             return value, f"${var}"

@@ -18,6 +18,7 @@ pytest.importorskip("pyopencl")
 
 import clnn.device  # noqa: E402 - after the skip: the module imports pyopencl's users
 from clnn.device import DeviceUnavailable, device_type_name, select_device  # noqa: E402
+from clnn.options import DEVICE_VARIABLES, DeviceOptions  # noqa: E402
 from clnn.tools import devices  # noqa: E402
 from clnn.tools.cli import build_parser, main  # noqa: E402
 
@@ -48,7 +49,7 @@ FOUND = [(0, 0, POCL, CPU_DEV), (1, 0, FAKE, GPU_A), (1, 1, FAKE, GPU_B), (2, 0,
 def fake(monkeypatch):
     """Three fake platforms; no device variable set (each test sets the ones it checks)."""
     monkeypatch.setattr(clnn.device, "list_cl_devices", lambda: list(FOUND))
-    for var in clnn.device.CL_DEVICE_VARIABLES:
+    for var in DEVICE_VARIABLES:
         monkeypatch.delenv(var, raising=False)
 
 
@@ -116,6 +117,8 @@ def test_open_device_parses_the_same_strings(fake, monkeypatch):
     assert type(devices.open_device("reference")).__name__ == "ReferenceDevice"
     assert devices.open_device("opencl:1:1", fallback=False) == "cl"
     assert devices.open_device("opencl", profiling=True) == "cl"
+    # an entry point: the options come from the environment (clnn.options.from_environ)
+    assert all(isinstance(options.pop("options"), DeviceOptions) for _, options in made)
     assert made == [("opencl:1:1", {"profiling": False, "fallback": False}),
                     (None, {"profiling": True})]
     with pytest.raises(ValueError, match="names no device"):
