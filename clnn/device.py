@@ -72,15 +72,6 @@ def device_type_name(platform, device) -> str:
     return f"{text} (simulator)" if is_simulator(platform, device) else text
 
 
-def cl_spec_from_env() -> tuple[str | None, str | None]:
-    """The OpenCL device the environment names ($CLNN_DEVICE, else $PYOPENCL_CTX, as pyopencl
-    reads it): (its value, "$" and its name), else (None, None); read by
-    clnn.options.device_spec_from_environ, the one place that reads the environment."""
-    from clnn.options import device_spec_from_environ
-
-    return device_spec_from_environ()
-
-
 def _pick(found, plat: str, dev: str | None):
     """The first (platform, device) whose platform is ``plat`` (index, or name/vendor/version
     substring; "" any) and device ``dev`` (index, device name substring; None the first)."""
@@ -109,7 +100,9 @@ def select_device(spec: str | None = None, source: str | None = None):
     if spec is not None and spec.strip().lower() in ("", "opencl"):
         spec = None
     if spec is None:
-        spec, source = cl_spec_from_env()
+        from clnn.options import device_spec_from_environ
+
+        spec, source = device_spec_from_environ()
     try:
         found = list_cl_devices()
     except Exception as e:  # no ICD loader / no platform
@@ -189,7 +182,9 @@ def resolve_cl_device(spec: str | None):
     """(platform, cl device, parent device or None, compute units or None) of an OpenCL spec
     (see :func:`select_device`; "P:D/N" makes a sub-device of N compute units)."""
     if spec is None or spec.strip().lower() == "opencl":
-        env = cl_spec_from_env()[0]
+        from clnn.options import device_spec_from_environ
+
+        env = device_spec_from_environ()[0]
         spec = env if env and "/" in env else spec  # a sub-device named there
     base, units = split_sub_device(spec)
     platform, device = select_device(base)

@@ -21,9 +21,9 @@ def parse_device_spec(spec: str | None) -> tuple[str, str | None]:
     else the reference device. Anything that is not reference/opencl names an OpenCL device
     ("0:1", "pocl", "opencl:0:1"). An empty spec is a ValueError."""
     if spec is None:
-        from clnn.device import cl_spec_from_env
+        from clnn.options import device_spec_from_environ
 
-        return ("opencl", None) if cl_spec_from_env()[0] else ("reference", None)
+        return ("opencl", None) if device_spec_from_environ()[0] else ("reference", None)
     s = spec.strip()
     if not s or s.lower() == "opencl:":
         raise ValueError(f"device {spec!r} names no device; choose reference, opencl, "
@@ -68,9 +68,9 @@ def open_device(spec: str | None = "reference", profiling: bool = False, **optio
 def device_requested(name: str | None) -> bool:
     """Whether the user asked for a device (by name, or for OpenCL through $CLNN_DEVICE or
     $PYOPENCL_CTX): such a request is never replaced by another device."""
-    from clnn.device import cl_spec_from_env
+    from clnn.options import device_spec_from_environ
 
-    return bool(name) or cl_spec_from_env()[0] is not None
+    return bool(name) or device_spec_from_environ()[0] is not None
 
 
 def require_opencl(spec: str | None, what: str) -> None:

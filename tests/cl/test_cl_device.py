@@ -107,6 +107,20 @@ def test_a_device_ignores_the_option_variables_open_device_honours_them(cl_devic
     assert isinstance(opened.prepare_model(m).runner, OneByOne)
 
 
+def test_pocl_settings_are_applied_when_a_device_is_made_behind_the_option(monkeypatch):
+    from clnn.device import apply_pocl_settings
+    from clnn.options import DeviceOptions
+
+    monkeypatch.delenv("POCL_AFFINITY", raising=False)
+    apply_pocl_settings(DeviceOptions(pocl_settings=False))
+    assert "POCL_AFFINITY" not in os.environ
+    apply_pocl_settings(DeviceOptions())
+    assert os.environ["POCL_AFFINITY"] == "1"
+    monkeypatch.setenv("POCL_AFFINITY", "0")  # the user's setting stays
+    apply_pocl_settings(DeviceOptions())
+    assert os.environ["POCL_AFFINITY"] == "0"
+
+
 def test_support_reasons_and_fallback(cl_device):
     """A declined operation: the report gives the reason; with fallback it runs on the
     reference inside the prepared model, without it prepare fails naming the operation."""
