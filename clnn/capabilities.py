@@ -216,7 +216,8 @@ def _loadavg() -> list[float] | None:
 def cache_path(device) -> Path:
     ident = identity(device)
     key = hashlib.sha1(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
-    return paths.cache_dir("capabilities") / f"{key}.json"
+    root = getattr(getattr(device, "options", None), "cache_dir", None)
+    return paths.cache_dir("capabilities", root=root) / f"{key}.json"
 
 
 def _bar(total: int, progress: bool):

@@ -30,11 +30,11 @@ table (buffers chosen among the chain's buffer arguments, scalars as 32-bit word
 kernels that compute alike under any work-groups can be chained: no barriers, local memory or
 work-group functions (a launch using them ends a chain), and only scalar arguments of 32 bits.
 
-On by default on CPU devices of two or more compute units (``CLNN_CHAIN=0`` off, ``1`` on
-every device): across work-groups the tasks see each other's writes through the atomic
-counters, which a CPU's coherent caches make visible; a GPU gives no such guarantee in OpenCL
-1.2. Not used by runs that collect profiling events (``clnn run --profile`` times every launch
-on its own) or keep every intermediate.
+On by default on CPU devices of two or more compute units (``DeviceOptions.chains``: False
+off, True on every device; ``CLNN_CHAIN`` at the entry points): across work-groups the tasks
+see each other's writes through the atomic counters, which a CPU's coherent caches make
+visible; a GPU gives no such guarantee in OpenCL 1.2. Not used by runs that collect profiling
+events (``clnn run --profile`` times every launch on its own) or keep every intermediate.
 """
 
 from __future__ import annotations
@@ -62,10 +62,6 @@ TASKS_PER_UNIT = 16
 #: PoCL cold), which the ~20 us a chained launch saves repays only in models of many launches
 #: run many times (a conformance test's model of one to five launches never)
 MIN_LAUNCHES = 8
-#: the execution of a plan from which its chains are compiled (in the background) when never
-#: built on this machine: a model run once or twice (a test, one command) never pays for it;
-#: ClPreparedModel.wait_chains() starts them at once
-CHAIN_AFTER = 3
 #: kernels whose dimension 0 walks the rows of an NHWC output and dimension 1 its columns
 #: (the GEMM's row blocks and column panels): their tasks split dimension 0, so that a task
 #: holds whole rows of the image as the others' do (their dimension 0 is the fastest in memory)
@@ -86,14 +82,15 @@ _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)", re.M)
 PARTS: dict = {}
 
 
-def enabled(cl_device) -> bool:
-    """Whether plans run their chains on this device (``CLNN_CHAIN``, else CPU devices of two
-    or more compute units)."""
+def enabled(cl_device, options=None) -> bool:
+    """Whether plans run their chains on this device: ``options.chains`` (clnn.options.
+    DeviceOptions) when True or False, else (None, or no options) CPU devices of two or more
+    compute units."""
     import pyopencl as cl
 
-    env = os.environ.get("CLNN_CHAIN", "")
-    if env in ("0", "1"):
-        return env == "1"
+    chains = None if options is None else options.chains
+    if chains is not None:
+        return bool(chains)
     return bool(cl_device.type & cl.device_type.CPU) and cl_device.max_compute_units >= 2
 
 
@@ -189,6 +186,35 @@ class Part:
         return " ".join(decls), f"{fn}(x, y, z, g0, g1, g2, {', '.join(names)});"
 
 
+def _case(j: int, p: Part, nbuf: int) -> str:
+    """The switch case of the chain's ``j``-th kernel: its tasks' loop over work-items."""
+    decls, call = p.call(f"clnn_part{j}", nbuf)
+    if p.rows_first:  # a task: a range of rows (dimension 0) x a range of dimensions 1-2,
+        # rows innermost (a GEMM's column panel is read once for the task's row blocks)
+        loop = f"""const int cols = h[5], R = tasks / cols, G = g1 * g2;
+            const int r = task / cols, q0 = G * (task % cols) / cols;
+            const int q1 = G * (task % cols + 1) / cols, x0 = g0 * r / R, x1 = g0 * (r + 1) / R;
+            for (int q = q0; q < q1; ++q) {{
+                const int y = q % g1, z = q / g1;
+                for (int x = x0; x < x1; ++x)
+                    {call}
+            }}"""
+    else:  # dimension 0 innermost, in runs (a loop the compiler may vectorize)
+        loop = f"""const int e = min((task + 1) * h[6], g0 * g1 * g2);
+            for (int i = task * h[6]; i < e; ) {{
+                const int x0 = i % g0, r = i / g0, y = r % g1, z = r / g1;
+                const int x1 = min(g0, x0 + e - i);
+                for (int x = x0; x < x1; ++x)
+                    {call}
+                i += x1 - x0;
+            }}"""
+    return f"""        case {j}: {{
+            {decls}
+            {loop}
+            break;
+        }}"""
+
+
 def source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
     """The chain program's source; ``profiled``: each work-group writes the cycle counter
     (clang's __builtin_readcyclecounter) when it starts and when it leaves each launch into
@@ -198,33 +224,7 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
     common = _lookup().get_template("common.mako").get_def("prelude").render()
     bufs = ", ".join(f"__global uchar* B{i}" for i in range(nbuf))
     sel = " : ".join(f"i == {i} ? B{i}" for i in range(nbuf))
-    cases = []
-    for j, p in enumerate(parts):
-        decls, call = p.call(f"clnn_part{j}", nbuf)
-        if p.rows_first:  # a task: a range of rows (dimension 0) x a range of dimensions 1-2,
-            # rows innermost (a GEMM's column panel is read once for the task's row blocks)
-            loop = f"""const int cols = h[5], R = tasks / cols, G = g1 * g2;
-            const int r = task / cols, q0 = G * (task % cols) / cols;
-            const int q1 = G * (task % cols + 1) / cols, x0 = g0 * r / R, x1 = g0 * (r + 1) / R;
-            for (int q = q0; q < q1; ++q) {{
-                const int y = q % g1, z = q / g1;
-                for (int x = x0; x < x1; ++x)
-                    {call}
-            }}"""
-        else:  # dimension 0 innermost, in runs (a loop the compiler may vectorize)
-            loop = f"""const int e = min((task + 1) * h[6], g0 * g1 * g2);
-            for (int i = task * h[6]; i < e; ) {{
-                const int x0 = i % g0, r = i / g0, y = r % g1, z = r / g1;
-                const int x1 = min(g0, x0 + e - i);
-                for (int x = x0; x < x1; ++x)
-                    {call}
-                i += x1 - x0;
-            }}"""
-        cases.append(f"""        case {j}: {{
-            {decls}
-            {loop}
-            break;
-        }}""")
+    cases = [_case(j, p, nbuf) for j, p in enumerate(parts)]
     helpers = "".join(dict.fromkeys(p.helpers for p in parts))
     functions = "".join(p.function.replace("@PART@", f"clnn_part{j}")
                         for j, p in enumerate(parts))
@@ -394,15 +394,15 @@ def _buffers(launch, part: Part) -> set:
             if pointer and a is not None}
 
 
-def chain_plan(plan, cl_device, context) -> list:
-    """The steps of a plan: its launches, runs of :data:`MIN_LAUNCHES` or more chainable ones
-    as Chains (not built: :class:`Job`)."""
+def chain_plan(plan, cl_device, context, min_launches: int = MIN_LAUNCHES) -> list:
+    """The steps of a plan: its launches, runs of ``min_launches`` (:data:`MIN_LAUNCHES`) or
+    more chainable ones as Chains (not built: :class:`Job`)."""
     steps, run = [], []
     limit = int(cl_device.max_parameter_size) // 8 - 4
     used: set = set()
 
     def close():
-        if len(run) >= MIN_LAUNCHES:
+        if len(run) >= min_launches:
             steps.append(make_chain([la for la, _ in run], cl_device, context))
         else:
             steps.extend(la for la, _ in run)
@@ -434,15 +434,18 @@ class Job:
     this machine and PoCL can compile in another process (clnn.program_cache.CompileHelper),
     a helper process compiles it in the background, at a lower priority, into PoCL's and
     pyopencl's caches, and the plan runs its launches one by one until the program is ready
-    (:meth:`poll`, at each execution, or blocking). Chains built before (``before``: a marker
-    in clnn's program cache, :func:`built_before`), or where no helper can compile, are built
-    here at once. A chain that fails to build runs its launches one by one."""
+    (:meth:`poll`, at each execution, or blocking: clnn.execution.Chained). Chains built
+    before (``before``: a marker in clnn's program cache, :func:`built_before`), or where no
+    helper can compile, are built here at once. A chain that fails to build runs its launches
+    one by one."""
 
-    def __init__(self, plan, steps: list, context, before: bool, helpers: bool = True):
+    def __init__(self, plan, steps: list, context, before: bool, helpers: bool = True,
+                 min_launches: int = MIN_LAUNCHES):
         """``helpers``: the device's ``compile_helper`` option (False: built here)."""
         from clnn.program_cache import CompileHelper
 
         self.plan = plan
+        self.min_launches = min_launches
         self.steps = steps
         self.context = context
         self.pending = []  # (chain, helper)
@@ -476,7 +479,7 @@ class Job:
         self.pending = left
         if left:
             return False
-        marker = Path(_marker(self.plan, self.context))
+        marker = Path(_marker(self.plan, self.context, self.min_launches))
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.touch()
         steps = []
@@ -491,7 +494,6 @@ class Job:
                                 if b.int_ptr == d.buffer.int_ptr]
         if any(isinstance(st, Chain) for st in steps):
             self.plan.chained = steps
-        self.plan.chain_job = None
         return True
 
 
@@ -505,21 +507,21 @@ def _stop_helpers():
         h.stop()
 
 
-def built_before(plan, context) -> bool:
+def built_before(plan, context, min_launches: int = MIN_LAUNCHES) -> bool:
     """Whether this plan's chains were built on this machine (they are in PoCL's and
     pyopencl's caches: building them takes 0.1-0.2 s). Known from the plan's kernel keys, so
     nothing is rendered to ask."""
-    return os.path.exists(_marker(plan, context))
+    return os.path.exists(_marker(plan, context, min_launches))
 
 
-def _marker(plan, context) -> str:
+def _marker(plan, context, min_launches: int = MIN_LAUNCHES) -> str:
     """A file named by the device, the kernels' code, this module's and the plan's launches
     (kernel keys, work sizes): written once its chains were built."""
     from clnn.program_cache import cache_dir, kernels_fingerprint
 
     dev = context.devices[0]
     h = hashlib.sha1(f"{dev.platform.version}|{dev.name}|{dev.driver_version}|"
-                     f"{kernels_fingerprint()}|{_CODE}|{MIN_LAUNCHES}|".encode())
+                     f"{kernels_fingerprint()}|{_CODE}|{min_launches}|".encode())
     for la in plan.launches:
         h.update(repr((la.key, la.global_size)).encode())
     return os.path.join(cache_dir(), "chains", h.hexdigest())

@@ -111,19 +111,20 @@ def plan_ahead(pm, sg, partitions):
                     plan_ahead(pm, run.planner.sg, run.partitions)
 
 
-def run_subgraph(pm, index: int, inputs: list, events=None, detach: bool = True) -> list:
-    """Run referenced subgraph ``index`` on the device: its outputs, those in device memory
-    copied into buffers of their own (the subgraph's pools are reused by its next run) unless
-    ``detach`` is False (a WHILE condition, read before the subgraph runs again)."""
-    run = subgraph_run(pm, index)
+def run_subgraph(execution, index: int, inputs: list, detach: bool = True) -> list:
+    """Run referenced subgraph ``index`` on the device, in ``execution`` (a
+    clnn.execution.Execution: its queue, events, executor): its outputs, those in device
+    memory copied into buffers of their own (the subgraph's pools are reused by its next run)
+    unless ``detach`` is False (a WHILE condition, read before the subgraph runs again)."""
+    run = subgraph_run(execution.prepared, index)
     sg = run.planner.sg
-    values = dict(pm.executor.constants(index))
+    values = dict(execution.executor.constants(index))
     values.update(zip(sg.input_indexes, inputs))
     for part in run.partitions:
-        pm.executor.check_deadline()  # MISSED_DEADLINE_TRANSIENT between partitions
-        pm.run_partition(part, values, set(), events, planner=run.planner)
+        execution.executor.check_deadline()  # MISSED_DEADLINE_TRANSIENT between partitions
+        execution.run_partition(part, values, set(), planner=run.planner)
     given = set(sg.input_indexes)
-    return [values[o].detached(pm.device.context)
+    return [values[o].detached(execution.context)
             if detach and isinstance(values[o], PoolTensor) and o not in given else values[o]
             for o in sg.output_indexes]
 
@@ -135,26 +136,29 @@ def _condition(value, what: str) -> bool:
     return bool(cond[0])
 
 
-def run_control(pm, sg, k: int, values: dict, events=None):
-    """Run IF / WHILE operation ``k`` of ``sg``: ``values`` gives its inputs and receives its
-    outputs. The profiling events of its subgraphs' kernels are reported as operation k's
-    (their own operation indexes are of another subgraph)."""
+def run_control(execution, sg, k: int, values: dict):
+    """Run IF / WHILE operation ``k`` of ``sg`` in ``execution`` (clnn.execution.Execution):
+    ``values`` gives its inputs and receives its outputs. The profiling events of its
+    subgraphs' kernels are reported as operation k's (their own operation indexes are of
+    another subgraph)."""
     operation = sg.operations[k]
     ins = [values[i] for i in operation.inputs]
-    first, second = referenced(pm.model, sg, operation)
-    inner = [] if events is not None else None
+    first, second = referenced(execution.prepared.model, sg, operation)
+    events = execution.events
+    inner = execution.nested([] if events is not None else None)
     if operation.type.name == "IF":
         branch = first if _condition(ins[0], f"IF (operation {k}): the condition") else second
-        outs = run_subgraph(pm, branch, ins[3:], inner)
+        outs = run_subgraph(inner, branch, ins[3:])
     else:
-        outs = _run_while(pm, k, first, second, ins[2:], len(operation.outputs), inner)
+        outs = _run_while(inner, k, first, second, ins[2:], len(operation.outputs))
+    inner = inner.events
     if events is not None:
         events.extend((replace(launch, op_index=k), ev) for launch, ev in inner)
     for o, v in zip(operation.outputs, outs):
         values[o] = v
 
 
-def _to_device(pm, value):
+def _to_device(execution, value):
     """A host array as a PoolTensor in a buffer of its own (others as they are)."""
     import pyopencl as cl
 
@@ -162,29 +166,29 @@ def _to_device(pm, value):
         return value
     arr = np.ascontiguousarray(value)
     data = arr.view(np.uint8) if arr.dtype == np.bool_ else arr
-    buf = cl.Buffer(pm.device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+    buf = cl.Buffer(execution.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                     hostbuf=data if data.nbytes else np.zeros(1, np.uint8))
-    return PoolTensor(pm.queue, buf, 0, arr.shape, arr.dtype)
+    return PoolTensor(execution.queue, buf, 0, arr.shape, arr.dtype)
 
 
-def _run_while(pm, k: int, cond_index: int, body_index: int, loop: list, m: int, events):
+def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, m: int):
     """As hal/operations/control_flow.py execute_while, with the subgraphs on the device."""
-    ex = pm.executor
-    mk = len(pm.model.referenced[body_index].output_indexes)
+    ex = execution.executor
+    mk = len(execution.prepared.model.referenced[body_index].output_indexes)
     timeout = ex.loop_timeout_ns if ex.loop_timeout_ns is not None else LOOP_TIMEOUT_DEFAULT_NS
     deadline = time.monotonic_ns() + timeout
     # host values (model inputs, constants) uploaded once, not by every iteration's plans
-    loop = [_to_device(pm, v) for v in loop]
+    loop = [_to_device(execution, v) for v in loop]
     iteration = 0
     while True:
-        (cond,) = run_subgraph(pm, cond_index, loop, events, detach=False)
+        (cond,) = run_subgraph(execution, cond_index, loop, detach=False)
         if not _condition(cond, f"WHILE (operation {k}): the condition output"):
             break
         if time.monotonic_ns() > deadline:
             raise MissedDeadline(f"WHILE (operation {k}) ran past its loop timeout of "
                                  f"{timeout} ns after {iteration} iterations",
                                  ErrorStatus.MISSED_DEADLINE_TRANSIENT)
-        outs = run_subgraph(pm, body_index, loop, events)
+        outs = run_subgraph(execution, body_index, loop)
         loop = list(outs[:mk]) + loop[mk:]
         iteration += 1
     return loop[:m]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 
 from clnn.program_cache import POCL_SPECIALIZATION, is_pocl
@@ -73,22 +72,6 @@ def device_type_name(platform, device) -> str:
     return f"{text} (simulator)" if is_simulator(platform, device) else text
 
 
-# where the OpenCL device comes from when none is named, first set wins (README, "Environment
-# variables"): clnn's own variable, then pyopencl's (so that PYOPENCL_CTX=0:1 works as it does
-# for every pyopencl program)
-CL_DEVICE_VARIABLES = ("CLNN_DEVICE", "PYOPENCL_CTX")
-
-
-def cl_spec_from_env() -> tuple[str | None, str | None]:
-    """The first of :data:`CL_DEVICE_VARIABLES` set: (its value, "$" and its name), else
-    (None, None)."""
-    for var in CL_DEVICE_VARIABLES:
-        value = os.environ.get(var, "").strip()
-        if value:
-            return value, f"${var}"
-    return None, None
-
-
 def _pick(found, plat: str, dev: str | None):
     """The first (platform, device) whose platform is ``plat`` (index, or name/vendor/version
     substring; "" any) and device ``dev`` (index, device name substring; None the first)."""
@@ -117,7 +100,9 @@ def select_device(spec: str | None = None, source: str | None = None):
     if spec is not None and spec.strip().lower() in ("", "opencl"):
         spec = None
     if spec is None:
-        spec, source = cl_spec_from_env()
+        from clnn.options import device_spec_from_environ
+
+        spec, source = device_spec_from_environ()
     try:
         found = list_cl_devices()
     except Exception as e:  # no ICD loader / no platform
@@ -197,7 +182,9 @@ def resolve_cl_device(spec: str | None):
     """(platform, cl device, parent device or None, compute units or None) of an OpenCL spec
     (see :func:`select_device`; "P:D/N" makes a sub-device of N compute units)."""
     if spec is None or spec.strip().lower() == "opencl":
-        env = cl_spec_from_env()[0]
+        from clnn.options import device_spec_from_environ
+
+        env = device_spec_from_environ()[0]
         spec = env if env and "/" in env else spec  # a sub-device named there
     base, units = split_sub_device(spec)
     platform, device = select_device(base)
@@ -220,6 +207,9 @@ def open_cl_devices(specs, **options) -> list:
     context, each device gets its own."""
     import pyopencl as cl
 
+    from clnn.options import DeviceOptions
+
+    apply_pocl_settings(options.get("options") or DeviceOptions())
     resolved = [resolve_cl_device(s) for s in specs]
     groups: dict = {}
     for platform, device, _, _ in resolved:
@@ -234,33 +224,47 @@ def open_cl_devices(specs, **options) -> list:
             for s, r in zip(specs, resolved)]
 
 
-#: PoCL's worker threads pinned one per core (PoCL reads it when it starts them, at the first
-#: platform query: set at import, unless the user set it). Unpinned, Linux may wake a worker on
-#: the core of the one that woke it, and a chain's work-group then spins on a task whose
-#: worker waits for that core (clnn/chain.py): iris_landmark, 400 runs, p90 / p99 0.97 / 1.0-1.1
-#: ms pinned against 1.06-1.51 / 1.55-1.67 unpinned, medians 0.93 against 0.94-0.99
-os.environ.setdefault("POCL_AFFINITY", "1")
+#: PoCL's worker threads pinned one per core, unless the user set it. PoCL reads it when it
+#: starts them, at the first platform query, so it is applied before a device is looked for
+#: (:func:`apply_pocl_settings`). Unpinned, Linux may wake a worker on the core of the one that
+#: woke it, and a chain's work-group then spins on a task whose worker waits for that core
+#: (clnn/chain.py; benchmarks/chain_tasks.py: the tail of a chained model's executions)
+POCL_AFFINITY = "POCL_AFFINITY"
 
 
-def pocl_generic_work_groups(platform):
+def apply_pocl_settings(options) -> None:
+    """Set PoCL's affinity variable (:data:`POCL_AFFINITY`) when ``options.pocl_settings``
+    holds and the user did not set it. Called when a device is made, never at import."""
+    if options.pocl_settings:
+        from clnn.options import set_default_environ
+
+        set_default_environ(POCL_AFFINITY, "1")
+
+
+def pocl_generic_work_groups(platform, options=None):
     """On PoCL, compile one work-group function per kernel, for every local size, unless the
-    user set $POCL_WORK_GROUP_SPECIALIZATION. PoCL otherwise compiles a kernel again for each
-    work-group size it is launched with (0.1-0.5 s each on this CPU); a model launches its
-    kernels with many sizes, so that specialisation was most of a cold prepare (pose_detection:
-    17.2 s of warm-up compiles with it, 4.8 s without), for a steady-state cost within the
-    noise on the MediaPipe models (README, "Time to the first result"). PoCL reads the variable
-    when it compiles a kernel; other platforms ignore it."""
+    user set $POCL_WORK_GROUP_SPECIALIZATION or ``options.pocl_settings`` is off. PoCL
+    otherwise compiles a kernel again for each work-group size it is launched with (0.1-0.5 s
+    each on a CPU); a model launches its kernels with many sizes, so that specialisation was
+    most of a cold prepare, for a steady-state cost within the noise on the MediaPipe models
+    (clnn bench prepare; README, "Time to the first result"). PoCL reads the variable when it
+    compiles a kernel; other platforms ignore it."""
+    if options is not None and not options.pocl_settings:
+        return
     if is_pocl(platform):
-        os.environ.setdefault(POCL_SPECIALIZATION, "0")
+        from clnn.options import set_default_environ
+
+        set_default_environ(POCL_SPECIALIZATION, "0")
 
 
 class ClDevice(Device):
     """The OpenCL device. ``device``: see :func:`select_device` (None: $CLNN_DEVICE, else
-    $PYOPENCL_CTX, else the default);
+    $PYOPENCL_CTX, else the default); ``options``: how it prepares and runs models
+    (clnn.options.DeviceOptions; None: the defaults, whatever the environment holds);
     ``fallback``: run operations the kernels do not support on the reference device inside
     the prepared model (else prepare fails naming the first one); ``profiling``: a queue
     with profiling events (``clnn demo``); ``profile``: run under the limits of a smaller
-    device (a name of clnn.workgroups.PROFILES, e.g. "small-gpu"; None: $CLNN_DEVICE_PROFILE,
+    device (a name of clnn.workgroups.PROFILES, e.g. "small-gpu"; None: ``options.profile``,
     else the device's own limits); ``nhwc``: prepare runs the operations that use the NCHW
     layout flag NHWC, on the tuned kernels (clnn/layout.py)."""
 
@@ -279,16 +283,18 @@ class ClDevice(Device):
         self.options = options if options is not None else DeviceOptions()
         #: the kernel tuner of this device (clnn.tuning.tuner_for makes it at the first use)
         self.tuner = None
+        if resolved is None:  # (open_cl_devices applied them before resolving)
+            apply_pocl_settings(self.options)
         self.platform, self.cl_device, self.parent_device, units = \
             resolved or resolve_cl_device(device)
         self.sub_device_units = units
         if profile is None:
-            profile = os.environ.get("CLNN_DEVICE_PROFILE", "").strip() or None
+            profile = self.options.profile
         try:
             self.limits = DeviceLimits.of(self.cl_device, profile_named(profile))
         except ValueError as e:
             raise DeviceUnavailable(str(e)) from None
-        pocl_generic_work_groups(self.platform)
+        pocl_generic_work_groups(self.platform, self.options)
         self.context = context if context is not None else cl.Context([self.cl_device])
         props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
         self.queue = cl.CommandQueue(self.context, self.cl_device, properties=props)

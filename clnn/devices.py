@@ -13,9 +13,9 @@ def parse_device_spec(spec: str | None) -> tuple[str, str | None]:
     else the reference device. Anything that is not reference/opencl names an OpenCL device
     ("0:1", "pocl", "opencl:0:1"). An empty spec is a ValueError."""
     if spec is None:
-        from clnn.device import cl_spec_from_env
+        from clnn.options import device_spec_from_environ
 
-        return ("opencl", None) if cl_spec_from_env()[0] else ("reference", None)
+        return ("opencl", None) if device_spec_from_environ()[0] else ("reference", None)
     s = spec.strip()
     if not s or s.lower() == "opencl:":
         raise ValueError(f"device {spec!r} names no device; choose reference, opencl, "
@@ -39,5 +39,6 @@ def open_device(spec: str | None = "reference", profiling: bool = False, **optio
     from clnn.device import ClDevice
     from clnn.options import from_environ
 
-    options.setdefault("options", from_environ())
+    if options.get("options") is None:
+        options["options"] = from_environ()
     return ClDevice(cl_spec, profiling=profiling, **options)

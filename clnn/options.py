@@ -33,6 +33,9 @@ class DeviceOptions:
     #: run a plan's launches as one chained launch: None (the device-class default: CPU devices
     #: of two or more compute units), True, False
     chains: bool | None = None
+    #: the fewest consecutive chainable launches run as a chain (None: clnn.chain.MIN_LAUNCHES;
+    #: tests chain short plans with 2)
+    chain_min_launches: int | None = None
     #: build the kernels a prepare needs as one OpenCL program (False: one program per kernel)
     combine: bool = True
     #: the depthwise -> pointwise fusion: "on" (where the tuner or the defaults pick it), "off",
@@ -52,6 +55,9 @@ class DeviceOptions:
     cache_dir: str | None = None
     #: full Mako tracebacks in kernel rendering errors
     debug: bool = False
+    #: run under the limits of a smaller device (a name of clnn.workgroups.PROFILES, e.g.
+    #: "small-gpu"; None: the device's own limits); ClDevice(profile=...) wins over it
+    profile: str | None = None
     #: PoCL settings applied when a device is made (unless the user set them): worker threads
     #: pinned one per core (POCL_AFFINITY=1) and one generic work-group function per kernel
     #: (POCL_WORK_GROUP_SPECIALIZATION=0)
@@ -64,6 +70,8 @@ class DeviceOptions:
             raise ValueError(f"dwpw={self.dwpw!r} is not one of {', '.join(DWPW_MODES)}")
         if self.winograd is not None and self.winograd not in WINOGRAD_TILES:
             raise ValueError(f"winograd={self.winograd!r} is not None, 0, 2 or 4")
+        if self.chain_min_launches is not None and self.chain_min_launches < 1:
+            raise ValueError(f"chain_min_launches={self.chain_min_launches!r} is not >= 1")
         if self.tune_budget_s is not None and not self.tune_budget_s >= 0:
             raise ValueError(f"tune_budget_s={self.tune_budget_s!r} is not >= 0 seconds")
 
@@ -120,6 +128,8 @@ VARIABLES: dict[str, tuple[str, object, str]] = {
     "CLNN_COMPILE_HELPER": ("compile_helper", _bool, "0: compile in this process only"),
     "CLNN_DUMP_CL": ("dump_cl", lambda _n, raw: raw, "directory for rendered kernel sources"),
     "CLNN_CACHE_DIR": ("cache_dir", lambda _n, raw: raw, "clnn's cache root"),
+    "CLNN_DEVICE_PROFILE": ("profile", lambda _n, raw: raw.strip(),
+                            "run under a smaller device's limits (e.g. small-gpu)"),
     "CLNN_DEBUG": ("debug", lambda _n, raw: bool(raw.strip()), "full kernel rendering errors"),
 }
 
@@ -138,12 +148,17 @@ def from_environ(environ: Mapping[str, str] | None = None,
     return (base or DeviceOptions()).replace(**changes)
 
 
+#: where the OpenCL device comes from when none is named, first set wins: clnn's own variable,
+#: then pyopencl's (so that PYOPENCL_CTX=0:1 works as it does for every pyopencl program)
+DEVICE_VARIABLES = ("CLNN_DEVICE", "PYOPENCL_CTX")
+
+
 def device_spec_from_environ(environ: Mapping[str, str] | None = None
                              ) -> tuple[str | None, str | None]:
     """The OpenCL device named by the environment: the first of ``CLNN_DEVICE`` and
     ``PYOPENCL_CTX`` set, as (its value, "$" and its name), else (None, None)."""
     environ = os.environ if environ is None else environ
-    for var in ("CLNN_DEVICE", "PYOPENCL_CTX"):
+    for var in DEVICE_VARIABLES:
         value = environ.get(var, "").strip()
         if value:
             return value, f"${var}"
@@ -161,3 +176,17 @@ def options_of(device) -> DeviceOptions:
     them (the reference device, a test's stand-in)."""
     options = getattr(device, "options", None)
     return options if isinstance(options, DeviceOptions) else DeviceOptions()
+
+
+def set_default_environ(name: str, value: str) -> None:
+    """Set environment variable ``name`` to ``value`` unless the user set it: how a device
+    applies the settings its driver reads from the environment (PoCL's), when it is made and
+    only when ``DeviceOptions.pocl_settings`` holds (clnn.device.apply_pocl_settings)."""
+    os.environ.setdefault(name, value)
+
+
+def cache_root_from_environ(environ: Mapping[str, str] | None = None) -> str | None:
+    """``CLNN_CACHE_DIR`` when set (non-empty), else None (clnn.paths: the user cache
+    directory)."""
+    environ = os.environ if environ is None else environ
+    return environ.get("CLNN_CACHE_DIR") or None

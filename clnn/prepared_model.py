@@ -6,7 +6,9 @@ the tensors that leave it, then waits once. A tensor that a later CL partition r
 device memory (clnn.memory.PoolTensor, copied pool to pool on the device); only model inputs /
 outputs and the tensors a host partition reads travel between host and device. Host partitions
 run on the reference executor (the fallback); an IF / WHILE runs its subgraphs as CL
-partitions of their own (clnn/control_flow.py).
+partitions of their own (clnn/control_flow.py). Each request runs as a clnn.execution.Execution
+(its queue, output memories, events, host time); how a plan's launches run (one by one, or as
+chains) is the prepared model's clnn.execution.PlanRunner.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ import warnings
 
 import numpy as np
 
-from clnn import chain, control_flow, program_cache
-from clnn.launch import chained_events, enqueue_launch, enqueue_plan
-from clnn.memory import ClBuffer, DeviceTensor, PoolTensor, on_device, on_host
-from clnn.plan import Partition, Planner, partition
+from clnn import control_flow, program_cache
+from clnn.execution import Execution, runner_for
+from clnn.launch import enqueue_launch
+from clnn.memory import ClBuffer, DeviceTensor, PoolTensor, on_host
+from clnn.plan import Planner, partition
 from hal.driver import (
     DriverPreparedModel,
     begin_execution,
@@ -29,7 +32,7 @@ from hal.driver import (
     read_inputs,
     write_outputs,
 )
-from hal.errors import ErrorStatus, GeneralFailure, InvalidArgument
+from hal.errors import ErrorStatus
 from hal.interfaces import ExecutionResult
 from hal.types import NO_TIMING, NUMPY_DTYPE, MeasureTiming, Timing
 
@@ -39,15 +42,14 @@ class ClPreparedModel(DriverPreparedModel):
         """``compiled``: the programs come from a compilation cache (nothing to compile)."""
         self.device = device
         self.model = model
+        #: the device's queue (an execution that measures runs on the device's timing queue)
         self.queue = device.queue
         self.partitions = partition(model, supported)
         self.planner = Planner(device, model, self.partitions)
         self.executor = self.planner.executor
         self._lock = threading.RLock()
-        #: per execution: model output operand -> the device memory (ClBuffer) it goes to
-        self._device_outputs: dict[int, ClBuffer] = {}
-        #: per execution: time of the partitions that ran on the host
-        self._host_ns = 0
+        #: the last execution (clnn.execution.Execution): its host spans for clnn run --trace
+        self.last_execution: Execution | None = None
         #: the layout pass that made ``model`` from the one given to prepare (clnn/layout.py's
         #: Rewrite; None: the model as given)
         self.layout = None
@@ -56,9 +58,9 @@ class ClPreparedModel(DriverPreparedModel):
         # a model worth it starts the helper that compiles half of its kernels now, so that
         # its start-up overlaps the planning (clnn.program_cache.CompileHelper)
         cl_ops = sum(len(p.ops) for p in self.partitions if p.on_cl)
-        #: the programs come from a compilation cache: the warm-up makes no chain (a chain's
-        #: program is compile work; the second execution makes them, clnn/chain.py)
-        self._compiled = compiled
+        #: how the plans' launches run (one by one, or as chains); programs from a compilation
+        #: cache: the warm-up makes no chain (compile work; the second execution makes them)
+        self.runner = runner_for(device, compiled)
         if not compiled and device.options.compile_helper and \
                 program_cache.CompileHelper.wanted(device.context, cl_ops // 2):
             self.planner.spare_helper = program_cache.CompileHelper.spawn(device.context)
@@ -83,11 +85,8 @@ class ClPreparedModel(DriverPreparedModel):
         self._uploads_only = self._plans_static and all(p.on_cl for p in self.partitions)
         #: seconds of the warm-up launches at prepare (see :meth:`warm_up`)
         self.warm_up_seconds = 0.0
-        self._warming = True
-        try:
+        with self.runner.warm_up():
             self.warm_up()
-        finally:
-            self._warming = False
 
     @property
     def fused_into(self) -> dict[int, int]:
@@ -141,25 +140,6 @@ class ClPreparedModel(DriverPreparedModel):
             self._launch_each(todo, False)
         self.warm_up_seconds = time.perf_counter() - t0
 
-    def _chain(self, plan, start: bool):
-        """Run runs of the plan's launches as chains (clnn/chain.py) where the device wants
-        them: built at once where built before on this machine (from the caches), else, with
-        ``start``, compiled in the background (clnn.chain.Job)."""
-        dev, context = self.device.cl_device, self.device.context
-        if not chain.enabled(dev) or any(la.args is None for la in plan.launches):
-            plan.chain_tried = True
-            return
-        before = chain.built_before(plan, context)
-        if not start and not before:
-            return  # (a later execution starts it)
-        plan.chain_tried = True
-        plan.chain_steps = chain.chain_plan(plan, dev, context)
-        if not any(isinstance(s, chain.Chain) for s in plan.chain_steps):
-            return
-        job = chain.Job(plan, plan.chain_steps, context, before,  # (built at once: no job)
-                        self.device.options.compile_helper)
-        plan.chain_job = job if job.pending else None
-
     def _all_plans(self) -> list:
         parts = list(self.partitions)
         for run in self.subgraph_runs.values():  # the IF / WHILE subgraphs'
@@ -168,24 +148,19 @@ class ClPreparedModel(DriverPreparedModel):
 
     def wait_chains(self):
         """Make the plans' chains now (those not started yet: compiled in the background from
-        a plan's chain.CHAIN_AFTER-th execution on) and wait until they are built
+        a plan's clnn.execution.CHAIN_AFTER-th execution on) and wait until they are built
         (clnn.chain.Job): from then on the executions run them. Measurements of the steady
         state call it."""
         with self._lock:
-            for plan in self._all_plans():
-                if not plan.chain_tried:
-                    self._chain(plan, start=True)
-                if plan.chain_job is not None:
-                    plan.chain_job.poll(block=True)
+            self.runner.wait(self._all_plans())
 
     def chains_started(self) -> bool:
         """Whether chains were made, or started, for any plan (clnn.chain)."""
-        return any(plan.chain_tried for plan in self._all_plans())
+        return self.runner.started(self._all_plans())
 
     def chains(self) -> list:
         """The chains the executions run (after :meth:`wait_chains`)."""
-        return [s for plan in self._all_plans() for s in plan.chained or ()
-                if isinstance(s, chain.Chain)]
+        return self.runner.chains(self._all_plans())
 
     def _launch_each(self, todo: list, report: bool):
         import pyopencl as cl
@@ -232,61 +207,22 @@ class ClPreparedModel(DriverPreparedModel):
         return result.status == ErrorStatus.NONE
 
     # ------------------------------------------------------------------ running
-    def run_partition(self, part: Partition, values: dict, omitted: set, events=None,
-                      keep_all: bool = False, planner=None):
-        """Run one partition of the subgraph ``planner`` plans (None: the main one)."""
-        planner = self.planner if planner is None else planner
-        sg = planner.sg
-        if part.control:  # IF / WHILE: its subgraphs run as OpenCL partitions
-            control_flow.run_control(self, sg, part.ops[0], values, events)
-            return
-        if part.on_cl:
-            try:
-                plan = planner.plan_for(part, values)
-            except InvalidArgument as e:  # an operation rejecting its run-time inputs: as
-                raise GeneralFailure(e.reason) from e  # the reference device, OP_FAILED
-            except (ValueError, IndexError, ZeroDivisionError, OverflowError, KeyError) as e:
-                # what the reference executor reports as an operation's failure (an empty
-                # convolution window at these shapes): a sentence naming the operations
-                names = ", ".join(f"{sg.operations[k].type.name} (operation {k})"
-                                  for k in part.ops)
-                raise GeneralFailure(f"{names} failed while planning the OpenCL run: "
-                                     f"{type(e).__name__}: {e}") from e
-            if plan is not None:
-                if not plan.chain_tried and chained_events(events) and not keep_all:
-                    # a chain built before on this machine: at once; else compiled in the
-                    # background from the plan's CHAIN_AFTER-th execution on (the warm-up's
-                    # run not counted): a model run once or twice never pays for it. A
-                    # prepare from the compilation cache compiles nothing, chains included,
-                    # nor its first execution (building a chain from the caches and loading
-                    # it: ~0.3 s, against 1-10 ms for the first result): from the second on
-                    if not self._warming:
-                        plan.runs += 1
-                    if plan.runs >= (2 if self._compiled else 0):  # (0: the warm-up's run)
-                        self._chain(plan, start=plan.runs >= chain.CHAIN_AFTER)
-                elif plan.chain_job is not None:
-                    plan.chain_job.poll()
-                device_outputs = self._device_outputs if planner is self.planner else {}
-                enqueue_plan(self.queue, plan, values, device_outputs, events, keep_all,
-                             part.resident)
-                return
-        # the host runs it: device memories are downloaded into host copies, the device
-        # values themselves kept for the OpenCL partitions that read them later
-        host = dict(values)
-        for i in part.inputs:
-            if on_device(host.get(i)):
-                host[i] = host[i].to_host()
-        for k in part.ops:
-            self.executor.check_deadline()
-            self.executor.run_operation(sg, k, sg.operations[k], host, omitted)
-            for o in sg.operations[k].outputs:
-                values[o] = host[o]
+    @property
+    def host_spans(self) -> list:
+        """(partition, start ns, end ns) of the partitions that ran on the host in the last
+        execution (clnn run --trace)."""
+        return self.last_execution.host_spans if self.last_execution is not None else []
 
-    def run(self, inputs: list, events=None) -> list[np.ndarray]:
-        """Run on input arrays (None: omitted); returns the output arrays. Executions of one
-        prepared model are serialized: its plans' pools and kernels are shared state."""
+    def run(self, inputs: list, events=None, execution: Execution | None = None
+            ) -> list[np.ndarray]:
+        """Run on input arrays (None: omitted); returns the output arrays. ``execution``: the
+        request's state (default: on the device's queue, collecting ``events``). Executions
+        of one prepared model are serialized: its plans' pools and kernels are shared
+        state."""
         with self._lock:
-            return self._run_locked(inputs, events)
+            if execution is None:
+                execution = Execution(self, self.queue, events=events)
+            return self._run_locked(inputs, execution)
 
     def run_keeping_all(self, inputs: list) -> dict:
         """A debugging run: the value of every operand (constants, inputs, and every tensor
@@ -294,48 +230,40 @@ class ClPreparedModel(DriverPreparedModel):
         and kernels of a normal run. Operands that no kernel writes (the output of a
         convolution whose activation is fused into it) are absent."""
         with self._lock, np.errstate(all="ignore"):
-            values = self._run_locked(inputs, keep_all=True, all_values=True)
+            values = self._run_locked(inputs, Execution(self, self.queue, keep_all=True),
+                                      all_values=True)
         return {i: on_host(v) for i, v in values.items()}
 
-    def _run_locked(self, inputs: list, events=None, keep_all=False, all_values=False):
+    def _run_locked(self, inputs: list, execution: Execution, all_values=False):
         sg = self.model.main
-        #: (partition, start ns, end ns) of the partitions that ran on the host, in an execution
-        #: that collects profiling events (clnn run --trace)
-        self.host_spans: list = []
+        self.last_execution = execution
         values = dict(self.executor.constants(None))
         omitted = set()
         for i, arr in zip(sg.input_indexes, inputs):
             if arr is None:
                 omitted.add(i)
             values[i] = arr
-        for part in self.partitions:
-            self.executor.check_deadline()  # MISSED_DEADLINE_TRANSIENT between partitions
-            n_events = len(events) if events is not None else 0
-            t = time.perf_counter_ns()
-            self.run_partition(part, values, omitted, events, keep_all)
-            if events is not None and len(events) == n_events:  # it ran on the host
-                end = time.perf_counter_ns()
-                self._host_ns += end - t
-                self.host_spans.append((part, t, end))
+        execution.run_main(values, omitted)
         if all_values:
             return values
-        return [self._model_output(i, values[i]) for i in sg.output_indexes]
+        return [self._model_output(i, values[i], execution) for i in sg.output_indexes]
 
-    def _model_output(self, i: int, value):
+    @staticmethod
+    def _model_output(i: int, value, execution: Execution):
         """A model output left in device memory (an IF / WHILE result): copied on the device
         into the output's device memory, else downloaded."""
         import pyopencl as cl
 
-        dst = self._device_outputs.get(i)
+        dst = execution.device_outputs.get(i)
         if not isinstance(value, PoolTensor):
             return value
         if dst is None:
             return value.to_host()
         dst.ensure(value.nbytes)
         if value.nbytes:
-            cl.enqueue_copy(self.queue, dst.cl_buffer, value.cl_buffer,
+            cl.enqueue_copy(execution.queue, dst.cl_buffer, value.cl_buffer,
                             src_offset=value.offset, byte_count=value.nbytes)
-            self.queue.finish()
+            execution.queue.finish()
         return DeviceTensor(dst, value.shape)
 
     def execute_synchronously(self, request, measure=MeasureTiming.NO, deadline=None,
@@ -363,31 +291,25 @@ class ClPreparedModel(DriverPreparedModel):
 
         inputs = read_inputs(self.model, request, copy=not self._uploads_only)
         sg = self.model.main
-        self._device_outputs = {
+        device_outputs = {
             i: request.pools[arg.location.pool_index]
             for arg, i in zip(request.outputs, sg.output_indexes)
             if isinstance(request.pools[arg.location.pool_index], ClBuffer)}
         self.executor.deadline_ns = deadline
         self.executor.loop_timeout_ns = timeout
-        self._host_ns = 0
         events = [] if measure == MeasureTiming.YES else None
-        queue = self.queue
+        queue = self.device.timing_queue() if events is not None else self.queue
+        execution = Execution(self, queue, device_outputs, events)
+        with np.errstate(all="ignore"):
+            outputs = self.run(inputs, execution=execution)
+        status, shapes = write_outputs(self.model, request, outputs)
+        on_device = None
         if events is not None:
-            self.queue = self.device.timing_queue()
-        try:
-            with np.errstate(all="ignore"):
-                outputs = self.run(inputs, events)
-            status, shapes = write_outputs(self.model, request, outputs)
-            on_device = None
-            if events is not None:
-                try:
-                    kernel_ns = sum(ev.profile.end - ev.profile.start for _, ev in events)
-                    on_device = (kernel_ns + self._host_ns) // 1000
-                except cl.Error:  # no profiling information: not available
-                    on_device = None
-        finally:
-            self._device_outputs = {}
-            self.queue = queue
+            try:
+                kernel_ns = sum(ev.profile.end - ev.profile.start for _, ev in events)
+                on_device = (kernel_ns + execution.host_ns) // 1000
+            except cl.Error:  # no profiling information: not available
+                on_device = None
         return on_device, status, shapes
 
     # ------------------------------------------------------------------ reporting

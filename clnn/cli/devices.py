@@ -33,9 +33,9 @@ def device_spec(text: str) -> str:
 def device_requested(name: str | None) -> bool:
     """Whether the user asked for a device (by name, or for OpenCL through $CLNN_DEVICE or
     $PYOPENCL_CTX): such a request is never replaced by another device."""
-    from clnn.device import cl_spec_from_env
+    from clnn.options import device_spec_from_environ
 
-    return bool(name) or cl_spec_from_env()[0] is not None
+    return bool(name) or device_spec_from_environ()[0] is not None
 
 
 def require_opencl(spec: str | None, what: str) -> None:

@@ -114,6 +114,10 @@ def devices_from_specs(specs, **cl_options) -> list[Device]:
     except ValueError as e:
         bad_data(str(e))
     cl_specs = [c for k, c in kinds if k == "opencl"]
+    if cl_specs and cl_options.get("options") is None:  # an entry point: the environment's
+        from clnn.options import from_environ
+
+        cl_options["options"] = from_environ()
     try:
         from clnn.device import open_cl_devices
         from clnn.options import from_environ

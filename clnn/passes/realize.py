@@ -65,15 +65,6 @@ class ClPlan:
     direct: dict = field(default_factory=dict)
     #: the launches as run, runs of them in clnn.chain.Chains (None: one by one)
     chained: list | None = None
-    #: executions that ran it (clnn.prepared_model.ClPreparedModel: chains from the
-    #: chain.CHAIN_AFTER-th on)
-    runs: int = 0
-    #: the launches with runs of them as clnn.chain.Chains, once asked for (not built yet
-    #: while a Job compiles them)
-    chain_steps: list | None = None
-    chain_tried: bool = False
-    #: the chains being made ready (clnn.chain.Job), None once ready or without chains
-    chain_job: object = None
     #: operation -> its fused node (clnn.passes.fusion.FusedNode), and the memory plan
     #: (clnn.passes.memory.MemoryPlan): what the passes produced (``clnn plan``)
     nodes: dict = field(default_factory=dict)

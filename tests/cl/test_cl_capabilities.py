@@ -14,19 +14,20 @@ from hal.types import FLT_MAX, OperandType
 OT = OperandType
 
 
-@pytest.fixture(scope="module")
-def fb_device(cl_device):
-    """The OpenCL device as clients open it: operations without kernels fall back."""
+@pytest.fixture
+def fb_device(cl_device, tmp_path):
+    """The OpenCL device as clients open it (operations without kernels fall back), its
+    cache in a temporary directory."""
     from clnn.device import ClDevice
+    from clnn.options import DeviceOptions
 
-    return ClDevice()
+    return ClDevice(options=DeviceOptions(cache_dir=str(tmp_path)))
 
 
 @pytest.fixture
-def record(fb_device, tmp_path, monkeypatch):
+def record(fb_device):
     from clnn import capabilities
 
-    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
     return capabilities.load_or_measure(fb_device, quick=True, progress=False)
 
 
@@ -79,10 +80,13 @@ def test_cache_is_reused_and_keyed_by_identity(fb_device, record, tmp_path, monk
     assert capabilities.cache_path(cl_device) != path
 
 
-def test_without_fallback_if_and_while_run_on_the_device(cl_device, tmp_path, monkeypatch):
+def test_without_fallback_if_and_while_run_on_the_device(tmp_path, monkeypatch):
     from clnn import capabilities
+    from clnn.options import DeviceOptions
+    from tests.kits.devices import open_or_skip
 
-    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    cl_device = open_or_skip("opencl", fallback=False,
+                             options=DeviceOptions(cache_dir=str(tmp_path)))
     monkeypatch.setattr(capabilities, "workloads", lambda quick: {
         k: v for k, v in capabilities.workloads_all(True).items() if k in ("IF", "WHILE")})
     caps = capabilities.to_capabilities(capabilities.load_or_measure(cl_device, progress=False))
@@ -90,9 +94,11 @@ def test_without_fallback_if_and_while_run_on_the_device(cl_device, tmp_path, mo
     assert caps.while_performance.exec_time < FLT_MAX
 
 
-def test_cli_json(record, capsys):
+def test_cli_json(record, tmp_path, monkeypatch, capsys):
+    """The CLI (an entry point) finds the record where $CLNN_CACHE_DIR names."""
     from clnn.cli.main import main
 
+    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
     assert main(["capabilities", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     perf = out["capabilities"]["operand_performance"]

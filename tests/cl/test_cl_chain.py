@@ -12,11 +12,15 @@ import numpy as np
 import pytest
 
 from clnn import chain
+from clnn.execution import CHAIN_AFTER
+from clnn.options import DeviceOptions
 from hal.builder import ModelBuilder
 from tests.kits.cl_compare import assert_close, outputs_of, run_ref
 from tests.kits.devices import open_or_skip
 
 F32 = "TENSOR_FLOAT32"
+#: chains on every device, from two launches on
+CHAINED = DeviceOptions(chains=True, chain_min_launches=2)
 
 
 def block_model(seed=0, norm=False):
@@ -69,26 +73,25 @@ def chains(pm):
     return [s for pl in plans(pm) for s in (pl.chained or ()) if isinstance(s, chain.Chain)]
 
 
-@pytest.fixture
-def chained(monkeypatch):
-    """Chains on this device, from two launches on."""
-    monkeypatch.setenv("CLNN_CHAIN", "1")
-    monkeypatch.setattr(chain, "MIN_LAUNCHES", 2)
+@pytest.fixture(scope="module")
+def chained():
+    """The OpenCL device (no fallback) with chains, from two launches on."""
+    return open_or_skip("opencl", fallback=False, options=CHAINED)
 
 
-def test_default_on_cpu_devices_of_several_units(cl_device, monkeypatch):
+def test_default_on_cpu_devices_of_several_units(cl_device):
     import pyopencl as cl
 
-    monkeypatch.delenv("CLNN_CHAIN", raising=False)
     d = cl_device.cl_device
-    assert chain.enabled(d) == (bool(d.type & cl.device_type.CPU) and d.max_compute_units > 1)
-    monkeypatch.setenv("CLNN_CHAIN", "0")
-    assert not chain.enabled(d)
+    default = bool(d.type & cl.device_type.CPU) and d.max_compute_units > 1
+    assert chain.enabled(d) == chain.enabled(d, DeviceOptions()) == default
+    assert not chain.enabled(d, DeviceOptions(chains=False))
+    assert chain.enabled(d, DeviceOptions(chains=True))
 
 
-def test_chained_run_equals_launches_one_by_one(cl_device, chained, monkeypatch):
+def test_chained_run_equals_launches_one_by_one(chained):
     model, inputs = block_model()
-    pm = cl_device.prepare_model(model)
+    pm = chained.prepare_model(model)
     got = outputs_of(model, pm, inputs)
     (ch,) = chains(pm)
     (plan,) = plans(pm)
@@ -97,8 +100,8 @@ def test_chained_run_equals_launches_one_by_one(cl_device, chained, monkeypatch)
     # points the chain's argument at it: clnn.launch.DirectInput)
     (d,) = plan.direct.values()
     assert any(owner is ch for owner, _ in d.slots)
-    monkeypatch.setenv("CLNN_CHAIN", "0")
-    plain = cl_device.prepare_model(model)
+    plain = open_or_skip("opencl", fallback=False,
+                         options=CHAINED.replace(chains=False)).prepare_model(model)
     want = outputs_of(model, plain, inputs)
     assert not chains(plain)
     for g, w, r in zip(got, want, run_ref(model, inputs)):
@@ -106,18 +109,18 @@ def test_chained_run_equals_launches_one_by_one(cl_device, chained, monkeypatch)
         assert_close(g, r, "f32")
 
 
-def test_work_groups_own_blocks_and_gemm_tasks_split_rows(cl_device, chained):
+def test_work_groups_own_blocks_and_gemm_tasks_split_rows(chained):
     """The table: one owner per compute unit; a GEMM's tasks are row ranges x column ranges
     (rows owned: the same rows of every layer on the same work-group), every other launch's
     ranges of work-items."""
     import pyopencl as cl
 
     model, _ = block_model()
-    pm = cl_device.prepare_model(model)
+    pm = chained.prepare_model(model)
     (ch,) = chains(pm)
     table = np.empty(ch.table.size // 4, np.int32)
-    cl.enqueue_copy(cl_device.queue, table, ch.table)
-    units = cl_device.cl_device.max_compute_units
+    cl.enqueue_copy(chained.queue, table, ch.table)
+    units = chained.cl_device.max_compute_units
     assert table[1] == units
     cols = set()
     for j, la in enumerate(ch.launches):
@@ -135,9 +138,9 @@ def test_work_groups_own_blocks_and_gemm_tasks_split_rows(cl_device, chained):
     assert max(cols) == min(chain.TASKS_PER_UNIT, 3), cols  # the 48-column GEMM: 3 panels
 
 
-def test_every_run_resets_the_counters(cl_device, chained):
+def test_every_run_resets_the_counters(chained):
     model, _ = block_model()
-    pm = cl_device.prepare_model(model)
+    pm = chained.prepare_model(model)
     for seed in range(4):  # each run its own inputs: a stale counter would skip the tasks
         inputs = block_model(seed)[1]
         for g, r in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
@@ -146,18 +149,18 @@ def test_every_run_resets_the_counters(cl_device, chained):
     import pyopencl as cl
 
     counters = np.empty(ch.sync.size // 4, np.int32)
-    cl.enqueue_copy(cl_device.queue, counters, ch.sync)
+    cl.enqueue_copy(chained.queue, counters, ch.sync)
     assert not counters.any()
 
 
 @pytest.mark.parametrize("groups", [1, 2, 3, 7])
-def test_any_number_of_work_groups(cl_device, chained, groups):
+def test_any_number_of_work_groups(chained, groups):
     """One work-group runs the chain alone (taking every block); more work-groups than owners
     own nothing and take what is left; none waits for a task that no running one holds."""
     import pyopencl as cl
 
     model, inputs = block_model(2)
-    pm = cl_device.prepare_model(model)
+    pm = chained.prepare_model(model)
     want = outputs_of(model, pm, inputs)
     (ch,) = chains(pm)
     ch.global_size = (groups,)
@@ -165,14 +168,14 @@ def test_any_number_of_work_groups(cl_device, chained, groups):
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
     counters = np.empty(ch.sync.size // 4, np.int32)
-    cl.enqueue_copy(cl_device.queue, counters, ch.sync)
+    cl.enqueue_copy(chained.queue, counters, ch.sync)
     assert not counters.any()
 
 
 def test_kernels_bound_to_their_work_groups_end_a_chain(chained):
     model, inputs = block_model(norm=True)
     # the layout pass off: the NCHW INSTANCE_NORMALIZATION on its own (work-group) kernel
-    pm = open_or_skip("opencl", fallback=False, nhwc=False).prepare_model(model)
+    pm = open_or_skip("opencl", fallback=False, nhwc=False, options=CHAINED).prepare_model(model)
     assert chains(pm)
     for g, r in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
         assert_close(g, r, "f32")
@@ -185,9 +188,9 @@ def test_kernels_bound_to_their_work_groups_end_a_chain(chained):
     assert any("work-groups" in r for r in reasons), reasons
 
 
-def test_profiled_runs_time_every_launch(cl_device, chained):
+def test_profiled_runs_time_every_launch(chained):
     model, inputs = block_model()
-    pm = cl_device.prepare_model(model)
+    pm = chained.prepare_model(model)
     outputs_of(model, pm, inputs)
     events = []
     pm.run(inputs, events=events)
@@ -205,7 +208,7 @@ def test_part_source():
     assert "@PART@(int clnn_x" in part.function and "__kernel" not in part.function
 
 
-def test_plans_for_run_time_shapes_chain_too(cl_device, chained):
+def test_plans_for_run_time_shapes_chain_too(chained):
     """A plan made for an execution's input shapes (here a batch the model leaves open)."""
     b = ModelBuilder()
     x = b.input(F32, [0, 5])
@@ -213,7 +216,7 @@ def test_plans_for_run_time_shapes_chain_too(cl_device, chained):
     r = b.op("RELU", [t], b.tensor(F32, [0, 5]))
     b.mark_output(b.op("ADD", [t, r, b.int32(0)], b.tensor(F32, [0, 5])))
     model = b.finish()
-    pm = cl_device.prepare_model(model)
+    pm = chained.prepare_model(model)
     inputs = [np.linspace(-2, 2, 15, dtype=np.float32).reshape(3, 5)]
     want = run_ref(model, inputs)
     for _ in range(2):
@@ -222,16 +225,16 @@ def test_plans_for_run_time_shapes_chain_too(cl_device, chained):
     assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
 
 
-def test_runs_of_few_launches_stay_unchained(cl_device, monkeypatch):
+def test_runs_of_few_launches_stay_unchained():
     """A chain's program is compile work: fewer than MIN_LAUNCHES launches run one by one."""
-    monkeypatch.setenv("CLNN_CHAIN", "1")
     model, inputs = block_model()
-    pm = cl_device.prepare_model(model)
+    pm = open_or_skip("opencl", fallback=False,
+                      options=DeviceOptions(chains=True)).prepare_model(model)
     (plan,) = plans(pm)
     outputs_of(model, pm, inputs)
     assert bool(chains(pm)) == (len(plan.launches) >= chain.MIN_LAUNCHES)
-    monkeypatch.setattr(chain, "MIN_LAUNCHES", len(plan.launches) + 1)
-    pm = cl_device.prepare_model(model)
+    few = DeviceOptions(chains=True, chain_min_launches=len(plan.launches) + 1)
+    pm = open_or_skip("opencl", fallback=False, options=few).prepare_model(model)
     outputs_of(model, pm, inputs)
     assert not chains(pm)
 
@@ -260,63 +263,63 @@ class _Pending:
         pass
 
 
-def test_background_compile(cl_device, chained, monkeypatch, tmp_path):
+def test_background_compile(chained, monkeypatch, tmp_path):
     """A chain never built on this machine compiles in a helper process (here one the test
     finishes) from the plan's CHAIN_AFTER-th execution on: until then, and while it compiles,
     the plan runs its launches one by one; then the chain, marked as built."""
     from clnn.program_cache import CompileHelper
 
-    monkeypatch.setattr(chain, "_marker", lambda plan, context: str(tmp_path / "never-built"))
+    monkeypatch.setattr(chain, "_marker", lambda plan, context, *_: str(tmp_path / "never-built"))
     monkeypatch.setattr(CompileHelper, "wanted", classmethod(lambda cls, ctx, n: True))
     monkeypatch.setattr(CompileHelper, "spawn", classmethod(lambda cls, ctx, nice=0: _Pending()))
     _Pending.proc.done = False
     _Pending.source = ""
     model, inputs = block_model(3)
-    pm = cl_device.prepare_model(model)
+    pm = chained.prepare_model(model)
     (plan,) = plans(pm)
     want = run_ref(model, inputs)
-    for run in range(1, chain.CHAIN_AFTER + 2):
+    state = pm.runner.state(plan)
+    for run in range(1, CHAIN_AFTER + 2):
         assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
         assert plan.chained is None  # one by one
-        assert (plan.chain_job is not None) == (run >= chain.CHAIN_AFTER), run
+        assert (state.job is not None) == (run >= CHAIN_AFTER), run
     assert "clnn_chain" in _Pending.source
     _Pending.proc.done = True  # the next execution finds it done and builds the chain
     assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
-    assert plan.chain_job is None and any(isinstance(s, chain.Chain) for s in plan.chained)
+    assert state.job is None and any(isinstance(s, chain.Chain) for s in plan.chained)
     assert (tmp_path / "never-built").exists()  # marked: the next prepare builds it at once
 
 
-def test_a_chain_built_before_is_built_at_once(cl_device, chained, monkeypatch):
+def test_a_chain_built_before_is_built_at_once(chained, monkeypatch):
     from clnn.program_cache import CompileHelper
 
     model, inputs = block_model(4)
-    pm = cl_device.prepare_model(model)
+    pm = chained.prepare_model(model)
     assert chains(pm)  # built (in the background or not) and marked
     monkeypatch.setattr(CompileHelper, "spawn", classmethod(
         lambda cls, ctx, nice=0: pytest.fail("a marked chain went to a helper")))
-    pm = cl_device.prepare_model(model)
+    pm = chained.prepare_model(model)
     (plan,) = [pl for p in pm.partitions for pl in p.plans.values() if pl is not None]
-    assert plan.chain_job is None and plan.chained  # ready from the warm-up on
+    assert pm.runner.state(plan).job is None and plan.chained  # ready from the warm-up on
 
 
-def test_a_model_from_the_compilation_cache_makes_no_chain_at_prepare(
-        cl_device, chained, tmp_path):
+def test_a_model_from_the_compilation_cache_makes_no_chain_at_prepare(chained, tmp_path):
     """Prepare from the cache compiles and renders nothing, chains included, nor does the
     first execution: they come from the second (at once where built before, as here)."""
     model, inputs = block_model(5)
     files = {"model_cache": [str(tmp_path / "model.cache")],
              "data_cache": [str(tmp_path / "data.cache")], "token": bytes(range(32))}
-    assert chains(cl_device.prepare_model(model, **files))  # built (and marked) once
-    pm = cl_device.prepare_model_from_cache(**files)
+    assert chains(chained.prepare_model(model, **files))  # built (and marked) once
+    pm = chained.prepare_model_from_cache(**files)
     (plan,) = [pl for p in pm.partitions for pl in p.plans.values() if pl is not None]
-    assert plan.chain_steps is None and plan.chained is None  # nothing rendered
+    assert pm.runner.state(plan).steps is None and plan.chained is None  # nothing rendered
     want = run_ref(model, inputs)
     for run in range(1, 3):  # the first result as fast as the cache makes it
         assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
         assert bool(plan.chained) == (run == 2), run  # built before: at the second execution
 
 
-def test_profile_times_chained_launches_by_cycle_counters(cl_device, chained):
+def test_profile_times_chained_launches_by_cycle_counters(chained):
     """clnn run --profile on a chained plan: each chained operation timed inside the chain (its
     profiled variant's cycle counters), the times positive and adding up to about the chain's
     run; the profiled variant computes the same outputs."""
@@ -325,10 +328,10 @@ def test_profile_times_chained_launches_by_cycle_counters(cl_device, chained):
     from clnn.launch import ChainEvents
 
     model, inputs = block_model()
-    pm = cl_device.prepare_model(model)
+    pm = chained.prepare_model(model)
     want = outputs_of(model, pm, inputs)
     (ch,) = chains(pm)
-    hz = chain_profile.cycle_rate(cl_device.context)
+    hz = chain_profile.cycle_rate(chained.context)
     if hz is None:  # a compiler without the cycle counter: launches timed one by one
         rows = profile_prepared(pm, model, inputs, 2)
         assert not any(r.get("chained") for r in rows)
@@ -338,7 +341,7 @@ def test_profile_times_chained_launches_by_cycle_counters(cl_device, chained):
     timed = [r for r in rows if r["operation"] is not None and r["ms"] > 0]
     assert {r["operation"] for r in timed} == {la.op_index for la in ch.launches}
     assert all(r["chained"] for r in timed)
-    assert chain_profile.ready([ch], cl_device.context)
+    assert chain_profile.ready([ch], chained.context)
     with chain_profile.profiled([ch]):
         assert ch.kernel is ch.profiled_kernel
         events = ChainEvents()
@@ -346,7 +349,7 @@ def test_profile_times_chained_launches_by_cycle_counters(cl_device, chained):
         got = pm.run(inputs, events=events)
         wall = time.perf_counter() - t0
         assert [s for s, _ in events] == [ch]  # the chain ran, as one launch
-        times = chain_profile.launch_times(ch, cl_device.queue, hz)
+        times = chain_profile.launch_times(ch, chained.queue, hz)
     assert ch.kernel is not ch.profiled_kernel
     assert len(times) == len(ch.launches) and all(t > 0 for t in times)
     assert sum(times) < wall, (sum(times), wall)  # within the execution
@@ -354,14 +357,15 @@ def test_profile_times_chained_launches_by_cycle_counters(cl_device, chained):
         np.testing.assert_array_equal(g, w)
 
 
-def test_profile_without_cycle_counter_times_launches_one_by_one(cl_device, chained, monkeypatch):
+def test_profile_without_cycle_counter_times_launches_one_by_one(chained, monkeypatch):
     """A device whose compiler has no cycle counter (Oclgrind: "Undefined external function:
     llvm.readcyclecounter"): the profile runs the launches one by one, timed by events."""
     from clnn.bench import chain_profile
     from clnn.cli.run import profile_prepared
     from clnn.devices import open_device
 
-    dev = open_device(cl_device.cl_device.name, profiling=True)  # (events need profiling)
+    dev = open_device(chained.cl_device.name, profiling=True,  # (events need profiling)
+                      options=CHAINED)
     model, inputs = block_model()
     pm = dev.prepare_model(model)
     (ch,) = chains(pm)

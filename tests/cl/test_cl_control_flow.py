@@ -24,10 +24,10 @@ OK = ErrorStatus.NONE
 def no_host_operations(monkeypatch):
     """Fails the test if an operation of an OpenCL prepared model runs on the host (its
     reference executor, the fallback); the reference device's own runs are not concerned."""
-    from clnn.prepared_model import ClPreparedModel
+    from clnn.execution import Execution
 
     inside = []
-    run_partition, run_operation = ClPreparedModel.run_partition, Executor.run_operation
+    run_partition, run_operation = Execution.run_partition, Executor.run_operation
 
     def partition(self, *args, **kw):
         inside.append(True)
@@ -40,7 +40,7 @@ def no_host_operations(monkeypatch):
         assert not inside, f"{op.type.name} ran on the host"
         return run_operation(self, sg, op_index, op, values, omitted)
 
-    monkeypatch.setattr(ClPreparedModel, "run_partition", partition)
+    monkeypatch.setattr(Execution, "run_partition", partition)
     monkeypatch.setattr(Executor, "run_operation", operation)
 
 

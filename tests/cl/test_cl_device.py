@@ -69,6 +69,59 @@ def test_env_variable_picks_device(cl_device, monkeypatch):
     assert e.value.status == ErrorStatus.DEVICE_UNAVAILABLE
 
 
+def test_importing_the_device_modules_changes_no_environment_variable():
+    """No import-time side effect (PoCL's settings are applied when a device is made)."""
+    code = ("import os\n"
+            "before = dict(os.environ)\n"
+            "import clnn.device, clnn.chain, clnn.execution, clnn.prepared_model, clnn.paths\n"
+            "import clnn.control_flow, clnn.capabilities, clnn.compilation_cache\n"
+            "changed = {k for k in set(before) | set(os.environ)"
+            " if before.get(k) != os.environ.get(k)}\n"
+            "print(sorted(changed))\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("POCL_", "CLNN_"))}
+    out = subprocess.run([sys.executable, "-c", code], env=dict(env, PYTHONPATH=str(REPO)),
+                         cwd=REPO, check=True, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_device_ignores_the_option_variables_open_device_honours_them(cl_device, tmp_path,
+                                                                         monkeypatch):
+    """ClDevice() takes its DeviceOptions (the defaults), whatever CLNN_* holds; open_device,
+    an entry point, reads them (clnn.options.from_environ)."""
+    from clnn.devices import open_device
+
+    from clnn.device import ClDevice
+    from clnn.execution import OneByOne
+    from clnn.options import DeviceOptions
+
+    monkeypatch.setenv("CLNN_CHAIN", "0")
+    monkeypatch.setenv("CLNN_DEVICE_PROFILE", "small-gpu")
+    monkeypatch.setenv("CLNN_TUNE", "off")
+    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    plain = ClDevice(cl_device.cl_device.name.strip())
+    assert plain.options == DeviceOptions()
+    opened = open_device(cl_device.cl_device.name.strip())
+    assert opened.options == DeviceOptions(chains=False, profile="small-gpu", tune="off",
+                                           cache_dir=str(tmp_path))
+    assert opened.limits.max_work_group_size <= 64 < plain.limits.max_work_group_size
+    m = _chain(["RELU", "RELU6"])
+    assert isinstance(opened.prepare_model(m).runner, OneByOne)
+
+
+def test_pocl_settings_are_applied_when_a_device_is_made_behind_the_option(monkeypatch):
+    from clnn.device import apply_pocl_settings
+    from clnn.options import DeviceOptions
+
+    monkeypatch.delenv("POCL_AFFINITY", raising=False)
+    apply_pocl_settings(DeviceOptions(pocl_settings=False))
+    assert "POCL_AFFINITY" not in os.environ
+    apply_pocl_settings(DeviceOptions())
+    assert os.environ["POCL_AFFINITY"] == "1"
+    monkeypatch.setenv("POCL_AFFINITY", "0")  # the user's setting stays
+    apply_pocl_settings(DeviceOptions())
+    assert os.environ["POCL_AFFINITY"] == "0"
+
+
 def test_support_reasons_and_fallback(cl_device):
     """A declined operation: the report gives the reason; with fallback it runs on the
     reference inside the prepared model, without it prepare fails naming the operation."""

@@ -40,21 +40,21 @@ def fallback_device(monkeypatch):
 
 
 def test_tensor_between_opencl_partitions_stays_on_the_device(fallback_device, monkeypatch):
-    import clnn.prepared_model as pm_module
+    import clnn.execution as execution_module
 
     m = around_host_model()
     pm = fallback_device.prepare_model(m)
     assert [p.on_cl for p in pm.partitions] == [True, False, True]
     assert pm.partitions[0].resident == {1}  # read by the last partition
     seen = {}
-    enqueue = pm_module.enqueue_plan
+    enqueue = execution_module.enqueue_plan
 
     def spy(queue, plan, values, *args, **kw):
         # (uploaded into the pool, or bound as a direct input: clnn.launch.DirectInput)
         seen.update({i: type(values[i]) for i in [*(i for i, _ in plan.uploads), *plan.direct]})
         return enqueue(queue, plan, values, *args, **kw)
 
-    monkeypatch.setattr(pm_module, "enqueue_plan", spy)
+    monkeypatch.setattr(execution_module, "enqueue_plan", spy)
     x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
     (y,) = outputs_of(m, pm, [x])
     # operand 1 reaches the last partition as device memory; operand 2 comes from the host

@@ -78,9 +78,9 @@ def test_prepare_ends_with_one_execution_on_zero_inputs(cl_device, monkeypatch):
     calls = []
     real = ClPreparedModel.run
 
-    def spy(self, inputs, events=None):
+    def spy(self, inputs, events=None, **execution):
         calls.append([np.array(a, copy=True) for a in inputs])
-        return real(self, inputs, events)
+        return real(self, inputs, events, **execution)
 
     monkeypatch.setattr(ClPreparedModel, "run", spy)
     model, x = build_model(), demo_input()

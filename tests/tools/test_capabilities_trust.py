@@ -16,14 +16,16 @@ from clnn import capabilities as caps
 def quick_cache(tmp_path_factory):
     """A quick record measured once into a temporary cache (the other tests read it)."""
     from clnn.devices import open_device
+    from clnn.options import DeviceOptions
 
+    root = str(tmp_path_factory.mktemp("caps"))
     try:
-        dev = open_device("opencl")
+        dev = open_device("opencl", options=DeviceOptions(cache_dir=root))
     except Exception as e:  # no OpenCL platform on this machine
         pytest.skip(f"no OpenCL device: {e}")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CLNN_CACHE_DIR", str(tmp_path_factory.mktemp("caps")))
-        record = caps.load_or_measure(dev, quick=True, progress=False)
+    record = caps.load_or_measure(dev, quick=True, progress=False)
+    with pytest.MonkeyPatch.context() as mp:  # (the CLI, an entry point, reads it there)
+        mp.setenv("CLNN_CACHE_DIR", root)
         yield dev, record
 
 

@@ -22,6 +22,7 @@ from clnn import devices  # noqa: E402
 from clnn.cli import devices as cli_devices  # noqa: E402
 from clnn.cli.main import build_parser, main  # noqa: E402
 from clnn.device import DeviceUnavailable, device_type_name, select_device  # noqa: E402
+from clnn.options import DEVICE_VARIABLES  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 CPU, GPU, ACCELERATOR, DEFAULT = 2, 4, 8, 1
@@ -50,7 +51,7 @@ FOUND = [(0, 0, POCL, CPU_DEV), (1, 0, FAKE, GPU_A), (1, 1, FAKE, GPU_B), (2, 0,
 def fake(monkeypatch):
     """Three fake platforms; no device variable set (each test sets the ones it checks)."""
     monkeypatch.setattr(clnn.device, "list_cl_devices", lambda: list(FOUND))
-    for var in clnn.device.CL_DEVICE_VARIABLES:
+    for var in DEVICE_VARIABLES:
         monkeypatch.delenv(var, raising=False)
 
 

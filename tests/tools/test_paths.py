@@ -1,5 +1,6 @@
-"""clnn's one cache directory (clnn/paths.py): $CLNN_CACHE_DIR, else $XDG_CACHE_HOME/clnn, and
-every cache (programs, capabilities, models) under it."""
+"""clnn's one cache directory (clnn/paths.py): a root given (a device's
+DeviceOptions.cache_dir), else $CLNN_CACHE_DIR (the tools'), else $XDG_CACHE_HOME/clnn, and every
+cache (programs, capabilities, models) under it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,13 @@ import sys
 import pytest
 
 from clnn import paths
+from clnn.options import DeviceOptions
+
+
+def test_a_given_root_wins(monkeypatch, tmp_path):
+    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path / "env"))
+    assert paths.cache_dir("models", root=str(tmp_path / "given")) == \
+        tmp_path / "given" / "models"
 
 
 def test_clnn_cache_dir_wins(monkeypatch, tmp_path):
@@ -31,11 +39,13 @@ def test_every_cache_lives_under_it(monkeypatch, tmp_path):
 
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
 
-    class FakeDevice:  # what capabilities.identity reads
+    class FakeDevice:  # what capabilities.identity and cache_path read
         fallback = True
+        options = DeviceOptions(cache_dir=str(tmp_path / "given"))
         platform = type("P", (), {"name": "p", "version": "1"})()
         cl_device = type("D", (), {"name": "d", "driver_version": "2"})()
 
     assert program_cache.cache_dir() == str(tmp_path / "programs")
     assert models.cache_dir() == str(tmp_path / "models")
-    assert capabilities.cache_path(FakeDevice()).parent == tmp_path / "capabilities"
+    # a device's caches: under its options' root
+    assert capabilities.cache_path(FakeDevice()).parent == tmp_path / "given" / "capabilities"

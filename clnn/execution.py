@@ -1,0 +1,273 @@
+"""One execution of a prepared model, and how a plan's launches run.
+
+An :class:`Execution` is one request's state: the queue it runs on (the device's, or its
+timing queue when the request measures), the device memories its model outputs go to, the
+profiling events it collects, whether it keeps every intermediate, and the time and spans of
+the partitions that ran on the host. It runs partitions (OpenCL plans, host partitions on the
+reference executor, IF / WHILE through clnn/control_flow.py), so the prepared model holds no
+per-request state.
+
+A :class:`PlanRunner` is how a plan's launches run: :class:`OneByOne` (each launch enqueued
+on its own) or :class:`Chained` (runs of them as clnn.chain.Chains, on devices that want
+chains). The runner owns its promotion and warm-up policy: which executions count, from which
+one a plan's chains are compiled, and waiting for them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass
+
+from clnn import chain, control_flow
+from clnn.launch import chained_events, enqueue_plan
+from clnn.memory import on_device
+from hal.errors import GeneralFailure, InvalidArgument
+
+#: the execution of a plan from which its chains are compiled (in the background) when never
+#: built on this machine: a model run once or twice (a test, one command) never pays for it;
+#: PlanRunner.wait starts them at once
+CHAIN_AFTER = 3
+
+
+class PlanRunner:
+    """How a plan's launches run: each launch on its own (the base behaviour)."""
+
+    #: executions not counted by the promotion policy (the warm-up's)
+    warming = False
+
+    def run(self, plan, execution, values: dict, device_outputs: dict, resident=()):
+        """Enqueue ``plan`` for ``execution`` (clnn.launch.enqueue_plan): ``values`` gives its
+        inputs and receives its outputs."""
+        enqueue_plan(execution.queue, plan, values, device_outputs, execution.events,
+                     execution.keep_all, resident)
+
+    @contextlib.contextmanager
+    def warm_up(self):
+        """While the block runs, executions are the warm-up's (not counted)."""
+        self.warming = True
+        try:
+            yield
+        finally:
+            self.warming = False
+
+    def wait(self, plans: list) -> None:
+        """Make ready now whatever later executions of ``plans`` would run (nothing here)."""
+
+    def started(self, plans: list) -> bool:
+        """Whether anything was made, or started, for ``plans`` beyond their launches."""
+        return False
+
+    def chains(self, plans: list) -> list:
+        """The clnn.chain.Chains the executions of ``plans`` run."""
+        return []
+
+
+class OneByOne(PlanRunner):
+    """Every launch enqueued on its own (devices without chains)."""
+
+
+@dataclass
+class _PlanChains:
+    """A plan's chain state: executions counted, whether its chains were asked for, the steps
+    (launches and Chains) and the job building them (None once ready or without chains)."""
+
+    plan: object
+    runs: int = 0
+    tried: bool = False
+    steps: list | None = None
+    job: object = None
+
+
+class Chained(PlanRunner):
+    """Runs of a plan's launches as chains (clnn/chain.py). A chain built before on this
+    machine is built at once; else compiled in the background from the plan's
+    :data:`CHAIN_AFTER`-th execution on (the warm-up's run not counted): a model run once or
+    twice never pays for it. A prepare from the compilation cache (``compiled``) compiles
+    nothing, chains included, nor its first execution (building a chain from the caches and
+    loading it: ~0.3 s, against 1-10 ms for the first result): from the second on. Until the
+    chains are ready, and in executions that collect per-launch events or keep every
+    intermediate, the launches run one by one."""
+
+    def __init__(self, cl_device, context, compiled: bool = False,
+                 min_launches: int | None = None, helpers: bool = True):
+        """``helpers``: the device's ``compile_helper`` option (False: chains built here)."""
+        self.cl_device = cl_device
+        self.context = context
+        self.helpers = helpers
+        #: the fewest launches chained (clnn.chain.MIN_LAUNCHES by default)
+        self.min_launches = chain.MIN_LAUNCHES if min_launches is None else min_launches
+        #: the counted execution from which a plan's chains are asked for (0: the warm-up's)
+        self.first = 2 if compiled else 0
+        self._plans: dict[int, _PlanChains] = {}
+
+    def state(self, plan) -> _PlanChains:
+        """``plan``'s chain state (made at its first execution)."""
+        st = self._plans.get(id(plan))
+        if st is None:  # (the state holds the plan: its id is not reused)
+            st = self._plans[id(plan)] = _PlanChains(plan)
+        return st
+
+    def run(self, plan, execution, values: dict, device_outputs: dict, resident=()):
+        self.promote(plan, execution)
+        super().run(plan, execution, values, device_outputs, resident)
+
+    def promote(self, plan, execution) -> None:
+        """The policy, before ``execution`` runs ``plan``: an execution that would run chains
+        (no per-launch events, no intermediates kept) and is not the warm-up's counts; from
+        the :attr:`first` counted one the chains are asked for (started from the
+        :data:`CHAIN_AFTER`-th); a job compiling them is polled."""
+        st = self.state(plan)
+        if not st.tried and chained_events(execution.events) and not execution.keep_all:
+            if not self.warming:
+                st.runs += 1
+            if st.runs >= self.first:
+                self._ask(st, start=st.runs >= CHAIN_AFTER)
+        elif st.job is not None:
+            self._poll(st)
+
+    def _ask(self, st: _PlanChains, start: bool) -> None:
+        """Make the plan's chains: built at once where built before on this machine (from the
+        caches), else, with ``start``, compiled in the background (clnn.chain.Job)."""
+        plan = st.plan
+        if any(la.args is None for la in plan.launches):
+            st.tried = True
+            return
+        before = chain.built_before(plan, self.context, self.min_launches)
+        if not start and not before:
+            return  # (a later execution starts it)
+        st.tried = True
+        st.steps = chain.chain_plan(plan, self.cl_device, self.context, self.min_launches)
+        if not any(isinstance(s, chain.Chain) for s in st.steps):
+            return
+        job = chain.Job(plan, st.steps, self.context, before, self.helpers, self.min_launches)
+        # (built at once: no job)
+        st.job = job if job.pending else None
+
+    @staticmethod
+    def _poll(st: _PlanChains, block: bool = False) -> None:
+        if st.job.poll(block=block):
+            st.job = None
+
+    def wait(self, plans: list) -> None:
+        """Make the plans' chains now (those not asked for yet) and wait until they are built:
+        from then on the executions run them. Measurements of the steady state call it."""
+        for plan in plans:
+            st = self.state(plan)
+            if not st.tried:
+                self._ask(st, start=True)
+            if st.job is not None:
+                self._poll(st, block=True)
+
+    def started(self, plans: list) -> bool:
+        return any(self.state(plan).tried for plan in plans)
+
+    def chains(self, plans: list) -> list:
+        return [s for plan in plans for s in plan.chained or () if isinstance(s, chain.Chain)]
+
+
+def runner_for(device, compiled: bool = False) -> PlanRunner:
+    """The runner of ``device``'s plans: :class:`Chained` where its options and class want
+    chains (clnn.chain.enabled), else :class:`OneByOne`."""
+    options = getattr(device, "options", None)
+    if chain.enabled(device.cl_device, options):
+        return Chained(device.cl_device, device.context, compiled,
+                       getattr(options, "chain_min_launches", None),
+                       getattr(options, "compile_helper", True))
+    return OneByOne()
+
+
+class Execution:
+    """One request's state, and the running of its partitions (see the module's docstring).
+    ``queue``: the queue it runs on; ``device_outputs``: model output operand -> the device
+    memory (clnn.memory.ClBuffer) it goes to; ``events``: a list collecting (launch, event)
+    profiling pairs, or None; ``keep_all``: every intermediate downloaded (a debugging
+    run)."""
+
+    def __init__(self, prepared, queue, device_outputs: dict | None = None, events=None,
+                 keep_all: bool = False):
+        self.prepared = prepared
+        self.queue = queue
+        self.device_outputs = device_outputs or {}
+        self.events = events
+        self.keep_all = keep_all
+        #: nanoseconds of the main subgraph's partitions that ran on the host
+        self.host_ns = 0
+        #: (partition, start ns, end ns) of those partitions (clnn run --trace)
+        self.host_spans: list = []
+
+    def nested(self, events) -> Execution:
+        """This request's state for an IF / WHILE's subgraphs (on its queue), collecting their
+        profiling events in ``events`` (a list, or None); their partitions keep no
+        intermediates and write no model output memory."""
+        return Execution(self.prepared, self.queue, events=events)
+
+    @property
+    def executor(self):
+        """The reference executor of the host partitions (its constants, deadline, loop
+        timeout)."""
+        return self.prepared.executor
+
+    @property
+    def context(self):
+        return self.prepared.device.context
+
+    def run_main(self, values: dict, omitted: set) -> dict:
+        """Run the main subgraph's partitions on ``values`` (the constants and inputs; it
+        receives every value computed), timing those that run on the host."""
+        events = self.events
+        for part in self.prepared.partitions:
+            self.executor.check_deadline()  # MISSED_DEADLINE_TRANSIENT between partitions
+            n_events = len(events) if events is not None else 0
+            t = time.perf_counter_ns()
+            self.run_partition(part, values, omitted)
+            if events is not None and len(events) == n_events:  # it ran on the host
+                end = time.perf_counter_ns()
+                self.host_ns += end - t
+                self.host_spans.append((part, t, end))
+        return values
+
+    def run_partition(self, part, values: dict, omitted: set, planner=None) -> None:
+        """Run one partition of the subgraph ``planner`` plans (None: the main one)."""
+        pm = self.prepared
+        planner = pm.planner if planner is None else planner
+        sg = planner.sg
+        if part.control:  # IF / WHILE: its subgraphs run as OpenCL partitions
+            control_flow.run_control(self, sg, part.ops[0], values)
+            return
+        if part.on_cl:
+            plan = self._plan(planner, part, values)
+            if plan is not None:
+                device_outputs = self.device_outputs if planner is pm.planner else {}
+                pm.runner.run(plan, self, values, device_outputs, part.resident)
+                return
+        self._run_on_host(sg, part, values, omitted)
+
+    @staticmethod
+    def _plan(planner, part, values: dict):
+        """The partition's plan for these values (None: it runs on the host)."""
+        sg = planner.sg
+        try:
+            return planner.plan_for(part, values)
+        except InvalidArgument as e:  # an operation rejecting its run-time inputs: as the
+            raise GeneralFailure(e.reason) from e  # reference device, OP_FAILED
+        except (ValueError, IndexError, ZeroDivisionError, OverflowError, KeyError) as e:
+            # what the reference executor reports as an operation's failure (an empty
+            # convolution window at these shapes): a sentence naming the operations
+            names = ", ".join(f"{sg.operations[k].type.name} (operation {k})"
+                              for k in part.ops)
+            raise GeneralFailure(f"{names} failed while planning the OpenCL run: "
+                                 f"{type(e).__name__}: {e}") from e
+
+    def _run_on_host(self, sg, part, values: dict, omitted: set) -> None:
+        """The host runs it: device memories are downloaded into host copies, the device
+        values themselves kept for the OpenCL partitions that read them later."""
+        host = dict(values)
+        for i in part.inputs:
+            if on_device(host.get(i)):
+                host[i] = host[i].to_host()
+        for k in part.ops:
+            self.executor.check_deadline()
+            self.executor.run_operation(sg, k, sg.operations[k], host, omitted)
+            for o in sg.operations[k].outputs:
+                values[o] = host[o]
