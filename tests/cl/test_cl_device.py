@@ -88,9 +88,8 @@ def test_a_device_ignores_the_option_variables_open_device_honours_them(cl_devic
                                                                          monkeypatch):
     """ClDevice() takes its DeviceOptions (the defaults), whatever CLNN_* holds; open_device,
     an entry point, reads them (clnn.options.from_environ)."""
-    from clnn.devices import open_device
-
     from clnn.device import ClDevice
+    from clnn.devices import open_device
     from clnn.execution import OneByOne
     from clnn.options import DeviceOptions
 
