@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
+import clnn.execution
 import clnn.plan
-import clnn.prepared_model
 from clnn.cli.main import main
 from clnn.cli.run import random_inputs
 from clnn.models import mediapipe as models
@@ -46,7 +46,7 @@ def target(path, cl_device):
 def _perturb(monkeypatch, operand: int):
     """The OpenCL run's tensor of ``operand`` gets an error in one element, as a wrong kernel
     would give (after the plan ran, before the report reads it)."""
-    real = clnn.prepared_model.enqueue_plan
+    real = clnn.execution.enqueue_plan
 
     def enqueue(queue, plan, values, *args, **kwargs):
         real(queue, plan, values, *args, **kwargs)
@@ -55,7 +55,7 @@ def _perturb(monkeypatch, operand: int):
             arr.flat[0] += 0.05 * (1.0 + float(np.max(np.abs(arr))))
             values[operand] = arr
 
-    monkeypatch.setattr(clnn.prepared_model, "enqueue_plan", enqueue)
+    monkeypatch.setattr(clnn.execution, "enqueue_plan", enqueue)
 
 
 def _check_clean(report, n_ops):
