@@ -158,6 +158,11 @@ def qlinear_float_between(imp, n):
         if int(n.attr("opset", 13)) < 13 and axis not in (-1, rank - 1):
             imp.fail("a softmax of opset below 13 on an axis other than the last has no "
                      "mapping here")
+    if imp.quantized == "onnxruntime" and n.op_type == "QLinearSoftmax":
+        from clnn.onnx.ops_qfloat import softmax
+
+        softmax(imp, n)
+        return
     xq = q_input(imp, n, 0, 1, 2, "input")
     shape = imp.static_shape(x)
     deq = imp.b.tensor(OT.TENSOR_FLOAT32, shape)
