@@ -121,6 +121,8 @@ def _cmd_bench(args) -> int:
                          "without --onnx")
     if args.formats is not None and args.what != "quant":
         raise UsageError("--formats picks quantization formats: use it with clnn bench quant")
+    if (args.devices is not None or args.record is not None) and args.what != "quant":
+        raise UsageError("--devices and --record are clnn bench quant's: use them with it")
     _check_plot(args)
     with device_environment(args.device):
         return _bench(args)
@@ -151,7 +153,9 @@ def _bench(args) -> int:
     if args.what == "quant":
         from clnn.tools.onnx_quant import run_quant_bench
 
-        return run_quant_bench(args.models or None, args.formats or None, as_json=args.json)
+        return run_quant_bench(args.models or None, args.formats or None, as_json=args.json,
+                               device_names=args.devices or ("reference", "opencl"),
+                               record_to=args.record)
     if args.what == "peak":
         from clnn.tools.bench_peak import run_peak_bench
 
@@ -412,6 +416,12 @@ def build_parser() -> OneLineParser:
     b.add_argument("--formats", nargs="*", default=None,
                    help="quant: only these formats (qop-u8, qop-u8-pc, qop-s8, qop-s8-pc, "
                         "qdq-u8, qdq-u8-pc, qdq-s8, qdq-s8-pc, dynamic; default all)")
+    b.add_argument("--devices", nargs="*", default=None, choices=["reference", "opencl"],
+                   help="quant: the devices compared (default both)")
+    b.add_argument("--record", nargs="?", const="", default=None, metavar="FILE",
+                   help="quant: also write the table with its conditions (commit, machine, "
+                        "load, onnxruntime version) as JSON to FILE (default "
+                        "benchmarks/results/onnx_quant-<UTC time>.json)")
     b.add_argument("--no-cache", action="store_true",
                    help="models: prepare afresh, without the compilation cache kept under "
                         "clnn's cache directory")
