@@ -252,7 +252,7 @@ def softmax(imp, n):
                  "here")
     xs = np.float32(imp.const_input(n, 1, "the input scale").reshape(-1)[0])
     ys = np.float32(imp.const_input(n, 3, "the output scale").reshape(-1)[0])
-    s, z, d = _params(imp, n, 3, 4, "output")
+    _, z, _ = _params(imp, n, 3, 4, "output")
     v = imp.operand(integers(imp, n, 0, 1, 2, "input"))
     keep = list(shape)
     keep[axis] = 1
@@ -269,6 +269,14 @@ def softmax(imp, n):
     inverse = _op(imp, "DIV", [_c(imp, [1.0]), total], keep)
     scale = _op(imp, "MUL", [inverse, _c(imp, [np.floor(np.float32(1.0) / ys)])], keep)
     t = _op(imp, "ADD", [_op(imp, "MUL", [e, scale], shape), _c(imp, [float(z)])], shape)
+    rounded_with_zp(imp, n, t, shape, 3, 4)
+
+
+def rounded_with_zp(imp, n, t: int, shape, i_scale: int, i_zp: int):
+    """Output 0 = clamp(round_half_even(t)), ``t`` a float operand that already holds the
+    output's zero point (onnxruntime adds it before it rounds in QLinearSoftmax and
+    QLinearAveragePool, where QuantizeLinear adds it after)."""
+    s, z, d = _params(imp, n, i_scale, i_zp, "output")
     r = round_half_even(imp, t, shape)
     lo, hi = RANGES[np.dtype(d)]
     r = _op(imp, "MAXIMUM", [r, _c(imp, [lo])], shape, fused=False)

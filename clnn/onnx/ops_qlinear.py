@@ -173,6 +173,14 @@ def qlinear_float_between(imp, n):
     imp.info[y_f] = (F32, y_shape)
     attrs = {k: n.attrs[k] for k in names if k in n.attrs}
     imp.converters[op_type](imp, sub_node(imp, n, op_type, [x_f], [y_f], attrs))
+    if imp.quantized == "onnxruntime" and n.op_type == "QLinearAveragePool":
+        from clnn.onnx.ops_qfloat import _c, _op, _params, rounded_with_zp
+
+        s, z, _ = _params(imp, n, 3, 4, "output")  # round(y / s + zp), as onnxruntime
+        t = _op(imp, "DIV", [imp.operand(y_f), _c(imp, [s])], y_shape)
+        rounded_with_zp(imp, n, _op(imp, "ADD", [t, _c(imp, [float(z)])], y_shape), y_shape,
+                        3, 4)
+        return
     if imp.quantized == "onnxruntime":  # halves to even (clnn/onnx/ops_qfloat.py)
         from clnn.onnx.ops_qfloat import quantize_rounded
 
