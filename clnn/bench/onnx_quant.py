@@ -228,9 +228,44 @@ def cell(row, device) -> str:
     return f"{v:g}" if v is not None else f"rel {row['rel'][device]:.1g}"
 
 
+def record(rows, device_names, path: str | None = None) -> str:
+    """Write ``rows`` (as :func:`run_quant_bench` makes them) with the conditions they were
+    taken under (commit, machine, load averages, onnxruntime's version) to ``path``, by
+    default benchmarks/results/onnx_quant-<UTC time>.json; returns the path."""
+    import datetime
+    import json
+    import platform
+    import subprocess
+
+    import onnxruntime
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    if path is None:
+        path = os.path.join("benchmarks", "results",
+                            f"onnx_quant-{now.strftime('%Y%m%dT%H%M%SZ')}.json")
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                                check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = None
+    doc = {"benchmark": "clnn bench quant", "utc": now.isoformat(timespec="seconds"),
+           "commit": commit, "machine": f"{platform.machine()} {platform.processor()} "
+                                        f"{os.cpu_count()} cpus, {platform.platform()}",
+           "load": [round(x, 2) for x in os.getloadavg()],
+           "onnxruntime": onnxruntime.__version__, "devices": list(device_names),
+           "unit": "max |clnn - onnxruntime| in LSB of each output's scale; rel: relative "
+                   "error (float outputs)", "rows": rows}
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+    return path
+
+
 def run_quant_bench(names=None, formats=None, device_names=("reference", "opencl"),
-                    as_json: bool = False) -> int:
-    """``clnn bench quant --onnx``: a table of max LSB per model, format and device."""
+                    as_json: bool = False, record_to: str | None = None) -> int:
+    """``clnn bench quant --onnx``: a table of max LSB per model, format and device
+    (``record_to``: also written there as JSON, see :func:`record`; "" for the default
+    path)."""
     import json
     import tempfile
 
@@ -269,4 +304,6 @@ def run_quant_bench(names=None, formats=None, device_names=("reference", "opencl
                 print(f"{name:28} {fmt:10} " + " ".join(cells), flush=True)
     if as_json:
         print(json.dumps(rows, indent=1))
+    if record_to is not None:
+        print(f"recorded: {record(rows, list(devices), record_to or None)}", file=sys.stderr)
     return 0

@@ -22,6 +22,8 @@ def _cmd(args) -> int:
                          "without --onnx")
     if args.formats is not None and args.what != "quant":
         raise UsageError("--formats picks quantization formats: use it with clnn bench quant")
+    if (args.devices is not None or args.record is not None) and args.what != "quant":
+        raise UsageError("--devices and --record are clnn bench quant's: use them with it")
     check_plot(args)
     with device_environment(args.device):
         return _bench(args)
@@ -52,7 +54,9 @@ def _bench(args) -> int:
     if args.what == "quant":
         from clnn.bench.onnx_quant import run_quant_bench
 
-        return run_quant_bench(args.models or None, args.formats or None, as_json=args.json)
+        return run_quant_bench(args.models or None, args.formats or None, as_json=args.json,
+                               device_names=args.devices or ("reference", "opencl"),
+                               record_to=args.record)
     if args.what == "peak":
         from clnn.bench.bench_peak import run_peak_bench
 
@@ -104,4 +108,10 @@ def register(sub) -> None:
     b.add_argument("--no-cache", action="store_true",
                    help="models: prepare afresh, without the compilation cache kept under "
                         "clnn's cache directory")
+    b.add_argument("--devices", nargs="*", default=None, choices=["reference", "opencl"],
+                   help="quant: the devices compared (default both)")
+    b.add_argument("--record", nargs="?", const="", default=None, metavar="FILE",
+                   help="quant: also write the table with its conditions (commit, machine, "
+                        "load, onnxruntime version) as JSON to FILE (default "
+                        "benchmarks/results/onnx_quant-<UTC time>.json)")
     b.set_defaults(func=_cmd)

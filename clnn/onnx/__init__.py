@@ -19,8 +19,10 @@ The contract:
   ``dim_value`` is otherwise an unspecified NNAPI dimension, 0, resolved at execution);
   shapes onnx's inference cannot find are propagated by the importer (clnn.onnx.shapes).
 - ``quantized``: how quantized operators (QLinearConv, onnxruntime's QLinear*, ...) are
-  computed: ``"nnapi"`` (default) on NNAPI's quantized operations (TFLite's rounding), or
-  ``"onnxruntime"`` with float operations that give onnxruntime's bits (clnn.onnx.ops_qfloat).
+  computed: ``"nnapi"`` (default) on NNAPI's quantized operations (TFLite's rounding: NNAPI's
+  semantics, several LSB from onnxruntime through a deep network), or ``"onnxruntime"`` with
+  float operations that give onnxruntime's bits (clnn.onnx.ops_qfloat), QDQ units fused where
+  onnxruntime's x86 optimizer fuses them (clnn.onnx.qdq): the mode meant to match onnxruntime.
 - Anything that cannot be mapped raises :class:`OnnxImportError` (a
   :class:`clnn.importing.ModelImportError`, as ``TfliteImportError`` is) with a one-line
   message naming the node, its operator and what is missing; an unreadable file or an opset

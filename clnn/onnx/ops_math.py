@@ -116,12 +116,20 @@ def clip(imp, n):
 
 def hard_sigmoid(imp, n):
     """max(0, min(1, alpha * x + beta)) = RELU6(6 alpha x + 6 beta) / 6: MUL, ADD with the
-    RELU6 fuse code, MUL."""
+    RELU6 fuse code, MUL. With ``quantized="onnxruntime"`` onnxruntime's own rounding (its
+    QDQ models leave HardSigmoid in float between DequantizeLinear and QuantizeLinear, so the
+    last bit decides some quantized values, clnn bench quant): MUL by alpha, ADD of beta with
+    the RELU fuse code, MINIMUM with 1."""
     x = n.input(0)
     alpha, beta = n.attr("alpha", 0.2), n.attr("beta", 0.5)
     shape = imp.shape(x)
     t1, t2 = imp.temp(x, shape), imp.temp(x, shape)
     y = imp.output(n.outputs[0], like=x)
+    if imp.quantized == "onnxruntime":  # its rounding: alpha x + beta, then the clamp
+        imp.emit("MUL", [imp.operand(x), imp.float_like([alpha], x), imp.int32(0)], [t1])
+        imp.emit("ADD", [t1, imp.float_like([beta], x), imp.int32(1)], [t2])
+        imp.emit("MINIMUM", [t2, imp.float_like([1.0], x)], [y])
+        return
     imp.emit("MUL", [imp.operand(x), imp.float_like([6 * alpha], x), imp.int32(0)], [t1])
     imp.emit("ADD", [t1, imp.float_like([6 * beta], x), imp.int32(3)], [t2])
     imp.emit("MUL", [t2, imp.float_like([1 / 6], x), imp.int32(0)], [y])

