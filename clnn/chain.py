@@ -351,9 +351,9 @@ class Chain:
         self.profiled_kernel = None
         self.prof = None
 
-    def build(self, context):
+    def build(self, context, cache_root: str | None = None):
         """Build the chain's program (counted in clnn.program_cache.STATS) and set its
-        arguments."""
+        arguments; ``cache_root``: the device's ``DeviceOptions.cache_dir``."""
         import time
 
         import pyopencl as cl
@@ -363,7 +363,7 @@ class Chain:
         t0 = time.perf_counter()
         devices = [self.cl_device] if len(context.devices) > 1 else None
         prg = cl.Program(context, self.source).build(options=BUILD_OPTIONS, devices=devices,
-                                                     cache_dir=cache_dir())
+                                                     cache_dir=cache_dir(cache_root))
         STATS["chains_built"] += 1
         STATS["build_s"] += time.perf_counter() - t0
         self.kernel = cl.Kernel(prg, "clnn_chain")
@@ -440,12 +440,14 @@ class Job:
     one by one."""
 
     def __init__(self, plan, steps: list, context, before: bool, helpers: bool = True,
-                 min_launches: int = MIN_LAUNCHES):
-        """``helpers``: the device's ``compile_helper`` option (False: built here)."""
+                 min_launches: int = MIN_LAUNCHES, cache_root: str | None = None):
+        """``helpers``: the device's ``compile_helper`` option (False: built here);
+        ``cache_root``: its ``cache_dir`` option."""
         from clnn.program_cache import CompileHelper
 
         self.plan = plan
         self.min_launches = min_launches
+        self.cache_root = cache_root
         self.steps = steps
         self.context = context
         self.pending = []  # (chain, helper)
@@ -454,7 +456,7 @@ class Job:
             if not before and helpers and CompileHelper.wanted(context,
                                                                CompileHelper.MIN_KERNELS):
                 helper = CompileHelper.spawn(context, nice=10)
-                if helper is not None and not helper.give(ch.source, ["clnn_chain"]):
+                if helper is not None and not helper.give(ch.source, ["clnn_chain"], cache_root):
                     helper = None
             self.pending.append((ch, helper))
             if helper is not None:
@@ -473,13 +475,13 @@ class Job:
                 helper.proc.wait()
                 _HELPERS.discard(helper)
             try:
-                ch.build(self.context)
+                ch.build(self.context, self.cache_root)
             except Exception:  # noqa: BLE001 - a chain that does not build runs unchained
                 ch.kernel = None
         self.pending = left
         if left:
             return False
-        marker = Path(_marker(self.plan, self.context, self.min_launches))
+        marker = Path(_marker(self.plan, self.context, self.min_launches, self.cache_root))
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.touch()
         steps = []
@@ -507,14 +509,16 @@ def _stop_helpers():
         h.stop()
 
 
-def built_before(plan, context, min_launches: int = MIN_LAUNCHES) -> bool:
+def built_before(plan, context, min_launches: int = MIN_LAUNCHES,
+                 cache_root: str | None = None) -> bool:
     """Whether this plan's chains were built on this machine (they are in PoCL's and
     pyopencl's caches: building them takes 0.1-0.2 s). Known from the plan's kernel keys, so
-    nothing is rendered to ask."""
-    return os.path.exists(_marker(plan, context, min_launches))
+    nothing is rendered to ask. ``cache_root``: the device's ``DeviceOptions.cache_dir``."""
+    return os.path.exists(_marker(plan, context, min_launches, cache_root))
 
 
-def _marker(plan, context, min_launches: int = MIN_LAUNCHES) -> str:
+def _marker(plan, context, min_launches: int = MIN_LAUNCHES,
+            cache_root: str | None = None) -> str:
     """A file named by the device, the kernels' code, this module's and the plan's launches
     (kernel keys, work sizes): written once its chains were built."""
     from clnn.program_cache import cache_dir, kernels_fingerprint
@@ -524,7 +528,7 @@ def _marker(plan, context, min_launches: int = MIN_LAUNCHES) -> str:
                      f"{kernels_fingerprint()}|{_CODE}|{min_launches}|".encode())
     for la in plan.launches:
         h.update(repr((la.key, la.global_size)).encode())
-    return os.path.join(cache_dir(), "chains", h.hexdigest())
+    return os.path.join(cache_dir(cache_root), "chains", h.hexdigest())
 
 
 #: this module's code (it writes the chains' source)

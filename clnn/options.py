@@ -185,6 +185,14 @@ def set_default_environ(name: str, value: str) -> None:
     os.environ.setdefault(name, value)
 
 
+def environ_value(name: str) -> str | None:
+    """The value of environment variable ``name`` (None: not set): how a device module asks
+    what its driver reads from the environment (clnn.program_cache.CompileHelper: whether
+    PoCL compiles generic work-group functions, ``POCL_WORK_GROUP_SPECIALIZATION``), never
+    to steer clnn."""
+    return os.environ.get(name)
+
+
 def cache_root_from_environ(environ: Mapping[str, str] | None = None) -> str | None:
     """``CLNN_CACHE_DIR`` when set (non-empty), else None (clnn.paths: the user cache
     directory)."""

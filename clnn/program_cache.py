@@ -136,7 +136,8 @@ class ProgramCache:
             try:
                 # pyopencl keeps built binaries on disk keyed by source, options and device
                 prg = cl.Program(self.context, src).build(
-                    options=BUILD_OPTIONS, devices=self.devices, cache_dir=cache_dir())
+                    options=BUILD_OPTIONS, devices=self.devices,
+                    cache_dir=cache_dir(self.options.cache_dir))
             except cl.RuntimeError as e:
                 raise RuntimeError(f"building {family}.{name} {params}: {e}") from e
             STATS["built"] += 1
@@ -198,7 +199,7 @@ class ProgramCache:
                 if src is not None and time.perf_counter() - t0 > CompileHelper.WARM_BUILD_S:
                     helper = spare or CompileHelper.spawn(self.context)
                     if helper is not None and not helper.give(
-                            src, [kernel_name(k) for k in second]):
+                            src, [kernel_name(k) for k in second], self.options.cache_dir):
                         helper = None
                 if self._build_group(second, src):
                     return helper
@@ -252,7 +253,8 @@ class ProgramCache:
                 with warnings.catch_warnings():  # a failed try is not the user's concern
                     warnings.simplefilter("ignore")
                     prg = cl.Program(self.context, src).build(
-                        options=BUILD_OPTIONS, devices=self.devices, cache_dir=cache_dir())
+                        options=BUILD_OPTIONS, devices=self.devices,
+                    cache_dir=cache_dir(self.options.cache_dir))
             except cl.RuntimeError:
                 STATS["build_s"] += time.perf_counter() - t0
                 return False
@@ -332,8 +334,10 @@ def kernels_fingerprint() -> str:
     return _FINGERPRINT[0]
 
 
-def cache_dir() -> str:
-    return str(paths.cache_dir("programs", create=True))
+def cache_dir(root: str | None = None) -> str:
+    """pyopencl's binary cache: ``programs`` under ``root`` (a device's
+    ``DeviceOptions.cache_dir``; None: the user cache directory, clnn.paths)."""
+    return str(paths.cache_dir("programs", root=root, create=True))
 
 
 def build_stats() -> dict:
@@ -401,8 +405,10 @@ class CompileHelper:
         the device's ``compile_helper`` option first)."""
         if n_kernels < cls.MIN_KERNELS:
             return False
+        from clnn.options import environ_value
+
         return is_pocl(context.devices[0].platform) and \
-            os.environ.get(POCL_SPECIALIZATION) == "0"
+            environ_value(POCL_SPECIALIZATION) == "0"
 
     @classmethod
     def split(cls, keys: list) -> tuple[list, list]:
@@ -436,11 +442,12 @@ class CompileHelper:
             return None
         return cls(proc, [])
 
-    def give(self, source: str, names: list) -> bool:
-        """Hand the helper its program; False where it is gone."""
+    def give(self, source: str, names: list, cache_root: str | None = None) -> bool:
+        """Hand the helper its program; False where it is gone. ``cache_root``: the device's
+        ``DeviceOptions.cache_dir`` (pyopencl's binaries go under it, :func:`cache_dir`)."""
         import json
 
-        job = {"source": source, "options": BUILD_OPTIONS, "cache_dir": cache_dir()}
+        job = {"source": source, "options": BUILD_OPTIONS, "cache_dir": cache_dir(cache_root)}
         try:
             self.proc.stdin.write(json.dumps(job).encode())
             self.proc.stdin.close()

@@ -89,6 +89,7 @@ class TuningCache:
 
     def __init__(self, identity: dict, directory: Path | None = None):
         self.identity = dict(identity)
+        # (directory None: the user cache directory; tuner_for passes the device's cache_dir)
         self.path = Path(directory or paths.cache_dir("tuning")) / \
             f"{identity_hash(self.identity)}.json"
         self.entries: dict[str, dict] = {}
@@ -342,8 +343,10 @@ def tuner_for(device, mode_: str | None = None, **options) -> Tuner:
     t = getattr(device, "tuner", None)
     if t is None:
         m = mode_ or mode(options_of(device))
-        cache = None if m == "off" else TuningCache(device_identity(device.platform,
-                                                                    device.cl_device))
+        root = options_of(device).cache_dir
+        cache = None if m == "off" else TuningCache(
+            device_identity(device.platform, device.cl_device),
+            paths.cache_dir("tuning", root=root))
         t = Tuner(device, m, cache, **options)
         t.start_model()
         device.tuner = t
