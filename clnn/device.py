@@ -240,11 +240,12 @@ def apply_pocl_settings(options) -> None:
 def pocl_generic_work_groups(platform, options=None):
     """On PoCL, compile one work-group function per kernel, for every local size, unless the
     user set $POCL_WORK_GROUP_SPECIALIZATION or ``options.pocl_settings`` is off. PoCL
-    otherwise compiles a kernel again for each work-group size it is launched with (0.1-0.5 s
-    each on a CPU); a model launches its kernels with many sizes, so that specialisation was
-    most of a cold prepare, for a steady-state cost within the noise on the MediaPipe models
-    (clnn bench prepare; README, "Time to the first result"). PoCL reads the variable when it
-    compiles a kernel; other platforms ignore it."""
+    otherwise compiles a kernel again for each work-group size it is launched with; a model
+    launches its kernels with many sizes, so that specialisation would be most of a cold
+    prepare, for a steady-state cost within the noise (the rule: cold prepare with and without
+    it, clnn bench prepare; the steady state, benchmarks/models_ab.py; docs/performance.md,
+    "The first result (cold start)"). PoCL reads the variable when it compiles a kernel; other
+    platforms ignore it."""
     if options is not None and not options.pocl_settings:
         return
     if is_pocl(platform):
