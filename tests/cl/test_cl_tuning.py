@@ -252,8 +252,8 @@ def test_second_process_reuses_without_measuring(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
 
     def child():
-        out = subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path)], env=env, capture_output=True,
-                             text=True, timeout=300, cwd=ROOT)
+        out = subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path)], env=env,
+                             capture_output=True, text=True, timeout=300, cwd=ROOT)
         assert out.returncode == 0, out.stderr
         return json.loads(out.stdout.strip().splitlines()[-1])
 
