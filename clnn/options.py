@@ -6,8 +6,8 @@ every pass of a prepare and to the execution; no device module reads ``os.enviro
 environment is read here only, by :func:`from_environ` (and :func:`device_spec_from_environ`,
 :func:`cache_root_from_environ`), which the entry points call (``open_device``, ``clnn.load``,
 the CLI, the NNAPI device list); a ``ClDevice()`` made without options gets the defaults, and
-without a device spec the default device, whatever the environment holds. The table of variables is :data:`VARIABLES` (and
-the README's "Options" section).
+without a device spec the default device, whatever the environment holds. The table of
+variables is :data:`VARIABLES` (and the README's "Options" section).
 """
 
 from __future__ import annotations
