@@ -195,11 +195,11 @@ def shares_context(a, b) -> bool:
 
 def open_cl_devices(specs, sources=None, **options) -> list:
     """ClDevices for OpenCL ``specs`` (each as ClDevice takes it: None is the default device,
-    whatever the environment holds), those of one platform
-    sharing one cl.Context (sub-devices and their parent included), so that a tensor one
-    of them writes stays in device memory for the others. Where the platform refuses such a
-    context, each device gets its own. ``sources``: where each spec came from (for the error
-    of one that matches nothing)."""
+    whatever the environment holds), those of one platform sharing one cl.Context
+    (sub-devices and their parent included), so that a tensor one of them writes stays in
+    device memory for the others. Where the platform refuses such a context, each device gets
+    its own. ``sources``: where each spec came from (for the error of one that matches
+    nothing)."""
     import pyopencl as cl
 
     from clnn.options import DeviceOptions
