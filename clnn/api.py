@@ -11,8 +11,9 @@ initial values and ``model.state()`` reads the current ones.
 
 ``load`` takes a .tflite path, its bytes, or a ``hal.types.Model``, and a device name
 (``clnn.devices.open_device``) or a HAL Device. It prepares through the HAL compilation
-cache by default: files under ``clnn.paths.cache_dir("compilation")`` named by a hash of the
-model and of the device's identity, whose token is that hash; a cache that fails the HAL's
+cache by default: files under ``compilation`` of the device's cache directory (its
+``DeviceOptions.cache_dir``; ``$CLNN_CACHE_DIR`` for a device named here) named by a hash of
+the model and of the device's identity, whose token is that hash; a cache that fails the HAL's
 checks is prepared again (and saved over). Nothing here imports pyopencl or the TFLite reader
 before a model needs them, so ``import clnn`` stays light.
 """
@@ -379,6 +380,10 @@ def load(model, device="opencl", cache=True, shapes=None, devices=None) -> Model
     key = cache_key(model_bytes, dev) if cache else None
     t0 = time.perf_counter()
     directory = None if isinstance(cache, bool) else cache
+    if directory is None and cache:  # (a device without options: the environment's root)
+        from clnn.devices import compilation_dir
+
+        directory = compilation_dir(dev)
     prepared, from_cache = _prepare(dev, hal_model, key, directory)
     return Model(hal_model, dev, prepared, inputs, outputs, imported=imported, tflite=tflite,
                  from_cache=from_cache, prepare_s=time.perf_counter() - t0)

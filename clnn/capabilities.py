@@ -28,13 +28,13 @@ Several devices can be measured together (:func:`measure_devices`, :func:`load_o
 ``clnn capabilities --devices A,B``; the runtime does so for the OpenCL devices of a
 compilation whose figures are not cached): each round samples every device and then the
 reference, so every device's figures are ratios to the same reference samples and two devices
-compare round by round under the same load. A measurement takes 10-20 s on this 2-core
-machine (loaded or not; 16 s for two devices together at load average 11).
+compare round by round under the same load. A measurement takes seconds, bounded by the
+rounds' time limit above (the record keeps ``measure_seconds``).
 
-On PoCL (3.1 here) a sub-device (``opencl:P:D/N``) is not slower than its parent: PoCL's
-pthread driver runs a sub-device's work-groups on all its worker threads, whatever the
-partition (both threads busy on a 1-unit sub-device), and on a machine whose cores other
-processes occupy a device's second thread brings nothing; the figures say what is measured.
+On PoCL a sub-device (``opencl:P:D/N``) need not be slower than its parent: PoCL's pthread
+driver runs a sub-device's work-groups on all its worker threads, whatever the partition, and
+on a machine whose cores other processes occupy a device's extra threads bring nothing; the
+figures say what is measured (``clnn capabilities --devices opencl:0:0,opencl:0:0/1``).
 
 Scalar types take the figure of their tensor type (they are parameters of the same
 operations). Types without a workload are those no OpenCL kernel takes (OEM, ...): they get
@@ -44,11 +44,12 @@ FLT_MAX, as NNAPI asks for types a driver cannot run.
 (PoCL's pthread device and NumPy/OpenBLAS), so at equal package power the energy ratio equals
 the time ratio; power_usage = exec_time. The method is recorded in the JSON.
 
-Results are cached as JSON in ``$CLNN_CACHE_DIR`` (default ``~/.cache/clnn``) under
+Results are cached as JSON under the device's cache directory (``DeviceOptions.cache_dir``,
+``$CLNN_CACHE_DIR`` at the entry points; default ``~/.cache/clnn``) in
 ``capabilities/<key>.json``, the key hashing (platform, device, driver version, clnn version,
 and whether unsupported operations fall back to the reference inside the prepared model):
-measured once per such combination; a record of an older format (``SCHEMA``) is remeasured. A first
-measurement shows a tqdm progress bar.
+measured once per such combination; a record of an older format (``SCHEMA``) is remeasured. A
+first measurement shows a tqdm progress bar.
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
 """Chains: consecutive kernel launches of a plan run as one launch of persistent work-groups.
 
 Why: on a CPU device every kernel boundary puts PoCL's worker threads to sleep and wakes them
-again (a condition variable): the second worker sleeps as soon as no work-group of the running
-kernel is left, and waking a sleeping CPU costs ~20 us on the 2-core VM these figures come
-from (a futex wake-up across cores, measured with two pinned threads: p50 19 us, against
-0.1 us for a thread that spins). Most launches of the MediaPipe models take 10-80 us, so the
-second core joined few of them: the kernels of a model ran at one core's speed.
+again (a condition variable): a worker sleeps as soon as no work-group of the running kernel is
+left, and waking a sleeping core (a futex wake-up across cores) costs about as long as many of
+a small model's launches take, where a spinning thread costs almost nothing. So the other cores
+join few of the short launches, and the kernels of a model run at about one core's speed. The
+rule: chain the launches of models of many short launches on CPU devices (the chained against
+the one-by-one latency of the MediaPipe models: benchmarks/chain_rates.py, clnn bench models
+with ``CLNN_CHAIN=0`` and ``=1``).
 
 A chain runs launches 0..n-1 of a plan as one kernel of ``P`` work-groups (one work-item each;
 P = the device's compute units), launch after launch. Each launch's work-items are cut into
@@ -14,8 +16,8 @@ per work-group: work-group w runs its own block first, claiming its tasks from a
 own, then takes what is left of the others' blocks from their counters, then goes on to the
 next launch once every task of this one is done (spinning). Owning the same block of every
 launch keeps a work-group on the same rows of the image from one layer to the next, so what a
-layer reads was written by the same core, in its caches (on the 2-core VM a megabyte written
-by the other core reads 3x slower than one's own: 42 against 14 us). A GEMM's tasks split its
+layer reads was written by the same core, in its caches (data another core wrote reads
+several times slower than a core's own; benchmarks/chain_tasks.py). A GEMM's tasks split its
 rows (dimension 0, :data:`ROWS_FIRST`), the other kernels' their dimension 0 innermost, so that
 tasks follow the NHWC memory order. A work-group waits only after every task of the launch was
 claimed, by running work-groups that finish them without waiting: no work-group waits for a
@@ -49,18 +51,15 @@ import numpy as np
 
 #: tasks per compute unit and launch (at most): a work-group that finishes its own block early
 #: takes the others' leftovers, so the last task of a launch is what one core may wait for.
-#: With 2 (a quarter of a launch per task on 2 units) the profiled chains of three models spent
-#: 17-19% of their time with one work-group waiting for the other (hand_recrop,
-#: hand_landmark_lite, face_landmark; per launch the last leave minus the first, summed). On the
-#: 2-core Zen 3 VM, one process taking turns (benchmarks/chain_tasks.py, 6-8 rounds x 40
-#: executions, time with 16 / with 2): 0.88-1.01 over 10 models (face_landmark 0.88,
-#: pose_landmark_full 0.89, pose_detection 0.92, face_detection_short_range 0.92,
-#: hand_landmark_full 0.93, face_detection_full_range_sparse 1.01); 32 measured as 16, 64
-#: slower. (On the AVX-512 VM before work-groups owned blocks, 2 had measured best.)
+#: Few large tasks leave one work-group waiting for another at the end of each launch; many
+#: small ones cost their claims. The rule: the count whose chained models run fastest, with the
+#: waits it leaves (benchmarks/chain_tasks.py: each model's execution time at several counts,
+#: taking turns, and the chains' summed per-launch waits from their profiled variant).
 TASKS_PER_UNIT = 16
-#: the fewest launches chained: a chain's program compiles its kernels again (0.3-2.6 s on
-#: PoCL cold), which the ~20 us a chained launch saves repays only in models of many launches
-#: run many times (a conformance test's model of one to five launches never)
+#: the fewest launches chained: a chain's program compiles its kernels again (seconds on a cold
+#: PoCL cache), which the wake-up a chained launch saves repays only in models of many launches
+#: run many times (a conformance test's model of one to five launches never; clnn bench
+#: prepare for the compile, benchmarks/chain_rates.py for the saving)
 MIN_LAUNCHES = 8
 #: kernels whose dimension 0 walks the rows of an NHWC output and dimension 1 its columns
 #: (the GEMM's row blocks and column panels): their tasks split dimension 0, so that a task
@@ -351,9 +350,9 @@ class Chain:
         self.profiled_kernel = None
         self.prof = None
 
-    def build(self, context):
+    def build(self, context, cache_root: str | None = None):
         """Build the chain's program (counted in clnn.program_cache.STATS) and set its
-        arguments."""
+        arguments; ``cache_root``: the device's ``DeviceOptions.cache_dir``."""
         import time
 
         import pyopencl as cl
@@ -363,7 +362,7 @@ class Chain:
         t0 = time.perf_counter()
         devices = [self.cl_device] if len(context.devices) > 1 else None
         prg = cl.Program(context, self.source).build(options=BUILD_OPTIONS, devices=devices,
-                                                     cache_dir=cache_dir())
+                                                     cache_dir=cache_dir(cache_root))
         STATS["chains_built"] += 1
         STATS["build_s"] += time.perf_counter() - t0
         self.kernel = cl.Kernel(prg, "clnn_chain")
@@ -428,9 +427,9 @@ def chain_plan(plan, cl_device, context, min_launches: int = MIN_LAUNCHES) -> li
 
 
 class Job:
-    """The chains of a plan being made ready. A chain's program compiles its kernels again
-    (PoCL, cold: iris_landmark's chain of 94 launches and 14 kernels 13 s; its kernels one by
-    one 7 s: one big function costs more than its parts), so where the chain was never built on
+    """The chains of a plan being made ready. A chain's program compiles its kernels again, and
+    on a cold PoCL cache one chain's program takes longer than its kernels one by one (one big
+    function costs more than its parts: clnn bench prepare), so where the chain was never built on
     this machine and PoCL can compile in another process (clnn.program_cache.CompileHelper),
     a helper process compiles it in the background, at a lower priority, into PoCL's and
     pyopencl's caches, and the plan runs its launches one by one until the program is ready
@@ -440,12 +439,14 @@ class Job:
     one by one."""
 
     def __init__(self, plan, steps: list, context, before: bool, helpers: bool = True,
-                 min_launches: int = MIN_LAUNCHES):
-        """``helpers``: the device's ``compile_helper`` option (False: built here)."""
+                 min_launches: int = MIN_LAUNCHES, cache_root: str | None = None):
+        """``helpers``: the device's ``compile_helper`` option (False: built here);
+        ``cache_root``: its ``cache_dir`` option."""
         from clnn.program_cache import CompileHelper
 
         self.plan = plan
         self.min_launches = min_launches
+        self.cache_root = cache_root
         self.steps = steps
         self.context = context
         self.pending = []  # (chain, helper)
@@ -454,7 +455,7 @@ class Job:
             if not before and helpers and CompileHelper.wanted(context,
                                                                CompileHelper.MIN_KERNELS):
                 helper = CompileHelper.spawn(context, nice=10)
-                if helper is not None and not helper.give(ch.source, ["clnn_chain"]):
+                if helper is not None and not helper.give(ch.source, ["clnn_chain"], cache_root):
                     helper = None
             self.pending.append((ch, helper))
             if helper is not None:
@@ -473,13 +474,13 @@ class Job:
                 helper.proc.wait()
                 _HELPERS.discard(helper)
             try:
-                ch.build(self.context)
+                ch.build(self.context, self.cache_root)
             except Exception:  # noqa: BLE001 - a chain that does not build runs unchained
                 ch.kernel = None
         self.pending = left
         if left:
             return False
-        marker = Path(_marker(self.plan, self.context, self.min_launches))
+        marker = Path(_marker(self.plan, self.context, self.min_launches, self.cache_root))
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.touch()
         steps = []
@@ -507,14 +508,16 @@ def _stop_helpers():
         h.stop()
 
 
-def built_before(plan, context, min_launches: int = MIN_LAUNCHES) -> bool:
+def built_before(plan, context, min_launches: int = MIN_LAUNCHES,
+                 cache_root: str | None = None) -> bool:
     """Whether this plan's chains were built on this machine (they are in PoCL's and
-    pyopencl's caches: building them takes 0.1-0.2 s). Known from the plan's kernel keys, so
-    nothing is rendered to ask."""
-    return os.path.exists(_marker(plan, context, min_launches))
+    pyopencl's caches, and building them from there is quick). Known from the plan's kernel keys, so
+    nothing is rendered to ask. ``cache_root``: the device's ``DeviceOptions.cache_dir``."""
+    return os.path.exists(_marker(plan, context, min_launches, cache_root))
 
 
-def _marker(plan, context, min_launches: int = MIN_LAUNCHES) -> str:
+def _marker(plan, context, min_launches: int = MIN_LAUNCHES,
+            cache_root: str | None = None) -> str:
     """A file named by the device, the kernels' code, this module's and the plan's launches
     (kernel keys, work sizes): written once its chains were built."""
     from clnn.program_cache import cache_dir, kernels_fingerprint
@@ -524,7 +527,7 @@ def _marker(plan, context, min_launches: int = MIN_LAUNCHES) -> str:
                      f"{kernels_fingerprint()}|{_CODE}|{min_launches}|".encode())
     for la in plan.launches:
         h.update(repr((la.key, la.global_size)).encode())
-    return os.path.join(cache_dir(), "chains", h.hexdigest())
+    return os.path.join(cache_dir(cache_root), "chains", h.hexdigest())
 
 
 #: this module's code (it writes the chains' source)

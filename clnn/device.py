@@ -91,18 +91,15 @@ def select_device(spec: str | None = None, source: str | None = None):
     """Pick (platform, device). ``spec``: "PLATFORM:DEVICE" (each an index or a name
     substring, as pyopencl's PYOPENCL_CTX), a platform index alone ("0": its first device), a
     device name substring (else a platform name substring: its first device), any of these
-    after "opencl:", or None / "opencl": $CLNN_DEVICE, else $PYOPENCL_CTX, else the default
-    (first GPU, else first CPU, real devices before simulators such as Oclgrind). A spec that
-    matches nothing is DeviceUnavailable naming the spec (and ``source``, where it came from)
-    and listing every device found: never another device instead."""
+    after "opencl:", or None / "opencl": the default (first GPU, else first CPU, real devices
+    before simulators such as Oclgrind), whatever the environment holds (the entry points pass
+    the environment's spec: clnn.options.device_spec_from_environ). A spec that matches
+    nothing is DeviceUnavailable naming the spec (and ``source``, where it came from: "--device",
+    "$CLNN_DEVICE") and listing every device found: never another device instead."""
     import pyopencl as cl
 
     if spec is not None and spec.strip().lower() in ("", "opencl"):
         spec = None
-    if spec is None:
-        from clnn.options import device_spec_from_environ
-
-        spec, source = device_spec_from_environ()
     try:
         found = list_cl_devices()
     except Exception as e:  # no ICD loader / no platform
@@ -178,16 +175,12 @@ def create_sub_device(device, units: int):
                                 f"{device.name.strip()} failed: {e}") from None
 
 
-def resolve_cl_device(spec: str | None):
+def resolve_cl_device(spec: str | None, source: str | None = None):
     """(platform, cl device, parent device or None, compute units or None) of an OpenCL spec
-    (see :func:`select_device`; "P:D/N" makes a sub-device of N compute units)."""
-    if spec is None or spec.strip().lower() == "opencl":
-        from clnn.options import device_spec_from_environ
-
-        env = device_spec_from_environ()[0]
-        spec = env if env and "/" in env else spec  # a sub-device named there
+    (see :func:`select_device`, ``source`` too; "P:D/N" makes a sub-device of N compute
+    units)."""
     base, units = split_sub_device(spec)
-    platform, device = select_device(base)
+    platform, device = select_device(base, source)
     if units is None:
         return platform, device, None, None
     return platform, create_sub_device(device, units), device, units
@@ -200,17 +193,20 @@ def shares_context(a, b) -> bool:
     return ca is not None and cb is not None and ca.int_ptr == cb.int_ptr
 
 
-def open_cl_devices(specs, **options) -> list:
-    """ClDevices for OpenCL ``specs`` (each as ClDevice takes it), those of one platform
-    sharing one cl.Context (sub-devices and their parent included), so that a tensor one
-    of them writes stays in device memory for the others. Where the platform refuses such a
-    context, each device gets its own."""
+def open_cl_devices(specs, sources=None, **options) -> list:
+    """ClDevices for OpenCL ``specs`` (each as ClDevice takes it: None is the default device,
+    whatever the environment holds), those of one platform sharing one cl.Context
+    (sub-devices and their parent included), so that a tensor one of them writes stays in
+    device memory for the others. Where the platform refuses such a context, each device gets
+    its own. ``sources``: where each spec came from (for the error of one that matches
+    nothing)."""
     import pyopencl as cl
 
     from clnn.options import DeviceOptions
 
     apply_pocl_settings(options.get("options") or DeviceOptions())
-    resolved = [resolve_cl_device(s) for s in specs]
+    sources = list(sources) if sources is not None else [None] * len(specs)
+    resolved = [resolve_cl_device(s, src) for s, src in zip(specs, sources)]
     groups: dict = {}
     for platform, device, _, _ in resolved:
         groups.setdefault(platform.int_ptr, {})[device.int_ptr] = device
@@ -244,11 +240,12 @@ def apply_pocl_settings(options) -> None:
 def pocl_generic_work_groups(platform, options=None):
     """On PoCL, compile one work-group function per kernel, for every local size, unless the
     user set $POCL_WORK_GROUP_SPECIALIZATION or ``options.pocl_settings`` is off. PoCL
-    otherwise compiles a kernel again for each work-group size it is launched with (0.1-0.5 s
-    each on a CPU); a model launches its kernels with many sizes, so that specialisation was
-    most of a cold prepare, for a steady-state cost within the noise on the MediaPipe models
-    (clnn bench prepare; README, "Time to the first result"). PoCL reads the variable when it
-    compiles a kernel; other platforms ignore it."""
+    otherwise compiles a kernel again for each work-group size it is launched with; a model
+    launches its kernels with many sizes, so that specialisation would be most of a cold
+    prepare, for a steady-state cost within the noise (the rule: cold prepare with and without
+    it, clnn bench prepare; the steady state, benchmarks/models_ab.py; docs/performance.md,
+    "The first result (cold start)"). PoCL reads the variable when it compiles a kernel; other
+    platforms ignore it."""
     if options is not None and not options.pocl_settings:
         return
     if is_pocl(platform):
@@ -258,8 +255,10 @@ def pocl_generic_work_groups(platform, options=None):
 
 
 class ClDevice(Device):
-    """The OpenCL device. ``device``: see :func:`select_device` (None: $CLNN_DEVICE, else
-    $PYOPENCL_CTX, else the default); ``options``: how it prepares and runs models
+    """The OpenCL device. ``device``: see :func:`select_device` (None: the default device,
+    whatever the environment holds; the entry points pass the environment's spec,
+    clnn.devices.open_cl_device); ``device_source``: where ``device`` came from, for the error
+    when it matches nothing; ``options``: how it prepares and runs models
     (clnn.options.DeviceOptions; None: the defaults, whatever the environment holds);
     ``fallback``: run operations the kernels do not support on the reference device inside
     the prepared model (else prepare fails naming the first one); ``profiling``: a queue
@@ -270,7 +269,8 @@ class ClDevice(Device):
 
     def __init__(self, device: str | None = None, fallback: bool = True,
                  profiling: bool = False, profile: str | None = None, nhwc: bool = True, *,
-                 options=None, resolved: tuple | None = None, context=None):
+                 options=None, resolved: tuple | None = None, context=None,
+                 device_source: str | None = None):
         """``resolved`` (:func:`resolve_cl_device`'s answer) and ``context`` (a cl.Context
         holding that device): how :func:`open_cl_devices` gives devices of one platform one
         context; by default the device gets a context of its own."""
@@ -286,7 +286,7 @@ class ClDevice(Device):
         if resolved is None:  # (open_cl_devices applied them before resolving)
             apply_pocl_settings(self.options)
         self.platform, self.cl_device, self.parent_device, units = \
-            resolved or resolve_cl_device(device)
+            resolved or resolve_cl_device(device, device_source)
         self.sub_device_units = units
         if profile is None:
             profile = self.options.profile
@@ -319,9 +319,9 @@ class ClDevice(Device):
 
         other = copy.copy(self)
         other.options = self.options.replace(**changes)
-        if {"tune", "tune_budget_s"} & set(changes):  # a tuner of its own, in these options
+        if {"tune", "tune_budget_s", "cache_dir"} & set(changes):  # a tuner of its own
             other.tuner = None
-        if {"combine", "compile_helper", "dump_cl", "debug"} & set(changes):
+        if {"combine", "compile_helper", "dump_cl", "debug", "cache_dir"} & set(changes):
             other.programs = ProgramCache(self.context, self.cl_device, other.options)
         return other
 

@@ -90,11 +90,14 @@ class Chained(PlanRunner):
     intermediate, the launches run one by one."""
 
     def __init__(self, cl_device, context, compiled: bool = False,
-                 min_launches: int | None = None, helpers: bool = True):
-        """``helpers``: the device's ``compile_helper`` option (False: chains built here)."""
+                 min_launches: int | None = None, helpers: bool = True,
+                 cache_root: str | None = None):
+        """``helpers``: the device's ``compile_helper`` option (False: chains built here);
+        ``cache_root``: its ``cache_dir`` option (where the chains' programs are cached)."""
         self.cl_device = cl_device
         self.context = context
         self.helpers = helpers
+        self.cache_root = cache_root
         #: the fewest launches chained (clnn.chain.MIN_LAUNCHES by default)
         self.min_launches = chain.MIN_LAUNCHES if min_launches is None else min_launches
         #: the counted execution from which a plan's chains are asked for (0: the warm-up's)
@@ -133,14 +136,15 @@ class Chained(PlanRunner):
         if any(la.args is None for la in plan.launches):
             st.tried = True
             return
-        before = chain.built_before(plan, self.context, self.min_launches)
+        before = chain.built_before(plan, self.context, self.min_launches, self.cache_root)
         if not start and not before:
             return  # (a later execution starts it)
         st.tried = True
         st.steps = chain.chain_plan(plan, self.cl_device, self.context, self.min_launches)
         if not any(isinstance(s, chain.Chain) for s in st.steps):
             return
-        job = chain.Job(plan, st.steps, self.context, before, self.helpers, self.min_launches)
+        job = chain.Job(plan, st.steps, self.context, before, self.helpers, self.min_launches,
+                        self.cache_root)
         # (built at once: no job)
         st.job = job if job.pending else None
 
@@ -173,7 +177,8 @@ def runner_for(device, compiled: bool = False) -> PlanRunner:
     if chain.enabled(device.cl_device, options):
         return Chained(device.cl_device, device.context, compiled,
                        getattr(options, "chain_min_launches", None),
-                       getattr(options, "compile_helper", True))
+                       getattr(options, "compile_helper", True),
+                       getattr(options, "cache_dir", None))
     return OneByOne()
 
 

@@ -3,10 +3,11 @@ environment.
 
 A :class:`DeviceOptions` is given to the device (``ClDevice(options=...)``) and travels down to
 every pass of a prepare and to the execution; no device module reads ``os.environ``. The
-environment is read here only, by :func:`from_environ`, which the entry points call
-(``open_device``, ``clnn.load``, the CLI); a ``ClDevice()`` made without options gets the
-defaults, whatever the environment holds. The table of variables is :data:`VARIABLES` (and
-the README's "Options" section).
+environment is read here only, by :func:`from_environ` (and :func:`device_spec_from_environ`,
+:func:`cache_root_from_environ`), which the entry points call (``open_device``, ``clnn.load``,
+the CLI, the NNAPI device list); a ``ClDevice()`` made without options gets the defaults, and
+without a device spec the default device, whatever the environment holds. The table of
+variables is :data:`VARIABLES` (and the README's "Options" section).
 """
 
 from __future__ import annotations
@@ -183,6 +184,14 @@ def set_default_environ(name: str, value: str) -> None:
     applies the settings its driver reads from the environment (PoCL's), when it is made and
     only when ``DeviceOptions.pocl_settings`` holds (clnn.device.apply_pocl_settings)."""
     os.environ.setdefault(name, value)
+
+
+def environ_value(name: str) -> str | None:
+    """The value of environment variable ``name`` (None: not set): how a device module asks
+    what its driver reads from the environment (clnn.program_cache.CompileHelper: whether
+    PoCL compiles generic work-group functions, ``POCL_WORK_GROUP_SPECIALIZATION``), never
+    to steer clnn."""
+    return os.environ.get(name)
 
 
 def cache_root_from_environ(environ: Mapping[str, str] | None = None) -> str | None:

@@ -3,7 +3,8 @@ and `clnn bench models` do by default (the time to a model's first result as a u
 and the progress bar of program builds.
 
 The cache is the HAL's (``prepare_model`` with cache files and a token, clnn/compilation_cache.py
-for the OpenCL device): files under ``clnn.paths.cache_dir("compilation")`` named by a hash of
+for the OpenCL device): files under ``compilation`` of the device's cache directory
+(``DeviceOptions.cache_dir``, clnn.paths) named by a hash of
 the model file's bytes and of the device's identity (its version string names the clnn version,
 the platform, the device and the driver), which is the token too (shared with clnn.load). A cache
 that fails the HAL's checks is prepared again and saved over.
@@ -42,10 +43,12 @@ def prepare_cached(device, hal_model, key: bytes | None, directory, defer_save=N
     if key is None or n_model + n_data == 0:
         return device.prepare_model(hal_model), False
     from clnn import paths
+    from clnn.options import options_of
 
     try:
-        if directory is None:
-            directory = paths.cache_dir("compilation", create=True)
+        if directory is None:  # under the device's cache_dir option
+            directory = paths.cache_dir("compilation", root=options_of(device).cache_dir,
+                                        create=True)
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
     except OSError:  # no writable cache: prepare as if cache=False
@@ -75,16 +78,17 @@ def prepare_cached(device, hal_model, key: bytes | None, directory, defer_save=N
     return device.prepare_model(hal_model, model_cache=mc, data_cache=dc, token=key), False
 
 
-def prepare_with_cache(device, model, model_bytes: bytes | None):
+def prepare_with_cache(device, model, model_bytes: bytes | None, directory=None):
     """(prepared model, "off" | "miss" | "hit", save): through the compilation cache when
     ``model_bytes`` are given and the device keeps cache files, else a plain prepare. ``save``:
-    on a miss, what saves the cache; call it after the first result (None: nothing to save)."""
+    on a miss, what saves the cache; call it after the first result (None: nothing to save).
+    ``directory``: the cache's (None: under the device's cache_dir option)."""
     n_model, n_data = device.get_number_of_cache_files_needed()
     pending: list = []
     with build_progress():
         if model_bytes is None or n_model + n_data == 0:
             return device.prepare_model(model), "off", None
-        prepared, hit = prepare_cached(device, model, cache_key(model_bytes, device), None,
+        prepared, hit = prepare_cached(device, model, cache_key(model_bytes, device), directory,
                                        defer_save=pending)
     return prepared, "hit" if hit else "miss", pending[0] if pending else None
 

@@ -80,8 +80,8 @@ class ClPreparedModel(DriverPreparedModel):
         self._plans_static = not model.referenced and all(
             i in constants for p in self.partitions for i in p.host_inputs)
         #: the request's inputs are only uploaded (and every partition an OpenCL one): read as
-        #: views of the request's memory, not copied (a 256x256x3 float input: 786 KB, ~0.1 ms
-        #: per execution)
+        #: views of the request's memory, not copied (a copy per execution grows with the
+        #: input: an image model's input is megabytes; clnn bench models)
         self._uploads_only = self._plans_static and all(p.on_cl for p in self.partitions)
         #: seconds of the warm-up launches at prepare (see :meth:`warm_up`)
         self.warm_up_seconds = 0.0
@@ -99,13 +99,13 @@ class ClPreparedModel(DriverPreparedModel):
 
     def warm_up(self):
         """Run every launch of the plans made at prepare once, so the first execution compiles
-        nothing: PoCL compiles a kernel at its first enqueue (measured: most of a cold first
-        execution); a program binary taken afterwards (the compilation cache) carries the
-        compiled kernels. Then one execution on zero inputs through the execution path itself
-        (:meth:`_zero_inputs`), so that the first execution also costs what a steady-state one
-        does: compiles evict the constants from the caches, and a request's host arrays come
-        from fresh memory the first time (hand_recrop's first execution in a warm process took
-        1.6x the next ones without it, 1.05-1.1x with it).
+        nothing: PoCL compiles a kernel at its first enqueue (most of a cold first execution:
+        clnn bench prepare --models); a program binary taken afterwards (the compilation
+        cache) carries the compiled kernels. Then one execution on zero inputs through the
+        execution path itself (:meth:`_zero_inputs`), so that the first execution also costs
+        what a steady-state one does: compiles evict the constants from the caches, and a
+        request's host arrays come from fresh memory the first time (the first execution
+        against the next ones, with and without it: clnn bench prepare --models).
 
         The launches one by one, each on its zeroed pool (so an index a kernel reads is 0,
         never one computed from another kernel's output), are needed where a helper process
@@ -193,9 +193,9 @@ class ClPreparedModel(DriverPreparedModel):
     def _run_zero(self, inputs: list) -> bool:
         """The zero execution, a request of its own executed as any other (its pool, the
         inputs' copies and the outputs' writes come from and go to host memory as a user's
-        will: the first time, fresh pages, whose faults took 1.5 ms of hand_recrop's first
-        `clnn run` execution); False where it failed (the real executions report their own
-        errors, not prepare)."""
+        will: the first time, fresh pages, whose faults the first execution would otherwise
+        pay: `clnn run`'s first execution time); False where it failed (the real executions
+        report their own errors, not prepare)."""
         from hal.builder import make_request
 
         try:

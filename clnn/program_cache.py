@@ -10,9 +10,10 @@ source (op, dtypes, activation, variant); shapes, strides and quantization param
 kernel arguments. Programs are memoized per (context, key). Built binaries are cached on disk
 keyed by source, options, device and driver version: by pyopencl's binary cache, or, for ICDs
 that keep their own cache (PoCL: ``POCL_CACHE_DIR``, ~/.cache/pocl), by the ICD, which pyopencl
-then defers to. So a second process does not rebuild a program: measured on PoCL 3.1, four
-programs took 0.94 s to build with a cold cache and 0.10 s in a second process (see
-:func:`build_stats`; clnn/compilation_cache.py adds a per-model compilation cache on top).
+then defers to. So a second process does not rebuild a program, a fraction of a cold build
+(:func:`build_stats`; clnn bench prepare, cold against warm; tests/cl/test_cl_device.py
+test_second_process_does_not_rebuild; clnn/compilation_cache.py adds a per-model compilation
+cache on top).
 
 ``DeviceOptions(dump_cl=dir)`` (``CLNN_DUMP_CL``) writes every program rendered alone to
 ``dir/<family>.<def>.<hash>.cl``.
@@ -136,7 +137,8 @@ class ProgramCache:
             try:
                 # pyopencl keeps built binaries on disk keyed by source, options and device
                 prg = cl.Program(self.context, src).build(
-                    options=BUILD_OPTIONS, devices=self.devices, cache_dir=cache_dir())
+                    options=BUILD_OPTIONS, devices=self.devices,
+                    cache_dir=cache_dir(self.options.cache_dir))
             except cl.RuntimeError as e:
                 raise RuntimeError(f"building {family}.{name} {params}: {e}") from e
             STATS["built"] += 1
@@ -198,7 +200,7 @@ class ProgramCache:
                 if src is not None and time.perf_counter() - t0 > CompileHelper.WARM_BUILD_S:
                     helper = spare or CompileHelper.spawn(self.context)
                     if helper is not None and not helper.give(
-                            src, [kernel_name(k) for k in second]):
+                            src, [kernel_name(k) for k in second], self.options.cache_dir):
                         helper = None
                 if self._build_group(second, src):
                     return helper
@@ -252,7 +254,8 @@ class ProgramCache:
                 with warnings.catch_warnings():  # a failed try is not the user's concern
                     warnings.simplefilter("ignore")
                     prg = cl.Program(self.context, src).build(
-                        options=BUILD_OPTIONS, devices=self.devices, cache_dir=cache_dir())
+                        options=BUILD_OPTIONS, devices=self.devices,
+                    cache_dir=cache_dir(self.options.cache_dir))
             except cl.RuntimeError:
                 STATS["build_s"] += time.perf_counter() - t0
                 return False
@@ -332,8 +335,10 @@ def kernels_fingerprint() -> str:
     return _FINGERPRINT[0]
 
 
-def cache_dir() -> str:
-    return str(paths.cache_dir("programs", create=True))
+def cache_dir(root: str | None = None) -> str:
+    """pyopencl's binary cache: ``programs`` under ``root`` (a device's
+    ``DeviceOptions.cache_dir``; None: the user cache directory, clnn.paths)."""
+    return str(paths.cache_dir("programs", root=root, create=True))
 
 
 def build_stats() -> dict:
@@ -341,8 +346,8 @@ def build_stats() -> dict:
 
 
 # what the helper process runs: no clnn import (nothing but pyopencl on its path of work).
-# It starts PoCL's compiler on a program of its own first (~0.5 s in a fresh process), then
-# waits for its job: a program to build and compile; none (its input closed): it exits.
+# It starts PoCL's compiler on a program of its own first (its start-up off the job's path),
+# then waits for its job: a program to build and compile; none (its input closed): it exits.
 _HELPER_CODE = """
 import json, sys
 import pyopencl as cl
@@ -362,27 +367,29 @@ if text:
 
 class CompileHelper:
     """A second process compiling one program's kernels into PoCL's kernel cache while this
-    process compiles the others'. PoCL compiles a kernel (its work-group function: 0.05-0.9 s
-    on this CPU) at its first launch, or every kernel of a program when the program's binaries
-    are asked for; one process compiles one kernel at a time (threads measured no faster), so
-    on a cold cache a model's kernels are split in two programs: this process builds both and
-    warms the first up while the helper builds the second and asks for its binaries, which
-    compiles its kernels in their order in the source. The warm-up then launches the second
-    program's kernels in the opposite order: those the helper compiled come from PoCL's cache,
-    the others this process compiles, so the two meet wherever the costs put them
-    (clnn.prepared_model.ClPreparedModel.warm_up), and the helper is stopped. Only with PoCL's
-    generic work-group functions (clnn.device.pocl_generic_work_groups), which the binaries
-    hold; ``DeviceOptions(compile_helper=False)`` turns it off. A helper that fails costs
-    nothing but its start: the warm-up compiles what it left."""
+    process compiles the others'. PoCL compiles a kernel (its work-group function, the bulk of a
+    cold prepare: clnn bench prepare) at its first launch, or every kernel of a program when the
+    program's binaries are asked for; one process compiles one kernel at a time (threads
+    measured no faster), so on a cold cache a model's kernels are split in two programs: this
+    process builds both and warms the first up while the helper builds the second and asks for
+    its binaries, which compiles its kernels in their order in the source. The warm-up then
+    launches the second program's kernels in the opposite order: those the helper compiled come
+    from PoCL's cache, the others this process compiles, so the two meet wherever the costs put
+    them (clnn.prepared_model.ClPreparedModel.warm_up), and the helper is stopped. Only with
+    PoCL's generic work-group functions (clnn.device.pocl_generic_work_groups), which the
+    binaries hold; ``DeviceOptions(compile_helper=False)`` turns it off. A helper that fails
+    costs nothing but its start: the warm-up compiles what it left."""
 
     #: kernels to build below which one process does it all
     MIN_KERNELS = 8
-    #: a first program built faster than this came from PoCL's cache (measured: ~0.02 s from
-    #: the cache, >= 0.1 s compiled)
+    #: a first program built faster than this came from PoCL's cache (a build from the cache
+    #: takes a fraction of a compile; the split between the two: clnn bench prepare, cold
+    #: against warm)
     WARM_BUILD_S = 0.06
     #: estimated compile cost per kernel def (the rest: 1), to split the kernels in halves
-    #: (measured on PoCL 3.1: a GEMM 0.15-0.9 s, a depthwise or direct convolution 0.15-0.45
-    #: s, a pooling, resize or element-wise kernel 0.05-0.1 s)
+    #: (the rule: a GEMM costs most, a depthwise or direct convolution about half as much, the
+    #: pooling, resize and element-wise kernels least; per-kernel compile times of a cold
+    #: prepare: tests/cl/test_cl_compile_helper.py's child, clnn bench prepare)
     COST = {"gemm": 8, "conv_tile": 5, "conv_cvec": 5, "depthwise_tile": 5, "depthwise_sweep": 5,
             "depthwise_slide": 5, "depthwise": 5}
 
@@ -401,8 +408,10 @@ class CompileHelper:
         the device's ``compile_helper`` option first)."""
         if n_kernels < cls.MIN_KERNELS:
             return False
+        from clnn.options import environ_value
+
         return is_pocl(context.devices[0].platform) and \
-            os.environ.get(POCL_SPECIALIZATION) == "0"
+            environ_value(POCL_SPECIALIZATION) == "0"
 
     @classmethod
     def split(cls, keys: list) -> tuple[list, list]:
@@ -436,11 +445,12 @@ class CompileHelper:
             return None
         return cls(proc, [])
 
-    def give(self, source: str, names: list) -> bool:
-        """Hand the helper its program; False where it is gone."""
+    def give(self, source: str, names: list, cache_root: str | None = None) -> bool:
+        """Hand the helper its program; False where it is gone. ``cache_root``: the device's
+        ``DeviceOptions.cache_dir`` (pyopencl's binaries go under it, :func:`cache_dir`)."""
         import json
 
-        job = {"source": source, "options": BUILD_OPTIONS, "cache_dir": cache_dir()}
+        job = {"source": source, "options": BUILD_OPTIONS, "cache_dir": cache_dir(cache_root)}
         try:
             self.proc.stdin.write(json.dumps(job).encode())
             self.proc.stdin.close()

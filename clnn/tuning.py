@@ -38,8 +38,9 @@ from clnn.options import options_of
 #: 2: work-groups of heavy launches on CPUs are split (clnn.launch.cpu_groups), so the times
 #: and choices measured before are not those of the launches made now; 3: the GEMM and
 #: depthwise kernels store full tiles with compiled epilogues (fast_stores in gemm.cl.mako, the
-#: full-tile block of depthwise_tile), 1.3-2.9x faster on some layers: the tiles and the
-#: fused-or-not choices of dwpw measured before favour the old kernels
+#: full-tile block of depthwise_tile), faster on some layers (clnn bench gemm,
+#: benchmarks/depthwise_roofline.py): the tiles and the fused-or-not choices of dwpw measured
+#: before favour the old kernels
 SCHEMA = 3
 MODES = ("off", "fast", "full")
 #: seconds of measuring per prepared model in ``fast`` mode (balanced with the cold start: on
@@ -89,6 +90,7 @@ class TuningCache:
 
     def __init__(self, identity: dict, directory: Path | None = None):
         self.identity = dict(identity)
+        # (directory None: the user cache directory; tuner_for passes the device's cache_dir)
         self.path = Path(directory or paths.cache_dir("tuning")) / \
             f"{identity_hash(self.identity)}.json"
         self.entries: dict[str, dict] = {}
@@ -342,8 +344,10 @@ def tuner_for(device, mode_: str | None = None, **options) -> Tuner:
     t = getattr(device, "tuner", None)
     if t is None:
         m = mode_ or mode(options_of(device))
-        cache = None if m == "off" else TuningCache(device_identity(device.platform,
-                                                                    device.cl_device))
+        root = options_of(device).cache_dir
+        cache = None if m == "off" else TuningCache(
+            device_identity(device.platform, device.cl_device),
+            paths.cache_dir("tuning", root=root))
         t = Tuner(device, m, cache, **options)
         t.start_model()
         device.tuner = t

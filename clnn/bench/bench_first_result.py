@@ -43,8 +43,7 @@ def _child(t_start: float, path: str) -> dict:
     import clnn.tflite
     from clnn import launch, program_cache
     from clnn.cli.run import random_inputs
-    from clnn.device import ClDevice
-    from clnn.options import from_environ
+    from clnn.devices import open_cl_device
     from clnn.prepare_cached import prepare_with_cache
     from hal.builder import make_request
 
@@ -52,7 +51,7 @@ def _child(t_start: float, path: str) -> dict:
     with open(path, "rb") as f:
         data = f.read()
     imported = clnn.tflite.load(data)
-    device = ClDevice(options=from_environ())
+    device = open_cl_device()
     t_load = time.perf_counter()
     prepared, cache, save = prepare_with_cache(device, imported.model, data)
     t_prepare = time.perf_counter()

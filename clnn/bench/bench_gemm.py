@@ -120,11 +120,10 @@ class _DirectBuilder:
 def clnn_gemm(n: int, reps: int, tile=None, device=None) -> dict:
     import pyopencl as cl
 
-    from clnn.device import ClDevice
+    from clnn.devices import open_cl_device
     from clnn.kernels import _gemm, _gemm_variants
-    from clnn.options import from_environ
 
-    dev = device or ClDevice(options=from_environ())
+    dev = device or open_cl_device()
     q, ctx = dev.queue, dev.context
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n), dtype=np.float32)
@@ -176,10 +175,9 @@ def clnn_gemm(n: int, reps: int, tile=None, device=None) -> dict:
 
 def run_gemm_bench(n: int = 1024, reps: int = 10, as_json: bool = False,
                    sweep: bool = False) -> int:
-    from clnn.device import ClDevice
-    from clnn.options import from_environ
+    from clnn.devices import open_cl_device
 
-    dev = ClDevice(options=from_environ())
+    dev = open_cl_device()
     # alternate rounds of both, so that a change in the machine's load hits both figures
     rounds = 3 if reps >= 6 else 1
     per = max(reps // rounds, 1)

@@ -17,6 +17,7 @@ import os
 import statistics
 
 from clnn import paths
+from clnn.options import options_of
 from clnn.tuning import device_identity, identity_hash
 
 SCHEMA = 1
@@ -92,7 +93,8 @@ def measure_bandwidth(device, reps: int = 5) -> dict:
 
 def cache_file(device):
     ident = device_identity(device.platform, device.cl_device)
-    return paths.cache_dir("peak") / f"{identity_hash(ident)}.json", ident
+    root = options_of(device).cache_dir  # (the options the entry point read)
+    return paths.cache_dir("peak", root=root) / f"{identity_hash(ident)}.json", ident
 
 
 def measure_peak(device, reps: int = 5) -> dict:
@@ -154,10 +156,9 @@ def format_peak(rec: dict, device_name: str) -> str:
 
 
 def run_peak_bench(as_json: bool = False, remeasure: bool = False) -> int:
-    from clnn.device import ClDevice
-    from clnn.options import from_environ
+    from clnn.devices import open_cl_device
 
-    dev = ClDevice(profiling=True, options=from_environ())
+    dev = open_cl_device(profiling=True)
     rec = load_or_measure_peak(dev, remeasure=remeasure)
     if as_json:
         print(json.dumps(rec, indent=1))

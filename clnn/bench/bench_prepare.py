@@ -29,14 +29,13 @@ def _phase(phase: str, workdir: str) -> dict:
     import numpy as np
 
     from clnn.cli.demo import build_model, demo_input
-    from clnn.device import ClDevice
-    from clnn.options import from_environ
+    from clnn.devices import open_cl_device
     from clnn.program_cache import build_stats
     from hal.builder import make_request, read_outputs
     from hal.reference import ReferenceDevice
 
     t0 = time.perf_counter()
-    device = ClDevice(options=from_environ())
+    device = open_cl_device()
     device_s = time.perf_counter() - t0
     # what the first kernel.set_args of a process imports, for every phase alike
     import pyopencl.invoker  # noqa: F401

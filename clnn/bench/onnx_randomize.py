@@ -1,7 +1,7 @@
 """The onnx wheel's ``light_*`` models with random weights: their weights are ConstantOfShape
 fills of 0.02, so every class scores alike; :func:`randomized` swaps each fill for seeded random
-values scaled by fan-in (the README's table, the model tests and ``clnn bench quant --onnx``
-use them so)."""
+values scaled by fan-in (the model tests, tests/onnx/test_onnx_models.py, and ``clnn bench
+quant --onnx`` use them so)."""
 
 from __future__ import annotations
 

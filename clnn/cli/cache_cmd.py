@@ -19,6 +19,7 @@ from pathlib import Path
 
 from clnn import paths
 from clnn.cli.errors import CliError, UsageError
+from clnn.options import cache_root_from_environ
 
 KINDS = ("programs", "compilation", "capabilities", "tuning", "models", "downloads", "pocl")
 #: kinds ``clear`` without a KIND empties
@@ -29,7 +30,7 @@ def kind_dir(kind: str) -> Path:
     if kind == "pocl":
         return Path(os.environ.get("POCL_CACHE_DIR")
                     or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "pocl"))
-    return paths.cache_dir(kind)
+    return paths.cache_dir(kind, root=cache_root_from_environ())
 
 
 def usage(directory: Path) -> tuple[int, int]:
@@ -89,10 +90,11 @@ def run_cache_cli(action: str, kinds=(), as_json: bool = False) -> int:
         if kinds:
             raise UsageError("cache info lists every kind: give kinds to cache clear only")
         rows = info()
+        root = paths.cache_dir(root=cache_root_from_environ())
         if as_json:
-            print(json.dumps({"root": str(paths.cache_dir()), "kinds": rows}, indent=1))
+            print(json.dumps({"root": str(root), "kinds": rows}, indent=1))
             return 0
-        print(f"clnn cache: {paths.cache_dir()}")
+        print(f"clnn cache: {root}")
         for r in rows:
             print(f"  {r['kind']:13} {r['files']:6} files {_human(r['bytes']):>10}  {r['path']}")
         return 0

@@ -14,8 +14,7 @@ from clnn.capabilities import (
     spread,
     to_capabilities,
 )
-from clnn.device import ClDevice
-from clnn.options import from_environ
+from clnn.devices import open_cl_device
 from hal.types import FLT_MAX
 
 BASELINES = ("reference", "litert")
@@ -159,7 +158,7 @@ def run_capabilities_cli(remeasure: bool = False, as_json: bool = False,
                          plot: str | None = None, devices: list[str] | None = None) -> int:
     if devices and len(devices) > 1:
         return run_compare_cli(devices, remeasure, as_json)
-    dev = ClDevice(options=from_environ())
+    dev = open_cl_device()
     record = load_or_measure(dev, remeasure=remeasure, quick=quick)
     caps = to_capabilities(record)
     if plot is not None:

@@ -12,13 +12,15 @@ def _cmd(args) -> int:
     from clnn.cli.capabilities import run_capabilities_cli
     from clnn.cli.devices import device_environment, require_device, require_opencl
     from clnn.cli.errors import require_writable_dir
+    from clnn.options import cache_root_from_environ
 
     specs = device_list(args.devices) if args.devices else [args.device]
     for spec in specs:
         require_opencl(spec, "capabilities")
         require_device(spec)
     # the measurement takes seconds and its record is saved at the end: check the place first
-    require_writable_dir(paths.cache_dir("capabilities"), "the capabilities cache")
+    require_writable_dir(paths.cache_dir("capabilities", root=cache_root_from_environ()),
+                         "the capabilities cache")
     check_plot(args)
     if len(specs) > 1:
         if args.baseline != "reference" or args.plot:

@@ -50,9 +50,10 @@ def require_opencl(spec: str | None, what: str) -> None:
 @contextlib.contextmanager
 def device_environment(spec: str | None):
     """While the block runs, $CLNN_DEVICE is the OpenCL device ``spec`` names (when it names
-    one), so that every ClDevice a command makes without a spec, in this process or in those
-    it starts (bench prepare, fuzz graphs and tflite workers), is that device; restored after,
-    as a command run in-process (tests) must leave the environment as it found it."""
+    one), so that every device an entry point opens without a spec (clnn.devices.open_device),
+    in this process or in those it starts (bench prepare, fuzz graphs and tflite workers), is
+    that device; restored after, as a command run in-process (tests) must leave the
+    environment as it found it."""
     named = parse_device_spec(spec)[1] if spec is not None else None
     if not named:
         yield
@@ -87,19 +88,22 @@ def require_device(spec: str | None, cl_spec: str | None = None) -> None:
 
         raise CliError(f"the OpenCL device needs pyopencl, which does not import ({e})") from e
     from clnn.device import split_sub_device
+    from clnn.devices import environ_spec
 
-    named = cl_spec or named
+    named, source = environ_spec(cl_spec or named)
     base, units = split_sub_device(named)
-    platform, device = select_device(base, "--device" if base else None)
+    platform, device = select_device(base, source or ("--device" if base else None))
     if units is not None:
         from clnn.device import create_sub_device
 
         create_sub_device(device, units)
     from clnn import paths
     from clnn.cli.errors import require_writable_dir
+    from clnn.options import cache_root_from_environ
 
     # the device saves every program it builds there; a bad place fails the first execution
-    require_writable_dir(paths.cache_dir("programs"), "the OpenCL program cache")
+    require_writable_dir(paths.cache_dir("programs", root=cache_root_from_environ()),
+                         "the OpenCL program cache")
 
 
 def _sub_device_rows(p_i, d_i, p, d) -> list[dict]:
@@ -134,7 +138,9 @@ def run_devices_cli(as_json: bool = False) -> int:
     default = None
     if found:
         try:  # the device a command would use; a bad $CLNN_DEVICE marks none, listing the rest
-            default = select_device(None)[1]
+            from clnn.devices import environ_spec
+
+            default = select_device(*environ_spec(None))[1]
         except Exception as e:
             print(f"clnn devices: {e}", file=sys.stderr)
     for p_i, d_i, p, d in found:

@@ -93,6 +93,7 @@ class ClnnRunner:
     def __init__(self, imported, device, model_bytes: bytes | None = None):
         """``model_bytes``: the model file's bytes, to prepare through the compilation cache
         under clnn's cache directory (clnn/prepare_cached.py); None: prepare afresh."""
+        from clnn.devices import compilation_dir
         from clnn.prepare_cached import prepare_with_cache
 
         if getattr(imported, "states", None):  # its inputs include the state (a stream's)
@@ -102,8 +103,8 @@ class ClnnRunner:
         self.device = device
         t0 = time.perf_counter()
         #: "off", "miss" (prepared, and saved) or "hit" (prepared from the cache)
-        self.prepared, self.cache, self._save = prepare_with_cache(device, imported.model,
-                                                                    model_bytes)
+        self.prepared, self.cache, self._save = prepare_with_cache(
+            device, imported.model, model_bytes, compilation_dir(device))
         self.prepare_s = time.perf_counter() - t0
         self._runs = 0
 

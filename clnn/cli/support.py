@@ -60,12 +60,11 @@ def load_model(what: str, corpus: str | None = None, shapes=None):
 def run_support_cli(what: str, corpus: str | None = None, device: str | None = None,
                     as_json: bool = False, shapes=None) -> int:
     from clnn.cli.errors import CliError
-    from clnn.device import ClDevice
-    from clnn.options import from_environ
+    from clnn.devices import open_cl_device
     from hal.errors import HalError
 
     name, model = load_model(what, corpus, shapes)
-    dev = ClDevice(device, options=from_environ())
+    dev = open_cl_device(device)
     try:
         rows = dev.support_report(model)
     except HalError as e:

@@ -28,10 +28,9 @@ def extension_rows(cl_device) -> list[dict]:
 
 
 def run_extensions_cli(device: str | None = None, as_json: bool = False) -> int:
-    from clnn.device import ClDevice
-    from clnn.options import from_environ
+    from clnn.devices import open_cl_device
 
-    dev = ClDevice(device, options=from_environ())
+    dev = open_cl_device(device)
     rows = extension_rows(dev)
     if as_json:
         import json

@@ -57,10 +57,9 @@ def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
     from clnn.cli.errors import CliError
     from clnn.cli.onnx_run import import_model
     from clnn.cli.run import random_inputs
-    from clnn.device import ClDevice
-    from clnn.options import from_environ
+    from clnn.devices import open_cl_device
 
-    dev = ClDevice(device, profiling=True, options=from_environ())
+    dev = open_cl_device(device, profiling=True)
     # ahead of time: no budget
     tuner = tuning.tuner_for(dev, "fast" if fast else "full", retune=retune, unbounded=True)
     load = [round(x, 2) for x in os.getloadavg()]

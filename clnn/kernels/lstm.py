@@ -239,14 +239,7 @@ def plan_direction(b, ctx, d: Direction, *, act: int, cell_clip: float, proj_cli
     rpre = _gemm.scratch(b, batch * N * 4)
     hbuf = _gemm.scratch(b, batch * units * 4) if proj else hs
     if proj:
-        pt = row_tile(b, batch, out_size)
-        bp = stacked_weights(b, ctx, [d.first + PROJ_SLOT], units, pt)
-        pbias = None
-        if present(ctx, d.first + PROJ_BIAS_SLOT):  # the GEMM epilogue reads float32
-            pbias = _gemm.scratch(b, out_size * 4)
-            stack_rows(b, In(d.first + PROJ_BIAS_SLOT), wt, (pbias, 0), out_size, 1)
-            pbias = (pbias, 0)
-        lo, hi = (f32(-proj_clip), f32(proj_clip)) if proj_clip > 0 else (None, None)
+        pt, bp, pbias, lo, hi = projection(b, ctx, d, wt, units, out_size, batch, proj_clip)
     vec_args = [In(d.first + BIAS_SLOTS[g]) for g in gates]
     if peep:
         vec_args += [In(d.first + PEEP_SLOTS[g]) for g in gates if g != "cell"]
@@ -282,6 +275,21 @@ def plan_direction(b, ctx, d: Direction, *, act: int, cell_clip: float, proj_cli
         store_rows(b, (hs, 0), ref(b, Out(d.h_out)), odt, out_size, batch, out_size)
     if d.c_out is not None:
         store_rows(b, (cs, 0), ref(b, Out(d.c_out)), odt, units, batch, units)
+
+
+def projection(b, ctx, d: Direction, wt: str, units: int, out_size: int, batch: int,
+               proj_clip: float) -> tuple:
+    """(tile, packed weights, float32 bias or None, clip low, clip high) of a direction's
+    projection GEMM (the hidden state to the output size)."""
+    pt = row_tile(b, batch, out_size)
+    bp = stacked_weights(b, ctx, [d.first + PROJ_SLOT], units, pt)
+    pbias = None
+    if present(ctx, d.first + PROJ_BIAS_SLOT):  # the GEMM epilogue reads float32
+        pbias = _gemm.scratch(b, out_size * 4)
+        stack_rows(b, In(d.first + PROJ_BIAS_SLOT), wt, (pbias, 0), out_size, 1)
+        pbias = (pbias, 0)
+    lo, hi = (f32(-proj_clip), f32(proj_clip)) if proj_clip > 0 else (None, None)
+    return pt, bp, pbias, lo, hi
 
 
 def ln_group(b, local_bytes: int = 24) -> int:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from clnn import paths
 from clnn.models.mediapipe import FetchError, _sha256
+from clnn.options import cache_root_from_environ
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ STREAMING = frozenset({"alexa", "hey_jarvis", "hey_mycroft", "okay_nabu"})
 
 
 def int8_cache_dir() -> str:
-    return str(paths.cache_dir("models", "int8"))
+    return str(paths.cache_dir("models", "int8", root=cache_root_from_environ()))
 
 
 def _name(name: str) -> str:

@@ -17,6 +17,7 @@ import sys
 import zipfile
 
 from clnn import paths
+from clnn.options import cache_root_from_environ
 
 WHEEL_REQUIREMENT = "mediapipe==0.10.14"
 #: the manylinux x86_64 CPython 3.11 wheel of mediapipe 0.10.14 on PyPI (any of its wheels
@@ -65,7 +66,7 @@ class FetchError(RuntimeError):
 
 
 def cache_dir() -> str:
-    return str(paths.cache_dir("models"))
+    return str(paths.cache_dir("models", root=cache_root_from_environ()))
 
 
 def _sha256(path: str) -> str:
@@ -89,7 +90,7 @@ def _name(name: str) -> str:
 
 
 def downloads_dir() -> str:
-    return str(paths.cache_dir("downloads"))
+    return str(paths.cache_dir("downloads", root=cache_root_from_environ()))
 
 
 def _download_wheel(say, progress: bool = False) -> str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from clnn import paths
 from clnn.models.mediapipe import MODELS as TFLITE_MODELS
 from clnn.models.mediapipe import FetchError, _sha256
+from clnn.options import cache_root_from_environ
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def model_shapes(path: str) -> dict | None:
 
 
 def onnx_cache_dir() -> str:
-    return str(paths.cache_dir("models", "onnx"))
+    return str(paths.cache_dir("models", "onnx", root=cache_root_from_environ()))
 
 
 def _name(name: str) -> str:

@@ -106,24 +106,24 @@ def devices_from_specs(specs, **cl_options) -> list[Device]:
     """Devices for several names (as :func:`device_from_spec`); the OpenCL devices of one
     platform get one cl.Context (clnn.device.open_cl_devices), so that a tensor passed between
     two of their steps stays in device memory. ``cl_options``: ClDevice's (fallback, ...)."""
-    from clnn.devices import open_device, parse_device_spec
+    from clnn.devices import environ_spec, open_device, parse_device_spec
 
     specs = list(specs)
     try:
         kinds = [parse_device_spec(s) for s in specs]
     except ValueError as e:
         bad_data(str(e))
-    cl_specs = [c for k, c in kinds if k == "opencl"]
-    if cl_specs and cl_options.get("options") is None:  # an entry point: the environment's
+    # an entry point: the environment's device where a spec names none, and its options
+    named = [environ_spec(c) for k, c in kinds if k == "opencl"]
+    cl_specs, sources = [s for s, _ in named], [src for _, src in named]
+    if cl_specs and cl_options.get("options") is None:
         from clnn.options import from_environ
 
         cl_options["options"] = from_environ()
     try:
         from clnn.device import open_cl_devices
-        from clnn.options import from_environ
 
-        cl_options.setdefault("options", from_environ())  # (the entry point's environment)
-        opened = iter(open_cl_devices(cl_specs, **cl_options) if cl_specs else [])
+        opened = iter(open_cl_devices(cl_specs, sources, **cl_options) if cl_specs else [])
         hal = [next(opened) if k == "opencl" else open_device(s)
                for s, (k, _) in zip(specs, kinds)]
     except HalError as e:

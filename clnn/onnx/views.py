@@ -111,15 +111,7 @@ def convert(imp, n, conv):
         axis = n.attrs["axis"] + rank if n.attrs["axis"] < 0 else n.attrs["axis"]
         attrs["axis"] = _own_axis(imp, g, axis, shape)
     if n.op_type == "Slice":
-        if g is None or imp.opset < 10:
-            imp.fail(f"a Slice of a rank-{rank} tensor has no rank-4 form here")
-        axes = imp.const(n.input(3)) if n.input(3) else np.arange(imp.const(n.input(1)).size)
-        mapped = [_own_axis(imp, g, int(a) + rank if a < 0 else int(a), shape)
-                  for a in axes.reshape(-1)]
-        name = f"{n.input(3) or 'axes'}\0{len(imp.consts)}"
-        imp.consts[name] = np.asarray(mapped, np.int64)
-        inputs = inputs + [""] * (4 - len(inputs)) if len(inputs) < 4 else inputs
-        inputs[3] = name
+        inputs = _slice_inputs(imp, n, g, shape, inputs)
     if out_shape is None or len(out_shape) != rank:
         imp.fail(f"the output shape of a rank-{rank} {n.op_type} is unknown")
     out_op_shape = [int(np.prod([out_shape[a] for a in run])) for run in g] if g else op_shape
@@ -138,6 +130,22 @@ def convert(imp, n, conv):
             imp.shape_override.pop(x, None)
         imp.shape_override.pop(out, None)
     imp.views[out] = (imp.operands.pop(out), tuple(out_shape))
+
+
+def _slice_inputs(imp, n, g, shape, inputs: list) -> list:
+    """The inputs of a Slice of a view, its axes (input 3) those of the view's rank-4
+    operand (a constant of their own)."""
+    rank = len(shape)
+    if g is None or imp.opset < 10:
+        imp.fail(f"a Slice of a rank-{rank} tensor has no rank-4 form here")
+    axes = imp.const(n.input(3)) if n.input(3) else np.arange(imp.const(n.input(1)).size)
+    mapped = [_own_axis(imp, g, int(a) + rank if a < 0 else int(a), shape)
+              for a in axes.reshape(-1)]
+    name = f"{n.input(3) or 'axes'}\0{len(imp.consts)}"
+    imp.consts[name] = np.asarray(mapped, np.int64)
+    inputs = inputs + [""] * (4 - len(inputs)) if len(inputs) < 4 else inputs
+    inputs[3] = name
+    return inputs
 
 
 def gather(imp, n):

@@ -255,7 +255,7 @@ class _Pending:
             return 0
 
     @classmethod
-    def give(cls, source, names):
+    def give(cls, source, names, cache_root=None):
         cls.source = source
         return True
 

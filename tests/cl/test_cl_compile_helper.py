@@ -59,14 +59,15 @@ _CHILD = """
 import json, sys
 from clnn import launch, program_cache
 from clnn.device import ClDevice
+from clnn.options import DeviceOptions
 from clnn.tflite import load
 from clnn.cli.run import ClnnRunner, compare, random_inputs
 from hal.reference import ReferenceDevice
 
 given, stopped = [], []
 give, stop = program_cache.CompileHelper.give, program_cache.CompileHelper.stop
-def give_(self, source, names):
-    ok = give(self, source, names)
+def give_(self, source, names, *cache_root):
+    ok = give(self, source, names, *cache_root)
     given.append(len(names) if ok else -1)
     return ok
 def stop_(self):
@@ -75,7 +76,8 @@ def stop_(self):
 program_cache.CompileHelper.give, program_cache.CompileHelper.stop = give_, stop_
 imported = load(sys.argv[1])
 inputs = random_inputs(imported)
-runner = ClnnRunner(imported, ClDevice())
+runner = ClnnRunner(imported, ClDevice(options=DeviceOptions(tune="off",
+                                                            cache_dir=sys.argv[2])))
 first = launch.STATS["first_launches"]
 got, _ = runner.run(inputs)
 at_execution = launch.STATS["first_launches"] - first
@@ -94,9 +96,9 @@ def test_cold_prepare_with_the_helper(cl_device, tmp_path):
     path = models.fetch(["face_detection_short_range.tflite"])[
         "face_detection_short_range.tflite"]
     env = {k: v for k, v in os.environ.items() if k != POCL_SPECIALIZATION}
-    env.update(CLNN_CACHE_DIR=str(tmp_path / "clnn"), POCL_CACHE_DIR=str(tmp_path / "pocl"),
-               PYTHONPATH=str(ROOT), CLNN_TUNE="off")
-    out = subprocess.run([sys.executable, "-c", _CHILD, path], env=env, capture_output=True,
+    env.update(POCL_CACHE_DIR=str(tmp_path / "pocl"), PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", _CHILD, path, str(tmp_path / "clnn")],
+                         env=env, capture_output=True,
                          text=True, timeout=600, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     r = json.loads(out.stdout.strip().splitlines()[-1])

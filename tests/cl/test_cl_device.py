@@ -60,13 +60,18 @@ def test_device_choice(cl_device):
     assert "no OpenCL device matches" in e.value.reason
 
 
-def test_env_variable_picks_device(cl_device, monkeypatch):
-    from clnn.device import ClDevice
+def test_env_variable_picks_the_device_of_the_entry_points_only(cl_device, monkeypatch):
+    """$CLNN_DEVICE is read by the entry points (open_device): ClDevice() is the default
+    device whatever it holds."""
+    from clnn.device import ClDevice, select_device
+    from clnn.devices import open_device
 
     monkeypatch.setenv("CLNN_DEVICE", "no-such-device-anywhere")
     with pytest.raises(HalError) as e:
-        ClDevice()
+        open_device("opencl")
     assert e.value.status == ErrorStatus.DEVICE_UNAVAILABLE
+    assert "$CLNN_DEVICE" in e.value.reason
+    assert ClDevice().cl_device == select_device(None)[1]
 
 
 def test_importing_the_device_modules_changes_no_environment_variable():
@@ -229,28 +234,29 @@ def test_second_process_does_not_rebuild(tmp_path):
     """Programs are cached on disk (PoCL's kernel cache, which pyopencl defers to): a second
     process building the same kernels adds nothing to the cache."""
     code = ("import numpy as np\n"
+            "import sys\n"
             "from clnn.device import ClDevice\n"
+            "from clnn.options import DeviceOptions\n"
             "from tests.kits.one_op_models import one_op_model, tensor, scalar\n"
-            "d = ClDevice()\n"
+            "d = ClDevice(options=DeviceOptions(cache_dir=sys.argv[1]))\n"
             "m = one_op_model('ADD', [tensor('TENSOR_FLOAT32', [2]), tensor('TENSOR_FLOAT32',"
             " [2]), scalar('INT32', 0)], [tensor('TENSOR_FLOAT32', [2])])\n"
             "d.prepare_model(m)\n")
-    env = dict(os.environ, POCL_CACHE_DIR=str(tmp_path / "pocl"),
-               CLNN_CACHE_DIR=str(tmp_path / "clnn"), PYTHONPATH=str(REPO))
+    env = dict(os.environ, POCL_CACHE_DIR=str(tmp_path / "pocl"), PYTHONPATH=str(REPO))
 
     def files():
         return sorted(str(p) for p in tmp_path.rglob("*")
                       if p.is_file() and not p.name.startswith("tempfile"))
 
     try:
-        subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120,
-                       capture_output=True)
+        subprocess.run([sys.executable, "-c", code, str(tmp_path / "clnn")], env=env,
+                       check=True, timeout=120, capture_output=True)
     except subprocess.CalledProcessError as e:
         pytest.skip(f"no OpenCL device in a subprocess: {e.stderr[-300:]}")
     first = files()
     assert first, "the first process cached nothing"
-    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120,
-                   capture_output=True)
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "clnn")], env=env, check=True,
+                   timeout=120, capture_output=True)
     assert files() == first
 
 

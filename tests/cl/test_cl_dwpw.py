@@ -186,7 +186,7 @@ def test_fused_tiles_and_rule():
 
 def test_tuner_measures_both_ways_and_the_next_prepare_reuses(cl_device, tmp_path,
                                                                monkeypatch):
-    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    cl_device = cl_device.with_options(cache_dir=str(tmp_path))
     monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     tuner = tuning.tuner_for(cl_device, "full", unbounded=True)
     try:
@@ -226,7 +226,7 @@ def test_tune_report_formats_the_fusion():
 
 def test_a_fast_prepare_measures_no_fusion(cl_device, tmp_path, monkeypatch):
     # the default mode reuses the cache but never compiles fused candidates at prepare
-    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    cl_device = cl_device.with_options(cache_dir=str(tmp_path))
     monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     cl_device = cl_device.with_options(tune_budget_s=1000)
     tuner = tuning.tuner_for(cl_device, "fast")

@@ -73,7 +73,9 @@ def test_clnn_tune_checks_the_fusions_in_the_model(cl_device, tmp_path, monkeypa
     assert all(s == sig for s in seen) and len(seen) == 4
     tile = list(_dwpw.fused_tiles(_dwpw._gemm_variants.traits(cl_device.limits), 16, 16,
                                   24 * 24)[0])
-    cache = tuning.TuningCache(tuning.device_identity(cl_device.platform, cl_device.cl_device))
+    # the CLI (an entry point) keeps its tuning cache under $CLNN_CACHE_DIR
+    cache = tuning.TuningCache(tuning.device_identity(cl_device.platform, cl_device.cl_device),
+                               tmp_path / "tuning")
     cache.put("dwpw", sig, {"choice": {"fuse": True, "tile": tile}, "complete": True})
     cache.save()
     del tuner
@@ -84,7 +86,7 @@ def test_clnn_tune_checks_the_fusions_in_the_model(cl_device, tmp_path, monkeypa
     assert row["signature"] == sig and len(row["operations"]) == 4
     assert row["fused_ms"] > 0 and row["apart_ms"] > 0
     assert row["apart"] == (row["apart_ms"] < row["fused_ms"])
-    entry = tuning.TuningCache(cache.identity).get("dwpw", sig)
+    entry = tuning.TuningCache(cache.identity, tmp_path / "tuning").get("dwpw", sig)
     if row["apart"]:  # set apart, with both times and the standalone choice
         assert entry["choice"] == {"fuse": False} and entry["complete"]
         assert entry["standalone_choice"] == {"fuse": True, "tile": tile}

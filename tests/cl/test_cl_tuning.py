@@ -233,13 +233,14 @@ def tuned_model():
 
 
 _CHILD = """
-import json
+import json, sys
 from clnn import tuning
 from clnn.device import ClDevice
 from clnn.options import DeviceOptions
 from tests.cl.test_cl_tuning import tuned_model
 m, x = tuned_model()
-dev = ClDevice(options=DeviceOptions(tune="fast", tune_budget_s=1000))
+opts = DeviceOptions(tune="fast", tune_budget_s=1000, cache_dir=sys.argv[1])
+dev = ClDevice(options=opts)
 pm = dev.prepare_model(m)
 t = tuning.tuner_for(dev)
 print(json.dumps({"measured": t.measured, "cached": [r.cached for r in t.records],
@@ -248,11 +249,11 @@ print(json.dumps({"measured": t.measured, "cached": [r.cached for r in t.records
 
 
 def test_second_process_reuses_without_measuring(tmp_path):
-    env = {**os.environ, "CLNN_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
 
     def child():
-        out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True,
-                             text=True, timeout=300, cwd=ROOT)
+        out = subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path)], env=env,
+                             capture_output=True, text=True, timeout=300, cwd=ROOT)
         assert out.returncode == 0, out.stderr
         return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -267,7 +268,7 @@ def test_second_process_reuses_without_measuring(tmp_path):
 
 def test_tuned_choice_runs_correctly(cl_device, tmp_path, monkeypatch):
     # whatever the tuner picks for this layer matches the reference
-    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    cl_device = cl_device.with_options(cache_dir=str(tmp_path))
     monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     cl_device = cl_device.with_options(tune_budget_s=1000)
     tuner = tuning.tuner_for(cl_device, "fast")
@@ -521,7 +522,7 @@ def test_conv_tile_heuristic_and_tuner(cl_device, tmp_path, monkeypatch):
     assert _cv.heuristic(True, 24, 64, 5, 2, 1, vec=8) == {"vw": 8, "tx": 8, "rows": -1}
     assert _cv.heuristic(False, 48, 64, 5, 2, 1) == {"vw": 4, "tx": 2, "rows": 0}
     # measured once in full mode, then reused from the cache by the next prepare
-    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    cl_device = cl_device.with_options(cache_dir=str(tmp_path))
     monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     tuner = tuning.tuner_for(cl_device, "full", unbounded=True)
     try:

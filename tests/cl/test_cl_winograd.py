@@ -194,7 +194,7 @@ def test_default_choice(cl_device, monkeypatch, relaxed, shape, m):
 @pytest.mark.parametrize("relaxed", [False, True])
 def test_tuner_measures_the_paths_and_the_next_prepare_reuses(cl_device, tmp_path,
                                                               monkeypatch, relaxed):
-    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    cl_device = cl_device.with_options(cache_dir=str(tmp_path))
     monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     tuner = tuning.tuner_for(cl_device, "full", unbounded=True)
     try:
@@ -219,7 +219,7 @@ def test_tuner_measures_the_paths_and_the_next_prepare_reuses(cl_device, tmp_pat
 
 def test_a_fast_prepare_measures_no_path_and_follows_the_cache(cl_device, tmp_path,
                                                                monkeypatch):
-    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    cl_device = cl_device.with_options(cache_dir=str(tmp_path))
     monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     cl_device = cl_device.with_options(tune_budget_s=1000)
     tuner = tuning.tuner_for(cl_device, "fast")

@@ -254,11 +254,12 @@ def measured_pair(whole, sub, tmp_path_factory):
     together in one interleaved run, into a temporary cache, through the runtime's own path."""
     from clnn import capabilities
 
+    root = str(tmp_path_factory.mktemp("caps"))
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CLNN_CACHE_DIR", str(tmp_path_factory.mktemp("caps")))
         mp.setattr(capabilities, "workloads", lambda quick: {
             "TENSOR_FLOAT32": capabilities.workloads_all(False)["TENSOR_FLOAT32"]})
-        pair = [nnapi.Device("opencl:0:0", whole), nnapi.Device("opencl:0:0/1", sub)]
+        pair = [nnapi.Device("opencl:0:0", whole.with_options(cache_dir=root)),
+                nnapi.Device("opencl:0:0/1", sub.with_options(cache_dir=root))]
         figures = nnapi.devices.capabilities_of(pair)
     return pair, figures
 

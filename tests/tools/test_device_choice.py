@@ -140,27 +140,50 @@ def test_open_device_on_a_real_device_by_index(cl_device):
 
 def test_pyopencl_ctx_picks_the_device_when_nothing_else_does(fake, monkeypatch):
     monkeypatch.setenv("PYOPENCL_CTX", "1:1")
-    assert select_device(None)[1] is GPU_B
+    assert select_device(*devices.environ_spec(None))[1] is GPU_B
     monkeypatch.setenv("PYOPENCL_CTX", "0")
-    assert select_device("opencl")[1] is CPU_DEV
+    assert select_device(*devices.environ_spec("opencl"))[1] is CPU_DEV
 
 
 def test_precedence_device_then_clnn_device_then_pyopencl_ctx_then_default(fake, monkeypatch):
-    assert select_device(None)[1] is GPU_A
+    assert select_device(*devices.environ_spec(None))[1] is GPU_A
     monkeypatch.setenv("PYOPENCL_CTX", "0:0")
-    assert select_device(None)[1] is CPU_DEV
+    assert select_device(*devices.environ_spec(None))[1] is CPU_DEV
     monkeypatch.setenv("CLNN_DEVICE", "1:1")
-    assert select_device(None)[1] is GPU_B
-    assert select_device("oclgrind")[1] is SIM
+    assert select_device(*devices.environ_spec(None))[1] is GPU_B
+    assert select_device(*devices.environ_spec("oclgrind"))[1] is SIM
+
+
+def test_the_device_module_never_reads_the_environment(fake, monkeypatch):
+    """Only the entry points read $CLNN_DEVICE / $PYOPENCL_CTX (clnn.devices.environ_spec):
+    select_device(None), as ClDevice(None), is the default device whatever they hold."""
+    monkeypatch.setenv("CLNN_DEVICE", "1:1")
+    monkeypatch.setenv("PYOPENCL_CTX", "0:0")
+    assert select_device(None)[1] is GPU_A
+    assert select_device("opencl")[1] is GPU_A
+
+
+def test_open_device_follows_the_environment(fake, monkeypatch):
+    made = []
+    monkeypatch.setattr(clnn.device, "ClDevice",
+                        lambda spec, **options: made.append((spec, options)) or "cl")
+    monkeypatch.setenv("CLNN_DEVICE", "1:1")
+    assert devices.open_device("opencl") == "cl"
+    assert devices.open_device(None) == "cl"  # a device variable set: OpenCL
+    assert devices.open_device("0:0") == "cl"  # a spec given wins
+    assert [(spec, kw.get("device_source")) for spec, kw in made] == \
+        [("1:1", "$CLNN_DEVICE"), ("1:1", "$CLNN_DEVICE"), ("0:0", None)]
 
 
 def test_a_bad_variable_is_an_error_naming_it(fake, monkeypatch):
     monkeypatch.setenv("PYOPENCL_CTX", "4:2")
     with pytest.raises(DeviceUnavailable, match=r"'4:2' \(from \$PYOPENCL_CTX\)"):
-        select_device(None)
+        select_device(*devices.environ_spec(None))
     monkeypatch.setenv("CLNN_DEVICE", "nvidia")
     with pytest.raises(DeviceUnavailable, match=r"'nvidia' \(from \$CLNN_DEVICE\)"):
-        select_device("opencl")
+        select_device(*devices.environ_spec("opencl"))
+    with pytest.raises(DeviceUnavailable, match=r"'nvidia' \(from \$CLNN_DEVICE\)"):
+        clnn.device.resolve_cl_device(*devices.environ_spec(None))
 
 
 def test_a_variable_makes_opencl_the_device_asked_for(fake, monkeypatch):

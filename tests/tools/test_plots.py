@@ -149,9 +149,10 @@ def test_bench_models_plot(cl_device, tmp_path):
 def test_capabilities_plot(cl_device, tmp_path, monkeypatch):
     # a quick real measurement saved as the cache, so the command reads it instead of
     # measuring the full workloads for half a minute
+    # the CLI (an entry point) reads the record under $CLNN_CACHE_DIR: the device's cache_dir
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path / "cache"))
     record = measure(cl_device, quick=True, progress=False)
-    path = cache_path(cl_device)
+    path = cache_path(cl_device.with_options(cache_dir=str(tmp_path / "cache")))
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(record))
     out = tmp_path / "caps.html"

@@ -116,8 +116,7 @@ def test_print_profile_format(capsys):
 
 def test_peak_cache_is_per_identity(tmp_path, monkeypatch):
     from clnn.bench import bench_peak
-
-    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    from clnn.options import DeviceOptions
 
     class Named:
         def __init__(self, name, version=""):
@@ -126,6 +125,7 @@ def test_peak_cache_is_per_identity(tmp_path, monkeypatch):
     class Dev:
         platform = Named("P", "OpenCL 3.0")
         cl_device = Named("D")
+        options = DeviceOptions(cache_dir=str(tmp_path))
 
     rec = {"schema": bench_peak.SCHEMA, "identity": bench_peak.cache_file(Dev)[1],
            "fma": {"gflops": 12.0}, "bandwidth": {"gbs": 3.0}}
@@ -142,7 +142,7 @@ def test_peak_cache_is_per_identity(tmp_path, monkeypatch):
 def test_bench_peak_measures_and_caches(cl_device, tmp_path, monkeypatch):
     from clnn.bench import bench_peak
 
-    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    cl_device = cl_device.with_options(cache_dir=str(tmp_path))
     monkeypatch.setattr(bench_peak, "COPY_BYTES", 1 << 20)
     monkeypatch.setattr(bench_peak, "FMA_ITERS", 16)
     rec = bench_peak.load_or_measure_peak(cl_device)
