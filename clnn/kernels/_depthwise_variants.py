@@ -14,8 +14,8 @@ candidate only: a kernel per row geometry costs too much of a cold prepare). The
 a CPU is the sliding window (the widest vector dividing the channels, one row per work-group)
 for strided filters, 3x3 ones and, with native vectors of 16 floats, filters of at most
 :data:`SLIDE_VECTORS` native vectors, with dilation 1 along x; else the row sweep where the
-filter unrolls and a row has more than one step, else the tile rule measured on PoCL before
-(the widest tile whose span fits, tile_rows_group's rows); on a GPU narrower vectors and
+filter unrolls and a row has more than one step, else the tile rule (the widest tile whose
+span fits, tile_rows_group's rows); on a GPU narrower vectors and
 tiles (vw 4, tx 2: more work-items, fewer registers) and the driver's work-groups. The tuner
 measures float32 layers.
 """
@@ -32,8 +32,8 @@ SPACE = 4
 #: most filter taps of a row sweep (its filter rows unroll)
 SWEEP_TAPS = 49
 #: most native vectors of filter the CPU rule's sliding window of stride 1 holds beyond 3x3
-#: filters, on CPUs with native vectors of 16 floats (5x5 on AVX-512's 32 zmm registers; on
-#: AVX2's 16 ymm registers 5x5 filters spill: the row sweep keeps those)
+#: filters, on CPUs with native vectors of 16 floats and 32 vector registers (5x5 fits; with
+#: 16 registers 5x5 filters spill: the row sweep keeps those)
 SLIDE_VECTORS = 25
 
 
@@ -54,26 +54,23 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
     if cpu and slides_apply(fw, sw, dw, fh) and (sw > 1 or 1 < fh * fw <= 9 or (
             vec >= 16 and fh * fw * -(-vws[0] // vec) <= SLIDE_VECTORS)):
         # the sliding window, widest vector, one row per work-group, for strided filters and
-        # those whose filter vectors fit the registers: over the 139 depthwise layers of the
-        # MediaPipe models 1.19x the sweep's throughput on 3x3 stride 1, 1.17x on 3x3 and
-        # 1.23x on 5x5 stride 2 on AVX2 (PoCL), but 0.92x on 5x5 stride 1 there (its 50 ymm
-        # filter vectors spill: the sweep keeps those); 1.08-1.13x on 5x5 stride 1 on AVX-512
-        # (25 zmm). The compiled row (depthwise_row) measured 1.03-1.19x the sliding window
-        # per class on AVX-512, but compiles a kernel per row geometry: 0.4-0.6 s each in a
-        # cold prepare (pose_landmark_full 6.5 -> 15.0 s with it as the rule), so it is a
-        # tuner candidate only
+        # those whose filter vectors fit the registers: ahead of the sweep on the depthwise
+        # layers of the benchmark models (benchmarks/kernel_rates_ab.py), except 5x5 stride
+        # 1 with 16 vector registers (its filter vectors spill: the sweep keeps those). The compiled
+        # row (depthwise_row) can be faster still, but compiles a kernel per row geometry,
+        # too long for a cold prepare (`clnn bench prepare`), so it is a tuner candidate only
         return {"vw": vws[0], "tx": 1, "rows": 1, "slide": 1}
     if cpu and 0 < fh * fw <= SWEEP_TAPS and ow > sweep_tx:
         # the row sweep, widest vector, 4 pixels a step, one row per work-group, where a row
-        # has more than one step: over the 133 depthwise layers of the MediaPipe models
-        # (PoCL, AVX2) 1.36x the tile rule's throughput in all, faster in every size class
-        # (rows of one step: 1-5 us either way, the tile ahead on most)
+        # has more than one step: ahead of the tile rule in every size class of the
+        # benchmark models' depthwise layers (benchmarks/kernel_rates_ab.py; rows of one
+        # step: the tile)
         return {"vw": vws[0], "tx": sweep_tx, "rows": 1, "sweep": 1}
     if cpu:
         # rows narrower than 8 pixels run the widest tile whose span fits (its stores are
         # guarded, its loads clamped): a few wasted multiplies on tiny layers, fewer kernels
-        # to compile (a model's 7x7 and 4x4 layers took tx 4, its others tx 8: each a kernel
-        # of its own, 0.15-0.45 s of a cold prepare)
+        # to compile (each tile width a kernel of its own in a cold prepare, `clnn bench
+        # prepare`)
         # (8 native vectors of accumulators at most: ``vec``, the device's native width)
         tx = next((t for t in (8, 4) if (t - 1) * sw + (fw - 1) * dw + 1 <= MAX_SPAN),
                   txs[0])

@@ -15,13 +15,12 @@ def choose(planner, op_index: int, sig: dict) -> list | None:
     the variants the unfused plan would run) and keeps the faster: fused, a launch and the
     depthwise output's round trip through memory are saved, but the depthwise work runs
     inside the GEMM's work-items, without the depthwise kernel's own tiling, so which wins
-    depends on the layer and no simple rule held (PoCL / AVX-512, kernel time fused / two
-    launches, the GEMM reading the depthwise output from the caches: 0.64 on [128x128,
-    16 -> 8], 0.75 on [28x28, 144 -> 24], 0.82 on [64x64, 24 -> 24], 0.93-1.07 on most
-    others, 1.3-1.8 on [96x96, 8..32 -> 8..32]). Measured by ``clnn tune`` and in
+    depends on the layer and no simple rule held (benchmarks/kernel_rates_ab.py, kernel
+    time fused against two launches: either way ahead by a wide margin on some layer
+    shapes, even on most others). Measured by ``clnn tune`` and in
     tune "full", not at a prepare in the default fast mode, which reuses what the cache
     holds. Without a measurement (no tuning entry, tune "off", float16): two launches.
-    The device's ``dwpw`` option (clnn.options.DeviceOptions, ``CLNN_DWPW``): "off" never
+    The device's ``dwpw`` option (clnn.options.DeviceOptions): "off" never
     fused, "all" fused wherever a tile fits (tests)."""
     from clnn import tuning
     from clnn.options import options_of

@@ -8,13 +8,13 @@ driver's choice) or ``[rows, columns]`` work-items, shrunk to divisors of the gl
 (OpenCL 1.2 needs whole work-groups).
 
 Without a tuning entry, :func:`heuristic` picks from device queries: on a CPU with native
-vectors of 16 floats the AVX-512 outer-product tiles measured on PoCL
-(:data:`clnn.kernels._gemm.TILE`, narrower for narrow outputs) with the "auto" groups, exactly
-what ran before tuning existed; on narrower vectors (AVX2) tiles of fewer accumulators
+vectors of 16 floats the outer-product tiles of `clnn bench gemm --sweep`
+(:data:`clnn.kernels._gemm.TILE`, narrower for narrow outputs) with the "auto" groups; on
+narrower vectors (16 vector registers) tiles of fewer accumulators
 (:func:`clnn.kernels._gemm.narrow_vector_tile`, 4 x 16 mostly); on a GPU (or anything
 else) a tile of at most 16 accumulators per work-item, which stays in a GPU thread's registers,
 with work-groups of 64-256 work-items bounded by CL_DEVICE_MAX_WORK_GROUP_SIZE. The tuner
-(clnn/tuning.py) measures :func:`candidates` per layer shape where ``CLNN_TUNE`` allows.
+(clnn/tuning.py) measures :func:`candidates` per layer shape where the ``tune`` option allows.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class Traits:
     max_wg: int
     max_items: tuple
     local_mem: int
-    #: CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT (PoCL: 16 with AVX-512, 8 with AVX2): a CPU's tile
+    #: CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT (on PoCL the CPU's SIMD width in floats): a CPU's tile
     vec: int = 16
     #: the row of clnn/kernels/_defaults.py TABLE ("": the CPU or GPU row by ``cpu``)
     device_class: str = ""

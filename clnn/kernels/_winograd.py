@@ -17,9 +17,9 @@ against the reference's float64 (1 x 14 x 14 x 256 -> 256, |y| up to 76): the im
 1.0e-4, F(2x2) 4.7e-5, F(4x4) 7.2e-4 (its larger transform coefficients): F(4x4, 3x3) is only
 a choice where the model relaxes float32 to float16 precision. Which path a layer runs is
 measured per layer shape by the tuner (clnn/tuning.py, family "winograd") against the im2col
-GEMM (:func:`scratch_layer`), in ``clnn tune`` and CLNN_TUNE=full; without a tuning entry
-:func:`heuristic` decides. ``$CLNN_WINOGRAD`` (or :func:`forced`): 0 never, 2 or 4 that
-F(m, 3) wherever it applies, relaxed or not (tests, A/B measurements).
+GEMM (:func:`scratch_layer`), in ``clnn tune`` and tune "full"; without a tuning entry
+:func:`heuristic` decides. The device's ``winograd`` option (clnn.options.DeviceOptions): 0
+never, 2 or 4 that F(m, 3) wherever it applies, relaxed or not (tests, A/B measurements).
 """
 
 from __future__ import annotations
@@ -67,13 +67,11 @@ def heuristic(traits, s: dict) -> int:
     """The path without a tuning entry, the same on every device (Winograd is the usual choice
     of GPU libraries too): F(2x2, 3x3) for outputs of at least 4 x 4 (of a smaller one most
     of a tile's outputs are waste), F(4x4, 3x3) from 8 x 8 where the model allows relaxed
-    float32; in NCHW (scalar transforms) only from 64 input and output channels. On PoCL /
-    AVX2 (Zen 3), kernel time of the whole layer against the im2col GEMM in its heuristic
-    tile: NHWC, 64 shapes of 4-32 pixels square x 12-64 -> 8-64 channels, F(2x2) 0.32-0.76 of
-    it from 8 x 8 (4 x 4: 0.64-1.22, within 3 us), F(4x4) 0.27-0.78 from 8 x 8 (4 x 4: up to
-    2.3); VGG-19's layers (224 x 224 x 64 ... 14 x 14 x 512) F(2x2) 0.36-0.45, F(4x4)
-    0.25-0.45; NCHW, the same layers: F(2x2) 0.41-0.68, F(4x4) 0.27-0.57, 56 x 56 x 64 0.98 and
-    0.50, 16 x 16 x 16 1.57 and 0.89."""
+    float32; in NCHW (scalar transforms) only from 64 input and output channels. The rule
+    the kernel time of the whole layer against the im2col GEMM in its heuristic tile backs
+    (benchmarks/op_kernels.py, ``clnn tune`` over 3x3 layers of 4 to 224 pixels square):
+    either Winograd path well ahead from 8 x 8 outputs, F(2x2) about even at 4 x 4, F(4x4)
+    behind there; in NCHW behind on narrow layers."""
     if s["oh"] < 4 or s["ow"] < 4 or (s.get("nchw") and min(s["c"], s["o"]) < 64):
         return 0
     return 4 if s.get("relaxed") and s["oh"] >= 8 and s["ow"] >= 8 else 2

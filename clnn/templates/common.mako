@@ -57,8 +57,8 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
 
 ## clamp the float scalar or vector variable ``v`` (type ``V``) into [lo, hi] by compares and
 ## selects, as statements: OpenCL's clamp is fmin(fmax(...)), which PoCL lowers with NaN blends
-## (4 more instructions a vector on x86; with selects six depthwise layers took 0.90-1.01x the
-## time, median 0.96); a NaN stays NaN here, as in the reference (numpy.clip)
+## (more instructions a vector on x86; with selects the depthwise layers run no slower,
+## benchmarks/kernel_rates_ab.py); a NaN stays NaN here, as in the reference (numpy.clip)
 <%def name="clamp_to(v, V, lo='lo', hi='hi')">${v} = select(${v}, (${V})(${lo}), ${v} < (${V})(${lo})); ${v} = select(${v}, (${V})(${hi}), ${v} > (${V})(${hi}))</%def>
 
 ## an activation function fused into an epilogue (clnn/fusion.py), on a float scalar or vector

@@ -1,5 +1,5 @@
 ## CONV_2D direct kernel for convolutions with few input channels (the 3-channel first layer of
-## every MediaPipe model, a 1-channel head over 8 channels): there the GEMM's im2col writes
+## image models, a 1-channel head over 8 channels): there the GEMM's im2col writes
 ## fh * fw times the input for little arithmetic. One work-item computes tx neighbouring output
 ## pixels of a row times one vector of vw output channels; per (filter row, input channel) it
 ## loads the span of input pixels its tx outputs read once and broadcasts each into fw * tx fma

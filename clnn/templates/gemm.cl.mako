@@ -5,10 +5,10 @@
 ##
 ## One work-item computes an mr x (nv * vw) tile of C with mr * nv accumulators of vw-wide
 ## vectors: per k it loads nv vectors of B and mr scalars of A, broadcast into fma. On PoCL
-## (CPU) that is the classic outer-product micro-kernel in AVX-512 registers; vectorizing
+## (CPU) that is the classic outer-product micro-kernel in vector registers; vectorizing
 ## across work-items instead does not pay because A is shared by a work-group. Dimension 0
 ## walks the row blocks (work-items running one after the other share their B panel in L2):
-## at n = 1024 that measured 270-285 GFLOP/s against 200 with dimension 0 over column panels.
+## faster than dimension 0 over column panels in `clnn bench gemm`'s 1024^3.
 ##
 ## Kernel key (knobs): dt (storage of A and C: f32 f16 u8 i8), odt (storage of C), mr, nv, vw
 ## (tile), amode ("packed": A is [ceil(M/mr), K, mr], zero padded, written by im2col_pack;
@@ -24,9 +24,9 @@
 ## ones, zero padded.
 <%!
 #: ``post`` values (bit 0 bias, 1 residual, 2 PRELU, bits 4.. the function: 1 LOGISTIC,
-#: 2 HARD_SWISH; clnn/kernels/_gemm.py) with a compiled epilogue of their own: those of the 13
-#: MediaPipe models' float GEMMs (bias alone 170 launches, with PRELU 37, with the residual 63,
-#: both 45, bias and LOGISTIC 20, HARD_SWISH 10) and none at all (BATCH_MATMUL)
+#: 2 HARD_SWISH; clnn/kernels/_gemm.py) with a compiled epilogue of their own: the ones the
+#: benchmark models' float GEMMs launch most (`clnn plan MODEL --pass fusion` lists them) and
+#: none at all (BATCH_MATMUL)
 FAST_POSTS = (1, 3, 5, 7, 17, 33, 0)
 FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH"}
 %>
@@ -350,8 +350,8 @@ ${store_vector(odt, vw, r, v)}\
 ## every column), one block per ``post`` value of FAST_POSTS with its flags fixed at compile
 ## time: bias, residual and PRELU as plain vector operations, no lane-by-lane residual and no
 ## function that the flags leave off. The run-time flags of the general epilogue below cost
-## the compiled kernel its straight-line stores (a 16384 x 64 GEMM of K = 8 on PoCL / AVX2:
-## 0.43 ms through the general epilogue, 0.26 with the bias-only block). ``done``: what ends
+## the compiled kernel its straight-line stores (a GEMM of small K runs much faster through
+## the bias-only block than through the general epilogue: `clnn bench gemm`). ``done``: what ends
 ## the tile's epilogue (``return`` in gemm, ``continue`` in dwpw's panel loop).
 <%def name="fast_stores(odt, mr, nv, vw, bdt, done)">
 <%
