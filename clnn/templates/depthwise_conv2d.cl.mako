@@ -100,7 +100,7 @@ vstore${vw}(${v}, 0, yr + ${off})\
         function's run-time branches cost the compiled stores their straight line) */
   % for j in range(tx):
         ${V} r${j} = acc${j} + bv;
-        ${c.clamp_to("r%d" % j, V)};
+        ${c.epilogue("r%d" % j, V, "        ")}
         ${vst(dt, vw, "r%d" % j, "%d * C" % j)};
   % endfor
         ${leave};
@@ -120,9 +120,7 @@ vstore${vw}(${v}, 0, yr + ${off})\
         }
   % else:
         ${V} r = acc${j} + bv;
-        ${c.clamp_to("r", V)};
-        if (fnc == 1) r = ${c.post_fn("LOGISTIC", "r")};
-        else if (fnc == 2) r = ${c.post_fn("HARD_SWISH", "r")};
+        ${c.epilogue("r", V, "        ", fn="fnc")}
         ${vst(dt, vw, "r", "%d * C" % j)};
   % endif
     }

@@ -311,15 +311,11 @@ ${store_vector(odt, vw, r, v)}\
     % if epi == "act" and flex:
             if (has_bias) x += ${c.ldf(bdt, "bias", "bias_off + choff + n")};
             const int ci = ${"n" if cmode == "nhwc" else "n * ohw"};
-  % if cmode == "nhwc":
-            if (has_res && n < res_n) x += ${c.ldf(odt, "res", "(size_t)m * res_ld + n")};
-  % else:
-            if (has_res) x += ${c.ldf(odt, "res", "rowoff + ci")};
-  % endif
-            x = clamp(x, lo, hi);
-            if (has_prelu && x < 0.0f) x *= ${c.ldf(odt, "alpha", "alpha_off + choff + n")};
-            if (fnc == 1) x = ${c.post_fn("LOGISTIC", "x")};
-            else if (fnc == 2) x = ${c.post_fn("HARD_SWISH", "x")};
+<%
+    res_read = ("has_res && n < res_n", capture(c.ldf, odt, "res", "(size_t)m * res_ld + n")) \
+        if cmode == "nhwc" else ("has_res", capture(c.ldf, odt, "res", "rowoff + ci"))
+%>\
+            ${c.epilogue("x", S, "            ", res=res_read, clamp="clamp", prelu=("has_prelu", capture(c.ldf, odt, "alpha", "alpha_off + choff + n")), fn="fnc")}
     % elif epi == "act":
       % if bias:
             x += ${c.ldf(bdt, "bias", "bias_off + choff + n") if not quant else "bias[bias_off + choff + n]"};
@@ -328,7 +324,7 @@ ${store_vector(odt, vw, r, v)}\
             x = clnn_mbqm(x, mult[choff + n], shift[choff + n]) + zo;
       % endif
             const int ci = ${"n" if cmode == "nhwc" else "n * ohw"};
-            x = clamp(x, lo, hi);
+            ${c.epilogue("x", S, "            ", clamp="clamp")}
     % else:
             const int ci = ${"n" if cmode == "nhwc" else "n * ohw"};
     % endif
@@ -378,16 +374,7 @@ ${store_vector(odt, vw, r, v)}\
     % for v in range(nv):
         {
             ${V} t = c${r}_${v}${(" + fb%d" % v) if has_b else ""};
-      % if has_r:
-            t += ${vl}(0, res + (size_t)(m0 + ${r}) * res_ld + n0 + ${v * vw});
-      % endif
-            ${c.clamp_to("t", V)};
-      % if has_p:
-            t = select(t * fa${v}, t, t >= (${V})(0.0f));
-      % endif
-      % if fn:
-            t = ${c.post_fn(FLEX_NAMES[fn], "t")};
-      % endif
+            ${c.epilogue("t", V, "            ", vw, res="%s(0, res + (size_t)(m0 + %d) * res_ld + n0 + %d)" % (vl, r, v * vw) if has_r else None, prelu="fa%d" % v if has_p else None, fn=FLEX_NAMES[fn] if fn else None)}
             ${vs}(t, 0, c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
         }
     % endfor
@@ -425,10 +412,7 @@ ${store_vector(odt, vw, r, v)}\
                     rl[l] = l < rn${v} ? ${c.ldf(odt, "res", rt + " + l")} : 0.0f;
                 t += vload${vw}(0, rl);
             }
-            ${c.clamp_to("t", V)};
-            if (has_prelu) t = select(t * av${v}, t, t >= (${V})(0.0f));
-            if (fnc == 1) t = ${c.post_fn("LOGISTIC", "t")};
-            else if (fnc == 2) t = ${c.post_fn("HARD_SWISH", "t")};
+            ${c.epilogue("t", V, "            ", vw, prelu=("has_prelu", "av%d" % v), fn="fnc")}
             ${"vstore_half%d_rte" % vw if odt == "f16" else "vstore%d" % vw}(t, 0, c + ${at});
         }
 </%def>
