@@ -171,22 +171,32 @@ def tile_family(name: str, cands, scratch, flop, scratch_bytes):
         scratch_bytes=scratch_bytes)
 
 
-def choose_tile(b, family, sig: dict, flop: float | None = None) -> dict:
-    """The variant of a tiled direct kernel's layer (``sig``) planned by ``b``: tuned (cached
-    or measured now) for float32 layers, else the family's default on the device's class (on
-    a device without limits: a CPU's with 16-wide vectors)."""
+def select_tile(device, family, sig: dict, op: int = -1, flop: float | None = None):
+    """The select pass's variant of a tiled direct kernel's layer (``sig``; a
+    clnn.tuning.Choice): the device-class default, tunable for float32 layers (on a device
+    without limits: a CPU's with 16-wide vectors)."""
     from clnn import tuning
 
-    dev = b.device
-    limits = getattr(dev, "limits", None)
+    limits = getattr(device, "limits", None)
     if limits is None:
-        return family.space(_gemm_variants.Traits(cpu=True, max_wg=0, max_items=(0, 0, 0),
-                                                  local_mem=0, vec=16), sig, True)[0]
+        v = family.space(_gemm_variants.Traits(cpu=True, max_wg=0, max_items=(0, 0, 0),
+                                               local_mem=0, vec=16), sig, True)[0]
+        return tuning.fixed_choice(family.name, sig, v, "the CPU rule (no device limits)", op)
     t = _gemm_variants.traits(limits)
-    if sig["dt"] != "f32" or not hasattr(dev, "platform"):
-        return family.default(t, sig)
-    return tuning.choose_variant(family, dev, t, sig, getattr(b, "op_index", -1),
-                                 getattr(b, "planner", None), flop=flop)
+    if sig["dt"] != "f32" or not hasattr(device, "platform"):
+        return tuning.fixed_choice(family.name, sig, family.default(t, sig),
+                                   f"the {tuning.class_name(t)} class default (float32 "
+                                   "layers are tuned)", op)
+    return tuning.default_choice(family, t, sig, op, flop)
+
+
+def choose_tile(b, family, sig: dict, flop: float | None = None) -> dict:
+    """The variant of a tiled direct kernel's layer (``sig``) planned by ``b``: the one the
+    select and tune passes chose (clnn.tuning.chosen)."""
+    from clnn import tuning
+
+    return tuning.chosen(b, select_tile(b.device, family, sig, getattr(b, "op_index", -1),
+                                        flop))
 
 
 def scratch_depthwise(device, v: dict, s: dict, out=None):
@@ -206,7 +216,7 @@ def scratch_depthwise(device, v: dict, s: dict, out=None):
     name, key, gsize = kernel(v, {"dt": "f32", "fdt": "f32", "vw": v["vw"], "tx": v["tx"],
                                   "fw": s["fw"], "sw": s["sw"], "dw": s["dw"]},
                               s["fh"], s["ow"], s["n"] * s["oh"], s["c"], s["w"], pl)
-    rec = _gemm_variants._Recorder(device, 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"]
+    rec = _gemm_variants.scratch_builder(device, 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"]
                                    * s["fw"])
     rec.launch("depthwise_conv2d", name, key, gsize,
                [*[x for buf in bufs for x in (buf, i32(0))],
@@ -216,7 +226,7 @@ def scratch_depthwise(device, v: dict, s: dict, out=None):
                local_size=local_for(v["rows"], gsize, device.limits.max_work_group_size),
                flexible=True)
 
-    return rec.kernels, _gemm_variants.releaser(mine)
+    return rec.kernels(), _gemm_variants.releaser(mine)
 
 
 #: depthwise_tile's tuning declaration (clnn.tuning.Family)
