@@ -45,10 +45,11 @@ def select(device, sig: dict, op: int = -1):
     return _depthwise_variants.select_tile(device, FAMILY, sig, op)
 
 
-def choose(b, sig: dict) -> dict:
-    """The conv_tile variant of one layer planned by ``b`` (a LaunchBuilder): the one the
-    select and tune passes chose for it (clnn.tuning.chosen)."""
-    return _depthwise_variants.choose_tile(b, FAMILY, sig)
+def choose(b, **sig) -> dict:
+    """The conv_tile variant of one layer (``sig``: :func:`signature`'s fields) planned by
+    ``b`` (a LaunchBuilder): the one the select and tune passes chose for it
+    (clnn.tuning.chosen)."""
+    return _depthwise_variants.choose_tile(b, FAMILY, signature(**sig))
 
 
 def key(dt: str, v: dict, fw: int, sw: int, dw: int, c: int) -> dict:

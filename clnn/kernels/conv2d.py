@@ -258,7 +258,7 @@ def plan_conv_direct(ctx, b, p) -> bool:
     from clnn.kernels import _conv_variants, _depthwise_variants
 
     # vector width, tile and work-group rows: the select and tune passes'
-    v = _conv_variants.choose(b, conv_tile_signature(ctx, b, p))
+    v = _conv_variants.choose(b, **conv_tile_signature(ctx, b, p))
     packed = np.ascontiguousarray(fi.value.astype(np.float32).transpose(1, 2, 3, 0))
     key = _conv_variants.key(code(inp), v, fw, p.stride_w, p.dil_w, c)
     if res is not None:

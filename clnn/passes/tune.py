@@ -21,8 +21,9 @@ def _traits(device):
 
 def tune(planner, part, shapes, fused, selection: Selection,
          decided: dict | None = None) -> Selection:
-    """``selection`` with each tunable choice tuned; ``decided``: {choice key: Choice} of the
-    depthwise -> pointwise fusions tuned before (kept, and given the new ones). Each operation
+    """``selection`` with each tunable choice tuned; ``decided``: {choice key (and (operation,
+    choice key)): Choice} of the depthwise -> pointwise fusions tuned before (kept, and given
+    the new ones). Each operation
     asks the tuner on its own (a layer shape two operations share: measured once, then the
     tuning cache's)."""
     sg, device = planner.sg, planner.device
@@ -34,10 +35,11 @@ def tune(planner, part, shapes, fused, selection: Selection,
     for k, ctx in planned_ops(sg, part, shapes.contexts, fused):
         first = []
         for c in selection.choices.get(k, ()):
-            if c.family == "dwpw":
-                if c.key not in decided:
-                    decided[c.key] = tuning.tune_choice(c, device, traits, planner)
-                first.append(decided[c.key])
+            if c.family == "dwpw":  # asked per operation, as the tuner records them
+                if (k, c.key) not in decided:
+                    decided[(k, c.key)] = decided[c.key] = tuning.tune_choice(
+                        c, device, traits, planner)
+                first.append(decided[(k, c.key)])
         mine: dict = {}
         while True:  # until every choice of the operation is decided
             cs = node_choices(sg, k, ctx, fused.node(k), device, mine)
