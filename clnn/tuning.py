@@ -1,11 +1,13 @@
 """Kernel tuning per device and per layer: a cache of measured choices and the tuner.
 
 A kernel family exposes a small space of variants (for the GEMM: the tile and the work-group
-shape, clnn/kernels/_gemm_variants.py). Without an entry, a heuristic from device queries
-picks one; with the device's ``tune`` option (clnn.options.DeviceOptions, ``CLNN_TUNE``)
-``fast`` (the default) or ``full``, the tuner measures the candidates of a
-layer's shape on the device with OpenCL profiling events (a few repetitions, median, on scratch
-buffers) and stores the choice in the tuning cache:
+shape, clnn/kernels/_gemm_variants.py). The select pass (clnn/passes/select.py) gives each
+layer its device-class default (a :class:`Choice`); the tune pass (clnn/passes/tune.py,
+:func:`tune_choice`), the only place that measures, replaces it: with the device's ``tune``
+option (clnn.options.DeviceOptions) ``fast`` (the default) or ``full``, the tuner measures the
+candidates of a layer's shape on the device with OpenCL profiling events (a few repetitions,
+median, on scratch layers built through clnn.launch.LaunchBuilder.scratch_layer) and stores
+the choice in the tuning cache:
 
     <cache dir>/tuning/<hash of the device identity>.json
 
