@@ -106,8 +106,8 @@ class DirectInput:
     """A partition input the kernels read from a buffer of its own instead of the pool
     (clnn.passes.memory), on a CPU device that shares the host's memory: an execution
     gives a host array to the kernels as a CL_MEM_USE_HOST_PTR buffer over the array itself (the
-    request's memory: no copy before the first kernel, which PoCL makes in the calling thread:
-    a 256x256x3 float input took 0.13-0.17 ms of hand_recrop's 0.9 ms), and copies anything
+    request's memory: no copy before the first kernel, which PoCL makes in the calling thread,
+    a sizeable part of a small model's run in `clnn bench models`), and copies anything
     else (a tensor on the device, an array of another layout) into its own buffer. ``slots``:
     (launch, argument position) of every kernel argument that is the buffer."""
 

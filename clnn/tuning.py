@@ -40,8 +40,8 @@ from clnn.options import options_of
 #: 2: work-groups of heavy launches on CPUs are split (clnn.launch.cpu_groups), so the times
 #: and choices measured before are not those of the launches made now; 3: the GEMM and
 #: depthwise kernels store full tiles with compiled epilogues (fast_stores in gemm.cl.mako, the
-#: full-tile block of depthwise_tile), 1.3-2.9x faster on some layers: the tiles and the
-#: fused-or-not choices of dwpw measured before favour the old kernels
+#: full-tile block of depthwise_tile), much faster on some layers (`clnn bench gemm`): the
+#: tiles and the fused-or-not choices of dwpw measured before favour the old kernels
 SCHEMA = 3
 MODES = ("off", "fast", "full")
 #: seconds of measuring per prepared model in ``fast`` mode (balanced with the cold start: on
