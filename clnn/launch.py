@@ -313,12 +313,13 @@ class LaunchBuilder:
     """What a kernel family's plan() sees: records launches with arguments set."""
 
     def __init__(self, planner, op_index: int, ctx, operation, offsets, pool, direct=None,
-                 node=None):
-        #: the plan's owner (clnn.plan.Planner): constants, programs, the device
+                 node=None, choices=None, device=None, flop: float = 0.0):
+        #: the plan's owner (clnn.plan.Planner): constants, programs, the device (None: a
+        #: scratch layer of the tune pass, :meth:`scratch_layer`)
         self.planner = planner
         #: operand -> DirectInput: the partition inputs read from buffers of their own
         self.direct = direct or {}
-        self.device = planner.device
+        self.device = planner.device if planner is not None else device
         self.op_index = op_index
         self.ctx = ctx
         self.operation = operation
@@ -332,9 +333,26 @@ class LaunchBuilder:
         self.node = node
         #: operand -> the operand whose storage it is (the node's aliases)
         self.alias: dict[int, int] = node.aliases(planner.sg) if node is not None else {}
+        #: {choice key: clnn.tuning.Choice}: the variants the select and tune passes chose
+        #: for the operation (clnn.tuning.chosen reads them)
+        self.choices: dict = choices or {}
         #: the operation is worth several work-groups on a CPU (its launches with the
         #: driver's work-group choice are split: :func:`cpu_groups`)
-        self.heavy = heavy(*op_work(ctx))
+        self.heavy = heavy(*op_work(ctx)) if ctx is not None else heavy(flop, 0)
+
+    @classmethod
+    def scratch_layer(cls, device, flop: float = 0.0) -> LaunchBuilder:
+        """A builder of one of the tune pass's scratch layers (clnn.tuning.Family.scratch):
+        launches on buffers of their own, no plan or operation (``flop``: the layer's, for
+        :attr:`heavy`); :meth:`kernels` makes them."""
+        return cls(None, -1, None, None, None, None, device=device, flop=flop)
+
+    def kernels(self) -> list:
+        """(kernel, global size, local size) of the launches, their kernels made now (their
+        programs built where not built yet): a scratch layer's, for the tuner to run."""
+        for la in self.launches:
+            la.finish(self.device.programs, self.device.limits)
+        return [(la.kernel, la.global_size, la.local_size) for la in self.launches]
 
     # the node's epilogue entries (clnn.passes.fusion.FusedNode), None where absent: a PAD
     # read through its window (clnn.fusion.PadFusion), the depthwise convolution computed

@@ -26,12 +26,14 @@ from collections import ChainMap
 
 import numpy as np
 
-from clnn.kernels import _dwpw_variants, kernel_for
+from clnn.kernels import kernel_for
 from clnn.launch import direct_inputs_on
 from clnn.memory import on_host
 from clnn.options import options_of
 from clnn.passes import fusion as fusion_pass
 from clnn.passes import realize as realize_pass
+from clnn.passes import select as select_pass
+from clnn.passes import tune as tune_pass
 from clnn.passes.memory import ALIGN, _align, plan_memory, plan_offsets  # noqa: F401
 from clnn.passes.partition import CONSTANT, CONTROL_FLOW, LT, Partition, partition  # noqa: F401
 from clnn.passes.realize import ClPlan, TooLarge, check_fits  # noqa: F401
@@ -174,13 +176,21 @@ class Planner:
     def plan_partition(self, part: Partition, in_shapes: dict, host_values: dict,
                        omitted=frozenset()) -> ClPlan | None:
         """The passes (clnn/passes) over a CL partition at concrete input shapes: shapes ->
-        fusion -> memory -> realize; None runs it on the reference. The launches are pending
-        (clnn.passes.realize.finish makes their kernels)."""
+        fusion -> select -> tune -> memory -> realize; None runs it on the reference. The
+        launches are pending (clnn.passes.realize.finish makes their kernels)."""
         shapes = infer_shapes(self, part, in_shapes, host_values, omitted)
         if shapes is None:
             return None
-        fused = fusion_pass.fuse(self.sg, part, shapes, lambda op, sig: _dwpw_variants.choose(
-            self, op, sig))
+        dwpw = select_pass.DwpwChoices(self.device)
+        fused = fusion_pass.fuse(self.sg, part, shapes, dwpw)
+        selection = select_pass.select(self, part, shapes, fused, dwpw)
+        decided: dict = {}
+        tuned = tune_pass.tune(self, part, shapes, fused, selection, decided)
+        if tune_pass.dwpw_changed(selection, tuned):  # fused as the tuned choices say
+            dwpw = select_pass.DwpwChoices(self.device, decided)
+            fused = fusion_pass.fuse(self.sg, part, shapes, dwpw)
+            tuned = tune_pass.tune(self, part, shapes, fused,
+                                   select_pass.select(self, part, shapes, fused, dwpw), decided)
         self.fused_into.update(fused.fused_into)
         memory = plan_memory(self.sg, part, shapes.shapes, fused, self.direct_inputs)
-        return realize_pass.realize(self, part, shapes, fused, memory)
+        return realize_pass.realize(self, part, shapes, fused, memory, tuned)

@@ -1,11 +1,13 @@
 """Kernel tuning per device and per layer: a cache of measured choices and the tuner.
 
 A kernel family exposes a small space of variants (for the GEMM: the tile and the work-group
-shape, clnn/kernels/_gemm_variants.py). Without an entry, a heuristic from device queries
-picks one; with the device's ``tune`` option (clnn.options.DeviceOptions, ``CLNN_TUNE``)
-``fast`` (the default) or ``full``, the tuner measures the candidates of a
-layer's shape on the device with OpenCL profiling events (a few repetitions, median, on scratch
-buffers) and stores the choice in the tuning cache:
+shape, clnn/kernels/_gemm_variants.py). The select pass (clnn/passes/select.py) gives each
+layer its device-class default (a :class:`Choice`); the tune pass (clnn/passes/tune.py,
+:func:`tune_choice`), the only place that measures, replaces it: with the device's ``tune``
+option (clnn.options.DeviceOptions) ``fast`` (the default) or ``full``, the tuner measures the
+candidates of a layer's shape on the device with OpenCL profiling events (a few repetitions,
+median, on scratch layers built through clnn.launch.LaunchBuilder.scratch_layer) and stores
+the choice in the tuning cache:
 
     <cache dir>/tuning/<hash of the device identity>.json
 
@@ -29,7 +31,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from clnn import paths
@@ -296,7 +298,7 @@ def measure_candidates(device, run_candidate, candidates: list, reps: int, may_c
 @dataclass(frozen=True)
 class Family:
     """A tunable kernel family, declared once (clnn/kernels/_*variants.py, _winograd.py): what
-    it supplies; :func:`choose_variant` does the rest (the cache, the budget, measuring the
+    it supplies; :func:`tune_choice` does the rest (the cache, the budget, measuring the
     candidates on scratch layers, the records). Variants and signatures are JSON values."""
 
     #: the family's name in the tuning cache (``family|signature``)
@@ -320,21 +322,108 @@ class Family:
     fast_measure: bool = True
 
 
-def choose_variant(family: Family, device, traits, sig: dict, op_index: int = -1,
-                   owner=None, flop: float | None = None):
-    """The variant of one layer (``sig``) of ``family`` on ``device`` (of ``traits``):
-    cached, measured now (budget allowing) or the family's default (Tuner.choose); ``flop``:
-    the layer's, where the caller knows it better than ``family.flop``."""
+@dataclass
+class Choice:
+    """One layer's variant of a tuned family: what the select pass (clnn.passes.select) chose
+    from the device-class defaults, with why, and what the tune pass (clnn.passes.tune) put
+    in its place. The kernel plans read ``variant`` (:func:`chosen`)."""
+
+    op: int
+    #: the family's name in the tuning cache (Family.name)
+    family: str
+    signature: object
+    variant: object
+    reason: str
+    #: the Family the tune pass may measure this choice in (None: a fixed choice: an option,
+    #: a layer type the family does not tune)
+    tunable: Family | None = None
+    flop: float | None = None
+    #: the select pass's variant and reason (``variant`` / ``reason`` are the tune pass's)
+    selected: object = None
+    selected_reason: str = ""
+
+    @property
+    def key(self) -> str:
+        return TuningCache.key(self.family, self.signature)
+
+
+def class_name(traits) -> str:
+    """The device class a variant default is read for (clnn/kernels/_defaults.py)."""
+    return getattr(traits, "device_class", "") or ("cpu" if traits.cpu else "gpu")
+
+
+def default_choice(family: Family, traits, sig: dict, op: int = -1,
+                   flop: float | None = None) -> Choice:
+    """The family's default for a layer of signature ``sig`` on a device of ``traits``, which
+    the tune pass may replace."""
+    v = family.default(traits, sig)
+    why = f"the {class_name(traits)} class default"
+    return Choice(op, family.name, sig, v, why, family, flop, v, why)
+
+
+def fixed_choice(family: str, sig: dict, variant, reason: str, op: int = -1) -> Choice:
+    """A choice the tune pass keeps (``reason``: why it is not tuned)."""
+    return Choice(op, family, sig, variant, reason, None, None, variant, reason)
+
+
+def tune_choice(choice: Choice, device, traits, owner=None) -> Choice:
+    """``choice`` with the variant the tuner gives its layer: cached, measured now (budget
+    allowing) or the selected default (Tuner.choose); fixed choices unchanged."""
+    family = choice.tunable
+    if family is None:
+        return choice
     tuner = tuner_for(device)
-    default = family.default(traits, sig)
-    return tuner.choose(op_index, family.name, sig,
-                        family.space(traits, sig, tuner.mode == "full"), default,
-                        lambda v: family.scratch(device, tuner, v, sig),
-                        flop=family.flop(sig) if flop is None else flop,
-                        owner=owner, space=family.space(traits, sig, True),
-                        scratch_bytes=family.scratch_bytes(sig),
-                        measure=family.fast_measure or tuner.mode != "fast" or
-                        tuner.unbounded)
+    sig, seen = choice.signature, len(tuner.records)
+    v = tuner.choose(choice.op, family.name, sig,
+                     family.space(traits, sig, tuner.mode == "full"), choice.selected,
+                     lambda cand: family.scratch(device, tuner, cand, sig),
+                     flop=family.flop(sig) if choice.flop is None else choice.flop,
+                     owner=owner, space=family.space(traits, sig, True),
+                     scratch_bytes=family.scratch_bytes(sig),
+                     measure=family.fast_measure or tuner.mode != "fast" or tuner.unbounded)
+    return replace(choice, variant=v, reason=_why(tuner, tuner.records[seen:], choice))
+
+
+def _why(tuner, records: list, choice: Choice) -> str:
+    if tuner.mode == "off" or tuner.cache is None:
+        return f"{choice.selected_reason} (tune off)"
+    if not records:
+        return f"{choice.selected_reason} (not measured: below the tuning threshold, no " \
+            "cache entry or the budget spent)"
+    r = records[-1]
+    if r.cached:
+        return "the tuning cache" if r.choice != r.default or r.best_ms else \
+            f"{choice.selected_reason} (the cache holds no measurement)"
+    return f"measured now ({r.best_ms:.3f} ms against {r.default_ms or 0:.3f} ms)"
+
+
+#: lookups of a variant no select pass chose (the plan then takes the default, never measuring)
+MISSES = {"count": 0}
+
+
+def chosen(b, choice: Choice):
+    """The variant a kernel plan runs for the layer of ``choice`` (its default): the one the
+    select and tune passes put on the builder ``b`` (clnn.launch.LaunchBuilder.choices) for
+    that family and signature; else ``choice``'s own (counted in :data:`MISSES`) with the
+    tuning cache's entry where it has one, never a measurement."""
+    found = getattr(b, "choices", {}).get(choice.key)
+    if found is not None:
+        return found.variant
+    MISSES["count"] += 1
+    if choice.tunable is None or getattr(b.device, "tuner", None) is None:
+        return choice.variant
+    tuner = b.device.tuner
+    entry = tuner.cache.get(choice.family, choice.signature) if tuner.cache else None
+    space = choice.tunable.space(_traits(b.device), choice.signature, True)
+    ok = entry is not None and entry.get("choice") in space and \
+        (entry.get("complete") or tuner.mode == "fast")
+    return entry["choice"] if ok else choice.variant
+
+
+def _traits(device):
+    from clnn.kernels._gemm_variants import traits
+
+    return traits(device.limits)
 
 
 def tuner_for(device, mode_: str | None = None, **options) -> Tuner:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from clnn.cli.devices import DEVICE_HELP, device_spec
 
-PASSES = ("partition", "shapes", "fusion", "select", "memory")
+PASSES = ("partition", "shapes", "fusion", "select", "tune", "memory")
 
 
 def _cmd(args) -> int:

@@ -33,13 +33,23 @@ def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
                                                fw, sw, dw)
 
 
-def choose(b, *, dt: str, n: int, h: int, w: int, c: int, o: int, oh: int, ow: int, fh: int,
-           fw: int, sh: int, sw: int, dh: int, dw: int) -> dict:
-    """The conv_tile variant of one layer planned by ``b`` (a LaunchBuilder): tuned (cached or
-    measured now) for float32 layers, else the heuristic."""
-    sig = {"dt": dt, "n": n, "h": h, "w": w, "c": c, "o": o, "oh": oh, "ow": ow, "fh": fh,
-           "fw": fw, "sh": sh, "sw": sw, "dh": dh, "dw": dw}
-    return _depthwise_variants.choose_tile(b, FAMILY, sig)
+def signature(*, dt: str, n: int, h: int, w: int, c: int, o: int, oh: int, ow: int, fh: int,
+              fw: int, sh: int, sw: int, dh: int, dw: int) -> dict:
+    """The tuning signature of one conv_tile layer."""
+    return {"dt": dt, "n": n, "h": h, "w": w, "c": c, "o": o, "oh": oh, "ow": ow, "fh": fh,
+            "fw": fw, "sh": sh, "sw": sw, "dh": dh, "dw": dw}
+
+
+def select(device, sig: dict, op: int = -1):
+    """The select pass's conv_tile variant of a layer (clnn.tuning.Choice)."""
+    return _depthwise_variants.select_tile(device, FAMILY, sig, op)
+
+
+def choose(b, **sig) -> dict:
+    """The conv_tile variant of one layer (``sig``: :func:`signature`'s fields) planned by
+    ``b`` (a LaunchBuilder): the one the select and tune passes chose for it
+    (clnn.tuning.chosen)."""
+    return _depthwise_variants.choose_tile(b, FAMILY, signature(**sig))
 
 
 def key(dt: str, v: dict, fw: int, sw: int, dw: int, c: int) -> dict:
@@ -62,7 +72,7 @@ def scratch_conv(device, v: dict, s: dict):
         s["n"] * s["h"] * s["w"] * s["c"], s["fh"] * s["fw"] * s["c"] * s["o"], s["o"],
         s["n"] * s["oh"] * s["ow"] * s["o"]))
     gsize = global_size(v, s["n"], s["o"], s["oh"], s["ow"])
-    rec = _gemm_variants._Recorder(device, 2.0 * s["n"] * s["oh"] * s["ow"] * s["o"] * s["fh"]
+    rec = _gemm_variants.scratch_builder(device, 2.0 * s["n"] * s["oh"] * s["ow"] * s["o"] * s["fh"]
                                    * s["fw"] * s["c"])
     rec.launch("conv2d", "conv_tile", key("f32", v, s["fw"], s["sw"], s["dw"], s["c"]), gsize,
                [x, i32(0), wt, bias, i32(0), y, i32(0),
@@ -71,7 +81,7 @@ def scratch_conv(device, v: dict, s: dict):
                local_size=_depthwise_variants.local_for(
                    v["rows"], gsize, device.limits.max_work_group_size),
                flexible=True)
-    return rec.kernels, _gemm_variants.releaser([x, wt, bias, y])
+    return rec.kernels(), _gemm_variants.releaser([x, wt, bias, y])
 
 
 #: conv_tile's tuning declaration (clnn.tuning.Family)

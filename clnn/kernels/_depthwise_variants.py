@@ -14,8 +14,8 @@ candidate only: a kernel per row geometry costs too much of a cold prepare). The
 a CPU is the sliding window (the widest vector dividing the channels, one row per work-group)
 for strided filters, 3x3 ones and, with native vectors of 16 floats, filters of at most
 :data:`SLIDE_VECTORS` native vectors, with dilation 1 along x; else the row sweep where the
-filter unrolls and a row has more than one step, else the tile rule measured on PoCL before
-(the widest tile whose span fits, tile_rows_group's rows); on a GPU narrower vectors and
+filter unrolls and a row has more than one step, else the tile rule (the widest tile whose
+span fits, tile_rows_group's rows); on a GPU narrower vectors and
 tiles (vw 4, tx 2: more work-items, fewer registers) and the driver's work-groups. The tuner
 measures float32 layers.
 """
@@ -32,8 +32,8 @@ SPACE = 4
 #: most filter taps of a row sweep (its filter rows unroll)
 SWEEP_TAPS = 49
 #: most native vectors of filter the CPU rule's sliding window of stride 1 holds beyond 3x3
-#: filters, on CPUs with native vectors of 16 floats (5x5 on AVX-512's 32 zmm registers; on
-#: AVX2's 16 ymm registers 5x5 filters spill: the row sweep keeps those)
+#: filters, on CPUs with native vectors of 16 floats and 32 vector registers (5x5 fits; with
+#: 16 registers 5x5 filters spill: the row sweep keeps those)
 SLIDE_VECTORS = 25
 
 
@@ -54,26 +54,23 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
     if cpu and slides_apply(fw, sw, dw, fh) and (sw > 1 or 1 < fh * fw <= 9 or (
             vec >= 16 and fh * fw * -(-vws[0] // vec) <= SLIDE_VECTORS)):
         # the sliding window, widest vector, one row per work-group, for strided filters and
-        # those whose filter vectors fit the registers: over the 139 depthwise layers of the
-        # MediaPipe models 1.19x the sweep's throughput on 3x3 stride 1, 1.17x on 3x3 and
-        # 1.23x on 5x5 stride 2 on AVX2 (PoCL), but 0.92x on 5x5 stride 1 there (its 50 ymm
-        # filter vectors spill: the sweep keeps those); 1.08-1.13x on 5x5 stride 1 on AVX-512
-        # (25 zmm). The compiled row (depthwise_row) measured 1.03-1.19x the sliding window
-        # per class on AVX-512, but compiles a kernel per row geometry: 0.4-0.6 s each in a
-        # cold prepare (pose_landmark_full 6.5 -> 15.0 s with it as the rule), so it is a
-        # tuner candidate only
+        # those whose filter vectors fit the registers: ahead of the sweep on the depthwise
+        # layers of the benchmark models (benchmarks/kernel_rates_ab.py), except 5x5 stride
+        # 1 with 16 vector registers (its filter vectors spill: the sweep keeps those). The compiled
+        # row (depthwise_row) can be faster still, but compiles a kernel per row geometry,
+        # too long for a cold prepare (`clnn bench prepare`), so it is a tuner candidate only
         return {"vw": vws[0], "tx": 1, "rows": 1, "slide": 1}
     if cpu and 0 < fh * fw <= SWEEP_TAPS and ow > sweep_tx:
         # the row sweep, widest vector, 4 pixels a step, one row per work-group, where a row
-        # has more than one step: over the 133 depthwise layers of the MediaPipe models
-        # (PoCL, AVX2) 1.36x the tile rule's throughput in all, faster in every size class
-        # (rows of one step: 1-5 us either way, the tile ahead on most)
+        # has more than one step: ahead of the tile rule in every size class of the
+        # benchmark models' depthwise layers (benchmarks/kernel_rates_ab.py; rows of one
+        # step: the tile)
         return {"vw": vws[0], "tx": sweep_tx, "rows": 1, "sweep": 1}
     if cpu:
         # rows narrower than 8 pixels run the widest tile whose span fits (its stores are
         # guarded, its loads clamped): a few wasted multiplies on tiny layers, fewer kernels
-        # to compile (a model's 7x7 and 4x4 layers took tx 4, its others tx 8: each a kernel
-        # of its own, 0.15-0.45 s of a cold prepare)
+        # to compile (each tile width a kernel of its own in a cold prepare, `clnn bench
+        # prepare`)
         # (8 native vectors of accumulators at most: ``vec``, the device's native width)
         tx = next((t for t in (8, 4) if (t - 1) * sw + (fw - 1) * dw + 1 <= MAX_SPAN),
                   txs[0])
@@ -174,22 +171,32 @@ def tile_family(name: str, cands, scratch, flop, scratch_bytes):
         scratch_bytes=scratch_bytes)
 
 
-def choose_tile(b, family, sig: dict, flop: float | None = None) -> dict:
-    """The variant of a tiled direct kernel's layer (``sig``) planned by ``b``: tuned (cached
-    or measured now) for float32 layers, else the family's default on the device's class (on
-    a device without limits: a CPU's with 16-wide vectors)."""
+def select_tile(device, family, sig: dict, op: int = -1, flop: float | None = None):
+    """The select pass's variant of a tiled direct kernel's layer (``sig``; a
+    clnn.tuning.Choice): the device-class default, tunable for float32 layers (on a device
+    without limits: a CPU's with 16-wide vectors)."""
     from clnn import tuning
 
-    dev = b.device
-    limits = getattr(dev, "limits", None)
+    limits = getattr(device, "limits", None)
     if limits is None:
-        return family.space(_gemm_variants.Traits(cpu=True, max_wg=0, max_items=(0, 0, 0),
-                                                  local_mem=0, vec=16), sig, True)[0]
+        v = family.space(_gemm_variants.Traits(cpu=True, max_wg=0, max_items=(0, 0, 0),
+                                               local_mem=0, vec=16), sig, True)[0]
+        return tuning.fixed_choice(family.name, sig, v, "the CPU rule (no device limits)", op)
     t = _gemm_variants.traits(limits)
-    if sig["dt"] != "f32" or not hasattr(dev, "platform"):
-        return family.default(t, sig)
-    return tuning.choose_variant(family, dev, t, sig, getattr(b, "op_index", -1),
-                                 getattr(b, "planner", None), flop=flop)
+    if sig["dt"] != "f32" or not hasattr(device, "platform"):
+        return tuning.fixed_choice(family.name, sig, family.default(t, sig),
+                                   f"the {tuning.class_name(t)} class default (float32 "
+                                   "layers are tuned)", op)
+    return tuning.default_choice(family, t, sig, op, flop)
+
+
+def choose_tile(b, family, sig: dict, flop: float | None = None) -> dict:
+    """The variant of a tiled direct kernel's layer (``sig``) planned by ``b``: the one the
+    select and tune passes chose (clnn.tuning.chosen)."""
+    from clnn import tuning
+
+    return tuning.chosen(b, select_tile(b.device, family, sig, getattr(b, "op_index", -1),
+                                        flop))
 
 
 def scratch_depthwise(device, v: dict, s: dict, out=None):
@@ -209,7 +216,7 @@ def scratch_depthwise(device, v: dict, s: dict, out=None):
     name, key, gsize = kernel(v, {"dt": "f32", "fdt": "f32", "vw": v["vw"], "tx": v["tx"],
                                   "fw": s["fw"], "sw": s["sw"], "dw": s["dw"]},
                               s["fh"], s["ow"], s["n"] * s["oh"], s["c"], s["w"], pl)
-    rec = _gemm_variants._Recorder(device, 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"]
+    rec = _gemm_variants.scratch_builder(device, 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"]
                                    * s["fw"])
     rec.launch("depthwise_conv2d", name, key, gsize,
                [*[x for buf in bufs for x in (buf, i32(0))],
@@ -219,7 +226,7 @@ def scratch_depthwise(device, v: dict, s: dict, out=None):
                local_size=local_for(v["rows"], gsize, device.limits.max_work_group_size),
                flexible=True)
 
-    return rec.kernels, _gemm_variants.releaser(mine)
+    return rec.kernels(), _gemm_variants.releaser(mine)
 
 
 #: depthwise_tile's tuning declaration (clnn.tuning.Family)

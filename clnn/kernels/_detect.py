@@ -39,6 +39,6 @@ def group_size(b, n: int, cap: int = 64) -> int:
 def serial_sweep(b) -> bool:
     """Whether the greedy NMS rounds (greedy_nms.mako) remove the dropped candidates by one
     work-item's loop rather than by work-group scans: on a CPU device (PoCL) the scans'
-    barriers cost more than the loop (BOX_WITH_NMS_LIMIT on 2,000 rois: about 2x slower);
+    barriers cost more than the loop (benchmarks/bench_nms.py --sweep serial|scans);
     on a GPU the scans keep every step of a round parallel."""
     return b.device.limits.is_cpu

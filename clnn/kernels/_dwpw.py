@@ -38,9 +38,8 @@ def panel_length(c: int) -> int | None:
 
 
 #: fused tiles measured on every CPU besides the heuristic's (the same for every vector width,
-#: so that a tuning entry stays a candidate when the heuristic changes): on PoCL / AVX2 the
-#: tuner chose 4 x 16 for 68 of the 92 layer shapes of the 13 MediaPipe models, 8 x 8 for 11,
-#: 4 x 8 and 8 x 16 for 3 each, two launches for 7
+#: so that a tuning entry stays a candidate when the heuristic changes): the tiles
+#: ``clnn tune`` chooses over the benchmark models' fused layers, 4 x 16 on most
 FUSED_TILES = ((4, 1, 16), (8, 1, 8), (4, 1, 8), (8, 1, 16))
 
 

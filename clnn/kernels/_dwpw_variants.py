@@ -9,39 +9,43 @@ from clnn.kernels import _depthwise_variants, _gemm, _gemm_variants
 from clnn.kernels._dwpw import _args, _key, _local, fused_tiles
 
 
-def choose(planner, op_index: int, sig: dict) -> list | None:
-    """The tile of a fused depthwise -> 1x1 layer (``sig``: its shapes, see clnn/fusion.py),
-    or None where it runs as two launches. The tuner measures both ways (the two launches in
-    the variants the unfused plan would run) and keeps the faster: fused, a launch and the
-    depthwise output's round trip through memory are saved, but the depthwise work runs
-    inside the GEMM's work-items, without the depthwise kernel's own tiling, so which wins
-    depends on the layer and no simple rule held (PoCL / AVX-512, kernel time fused / two
-    launches, the GEMM reading the depthwise output from the caches: 0.64 on [128x128,
-    16 -> 8], 0.75 on [28x28, 144 -> 24], 0.82 on [64x64, 24 -> 24], 0.93-1.07 on most
-    others, 1.3-1.8 on [96x96, 8..32 -> 8..32]). Measured by ``clnn tune`` and in
-    tune "full", not at a prepare in the default fast mode, which reuses what the cache
-    holds. Without a measurement (no tuning entry, tune "off", float16): two launches.
-    The device's ``dwpw`` option (clnn.options.DeviceOptions, ``CLNN_DWPW``): "off" never
-    fused, "all" fused wherever a tile fits (tests)."""
+def select(device, op_index: int, sig: dict):
+    """Whether a depthwise -> 1x1 layer (``sig``: its shapes, see clnn/fusion.py) runs fused,
+    and in which tile (a clnn.tuning.Choice of ``{"fuse": False}`` or ``{"fuse": True,
+    "tile": tile}``). The tuner measures both ways (the two launches in the variants the
+    unfused plan would run) and keeps the faster: fused, a launch and the depthwise output's
+    round trip through memory are saved, but the depthwise work runs inside the GEMM's
+    work-items, without the depthwise kernel's own tiling, so which wins depends on the layer
+    and no simple rule held (benchmarks/kernel_rates_ab.py, kernel time fused against two
+    launches: either way ahead by a wide margin on some layer shapes, even on most others).
+    Measured by ``clnn tune`` and in tune "full", not at a prepare in the default fast mode,
+    which reuses what the cache holds (measuring would compile the fused kernel's candidates,
+    seconds each on a cold PoCL cache). Without a measurement (no tuning entry, tune "off",
+    float16): two launches. The device's ``dwpw`` option (clnn.options.DeviceOptions): "off"
+    never fused, "all" fused wherever a tile fits (tests)."""
     from clnn import tuning
     from clnn.options import options_of
 
-    device = planner.device
+    two = {"fuse": False}
     forced = options_of(device).dwpw
     if forced == "off" or getattr(device, "limits", None) is None:
-        return None
+        return tuning.fixed_choice("dwpw", sig, two, "the dwpw option is off" if
+                                   forced == "off" else "no device limits", op_index)
     m = sig["n"] * sig["oh"] * sig["ow"]
-    tiles = fused_tiles(_gemm_variants.traits(device.limits), sig["N"], sig["c"], m)
+    traits = _gemm_variants.traits(device.limits)
+    tiles = fused_tiles(traits, sig["N"], sig["c"], m)
     if not tiles:
-        return None
+        return tuning.fixed_choice("dwpw", sig, two, "no fused tile fits", op_index)
     if forced == "all":
-        return list(tiles[0])
+        return tuning.fixed_choice("dwpw", sig, {"fuse": True, "tile": list(tiles[0])},
+                                   "the dwpw option is all", op_index)
     if sig["dt"] != "f32" or not hasattr(device, "platform"):
-        return None
-    # at a fast prepare the cache only: measuring would compile the fused kernel's candidates
-    # (1-2 s each on a cold PoCL cache, against the 5 s first result); clnn tune does
-    v = tuning.choose_variant(FAMILY, device, _gemm_variants.traits(device.limits), sig,
-                              op_index, planner)
+        return tuning.fixed_choice("dwpw", sig, two, "float32 layers only", op_index)
+    return tuning.default_choice(FAMILY, traits, sig, op_index)
+
+
+def tile_of(v) -> list | None:
+    """The fused tile of a dwpw variant, None for two launches."""
     return v["tile"] if v.get("fuse") else None
 
 
@@ -72,7 +76,7 @@ def scratch_layer(device, tuner, v: dict, s: dict):
     bufs = _gemm_variants.zeroed(device, (s["n"] * s["h"] * s["w"] * c, s["fh"] * s["fw"] * c,
                                           c, _gemm.ceil_to(n_out, nr) * c, m * n_out, n_out))
     src, wd, bd, bpk, out, bias = bufs
-    rec = _gemm_variants._Recorder(device, 2.0 * m * c * (s["fh"] * s["fw"] + n_out))
+    rec = _gemm_variants.scratch_builder(device, 2.0 * m * c * (s["fh"] * s["fw"] + n_out))
     gsize = (-(-m // mr), 1, 1)
     rec.launch("gemm", "dwpw", _key("f32", v["tile"], c, traits.cpu, s["fw"], s["sw"], s["dw"]),
                gsize, _args(src, wd, bd, bpk, out, bias, None, None, m, n_out, c, s["h"],
@@ -80,7 +84,7 @@ def scratch_layer(device, tuner, v: dict, s: dict):
                             s["pl"], 0, -np.inf, np.inf, 1, n_out, n_out),
                local_size=_local(traits, n_out, m, c, gsize), flexible=True)
 
-    return rec.kernels, _gemm_variants.releaser(bufs)
+    return rec.kernels(), _gemm_variants.releaser(bufs)
 
 
 def _cached(tuner, family: str, sig: dict, default: dict) -> dict:

@@ -7,9 +7,10 @@ transpose_conv2d, fully_connected and batch_matmul plan their launches through
 Weights are reordered once, when a plan is made (at prepare for static shapes): B = W^T is
 packed into [ceil(N/nr), K, nr] panels (zero padded; quantized weights centered on their zero
 point and stored as short) and placed in a device buffer of its own. The tile knobs (mr, nv,
-vw) are in the kernel key; :data:`TILE` was the fastest measured on PoCL 3.1 / AVX-512
-(`clnn bench gemm --sweep`). Which tile and work-group shape a layer runs is chosen per device
-and shape by clnn/kernels/_gemm_variants.py (tuned, or a heuristic from device queries).
+vw) are in the kernel key; :data:`TILE` is the fastest on a CPU with native vectors of 16
+floats in `clnn bench gemm --sweep`. Which tile and work-group shape a layer runs is chosen
+per device and shape by clnn/kernels/_gemm_variants.py (tuned, or a heuristic from device
+queries).
 """
 
 from __future__ import annotations
@@ -25,28 +26,24 @@ FLEX_FUNCTIONS = (None, "LOGISTIC", "HARD_SWISH")
 TILE = (8, 2, 16)
 #: a CPU tile for outputs of 24k columns (k odd), a tuner candidate
 #: (clnn/kernels/_gemm_variants.py CPU_TILES): 4 x 24, three vectors of 8, takes the columns
-#: without the 8 x 8 tile's extra passes over A nor a partial vector of 16 (kernel time
-#: against the heuristic's tile: rows 4096 x 24 x 24 60 us against 73, 3136 x 24 x 144 212
-#: against 262, 256 x 72 x 64 24 against 29; packed 4096 x 24 x 27 65 against 89, 784 x 72 x
-#: 216 229 against 314 with 8 x 32). Not the heuristic's own choice: one more GEMM kernel to
-#: compile cost pose_landmark_full's cold prepare ~1 s (4.6 -> 5.5-5.8 s), and the models
-#: measured no faster with it (A/B 0.96-1.02)
+#: without the 8 x 8 tile's extra passes over A nor a partial vector of 16 (faster than the
+#: heuristic's tile on such layers in `clnn bench gemm`). Not the heuristic's own choice: one
+#: more GEMM kernel to compile lengthens a cold prepare (`clnn bench prepare`), and the models
+#: ran no faster with it (benchmarks/speed_ab.py)
 NARROW24 = (4, 3, 8)
 
 
 def pick_tile(n: int, tile=None, m: int = 0, k: int = 0,
               packed: bool = False, vec: int = 16) -> tuple[int, int, int]:
     """The CPU tile for an M x N x K GEMM (m, k: 0 when unknown; ``packed``: A is an im2col
-    panel, not rows of the input). Measured on PoCL 3.1 / AVX-512 over the 204 float GEMM
-    shapes of the 13 MediaPipe models (kernel time of every layer, each tile): 8 x 16 where N
-    is a multiple of 16, 8 x 8 otherwise (a partial vector stores element by element: on
-    N = 24, 40, 144-wide panels the 8 x 32 tile ran up to 5x slower), 39.1 -> 33.9 ms in all
-    against the 8 x 32 tile for N > 16 of before; the 8 x 32 outer product for big GEMMs
-    (``clnn bench gemm``'s 1024^3) and for packed A of 32 columns or more (its contiguous
-    panel feeds the wider outer product best: 1 x 1404 x 288 60 us against 81 us with 8 x 16
-    and 92 us with 8 x 8, 64 x 64 x 512 37 against 50 and 57). :data:`NARROW24` is left to
-    the tuner. That is for native vectors of 16 floats (``vec``, the device's
-    CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT); narrower ones take :func:`narrow_vector_tile`."""
+    panel, not rows of the input), from the kernel time of every float GEMM shape of the
+    benchmark models under each tile (`clnn bench gemm`): 8 x 16 where N is a multiple of 16,
+    8 x 8 otherwise (a partial vector stores element by element, much slower on panels
+    24, 40 or 144 wide); the 8 x 32 outer product for big GEMMs (``clnn bench gemm``'s
+    1024^3) and for packed A of 32 columns or more (its contiguous panel feeds the wider outer
+    product best). :data:`NARROW24` is left to the tuner. That is for native vectors of 16
+    floats (``vec``, the device's CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT); narrower ones take
+    :func:`narrow_vector_tile`."""
     if tile is not None:
         return tuple(tile)
     if vec < 16:
@@ -63,14 +60,12 @@ def pick_tile(n: int, tile=None, m: int = 0, k: int = 0,
 
 def narrow_vector_tile(n: int, vec: int) -> tuple[int, int, int]:
     """The CPU tile for native vectors of ``vec`` < 16 floats (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT
-    8: AVX2, 16 vector registers, not AVX-512's 32; the AVX-512 tile, 16 accumulators of 16
-    floats, spills there): 4 rows x 2 vectors' width (8 accumulator registers), 4 x 3 vectors
-    where the output is a multiple of three vectors and not of two (24, 72 columns), 8 x 1
-    vector up to one vector of output. Measured on PoCL 3.1 / AVX2 (Zen 3), kernel time of 10
-    GEMM shapes of the MediaPipe models against 12 tiles: 4 x 16 fastest or within 7% on 7
-    (e.g. 4096 x 144 x 24: 4 x 24 1.27x, 8 x 16 1.79x slower), 4 x 24 on the 24-column ones
-    (4 x 16 1.5x slower); 3.19 ms in all against 4.64 for 8 x 8 and 6.23 for the AVX-512 rule's
-    8 x 16."""
+    8: a CPU of 16 vector registers, where the 16 accumulators of 16 floats of the wide
+    tile spill): 4 rows x 2 vectors' width (8 accumulator registers), 4 x 3 vectors where the
+    output is a multiple of three vectors and not of two (24, 72 columns), 8 x 1 vector up to
+    one vector of output. The rule that `clnn bench gemm` backs on such a CPU over the GEMM
+    shapes of the benchmark models and the tuner's tiles (4 x 16 fastest or close on most,
+    4 x 24 on the 24-column ones)."""
     w = max(4, vec)
     if n <= w:
         return (8, 1, w)

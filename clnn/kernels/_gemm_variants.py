@@ -8,13 +8,13 @@ driver's choice) or ``[rows, columns]`` work-items, shrunk to divisors of the gl
 (OpenCL 1.2 needs whole work-groups).
 
 Without a tuning entry, :func:`heuristic` picks from device queries: on a CPU with native
-vectors of 16 floats the AVX-512 outer-product tiles measured on PoCL
-(:data:`clnn.kernels._gemm.TILE`, narrower for narrow outputs) with the "auto" groups, exactly
-what ran before tuning existed; on narrower vectors (AVX2) tiles of fewer accumulators
+vectors of 16 floats the outer-product tiles of `clnn bench gemm --sweep`
+(:data:`clnn.kernels._gemm.TILE`, narrower for narrow outputs) with the "auto" groups; on
+narrower vectors (16 vector registers) tiles of fewer accumulators
 (:func:`clnn.kernels._gemm.narrow_vector_tile`, 4 x 16 mostly); on a GPU (or anything
 else) a tile of at most 16 accumulators per work-item, which stays in a GPU thread's registers,
 with work-groups of 64-256 work-items bounded by CL_DEVICE_MAX_WORK_GROUP_SIZE. The tuner
-(clnn/tuning.py) measures :func:`candidates` per layer shape where ``CLNN_TUNE`` allows.
+(clnn/tuning.py) measures :func:`candidates` per layer shape where the ``tune`` option allows.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class Traits:
     max_wg: int
     max_items: tuple
     local_mem: int
-    #: CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT (PoCL: 16 with AVX-512, 8 with AVX2): a CPU's tile
+    #: CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT (on PoCL the CPU's SIMD width in floats): a CPU's tile
     vec: int = 16
     #: the row of clnn/kernels/_defaults.py TABLE ("": the CPU or GPU row by ``cpu``)
     device_class: str = ""
@@ -95,23 +95,37 @@ def candidates(t: Traits, n: int, full: bool = True, m: int = 0, k: int = 0,
     return out
 
 
-def choose(b, *, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) -> dict:
-    """The GEMM variant of one layer planned by ``b`` (a LaunchBuilder): tuned (cached or
-    measured now, clnn/tuning.py) for float32 layers, else the heuristic. ``amode``: "packed"
-    (im2col panels), "rows" (A[m, k] at m * K + k) or "cols" (at k * M + m: an NCHW plane)."""
+def signature(*, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) -> dict:
+    """The GEMM layer's signature (its key in the tuning cache). ``amode``: "packed" (im2col
+    panels), "rows" (A[m, k] at m * K + k) or "cols" (at k * M + m: an NCHW plane)."""
+    return {"dt": dt, "amode": amode, "M": M, "N": N, "K": K, "batches": batches}
+
+
+def select(device, sig: dict, op: int = -1):
+    """The select pass's GEMM variant of a layer (clnn.tuning.Choice): the device-class
+    default, tunable for float32 layers (the tune pass)."""
     from clnn import tuning
 
-    dev = b.device
-    limits = getattr(dev, "limits", None)
+    limits = getattr(device, "limits", None)
     if limits is None:
-        return {"tile": list(_gemm.pick_tile(N, m=M, k=K, packed=amode == "packed")),
-                "wg": "auto"}
+        v = {"tile": list(_gemm.pick_tile(sig["N"], m=sig["M"], k=sig["K"],
+                                          packed=sig["amode"] == "packed")), "wg": "auto"}
+        return tuning.fixed_choice("gemm", sig, v, "the CPU rule (no device limits)", op)
     t = traits(limits)
-    sig = {"dt": dt, "amode": amode, "M": M, "N": N, "K": K, "batches": batches}
-    if dt != "f32" or not hasattr(dev, "platform"):
-        return FAMILY.default(t, sig)
-    return tuning.choose_variant(FAMILY, dev, t, sig, getattr(b, "op_index", -1),
-                                 getattr(b, "planner", None))
+    if sig["dt"] != "f32" or not hasattr(device, "platform"):
+        return tuning.fixed_choice("gemm", sig, FAMILY.default(t, sig),
+                                   f"the {tuning.class_name(t)} class default (float32 "
+                                   "layers are tuned)", op)
+    return tuning.default_choice(FAMILY, t, sig, op)
+
+
+def choose(b, *, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) -> dict:
+    """The GEMM variant of one layer planned by ``b`` (a LaunchBuilder): the one the select
+    and tune passes chose for it (clnn.tuning.chosen)."""
+    from clnn import tuning
+
+    sig = signature(dt=dt, amode=amode, M=M, N=N, K=K, batches=batches)
+    return tuning.chosen(b, select(b.device, sig, getattr(b, "op_index", -1)))
 
 
 def _scratch(device, tuner, v: dict, s: dict):
@@ -147,27 +161,12 @@ def device_default(b, n: int) -> dict:
     return heuristic(traits(limits), n)
 
 
-class _Recorder:
-    """Just enough of LaunchBuilder for launch_gemm on scratch buffers."""
+def scratch_builder(device, flop: float = 0.0):
+    """The builder of one scratch layer (clnn.launch.LaunchBuilder.scratch_layer: the one
+    LaunchBuilder, its launches made by its ``kernels()``)."""
+    from clnn.launch import LaunchBuilder
 
-    def __init__(self, device, flop: float = 0.0):
-        from clnn.workgroups import heavy
-
-        self.device = device
-        self.kernels = []
-        #: as LaunchBuilder.heavy (a compute-bound layer of ``flop``)
-        self.heavy = heavy(flop, 0)
-
-    def launch(self, family, name, params, global_size, args, local_size=None,
-               flexible=False):
-        from clnn.workgroups import work_groups
-
-        # (kernel(): the key may already be built into a combined program, renamed)
-        k = self.device.programs.kernel(family, name, params)
-        k.set_args(*args)
-        gs = tuple(int(g) for g in global_size)
-        self.kernels.append((k, gs, work_groups(k, self.device.limits, name, gs, local_size,
-                                                self.heavy, flexible)))
+    return LaunchBuilder.scratch_layer(device, flop)
 
 
 def zeroed(device, counts) -> list:
@@ -211,14 +210,14 @@ def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, b
     a_buf = a if a is not None else next(it)
     b_buf = next(it)
     c_buf = c if c is not None else next(it)
-    rec = _Recorder(device, 2.0 * M * N * K * batches)
+    rec = scratch_builder(device, 2.0 * M * N * K * batches)
     _gemm.launch_gemm(rec, dt=dt, a=a_buf, bpk=b_buf, c=c_buf, M=M, N=N, K=K,
                       tile=tuple(v["tile"]), amode="packed" if amode == "packed" else "rows",
                       sam=sam, sak=sak, cmode=cmode,
                       ldc=N * ohw, ohw=ohw,
                       batch=(batches, 1), a_b=(a_el, 0), b_b=(b_el, 0), c_b=(M * N, 0),
                       wg=v["wg"])
-    return rec.kernels, releaser(mine)
+    return rec.kernels(), releaser(mine)
 
 
 #: the GEMM's tuning declaration (clnn.tuning.Family)

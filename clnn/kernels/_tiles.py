@@ -19,10 +19,10 @@ def tile_width(ow: int, fw: int, sw: int, dw: int) -> int | None:
 
 def fit_registers(tx: int, vw: int, vec: int) -> int:
     """``tx`` halved until a tile of tx pixels x vw channels holds at most 8 of the device's
-    native vectors of ``vec`` floats (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT): 8 x 16 on AVX-512,
-    4 x 16 or 8 x 8 on AVX2, whose 16 registers the 8 x 16 accumulators would fill (there the
-    tuner chose a tile of at most 64 floats for 15 of the 21 depthwise layers whose channels
-    take vectors of 16, 8 x 16 for 6)."""
+    native vectors of ``vec`` floats (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT): 8 x 16 with
+    vectors of 16, 4 x 16 or 8 x 8 with vectors of 8, whose 16 registers the 8 x 16
+    accumulators would fill (there ``clnn tune`` chooses a tile of at most 64 floats for
+    most depthwise layers whose channels take vectors of 16)."""
     while tx > 1 and tx * vw > 8 * max(vec, 1):
         tx //= 2
     return tx
@@ -31,8 +31,8 @@ def fit_registers(tx: int, vw: int, vec: int) -> int:
 def tile_rows_group(gsize):
     """Work-group of a tiled direct kernel launched as (channel blocks, tiles along a row,
     batch * output rows): every channel block of one tile column over up to 8 output rows.
-    PoCL's own choice measured up to 2.4x slower (1x112x112x64 3x3 stride 2 depthwise) and
-    never faster."""
+    PoCL's own choice ran slower on strided depthwise layers and never faster
+    (benchmarks/op_kernels.py -k depthwise)."""
     for k in (8, 4, 2):
         if gsize[2] % k == 0 and gsize[0] * k <= 256:
             return (gsize[0], 1, k)

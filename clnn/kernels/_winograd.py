@@ -17,9 +17,9 @@ against the reference's float64 (1 x 14 x 14 x 256 -> 256, |y| up to 76): the im
 1.0e-4, F(2x2) 4.7e-5, F(4x4) 7.2e-4 (its larger transform coefficients): F(4x4, 3x3) is only
 a choice where the model relaxes float32 to float16 precision. Which path a layer runs is
 measured per layer shape by the tuner (clnn/tuning.py, family "winograd") against the im2col
-GEMM (:func:`scratch_layer`), in ``clnn tune`` and CLNN_TUNE=full; without a tuning entry
-:func:`heuristic` decides. ``$CLNN_WINOGRAD`` (or :func:`forced`): 0 never, 2 or 4 that
-F(m, 3) wherever it applies, relaxed or not (tests, A/B measurements).
+GEMM (:func:`scratch_layer`), in ``clnn tune`` and tune "full"; without a tuning entry
+:func:`heuristic` decides. The device's ``winograd`` option (clnn.options.DeviceOptions): 0
+never, 2 or 4 that F(m, 3) wherever it applies, relaxed or not (tests, A/B measurements).
 """
 
 from __future__ import annotations
@@ -67,34 +67,66 @@ def heuristic(traits, s: dict) -> int:
     """The path without a tuning entry, the same on every device (Winograd is the usual choice
     of GPU libraries too): F(2x2, 3x3) for outputs of at least 4 x 4 (of a smaller one most
     of a tile's outputs are waste), F(4x4, 3x3) from 8 x 8 where the model allows relaxed
-    float32; in NCHW (scalar transforms) only from 64 input and output channels. On PoCL /
-    AVX2 (Zen 3), kernel time of the whole layer against the im2col GEMM in its heuristic
-    tile: NHWC, 64 shapes of 4-32 pixels square x 12-64 -> 8-64 channels, F(2x2) 0.32-0.76 of
-    it from 8 x 8 (4 x 4: 0.64-1.22, within 3 us), F(4x4) 0.27-0.78 from 8 x 8 (4 x 4: up to
-    2.3); VGG-19's layers (224 x 224 x 64 ... 14 x 14 x 512) F(2x2) 0.36-0.45, F(4x4)
-    0.25-0.45; NCHW, the same layers: F(2x2) 0.41-0.68, F(4x4) 0.27-0.57, 56 x 56 x 64 0.98 and
-    0.50, 16 x 16 x 16 1.57 and 0.89."""
+    float32; in NCHW (scalar transforms) only from 64 input and output channels. The rule
+    the kernel time of the whole layer against the im2col GEMM in its heuristic tile backs
+    (benchmarks/op_kernels.py, ``clnn tune`` over 3x3 layers of 4 to 224 pixels square):
+    either Winograd path well ahead from 8 x 8 outputs, F(2x2) about even at 4 x 4, F(4x4)
+    behind there; in NCHW behind on narrow layers."""
     if s["oh"] < 4 or s["ow"] < 4 or (s.get("nchw") and min(s["c"], s["o"]) < 64):
         return 0
     return 4 if s.get("relaxed") and s["oh"] >= 8 and s["ow"] >= 8 else 2
 
 
-def choose(b, s: dict) -> int:
-    """The path of one layer (``s``: its signature): 0 (the im2col GEMM) or the m of
-    F(m x m, 3 x 3), forced (the device's ``winograd`` option, clnn.options.DeviceOptions),
-    tuned (cached, or measured in clnn tune and tune "full") or the heuristic."""
+def select(device, s: dict, op: int = -1):
+    """The select pass's path of one layer (``s``: its signature; a clnn.tuning.Choice of
+    ``{"m": m}``): 0 (the im2col GEMM) or the m of F(m x m, 3 x 3), forced (the device's
+    ``winograd`` option, clnn.options.DeviceOptions) or the heuristic, which the tune pass may
+    replace (cached, or measured in clnn tune and tune "full")."""
     from clnn import tuning
     from clnn.options import options_of
 
-    device = b.device
     forced = options_of(device).winograd
     if forced is not None:
-        return forced
+        return tuning.fixed_choice("winograd", s, {"m": forced}, "the winograd option", op)
     if getattr(device, "limits", None) is None or not hasattr(device, "platform"):
-        return 0
-    v = tuning.choose_variant(FAMILY, device, _gemm_variants.traits(device.limits), s,
-                              getattr(b, "op_index", -1), getattr(b, "planner", None))
+        return tuning.fixed_choice("winograd", s, {"m": 0}, "no tuning on this device", op)
+    return tuning.default_choice(FAMILY, _gemm_variants.traits(device.limits), s, op)
+
+
+def path(v) -> int:
+    """The m of a winograd variant (0: the im2col GEMM)."""
     return int(v.get("m", 0)) if isinstance(v, dict) else 0
+
+
+def choose(b, s: dict) -> int:
+    """The path of one layer planned by ``b``: the select and tune passes' (:func:`select`,
+    clnn.tuning.chosen)."""
+    from clnn import tuning
+
+    return path(tuning.chosen(b, select(b.device, s, getattr(b, "op_index", -1))))
+
+
+def gemm_signature(s: dict, m: int) -> dict:
+    """The signature of the batched GEMM of F(m x m, 3 x 3) over a layer of signature ``s``."""
+    a = m + 2
+    return _gemm_variants.signature(dt="f32", amode="rows", M=tiles(s["n"], s["oh"], s["ow"],
+                                                                    m)[2],
+                                    N=s["o"], K=s["c"], batches=a * a)
+
+
+def layer_signature(ctx, f, p, direct_max_c: int) -> dict | None:
+    """The signature of a layer the Winograd path applies to (``f``: its fused node or
+    builder, for the fused PAD and ADD), else None."""
+    from hal.operations.conv2d import nhwc_shape, resolve_padding
+
+    if not applies(ctx, f, p, direct_max_c):
+        return None
+    inp, fi = ctx.inputs[0], ctx.inputs[1]
+    n, h, w, c = nhwc_shape(inp.shape, p.nchw)
+    (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, 3, 3)
+    f_pad = f.input_pad
+    top, left, h, w = f_pad.adjust(top, left) if f_pad is not None else (top, left, h, w)
+    return signature(n, h, w, c, fi.shape[0], oh, ow, top, left, ctx.relaxed, p.nchw)
 
 
 def _scratch_bytes(s: dict) -> int:
@@ -131,20 +163,23 @@ def plan_winograd(ctx, b, p, conv) -> bool:
     and DIRECT_MAX_C; passed in, not imported: conv2d imports this module)."""
     from hal.operations.conv2d import nhwc_shape, resolve_padding
 
-    if not applies(ctx, b, p, conv.DIRECT_MAX_C):
+    s = layer_signature(ctx, b, p, conv.DIRECT_MAX_C)
+    if s is None:
         return False
     inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     n, h, w, c = nhwc_shape(inp.shape, p.nchw)
     o = fi.shape[0]
     (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, 3, 3)
     top, left, h, w = conv.fused_pad(b, top, left, h, w)
-    m = choose(b, signature(n, h, w, c, o, oh, ow, top, left, ctx.relaxed, p.nchw))
+    m = choose(b, s)
     if m not in (2, 4):
         return False
     a = m + 2
     t = tiles(n, oh, ow, m)[2]
     traits = _gemm_variants.traits(b.device.limits)
-    gv = _gemm_variants.choose(b, dt="f32", amode="rows", M=t, N=o, K=c, batches=a * a)
+    from clnn import tuning
+
+    gv = tuning.chosen(b, _gemm_variants.select(b.device, gemm_signature(s, m), b.op_index))
     tile = tuple(gv["tile"])
     nr = tile[1] * tile[2]
     bpk = _gemm.device_buffer(b, _gemm.pack_weights(transform_filter(fi.value, m), nr, False))
@@ -209,7 +244,7 @@ def scratch_layer(device, tuner, v: dict, s: dict):
         gv = _cached(tuner, "gemm", gsig, _gemm_variants.heuristic(traits, o, mm, kk, True))
         mr = gv["tile"][0]
         x, packed = _gemm_variants.zeroed(device, (n * h * w * c, _gemm.ceil_to(mm, mr) * kk))
-        rec = _gemm_variants._Recorder(device, 2.0 * mm * o * kk)
+        rec = _gemm_variants.scratch_builder(device, 2.0 * mm * o * kk)
         _gemm.launch_im2col(rec, dt="f32", x=x, dst=packed, mr=mr, M=mm, K=kk, oh=oh, ow=ow,
                             H=h, W=w, cg=c, fw=3, pad=(s["pt"], s["pl"]),
                             strides_nyxc=(h * w * c, w, 1, h * w) if nchw else
@@ -218,14 +253,14 @@ def scratch_layer(device, tuner, v: dict, s: dict):
                                              a=packed, cmode="nchw" if nchw else "nhwc",
                                              ohw=oh * ow if nchw else 1)
         mine = _gemm_variants.releaser([x, packed])
-        return rec.kernels + k2, lambda: (r2(), mine())
+        return rec.kernels() + k2, lambda: (r2(), mine())
     a = m + 2
     t = tiles(n, oh, ow, m)[2]
     gsig = {"dt": "f32", "amode": "rows", "M": t, "N": o, "K": c, "batches": a * a}
     gv = _cached(tuner, "gemm", gsig, _gemm_variants.heuristic(traits, o, t, c))
     x, vbuf, mbuf, bias, y = _gemm_variants.zeroed(device, (
         n * h * w * c, a * a * t * c, a * a * t * o, o, n * oh * ow * o))
-    rec = _gemm_variants._Recorder(device, 2.0 * n * oh * ow * o * 9 * c)
+    rec = _gemm_variants.scratch_builder(device, 2.0 * n * oh * ow * o * 9 * c)
     shape = dict(s, nchw=nchw)
     launch_in(rec, traits, m, shape, x, vbuf)
     k2, r2 = _gemm_variants.scratch_gemm(device, gv, "f32", "rows", t, o, c, a * a, a=vbuf,
@@ -234,7 +269,8 @@ def scratch_layer(device, tuner, v: dict, s: dict):
                f32(np.inf))
     mine = _gemm_variants.releaser([x, vbuf, mbuf, bias, y])
     # in execution order: the input transform, the GEMM, the output transform
-    return rec.kernels[:1] + k2 + rec.kernels[1:], lambda: (r2(), mine())
+    ks = rec.kernels()
+    return ks[:1] + k2 + ks[1:], lambda: (r2(), mine())
 
 
 def _space(traits, s: dict, full: bool) -> list[dict]:

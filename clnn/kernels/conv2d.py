@@ -64,7 +64,7 @@ def layout_strides(shape, nchw: bool):
 def fused_pad(b, top: int, left: int, h: int, w: int):
     """(top, left, H, W) of the tensor the kernel reads: with a PAD fused into this
     convolution (clnn/fusion.py) the unpadded one, with the PAD's rows and columns added to the
-    padding."""
+    padding (``b``: the builder, or the fused node)."""
     f = b.input_pad
     return f.adjust(top, left) if f is not None else (top, left, h, w)
 
@@ -103,6 +103,25 @@ def input_strides(shape, nchw: bool, h: int, w: int):
     return layout_strides((n, c, h, w) if nchw else (n, h, w, c), nchw)
 
 
+def gemm_signature(ctx, f, p, groups: int = 1) -> dict:
+    """The signature of the layer's GEMM (``f``: the builder or the fused node): A the input
+    itself for a 1x1, stride 1, unpadded convolution ("rows"; NCHW: "cols", the input's
+    [C, HW] plane read by columns, one GEMM batch per image), else im2col panels."""
+    inp, fi = ctx.inputs[0], ctx.inputs[1]
+    n, h, w, c = nhwc_shape(inp.shape, p.nchw)
+    o, fh, fw, cg = fi.shape
+    (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, fh, fw)
+    top, left, h, w = fused_pad(f, top, left, h, w)
+    K = fh * fw * cg
+    pads = (top, left) != (0, 0) or (oh, ow) != (h, w)
+    pointwise = groups == 1 and fh == fw == 1 and p.stride_h == p.stride_w == 1 and not pads
+    if pointwise and p.nchw:
+        return _gemm_variants.signature(dt=code(inp), amode="cols", M=oh * ow, N=o // groups,
+                                        K=K, batches=n)
+    return _gemm_variants.signature(dt=code(inp), amode="rows" if pointwise else "packed",
+                                    M=n * oh * ow, N=o // groups, K=K, batches=groups)
+
+
 def plan_conv_gemm(ctx, b, p, groups: int = 1):
     inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     n, h, w, c = nhwc_shape(inp.shape, p.nchw)
@@ -119,13 +138,8 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
     # NCHW: A of image z is the input's [C, HW] plane read by columns (A[q, c] at
     # c * HW + q), one GEMM batch per image: no im2col either
     cols_a = pointwise and p.nchw
-    # the tile and work-group shape of this layer: tuned or the device heuristic
-    if cols_a:
-        variant = _gemm_variants.choose(b, dt=dt, amode="cols", M=oh * ow, N=og, K=K,
-                                        batches=n)
-    else:
-        variant = _gemm_variants.choose(b, dt=dt, amode="rows" if direct_a else "packed",
-                                        M=M, N=og, K=K, batches=groups)
+    # the tile and work-group shape of this layer: the select and tune passes'
+    variant = _gemm_variants.choose(b, **gemm_signature(ctx, b, p, groups))
     tile = tuple(variant["tile"])
     mr, nr = tile[0], tile[1] * tile[2]
     if fi.value is not None:  # reordered once, here
@@ -176,26 +190,54 @@ DIRECT_MAX_C = 8
 CVEC_MAX_O = 4
 
 
-def plan_conv_direct(ctx, b, p) -> bool:
-    """A direct kernel for a float NHWC convolution with a constant filter: ``conv_cvec`` for
-    fewer than CVEC_MAX_O output channels (4 | input channels), ``conv_tile`` over at most
-    DIRECT_MAX_C input channels and a window wider than 1x1 (im2col would cost more than the
-    GEMM); False when neither applies."""
-    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+def direct_kind(ctx, f, p) -> str | None:
+    """Which direct kernel a float NHWC convolution with a constant filter takes (``f``: the
+    builder or the fused node): "cvec" for fewer than CVEC_MAX_O output channels (4 | input
+    channels), "tile" (``conv_tile``) over at most DIRECT_MAX_C input channels and a window
+    wider than 1x1 (im2col would cost more than the GEMM); None when neither applies."""
+    inp, fi = ctx.inputs[0], ctx.inputs[1]
     if p.nchw or fi.value is None or code(inp) not in ("f32", "f16") or code(fi) != code(inp):
-        return False
-    if b.residual is not None and b.residual.channels:  # the GEMM epilogue adds those
-        return False
+        return None
+    if f.residual is not None and f.residual.channels:  # the GEMM epilogue adds those
+        return None
     n, h, w, c = inp.shape
     o, fh, fw, _ = fi.shape
     cvec = o < CVEC_MAX_O and c % 4 == 0  # a GEMM would compute 8 columns for these
     if not cvec and (c > DIRECT_MAX_C or (fh, fw, p.stride_h, p.stride_w) == (1, 1, 1, 1)):
+        return None
+    _, (_, ow) = resolve_padding(p, h, w, fh, fw)
+    if tile_width(ow, fw, p.stride_w, p.dil_w) is None:
+        return None
+    return "cvec" if cvec else "tile"
+
+
+def conv_tile_signature(ctx, f, p) -> dict:
+    """The tuning signature of a ``conv_tile`` layer (clnn/kernels/_conv_variants.py)."""
+    from clnn.kernels import _conv_variants
+
+    inp, fi = ctx.inputs[0], ctx.inputs[1]
+    n, h, w, c = inp.shape
+    o, fh, fw, _ = fi.shape
+    (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, fh, fw)
+    top, left, h, w = fused_pad(f, top, left, h, w)
+    return _conv_variants.signature(dt=code(inp), n=n, h=h, w=w, c=c, o=o, oh=oh, ow=ow, fh=fh,
+                                    fw=fw, sh=p.stride_h, sw=p.stride_w, dh=p.dil_h,
+                                    dw=p.dil_w)
+
+
+def plan_conv_direct(ctx, b, p) -> bool:
+    """A direct kernel (:func:`direct_kind`) for a float NHWC convolution with a constant
+    filter; False when none applies."""
+    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    kind = direct_kind(ctx, b, p)
+    if kind is None:
         return False
+    n, h, w, c = inp.shape
+    o, fh, fw, _ = fi.shape
+    cvec = kind == "cvec"
     (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, fh, fw)
     top, left, h, w = fused_pad(b, top, left, h, w)
     tx = tile_width(ow, fw, p.stride_w, p.dil_w)
-    if tx is None:
-        return False
     lo, hi, res, alpha = epilogue(ctx, b, p, out)
     if cvec:  # vectors over the input channels, the filter as it is
         cw = next(v for v in (16, 8, 4) if c % v == 0)
@@ -215,9 +257,8 @@ def plan_conv_direct(ctx, b, p) -> bool:
         return True
     from clnn.kernels import _conv_variants, _depthwise_variants
 
-    # vector width, tile and work-group rows: tuned or the device heuristic
-    v = _conv_variants.choose(b, dt=code(inp), n=n, h=h, w=w, c=c, o=o, oh=oh, ow=ow, fh=fh,
-                              fw=fw, sh=p.stride_h, sw=p.stride_w, dh=p.dil_h, dw=p.dil_w)
+    # vector width, tile and work-group rows: the select and tune passes'
+    v = _conv_variants.choose(b, **conv_tile_signature(ctx, b, p))
     packed = np.ascontiguousarray(fi.value.astype(np.float32).transpose(1, 2, 3, 0))
     key = _conv_variants.key(code(inp), v, fw, p.stride_w, p.dil_w, c)
     if res is not None:
@@ -246,6 +287,32 @@ def plan_conv(ctx, b):
         plan_conv_gemm(ctx, b, p)
 
 
+def select(ctx, node, device, decided) -> list:
+    """The select pass's choices of a CONV_2D (clnn.passes.select): the path's tuned
+    families as :func:`plan_conv` takes them (a fused depthwise prologue: chosen by the
+    fusion; ``conv_cvec``: none; ``conv_tile``; the Winograd path and, where it is taken, its
+    GEMM; else the GEMM)."""
+    from clnn.kernels import _conv_variants
+    from clnn.passes.fusion import FusedNode
+
+    f = node if node is not None else FusedNode(-1)
+    if f.depthwise is not None:
+        return []
+    p = hal_conv2d.conv_params(ctx)
+    kind = direct_kind(ctx, f, p)
+    if kind is not None:
+        return [] if kind == "cvec" else [_conv_variants.select(device,
+                                                               conv_tile_signature(ctx, f, p))]
+    s = _winograd.layer_signature(ctx, f, p, DIRECT_MAX_C)
+    if s is not None:
+        wc = _winograd.select(device, s)
+        m = _winograd.path(decided.get(wc.key, wc).variant)
+        if m in (2, 4):
+            return [wc, _gemm_variants.select(device, _winograd.gemm_signature(s, m))]
+        return [wc, _gemm_variants.select(device, gemm_signature(ctx, f, p))]
+    return [_gemm_variants.select(device, gemm_signature(ctx, f, p))]
+
+
 def epilogue_activations(ctx) -> tuple[str, ...]:
     return (*CLAMPS, "PRELU", *EPILOGUE_FUNCTIONS)
 
@@ -263,4 +330,5 @@ def epilogue_residual(ctx, channels: bool = False) -> bool:
 
 
 register_kernel("CONV_2D", family="conv2d", support=support_conv, plan=plan_conv,
-                epilogue_activations=epilogue_activations, epilogue_residual=epilogue_residual)
+                epilogue_activations=epilogue_activations, epilogue_residual=epilogue_residual,
+                select=select)

@@ -42,6 +42,33 @@ def tiled(ctx, p=None) -> bool:
     return tile_width(ow, fw, p.stride_w, p.dil_w) is not None
 
 
+def tile_signature(ctx, f, p) -> dict | None:
+    """The tuning signature of a layer that runs a tiled kernel (``f``: the builder or the
+    fused node, for a fused PAD), else None."""
+    inp, fi = ctx.inputs[0], ctx.inputs[1]
+    n, h, w, _ = nhwc_shape(inp.shape, p.nchw)
+    _, fh, fw, o = fi.shape
+    (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, fh, fw)
+    top, left, h, w = fused_pad(f, top, left, h, w)
+    if p.nchw or p.extra[0] != 1 or tile_width(ow, fw, p.stride_w, p.dil_w) is None:
+        return None
+    return _depthwise_variants.signature(dt=code(inp), n=n, h=h, w=w, o=o, oh=oh, ow=ow, fh=fh,
+                                         fw=fw, sh=p.stride_h, sw=p.stride_w, dh=p.dil_h,
+                                         dw=p.dil_w)
+
+
+def select(ctx, node, device, decided) -> list:
+    """The select pass's choice of the tiled kernel's variant (clnn.passes.select)."""
+    from clnn.passes.fusion import FusedNode
+
+    s = tile_signature(ctx, node if node is not None else FusedNode(-1),
+                       hal_dw.depthwise_params(ctx))
+    if s is None:
+        return []
+    flop = 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"] * s["fw"]
+    return [_depthwise_variants.select_tile(device, _depthwise_variants.FAMILY, s, flop=flop)]
+
+
 def plan(ctx, b):
     p = hal_dw.depthwise_params(ctx)
     inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
@@ -92,4 +119,4 @@ def epilogue_activations(ctx) -> tuple[str, ...]:
 
 
 register_kernel("DEPTHWISE_CONV_2D", family="depthwise_conv2d", support=support_conv,
-                plan=plan, epilogue_activations=epilogue_activations)
+                plan=plan, epilogue_activations=epilogue_activations, select=select)

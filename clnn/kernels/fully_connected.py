@@ -16,13 +16,25 @@ def support(ctx):
     return first(types_in(ctx, 0, FLOAT_QUANT8), constant_inputs(ctx, [3], "fused activation"))
 
 
+def gemm_signature(ctx) -> dict:
+    """The signature of the layer's GEMM (A the input's rows)."""
+    units, size = ctx.inputs[1].shape
+    return _gemm_variants.signature(dt=code(ctx.inputs[0]), amode="rows",
+                                    M=ctx.outputs[0].shape[0], N=units, K=size)
+
+
+def select(ctx, node, device, decided) -> list:
+    """The select pass's choice of the GEMM variant (clnn.passes.select)."""
+    return [_gemm_variants.select(device, gemm_signature(ctx))]
+
+
 def plan(ctx, b):
     inp, w, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     units, size = w.shape
     batch = out.shape[0]
     dt = code(inp)
     quant = dt in ("u8", "i8")
-    variant = _gemm_variants.choose(b, dt=dt, amode="rows", M=batch, N=units, K=size)
+    variant = _gemm_variants.choose(b, **gemm_signature(ctx))
     tile = tuple(variant["tile"])
     nr = tile[1] * tile[2]
     if w.value is not None:
@@ -39,4 +51,5 @@ def plan(ctx, b):
                       wg=variant["wg"])
 
 
-register_kernel("FULLY_CONNECTED", family="fully_connected", support=support, plan=plan)
+register_kernel("FULLY_CONNECTED", family="fully_connected", support=support, plan=plan,
+                select=select)

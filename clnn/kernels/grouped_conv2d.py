@@ -7,7 +7,8 @@ bias, activation and requantization of those channels.
 
 from __future__ import annotations
 
-from clnn.kernels.conv2d import plan_conv_gemm, support_conv
+from clnn.kernels import _gemm_variants
+from clnn.kernels.conv2d import gemm_signature, plan_conv_gemm, support_conv
 from clnn.kernels.registry import register_kernel
 from hal.operations import grouped_conv2d as hal_grouped
 
@@ -17,5 +18,14 @@ def plan_grouped(ctx, b):
     plan_conv_gemm(ctx, b, p, groups=int(p.extra[0]))
 
 
+def select(ctx, node, device, decided) -> list:
+    """The select pass's choice of the GEMM variant (clnn.passes.select)."""
+    from clnn.passes.fusion import FusedNode
+
+    p = hal_grouped.grouped_params(ctx)
+    return [_gemm_variants.select(device, gemm_signature(
+        ctx, node if node is not None else FusedNode(-1), p, groups=int(p.extra[0])))]
+
+
 register_kernel("GROUPED_CONV_2D", family="grouped_conv2d", support=support_conv,
-                plan=plan_grouped)
+                plan=plan_grouped, select=select)

@@ -198,11 +198,32 @@ def check_direction(ctx, d: Direction, batch: int, act: int):
     expect_shapes(ctx, want)
 
 
+def input_gates(b, ctx, d: Direction, gates, N: int, in_size: int, steps: int, batch: int,
+                time_major: bool):
+    """Record the GEMMs of the input-to-gate pre-activations of every step (the input's and
+    the auxiliary input's), [steps, batch, N] (time-major): their scratch buffer."""
+    rows = steps * batch
+    xt = row_tile(b, rows, N)
+    xpre = _gemm.scratch(b, rows * N * 4)
+    bx = stacked_weights(b, ctx, [d.first + X_SLOTS[g] for g in gates], in_size, xt)
+    seq = dict(M=rows, batch=(1, 1), a_b=(0, 0), c_b=(0, 0), ldc=N) if time_major else \
+        dict(M=steps, batch=(batch, 1), a_b=(steps * in_size, 0), c_b=(N, 0), ldc=batch * N)
+    gemm(b, a=In(d.x), a_dt=code(ctx.inputs[d.x]), bpk=bx, c=(xpre, 0), N=N, K=in_size,
+         tile=xt, sam=in_size, **seq)
+    if d.aux is not None and d.aux_first is not None and present(ctx, d.aux_first + 1):
+        aux_size = ctx.inputs[d.aux_first + 1].shape[1]
+        ba = stacked_weights(b, ctx, [d.aux_first + GATES.index(g) for g in gates], aux_size,
+                             xt)
+        aseq = dict(seq, a_b=(0 if time_major else steps * aux_size, 0))
+        gemm(b, a=In(d.aux), a_dt=code(ctx.inputs[d.aux]), bpk=ba, c=(xpre, 0), N=N,
+             K=aux_size, tile=xt, sam=aux_size, res=(xpre, i32(0)), **aseq)
+    return xpre
+
+
 def plan_direction(b, ctx, d: Direction, *, act: int, cell_clip: float, proj_clip: float,
                    steps: int, batch: int, time_major: bool):
     """Record the launches of one direction over ``steps`` time steps."""
     check_direction(ctx, d, batch, act)
-    x_info = ctx.inputs[d.x]
     wt = code(ctx.inputs[d.first + X_SLOTS["forget"]])
     odt = code(ctx.outputs[0])
     cifg = not present(ctx, d.first + X_SLOTS["input"])
@@ -213,22 +234,7 @@ def plan_direction(b, ctx, d: Direction, *, act: int, cell_clip: float, proj_cli
     ln = d.ln_first is not None and present(ctx, d.ln_first + 1)
     proj = present(ctx, d.first + PROJ_SLOT)
     N = len(gates) * units
-    rows = steps * batch
-    # input-to-gate pre-activations of every step, [steps, batch, N] (time-major)
-    xt = row_tile(b, rows, N)
-    xpre = _gemm.scratch(b, rows * N * 4)
-    bx = stacked_weights(b, ctx, [d.first + X_SLOTS[g] for g in gates], in_size, xt)
-    seq = dict(M=rows, batch=(1, 1), a_b=(0, 0), c_b=(0, 0), ldc=N) if time_major else \
-        dict(M=steps, batch=(batch, 1), a_b=(steps * in_size, 0), c_b=(N, 0), ldc=batch * N)
-    gemm(b, a=In(d.x), a_dt=code(x_info), bpk=bx, c=(xpre, 0), N=N, K=in_size, tile=xt,
-         sam=in_size, **seq)
-    if d.aux is not None and d.aux_first is not None and present(ctx, d.aux_first + 1):
-        aux_size = ctx.inputs[d.aux_first + 1].shape[1]
-        ba = stacked_weights(b, ctx, [d.aux_first + GATES.index(g) for g in gates], aux_size,
-                             xt)
-        aseq = dict(seq, a_b=(0 if time_major else steps * aux_size, 0))
-        gemm(b, a=In(d.aux), a_dt=code(ctx.inputs[d.aux]), bpk=ba, c=(xpre, 0), N=N,
-             K=aux_size, tile=xt, sam=aux_size, res=(xpre, i32(0)), **aseq)
+    xpre = input_gates(b, ctx, d, gates, N, in_size, steps, batch, time_major)
     # states in float32 across the steps
     hs = _gemm.scratch(b, batch * out_size * 4)
     cs = _gemm.scratch(b, batch * units * 4)

@@ -114,6 +114,10 @@ class KernelRegistration:
     omitted_inputs: bool = False
     epilogue_residual: Callable = _no_residual
     device_support: Callable = _no_limits
+    #: (ctx, node, device, decided) -> the clnn.tuning.Choices of the operation's tuned
+    #: families (the select and tune passes, clnn/passes/select.py); ``node``: its fused node,
+    #: ``decided``: {choice key: Choice} made so far (a choice may depend on another's)
+    select: Callable | None = None
 
     def host_input_indexes(self, n_inputs: int) -> set[int]:
         return {i % n_inputs for i in self.host_inputs if -n_inputs <= i < n_inputs}
@@ -126,7 +130,8 @@ def register_kernel(op: OperationType | ExtensionOperationType | str, *, family:
                     support: Callable, plan: Callable, host_inputs=(),
                     epilogue_activations=None, max_shapes=None,
                     omitted_inputs: bool = False,
-                    epilogue_residual=None, device_support=None) -> KernelRegistration:
+                    epilogue_residual=None, device_support=None,
+                    select=None) -> KernelRegistration:
     op = operation_type_of(op)
     if op in _KERNELS:
         raise RuntimeError(f"OpenCL kernel for {op.name} registered twice "
@@ -134,7 +139,7 @@ def register_kernel(op: OperationType | ExtensionOperationType | str, *, family:
     reg = KernelRegistration(op, family, support, plan, tuple(host_inputs),
                              epilogue_activations or _no_activations, max_shapes,
                              omitted_inputs, epilogue_residual or _no_residual,
-                             device_support or _no_limits)
+                             device_support or _no_limits, select)
     _KERNELS[op] = reg
     return reg
 

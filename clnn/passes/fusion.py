@@ -105,7 +105,7 @@ class FusedGraph:
 def fuse(sg, part, shapes, dwpw_choose) -> FusedGraph:
     """The fused graph of partition ``part`` with the shapes pass's ``shapes``
     (clnn.passes.shapes.Shapes); ``dwpw_choose(op, signature)``: the tile of a depthwise ->
-    pointwise fusion, or None (clnn/kernels/_dwpw_variants.choose)."""
+    pointwise fusion, or None (clnn.passes.select.DwpwChoices)."""
     found = find_fusions(sg, part.ops, shapes.contexts, set(part.outputs),
                          dwpw_choose=dwpw_choose)
     by_kind = {"input_pad": found.pads, "depthwise": found.depthwise,

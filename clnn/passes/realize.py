@@ -1,13 +1,11 @@
 """Pass 7, realize: a CL partition's plan made real. Allocates the pool and the direct-input
 buffers the memory plan asks for, and runs each fused node's kernel plan (the family's
-``plan()``, through a clnn.launch.LaunchBuilder that sees the node's epilogue list), whose
-launches are recorded pending: the kernels are made once their programs are built
-(:func:`finish`, or Planner.plan_ahead's build of every plan's kernels together).
+``plan()``, through a clnn.launch.LaunchBuilder that sees the node's epilogue list and the
+variants the select and tune passes chose), whose launches are recorded pending: the kernels
+are made once their programs are built (:func:`finish`, or Planner.plan_ahead's build of every
+plan's kernels together). Nothing is measured here.
 
-Kernel and variant selection, and the tuner's measurements, still run inside the families'
-``plan()`` functions here (clnn/kernels/_*variants.py, clnn/tuning.py).
-
-    realize(planner, part, shapes, fused, memory) -> ClPlan | None
+    realize(planner, part, shapes, fused, memory, selection=None) -> ClPlan | None
     finish(launches, programs, limits)
 """
 
@@ -69,6 +67,8 @@ class ClPlan:
     #: (clnn.passes.memory.MemoryPlan): what the passes produced (``clnn plan``)
     nodes: dict = field(default_factory=dict)
     memory: object = None
+    #: operation -> its clnn.tuning.Choices (the select and tune passes': ``clnn plan``)
+    selection: dict = field(default_factory=dict)
 
 
 def allocate(planner, part, shapes: dict, memory):
@@ -93,7 +93,7 @@ def allocate(planner, part, shapes: dict, memory):
     return pool, direct
 
 
-def build_launches(planner, part, contexts, fused, memory, pool, direct):
+def build_launches(planner, part, contexts, fused, memory, pool, direct, selection=None):
     """(launches, readbacks) of the partition's nodes, pending; None where a family cannot
     plan one (Unplannable: the reference runs the partition)."""
     sg = planner.sg
@@ -108,7 +108,8 @@ def build_launches(planner, part, contexts, fused, memory, pool, direct):
                 or operation.outputs[0] in views:
             continue
         builder = LaunchBuilder(planner, k, ctx, operation, memory.offsets, pool, direct,
-                                node=fused.node(k))
+                                node=fused.node(k),
+                                choices=selection.of(k) if selection is not None else None)
         try:
             kernel_for(operation.type).plan(ctx, builder)
         except Unplannable:
@@ -133,13 +134,15 @@ def _view_writes(sg, part, shapes, memory, launches) -> dict:
     return written
 
 
-def realize(planner, part, shapes, fused, memory):
+def realize(planner, part, shapes, fused, memory, selection=None):
     """The clnn.plan.ClPlan of partition ``part`` from the passes before (``shapes``: a
-    clnn.passes.shapes.Shapes, ``fused``: a FusedGraph, ``memory``: a MemoryPlan), its
-    launches pending; None where a family cannot plan a node."""
+    clnn.passes.shapes.Shapes, ``fused``: a FusedGraph, ``memory``: a MemoryPlan,
+    ``selection``: the tune pass's clnn.passes.select.Selection), its launches pending; None
+    where a family cannot plan a node."""
     sg, offsets, the_shapes = planner.sg, memory.offsets, shapes.shapes
     pool, direct = allocate(planner, part, the_shapes, memory)
-    made = build_launches(planner, part, shapes.contexts, fused, memory, pool, direct)
+    made = build_launches(planner, part, shapes.contexts, fused, memory, pool, direct,
+                          selection)
     if made is None:
         return None
     launches, readbacks = made
@@ -149,7 +152,8 @@ def realize(planner, part, shapes, fused, memory):
     written = _view_writes(sg, part, the_shapes, memory, launches)
     return ClPlan(pool, memory.pool_bytes, memory.intermediate_bytes, uploads, downloads,
                   launches, the_shapes, written, readbacks=readbacks, views=memory.views,
-                  direct=direct, nodes=fused.nodes, memory=memory)
+                  direct=direct, nodes=fused.nodes, memory=memory,
+                  selection=dict(selection.choices) if selection is not None else {})
 
 
 def pending_keys(launches) -> list:

@@ -1,7 +1,8 @@
 """What each pass of a prepare produced, for ``clnn plan MODEL [--pass NAME]``: the
-partitions, the shapes, the fused nodes with their epilogue lists, the kernels and variants
-chosen (and why: the tuning cache, a measurement, or the device-class default), and the memory
-plan with its peak.
+partitions, the shapes, the fused nodes with their epilogue lists, the kernels and the variants
+the select pass chose (the device-class defaults, and why), the variants after the tune pass
+(and why: the tuning cache, a measurement, or the default kept), and the memory plan with its
+peak.
 
     plan_report(device, model) -> dict       (JSON-ready)
     format_report(report, only=None) -> str
@@ -9,21 +10,9 @@ plan with its peak.
 
 from __future__ import annotations
 
-#: the sections of the report, one per pass (``--pass``); "select" is the kernels and variants
-PASSES = ("partition", "shapes", "fusion", "select", "memory")
-
-
-def _why(records: list, mode: str) -> str:
-    if not records:
-        return "the device-class default (tune off)" if mode == "off" else \
-            "the family's rule (no tuned variant space, or not worth tuning)"
-    r = records[-1]
-    if r.cached:
-        return "the tuning cache" if r.choice != r.default or r.best_ms else \
-            "the device-class default (the cache holds no measurement)"
-    if r.choice == r.default and r.best_ms is None:
-        return "the device-class default (not measured: below the tuning threshold)"
-    return f"measured now ({r.best_ms:.3f} ms against {r.default_ms or 0:.3f} ms)"
+#: the sections of the report, one per pass (``--pass``); "select" is the kernels and the
+#: selected variants, "tune" the variants the tune pass left
+PASSES = ("partition", "shapes", "fusion", "select", "tune", "memory")
 
 
 def _epilogue(sg, node) -> list[dict]:
@@ -38,17 +27,23 @@ def _launch(la) -> dict:
                                           for k, v in params.items()}}
 
 
-def _select(sg, plan, records, mode: str) -> list[dict]:
+def _choice(c) -> dict:
+    return {"family": c.family, "signature": c.signature, "selected": c.selected,
+            "selected_why": c.selected_reason, "choice": c.variant, "why": c.reason,
+            "tunable": c.tunable is not None}
+
+
+def _select(sg, plan) -> list[dict]:
     by_op: dict[int, list] = {}
     for la in plan.launches:
         by_op.setdefault(la.op_index, []).append(la)
+    for k in plan.selection:
+        by_op.setdefault(k, [])
     rows = []
-    for k, las in by_op.items():
-        recs = [r for r in records if r.op_index == k]
+    for k, las in sorted(by_op.items()):
         rows.append({"operation": int(k), "type": sg.operations[k].type.name,
                      "launches": [_launch(la) for la in las],
-                     "variants": [{"family": r.family, "choice": r.choice} for r in recs],
-                     "why": _why(recs, mode)})
+                     "variants": [_choice(c) for c in plan.selection.get(k, ())]})
     return rows
 
 
@@ -62,7 +57,7 @@ def _memory(plan, const_bytes: int) -> dict:
             "constant_bytes": int(const_bytes)}
 
 
-def _partition(sg, p, const_bytes, records, mode: str) -> dict:
+def _partition(sg, p, const_bytes) -> dict:
     row = {"device": "opencl" if p.on_cl else "reference", "control": p.control,
            "operations": [int(k) for k in p.ops], "inputs": [int(i) for i in p.inputs],
            "outputs": [int(o) for o in p.outputs]}
@@ -75,7 +70,7 @@ def _partition(sg, p, const_bytes, records, mode: str) -> dict:
     row["shapes"] = {int(o): list(s) for o, s in plan.shapes.items()}
     row["fused"] = [{"operation": int(j), "type": sg.operations[j].type.name,
                      "epilogue": _epilogue(sg, node)} for j, node in sorted(plan.nodes.items())]
-    row["select"] = _select(sg, plan, records, mode)
+    row["select"] = _select(sg, plan)
     row["memory"] = _memory(plan, const_bytes)
     return row
 
@@ -86,12 +81,10 @@ def plan_report(device, model) -> dict:
     from clnn import tuning
 
     tuner = tuning.tuner_for(device)
-    seen = len(tuner.records)
     pm = device.prepare_model(model)
-    records = tuner.records[seen:]
     sg = pm.model.main
     const_bytes = pm.planner.const_bytes
-    parts = [_partition(sg, p, const_bytes, records, tuner.mode) for p in pm.partitions]
+    parts = [_partition(sg, p, const_bytes) for p in pm.partitions]
     peak = max((p["memory"]["peak_bytes"] for p in parts if p.get("planned")), default=0)
     return {"device": device.name, "operations": len(sg.operations), "tune": tuner.mode,
             "partitions": parts, "peak_bytes": peak, "constant_bytes": const_bytes,
@@ -119,14 +112,20 @@ def _fmt_partition(n, p, only) -> list[str]:
                             for e in f["epilogue"])
             out.append(f"    {f['operation']} {f['type']}: {eps}")
     if only in (None, "select"):
-        out.append("  kernels:")
+        out.append("  kernels and selected variants:")
         for r in p["select"]:
             names = ", ".join(la["kernel"] for la in r["launches"])
-            variants = "; ".join(f"{v['family']} {v['choice']}" for v in r["variants"])
-            out.append(f"    {r['operation']} {r['type']}: {names}"
-                       f"{' [' + variants + ']' if variants else ''} ({r['why']})")
+            out.append(f"    {r['operation']} {r['type']}: {names or '(no launch)'}")
+            out += [f"      {v['family']} {v['selected']} ({v['selected_why']}"
+                    f"{'' if v['tunable'] else '; not tuned'})" for v in r["variants"]]
             if only == "select":  # the kernel parameters: the variant each launch renders
                 out += [f"      {la['kernel']} {la['params']}" for la in r["launches"]]
+    if only in (None, "tune"):
+        tuned = [(r, v) for r in p["select"] for v in r["variants"]]
+        out.append(f"  tuned variants: {sum(v['choice'] != v['selected'] for _, v in tuned)}"
+                   f" of {len(tuned)} replaced")
+        out += [f"    {r['operation']} {r['type']}: {v['family']} {v['choice']} ({v['why']})"
+                for r, v in tuned if only == "tune" or v["choice"] != v["selected"]]
     if only in (None, "memory"):
         m = p["memory"]
         out.append(f"  memory: peak {m['peak_bytes']} bytes (unshared {m['unshared_bytes']}),"

@@ -100,8 +100,8 @@ ${c.toffsets("x", "y")}
 
 ## Float PRELU with one alpha per channel (alpha a row repeated over the leading dimensions of
 ## x, support.row_broadcast "b_rows"): one work-item computes vw contiguous outputs (vw divides
-## the row), 2-D launch (row / vw, rows). The one-element kernel above ran 3-8x slower on PoCL
-## for narrow rows (128x128x8: 66-105 us against 13-16 us).
+## the row), 2-D launch (row / vw, rows). The one-element kernel above runs several times
+## slower on PoCL for narrow rows (benchmarks/op_kernels.py -k prelu).
 ## Kernel key: dt (f32, f16 storage), vw (4, 8, 16).
 <%def name="prelu_vec(dt, vw)">
 <% V = "float%d" % vw %>

@@ -85,8 +85,9 @@ ${c.toffsets("a", "b", "y")}
 ## Float ADD SUB MUL DIV MAXIMUM MINIMUM POW on vectors: one work-item computes vw contiguous
 ## outputs (vw divides the row length), for operands of the output's shape or one of them a row
 ## repeated over the output's leading dimensions (a per-channel scale in NHWC, bcast "a_rows" /
-## "b_rows", 2-D launch (row / vw, rows)). The one-element kernel above ran 3-8x slower on
-## PoCL for narrow rows (it relies on the compiler vectorizing across work-items).
+## "b_rows", 2-D launch (row / vw, rows)). The one-element kernel above runs several times
+## slower on PoCL for narrow rows (it relies on the compiler vectorizing across work-items;
+## benchmarks/op_kernels.py -k add).
 ## Kernel key: op, dt (f32, f16 storage), vw (4, 8, 16), bcast ("", "a_rows", "b_rows").
 <%def name="binary_vec(op, dt, vw, bcast)">
 <% V = "float%d" % vw %>

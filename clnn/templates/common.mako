@@ -57,13 +57,48 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
 
 ## clamp the float scalar or vector variable ``v`` (type ``V``) into [lo, hi] by compares and
 ## selects, as statements: OpenCL's clamp is fmin(fmax(...)), which PoCL lowers with NaN blends
-## (4 more instructions a vector on x86; with selects six depthwise layers took 0.90-1.01x the
-## time, median 0.96); a NaN stays NaN here, as in the reference (numpy.clip)
+## (more instructions a vector on x86; with selects the depthwise layers run no slower,
+## benchmarks/kernel_rates_ab.py); a NaN stays NaN here, as in the reference (numpy.clip)
 <%def name="clamp_to(v, V, lo='lo', hi='hi')">${v} = select(${v}, (${V})(${lo}), ${v} < (${V})(${lo})); ${v} = select(${v}, (${V})(${hi}), ${v} > (${V})(${hi}))</%def>
 
 ## an activation function fused into an epilogue (clnn/fusion.py), on a float scalar or vector
 <%def name="post_fn(fn, v)">${{"LOGISTIC": "(1.0f / (1.0f + exp(-(%s))))" % v,
     "HARD_SWISH": "((%s) * clamp((%s) + 3.0f, 0.0f, 6.0f) / 6.0f)" % (v, v)}[fn]}</%def>
+
+## The fused epilogue of a float output value ``v`` (type ``V``, ``vw`` lanes): the one hook
+## through which every kernel renders the epilogue list of its fused node
+## (clnn.passes.fusion.KINDS), as TFLite's GPU delegate links elementwise code into its
+## producer. Statements, one a line, the lines after the first indented by ``ind``, in the
+## list's order: ``res`` the residual ADD (an expression added, or (run-time guard,
+## expression)), the activation's clamp (``clamp``: "select" clamp_to, "clamp" OpenCL's
+## clamp(), None), ``prelu`` the per-channel alpha of a PRELU (an expression, or (run-time
+## guard, expression)), ``fn`` a function last (LOGISTIC / HARD_SWISH, or "fnc": the run-time
+## int fnc picks it, 1 / 2).
+<%def name="epilogue(v, V, ind, vw=1, res=None, clamp='select', prelu=None, fn=None)"><%
+    out = []
+    if isinstance(res, tuple):
+        out.append("if (%s) %s += %s;" % (res[0], v, res[1]))
+    elif res is not None:
+        out.append("%s += %s;" % (v, res))
+    if clamp == "select":
+        out.append(capture(clamp_to, v, V) + ";")
+    elif clamp == "clamp":
+        out.append("%s = clamp(%s, lo, hi);" % (v, v))
+    if isinstance(prelu, tuple) and vw == 1:
+        out.append("if (%s && %s < 0.0f) %s *= %s;" % (prelu[0], v, v, prelu[1]))
+    elif isinstance(prelu, tuple):
+        out.append("if (%s) %s = select(%s * %s, %s, %s >= (%s)(0.0f));"
+                   % (prelu[0], v, v, prelu[1], v, v, V))
+    elif prelu is not None and vw == 1:
+        out.append("if (%s < 0.0f) %s *= %s;" % (v, v, prelu))
+    elif prelu is not None:
+        out.append("%s = select(%s * %s, %s, %s >= (%s)(0.0f));" % (v, v, prelu, v, v, V))
+    if fn == "fnc":
+        out.append("if (fnc == 1) %s = %s;" % (v, capture(post_fn, "LOGISTIC", v)))
+        out.append("else if (fnc == 2) %s = %s;" % (v, capture(post_fn, "HARD_SWISH", v)))
+    elif fn:
+        out.append("%s = %s;" % (v, capture(post_fn, fn, v)))
+%>${("\n" + ind).join(out)}</%def>
 
 ## load element i of p as float (dequantization is left to the caller)
 <%def name="ldf(dt, p, i)">${("vload_half((%s), %s)" % (i, p)) if dt == "f16" else ("%s[%s]" % (p, i)) if dt == "f32" else ("(float)%s[%s]" % (p, i))}</%def>

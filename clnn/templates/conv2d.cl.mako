@@ -1,5 +1,5 @@
 ## CONV_2D direct kernel for convolutions with few input channels (the 3-channel first layer of
-## every MediaPipe model, a 1-channel head over 8 channels): there the GEMM's im2col writes
+## image models, a 1-channel head over 8 channels): there the GEMM's im2col writes
 ## fh * fw times the input for little arithmetic. One work-item computes tx neighbouring output
 ## pixels of a row times one vector of vw output channels; per (filter row, input channel) it
 ## loads the span of input pixels its tx outputs read once and broadcasts each into fw * tx fma
@@ -112,15 +112,7 @@ ${c.toffsets("x", "bias", "y")}
         rv = " + vload%d(0, rr + %d * O)" % (vw, j)
 %>\
         ${V} r = acc${j} + bv${rv};
-        ${c.clamp_to("r", V)};
-  % if prelu and vw == 1:
-        if (r < 0.0f) r *= av;
-  % elif prelu:
-        r = select(r * av, r, r >= (${V})(0.0f));
-  % endif
-  % if fn:
-        r = ${c.post_fn(fn, "r")};
-  % endif
+        ${c.epilogue("r", V, "        ", vw, prelu="av" if prelu else None, fn=fn)}
   % if vw == 1:
         ${c.stf(dt, "yr", "%d * O" % j, "r")};
   % elif dt == "f16":
@@ -195,16 +187,7 @@ ${c.toffsets("x", "w", "bias", "y")}
     if (ox0 + ${j} < OW) {
         const size_t yo = ((size_t)t * OW + ox0 + ${j}) * O + o;
         float r = ${hsum("acc%d" % j)} + bv;
-  % if res:
-        r += ${c.ldf(dt, "res", "res_off + yo")};
-  % endif
-        r = clamp(r, lo, hi);
-  % if prelu:
-        if (r < 0.0f) r *= ${c.ldf(dt, "alpha", "alpha_off + o")};
-  % endif
-  % if fn:
-        r = ${c.post_fn(fn, "r")};
-  % endif
+        ${c.epilogue("r", "float", "        ", res=capture(c.ldf, dt, "res", "res_off + yo") if res else None, clamp="clamp", prelu=capture(c.ldf, dt, "alpha", "alpha_off + o") if prelu else None, fn=fn)}
         ${c.stf(dt, "y", "yo", "r")};
     }
 % endfor
@@ -336,18 +319,7 @@ __kernel void wino_out(__global const float* mm, int mm_off, __global const floa
         if (tx * ${m} + ${q} < OW) {
             const size_t yo = ${"row + tx * %d + %d" % (m, q) if nchw else "(row + tx * %d + %d) * O + o0" % (m, q)};
             ${V} u = ${lin(AT[q], ["s%d_%d" % (r, k) for k in range(a)])} + bv;
-    % if res:
-            u += ${ld("res", "res_off + yo")};
-    % endif
-            ${c.clamp_to("u", V)};
-    % if prelu and vw == 1:
-            if (u < 0.0f) u *= av;
-    % elif prelu:
-            u = select(u * av, u, u >= (${V})(0.0f));
-    % endif
-    % if fn:
-            u = ${c.post_fn(fn, "u")};
-    % endif
+            ${c.epilogue("u", V, "            ", vw, res=ld("res", "res_off + yo") if res else None, prelu="av" if prelu else None, fn=fn)}
     % if vw == 1:
             y[y_off + yo] = u;
     % else:

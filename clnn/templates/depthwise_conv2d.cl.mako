@@ -100,7 +100,7 @@ vstore${vw}(${v}, 0, yr + ${off})\
         function's run-time branches cost the compiled stores their straight line) */
   % for j in range(tx):
         ${V} r${j} = acc${j} + bv;
-        ${c.clamp_to("r%d" % j, V)};
+        ${c.epilogue("r%d" % j, V, "        ")}
         ${vst(dt, vw, "r%d" % j, "%d * C" % j)};
   % endfor
         ${leave};
@@ -120,9 +120,7 @@ vstore${vw}(${v}, 0, yr + ${off})\
         }
   % else:
         ${V} r = acc${j} + bv;
-        ${c.clamp_to("r", V)};
-        if (fnc == 1) r = ${c.post_fn("LOGISTIC", "r")};
-        else if (fnc == 2) r = ${c.post_fn("HARD_SWISH", "r")};
+        ${c.epilogue("r", V, "        ", fn="fnc")}
         ${vst(dt, vw, "r", "%d * C" % j)};
   % endif
     }
@@ -235,8 +233,9 @@ ${dw_store(dt, vw, tx, "return")}\
 ## output row, tx pixels at a time (the tile of depthwise_tile in a loop: the row's pointers,
 ## the filter rows' bounds and the bias are set up once per row, not per tile), and tiles whose
 ## span lies inside the input load it without clamps. fh is a knob (the filter rows unroll).
-## Launched as (channel blocks, 1, batch * output rows). 1.1-1.7x faster than depthwise_tile
-## on PoCL for many float32 layers of the MediaPipe models (the tuner chooses per layer).
+## Launched as (channel blocks, 1, batch * output rows). Faster than depthwise_tile on PoCL
+## for many float32 layers of the benchmark models (benchmarks/kernel_rates_ab.py; the tuner
+## chooses per layer).
 ## Kernel key: depthwise_tile's and fh.
 <%def name="dw_sweep_rows(dt, fdt, vw, tx, fw, sw, dw, fh, clamped)">
 <%

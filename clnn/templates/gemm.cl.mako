@@ -5,10 +5,10 @@
 ##
 ## One work-item computes an mr x (nv * vw) tile of C with mr * nv accumulators of vw-wide
 ## vectors: per k it loads nv vectors of B and mr scalars of A, broadcast into fma. On PoCL
-## (CPU) that is the classic outer-product micro-kernel in AVX-512 registers; vectorizing
+## (CPU) that is the classic outer-product micro-kernel in vector registers; vectorizing
 ## across work-items instead does not pay because A is shared by a work-group. Dimension 0
 ## walks the row blocks (work-items running one after the other share their B panel in L2):
-## at n = 1024 that measured 270-285 GFLOP/s against 200 with dimension 0 over column panels.
+## faster than dimension 0 over column panels in `clnn bench gemm`'s 1024^3.
 ##
 ## Kernel key (knobs): dt (storage of A and C: f32 f16 u8 i8), odt (storage of C), mr, nv, vw
 ## (tile), amode ("packed": A is [ceil(M/mr), K, mr], zero padded, written by im2col_pack;
@@ -24,9 +24,9 @@
 ## ones, zero padded.
 <%!
 #: ``post`` values (bit 0 bias, 1 residual, 2 PRELU, bits 4.. the function: 1 LOGISTIC,
-#: 2 HARD_SWISH; clnn/kernels/_gemm.py) with a compiled epilogue of their own: those of the 13
-#: MediaPipe models' float GEMMs (bias alone 170 launches, with PRELU 37, with the residual 63,
-#: both 45, bias and LOGISTIC 20, HARD_SWISH 10) and none at all (BATCH_MATMUL)
+#: 2 HARD_SWISH; clnn/kernels/_gemm.py) with a compiled epilogue of their own: the ones the
+#: benchmark models' float GEMMs launch most (`clnn plan MODEL --pass fusion` lists them) and
+#: none at all (BATCH_MATMUL)
 FAST_POSTS = (1, 3, 5, 7, 17, 33, 0)
 FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH"}
 %>
@@ -311,15 +311,11 @@ ${store_vector(odt, vw, r, v)}\
     % if epi == "act" and flex:
             if (has_bias) x += ${c.ldf(bdt, "bias", "bias_off + choff + n")};
             const int ci = ${"n" if cmode == "nhwc" else "n * ohw"};
-  % if cmode == "nhwc":
-            if (has_res && n < res_n) x += ${c.ldf(odt, "res", "(size_t)m * res_ld + n")};
-  % else:
-            if (has_res) x += ${c.ldf(odt, "res", "rowoff + ci")};
-  % endif
-            x = clamp(x, lo, hi);
-            if (has_prelu && x < 0.0f) x *= ${c.ldf(odt, "alpha", "alpha_off + choff + n")};
-            if (fnc == 1) x = ${c.post_fn("LOGISTIC", "x")};
-            else if (fnc == 2) x = ${c.post_fn("HARD_SWISH", "x")};
+<%
+    res_read = ("has_res && n < res_n", capture(c.ldf, odt, "res", "(size_t)m * res_ld + n")) \
+        if cmode == "nhwc" else ("has_res", capture(c.ldf, odt, "res", "rowoff + ci"))
+%>\
+            ${c.epilogue("x", S, "            ", res=res_read, clamp="clamp", prelu=("has_prelu", capture(c.ldf, odt, "alpha", "alpha_off + choff + n")), fn="fnc")}
     % elif epi == "act":
       % if bias:
             x += ${c.ldf(bdt, "bias", "bias_off + choff + n") if not quant else "bias[bias_off + choff + n]"};
@@ -328,7 +324,7 @@ ${store_vector(odt, vw, r, v)}\
             x = clnn_mbqm(x, mult[choff + n], shift[choff + n]) + zo;
       % endif
             const int ci = ${"n" if cmode == "nhwc" else "n * ohw"};
-            x = clamp(x, lo, hi);
+            ${c.epilogue("x", S, "            ", clamp="clamp")}
     % else:
             const int ci = ${"n" if cmode == "nhwc" else "n * ohw"};
     % endif
@@ -350,8 +346,8 @@ ${store_vector(odt, vw, r, v)}\
 ## every column), one block per ``post`` value of FAST_POSTS with its flags fixed at compile
 ## time: bias, residual and PRELU as plain vector operations, no lane-by-lane residual and no
 ## function that the flags leave off. The run-time flags of the general epilogue below cost
-## the compiled kernel its straight-line stores (a 16384 x 64 GEMM of K = 8 on PoCL / AVX2:
-## 0.43 ms through the general epilogue, 0.26 with the bias-only block). ``done``: what ends
+## the compiled kernel its straight-line stores (a GEMM of small K runs much faster through
+## the bias-only block than through the general epilogue: `clnn bench gemm`). ``done``: what ends
 ## the tile's epilogue (``return`` in gemm, ``continue`` in dwpw's panel loop).
 <%def name="fast_stores(odt, mr, nv, vw, bdt, done)">
 <%
@@ -378,16 +374,7 @@ ${store_vector(odt, vw, r, v)}\
     % for v in range(nv):
         {
             ${V} t = c${r}_${v}${(" + fb%d" % v) if has_b else ""};
-      % if has_r:
-            t += ${vl}(0, res + (size_t)(m0 + ${r}) * res_ld + n0 + ${v * vw});
-      % endif
-            ${c.clamp_to("t", V)};
-      % if has_p:
-            t = select(t * fa${v}, t, t >= (${V})(0.0f));
-      % endif
-      % if fn:
-            t = ${c.post_fn(FLEX_NAMES[fn], "t")};
-      % endif
+            ${c.epilogue("t", V, "            ", vw, res="%s(0, res + (size_t)(m0 + %d) * res_ld + n0 + %d)" % (vl, r, v * vw) if has_r else None, prelu="fa%d" % v if has_p else None, fn=FLEX_NAMES[fn] if fn else None)}
             ${vs}(t, 0, c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
         }
     % endfor
@@ -425,10 +412,7 @@ ${store_vector(odt, vw, r, v)}\
                     rl[l] = l < rn${v} ? ${c.ldf(odt, "res", rt + " + l")} : 0.0f;
                 t += vload${vw}(0, rl);
             }
-            ${c.clamp_to("t", V)};
-            if (has_prelu) t = select(t * av${v}, t, t >= (${V})(0.0f));
-            if (fnc == 1) t = ${c.post_fn("LOGISTIC", "t")};
-            else if (fnc == 2) t = ${c.post_fn("HARD_SWISH", "t")};
+            ${c.epilogue("t", V, "            ", vw, prelu=("has_prelu", "av%d" % v), fn="fnc")}
             ${"vstore_half%d_rte" % vw if odt == "f16" else "vstore%d" % vw}(t, 0, c + ${at});
         }
 </%def>

@@ -104,8 +104,7 @@ ${c.toffsets("x", "w", "bias", "y")}
         ${T} r = (${T})(${", ".join("s%d" % (j0 + l) for l in range(m))});
         const ${T} bv = (${T})(${", ".join(capture(c.ldf, dt, "bias", "%d / taps" % (j0 + l)) for l in range(m))});
         r = clamp(r + bv, lo, hi);
-        if (fnc == 1) r = ${c.post_fn("LOGISTIC", "r")};
-        else if (fnc == 2) r = ${c.post_fn("HARD_SWISH", "r")};
+        ${c.epilogue("r", T, "        ", clamp=None, fn="fnc")}
 % for l in range(m):
         {
             const int j = ${j0 + l}, oc = j / taps, tap = j - oc * taps, ty = tap / fw,

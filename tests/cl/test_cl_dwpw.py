@@ -230,9 +230,9 @@ def test_a_fast_prepare_measures_no_fusion(cl_device, tmp_path, monkeypatch):
     monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     cl_device = cl_device.with_options(tune_budget_s=1000)
     tuner = tuning.tuner_for(cl_device, "fast")
-    seen, choose = [], _dwpw_variants.choose
-    monkeypatch.setattr(_dwpw_variants, "choose", lambda p, op, sig: seen.append(sig) or
-                        choose(p, op, sig))
+    seen, select = [], _dwpw_variants.select
+    monkeypatch.setattr(_dwpw_variants, "select", lambda d, op, sig: seen.append(sig) or
+                        select(d, op, sig))
     try:
         model, inputs = dwpw_model(x_shape=(1, 64, 64, 16), n_out=24)
         check(cl_device, model, inputs, fused=False)

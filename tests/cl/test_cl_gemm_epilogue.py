@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from clnn.kernels import _gemm
-from clnn.kernels._gemm_variants import _Recorder
+from clnn.launch import LaunchBuilder
 
 FUNCTIONS = {None: lambda x: x, "LOGISTIC": lambda x: 1.0 / (1.0 + np.exp(-x)),
              "HARD_SWISH": lambda x: x * np.clip(x + 3.0, 0.0, 6.0) / 6.0}
@@ -43,12 +43,12 @@ def _run(device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi):
             kw["res_cols"] = res_cols
     if alpha is not None:
         kw["prelu"] = (_buffer(device, alpha), np.int32(0))
-    rec = _Recorder(device, 2.0 * M * N * K)
+    rec = LaunchBuilder.scratch_layer(device, 2.0 * M * N * K)
     _gemm.launch_gemm(rec, dt="f32", a=bufs["a"], bpk=bufs["b"], c=bufs["c"], M=M, N=N, K=K,
                       tile=tile, sam=K, sak=1, lo=np.float32(lo), hi=np.float32(hi), fn=fn,
                       **kw)
     q = device.timing_queue()
-    for k, gs, ls in rec.kernels:
+    for k, gs, ls in rec.kernels():
         cl.enqueue_nd_range_kernel(q, k, gs, ls)
     out = np.empty((M, N), np.float32)
     cl.enqueue_copy(q, out, bufs["c"])

@@ -60,9 +60,9 @@ def test_clnn_tune_checks_the_fusions_in_the_model(cl_device, tmp_path, monkeypa
     imported = import_tflite(str(path))
     # the signature the fusion asks for, and a cached choice that fuses it (as a standalone
     # measurement may have chosen)
-    seen, choose = [], _dwpw_variants.choose
-    monkeypatch.setattr(_dwpw_variants, "choose", lambda p, op, sig: seen.append(sig) or
-                        choose(p, op, sig))
+    seen, select = [], _dwpw_variants.select
+    monkeypatch.setattr(_dwpw_variants, "select", lambda d, op, sig: seen.append(sig) or
+                        select(d, op, sig))
     monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     try:
         tuner = tuning.tuner_for(cl_device, "off")

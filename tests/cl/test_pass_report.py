@@ -21,7 +21,9 @@ def test_report_of_each_pass(cl_device):
     assert [e["types"] for e in node["epilogue"]] == [["PAD"], ["ADD"], ["RELU"]]
     (sel,) = p["select"]
     assert sel["operation"] == ops["CONV_2D"] and sel["launches"]
-    assert sel["why"] == "the device-class default (tune off)"
+    (v,) = sel["variants"]  # the GEMM of the 3x3 convolution over 8 channels... or its path
+    assert v["selected_why"].endswith("class default") and v["choice"] == v["selected"]
+    assert v["why"].endswith("(tune off)")
     assert report["peak_bytes"] == p["memory"]["peak_bytes"] > 0
     assert len(p["memory"]["views"]) == 1
     json.dumps(report)  # JSON-ready
@@ -30,7 +32,8 @@ def test_report_of_each_pass(cl_device):
     assert f"peak pool bytes {report['peak_bytes']}" in text
     for name in PASSES:  # one section each
         assert format_report(report, name).splitlines()[0] == text.splitlines()[0]
-    assert "kernels:" in format_report(report, "select")
+    assert "kernels and selected variants:" in format_report(report, "select")
+    assert "0 of 1 replaced" in format_report(report, "tune")
     assert "fused nodes" not in format_report(report, "memory")
 
 

@@ -49,3 +49,33 @@ def planner_of(device, model):
 def no_dwpw(op, sig):
     """A depthwise -> pointwise chooser that never fuses."""
     return None
+
+
+def conv3x3_model(c: int = 16, o: int = 16, hw: int = 8, seed: int = 0):
+    """x [1,hw,hw,c] -> CONV_2D 3x3 SAME (o out) -> output: a layer the Winograd path and the
+    GEMM take (more input channels than the direct kernel). Returns (model, inputs)."""
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder()
+    x = b.input(F32, [1, hw, hw, c])
+    wt = rng.uniform(-1, 1, (o, 3, 3, c)).astype(np.float32)
+    bias = rng.uniform(-1, 1, o).astype(np.float32)
+    y = b.op("CONV_2D", [x, b.constant(wt, F32), b.constant(bias, F32),
+                         *[b.int32(v) for v in (1, 1, 1, 0)], b.bool(False)],
+             b.tensor(F32, [1, hw, hw, o]))
+    b.mark_output(y)
+    return b.finish(), [rng.uniform(-1, 1, (1, hw, hw, c)).astype(np.float32)]
+
+
+def passes_to_fusion(device, model):
+    """(planner, partition, shapes, fused graph, dwpw choices) of ``model``'s one partition:
+    the passes before select, run one at a time."""
+    from clnn.passes.fusion import fuse
+    from clnn.passes.select import DwpwChoices
+    from clnn.passes.shapes import infer_shapes
+
+    planner, part = planner_of(device, model)
+    sg = model.main
+    shapes = infer_shapes(planner, part, {i: tuple(sg.operands[i].dimensions)
+                                          for i in part.inputs}, {})
+    dwpw = DwpwChoices(device)
+    return planner, part, shapes, fuse(sg, part, shapes, dwpw), dwpw
