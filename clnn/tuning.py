@@ -421,7 +421,7 @@ def chosen(b, choice: Choice):
 
 
 def _traits(device):
-    from clnn.kernels._gemm_variants import traits
+    from clnn.kernels._defaults import traits  # (clnn.kernels' package imports the families)
 
     return traits(device.limits)
 

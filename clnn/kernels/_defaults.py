@@ -88,3 +88,23 @@ def defaults(traits) -> ClassDefaults:
     """The row of a device's traits (clnn.kernels._gemm_variants.Traits)."""
     return TABLE.get(getattr(traits, "device_class", ""), None) or \
         (TABLE["cpu"] if traits.cpu else TABLE["gpu"])
+
+
+@dataclass(frozen=True)
+class Traits:
+    """What the choice reads from the device."""
+    cpu: bool
+    max_wg: int
+    max_items: tuple
+    local_mem: int
+    #: CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT (on PoCL the CPU's SIMD width in floats): a CPU's tile
+    vec: int = 16
+    #: the row of clnn/kernels/_defaults.py TABLE ("": the CPU or GPU row by ``cpu``)
+    device_class: str = ""
+
+
+def traits(limits) -> Traits:
+    """The traits of a device's :class:`clnn.workgroups.DeviceLimits`."""
+    return Traits(limits.is_cpu, limits.max_work_group_size, limits.max_work_item_sizes,
+                  limits.local_mem_size, limits.native_vector_width_float,
+                  device_class(limits))

@@ -19,35 +19,14 @@ with work-groups of 64-256 work-items bounded by CL_DEVICE_MAX_WORK_GROUP_SIZE. 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from clnn.kernels import _defaults, _gemm
+from clnn.kernels._defaults import Traits, traits  # noqa: F401 (the GEMM's traits)
 
 #: the variant spaces of the CPU and GPU classes (clnn/kernels/_defaults.py TABLE)
 CPU_TILES = _defaults.TABLE["cpu"].gemm_tiles
 GPU_TILES = _defaults.TABLE["gpu"].gemm_tiles
 CPU_GROUPS = _defaults.TABLE["cpu"].gemm_groups
 GPU_GROUPS = _defaults.TABLE["gpu"].gemm_groups
-
-
-@dataclass(frozen=True)
-class Traits:
-    """What the choice reads from the device."""
-    cpu: bool
-    max_wg: int
-    max_items: tuple
-    local_mem: int
-    #: CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT (on PoCL the CPU's SIMD width in floats): a CPU's tile
-    vec: int = 16
-    #: the row of clnn/kernels/_defaults.py TABLE ("": the CPU or GPU row by ``cpu``)
-    device_class: str = ""
-
-
-def traits(limits) -> Traits:
-    """The traits of a device's :class:`clnn.workgroups.DeviceLimits`."""
-    return Traits(limits.is_cpu, limits.max_work_group_size, limits.max_work_item_sizes,
-                  limits.local_mem_size, limits.native_vector_width_float,
-                  _defaults.device_class(limits))
 
 
 def fits_n(tile, n: int) -> bool:
