@@ -219,9 +219,33 @@ def quantize_linear(imp, n):
     quantize_rounded(imp, n, imp.operand(x), imp.static_shape(x), 1, 2)
 
 
+def real_values(imp, n, i: int, i_scale: int, i_zp: int, what: str) -> str:
+    """A float value holding (q - zp) * scale of quantized tensor input ``i``, one float32
+    rounding as onnxruntime dequantizes (NNAPI's DEQUANTIZE, with TFLite's bits, computes
+    q * scale - zp * scale: a few ulps away, which moves near-halves of a later rounding;
+    clnn bench quant: light_resnet50 qdq-u8, the residual Sums)."""
+    s, _, _ = _params(imp, n, i_scale, i_zp, what)
+    v = integers(imp, n, i, i_scale, i_zp, what)
+    shape = imp.static_shape(n.input(i))
+    out = _op(imp, "MUL", [imp.operand(v), _c(imp, [s])], shape)
+    return float_value(imp, f"{n.input(i)}\0real{n.index}", out, shape)
+
+
+def dequantize_linear(imp, n):
+    """DequantizeLinear of a per-tensor quantized tensor: :func:`real_values`."""
+    from clnn.onnx.ops_quant import dequantize
+
+    s = imp.const(n.input(1))
+    if imp.const(n.input(0)) is not None or s is None or s.size != 1:
+        return dequantize(imp, n)
+    n.attr("axis")
+    n.attr("block_size")
+    imp.alias(n.outputs[0], real_values(imp, n, 0, 1, 2, "input"))
+
+
 CONVERTERS = {"QLinearConv": conv, "QLinearMatMul": matmul, "QGemm": gemm,
               "QLinearMul": mul, "QLinearAdd": add, "QLinearConcat": concat,
-              "QuantizeLinear": quantize_linear}
+              "QuantizeLinear": quantize_linear, "DequantizeLinear": dequantize_linear}
 
 
 def softmax_table(x_scale, d: int) -> np.ndarray:

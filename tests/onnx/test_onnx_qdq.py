@@ -116,3 +116,31 @@ def test_qlinear_softmax_is_onnxruntimes(reference, cl_device, dtype, d, x_scale
     for device in (reference, cl_device):
         out = ClnnRunner(imported, device).run([x])[0][0]
         np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("q", [(1.156968, 133, 0.23072845, 0, 0.5857039, 0),
+                               (0.0371, 7, 0.0193, 250, 0.0417, 128)])
+def test_dequantize_linear_rounds_once(q, reference, cl_device):
+    """DequantizeLinear -> Sum -> QuantizeLinear (a residual Sum the quantizer leaves in
+    float): (q - zp) * scale with one float32 rounding as onnxruntime computes it (NNAPI's
+    DEQUANTIZE with TFLite's bits rounds q * scale - zp * scale twice), so the float sum and
+    its quantization are onnxruntime's bits."""
+    from tests.onnx.kit import ort
+
+    u8 = TensorProto.UINT8
+    inits = [("s1", np.float32(q[0])), ("z1", np.uint8(q[1])), ("s2", np.float32(q[2])),
+             ("z2", np.uint8(q[3])), ("s3", np.float32(q[4])), ("z3", np.uint8(q[5]))]
+    nodes = [node("DequantizeLinear", ["a", "s1", "z1"], ["da"]),
+             node("DequantizeLinear", ["b", "s2", "z2"], ["db"]),
+             node("Sum", ["da", "db"], ["t"]),
+             node("QuantizeLinear", ["t", "s3", "z3"], ["y"])]
+    shape = [1, 16, 32, 32]
+    model = graph(nodes, [("a", shape, u8), ("b", shape, u8)],
+                  [("t", shape), ("y", shape, u8)], inits, opset=13)
+    feeds = {k: RNG.integers(0, 256, shape).astype(np.uint8) for k in ("a", "b")}
+    expected = ort(model, feeds)
+    imported = load(model.SerializeToString(), quantized="onnxruntime")
+    for device in (reference, cl_device):
+        outs, _ = ClnnRunner(imported, device).run([feeds["a"], feeds["b"]])
+        for got, want in zip(outs, expected):
+            assert np.array_equal(got, want), (device.name, np.count_nonzero(got != want))
