@@ -343,6 +343,7 @@ def average_pool(imp, n):
     hw = shape[2:]
     pads = spatial_pads(imp, n, hw, kernel, strides, [1, 1])
     n.attr("ceil_mode", 0)  # the output's shape (shape inference) holds it
+    include_pad = int(n.attr("count_include_pad", 0))  # no padding: no matter in the global
     out_shape = imp.static_shape(n.outputs[0])
     if list(hw) == kernel and not any(pads):
         global_average_pool(imp, n)
@@ -365,8 +366,7 @@ def average_pool(imp, n):
                                        imp.ints([1, 1, *strides]), imp.int32(0), imp.int32(0),
                                        imp.int32(0)], [part])
             acc = part if acc is None else _op(imp, "ADD", [acc, part], out_shape)
-    counts = _pool_counts(hw, kernel, strides, pads, out_shape[2:],
-                          int(n.attr("count_include_pad", 0)))
+    counts = _pool_counts(hw, kernel, strides, pads, out_shape[2:], include_pad)
     y = _op(imp, "DIV", [acc, imp.tensor_const(counts)], out_shape)
     s, z, _ = _params(imp, n, 3, 4, "output")
     t = _op(imp, "ADD", [_op(imp, "DIV", [y, _c(imp, [s])], out_shape), _c(imp, [float(z)])],

@@ -25,7 +25,7 @@ POOLS = [
                          count_include_pad=0, ceil_mode=1)),
     ((1, 3, 10, 14), dict(kernel_shape=[4, 4], strides=[3, 3], pads=[0, 2, 2, 0],
                           count_include_pad=1)),
-    ((1, 8, 7, 7), dict(kernel_shape=[7, 7])),
+    ((1, 8, 7, 7), dict(kernel_shape=[7, 7], count_include_pad=1)),
     ((1, 16, 56, 56), None),
     ((2, 3, 9, 13), None),
 ]
