@@ -27,6 +27,13 @@ def w(*shape, scale=0.5):
 
 
 def small_model() -> bytes:
+    """The same weights on every call (a generator of its own), whichever test file calls it
+    first (test_onnx_qdq.py does too)."""
+    rng = np.random.default_rng(38)
+
+    def w(*shape, scale=0.5):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
     nodes = [
         node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
         node("Relu", ["c1"], ["r1"]),
