@@ -20,7 +20,10 @@ where onnxruntime rounds them to even. Through a deep network those 1-LSB differ
   clamp to the type's range less the zero point, then QUANTIZE of r * y_scale (an integer
   multiple of the scale, which QUANTIZE divides back exactly) into the quantized output;
 - QuantizeLinear, QLinearConcat and the float-computed operators (QLinearSigmoid, ...): the
-  float value rounded the same way.
+  float value rounded the same way;
+- DequantizeLinear: (q - zp) * scale, one float32 rounding (:func:`real_values`);
+- QLinearAveragePool / QLinearGlobalAveragePool: onnxruntime's float window sums in its
+  order, and MLAS's integer global pool (:func:`average_pool`, :func:`global_average_pool`).
 
 The default (``quantized="nnapi"``) keeps NNAPI's quantized operations (ops_quant.py,
 ops_qlinear.py): what a NNAPI driver runs, TFLite's rounding.
