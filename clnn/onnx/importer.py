@@ -28,7 +28,8 @@ from hal.types import NUMPY_DTYPE, OperandType
 OT = OperandType
 #: operators that state the quantization of an input: {input: (scale input, zero point input)}
 QUANT_READERS = {"DequantizeLinear": {0: (1, 2)}, "QLinearConv": {0: (1, 2)},
-                 "QLinearMatMul": {0: (1, 2), 3: (4, 5)}}
+                 "QLinearMatMul": {0: (1, 2), 3: (4, 5)}, "QLinearAveragePool": {0: (1, 2)},
+                 "QLinearGlobalAveragePool": {0: (1, 2)}}
 QUANTIZED_MODES = ("nnapi", "onnxruntime")
 #: operators whose converters read rank > 4 views themselves (clnn.onnx.views: the others)
 VIEW_NATIVE = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze"}
@@ -383,7 +384,8 @@ class Importer:
                 if s is not None and s.size == 1:
                     return float(s.reshape(-1)[0]), int(z.reshape(-1)[0]) if z is not None else 0
         raise OnnxImportError(f"input {name!r} is 8-bit but no DequantizeLinear / QLinearConv / "
-                              "QLinearMatMul with a constant per-tensor scale reads it")
+                              "QLinearMatMul / QLinear pool with a constant per-tensor scale "
+                              "reads it")
 
 
 def load(path_or_bytes, shapes=None, quantized="nnapi") -> ImportedModel:

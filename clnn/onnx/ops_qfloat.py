@@ -20,7 +20,10 @@ where onnxruntime rounds them to even. Through a deep network those 1-LSB differ
   clamp to the type's range less the zero point, then QUANTIZE of r * y_scale (an integer
   multiple of the scale, which QUANTIZE divides back exactly) into the quantized output;
 - QuantizeLinear, QLinearConcat and the float-computed operators (QLinearSigmoid, ...): the
-  float value rounded the same way.
+  float value rounded the same way;
+- DequantizeLinear: (q - zp) * scale, one float32 rounding (:func:`real_values`);
+- QLinearAveragePool / QLinearGlobalAveragePool: onnxruntime's float window sums in its
+  order, and MLAS's integer global pool (:func:`average_pool`, :func:`global_average_pool`).
 
 The default (``quantized="nnapi"``) keeps NNAPI's quantized operations (ops_quant.py,
 ops_qlinear.py): what a NNAPI driver runs, TFLite's rounding.
@@ -219,9 +222,33 @@ def quantize_linear(imp, n):
     quantize_rounded(imp, n, imp.operand(x), imp.static_shape(x), 1, 2)
 
 
+def real_values(imp, n, i: int, i_scale: int, i_zp: int, what: str) -> str:
+    """A float value holding (q - zp) * scale of quantized tensor input ``i``, one float32
+    rounding as onnxruntime dequantizes (NNAPI's DEQUANTIZE, with TFLite's bits, computes
+    q * scale - zp * scale: a few ulps away, which moves near-halves of a later rounding;
+    clnn bench quant: light_resnet50 qdq-u8, the residual Sums)."""
+    s, _, _ = _params(imp, n, i_scale, i_zp, what)
+    v = integers(imp, n, i, i_scale, i_zp, what)
+    shape = imp.static_shape(n.input(i))
+    out = _op(imp, "MUL", [imp.operand(v), _c(imp, [s])], shape)
+    return float_value(imp, f"{n.input(i)}\0real{n.index}", out, shape)
+
+
+def dequantize_linear(imp, n):
+    """DequantizeLinear of a per-tensor quantized tensor: :func:`real_values`."""
+    from clnn.onnx.ops_quant import dequantize
+
+    s = imp.const(n.input(1))
+    if imp.const(n.input(0)) is not None or s is None or s.size != 1:
+        return dequantize(imp, n)
+    n.attr("axis")
+    n.attr("block_size")
+    imp.alias(n.outputs[0], real_values(imp, n, 0, 1, 2, "input"))
+
+
 CONVERTERS = {"QLinearConv": conv, "QLinearMatMul": matmul, "QGemm": gemm,
               "QLinearMul": mul, "QLinearAdd": add, "QLinearConcat": concat,
-              "QuantizeLinear": quantize_linear}
+              "QuantizeLinear": quantize_linear, "DequantizeLinear": dequantize_linear}
 
 
 def softmax_table(x_scale, d: int) -> np.ndarray:
@@ -285,3 +312,84 @@ def rounded_with_zp(imp, n, t: int, shape, i_scale: int, i_zp: int):
                shape)
     y = imp.output(n.outputs[0], shape=shape, type=_qtype(d), scale=s, zp=z)
     imp.emit("QUANTIZE", [back], [y])
+
+
+def _pool_counts(hw, kernel, strides, pads, out_hw, include_pad) -> np.ndarray:
+    """onnxruntime's divisor per output position: the kernel's size with count_include_pad,
+    else the window clipped to the input ([1, 1, OH, OW], float32)."""
+    if include_pad:
+        return np.full((1, 1, *out_hw), float(kernel[0] * kernel[1]), np.float32)
+    spans = []
+    for d in range(2):
+        start = np.arange(out_hw[d]) * strides[d] - pads[d]
+        end = np.minimum(start + kernel[d], hw[d])
+        spans.append(end - np.maximum(start, 0))
+    return np.outer(spans[0], spans[1]).reshape(1, 1, *out_hw).astype(np.float32)
+
+
+def average_pool(imp, n):
+    """QLinearAveragePool as onnxruntime's CPU kernel computes it: a window as large as the
+    input without pads is :func:`global_average_pool`; otherwise each element dequantized
+    (x_scale * (q - zp), float32), the window's elements added in float32 row by row from
+    its top-left corner (the padding skipped: here added as exact zeros), divided by the
+    element count (count_include_pad: the kernel's size), then round_half_even(y / y_scale +
+    y_zp), saturated. The same float operations in the same order, so the same bits
+    (tests/onnx/test_onnx_qpool.py)."""
+    from clnn.onnx.ops_conv import spatial_pads, window
+
+    x = n.input(0)
+    shape = imp.static_shape(x)
+    kernel = list(n.attr("kernel_shape"))
+    strides, dil = window(imp, n)
+    if len(shape) != 4 or len(kernel) != 2 or dil != [1, 1]:
+        imp.fail("only 2-D windows without dilation are mapped")
+    hw = shape[2:]
+    pads = spatial_pads(imp, n, hw, kernel, strides, [1, 1])
+    n.attr("ceil_mode", 0)  # the output's shape (shape inference) holds it
+    include_pad = int(n.attr("count_include_pad", 0))  # no padding: no matter in the global
+    out_shape = imp.static_shape(n.outputs[0])
+    if list(hw) == kernel and not any(pads):
+        global_average_pool(imp, n)
+        return
+    pt, pl = pads[0], pads[1]
+    span = [(out_shape[2 + d] - 1) * strides[d] + kernel[d] for d in range(2)]
+    pb, pr = (max(span[d] - hw[d] - (pt, pl)[d], 0) for d in range(2))
+    xs = np.float32(imp.const_input(n, 1, "the input scale").reshape(-1)[0])
+    v = _op(imp, "MUL", [imp.operand(integers(imp, n, 0, 1, 2, "input")), _c(imp, [xs])],
+            shape)
+    padded_shape = (shape[0], shape[1], hw[0] + pt + pb, hw[1] + pl + pr)
+    padded = _f(imp, padded_shape)
+    imp.emit("PAD", [v, imp.ints([[0, 0], [0, 0], [pt, pb], [pl, pr]])], [padded])
+    acc = None
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            part = _f(imp, out_shape)
+            ends = [shape[0], shape[1], i + span[0] - kernel[0] + 1, j + span[1] - kernel[1] + 1]
+            imp.emit("STRIDED_SLICE", [padded, imp.ints([0, 0, i, j]), imp.ints(ends),
+                                       imp.ints([1, 1, *strides]), imp.int32(0), imp.int32(0),
+                                       imp.int32(0)], [part])
+            acc = part if acc is None else _op(imp, "ADD", [acc, part], out_shape)
+    counts = _pool_counts(hw, kernel, strides, pads, out_shape[2:], include_pad)
+    y = _op(imp, "DIV", [acc, imp.tensor_const(counts)], out_shape)
+    s, z, _ = _params(imp, n, 3, 4, "output")
+    t = _op(imp, "ADD", [_op(imp, "DIV", [y, _c(imp, [s])], out_shape), _c(imp, [float(z)])],
+            out_shape)
+    rounded_with_zp(imp, n, t, out_shape, 3, 4)
+
+
+def global_average_pool(imp, n):
+    """QLinearGlobalAveragePool (and a QLinearAveragePool over the whole input) as MLAS's
+    MlasQLinearGlobalAveragePool computes it: the int32 sum of q - zp over the image (exact
+    here while below 2^24), times float32(x_scale / float32(y_scale * count)), rounded half to
+    even, saturated, plus y_zp (:func:`requantize`)."""
+    x = n.input(0)
+    shape = imp.static_shape(x)
+    out_shape = imp.static_shape(n.outputs[0])
+    count = int(np.prod(shape[2:]))
+    xs = np.float32(imp.const_input(n, 1, "the input scale").reshape(-1)[0])
+    ys = np.float32(imp.const_input(n, 3, "the output scale").reshape(-1)[0])
+    m = np.float32(xs / np.float32(ys * np.float32(count)))
+    acc = _f(imp, out_shape)
+    v = imp.operand(integers(imp, n, 0, 1, 2, "input"))
+    imp.emit("REDUCE_SUM", [v, imp.ints(list(range(2, len(shape)))), imp.bool(True)], [acc])
+    requantize(imp, n, acc, out_shape, m, 3, 4)

@@ -145,6 +145,10 @@ FLOAT_BETWEEN = {
     "QLinearGlobalAveragePool": ("GlobalAveragePool", ()),
 }
 
+#: QLinear operator -> the clnn.onnx.ops_qfloat function computing it as onnxruntime does
+ORT_ARITHMETIC = {"QLinearSoftmax": "softmax", "QLinearAveragePool": "average_pool",
+                  "QLinearGlobalAveragePool": "global_average_pool"}
+
 
 def qlinear_float_between(imp, n):
     """X, X scale, X zp, Y scale, Y zp: DEQUANTIZE, the float operator, QUANTIZE."""
@@ -158,10 +162,10 @@ def qlinear_float_between(imp, n):
         if int(n.attr("opset", 13)) < 13 and axis not in (-1, rank - 1):
             imp.fail("a softmax of opset below 13 on an axis other than the last has no "
                      "mapping here")
-    if imp.quantized == "onnxruntime" and n.op_type == "QLinearSoftmax":
-        from clnn.onnx.ops_qfloat import softmax
+    if imp.quantized == "onnxruntime" and n.op_type in ORT_ARITHMETIC:
+        from clnn.onnx import ops_qfloat
 
-        softmax(imp, n)
+        getattr(ops_qfloat, ORT_ARITHMETIC[n.op_type])(imp, n)
         return
     xq = q_input(imp, n, 0, 1, 2, "input")
     shape = imp.static_shape(x)
@@ -173,14 +177,6 @@ def qlinear_float_between(imp, n):
     imp.info[y_f] = (F32, y_shape)
     attrs = {k: n.attrs[k] for k in names if k in n.attrs}
     imp.converters[op_type](imp, sub_node(imp, n, op_type, [x_f], [y_f], attrs))
-    if imp.quantized == "onnxruntime" and n.op_type == "QLinearAveragePool":
-        from clnn.onnx.ops_qfloat import _c, _op, _params, rounded_with_zp
-
-        s, z, _ = _params(imp, n, 3, 4, "output")  # round(y / s + zp), as onnxruntime
-        t = _op(imp, "DIV", [imp.operand(y_f), _c(imp, [s])], y_shape)
-        rounded_with_zp(imp, n, _op(imp, "ADD", [t, _c(imp, [float(z)])], y_shape), y_shape,
-                        3, 4)
-        return
     if imp.quantized == "onnxruntime":  # halves to even (clnn/onnx/ops_qfloat.py)
         from clnn.onnx.ops_qfloat import quantize_rounded
 

@@ -68,6 +68,10 @@ def dequantized_value(imp, n, i: int, i_scale: int, i_zp: int, what: str) -> str
     if v is not None:
         real = ((v.astype(np.float32) - np.float32(z)) * np.float32(s)).astype(np.float32)
         return const_value(imp, f"{name}\0real{n.index}", real)
+    if imp.quantized == "onnxruntime":  # (q - zp) * s, one rounding, as onnxruntime
+        from clnn.onnx.ops_qfloat import real_values
+
+        return real_values(imp, n, i, i_scale, i_zp, what)
     _check_input(imp, name, s, z, what)
     shape = imp.static_shape(name)
     out = imp.b.tensor(OT.TENSOR_FLOAT32, shape)

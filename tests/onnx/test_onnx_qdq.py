@@ -116,3 +116,73 @@ def test_qlinear_softmax_is_onnxruntimes(reference, cl_device, dtype, d, x_scale
     for device in (reference, cl_device):
         out = ClnnRunner(imported, device).run([x])[0][0]
         np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("q", [(1.156968, 133, 0.23072845, 0, 0.5857039, 0),
+                               (0.0371, 7, 0.0193, 250, 0.0417, 128)])
+def test_dequantize_linear_rounds_once(q, reference, cl_device):
+    """DequantizeLinear -> Sum -> QuantizeLinear (a residual Sum the quantizer leaves in
+    float): (q - zp) * scale with one float32 rounding as onnxruntime computes it (NNAPI's
+    DEQUANTIZE with TFLite's bits rounds q * scale - zp * scale twice), so the float sum and
+    its quantization are onnxruntime's bits."""
+    from tests.onnx.kit import ort
+
+    u8 = TensorProto.UINT8
+    inits = [("s1", np.float32(q[0])), ("z1", np.uint8(q[1])), ("s2", np.float32(q[2])),
+             ("z2", np.uint8(q[3])), ("s3", np.float32(q[4])), ("z3", np.uint8(q[5]))]
+    nodes = [node("DequantizeLinear", ["a", "s1", "z1"], ["da"]),
+             node("DequantizeLinear", ["b", "s2", "z2"], ["db"]),
+             node("Sum", ["da", "db"], ["t"]),
+             node("QuantizeLinear", ["t", "s3", "z3"], ["y"])]
+    shape = [1, 16, 32, 32]
+    model = graph(nodes, [("a", shape, u8), ("b", shape, u8)],
+                  [("t", shape), ("y", shape, u8)], inits, opset=13)
+    rng = np.random.default_rng(3839)
+    feeds = {k: rng.integers(0, 256, shape).astype(np.uint8) for k in ("a", "b")}
+    expected = ort(model, feeds)
+    imported = load(model.SerializeToString(), quantized="onnxruntime")
+    for device in (reference, cl_device):
+        outs, _ = ClnnRunner(imported, device).run([feeds["a"], feeds["b"]])
+        for got, want in zip(outs, expected):
+            assert np.array_equal(got, want), (device.name, np.count_nonzero(got != want))
+
+
+def test_int8_float_conv_differs_only_near_halves(reference, cl_device):
+    """An int8 DequantizeLinear -> Conv -> QuantizeLinear that onnxruntime's x86 build leaves in
+    float (no uint8 relabelling without a QuantizeLinear -> DequantizeLinear pair): both run
+    a float32 convolution, summed in different orders, so the float results differ in their
+    last bits and the quantized ones only where the exact value (float64) lies within a
+    hair of a rounding half, by 1."""
+    from tests.onnx.kit import ort
+
+    i8 = TensorProto.INT8
+    rng = np.random.default_rng(3838)
+    w = rng.integers(-127, 128, (32, 64, 3, 3)).astype(np.int8)
+    inits = [("xs", np.float32(0.0213)), ("xz", np.int8(-5)), ("w", w),
+             ("ws", np.float32(0.0031)), ("wz", np.int8(0)),
+             ("b", (rng.standard_normal(32) * 0.1).astype(np.float32)),
+             ("ys", np.float32(0.0517)), ("yz", np.int8(3))]
+    nodes = [node("DequantizeLinear", ["x", "xs", "xz"], ["dx"]),
+             node("DequantizeLinear", ["w", "ws", "wz"], ["dw"]),
+             node("Conv", ["dx", "dw", "b"], ["c"], pads=[1, 1, 1, 1]),
+             node("QuantizeLinear", ["c", "ys", "yz"], ["y"])]
+    out = [1, 32, 24, 24]
+    model = graph(nodes, [("x", [1, 64, 24, 24], i8)], [("y", out, i8)], inits, opset=13)
+    x = rng.integers(-128, 128, (1, 64, 24, 24)).astype(np.int8)
+    expected = ort(model, {"x": x})[0]
+    dx = (x.astype(np.float32) + np.float32(5)) * np.float32(0.0213)
+    dw = (w.astype(np.float32) * np.float32(0.0031)).astype(np.float64)
+    padded = np.pad(dx.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    exact = np.tile(inits[5][1].astype(np.float64)[:, None, None], (1, 24, 24))
+    for i in range(3):
+        for j in range(3):
+            exact += np.einsum("oc,chw->ohw", dw[:, :, i, j], padded[0, :, i:i + 24, j:j + 24])
+    t = exact[None] / np.float64(np.float32(0.0517))
+    near_half = np.abs(t - np.floor(t) - 0.5) < 1e-3
+    imported = load(model.SerializeToString(), quantized="onnxruntime")
+    for device in (reference, cl_device):
+        got = ClnnRunner(imported, device).run([x])[0][0]
+        diff = got.astype(np.int32) - expected.astype(np.int32)
+        assert np.abs(diff).max() <= 1, device.name
+        assert np.all(near_half[diff != 0]), device.name
+        assert np.count_nonzero(diff) < np.count_nonzero(near_half) + 1, device.name

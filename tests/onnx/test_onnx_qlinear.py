@@ -19,17 +19,21 @@ from clnn.cli.run import ClnnRunner  # noqa: E402
 from clnn.onnx import load  # noqa: E402
 from tests.onnx.kit import graph, node  # noqa: E402
 
-SEED = 38
+RNG = np.random.default_rng(38)
 
 
-def w(rng, *shape, scale=0.5):
-    return (rng.standard_normal(shape) * scale).astype(np.float32)
+def w(*shape, scale=0.5):
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
 
 
 def small_model() -> bytes:
-    """The same model at every call (its weights from a generator of its own: other modules
-    import it, and a shared generator would give each caller other weights)."""
-    rng = np.random.default_rng(SEED)
+    """The same weights on every call (a generator of its own), whichever test file calls it
+    first (test_onnx_qdq.py does too)."""
+    rng = np.random.default_rng(38)
+
+    def w(*shape, scale=0.5):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
     nodes = [
         node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
         node("Relu", ["c1"], ["r1"]),
@@ -46,9 +50,9 @@ def small_model() -> bytes:
         node("MatMul", ["g", "wm"], ["mm"]),
         node("Softmax", ["mm"], ["y"], axis=-1),
     ]
-    inits = [("w1", w(rng, 8, 3, 3, 3)), ("b1", w(rng, 8, scale=0.1)),
-             ("w2", w(rng, 8, 8, 1, 1)), ("b2", w(rng, 8, scale=0.1)), ("wg", w(rng, 12, 16)),
-             ("bg", w(rng, 12, scale=0.1)), ("wm", w(rng, 12, 10))]
+    inits = [("w1", w(8, 3, 3, 3)), ("b1", w(8, scale=0.1)), ("w2", w(8, 8, 1, 1)),
+             ("b2", w(8, scale=0.1)), ("wg", w(12, 16)), ("bg", w(12, scale=0.1)),
+             ("wm", w(12, 10))]
     model = graph(nodes, [("x", [1, 3, 8, 8])], [("y", [1, 10]), ("g", [1, 12])], inits,
                   opset=13)
     return model.SerializeToString()
@@ -144,8 +148,7 @@ def test_quantized_channel_shuffle_through_rank_5(tmp_path, reference, cl_device
              node("Transpose", ["r5"], ["t5"], perm=[0, 2, 1, 3, 4]),
              node("Reshape", ["t5", "s4"], ["sh"]),
              node("Conv", ["sh", "w2"], ["y"])]
-    rng = np.random.default_rng(SEED + 1)
-    inits = [("w1", w(rng, 8, 3, 3, 3)), ("w2", w(rng, 4, 8, 1, 1)),
+    inits = [("w1", w(8, 3, 3, 3)), ("w2", w(4, 8, 1, 1)),
              ("s5", np.array([1, 2, 4, 8, 8], i64)), ("s4", np.array([1, 8, 8, 8], i64))]
     model = graph(nodes, [("x", [1, 3, 8, 8])], [("y", [1, 4, 8, 8])], inits, opset=13)
     path = onnx_quant.quantize(model.SerializeToString(), fmt, str(tmp_path))
