@@ -28,7 +28,8 @@ FIRST_PARTY = {"clnn", "hal", "tests", "benchmarks", "tools"}
 #: listed packages that are used but never imported: where, and the text that uses them (ruff
 #: is run by make test; setuptools>=77 is the build backend the install below runs in-process)
 NOT_IMPORTED = {"ruff": ("Makefile", "ruff check ."),
-                "setuptools": ("tests/tools/test_packaging.py", "--no-build-isolation")}
+                "setuptools": ("tests/tools/test_packaging.py", "--no-build-isolation"),
+                "pytest-xdist": ("Makefile", "--dist loadfile")}
 
 
 def _pyproject() -> dict:
