@@ -7,9 +7,6 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# pytest workers, one test file each: a cold run is mostly single-threaded kernel compiles, which
-# the workers overlap (a fresh clone's make test: 1,043 s with one process, 615 s with two)
-TEST_WORKERS ?= auto
 CORPUS ?= ../shared/cts/public
 CHECK_JOBS ?= 2
 CHECK_ARGS ?=
@@ -33,16 +30,18 @@ oclgrind:
 demo: $(VENV)/.installed opencl
 	$(VENV)/bin/clnn demo
 
+# pytest with one worker per core, one test file each: a cold run is mostly single-threaded
+# kernel compiles, which the workers overlap
 test: $(VENV)/.installed opencl
 	@scripts/ensure-oclgrind.sh --optional
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -n auto --dist loadfile
 
 # everything make test runs, and the long suites whole (tests marked slow)
 test-full: $(VENV)/.installed opencl
 	@scripts/ensure-oclgrind.sh --optional
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "slow or not slow"
+	$(PY) -m pytest -n auto --dist loadfile -m "slow or not slow"
 
 cts: $(VENV)/.installed opencl
 	$(VENV)/bin/clnn cts $(CORPUS) --device reference

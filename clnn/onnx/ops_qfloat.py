@@ -34,40 +34,12 @@ from __future__ import annotations
 import numpy as np
 
 from clnn.onnx.ops_qdynamic import round_half_even
-from clnn.onnx.ops_quant import _check_input, _params, _qtype
-from clnn.onnx.qvalues import F32, float_value, sub_node
+from clnn.onnx.ops_quant import _params, _qtype
+from clnn.onnx.qvalues import F32, _c, _f, _op, float_value, integers, real_values, sub_node  # noqa: F401 (integers, real_values: ops_qlinear's too)
 from hal.types import OperandType
 
 OT = OperandType
 RANGES = {np.dtype(np.uint8): (0, 255), np.dtype(np.int8): (-128, 127)}
-
-
-def _f(imp, shape):
-    return imp.b.tensor(OT.TENSOR_FLOAT32, tuple(shape))
-
-
-def _c(imp, v):
-    return imp.tensor_const(np.asarray(v, np.float32).reshape(-1) if np.ndim(v) < 2
-                            else np.asarray(v, np.float32))
-
-
-def _op(imp, name, ins, shape, fused=True):
-    out = _f(imp, shape)
-    imp.emit(name, [*ins, *([imp.int32(0)] if fused else [])], [out])
-    return out
-
-
-def integers(imp, n, i: int, i_scale: int, i_zp: int, what: str) -> str:
-    """A float value holding q - zp of quantized tensor input ``i``."""
-    name = n.input(i)
-    s, z, _ = _params(imp, n, i_scale, i_zp, what)
-    _check_input(imp, name, s, z, what)
-    shape = imp.static_shape(name)
-    real = _f(imp, shape)
-    imp.emit("DEQUANTIZE", [imp.operand(name)], [real])
-    v = _op(imp, "DIV", [real, _c(imp, [s])], shape)
-    r = _op(imp, "FLOOR", [_op(imp, "ADD", [v, _c(imp, [0.5])], shape)], shape, fused=False)
-    return float_value(imp, f"{name}\0int{n.index}", r, shape)
 
 
 def const_integers(imp, n, i: int, i_zp: int, axis: int) -> str:
@@ -220,18 +192,6 @@ def quantize_linear(imp, n):
     for a in ("axis", "saturate", "block_size", "output_dtype"):
         n.attr(a)
     quantize_rounded(imp, n, imp.operand(x), imp.static_shape(x), 1, 2)
-
-
-def real_values(imp, n, i: int, i_scale: int, i_zp: int, what: str) -> str:
-    """A float value holding (q - zp) * scale of quantized tensor input ``i``, one float32
-    rounding as onnxruntime dequantizes (NNAPI's DEQUANTIZE, with TFLite's bits, computes
-    q * scale - zp * scale: a few ulps away, which moves near-halves of a later rounding;
-    clnn bench quant: light_resnet50 qdq-u8, the residual Sums)."""
-    s, _, _ = _params(imp, n, i_scale, i_zp, what)
-    v = integers(imp, n, i, i_scale, i_zp, what)
-    shape = imp.static_shape(n.input(i))
-    out = _op(imp, "MUL", [imp.operand(v), _c(imp, [s])], shape)
-    return float_value(imp, f"{n.input(i)}\0real{n.index}", out, shape)
 
 
 def dequantize_linear(imp, n):

@@ -69,11 +69,52 @@ def dequantized_value(imp, n, i: int, i_scale: int, i_zp: int, what: str) -> str
         real = ((v.astype(np.float32) - np.float32(z)) * np.float32(s)).astype(np.float32)
         return const_value(imp, f"{name}\0real{n.index}", real)
     if imp.quantized == "onnxruntime":  # (q - zp) * s, one rounding, as onnxruntime
-        from clnn.onnx.ops_qfloat import real_values
-
         return real_values(imp, n, i, i_scale, i_zp, what)
     _check_input(imp, name, s, z, what)
     shape = imp.static_shape(name)
     out = imp.b.tensor(OT.TENSOR_FLOAT32, shape)
     imp.emit("DEQUANTIZE", [imp.operand(name)], [out])
     return float_value(imp, f"{name}\0real{n.index}", out, shape)
+
+
+# ------------------------------------------------------------------ onnxruntime's values
+
+
+def _f(imp, shape):
+    return imp.b.tensor(OT.TENSOR_FLOAT32, tuple(shape))
+
+
+def _c(imp, v):
+    return imp.tensor_const(np.asarray(v, np.float32).reshape(-1) if np.ndim(v) < 2
+                            else np.asarray(v, np.float32))
+
+
+def _op(imp, name, ins, shape, fused=True):
+    out = _f(imp, shape)
+    imp.emit(name, [*ins, *([imp.int32(0)] if fused else [])], [out])
+    return out
+
+
+def integers(imp, n, i: int, i_scale: int, i_zp: int, what: str) -> str:
+    """A float value holding q - zp of quantized tensor input ``i``."""
+    name = n.input(i)
+    s, z, _ = _params(imp, n, i_scale, i_zp, what)
+    _check_input(imp, name, s, z, what)
+    shape = imp.static_shape(name)
+    real = _f(imp, shape)
+    imp.emit("DEQUANTIZE", [imp.operand(name)], [real])
+    v = _op(imp, "DIV", [real, _c(imp, [s])], shape)
+    r = _op(imp, "FLOOR", [_op(imp, "ADD", [v, _c(imp, [0.5])], shape)], shape, fused=False)
+    return float_value(imp, f"{name}\0int{n.index}", r, shape)
+
+
+def real_values(imp, n, i: int, i_scale: int, i_zp: int, what: str) -> str:
+    """A float value holding (q - zp) * scale of quantized tensor input ``i``, one float32
+    rounding as onnxruntime dequantizes (NNAPI's DEQUANTIZE, with TFLite's bits, computes
+    q * scale - zp * scale: a few ulps away, which moves near-halves of a later rounding;
+    clnn bench quant: light_resnet50 qdq-u8, the residual Sums)."""
+    s, _, _ = _params(imp, n, i_scale, i_zp, what)
+    v = integers(imp, n, i, i_scale, i_zp, what)
+    shape = imp.static_shape(n.input(i))
+    out = _op(imp, "MUL", [imp.operand(v), _c(imp, [s])], shape)
+    return float_value(imp, f"{n.input(i)}\0real{n.index}", out, shape)
