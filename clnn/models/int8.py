@@ -20,7 +20,7 @@ import zipfile
 from dataclasses import dataclass
 
 from clnn import paths
-from clnn.models.mediapipe import FetchError, _sha256
+from clnn.models.mediapipe import FetchError, _sha256, run_fetch_list
 from clnn.options import cache_root_from_environ
 
 
@@ -184,23 +184,9 @@ def list_rows(directory: str | None = None) -> list[dict]:
 def run_int8_models_cli(action: str, wheels=(), directory: str | None = None,
                         as_json: bool = False) -> int:
     """``clnn models fetch|list --int8``."""
-    from clnn.cli.errors import CliError
-
-    if action == "fetch":
-        try:
-            found = fetch_int8(directory=directory, wheels=wheels, say=print)
-        except FetchError as e:
-            raise CliError(str(e)) from None
-        for path in found.values():
-            print(f"{os.path.getsize(path):>10}  {path}")
-        return 0
-    rows = list_rows(directory)
-    if as_json:
-        import json
-
-        print(json.dumps(rows, indent=1))
-        return 0
-    for r in rows:
+    def line(r):
         note = " (streaming state)" if r["streaming"] else ""
-        print(f"{'ok' if r['present'] else 'missing':8} {r['name']}{note}  ({r['source']})")
-    return 0
+        return f"{'ok' if r['present'] else 'missing':8} {r['name']}{note}  ({r['source']})"
+
+    return run_fetch_list(action, fetch_int8, list_rows, line, wheels=wheels,
+                          directory=directory, as_json=as_json)

@@ -65,6 +65,32 @@ class FetchError(RuntimeError):
     pass
 
 
+def run_fetch_list(action: str, fetch_all, list_rows, line, *, wheels=(),
+                   directory: str | None = None, as_json: bool = False) -> int:
+    """``clnn models fetch|list`` of one model set: ``fetch_all(directory=, wheels=, say=)``
+    (a FetchError becomes the CLI's error), else ``list_rows(directory)`` as JSON or one
+    ``line(row)`` each."""
+    from clnn.cli.errors import CliError
+
+    if action == "fetch":
+        try:
+            found = fetch_all(directory=directory, wheels=wheels, say=print)
+        except FetchError as e:
+            raise CliError(str(e)) from None
+        for path in found.values():
+            print(f"{os.path.getsize(path):>10}  {path}")
+        return 0
+    rows = list_rows(directory)
+    if as_json:
+        import json
+
+        print(json.dumps(rows, indent=1))
+        return 0
+    for r in rows:
+        print(line(r))
+    return 0
+
+
 def cache_dir() -> str:
     return str(paths.cache_dir("models", root=cache_root_from_environ()))
 

