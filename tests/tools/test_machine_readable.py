@@ -18,7 +18,7 @@ from clnn.cli.main import build_parser, main
 from clnn.suites.cts import Result, Summary
 from clnn.suites.cts_report import junit_tree
 from clnn.suites.kexpr import KeywordError, compile_expression, matches
-from tests.kits.devices import open_or_skip
+from tests.kits.devices import open_or_skip, quick_capabilities_cache
 from tests.kits.paths import CORPUS
 
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no corpus at {CORPUS}")
@@ -77,8 +77,8 @@ def test_support_json_lists_each_operation_with_its_reason(capsys):
     assert out["supported"] == sum(o["supported"] for o in out["operations"])
 
 
-def test_capabilities_json_holds_the_hal_capabilities(capsys):
-    open_or_skip("opencl")
+def test_capabilities_json_holds_the_hal_capabilities(capsys, tmp_path, monkeypatch):
+    quick_capabilities_cache(open_or_skip("opencl"), tmp_path / "cache", monkeypatch)
     out = _json_out(capsys, ["capabilities", "--json"])
     caps = out["capabilities"]
     assert {"relaxed_float32_to_float16_performance_scalar", "operand_performance",

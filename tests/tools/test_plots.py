@@ -12,13 +12,12 @@ import pytest
 
 from clnn.bench import plots
 from clnn.bench.trace import trace_events
-from clnn.capabilities import cache_path, measure
 from clnn.cli.main import main
 from clnn.cli.run import ClnnRunner
 from clnn.models.mediapipe import fetch
 from clnn.tflite import load
 from hal.builder import ModelBuilder
-from tests.kits.devices import open_or_skip
+from tests.kits.devices import open_or_skip, quick_capabilities_cache
 from tests.kits.tflite_writer import Graph
 
 pytest.importorskip("matplotlib", reason="the plot extra (pip install 'clnn[plot]')")
@@ -147,14 +146,7 @@ def test_bench_models_plot(cl_device, tmp_path):
 
 
 def test_capabilities_plot(cl_device, tmp_path, monkeypatch):
-    # a quick real measurement saved as the cache, so the command reads it instead of
-    # measuring the full workloads for half a minute
-    # the CLI (an entry point) reads the record under $CLNN_CACHE_DIR: the device's cache_dir
-    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path / "cache"))
-    record = measure(cl_device, quick=True, progress=False)
-    path = cache_path(cl_device.with_options(cache_dir=str(tmp_path / "cache")))
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps(record))
+    record = quick_capabilities_cache(cl_device, tmp_path / "cache", monkeypatch)
     out = tmp_path / "caps.html"
     assert main(["capabilities", "--plot", str(out)]) == 0
     page = out.read_text()
