@@ -4,10 +4,9 @@
 |---|---|---|---|
 | TENSOR_FLOAT32 x, rank <= 4 | TENSOR_FLOAT32 y | TENSOR_FLOAT32 z | TENSOR_FLOAT32 |
 
-The output has the inputs' broadcast shape.
-
 output = x * y + z with a single rounding to nearest even (IEEE 754 fusedMultiplyAdd, C's
-``fmaf``, OpenCL C's ``fma``), the three inputs broadcast NumPy-style. NNAPI's MUL then ADD
+``fmaf``, OpenCL C's ``fma``), the three inputs broadcast NumPy-style (the output has their
+broadcast shape, rank <= 4). NNAPI's MUL then ADD
 round twice: onnxruntime's x86 QLinearAdd computes with fused multiply-adds (AVX2 ``vfmadd``),
 and the "onnxruntime" mode of the ONNX importer reproduces it with this operation
 (clnn/onnx/ops_qfloat.py).
