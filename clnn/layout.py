@@ -10,12 +10,12 @@ holding the same values transposed by (0, 2, 3, 1)). The pass walks the operatio
   BATCH_TO_SPACE_ND / SPACE_TO_BATCH_ND, INSTANCE_NORMALIZATION) reads its input permuted and
   writes its output permuted, with the flag false (filters are not touched: NNAPI's filter
   layout does not depend on the flag);
-- an operation indifferent to the layout (element-wise, unary or binary with broadcasting)
-  or with an axis the pass can move (CONCATENATION, SOFTMAX, LOG_SOFTMAX, L2_NORMALIZATION,
-  LOCAL_RESPONSE_NORMALIZATION, MEAN and the REDUCE_* operations, PAD, PAD_V2, SLICE,
-  STRIDED_SLICE, TRANSPOSE) follows its input: it runs permuted where an input is
-  only held permuted, its constants (broadcast operands, paddings, slice boxes) and axis
-  scalars rewritten once;
+- an operation indifferent to the layout (element-wise, unary or binary with broadcasting,
+  and the org.clnn.onnx extension's FMA) or with an axis the pass can move (CONCATENATION,
+  SOFTMAX, LOG_SOFTMAX, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, MEAN and the
+  REDUCE_* operations, PAD, PAD_V2, SLICE, STRIDED_SLICE, TRANSPOSE) follows its input: it
+  runs permuted where an input is only held permuted, its constants (broadcast operands,
+  paddings, slice boxes) and axis scalars rewritten once;
 - any other operation reads the forms as given; a tensor only held permuted is transposed
   back (by (0, 3, 1, 2)) the first time one is needed. RESHAPE and FULLY_CONNECTED read the
   permuted form directly where both forms have the same memory order (every dimension but
@@ -35,6 +35,7 @@ import dataclasses
 
 import numpy as np
 
+from hal.operations.onnx_fma import FMA
 from hal.types import (
     DataLocation,
     Model,
@@ -70,7 +71,7 @@ ELEMENTWISE = frozenset({
     OP.NOT_EQUAL, OP.GREATER, OP.GREATER_EQUAL, OP.LESS, OP.LESS_EQUAL, OP.LOGICAL_AND,
     OP.LOGICAL_OR, OP.SELECT, OP.ABS, OP.EXP, OP.FLOOR, OP.LOG, OP.NEG, OP.RSQRT, OP.SIN,
     OP.SQRT, OP.LOGISTIC, OP.TANH, OP.RELU, OP.RELU1, OP.RELU6, OP.ELU, OP.HARD_SWISH,
-    OP.CAST, OP.QUANTIZE, OP.DEQUANTIZE, OP.LOGICAL_NOT,
+    OP.CAST, OP.QUANTIZE, OP.DEQUANTIZE, OP.LOGICAL_NOT, FMA,  # org.clnn.onnx FMA
 })
 #: operation -> the index of its (scalar) axis input and the default when it is omitted
 AXIS_INPUT = {

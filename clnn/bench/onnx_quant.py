@@ -262,10 +262,10 @@ def record(rows, device_names, path: str | None = None) -> str:
 
 
 def run_quant_bench(names=None, formats=None, device_names=("reference", "opencl"),
-                    as_json: bool = False, record_to: str | None = None) -> int:
-    """``clnn bench quant --onnx``: a table of max LSB per model, format and device
-    (``record_to``: also written there as JSON, see :func:`record`; "" for the default
-    path)."""
+                    as_json: bool = False, record_to: str | None = None, modes=None) -> int:
+    """``clnn bench quant --onnx``: a table of max LSB per model, format, import mode
+    (``modes``, default :data:`MODES`) and device (``record_to``: also written there as JSON,
+    see :func:`record`; "" for the default path)."""
     import json
     import tempfile
 
@@ -282,7 +282,8 @@ def run_quant_bench(names=None, formats=None, device_names=("reference", "opencl
     except (FetchError, KeyError) as e:
         raise CliError(e.args[0] if e.args else str(e)) from None
     devices = {d: open_device(d) for d in device_names}
-    keys = [f"{m}/{d}" for m in MODES for d in devices]
+    modes = tuple(modes or MODES)
+    keys = [f"{m}/{d}" for m in modes for d in devices]
     rows = []
     if not as_json:
         print("max |clnn - onnxruntime| in LSB of each output's scale (rel: relative error of "
@@ -293,7 +294,7 @@ def run_quant_bench(names=None, formats=None, device_names=("reference", "opencl
         for fmt in formats:
             with tempfile.TemporaryDirectory() as tmp:
                 try:
-                    result = measure(quantize(base, fmt, tmp), devices)
+                    result = measure(quantize(base, fmt, tmp), devices, modes=modes)
                 except Exception as e:  # noqa: BLE001 - the quantizer or onnxruntime failed
                     result = {"error": f"{type(e).__name__}: {str(e).splitlines()[0]}"}
                 row = {"model": name, "format": fmt, **result}

@@ -22,8 +22,10 @@ def _cmd(args) -> int:
                          "without --onnx")
     if args.formats is not None and args.what != "quant":
         raise UsageError("--formats picks quantization formats: use it with clnn bench quant")
-    if (args.devices is not None or args.record is not None) and args.what != "quant":
-        raise UsageError("--devices and --record are clnn bench quant's: use them with it")
+    if (args.devices is not None or args.record is not None or args.modes is not None) \
+            and args.what != "quant":
+        raise UsageError("--devices, --modes and --record are clnn bench quant's: use them "
+                         "with it")
     check_plot(args)
     with device_environment(args.device):
         return _bench(args)
@@ -56,7 +58,7 @@ def _bench(args) -> int:
 
         return run_quant_bench(args.models or None, args.formats or None, as_json=args.json,
                                device_names=args.devices or ("reference", "opencl"),
-                               record_to=args.record)
+                               record_to=args.record, modes=args.modes or None)
     if args.what == "peak":
         from clnn.bench.bench_peak import run_peak_bench
 
@@ -110,6 +112,9 @@ def register(sub) -> None:
                         "clnn's cache directory")
     b.add_argument("--devices", nargs="*", default=None, choices=["reference", "opencl"],
                    help="quant: the devices compared (default both)")
+    b.add_argument("--modes", nargs="*", default=None, choices=["nnapi", "onnxruntime"],
+                   help="quant: the import modes compared (clnn.onnx.load quantized=; "
+                        "default both)")
     b.add_argument("--record", nargs="?", const="", default=None, metavar="FILE",
                    help="quant: also write the table with its conditions (commit, machine, "
                         "load, onnxruntime version) as JSON to FILE (default "

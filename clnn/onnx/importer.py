@@ -29,7 +29,8 @@ OT = OperandType
 #: operators that state the quantization of an input: {input: (scale input, zero point input)}
 QUANT_READERS = {"DequantizeLinear": {0: (1, 2)}, "QLinearConv": {0: (1, 2)},
                  "QLinearMatMul": {0: (1, 2), 3: (4, 5)}, "QLinearAveragePool": {0: (1, 2)},
-                 "QLinearGlobalAveragePool": {0: (1, 2)}}
+                 "QLinearGlobalAveragePool": {0: (1, 2)}, "QLinearAdd": {0: (1, 2), 3: (4, 5)},
+                 "QLinearMul": {0: (1, 2), 3: (4, 5)}}
 QUANTIZED_MODES = ("nnapi", "onnxruntime")
 #: operators whose converters read rank > 4 views themselves (clnn.onnx.views: the others)
 VIEW_NATIVE = {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze"}
@@ -373,7 +374,7 @@ class Importer:
 
     def _input_quant(self, name: str) -> tuple[float, int]:
         """(scale, zero point) of an 8-bit input, from a node reading it that states them
-        (DequantizeLinear, QLinearConv, QLinearMatMul)."""
+        (DequantizeLinear, QLinearConv, QLinearMatMul, QLinearAdd, QLinearMul, the pools)."""
         if self.elem(name) not in (2, 3):
             return 0.0, 0
         for r in self.readers.get(name, []):
@@ -384,8 +385,8 @@ class Importer:
                 if s is not None and s.size == 1:
                     return float(s.reshape(-1)[0]), int(z.reshape(-1)[0]) if z is not None else 0
         raise OnnxImportError(f"input {name!r} is 8-bit but no DequantizeLinear / QLinearConv / "
-                              "QLinearMatMul / QLinear pool with a constant per-tensor scale "
-                              "reads it")
+                              "QLinearMatMul / QLinearAdd / QLinearMul / QLinear pool with a "
+                              "constant per-tensor scale reads it")
 
 
 def load(path_or_bytes, shapes=None, quantized="nnapi") -> ImportedModel:

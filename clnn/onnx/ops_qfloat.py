@@ -15,7 +15,9 @@ where onnxruntime rounds them to even. Through a deep network those 1-LSB differ
 - QLinearConv / QLinearMatMul / QGemm / QLinearMul: the float CONV_2D / FULLY_CONNECTED /
   MUL of those integers and of the weights' integers (w - w zp), whose sums are onnxruntime's
   int32 sums exactly while below 2^24, plus the int32 bias;
-- QLinearAdd: (a - za) * (sa / sc) + (b - zb) * (sb / sc), as onnxruntime's QLinearAdd;
+- QLinearAdd: onnxruntime's x86 kernel's fused multiply-adds on the stored integers
+  (:func:`add`), with the org.clnn.onnx FMA extension operation (one rounding; NNAPI has no
+  fused multiply-add);
 - :func:`requantize`: MUL by M, round half to even (clnn.onnx.ops_qdynamic.round_half_even),
   clamp to the type's range less the zero point, then QUANTIZE of r * y_scale (an integer
   multiple of the scale, which QUANTIZE divides back exactly) into the quantized output;
@@ -157,17 +159,81 @@ def mul(imp, n):
     requantize(imp, n, prod, shape, multiplier(imp, n, 1, 4, 6), 6, 7)
 
 
+def a_is_vector(a_shape, b_shape) -> bool:
+    """Whether onnxruntime's QLinearAdd hands input A to MLAS as the vector operand (else B,
+    with A a scalar per span). Its broadcast (``Broadcaster``,
+    onnxruntime/core/providers/cpu/math/element_wise_ops.h) walks the shapes from the
+    innermost dimension, skips dimensions of size 1 in both (not the outermost common one),
+    and calls the kernel with input 0 as the scalar when A is 1 on the first dimension left
+    (qlinear_binary_op.cc then passes B first), with input 1 as the scalar when B is, else
+    with two spans, A first."""
+    r, m = max(len(a_shape), len(b_shape)), min(len(a_shape), len(b_shape))
+    a = (1,) * (r - len(a_shape)) + tuple(a_shape)
+    b = (1,) * (r - len(b_shape)) + tuple(b_shape)
+    for i in reversed(range(r)):
+        if a[i] == b[i] == 1 and i > r - m:
+            continue
+        return a[i] != 1
+    return False  # two scalars: input 0 is "the scalar"
+
+
+def _raw(imp, n, i: int, i_scale: int, i_zp: int, what: str):
+    """Input ``i``'s stored integers q as float32: an array for a constant, else an operand
+    (its q - zp, plus zp: exact)."""
+    v = imp.const(n.input(i))
+    if v is not None:
+        return v.astype(np.float32).reshape(v.shape or (1,))
+    _, z, _ = _params(imp, n, i_scale, i_zp, what)
+    q = integers(imp, n, i, i_scale, i_zp, what)
+    shape = imp.static_shape(n.input(i)) or (1,)
+    return _op(imp, "ADD", [imp.operand(q), _c(imp, [float(z)])], shape)
+
+
+def _fma(imp, x, y, z, shape):
+    """fma(x, y, z) rounded once: org.clnn.onnx FMA, folded at import when x and z are
+    constant arrays (y always is)."""
+    from hal.operations._onnx_ext import NAME, OPERATION_IDS
+    from hal.operations.onnx_fma import fma_float32
+
+    if isinstance(x, np.ndarray) and isinstance(z, np.ndarray):
+        return fma_float32(x, y, z)
+    ins = [imp.tensor_const(v) if isinstance(v, np.ndarray) else v for v in (x, y, z)]
+    out = _f(imp, shape)
+    imp.emit(imp.b.get_extension_operation_type(NAME, OPERATION_IDS["FMA"]), ins, [out])
+    return out
+
+
 def add(imp, n):
-    """QLinearAdd: (a - za) (sa / sc) + (b - zb) (sb / sc), rounded; then + zc."""
-    a = _operand_integers(imp, n, 0, 1, 2, "input A")
-    b = _operand_integers(imp, n, 3, 4, 5, "input B")
+    """QLinearAdd as onnxruntime's x86-64 kernel computes it (MLAS's AVX2 QLinearAdd,
+    onnxruntime/core/mlas/lib/intrinsics/avx2/qladd_avx2.cpp). With x the kernel's vector
+    operand and y the other one (:func:`a_is_vector`), both their stored integers (not less
+    their zero points), rx = float32(sx / sc) and ry = float32(sy / sc): the fixed part
+    F = float32(zc - fma(rx, zx, float32(ry * zy))) (the compiler contracts
+    ``rx * zx + ry * zy`` into a fused multiply-add), c = fma(x, rx, fma(y, ry, F)) (a scalar
+    y's ``F + y * ry`` is contracted the same way), rounded half to even and saturated, the
+    output zero point already in c. Each fma is an org.clnn.onnx FMA, rounded once as AVX2's
+    vfmadd (MUL then ADD round twice: 1-2 LSB on densenet121's Scale layers; clnn bench
+    quant). Checked against onnxruntime on random data with near-half results, broadcasts
+    included (tests/onnx/test_onnx_qladd.py)."""
+    from hal.operations.onnx_fma import fma_float32
+
+    ix, iy = (0, 3) if a_is_vector(imp.shape(n.input(0)), imp.shape(n.input(3))) else (3, 0)
     sc = np.float32(imp.const_input(n, 6, "the output scale").reshape(-1)[0])
-    ra = np.float32(imp.const_input(n, 1, "the A scale").reshape(-1)[0]) / sc
-    rb = np.float32(imp.const_input(n, 4, "the B scale").reshape(-1)[0]) / sc
-    shape = imp.static_shape(n.outputs[0])
-    ta = _op(imp, "MUL", [imp.operand(a), _c(imp, [ra])], imp.static_shape(a))
-    tb = _op(imp, "MUL", [imp.operand(b), _c(imp, [rb])], imp.static_shape(b))
-    requantize(imp, n, _op(imp, "ADD", [ta, tb], shape), shape, np.float32(1.0), 6, 7)
+    _, zc, _ = _params(imp, n, 6, 7, "output")
+    ops = []
+    for i in (ix, iy):
+        what = "input A" if i == 0 else "input B"
+        s, z, _ = _params(imp, n, i + 1, i + 2, what)
+        ops.append((_raw(imp, n, i, i + 1, i + 2, what), np.float32(np.float32(s) / sc),
+                    np.float32(z), imp.static_shape(n.input(i)) or (1,)))
+    (x, rx, zx, _), (y, ry, zy, y_shape) = ops
+    fixed = np.float32(np.float32(zc) - fma_float32(rx, zx, np.float32(ry * zy)))
+    shape = imp.static_shape(n.outputs[0]) or (1,)
+    t = _fma(imp, y, np.asarray([ry], np.float32), np.asarray([fixed], np.float32), y_shape)
+    c = _fma(imp, x, np.asarray([rx], np.float32), t, shape)
+    if isinstance(c, np.ndarray):
+        c = imp.tensor_const(np.broadcast_to(c, shape).astype(np.float32))
+    rounded_with_zp(imp, n, c, shape, 6, 7)
 
 
 def concat(imp, n):

@@ -57,6 +57,9 @@ def _t(b, shape):
 def _tail(name, b, rng, y, second):
     if name == "add_const_c11":
         return b.op("ADD", [y, _c(b, rng, (O, 1, 1)), b.int32(0)], _t(b, [N, O, H, W]))
+    if name == "fma_c11":  # the org.clnn.onnx extension's element-wise FMA
+        fma = b.get_extension_operation_type("org.clnn.onnx", 0)
+        return b.op(fma, [y, _c(b, rng, (1,)), _c(b, rng, (O, 1, 1))], _t(b, [N, O, H, W]))
     if name == "mul_scalar":
         return b.op("MUL", [y, _c(b, rng, (1,)), b.int32(1)], _t(b, [N, O, H, W]))
     if name == "sub_input":  # a model input as given, transposed in
@@ -114,7 +117,7 @@ def _tail(name, b, rng, y, second):
     raise KeyError(name)
 
 
-TAILS = ["add_const_c11", "mul_scalar", "sub_input", "prelu", "logistic", "concat_c",
+TAILS = ["add_const_c11", "fma_c11", "mul_scalar", "sub_input", "prelu", "logistic", "concat_c",
          "concat_w", "softmax_c", "softmax_default", "l2norm_c", "lrn_c", "mean_keep",
          "mean_drop_hw", "reduce_max_drop_c", "mean_drop_w", "pad", "slice", "strided_slice",
          "transpose", "flatten", "pool_flatten_fc", "channel_shuffle"]
@@ -181,8 +184,9 @@ def test_tail_rewritten_on_reference(name):
     assert moves == want, _types(rewritten)
 
 
-@pytest.mark.parametrize("name", ["add_const_c11", "concat_c", "pad", "strided_slice",
-                                  "mean_keep", "softmax_c", "lrn_c", "channel_shuffle"])
+@pytest.mark.parametrize("name", ["add_const_c11", "fma_c11", "concat_c", "pad",
+                                  "strided_slice", "mean_keep", "softmax_c", "lrn_c",
+                                  "channel_shuffle"])
 def test_between_two_nchw_convolutions_no_transpose_in_the_middle(name):
     model, inputs = tail_model(name, then_conv=True)
     rewritten = _reference_agrees(model, inputs)
@@ -191,12 +195,13 @@ def test_between_two_nchw_convolutions_no_transpose_in_the_middle(name):
     assert types["TRANSPOSE"] + types["RESHAPE"] == 2, types
 
 
-@pytest.mark.parametrize("name", ["add_const_c11", "sub_input", "concat_w", "softmax_default",
+@pytest.mark.parametrize("name", ["add_const_c11", "fma_c11", "sub_input", "concat_w",
+                                  "softmax_default",
                                   "lrn_c", "mean_drop_hw", "reduce_max_drop_c", "mean_drop_w",
                                   "strided_slice", "transpose", "flatten", "pool_flatten_fc",
                                   "channel_shuffle"])
 def test_tail_on_opencl_matches_reference(cl_device, name):
-    model, inputs = tail_model(name, then_conv=name in ("add_const_c11", "sub_input"))
+    model, inputs = tail_model(name, then_conv=name in ("add_const_c11", "fma_c11", "sub_input"))
     pm = cl_device.prepare_model(model)
     assert pm.model is not model and _layout_flags(pm.model)[0] is False
     for g, w in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
