@@ -77,18 +77,28 @@ def _plan_vec(ctx, b, rows, clamp) -> bool:
     if rows:
         vw = vector_width(rows[1])
         gsize = (rows[1] // vw, n // rows[1]) if vw else None
-    elif tuple(a_info.shape) == tuple(b_info.shape) == tuple(out.shape):
+    elif tuple(a_info.shape) == tuple(b_info.shape) == tuple(out.shape) or \
+            _scalar_of(a_info, b_info, out) or _scalar_of(b_info, a_info, out):
         vw = vector_width(n)
         gsize = (n // vw,) if vw else None
     else:
         return False
     if not vw:
         return False
+    bcast = rows[0] if rows else "a_scalar" if _scalar_of(b_info, a_info, out) else \
+        "b_scalar" if _scalar_of(a_info, b_info, out) else ""
     b.launch("broadcast", "binary_vec", {"op": ctx.name, "dt": code(out), "vw": vw,
-                                         "bcast": rows[0] if rows else ""}, gsize,
+                                         "bcast": bcast}, gsize,
              [In(0), In(1), Out(0), i32(rows[1] if rows else 0), *clamp],
              local_size=row_local_size(*gsize) if rows else None, flexible=True)
     return True
+
+
+def _scalar_of(full, one, out) -> bool:
+    """Whether ``full`` has the output's shape and ``one`` is one element (broadcast to all),
+    the output larger (a tensor plus a scalar constant: the ``*_scalar`` binary_vec modes)."""
+    return tuple(full.shape) == tuple(out.shape) and numel(one.shape) == 1 and \
+        numel(out.shape) > 1
 
 
 def _plan_add_chpad(ctx, b, clamp):

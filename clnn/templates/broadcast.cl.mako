@@ -88,7 +88,8 @@ ${c.toffsets("a", "b", "y")}
 ## "b_rows", 2-D launch (row / vw, rows)). The one-element kernel above runs several times
 ## slower on PoCL for narrow rows (it relies on the compiler vectorizing across work-items;
 ## benchmarks/op_kernels.py -k add).
-## Kernel key: op, dt (f32, f16 storage), vw (4, 8, 16), bcast ("", "a_rows", "b_rows").
+## Kernel key: op, dt (f32, f16 storage), vw (4, 8, 16), bcast ("", "a_rows", "b_rows", and
+## "a_scalar" / "b_scalar": that operand is one element, broadcast to every output).
 <%def name="binary_vec(op, dt, vw, bcast)">
 <% V = "float%d" % vw %>
 __kernel void binary_vec(${c.tparam(dt, "a", True)}, ${c.tparam(dt, "b", True)},
@@ -100,6 +101,10 @@ ${c.toffsets("a", "b", "y")}
     const size_t i = (size_t)get_global_id(1) * row + c0;
     const ${V} x = ${c.vldf(dt, vw, "a", "c0" if bcast == "a_rows" else "i")};
     const ${V} z = ${c.vldf(dt, vw, "b", "c0" if bcast == "b_rows" else "i")};
+% elif bcast in ("a_scalar", "b_scalar"):
+    const size_t i = (size_t)get_global_id(0) * ${vw};
+    const ${V} x = ${"(%s)(%s)" % (V, capture(c.ldf, dt, "a", "0")) if bcast == "a_scalar" else capture(c.vldf, dt, vw, "a", "i")};
+    const ${V} z = ${"(%s)(%s)" % (V, capture(c.ldf, dt, "b", "0")) if bcast == "b_scalar" else capture(c.vldf, dt, vw, "b", "i")};
 % else:
     const size_t i = (size_t)get_global_id(0) * ${vw};
     const ${V} x = ${c.vldf(dt, vw, "a", "i")};

@@ -11,7 +11,8 @@ from tests.kits.cl_compare import check
 from tests.kits.one_op_models import Spec, scalar, tensor
 
 FUSED = ["ADD", "SUB", "MUL", "DIV"]
-SHAPES = [([2, 3, 4], [2, 3, 4]), ([2, 1, 4], [3, 1]), ([1], [2, 2, 1, 3]), ([4, 1, 1, 2], [5, 1])]
+SHAPES = [([2, 3, 4], [2, 3, 4]), ([2, 1, 4], [3, 1]), ([1], [2, 2, 1, 3]), ([4, 1, 1, 2], [5, 1]),
+          ([2, 2, 1, 8], [1])]
 QUANT = {"TENSOR_QUANT8_ASYMM": (np.uint8, 0, 255),
          "TENSOR_QUANT8_ASYMM_SIGNED": (np.int8, -128, 127)}
 
