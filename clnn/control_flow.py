@@ -168,7 +168,7 @@ def _to_device(execution, value):
     data = arr.view(np.uint8) if arr.dtype == np.bool_ else arr
     buf = cl.Buffer(execution.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                     hostbuf=data if data.nbytes else np.zeros(1, np.uint8))
-    return PoolTensor(execution.queue, buf, 0, arr.shape, arr.dtype)
+    return PoolTensor(execution.queue, buf, 0, arr.shape, arr.dtype, own=True)
 
 
 def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, m: int):

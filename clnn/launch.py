@@ -108,8 +108,9 @@ class DirectInput:
     gives a host array to the kernels as a CL_MEM_USE_HOST_PTR buffer over the array itself (the
     request's memory: no copy before the first kernel, which PoCL makes in the calling thread,
     a cost that grows with the input and matters to small models of large inputs: clnn bench
-    models with ``CLNN_DIRECT_INPUTS=0`` and ``=1``), and copies anything
-    else (a tensor on the device, an array of another layout) into its own buffer. ``slots``:
+    models with ``CLNN_DIRECT_INPUTS=0`` and ``=1``), points them at a tensor on the device that
+    is a buffer of its own (``PoolTensor.own``: an IF / WHILE's carried tensors), and copies
+    anything else (a tensor in a pool, an array of another layout) into its own buffer. ``slots``:
     (launch, argument position) of every kernel argument that is the buffer."""
 
     def __init__(self, context, operand: int, nbytes_: int):
@@ -128,6 +129,11 @@ class DirectInput:
         import pyopencl as cl
 
         target = self.buffer
+        if isinstance(t, PoolTensor) and t.own and t.nbytes == self.nbytes:
+            # a buffer of its own (a loop-carried tensor): no copy, nor a wait (OpenCL keeps a
+            # released buffer until the commands that use it are done)
+            self._point(t.cl_buffer)
+            return
         arr = None if t is None or on_device(t) else np.asarray(t)
         if arr is not None and arr.dtype != np.bool_ and arr.flags.c_contiguous and \
                 arr.nbytes == self.nbytes:

@@ -12,6 +12,8 @@ copy_from are the client's host copies.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from hal.memory_domain import DeviceBuffer
@@ -28,7 +30,7 @@ class DeviceTensor:
 
     @property
     def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        return math.prod(self.shape) * self.dtype.itemsize
 
     #: where the bytes are (as PoolTensor's): a device memory's buffer, from its start
     offset = 0
@@ -54,19 +56,22 @@ class PoolTensor:
     OpenCL partition copies it on the device; only the host (a reference partition, a parameter
     read at planning, a model output) downloads it. A plan's pool is written again only when
     its partition runs again: the main subgraph's partitions run once per execution, and a
-    control-flow subgraph's outputs are copied into buffers of their own (:meth:`detached`)."""
+    control-flow subgraph's outputs are copied into buffers of their own (:meth:`detached`).
+    ``own``: the tensor is a buffer of its own from its start, which no plan writes: a plan may
+    point its kernels at it instead of copying it (clnn.launch.DirectInput.bind)."""
 
-    def __init__(self, queue, cl_buffer, offset: int, shape, dtype):
+    def __init__(self, queue, cl_buffer, offset: int, shape, dtype, own: bool = False):
         self.queue = queue
         self.cl_buffer = cl_buffer
         self.offset = int(offset)
         self.shape = tuple(int(d) for d in shape)
         self.dtype = np.dtype(dtype)
+        self.own = own and self.offset == 0
         self._host = None
 
     @property
     def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        return math.prod(self.shape) * self.dtype.itemsize
 
     def to_host(self) -> np.ndarray:
         import pyopencl as cl
@@ -79,15 +84,17 @@ class PoolTensor:
             self._host = raw.astype(np.bool_) if self.dtype == np.bool_ else raw
         return self._host
 
-    def detached(self, context) -> PoolTensor:
-        """A copy in a buffer of its own (on the device), safe from the pool being reused."""
+    def detached(self, context, buf=None) -> PoolTensor:
+        """A copy in a buffer of its own (on the device), safe from the pool being reused:
+        into ``buf`` (at least :attr:`nbytes`, which nothing reads any more), else a new one."""
         import pyopencl as cl
 
-        buf = cl.Buffer(context, cl.mem_flags.READ_WRITE, max(self.nbytes, 1))
+        if buf is None:
+            buf = cl.Buffer(context, cl.mem_flags.READ_WRITE, max(self.nbytes, 1))
         if self.nbytes:
             cl.enqueue_copy(self.queue, buf, self.cl_buffer, src_offset=self.offset,
                             byte_count=self.nbytes)
-        return PoolTensor(self.queue, buf, 0, self.shape, self.dtype)
+        return PoolTensor(self.queue, buf, 0, self.shape, self.dtype, own=True)
 
     def __array__(self, dtype=None, copy=None):
         arr = self.to_host()
