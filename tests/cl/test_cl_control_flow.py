@@ -263,3 +263,49 @@ def test_subgraphs_with_known_shapes_are_planned_at_prepare(cl_device):
     assert sorted(pm.subgraph_runs) == [0, 1, 2, 3]
     for sub in pm.subgraph_runs.values():
         assert all(p.plans for p in sub.partitions if p.on_cl and not p.control)
+
+
+def test_many_iterations_equal_the_reference(cl_device):
+    """The capabilities' WHILE workload run 100 times round its loop: the carried tensors,
+    bound to the body's kernels without copies, equal the reference device's."""
+    from clnn.capabilities_workloads import while_model
+
+    m, inputs = while_model(16, iterations=100)
+    (acc,) = _same(m, inputs, cl_device)
+    np.testing.assert_allclose(acc, np.full((1, 16, 16), 150.0, np.float32))
+
+
+def _device_copies(cl_device, monkeypatch, iterations: int) -> int:
+    """Buffer-to-buffer copies enqueued by one execution of the WHILE workload."""
+    import pyopencl as cl
+
+    from clnn.capabilities_workloads import while_model
+
+    m, inputs = while_model(16, iterations=iterations)
+    pm = cl_device.prepare_model(m)
+    pm.execute_synchronously(make_request(m, inputs))  # (the warm-up's copies not counted)
+    copies = []
+    original = cl.enqueue_copy
+
+    def counted(queue, dest, src, **kw):
+        if isinstance(dest, cl.Buffer) and isinstance(src, cl.Buffer):
+            copies.append(kw.get("byte_count"))
+        return original(queue, dest, src, **kw)
+
+    monkeypatch.setattr(cl, "enqueue_copy", counted)
+    pm.execute_synchronously(make_request(m, inputs))
+    monkeypatch.setattr(cl, "enqueue_copy", original)
+    return len(copies)
+
+
+def test_carried_tensors_are_not_copied_into_the_subgraphs(cl_device, monkeypatch):
+    """Each iteration copies its two outputs out of the body's pool (which the next iteration
+    reuses) and nothing into the condition's or the body's inputs: their kernels read the
+    carried buffers themselves (a device whose plans bind direct inputs)."""
+    from clnn.launch import direct_inputs_on
+
+    if not direct_inputs_on(cl_device.cl_device, cl_device.options):
+        pytest.skip("the device's plans copy their inputs (no direct inputs)")
+    per_iteration = (_device_copies(cl_device, monkeypatch, 12) -
+                     _device_copies(cl_device, monkeypatch, 4)) / 8
+    assert per_iteration == 2, per_iteration
