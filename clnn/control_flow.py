@@ -111,11 +111,13 @@ def plan_ahead(pm, sg, partitions):
                     plan_ahead(pm, run.planner.sg, run.partitions)
 
 
-def run_subgraph(execution, index: int, inputs: list, detach: bool = True) -> list:
+def run_subgraph(execution, index: int, inputs: list, detach: bool = True,
+                 buffers=None) -> list:
     """Run referenced subgraph ``index`` on the device, in ``execution`` (a
     clnn.execution.Execution: its queue, events, executor): its outputs, those in device
     memory copied into buffers of their own (the subgraph's pools are reused by its next run)
-    unless ``detach`` is False (a WHILE condition, read before the subgraph runs again)."""
+    unless ``detach`` is False (a WHILE condition, read before the subgraph runs again);
+    ``buffers`` (a :class:`Carried`): where those copies go (else new buffers)."""
     run = subgraph_run(execution.prepared, index)
     sg = run.planner.sg
     values = dict(execution.executor.constants(index))
@@ -124,9 +126,45 @@ def run_subgraph(execution, index: int, inputs: list, detach: bool = True) -> li
         execution.executor.check_deadline()  # MISSED_DEADLINE_TRANSIENT between partitions
         execution.run_partition(part, values, set(), planner=run.planner)
     given = set(sg.input_indexes)
-    return [values[o].detached(execution.context)
-            if detach and isinstance(values[o], PoolTensor) and o not in given else values[o]
-            for o in sg.output_indexes]
+    outs = list(sg.output_indexes)
+    for j, o in enumerate(outs):
+        v = values[o]
+        if detach and isinstance(v, PoolTensor) and o not in given:
+            outs[j] = v.detached(execution.context,
+                                 buffers.take(j, v.nbytes) if buffers is not None else None)
+        else:
+            outs[j] = v
+    return outs
+
+
+class Carried:
+    """The buffers a WHILE's body outputs are copied into, reused across its iterations (two
+    per carried tensor, alternating): no buffer is made, nor its pages first touched, per
+    iteration. A buffer is handed out only while no carried value lives in it (``busy``, set
+    before each body run), so a value the body passes through to another output keeps its
+    bytes."""
+
+    def __init__(self, context):
+        self.context = context
+        self.spare: dict[int, list] = {}
+        self.busy: set = set()
+
+    def hold(self, loop: list) -> None:
+        """The carried values (their buffers are not handed out until the next hold)."""
+        self.busy = {v.cl_buffer.int_ptr for v in loop if isinstance(v, PoolTensor)}
+
+    def take(self, j: int, nbytes: int):
+        import pyopencl as cl
+
+        pool = self.spare.setdefault(j, [])
+        for buf in pool:
+            if buf.int_ptr not in self.busy and buf.size >= max(nbytes, 1):
+                self.busy.add(buf.int_ptr)
+                return buf
+        buf = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, max(nbytes, 1))
+        pool.append(buf)
+        self.busy.add(buf.int_ptr)
+        return buf
 
 
 def _condition(value, what: str) -> bool:
@@ -179,6 +217,7 @@ def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, 
     deadline = time.monotonic_ns() + timeout
     # host values (model inputs, constants) uploaded once, not by every iteration's plans
     loop = [_to_device(execution, v) for v in loop]
+    carried = Carried(execution.context)
     iteration = 0
     while True:
         (cond,) = run_subgraph(execution, cond_index, loop, detach=False)
@@ -188,7 +227,8 @@ def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, 
             raise MissedDeadline(f"WHILE (operation {k}) ran past its loop timeout of "
                                  f"{timeout} ns after {iteration} iterations",
                                  ErrorStatus.MISSED_DEADLINE_TRANSIENT)
-        outs = run_subgraph(execution, body_index, loop)
+        carried.hold(loop)
+        outs = run_subgraph(execution, body_index, loop, buffers=carried)
         loop = list(outs[:mk]) + loop[mk:]
         iteration += 1
     return loop[:m]
