@@ -170,6 +170,8 @@ class Tuner:
     records: list[Record] = field(default_factory=list)
     #: entries put without a save (layers the budget left to the heuristic)
     _unsaved: bool = False
+    #: the programs of the candidates measured (:func:`scratch_programs`; None: none yet)
+    programs: object = None
 
     def start_model(self, owner=None):
         self.budget = None if self.unbounded else budget_s(options_of(self.device))
@@ -424,6 +426,21 @@ def _traits(device):
     from clnn.kernels._defaults import traits  # (clnn.kernels' package imports the families)
 
     return traits(device.limits)
+
+
+def scratch_programs(device):
+    """The program cache the scratch layers of ``device``'s tuner build their candidates in:
+    the tuner's own, not the device's (clnn.program_cache.ProgramCache). A prepare builds the
+    kernels of its plans not built yet as one program (ProgramCache.build_together); were the
+    candidates measured at the first prepare built in the device's cache, that program would
+    lack them, and a second process, which measures nothing (the tuning cache), would build
+    another source, found in no kernel cache: it would compile the model again."""
+    tuner = tuner_for(device)
+    if tuner.programs is None:
+        from clnn.program_cache import ProgramCache
+
+        tuner.programs = ProgramCache(device.context, device.cl_device, options_of(device))
+    return tuner.programs
 
 
 def tuner_for(device, mode_: str | None = None, **options) -> Tuner:

@@ -266,6 +266,50 @@ def test_second_process_reuses_without_measuring(tmp_path):
     assert second["choice"] == first["choice"]
 
 
+_CHILD_BLOCK = """
+import json, sys
+from clnn import program_cache, tuning
+from clnn.device import ClDevice
+from clnn.options import DeviceOptions
+from tests.kits.pass_models import tuned_block_model
+m, x = tuned_block_model()
+dev = ClDevice(options=DeviceOptions(tune="fast", tune_budget_s=0.01, cache_dir=sys.argv[1]))
+pm = dev.prepare_model(m)
+print(json.dumps({"measured": tuning.tuner_for(dev).measured,
+                  "keys": sorted(repr(k) for k in pm.planner.programs._programs),
+                  "combined": program_cache.STATS["combined_kernels"],
+                  "pocl": program_cache.is_pocl(dev.platform)}))
+"""
+
+
+def test_the_second_process_compiles_nothing_the_first_did_not(tmp_path):
+    """The first process measures a layer (the "fast" tuning) and the second reads its choice
+    from the tuning cache: the same kernels, built as the same programs, so the second finds
+    every one in PoCL's kernel cache and compiles nothing (the candidates the tuner measured
+    are built apart from the model's programs: clnn.tuning.scratch_programs)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "POCL_CACHE_DIR": str(tmp_path / "pocl")}
+
+    def child():
+        out = subprocess.run([sys.executable, "-c", _CHILD_BLOCK, str(tmp_path / "clnn")],
+                             env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    def compiled():  # PoCL's programs and kernels (not its temporary files)
+        return sorted(str(p) for p in (tmp_path / "pocl").rglob("*")
+                      if p.suffix in (".bc", ".so"))
+
+    first = child()
+    assert first["measured"] >= 1
+    if not first["pocl"]:
+        pytest.skip("not PoCL: no kernel cache directory to compare")
+    programs = compiled()
+    second = child()
+    assert second["measured"] == 0 and second["keys"] == first["keys"]
+    assert second["combined"] >= 2  # (the model's kernels: one program)
+    assert compiled() == programs, "the second process compiled kernels the first did not"
+
+
 def test_tuned_choice_runs_correctly(cl_device, tmp_path, monkeypatch):
     # whatever the tuner picks for this layer matches the reference
     cl_device = cl_device.with_options(cache_dir=str(tmp_path))
