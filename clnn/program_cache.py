@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import logging
 import os
 import re
 import threading
@@ -47,6 +48,10 @@ def _lookup():
 
 
 _LOCK = threading.Lock()
+#: the lines saying what a prepare compiles or measures (INFO: what takes seconds, a cold
+#: kernel cache; a tool's progress bar shows them, clnn.prepare_cached.build_progress; quiet
+#: unless the application configures logging)
+LOG = logging.getLogger("clnn")
 
 #: what the caches did in this process: renders, builds (with their seconds), memo hits
 STATS = {"rendered": 0, "built": 0, "build_s": 0.0, "memo_hits": 0, "combined_kernels": 0,
@@ -202,10 +207,14 @@ class ProgramCache:
                     if helper is not None and not helper.give(
                             src, [kernel_name(k) for k in second], self.options.cache_dir):
                         helper = None
+                    say_compiling(todo, helper is not None)
                 if self._build_group(second, src):
                     return helper
                 todo = second
+        t0 = time.perf_counter()
         if self._build_group(todo):
+            if time.perf_counter() - t0 > CompileHelper.WARM_BUILD_S and helper is None:
+                say_compiling(todo, False)
             return helper
         groups: list[list] = []  # at most one variant of each kernel per group
         for key in todo:
@@ -275,6 +284,22 @@ class ProgramCache:
         """Take a program built elsewhere (from a compilation cache's binary) for ``key``."""
         with _LOCK:
             self._programs.setdefault(key, program)
+
+
+def say_compiling(keys, helper: bool):
+    """Log what a prepare compiles, once its first program took a compile's time (not PoCL's
+    cache): the kernels' count and families, before the seconds of compiling them (their
+    first launches in the warm-up, clnn.prepared_model.ClPreparedModel.warm_up)."""
+    if not LOG.isEnabledFor(logging.INFO):
+        return
+    kinds: dict[str, int] = {}
+    for family, name, _ in keys:
+        kinds[f"{family}.{name}"] = kinds.get(f"{family}.{name}", 0) + 1
+    what = ", ".join(f"{k} x{n}" if n > 1 else k for k, n in
+                     sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+    LOG.info("compiling %d OpenCL kernels (%s)%s; a later prepare of the same kernels "
+             "takes them from the kernel cache", len(keys), what,
+             " in two processes" if helper else "")
 
 
 #: listeners of the compile work of a prepare: callables ``(stage, done, total)``, stage "build"

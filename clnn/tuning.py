@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import statistics
 import threading
@@ -55,6 +56,8 @@ MIN_TUNE_FLOP = {"fast": 4e6, "full": 2.5e5}
 #: measured (every candidate holds its own while the candidates take turns)
 MAX_SCRATCH_BYTES = 64 << 20
 _LOCK = threading.Lock()
+#: clnn's log (clnn.program_cache.LOG): a line per layer measured at a prepare
+LOG = logging.getLogger("clnn")
 
 
 def mode(options=None) -> str:
@@ -227,6 +230,9 @@ class Tuner:
             return default
         t0 = time.perf_counter()
         reps = 5 if self.mode == "full" else 3
+        LOG.info("tuning (tune=%s): measuring up to %d variants of the %s layer %s%s", self.mode,
+                 len(candidates), family, json.dumps(signature, sort_keys=True),
+                 "" if self.budget is None else f" (within {self.budget:g} s for the model)")
         order = sorted(candidates, key=lambda c: c != default)  # the default first
         times, tried = measure_candidates(self.device, run_candidate, order, reps,
                                           lambda: self.can_measure_now(t0))

@@ -267,7 +267,8 @@ def test_second_process_reuses_without_measuring(tmp_path):
 
 
 _CHILD_BLOCK = """
-import json, sys
+import json, logging, sys
+logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
 from clnn import program_cache, tuning
 from clnn.device import ClDevice
 from clnn.options import DeviceOptions
@@ -286,26 +287,29 @@ def test_the_second_process_compiles_nothing_the_first_did_not(tmp_path):
     """The first process measures a layer (the "fast" tuning) and the second reads its choice
     from the tuning cache: the same kernels, built as the same programs, so the second finds
     every one in PoCL's kernel cache and compiles nothing (the candidates the tuner measured
-    are built apart from the model's programs: clnn.tuning.scratch_programs)."""
+    are built apart from the model's programs: clnn.tuning.scratch_programs). The first says
+    what it measures and compiles (clnn's log, INFO), the second measures nothing."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "POCL_CACHE_DIR": str(tmp_path / "pocl")}
 
     def child():
         out = subprocess.run([sys.executable, "-c", _CHILD_BLOCK, str(tmp_path / "clnn")],
                              env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
         assert out.returncode == 0, out.stderr
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
 
     def compiled():  # PoCL's programs and kernels (not its temporary files)
         return sorted(str(p) for p in (tmp_path / "pocl").rglob("*")
                       if p.suffix in (".bc", ".so"))
 
-    first = child()
-    assert first["measured"] >= 1
+    first, log = child()
+    assert first["measured"] >= 1 and "clnn: tuning (tune=fast): measuring" in log
     if not first["pocl"]:
         pytest.skip("not PoCL: no kernel cache directory to compare")
+    assert "clnn: compiling 2 OpenCL kernels" in log  # (a cold PoCL cache)
     programs = compiled()
-    second = child()
+    second, log = child()
     assert second["measured"] == 0 and second["keys"] == first["keys"]
+    assert "tuning" not in log
     assert second["combined"] >= 2  # (the model's kernels: one program)
     assert compiled() == programs, "the second process compiled kernels the first did not"
 
