@@ -4,7 +4,7 @@ A kernel family exposes a small space of variants (for the GEMM: the tile and th
 shape, clnn/kernels/_gemm_variants.py). The select pass (clnn/passes/select.py) gives each
 layer its device-class default (a :class:`Choice`); the tune pass (clnn/passes/tune.py,
 :func:`tune_choice`), the only place that measures, replaces it: with the device's ``tune``
-option (clnn.options.DeviceOptions) ``fast`` (the default) or ``full``, the tuner measures the
+option (clnn.options.DeviceOptions) ``fast`` or ``full``, the tuner measures the
 candidates of a layer's shape on the device with OpenCL profiling events (a few repetitions,
 median, on scratch layers built through clnn.launch.LaunchBuilder.scratch_layer) and stores
 the choice in the tuning cache:
@@ -16,10 +16,14 @@ keyed inside by ``family|shape signature``. The file records the identity it was
 the current device's, so an entry from another device or driver is never used. It is plain JSON
 (no pickle): a corrupt or foreign file is ignored and written again.
 
-``tune``: ``off`` (heuristic only: neither read nor measure), ``fast`` (reuse the cache;
-measure uncached layers worth tuning until the model's budget, ``tune_budget_s`` seconds,
-default :data:`FAST_BUDGET_S`, is spent; few candidates, 3 repetitions) or ``full`` (every
-candidate, 5 repetitions, no budget). ``clnn tune MODEL...`` tunes ahead of time.
+``tune``: ``off`` (heuristic only: neither read nor measure), ``cached`` (the default: the
+cache's choices, as ``fast`` reads them, and the heuristic's elsewhere; never a measurement, so
+a prepare picks the kernels the one before picked, and a second process finds them compiled),
+``fast`` (reuse the cache; measure uncached layers worth tuning until the model's budget,
+``tune_budget_s`` seconds, default :data:`FAST_BUDGET_S`, is spent; few candidates, 3
+repetitions) or ``full`` (every candidate, 5 repetitions, no budget). ``clnn tune MODEL...``
+tunes ahead of time. Measuring at a prepare costs a cold prepare the candidates' compiles
+(seconds on PoCL) for the few layers the budget allows.
 """
 
 from __future__ import annotations
@@ -45,7 +49,9 @@ from clnn.options import options_of
 #: benchmarks/depthwise_roofline.py): the tiles and the fused-or-not choices of dwpw measured
 #: before favour the old kernels
 SCHEMA = 3
-MODES = ("off", "fast", "full")
+MODES = ("off", "cached", "fast", "full")
+#: the modes that read an entry cut short by a budget (``full`` measures it again)
+REUSING = ("cached", "fast")
 #: seconds of measuring per prepared model in ``fast`` mode (balanced with the cold start: on
 #: a cold PoCL cache most of it compiles the candidates; ``clnn tune`` does the rest)
 FAST_BUDGET_S = 0.5
@@ -209,17 +215,19 @@ class Tuner:
         if entry is not None and entry.get("measured") is False:
             # left unmeasured when a prepare's budget was spent: the heuristic's choice (today's
             # heuristic: the entry holds none) until clnn tune measures it
-            if self.mode == "fast" and not self.unbounded and not self.retune:
+            if self.mode in REUSING and not self.unbounded and not self.retune:
                 self.records.append(Record(op_index, family, signature, default, default,
                                            None, None, True))
                 return default
             entry = None
         # an entry cut short by the budget is reused at prepare; clnn tune completes it
-        usable = entry is not None and (entry.get("complete") or self.mode == "fast")
+        usable = entry is not None and (entry.get("complete") or self.mode in REUSING)
         if usable and not self.retune and entry.get("choice") in (space or candidates):
             self.records.append(Record(op_index, family, signature, entry["choice"], default,
                                        entry.get("default_ms"), entry.get("best_ms"), True))
             return entry["choice"]
+        if self.mode == "cached":  # (never a measurement at a prepare)
+            return default
         if not measure or flop < MIN_TUNE_FLOP[self.mode] or len(candidates) < 2 \
                 or scratch_bytes > MAX_SCRATCH_BYTES:
             return default
@@ -395,6 +403,8 @@ def tune_choice(choice: Choice, device, traits, owner=None) -> Choice:
 def _why(tuner, records: list, choice: Choice) -> str:
     if tuner.mode == "off" or tuner.cache is None:
         return f"{choice.selected_reason} (tune off)"
+    if not records and tuner.mode == "cached":
+        return f"{choice.selected_reason} (no tuning cache entry: tune=cached measures nothing)"
     if not records:
         return f"{choice.selected_reason} (not measured: below the tuning threshold, no " \
             "cache entry or the budget spent)"
@@ -424,7 +434,7 @@ def chosen(b, choice: Choice):
     entry = tuner.cache.get(choice.family, choice.signature) if tuner.cache else None
     space = choice.tunable.space(_traits(b.device), choice.signature, True)
     ok = entry is not None and entry.get("choice") in space and \
-        (entry.get("complete") or tuner.mode == "fast")
+        (entry.get("complete") or tuner.mode in REUSING)
     return entry["choice"] if ok else choice.variant
 
 

@@ -170,7 +170,7 @@ def test_modes():
     full = DeviceOptions(tune="full", tune_budget_s=0.25)
     assert tuning.mode(full) == "full" and tuning.budget_s(full) is None
     assert tuning.budget_s(DeviceOptions(tune_budget_s=0.25)) == 0.25
-    assert tuning.mode() == "fast" and tuning.budget_s() == tuning.FAST_BUDGET_S
+    assert tuning.mode() == "cached" and tuning.budget_s() == tuning.FAST_BUDGET_S
     with pytest.raises(ValueError, match="CLNN_TUNE='fastest'"):
         from_environ({"CLNN_TUNE": "fastest"})
 
@@ -188,6 +188,23 @@ def fake_measurements(monkeypatch, calls, ms):
         return times, tried
 
     monkeypatch.setattr(tuning, "measure_candidates", fake)
+
+
+def test_cached_mode_reads_the_cache_and_never_measures(monkeypatch, tmp_path):
+    """The default: a choice ``clnn tune`` (or a "fast" prepare) measured is taken, including
+    one cut short by a budget; any other layer gets the default, and nothing is measured or
+    written (a later "fast" prepare still measures it)."""
+    calls = []
+    fake_measurements(monkeypatch, calls, lambda c: 1.0 if c == "a" else 0.5)
+    cache = tuning.TuningCache(IDENT, tmp_path)
+    t = tuning.Tuner(None, "cached", cache)
+    assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "a"
+    assert not calls and t.measured == 0 and cache.entries == {}
+    cache.put("gemm", SIG, {"choice": "b", "complete": False})
+    assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "b" and not calls
+    fast = tuning.Tuner(None, "fast", tuning.TuningCache(IDENT, tmp_path / "other"))
+    assert fast.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "b"
+    assert calls == ["a", "b"]
 
 
 def test_budget_and_threshold(monkeypatch, tmp_path):
