@@ -85,6 +85,9 @@ class ClPreparedModel(DriverPreparedModel):
         self._uploads_only = self._plans_static and all(p.on_cl for p in self.partitions)
         #: seconds of the warm-up launches at prepare (see :meth:`warm_up`)
         self.warm_up_seconds = 0.0
+        #: of them: the launches one by one ("launches_s": kernels compiled at their first
+        #: launch) and the zero execution ("zero_s"; the first launches where it makes them)
+        self.warm_up_parts = {"launches_s": 0.0, "zero_s": 0.0}
         with self.runner.warm_up():
             self.warm_up()
 
@@ -129,16 +132,24 @@ class ClPreparedModel(DriverPreparedModel):
         one_by_one = bool(helpers or program_cache.listeners) or zero_inputs is None
         try:
             if one_by_one:
-                self._launch_each(todo, bool(helpers))
+                self._timed("launches_s", self._launch_each, todo, bool(helpers))
         finally:
             for h in helpers:
                 h.stop()
             for pl in planners:
                 if pl is not None:
                     pl.compile_helper = None
-        if zero_inputs is not None and not self._run_zero(zero_inputs) and not one_by_one:
-            self._launch_each(todo, False)
+        if zero_inputs is not None and not self._timed("zero_s", self._run_zero, zero_inputs) \
+                and not one_by_one:
+            self._timed("launches_s", self._launch_each, todo, False)
         self.warm_up_seconds = time.perf_counter() - t0
+
+    def _timed(self, part: str, fn, *args):
+        t0 = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            self.warm_up_parts[part] += time.perf_counter() - t0
 
     def _all_plans(self) -> list:
         parts = list(self.partitions)

@@ -122,6 +122,8 @@ class ProgramCache:
         self.options = options if options is not None else DeviceOptions()
         self.devices = [device] if device is not None and len(context.devices) > 1 else None
         self._programs: dict[tuple, object] = {}
+        #: seconds this cache spent building programs (STATS["build_s"]: every cache's)
+        self.build_s = 0.0
         #: id(program) -> (program, its kernel names)
         self._names: dict[int, tuple] = {}
 
@@ -147,7 +149,7 @@ class ProgramCache:
             except cl.RuntimeError as e:
                 raise RuntimeError(f"building {family}.{name} {params}: {e}") from e
             STATS["built"] += 1
-            STATS["build_s"] += time.perf_counter() - t0
+            self._spent(t0)
             self._programs[key] = prg
         notify("build", 1)
         return prg
@@ -266,15 +268,20 @@ class ProgramCache:
                         options=BUILD_OPTIONS, devices=self.devices,
                     cache_dir=cache_dir(self.options.cache_dir))
             except cl.RuntimeError:
-                STATS["build_s"] += time.perf_counter() - t0
+                self._spent(t0)
                 return False
             STATS["built"] += 1
             STATS["combined_kernels"] += len(keys)
-            STATS["build_s"] += time.perf_counter() - t0
+            self._spent(t0)
             for key in keys:
                 self._programs.setdefault(key, prg)
         notify("build", len(keys))
         return True
+
+    def _spent(self, t0: float):
+        dt = time.perf_counter() - t0
+        STATS["build_s"] += dt
+        self.build_s += dt
 
     def get(self, key: tuple):
         """The built program of a kernel key, or None."""
