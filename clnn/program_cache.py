@@ -15,6 +15,9 @@ then defers to. So a second process does not rebuild a program, a fraction of a 
 test_second_process_does_not_rebuild; clnn/compilation_cache.py adds a per-model compilation
 cache on top).
 
+A kernel's rendered source is kept under the cache root (``programs/sources``,
+:func:`kernel_parts`): a process whose kernels were all rendered before never imports Mako.
+
 ``DeviceOptions(dump_cl=dir)`` (``CLNN_DUMP_CL``) writes every program rendered alone to
 ``dir/<family>.<def>.<hash>.cl``.
 """
@@ -55,7 +58,7 @@ LOG = logging.getLogger("clnn")
 
 #: what the caches did in this process: renders, builds (with their seconds), memo hits
 STATS = {"rendered": 0, "built": 0, "build_s": 0.0, "memo_hits": 0, "combined_kernels": 0,
-         "chains_built": 0}
+         "chains_built": 0, "sources_read": 0}
 BUILD_OPTIONS = ["-cl-std=CL1.2"]
 #: PoCL's switch between a work-group function compiled for each local size a kernel is
 #: launched with (1, its default) and one generic function per kernel (0): see
@@ -92,12 +95,59 @@ def _render_parts(family: str, name: str, params: dict, debug: bool = False
     return common, body
 
 
+def kernel_parts(family: str, name: str, params: dict, root: str | None = None,
+                 debug: bool = False) -> tuple[str, str]:
+    """:func:`_render_parts`, from the store of rendered sources under the cache root ``root``
+    (a device's ``DeviceOptions.cache_dir``; :func:`stored`) where a process rendered them
+    before: a process whose kernels were all rendered before neither imports Mako nor
+    compiles a template (a third of iris_landmark's prepare on a warm kernel cache); rendered
+    afresh with ``debug`` (its tracebacks)."""
+    if debug:
+        return _render_parts(family, name, params, True)
+    what = repr((family, name, freeze(params)))
+    common, _, body = stored(root, what, lambda: _SPLIT.join(
+        _render_parts(family, name, params))).partition(_SPLIT)
+    return common, body
+
+
+#: between the common helpers and the kernel's source in a stored file (no OpenCL C has it)
+_SPLIT = "\0\n"
+
+
+def stored(root: str | None, what: str, make) -> str:
+    """The text of ``what`` (a kernel key's repr) in ``sources`` under pyopencl's binary
+    cache (:func:`cache_dir` of ``root``), named by a hash of the templates and kernel
+    families' code (:func:`kernels_fingerprint`) and ``what``; else ``make()``, stored there
+    (written whole, then renamed: a reader never sees part of one). An unreadable or
+    unwritable store: rendered every time."""
+    h = hashlib.sha256(f"{kernels_fingerprint()}|{what}".encode()).hexdigest()[:32]
+    path = Path(cache_dir(root)) / "sources" / f"{h}.cl"
+    try:
+        text = path.read_text()
+        if _SPLIT in text:  # (else not one of these files)
+            STATS["sources_read"] += 1
+            return text
+    except (OSError, UnicodeDecodeError):
+        pass
+    text = make()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{h}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return text
+
+
 def render(family: str, name: str, params: dict, options=None) -> str:
     """Source of kernel ``name`` of ``<family>.cl.mako`` with the common helpers prepended;
     ``options`` (clnn.options.DeviceOptions): ``debug`` (full Mako tracebacks), ``dump_cl``
-    (the directory the source is written to)."""
+    (the directory the source is written to), ``cache_dir`` (the store of rendered sources,
+    :func:`kernel_parts`)."""
     debug = bool(options is not None and options.debug)
-    common, body = _render_parts(family, name, params, debug)
+    root = options.cache_dir if options is not None else None
+    common, body = kernel_parts(family, name, params, root, debug)
     src = f"// clnn kernel {family}.{name} {freeze(params)}\n{common}\n{body}\n"
     dump = options.dump_cl if options is not None else None
     if dump:
@@ -202,7 +252,7 @@ class ProgramCache:
             first, second = CompileHelper.split(todo)
             t0 = time.perf_counter()
             if self._build_group(first):
-                src = self._group_source(second, self.options.debug)
+                src = self._group_source(second, self.options.debug, self.options.cache_dir)
                 # a build that fast found the program in PoCL's cache: its kernels too
                 if src is not None and time.perf_counter() - t0 > CompileHelper.WARM_BUILD_S:
                     helper = spare or CompileHelper.spawn(self.context)
@@ -232,14 +282,15 @@ class ProgramCache:
         return helper
 
     @staticmethod
-    def _group_source(keys, debug: bool = False) -> str | None:
+    def _group_source(keys, debug: bool = False, root: str | None = None) -> str | None:
         """The source of one program holding the kernels of ``keys``, each renamed by its
-        key; None where a kernel does not render or is not one kernel declaration."""
+        key; None where a kernel does not render or is not one kernel declaration. ``root``:
+        the cache root of the store of rendered sources (:func:`kernel_parts`)."""
         parts = []
         common = ""
         for family, name, frozen in keys:
             try:
-                common, body = _render_parts(family, name, dict(frozen), debug)
+                common, body = kernel_parts(family, name, dict(frozen), root, debug)
             except RuntimeError:  # reported when a plan asks for the kernel alone
                 return None
             new = kernel_name((family, name, frozen))
@@ -256,7 +307,7 @@ class ProgramCache:
     def _build_group(self, keys, src: str | None = None) -> bool:
         import pyopencl as cl
 
-        src = src or self._group_source(keys, self.options.debug)
+        src = src or self._group_source(keys, self.options.debug, self.options.cache_dir)
         if src is None:
             return False
         with _LOCK:
