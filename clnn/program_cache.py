@@ -234,8 +234,10 @@ class ProgramCache:
 
         On PoCL with a cold kernel cache, a model's kernels are two programs, and a helper
         process compiles the second one's kernels while this process compiles the first's
-        (:class:`CompileHelper`, ``spare``: one started ahead); returns the helper (None: no
-        helper, and a spare is dismissed)."""
+        (:class:`CompileHelper`, ``spare``: one started ahead, else one is started as the
+        first program builds, unless these kernels were built here before:
+        :func:`built_marker`); returns the helper (None: no helper, and a spare is
+        dismissed)."""
         helper = self._build_together(keys, spare)
         if spare is not None and helper is not spare:
             spare.stop()
@@ -249,24 +251,16 @@ class ProgramCache:
         notify("build", 0, len(todo))  # a progress bar can say how many before the build
         helper = None
         if self.options.compile_helper and CompileHelper.wanted(self.context, len(todo)):
-            first, second = CompileHelper.split(todo)
-            t0 = time.perf_counter()
-            if self._build_group(first):
-                src = self._group_source(second, self.options.debug, self.options.cache_dir)
-                # a build that fast found the program in PoCL's cache: its kernels too
-                if src is not None and time.perf_counter() - t0 > CompileHelper.WARM_BUILD_S:
-                    helper = spare or CompileHelper.spawn(self.context)
-                    if helper is not None and not helper.give(
-                            src, [kernel_name(k) for k in second], self.options.cache_dir):
-                        helper = None
-                    say_compiling(todo, helper is not None)
-                if self._build_group(second, src):
-                    return helper
-                todo = second
+            helper, todo = self._build_halves(todo, spare)
+            if not todo:
+                return helper
+        marker = built_marker(self.context, todo, self.options.cache_dir)
         t0 = time.perf_counter()
         if self._build_group(todo):
-            if time.perf_counter() - t0 > CompileHelper.WARM_BUILD_S and helper is None:
+            if helper is None and not marker.exists() and \
+                    time.perf_counter() - t0 > CompileHelper.WARM_BUILD_S:
                 say_compiling(todo, False)
+            touch(marker)
             return helper
         groups: list[list] = []  # at most one variant of each kernel per group
         for key in todo:
@@ -280,6 +274,37 @@ class ProgramCache:
             if len(g) > 1:
                 self._build_group(g)
         return helper
+
+    def _build_halves(self, todo, spare):
+        """(the helper, the keys left to build as one program): ``todo`` built as two programs,
+        the second one's kernels compiled by a helper process where this machine never built
+        these kernels (:func:`built_marker`) and the first program took a compile's time
+        (not PoCL's cache); a helper is started as the first program builds (its start-up off
+        the path: a warm prepare starts none). A helper not given the job is stopped."""
+        first, second = CompileHelper.split(todo)
+        marker = built_marker(self.context, todo, self.options.cache_dir)
+        before = marker.exists()
+        if spare is None and not before:
+            spare = CompileHelper.spawn(self.context)
+        helper, left = None, todo
+        t0 = time.perf_counter()
+        if self._build_group(first):
+            src = self._group_source(second, self.options.debug, self.options.cache_dir)
+            # a build that fast found the program in PoCL's cache: its kernels too
+            if src is not None and not before and \
+                    time.perf_counter() - t0 > CompileHelper.WARM_BUILD_S:
+                helper = spare
+                if helper is not None and not helper.give(
+                        src, [kernel_name(k) for k in second], self.options.cache_dir):
+                    helper = None
+                say_compiling(todo, helper is not None)
+            left = second
+            if self._build_group(second, src):
+                touch(marker)
+                left = []
+        if spare is not None and spare is not helper:
+            spare.stop()
+        return helper, left
 
     @staticmethod
     def _group_source(keys, debug: bool = False, root: str | None = None) -> str | None:
@@ -342,6 +367,47 @@ class ProgramCache:
         """Take a program built elsewhere (from a compilation cache's binary) for ``key``."""
         with _LOCK:
             self._programs.setdefault(key, program)
+
+
+def built_marker(context, keys, root: str | None = None) -> Path:
+    """A file named by the device, the kernels' code, the build's settings and ``keys``
+    (kernel keys in a program's order), under pyopencl's binary cache (:func:`cache_dir` of
+    ``root``): written once a prepare built them (:func:`touch`), so a later one knows
+    them in PoCL's cache before building (no helper process to start: clnn bench prepare,
+    second process)."""
+    dev = context.devices[0]
+    h = hashlib.sha1(f"{dev.platform.version}|{dev.name}|{dev.driver_version}|"
+                     f"{kernels_fingerprint()}|{_code_hash()}|{BUILD_OPTIONS}|"
+                     f"{os.environ.get(POCL_SPECIALIZATION)}|{keys!r}".encode())
+    return Path(cache_dir(root)) / "built" / h.hexdigest()
+
+
+def model_marker(device, model) -> Path:
+    """:func:`built_marker` of a whole model on ``device`` (its subgraphs, its constants'
+    bytes and the device's options): touched once a prepare warmed its kernels up, read before
+    planning (a prepare of a model never built here starts the helper process ahead, its
+    start-up overlapping the planning; one built before starts none)."""
+    h = hashlib.sha1(repr((model.main, model.referenced, device.options)).encode())
+    h.update(hashlib.sha1(model.operand_values).digest())
+    return built_marker(device.context, ("model", h.hexdigest()), device.options.cache_dir)
+
+
+def touch(path: Path):
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    except OSError:  # (a read-only cache: a helper is started, as on a cold one)
+        pass
+
+
+def _code_hash() -> str:
+    """This module's code (it writes a combined program's source)."""
+    if not _CODE:
+        _CODE.append(hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16])
+    return _CODE[0]
+
+
+_CODE: list = []
 
 
 def say_compiling(keys, helper: bool):
