@@ -375,10 +375,12 @@ def built_marker(context, keys, root: str | None = None) -> Path:
     ``root``): written once a prepare built them (:func:`touch`), so a later one knows
     them in PoCL's cache before building (no helper process to start: clnn bench prepare,
     second process)."""
+    from clnn.options import environ_value
+
     dev = context.devices[0]
     h = hashlib.sha1(f"{dev.platform.version}|{dev.name}|{dev.driver_version}|"
                      f"{kernels_fingerprint()}|{_code_hash()}|{BUILD_OPTIONS}|"
-                     f"{os.environ.get(POCL_SPECIALIZATION)}|{keys!r}".encode())
+                     f"{environ_value(POCL_SPECIALIZATION)}|{keys!r}".encode())
     return Path(cache_dir(root)) / "built" / h.hexdigest()
 
 
