@@ -131,11 +131,14 @@ def _split_params(text: str) -> list[str]:
 class Part:
     """One kernel key's source as a function of a chain program."""
 
-    def __init__(self, key: tuple):
-        from clnn.program_cache import _kernel_decl, _render_parts
+    def __init__(self, key: tuple, root: str | None = None):
+        """``root``: the cache root of the store of rendered sources
+        (clnn.program_cache.kernel_parts)."""
+        from clnn.program_cache import _kernel_decl, kernel_parts
 
         family, name, frozen = key
-        _, body = _render_parts(family, name, dict(frozen))
+        #: the common helpers the kernel was rendered with
+        self.common, body = kernel_parts(family, name, dict(frozen), root)
         #: its tasks split dimension 0 (:data:`ROWS_FIRST`)
         self.rows_first = (family, name) in ROWS_FIRST and dict(frozen).get("cmode") == "nhwc"
         if _GROUP_BOUND.search(body):
@@ -218,9 +221,7 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
     """The chain program's source; ``profiled``: each work-group writes the cycle counter
     (clang's __builtin_readcyclecounter) when it starts and when it leaves each launch into
     ``clnn_prof`` ([work-group][1 + launches], clnn.bench.chain_profile)."""
-    from clnn.program_cache import _lookup
-
-    common = _lookup().get_template("common.mako").get_def("prelude").render()
+    common = parts[0].common if parts else ""
     bufs = ", ".join(f"__global uchar* B{i}" for i in range(nbuf))
     sel = " : ".join(f"i == {i} ? B{i}" for i in range(nbuf))
     cases = [_case(j, p, nbuf) for j, p in enumerate(parts)]
@@ -369,22 +370,22 @@ class Chain:
         self.kernel.set_args(*self.buffers, self.table, self.sync)
 
 
-def part(key):
+def part(key, root: str | None = None):
     """``key``'s Part (made once: :data:`PARTS`), or None where the kernel cannot be
-    chained."""
+    chained; ``root``: the device's ``DeviceOptions.cache_dir`` (its rendered sources)."""
     if key not in PARTS:
         try:
-            PARTS[key] = Part(key)
+            PARTS[key] = Part(key, root)
         except Unchainable as e:
             PARTS[key] = e
     made = PARTS[key]
     return None if isinstance(made, Unchainable) else made
 
 
-def make_chain(launches: list, cl_device, context) -> Chain:
+def make_chain(launches: list, cl_device, context, root: str | None = None) -> Chain:
     """A Chain (not built) of ``launches``, whose kernels can all be chained (:func:`part`)."""
     order = list(dict.fromkeys(la.key for la in launches))
-    return Chain(launches, [part(k) for k in order], [order.index(la.key) for la in launches],
+    return Chain(launches, [part(k, root) for k in order], [order.index(la.key) for la in launches],
                  cl_device, context)
 
 
@@ -393,16 +394,18 @@ def _buffers(launch, part: Part) -> set:
             if pointer and a is not None}
 
 
-def chain_plan(plan, cl_device, context, min_launches: int = MIN_LAUNCHES) -> list:
+def chain_plan(plan, cl_device, context, min_launches: int = MIN_LAUNCHES,
+               cache_root: str | None = None) -> list:
     """The steps of a plan: its launches, runs of ``min_launches`` (:data:`MIN_LAUNCHES`) or
-    more chainable ones as Chains (not built: :class:`Job`)."""
+    more chainable ones as Chains (not built: :class:`Job`); ``cache_root``: the device's
+    ``DeviceOptions.cache_dir`` (the kernels' rendered sources)."""
     steps, run = [], []
     limit = int(cl_device.max_parameter_size) // 8 - 4
     used: set = set()
 
     def close():
         if len(run) >= min_launches:
-            steps.append(make_chain([la for la, _ in run], cl_device, context))
+            steps.append(make_chain([la for la, _ in run], cl_device, context, cache_root))
         else:
             steps.extend(la for la, _ in run)
         run.clear()
@@ -410,7 +413,7 @@ def chain_plan(plan, cl_device, context, min_launches: int = MIN_LAUNCHES) -> li
 
     for launch in plan.launches:
         key = getattr(launch, "key", None)
-        made = part(key) if key is not None and launch.args is not None else None
+        made = part(key, cache_root) if key is not None and launch.args is not None else None
         bufs = _buffers(launch, made) if made is not None else set()
         if made is None or len(made.params) != len(launch.args):
             close()

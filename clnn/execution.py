@@ -140,7 +140,8 @@ class Chained(PlanRunner):
         if not start and not before:
             return  # (a later execution starts it)
         st.tried = True
-        st.steps = chain.chain_plan(plan, self.cl_device, self.context, self.min_launches)
+        st.steps = chain.chain_plan(plan, self.cl_device, self.context, self.min_launches,
+                                    self.cache_root)
         if not any(isinstance(s, chain.Chain) for s in st.steps):
             return
         job = chain.Job(plan, st.steps, self.context, before, self.helpers, self.min_launches,

@@ -355,9 +355,13 @@ class LaunchBuilder:
 
     def kernels(self) -> list:
         """(kernel, global size, local size) of the launches, their kernels made now (their
-        programs built where not built yet): a scratch layer's, for the tuner to run."""
+        programs built where not built yet, in the tuner's own program cache:
+        clnn.tuning.scratch_programs): a scratch layer's, for the tuner to run."""
+        from clnn.tuning import scratch_programs
+
+        programs = scratch_programs(self.device)
         for la in self.launches:
-            la.finish(self.device.programs, self.device.limits)
+            la.finish(programs, self.device.limits)
         return [(la.kernel, la.global_size, la.local_size) for la in self.launches]
 
     # the node's epilogue entries (clnn.passes.fusion.FusedNode), None where absent: a PAD

@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-TUNE_MODES = ("off", "fast", "full")
+TUNE_MODES = ("off", "cached", "fast", "full")
 DWPW_MODES = ("off", "on", "all")
 WINOGRAD_TILES = (0, 2, 4)
 
@@ -26,9 +26,11 @@ WINOGRAD_TILES = (0, 2, 4)
 class DeviceOptions:
     """How the OpenCL device prepares and runs models (defaults: what a user gets)."""
 
-    #: measure kernel variants at prepare: "off" (the device-class defaults), "fast" (within
+    #: kernel variants: "off" (the device-class defaults), "cached" (the tuning cache's choices,
+    #: measured by ``clnn tune`` or a "fast" / "full" prepare; never a measurement at prepare,
+    #: so a prepare's kernels are those of the one before), "fast" (measure at prepare, within
     #: ``tune_budget_s`` per model), "full" (every candidate, no bound)
-    tune: str = "fast"
+    tune: str = "cached"
     #: measuring seconds per prepared model in "fast" mode (None: clnn.tuning's default)
     tune_budget_s: float | None = None
     #: run a plan's launches as one chained launch: None (the device-class default: CPU devices
@@ -119,7 +121,7 @@ def _tune(name: str, raw: str) -> str:
 
 #: environment variable -> (option field, parser, what it sets): the one table of them
 VARIABLES: dict[str, tuple[str, object, str]] = {
-    "CLNN_TUNE": ("tune", _tune, "off | fast | full: measuring kernel variants at prepare"),
+    "CLNN_TUNE": ("tune", _tune, "off | cached | fast | full: kernel variants measured at prepare"),
     "CLNN_TUNE_BUDGET": ("tune_budget_s", _seconds, "seconds of measuring per model (fast)"),
     "CLNN_CHAIN": ("chains", _bool, "0 | 1: chained launches (default: CPU devices)"),
     "CLNN_COMBINE": ("combine", _bool, "0: one OpenCL program per kernel"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import sys
 from pathlib import Path
@@ -123,10 +124,42 @@ class _Bar:
             self.bar = None
 
 
+class _LogLines(logging.Handler):
+    """clnn's INFO lines (what a prepare compiles or measures: clnn.program_cache.LOG) above
+    the progress bar."""
+
+    def emit(self, record):
+        from tqdm import tqdm
+
+        tqdm.write(f"clnn: {record.getMessage()}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def _log_lines():
+    """clnn's INFO lines on stderr while the block runs, unless the application's logging
+    already shows them (its own handlers then do)."""
+    from clnn.program_cache import LOG
+
+    if LOG.isEnabledFor(logging.INFO):
+        yield
+        return
+    handler, saved = _LogLines(), (LOG.level, LOG.propagate)
+    LOG.addHandler(handler)
+    LOG.setLevel(logging.INFO)
+    LOG.propagate = False  # (INFO lines the application's handlers did not ask for)
+    try:
+        yield
+    finally:
+        LOG.removeHandler(handler)
+        LOG.setLevel(saved[0])
+        LOG.propagate = saved[1]
+
+
 @contextlib.contextmanager
 def build_progress(enabled: bool | None = None):
-    """A progress bar of program builds and kernel compiles while the block runs, when
-    ``enabled`` (None: when stderr is a terminal; never in pipes or tests)."""
+    """A progress bar of program builds and kernel compiles, and the lines saying what
+    compiles, while the block runs, when ``enabled`` (None: when stderr is a terminal; never in
+    pipes or tests)."""
     from clnn import program_cache as progress
 
     if enabled is None:
@@ -137,7 +170,8 @@ def build_progress(enabled: bool | None = None):
     bar = _Bar()
     progress.listeners.append(bar)
     try:
-        yield
+        with _log_lines():
+            yield
     finally:
         progress.listeners.remove(bar)
         bar.close()

@@ -55,15 +55,10 @@ class ClPreparedModel(DriverPreparedModel):
         self.layout = None
         #: referenced subgraph -> its partitions and plans (clnn/control_flow.py)
         self.subgraph_runs: dict = {}
-        # a model worth it starts the helper that compiles half of its kernels now, so that
-        # its start-up overlaps the planning (clnn.program_cache.CompileHelper)
-        cl_ops = sum(len(p.ops) for p in self.partitions if p.on_cl)
         #: how the plans' launches run (one by one, or as chains); programs from a compilation
         #: cache: the warm-up makes no chain (compile work; the second execution makes them)
         self.runner = runner_for(device, compiled)
-        if not compiled and device.options.compile_helper and \
-                program_cache.CompileHelper.wanted(device.context, cl_ops // 2):
-            self.planner.spare_helper = program_cache.CompileHelper.spawn(device.context)
+        marker = self._spare_helper(device, model, compiled)
         try:
             self.planner.plan_ahead()
             control_flow.plan_ahead(self, model.main, self.partitions)
@@ -85,8 +80,27 @@ class ClPreparedModel(DriverPreparedModel):
         self._uploads_only = self._plans_static and all(p.on_cl for p in self.partitions)
         #: seconds of the warm-up launches at prepare (see :meth:`warm_up`)
         self.warm_up_seconds = 0.0
+        #: of them: the launches one by one ("launches_s": kernels compiled at their first
+        #: launch) and the zero execution ("zero_s"; the first launches where it makes them)
+        self.warm_up_parts = {"launches_s": 0.0, "zero_s": 0.0}
         with self.runner.warm_up():
             self.warm_up()
+        if marker is not None:  # (its kernels now in PoCL's cache)
+            program_cache.touch(marker)
+
+    def _spare_helper(self, device, model, compiled: bool):
+        """Where a helper process may compile half of the kernels and the model was never
+        prepared here (clnn.program_cache.model_marker, returned), start it now, so that its
+        start-up overlaps the planning (else one starts as the kernels' first half builds,
+        where they were never built here: clnn.program_cache.ProgramCache.build_together)."""
+        cl_ops = sum(len(p.ops) for p in self.partitions if p.on_cl)
+        if compiled or not device.options.compile_helper or \
+                not program_cache.CompileHelper.wanted(device.context, cl_ops // 2):
+            return None
+        marker = program_cache.model_marker(device, model)
+        if not marker.exists():
+            self.planner.spare_helper = program_cache.CompileHelper.spawn(device.context)
+        return marker
 
     @property
     def fused_into(self) -> dict[int, int]:
@@ -129,16 +143,24 @@ class ClPreparedModel(DriverPreparedModel):
         one_by_one = bool(helpers or program_cache.listeners) or zero_inputs is None
         try:
             if one_by_one:
-                self._launch_each(todo, bool(helpers))
+                self._timed("launches_s", self._launch_each, todo, bool(helpers))
         finally:
             for h in helpers:
                 h.stop()
             for pl in planners:
                 if pl is not None:
                     pl.compile_helper = None
-        if zero_inputs is not None and not self._run_zero(zero_inputs) and not one_by_one:
-            self._launch_each(todo, False)
+        if zero_inputs is not None and not self._timed("zero_s", self._run_zero, zero_inputs) \
+                and not one_by_one:
+            self._timed("launches_s", self._launch_each, todo, False)
         self.warm_up_seconds = time.perf_counter() - t0
+
+    def _timed(self, part: str, fn, *args):
+        t0 = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            self.warm_up_parts[part] += time.perf_counter() - t0
 
     def _all_plans(self) -> list:
         parts = list(self.partitions)

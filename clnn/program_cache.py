@@ -15,6 +15,9 @@ then defers to. So a second process does not rebuild a program, a fraction of a 
 test_second_process_does_not_rebuild; clnn/compilation_cache.py adds a per-model compilation
 cache on top).
 
+A kernel's rendered source is kept under the cache root (``programs/sources``,
+:func:`kernel_parts`): a process whose kernels were all rendered before never imports Mako.
+
 ``DeviceOptions(dump_cl=dir)`` (``CLNN_DUMP_CL``) writes every program rendered alone to
 ``dir/<family>.<def>.<hash>.cl``.
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import logging
 import os
 import re
 import threading
@@ -47,10 +51,14 @@ def _lookup():
 
 
 _LOCK = threading.Lock()
+#: the lines saying what a prepare compiles or measures (INFO: what takes seconds, a cold
+#: kernel cache; a tool's progress bar shows them, clnn.prepare_cached.build_progress; quiet
+#: unless the application configures logging)
+LOG = logging.getLogger("clnn")
 
 #: what the caches did in this process: renders, builds (with their seconds), memo hits
 STATS = {"rendered": 0, "built": 0, "build_s": 0.0, "memo_hits": 0, "combined_kernels": 0,
-         "chains_built": 0}
+         "chains_built": 0, "sources_read": 0}
 BUILD_OPTIONS = ["-cl-std=CL1.2"]
 #: PoCL's switch between a work-group function compiled for each local size a kernel is
 #: launched with (1, its default) and one generic function per kernel (0): see
@@ -87,12 +95,59 @@ def _render_parts(family: str, name: str, params: dict, debug: bool = False
     return common, body
 
 
+def kernel_parts(family: str, name: str, params: dict, root: str | None = None,
+                 debug: bool = False) -> tuple[str, str]:
+    """:func:`_render_parts`, from the store of rendered sources under the cache root ``root``
+    (a device's ``DeviceOptions.cache_dir``; :func:`stored`) where a process rendered them
+    before: a process whose kernels were all rendered before neither imports Mako nor
+    compiles a template (a third of iris_landmark's prepare on a warm kernel cache); rendered
+    afresh with ``debug`` (its tracebacks)."""
+    if debug:
+        return _render_parts(family, name, params, True)
+    what = repr((family, name, freeze(params)))
+    common, _, body = stored(root, what, lambda: _SPLIT.join(
+        _render_parts(family, name, params))).partition(_SPLIT)
+    return common, body
+
+
+#: between the common helpers and the kernel's source in a stored file (no OpenCL C has it)
+_SPLIT = "\0\n"
+
+
+def stored(root: str | None, what: str, make) -> str:
+    """The text of ``what`` (a kernel key's repr) in ``sources`` under pyopencl's binary
+    cache (:func:`cache_dir` of ``root``), named by a hash of the templates and kernel
+    families' code (:func:`kernels_fingerprint`) and ``what``; else ``make()``, stored there
+    (written whole, then renamed: a reader never sees part of one). An unreadable or
+    unwritable store: rendered every time."""
+    h = hashlib.sha256(f"{kernels_fingerprint()}|{what}".encode()).hexdigest()[:32]
+    path = Path(cache_dir(root)) / "sources" / f"{h}.cl"
+    try:
+        text = path.read_text()
+        if _SPLIT in text:  # (else not one of these files)
+            STATS["sources_read"] += 1
+            return text
+    except (OSError, UnicodeDecodeError):
+        pass
+    text = make()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{h}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return text
+
+
 def render(family: str, name: str, params: dict, options=None) -> str:
     """Source of kernel ``name`` of ``<family>.cl.mako`` with the common helpers prepended;
     ``options`` (clnn.options.DeviceOptions): ``debug`` (full Mako tracebacks), ``dump_cl``
-    (the directory the source is written to)."""
+    (the directory the source is written to), ``cache_dir`` (the store of rendered sources,
+    :func:`kernel_parts`)."""
     debug = bool(options is not None and options.debug)
-    common, body = _render_parts(family, name, params, debug)
+    root = options.cache_dir if options is not None else None
+    common, body = kernel_parts(family, name, params, root, debug)
     src = f"// clnn kernel {family}.{name} {freeze(params)}\n{common}\n{body}\n"
     dump = options.dump_cl if options is not None else None
     if dump:
@@ -117,6 +172,8 @@ class ProgramCache:
         self.options = options if options is not None else DeviceOptions()
         self.devices = [device] if device is not None and len(context.devices) > 1 else None
         self._programs: dict[tuple, object] = {}
+        #: seconds this cache spent building programs (STATS["build_s"]: every cache's)
+        self.build_s = 0.0
         #: id(program) -> (program, its kernel names)
         self._names: dict[int, tuple] = {}
 
@@ -142,7 +199,7 @@ class ProgramCache:
             except cl.RuntimeError as e:
                 raise RuntimeError(f"building {family}.{name} {params}: {e}") from e
             STATS["built"] += 1
-            STATS["build_s"] += time.perf_counter() - t0
+            self._spent(t0)
             self._programs[key] = prg
         notify("build", 1)
         return prg
@@ -177,8 +234,10 @@ class ProgramCache:
 
         On PoCL with a cold kernel cache, a model's kernels are two programs, and a helper
         process compiles the second one's kernels while this process compiles the first's
-        (:class:`CompileHelper`, ``spare``: one started ahead); returns the helper (None: no
-        helper, and a spare is dismissed)."""
+        (:class:`CompileHelper`, ``spare``: one started ahead, else one is started as the
+        first program builds, unless these kernels were built here before:
+        :func:`built_marker`); returns the helper (None: no helper, and a spare is
+        dismissed)."""
         helper = self._build_together(keys, spare)
         if spare is not None and helper is not spare:
             spare.stop()
@@ -192,20 +251,16 @@ class ProgramCache:
         notify("build", 0, len(todo))  # a progress bar can say how many before the build
         helper = None
         if self.options.compile_helper and CompileHelper.wanted(self.context, len(todo)):
-            first, second = CompileHelper.split(todo)
-            t0 = time.perf_counter()
-            if self._build_group(first):
-                src = self._group_source(second, self.options.debug)
-                # a build that fast found the program in PoCL's cache: its kernels too
-                if src is not None and time.perf_counter() - t0 > CompileHelper.WARM_BUILD_S:
-                    helper = spare or CompileHelper.spawn(self.context)
-                    if helper is not None and not helper.give(
-                            src, [kernel_name(k) for k in second], self.options.cache_dir):
-                        helper = None
-                if self._build_group(second, src):
-                    return helper
-                todo = second
+            helper, todo = self._build_halves(todo, spare)
+            if not todo:
+                return helper
+        marker = built_marker(self.context, todo, self.options.cache_dir)
+        t0 = time.perf_counter()
         if self._build_group(todo):
+            if helper is None and not marker.exists() and \
+                    time.perf_counter() - t0 > CompileHelper.WARM_BUILD_S:
+                say_compiling(todo, False)
+            touch(marker)
             return helper
         groups: list[list] = []  # at most one variant of each kernel per group
         for key in todo:
@@ -220,15 +275,47 @@ class ProgramCache:
                 self._build_group(g)
         return helper
 
+    def _build_halves(self, todo, spare):
+        """(the helper, the keys left to build as one program): ``todo`` built as two programs,
+        the second one's kernels compiled by a helper process where this machine never built
+        these kernels (:func:`built_marker`) and the first program took a compile's time
+        (not PoCL's cache); a helper is started as the first program builds (its start-up off
+        the path: a warm prepare starts none). A helper not given the job is stopped."""
+        first, second = CompileHelper.split(todo)
+        marker = built_marker(self.context, todo, self.options.cache_dir)
+        before = marker.exists()
+        if spare is None and not before:
+            spare = CompileHelper.spawn(self.context)
+        helper, left = None, todo
+        t0 = time.perf_counter()
+        if self._build_group(first):
+            src = self._group_source(second, self.options.debug, self.options.cache_dir)
+            # a build that fast found the program in PoCL's cache: its kernels too
+            if src is not None and not before and \
+                    time.perf_counter() - t0 > CompileHelper.WARM_BUILD_S:
+                helper = spare
+                if helper is not None and not helper.give(
+                        src, [kernel_name(k) for k in second], self.options.cache_dir):
+                    helper = None
+                say_compiling(todo, helper is not None)
+            left = second
+            if self._build_group(second, src):
+                touch(marker)
+                left = []
+        if spare is not None and spare is not helper:
+            spare.stop()
+        return helper, left
+
     @staticmethod
-    def _group_source(keys, debug: bool = False) -> str | None:
+    def _group_source(keys, debug: bool = False, root: str | None = None) -> str | None:
         """The source of one program holding the kernels of ``keys``, each renamed by its
-        key; None where a kernel does not render or is not one kernel declaration."""
+        key; None where a kernel does not render or is not one kernel declaration. ``root``:
+        the cache root of the store of rendered sources (:func:`kernel_parts`)."""
         parts = []
         common = ""
         for family, name, frozen in keys:
             try:
-                common, body = _render_parts(family, name, dict(frozen), debug)
+                common, body = kernel_parts(family, name, dict(frozen), root, debug)
             except RuntimeError:  # reported when a plan asks for the kernel alone
                 return None
             new = kernel_name((family, name, frozen))
@@ -245,7 +332,7 @@ class ProgramCache:
     def _build_group(self, keys, src: str | None = None) -> bool:
         import pyopencl as cl
 
-        src = src or self._group_source(keys, self.options.debug)
+        src = src or self._group_source(keys, self.options.debug, self.options.cache_dir)
         if src is None:
             return False
         with _LOCK:
@@ -257,15 +344,20 @@ class ProgramCache:
                         options=BUILD_OPTIONS, devices=self.devices,
                     cache_dir=cache_dir(self.options.cache_dir))
             except cl.RuntimeError:
-                STATS["build_s"] += time.perf_counter() - t0
+                self._spent(t0)
                 return False
             STATS["built"] += 1
             STATS["combined_kernels"] += len(keys)
-            STATS["build_s"] += time.perf_counter() - t0
+            self._spent(t0)
             for key in keys:
                 self._programs.setdefault(key, prg)
         notify("build", len(keys))
         return True
+
+    def _spent(self, t0: float):
+        dt = time.perf_counter() - t0
+        STATS["build_s"] += dt
+        self.build_s += dt
 
     def get(self, key: tuple):
         """The built program of a kernel key, or None."""
@@ -275,6 +367,65 @@ class ProgramCache:
         """Take a program built elsewhere (from a compilation cache's binary) for ``key``."""
         with _LOCK:
             self._programs.setdefault(key, program)
+
+
+def built_marker(context, keys, root: str | None = None) -> Path:
+    """A file named by the device, the kernels' code, the build's settings and ``keys``
+    (kernel keys in a program's order), under pyopencl's binary cache (:func:`cache_dir` of
+    ``root``): written once a prepare built them (:func:`touch`), so a later one knows
+    them in PoCL's cache before building (no helper process to start: clnn bench prepare,
+    second process)."""
+    from clnn.options import environ_value
+
+    dev = context.devices[0]
+    h = hashlib.sha1(f"{dev.platform.version}|{dev.name}|{dev.driver_version}|"
+                     f"{kernels_fingerprint()}|{_code_hash()}|{BUILD_OPTIONS}|"
+                     f"{environ_value(POCL_SPECIALIZATION)}|{keys!r}".encode())
+    return Path(cache_dir(root)) / "built" / h.hexdigest()
+
+
+def model_marker(device, model) -> Path:
+    """:func:`built_marker` of a whole model on ``device`` (its subgraphs, its constants'
+    bytes and the device's options): touched once a prepare warmed its kernels up, read before
+    planning (a prepare of a model never built here starts the helper process ahead, its
+    start-up overlapping the planning; one built before starts none)."""
+    h = hashlib.sha1(repr((model.main, model.referenced, device.options)).encode())
+    h.update(hashlib.sha1(model.operand_values).digest())
+    return built_marker(device.context, ("model", h.hexdigest()), device.options.cache_dir)
+
+
+def touch(path: Path):
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    except OSError:  # (a read-only cache: a helper is started, as on a cold one)
+        pass
+
+
+def _code_hash() -> str:
+    """This module's code (it writes a combined program's source)."""
+    if not _CODE:
+        _CODE.append(hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16])
+    return _CODE[0]
+
+
+_CODE: list = []
+
+
+def say_compiling(keys, helper: bool):
+    """Log what a prepare compiles, once its first program took a compile's time (not PoCL's
+    cache): the kernels' count and families, before the seconds of compiling them (their
+    first launches in the warm-up, clnn.prepared_model.ClPreparedModel.warm_up)."""
+    if not LOG.isEnabledFor(logging.INFO):
+        return
+    kinds: dict[str, int] = {}
+    for family, name, _ in keys:
+        kinds[f"{family}.{name}"] = kinds.get(f"{family}.{name}", 0) + 1
+    what = ", ".join(f"{k} x{n}" if n > 1 else k for k, n in
+                     sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+    LOG.info("compiling %d OpenCL kernels (%s)%s; a later prepare of the same kernels "
+             "takes them from the kernel cache", len(keys), what,
+             " in two processes" if helper else "")
 
 
 #: listeners of the compile work of a prepare: callables ``(stage, done, total)``, stage "build"

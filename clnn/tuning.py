@@ -4,7 +4,7 @@ A kernel family exposes a small space of variants (for the GEMM: the tile and th
 shape, clnn/kernels/_gemm_variants.py). The select pass (clnn/passes/select.py) gives each
 layer its device-class default (a :class:`Choice`); the tune pass (clnn/passes/tune.py,
 :func:`tune_choice`), the only place that measures, replaces it: with the device's ``tune``
-option (clnn.options.DeviceOptions) ``fast`` (the default) or ``full``, the tuner measures the
+option (clnn.options.DeviceOptions) ``fast`` or ``full``, the tuner measures the
 candidates of a layer's shape on the device with OpenCL profiling events (a few repetitions,
 median, on scratch layers built through clnn.launch.LaunchBuilder.scratch_layer) and stores
 the choice in the tuning cache:
@@ -16,16 +16,21 @@ keyed inside by ``family|shape signature``. The file records the identity it was
 the current device's, so an entry from another device or driver is never used. It is plain JSON
 (no pickle): a corrupt or foreign file is ignored and written again.
 
-``tune``: ``off`` (heuristic only: neither read nor measure), ``fast`` (reuse the cache;
-measure uncached layers worth tuning until the model's budget, ``tune_budget_s`` seconds,
-default :data:`FAST_BUDGET_S`, is spent; few candidates, 3 repetitions) or ``full`` (every
-candidate, 5 repetitions, no budget). ``clnn tune MODEL...`` tunes ahead of time.
+``tune``: ``off`` (heuristic only: neither read nor measure), ``cached`` (the default: the
+cache's choices, as ``fast`` reads them, and the heuristic's elsewhere; never a measurement, so
+a prepare picks the kernels the one before picked, and a second process finds them compiled),
+``fast`` (reuse the cache; measure uncached layers worth tuning until the model's budget,
+``tune_budget_s`` seconds, default :data:`FAST_BUDGET_S`, is spent; few candidates, 3
+repetitions) or ``full`` (every candidate, 5 repetitions, no budget). ``clnn tune MODEL...``
+tunes ahead of time. Measuring at a prepare costs a cold prepare the candidates' compiles
+(seconds on PoCL) for the few layers the budget allows.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import statistics
 import threading
@@ -44,7 +49,9 @@ from clnn.options import options_of
 #: benchmarks/depthwise_roofline.py): the tiles and the fused-or-not choices of dwpw measured
 #: before favour the old kernels
 SCHEMA = 3
-MODES = ("off", "fast", "full")
+MODES = ("off", "cached", "fast", "full")
+#: the modes that read an entry cut short by a budget (``full`` measures it again)
+REUSING = ("cached", "fast")
 #: seconds of measuring per prepared model in ``fast`` mode (balanced with the cold start: on
 #: a cold PoCL cache most of it compiles the candidates; ``clnn tune`` does the rest)
 FAST_BUDGET_S = 0.5
@@ -55,6 +62,8 @@ MIN_TUNE_FLOP = {"fast": 4e6, "full": 2.5e5}
 #: measured (every candidate holds its own while the candidates take turns)
 MAX_SCRATCH_BYTES = 64 << 20
 _LOCK = threading.Lock()
+#: clnn's log (clnn.program_cache.LOG): a line per layer measured at a prepare
+LOG = logging.getLogger("clnn")
 
 
 def mode(options=None) -> str:
@@ -170,6 +179,8 @@ class Tuner:
     records: list[Record] = field(default_factory=list)
     #: entries put without a save (layers the budget left to the heuristic)
     _unsaved: bool = False
+    #: the programs of the candidates measured (:func:`scratch_programs`; None: none yet)
+    programs: object = None
 
     def start_model(self, owner=None):
         self.budget = None if self.unbounded else budget_s(options_of(self.device))
@@ -204,17 +215,19 @@ class Tuner:
         if entry is not None and entry.get("measured") is False:
             # left unmeasured when a prepare's budget was spent: the heuristic's choice (today's
             # heuristic: the entry holds none) until clnn tune measures it
-            if self.mode == "fast" and not self.unbounded and not self.retune:
+            if self.mode in REUSING and not self.unbounded and not self.retune:
                 self.records.append(Record(op_index, family, signature, default, default,
                                            None, None, True))
                 return default
             entry = None
         # an entry cut short by the budget is reused at prepare; clnn tune completes it
-        usable = entry is not None and (entry.get("complete") or self.mode == "fast")
+        usable = entry is not None and (entry.get("complete") or self.mode in REUSING)
         if usable and not self.retune and entry.get("choice") in (space or candidates):
             self.records.append(Record(op_index, family, signature, entry["choice"], default,
                                        entry.get("default_ms"), entry.get("best_ms"), True))
             return entry["choice"]
+        if self.mode == "cached":  # (never a measurement at a prepare)
+            return default
         if not measure or flop < MIN_TUNE_FLOP[self.mode] or len(candidates) < 2 \
                 or scratch_bytes > MAX_SCRATCH_BYTES:
             return default
@@ -225,6 +238,9 @@ class Tuner:
             return default
         t0 = time.perf_counter()
         reps = 5 if self.mode == "full" else 3
+        LOG.info("tuning (tune=%s): measuring up to %d variants of the %s layer %s%s", self.mode,
+                 len(candidates), family, json.dumps(signature, sort_keys=True),
+                 "" if self.budget is None else f" (within {self.budget:g} s for the model)")
         order = sorted(candidates, key=lambda c: c != default)  # the default first
         times, tried = measure_candidates(self.device, run_candidate, order, reps,
                                           lambda: self.can_measure_now(t0))
@@ -387,6 +403,8 @@ def tune_choice(choice: Choice, device, traits, owner=None) -> Choice:
 def _why(tuner, records: list, choice: Choice) -> str:
     if tuner.mode == "off" or tuner.cache is None:
         return f"{choice.selected_reason} (tune off)"
+    if not records and tuner.mode == "cached":
+        return f"{choice.selected_reason} (no tuning cache entry: tune=cached measures nothing)"
     if not records:
         return f"{choice.selected_reason} (not measured: below the tuning threshold, no " \
             "cache entry or the budget spent)"
@@ -416,7 +434,7 @@ def chosen(b, choice: Choice):
     entry = tuner.cache.get(choice.family, choice.signature) if tuner.cache else None
     space = choice.tunable.space(_traits(b.device), choice.signature, True)
     ok = entry is not None and entry.get("choice") in space and \
-        (entry.get("complete") or tuner.mode == "fast")
+        (entry.get("complete") or tuner.mode in REUSING)
     return entry["choice"] if ok else choice.variant
 
 
@@ -424,6 +442,21 @@ def _traits(device):
     from clnn.kernels._defaults import traits  # (clnn.kernels' package imports the families)
 
     return traits(device.limits)
+
+
+def scratch_programs(device):
+    """The program cache the scratch layers of ``device``'s tuner build their candidates in:
+    the tuner's own, not the device's (clnn.program_cache.ProgramCache). A prepare builds the
+    kernels of its plans not built yet as one program (ProgramCache.build_together); were the
+    candidates measured at the first prepare built in the device's cache, that program would
+    lack them, and a second process, which measures nothing (the tuning cache), would build
+    another source, found in no kernel cache: it would compile the model again."""
+    tuner = tuner_for(device)
+    if tuner.programs is None:
+        from clnn.program_cache import ProgramCache
+
+        tuner.programs = ProgramCache(device.context, device.cl_device, options_of(device))
+    return tuner.programs
 
 
 def tuner_for(device, mode_: str | None = None, **options) -> Tuner:

@@ -74,7 +74,10 @@ def register(sub) -> None:
     b.add_argument("what", choices=["gemm", "models", "prepare", "peak", "quant"],
                    help="gemm: SGEMM n^3, clnn kernel vs NumPy; models: the MediaPipe models "
                         "on clnn vs ai-edge-litert (2 threads); prepare: the demo model's cold "
-                        "prepare vs prepare from the compilation cache; peak: the device's FMA "
+                        "prepare vs prepare from the compilation cache (with --models: "
+                        "MediaPipe models' time to the first result through the HAL, cold, in "
+                        "a second process and new on a machine warm with the others, in "
+                        "phases); peak: the device's FMA "
                         "throughput and memory bandwidth (cached for clnn run --profile); quant: "
                         "the ONNX dev models quantized with onnxruntime.quantization in each "
                         "format, max difference from onnxruntime in LSB on the reference and "
@@ -89,7 +92,8 @@ def register(sub) -> None:
                    help="models: timed runs per model and round (with --onnx: in all)")
     b.add_argument("--models", nargs="*", default=None,
                    help="models: only these (file names); prepare: time to the first result "
-                        "of these MediaPipe models (none named: all), cold and warm")
+                        "of these MediaPipe models (none named: all), cold, second process "
+                        "and new on a warm machine")
     b.add_argument("--device", default="opencl", type=device_spec,
                    help=f"the clnn device (gemm, prepare: OpenCL only): {DEVICE_HELP}")
     b.add_argument("--plot", default=None, metavar="FILE", type=output_file,

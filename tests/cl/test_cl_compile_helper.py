@@ -54,7 +54,8 @@ def test_a_helper_without_a_job_is_stopped_at_once(cl_device):
 
 
 # a cold prepare in a fresh process (empty PoCL and clnn caches): the helper gets half of the
-# kernels, the first execution compiles nothing and matches the reference
+# kernels, the first execution compiles nothing and matches the reference; run again on the
+# caches it left, no helper starts
 _CHILD = """
 import json, sys
 from clnn import launch, program_cache
@@ -64,8 +65,13 @@ from clnn.tflite import load
 from clnn.cli.run import ClnnRunner, compare, random_inputs
 from hal.reference import ReferenceDevice
 
-given, stopped = [], []
+given, stopped, spawned = [], [], []
 give, stop = program_cache.CompileHelper.give, program_cache.CompileHelper.stop
+spawn = program_cache.CompileHelper.spawn.__func__
+def spawn_(cls, context, nice=0):
+    spawned.append(nice)
+    return spawn(cls, context, nice)
+program_cache.CompileHelper.spawn = classmethod(spawn_)
 def give_(self, source, names, *cache_root):
     ok = give(self, source, names, *cache_root)
     given.append(len(names) if ok else -1)
@@ -84,6 +90,7 @@ at_execution = launch.STATS["first_launches"] - first
 ref, _ = ClnnRunner(imported, ReferenceDevice()).run(inputs)
 ok = all(e["within_tolerance"] for e in compare(got, ref))
 print(json.dumps({"given": given, "stopped": stopped, "within_tolerance": ok,
+                  "spawned": spawned,
                   "first_launches_at_execution": at_execution}))
 """
 
@@ -97,17 +104,24 @@ def test_cold_prepare_with_the_helper(cl_device, tmp_path):
         "face_detection_short_range.tflite"]
     env = {k: v for k, v in os.environ.items() if k != POCL_SPECIALIZATION}
     env.update(POCL_CACHE_DIR=str(tmp_path / "pocl"), PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, "-c", _CHILD, path, str(tmp_path / "clnn")],
-                         env=env, capture_output=True,
-                         text=True, timeout=600, cwd=ROOT)
-    assert out.returncode == 0, out.stderr
-    r = json.loads(out.stdout.strip().splitlines()[-1])
+
+    def child():
+        out = subprocess.run([sys.executable, "-c", _CHILD, path, str(tmp_path / "clnn")],
+                             env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    r = child()
     assert r["within_tolerance"]
     # the helper got its half (one execution: no chain compiled in the background)
     assert len(r["given"]) == 1 and r["given"][0] >= 2, r["given"]
     assert r["stopped"] and all(code is not None for code in r["stopped"])  # never left running
     assert r["first_launches_at_execution"] == 0
     assert any(p.is_file() for p in (tmp_path / "pocl").rglob("*"))
+    # a second process: built here before (clnn.program_cache.model_marker, built_marker)
+    r = child()
+    assert r["within_tolerance"] and r["spawned"] == [] and r["given"] == []
+    assert r["first_launches_at_execution"] == 0
 
 
 def test_generic_work_groups_set_on_pocl_unless_the_user_chose(cl_device, monkeypatch):

@@ -232,16 +232,20 @@ def test_execution_errors_are_statuses(cl_device):
 
 def test_second_process_does_not_rebuild(tmp_path):
     """Programs are cached on disk (PoCL's kernel cache, which pyopencl defers to): a second
-    process building the same kernels adds nothing to the cache."""
+    process building the same kernels adds nothing to the cache, and takes their sources from
+    the store of rendered sources (clnn.program_cache.kernel_parts): it renders nothing and
+    never imports Mako."""
     code = ("import numpy as np\n"
             "import sys\n"
+            "from clnn import program_cache\n"
             "from clnn.device import ClDevice\n"
             "from clnn.options import DeviceOptions\n"
             "from tests.kits.one_op_models import one_op_model, tensor, scalar\n"
             "d = ClDevice(options=DeviceOptions(cache_dir=sys.argv[1]))\n"
             "m = one_op_model('ADD', [tensor('TENSOR_FLOAT32', [2]), tensor('TENSOR_FLOAT32',"
             " [2]), scalar('INT32', 0)], [tensor('TENSOR_FLOAT32', [2])])\n"
-            "d.prepare_model(m)\n")
+            "d.prepare_model(m)\n"
+            "print(program_cache.STATS['rendered'], 'mako' in sys.modules)\n")
     env = dict(os.environ, POCL_CACHE_DIR=str(tmp_path / "pocl"), PYTHONPATH=str(REPO))
 
     def files():
@@ -249,14 +253,16 @@ def test_second_process_does_not_rebuild(tmp_path):
                       if p.is_file() and not p.name.startswith("tempfile"))
 
     try:
-        subprocess.run([sys.executable, "-c", code, str(tmp_path / "clnn")], env=env,
-                       check=True, timeout=120, capture_output=True)
+        out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "clnn")], env=env,
+                             check=True, timeout=120, capture_output=True, text=True)
     except subprocess.CalledProcessError as e:
         pytest.skip(f"no OpenCL device in a subprocess: {e.stderr[-300:]}")
+    assert out.stdout.split() == ["1", "True"]  # (the ADD kernel, rendered)
     first = files()
     assert first, "the first process cached nothing"
-    subprocess.run([sys.executable, "-c", code, str(tmp_path / "clnn")], env=env, check=True,
-                   timeout=120, capture_output=True)
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "clnn")], env=env,
+                         check=True, timeout=120, capture_output=True, text=True)
+    assert out.stdout.split() == ["0", "False"]
     assert files() == first
 
 

@@ -78,10 +78,11 @@ def _value(cache, device, key):
          f"#endif\n__kernel void k(__global int* y) {{ y[0] = h({v}); }}" for v in (1, 2)},
      True, {1: 2, 2: 3}),
 ])
-def test_build_together(monkeypatch, bodies, built_together, want):
+def test_build_together(monkeypatch, tmp_path, bodies, built_together, want):
     device = open_or_skip("opencl")
     monkeypatch.setattr(program_cache, "_render_parts", _synthetic(bodies))
-    cache = ProgramCache(device.context)
+    # (a cache root of its own: the store of rendered sources holds this case's bodies only)
+    cache = ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path)))
     keys = [("synthetic", "k", (("v", v),)) for v in (1, 2)]
     before = program_cache.build_stats()["combined_kernels"]
     cache.build_together(keys)
@@ -89,7 +90,7 @@ def test_build_together(monkeypatch, bodies, built_together, want):
     assert {v: _value(cache, device, key) for v, key in zip((1, 2), keys)} == want
 
 
-def test_a_kernel_that_does_not_render_is_left_to_its_plan(monkeypatch):
+def test_a_kernel_that_does_not_render_is_left_to_its_plan(monkeypatch, tmp_path):
     """build_together never raises: a rendering error is the plan's to report, as before."""
     device = open_or_skip("opencl")
 
@@ -97,7 +98,7 @@ def test_a_kernel_that_does_not_render_is_left_to_its_plan(monkeypatch):
         raise RuntimeError(f"rendering {family}.cl.mako def {name}: broken")
 
     monkeypatch.setattr(program_cache, "_render_parts", render_parts)
-    cache = ProgramCache(device.context)
+    cache = ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path)))
     cache.build_together([("synthetic", "k", (("v", v),)) for v in (1, 2)])
     with pytest.raises(RuntimeError, match="broken"):
         cache.kernel("synthetic", "k", {"v": 1})

@@ -170,7 +170,7 @@ def test_modes():
     full = DeviceOptions(tune="full", tune_budget_s=0.25)
     assert tuning.mode(full) == "full" and tuning.budget_s(full) is None
     assert tuning.budget_s(DeviceOptions(tune_budget_s=0.25)) == 0.25
-    assert tuning.mode() == "fast" and tuning.budget_s() == tuning.FAST_BUDGET_S
+    assert tuning.mode() == "cached" and tuning.budget_s() == tuning.FAST_BUDGET_S
     with pytest.raises(ValueError, match="CLNN_TUNE='fastest'"):
         from_environ({"CLNN_TUNE": "fastest"})
 
@@ -188,6 +188,23 @@ def fake_measurements(monkeypatch, calls, ms):
         return times, tried
 
     monkeypatch.setattr(tuning, "measure_candidates", fake)
+
+
+def test_cached_mode_reads_the_cache_and_never_measures(monkeypatch, tmp_path):
+    """The default: a choice ``clnn tune`` (or a "fast" prepare) measured is taken, including
+    one cut short by a budget; any other layer gets the default, and nothing is measured or
+    written (a later "fast" prepare still measures it)."""
+    calls = []
+    fake_measurements(monkeypatch, calls, lambda c: 1.0 if c == "a" else 0.5)
+    cache = tuning.TuningCache(IDENT, tmp_path)
+    t = tuning.Tuner(None, "cached", cache)
+    assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "a"
+    assert not calls and t.measured == 0 and cache.entries == {}
+    cache.put("gemm", SIG, {"choice": "b", "complete": False})
+    assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "b" and not calls
+    fast = tuning.Tuner(None, "fast", tuning.TuningCache(IDENT, tmp_path / "other"))
+    assert fast.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "b"
+    assert calls == ["a", "b"]
 
 
 def test_budget_and_threshold(monkeypatch, tmp_path):
@@ -264,6 +281,54 @@ def test_second_process_reuses_without_measuring(tmp_path):
     second = child()
     assert second["measured"] == 0 and second["cached"] == [True]
     assert second["choice"] == first["choice"]
+
+
+_CHILD_BLOCK = """
+import json, logging, sys
+logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+from clnn import program_cache, tuning
+from clnn.device import ClDevice
+from clnn.options import DeviceOptions
+from tests.kits.pass_models import tuned_block_model
+m, x = tuned_block_model()
+dev = ClDevice(options=DeviceOptions(tune="fast", tune_budget_s=0.01, cache_dir=sys.argv[1]))
+pm = dev.prepare_model(m)
+print(json.dumps({"measured": tuning.tuner_for(dev).measured,
+                  "keys": sorted(repr(k) for k in pm.planner.programs._programs),
+                  "combined": program_cache.STATS["combined_kernels"],
+                  "pocl": program_cache.is_pocl(dev.platform)}))
+"""
+
+
+def test_the_second_process_compiles_nothing_the_first_did_not(tmp_path):
+    """The first process measures a layer (the "fast" tuning) and the second reads its choice
+    from the tuning cache: the same kernels, built as the same programs, so the second finds
+    every one in PoCL's kernel cache and compiles nothing (the candidates the tuner measured
+    are built apart from the model's programs: clnn.tuning.scratch_programs). The first says
+    what it measures and compiles (clnn's log, INFO), the second measures nothing."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "POCL_CACHE_DIR": str(tmp_path / "pocl")}
+
+    def child():
+        out = subprocess.run([sys.executable, "-c", _CHILD_BLOCK, str(tmp_path / "clnn")],
+                             env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
+
+    def compiled():  # PoCL's programs and kernels (not its temporary files)
+        return sorted(str(p) for p in (tmp_path / "pocl").rglob("*")
+                      if p.suffix in (".bc", ".so"))
+
+    first, log = child()
+    assert first["measured"] >= 1 and "clnn: tuning (tune=fast): measuring" in log
+    if not first["pocl"]:
+        pytest.skip("not PoCL: no kernel cache directory to compare")
+    assert "clnn: compiling 2 OpenCL kernels" in log  # (a cold PoCL cache)
+    programs = compiled()
+    second, log = child()
+    assert second["measured"] == 0 and second["keys"] == first["keys"]
+    assert "tuning" not in log
+    assert second["combined"] >= 2  # (the model's kernels: one program)
+    assert compiled() == programs, "the second process compiled kernels the first did not"
 
 
 def test_tuned_choice_runs_correctly(cl_device, tmp_path, monkeypatch):

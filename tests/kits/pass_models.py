@@ -79,3 +79,21 @@ def passes_to_fusion(device, model):
                                           for i in part.inputs}, {})
     dwpw = DwpwChoices(device)
     return planner, part, shapes, fuse(sg, part, shapes, dwpw), dwpw
+
+
+def tuned_block_model(seed: int = 0):
+    """x [1,64,64,32] -> CONV_2D 1x1 (16 out: 4.2 MFLOP, a layer the "fast" tuning measures)
+    -> MAX_POOL_2D 2x2 stride 2 -> output [1,32,32,16]: two kernels a prepare builds as one
+    program. Returns (model, inputs)."""
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder()
+    x = b.input(F32, [1, 64, 64, 32])
+    wt = rng.uniform(-1, 1, (16, 1, 1, 32)).astype(np.float32)
+    bias = rng.uniform(-1, 1, 16).astype(np.float32)
+    conv = b.op("CONV_2D", [x, b.constant(wt, F32), b.constant(bias, F32),
+                            *[b.int32(v) for v in (1, 1, 1, 0)]],
+                b.tensor(F32, [1, 64, 64, 16]))
+    pool = b.op("MAX_POOL_2D", [conv, *[b.int32(v) for v in (1, 2, 2, 2, 2, 0)]],
+                b.tensor(F32, [1, 32, 32, 16]))
+    b.mark_output(pool)
+    return b.finish(), [rng.uniform(-1, 1, (1, 64, 64, 32)).astype(np.float32)]

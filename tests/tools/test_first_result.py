@@ -92,3 +92,19 @@ def test_progress_bar_when_enabled(capsys):
     with build_progress(enabled=False):
         device.prepare_model(build_model(seed=8))
     assert capsys.readouterr().err == ""
+
+
+def test_progress_shows_what_compiles_on_a_terminal_only(capsys):
+    """clnn's INFO lines (what a prepare compiles or measures) reach stderr under the tools'
+    progress bar; without it (pipes, tests, an application that leaves logging alone) they do
+    not, and the log is as it was after the block."""
+    from clnn.program_cache import LOG
+
+    level, propagate = LOG.level, LOG.propagate
+    with build_progress(enabled=True):
+        LOG.info("compiling 3 OpenCL kernels (gemm.gemm)")
+    assert "clnn: compiling 3 OpenCL kernels (gemm.gemm)" in capsys.readouterr().err
+    assert (LOG.level, LOG.propagate) == (level, propagate)
+    with build_progress(enabled=False):
+        LOG.info("compiling 3 OpenCL kernels (gemm.gemm)")
+    assert capsys.readouterr().err == ""
