@@ -21,7 +21,9 @@ holding the same values transposed by (0, 2, 3, 1)). The pass walks the operatio
   permuted form directly where both forms have the same memory order (every dimension but
   one of the channel and spatial ones is 1: the flatten after a global pooling);
 - ONNX's channel shuffle (RESHAPE to [N, g, C / g, H * W], TRANSPOSE of the two group axes,
-  RESHAPE back) on a permuted tensor becomes one CHANNEL_SHUFFLE on the NHWC channel axis.
+  RESHAPE back; or any RESHAPE, TRANSPOSE, RESHAPE back that moves the channels so, such as
+  [g, C / g, H * W] with the batch of 1 folded in) on a permuted tensor becomes one
+  CHANNEL_SHUFFLE on the NHWC channel axis.
 
 The model's inputs and outputs keep their operands and layouts (a TRANSPOSE at the boundary
 where the first / last layout operation needs one). :func:`to_nhwc` returns the model itself
@@ -505,26 +507,52 @@ def _only_reader(rw: _Rewriter, i: int, type_) -> int | None:
     return readers[0] if sg.operations[readers[0]].type == type_ else None
 
 
+#: the most elements whose reshape-transpose-reshape :func:`_shuffle_groups` checks index by
+#: index (a bigger tensor keeps its moves)
+SHUFFLE_CHECK_MAX = 1 << 24
+
+
+def _shuffle_groups(dims, split, perm) -> int | None:
+    """The groups ``g`` of the channel shuffle that RESHAPE [N, C, H, W] -> ``split``,
+    TRANSPOSE by ``perm``, RESHAPE back to [N, C, H, W] computes (output channel j * g + i is
+    input channel i * C / g + j), else None. Checked index by index, so every spelling counts:
+    ONNX's [N, g, C / g, H * W] with the group axes swapped, or the batch folded in
+    ([g, C / g, H * W] swapped, where N is 1: shufflenet's)."""
+    n, c, h, w = dims
+    if n * c * h * w > SHUFFLE_CHECK_MAX or c < 2:
+        return None
+    src = np.arange(n * c * h * w).reshape(split).transpose(perm).reshape(dims)
+    hw = h * w
+    g = c // max(1, int(src[0, 1, 0, 0]) // hw)
+    if g < 1 or c % g:
+        return None
+    ch = np.arange(c)
+    want = (np.arange(n)[:, None, None] * c * hw
+            + ((ch % g) * (c // g) + ch // g)[None, :, None] * hw
+            + np.arange(hw)[None, None, :])
+    return g if np.array_equal(src.reshape(n, c, hw), want) else None
+
+
 def _channel_shuffle(rw: _Rewriter, op: Operation) -> bool:
-    """RESHAPE [N, C, H, W] -> [N, g, C / g, ...], TRANSPOSE swapping axes 1 and 2, RESHAPE
-    back to [N, C, H, W] (ONNX's channel shuffle): one CHANNEL_SHUFFLE on the channel axis."""
+    """RESHAPE [N, C, H, W] -> any shape, TRANSPOSE, RESHAPE back to [N, C, H, W] that together
+    shuffle the channels (ONNX's channel shuffle, :func:`_shuffle_groups`): one
+    CHANNEL_SHUFFLE on the NHWC channel axis."""
     sg = rw.model.main
     x, mid = op.inputs[0], op.outputs[0]
     dims, split = rw.operands[x].dimensions, rw.operands[mid].dimensions
-    if not rw.rank4(x) or len(split) < 4 or any(d <= 0 for d in dims + split):
+    if not rw.rank4(x) or any(d <= 0 for d in dims + split):
         return False
     t = _only_reader(rw, mid, OP.TRANSPOSE)
     if t is None or len(sg.operations[t].inputs) < 2:
         return False
     perm = rw.value(sg.operations[t].inputs[1])
-    swapped = [0, 2, 1] + list(range(3, len(split)))
-    if perm is None or [int(p) for p in perm.reshape(-1)] != swapped:
+    if perm is None or sorted(int(p) for p in perm.reshape(-1)) != list(range(len(split))):
         return False
     r = _only_reader(rw, sg.operations[t].outputs[0], OP.RESHAPE)
     if r is None or rw.operands[sg.operations[r].outputs[0]].dimensions != dims:
         return False
-    g = split[1]
-    if split[0] != dims[0] or g * split[2] != dims[1] or np.prod(split[3:]) != dims[2] * dims[3]:
+    g = _shuffle_groups(tuple(dims), tuple(split), [int(p) for p in perm.reshape(-1)])
+    if g is None:
         return False
     out = sg.operations[r].outputs[0]
     rw.emit(OP.CHANNEL_SHUFFLE, [rw.perm[x], rw.scalar(g), rw.scalar(3)], [rw.out_permuted(out)])

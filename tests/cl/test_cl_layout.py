@@ -114,15 +114,25 @@ def _tail(name, b, rng, y, second):
         s = b.op("RESHAPE", [y, _vec(b, [N, 2, O // 2, H * W])], _t(b, [N, 2, O // 2, H * W]))
         t = b.op("TRANSPOSE", [s, _vec(b, [0, 2, 1, 3])], _t(b, [N, O // 2, 2, H * W]))
         return b.op("RESHAPE", [t, _vec(b, [N, O, H, W])], _t(b, [N, O, H, W]))
+    if name == "channel_shuffle_folded":  # shufflenet's: the batch of 1 folded into the groups
+        s = b.op("RESHAPE", [y, _vec(b, [2, O // 2, H * W])], _t(b, [2, O // 2, H * W]))
+        t = b.op("TRANSPOSE", [s, _vec(b, [1, 0, 2])], _t(b, [O // 2, 2, H * W]))
+        return b.op("RESHAPE", [t, _vec(b, [N, O, H, W])], _t(b, [N, O, H, W]))
+    if name == "not_a_shuffle":  # reshape, transpose, reshape back that moves pixels too
+        s = b.op("RESHAPE", [y, _vec(b, [O, H * W])], _t(b, [O, H * W]))
+        t = b.op("TRANSPOSE", [s, _vec(b, [1, 0])], _t(b, [H * W, O]))
+        return b.op("RESHAPE", [t, _vec(b, [N, O, H, W])], _t(b, [N, O, H, W]))
     raise KeyError(name)
 
 
 TAILS = ["add_const_c11", "fma_c11", "mul_scalar", "sub_input", "prelu", "logistic", "concat_c",
          "concat_w", "softmax_c", "softmax_default", "l2norm_c", "lrn_c", "mean_keep",
          "mean_drop_hw", "reduce_max_drop_c", "mean_drop_w", "pad", "slice", "strided_slice",
-         "transpose", "flatten", "pool_flatten_fc", "channel_shuffle"]
+         "transpose", "flatten", "pool_flatten_fc", "channel_shuffle", "channel_shuffle_folded",
+         "not_a_shuffle"]
 #: tails whose operation keeps the layout as given (its input transposed back)
 NOT_REWRITTEN = {"mean_drop_w", "flatten"}
+SHUFFLES = {"channel_shuffle", "channel_shuffle_folded"}
 
 
 def tail_model(name, nchw=True, then_conv=False, seed=0):
@@ -170,8 +180,11 @@ def test_tail_rewritten_on_reference(name):
     model, inputs = tail_model(name)
     rewritten = _reference_agrees(model, inputs)
     assert _layout_flags(rewritten) == [False]
-    if name == "channel_shuffle":
+    if name in SHUFFLES:
         assert _types(rewritten) == {"TRANSPOSE": 2, "CONV_2D": 1, "CHANNEL_SHUFFLE": 1}
+        return
+    if name == "not_a_shuffle":  # the model's own moves stay, reading the input as given
+        assert _types(rewritten) == {"TRANSPOSE": 3, "CONV_2D": 1, "RESHAPE": 2}
         return
     moves = (sum(_types(rewritten)[k] for k in ("TRANSPOSE", "RESHAPE"))
              - sum(_types(model)[k] for k in ("TRANSPOSE", "RESHAPE")))
@@ -186,7 +199,7 @@ def test_tail_rewritten_on_reference(name):
 
 @pytest.mark.parametrize("name", ["add_const_c11", "fma_c11", "concat_c", "pad",
                                   "strided_slice", "mean_keep", "softmax_c", "lrn_c",
-                                  "channel_shuffle"])
+                                  "channel_shuffle", "channel_shuffle_folded"])
 def test_between_two_nchw_convolutions_no_transpose_in_the_middle(name):
     model, inputs = tail_model(name, then_conv=True)
     rewritten = _reference_agrees(model, inputs)
@@ -199,7 +212,7 @@ def test_between_two_nchw_convolutions_no_transpose_in_the_middle(name):
                                   "softmax_default",
                                   "lrn_c", "mean_drop_hw", "reduce_max_drop_c", "mean_drop_w",
                                   "strided_slice", "transpose", "flatten", "pool_flatten_fc",
-                                  "channel_shuffle"])
+                                  "channel_shuffle", "channel_shuffle_folded", "not_a_shuffle"])
 def test_tail_on_opencl_matches_reference(cl_device, name):
     model, inputs = tail_model(name, then_conv=name in ("add_const_c11", "fma_c11", "sub_input"))
     pm = cl_device.prepare_model(model)
