@@ -63,7 +63,7 @@ OT = OperationType
 PAD_OPS = (OT.PAD, OT.PAD_V2)
 CONV_OPS = (OT.CONV_2D, OT.DEPTHWISE_CONV_2D)
 #: operations whose kernels may run a following activation (where their family says so)
-ACTIVATION_PRODUCERS = (*CONV_OPS, OT.TRANSPOSE_CONV_2D)
+ACTIVATION_PRODUCERS = (*CONV_OPS, OT.TRANSPOSE_CONV_2D, OT.GROUPED_CONV_2D)
 POOL_OPS = (OT.AVERAGE_POOL_2D, OT.MAX_POOL_2D, OT.L2_POOL_2D)
 
 
@@ -124,9 +124,11 @@ class ActivationFusion:
 
 
 #: operations whose kernels may add an ADD's other operand to their output
-#: (KernelRegistration.epilogue_residual): the convolution, and the resize of the upsampling
-#: path of encoder-decoder models (ADD(RESIZE_BILINEAR(x), skip))
-RESIDUAL_PRODUCERS = (OT.CONV_2D, OT.RESIZE_BILINEAR, OT.RESIZE_NEAREST_NEIGHBOR)
+#: (KernelRegistration.epilogue_residual): the convolutions (the grouped ones of ShuffleNet
+#: too), and the resize of the upsampling path of encoder-decoder models
+#: (ADD(RESIZE_BILINEAR(x), skip))
+RESIDUAL_PRODUCERS = (OT.CONV_2D, OT.GROUPED_CONV_2D, OT.RESIZE_BILINEAR,
+                      OT.RESIZE_NEAREST_NEIGHBOR)
 #: element-wise operations with a fused activation (broadcast.cl.mako binary)
 BINARY = (OT.ADD, OT.SUB, OT.MUL, OT.DIV)
 #: activation operations a kernel epilogue may run (KernelRegistration.epilogue_activations)
@@ -205,12 +207,14 @@ def find_fusions(sg, ops: list[int], contexts: list, keep: set,
 
 
 def _conv_params(ctx):
-    from hal.operations import conv2d, depthwise_conv2d, transpose_conv2d
+    from hal.operations import conv2d, depthwise_conv2d, grouped_conv2d, transpose_conv2d
 
     if ctx.name == "CONV_2D":
         return conv2d.conv_params(ctx)
     if ctx.name == "TRANSPOSE_CONV_2D":
         return transpose_conv2d.transpose_conv_params(ctx)
+    if ctx.name == "GROUPED_CONV_2D":
+        return grouped_conv2d.grouped_params(ctx)
     return depthwise_conv2d.depthwise_params(ctx)
 
 
@@ -403,7 +407,8 @@ def _add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
             if cctx.outputs[0].type != y.type or not _epilogue_residual(cctx):
                 continue
             # a convolution's own activation would come before the ADD
-            if producer.type == OT.CONV_2D and _own_activation(cctx) != 0:
+            if producer.type in (OT.CONV_2D, OT.GROUPED_CONV_2D) and \
+                    _own_activation(cctx) != 0:
                 continue
             # the other operand must be ready when the convolution runs
             p = g.producer.get(other)
@@ -447,7 +452,7 @@ def _activation_fusions(g: _Graph, added: dict[int, AddFusion]) -> dict[int, Act
             continue
         if source in by_add_out:  # conv -> ADD -> activation: the ADD must have none
             j, f = by_add_out[source]
-            if f.activation != 0 or sg.operations[j].type not in CONV_OPS:
+            if f.activation != 0 or sg.operations[j].type not in (*CONV_OPS, OT.GROUPED_CONV_2D):
                 continue
         else:
             j = g.producer.get(source)

@@ -113,13 +113,20 @@ def gemm_signature(ctx, f, p, groups: int = 1) -> dict:
     (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, fh, fw)
     top, left, h, w = fused_pad(f, top, left, h, w)
     K = fh * fw * cg
-    pads = (top, left) != (0, 0) or (oh, ow) != (h, w)
-    pointwise = groups == 1 and fh == fw == 1 and p.stride_h == p.stride_w == 1 and not pads
-    if pointwise and p.nchw:
+    pointwise = _pointwise(p, fh, fw, top, left, h, w, oh, ow)
+    if pointwise and p.nchw and groups == 1:
         return _gemm_variants.signature(dt=code(inp), amode="cols", M=oh * ow, N=o // groups,
                                         K=K, batches=n)
-    return _gemm_variants.signature(dt=code(inp), amode="rows" if pointwise else "packed",
+    rows = pointwise and not p.nchw
+    return _gemm_variants.signature(dt=code(inp), amode="rows" if rows else "packed",
                                     M=n * oh * ow, N=o // groups, K=K, batches=groups)
+
+
+def _pointwise(p, fh, fw, top, left, h, w, oh, ow) -> bool:
+    """A 1x1, stride 1, unpadded convolution: the GEMM's A is the input itself (NHWC: its
+    rows, each group's channels at an offset of their own; NCHW: its [C, HW] planes)."""
+    pads = (top, left) != (0, 0) or (oh, ow) != (h, w)
+    return fh == fw == 1 and p.stride_h == p.stride_w == 1 and not pads
 
 
 def plan_conv_gemm(ctx, b, p, groups: int = 1):
@@ -132,12 +139,12 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
     dt = code(inp)
     quant = dt in ("u8", "i8")
     K, M = fh * fw * cg, n * oh * ow
-    pads = (top, left) != (0, 0) or (oh, ow) != (h, w)
-    pointwise = groups == 1 and fh == fw == 1 and p.stride_h == p.stride_w == 1 and not pads
+    pointwise = _pointwise(p, fh, fw, top, left, h, w, oh, ow)
+    # NHWC: A is the input's rows of C channels, group g's K = cg of them from channel g * cg
     direct_a = pointwise and not p.nchw
     # NCHW: A of image z is the input's [C, HW] plane read by columns (A[q, c] at
     # c * HW + q), one GEMM batch per image: no im2col either
-    cols_a = pointwise and p.nchw
+    cols_a = pointwise and p.nchw and groups == 1
     # the tile and work-group shape of this layer: the select and tune passes'
     variant = _gemm_variants.choose(b, **gemm_signature(ctx, b, p, groups))
     tile = tuple(variant["tile"])
@@ -162,7 +169,7 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
         M, a, amode, a_grp, c_grp = oh * ow, In(0), "rows", c * oh * ow, o * oh * ow
         batch, sam, sak, b_b, ch_b = (n, 1), 1, oh * ow, (0, 0), (0, 0)
     elif direct_a:
-        a, amode, a_grp = In(0), "rows", 0
+        a, amode, a_grp = In(0), "rows", cg
     else:
         a_grp = _gemm.ceil_to(max(M, 1), mr) * K
         a = _gemm.scratch(b, groups * a_grp * inp.dtype.itemsize)
