@@ -24,36 +24,45 @@ from hal.operations.conv2d import is_quant, output_multipliers
 FLEX_FUNCTIONS = (None, "LOGISTIC", "HARD_SWISH")
 #: (mr, nv, vw): rows per work-item, vectors per row, vector width
 TILE = (8, 2, 16)
-#: a CPU tile for outputs of 24k columns (k odd), a tuner candidate
-#: (clnn/kernels/_gemm_variants.py CPU_TILES): 4 x 24, three vectors of 8, takes the columns
-#: without the 8 x 8 tile's extra passes over A nor a partial vector of 16 (faster than the
-#: heuristic's tile on such layers in `clnn bench gemm`). Not the heuristic's own choice: one
-#: more GEMM kernel to compile lengthens a cold prepare (`clnn bench prepare`), and the models
-#: ran no faster with it (benchmarks/speed_ab.py)
+#: a CPU tile for outputs of 24 columns (:func:`pick_tile`), a tuner candidate too
+#: (clnn/kernels/_gemm_variants.py CPU_TILES): 4 x 24, three vectors of 8, takes the
+#: columns without the 8 x 8 tile's extra passes over A nor a partial vector of 16
 NARROW24 = (4, 3, 8)
 
 
 def pick_tile(n: int, tile=None, m: int = 0, k: int = 0,
               packed: bool = False, vec: int = 16) -> tuple[int, int, int]:
     """The CPU tile for an M x N x K GEMM (m, k: 0 when unknown; ``packed``: A is an im2col
-    panel, not rows of the input), from the kernel time of every float GEMM shape of the
-    benchmark models under each tile (`clnn bench gemm`): 8 x 16 where N is a multiple of 16,
-    8 x 8 otherwise (a partial vector stores element by element, much slower on panels
-    24, 40 or 144 wide); the 8 x 32 outer product for big GEMMs (``clnn bench gemm``'s
-    1024^3) and for packed A of 32 columns or more (its contiguous panel feeds the wider outer
-    product best). :data:`NARROW24` is left to the tuner. That is for native vectors of 16
-    floats (``vec``, the device's CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT); narrower ones take
-    :func:`narrow_vector_tile`."""
+    panel, not rows of the input), from the kernel time of the float GEMM shapes of the
+    benchmark models under each tile (`clnn bench gemm`; the ONNX models' shapes:
+    benchmarks/results/gemm_tile_rule.json). For native vectors of 16 floats (``vec``, the
+    device's CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT; narrower ones take
+    :func:`narrow_vector_tile`):
+
+    - a GEMM of one to four rows (a FULLY_CONNECTED of batch 1) and 32 columns or more: 2 or
+      4 rows x 32 (8 rows would compute copies of the first; 2-5x faster);
+    - packed A of 32 columns or more: the 8 x 32 outer product (its contiguous panel feeds
+      the wider tile best);
+    - up to 16 columns: 8 x 8 (below 16), 8 x 16 (16);
+    - 17 to 31 columns: 8 x 16 where K >= 256 (the FMAs outweigh the partial vector's
+      stores), else 4 x 24 on 24 columns (three vectors of 8, no partial vector: 1.4x on
+      common_det's), 8 x 8 on the others;
+    - wider: 8 x 32 from 128 columns and K >= 256 (1.1-2.3x on 169 x 1000 x 512 and the like),
+      else 8 x 16 (a partial last panel costs less than 8 x 8's two passes: 1.3-1.8x)."""
     if tile is not None:
         return tuple(tile)
     if vec < 16:
         return narrow_vector_tile(n, vec)
     mr = TILE[0]
+    if 0 < m <= 4 and n >= 32:
+        return (2 if m <= 2 else 4, 2, 16)
     if packed and n >= 32:
         return TILE
-    if n <= 8 or n % 16:
+    if n < 16:
         return (mr, 1, 8)
-    if m >= 1024 and n >= 256 and k >= 256:
+    if n < 32 and n % 16:
+        return (mr, 1, 16) if k >= 256 else NARROW24 if n == 24 else (mr, 1, 8)
+    if n >= 128 and k >= 256:
         return TILE
     return (mr, 1, 16)
 

@@ -90,18 +90,26 @@ def test_gpu_heuristic_other_types(cl_device, monkeypatch, name, n):
 
 
 def test_heuristic_is_the_pocl_tile_on_cpus():
+    """The CPU rule (clnn.kernels._gemm.pick_tile, benchmarks/gemm_tile_rule.py)."""
     for n in (1, 8, 12, 16, 17, 40, 1024):
         assert heuristic(CPU, n) == {"tile": list(_gemm.pick_tile(n)), "wg": "auto"}
-    # 8 x 16 on multiples of 16 columns, 8 x 8 on the others; 8 x 32 for big GEMMs only (4 x 24
-    # is a tuner candidate)
-    assert [heuristic(CPU, n, 3136, 24)["tile"] for n in (8, 16, 24, 40, 144, 192)] == \
-        [[8, 1, 8], [8, 1, 16], [8, 1, 8], [8, 1, 8], [8, 1, 16], [8, 1, 16]]
+    # 8 x 8 below 16 columns, 4 x 24 on 24, 8 x 16 on wider ones (a partial last vector
+    # included) unless they are wide and deep: 8 x 32
+    assert [heuristic(CPU, n, 3136, 24)["tile"] for n in (8, 16, 24, 28, 40, 144, 192)] == \
+        [[8, 1, 8], [8, 1, 16], list(_gemm.NARROW24), [8, 1, 8], [8, 1, 16], [8, 1, 16],
+         [8, 1, 16]]
+    assert [heuristic(CPU, n, 169, 512)["tile"] for n in (24, 34, 112, 1000)] == \
+        [[8, 1, 16], [8, 1, 16], [8, 1, 16], list(_gemm.TILE)]
     assert {"tile": list(_gemm.NARROW24), "wg": "auto"} in candidates(CPU, 24, full=False)
     assert heuristic(CPU, 1024, 1024, 1024)["tile"] == list(_gemm.TILE)
-    # packed (im2col) A: 8 x 32 from 32 columns on (face_landmark's 1 x 1404 x 288 layer)
-    assert [heuristic(CPU, n, 1, 288, packed=True)["tile"] for n in (16, 24, 32, 1404)] == \
-        [[8, 1, 16], [8, 1, 8], list(_gemm.TILE), list(_gemm.TILE)]
-    assert candidates(CPU, 1404, m=1, k=288, packed=True)[0]["tile"] == list(_gemm.TILE)
+    # packed (im2col) A: 8 x 32 from 32 columns on
+    assert [heuristic(CPU, n, 64, 288, packed=True)["tile"] for n in (16, 24, 32, 1404)] == \
+        [[8, 1, 16], [8, 1, 16], list(_gemm.TILE), list(_gemm.TILE)]
+    # one to four rows (a batch-1 FULLY_CONNECTED, face_landmark's 1 x 1404 x 288 layer): 2
+    # or 4 rows of 32 columns, not 8 rows of which 7 copy the first
+    assert [heuristic(CPU, 1000, m, 1024)["tile"] for m in (1, 2, 4, 8)] == \
+        [[2, 2, 16], [2, 2, 16], [4, 2, 16], list(_gemm.TILE)]
+    assert candidates(CPU, 1404, m=1, k=288, packed=True)[0]["tile"] == [2, 2, 16]
 
 
 def test_heuristic_on_narrow_vectors_keeps_accumulators_in_registers():
