@@ -58,6 +58,11 @@ SHAPES = [
     (784, 256, 512, "rows", 1, "mid"),
     (169, 128, 256, "rows", 1, "mid"),
     (196, 112, 672, "rows", 1, "mid"),
+    (3136, 64, 64, "rows", 1, "64 columns"),
+    (729, 128, 32, "rows", 1, "light_squeezenet fire 3"),
+    (784, 64, 16, "rows", 16, "light_squeezenet Winograd"),
+    (49, 256, 64, "rows", 16, "light_squeezenet Winograd"),
+    (3025, 64, 16, "rows", 1, "light_squeezenet fire 1"),
 ]
 
 

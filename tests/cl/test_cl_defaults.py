@@ -45,6 +45,8 @@ def test_defaults_read_the_row():
     assert _conv_variants.heuristic(False, 24, 16, 3, 1, 1)["rows"] == 0
     cpu = Traits(cpu=True, max_wg=4096, max_items=(4096,) * 3, local_mem=1 << 20,
                  device_class="cpu")
-    # the CPU row is the PoCL-measured rule: the 8 x 16 outer product on 16-wide vectors
-    assert _gemm_variants.heuristic(cpu, 64, 4096, 64) == {"tile": [8, 1, 16], "wg": "auto"}
+    # the CPU row is the PoCL-measured rule: on 16-wide vectors the 8 x 16 outer product, 8 x 32
+    # on multiples of 32 columns (clnn.kernels._gemm.pick_tile)
+    assert _gemm_variants.heuristic(cpu, 48, 4096, 64) == {"tile": [8, 1, 16], "wg": "auto"}
+    assert _gemm_variants.heuristic(cpu, 64, 4096, 64) == {"tile": [8, 2, 16], "wg": "auto"}
     assert _gemm_variants.candidates(cpu, 64)[0] == _gemm_variants.heuristic(cpu, 64)

@@ -94,10 +94,10 @@ def test_heuristic_is_the_pocl_tile_on_cpus():
     for n in (1, 8, 12, 16, 17, 40, 1024):
         assert heuristic(CPU, n) == {"tile": list(_gemm.pick_tile(n)), "wg": "auto"}
     # 8 x 8 below 16 columns, 4 x 24 on 24, 8 x 16 on wider ones (a partial last vector
-    # included) unless they are wide and deep: 8 x 32
+    # included) but multiples of 32 from 64 and wide deep ones: 8 x 32
     assert [heuristic(CPU, n, 3136, 24)["tile"] for n in (8, 16, 24, 28, 40, 144, 192)] == \
         [[8, 1, 8], [8, 1, 16], list(_gemm.NARROW24), [8, 1, 8], [8, 1, 16], [8, 1, 16],
-         [8, 1, 16]]
+         list(_gemm.TILE)]
     assert [heuristic(CPU, n, 169, 512)["tile"] for n in (24, 34, 112, 1000)] == \
         [[8, 1, 16], [8, 1, 16], [8, 1, 16], list(_gemm.TILE)]
     assert {"tile": list(_gemm.NARROW24), "wg": "auto"} in candidates(CPU, 24, full=False)
