@@ -4,10 +4,12 @@ device and on onnxruntime (CPUExecutionProvider, 2 intra-op threads, 1 inter-op)
 Per model: import, prepare (not timed), one untimed run on each side, then ``rounds`` rounds
 in which clnn and onnxruntime take turns, each running the same seeded random input
 ``iterations // rounds`` times (at least once): a change of machine load during the run
-reaches both sides alike. Reported: the median of all timed runs of each side, their ratio
-(clnn / onnxruntime; above 1 means clnn is slower), the spread of the per-round medians
-((max - min) / median, flagged above clnn.bench.timing.ROUND_SPREAD_LIMIT), the max error
-against onnxruntime with the tolerance |a-b| <= 1e-4 + 1e-3 * max|b|, and the share of
+reaches both sides alike. Each turn starts once the other side's threads have gone idle
+(clnn.bench.timing.settle: onnxruntime's intra-op workers spin on after a run returns, and
+clnn's runs right after them had one core of two). Reported: the median of all timed runs of
+each side, their ratio (clnn / onnxruntime; above 1 means clnn is slower), the spread of the
+per-round medians ((max - min) / median, flagged above clnn.bench.timing.ROUND_SPREAD_LIMIT),
+the max error against onnxruntime with the tolerance |a-b| <= 1e-4 + 1e-3 * max|b|, and the share of
 operations that run on OpenCL.
 The load average is printed before and after.
 """

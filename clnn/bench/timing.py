@@ -4,7 +4,11 @@ A measurement is: one first run (timed, reported apart: it builds plans, kernels
 ``warmup`` untimed runs, then ``iterations`` timed runs. Each run times the whole callable with
 ``clock`` (seconds); the statistics are in milliseconds and say so in their keys.
 ``interleave`` measures two callables taking turns, so that a change of machine load during the
-measurement reaches both sides alike.
+measurement reaches both sides alike; before a side's turn the process waits (:func:`settle`):
+the side before may leave threads spinning (onnxruntime's intra-op workers spin on for tens of
+milliseconds of a core after a run returns), and the next side would otherwise run on the
+cores that are left (clnn's chained runs on one core of two: per-round medians twice the
+others' in the rounds that followed onnxruntime's).
 """
 
 from __future__ import annotations
@@ -21,6 +25,27 @@ SPREAD_LIMIT = 0.10  # (p90 - p50) / p50 above this: the runs disagree too much 
 LOAD_PER_CORE_LIMIT = 0.5  # 1-minute load average above half the cores: others share the CPU
 #: per-round medians of one side further apart than this ((max - min) / median): unreliable
 ROUND_SPREAD_LIMIT = 0.20
+#: :func:`settle`: the longest wait, the sleep between two looks at the process's CPU time, and
+#: the share of a core below which the process counts as idle
+SETTLE_MAX_S = 0.5
+SETTLE_STEP_S = 0.005
+SETTLE_BUSY = 0.05
+
+
+def settle(max_s: float = SETTLE_MAX_S, step_s: float = SETTLE_STEP_S,
+           busy: float = SETTLE_BUSY, clock: Callable[[], float] = time.perf_counter,
+           cpu: Callable[[], float] = time.process_time,
+           sleep: Callable[[float], None] = time.sleep) -> float:
+    """Sleep until this process's threads use less than ``busy`` of a core over a sleep of
+    ``step_s`` (``cpu``: the CPU time of all its threads), at most ``max_s``: a peer's thread
+    pool that spins after its run has gone to sleep. Returns the seconds waited."""
+    start = clock()
+    while True:
+        t0, c0 = clock(), cpu()
+        sleep(step_s)
+        dt, dc = clock() - t0, cpu() - c0
+        if dc <= busy * dt or clock() - start >= max_s:
+            return clock() - start
 
 
 def stats(times_s, first_s: float | None = None, warmup: int = 0) -> dict:
@@ -65,20 +90,24 @@ def time_callable(fn: Callable, iterations: int, warmup: int = DEFAULT_WARMUP,
 
 
 def interleave(fn_a: Callable, fn_b: Callable, iterations: int,
-               warmup: int = DEFAULT_WARMUP, clock: Callable[[], float] = time.perf_counter):
+               warmup: int = DEFAULT_WARMUP, clock: Callable[[], float] = time.perf_counter,
+               settle_fn: Callable[[], object] | None = settle):
     """Like ``time_callable`` on both, taking turns (a, b, a, b, ...) through the first run,
-    the warm-up and the timed runs: ``((result_a, stats_a), (result_b, stats_b))``."""
+    the warm-up and the timed runs, each timed run after ``settle_fn()`` (None: at once):
+    ``((result_a, stats_a), (result_b, stats_b))``."""
     _check(iterations, warmup)
     res_a, first_a = _timed(fn_a, clock)
     res_b, first_b = _timed(fn_b, clock)
     for _ in range(warmup):
         res_a, res_b = fn_a(), fn_b()
-    ta, tb = [], []
+    fns, res, times = (fn_a, fn_b), [res_a, res_b], ([], [])
     for _ in range(iterations):
-        res_a, dt = _timed(fn_a, clock)
-        ta.append(dt)
-        res_b, dt = _timed(fn_b, clock)
-        tb.append(dt)
+        for k in (0, 1):
+            if settle_fn is not None:
+                settle_fn()
+            res[k], dt = _timed(fns[k], clock)
+            times[k].append(dt)
+    (res_a, res_b), (ta, tb) = res, times
     return (res_a, stats(ta, first_a, warmup)), (res_b, stats(tb, first_b, warmup))
 
 
@@ -135,18 +164,23 @@ def turn(names: list, r: int) -> list:
     return names[k:] + names[:k]
 
 
-def rounds(sides: dict, n_rounds: int, per_round: int) -> tuple[dict, dict]:
+def rounds(sides: dict, n_rounds: int, per_round: int,
+           settle_fn: Callable[[], object] | None = settle) -> tuple[dict, dict]:
     """Sides taking turns: ``n_rounds`` rounds in each of which every side of ``sides``
     ({name: callable returning the seconds of one run}) runs ``per_round`` times, round r
     starting with the (r mod sides)-th side: no side always runs right after the same other
-    (the one before may leave its worker threads spinning, or caches in a state, that the next
-    one pays for; the same code on both sides of models_ab.py measured up to 6% apart in a
-    fixed order). Returns ({name: seconds of every run}, {name: the median ms of each round})."""
+    (the one before may leave caches in a state that the next one pays for; the same code on
+    both sides of models_ab.py measured up to 6% apart in a fixed order), and each side's turn
+    after ``settle_fn()`` (:func:`settle`: the side before may leave its worker threads
+    spinning; None: at once). Returns ({name: seconds of every run}, {name: the median ms of
+    each round})."""
     times = {name: [] for name in sides}
     medians = {name: [] for name in sides}
     for r in range(n_rounds):
         for name in turn(list(sides), r):
             call = sides[name]
+            if settle_fn is not None:
+                settle_fn()
             ts = [call() for _ in range(per_round)]
             times[name] += ts
             medians[name].append(float(np.median(ts)) * 1e3)

@@ -71,6 +71,43 @@ def test_interleave_takes_turns_and_keeps_each_sides_times():
     assert sb["times_ms"] == pytest.approx([30.0] * 3)
 
 
+def test_interleave_and_rounds_settle_before_each_timed_turn():
+    clock, log = FakeClock(), []
+    a = clock.workload([0.01] * 6, log, "a")
+    b = clock.workload([0.01] * 6, log, "b")
+    timing.interleave(a, b, iterations=2, warmup=1, clock=clock,
+                      settle_fn=lambda: log.append("settle"))
+    assert log == ["a", "b"] * 2 + ["settle", "a", "settle", "b"] * 2
+    log.clear()
+    timing.rounds({"a": lambda: log.append("a") or 0.0, "b": lambda: log.append("b") or 0.0},
+                  2, 2, settle_fn=lambda: log.append("settle"))
+    assert log == ["settle", "a", "a", "settle", "b", "b", "settle", "b", "b", "settle", "a",
+                   "a"]
+
+
+def _settle_with(busy_steps: int, max_s: float = 0.5):
+    """settle() on a fake clock where the process burns a whole core (a peer's spinning
+    thread) for ``busy_steps`` sleeps, then nothing: (seconds waited, sleeps made)."""
+    now, used, sleeps = [0.0], [0.0], []
+
+    def sleep(s):
+        sleeps.append(s)
+        now[0] += s
+        if len(sleeps) <= busy_steps:
+            used[0] += s
+
+    waited = timing.settle(max_s=max_s, step_s=0.005, clock=lambda: now[0],
+                           cpu=lambda: used[0], sleep=sleep)
+    return waited, len(sleeps)
+
+
+def test_settle_waits_until_the_spinning_threads_sleep():
+    assert _settle_with(0) == (pytest.approx(0.005), 1)
+    assert _settle_with(6) == (pytest.approx(0.035), 7)
+    waited, n = _settle_with(10_000, max_s=0.1)  # never idle: gives up after max_s
+    assert waited == pytest.approx(0.1) and n == 20
+
+
 @pytest.mark.parametrize("iterations, warmup", [(0, 3), (5, -1)])
 def test_timing_refuses_no_runs_or_negative_warmup(iterations, warmup):
     with pytest.raises(ValueError):
