@@ -221,9 +221,15 @@ def _read_written(q, plan, op_index: int, results: list):
     ``results``."""
     import pyopencl as cl
 
-    for o, off, shape, dtype in plan.written.get(op_index, ()):
+    for o, off, shape, dtype, *ld in plan.written.get(op_index, ()):
         arr = np.empty(shape, dtype)
-        if arr.nbytes:
+        if arr.nbytes and ld:  # a concatenation's slot: rows ld[0] elements apart
+            rows = arr.size // shape[-1]
+            flat = np.empty(rows * ld[0], dtype)
+            span = ((rows - 1) * ld[0] + shape[-1]) * arr.itemsize
+            cl.enqueue_copy(q, flat.view(np.uint8)[:span], plan.pool, src_offset=off)
+            arr = flat.reshape(rows, ld[0])[:, :shape[-1]].reshape(shape)
+        elif arr.nbytes:
             cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
         results.append((o, arr))
 
@@ -319,7 +325,7 @@ class LaunchBuilder:
     """What a kernel family's plan() sees: records launches with arguments set."""
 
     def __init__(self, planner, op_index: int, ctx, operation, offsets, pool, direct=None,
-                 node=None, choices=None, device=None, flop: float = 0.0):
+                 node=None, choices=None, device=None, flop: float = 0.0, slots=None):
         #: the plan's owner (clnn.plan.Planner): constants, programs, the device (None: a
         #: scratch layer of the tune pass, :meth:`scratch_layer`)
         self.planner = planner
@@ -345,6 +351,12 @@ class LaunchBuilder:
         #: the operation is worth several work-groups on a CPU (its launches with the
         #: driver's work-group choice are split: :func:`cpu_groups`)
         self.heavy = heavy(*op_work(ctx)) if ctx is not None else heavy(flop, 0)
+        #: concatenation input -> its clnn.passes.memory.Slot (the memory plan's): an output
+        #: of this operation there is written in place where the plan takes its row stride
+        #: (:meth:`out_stride`), else into a scratch tensor that :meth:`close` copies there
+        self.slots: dict = slots or {}
+        self._strided: set = set()
+        self._scratch: dict = {}
 
     @classmethod
     def scratch_layer(cls, device, flop: float = 0.0) -> LaunchBuilder:
@@ -384,9 +396,61 @@ class LaunchBuilder:
     def activation(self):
         return None if self.node is None else self.node.activation
 
+    def out_stride(self, index: int = 0) -> int | None:
+        """The row stride (elements between rows: every axis but the last) in which output
+        ``index`` is written where it is a slot of a concatenation along the last axis (the
+        output's slab of the NHWC channels: clnn.passes.memory.Slot), else None (rows of its
+        own last dimension). A plan that calls it must write that output so; one that does
+        not writes it contiguous into a scratch tensor, copied into the slot."""
+        slot = self.slots.get(self._out_operand(index)) if self.slots else None
+        if slot is None or slot.ld is None:
+            return None
+        self._strided.add(self._out_operand(index))
+        return slot.ld
+
+    def in_place(self, index: int) -> bool:
+        """Whether input ``index`` is already in its slab of output 0 (a concatenation input
+        written there by its producer: nothing to copy)."""
+        slot = self.slots.get(self.operation.inputs[index]) if self.slots else None
+        return slot is not None and slot.out == self.operation.outputs[0]
+
+    def _out_operand(self, index: int) -> int:
+        operand = self.operation.outputs[index]
+        return self.alias.get(operand, operand)
+
+    def _scratch_for(self, operand: int):
+        """The scratch tensor an output written into a strided slot without its stride goes
+        to (:meth:`close`), None for any other operand."""
+        slot = self.slots.get(operand)
+        if slot is None or slot.ld is None or operand in self._strided:
+            return None
+        if operand not in self._scratch:
+            outs = [self.alias.get(o, o) for o in self.operation.outputs]
+            if operand not in outs:
+                return None
+            o = self.ctx.outputs[outs.index(operand)]
+            self._scratch[operand] = (self.scratch(nbytes(o.shape, o.dtype)), o)
+        return self._scratch[operand][0]
+
+    def close(self):
+        """After the family's plan: copy the outputs written to scratch tensors into their
+        slots (rows of the slot's stride)."""
+        from clnn.kernels.support import copy_code, launch_strided_copy, strides_of
+
+        scratch, self._scratch = self._scratch, {}
+        self._strided.update(scratch)  # (the copies' destinations: the slots themselves)
+        for operand, (buf, info) in scratch.items():
+            shape = list(info.shape)
+            dst = strides_of(shape[:-1] + [self.slots[operand].ld])
+            launch_strided_copy(self, (buf, 0), self.tensor(operand), shape,
+                                strides_of(shape), dst, params={"dt": copy_code(info)})
+
     def tensor(self, operand: int):
         """(buffer, element offset) of an operand of this plan."""
         operand = self.alias.get(operand, operand)
+        scratch = self._scratch_for(operand) if self.slots else None
+        if scratch is not None:
+            return scratch, np.int32(0)
         if operand in self.direct:
             return self.direct[operand].buffer, np.int32(0)
         o = self.planner.sg.operands[operand]

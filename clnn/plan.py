@@ -47,6 +47,18 @@ MAX_PLANS = 32
 _MISSING = object()
 
 
+def concat_axes(sg, part, contexts, skipped) -> dict[int, int]:
+    """CONCATENATION operation of ``part`` -> its axis, where that is a constant (the memory
+    pass may write their inputs in place: clnn.passes.memory.find_slots)."""
+    axes = {}
+    for k, ctx in zip(part.ops, contexts):
+        if sg.operations[k].type.name == "CONCATENATION" and k not in skipped:
+            axis = ctx.scalar(ctx.num_inputs() - 1)
+            if axis is not None:
+                axes[k] = int(axis)
+    return axes
+
+
 class Planner:
     """Plans of one prepared model: the constant buffer, shape inference over the model, the
     plans of each CL partition, and which operations were fused into which."""
@@ -192,5 +204,6 @@ class Planner:
             tuned = tune_pass.tune(self, part, shapes, fused,
                                    select_pass.select(self, part, shapes, fused, dwpw), decided)
         self.fused_into.update(fused.fused_into)
-        memory = plan_memory(self.sg, part, shapes.shapes, fused, self.direct_inputs)
+        memory = plan_memory(self.sg, part, shapes.shapes, fused, self.direct_inputs,
+                             concat_axes(self.sg, part, shapes.contexts, fused.skipped))
         return realize_pass.realize(self, part, shapes, fused, memory, tuned)

@@ -193,7 +193,11 @@ def plan_winograd(ctx, b, p, conv) -> bool:
     _gemm.launch_gemm(b, dt="f32", a=vbuf, bpk=bpk, c=mbuf, M=t, N=o, K=c, tile=tile,
                       amode="rows", sam=c, sak=1, ldc=o, batch=(a * a, 1), a_b=(t * c, 0),
                       b_b=(b_grp, 0), c_b=(t * o, 0), wg=gv["wg"])
-    launch_out(b, traits, m, shape, mbuf, In(2), Out(0), res, alpha, conv.post_fn(b), lo, hi)
+    # rows of o channels, or of a concatenation's where the output is its slot (not with a
+    # fused residual, read in rows of o)
+    ldy = b.out_stride(0) if res is None and not p.nchw else None
+    launch_out(b, traits, m, shape, mbuf, In(2), Out(0), res, alpha, conv.post_fn(b), lo, hi,
+               ldy)
     return True
 
 
@@ -211,10 +215,11 @@ def launch_in(b, traits, m: int, s: dict, x, vbuf):
              local_size=tile_rows_group(gsize), flexible=True)
 
 
-def launch_out(b, traits, m: int, s: dict, mbuf, bias, y, res, alpha, fn, lo, hi):
+def launch_out(b, traits, m: int, s: dict, mbuf, bias, y, res, alpha, fn, lo, hi,
+               ldy: int | None = None):
     """``wino_out`` of a layer of shape ``s``: ``bias``, ``y`` In / Out or buffers; ``res``,
     ``alpha`` (buffer, offset) pairs of a fused ADD / PRELU or None; ``fn`` a fused
-    function."""
+    function; ``ldy``: elements between two pixels of ``y`` (NHWC; None: its channels)."""
     th, tw, t = tiles(s["n"], s["oh"], s["ow"], m)
     o = s["o"]
     ov = 1 if s["nchw"] else vector_width(o, traits)
@@ -224,7 +229,8 @@ def launch_out(b, traits, m: int, s: dict, mbuf, bias, y, res, alpha, fn, lo, hi
     gsize = (o // ov, tw, s["n"] * th)
     b.launch("conv2d", "wino_out", key, gsize,
              [mbuf, i32(0), *_gemm.tensor_arg(bias), *_gemm.tensor_arg(y), *(res or ()),
-              *(alpha or ()), *[i32(q) for q in (o, s["oh"], s["ow"], tw, th, t)], lo, hi],
+              *(alpha or ()), *[i32(q) for q in (o, s["oh"], s["ow"], tw, th, t, ldy or o)],
+              lo, hi],
              local_size=tile_rows_group(gsize), flexible=True)
 
 

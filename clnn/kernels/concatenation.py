@@ -1,6 +1,8 @@
 """CONCATENATION on OpenCL (strided_copy.cl.mako): one strided copy per input into its slab
 of the output; quantized inputs with another scale/zero point than the output are requantized
-like the reference (ConcatenationWithScaling). The axis must be a constant."""
+like the reference (ConcatenationWithScaling). The axis must be a constant. An input the
+memory pass placed in its slab (clnn.passes.memory.Slot: its producer wrote it there, the
+fire and inception modules' branches) is not copied."""
 
 from __future__ import annotations
 
@@ -37,6 +39,8 @@ def plan(ctx, b):
             continue
         base = offset * ys[axis]
         offset += x.shape[axis]
+        if b.in_place(k):
+            continue
         if y.type in QUANT8 and (x.scale != y.scale or x.zero_point != y.zero_point):
             scale = np.float32(x.scale) * (np.float32(1.0) / np.float32(y.scale))
             bias = np.float32(-x.zero_point) * scale

@@ -160,8 +160,10 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
     za = _gemm.zero_of(inp)
     if p.nchw:
         cmode, ldc, ohw, c_grp = "nchw", o * oh * ow, oh * ow, og * oh * ow
-    else:
-        cmode, ldc, ohw, c_grp = "nhwc", o, 1, og
+    else:  # rows of o channels, or of a concatenation's channels where the output is its slot
+        # (clnn.passes.memory.Slot; a fused residual is read in rows of o: no slot then)
+        ldc = (b.out_stride(0) if b.residual is None else None) or o
+        cmode, ohw, c_grp = "nhwc", 1, og
     # the GEMM's batches: the groups, each with its own filter and output channels, or (cols)
     # the images, sharing the filter
     batch, sam, sak, b_b, ch_b = (groups, 1), c, 1, (b_grp, 0), (og, 0)

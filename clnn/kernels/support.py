@@ -180,12 +180,17 @@ def copy_code(info: OperandInfo) -> str:
     return {1: "u8", 2: "u16", 4: "i32"}[info.dtype.itemsize]
 
 
+def _tensor_pair(t) -> list:
+    """In(k) / Out(k) as it is, a (buffer, element offset) pair as its two arguments."""
+    return [t[0], i32(t[1])] if isinstance(t, tuple) else [t]
+
+
 def launch_strided_copy(b, x, y, shape, xs, ys, xb: int = 0, yb: int = 0,
                         name: str = "copy", params=None, extra=()):
     """Launch strided_copy.cl.mako ``name`` (copy, requant) over iteration ``shape``
     (rank <= 6) with element strides ``xs`` / ``ys`` and bases ``xb`` / ``yb``; x and y are
-    In(k) / Out(k). Every family launches the same template, so one program per element size
-    serves them all."""
+    In(k) / Out(k), or (buffer, element offset) pairs. Every family launches the same
+    template, so one program per element size serves them all."""
     from clnn.kernels.registry import Unplannable
 
     shape, xs, ys = list(shape), list(xs), list(ys)
@@ -208,8 +213,9 @@ def launch_strided_copy(b, x, y, shape, xs, ys, xb: int = 0, yb: int = 0,
         params = {**params, "vw": vw}
     d5 = shape[5] // vw
     b.launch("strided_copy", name, params, (d5, rows),
-             [x, y, i32(xb), i32(yb), *[i32(d) for d in shape[1:5]], i32(d5),
-              *[i32(s) for s in xs], *[i32(s) for s in ys], *extra],
+             [*_tensor_pair(x), *_tensor_pair(y), i32(xb), i32(yb),
+              *[i32(d) for d in shape[1:5]], i32(d5), *[i32(s) for s in xs],
+              *[i32(s) for s in ys], *extra],
              local_size=row_local_size(d5, rows))
 
 

@@ -1,9 +1,10 @@
 """Pass 6, memory plan: where every tensor of a CL partition lives. Liveness over the
 partition's steps (fused nodes read what their epilogues read; an absorbed operation's output
 has no bytes), views (RESHAPE and the like: the input's bytes, clnn/fusion.py find_views),
-direct inputs (a buffer of their own, the request's memory on a CPU) and offsets in one pool
-buffer (tensors whose lifetimes do not overlap share bytes). Pure: nothing is allocated here
-(realize does).
+concatenation slots (:func:`find_slots`: an input of a CONCATENATION written in place, in its
+slab of the output), direct inputs (a buffer of their own, the request's memory on a CPU) and
+offsets in one pool buffer (tensors whose lifetimes do not overlap share bytes). Pure: nothing
+is allocated here (realize does).
 
     plan_memory(sg, part, shapes, fused, direct_inputs) -> MemoryPlan
 """
@@ -11,6 +12,8 @@ buffer (tensors whose lifetimes do not overlap share bytes). Pure: nothing is al
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from clnn.fusion import find_views
 from clnn.launch import nbytes
@@ -41,9 +44,65 @@ class MemoryPlan:
     pool_bytes: int
     #: the pool tensors' bytes without sharing (what liveness saved: this - pool_bytes)
     intermediate_bytes: int = 0
-    #: operation -> the tensors its kernels write (operand, offset, shape, dtype); -1: views
-    #: of inputs (readable before any launch, see ClPlan.written)
+    #: operation -> the tensors its kernels write (operand, offset, shape, dtype[, row stride
+    #: in elements: a slot]); -1: views of inputs (readable before any launch, see
+    #: ClPlan.written)
     written: dict = field(default_factory=dict)
+    #: concatenation input -> its :class:`Slot` in the output (no bytes of its own)
+    slots: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where a CONCATENATION input lives in the concatenation's output ``out``: from element
+    ``offset`` of it, in rows (every axis but the last) ``ld`` elements apart (the output's
+    last dimension: a concatenation along the last axis, NHWC channels), or contiguous (``ld``
+    None: along an axis with only ones before it). The operation writing the input
+    (clnn.launch.LaunchBuilder.out_stride) writes in place, or into a scratch tensor copied
+    there; the CONCATENATION copies only its other inputs."""
+
+    out: int
+    offset: int
+    ld: int | None
+
+
+def find_slots(sg, part, shapes: dict, live: dict, views: dict, axes: dict) -> dict:
+    """Concatenation input -> its :class:`Slot`: an input written by an operation of this
+    partition (not a CONCATENATION) that nothing but the CONCATENATION reads, once, that is no
+    partition output and no view or view source, of a CONCATENATION (``axes``: operation ->
+    its constant axis) whose output lives in the pool; along the last axis (NHWC channels:
+    ONNX's Concat of inception and fire modules) or an axis with only ones before it."""
+    readers: dict[int, list[int]] = {}
+    for k, op in enumerate(sg.operations):
+        for i in op.inputs:
+            readers.setdefault(i, []).append(k)
+    writer_types = {o: sg.operations[k].type.name for k in part.ops
+                    for o in sg.operations[k].outputs}
+    sources = set(views.values())
+    slots: dict[int, Slot] = {}
+    for k, axis in axes.items():
+        op = sg.operations[k]
+        y = op.outputs[0]
+        if y not in live or y in views or len(set(op.inputs[:-1])) != len(op.inputs) - 1:
+            continue
+        dims = shapes[y]
+        rank = len(dims)
+        axis %= rank
+        inner = int(np.prod(dims[axis + 1:], dtype=np.int64))
+        last = axis == rank - 1
+        if not last and int(np.prod(dims[:axis], dtype=np.int64)) != 1:
+            continue
+        yo, start = sg.operands[y], 0
+        for i in op.inputs[:-1]:
+            width = int(shapes[i][axis])
+            xo = sg.operands[i]
+            same = (xo.type, xo.scale, xo.zero_point) == (yo.type, yo.scale, yo.zero_point)
+            if same and i in live and live[i][0] >= 0 and i not in views and \
+                    i not in sources and i not in part.outputs and readers.get(i) == [k] and \
+                    writer_types.get(i, "CONCATENATION") != "CONCATENATION" and width:
+                slots[i] = Slot(y, start * inner, int(dims[axis]) if last else None)
+            start += width
+    return slots
 
 
 def plan_offsets(sizes: dict[int, int], live: dict[int, tuple[int, int]]) -> tuple[dict, int]:
@@ -98,15 +157,25 @@ def liveness(sg, part, fused) -> dict[int, list[int]]:
     return live
 
 
-def plan_memory(sg, part, shapes: dict, fused, direct_inputs: bool) -> MemoryPlan:
+def plan_memory(sg, part, shapes: dict, fused, direct_inputs: bool,
+                axes: dict | None = None) -> MemoryPlan:
     """The memory plan of partition ``part`` at ``shapes`` (operand -> shape) with the fused
     graph ``fused``; ``direct_inputs``: inputs read by kernels only get buffers of their own
-    (the device shares the host's memory)."""
+    (the device shares the host's memory); ``axes``: CONCATENATION operation -> its constant
+    axis, for the ones whose inputs may be written in place (:func:`find_slots`)."""
     live = liveness(sg, part, fused)
     views = find_views(sg, part.ops, fused.skipped, live)
     for out, src in views.items():  # the source's bytes live as long as its views
         live[src] = [min(live[src][0], live[out][0]), max(live[src][1], live[out][1])]
         del live[out]
+    slots = find_slots(sg, part, shapes, live, views, axes or {})
+    for i, slot in slots.items():  # the output's bytes live from its first slot's write
+        live[slot.out][0] = min(live[slot.out][0], live[i][0])
+    first_write = {i: live.pop(i)[0] for i in slots}
+    # a concatenation output is whole once the concatenation's step ran (its slots earlier)
+    steps = {k: n for n, k in enumerate(part.ops)}
+    done_at = {sg.operations[k].outputs[0]: steps[k] for k in axes or {}
+               if sg.operations[k].outputs[0] in {s.out for s in slots.values()}}
     # inputs read by kernels only (no view of their bytes): a buffer of their own, which an
     # execution points at the request's memory (the device shares the host's)
     direct = {}
@@ -118,18 +187,25 @@ def plan_memory(sg, part, shapes: dict, fused, direct_inputs: bool) -> MemoryPla
     sizes = {o: nbytes(shapes[o], NUMPY_DTYPE[sg.operands[o].type]) for o in live}
     offsets, pool_bytes = plan_offsets(sizes, {o: tuple(v) for o, v in live.items()})
     offsets.update({out: offsets[src] for out, src in views.items()})
+    for i, slot in slots.items():
+        offsets[i] = offsets[slot.out] + slot.offset * NUMPY_DTYPE[sg.operands[i].type].itemsize
     inter = sum(_align(max(s, 1)) for s in sizes.values())
-    mem = MemoryPlan(live, views, direct, sizes, offsets, pool_bytes, inter)
-    mem.written = _written(sg, part, shapes, mem)
+    mem = MemoryPlan(live, views, direct, sizes, offsets, pool_bytes, inter, slots=slots)
+    mem.written = _written(sg, part, shapes, mem, {**first_write, **done_at})
     return mem
 
 
-def _written(sg, part, shapes, mem: MemoryPlan) -> dict:
-    """operation -> the pool tensors written at its step; views are added by realize (after
-    the launches of the last operation before them that launches)."""
+def _written(sg, part, shapes, mem: MemoryPlan, steps: dict) -> dict:
+    """operation -> the pool tensors written at its step (a slot: with its row stride;
+    ``steps``: operand -> the step a slot or a concatenation with slots is written at); views
+    are added by realize (after the launches of the last operation before them that
+    launches)."""
     written: dict[int, list] = {}
-    for o, (first, _) in mem.live.items():  # a tensor is written at the first step it lives
+    firsts = [(o, steps.get(o, first), ()) for o, (first, _) in mem.live.items()]
+    firsts += [(i, steps[i], (mem.slots[i].ld,) if mem.slots[i].ld else ())
+               for i in mem.slots]
+    for o, first, ld in firsts:  # a tensor is written at the first step it lives
         if first >= 0:
             written.setdefault(part.ops[first], []).append(
-                (o, mem.offsets[o], shapes[o], NUMPY_DTYPE[sg.operands[o].type]))
+                (o, mem.offsets[o], shapes[o], NUMPY_DTYPE[sg.operands[o].type], *ld))
     return written

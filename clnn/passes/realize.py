@@ -109,9 +109,11 @@ def build_launches(planner, part, contexts, fused, memory, pool, direct, selecti
             continue
         builder = LaunchBuilder(planner, k, ctx, operation, memory.offsets, pool, direct,
                                 node=fused.node(k),
-                                choices=selection.of(k) if selection is not None else None)
+                                choices=selection.of(k) if selection is not None else None,
+                                slots=memory.slots)
         try:
             kernel_for(operation.type).plan(ctx, builder)
+            builder.close()
         except Unplannable:
             return None
         launches.extend(builder.launches)
@@ -122,7 +124,8 @@ def build_launches(planner, part, contexts, fused, memory, pool, direct, selecti
 def _view_writes(sg, part, shapes, memory, launches) -> dict:
     """``memory.written`` with the views: a view has no launch, it is read after the launches
     of the last operation before it that has some (-1: before every launch), when its bytes
-    already hold its value."""
+    already hold its value; so is what an operation without launches writes (a
+    concatenation whose inputs were all written in place)."""
     written = {k: list(v) for k, v in memory.written.items()}
     launched, last = {launch.op_index for launch in launches}, -1
     for k in part.ops:
@@ -130,6 +133,8 @@ def _view_writes(sg, part, shapes, memory, launches) -> dict:
         if out in memory.views:
             written.setdefault(last, []).append((out, memory.offsets[out], shapes[out],
                                                  NUMPY_DTYPE[sg.operands[out].type]))
+        if k not in launched and k in written:
+            written.setdefault(last, []).extend(written.pop(k))
         last = k if k in launched else last
     return written
 

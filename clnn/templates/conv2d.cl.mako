@@ -201,7 +201,8 @@ ${c.toffsets("x", "w", "bias", "y")}
 ## products back, Y = A^T M A, and applies the epilogue. V and M are [(m + 2)^2, T, channels]
 ## (T = batches x tile rows x tile columns). Kernel key: m (2 or 4), vw (channels per
 ## work-item), nchw (the input and output in NCHW, ONNX's layout: one channel per work-item),
-## res, prelu, fn (the epilogue, as conv_tile's).
+## res, prelu, fn (the epilogue, as conv_tile's). NHWC pixels of Y are LDY elements apart (O,
+## or a concatenation's channels where Y is its slot); a residual's, O.
 <%!
 #: B^T and A^T of F(2x2, 3x3) and F(4x4, 3x3) (Lavin and Gray's points 0, +-1 and 0, +-1,
 #: +-2); G, the filter's transform, is applied at planning (clnn/kernels/_winograd.py)
@@ -287,7 +288,8 @@ __kernel void wino_out(__global const float* mm, int mm_off, __global const floa
 % if prelu:
                        __global const float* alpha, int alpha_off,
 % endif
-                       int O, int OH, int OW, int TW, int TH, int T, float lo, float hi)
+                       int O, int OH, int OW, int TW, int TH, int T, int LDY, float lo,
+                       float hi)
 {
     const int o0 = get_global_id(0) * ${vw}, tx = get_global_id(1), z = get_global_id(2);
     const int b = z / TH, ty = z - b * TH;
@@ -317,9 +319,9 @@ __kernel void wino_out(__global const float* mm, int mm_off, __global const floa
   % endif
   % for q in range(m):
         if (tx * ${m} + ${q} < OW) {
-            const size_t yo = ${"row + tx * %d + %d" % (m, q) if nchw else "(row + tx * %d + %d) * O + o0" % (m, q)};
+            const size_t yo = ${"row + tx * %d + %d" % (m, q) if nchw else "(row + tx * %d + %d) * LDY + o0" % (m, q)};
             ${V} u = ${lin(AT[q], ["s%d_%d" % (r, k) for k in range(a)])} + bv;
-            ${c.epilogue("u", V, "            ", vw, res=ld("res", "res_off + yo") if res else None, prelu="av" if prelu else None, fn=fn)}
+            ${c.epilogue("u", V, "            ", vw, res=ld("res", "res_off + " + ("yo" if nchw else "(row + tx * %d + %d) * O + o0" % (m, q))) if res else None, prelu="av" if prelu else None, fn=fn)}
     % if vw == 1:
             y[y_off + yo] = u;
     % else:
