@@ -31,7 +31,9 @@ CONV_2D [-> ADD] -> RELU / RELU1 / RELU6 / PRELU / LOGISTIC / HARD_SWISH and
 DEPTHWISE_CONV_2D -> the same but PRELU (float, NHWC): an activation operation reading the
 convolution's (or its fused ADD's) output, which nothing else reads and which has no activation
 of its own, runs in the epilogue (a clamp, the PRELU of a constant per-channel alpha, or a
-function); a RELU* after a float ADD / SUB / MUL / DIV without activation becomes its clamp:
+function); so does SiLU, MUL(x, LOGISTIC(x)) with x read by those two alone (ONNX's
+Sigmoid-Mul of YOLO-style detectors: the function SILU, both operations absorbed); a RELU*
+after a float ADD / SUB / MUL / DIV without activation becomes its clamp:
 ``LaunchBuilder.activation`` (an :class:`ActivationFusion`), ``Out(0)`` resolves to the
 activation's output.
 
@@ -105,13 +107,17 @@ class AddFusion:
 @dataclass(frozen=True)
 class ActivationFusion:
     op: int
-    #: RELU, RELU1, RELU6, PRELU, LOGISTIC or HARD_SWISH
+    #: RELU, RELU1, RELU6, PRELU, LOGISTIC, HARD_SWISH or SILU (x * sigmoid(x): ``op`` the
+    #: MUL of x and LOGISTIC(x), ``gate_op`` that LOGISTIC)
     kind: str
     #: the tensor the activation reads (the convolution's or its fused ADD's output), the
     #: PRELU alpha (a constant of one value per output channel; None for RELU*) and the output
     source: int
     alpha: int | None
     out: int
+    #: SILU: the LOGISTIC operation and its output (no bytes: the MUL's only input)
+    gate_op: int | None = None
+    gate: int | None = None
 
     @property
     def clamp(self) -> tuple[float, float]:
@@ -419,26 +425,76 @@ def _add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
     return found
 
 
+def _activation_source(g: _Graph, k: int):
+    """(kind, source, gate operation, gate) of operation ``k`` where it is an activation an
+    epilogue may run: a RELU / RELU1 / RELU6 / PRELU / LOGISTIC / HARD_SWISH (None, None), or
+    the MUL of x and LOGISTIC(x) without an activation of its own, SILU (the LOGISTIC and its
+    output: ONNX's SiLU of YOLO-style detectors); its source read by it alone (and by its
+    LOGISTIC), no partition output; else None."""
+    sg, ctx_of = g.sg, g.ctx_of
+    op = sg.operations[k]
+    actx = ctx_of[k]
+    y = actx.outputs[0]
+    if y.type not in FLOATS:
+        return None
+    if op.type in KINDS:
+        source, gate_op, gate = op.inputs[0], None, None
+        readers = [k]
+    elif op.type == OT.MUL and op.inputs[0] != op.inputs[1] and actx.inputs[2].value is not \
+            None and int(actx.scalar(2)) == 0:
+        for source, gate in (op.inputs[:2], op.inputs[1::-1]):
+            gate_op = g.producer.get(gate)
+            if gate_op in ctx_of and sg.operations[gate_op].type == OT.LOGISTIC and \
+                    sg.operations[gate_op].inputs[0] == source:
+                break
+        else:
+            return None
+        if gate in g.keep or g.readers.get(gate) != [k]:
+            return None
+        readers = sorted([k, gate_op])
+    else:
+        return None
+    x = ctx_of[k].inputs[op.inputs.index(source)]
+    if x.shape != y.shape or source in g.keep or sorted(g.readers.get(source, [])) != readers \
+            or op.inputs.count(source) != 1:
+        return None
+    return ("SILU" if gate_op is not None else op.type.name), source, gate_op, gate
+
+
+def _activation_producer(g: _Graph, source: int, by_add_out: dict, added: dict):
+    """The convolution whose epilogue may run an activation of ``source`` (its output, or
+    its fused ADD's: then the ADD has no activation of its own), else None."""
+    sg, ctx_of = g.sg, g.ctx_of
+    if source in by_add_out:  # conv -> ADD -> activation: the ADD must have none
+        j, f = by_add_out[source]
+        if f.activation != 0 or sg.operations[j].type not in (*CONV_OPS, OT.GROUPED_CONV_2D):
+            return None
+        return j
+    j = g.producer.get(source)
+    if j is None or j not in ctx_of or j in added or sg.operations[j].type not in \
+            ACTIVATION_PRODUCERS:
+        return None
+    return j
+
+
 def _activation_fusions(g: _Graph, added: dict[int, AddFusion]) -> dict[int, ActivationFusion]:
     """Producer operation index -> the RELU / RELU1 / RELU6 / PRELU / LOGISTIC / HARD_SWISH
-    operation fused into its epilogue (after the ADD of ``added`` when it has one): a
-    convolution or transposed convolution (NHWC, no activation of its own) or a float
-    ADD / SUB / MUL / DIV without an activation of its own, where its kernel family runs that
-    activation (KernelRegistration.epilogue_activations)."""
+    operation or SILU pair (:func:`_activation_source`) fused into its epilogue (after the
+    ADD of ``added`` when it has one): a convolution or transposed convolution (NHWC, no
+    activation of its own) or, for RELU*, a float ADD / SUB / MUL / DIV without an activation
+    of its own, where its kernel family runs that activation
+    (KernelRegistration.epilogue_activations)."""
     sg, ctx_of = g.sg, g.ctx_of
     by_add_out = {f.add_out: (j, f) for j, f in added.items()}
     fused_adds = {f.add_op for f in added.values()}
     found = {}
     for k in g.ops:
-        op = sg.operations[k]
-        if op.type not in KINDS:
+        got = _activation_source(g, k)
+        if got is None:
             continue
-        actx = ctx_of[k]
-        x, y = actx.inputs[0], actx.outputs[0]
-        source, kind = op.inputs[0], op.type.name
-        if y.type not in FLOATS or x.shape != y.shape or source in g.keep or \
-                g.readers.get(source) != [k] or op.inputs.count(source) != 1:
-            continue
+        kind, source, gate_op, gate = got
+        op, actx = sg.operations[k], ctx_of[k]
+        x, y = actx.inputs[op.inputs.index(source)], actx.outputs[0]
         p = g.producer.get(source)
         if p in ctx_of and sg.operations[p].type in BINARY and p not in fused_adds and \
                 p not in found:
@@ -448,17 +504,9 @@ def _activation_fusions(g: _Graph, added: dict[int, AddFusion]) -> dict[int, Act
                     bctx.inputs[2].value is not None and int(bctx.scalar(2)) == 0:
                 found[p] = ActivationFusion(k, kind, source, None, op.outputs[0])
             continue
-        if x.rank != 4:
+        j = _activation_producer(g, source, by_add_out, added) if x.rank == 4 else None
+        if j is None:
             continue
-        if source in by_add_out:  # conv -> ADD -> activation: the ADD must have none
-            j, f = by_add_out[source]
-            if f.activation != 0 or sg.operations[j].type not in (*CONV_OPS, OT.GROUPED_CONV_2D):
-                continue
-        else:
-            j = g.producer.get(source)
-            if j is None or j not in ctx_of or j in added or sg.operations[j].type not in \
-                    ACTIVATION_PRODUCERS:
-                continue
         cctx = ctx_of[j]
         try:
             params = _conv_params(cctx)
@@ -477,7 +525,7 @@ def _activation_fusions(g: _Graph, added: dict[int, AddFusion]) -> dict[int, Act
             if a.value is None or a_shape != [y.shape[3]] or op.inputs[1] == source:
                 continue
             alpha = op.inputs[1]
-        found[j] = ActivationFusion(k, kind, source, alpha, op.outputs[0])
+        found[j] = ActivationFusion(k, kind, source, alpha, op.outputs[0], gate_op, gate)
     return found
 
 

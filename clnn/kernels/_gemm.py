@@ -20,8 +20,9 @@ import numpy as np
 from clnn.kernels.support import FLOAT, f32, i32
 from hal.operations.conv2d import is_quant, output_multipliers
 
-#: the functions a float epilogue applies last, by their code in the ``post`` flags (0: none)
-FLEX_FUNCTIONS = (None, "LOGISTIC", "HARD_SWISH")
+#: the functions a float epilogue applies last, by their code in the ``post`` flags (0: none;
+#: SILU: x * sigmoid(x), a LOGISTIC and a MUL fused in, clnn/fusion.py)
+FLEX_FUNCTIONS = (None, "LOGISTIC", "HARD_SWISH", "SILU")
 #: (mr, nv, vw): rows per work-item, vectors per row, vector width
 TILE = (8, 2, 16)
 #: a CPU tile for outputs of 24 columns (:func:`pick_tile`), a tuner candidate too

@@ -33,8 +33,9 @@ QUANT8 = frozenset({OT.TENSOR_QUANT8_ASYMM, OT.TENSOR_QUANT8_ASYMM_SIGNED})
 FLOAT_QUANT8 = FLOAT | QUANT8
 FLOAT_QUANT8_INT32 = FLOAT_QUANT8 | {OT.TENSOR_INT32}
 ANY_STORED = frozenset(DTYPE_CODE)
-#: activation operations a convolution epilogue computes as a function (common.mako post_fn)
-EPILOGUE_FUNCTIONS = ("LOGISTIC", "HARD_SWISH")
+#: activation operations a convolution epilogue computes as a function (common.mako post_fn;
+#: SILU: x * sigmoid(x), the LOGISTIC and MUL pair clnn/fusion.py fuses as one)
+EPILOGUE_FUNCTIONS = ("LOGISTIC", "HARD_SWISH", "SILU")
 #: activation operations that are a clamp
 CLAMPS = tuple(CLAMP_OPERATIONS)
 

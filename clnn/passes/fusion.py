@@ -34,8 +34,8 @@ class Epilogue:
             return (f.pad_op,)
         if self.kind == "residual":
             return (f.add_op,) + (() if f.pad_op is None else (f.pad_op,))
-        if self.kind == "activation":
-            return (f.op,)
+        if self.kind == "activation":  # (SILU: the MUL and its LOGISTIC)
+            return (f.op,) + (() if f.gate_op is None else (f.gate_op,))
         return (f.dw_op,) + (() if f.pad is None else (f.pad.pad_op,))
 
 

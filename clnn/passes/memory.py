@@ -152,6 +152,8 @@ def liveness(sg, part, fused) -> dict[int, list[int]]:
     for j, f in found.activations.items():  # the activation's output: the convolution's
         del live[f.source]
         live[f.out][0] = steps[j]
+        if f.gate is not None:  # (SILU: the LOGISTIC's output has no bytes either)
+            live.pop(f.gate, None)
     for f in found.depthwise.values():  # nor does a depthwise output fused away have bytes
         live.pop(f.dw_out, None)
     return live

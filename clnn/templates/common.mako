@@ -63,7 +63,8 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
 
 ## an activation function fused into an epilogue (clnn/fusion.py), on a float scalar or vector
 <%def name="post_fn(fn, v)">${{"LOGISTIC": "(1.0f / (1.0f + exp(-(%s))))" % v,
-    "HARD_SWISH": "((%s) * clamp((%s) + 3.0f, 0.0f, 6.0f) / 6.0f)" % (v, v)}[fn]}</%def>
+    "HARD_SWISH": "((%s) * clamp((%s) + 3.0f, 0.0f, 6.0f) / 6.0f)" % (v, v),
+    "SILU": "((%s) / (1.0f + exp(-(%s))))" % (v, v)}[fn]}</%def>
 
 ## The fused epilogue of a float output value ``v`` (type ``V``, ``vw`` lanes): the one hook
 ## through which every kernel renders the epilogue list of its fused node
@@ -72,8 +73,8 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
 ## list's order: ``res`` the residual ADD (an expression added, or (run-time guard,
 ## expression)), the activation's clamp (``clamp``: "select" clamp_to, "clamp" OpenCL's
 ## clamp(), None), ``prelu`` the per-channel alpha of a PRELU (an expression, or (run-time
-## guard, expression)), ``fn`` a function last (LOGISTIC / HARD_SWISH, or "fnc": the run-time
-## int fnc picks it, 1 / 2).
+## guard, expression)), ``fn`` a function last (LOGISTIC / HARD_SWISH / SILU, x * sigmoid(x),
+## or "fnc": the run-time int fnc picks it, 1 / 2 / 3).
 <%def name="epilogue(v, V, ind, vw=1, res=None, clamp='select', prelu=None, fn=None)"><%
     out = []
     if isinstance(res, tuple):
@@ -96,6 +97,7 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
     if fn == "fnc":
         out.append("if (fnc == 1) %s = %s;" % (v, capture(post_fn, "LOGISTIC", v)))
         out.append("else if (fnc == 2) %s = %s;" % (v, capture(post_fn, "HARD_SWISH", v)))
+        out.append("else if (fnc == 3) %s = %s;" % (v, capture(post_fn, "SILU", v)))
     elif fn:
         out.append("%s = %s;" % (v, capture(post_fn, fn, v)))
 %>${("\n" + ind).join(out)}</%def>

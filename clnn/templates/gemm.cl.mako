@@ -24,11 +24,11 @@
 ## ones, zero padded.
 <%!
 #: ``post`` values (bit 0 bias, 1 residual, 2 PRELU, bits 4.. the function: 1 LOGISTIC,
-#: 2 HARD_SWISH; clnn/kernels/_gemm.py) with a compiled epilogue of their own: the ones the
-#: benchmark models' float GEMMs launch most (`clnn plan MODEL --pass fusion` lists them) and
-#: none at all (BATCH_MATMUL)
-FAST_POSTS = (1, 3, 5, 7, 17, 33, 0)
-FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH"}
+#: 2 HARD_SWISH, 3 SILU; clnn/kernels/_gemm.py) with a compiled epilogue of their own: the ones
+#: the benchmark models' float GEMMs launch most (`clnn plan MODEL --pass fusion` lists them;
+#: 49: bias and SILU, the YOLO-style detectors' convolutions) and none at all (BATCH_MATMUL)
+FAST_POSTS = (1, 3, 5, 7, 17, 33, 49, 0)
+FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 %>
 <%namespace name="c" file="common.mako"/>
 

@@ -517,3 +517,63 @@ def test_channel_padded_add_not_fused(cl_device, case):
     names = _launch_names(pm)
     assert "gemm.gemm" in names
     assert "broadcast.add_chpad" in names or _ran(names, "broadcast.binary"), names
+
+
+def silu_model(t, producer, c, o, case="fused", seed=11):
+    """x [1, 7, 9, c] -> producer -> MUL(y, LOGISTIC(y)) (ONNX's SiLU; the MUL's operands in
+    either order). ``case``: "fused"; "x_read_elsewhere" (y is a model output too),
+    "gate_read_elsewhere" (so is the LOGISTIC's), "mul_act" (the MUL has a RELU of its own),
+    "other_operand" (MUL(z, LOGISTIC(y)): no SiLU)."""
+    rng = np.random.default_rng(seed)
+    dt = np.float16 if t != F32 else np.float32
+    b = ModelBuilder()
+    x = b.input(t, [1, 7, 9, c])
+    inputs = [rng.uniform(-3, 3, (1, 7, 9, c)).astype(dt)]
+    if "DEPTHWISE" in producer:
+        wt = rng.uniform(-1, 1, (1, 3, 3, c)).astype(dt)
+        params = [b.int32(v) for v in (1, 1, 1, 1, 1, 1, 1, 0)]
+    else:
+        wt = rng.uniform(-1, 1, (o, 3, 3, c)).astype(dt)
+        params = [b.int32(v) for v in (1, 1, 1, 1, 1, 1, 0)]
+    shape = [1, 7, 9, o]
+    conv = "DEPTHWISE_CONV_2D" if "DEPTHWISE" in producer else "CONV_2D"
+    y = b.op(conv, [x, b.constant(wt, t), b.constant(rng.uniform(-1, 1, o).astype(dt), t),
+                    *params], b.tensor(t, shape))
+    if producer.endswith("ADD"):
+        y = b.op("ADD", [y, b.input(t, shape), b.int32(0)], b.tensor(t, shape))
+        inputs.append(rng.uniform(-3, 3, shape).astype(dt))
+    gate = b.op("LOGISTIC", [y], b.tensor(t, shape))
+    first = y
+    if case == "other_operand":
+        first = b.op("RELU", [x], b.tensor(t, [1, 7, 9, c])) if c == o else y
+    ops = [first, gate] if seed % 2 else [gate, first]
+    b.mark_output(b.op("MUL", [*ops, b.int32(1 if case == "mul_act" else 0)],
+                       b.tensor(t, shape)))
+    if case == "x_read_elsewhere":
+        b.mark_output(y)
+    if case == "gate_read_elsewhere":
+        b.mark_output(gate)
+    return b.finish(), inputs
+
+
+@pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
+@pytest.mark.parametrize("producer,c,o", [("CONV_2D", 16, 24), ("CONV_2D", 3, 16),
+                                          ("CONV_2D", 16, 2), ("CONV_2D+ADD", 16, 24),
+                                          ("DEPTHWISE_CONV_2D", 16, 16)])
+@pytest.mark.parametrize("seed", [11, 12])
+def test_silu_fused_into_convolution(cl_device, t, producer, c, o, seed):
+    """GEMM (Winograd or im2col), conv_tile, conv_cvec, GEMM after an ADD, depthwise_tile:
+    MUL(y, LOGISTIC(y)) runs as the epilogue's SILU, neither operation launching."""
+    m, inputs = silu_model(t, producer, c, o, seed=seed)
+    pm = device_check(m, inputs, cl_device, "f16" if t != F32 else "f32")
+    names = _launch_names(pm)
+    assert not any(n.startswith(("activation.", "broadcast.")) for n in names), names
+    assert len(pm.fused_into) == len(m.main.operations) - 1
+
+
+@pytest.mark.parametrize("case", ["x_read_elsewhere", "gate_read_elsewhere", "mul_act",
+                                  "other_operand"])
+def test_silu_not_fused(cl_device, case):
+    m, inputs = silu_model(F32, "CONV_2D", 16, 16, case=case)
+    pm = device_check(m, inputs, cl_device, "f32")
+    assert any(n.startswith("broadcast.") for n in _launch_names(pm))
