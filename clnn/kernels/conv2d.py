@@ -16,9 +16,10 @@ a filter that is a model input is packed on the device (``pack_b``) at each exec
 Float NHWC convolutions with a constant filter take a direct kernel (conv2d.cl.mako) where the
 GEMM wastes work: ``conv_cvec`` for fewer than CVEC_MAX_O output channels (vectors over the
 input channels), ``conv_tile`` over at most DIRECT_MAX_C input channels with a window wider
-than 1x1 (im2col would write fh * fw copies of a thin input). Every path honours the fusions of
-clnn/fusion.py: a PAD read through (``fused_pad``), an ADD, a RELU* / PRELU / LOGISTIC /
-HARD_SWISH in the epilogue (:func:`epilogue`, :func:`post_fn`).
+than 1x1 (im2col would write fh * fw copies of a thin input; up to DIRECT_MAX_C_STRIDED when
+strided, DIRECT_MAX_C_LARGE on large outputs: :func:`direct_max_c`). Every path honours the
+fusions of clnn/fusion.py: a PAD read through (``fused_pad``), an ADD, a RELU* / PRELU /
+LOGISTIC / HARD_SWISH / SILU in the epilogue (:func:`epilogue`, :func:`post_fn`).
 """
 
 from __future__ import annotations
@@ -194,6 +195,24 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
 
 #: the direct kernel runs convolutions whose input has at most this many channels
 DIRECT_MAX_C = 8
+#: and strided ones (stride 2 or more) of up to this many: their im2col panel copies each
+#: input pixel fh * fw / (sh * sw) times and the Winograd path does not apply, where the
+#: direct kernel reads the input once (benchmarks/conv_paths.py: 1.7-2.1x faster at 16-32
+#: channels from 104 x 104 pixels, even at 28 x 28; common_det's 208 x 208 x 24 -> 48 layer)
+DIRECT_MAX_C_STRIDED = 32
+#: and stride-1 ones of up to this many channels with at least DIRECT_LARGE_OUT output pixels,
+#: whose Winograd transforms outgrow the caches (common_det's 208 x 208 x 12 -> 24: 1.7x; on
+#: 56 x 56 outputs the Winograd path is ahead)
+DIRECT_MAX_C_LARGE = 16
+DIRECT_LARGE_OUT = 128 * 128
+
+
+def direct_max_c(p, oh: int, ow: int) -> int:
+    """The most input channels the direct kernel takes for a layer of parameters ``p`` and
+    an output of oh x ow pixels."""
+    if p.stride_h > 1 or p.stride_w > 1:
+        return DIRECT_MAX_C_STRIDED
+    return DIRECT_MAX_C_LARGE if oh * ow >= DIRECT_LARGE_OUT else DIRECT_MAX_C
 #: below this many output channels (and 4 | input channels) conv_cvec vectorizes over the
 #: input channels instead of the output channels
 CVEC_MAX_O = 4
@@ -211,10 +230,11 @@ def direct_kind(ctx, f, p) -> str | None:
         return None
     n, h, w, c = inp.shape
     o, fh, fw, _ = fi.shape
+    _, (oh, ow) = resolve_padding(p, h, w, fh, fw)
     cvec = o < CVEC_MAX_O and c % 4 == 0  # a GEMM would compute 8 columns for these
-    if not cvec and (c > DIRECT_MAX_C or (fh, fw, p.stride_h, p.stride_w) == (1, 1, 1, 1)):
+    if not cvec and (c > direct_max_c(p, oh, ow) or
+                     (fh, fw, p.stride_h, p.stride_w) == (1, 1, 1, 1)):
         return None
-    _, (_, ow) = resolve_padding(p, h, w, fh, fw)
     if tile_width(ow, fw, p.stride_w, p.dil_w) is None:
         return None
     return "cvec" if cvec else "tile"

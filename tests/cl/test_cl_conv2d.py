@@ -125,8 +125,9 @@ def test_conv_1x1_skips_im2col(cl_device, shape, f, launches):
 
 
 # the direct kernels: float NHWC, constant filter; conv_tile over <= DIRECT_MAX_C input
-# channels with a window wider than 1x1 or strided (output channel counts giving vector widths
-# 16, 8, 2, 1); conv_cvec for fewer than 4 output channels (input channel vectors of 16, 8, 4)
+# channels (DIRECT_MAX_C_STRIDED strided) with a window wider than 1x1 or strided (output
+# channel counts giving vector widths 16, 8, 2, 1); conv_cvec for fewer than 4 output channels
+# (input channel vectors of 16, 8, 4)
 DIRECT = [  # (x shape, filter [o, fh, fw, c], explicit pads l r t b, stride w h, dilation, act,
     #          kernel): conv_tile over <= 8 input channels, conv_cvec for < 4 output channels
     ([1, 13, 14, 3], [24, 3, 3, 3], (1, 1, 1, 1), (2, 2), (1, 1), 1, "conv_tile"),
@@ -142,6 +143,9 @@ DIRECT = [  # (x shape, filter [o, fh, fw, c], explicit pads l r t b, stride w h
     ([2, 10, 9, 16], [2, 3, 3, 16], (0, 2, 1, 1), (2, 1), (1, 2), 1, "conv_cvec"),
     ([1, 7, 11, 12], [3, 1, 1, 12], (0, 0, 0, 0), (1, 1), (1, 1), 3, "conv_cvec"),
     ([1, 6, 21, 32], [1, 1, 5, 32], (2, 2, 0, 0), (3, 1), (1, 1), 0, "conv_cvec"),
+    # strided layers of up to DIRECT_MAX_C_STRIDED input channels (common_det's 24 -> 48)
+    ([1, 14, 15, 24], [48, 3, 3, 24], (1, 1, 1, 1), (2, 2), (1, 1), 1, "conv_tile"),
+    ([1, 9, 30, 32], [16, 3, 3, 32], (0, 1, 0, 1), (2, 1), (1, 1), 0, "conv_tile"),
 ]
 
 
@@ -161,3 +165,16 @@ def test_conv_direct_kernel(cl_device, name, case):
     names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
              pl.launches}
     assert names == {f"conv2d.{kernel}"}
+
+
+def test_direct_kernel_channel_limits():
+    """clnn.kernels.conv2d.direct_max_c: strided layers up to 32 input channels, stride-1 ones
+    up to 16 on outputs of 128 x 128 pixels or more, else up to 8."""
+    from types import SimpleNamespace
+
+    from clnn.kernels import conv2d
+
+    s1, s2 = SimpleNamespace(stride_h=1, stride_w=1), SimpleNamespace(stride_h=2, stride_w=1)
+    assert conv2d.direct_max_c(s2, 7, 7) == conv2d.DIRECT_MAX_C_STRIDED == 32
+    assert conv2d.direct_max_c(s1, 208, 208) == conv2d.DIRECT_MAX_C_LARGE == 16
+    assert conv2d.direct_max_c(s1, 56, 56) == conv2d.DIRECT_MAX_C == 8

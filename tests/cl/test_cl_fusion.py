@@ -218,12 +218,15 @@ def test_add_fused_into_convolution(cl_device, t, add_act, c, o, f, stride, nchw
     _check_add(m, x, cl_device, "f16" if t != F32 else "f32", fused=True)
 
 
-def test_pad_conv_add_chain(cl_device):
-    """PAD -> CONV_2D -> ADD: both fusions, one launch."""
-    m, x = conv_add_model(F32, [1, 8, 8, 16], 16, f=3, stride=2,
+@pytest.mark.parametrize("c,kernels", [(16, ["conv2d.conv_tile"]),
+                                        (40, ["gemm.im2col_pack", "gemm.gemm"])])
+def test_pad_conv_add_chain(cl_device, c, kernels):
+    """PAD -> CONV_2D -> ADD: both fusions, the convolution's launches alone (the direct
+    kernel on a strided layer of few channels, else the im2col GEMM)."""
+    m, x = conv_add_model(F32, [1, 8, 8, c], 16, f=3, stride=2,
                           pad=[(0, 0), (0, 1), (0, 1), (0, 0)], add_act=1)
     pm = _check_add(m, x, cl_device, "f32", fused=True)
-    assert _launch_names(pm) == ["gemm.im2col_pack", "gemm.gemm"]
+    assert _launch_names(pm) == kernels
 
 
 @pytest.mark.parametrize("case", ["conv_act", "conv_output_too", "broadcast"])
