@@ -40,6 +40,13 @@ def launch_block_swap(b, nb: int, r: int, s: int):
              (-(-s // TILE_VW), -(-r // TILE_RB), nb), [In(0), Out(0), i32(r), i32(s)])
 
 
+def launch_pixel_swap(b, nb: int, r: int, s: int):
+    """y [nb, s, r] = x [nb, r, s] (In(0) -> Out(0)) a work-item per block of few rows ``r``
+    (transpose.cl.mako shuffle_pixels: a last-axis CHANNEL_SHUFFLE of r groups)."""
+    b.launch("transpose", "shuffle_pixels", {"dt": copy_code(b.ctx.outputs[0]), "g": r},
+             (nb,), [In(0), Out(0), i32(s)])
+
+
 def support(ctx):
     return types_in(ctx, 0, ANY_STORED)
 

@@ -38,15 +38,24 @@ def test_channel_shuffle_rank1(cl_device):
 
 
 @pytest.mark.parametrize("t,dt", TYPES[:3])
-@pytest.mark.parametrize("groups,c", [(4, 136), (3, 60), (17, 34)])
-def test_channel_shuffle_last_axis_tiles(cl_device, t, dt, groups, c):
-    """The last axis (NHWC, as ONNX channel shuffles run after clnn/layout.py): the tiled
-    transpose of each pixel's [groups, C / groups] block, full vectors and tails."""
+@pytest.mark.parametrize("groups,c,kernel", [
+    (4, 136, "shuffle_pixels"), (3, 60, "shuffle_pixels"), (2, 8, "shuffle_pixels"),
+    (5, 35, "shuffle_pixels"), (16, 48, "shuffle_pixels"), (17, 34, "planes"),
+    (34, 68, "planes")])
+def test_channel_shuffle_last_axis(cl_device, t, dt, groups, c, kernel):
+    """The last axis (NHWC, as ONNX channel shuffles run after clnn/layout.py): each pixel's
+    [groups, C / groups] block transposed, a work-item a pixel for up to 16 groups (vectors of
+    2, 3, 4, 8, 16 channels, else channel by channel), else by the tiled kernel (full vectors
+    and tails)."""
+    from tests.kits.one_op_models import one_op_model
+
     q = dict(scale=0.25, zero_point=1) if "QUANT" in t else {}
     shape = [1, 3, 5, c]
     x = (np.arange(int(np.prod(shape))) % 251).astype(dt).reshape(shape)
-    (y,) = check("CHANNEL_SHUFFLE", [tensor(t, shape, **q), scalar("INT32", groups),
-                                     scalar("INT32", 3)], [tensor(t, shape, **q)], [x],
-                 cl_device)
+    ins = [tensor(t, shape, **q), scalar("INT32", groups), scalar("INT32", 3)]
+    (y,) = check("CHANNEL_SHUFFLE", ins, [tensor(t, shape, **q)], [x], cl_device)
     want = x.reshape(1, 3, 5, groups, c // groups).swapaxes(-1, -2).reshape(shape)
     assert np.array_equal(y, want)
+    pm = cl_device.prepare_model(one_op_model("CHANNEL_SHUFFLE", ins, [tensor(t, shape, **q)]))
+    names = [la.name for p in pm.partitions for pl in p.plans.values() for la in pl.launches]
+    assert names == [f"transpose.{kernel}"]
