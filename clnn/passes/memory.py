@@ -93,8 +93,8 @@ def find_slots(sg, part, shapes: dict, live: dict, views: dict, axes: dict) -> d
         if not last and int(np.prod(dims[:axis], dtype=np.int64)) != 1:
             continue
         yo, start = sg.operands[y], 0
-        for i in op.inputs[:-1]:
-            width = int(shapes[i][axis])
+        for i in op.inputs[:-1]:  # (a constant input has no planned shape: its own)
+            width = int((shapes.get(i) or sg.operands[i].dimensions)[axis])
             xo = sg.operands[i]
             same = (xo.type, xo.scale, xo.zero_point) == (yo.type, yo.scale, yo.zero_point)
             if same and i in live and live[i][0] >= 0 and i not in views and \

@@ -162,3 +162,19 @@ def test_requantized_input_keeps_its_copy():
         assert_close(got, want, "quant")
     assert list(_slots(pm)) == [model.main.operations[0].outputs[0]]
     assert any(n == "strided_copy.requant" for _, n in _launches(pm))
+
+
+def test_a_constant_input_keeps_its_copy_and_the_others_their_slots(device):
+    """CONCATENATION(RELU(x), a constant, RELU(x) * 2) on the last axis: the constant is
+    copied, the two computed inputs are written in place around it."""
+    rng = np.random.default_rng(6)
+    b = ModelBuilder()
+    x = b.input(F32, [2, 3, 4])
+    r = b.op("RELU", [x], b.tensor(F32, [2, 3, 4]))
+    k = b.constant(rng.uniform(-1, 1, (2, 3, 2)).astype(np.float32))
+    d = b.op("MUL", [x, b.constant(np.full(4, 2.0, np.float32)), b.int32(0)],
+             b.tensor(F32, [2, 3, 4]))
+    b.mark_output(b.op("CONCATENATION", [r, k, d, b.int32(-1)], b.tensor(F32, [2, 3, 10])))
+    model = b.finish()
+    pm = _check(model, [rng.uniform(-1, 1, (2, 3, 4)).astype(np.float32)], device)
+    assert sorted((s.offset, s.ld) for s in _slots(pm).values()) == [(0, 10), (6, 10)]
