@@ -30,18 +30,19 @@ oclgrind:
 demo: $(VENV)/.installed opencl
 	$(VENV)/bin/clnn demo
 
-# pytest with one worker per core, one test file each: a cold run is mostly single-threaded
-# kernel compiles, which the workers overlap
+# pytest with a worker per core and one more, one test file each: a cold run is mostly
+# single-threaded kernel compiles, which the workers overlap; the extra worker fills the time
+# another waits (subprocesses, device waits)
 test: $(VENV)/.installed opencl
 	@scripts/ensure-oclgrind.sh --optional
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -n auto --dist loadfile
+	$(PY) -m pytest -n $$(( $$(nproc) + 1 )) --dist loadfile
 
 # everything make test runs, and the long suites whole (tests marked slow)
 test-full: $(VENV)/.installed opencl
 	@scripts/ensure-oclgrind.sh --optional
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -n auto --dist loadfile -m "slow or not slow"
+	$(PY) -m pytest -n $$(( $$(nproc) + 1 )) --dist loadfile -m "slow or not slow"
 
 cts: $(VENV)/.installed opencl
 	$(VENV)/bin/clnn cts $(CORPUS) --device reference
