@@ -19,10 +19,10 @@ from clnn.suites.random_graphs import build, generate, to_python
 from hal.builder import ModelBuilder, make_request, read_outputs
 from hal.reference import ReferenceDevice
 
-#: 1,000 graphs in chunks (the failures of one chunk do not hide another's): the first 200 in
+#: 1,000 graphs in chunks (the failures of one chunk do not hide another's): the first 100 in
 #: make test (two chunks, one per worker process), the others under make test-full (slow)
-CHUNKS = [range(k, k + 100) for k in range(0, 1000, 100)]
-CHUNK_PARAMS = [pytest.param(r, marks=[pytest.mark.slow] if r.start >= 200 else [],
+CHUNKS = [range(k, k + 50) for k in range(0, 1000, 50)]
+CHUNK_PARAMS = [pytest.param(r, marks=[pytest.mark.slow] if r.start >= 100 else [],
                              id=f"seeds{r.start}-{r.stop - 1}") for r in CHUNKS]
 
 

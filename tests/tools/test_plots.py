@@ -145,8 +145,17 @@ def test_bench_models_plot(cl_device, tmp_path):
     assert "face_detection_short_range" in page and "litert" in page and "<svg" in page
 
 
-def test_capabilities_plot(cl_device, tmp_path, monkeypatch):
+def test_capabilities_json_and_plot(cl_device, tmp_path, monkeypatch, capsys):
+    """One quick measured record (cold, it compiles every workload's kernels) read by the
+    command line twice: --json holds the HAL capabilities, --plot draws every workload."""
     record = quick_capabilities_cache(cl_device, tmp_path / "cache", monkeypatch)
+    assert main(["capabilities", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    caps = out["capabilities"]
+    assert {"relaxed_float32_to_float16_performance_scalar", "operand_performance",
+            "if_performance", "while_performance"} <= set(caps)
+    assert {"exec_time", "power_usage"} <= set(caps["operand_performance"]["TENSOR_FLOAT32"])
+    assert "identity" in out and "workloads" in out
     out = tmp_path / "caps.html"
     assert main(["capabilities", "--plot", str(out)]) == 0
     page = out.read_text()
