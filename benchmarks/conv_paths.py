@@ -71,10 +71,9 @@ def _kernel_ms(model, inputs, iterations: int, winograd, limits) -> tuple[float,
 
 
 def _load():
-    try:
-        return round(os.getloadavg()[0], 2)
-    except OSError:
-        return None
+    from clnn.bench.timing import load_average
+
+    return load_average()
 
 
 def main() -> int:

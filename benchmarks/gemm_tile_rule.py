@@ -78,10 +78,9 @@ def previous_rule(n: int, m: int, k: int, packed: bool) -> list:
 
 
 def _load():
-    try:
-        return round(os.getloadavg()[0], 2)
-    except OSError:
-        return None
+    from clnn.bench.timing import load_average
+
+    return load_average()
 
 
 def kernel_ms(device, queue, tile, shape, iterations: int) -> float:

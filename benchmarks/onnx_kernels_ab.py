@@ -77,10 +77,9 @@ def _run(tree: str, name: str, runs: int) -> dict:
 
 
 def _load():
-    try:
-        return round(os.getloadavg()[0], 2)
-    except OSError:
-        return None
+    from clnn.bench.timing import load_average
+
+    return load_average()
 
 
 def main() -> int:
