@@ -175,6 +175,9 @@ class Tuner:
     retune: bool = False
     #: no budget whatever the mode (``clnn tune``)
     unbounded: bool = False
+    #: the families measured (``clnn tune --family``); the others take the cache or their
+    #: default, never a measurement. None: every family
+    families: frozenset | None = None
     measured: int = 0
     records: list[Record] = field(default_factory=list)
     #: entries put without a save (layers the budget left to the heuristic)
@@ -229,7 +232,7 @@ class Tuner:
         if self.mode == "cached":  # (never a measurement at a prepare)
             return default
         if not measure or flop < MIN_TUNE_FLOP[self.mode] or len(candidates) < 2 \
-                or scratch_bytes > MAX_SCRATCH_BYTES:
+                or scratch_bytes > MAX_SCRATCH_BYTES or not self.measures(family):
             return default
         if not self.can_measure():
             if entry is None:  # the budget is spent: the heuristic's, until clnn tune
@@ -258,6 +261,10 @@ class Tuner:
         self.records.append(Record(op_index, family, signature, choice, default, d_ms,
                                    times[best], False))
         return choice
+
+    def measures(self, family: str) -> bool:
+        """Whether layers of ``family`` may be measured (:attr:`families`)."""
+        return self.families is None or family in self.families
 
     def can_measure_now(self, t0: float) -> bool:
         return self.budget is None or self.spent + (time.perf_counter() - t0) < self.budget
@@ -311,6 +318,23 @@ def measure_candidates(device, run_candidate, candidates: list, reps: int, may_c
             release()
 
 
+#: every tunable family declared, by name (Family registers itself)
+FAMILIES: dict = {}
+
+
+def family_names() -> list[str]:
+    """The names of the tunable families (those ``clnn tune --family`` takes)."""
+    from clnn.kernels import (  # noqa: F401  (the modules that declare the families)
+        _conv_variants,
+        _depthwise_variants,
+        _dwpw_variants,
+        _gemm_variants,
+        _winograd,
+    )
+
+    return sorted(FAMILIES)
+
+
 @dataclass(frozen=True)
 class Family:
     """A tunable kernel family, declared once (clnn/kernels/_*variants.py, _winograd.py): what
@@ -336,6 +360,9 @@ class Family:
     #: measured at a prepare in "fast" mode (False: candidates that compile for seconds on a
     #: cold PoCL cache: measured by clnn tune and in "full" mode only; the cache otherwise)
     fast_measure: bool = True
+
+    def __post_init__(self):
+        FAMILIES[self.name] = self
 
 
 @dataclass

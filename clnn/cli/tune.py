@@ -51,7 +51,8 @@ def _sig(s) -> str:
 
 
 def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
-                retune: bool = False, as_json: bool = False) -> int:
+                retune: bool = False, as_json: bool = False,
+                families: list[str] | None = None) -> int:
     from clnn import tuning
     from clnn.cli import tune_chain
     from clnn.cli.errors import CliError
@@ -61,7 +62,8 @@ def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
 
     dev = open_cl_device(device, profiling=True)
     # ahead of time: no budget
-    tuner = tuning.tuner_for(dev, "fast" if fast else "full", retune=retune, unbounded=True)
+    tuner = tuning.tuner_for(dev, "fast" if fast else "full", retune=retune, unbounded=True,
+                             families=frozenset(families) if families else None)
     load = [round(x, 2) for x in os.getloadavg()]
     report = {"device": dev.name, "load_average": load, "cache": str(tuner.cache.path),
               "models": []}

@@ -8,12 +8,19 @@ from clnn.cli.errors import existing_file
 
 def _cmd(args) -> int:
     from clnn.cli.devices import device_environment, require_device, require_opencl
+    from clnn.cli.errors import CliError
     from clnn.cli.tune import tune_models
+    from clnn.tuning import family_names
 
     require_opencl(args.device, "tune")
+    unknown = sorted(set(args.family or ()) - set(family_names()))
+    if unknown:
+        raise CliError(f"--family {', '.join(unknown)}: not a tunable family (the families: "
+                       f"{', '.join(family_names())})")
     require_device(args.device)
     with device_environment(args.device):
-        return tune_models(args.models, fast=args.fast, retune=args.retune, as_json=args.json)
+        return tune_models(args.models, fast=args.fast, retune=args.retune, as_json=args.json,
+                          families=args.family)
 
 
 def register(sub) -> None:
@@ -28,5 +35,8 @@ def register(sub) -> None:
                    "and skip the check of the depthwise -> 1x1 fusions in the model's runs")
     t.add_argument("--retune", action="store_true",
                    help="measure again the layers that already have a tuning-cache entry")
+    t.add_argument("--family", action="append", metavar="NAME",
+                   help="measure only the layers of this kernel family (repeatable: gemm, conv, "
+                   "depthwise, winograd, dwpw); the others keep their cache entry or default")
     t.add_argument("--json", action="store_true", help="print the result as JSON")
     t.set_defaults(func=_cmd)

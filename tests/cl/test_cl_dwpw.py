@@ -188,7 +188,8 @@ def test_tuner_measures_both_ways_and_the_next_prepare_reuses(cl_device, tmp_pat
                                                                monkeypatch):
     cl_device = cl_device.with_options(cache_dir=str(tmp_path))
     monkeypatch.setattr(cl_device, "tuner", None, raising=False)
-    tuner = tuning.tuner_for(cl_device, "full", unbounded=True)
+    # (only the fusion measured: the depthwise and GEMM layers keep their defaults)
+    tuner = tuning.tuner_for(cl_device, "full", unbounded=True, families=frozenset({"dwpw"}))
     try:
         model, inputs = dwpw_model(x_shape=(1, 32, 32, 16), n_out=24)
         pm = cl_device.prepare_model(model)
@@ -201,6 +202,7 @@ def test_tuner_measures_both_ways_and_the_next_prepare_reuses(cl_device, tmp_pat
                 _dwpw._gemm_variants.traits(cl_device.limits), 24, 16, 32 * 32)))}
         fused = recs[0].choice.get("fuse")
         assert ("gemm.dwpw" in launch_names(pm)) == fused
+        assert {r.family for r in tuner.records if not r.cached} == {"dwpw"}
         for got, want in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
             assert_close(got, want, "f32")
         measured = tuner.measured
@@ -229,7 +231,8 @@ def test_a_fast_prepare_measures_no_fusion(cl_device, tmp_path, monkeypatch):
     cl_device = cl_device.with_options(cache_dir=str(tmp_path))
     monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     cl_device = cl_device.with_options(tune_budget_s=1000)
-    tuner = tuning.tuner_for(cl_device, "fast")
+    # (whether the fusion is measured; the depthwise and GEMM layers keep their defaults)
+    tuner = tuning.tuner_for(cl_device, "fast", families=frozenset({"dwpw"}))
     seen, select = [], _dwpw_variants.select
     monkeypatch.setattr(_dwpw_variants, "select", lambda d, op, sig: seen.append(sig) or
                         select(d, op, sig))

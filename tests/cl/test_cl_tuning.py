@@ -597,7 +597,7 @@ def test_conv_tile_heuristic_and_tuner(cl_device, tmp_path, monkeypatch):
     # measured once in full mode, then reused from the cache by the next prepare
     cl_device = cl_device.with_options(cache_dir=str(tmp_path))
     monkeypatch.setattr(cl_device, "tuner", None, raising=False)
-    tuner = tuning.tuner_for(cl_device, "full", unbounded=True)
+    tuner = tuning.tuner_for(cl_device, "full", unbounded=True, families=frozenset({"conv"}))
     try:
         m, x = conv_model("f32", [1, 32, 32, 3], [24, 3, 3, 3], [1, 32, 32, 24],
                           ints(1, 1, 1, 0))
@@ -642,3 +642,28 @@ def test_recurrent_gemms_take_the_device_heuristic(cl_device, monkeypatch, trait
                       scalar("INT32", 1)],
                      [tensor("TENSOR_FLOAT32", [steps, batch, units])])
     compare(m, [x, h], cl_device, kind_of("f32"))
+
+
+def test_a_tuner_limited_to_families_measures_only_those(cl_device, tmp_path, monkeypatch):
+    # clnn tune --family: the layers of other families take their default, never measured
+    cl_device = cl_device.with_options(cache_dir=str(tmp_path))
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
+    tuner = tuning.tuner_for(cl_device, "full", unbounded=True,
+                             families=frozenset({"winograd"}))
+    try:
+        m, x = tuned_model()  # a 1x1 layer: no 3x3 path
+        compare(m, x, cl_device, kind_of("f32"))
+        assert tuner.measured == 0 and not tuner.records
+        assert tuner.measures("winograd") and not tuner.measures("gemm")
+    finally:
+        cl_device.tuner = None
+
+
+def test_clnn_tune_rejects_an_unknown_family(tmp_path, capsys):
+    from clnn.cli.main import main
+
+    model = tmp_path / "m.tflite"
+    model.write_bytes(b"")
+    assert main(["tune", str(model), "--family", "gemm", "--family", "nope"]) != 0
+    err = capsys.readouterr().err
+    assert "--family nope: not a tunable family" in err and "gemm" in err

@@ -196,7 +196,8 @@ def test_tuner_measures_the_paths_and_the_next_prepare_reuses(cl_device, tmp_pat
                                                               monkeypatch, relaxed):
     cl_device = cl_device.with_options(cache_dir=str(tmp_path))
     monkeypatch.setattr(cl_device, "tuner", None, raising=False)
-    tuner = tuning.tuner_for(cl_device, "full", unbounded=True)
+    # (the 3x3 paths measured; the GEMM of the im2col path keeps its default)
+    tuner = tuning.tuner_for(cl_device, "full", unbounded=True, families=frozenset({"winograd"}))
     try:
         model, inputs = conv_model(x_shape=(1, 24, 24, 32), o=32, relaxed=relaxed)
         pm = cl_device.prepare_model(model)
@@ -222,7 +223,8 @@ def test_a_fast_prepare_measures_no_path_and_follows_the_cache(cl_device, tmp_pa
     cl_device = cl_device.with_options(cache_dir=str(tmp_path))
     monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     cl_device = cl_device.with_options(tune_budget_s=1000)
-    tuner = tuning.tuner_for(cl_device, "fast")
+    # (the GEMM of the im2col path is not measured: only whether the 3x3 path is)
+    tuner = tuning.tuner_for(cl_device, "fast", families=frozenset({"winograd"}))
     try:
         model, inputs = conv_model(x_shape=(1, 24, 24, 32), o=32)
         check(cl_device, model, inputs, m=2)  # the heuristic's
@@ -267,12 +269,14 @@ def test_clnn_tune_takes_an_onnx_model(tmp_path, monkeypatch, capsys):
                   [("w", f32(64, 64, 3, 3)), ("b", f32(64))])
     path = tmp_path / "conv.onnx"
     path.write_bytes(model.SerializeToString())
-    assert main(["tune", str(path), "--fast", "--json"]) == 0
+    # (--family: the GEMM of the im2col path keeps its default, only the paths are measured)
+    assert main(["tune", str(path), "--fast", "--json", "--family", "winograd"]) == 0
     report = json.loads(capsys.readouterr().out)
-    (layer,) = [r for r in report["models"][0]["layers"] if r["family"] == "winograd"]
+    (layer,) = report["models"][0]["layers"]
+    assert layer["family"] == "winograd"
     # the layer is NCHW in the file; prepare runs it NHWC (the layout pass, clnn/layout.py)
     assert not layer["signature"]["nchw"] and layer["default"] == {"m": 2}
     assert layer["choice"] in ({"m": 0}, {"m": 2}) and layer["best_ms"] > 0
-    assert main(["tune", str(path), "--fast"]) == 0
+    assert main(["tune", str(path), "--fast", "--family", "winograd"]) == 0
     out = capsys.readouterr().out
     assert "conv 3x3/1 12x12x64 -> 64" in out and "Winograd F(2x2,3x3)" in out
