@@ -11,13 +11,17 @@ two that say where things are: :data:`KEPT`), ``PYOPENCL_CTX`` and the ``OPENBLA
 variables are removed from the environment before any test module is imported, and the
 processes the tests start inherit that. Tests steer the device with ``DeviceOptions``.
 
+Test files run heaviest first (tests/weights.json, :func:`pytest_collection_modifyitems`).
+
 Markers: ``slow`` (the long suites whole: ``make test-full``; ``make test`` leaves them out
 through pyproject.toml's ``-m "not slow"``).
 """
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -56,3 +60,29 @@ def pytest_report_header(config):
     if REMOVED:
         return f"removed from the environment for this session: {', '.join(sorted(REMOVED))}"
     return None
+
+
+#: seconds per test file in a cold run (scripts/test_weights.py writes it); a file not listed
+#: counts as :data:`UNKNOWN_WEIGHT`
+WEIGHTS = Path(__file__).with_name("weights.json")
+UNKNOWN_WEIGHT = 1.0
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The heaviest test files first (their tests in their own order): ``--dist loadfile``
+    hands whole files to the workers in this order, so the longest ones start early and the
+    short ones fill in at the end (longest processing time first)."""
+    try:
+        weights = json.loads(WEIGHTS.read_text())
+    except (OSError, ValueError):  # no weights: collection order
+        return
+    root = Path(str(config.rootpath))
+
+    def weight(item) -> float:
+        try:
+            rel = Path(str(item.path)).relative_to(root).as_posix()
+        except ValueError:
+            return UNKNOWN_WEIGHT
+        return weights.get(rel, UNKNOWN_WEIGHT)
+
+    items.sort(key=lambda it: -weight(it))  # (stable: a file's tests keep their order)
