@@ -43,6 +43,9 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
     BT = "short" if quant else "float"
     bdt = "i32" if quant else ("f16" if odt == "f16" else "f32")
 %>
+% if quant and epi == "act":
+${mbqm_vector(vw)}
+% endif
 __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_off,
                    ${c.tparam(odt, "c")},
 % if bias:
@@ -289,6 +292,9 @@ ${store_vector(odt, vw, r, v)}\
         return;
     }
 % endif
+% if quant and epi == "act" and cmode == "nhwc" and not flex:
+${quant_full_panel(odt, mr, nv, vw, bias)}\
+% endif
     ${S} t[${vw}];
 % for r in range(mr):
     if (m0 + ${r} < M) {
@@ -485,4 +491,66 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
 % endif
     }
 }
+</%def>
+
+## The requantization of a full column panel of a quantized "act" epilogue (NHWC), a vector at
+## a time: bias, clnn_mbqm<vw> (the scalar clnn_mbqm of common.mako lane by lane), the output
+## zero point, the activation clamp and a vector store; the rows past M are skipped. The
+## element-by-element epilogue below (scalar requantization through a private array) cost the
+## int8 GEMMs of small K (the pointwise layers of the tinyml models) about as much as their
+## multiply-adds.
+<%def name="quant_full_panel(odt, mr, nv, vw, bias)">\
+<%
+    V = "int%d" % vw
+    T = {"u8": "uchar", "i8": "char"}[odt]
+%>\
+    if (n0 + ${nv * vw} <= N) {
+% for v in range(nv):
+        const ${V} qm${v} = vload${vw}(0, mult + choff + n0 + ${v * vw});
+        const ${V} qs${v} = vload${vw}(0, shift + choff + n0 + ${v * vw});
+  % if bias:
+        const ${V} qb${v} = vload${vw}(0, bias + bias_off + choff + n0 + ${v * vw});
+  % endif
+% endfor
+% for r in range(mr):
+        if (m0 + ${r} < M) {
+  % for v in range(nv):
+            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${vw}(c${r}_${v}${(" + qb%d" % v) if bias else ""}, qm${v}, qs${v}) + zo, lo, hi)), 0, c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
+  % endfor
+        }
+% endfor
+        return;
+    }
+</%def>
+
+## clnn_mbqm<n>: common.mako's clnn_mbqm on int<n> vectors, lane for lane the same result
+## (64-bit lanes for the products and shifts, selects for the branches).
+<%def name="mbqm_vector(n)">
+<%
+    I = "int%d" % n
+    L = "long%d" % n
+%>\
+#ifndef CLNN_MBQM${n}
+#define CLNN_MBQM${n}
+inline ${I} clnn_mbqm${n}(${I} x, ${I} m, ${I} s) {
+    const ${I} up = s >= (${I})(CLNN_ROUND_UP / 2);
+    s = select(s, s - (${I})(CLNN_ROUND_UP), up);
+    const ${L} left = convert_${L}(max(s, (${I})(0)));
+    const ${L} right = convert_${L}(max(-s, (${I})(0)));
+    const ${L} xl = clamp(convert_${L}(x) << left, (${L})(CLNN_INT32_MIN),
+                          (${L})(CLNN_INT32_MAX));
+    const ${L} ml = convert_${L}(m);
+    const ${L} ab = xl * ml;
+    const ${L} nudge = select((${L})(1L - (1L << 30)), (${L})(1L << 30), ab >= (${L})(0));
+    ${L} high = (ab + nudge) / (${L})(1L << 31);
+    high = select(high, (${L})(CLNN_INT32_MAX),
+                  (xl == (${L})(CLNN_INT32_MIN)) & (ml == (${L})(CLNN_INT32_MIN)));
+    const ${L} one = (${L})(1);
+    const ${L} mask = (one << right) - one;
+    const ${L} thr = (mask >> one) + select((${L})(0), one, high < (${L})(0));
+    const ${L} down = (high >> right) + select((${L})(0), one, (high & mask) > thr);
+    const ${L} upv = (high + ((one << right) >> one)) >> right;
+    return convert_${I}(select(down, upv, convert_${L}(up) & (right > (${L})(0))));
+}
+#endif
 </%def>
