@@ -32,7 +32,7 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 %>
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -40,7 +40,12 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
         bias = True
     S = "int" if quant else "float"
     V = "%s%d" % (S, vw)
-    BT = "short" if quant else "float"
+    # facc: a quantized GEMM accumulating in float (B packed as float): exact while every partial
+    # sum stays below 2^24 in magnitude, which the plan guarantees (clnn/kernels/_gemm.py
+    # float_exact); one FMA per product instead of an integer multiply and add
+    facc = quant and facc
+    BT = "short" if quant and not facc else "float"
+    AV = "float%d" % vw if facc else V
     bdt = "i32" if quant else ("f16" if odt == "f16" else "f32")
 %>
 % if quant and epi == "act":
@@ -83,12 +88,22 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
 % endif
 % for r in range(mr):
   % for v in range(nv):
-    ${V} c${r}_${v} = (${V})(0);
+    ${V} c${r}_${v}${"" if facc else " = (%s)(0)" % V};
   % endfor
 % endfor
+% if facc:
+    {
+  % for r in range(mr):
+    % for v in range(nv):
+    ${AV} f${r}_${v} = (${AV})(0.0f);
+    % endfor
+  % endfor
+% endif
     for (int k = 0; k < K; ++k) {
 % for v in range(nv):
-  % if quant:
+  % if facc:
+        ${AV} b${v} = vload${vw}(${v}, bp + k * ${nr});
+  % elif quant:
         ${V} b${v} = convert_int${vw}(vload${vw}(${v}, bp + k * ${nr}));
   % else:
         ${V} b${v} = vload${vw}(${v}, bp + k * ${nr});
@@ -99,6 +114,8 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
         float${mr} av = vload${mr}(k, ap);
   % elif dt == "f16":
         float${mr} av = vload_half${mr}(k, ap);
+  % elif facc:
+        float${mr} av = convert_float${mr}(convert_int${mr}(vload${mr}(k, ap)) - za);
   % else:
         int${mr} av = convert_int${mr}(vload${mr}(k, ap)) - za;
   % endif
@@ -112,10 +129,14 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
             "((int)ap[k * %d + %d] - za)" % (mr, r)
     else:
         aval = capture(c.ldf, dt, "ap%d" % r, "k * sak") if not quant else "((int)ap%d[k * sak] - za)" % r
+    if facc and not (amode == "packed" and mr in (2, 4, 8, 16)):
+        aval = "(float)" + aval
 %>\
-        ${S} a${r} = ${aval};
+        ${"float" if facc else S} a${r} = ${aval};
   % for v in range(nv):
-    % if quant:
+    % if facc:
+        f${r}_${v} = fma((${AV})a${r}, b${v}, f${r}_${v});
+    % elif quant:
         c${r}_${v} += a${r} * b${v};
     % else:
         c${r}_${v} = fma((${V})a${r}, b${v}, c${r}_${v});
@@ -123,6 +144,14 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
   % endfor
 % endfor
     }
+% if facc:
+  % for r in range(mr):
+    % for v in range(nv):
+    c${r}_${v} = convert_int${vw}(f${r}_${v});
+    % endfor
+  % endfor
+    }
+% endif
 ${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant)}
 }
 </%def>
