@@ -114,13 +114,20 @@ def loop_timeout(duration_ns):
     return duration_ns
 
 
+_MEASURE_VALUES = frozenset(MeasureTiming)
+
+
 def begin_execution(prepared, request, measure, deadline, loop_timeout_duration) -> int:
     """The checks every execution makes before it runs, on every device: the request against
     the model (and device memories), the MeasureTiming value, the loop timeout (returned, in
     ns) and a deadline that has already passed."""
     validate_execution_request(prepared, request)
     check_omitted_inputs(request, prepared.model)
-    if measure not in tuple(MeasureTiming):
+    try:
+        valid = measure in _MEASURE_VALUES
+    except TypeError:  # unhashable: no MeasureTiming
+        valid = False
+    if not valid:
         raise InvalidArgument(f"measure {measure} is not a valid MeasureTiming")
     timeout = loop_timeout(loop_timeout_duration)
     if deadline is not None and time.monotonic_ns() > deadline:
