@@ -472,15 +472,22 @@ __kernel void im2col_pack(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "a")},
     const int mb = get_global_id(0), tap = get_global_id(1), g = get_global_id(2);
     const int ty = tap / fw, tx = tap - ty * fw;
     x += g * cg * sc;
+    /* the first row's pixel by divisions, the next ones by stepping (divisions cost PoCL's
+       vectorized work-item loops most of this kernel's time) */
+    int b = mb * ${mr} / ohw, p = mb * ${mr} - b * ohw;
+    int oy = p / ow, ox = p - oy * ow;
 % for r in range(mr):
     int s${r};
     {
         const int m = mb * ${mr} + ${r};
-        const int b = m / ohw, p = m - b * ohw;
-        const int oy = p / ow, ox = p - oy * ow;
         const int iy = oy * stride_h - pad_t + ty * dil_h;
         const int ix = ox * stride_w - pad_l + tx * dil_w;
         s${r} = m < M && iy >= 0 && iy < H && ix >= 0 && ix < W ? b * sn + iy * sy + ix * sx : -1;
+  % if r + 1 < mr:
+        ++p;
+        if (++ox == ow) { ox = 0; ++oy; }
+        if (p == ohw) { p = 0; oy = 0; ++b; }
+  % endif
     }
 % endfor
     __global ${c.ctype(dt)}* dst = a + (size_t)g * grp_stride + ((size_t)mb * K + tap * cg) * ${mr};
