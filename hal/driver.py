@@ -77,6 +77,7 @@ def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
     shapes = []
     sufficient = True
     sg = model.main
+    host_bytes = {}  # output k -> its bytes (made once)
     for k, (arg, i, arr) in enumerate(zip(request.outputs, sg.output_indexes, outputs)):
         op = sg.operands[i]
         request_dimensions(f"request output {k}", op, arg.dimensions)
@@ -88,18 +89,18 @@ def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
             pool.check_fits(f"output {k}", arr.shape)
             shapes.append(OutputShape(tuple(int(d) for d in arr.shape), True))
             continue
-        data = array_to_bytes(arr)
+        data = host_bytes[k] = array_to_bytes(arr)
         ok = len(data) <= arg.location.length
         sufficient &= ok
         shapes.append(OutputShape(tuple(int(d) for d in arr.shape), ok))
     if not sufficient:
         return ErrorStatus.OUTPUT_INSUFFICIENT_SIZE, shapes
-    for arg, arr in zip(request.outputs, outputs):
+    for k, (arg, arr) in enumerate(zip(request.outputs, outputs)):
         pool = request.pools[arg.location.pool_index]
         if isinstance(pool, DeviceBuffer):
             pool.write(arr)
             continue
-        data = array_to_bytes(arr)
+        data = host_bytes[k]
         view = pool_view(request.pools, arg.location.pool_index, "request output")
         view[arg.location.offset: arg.location.offset + len(data)] = data
     return ErrorStatus.NONE, shapes
