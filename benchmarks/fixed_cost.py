@@ -4,14 +4,14 @@ OpenCL device, split into the device wait and the Python path.
 
     python3 benchmarks/fixed_cost.py [--iterations 2000] [--rounds 5] [--json FILE]
 
-- ``execution``: the wall time of ``execute_synchronously`` (request made outside);
-- ``device``: the same plan's launches enqueued straight through pyopencl and waited for
-  (``enqueue_nd_range_kernel`` + ``finish``): what the device and its queue cost one execution;
-- ``python``: the difference, the HAL and driver path in Python (validation, inputs, plan,
-  uploads, downloads, outputs).
-
-Rounds alternate the two measurements (medians per round, then the median of rounds); the load
-average is printed: on a shared machine the figures are noisy.
+In the same executions: ``execution``, the wall time of ``execute_synchronously`` (the request
+made outside); ``device``, the time inside the calls that enqueue the launches and that read
+the outputs back, waiting for the device (clnn.launch.enqueue_launch and _download_outputs,
+timed by wrappers); ``python``, the rest: the HAL and driver path in Python (validation,
+inputs, plan, uploads, outputs). Also ``device_only``: the plan's launches enqueued straight
+through pyopencl and waited for (``enqueue_nd_range_kernel`` + ``finish``), in rounds taking
+turns with the executions. Medians per round, then the median of the rounds; the load average
+is printed: on a shared machine the figures are noisy.
 """
 
 from __future__ import annotations
@@ -66,6 +66,50 @@ def device_only(pm):
     return run, len(steps)
 
 
+class DeviceTimer:
+    """Wrappers timing clnn.launch's enqueue_launch and _download_outputs (the calls that wait
+    for the device) while installed: ``ns`` sums their wall time."""
+
+    NAMES = ("enqueue_launch", "_download_outputs")
+
+    def __init__(self):
+        from clnn import launch
+
+        self.module, self.ns = launch, 0
+        self.saved = {n: getattr(launch, n) for n in self.NAMES}
+
+    def __enter__(self):
+        for n, f in self.saved.items():
+            setattr(self.module, n, self._timed(f))
+        return self
+
+    def __exit__(self, *exc):
+        for n, f in self.saved.items():
+            setattr(self.module, n, f)
+
+    def _timed(self, f):
+        def timed(*args, **kwargs):
+            t = time.perf_counter_ns()
+            try:
+                return f(*args, **kwargs)
+            finally:
+                self.ns += time.perf_counter_ns() - t
+        return timed
+
+
+def _split_us(pm, req, iterations: int) -> tuple[float, float]:
+    """(median execution us, median us of it in the device calls) over ``iterations``."""
+    total, inside = [], []
+    with DeviceTimer() as dt:
+        for _ in range(iterations):
+            before = dt.ns
+            t = time.perf_counter_ns()
+            pm.execute_synchronously(req)
+            total.append(time.perf_counter_ns() - t)
+            inside.append(dt.ns - before)
+    return statistics.median(total) / 1e3, statistics.median(inside) / 1e3
+
+
 def measure(iterations: int, rounds: int) -> dict:
     device = open_device("opencl")
     model = add_model()
@@ -76,19 +120,20 @@ def measure(iterations: int, rounds: int) -> dict:
     for _ in range(3):
         pm.execute_synchronously(req)
     dev, launches = device_only(pm)
-    per_round = {"execution": [], "device": []}
+    per_round = {"execution": [], "device": [], "python": [], "device_only": []}
     load_before = timing.load_average()
     for _ in range(rounds):
-        per_round["execution"].append(
-            _median_us(lambda: pm.execute_synchronously(req), iterations))
-        per_round["device"].append(_median_us(dev, iterations))
+        ex, inside = _split_us(pm, req, iterations)
+        per_round["execution"].append(ex)
+        per_round["device"].append(inside)
+        per_round["python"].append(ex - inside)
+        per_round["device_only"].append(_median_us(dev, iterations))
     load_after = timing.load_average()
-    ex = statistics.median(per_round["execution"])
-    dv = statistics.median(per_round["device"])
+    med = {k: round(statistics.median(v), 1) for k, v in per_round.items()}
     return {"model": "ADD of two [1, 16] QUANT8_ASYMM_SIGNED tensors", "launches": launches,
             "device": device.name, "iterations": iterations, "rounds": rounds,
-            "execution_us": round(ex, 1), "device_us": round(dv, 1),
-            "python_us": round(ex - dv, 1),
+            "execution_us": med["execution"], "device_us": med["device"],
+            "python_us": med["python"], "device_only_us": med["device_only"],
             "round_us": {k: [round(v, 1) for v in vs] for k, vs in per_round.items()},
             "load_average": {"before": load_before, "after": load_after}}
 
@@ -101,7 +146,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     r = measure(args.iterations, args.rounds)
     print(f"{r['model']} on {r['device']} ({r['launches']} launch): execution "
-          f"{r['execution_us']} us = device {r['device_us']} us + Python {r['python_us']} us "
+          f"{r['execution_us']} us = device {r['device_us']} us (enqueue and wait) + Python "
+          f"{r['python_us']} us; the launch alone (enqueue + finish) {r['device_only_us']} us "
           f"(medians; load average {timing.fmt_load(r['load_average']['before'])} -> "
           f"{timing.fmt_load(r['load_average']['after'])})")
     if args.json:
