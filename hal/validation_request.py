@@ -34,6 +34,8 @@ def request_dimensions(what: str, op: Operand, arg_dims) -> tuple[int, ...]:
     arg_dims = tuple(arg_dims or ())
     if not arg_dims:
         return dims
+    if arg_dims == dims and not is_scalar_type(op.type):
+        return arg_dims  # the model's own (validated) dimensions: nothing to check
     if is_scalar_type(op.type):
         _fail(f"{what} is a scalar ({op.type.name}) but the request gives dimensions "
               f"{list(arg_dims)}")
