@@ -1,14 +1,18 @@
 """Before / after latency of the MediaPipe models on the OpenCL device, in one run.
 
     python3 benchmarks/models_ab.py --base COMMIT [--iterations 10] [--rounds 3] [--json]
+                                    [--int8] [MODEL ...]
 
 The clnn of ``COMMIT`` (extracted with ``git archive`` into a temporary directory) and the
 working tree each run in a worker process that imports, prepares and warms every model once;
 then, model by model and round by round, the two workers and ai-edge-litert (2 threads, in this
 process) take turns, each first in turn: ``--iterations`` timed executions each per round, so
 that load changes on a shared machine hit all three alike. Reported: the median over every round
-of each, the ratios to litert, the speed-up, whether the working tree's outputs match litert
-(clnn run's tolerance), and the load average before and after each model.
+of each, the ratios to litert, the speed-up, the fastest execution of each clnn side (less
+sensitive to a loaded machine than the medians), whether the working tree's outputs match
+litert (clnn run's tolerance), and the load average before and after each model. ``--int8``:
+the int8 models of ``clnn models fetch --int8`` (clnn/models/int8.py) instead of the MediaPipe
+ones.
 
 Loading, the seeded inputs, the litert side, the medians and the tolerance are those of
 ``clnn bench models`` (clnn/bench/bench_models.py); only the worker is written out here,
@@ -29,7 +33,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 WORKER = r"""
-import json, sys, time
+import json, os, sys, time
 import numpy as np
 try:  # the layout since clnn/tools was split by job
     from clnn.models.mediapipe import fetch
@@ -45,7 +49,7 @@ runners = {}
 for line in sys.stdin:
     name, n, out = line.split()
     if name not in runners:
-        path = fetch([name])[name]
+        path = name if os.path.isabs(name) else fetch([name])[name]
         imported = load(path)
         inputs = random_inputs(imported)
         runner = ClnnRunner(imported, device)
@@ -58,6 +62,9 @@ for line in sys.stdin:
 """
 
 
+#: the int8 models of ``--int8`` by default: the MLPerf Tiny models of issue #36
+INT8_TINYML = ("anomaly_detection", "image_classification", "keyword_spotting",
+               "visual_wake_words")
 #: the sides of a round; round r starts with the (r mod 3)-th (timing.turn)
 SIDES = ["base", "new", "litert"]
 
@@ -117,7 +124,10 @@ def main(argv=None) -> int:
                     "SPECIALIZATION=1)")
     ap.add_argument("--new-env", action="append", default=[], metavar="NAME=VALUE",
                     help="an environment variable set for the working tree's worker only")
-    ap.add_argument("models", nargs="*", help="model names (default: every model litert runs)")
+    ap.add_argument("--int8", action="store_true",
+                    help="the int8 models (clnn models fetch --int8; default: the MediaPipe ones)")
+    ap.add_argument("models", nargs="*", help="model names (default: every model litert runs; "
+                    "with --int8 the four MLPerf Tiny models)")
     args = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
     from clnn.bench import timing
@@ -125,7 +135,12 @@ def main(argv=None) -> int:
     from clnn.cli.run import LITERT_THREADS
     from clnn.models.mediapipe import fetch
 
-    paths = fetch(args.models or litert_models())
+    if args.int8:
+        from clnn.models.int8 import fetch_int8
+
+        paths = fetch_int8(args.models or list(INT8_TINYML))
+    else:
+        paths = fetch(args.models or litert_models())
     names = list(paths)  # as fetch spells them (a name without its .tflite suffix is one)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -145,10 +160,10 @@ def main(argv=None) -> int:
                 for r in range(args.rounds):  # each side first in turn (timing.rounds)
                     for side in timing.turn(SIDES, r):
                         if side == "base":
-                            t["base"] += base.times(name, args.iterations,
+                            t["base"] += base.times(paths[name], args.iterations,
                                                     os.path.join(tmp, "b.npz"))
                         elif side == "new":
-                            t["new"] += new.times(name, args.iterations, out)
+                            t["new"] += new.times(paths[name], args.iterations, out)
                         else:
                             t["litert"] += litert.latency(imported, inputs, args.iterations)[1]
                 got = np.load(out)
@@ -160,6 +175,9 @@ def main(argv=None) -> int:
                              "ratio_before": round(ms["base"] / ms["litert"], 2),
                              "ratio_after": round(ms["new"] / ms["litert"], 2),
                              "speedup": round(ms["base"] / ms["new"], 2),
+                             "before_min_ms": round(min(t["base"]) * 1e3, 3),
+                             "after_min_ms": round(min(t["new"]) * 1e3, 3),
+                             "litert_min_ms": round(min(t["litert"]) * 1e3, 3),
                              "within_tolerance": accuracy(outs, ref)["within_tolerance"],
                              "load_average": [round(load_before, 2),
                                               round(os.getloadavg()[0], 2)]})

@@ -76,6 +76,9 @@ _GROUP_BOUND = re.compile(r"\b(barrier|work_group_\w+|get_local_id|get_group_id|
 _SCALARS = {"int": "{a}", "uint": "(uint){a}", "unsigned int": "(uint){a}",
             "float": "as_float({a})"}
 _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)", re.M)
+#: a block of helpers defined once however often it is included (no nested conditionals)
+_GUARDED = re.compile(r"^[ \t]*#ifndef[ \t]+(\w+)[ \t]*\n[ \t]*#define[ \t]+\1\b"
+                      r".*?^[ \t]*#endif\b[^\n]*", re.M | re.S)
 #: kernel key -> its Part, or why it cannot be chained (Unchainable): the source of a key
 #: never changes
 PARTS: dict = {}
@@ -167,7 +170,10 @@ class Part:
                 raise Unchainable(f"{family}.{name}: parameter type {ptype!r}")
         #: text around the kernel (helper functions of the family), once per program
         self.helpers = body[:m.start()] + body[end:]
-        self.pure = not self.helpers.strip()
+        #: no helpers that two variants of the kernel would define twice (helpers inside
+        #: ``#ifndef G`` / ``#define G`` ... ``#endif`` guards are defined once whatever
+        #: includes them: common.mako's clnn_mbqm<n>)
+        self.pure = not _GUARDED.sub("", self.helpers).strip()
         if re.search(r"\bget_global_(id|size)\b", self.helpers):
             raise Unchainable(f"{family}.{name}: a helper function reads the work-item's id")
         decl = ("static inline void @PART@(int clnn_x, int clnn_y, int clnn_z, int clnn_gx, "

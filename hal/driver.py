@@ -77,6 +77,7 @@ def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
     shapes = []
     sufficient = True
     sg = model.main
+    host_bytes = {}  # output k -> its bytes (made once)
     for k, (arg, i, arr) in enumerate(zip(request.outputs, sg.output_indexes, outputs)):
         op = sg.operands[i]
         request_dimensions(f"request output {k}", op, arg.dimensions)
@@ -88,18 +89,18 @@ def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
             pool.check_fits(f"output {k}", arr.shape)
             shapes.append(OutputShape(tuple(int(d) for d in arr.shape), True))
             continue
-        data = array_to_bytes(arr)
+        data = host_bytes[k] = array_to_bytes(arr)
         ok = len(data) <= arg.location.length
         sufficient &= ok
         shapes.append(OutputShape(tuple(int(d) for d in arr.shape), ok))
     if not sufficient:
         return ErrorStatus.OUTPUT_INSUFFICIENT_SIZE, shapes
-    for arg, arr in zip(request.outputs, outputs):
+    for k, (arg, arr) in enumerate(zip(request.outputs, outputs)):
         pool = request.pools[arg.location.pool_index]
         if isinstance(pool, DeviceBuffer):
             pool.write(arr)
             continue
-        data = array_to_bytes(arr)
+        data = host_bytes[k]
         view = pool_view(request.pools, arg.location.pool_index, "request output")
         view[arg.location.offset: arg.location.offset + len(data)] = data
     return ErrorStatus.NONE, shapes
@@ -114,13 +115,20 @@ def loop_timeout(duration_ns):
     return duration_ns
 
 
+_MEASURE_VALUES = frozenset(MeasureTiming)
+
+
 def begin_execution(prepared, request, measure, deadline, loop_timeout_duration) -> int:
     """The checks every execution makes before it runs, on every device: the request against
     the model (and device memories), the MeasureTiming value, the loop timeout (returned, in
     ns) and a deadline that has already passed."""
     validate_execution_request(prepared, request)
     check_omitted_inputs(request, prepared.model)
-    if measure not in tuple(MeasureTiming):
+    try:
+        valid = measure in _MEASURE_VALUES
+    except TypeError:  # unhashable: no MeasureTiming
+        valid = False
+    if not valid:
         raise InvalidArgument(f"measure {measure} is not a valid MeasureTiming")
     timeout = loop_timeout(loop_timeout_duration)
     if deadline is not None and time.monotonic_ns() > deadline:

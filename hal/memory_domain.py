@@ -247,6 +247,8 @@ def validate_execution_request(prepared, request: Request):
     """validate_request, with device memories allowed where their roles say so."""
     model = prepared.model
     validate_request(request, model, allow_device_memory=lambda p: isinstance(p, DeviceBuffer))
+    if not any(isinstance(p, DeviceBuffer) for p in request.pools):
+        return  # host memories only: no roles to check
     sg = model.main
     for kind, args, idxs in (("input", request.inputs, sg.input_indexes),
                              ("output", request.outputs, sg.output_indexes)):

@@ -34,6 +34,8 @@ def request_dimensions(what: str, op: Operand, arg_dims) -> tuple[int, ...]:
     arg_dims = tuple(arg_dims or ())
     if not arg_dims:
         return dims
+    if arg_dims == dims and not is_scalar_type(op.type):
+        return arg_dims  # the model's own (validated) dimensions: nothing to check
     if is_scalar_type(op.type):
         _fail(f"{what} is a scalar ({op.type.name}) but the request gives dimensions "
               f"{list(arg_dims)}")
@@ -51,6 +53,23 @@ def request_dimensions(what: str, op: Operand, arg_dims) -> tuple[int, ...]:
     return arg_dims
 
 
+class _ArgName:
+    """A request argument's name in a message ("request input 0 (operand 3, TENSOR_FLOAT32)"),
+    formatted only when a message is: an execution validates every argument of every request,
+    and the valid ones need no name."""
+
+    __slots__ = ("kind", "k", "i", "op")
+
+    def __init__(self, kind: str, k: int, i: int, op: Operand):
+        self.kind, self.k, self.i, self.op = kind, k, i, op
+
+    def __str__(self) -> str:
+        return f"request {self.kind} {self.k} (operand {self.i}, {self.op.type.name})"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
 def validate_request(request: Request, model: Model, allow_device_memory=None):
     """Raise InvalidArgument unless the request fits the model's main subgraph.
 
@@ -63,7 +82,7 @@ def validate_request(request: Request, model: Model, allow_device_memory=None):
             _fail(f"the request has {len(args)} {kind}s, the model has {len(idxs)}")
         for k, (arg, i) in enumerate(zip(args, idxs)):
             op = sg.operands[i]
-            what = f"request {kind} {k} (operand {i}, {op.type.name})"
+            what = _ArgName(kind, k, i, op)
             loc = arg.location
             if arg.has_no_value:
                 if loc.pool_index or loc.offset or loc.length or arg.dimensions:

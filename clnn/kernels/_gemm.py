@@ -108,19 +108,36 @@ def scratch(b, nbytes: int):
     return cl.Buffer(b.device.context, cl.mem_flags.READ_WRITE, max(int(nbytes), 4))
 
 
-def pack_weights(bt: np.ndarray, nr: int, quant: bool, zero_point: int = 0) -> np.ndarray:
-    """bt: [groups, K, N] (B = W^T per group) -> [groups, ceil(N/nr), K, nr] panels."""
+def pack_weights(bt: np.ndarray, nr: int, quant: bool, zero_point: int = 0,
+                 facc: bool = False) -> np.ndarray:
+    """bt: [groups, K, N] (B = W^T per group) -> [groups, ceil(N/nr), K, nr] panels
+    (quantized: short w - zero point, or float with ``facc``, :func:`float_exact`)."""
     g, k, n = bt.shape
     npad = ceil_to(max(n, 1), nr)
     if quant:
         src = bt.astype(np.int32) - zero_point
-        dtype = np.int16
+        dtype = np.float32 if facc else np.int16
     else:
         src = bt.astype(np.float32)
         dtype = np.float32
     full = np.zeros((g, k, npad), dtype)
     full[:, :, :n] = src
     return np.ascontiguousarray(full.reshape(g, k, npad // nr, nr).transpose(0, 2, 1, 3))
+
+
+#: the largest |a - zero point| of a quantized 8-bit A
+A_RANGE = 255
+
+
+def float_exact(bt: np.ndarray, zero_point: int) -> bool:
+    """Whether a quantized GEMM of constant B (``bt``: [groups, K, N]) may accumulate in float
+    (the ``facc`` kernel knob) with the integer result: every partial sum of K products
+    |a - za| * |b - zb| <= 255 * max|b - zb| is an integer below 2^24 in magnitude, which
+    float32 holds exactly, so each FMA is exact whatever the order."""
+    if bt.size == 0:
+        return False
+    wmax = int(np.max(np.abs(bt.astype(np.int64) - zero_point)))
+    return bt.shape[1] * A_RANGE * wmax < 2 ** 24
 
 
 #: added to a stored shift: that channel's final shift rounds ties upward (common.mako)
@@ -150,7 +167,7 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
                 amode="rows", sam=0, sak=1, cmode="nhwc", ldc=None, ohw=1, epi="act",
                 bias=None, requant=(), batch=(1, 1), a_b=(0, 0), b_b=(0, 0), c_b=(0, 0),
                 ch_b=(0, 0), za=0, zo=0, lo=None, hi=None, family="gemm", res=None,
-                prelu=None, fn=None, wg="auto", res_cols=None):
+                prelu=None, fn=None, wg="auto", res_cols=None, facc=False):
     """One GEMM launch (see gemm.cl.mako for the knobs). ``a`` / ``c`` are In/Out or buffers;
     ``bpk`` the packed B buffer; ``bias`` In(k) or None; ``requant`` [mult, shift] buffers
     of quantized "act" epilogues; lo / hi the activation clamp; ``res`` (buffer, element
@@ -168,6 +185,8 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
         lo, hi = (i32(-2**31), i32(2**31 - 1)) if quant else (f32(-np.inf), f32(np.inf))
     params = {"dt": dt, "odt": odt, "mr": mr, "nv": nv, "vw": vw, "amode": amode,
               "cmode": cmode, "epi": epi}
+    if facc and quant:  # B packed as float (float_exact)
+        params["facc"] = True
     args = [*tensor_arg(a), bpk, i32(0), *tensor_arg(c)]
     post = None
     if not quant and epi == "act":

@@ -150,9 +150,12 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
     variant = _gemm_variants.choose(b, **gemm_signature(ctx, b, p, groups))
     tile = tuple(variant["tile"])
     mr, nr = tile[0], tile[1] * tile[2]
+    facc = False
     if fi.value is not None:  # reordered once, here
         bt = fi.value.reshape(groups, og, K).transpose(0, 2, 1)
-        bpk = _gemm.device_buffer(b, _gemm.pack_weights(bt, nr, quant, _gemm.zero_of(fi)))
+        facc = quant and _gemm.float_exact(bt, _gemm.zero_of(fi))
+        bpk = _gemm.device_buffer(b, _gemm.pack_weights(bt, nr, quant, _gemm.zero_of(fi),
+                                                        facc))
         b_grp = _gemm.ceil_to(max(og, 1), nr) * K
     else:  # a filter that is a model input: packed on the device at each execution
         bpk, b_grp = _gemm.launch_pack_b(b, dt=code(fi), y=In(1), N=og, K=K, nr=nr, sk=1,
@@ -191,7 +194,7 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                       bias=In(2), requant=requant, batch=batch, a_b=(a_grp, 0), b_b=b_b,
                       c_b=(c_grp, 0), ch_b=ch_b, za=za, zo=_gemm.zero_of(out), lo=lo,
                       hi=hi, res=res, prelu=alpha, fn=post_fn(b), wg=variant["wg"],
-                      res_cols=residual_columns(b))
+                      res_cols=residual_columns(b), facc=facc)
 
 #: the direct kernel runs convolutions whose input has at most this many channels
 DIRECT_MAX_C = 8

@@ -37,9 +37,11 @@ def plan(ctx, b):
     variant = _gemm_variants.choose(b, **gemm_signature(ctx))
     tile = tuple(variant["tile"])
     nr = tile[1] * tile[2]
+    facc = False
     if w.value is not None:
+        facc = quant and _gemm.float_exact(w.value.T[None], _gemm.zero_of(w))
         bpk = _gemm.device_buffer(b, _gemm.pack_weights(w.value.T[None], nr, quant,
-                                                        _gemm.zero_of(w)))
+                                                        _gemm.zero_of(w), facc))
     else:
         bpk, _ = _gemm.launch_pack_b(b, dt=code(w), y=In(1), N=units, K=size, nr=nr, sk=1,
                                      sn=size, zb=_gemm.zero_of(w))
@@ -48,7 +50,7 @@ def plan(ctx, b):
     _gemm.launch_gemm(b, dt=dt, a=In(0), bpk=bpk, c=Out(0), M=batch, N=units, K=size,
                       tile=tile, sam=size, sak=1, ldc=units, bias=In(2), requant=requant,
                       za=_gemm.zero_of(inp), zo=_gemm.zero_of(out), lo=lo, hi=hi,
-                      wg=variant["wg"])
+                      wg=variant["wg"], facc=facc)
 
 
 register_kernel("FULLY_CONNECTED", family="fully_connected", support=support, plan=plan,

@@ -23,7 +23,7 @@ def plan(ctx, b):
     if ctx.name == "QUANTIZE":
         lo, hi = qrange(y.type)
         scale = np.float32(y.scale)
-        b.launch("quantization", "quantize", params, (n,),
+        b.launch("quantization", "quantize", params, (n // 8 + n % 8,),
                  [In(0), Out(0), f32(scale), f32(np.float32(1.0) / scale), i32(n // 8 * 8),
                   i32(y.zero_point), i32(lo), i32(hi)])
         return

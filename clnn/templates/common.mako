@@ -153,3 +153,34 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
 % endif
 </%def>
 
+## clnn_mbqm<n>: clnn_mbqm (the prelude's) on int<n> vectors, lane for lane the same result
+## (64-bit lanes for the products and shifts, selects for the branches).
+<%def name="mbqm_vector(n)">
+<%
+    I = "int%d" % n
+    L = "long%d" % n
+%>\
+#ifndef CLNN_MBQM${n}
+#define CLNN_MBQM${n}
+inline ${I} clnn_mbqm${n}(${I} x, ${I} m, ${I} s) {
+    const ${I} up = s >= (${I})(CLNN_ROUND_UP / 2);
+    s = select(s, s - (${I})(CLNN_ROUND_UP), up);
+    const ${L} left = convert_${L}(max(s, (${I})(0)));
+    const ${L} right = convert_${L}(max(-s, (${I})(0)));
+    const ${L} xl = clamp(convert_${L}(x) << left, (${L})(CLNN_INT32_MIN),
+                          (${L})(CLNN_INT32_MAX));
+    const ${L} ml = convert_${L}(m);
+    const ${L} ab = xl * ml;
+    const ${L} nudge = select((${L})(1L - (1L << 30)), (${L})(1L << 30), ab >= (${L})(0));
+    ${L} high = (ab + nudge) / (${L})(1L << 31);
+    high = select(high, (${L})(CLNN_INT32_MAX),
+                  (xl == (${L})(CLNN_INT32_MIN)) & (ml == (${L})(CLNN_INT32_MIN)));
+    const ${L} one = (${L})(1);
+    const ${L} mask = (one << right) - one;
+    const ${L} thr = (mask >> one) + select((${L})(0), one, high < (${L})(0));
+    const ${L} down = (high >> right) + select((${L})(0), one, (high & mask) > thr);
+    const ${L} upv = (high + ((one << right) >> one)) >> right;
+    return convert_${I}(select(down, upv, convert_${L}(up) & (right > (${L})(0))));
+}
+#endif
+</%def>

@@ -93,7 +93,19 @@ vstore${vw}(${v}, 0, yr + ${off})\
     quant = dt in ("u8", "i8")
     V = ("int" if quant else "float") + ("" if vw == 1 else str(vw))
 %>
-% if quant:
+% if quant and vw > 1:
+<%
+    T = {"u8": "uchar", "i8": "char"}[dt]
+%>\
+    {  /* the requantization a vector at a time (clnn_mbqm<vw>: the scalar one lane by lane) */
+        const ${V} qb = vload${vw}(0, bias + c0), qm = vload${vw}(0, mult + c0);
+        const ${V} qs = vload${vw}(0, shift + c0);
+  % for j in range(tx):
+        if (ox0 + ${j} < OW)
+            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${vw}(acc${j} + qb, qm, qs) + zo, lo, hi)), 0, yr + ${j} * C);
+  % endfor
+    }
+% elif quant:
     int t_[${vw}];
 % else:
     if (fnc == 0 && ox0 + ${tx} <= OW) {  /* no function, a full tile: plain stores (the
@@ -106,7 +118,7 @@ vstore${vw}(${v}, 0, yr + ${off})\
         ${leave};
     }
 % endif
-% for j in range(tx):
+% for j in range(tx if not (quant and vw > 1) else 0):
     if (ox0 + ${j} < OW) {
   % if quant:
       % if vw == 1:
@@ -129,13 +141,16 @@ vstore${vw}(${v}, 0, yr + ${off})\
 
 ## The parameter list of the NHWC depthwise kernels (depthwise_tile, _sweep, _slide, _row):
 ## ``fh``'s name is fh_ where the filter height is a knob.
-<%def name="dw_params(name, dt, fdt, fh)">\
+<%def name="dw_params(name, dt, fdt, fh, vw=1)">\
 <%
     quant = dt in ("u8", "i8")
     S = "int" if quant else "float"
     bdt = "i32" if quant else dt
     pad = " " * len("__kernel void %s(" % name)
 %>\
+% if quant and vw > 1:
+${c.mbqm_vector(vw)}
+% endif
 __kernel void ${name}(${c.tparam(dt, "x", True)}, ${c.tparam(fdt, "w", True)},
 ${pad}${c.tparam(bdt, "bias", True)}, ${c.tparam(dt, "y")},
 % if quant:
@@ -178,7 +193,7 @@ ${pad}${S} lo, ${S} hi${"" if quant else ", int fnc"})\
     bdt = "i32" if quant else dt
     span = (tx - 1) * sw + (fw - 1) * dw + 1
 %>
-${dw_params("depthwise_tile", dt, fdt, "fh")}
+${dw_params("depthwise_tile", dt, fdt, "fh", vw)}
 {
 ${c.toffsets("x", "w", "bias", "y")}
     const int c0 = get_global_id(0) * ${vw}, ox0 = get_global_id(1) * ${tx};
@@ -275,7 +290,7 @@ ${dw_store(dt, vw, tx, "return")}\
     V = S if vw == 1 else "%s%d" % (S, vw)
     span = (tx - 1) * sw + (fw - 1) * dw + 1
 %>
-${dw_params("depthwise_sweep", dt, fdt, "fh_")}
+${dw_params("depthwise_sweep", dt, fdt, "fh_", vw)}
 {
 ${c.toffsets("x", "w", "bias", "y")}
 ${dw_row_setup(dt, vw, fh)}\
@@ -357,7 +372,7 @@ ${dw_store(dt, vw, 1, "continue")}\
     V = S if vw == 1 else "%s%d" % (S, vw)
     K = -(-fw // sw)
 %>
-${dw_params("depthwise_slide", dt, fdt, "fh_")}
+${dw_params("depthwise_slide", dt, fdt, "fh_", vw)}
 {
 ${c.toffsets("x", "w", "bias", "y")}
 ${dw_row_setup(dt, vw, fh)}\
@@ -445,7 +460,7 @@ ${dw_slide_step(dt, vw, fw, sw, fh, True, True)}\
              if n == tx and t0 * sw - pl >= 0 and t0 * sw - pl + (n - 1) * sw + fw <= w]
     looped = inner if len(inner) > unroll else []
 %>
-${dw_params("depthwise_row", dt, fdt, "fh_")}
+${dw_params("depthwise_row", dt, fdt, "fh_", vw)}
 {
 ${c.toffsets("x", "w", "bias", "y")}
 ${dw_row_setup(dt, vw, fh)}\

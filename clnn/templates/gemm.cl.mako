@@ -32,7 +32,7 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 %>
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -40,9 +40,17 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
         bias = True
     S = "int" if quant else "float"
     V = "%s%d" % (S, vw)
-    BT = "short" if quant else "float"
+    # facc: a quantized GEMM accumulating in float (B packed as float): exact while every partial
+    # sum stays below 2^24 in magnitude, which the plan guarantees (clnn/kernels/_gemm.py
+    # float_exact); one FMA per product instead of an integer multiply and add
+    facc = quant and facc
+    BT = "short" if quant and not facc else "float"
+    AV = "float%d" % vw if facc else V
     bdt = "i32" if quant else ("f16" if odt == "f16" else "f32")
 %>
+% if quant and epi == "act":
+${c.mbqm_vector(vw)}
+% endif
 __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_off,
                    ${c.tparam(odt, "c")},
 % if bias:
@@ -80,12 +88,22 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
 % endif
 % for r in range(mr):
   % for v in range(nv):
-    ${V} c${r}_${v} = (${V})(0);
+    ${V} c${r}_${v}${"" if facc else " = (%s)(0)" % V};
   % endfor
 % endfor
+% if facc:
+    {
+  % for r in range(mr):
+    % for v in range(nv):
+    ${AV} f${r}_${v} = (${AV})(0.0f);
+    % endfor
+  % endfor
+% endif
     for (int k = 0; k < K; ++k) {
 % for v in range(nv):
-  % if quant:
+  % if facc:
+        ${AV} b${v} = vload${vw}(${v}, bp + k * ${nr});
+  % elif quant:
         ${V} b${v} = convert_int${vw}(vload${vw}(${v}, bp + k * ${nr}));
   % else:
         ${V} b${v} = vload${vw}(${v}, bp + k * ${nr});
@@ -96,6 +114,8 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
         float${mr} av = vload${mr}(k, ap);
   % elif dt == "f16":
         float${mr} av = vload_half${mr}(k, ap);
+  % elif facc:
+        float${mr} av = convert_float${mr}(convert_int${mr}(vload${mr}(k, ap)) - za);
   % else:
         int${mr} av = convert_int${mr}(vload${mr}(k, ap)) - za;
   % endif
@@ -109,10 +129,14 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
             "((int)ap[k * %d + %d] - za)" % (mr, r)
     else:
         aval = capture(c.ldf, dt, "ap%d" % r, "k * sak") if not quant else "((int)ap%d[k * sak] - za)" % r
+    if facc and not (amode == "packed" and mr in (2, 4, 8, 16)):
+        aval = "(float)" + aval
 %>\
-        ${S} a${r} = ${aval};
+        ${"float" if facc else S} a${r} = ${aval};
   % for v in range(nv):
-    % if quant:
+    % if facc:
+        f${r}_${v} = fma((${AV})a${r}, b${v}, f${r}_${v});
+    % elif quant:
         c${r}_${v} += a${r} * b${v};
     % else:
         c${r}_${v} = fma((${V})a${r}, b${v}, c${r}_${v});
@@ -120,6 +144,14 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
   % endfor
 % endfor
     }
+% if facc:
+  % for r in range(mr):
+    % for v in range(nv):
+    c${r}_${v} = convert_int${vw}(f${r}_${v});
+    % endfor
+  % endfor
+    }
+% endif
 ${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant)}
 }
 </%def>
@@ -289,6 +321,9 @@ ${store_vector(odt, vw, r, v)}\
         return;
     }
 % endif
+% if quant and epi == "act" and cmode == "nhwc" and not flex:
+${quant_full_panel(odt, mr, nv, vw, bias)}\
+% endif
     ${S} t[${vw}];
 % for r in range(mr):
     if (m0 + ${r} < M) {
@@ -437,15 +472,22 @@ __kernel void im2col_pack(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "a")},
     const int mb = get_global_id(0), tap = get_global_id(1), g = get_global_id(2);
     const int ty = tap / fw, tx = tap - ty * fw;
     x += g * cg * sc;
+    /* the first row's pixel by divisions, the next ones by stepping (divisions cost PoCL's
+       vectorized work-item loops most of this kernel's time) */
+    int b = mb * ${mr} / ohw, p = mb * ${mr} - b * ohw;
+    int oy = p / ow, ox = p - oy * ow;
 % for r in range(mr):
     int s${r};
     {
         const int m = mb * ${mr} + ${r};
-        const int b = m / ohw, p = m - b * ohw;
-        const int oy = p / ow, ox = p - oy * ow;
         const int iy = oy * stride_h - pad_t + ty * dil_h;
         const int ix = ox * stride_w - pad_l + tx * dil_w;
         s${r} = m < M && iy >= 0 && iy < H && ix >= 0 && ix < W ? b * sn + iy * sy + ix * sx : -1;
+  % if r + 1 < mr:
+        ++p;
+        if (++ox == ow) { ox = 0; ++oy; }
+        if (p == ohw) { p = 0; oy = 0; ++b; }
+  % endif
     }
 % endfor
     __global ${c.ctype(dt)}* dst = a + (size_t)g * grp_stride + ((size_t)mb * K + tap * cg) * ${mr};
@@ -485,4 +527,34 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
 % endif
     }
 }
+</%def>
+
+## The requantization of a full column panel of a quantized "act" epilogue (NHWC), a vector at
+## a time: bias, clnn_mbqm<vw> (the scalar clnn_mbqm of common.mako lane by lane), the output
+## zero point, the activation clamp and a vector store; the rows past M are skipped. The
+## element-by-element epilogue below (scalar requantization through a private array) cost the
+## int8 GEMMs of small K (the pointwise layers of the tinyml models) about as much as their
+## multiply-adds.
+<%def name="quant_full_panel(odt, mr, nv, vw, bias)">\
+<%
+    V = "int%d" % vw
+    T = {"u8": "uchar", "i8": "char"}[odt]
+%>\
+    if (n0 + ${nv * vw} <= N) {
+% for v in range(nv):
+        const ${V} qm${v} = vload${vw}(0, mult + choff + n0 + ${v * vw});
+        const ${V} qs${v} = vload${vw}(0, shift + choff + n0 + ${v * vw});
+  % if bias:
+        const ${V} qb${v} = vload${vw}(0, bias + bias_off + choff + n0 + ${v * vw});
+  % endif
+% endfor
+% for r in range(mr):
+        if (m0 + ${r} < M) {
+  % for v in range(nv):
+            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${vw}(c${r}_${v}${(" + qb%d" % v) if bias else ""}, qm${v}, qs${v}) + zo, lo, hi)), 0, c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
+  % endfor
+        }
+% endfor
+        return;
+    }
 </%def>

@@ -20,6 +20,17 @@ __kernel void quantize(${c.tparam(di, "x", True)}, ${c.tparam(do, "y")}, float s
 {
 ${c.toffsets("x", "y")}
     int i = get_global_id(0);
+    /* work-items below vec / 8: 8 values of the vector part each, a vector at a time (the
+       float clamp before the conversion saturates what the scalar code's branches do, NaN
+       goes to hi); the others: one value of the rest each */
+    if (i < vec / 8) {
+        const float8 v8 = ${c.vldf(di, 8, "x", "8 * i")};
+        float8 q8 = clamp(rint(v8 * inv_scale) + (float)zp, (float)lo, (float)hi);
+        q8 = select(q8, (float8)((float)hi), isnan(v8));
+        vstore8(convert_${c.ctype(do)}8(q8), i, y);
+        return;
+    }
+    i += vec - vec / 8;
     const float v = ${c.ldf(di, "x", "i")};
     if (isnan(v)) { y[i] = (${c.ctype(do)})hi; return; }
     /* TFLite's vector code (blocks of 8): x * (1 / scale) in float32, ties to even */

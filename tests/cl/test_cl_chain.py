@@ -208,6 +208,22 @@ def test_part_source():
     assert "@PART@(int clnn_x" in part.function and "__kernel" not in part.function
 
 
+def test_guarded_helpers_leave_a_part_pure():
+    """The int8 GEMM's clnn_mbqm<vw> (common.mako, inside an #ifndef guard) is defined once
+    however many variants a chain holds: its variants chain together (the tinyml models run
+    as one chain), while unguarded helpers still end a run at a second variant."""
+    def key(vw, facc):
+        return ("gemm", "gemm", (("amode", "rows"), ("bias", True), ("cmode", "nhwc"),
+                                 ("dt", "i8"), ("epi", "act"), *((("facc", True),) if facc
+                                                                  else ()),
+                                 ("mr", 8), ("nv", 1), ("odt", "i8"), ("vw", vw)))
+    parts = [chain.Part(key(16, False)), chain.Part(key(8, True))]
+    assert all(p.pure for p in parts) and "clnn_mbqm16" in parts[0].helpers
+    src = chain.source(parts, 2)
+    assert src.count("#ifndef CLNN_MBQM16") == 1 and src.count("#ifndef CLNN_MBQM8") == 1
+    assert chain._GUARDED.sub("", "inline int f(int x) { return x; }\n").strip()
+
+
 def test_plans_for_run_time_shapes_chain_too(chained):
     """A plan made for an execution's input shapes (here a batch the model leaves open)."""
     b = ModelBuilder()
