@@ -318,21 +318,9 @@ def measure_candidates(device, run_candidate, candidates: list, reps: int, may_c
             release()
 
 
-#: every tunable family declared, by name (Family registers itself)
+#: every tunable family declared, by name (Family registers itself when its module,
+#: clnn/kernels/_*variants.py or _winograd.py, is imported)
 FAMILIES: dict = {}
-
-
-def family_names() -> list[str]:
-    """The names of the tunable families (those ``clnn tune --family`` takes)."""
-    from clnn.kernels import (  # noqa: F401  (the modules that declare the families)
-        _conv_variants,
-        _depthwise_variants,
-        _dwpw_variants,
-        _gemm_variants,
-        _winograd,
-    )
-
-    return sorted(FAMILIES)
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,24 @@ from clnn.cli.devices import DEVICE_HELP, device_spec
 from clnn.cli.errors import existing_file
 
 
+def family_names() -> list[str]:
+    """The names of the tunable kernel families (those ``--family`` takes)."""
+    from clnn import tuning
+    from clnn.kernels import (  # noqa: F401  (the modules that declare the families)
+        _conv_variants,
+        _depthwise_variants,
+        _dwpw_variants,
+        _gemm_variants,
+        _winograd,
+    )
+
+    return sorted(tuning.FAMILIES)
+
+
 def _cmd(args) -> int:
     from clnn.cli.devices import device_environment, require_device, require_opencl
     from clnn.cli.errors import CliError
     from clnn.cli.tune import tune_models
-    from clnn.tuning import family_names
 
     require_opencl(args.device, "tune")
     unknown = sorted(set(args.family or ()) - set(family_names()))
