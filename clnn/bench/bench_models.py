@@ -1,6 +1,8 @@
 """``clnn bench models``: every MediaPipe model (clnn.models.mediapipe) on the OpenCL device and
 with ai-edge-litert (2 threads) in the same run: median latency of each, their ratio (clnn /
-litert; above 1 means clnn is slower) and the max error against litert.
+litert; above 1 means clnn is slower) and the max error against litert (for a quantized model,
+against litert's builtin kernels, which clnn matches bit for bit; XNNPACK's int8 kernels, the
+ones timed, round otherwise). Streaming models are skipped (clnn run --stream N).
 
 Each model: import, prepare (timed apart, through the compilation cache as ``clnn run``), one
 untimed first run on each side, then ``--rounds`` rounds in which clnn and litert take turns,
@@ -32,6 +34,8 @@ from clnn.cli.run import (
 )
 from clnn.devices import open_device
 from clnn.models.mediapipe import MODELS, NEEDS_MEDIAPIPE_OPS, FetchError, fetch
+from clnn.suites.int8_check import litert_run
+from hal.types import QUANT_TYPES as QUANTIZED
 
 
 def litert_models() -> list[str]:
@@ -75,12 +79,18 @@ def bench_model(path: str, device, iterations: int, use_cache: bool = True,
         return row
     try:
         imported, inputs = load_case(path)
+        if imported.states:  # its executions are frames of one stream, not independent runs
+            row["error"] = (f"skipped: a streaming model ({len(imported.states)} state "
+                            "variables); clnn run --stream N times its frames")
+            return row
         runner = ClnnRunner(imported, device, read_model_bytes(path) if use_cache else None)
         t0 = time.perf_counter()
         outs, _ = runner.run(inputs)
         first_s = time.perf_counter() - t0
         runner.save_cache()  # after the first result, as clnn run does
         ref, _ = litert.run(imported, inputs)
+        if quantized(imported.model):  # checked against TFLite's own kernels (bit-exact)
+            ref = litert_run(path, inputs)
         times, medians = timing.rounds({"clnn": lambda: runner.run(inputs)[1],
                                         "litert": lambda: litert.run(imported, inputs)[1]},
                                        rounds, iterations)
@@ -98,8 +108,16 @@ def bench_model(path: str, device, iterations: int, use_cache: bool = True,
                 "litert_round_ms": [round(m, 3) for m in medians["litert"]],
                 "spread": spread,
                 "unstable": max(spread.values()) > timing.ROUND_SPREAD_LIMIT,
-                **accuracy(outs, ref)})
+                "compared_with": "litert builtin kernels" if quantized(imported.model)
+                else "litert", **accuracy(outs, ref)})
     return row
+
+
+def quantized(model) -> bool:
+    """Whether ``model`` (a HAL Model) holds quantized tensors: its outputs are then checked
+    against litert's builtin kernels, which clnn matches bit for bit, not against XNNPACK's
+    (litert's default delegate, the one timed), whose int8 kernels round otherwise."""
+    return any(o.type in QUANTIZED for o in model.main.operands)
 
 
 def run_models_bench(iterations: int = 20, as_json: bool = False, names=None,

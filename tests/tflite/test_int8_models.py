@@ -103,3 +103,26 @@ def test_mltk_model_is_bit_exact_on_opencl(cl_device, name):
         pytest.skip(f"{name} is not in the cache (clnn models fetch --int8)")
     result = compare_model(path, {"opencl": cl_device}, seeds=(0,))
     assert set(result["opencl"]) == {0}, result
+
+
+def test_bench_checks_an_int8_model_against_litert_builtin_kernels(reference):
+    # clnn bench models times litert's default (XNNPACK) but checks against its builtin
+    # kernels, which clnn matches bit for bit (XNNPACK's int8 kernels round otherwise)
+    from clnn.bench.bench_models import bench_model
+
+    path = present_int8("keyword_spotting")
+    if path is None:
+        pytest.skip("keyword_spotting is not in the cache (clnn models fetch --int8)")
+    row = bench_model(path, reference, iterations=1, use_cache=False, rounds=1)
+    assert row["compared_with"] == "litert builtin kernels", row
+    assert row["max_abs_err"] == 0 and row["within_tolerance"]
+
+
+def test_bench_skips_a_streaming_model_with_the_reason(reference):
+    from clnn.bench.bench_models import bench_model
+
+    path = present_int8("alexa")
+    if path is None:
+        pytest.skip("alexa is not in the cache (clnn models fetch --int8)")
+    row = bench_model(path, reference, iterations=1, use_cache=False, rounds=1)
+    assert row["error"].startswith("skipped: a streaming model") and "--stream" in row["error"]
