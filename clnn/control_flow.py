@@ -7,9 +7,15 @@ own, and IF / WHILE inside them run the same way (recursively). Only the conditi
 (one byte per IF, one per WHILE iteration); the tensors passed to and from the subgraphs stay in
 device memory (:class:`clnn.memory.PoolTensor`).
 
-A subgraph's plans run again (every WHILE iteration, or two IFs naming one branch), so its
-outputs are copied on the device into buffers of their own when it returns (``detached``): a
-loop-carried tensor is never read from pool bytes that the next iteration overwrites.
+A subgraph's outputs are read from pool bytes that no run overwrites while they are read. A
+WHILE body has two runs with pools of their own (:class:`SubgraphRun` ``copy``) that take
+turns: each iteration's outputs are handed to the next as regions of the pools they are in
+(OpenCL sub-buffers, which the next run's kernels read directly: nothing is copied per
+iteration), and the run that reads them writes the other pools. The outputs of a subgraph run
+at most once per execution (an IF's branch in the main subgraph, a WHILE's last iteration:
+:func:`reruns`) stay in its pools too; those of a subgraph run again while they are read (two
+IFs naming one branch, a loop inside a loop's body) are copied on the device into buffers of
+their own when it returns (``detached``).
 
 The loop timeout and the deadline hold as on the reference device
 (hal/operations/control_flow.py): the condition runs, then a loop past the execution's loop
@@ -20,7 +26,8 @@ MISSED_DEADLINE_TRANSIENT, and the execution deadline is checked between partiti
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from collections import Counter
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -75,17 +82,23 @@ def _subgraph_reason(device, model, index: int, seen, memo) -> str | None:
 
 @dataclass
 class SubgraphRun:
-    """The partitions and plans of one referenced subgraph."""
+    """The partitions and plans of one referenced subgraph (``copy`` 1: a WHILE body's second
+    run, with pools of its own: the two take turns, :func:`_run_while`)."""
 
     index: int
     partitions: list[Partition]
     planner: Planner
+    copy: int = 0
+    #: (pool, byte offset, bytes) -> that region of the pool as an OpenCL sub-buffer (an
+    #: output handed on as a buffer of its own, :func:`_region`), made once
+    regions: dict = field(default_factory=dict)
 
 
-def subgraph_run(pm, index: int) -> SubgraphRun:
+def subgraph_run(pm, index: int, copy: int = 0) -> SubgraphRun:
     """The partitions and planner of referenced subgraph ``index`` of the prepared model ``pm``
-    (made on first use, then kept)."""
-    run = pm.subgraph_runs.get(index)
+    (made on first use, then kept; ``copy`` 1: a WHILE body's second run)."""
+    key = index if not copy else (index, copy)
+    run = pm.subgraph_runs.get(key)
     if run is None:
         model, device = pm.model, pm.device
         sub = model.referenced[index]
@@ -95,8 +108,16 @@ def subgraph_run(pm, index: int) -> SubgraphRun:
         parts = partition(model, supported, sub, outputs_resident=True)
         planner = Planner(device, model, parts, index, executor=pm.executor)
         planner.plan_ahead()
-        run = pm.subgraph_runs[index] = SubgraphRun(index, parts, planner)
+        run = pm.subgraph_runs[key] = SubgraphRun(index, parts, planner, copy)
     return run
+
+
+def _runs_of(model, sg, operation) -> list[tuple[int, int]]:
+    """(subgraph, copy) of the runs a control-flow operation makes: a WHILE's body has two."""
+    found = [(index, 0) for index in referenced(model, sg, operation)]
+    if operation.type.name == "WHILE":
+        found.append((found[1][0], 1))
+    return found
 
 
 def plan_ahead(pm, sg, partitions):
@@ -105,55 +126,128 @@ def plan_ahead(pm, sg, partitions):
     prepare, and saved by the compilation cache with the main subgraph's."""
     for part in partitions:
         if part.control:
-            for index in referenced(pm.model, sg, sg.operations[part.ops[0]]):
-                if index not in pm.subgraph_runs:
-                    run = subgraph_run(pm, index)
+            for index, copy in _runs_of(pm.model, sg, sg.operations[part.ops[0]]):
+                if (index if not copy else (index, copy)) not in pm.subgraph_runs:
+                    run = subgraph_run(pm, index, copy)
                     plan_ahead(pm, run.planner.sg, run.partitions)
 
 
-def run_subgraph(execution, index: int, inputs: list, detach: bool = True,
-                 buffers=None) -> list:
-    """Run referenced subgraph ``index`` on the device, in ``execution`` (a
-    clnn.execution.Execution: its queue, events, executor): its outputs, those in device
-    memory copied into buffers of their own (the subgraph's pools are reused by its next run)
-    unless ``detach`` is False (a WHILE condition, read before the subgraph runs again);
-    ``buffers`` (a :class:`Carried`): where those copies go (else new buffers)."""
-    run = subgraph_run(execution.prepared, index)
+@dataclass
+class Reruns:
+    """Which subgraph runs may leave their outputs in their pools (nothing runs their plans
+    again while the outputs are read): ``once``, the subgraphs (None: the main one) run at
+    most once per execution (the main one, and those referenced by a single IF of one of them
+    and by no other operation); ``loops``, the WHILE bodies referenced by a single WHILE of
+    one of those and by no other operation (the loop's last outputs may stay in the body's
+    pools)."""
+
+    once: set
+    loops: set
+
+
+def reruns(pm) -> Reruns:
+    """The :class:`Reruns` of the prepared model ``pm`` (found once)."""
+    found = pm.reruns
+    if found is None:
+        model, count, ifs, loops = pm.model, Counter(), [], []
+        for owner, sg in [(None, model.main), *enumerate(model.referenced)]:
+            for op in sg.operations:
+                if op.type.name in CONTROL_FLOW:
+                    refs = referenced(model, sg, op)
+                    count.update(refs)
+                    if op.type.name == "IF":
+                        ifs += [(owner, i) for i in refs]
+                    else:  # (the condition, the body)
+                        loops.append((owner, refs[1]))
+        once, grew = {None}, True
+        while grew:
+            more = {i for owner, i in ifs if owner in once and count[i] == 1} - once
+            once, grew = once | more, bool(more)
+        found = pm.reruns = Reruns(once, {i for owner, i in loops
+                                          if owner in once and count[i] == 1})
+    return found
+
+
+#: what :func:`run_subgraph` does with the outputs its plans leave in their pools
+COPY, REGION, IN_POOL = "copy", "region", "in pool"
+
+
+def run_subgraph(execution, index: int, inputs: list, outputs: str = COPY, buffers=None,
+                 copy: int = 0) -> list:
+    """Run referenced subgraph ``index`` (its run ``copy``) on the device, in ``execution`` (a
+    clnn.execution.Execution: its queue, events, executor). Its outputs left in its pools are
+    handed on as ``outputs`` says: COPY: copied into buffers of their own (the subgraph's
+    pools are reused by its next run; ``buffers``, a :class:`Carried`: where the copies go,
+    else new buffers); REGION: as the regions of the pools they are in (no copy: the caller
+    does not run this subgraph again while it reads them); IN_POOL: as they are (a WHILE
+    condition, read before the subgraph runs again). An input held in this run's own pools
+    (a WHILE whose condition is its body) is copied first, and replaced in ``inputs``."""
+    run = subgraph_run(execution.prepared, index, copy)
     sg = run.planner.sg
     values = dict(execution.executor.constants(index))
+    for j, v in enumerate(inputs):
+        if isinstance(v, PoolTensor) and v.home is run:  # its kernels would overwrite it
+            inputs[j] = v.detached(execution.context, _take(buffers, ("in", j), v.nbytes))
     values.update(zip(sg.input_indexes, inputs))
     for part in run.partitions:
         execution.executor.check_deadline()  # MISSED_DEADLINE_TRANSIENT between partitions
         execution.run_partition(part, values, set(), planner=run.planner)
     given = set(sg.input_indexes)
-    outs = list(sg.output_indexes)
-    for j, o in enumerate(outs):
-        v = values[o]
-        if detach and isinstance(v, PoolTensor) and o not in given:
-            outs[j] = v.detached(execution.context,
-                                 buffers.take(j, v.nbytes) if buffers is not None else None)
-        else:
-            outs[j] = v
-    return outs
+    return [values[o] if o in given else _handed(execution, run, values[o], outputs, buffers, j)
+            for j, o in enumerate(sg.output_indexes)]
+
+
+def _take(buffers, key, nbytes: int):
+    return buffers.take(key, nbytes) if buffers is not None else None
+
+
+def _handed(execution, run, v, outputs: str, buffers, j: int):
+    """An output ``v`` of ``run`` as :func:`run_subgraph` hands it on."""
+    if outputs == IN_POOL or not isinstance(v, PoolTensor):
+        return v
+    if outputs == REGION:
+        if v.own:  # a buffer of its own already (a region of a nested run's pool)
+            return v
+        region = _region(execution, run, v)
+        if region is not None:
+            return region
+    elif v.own and v.home is None:
+        return v
+    return v.detached(execution.context, _take(buffers, j, v.nbytes))
+
+
+def _region(execution, run, v: PoolTensor) -> PoolTensor | None:
+    """``v`` (bytes of a pool of ``run``) as a buffer of its own over the same bytes, an
+    OpenCL sub-buffer (the next subgraph's kernels read it without a copy), or None where
+    the device does not allow a sub-buffer there (an offset off its base alignment)."""
+    align = execution.prepared.device.cl_device.mem_base_addr_align // 8
+    if not v.nbytes or v.offset % max(align, 1):
+        return None
+    key = (v.cl_buffer.int_ptr, v.offset, v.nbytes)
+    buf = run.regions.get(key)
+    if buf is None:
+        buf = run.regions[key] = v.cl_buffer.get_sub_region(v.offset, v.nbytes)
+    return PoolTensor(v.queue, buf, 0, v.shape, v.dtype, own=True, home=run)
 
 
 class Carried:
-    """The buffers a WHILE's body outputs are copied into, reused across its iterations (two
-    per carried tensor, alternating): no buffer is made, nor its pages first touched, per
-    iteration. A buffer is handed out only while no carried value lives in it (``busy``, set
-    before each body run), so a value the body passes through to another output keeps its
-    bytes."""
+    """The buffers of a WHILE's carried tensors that are copied (a value a body passes through
+    from the run whose pools it is in, or an output that cannot be a region of its pool),
+    reused across its iterations (two per carried tensor, alternating): no buffer is made,
+    nor its pages first touched, per iteration. A buffer is handed out only while no carried
+    value lives in it (``busy``, set before each body run), so a value the body passes
+    through to another output keeps its bytes."""
 
     def __init__(self, context):
         self.context = context
-        self.spare: dict[int, list] = {}
+        self.spare: dict = {}
         self.busy: set = set()
 
     def hold(self, loop: list) -> None:
         """The carried values (their buffers are not handed out until the next hold)."""
         self.busy = {v.cl_buffer.int_ptr for v in loop if isinstance(v, PoolTensor)}
 
-    def take(self, j: int, nbytes: int):
+    def take(self, j, nbytes: int):
         import pyopencl as cl
 
         pool = self.spare.setdefault(j, [])
@@ -174,21 +268,26 @@ def _condition(value, what: str) -> bool:
     return bool(cond[0])
 
 
-def run_control(execution, sg, k: int, values: dict):
-    """Run IF / WHILE operation ``k`` of ``sg`` in ``execution`` (clnn.execution.Execution):
-    ``values`` gives its inputs and receives its outputs. The profiling events of its
-    subgraphs' kernels are reported as operation k's (their own operation indexes are of
-    another subgraph)."""
+def run_control(execution, sg, k: int, values: dict, owner: int | None = None):
+    """Run IF / WHILE operation ``k`` of ``sg`` (referenced subgraph ``owner``, None: the
+    main one) in ``execution`` (clnn.execution.Execution): ``values`` gives its inputs and
+    receives its outputs. The profiling events of its subgraphs' kernels are reported as
+    operation k's (their own operation indexes are of another subgraph)."""
     operation = sg.operations[k]
     ins = [values[i] for i in operation.inputs]
     first, second = referenced(execution.prepared.model, sg, operation)
     events = execution.events
     inner = execution.nested([] if events is not None else None)
+    found = reruns(execution.prepared)
     if operation.type.name == "IF":
         branch = first if _condition(ins[0], f"IF (operation {k}): the condition") else second
-        outs = run_subgraph(inner, branch, ins[3:])
+        outs = run_subgraph(inner, branch, ins[3:], REGION if branch in found.once else COPY)
     else:
         outs = _run_while(inner, k, first, second, ins[2:], len(operation.outputs))
+        if owner not in found.once or second not in found.loops:
+            # the body runs again while the outputs are read: out of its pools
+            outs = [v.detached(inner.context) if isinstance(v, PoolTensor) and v.home
+                    else v for v in outs]
     inner = inner.events
     if events is not None:
         events.extend((replace(launch, op_index=k), ev) for launch, ev in inner)
@@ -210,7 +309,10 @@ def _to_device(execution, value):
 
 
 def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, m: int):
-    """As hal/operations/control_flow.py execute_while, with the subgraphs on the device."""
+    """As hal/operations/control_flow.py execute_while, with the subgraphs on the device. The
+    body's two runs take turns (each with pools of its own), its outputs handed to the next
+    iteration as regions of the pools they are in: no copy, and the run that reads them
+    writes other pools. The outputs may be in the body's pools."""
     ex = execution.executor
     mk = len(execution.prepared.model.referenced[body_index].output_indexes)
     timeout = ex.loop_timeout_ns if ex.loop_timeout_ns is not None else LOOP_TIMEOUT_DEFAULT_NS
@@ -220,7 +322,7 @@ def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, 
     carried = Carried(execution.context)
     iteration = 0
     while True:
-        (cond,) = run_subgraph(execution, cond_index, loop, detach=False)
+        (cond,) = run_subgraph(execution, cond_index, loop, IN_POOL)
         if not _condition(cond, f"WHILE (operation {k}): the condition output"):
             break
         if time.monotonic_ns() > deadline:
@@ -228,7 +330,7 @@ def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, 
                                  f"{timeout} ns after {iteration} iterations",
                                  ErrorStatus.MISSED_DEADLINE_TRANSIENT)
         carried.hold(loop)
-        outs = run_subgraph(execution, body_index, loop, buffers=carried)
+        outs = run_subgraph(execution, body_index, loop, REGION, carried, iteration % 2)
         loop = list(outs[:mk]) + loop[mk:]
         iteration += 1
     return loop[:m]

@@ -239,7 +239,7 @@ class Execution:
         planner = pm.planner if planner is None else planner
         sg = planner.sg
         if part.control:  # IF / WHILE: its subgraphs run as OpenCL partitions
-            control_flow.run_control(self, sg, part.ops[0], values)
+            control_flow.run_control(self, sg, part.ops[0], values, planner.index)
             return
         if part.on_cl:
             plan = self._plan(planner, part, values)

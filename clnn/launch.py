@@ -121,6 +121,8 @@ class DirectInput:
         self.nbytes = int(nbytes_)
         self.buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE, max(self.nbytes, 4))
         self.slots: list = []
+        #: bound to a buffer that lives as long as the plan (:meth:`unbind` leaves it)
+        self.durable = False
 
     def bind(self, queue, t, keep: list):
         """Point the kernels at ``t`` (the input's value for one execution): a C-contiguous
@@ -129,10 +131,13 @@ class DirectInput:
         import pyopencl as cl
 
         target = self.buffer
+        self.durable = False
         if isinstance(t, PoolTensor) and t.own and t.nbytes == self.nbytes:
             # a buffer of its own (a loop-carried tensor): no copy, nor a wait (OpenCL keeps a
             # released buffer until the commands that use it are done)
             self._point(t.cl_buffer)
+            # a region of a control-flow subgraph's pool lives as long as the prepared model
+            self.durable = t.home is not None
             return
         arr = None if t is None or on_device(t) else np.asarray(t)
         if arr is not None and arr.dtype != np.bool_ and arr.flags.c_contiguous and \
@@ -145,8 +150,11 @@ class DirectInput:
         self._point(target)
 
     def unbind(self):
-        """Back to the input's own buffer (no kernel keeps a released one)."""
-        self._point(self.buffer)
+        """Back to the input's own buffer (no kernel keeps a released one), unless bound to a
+        buffer that is never released before the plan (``durable``: the next bind repoints
+        the kernels anyway)."""
+        if not self.durable:
+            self._point(self.buffer)
 
     def _point(self, target):
         for launch, pos in self.slots:

@@ -57,16 +57,20 @@ class PoolTensor:
     read at planning, a model output) downloads it. A plan's pool is written again only when
     its partition runs again: the main subgraph's partitions run once per execution, and a
     control-flow subgraph's outputs are copied into buffers of their own (:meth:`detached`).
-    ``own``: the tensor is a buffer of its own from its start, which no plan writes: a plan may
-    point its kernels at it instead of copying it (clnn.launch.DirectInput.bind)."""
+    ``own``: the tensor is a buffer of its own from its start, which no plan writes but those
+    of ``home`` (None, or the clnn.control_flow.SubgraphRun whose pool the buffer is a region
+    of, which is not run again while the tensor is read): a plan may point its kernels at it
+    instead of copying it (clnn.launch.DirectInput.bind)."""
 
-    def __init__(self, queue, cl_buffer, offset: int, shape, dtype, own: bool = False):
+    def __init__(self, queue, cl_buffer, offset: int, shape, dtype, own: bool = False,
+                 home=None):
         self.queue = queue
         self.cl_buffer = cl_buffer
         self.offset = int(offset)
         self.shape = tuple(int(d) for d in shape)
         self.dtype = np.dtype(dtype)
         self.own = own and self.offset == 0
+        self.home = home
         self._host = None
 
     @property

@@ -55,6 +55,8 @@ class ClPreparedModel(DriverPreparedModel):
         self.layout = None
         #: referenced subgraph -> its partitions and plans (clnn/control_flow.py)
         self.subgraph_runs: dict = {}
+        #: which subgraph runs may leave their outputs in their pools (clnn.control_flow.reruns)
+        self.reruns = None
         #: how the plans' launches run (one by one, or as chains); programs from a compilation
         #: cache: the warm-up makes no chain (compile work; the second execution makes them)
         self.runner = runner_for(device, compiled)

@@ -1,0 +1,139 @@
+"""Control-flow outputs left in their subgraphs' pools (clnn/control_flow.py: a WHILE body's two
+runs taking turns, outputs handed on as regions of their pools) against the reference device,
+where a subgraph runs again while an output is read: two WHILEs with one body, two IFs with
+one branch, a WHILE whose condition is its body, a loop inside a loop."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clnn.control_flow import reruns
+from hal.types import Model
+from tests.kits.control_flow_models import F32, Graph
+from tests.kits.one_op_models import run
+
+
+def _same(model, inputs, device):
+    got, want = run(model, inputs, device), run(model, inputs)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+    return got
+
+
+def _counter(values):
+    """(cond, body) of WHILE (i < n) { acc = acc * 2 + 1; i += 1 } on acc [3]."""
+    cond, body = Graph(values), Graph(values)
+    cond.input(F32, [3])
+    c_i, c_n = cond.input("TENSOR_INT32", [1]), cond.input("TENSOR_INT32", [1])
+    cond.op("LESS", [c_i, c_n], [cond.output("TENSOR_BOOL8", [1])])
+    b_acc, b_i = body.input(F32, [3]), body.input("TENSOR_INT32", [1])
+    body.input("TENSOR_INT32", [1])
+    o_acc, o_i = body.output(F32, [3]), body.output("TENSOR_INT32", [1])
+    act, twice = body.const("INT32", [], 0), body.add(F32, [3])
+    body.op("MUL", [b_acc, body.const(F32, [1], [2.0]), act], [twice])
+    body.op("ADD", [twice, body.const(F32, [1], [1.0]), act], [o_acc])
+    body.op("ADD", [b_i, body.const("TENSOR_INT32", [1], [1]), act], [o_i])
+    return cond, body
+
+
+def _while(main, cref, bref, out=None):
+    acc0, i0, n = (main.input(F32, [3]), main.input("TENSOR_INT32", [1]),
+                   main.input("TENSOR_INT32", [1]))
+    acc = main.output(F32, [3]) if out is None else out
+    main.op("WHILE", [cref, bref, acc0, i0, n], [acc, main.add("TENSOR_INT32", [1])])
+    return acc
+
+
+def _loop_inputs(start: float, n: int) -> list:
+    return [np.float32([start, -start, 0.5]), np.int32([0]), np.int32([n])]
+
+
+def test_two_whiles_with_one_body(cl_device):
+    """The first loop's outputs are read after the second loop ran the same body."""
+    values = bytearray()
+    cond, body = _counter(values)
+    main = Graph(values)
+    _while(main, main.ref(0), main.ref(1))
+    _while(main, main.ref(0), main.ref(1))
+    m = Model(main.subgraph(), [cond.subgraph(), body.subgraph()], bytes(values))
+    first, second = _same(m, _loop_inputs(1.0, 5) + _loop_inputs(3.0, 4), cl_device)
+    np.testing.assert_allclose(first, [63.0, -1.0, 47.0])  # x -> 2x + 1, five times
+    assert reruns(cl_device.prepare_model(m)).loops == set()
+
+
+def test_one_while_leaves_its_outputs_in_the_body_pools(cl_device):
+    values = bytearray()
+    cond, body = _counter(values)
+    main = Graph(values)
+    _while(main, main.ref(0), main.ref(1))
+    m = Model(main.subgraph(), [cond.subgraph(), body.subgraph()], bytes(values))
+    for n in (0, 1, 2, 7):
+        _same(m, _loop_inputs(1.0, n), cl_device)
+    assert reruns(cl_device.prepare_model(m)).loops == {1}
+
+
+def test_two_ifs_with_one_branch(cl_device):
+    """The first IF's output is read after the second IF ran the same branch."""
+    values = bytearray()
+    then, other = Graph(values), Graph(values)
+    for g, op in ((then, "ADD"), (other, "MUL")):
+        x = g.input(F32, [3])
+        g.op(op, [x, g.const(F32, [1], [3.0]), g.const("INT32", [], 0)], [g.output(F32, [3])])
+    main = Graph(values)
+    cond = main.input("TENSOR_BOOL8", [1])
+    for _ in range(2):
+        main.op("IF", [cond, main.ref(0), main.ref(1), main.input(F32, [3])],
+                [main.output(F32, [3])])
+    m = Model(main.subgraph(), [then.subgraph(), other.subgraph()], bytes(values))
+    for c in (True, False):
+        a, b = _same(m, [[c], np.float32([1, 2, 3]), np.float32([4, 5, 6])], cl_device)
+        assert not np.array_equal(a, b)
+    assert reruns(cl_device.prepare_model(m)).once == {None}
+
+
+def test_a_while_whose_condition_is_its_body(cl_device):
+    """WHILE (not b) { b = not b } with one subgraph as both: the body's output, in that
+    subgraph's pool, is the condition's input."""
+    values = bytearray()
+    flip = Graph(values)
+    flip.op("LOGICAL_NOT", [flip.input("TENSOR_BOOL8", [1])],
+            [flip.output("TENSOR_BOOL8", [1])])
+    main = Graph(values)
+    main.op("WHILE", [main.ref(0), main.ref(0), main.input("TENSOR_BOOL8", [1])],
+            [main.output("TENSOR_BOOL8", [1])])
+    m = Model(main.subgraph(), [flip.subgraph()], bytes(values))
+    for b in (True, False):
+        (out,) = _same(m, [[b]], cl_device)
+        assert out.tolist() == [True]
+
+
+def test_a_loop_inside_a_loop(cl_device):
+    """The inner loop's outputs leave its body's pools: the outer body runs it again."""
+    values = bytearray()
+    cond, body = _counter(values)  # subgraphs 0, 1: the inner loop
+    outer = Graph(values)  # subgraph 2: WHILE (j < m) { acc = inner(acc, 0, n); j += 1 }
+    acc, j = outer.input(F32, [3]), outer.input("TENSOR_INT32", [1])
+    n, steps = outer.input("TENSOR_INT32", [1]), outer.input("TENSOR_INT32", [1])
+    o_acc, o_j = outer.output(F32, [3]), outer.output("TENSOR_INT32", [1])
+    zero = outer.const("TENSOR_INT32", [1], [0])
+    outer.op("WHILE", [outer.ref(0), outer.ref(1), acc, zero, n],
+             [o_acc, outer.add("TENSOR_INT32", [1])])
+    act = outer.const("INT32", [], 0)
+    outer.op("ADD", [j, outer.const("TENSOR_INT32", [1], [1]), act], [o_j])
+    del steps
+    outer_cond = Graph(values)  # subgraph 3: j < m
+    outer_cond.input(F32, [3])
+    c_j = outer_cond.input("TENSOR_INT32", [1])
+    outer_cond.input("TENSOR_INT32", [1])
+    c_m = outer_cond.input("TENSOR_INT32", [1])
+    outer_cond.op("LESS", [c_j, c_m], [outer_cond.output("TENSOR_BOOL8", [1])])
+    main = Graph(values)
+    acc0, j0 = main.input(F32, [3]), main.input("TENSOR_INT32", [1])
+    n, m_ = main.input("TENSOR_INT32", [1]), main.input("TENSOR_INT32", [1])
+    main.op("WHILE", [main.ref(3), main.ref(2), acc0, j0, n, m_],
+            [main.output(F32, [3]), main.add("TENSOR_INT32", [1])])
+    subs = [cond.subgraph(), body.subgraph(), outer.subgraph(), outer_cond.subgraph()]
+    model = Model(main.subgraph(), subs, bytes(values))
+    (out,) = _same(model, [np.float32([1, 0, -1]), np.int32([0]), np.int32([2]),
+                           np.int32([3])], cl_device)
+    np.testing.assert_allclose(out, [127.0, 63.0, -1.0])  # x -> 4x + 3, three times
