@@ -40,7 +40,7 @@ class PlanRunner:
         """Enqueue ``plan`` for ``execution`` (clnn.launch.enqueue_plan): ``values`` gives its
         inputs and receives its outputs."""
         enqueue_plan(execution.queue, plan, values, device_outputs, execution.events,
-                     execution.keep_all, resident)
+                     execution.keep_all, resident, execution.held)
 
     @contextlib.contextmanager
     def warm_up(self):
@@ -201,12 +201,23 @@ class Execution:
         self.host_ns = 0
         #: (partition, start ns, end ns) of those partitions (clnn run --trace)
         self.host_spans: list = []
+        #: host arrays that enqueued commands read, kept alive until :meth:`release`
+        self.held: list = []
 
     def nested(self, events) -> Execution:
         """This request's state for an IF / WHILE's subgraphs (on its queue), collecting their
         profiling events in ``events`` (a list, or None); their partitions keep no
         intermediates and write no model output memory."""
-        return Execution(self.prepared, self.queue, events=events)
+        nested = Execution(self.prepared, self.queue, events=events)
+        nested.held = self.held
+        return nested
+
+    def release(self) -> None:
+        """Wait for the commands that read :attr:`held` host arrays, then let them go (the
+        end of the execution: its outputs were read, so this seldom waits)."""
+        if self.held:
+            self.queue.finish()
+            self.held.clear()
 
     @property
     def executor(self):

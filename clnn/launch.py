@@ -290,13 +290,15 @@ def _store_results(values: dict, results: list, cut: dict):
 
 
 def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
-                 keep_all: bool = False, resident=()):
+                 keep_all: bool = False, resident=(), held: list | None = None):
     """Run a plan on ``queue``: ``values`` gives its inputs and receives its outputs (arrays, or
     DeviceTensors for model outputs in ``device_outputs`` device memories, or PoolTensors, left
     in the pool, for the outputs in ``resident``: those the next OpenCL partitions read).
     ``keep_all``: every tensor an operation writes is also downloaded right after the kernels
     of the operation that writes it (before liveness lets a later tensor reuse its bytes; the
-    queue is in order)."""
+    queue is in order). ``held``: a list that keeps the host arrays the commands read alive
+    until its owner finishes the queue (clnn.execution.Execution.release), so a plan whose
+    results all stay on the device does not wait for them; None: the plan waits."""
     import pyopencl as cl
 
     q = queue
@@ -316,11 +318,13 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
     _download_outputs(q, plan, device_outputs, resident, results)
     # one wait, unless everything stays on the device: the queue is in order, so the next
     # partition's commands see these results, and whatever reads them on the host (a blocking
-    # read) waits for them; host arrays being copied must stay alive until copied, device
+    # read) waits for them; host arrays being copied must stay alive until copied (``held``), device
     # memories, read-back words and profiling events must be complete when the execution returns
-    if keep or readbacks or events is not None or \
+    if (keep and held is None) or readbacks or events is not None or \
             not all(isinstance(v, PoolTensor) for _, v in results):
         q.finish()
+    elif keep:
+        held.extend(keep)
     for d in plan.direct.values():
         d.unbind()
     cut = {}

@@ -267,10 +267,13 @@ class ClPreparedModel(DriverPreparedModel):
             if arr is None:
                 omitted.add(i)
             values[i] = arr
-        execution.run_main(values, omitted)
-        if all_values:
-            return values
-        return [self._model_output(i, values[i], execution) for i in sg.output_indexes]
+        try:
+            execution.run_main(values, omitted)
+            if all_values:
+                return values
+            return [self._model_output(i, values[i], execution) for i in sg.output_indexes]
+        finally:
+            execution.release()
 
     @staticmethod
     def _model_output(i: int, value, execution: Execution):

@@ -137,3 +137,33 @@ def test_a_loop_inside_a_loop(cl_device):
     (out,) = _same(model, [np.float32([1, 0, -1]), np.int32([0]), np.int32([2]),
                            np.int32([3])], cl_device)
     np.testing.assert_allclose(out, [127.0, 63.0, -1.0])  # x -> 4x + 3, three times
+
+
+def test_an_if_waits_only_for_its_output(cl_device, monkeypatch):
+    """The branch's kernel reads the request's input in place (a host array held until the
+    execution ends) and leaves its output on the device: the first wait is the output's read,
+    and the queue is finished once after it (the held input let go)."""
+    import pyopencl as cl
+
+    from clnn.capabilities_workloads import if_model
+    from tests.kits.one_op_models import make_request
+
+    m, inputs = if_model(16)
+    pm = cl_device.prepare_model(m)
+    pm.execute_synchronously(make_request(m, inputs))
+    waits = []
+    finish, copy = cl.CommandQueue.finish, cl.enqueue_copy
+
+    def finished(queue):
+        waits.append("finish")
+        return finish(queue)
+
+    def copied(queue, dest, src, **kw):
+        if isinstance(dest, np.ndarray):
+            waits.append("read")
+        return copy(queue, dest, src, **kw)
+
+    monkeypatch.setattr(cl.CommandQueue, "finish", finished)
+    monkeypatch.setattr(cl, "enqueue_copy", copied)
+    r = pm.execute_synchronously(make_request(m, inputs))
+    assert r.status.name == "NONE" and waits == ["read", "finish"], waits
