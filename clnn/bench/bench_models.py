@@ -4,13 +4,19 @@ litert; above 1 means clnn is slower) and the max error against litert (for a qu
 against litert's builtin kernels, which clnn matches bit for bit; XNNPACK's int8 kernels, the
 ones timed, round otherwise). Streaming models are skipped (clnn run --stream N).
 
-Each model: import, prepare (timed apart, through the compilation cache as ``clnn run``), one
-untimed first run on each side, then ``--rounds`` rounds in which clnn and litert take turns,
-each running the same seeded random input ``--iterations`` times per round: a change of
-machine load during the run reaches both sides alike. Reported per model: the median of all
-timed runs of each side and their ratio, the per-round medians and their spread ((max - min)
-/ median, flagged above clnn.bench.timing.ROUND_SPREAD_LIMIT); for the run: the load average
-before and after (a warning above half the cores) and the median ratio over the models.
+Each model: import, prepare (timed apart, through the compilation cache as ``clnn run``), the
+first result, then clnn's executions back to back until :data:`FIRST_SECONDS` after
+``prepare_model`` returned (the first seconds: what a user's executions meet right after
+prepare, with whatever the driver still builds or tunes in the background at work; nothing is
+waited for), one untimed first run of litert, then ``--rounds`` rounds in which clnn and
+litert take turns, each running the same seeded random input ``--iterations`` times per round:
+a change of machine load during the run reaches both sides alike. The rounds are the steady
+state: before them clnn waits for the background work (``wait_chains``). Reported per model:
+the median of all timed runs of each side and their ratio, the per-round medians and their
+spread ((max - min) / median, flagged above clnn.bench.timing.ROUND_SPREAD_LIMIT), the median
+latency of the first seconds' executions and its ratio to clnn's steady state; for the run:
+the load average before and after (a warning above half the cores) and the median ratio over
+the models.
 """
 
 from __future__ import annotations
@@ -35,7 +41,12 @@ from clnn.cli.run import (
 from clnn.devices import open_device
 from clnn.models.mediapipe import MODELS, NEEDS_MEDIAPIPE_OPS, FetchError, fetch
 from clnn.suites.int8_check import litert_run
+from hal.builder_requests import make_request
+from hal.errors import ErrorStatus, HalError
 from hal.types import QUANT_TYPES as QUANTIZED
+
+#: seconds after prepare_model returns whose executions make the first-seconds column
+FIRST_SECONDS = 1.0
 
 
 def litert_models() -> list[str]:
@@ -68,9 +79,27 @@ def accuracy(outs, ref) -> dict:
             "within_tolerance": all(e["within_tolerance"] for e in errs)}
 
 
+def first_seconds(runner, inputs, ready: float, first_s: float,
+                  window: float = FIRST_SECONDS) -> list[float]:
+    """Seconds of each clnn execution in the ``window`` seconds after ``ready`` (when
+    prepare_model returned): the first one's (``first_s``), then executions back to back
+    through the HAL until the window ends, as a user's would run (the runner's wait for the
+    background chains is not made)."""
+    model, times = runner.imported.model, [first_s]
+    while time.perf_counter() - ready < window:
+        req = make_request(model, inputs)
+        t0 = time.perf_counter()
+        r = runner.prepared.execute_synchronously(req)
+        times.append(time.perf_counter() - t0)
+        if r.status != ErrorStatus.NONE:
+            raise HalError(f"execution failed: {r.message or r.status.name}", r.status)
+    return times
+
+
 def bench_model(path: str, device, iterations: int, use_cache: bool = True,
-                rounds: int = 5) -> dict:
-    """One model: ``rounds`` interleaved rounds of ``iterations`` runs on each side."""
+                rounds: int = 5, first_window: float = FIRST_SECONDS) -> dict:
+    """One model: its first seconds (``first_window``: their length), then ``rounds``
+    interleaved rounds of ``iterations`` runs on each side."""
     row: dict = {"model": os.path.basename(path)}
     try:
         litert = open_litert(path)
@@ -84,10 +113,11 @@ def bench_model(path: str, device, iterations: int, use_cache: bool = True,
                             "variables); clnn run --stream N times its frames")
             return row
         runner = ClnnRunner(imported, device, read_model_bytes(path) if use_cache else None)
-        t0 = time.perf_counter()
-        outs, _ = runner.run(inputs)
+        t0 = ready = time.perf_counter()
+        outs, run_s = runner.run(inputs)
         first_s = time.perf_counter() - t0
         runner.save_cache()  # after the first result, as clnn run does
+        window = first_seconds(runner, inputs, ready, run_s, first_window)
         ref, _ = litert.run(imported, inputs)
         if quantized(imported.model):  # checked against TFLite's own kernels (bit-exact)
             ref = litert_run(path, inputs)
@@ -103,6 +133,9 @@ def bench_model(path: str, device, iterations: int, use_cache: bool = True,
                 "prepare_s": round(runner.prepare_s, 3), "compilation_cache": runner.cache,
                 "first_execution_s": round(first_s, 4),
                 "clnn_ms": round(clnn_ms, 3), "litert_ms": round(litert_ms, 3),
+                "first_seconds": {"window_s": first_window, "runs": len(window),
+                                  "median_ms": round(median_ms(window), 3),
+                                  "vs_steady": round(median_ms(window) / clnn_ms, 2)},
                 "ratio": round(clnn_ms / litert_ms, 2),
                 "clnn_round_ms": [round(m, 3) for m in medians["clnn"]],
                 "litert_round_ms": [round(m, 3) for m in medians["litert"]],
@@ -188,10 +221,12 @@ def _print_row(r: dict):
     print(f"{r['model']:40} prepare {r['prepare_s']:6.2f} s ({r['compilation_cache']:4}) first "
           f"{r['first_execution_s'] * 1e3:8.1f} ms  clnn {r['clnn_ms']:9.2f} ms  "
           f"litert {r['litert_ms']:8.2f} ms  "
-          f"ratio {r['ratio']:6.2f}  max err {r['max_abs_err']:.2e} "
+          f"ratio {r['ratio']:6.2f}  first {r['first_seconds']['window_s']:g} s "
+          f"{r['first_seconds']['median_ms']:8.2f} ms "
+          f"({r['first_seconds']['vs_steady']:.2f} x steady)  max err {r['max_abs_err']:.2e} "
           f"({'ok' if r['within_tolerance'] else 'OUT OF TOLERANCE'})"
           f"{'  UNSTABLE' if r['unstable'] else ''}")
 
 
-__all__ = ["MODELS", "accuracy", "bench_model", "litert_models", "load_case", "median_ms",
-           "open_litert", "run_models_bench"]
+__all__ = ["FIRST_SECONDS", "MODELS", "accuracy", "bench_model", "first_seconds",
+           "litert_models", "load_case", "median_ms", "open_litert", "run_models_bench"]

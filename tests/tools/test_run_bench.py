@@ -215,3 +215,22 @@ def test_compare_litert_shows_both_latencies(add_model, capsys):
     assert len(lit["times_ms"]) == 4 and report["litert_threads"] == 2
     assert report["ratio_p50"] == pytest.approx(report["latency"]["p50_ms"] / lit["p50_ms"])
     assert report["outputs"][0]["compare"]["within_tolerance"]
+
+
+@pytest.mark.parametrize("spec", ["reference", "opencl"])
+def test_bench_models_row_has_the_first_seconds(add_model, spec, request, capsys):
+    """bench models' first-seconds column on a tiny model: the executions of a short window
+    after prepare returned, their median latency and its ratio to the steady state (the
+    column is there and positive; no timing is asserted)."""
+    pytest.importorskip("ai_edge_litert")
+    from clnn.bench.bench_models import _print_row, bench_model
+    from clnn.devices import open_device
+
+    device = request.getfixturevalue("cl_device") if spec == "opencl" else open_device(spec)
+    row = bench_model(add_model, device, iterations=2, use_cache=False, rounds=3,
+                      first_window=0.05)
+    first = row["first_seconds"]
+    assert first["window_s"] == 0.05 and first["runs"] >= 1
+    assert first["median_ms"] > 0 and first["vs_steady"] > 0
+    _print_row(row)
+    assert "x steady" in capsys.readouterr().out
