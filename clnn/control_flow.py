@@ -312,7 +312,13 @@ def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, 
     """As hal/operations/control_flow.py execute_while, with the subgraphs on the device. The
     body's two runs take turns (each with pools of its own), its outputs handed to the next
     iteration as regions of the pools they are in: no copy, and the run that reads them
-    writes other pools. The outputs may be in the body's pools."""
+    writes other pools. The outputs may be in the body's pools.
+
+    Once a first iteration shows the body may run ahead (:func:`_may_run_ahead`), each
+    iteration's body is enqueued right after its condition's read, before the host has the
+    condition: the device runs it while the host waits for the read and wakes up. After a
+    false condition that body's outputs are dropped: it wrote the run whose pools the loop's
+    values are not in."""
     ex = execution.executor
     mk = len(execution.prepared.model.referenced[body_index].output_indexes)
     timeout = ex.loop_timeout_ns if ex.loop_timeout_ns is not None else LOOP_TIMEOUT_DEFAULT_NS
@@ -320,17 +326,62 @@ def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, 
     # host values (model inputs, constants) uploaded once, not by every iteration's plans
     loop = [_to_device(execution, v) for v in loop]
     carried = Carried(execution.context)
-    iteration = 0
+    iteration, ahead = 0, False
+    what = f"WHILE (operation {k}): the condition output"
     while True:
         (cond,) = run_subgraph(execution, cond_index, loop, IN_POOL)
-        if not _condition(cond, f"WHILE (operation {k}): the condition output"):
+        if ahead:
+            read = _read_later(execution, cond)
+            carried.hold(loop)
+            outs = run_subgraph(execution, body_index, loop, REGION, carried, iteration % 2)
+            if not _condition(read(), what):
+                break
+        elif not _condition(cond, what):
             break
         if time.monotonic_ns() > deadline:
             raise MissedDeadline(f"WHILE (operation {k}) ran past its loop timeout of "
                                  f"{timeout} ns after {iteration} iterations",
                                  ErrorStatus.MISSED_DEADLINE_TRANSIENT)
-        carried.hold(loop)
-        outs = run_subgraph(execution, body_index, loop, REGION, carried, iteration % 2)
+        if not ahead:
+            carried.hold(loop)
+            outs = run_subgraph(execution, body_index, loop, REGION, carried, iteration % 2)
+            ahead = iteration == 0 and _may_run_ahead(execution, body_index, loop, outs[:mk])
         loop = list(outs[:mk]) + loop[mk:]
         iteration += 1
     return loop[:m]
+
+
+def _read_later(execution, value):
+    """Start reading a condition back without waiting: a function returning it once read."""
+    import pyopencl as cl
+
+    if not isinstance(value, PoolTensor) or value.nbytes != 1:
+        return lambda: value
+    host = np.empty(1, np.uint8)
+    event = cl.enqueue_copy(execution.queue, host, value.cl_buffer, src_offset=value.offset,
+                            is_blocking=False)
+
+    def read():
+        event.wait()
+        return host.astype(np.bool_)
+
+    return read
+
+
+def _may_run_ahead(execution, body_index: int, loop: list, outs: list) -> bool:
+    """Whether a body run before its condition is read (and dropped after a false one) does
+    nothing else: both its runs are OpenCL partitions only, with plans made for these shapes
+    (its outputs' are its inputs'), none read back (an error flag, a data-dependent shape),
+    none planned on values read on the host, and the execution collects no profiling events
+    (they would count a dropped run)."""
+    if execution.events is not None or \
+            [getattr(v, "shape", None) for v in outs] != [getattr(v, "shape", None)
+                                                          for v in loop[:len(outs)]]:
+        return False
+    for copy in (0, 1):
+        run = subgraph_run(execution.prepared, body_index, copy)
+        for part in run.partitions:
+            if not part.on_cl or part.control or part.host_inputs or \
+                    any(plan is None or plan.readbacks for plan in part.plans.values()):
+                return False
+    return all(isinstance(v, PoolTensor) for v in outs)

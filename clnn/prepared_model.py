@@ -79,7 +79,8 @@ class ClPreparedModel(DriverPreparedModel):
         #: the request's inputs are only uploaded (and every partition an OpenCL one): read as
         #: views of the request's memory, not copied (a copy per execution grows with the
         #: input: an image model's input is megabytes; clnn bench models)
-        self._uploads_only = self._plans_static and all(p.on_cl for p in self.partitions)
+        self._uploads_only = all(p.on_cl for p in self.partitions) and (
+            self._plans_static or self._subgraphs_upload(constants))
         #: seconds of the warm-up launches at prepare (see :meth:`warm_up`)
         self.warm_up_seconds = 0.0
         #: of them: the launches one by one ("launches_s": kernels compiled at their first
@@ -89,6 +90,15 @@ class ClPreparedModel(DriverPreparedModel):
             self.warm_up()
         if marker is not None:  # (its kernels now in PoCL's cache)
             program_cache.touch(marker)
+
+    def _subgraphs_upload(self, constants) -> bool:
+        """Whether a model with IF / WHILE only uploads its inputs too: no plan of the main
+        subgraph made from an input's values, and every partition of every subgraph an
+        OpenCL one planned from shapes alone (an IF's condition is read on the host during
+        the execution, a WHILE's inputs uploaded before its first iteration)."""
+        return all(i in constants for p in self.partitions for i in p.host_inputs) and all(
+            p.on_cl and not p.host_inputs for run in self.subgraph_runs.values()
+            for p in run.partitions)
 
     def _spare_helper(self, device, model, compiled: bool):
         """Where a helper process may compile half of the kernels and the model was never

@@ -167,3 +167,66 @@ def test_an_if_waits_only_for_its_output(cl_device, monkeypatch):
     monkeypatch.setattr(cl, "enqueue_copy", copied)
     r = pm.execute_synchronously(make_request(m, inputs))
     assert r.status.name == "NONE" and waits == ["read", "finish"], waits
+
+
+def _body_runs(monkeypatch, model, inputs, device, body: int = 1) -> int:
+    from clnn import control_flow
+
+    runs = []
+    original = control_flow.run_subgraph
+
+    def counted(execution, index, *args, **kw):
+        runs.extend([index] if index == body else [])
+        return original(execution, index, *args, **kw)
+
+    monkeypatch.setattr(control_flow, "run_subgraph", counted)
+    _same(model, inputs, device)
+    monkeypatch.setattr(control_flow, "run_subgraph", original)
+    return len(runs)
+
+
+def test_a_body_runs_ahead_of_its_condition(cl_device, monkeypatch):
+    """After the first iteration the body is enqueued before its condition is read: a loop
+    of n iterations runs it n + 1 times (the last dropped), with the reference's results."""
+    values = bytearray()
+    cond, body = _counter(values)
+    main = Graph(values)
+    _while(main, main.ref(0), main.ref(1))
+    m = Model(main.subgraph(), [cond.subgraph(), body.subgraph()], bytes(values))
+    for n, runs in ((0, 0), (1, 2), (2, 3), (6, 7)):
+        assert _body_runs(monkeypatch, m, _loop_inputs(0.5, n), cl_device) == runs
+
+
+def test_a_body_whose_shapes_change_does_not_run_ahead(cl_device, monkeypatch):
+    from tests.cl.test_cl_control_flow import grow_model
+
+    m = grow_model()  # x = concat(x, x) three times
+    assert _body_runs(monkeypatch, m, [np.float32([1, 2]), np.int32([0])], cl_device) == 3
+
+
+def test_control_flow_models_read_their_inputs_without_a_copy(cl_device, monkeypatch):
+    """Every subgraph an OpenCL partition planned from shapes: the request's inputs are only
+    uploaded (an IF's branch reads its input in place, a WHILE uploads its initial values),
+    read as views of the request's memory, which stays as it was."""
+    import clnn.prepared_model as pm_mod
+    from tests.kits.one_op_models import make_request
+
+    seen, real = [], pm_mod.read_inputs
+    monkeypatch.setattr(pm_mod, "read_inputs",
+                        lambda model, request, copy=True: seen.append(copy) or
+                        real(model, request, copy))
+    values = bytearray()
+    cond, body = _counter(values)
+    main = Graph(values)
+    _while(main, main.ref(0), main.ref(1))
+    loop = Model(main.subgraph(), [cond.subgraph(), body.subgraph()], bytes(values))
+    from clnn.capabilities_workloads import if_model
+
+    branch, x = if_model(8)
+    for m, inputs in ((loop, _loop_inputs(2.0, 3)), (branch, x)):
+        req = make_request(m, inputs)
+        before = bytes(req.pools[0].view())
+        seen.clear()
+        assert cl_device.prepare_model(m).execute_synchronously(req).status.name == "NONE"
+        assert seen == [False] and bytes(req.pools[0].view()) == before
+        _same(m, inputs, cl_device)
