@@ -92,6 +92,8 @@ class SubgraphRun:
     #: (pool, byte offset, bytes) -> that region of the pool as an OpenCL sub-buffer (an
     #: output handed on as a buffer of its own, :func:`_region`), made once
     regions: dict = field(default_factory=dict)
+    #: the byte alignment a sub-buffer's origin needs (CL_DEVICE_MEM_BASE_ADDR_ALIGN)
+    align: int = 1
 
 
 def subgraph_run(pm, index: int, copy: int = 0) -> SubgraphRun:
@@ -108,7 +110,8 @@ def subgraph_run(pm, index: int, copy: int = 0) -> SubgraphRun:
         parts = partition(model, supported, sub, outputs_resident=True)
         planner = Planner(device, model, parts, index, executor=pm.executor)
         planner.plan_ahead()
-        run = pm.subgraph_runs[key] = SubgraphRun(index, parts, planner, copy)
+        align = max(int(device.cl_device.mem_base_addr_align) // 8, 1)
+        run = pm.subgraph_runs[key] = SubgraphRun(index, parts, planner, copy, align=align)
     return run
 
 
@@ -208,7 +211,7 @@ def _handed(execution, run, v, outputs: str, buffers, j: int):
     if outputs == REGION:
         if v.own:  # a buffer of its own already (a region of a nested run's pool)
             return v
-        region = _region(execution, run, v)
+        region = _region(run, v)
         if region is not None:
             return region
     elif v.own and v.home is None:
@@ -216,12 +219,11 @@ def _handed(execution, run, v, outputs: str, buffers, j: int):
     return v.detached(execution.context, _take(buffers, j, v.nbytes))
 
 
-def _region(execution, run, v: PoolTensor) -> PoolTensor | None:
+def _region(run, v: PoolTensor) -> PoolTensor | None:
     """``v`` (bytes of a pool of ``run``) as a buffer of its own over the same bytes, an
     OpenCL sub-buffer (the next subgraph's kernels read it without a copy), or None where
     the device does not allow a sub-buffer there (an offset off its base alignment)."""
-    align = execution.prepared.device.cl_device.mem_base_addr_align // 8
-    if not v.nbytes or v.offset % max(align, 1):
+    if not v.nbytes or v.offset % run.align:
         return None
     key = (v.cl_buffer.int_ptr, v.offset, v.nbytes)
     buf = run.regions.get(key)

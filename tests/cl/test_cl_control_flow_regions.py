@@ -230,3 +230,28 @@ def test_control_flow_models_read_their_inputs_without_a_copy(cl_device, monkeyp
         assert cl_device.prepare_model(m).execute_synchronously(req).status.name == "NONE"
         assert seen == [False] and bytes(req.pools[0].view()) == before
         _same(m, inputs, cl_device)
+
+
+def test_outputs_off_the_sub_buffer_alignment_are_copied(cl_device, monkeypatch):
+    """A device whose sub-buffers need a larger alignment than a pool's offsets (a GPU's
+    CL_DEVICE_MEM_BASE_ADDR_ALIGN may): the body's outputs are copied into buffers of their
+    own instead, with the reference's results."""
+    from clnn import control_flow
+
+    values = bytearray()
+    cond, body = _counter(values)
+    main = Graph(values)
+    _while(main, main.ref(0), main.ref(1))
+    m = Model(main.subgraph(), [cond.subgraph(), body.subgraph()], bytes(values))
+    regions = []
+    original = control_flow._region
+
+    def unaligned(run, v):
+        run.align = 1 << 30  # no pool offset but 0 is a multiple
+        regions.append(original(run, v))
+        return regions[-1]
+
+    monkeypatch.setattr(control_flow, "_region", unaligned)
+    for n in (1, 4):
+        _same(m, _loop_inputs(1.5, n), cl_device)
+    assert None in regions  # (the output at offset 0 is still a region)
