@@ -108,7 +108,9 @@ def subgraph_run(pm, index: int, copy: int = 0) -> SubgraphRun:
                       else device.unsupported_reason_in(model, sub, k, op)) is None
                      for k, op in enumerate(sub.operations)]
         parts = partition(model, supported, sub, outputs_resident=True)
-        planner = Planner(device, model, parts, index, executor=pm.executor)
+        first = pm.subgraph_runs.get(index) if copy else None  # (its constants shared)
+        planner = Planner(device, model, parts, index, executor=pm.executor,
+                          constants_of=first.planner if first is not None else None)
         planner.plan_ahead()
         align = max(int(device.cl_device.mem_base_addr_align) // 8, 1)
         run = pm.subgraph_runs[key] = SubgraphRun(index, parts, planner, copy, align=align)

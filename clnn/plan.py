@@ -64,9 +64,9 @@ class Planner:
     plans of each CL partition, and which operations were fused into which."""
 
     def __init__(self, device, model, partitions: list[Partition], index: int | None = None,
-                 executor: Executor | None = None):
-        import pyopencl as cl
-
+                 executor: Executor | None = None, constants_of: Planner | None = None):
+        """``constants_of``: a planner of the same subgraph and partitions whose constant
+        buffer this one shares (a WHILE body's second run: clnn.control_flow)."""
         self.device = device
         self.model = model
         #: the subgraph planned: None the main one, else a referenced one (IF / WHILE)
@@ -92,6 +92,18 @@ class Planner:
         #: the constants' values (not the subgraph references the executor also keeps)
         self.constant_values = {i: v for i, v in host_consts.items()
                                 if sg.operands[i].lifetime in CONSTANT}
+        if constants_of is not None:
+            self.const_offsets = constants_of.const_offsets
+            self.const_bytes = constants_of.const_bytes
+            self.const_buffer = constants_of.const_buffer
+        else:
+            self._upload_constants(partitions, host_consts)
+
+    def _upload_constants(self, partitions, host_consts) -> None:
+        """The constant operands of the OpenCL operations in one device buffer."""
+        import pyopencl as cl
+
+        sg, device = self.sg, self.device
         const_ops = sorted({i for p in partitions if p.on_cl and not p.control for k in p.ops
                             for i in sg.operations[k].inputs
                             if sg.operands[i].lifetime in CONSTANT and sg.operands[i].dimensions})

@@ -69,7 +69,10 @@ def test_one_while_leaves_its_outputs_in_the_body_pools(cl_device):
     m = Model(main.subgraph(), [cond.subgraph(), body.subgraph()], bytes(values))
     for n in (0, 1, 2, 7):
         _same(m, _loop_inputs(1.0, n), cl_device)
-    assert reruns(cl_device.prepare_model(m)).loops == {1}
+    pm = cl_device.prepare_model(m)
+    assert reruns(pm).loops == {1}
+    first, second = pm.subgraph_runs[1].planner, pm.subgraph_runs[1, 1].planner
+    assert second.const_buffer is first.const_buffer  # the body's two runs share constants
 
 
 def test_two_ifs_with_one_branch(cl_device):
