@@ -4,14 +4,18 @@ A supported IF / WHILE is a partition of its own (clnn/plan.py ``partition``). I
 subgraphs are planned as the main one is: partitions, one plan per input-shape signature (so
 shapes that change across iterations get plans of their own), constants in a buffer of their
 own, and IF / WHILE inside them run the same way (recursively). Only the condition is read back
-(one byte per IF, one per WHILE iteration); the tensors passed to and from the subgraphs stay in
-device memory (:class:`clnn.memory.PoolTensor`).
+(one byte per IF, one per WHILE iteration, and those of iterations run ahead); the tensors
+passed to and from the subgraphs stay in device memory (:class:`clnn.memory.PoolTensor`).
 
 A subgraph's outputs are read from pool bytes that no run overwrites while they are read. A
-WHILE body has two runs with pools of their own (:class:`SubgraphRun` ``copy``) that take
-turns: each iteration's outputs are handed to the next as regions of the pools they are in
-(OpenCL sub-buffers, which the next run's kernels read directly: nothing is copied per
-iteration), and the run that reads them writes the other pools. The outputs of a subgraph run
+WHILE body has two runs with pools of their own (:class:`SubgraphRun` ``copy``; a small body
+RUNS) that take turns: each iteration's outputs are handed to the next as regions of the pools
+they are in (OpenCL sub-buffers, which the next run's kernels read directly: nothing is copied
+per iteration), and the run that reads them writes other pools. A loop whose body can be
+dropped unseen runs ahead of its conditions (:func:`_run_ahead`): bodies enqueued before the
+host has read the condition that decides them, so the device works while the host waits for
+a read and wakes up (each read is a round trip to the device: on PoCL ~30-55 us, three times
+a 512x512 ADD; benchmarks/condition_read.py). The outputs of a subgraph run
 at most once per execution (an IF's branch in the main subgraph, a WHILE's last iteration:
 :func:`reruns`) stay in its pools too; those of a subgraph run again while they are read (two
 IFs naming one branch, a loop inside a loop's body) are copied on the device into buffers of
@@ -26,7 +30,7 @@ MISSED_DEADLINE_TRANSIENT, and the execution deadline is checked between partiti
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -39,6 +43,9 @@ from hal.types import OperandLifeTime
 
 #: the SUBGRAPH inputs of each control-flow operation
 SUBGRAPH_INPUTS = {"IF": (1, 2), "WHILE": (0, 1)}
+#: the runs of a small WHILE body (pools of its own each: a loop that runs ahead of its
+#: conditions enqueues up to RUNS - 1 iterations ahead), and the pool bytes of a small one
+RUNS, RUN_AHEAD_BYTES = 3, 4 << 20
 
 
 def referenced(model, sg, operation) -> list[int]:
@@ -131,10 +138,22 @@ def plan_ahead(pm, sg, partitions):
     prepare, and saved by the compilation cache with the main subgraph's."""
     for part in partitions:
         if part.control:
-            for index, copy in _runs_of(pm.model, sg, sg.operations[part.ops[0]]):
+            operation = sg.operations[part.ops[0]]
+            for index, copy in _runs_of(pm.model, sg, operation):
                 if (index if not copy else (index, copy)) not in pm.subgraph_runs:
                     run = subgraph_run(pm, index, copy)
                     plan_ahead(pm, run.planner.sg, run.partitions)
+            if operation.type.name == "WHILE":
+                _more_runs(pm, referenced(pm.model, sg, operation)[1])
+
+
+def _more_runs(pm, body: int) -> None:
+    """A WHILE body whose plans (known at prepare) have pools of RUN_AHEAD_BYTES in all or
+    less gets RUNS runs (their kernels built now): its loop may run further ahead."""
+    plans = [plan for p in pm.subgraph_runs[body].partitions for plan in p.plans.values()]
+    if plans and None not in plans and sum(p.pool_bytes for p in plans) <= RUN_AHEAD_BYTES:
+        for copy in range(2, RUNS):
+            subgraph_run(pm, body, copy)
 
 
 @dataclass
@@ -314,45 +333,75 @@ def _to_device(execution, value):
 
 def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, m: int):
     """As hal/operations/control_flow.py execute_while, with the subgraphs on the device. The
-    body's two runs take turns (each with pools of its own), its outputs handed to the next
+    body's runs take turns (each with pools of its own), its outputs handed to the next
     iteration as regions of the pools they are in: no copy, and the run that reads them
     writes other pools. The outputs may be in the body's pools.
 
-    Once a first iteration shows the body may run ahead (:func:`_may_run_ahead`), each
-    iteration's body is enqueued right after its condition's read, before the host has the
-    condition: the device runs it while the host waits for the read and wakes up. After a
-    false condition that body's outputs are dropped: it wrote the run whose pools the loop's
-    values are not in."""
+    Once a first iteration shows the body may run ahead (:func:`_may_run_ahead`), the loop
+    goes on in :func:`_run_ahead`; else each condition is read before its body runs."""
     ex = execution.executor
     mk = len(execution.prepared.model.referenced[body_index].output_indexes)
     timeout = ex.loop_timeout_ns if ex.loop_timeout_ns is not None else LOOP_TIMEOUT_DEFAULT_NS
     deadline = time.monotonic_ns() + timeout
-    # host values (model inputs, constants) uploaded once, not by every iteration's plans
-    loop = [_to_device(execution, v) for v in loop]
-    carried = Carried(execution.context)
-    iteration, ahead = 0, False
-    what = f"WHILE (operation {k}): the condition output"
-    while True:
-        (cond,) = run_subgraph(execution, cond_index, loop, IN_POOL)
-        if ahead:
-            read = _read_later(execution, cond)
-            carried.hold(loop)
-            outs = run_subgraph(execution, body_index, loop, REGION, carried, iteration % 2)
-            if not _condition(read(), what):
-                break
-        elif not _condition(cond, what):
-            break
+
+    def check(iteration: int) -> None:  # after a true condition, before its body
         if time.monotonic_ns() > deadline:
             raise MissedDeadline(f"WHILE (operation {k}) ran past its loop timeout of "
                                  f"{timeout} ns after {iteration} iterations",
                                  ErrorStatus.MISSED_DEADLINE_TRANSIENT)
-        if not ahead:
-            carried.hold(loop)
-            outs = run_subgraph(execution, body_index, loop, REGION, carried, iteration % 2)
-            ahead = iteration == 0 and _may_run_ahead(execution, body_index, loop, outs[:mk])
-        loop = list(outs[:mk]) + loop[mk:]
+
+    # host values (model inputs, constants) uploaded once, not by every iteration's plans
+    loop = [_to_device(execution, v) for v in loop]
+    carried = Carried(execution.context)
+    what = f"WHILE (operation {k}): the condition output"
+    iteration = 0
+    while True:
+        (cond,) = run_subgraph(execution, cond_index, loop, IN_POOL)
+        if not _condition(cond, what):
+            return loop[:m]
+        check(iteration)
+        carried.hold(loop)
+        outs = run_subgraph(execution, body_index, loop, REGION, carried, iteration % 2)
+        before, loop = loop, list(outs[:mk]) + loop[mk:]
         iteration += 1
-    return loop[:m]
+        if iteration == 1 and cond_index != body_index and \
+                _may_run_ahead(execution, body_index, before, outs[:mk]):
+            runs = body_runs(execution.prepared, body_index)
+            return _run_ahead(execution, (cond_index, body_index, runs), loop, mk, what,
+                              check)[:m]
+
+
+def _run_ahead(execution, indexes: tuple, loop: list, mk: int, what: str, check) -> list:
+    """The rest of a WHILE loop (``loop``: the values after its first iteration), each body
+    enqueued right after its condition and that condition's non-blocking read, before the
+    host has it: up to ``runs`` - 1 iterations are enqueued ahead of the last condition read
+    (one after the first iteration, one more after each, so a short loop drops few bodies).
+    The device runs them while the host waits for a read and wakes up. After a false
+    condition the bodies enqueued ahead of it are dropped: they wrote runs whose pools the
+    loop's values (the iteration before's outputs) are not in (iteration i runs body run
+    i mod ``runs``). Returns the loop's last values."""
+    cond_index, body_index, runs = indexes
+    pending: deque = deque()
+    ahead, done = list(loop), 1  # the values the next enqueued iteration reads; iterations
+    while True:
+        while len(pending) < min(done, runs - 1):
+            (cond,) = run_subgraph(execution, cond_index, ahead, IN_POOL)
+            read = _read_later(execution, cond)
+            outs = run_subgraph(execution, body_index, ahead, REGION, None,
+                                (done + len(pending)) % runs)
+            pending.append((read, outs))
+            ahead = list(outs[:mk]) + ahead[mk:]
+        read, outs = pending.popleft()
+        if not _condition(read(), what):
+            return loop
+        check(done)
+        loop = list(outs[:mk]) + loop[mk:]
+        done += 1
+
+
+def body_runs(pm, body_index: int) -> int:
+    """How many runs of a WHILE body there are (2, or :data:`RUNS` for a small body)."""
+    return 2 + sum((body_index, c) in pm.subgraph_runs for c in range(2, RUNS))
 
 
 def _read_later(execution, value):
@@ -382,7 +431,7 @@ def _may_run_ahead(execution, body_index: int, loop: list, outs: list) -> bool:
             [getattr(v, "shape", None) for v in outs] != [getattr(v, "shape", None)
                                                           for v in loop[:len(outs)]]:
         return False
-    for copy in (0, 1):
+    for copy in range(body_runs(execution.prepared, body_index)):
         run = subgraph_run(execution.prepared, body_index, copy)
         for part in run.partitions:
             if not part.on_cl or part.control or part.host_inputs or \

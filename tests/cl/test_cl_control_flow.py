@@ -151,7 +151,8 @@ def test_while_loop_on_the_device(cl_device, no_host_operations, n):
 
 def test_only_the_condition_is_read_back(cl_device, monkeypatch):
     """Loop-carried tensors stay in device memory: the host reads the condition of each of
-    the 5 tests (4 iterations) and, at the end, the two model outputs."""
+    the 5 tests (4 iterations; those of iterations enqueued ahead of the false one too) and,
+    at the end, the two model outputs."""
     import pyopencl as cl
 
     reads = []
@@ -165,7 +166,7 @@ def test_only_the_condition_is_read_back(cl_device, monkeypatch):
     monkeypatch.setattr(cl, "enqueue_copy", counted)
     m = counter_model(extra_output=True)
     run(m, [np.float32([0.0]), np.int32([0]), np.int32([4])], cl_device)
-    assert reads == [1] * 5 + [4, 4], reads
+    assert reads[-2:] == [4, 4] and set(reads[:-2]) == {1} and 5 <= len(reads) - 2 <= 8, reads
 
 
 def test_while_body_shapes_change_across_iterations(cl_device, no_host_operations):
@@ -264,7 +265,8 @@ def test_corpus_control_flow_runs_with_no_host_operation(cl_device, no_host_oper
 
 def test_subgraphs_with_known_shapes_are_planned_at_prepare(cl_device):
     pm = cl_device.prepare_model(nested_model())  # WHILE -> body -> IF -> two branches
-    assert set(pm.subgraph_runs) == {0, 1, 2, 3, (1, 1)}  # (1, 1): the body's second run
+    # (1, c): the small body's other runs
+    assert set(pm.subgraph_runs) == {0, 1, 2, 3, (1, 1), (1, 2)}
     for sub in pm.subgraph_runs.values():
         assert all(p.plans for p in sub.partitions if p.on_cl and not p.control)
 

@@ -189,15 +189,21 @@ def _body_runs(monkeypatch, model, inputs, device, body: int = 1) -> int:
 
 
 def test_a_body_runs_ahead_of_its_condition(cl_device, monkeypatch):
-    """After the first iteration the body is enqueued before its condition is read: a loop
-    of n iterations runs it n + 1 times (the last dropped), with the reference's results."""
+    """After the first iteration bodies are enqueued before their conditions are read, one
+    ahead, then one more per iteration up to RUNS - 1 (a small body has RUNS runs): a loop
+    of n iterations runs the body n times and drops those enqueued ahead of its false
+    condition, with the reference's results."""
+    from clnn.control_flow import RUNS, body_runs
+
     values = bytearray()
     cond, body = _counter(values)
     main = Graph(values)
     _while(main, main.ref(0), main.ref(1))
     m = Model(main.subgraph(), [cond.subgraph(), body.subgraph()], bytes(values))
-    for n, runs in ((0, 0), (1, 2), (2, 3), (6, 7)):
-        assert _body_runs(monkeypatch, m, _loop_inputs(0.5, n), cl_device) == runs
+    assert body_runs(cl_device.prepare_model(m), 1) == RUNS
+    for n in (0, 1, 2, 3, 9):  # the last condition read drops as many as are ahead of it
+        want = n + min(n, RUNS - 1)
+        assert _body_runs(monkeypatch, m, _loop_inputs(0.5, n), cl_device) == want
 
 
 def test_a_body_whose_shapes_change_does_not_run_ahead(cl_device, monkeypatch):
