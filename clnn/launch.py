@@ -11,7 +11,7 @@ import numpy as np
 
 from clnn.kernels._work import op_flop
 from clnn.kernels.registry import In, Out
-from clnn.memory import DeviceTensor, PoolTensor, on_device
+from clnn.memory import DeviceTensor, PoolTensor, host_region, on_device
 from clnn.program_cache import freeze
 from clnn.workgroups import (  # noqa: F401  (the launch names their callers import)
     GROUPS_PER_UNIT,
@@ -259,6 +259,14 @@ def _download_outputs(q, plan, device_outputs: dict, resident, results: list):
 
     for o, off, shape, dtype in plan.downloads:
         dst = device_outputs.get(o)
+        if isinstance(dst, np.ndarray):  # a model output's bytes in the client's memory
+            # (one a later OpenCL partition reads stays on the device: read in at the end)
+            arr = None if o in resident else host_region(dst, shape, dtype)
+            if arr is not None:
+                cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
+                results.append((o, arr))
+                continue
+            dst = None
         if dst is not None:  # a model output in a device memory: copied on the device
             n = nbytes(shape, dtype)
             dst.ensure(n)
@@ -292,7 +300,8 @@ def _store_results(values: dict, results: list, cut: dict):
 def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
                  keep_all: bool = False, resident=(), held: list | None = None):
     """Run a plan on ``queue``: ``values`` gives its inputs and receives its outputs (arrays, or
-    DeviceTensors for model outputs in ``device_outputs`` device memories, or PoolTensors, left
+    DeviceTensors for model outputs in ``device_outputs`` device memories, arrays over the
+    client's memory for those whose ``device_outputs`` entry is its bytes, or PoolTensors, left
     in the pool, for the outputs in ``resident``: those the next OpenCL partitions read).
     ``keep_all``: every tensor an operation writes is also downloaded right after the kernels
     of the operation that writes it (before liveness lets a later tensor reuse its bytes; the

@@ -77,11 +77,14 @@ class PoolTensor:
     def nbytes(self) -> int:
         return math.prod(self.shape) * self.dtype.itemsize
 
-    def to_host(self) -> np.ndarray:
+    def to_host(self, into: np.ndarray | None = None) -> np.ndarray:
+        """The tensor on the host, downloaded once however many host readers it has: into
+        ``into`` (an array of its shape and dtype: the request's own memory) when given."""
         import pyopencl as cl
 
-        if self._host is None:  # downloaded once, however many host readers it has
-            raw = np.empty(self.shape, np.uint8 if self.dtype == np.bool_ else self.dtype)
+        if self._host is None:
+            raw = into if into is not None else \
+                np.empty(self.shape, np.uint8 if self.dtype == np.bool_ else self.dtype)
             if raw.nbytes:
                 cl.enqueue_copy(self.queue, raw, self.cl_buffer, src_offset=self.offset,
                                 is_blocking=True)
@@ -106,6 +109,19 @@ class PoolTensor:
 
     def tobytes(self) -> bytes:
         return self.to_host().tobytes()
+
+
+def host_region(region: np.ndarray, shape, dtype) -> np.ndarray | None:
+    """A request output's bytes in the client's memory (``region``: a writable uint8 array) as
+    an array of ``shape`` and ``dtype`` that a result is read into, so that nothing copies it
+    there afterwards (hal.driver.write_outputs); None where it does not fit (the request then
+    fails with OUTPUT_INSUFFICIENT_SIZE as before), for an empty or a boolean tensor (stored
+    as bytes apart)."""
+    dtype = np.dtype(dtype)
+    n = math.prod(shape) * dtype.itemsize
+    if dtype == np.bool_ or not 0 < n <= region.size:
+        return None
+    return region[:n].view(dtype).reshape(shape)
 
 
 def on_device(value) -> bool:

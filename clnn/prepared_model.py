@@ -22,7 +22,7 @@ import numpy as np
 from clnn import control_flow, program_cache
 from clnn.execution import Execution, runner_for
 from clnn.launch import enqueue_launch
-from clnn.memory import ClBuffer, DeviceTensor, PoolTensor, on_host
+from clnn.memory import ClBuffer, DeviceTensor, PoolTensor, host_region, on_host
 from clnn.plan import Planner, partition
 from hal.driver import (
     DriverPreparedModel,
@@ -34,7 +34,7 @@ from hal.driver import (
 )
 from hal.errors import ErrorStatus
 from hal.interfaces import ExecutionResult
-from hal.types import NO_TIMING, NUMPY_DTYPE, MeasureTiming, Timing
+from hal.types import NO_TIMING, NUMPY_DTYPE, MeasureTiming, Memory, Timing
 
 
 class ClPreparedModel(DriverPreparedModel):
@@ -285,6 +285,25 @@ class ClPreparedModel(DriverPreparedModel):
         finally:
             execution.release()
 
+    def _output_memories(self, request) -> dict:
+        """Model output -> where an execution leaves it: the request's device memory
+        (ClBuffer), or its bytes in the client's host memory (a writable uint8 array, which
+        results are read into: not copied there after the execution)."""
+        found = {}
+        for arg, i in zip(request.outputs, self.model.main.output_indexes):
+            pool = request.pools[arg.location.pool_index]
+            if isinstance(pool, ClBuffer):
+                found[i] = pool
+            elif isinstance(pool, Memory) and arg.location.length:
+                try:
+                    region = np.frombuffer(pool.view(), np.uint8, arg.location.length,
+                                           arg.location.offset)
+                except (ValueError, TypeError):  # (validated before: not expected)
+                    continue
+                if region.flags.writeable:
+                    found[i] = region
+        return found
+
     @staticmethod
     def _model_output(i: int, value, execution: Execution):
         """A model output left in device memory (an IF / WHILE result): copied on the device
@@ -294,6 +313,8 @@ class ClPreparedModel(DriverPreparedModel):
         dst = execution.device_outputs.get(i)
         if not isinstance(value, PoolTensor):
             return value
+        if isinstance(dst, np.ndarray):  # its bytes in the client's memory: read into them
+            return value.to_host(host_region(dst, value.shape, value.dtype))
         if dst is None:
             return value.to_host()
         dst.ensure(value.nbytes)
@@ -327,11 +348,7 @@ class ClPreparedModel(DriverPreparedModel):
         import pyopencl as cl
 
         inputs = read_inputs(self.model, request, copy=not self._uploads_only)
-        sg = self.model.main
-        device_outputs = {
-            i: request.pools[arg.location.pool_index]
-            for arg, i in zip(request.outputs, sg.output_indexes)
-            if isinstance(request.pools[arg.location.pool_index], ClBuffer)}
+        device_outputs = self._output_memories(request)
         self.executor.deadline_ns = deadline
         self.executor.loop_timeout_ns = timeout
         events = [] if measure == MeasureTiming.YES else None

@@ -389,3 +389,25 @@ def test_inputs_are_read_without_a_copy_only_when_they_are_only_uploaded(cl_devi
         assert bytes(req.pools[0].view()) == before
         out = np.frombuffer(req.pools[1].view(), np.float32)[:6].reshape(2, 3)
         np.testing.assert_allclose(out, want[0], rtol=1e-6)
+
+
+def test_outputs_are_read_straight_into_the_request_memory(cl_device, monkeypatch):
+    """A model output in the client's host memory is read from the device into those bytes
+    (nothing copies it there afterwards: hal.driver.write_outputs finds it in place), for a
+    plan's output and for an IF's; the results are the reference's."""
+    import hal.driver as driver
+    from clnn.capabilities_workloads import if_model
+
+    copied = []
+    real = driver.array_to_bytes
+    monkeypatch.setattr(driver, "array_to_bytes", lambda a: copied.append(a.shape) or real(a))
+    x = np.array([[-1, 2, 9], [0.5, -3, 7]], np.float32)
+    plain, (branch, inputs) = _chain(["RELU", "LOGISTIC", "RELU6"]), if_model(8)
+    for model, ins in ((plain, [x]), (branch, inputs)):
+        _, _, want = execute(model, ins)
+        req = make_request(model, ins)
+        copied.clear()
+        r = cl_device.prepare_model(model).execute_synchronously(req)
+        assert r.status == ErrorStatus.NONE and copied == []
+        out = np.frombuffer(req.pools[1].view(), np.float32)[:want[0].size]
+        np.testing.assert_allclose(out.reshape(want[0].shape), want[0], rtol=1e-6)
