@@ -77,7 +77,7 @@ def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
     shapes = []
     sufficient = True
     sg = model.main
-    host_bytes = {}  # output k -> its bytes (made once)
+    host_bytes = {}  # output k -> its bytes (made once; None: already in place)
     for k, (arg, i, arr) in enumerate(zip(request.outputs, sg.output_indexes, outputs)):
         op = sg.operands[i]
         request_dimensions(f"request output {k}", op, arg.dimensions)
@@ -89,8 +89,7 @@ def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
             pool.check_fits(f"output {k}", arr.shape)
             shapes.append(OutputShape(tuple(int(d) for d in arr.shape), True))
             continue
-        view = pool_view(request.pools, arg.location.pool_index, "request output")
-        if _in_place(arr, view, arg.location.offset):
+        if _in_place(arr, request, arg.location):
             host_bytes[k], size = None, arr.nbytes
         else:
             data = host_bytes[k] = array_to_bytes(arr)
@@ -113,13 +112,17 @@ def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
     return ErrorStatus.NONE, shapes
 
 
-def _in_place(arr, view, offset: int) -> bool:
-    """Whether ``arr`` is already the bytes at ``offset`` of ``view`` (a request's memory): a
-    device that reads a result straight into the request's memory leaves nothing to copy."""
-    if not isinstance(arr, np.ndarray) or arr.dtype == np.bool_ or \
-            not arr.flags.c_contiguous or not 0 <= offset < len(view):
+def _in_place(arr, request: Request, loc) -> bool:
+    """Whether ``arr`` is already the bytes at ``loc`` of the request's host memory: a device
+    that reads a result straight into the request's memory leaves nothing to copy (an array
+    that owns its bytes never is)."""
+    if not isinstance(arr, np.ndarray) or arr.flags.owndata or arr.dtype == np.bool_ or \
+            not arr.flags.c_contiguous or isinstance(request.pools[loc.pool_index], DeviceBuffer):
         return False
-    start = np.frombuffer(view, np.uint8)[offset:]
+    view = pool_view(request.pools, loc.pool_index, "request output")
+    if not 0 <= loc.offset < len(view):
+        return False
+    start = np.frombuffer(view, np.uint8)[loc.offset:]
     return arr.__array_interface__["data"][0] == start.__array_interface__["data"][0]
 
 
