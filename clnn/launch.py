@@ -113,11 +113,14 @@ class DirectInput:
     anything else (a tensor in a pool, an array of another layout) into its own buffer. ``slots``:
     (launch, argument position) of every kernel argument that is the buffer."""
 
-    def __init__(self, context, operand: int, nbytes_: int):
+    def __init__(self, context, operand: int, nbytes_: int, host_ptr: bool = True):
+        """``host_ptr``: the device shares the host's memory (a host array is bound as a
+        CL_MEM_USE_HOST_PTR buffer over it; else it is copied into the input's buffer)."""
         import pyopencl as cl
 
         self.context = context
         self.operand = operand
+        self.host_ptr = host_ptr
         self.nbytes = int(nbytes_)
         self.buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE, max(self.nbytes, 4))
         self.slots: list = []
@@ -140,8 +143,8 @@ class DirectInput:
             self.durable = t.home is not None
             return
         arr = None if t is None or on_device(t) else np.asarray(t)
-        if arr is not None and arr.dtype != np.bool_ and arr.flags.c_contiguous and \
-                arr.nbytes == self.nbytes:
+        if arr is not None and self.host_ptr and arr.dtype != np.bool_ and \
+                arr.flags.c_contiguous and arr.nbytes == self.nbytes:
             target = cl.Buffer(self.context, cl.mem_flags.READ_ONLY | cl.mem_flags.USE_HOST_PTR,
                                hostbuf=arr)
             keep += [arr, target]

@@ -84,9 +84,14 @@ class Planner:
         self.fused_into: dict[int, int] = {}
         #: partition inputs get buffers of their own (clnn.launch.DirectInput): on a CPU device
         #: sharing the host's memory, where an execution binds the request's memory itself
+        #: (``host_memory``), and in an IF / WHILE subgraph on any device, where an execution
+        #: binds the carried tensors' buffers (a host array is copied into the input's buffer)
         cl_device = getattr(device, "cl_device", None)
-        self.direct_inputs = cl_device is not None and direct_inputs_on(
-            cl_device, options_of(device))
+        options = options_of(device)
+        self.host_memory = cl_device is not None and direct_inputs_on(cl_device, options)
+        self.direct_inputs = self.host_memory or (
+            cl_device is not None and index is not None and
+            (options is None or options.direct_inputs))
         # constants of CL operations: one buffer, uploaded once
         host_consts = self.executor.constants(index)
         #: the constants' values (not the subgraph references the executor also keeps)

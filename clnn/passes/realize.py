@@ -81,7 +81,8 @@ def allocate(planner, part, shapes: dict, memory):
     for i, size in memory.direct.items():
         dtype = NUMPY_DTYPE[sg.operands[i].type]
         check_fits(device, f"operand {i} ({dtype} {list(shapes[i])})", size)
-        direct[i] = DirectInput(device.context, i, size)
+        direct[i] = DirectInput(device.context, i, size,
+                                host_ptr=getattr(planner, "host_memory", True))
     sizes = memory.sizes
     for o in sorted(sizes, key=lambda o: -sizes[o])[:1]:
         check_fits(device, f"operand {o} ({NUMPY_DTYPE[sg.operands[o].type]} "

@@ -264,3 +264,23 @@ def test_outputs_off_the_sub_buffer_alignment_are_copied(cl_device, monkeypatch)
     for n in (1, 4):
         _same(m, _loop_inputs(1.5, n), cl_device)
     assert None in regions  # (the output at offset 0 is still a region)
+
+
+def test_carried_tensors_are_bound_on_a_device_without_host_memory(cl_device, monkeypatch):
+    """A device that does not share the host's memory (a discrete GPU) binds the carried
+    tensors too: the subgraphs' inputs are buffers of their own there (a host array copied
+    into them, never used in place), and no iteration copies anything."""
+    import clnn.plan as plan_mod
+    from clnn.capabilities_workloads import if_model
+    from tests.cl.test_cl_control_flow import _device_copies
+
+    monkeypatch.setattr(plan_mod, "direct_inputs_on", lambda *a: False)
+    per_iteration = (_device_copies(cl_device, monkeypatch, 12) -
+                     _device_copies(cl_device, monkeypatch, 4)) / 8
+    assert per_iteration == 0, per_iteration
+    pm = cl_device.prepare_model(if_model(8)[0])
+    (part,) = pm.subgraph_runs[0].partitions
+    (plan,) = part.plans.values()
+    assert plan.direct and not any(d.host_ptr for d in plan.direct.values())
+    branch, inputs = if_model(8)
+    _same(branch, inputs, cl_device)
