@@ -40,7 +40,7 @@ class DeviceOptions:
     #: tests chain short plans with 2)
     chain_min_launches: int | None = None
     #: build the kernels a prepare needs as one OpenCL program (False: one program per kernel)
-    combine: bool = True
+    combine: bool = False
     #: the depthwise -> pointwise fusion: "on" (where the tuner or the defaults pick it), "off",
     #: "all" (wherever a tile fits: tests, A/B measurements)
     dwpw: str = "on"
