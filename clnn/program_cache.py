@@ -56,9 +56,12 @@ _LOCK = threading.Lock()
 #: unless the application configures logging)
 LOG = logging.getLogger("clnn")
 
-#: what the caches did in this process: renders, builds (with their seconds), memo hits
+#: what the caches did in this process: renders, builds (with their seconds), memo hits; of
+#: programs built one per kernel key: kernels compiled (no binary kept), of them those queued
+#: for this process and its helpers and those compiled here, programs made from their binary
 STATS = {"rendered": 0, "built": 0, "build_s": 0.0, "memo_hits": 0, "combined_kernels": 0,
-         "chains_built": 0, "sources_read": 0, "queued": 0, "compiled_here": 0}
+         "chains_built": 0, "sources_read": 0, "queued": 0, "compiled_here": 0,
+         "compiled": 0, "from_binary": 0}
 BUILD_OPTIONS = ["-cl-std=CL1.2"]
 #: PoCL's switch between a work-group function compiled for each local size a kernel is
 #: launched with (1, its default) and one generic function per kernel (0): see
@@ -196,6 +199,7 @@ class ProgramCache:
             t0 = time.perf_counter()
             self._binaries[key] = path = self._binary_path(src)
             prg = self._from_binary(path)
+            STATS["from_binary"] += prg is not None
             try:
                 # pyopencl keeps built binaries on disk keyed by source, options and device
                 # (PoCL: its own kernel cache, which pyopencl defers to)
@@ -357,6 +361,7 @@ class ProgramCache:
         not build is left to the plan
         that asks for it (its error)."""
         cold = [k for k in todo if not self._kept(k)]
+        STATS["compiled"] += len(cold)
         helpers = []
         if cold and self.options.compile_helper and \
                 CompileHelper.wanted(self.context, len(cold)):
