@@ -358,8 +358,7 @@ class ProgramCache:
         :meth:`save_binary`) are compiled now, on every core where PoCL can
         (:class:`CompileHelper`: this process and helper processes take the kernels from one
         queue, the costliest first); the others come from their binaries. A kernel that does
-        not build is left to the plan
-        that asks for it (its error)."""
+        not build is left to the plan that asks for it (its error)."""
         cold = [k for k in todo if not self._kept(k)]
         STATS["compiled"] += len(cold)
         helpers = []
@@ -369,8 +368,8 @@ class ProgramCache:
             spare = None
         if spare is not None:
             spare.stop()
-        if cold:
-            notify("build", 0, len(cold))
+        if cold:  # (a progress bar: every program built counts)
+            notify("build", 0, len(todo))
             say_compiling(cold, len(helpers))
         if helpers:
             self._compile_queue(cold, helpers)
