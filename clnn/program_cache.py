@@ -362,8 +362,9 @@ class ProgramCache:
         cold = [k for k in todo if not self._kept(k)]
         STATS["compiled"] += len(cold)
         helpers = []
-        if cold and self.options.compile_helper and \
-                CompileHelper.wanted(self.context, len(cold)):
+        # (by cost: one GEMM alone is worth a helper, a few element-wise kernels are not)
+        cost = sum(CompileHelper.COST.get(k[1], 1) for k in cold)
+        if cold and self.options.compile_helper and CompileHelper.wanted(self.context, cost):
             helpers = CompileHelper.queue_helpers(self.context, len(cold), spare)
             spare = None
         if spare is not None:
