@@ -364,6 +364,8 @@ class ProgramCache:
         helpers = []
         # (by cost: one GEMM alone is worth a helper, a few element-wise kernels are not)
         cost = sum(CompileHelper.COST.get(k[1], 1) for k in cold)
+        if spare is None:  # (a helper started now joins late: worth it for more work)
+            cost //= 2
         if cold and self.options.compile_helper and CompileHelper.wanted(self.context, cost):
             helpers = CompileHelper.queue_helpers(self.context, len(cold), spare)
             spare = None
@@ -407,12 +409,14 @@ class ProgramCache:
             helpers = [h for h in helpers if h.give_queue(sources, claims,
                                                           self.options.cache_dir)]
             STATS["queued"] += len(order)
+            mine = set()
             for i, key in enumerate(order):
                 if sources[i] and claim(claims, i):
+                    mine.add(i)
                     STATS["compiled_here"] += 1
                     self._build_one(key, compile_now=True)
-            for h in helpers:
-                h.wait()
+            CompileHelper.wait_for(helpers, claims, [i for i, s in enumerate(sources)
+                                                     if s and i not in mine])
         finally:
             shutil.rmtree(claims, ignore_errors=True)
 
@@ -692,6 +696,7 @@ for i, src in enumerate(job.get("sources", ())):
         prg.get_info(cl.program_info.BINARIES)
     except Exception:  # the process that needs it reports it
         pass
+    open(os.path.join(job["claims"], "%d.done" % i), "w").close()
 """
 
 
@@ -823,12 +828,20 @@ class CompileHelper:
         self.names = ["queue"]  # (a job: stop() does not close its input again)
         return True
 
-    def wait(self):
-        """Until the helper is done with its job (ended)."""
-        try:
-            self.proc.wait(timeout=600)
-        except Exception:  # noqa: BLE001 (a helper stuck: its kernels are compiled here)
-            self.stop()
+    @staticmethod
+    def wait_for(helpers: list, claims: str, theirs: list, timeout: float = 600.0):
+        """Until the helpers compiled the jobs ``theirs`` of the queue in ``claims`` (each
+        marks one done), then stop them (one still starting took none: not waited for). A
+        helper gone first leaves its kernels to this process (compiled at their launch)."""
+        t_end = time.monotonic() + timeout
+        left = [os.path.join(claims, f"{i}.done") for i in theirs]
+        while left and time.monotonic() < t_end and \
+                any(h.proc.poll() is None for h in helpers):
+            left = [p for p in left if not os.path.exists(p)]
+            if left:
+                time.sleep(0.005)
+        for h in helpers:
+            h.stop()
 
     def order(self, name: str) -> int:
         """Where this process launches kernel ``name`` in the warm-up: its own kernels first

@@ -189,3 +189,24 @@ def test_the_compile_helper_option_turns_it_off(cl_device, monkeypatch):
     monkeypatch.setattr(CompileHelper, "spawn", classmethod(no_spawn))
     pm = cl_device.with_options(compile_helper=False).prepare_model(build_model(seed=5))
     assert pm.planner.compile_helper is None
+
+
+def test_a_helper_that_took_no_job_is_not_waited_for(cl_device, tmp_path):
+    """The queue's jobs all taken by this process: a helper still starting up is stopped at
+    once, not waited for; one that took a job is waited for until it marks it done."""
+    import time
+
+    h = CompileHelper.spawn(cl_device.context)
+    assert h is not None and h.give_queue(["__kernel void k(__global int* y) { y[0] = 1; }"],
+                                          str(tmp_path), None)
+    assert program_cache.claim(str(tmp_path), 0)  # this process took the only job
+    t0 = time.monotonic()
+    CompileHelper.wait_for([h], str(tmp_path), [])
+    assert time.monotonic() - t0 < 1.0 and h.proc.poll() is not None
+    assert not program_cache.claim(str(tmp_path), 0)  # taken once only
+    (tmp_path / "q").mkdir()
+    h = CompileHelper.spawn(cl_device.context)
+    assert h is not None and h.give_queue(["__kernel void k(__global int* y) { y[0] = 2; }"],
+                                          str(tmp_path / "q"), None)
+    CompileHelper.wait_for([h], str(tmp_path / "q"), [0])
+    assert (tmp_path / "q" / "0.done").exists()
