@@ -701,8 +701,10 @@ for i, src in enumerate(job.get("sources", ())):
 
 
 class CompileHelper:
-    """A second process compiling one program's kernels into PoCL's kernel cache while this
-    process compiles the others'. PoCL compiles a kernel (its work-group function, the bulk of a
+    """A second process compiling kernels into PoCL's kernel cache while this process compiles
+    others. With one program per kernel key (the default), this process and a helper per other
+    core take the kernels from one queue (:meth:`give_queue`, :func:`claim`, :meth:`wait_for`);
+    with ``combine``, as follows. PoCL compiles a kernel (its work-group function, the bulk of a
     cold prepare: clnn bench prepare) at its first launch, or every kernel of a program when the
     program's binaries are asked for; one process compiles one kernel at a time (threads
     measured no faster), so on a cold cache a model's kernels are split in two programs: this
