@@ -364,8 +364,8 @@ class ProgramCache:
         helpers = []
         # (by cost: one GEMM alone is worth a helper, a few element-wise kernels are not)
         cost = sum(CompileHelper.COST.get(k[1], 1) for k in cold)
-        if spare is None:  # (a helper started now joins late: worth it for more work)
-            cost //= 2
+        if spare is None:  # a helper started now joins late (its start-up, a second or more
+            cost //= 4     # on a loaded machine): worth it for several GEMMs' work only
         if cold and self.options.compile_helper and CompileHelper.wanted(self.context, cost):
             helpers = CompileHelper.queue_helpers(self.context, len(cold), spare)
             spare = None
