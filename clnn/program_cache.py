@@ -382,13 +382,15 @@ class ProgramCache:
 
     def _kept(self, key) -> bool:
         """Whether the binary of ``key``'s program is kept (:meth:`save_binary`); True where
-        its source does not render (left to the plan that asks for it: its error)."""
+        its source does not render (left to the plan that asks for it: its error) and where no
+        binary can be kept (a context of several devices: compiled at the first launches, no
+        helper started at every prepare)."""
         try:
             src = render(key[0], key[1], dict(key[2]), self.options)
         except RuntimeError:
             return True
         path = self._binaries[key] = self._binary_path(src)
-        return path is not None and path.exists()
+        return path is None or path.exists()
 
     def _compile_queue(self, cold, helpers):
         """Compile ``cold`` (kernel keys) in this process and ``helpers`` from one queue
