@@ -264,12 +264,14 @@ class ProgramCache:
         path = self._binaries.get(key)
         if path is None:
             return False
+        if path.exists():  # (kept by a helper, or the program came from it)
+            return True
         try:
             binary = program.get_info(cl.program_info.BINARIES)[0]
         except cl.Error:
             return False
-        if path.exists() or not binary:
-            return bool(binary)
+        if not binary:
+            return False
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -408,8 +410,9 @@ class ProgramCache:
                 sources.append("")
         claims = tempfile.mkdtemp(prefix="clnn-claims-")
         try:
+            kept = [self._binaries.get(k) for k in order]
             helpers = [h for h in helpers if h.give_queue(sources, claims,
-                                                          self.options.cache_dir)]
+                                                          self.options.cache_dir, kept)]
             STATS["queued"] += len(order)
             mine = set()
             for i, key in enumerate(order):
@@ -695,7 +698,13 @@ for i, src in enumerate(job.get("sources", ())):
         continue
     try:
         prg = cl.Program(ctx, src).build(options=job["options"], cache_dir=job["cache_dir"])
-        prg.get_info(cl.program_info.BINARIES)
+        binary = prg.get_info(cl.program_info.BINARIES)[0]
+        path = (job.get("binaries") or [None] * (i + 1))[i]
+        if path and binary:  # kept as the process that needs it would (save_binary)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open("%s.%d.tmp" % (path, os.getpid()), "wb") as f:
+                f.write(bytes(binary))
+            os.replace("%s.%d.tmp" % (path, os.getpid()), path)
     except Exception:  # the process that needs it reports it
         pass
     open(os.path.join(job["claims"], "%d.done" % i), "w").close()
@@ -817,13 +826,16 @@ class CompileHelper:
             helpers.append(h)
         return helpers
 
-    def give_queue(self, sources: list, claims: str, cache_root: str | None = None) -> bool:
-        """Hand the helper the queue of kernel sources (claims: its directory, :func:`claim`);
+    def give_queue(self, sources: list, claims: str, cache_root: str | None = None,
+                   binaries: list | None = None) -> bool:
+        """Hand the helper the queue of kernel sources (claims: its directory, :func:`claim`;
+        ``binaries``: where each program's binary is kept, ProgramCache.save_binary, or None);
         False where it is gone."""
         import json
 
         job = {"sources": sources, "claims": claims, "options": BUILD_OPTIONS,
-               "cache_dir": cache_dir(cache_root)}
+               "cache_dir": cache_dir(cache_root),
+               "binaries": [str(p) if p else None for p in binaries or ()]}
         try:
             self.proc.stdin.write(json.dumps(job).encode())
             self.proc.stdin.close()
