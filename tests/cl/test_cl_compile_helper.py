@@ -99,6 +99,7 @@ stats = program_cache.build_stats()
 print(json.dumps({"given": given, "stopped": stopped, "within_tolerance": ok,
                   "spawned": spawned, "compiled": stats["compiled"],
                   "queued": stats["queued"], "here": stats["compiled_here"],
+                  "from_binary": stats["from_binary"],
                   "first_launches_at_execution": at_execution}))
 """
 
@@ -125,6 +126,8 @@ def test_cold_prepare_with_the_helper(cl_device, tmp_path):
     # the background), and this process compiled part of them
     assert r["given"] == [r["queued"]] and r["queued"] == r["compiled"] >= 2, r
     assert 0 < r["here"] <= r["queued"], r
+    # the helper kept the binaries of the kernels it compiled: built from them here
+    assert r["from_binary"] == r["queued"] - r["here"], r
     assert r["stopped"] and all(code is not None for code in r["stopped"])  # never left running
     assert r["first_launches_at_execution"] == 0
     assert any(p.is_file() for p in (tmp_path / "pocl").rglob("*"))
