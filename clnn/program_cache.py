@@ -7,7 +7,10 @@ template parameter is an error that names the template, def and parameters.
 
 A *kernel key* is ``(family, def name, params)`` where params hold only what changes the
 source (op, dtypes, activation, variant); shapes, strides and quantization parameters are
-kernel arguments. Programs are memoized per (context, key). Built binaries are cached on disk
+kernel arguments. Programs are memoized per (context, key); a prepare builds one program per
+key (:meth:`ProgramCache.build_together`, the same source whatever the model), keeps each
+program's binary under the cache root (``programs/binaries``, :meth:`ProgramCache.save_binary`)
+and later builds it from there. Otherwise built binaries are cached on disk
 keyed by source, options, device and driver version: by pyopencl's binary cache, or, for ICDs
 that keep their own cache (PoCL: ``POCL_CACHE_DIR``, ~/.cache/pocl), by the ICD, which pyopencl
 then defers to. So a second process does not rebuild a program, a fraction of a cold build
