@@ -39,8 +39,9 @@ class DeviceOptions:
     #: the fewest consecutive chainable launches run as a chain (None: clnn.chain.MIN_LAUNCHES;
     #: tests chain short plans with 2)
     chain_min_launches: int | None = None
-    #: build the kernels a prepare needs as one OpenCL program (False: one program per kernel)
-    combine: bool = True
+    #: build the kernels a prepare needs as one OpenCL program (False, the default: one program
+    #: per kernel key, shared by every model that uses the kernel, its binary kept)
+    combine: bool = False
     #: the depthwise -> pointwise fusion: "on" (where the tuner or the defaults pick it), "off",
     #: "all" (wherever a tile fits: tests, A/B measurements)
     dwpw: str = "on"
@@ -49,7 +50,7 @@ class DeviceOptions:
     winograd: int | None = None
     #: read model inputs in place on devices that share the host's memory
     direct_inputs: bool = True
-    #: compile half of a large prepare's kernels in a helper process (PoCL)
+    #: compile a cold prepare's kernels in helper processes too, one per other core (PoCL)
     compile_helper: bool = True
     #: write every rendered kernel source into this directory (None: not written)
     dump_cl: str | None = None
@@ -124,7 +125,7 @@ VARIABLES: dict[str, tuple[str, object, str]] = {
     "CLNN_TUNE": ("tune", _tune, "off | cached | fast | full: kernel variants measured at prepare"),
     "CLNN_TUNE_BUDGET": ("tune_budget_s", _seconds, "seconds of measuring per model (fast)"),
     "CLNN_CHAIN": ("chains", _bool, "0 | 1: chained launches (default: CPU devices)"),
-    "CLNN_COMBINE": ("combine", _bool, "0: one OpenCL program per kernel"),
+    "CLNN_COMBINE": ("combine", _bool, "1: a prepare's kernels as one OpenCL program"),
     "CLNN_DWPW": ("dwpw", _dwpw, "0 | 1 | all: the depthwise -> pointwise fusion"),
     "CLNN_WINOGRAD": ("winograd", _winograd, "0 | 2 | 4: force the 3x3 convolution tile"),
     "CLNN_DIRECT_INPUTS": ("direct_inputs", _bool, "0: copy inputs even on host memory"),

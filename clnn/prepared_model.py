@@ -101,7 +101,7 @@ class ClPreparedModel(DriverPreparedModel):
             for p in run.partitions)
 
     def _spare_helper(self, device, model, compiled: bool):
-        """Where a helper process may compile half of the kernels and the model was never
+        """Where a helper process may compile part of the kernels and the model was never
         prepared here (clnn.program_cache.model_marker, returned), start it now, so that its
         start-up overlaps the planning (else one starts as the kernels' first half builds,
         where they were never built here: clnn.program_cache.ProgramCache.build_together)."""

@@ -7,7 +7,10 @@ template parameter is an error that names the template, def and parameters.
 
 A *kernel key* is ``(family, def name, params)`` where params hold only what changes the
 source (op, dtypes, activation, variant); shapes, strides and quantization parameters are
-kernel arguments. Programs are memoized per (context, key). Built binaries are cached on disk
+kernel arguments. Programs are memoized per (context, key); a prepare builds one program per
+key (:meth:`ProgramCache.build_together`, the same source whatever the model), keeps each
+program's binary under the cache root (``programs/binaries``, :meth:`ProgramCache.save_binary`)
+and later builds it from there. Otherwise built binaries are cached on disk
 keyed by source, options, device and driver version: by pyopencl's binary cache, or, for ICDs
 that keep their own cache (PoCL: ``POCL_CACHE_DIR``, ~/.cache/pocl), by the ICD, which pyopencl
 then defers to. So a second process does not rebuild a program, a fraction of a cold build
@@ -56,9 +59,12 @@ _LOCK = threading.Lock()
 #: unless the application configures logging)
 LOG = logging.getLogger("clnn")
 
-#: what the caches did in this process: renders, builds (with their seconds), memo hits
+#: what the caches did in this process: renders, builds (with their seconds), memo hits; of
+#: programs built one per kernel key: kernels compiled (no binary kept), of them those queued
+#: for this process and its helpers and those compiled here, programs made from their binary
 STATS = {"rendered": 0, "built": 0, "build_s": 0.0, "memo_hits": 0, "combined_kernels": 0,
-         "chains_built": 0, "sources_read": 0}
+         "chains_built": 0, "sources_read": 0, "queued": 0, "compiled_here": 0,
+         "compiled": 0, "from_binary": 0}
 BUILD_OPTIONS = ["-cl-std=CL1.2"]
 #: PoCL's switch between a work-group function compiled for each local size a kernel is
 #: launched with (1, its default) and one generic function per kernel (0): see
@@ -176,6 +182,9 @@ class ProgramCache:
         self.build_s = 0.0
         #: id(program) -> (program, its kernel names)
         self._names: dict[int, tuple] = {}
+        #: kernel key -> the file of its program's binary (:meth:`_binary_path`)
+        self._binaries: dict[tuple, Path | None] = {}
+        self._identity: str | None = None
 
     def program(self, family: str, name: str, params: dict):
         import pyopencl as cl
@@ -191,9 +200,13 @@ class ProgramCache:
         with _LOCK:
             src = render(family, name, params, self.options)
             t0 = time.perf_counter()
+            self._binaries[key] = path = self._binary_path(src)
+            prg = self._from_binary(path)
+            STATS["from_binary"] += prg is not None
             try:
                 # pyopencl keeps built binaries on disk keyed by source, options and device
-                prg = cl.Program(self.context, src).build(
+                # (PoCL: its own kernel cache, which pyopencl defers to)
+                prg = prg or cl.Program(self.context, src).build(
                     options=BUILD_OPTIONS, devices=self.devices,
                     cache_dir=cache_dir(self.options.cache_dir))
             except cl.RuntimeError as e:
@@ -204,6 +217,72 @@ class ProgramCache:
         notify("build", 1)
         return prg
 
+
+    def _binary_path(self, src: str) -> Path | None:
+        """Where the binary of a program of source ``src`` is kept (``binaries`` under
+        pyopencl's binary cache, :func:`cache_dir`), named by a hash of the source, the device,
+        its driver and the build's settings; None where the context holds several devices and
+        none was named."""
+        devices = self.devices or self.context.devices
+        if len(devices) != 1:
+            return None
+        if self._identity is None:
+            from clnn.options import environ_value
+
+            dev = devices[0]
+            self._identity = (f"{dev.platform.version}|{dev.name}|{dev.driver_version}|"
+                              f"{BUILD_OPTIONS}|{environ_value(POCL_SPECIALIZATION)}")
+        h = hashlib.sha256(f"{self._identity}|{src}".encode()).hexdigest()[:32]
+        return Path(cache_dir(self.options.cache_dir)) / "binaries" / f"{h}.bin"
+
+    def _from_binary(self, path: Path | None):
+        """The program of the binary kept at ``path`` (:meth:`save_binary`), built; None where
+        there is none or it does not build (then built from source). A program made from its
+        binary builds in a tenth of the time PoCL takes to find its source in its kernel cache
+        (15 programs of iris_landmark: 0.06-0.10 s against 0.63-0.75 s, loaded machine), and
+        its kernels come compiled."""
+        import pyopencl as cl
+
+        if path is None:
+            return None
+        try:
+            binary = path.read_bytes()
+        except OSError:
+            return None
+        devices = self.devices or self.context.devices
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return cl.Program(self.context, list(devices), [binary]).build(
+                    options=BUILD_OPTIONS, devices=self.devices)
+        except (cl.Error, ValueError):  # (a binary of another driver: built from source)
+            return None
+
+    def save_binary(self, key: tuple, program) -> bool:
+        """Keep the binary of ``program`` (the program of kernel key ``key``, built by
+        :meth:`program`) for later processes; its kernels are compiled as it is asked for
+        (PoCL). False where it was not kept."""
+        import pyopencl as cl
+
+        path = self._binaries.get(key)
+        if path is None:
+            return False
+        if path.exists():  # (kept by a helper, or the program came from it)
+            return True
+        try:
+            binary = program.get_info(cl.program_info.BINARIES)[0]
+        except cl.Error:
+            return False
+        if not binary:
+            return False
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_bytes(bytes(binary))
+            os.replace(tmp, path)
+        except OSError:
+            return False
+        return True
 
     def kernel(self, family: str, name: str, params: dict):
         """A new kernel object of a kernel key: from the program :meth:`build_together` built
@@ -245,8 +324,10 @@ class ProgramCache:
 
     def _build_together(self, keys, spare):
         todo = [k for k in dict.fromkeys(keys) if k not in self._programs]
-        # one program builds faster than one per kernel key (PoCL: bench prepare, cold cache)
-        if not self.options.combine or len(todo) < 2:
+        if not self.options.combine:
+            self._build_each(todo, spare)
+            return None
+        if len(todo) < 2:
             return None
         notify("build", 0, len(todo))  # a progress bar can say how many before the build
         helper = None
@@ -274,6 +355,93 @@ class ProgramCache:
             if len(g) > 1:
                 self._build_group(g)
         return helper
+
+    def _build_each(self, todo, spare):
+        """One program per kernel key (the default): a kernel's program is the same whatever
+        model needs it, so PoCL's kernel cache (and pyopencl's) serves it to every model
+        that uses it. The kernels never compiled on this machine (no binary kept:
+        :meth:`save_binary`) are compiled now, on every core where PoCL can
+        (:class:`CompileHelper`: this process and helper processes take the kernels from one
+        queue, the costliest first); the others come from their binaries. A kernel that does
+        not build is left to the plan that asks for it (its error)."""
+        cold = [k for k in todo if not self._kept(k)]
+        STATS["compiled"] += len(cold)
+        helpers = []
+        # (by cost: one GEMM alone is worth a helper, a few element-wise kernels are not)
+        cost = sum(CompileHelper.COST.get(k[1], 1) for k in cold)
+        if spare is None:  # a helper started now joins late (its start-up, a second or more
+            cost //= 4     # on a loaded machine): worth it for several GEMMs' work only
+        if cold and self.options.compile_helper and CompileHelper.wanted(self.context, cost):
+            helpers = CompileHelper.queue_helpers(self.context, len(cold), spare)
+            spare = None
+        if spare is not None:
+            spare.stop()
+        if cold:  # (a progress bar: every program built counts)
+            notify("build", 0, len(todo))
+            say_compiling(cold, len(helpers))
+        if helpers:
+            self._compile_queue(cold, helpers)
+        cold_set = set(cold)
+        for key in todo:
+            self._build_one(key, compile_now=key in cold_set)
+
+    def _kept(self, key) -> bool:
+        """Whether the binary of ``key``'s program is kept (:meth:`save_binary`); True where
+        its source does not render (left to the plan that asks for it: its error) and where no
+        binary can be kept (a context of several devices: compiled at the first launches, no
+        helper started at every prepare)."""
+        try:
+            src = render(key[0], key[1], dict(key[2]), self.options)
+        except RuntimeError:
+            return True
+        path = self._binaries[key] = self._binary_path(src)
+        return path is None or path.exists()
+
+    def _compile_queue(self, cold, helpers):
+        """Compile ``cold`` (kernel keys) in this process and ``helpers`` from one queue
+        (:func:`claim`: each kernel by whoever takes it first), the costliest first; returns
+        once every helper is done (the kernels they compiled are then in PoCL's cache)."""
+        import shutil
+        import tempfile
+
+        order = sorted(cold, key=lambda k: -CompileHelper.COST.get(k[1], 1))
+        sources = []
+        for family, name, frozen in order:
+            try:
+                sources.append(render(family, name, dict(frozen), self.options))
+            except RuntimeError:  # (reported by the plan that asks for it)
+                sources.append("")
+        claims = tempfile.mkdtemp(prefix="clnn-claims-")
+        try:
+            kept = [self._binaries.get(k) for k in order]
+            helpers = [h for h in helpers if h.give_queue(sources, claims,
+                                                          self.options.cache_dir, kept)]
+            STATS["queued"] += len(order)
+            mine = set()
+            for i, key in enumerate(order):
+                if sources[i] and claim(claims, i):
+                    mine.add(i)
+                    STATS["compiled_here"] += 1
+                    self._build_one(key, compile_now=True)
+            CompileHelper.wait_for(helpers, claims, [i for i, s in enumerate(sources)
+                                                     if s and i not in mine])
+        finally:
+            shutil.rmtree(claims, ignore_errors=True)
+
+    def _build_one(self, key, compile_now: bool = False) -> bool:
+        """Build ``key``'s own program (where not built yet); ``compile_now``: and compile its
+        kernel now (PoCL compiles a kernel at its first launch, or when the program's binaries
+        are asked for); False where it does not build."""
+        fresh = key not in self._programs
+        try:
+            prg = self.program(*key[:2], dict(key[2]))
+        except RuntimeError:
+            return False
+        if compile_now and fresh:
+            t0 = time.perf_counter()
+            self.save_binary(key, prg)
+            self._spent(t0)
+        return True
 
     def _build_halves(self, todo, spare):
         """(the helper, the keys left to build as one program): ``todo`` built as two programs,
@@ -394,6 +562,18 @@ def model_marker(device, model) -> Path:
     return built_marker(device.context, ("model", h.hexdigest()), device.options.cache_dir)
 
 
+def claim(claims: str, i: int) -> bool:
+    """Take job ``i`` of the queue in directory ``claims`` (a file made only where none is:
+    exactly one process takes each job)."""
+    try:
+        os.close(os.open(os.path.join(claims, str(i)), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    except OSError:  # (an unwritable queue: every process compiles what it needs)
+        return True
+    return True
+
+
 def touch(path: Path):
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -412,7 +592,7 @@ def _code_hash() -> str:
 _CODE: list = []
 
 
-def say_compiling(keys, helper: bool):
+def say_compiling(keys, helper: int):
     """Log what a prepare compiles, once its first program took a compile's time (not PoCL's
     cache): the kernels' count and families, before the seconds of compiling them (their
     first launches in the warm-up, clnn.prepared_model.ClPreparedModel.warm_up)."""
@@ -425,7 +605,7 @@ def say_compiling(keys, helper: bool):
                      sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
     LOG.info("compiling %d OpenCL kernels (%s)%s; a later prepare of the same kernels "
              "takes them from the kernel cache", len(keys), what,
-             " in two processes" if helper else "")
+             f" in {int(helper) + 1} processes" if helper else "")
 
 
 #: listeners of the compile work of a prepare: callables ``(stage, done, total)``, stage "build"
@@ -500,7 +680,7 @@ def build_stats() -> dict:
 # It starts PoCL's compiler on a program of its own first (its start-up off the job's path),
 # then waits for its job: a program to build and compile; none (its input closed): it exits.
 _HELPER_CODE = """
-import json, sys
+import json, os, sys
 import pyopencl as cl
 where = json.loads(sys.argv[1])
 plat = next(p for p in cl.get_platforms() if p.name == where["platform"])
@@ -508,17 +688,37 @@ dev = next(d for d in plat.get_devices() if d.name == where["device"])
 ctx = cl.Context([dev])
 cl.Program(ctx, "__kernel void clnn_helper_start(__global int* x) { x[0] = 1; }").build()
 text = sys.stdin.read()
-if text:
-    job = json.loads(text)
+job = json.loads(text) if text else {}
+if "source" in job:
     prg = cl.Program(ctx, job["source"]).build(options=job["options"],
                                                cache_dir=job["cache_dir"])
     prg.get_info(cl.program_info.BINARIES)
+for i, src in enumerate(job.get("sources", ())):
+    try:  # the queue: a kernel another process took is skipped
+        os.close(os.open(os.path.join(job["claims"], str(i)),
+                         os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        continue
+    try:
+        prg = cl.Program(ctx, src).build(options=job["options"], cache_dir=job["cache_dir"])
+        binary = prg.get_info(cl.program_info.BINARIES)[0]
+        path = (job.get("binaries") or [None] * (i + 1))[i]
+        if path and binary:  # kept as the process that needs it would (save_binary)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open("%s.%d.tmp" % (path, os.getpid()), "wb") as f:
+                f.write(bytes(binary))
+            os.replace("%s.%d.tmp" % (path, os.getpid()), path)
+    except Exception:  # the process that needs it reports it
+        pass
+    open(os.path.join(job["claims"], "%d.done" % i), "w").close()
 """
 
 
 class CompileHelper:
-    """A second process compiling one program's kernels into PoCL's kernel cache while this
-    process compiles the others'. PoCL compiles a kernel (its work-group function, the bulk of a
+    """A second process compiling kernels into PoCL's kernel cache while this process compiles
+    others. With one program per kernel key (the default), this process and a helper per other
+    core take the kernels from one queue (:meth:`give_queue`, :func:`claim`, :meth:`wait_for`);
+    with ``combine``, as follows. PoCL compiles a kernel (its work-group function, the bulk of a
     cold prepare: clnn bench prepare) at its first launch, or every kernel of a program when the
     program's binaries are asked for; one process compiles one kernel at a time (threads
     measured no faster), so on a cold cache a model's kernels are split in two programs: this
@@ -609,6 +809,58 @@ class CompileHelper:
             return False
         self._take(names)
         return True
+
+    @classmethod
+    def queue_helpers(cls, context, n_kernels: int, spare=None) -> list:
+        """Helpers for a queue of ``n_kernels`` kernels: one per core but this process's (at
+        most one per two kernels), ``spare`` (one started ahead) the first of them."""
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except AttributeError:  # (not Linux)
+            cores = os.cpu_count() or 1
+        n = min(cores - 1, n_kernels // 2)
+        helpers = [spare] if spare is not None else []
+        while len(helpers) > n:
+            helpers.pop().stop()
+        while len(helpers) < n:
+            h = cls.spawn(context)
+            if h is None:
+                break
+            helpers.append(h)
+        return helpers
+
+    def give_queue(self, sources: list, claims: str, cache_root: str | None = None,
+                   binaries: list | None = None) -> bool:
+        """Hand the helper the queue of kernel sources (claims: its directory, :func:`claim`;
+        ``binaries``: where each program's binary is kept, ProgramCache.save_binary, or None);
+        False where it is gone."""
+        import json
+
+        job = {"sources": sources, "claims": claims, "options": BUILD_OPTIONS,
+               "cache_dir": cache_dir(cache_root),
+               "binaries": [str(p) if p else None for p in binaries or ()]}
+        try:
+            self.proc.stdin.write(json.dumps(job).encode())
+            self.proc.stdin.close()
+        except (OSError, ValueError):
+            return False
+        self.names = ["queue"]  # (a job: stop() does not close its input again)
+        return True
+
+    @staticmethod
+    def wait_for(helpers: list, claims: str, theirs: list, timeout: float = 600.0):
+        """Until the helpers compiled the jobs ``theirs`` of the queue in ``claims`` (each
+        marks one done), then stop them (one still starting took none: not waited for). A
+        helper gone first leaves its kernels to this process (compiled at their launch)."""
+        t_end = time.monotonic() + timeout
+        left = [os.path.join(claims, f"{i}.done") for i in theirs]
+        while left and time.monotonic() < t_end and \
+                any(h.proc.poll() is None for h in helpers):
+            left = [p for p in left if not os.path.exists(p)]
+            if left:
+                time.sleep(0.005)
+        for h in helpers:
+            h.stop()
 
     def order(self, name: str) -> int:
         """Where this process launches kernel ``name`` in the warm-up: its own kernels first

@@ -76,6 +76,12 @@ def give_(self, source, names, *cache_root):
     ok = give(self, source, names, *cache_root)
     given.append(len(names) if ok else -1)
     return ok
+give_queue = program_cache.CompileHelper.give_queue
+def give_queue_(self, sources, claims, *cache_root):
+    ok = give_queue(self, sources, claims, *cache_root)
+    given.append(len(sources) if ok else -1)
+    return ok
+program_cache.CompileHelper.give_queue = give_queue_
 def stop_(self):
     stop(self)
     stopped.append(self.proc.poll())
@@ -89,8 +95,11 @@ got, _ = runner.run(inputs)
 at_execution = launch.STATS["first_launches"] - first
 ref, _ = ClnnRunner(imported, ReferenceDevice()).run(inputs)
 ok = all(e["within_tolerance"] for e in compare(got, ref))
+stats = program_cache.build_stats()
 print(json.dumps({"given": given, "stopped": stopped, "within_tolerance": ok,
-                  "spawned": spawned,
+                  "spawned": spawned, "compiled": stats["compiled"],
+                  "queued": stats["queued"], "here": stats["compiled_here"],
+                  "from_binary": stats["from_binary"],
                   "first_launches_at_execution": at_execution}))
 """
 
@@ -113,15 +122,50 @@ def test_cold_prepare_with_the_helper(cl_device, tmp_path):
 
     r = child()
     assert r["within_tolerance"]
-    # the helper got its half (one execution: no chain compiled in the background)
-    assert len(r["given"]) == 1 and r["given"][0] >= 2, r["given"]
+    # the helper got the queue of every kernel compiled (one execution: no chain compiled in
+    # the background), and this process compiled part of them
+    assert r["given"] == [r["queued"]] and r["queued"] == r["compiled"] >= 2, r
+    assert 0 < r["here"] <= r["queued"], r
+    # the helper kept the binaries of the kernels it compiled: built from them here
+    assert r["from_binary"] == r["queued"] - r["here"], r
     assert r["stopped"] and all(code is not None for code in r["stopped"])  # never left running
     assert r["first_launches_at_execution"] == 0
     assert any(p.is_file() for p in (tmp_path / "pocl").rglob("*"))
-    # a second process: built here before (clnn.program_cache.model_marker, built_marker)
+    # a second process: built here before (clnn.program_cache.model_marker, the kept
+    # binaries): nothing compiled, no helper
     r = child()
     assert r["within_tolerance"] and r["spawned"] == [] and r["given"] == []
-    assert r["first_launches_at_execution"] == 0
+    assert r["compiled"] == 0 and r["first_launches_at_execution"] == 0
+
+
+# one prepare of a model in a fresh process: the kernels it compiled (no binary kept)
+_MODEL_CHILD = """
+import sys
+from clnn import program_cache
+from clnn.cli.demo import build_model
+from clnn.device import ClDevice
+from clnn.options import DeviceOptions
+
+ClDevice(options=DeviceOptions(tune="off", cache_dir=sys.argv[2])).prepare_model(
+    build_model(seed=int(sys.argv[1])))
+print(program_cache.build_stats()["compiled"])
+"""
+
+
+def test_a_new_model_compiles_only_the_kernels_no_model_compiled_before(cl_device, tmp_path):
+    """One program per kernel key: the same kernels in another model (the demo model with other
+    weights) come from the binaries the first model's process kept."""
+    env = dict(os.environ, POCL_CACHE_DIR=str(tmp_path / "pocl"), PYTHONPATH=str(ROOT))
+
+    def compiled(seed):
+        out = subprocess.run([sys.executable, "-c", _MODEL_CHILD, str(seed),
+                              str(tmp_path / "clnn")], env=env, capture_output=True,
+                             text=True, timeout=600, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        return int(out.stdout.split()[-1])
+
+    assert compiled(1) >= 2
+    assert compiled(2) == 0
 
 
 def test_generic_work_groups_set_on_pocl_unless_the_user_chose(cl_device, monkeypatch):
@@ -148,3 +192,24 @@ def test_the_compile_helper_option_turns_it_off(cl_device, monkeypatch):
     monkeypatch.setattr(CompileHelper, "spawn", classmethod(no_spawn))
     pm = cl_device.with_options(compile_helper=False).prepare_model(build_model(seed=5))
     assert pm.planner.compile_helper is None
+
+
+def test_a_helper_that_took_no_job_is_not_waited_for(cl_device, tmp_path):
+    """The queue's jobs all taken by this process: a helper still starting up is stopped at
+    once, not waited for; one that took a job is waited for until it marks it done."""
+    import time
+
+    h = CompileHelper.spawn(cl_device.context)
+    assert h is not None and h.give_queue(["__kernel void k(__global int* y) { y[0] = 1; }"],
+                                          str(tmp_path), None)
+    assert program_cache.claim(str(tmp_path), 0)  # this process took the only job
+    t0 = time.monotonic()
+    CompileHelper.wait_for([h], str(tmp_path), [])
+    assert time.monotonic() - t0 < 1.0 and h.proc.poll() is not None
+    assert not program_cache.claim(str(tmp_path), 0)  # taken once only
+    (tmp_path / "q").mkdir()
+    h = CompileHelper.spawn(cl_device.context)
+    assert h is not None and h.give_queue(["__kernel void k(__global int* y) { y[0] = 2; }"],
+                                          str(tmp_path / "q"), None)
+    CompileHelper.wait_for([h], str(tmp_path / "q"), [0])
+    assert (tmp_path / "q" / "0.done").exists()

@@ -1,7 +1,8 @@
-"""Kernels built together: the kernels a prepare needs are built as one OpenCL program (each
-renamed by its kernel key), with the same outputs as one program per kernel; a macro of one
-kernel does not reach the next; where the combined program does not build, each kernel is
-built alone."""
+"""How a prepare's kernels are built: by default one OpenCL program per kernel key, its
+binary kept for later processes (a binary that does not load: built from source); with
+``combine`` as one program (each kernel renamed by its key), with the same outputs as one
+program per kernel, a macro of one kernel not reaching the next, and each kernel built alone
+where the combined program does not build."""
 
 from __future__ import annotations
 
@@ -82,7 +83,8 @@ def test_build_together(monkeypatch, tmp_path, bodies, built_together, want):
     device = open_or_skip("opencl")
     monkeypatch.setattr(program_cache, "_render_parts", _synthetic(bodies))
     # (a cache root of its own: the store of rendered sources holds this case's bodies only)
-    cache = ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path)))
+    cache = ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path),
+                                                               combine=True))
     keys = [("synthetic", "k", (("v", v),)) for v in (1, 2)]
     before = program_cache.build_stats()["combined_kernels"]
     cache.build_together(keys)
@@ -98,7 +100,51 @@ def test_a_kernel_that_does_not_render_is_left_to_its_plan(monkeypatch, tmp_path
         raise RuntimeError(f"rendering {family}.cl.mako def {name}: broken")
 
     monkeypatch.setattr(program_cache, "_render_parts", render_parts)
+    for combine in (True, False):
+        cache = ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path),
+                                                                   combine=combine))
+        cache.build_together([("synthetic", "k", (("v", v),)) for v in (1, 2)])
+        with pytest.raises(RuntimeError, match="broken"):
+            cache.kernel("synthetic", "k", {"v": 1})
+
+
+def test_one_program_per_kernel_key_and_its_binary_kept(monkeypatch, tmp_path):
+    """The default: each kernel key its own program (kernels whose helpers clash build), its
+    binary kept under the cache root; another program cache on that root (a later process)
+    builds every program from its binary, and the kernels compute the same."""
+    device = open_or_skip("opencl")
+    bodies = {1: "inline int h(int x) { return x + 1; }\n"
+                 "__kernel void k(__global int* y) { y[0] = h(1); }",
+              2: "inline int h(int x) { return x + 2; }\n"
+                 "__kernel void k(__global int* y) { y[0] = h(1); }"}
+    monkeypatch.setattr(program_cache, "_render_parts", _synthetic(bodies))
+    keys = [("synthetic", "k", (("v", v),)) for v in (1, 2)]
+    got = []
+    for _ in range(2):
+        cache = ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path)))
+        before = program_cache.build_stats()
+        cache.build_together(keys)
+        after = program_cache.build_stats()
+        got.append({k: after[k] - before[k] for k in ("built", "combined_kernels",
+                                                       "from_binary")})
+        assert {v: _value(cache, device, key) for v, key in zip((1, 2), keys)} == {1: 2, 2: 3}
+        assert cache.get(keys[0]) is not cache.get(keys[1])
+    assert got == [{"built": 2, "combined_kernels": 0, "from_binary": 0},
+                   {"built": 2, "combined_kernels": 0, "from_binary": 2}]
+    assert len(list((tmp_path / "programs" / "binaries").glob("*.bin"))) == 2
+
+
+def test_a_binary_that_does_not_load_is_built_from_source(monkeypatch, tmp_path):
+    device = open_or_skip("opencl")
+    monkeypatch.setattr(program_cache, "_render_parts", _synthetic(
+        {1: "__kernel void k(__global int* y) { y[0] = 4; }"}))
+    key = ("synthetic", "k", (("v", 1),))
+    ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path))
+                 ).build_together([key])
+    (kept,) = (tmp_path / "programs" / "binaries").glob("*.bin")
+    kept.write_bytes(b"not a binary")
     cache = ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path)))
-    cache.build_together([("synthetic", "k", (("v", v),)) for v in (1, 2)])
-    with pytest.raises(RuntimeError, match="broken"):
-        cache.kernel("synthetic", "k", {"v": 1})
+    before = program_cache.build_stats()["from_binary"]
+    assert _value(cache, device, key) == 4
+    assert program_cache.build_stats()["from_binary"] == before
+
