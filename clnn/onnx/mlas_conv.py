@@ -126,9 +126,36 @@ def chunks(m: int, n: int, k: int, pointwise: bool, threads: int = ORT_THREADS) 
     return np.asarray(out, np.int32)
 
 
+def _producer(imp, name: str):
+    return next((m for m in imp.nodes if name in m.outputs), None) if name else None
+
+
+def ort_bias(imp, n, bias: np.ndarray) -> np.ndarray:
+    """The bias onnxruntime's BiasQuantization transformer leaves a Conv whose input and
+    weights are DequantizeLinear outputs and whose bias is a float initializer: s = x scale *
+    w scale (float32; per channel with the weights'), round(bias / s) half to even as int32,
+    dequantized again (q * s, float32). Other biases are returned as they are."""
+    b_name = n.input(2)
+    if not b_name or b_name not in {t.name for t in imp.graph.initializer}:
+        return bias
+    dqs = [_producer(imp, n.input(i)) for i in (0, 1)]
+    if any(d is None or d.op_type != "DequantizeLinear" for d in dqs):
+        return bias
+    xs, ws = (imp.const(d.input(1)) for d in dqs)
+    if xs is None or ws is None or xs.size != 1 or ws.size not in (1, bias.size):
+        return bias
+    s = (np.float32(xs.reshape(-1)[0]) * ws.astype(np.float32).reshape(-1)).astype(np.float32)
+    q = np.rint((bias.astype(np.float32) / s).astype(np.float32))
+    q = np.clip(q, -2.0 ** 31, 2.0 ** 31 - 128).astype(np.int32)
+    return (q.astype(np.float32) * s).astype(np.float32)
+
+
 def emit(imp, n, x: str, w: np.ndarray, bias: np.ndarray, pads, strides, dils):
-    """Output 0 of the Conv node ``n`` as CONV_CHUNKED (``pads``: top, left, bottom, right)."""
+    """Output 0 of the Conv node ``n`` as CONV_CHUNKED (``pads``: top, left, bottom, right;
+    a float initializer bias as onnxruntime quantizes it, :func:`ort_bias`)."""
     from hal.operations._onnx_ext import NAME, OPERATION_IDS
+
+    bias = ort_bias(imp, n, bias)
 
     out = n.outputs[0]
     shape = imp.static_shape(out)
@@ -156,4 +183,5 @@ def applies(imp, n, w: np.ndarray, group: int) -> bool:
         return False
     if imp.operand_type(n.input(0)) != OperandType.TENSOR_FLOAT32:
         return False
-    return any(m.op_type == "DequantizeLinear" and n.input(1) in m.outputs for m in imp.nodes)
+    d = _producer(imp, n.input(1))
+    return d is not None and d.op_type == "DequantizeLinear"
