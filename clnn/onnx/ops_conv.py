@@ -251,13 +251,8 @@ def conv_transpose(imp, n):
 
 
 def pool(imp, n):
-    from clnn.onnx.ops_qfloat import float_average_pool
-
     x = n.input(0)
     kernel = list(n.attr("kernel_shape"))
-    if imp.quantized == "onnxruntime" and n.op_type == "AveragePool" and len(kernel) == 2 \
-            and float_average_pool(imp, n):  # onnxruntime's summation order
-        return
     if len(kernel) == 2:
         _pool2d(imp, n, x, imp.operand(x), imp.shape(x), lambda: imp.output(n.outputs[0], like=x))
         return

@@ -428,6 +428,17 @@ def float_average_pool(imp, n) -> bool:
     return True
 
 
+
+def average_pool_converter(imp, n):
+    """AveragePool: with quantized="onnxruntime" :func:`float_average_pool` where it applies,
+    else clnn.onnx.ops_conv.pool (AVERAGE_POOL_2D)."""
+    from clnn.onnx.ops_conv import pool
+
+    if imp.quantized == "onnxruntime" and len(n.attr("kernel_shape")) == 2 \
+            and float_average_pool(imp, n):  # onnxruntime's summation order
+        return
+    pool(imp, n)
+
 def average_pool(imp, n):
     """QLinearAveragePool as onnxruntime's CPU kernel computes it: a window as large as the
     input without pads is :func:`global_average_pool`; otherwise each element dequantized
