@@ -103,3 +103,9 @@ def test_chunks_follow_mlas_panels():
     assert set(chunks(24, 900, 300, True, threads=2)) == {128}
     assert set(chunks(64, 16, 300, True, threads=1)) == {300}  # one panel of all K
     assert len(chunks(7, 1000, 50, True)) == 1000
+
+
+def test_the_thread_count_is_the_comparisons():
+    from clnn.cli import onnx_run
+
+    assert ORT_THREADS == onnx_run.ORT_THREADS  # clnn's onnxruntime runs use the panels' count
