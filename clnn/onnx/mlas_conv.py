@@ -15,7 +15,8 @@ sgemm.cpp; MLAS_SGEMM_STRIDEN = MLAS_SGEMM_STRIDEK = 128, MLAS_SGEMM_THREAD_COMP
 
 - a pointwise convolution (1 x 1, strides 1, no padding) is one SGEMM of the input itself
   (MlasConvAlgorithmGemmDirect), threaded over N (the output positions, in blocks of 16) when
-  N > M (filters), else over M;
+  N > M (filters), else over M; a convolution with more filters than output positions is
+  im2col of the whole input, then the same threaded SGEMM (MlasConvAlgorithmExpandThenGemm);
 - any other is im2col + SGEMM in segments of the output positions, one per thread
   (MlasConvAlgorithmExpandThenGemmSegmented); each segment steps through K in panels of a
   stride that grows as the segment (or the N slice) shrinks, each panel an SGEMM that may cut
@@ -25,7 +26,8 @@ sgemm.cpp; MLAS_SGEMM_STRIDEN = MLAS_SGEMM_STRIDEK = 128, MLAS_SGEMM_THREAD_COMP
 
 The thread count is onnxruntime's intra-op thread count (:data:`ORT_THREADS`, as clnn's own
 onnxruntime comparisons set it): with another count the panels, and the last bits, can
-differ. Batches and groups (MLAS threads over them instead) are left to CONV_2D.
+differ. Batches and groups (MLAS threads over them instead) and the cases of MLAS's M = 1 /
+N = 1 kernels (:func:`single_row_kernel`) are left to CONV_2D.
 """
 
 from __future__ import annotations
@@ -112,11 +114,25 @@ def _expand(m: int, n: int, k: int, threads: int) -> list[tuple[int, list[int]]]
     return [part for s in range(0, n, stride) for part in _segment_starts(min(stride, n - s), k)]
 
 
+def single_row_kernel(m: int, n: int, k: int, pointwise: bool,
+                      threads: int = ORT_THREADS) -> bool:
+    """Whether MLAS hands some of the convolution to its M = 1 / N = 1 SGEMM kernels
+    (MlasSgemmOperation's small-M and column-vector cases: AVX multiplies and adds, rounded
+    apart), which CONV_CHUNKED does not reproduce: one filter, one output position, or a
+    GEMM threaded over the filters that leaves a thread one filter."""
+    if m == 1 or n == 1:
+        return True
+    if not (pointwise or m > n) or n > m:
+        return False
+    count = min(min(int(m * n * k / THREAD_COMPLEXITY) + 1, threads), m)
+    return any(_partition(i, count, m)[1] == 1 for i in range(count))
+
+
 def chunks(m: int, n: int, k: int, pointwise: bool, threads: int = ORT_THREADS) -> np.ndarray:
     """int32 [n]: the terms per partial sum at each of the ``n`` output positions of a
     convolution of ``m`` filters and ``k`` terms (CONV_CHUNKED's chunk input). Raises
     ValueError where MLAS's panels at a position are not all one length (never seen)."""
-    parts = _direct(m, n, k, threads) if pointwise else _expand(m, n, k, threads)
+    parts = _direct(m, n, k, threads) if pointwise or m > n else _expand(m, n, k, threads)
     out = []
     for cols, starts in parts:
         size = starts[1] if len(starts) > 1 else k
@@ -184,4 +200,12 @@ def applies(imp, n, w: np.ndarray, group: int) -> bool:
     if imp.operand_type(n.input(0)) != OperandType.TENSOR_FLOAT32:
         return False
     d = _producer(imp, n.input(1))
-    return d is not None and d.op_type == "DequantizeLinear"
+    if d is None or d.op_type != "DequantizeLinear":
+        return False
+    o, c, kh, kw = w.shape
+    out = imp.shape(n.outputs[0])
+    if not out or len(out) != 4 or 0 in out:
+        return False
+    pointwise = kh == kw == 1 and not any(n.attr("pads", [0] * 4)) and \
+        list(n.attr("strides", [1, 1])) == [1, 1]
+    return not single_row_kernel(o, out[2] * out[3], c * kh * kw, pointwise)

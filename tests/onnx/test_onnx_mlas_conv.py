@@ -4,7 +4,8 @@ gives MLAS's float sums bit for bit on both devices (onnxruntime with clnn's thr
 clnn.onnx.mlas_conv.ORT_THREADS). The float Conv alone is compared too (the Conv's output a
 graph output: its float32 bits), and a plain float sum must differ from it somewhere (the
 order matters on this data). Seeded shapes: pointwise and 3 x 3, strides 1 and 2, K below
-and above MLAS's panels (128 terms and more), output positions split between threads."""
+and above MLAS's panels (128 terms and more), output positions split between threads, more
+filters than positions."""
 
 import numpy as np
 import pytest
@@ -12,14 +13,15 @@ from onnx import helper
 
 from clnn.cli.run import ClnnRunner
 from clnn.onnx import load
-from clnn.onnx.mlas_conv import ORT_THREADS, chunks
+from clnn.onnx.mlas_conv import ORT_THREADS, chunks, single_row_kernel
 from tests.onnx.kit import graph
 
 ort_rt = pytest.importorskip("onnxruntime")
 
 #: (input channels, filters, height, width, kernel, stride, pad)
 CASES = [(8, 6, 9, 11, 3, 1, 1), (40, 24, 20, 20, 3, 1, 1), (200, 32, 12, 12, 1, 1, 0),
-         (300, 16, 30, 30, 1, 1, 0), (64, 48, 33, 31, 3, 2, 1), (96, 96, 26, 26, 3, 1, 1)]
+         (300, 16, 30, 30, 1, 1, 0), (64, 48, 33, 31, 3, 2, 1), (96, 96, 26, 26, 3, 1, 1),
+         (64, 96, 8, 8, 3, 1, 1)]  # more filters than positions: im2col, then MlasGemm
 
 
 def qdq_conv(x_shape, w, bias_q, sx, sw, sy, float_out=False):
@@ -103,6 +105,12 @@ def test_chunks_follow_mlas_panels():
     assert set(chunks(24, 900, 300, True, threads=2)) == {128}
     assert set(chunks(64, 16, 300, True, threads=1)) == {300}  # one panel of all K
     assert len(chunks(7, 1000, 50, True)) == 1000
+    # more filters than positions: the threaded SGEMM's panels over all 64 positions (256),
+    # not a 32-position segment's (512)
+    assert set(chunks(96, 64, 576, False, threads=2)) == {256}
+    assert single_row_kernel(1, 100, 9, False) and single_row_kernel(8, 1, 9, False)
+    assert single_row_kernel(3, 2, 40000, True, threads=2)  # filters 2 + 1 between threads
+    assert not single_row_kernel(96, 64, 576, False, threads=2)
 
 
 def test_the_thread_count_is_the_comparisons():
