@@ -9,6 +9,7 @@ from clnn.onnx import (
     ops_misc,
     ops_norm,
     ops_qdynamic,
+    ops_qfloat,
     ops_qlinear,
     ops_quant,
     ops_reduce,
@@ -16,7 +17,10 @@ from clnn.onnx import (
     ops_shape,
 )
 
+# AveragePool: ops_conv.pool, but in the onnxruntime mode's float summation order where it
+# applies (ops_qfloat.average_pool_converter)
 CONVERTERS = {**ops_conv.CONVERTERS, **ops_math.CONVERTERS, **ops_shape.CONVERTERS,
               **ops_resize.CONVERTERS, **ops_quant.CONVERTERS, **ops_misc.CONVERTERS,
               **ops_norm.CONVERTERS, **ops_reduce.CONVERTERS, **ops_qlinear.CONVERTERS,
-              **ops_qdynamic.CONVERTERS}
+              **ops_qdynamic.CONVERTERS,
+              "AveragePool": ops_qfloat.average_pool_converter}

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from clnn.onnx import mlas_conv
 from hal.types import OperandType
 
 OT = OperandType
@@ -108,6 +109,8 @@ def conv(imp, n):
         imp.fail("the bias (input 2) must be a constant")
     w = w.astype(np.float32)
     bias = bias.astype(np.float32)
+    if mlas_conv.applies(imp, n, w, group) and pads is not None:  # onnxruntime's sum order
+        return mlas_conv.emit(imp, n, x, w, bias, pads, strides, dil)
     out = n.outputs[0]
     while (fold := _affine_after(imp, out, o)) is not None:
         # BatchNormalization (and per-channel Mul / Add after it): into the weights and bias

@@ -42,6 +42,9 @@ from hal.types import OperandType
 
 OT = OperandType
 RANGES = {np.dtype(np.uint8): (0, 255), np.dtype(np.int8): (-128, 127)}
+#: MLAS's NCHWc block on AVX-512 (8 on AVX2 machines): onnxruntime's NCHWc transformer takes
+#: the float pools whose channel count it divides
+NCHWC_BLOCK = 16
 
 
 def const_integers(imp, n, i: int, i_zp: int, axis: int) -> str:
@@ -353,6 +356,89 @@ def _pool_counts(hw, kernel, strides, pads, out_hw, include_pad) -> np.ndarray:
     return np.outer(spans[0], spans[1]).reshape(1, 1, *out_hw).astype(np.float32)
 
 
+def window_mean(imp, v: int, shape, out_shape, kernel, strides, pads, include_pad,
+                columns_first=False) -> int:
+    """The float32 average over 2-D windows of operand ``v`` (NCHW ``shape``) as onnxruntime's
+    pooling kernels compute it: the window's elements added one by one in row order from the
+    top-left corner (the QLinearAveragePool kernel, MLAS's NCHWc and generic float pools), or
+    with ``columns_first`` each kernel column summed down its rows, then the column sums
+    added from the left (MLAS's vector float pool, MlasPool2DVectorKernel); the padding
+    skipped (here added as exact zeros); then divided by the element count
+    (count_include_pad: the kernel's size). Returns the operand of the result."""
+    hw = shape[2:]
+    pt, pl = pads[0], pads[1]
+    span = [(out_shape[2 + d] - 1) * strides[d] + kernel[d] for d in range(2)]
+    pb, pr = (max(span[d] - hw[d] - (pt, pl)[d], 0) for d in range(2))
+    padded_shape = (shape[0], shape[1], hw[0] + pt + pb, hw[1] + pl + pr)
+    padded = _f(imp, padded_shape)
+    imp.emit("PAD", [v, imp.ints([[0, 0], [0, 0], [pt, pb], [pl, pr]])], [padded])
+
+    def tap(i, j):
+        part = _f(imp, out_shape)
+        ends = [shape[0], shape[1], i + span[0] - kernel[0] + 1, j + span[1] - kernel[1] + 1]
+        imp.emit("STRIDED_SLICE", [padded, imp.ints([0, 0, i, j]), imp.ints(ends),
+                                   imp.ints([1, 1, *strides]), imp.int32(0), imp.int32(0),
+                                   imp.int32(0)], [part])
+        return part
+
+    def total(parts):
+        acc = None
+        for part in parts:
+            acc = part if acc is None else _op(imp, "ADD", [acc, part], out_shape)
+        return acc
+
+    if columns_first:
+        acc = total(total(tap(i, j) for i in range(kernel[0])) for j in range(kernel[1]))
+    else:
+        acc = total(tap(i, j) for i in range(kernel[0]) for j in range(kernel[1]))
+    counts = _pool_counts(hw, kernel, strides, pads, out_shape[2:], include_pad)
+    return _op(imp, "DIV", [acc, imp.tensor_const(counts)], out_shape)
+
+
+def float_average_pool(imp, n) -> bool:
+    """A float32 2-D AveragePool with quantized="onnxruntime": :func:`window_mean` into the
+    node's output, in the order of the kernel onnxruntime picks on an AVX-512 x86 machine
+    (NNAPI's AVERAGE_POOL_2D leaves the order to the device): channels a multiple of
+    :data:`NCHWC_BLOCK` go to the NCHWc transformer's pool (row order); others to MlasPool,
+    whose vector kernel (width strides <= 2, kernels <= 32) sums columns first, its generic
+    one in row order. False (nothing emitted) where it does not apply: dilations, unknown
+    shapes, another type, a window covering the input (MLAS's global kernel)."""
+    from clnn.onnx.ops_conv import spatial_pads, window
+
+    x = n.input(0)
+    shape, out_shape = imp.shape(x), imp.shape(n.outputs[0])
+    kernel = list(n.attr("kernel_shape"))
+    strides, dil = window(imp, n)
+    n.attr("ceil_mode", 0)  # the output's shape (shape inference) holds it
+    if (imp.operand_type(x) != OT.TENSOR_FLOAT32 or not shape or len(shape) != 4
+            or not out_shape or 0 in (*shape, *out_shape) or dil != [1, 1]
+            or len(kernel) != 2):
+        return False
+    pads = spatial_pads(imp, n, shape[2:], kernel, strides, [1, 1])
+    if pads is None:
+        return False
+    include_pad = int(n.attr("count_include_pad", 0))
+    nchwc = shape[1] % NCHWC_BLOCK == 0  # onnxruntime's NCHWc transformer takes the pool
+    if not nchwc and list(shape[2:]) == kernel and strides == [1, 1] and not any(pads):
+        return False  # MLAS's global pool (lane sums): not reproduced
+    vector = not nchwc and strides[1] <= 2 and max(kernel) <= 32
+    y = window_mean(imp, imp.operand(x), tuple(shape), tuple(out_shape), kernel, strides,
+                    pads, include_pad, columns_first=vector)
+    imp.operands[n.outputs[0]] = y  # the value is that operand (as Importer.alias)
+    return True
+
+
+
+def average_pool_converter(imp, n):
+    """AveragePool: with quantized="onnxruntime" :func:`float_average_pool` where it applies,
+    else clnn.onnx.ops_conv.pool (AVERAGE_POOL_2D)."""
+    from clnn.onnx.ops_conv import pool
+
+    if imp.quantized == "onnxruntime" and len(n.attr("kernel_shape")) == 2 \
+            and float_average_pool(imp, n):  # onnxruntime's summation order
+        return
+    pool(imp, n)
+
 def average_pool(imp, n):
     """QLinearAveragePool as onnxruntime's CPU kernel computes it: a window as large as the
     input without pads is :func:`global_average_pool`; otherwise each element dequantized
@@ -377,26 +463,10 @@ def average_pool(imp, n):
     if list(hw) == kernel and not any(pads):
         global_average_pool(imp, n)
         return
-    pt, pl = pads[0], pads[1]
-    span = [(out_shape[2 + d] - 1) * strides[d] + kernel[d] for d in range(2)]
-    pb, pr = (max(span[d] - hw[d] - (pt, pl)[d], 0) for d in range(2))
     xs = np.float32(imp.const_input(n, 1, "the input scale").reshape(-1)[0])
     v = _op(imp, "MUL", [imp.operand(integers(imp, n, 0, 1, 2, "input")), _c(imp, [xs])],
             shape)
-    padded_shape = (shape[0], shape[1], hw[0] + pt + pb, hw[1] + pl + pr)
-    padded = _f(imp, padded_shape)
-    imp.emit("PAD", [v, imp.ints([[0, 0], [0, 0], [pt, pb], [pl, pr]])], [padded])
-    acc = None
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            part = _f(imp, out_shape)
-            ends = [shape[0], shape[1], i + span[0] - kernel[0] + 1, j + span[1] - kernel[1] + 1]
-            imp.emit("STRIDED_SLICE", [padded, imp.ints([0, 0, i, j]), imp.ints(ends),
-                                       imp.ints([1, 1, *strides]), imp.int32(0), imp.int32(0),
-                                       imp.int32(0)], [part])
-            acc = part if acc is None else _op(imp, "ADD", [acc, part], out_shape)
-    counts = _pool_counts(hw, kernel, strides, pads, out_shape[2:], include_pad)
-    y = _op(imp, "DIV", [acc, imp.tensor_const(counts)], out_shape)
+    y = window_mean(imp, v, shape, out_shape, kernel, strides, pads, include_pad)
     s, z, _ = _params(imp, n, 3, 4, "output")
     t = _op(imp, "ADD", [_op(imp, "DIV", [y, _c(imp, [s])], out_shape), _c(imp, [float(z)])],
             out_shape)
