@@ -44,7 +44,8 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
         if nv == 1:
             return {"vw": vws[0], "tx": tx, "rows": _defaults.TABLE["cpu"].direct_rows}
         # the driver's work-groups: tile_rows_group's (channel blocks, 1, rows) shrinks to one
-        # column of work-items when a work-item takes every channel (1.2-1.5x slower)
+        # column of work-items when a work-item takes every channel (up to 1.9x slower on
+        # the 3-channel stride-2 first layers: benchmarks/results/issue36_conv_tile_nv-*.json)
         return {"vw": vws[0], "tx": tx, "rows": 0, "nv": nv}
     gpu = _defaults.TABLE["gpu"]
     return {"vw": next(v for v in vws if v <= gpu.direct_max_vw),
