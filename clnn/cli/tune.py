@@ -23,7 +23,8 @@ def _variant(v) -> str:
         rows = {-1: "auto", 0: "driver"}.get(v["rows"], v["rows"])
         if v.get("slide"):
             return f"slide vw {v['vw']} rows {rows}"
-        return f"{'sweep ' if v.get('sweep') else ''}vw {v['vw']} tx {v['tx']} rows {rows}"
+        nv = f" nv {v['nv']}" if v.get("nv", 1) > 1 else ""
+        return f"{'sweep ' if v.get('sweep') else ''}vw {v['vw']}{nv} tx {v['tx']} rows {rows}"
     if isinstance(v, dict) and set(v) == {"m"}:  # 3x3 path (clnn/kernels/_winograd.py)
         return f"Winograd F({v['m']}x{v['m']},3x3)" if v["m"] else "im2col GEMM"
     if isinstance(v, dict) and "fuse" in v:  # depthwise -> 1x1 (clnn/kernels/_dwpw.py)

@@ -15,13 +15,38 @@ from __future__ import annotations
 from clnn.kernels import _defaults, _depthwise_variants, _gemm_variants
 from clnn.kernels._tiles import fit_registers
 
+#: the most vectors of output channels per work-item the CPU rule and the tuner take
+MAX_NV = 4
+
+
+def vector_counts(o: int, vw: int) -> list[int]:
+    """The vectors of vw output channels per work-item that divide the output channels, most
+    first."""
+    return [nv for nv in range(MAX_NV, 0, -1) if (o // vw) % nv == 0]
+
+
+def cpu_tile(o: int, vw: int, widest: int, vec: int) -> tuple[int, int]:
+    """(nv, tx) of the CPU rule: the most vectors per work-item whose tile keeps at least 4
+    pixels (or ``widest``) within the register budget (:func:`fit_registers`), each input
+    loaded once for all of them; else one vector and the widest tile that fits."""
+    for nv in vector_counts(o, vw):
+        tx = fit_registers(widest, vw * nv, vec)
+        if nv == 1 or tx >= min(4, widest):
+            return nv, tx
+    return 1, fit_registers(widest, vw, vec)
+
 
 def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 16) -> dict:
     vws = _depthwise_variants.vector_widths(o)
     txs = _depthwise_variants.tile_widths(ow, fw, sw, dw)
     if cpu:
-        return {"vw": vws[0], "tx": fit_registers(txs[0], vws[0], vec),
-                "rows": _defaults.TABLE["cpu"].direct_rows}
+        nv, tx = cpu_tile(o, vws[0], txs[0], vec)
+        if nv == 1:
+            return {"vw": vws[0], "tx": tx, "rows": _defaults.TABLE["cpu"].direct_rows}
+        # the driver's work-groups: tile_rows_group's (channel blocks, 1, rows) shrinks to one
+        # column of work-items when a work-item takes every channel (up to 1.9x slower on
+        # the 3-channel stride-2 first layers: benchmarks/results/issue36_conv_tile_nv-*.json)
+        return {"vw": vws[0], "tx": tx, "rows": 0, "nv": nv}
     gpu = _defaults.TABLE["gpu"]
     return {"vw": next(v for v in vws if v <= gpu.direct_max_vw),
             "tx": next(t for t in txs if t <= gpu.direct_max_tx), "rows": gpu.direct_rows}
@@ -29,8 +54,19 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
 
 def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
                vec: int = 16) -> list[dict]:
-    return _depthwise_variants.tile_candidates(heuristic(cpu, o, ow, fw, sw, dw, vec), o, ow,
-                                               fw, sw, dw)
+    """The default first, the tiles of :func:`clnn.kernels._depthwise_variants.tile_candidates`,
+    then on a CPU the widest vector with more vectors per work-item (each fitting tile)."""
+    out = _depthwise_variants.tile_candidates(heuristic(cpu, o, ow, fw, sw, dw, vec), o, ow,
+                                              fw, sw, dw)
+    if not cpu:
+        return out
+    vw = _depthwise_variants.vector_widths(o)[0]
+    for nv in vector_counts(o, vw)[:-1]:
+        for tx in _depthwise_variants.tile_widths(ow, fw, sw, dw)[:3]:
+            v = {"vw": vw, "tx": tx, "rows": 0, "nv": nv}
+            if fit_registers(tx, vw * nv, vec) == tx and v not in out:
+                out.append(v)
+    return out
 
 
 def signature(*, dt: str, n: int, h: int, w: int, c: int, o: int, oh: int, ow: int, fh: int,
@@ -53,12 +89,16 @@ def choose(b, **sig) -> dict:
 
 
 def key(dt: str, v: dict, fw: int, sw: int, dw: int, c: int) -> dict:
-    """The kernel key (``c``: the input channels, unrolled in the kernel)."""
-    return {"dt": dt, "vw": v["vw"], "tx": v["tx"], "fw": fw, "sw": sw, "dw": dw, "cc": c}
+    """The kernel key (``c``: the input channels, unrolled in the kernel; ``nv``: vectors per
+    work-item, in the key only when more than one)."""
+    k = {"dt": dt, "vw": v["vw"], "tx": v["tx"], "fw": fw, "sw": sw, "dw": dw, "cc": c}
+    if v.get("nv", 1) > 1:
+        k["nv"] = v["nv"]
+    return k
 
 
 def global_size(v: dict, n: int, o: int, oh: int, ow: int) -> tuple[int, int, int]:
-    return (o // v["vw"], -(-ow // v["tx"]), n * oh)
+    return (o // (v["vw"] * v.get("nv", 1)), -(-ow // v["tx"]), n * oh)
 
 
 def scratch_conv(device, v: dict, s: dict):

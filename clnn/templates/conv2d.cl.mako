@@ -4,13 +4,15 @@
 ## pixels of a row times one vector of vw output channels; per (filter row, input channel) it
 ## loads the span of input pixels its tx outputs read once and broadcasts each into fw * tx fma
 ## with the filter vectors. The filter is packed at planning as float [fh, fw, C, O].
+## conv_tile: nv vectors of vw output channels per work-item (nv * vw divides O; each input
+## loaded once for all of them; nv 1 is left out of the key).
 ## Kernel key: dt (f32, f16 storage of input and output), vw (divides O), tx, fw, sw, dw, res
 ## (add a tensor laid out like the output before the activation: a fused ADD, clnn/fusion.py),
 ## prelu (then a PRELU with one alpha per output channel), fn (then LOGISTIC or HARD_SWISH), cc
 ## (conv_tile: the input channels, at most DIRECT_MAX_C, unrolled).
 <%namespace name="c" file="common.mako"/>
 
-<%def name="conv_tile(dt, vw, tx, fw, sw, dw, cc, res=False, prelu=False, fn=None)">
+<%def name="conv_tile(dt, vw, tx, fw, sw, dw, cc, res=False, prelu=False, fn=None, nv=1)">
 <%
     V = "float" if vw == 1 else "float%d" % vw
     span = (tx - 1) * sw + (fw - 1) * dw + 1
@@ -29,7 +31,7 @@ __kernel void conv_tile(${c.tparam(dt, "x", True)}, __global const float* w,
                         int dil_h, int pad_t, int pad_l, float lo, float hi)
 {
 ${c.toffsets("x", "bias", "y")}
-    const int o0 = get_global_id(0) * ${vw}, ox0 = get_global_id(1) * ${tx};
+    const int o0 = get_global_id(0) * ${vw * nv}, ox0 = get_global_id(1) * ${tx};
     const int t = get_global_id(2);
     const int b = t / OH, oy = t - b * OH;
     const int xs = ox0 * ${sw} - pad_l;
@@ -40,7 +42,9 @@ ${c.toffsets("x", "bias", "y")}
     const bool in${p} = xs + ${p} >= 0 && xs + ${p} < W;
 % endfor
 % for j in range(tx):
-    ${V} acc${j} = (${V})(0.0f);
+  % for v in range(nv):
+    ${V} acc${j}_${v} = (${V})(0.0f);
+  % endfor
 % endfor
     const int tap = C * O;
     /* a tile whose input span lies inside the row reads it without the padding selects (they
@@ -70,9 +74,13 @@ ${c.toffsets("x", "bias", "y")}
       % endif
     % endfor
     % for q in range(fw):
-            const ${V} w${q} = ${vload("wr", "%d * tap + ci * O" % q)};
+      % for v in range(nv):
+            const ${V} w${q}_${v} = ${vload("wr", "%d * tap + ci * O + %d" % (q, v * vw))};
+      % endfor
       % for j in range(tx):
-            acc${j} = fma((${V})x${j * sw + q * dw}, w${q}, acc${j});
+        % for v in range(nv):
+            acc${j}_${v} = fma((${V})x${j * sw + q * dw}, w${q}_${v}, acc${j}_${v});
+        % endfor
       % endfor
     % endfor
         }
@@ -85,41 +93,48 @@ ${c.toffsets("x", "bias", "y")}
 % if res:
     const __global ${c.ctype(dt)}* rr = res + res_off + yo;
 % endif
-% if vw == 1:
-    const float bv = ${c.ldf(dt, "bias", "o0")};
-% elif dt == "f16":
-    const ${V} bv = vload_half${vw}(0, bias + o0);
-% else:
-    const ${V} bv = vload${vw}(0, bias + o0);
-% endif
-% if prelu and vw == 1:
-    const float av = ${c.ldf(dt, "alpha", "alpha_off + o0")};
-% elif prelu and dt == "f16":
-    const ${V} av = vload_half${vw}(0, alpha + alpha_off + o0);
-% elif prelu:
-    const ${V} av = vload${vw}(0, alpha + alpha_off + o0);
-% endif
+% for v in range(nv):
+  % if vw == 1:
+    const float bv${v} = ${c.ldf(dt, "bias", "o0 + %d" % v)};
+  % elif dt == "f16":
+    const ${V} bv${v} = vload_half${vw}(0, bias + o0 + ${v * vw});
+  % else:
+    const ${V} bv${v} = vload${vw}(0, bias + o0 + ${v * vw});
+  % endif
+  % if prelu and vw == 1:
+    const float av${v} = ${c.ldf(dt, "alpha", "alpha_off + o0 + %d" % v)};
+  % elif prelu and dt == "f16":
+    const ${V} av${v} = vload_half${vw}(0, alpha + alpha_off + o0 + ${v * vw});
+  % elif prelu:
+    const ${V} av${v} = vload${vw}(0, alpha + alpha_off + o0 + ${v * vw});
+  % endif
+% endfor
 % for j in range(tx):
     if (ox0 + ${j} < OW) {
+  % for v in range(nv):
 <%
+    at = "%d * O + %d" % (j, v * vw)
     if not res:
         rv = ""
     elif vw == 1:
-        rv = " + " + capture(c.ldf, dt, "rr", "%d * O" % j)
+        rv = " + " + capture(c.ldf, dt, "rr", at)
     elif dt == "f16":
-        rv = " + vload_half%d(0, rr + %d * O)" % (vw, j)
+        rv = " + vload_half%d(0, rr + %s)" % (vw, at)
     else:
-        rv = " + vload%d(0, rr + %d * O)" % (vw, j)
+        rv = " + vload%d(0, rr + %s)" % (vw, at)
 %>\
-        ${V} r = acc${j} + bv${rv};
-        ${c.epilogue("r", V, "        ", vw, prelu="av" if prelu else None, fn=fn)}
-  % if vw == 1:
-        ${c.stf(dt, "yr", "%d * O" % j, "r")};
-  % elif dt == "f16":
-        vstore_half${vw}_rte(r, 0, yr + ${j} * O);
-  % else:
-        vstore${vw}(r, 0, yr + ${j} * O);
-  % endif
+        {
+        ${V} r = acc${j}_${v} + bv${v}${rv};
+        ${c.epilogue("r", V, "        ", vw, prelu=("av%d" % v) if prelu else None, fn=fn)}
+    % if vw == 1:
+        ${c.stf(dt, "yr", at, "r")};
+    % elif dt == "f16":
+        vstore_half${vw}_rte(r, 0, yr + ${at});
+    % else:
+        vstore${vw}(r, 0, yr + ${at});
+    % endif
+        }
+  % endfor
     }
 % endfor
 }

@@ -554,10 +554,11 @@ def test_the_full_gemm_space_holds_every_fast_candidate():
             assert all(c in full for c in candidates(t, n, full=False))
 
 
-@pytest.mark.parametrize("traits,tx", [(CPU, 8), (AVX2, 4)], ids=["avx512", "avx2"])
-def test_direct_conv_tile_fits_the_vector_registers(cl_device, monkeypatch, traits, tx):
-    # conv_tile over 3 input channels, 32 outputs (vectors of 16): 8 pixels per work-item on
-    # native vectors of 16, 4 on vectors of 8 (8 accumulator registers either way)
+@pytest.mark.parametrize("traits,nv,tx", [(CPU, 2, 4), (AVX2, 1, 4)], ids=["avx512", "avx2"])
+def test_direct_conv_tile_fits_the_vector_registers(cl_device, monkeypatch, traits, nv, tx):
+    # conv_tile over 3 input channels, 32 outputs (vectors of 16): both vectors x 4 pixels per
+    # work-item on native vectors of 16, one vector x 4 pixels on vectors of 8 (8 accumulator
+    # registers either way)
     from clnn.kernels._tiles import fit_registers
 
     assert [fit_registers(8, vw, 8) for vw in (16, 8, 4)] == [4, 8, 8]
@@ -569,7 +570,7 @@ def test_direct_conv_tile_fits_the_vector_registers(cl_device, monkeypatch, trai
     assert_close(got, want, kind_of("f32"))
     tiles = [la.global_size for p in pm.partitions for pl in p.plans.values()
              for la in pl.launches if la.name == "conv2d.conv_tile"]
-    assert tiles == [(2, 16 // tx, 16)]
+    assert tiles == [(2 // nv, 16 // tx, 16)]
 
 
 #: a direct convolution (conv_tile): 3 input channels, 48 outputs (vectors of 16, 8, 4),
@@ -580,7 +581,7 @@ CONV_ALL = union(_cv.candidates(True, **CONV), _cv.candidates(True, **CONV, vec=
 
 
 @pytest.mark.parametrize("v", CONV_ALL, ids=[f"vw{v['vw']}-tx{v['tx']}-r{v['rows']}"
-                                             for v in CONV_ALL])
+                                             f"-nv{v.get('nv', 1)}" for v in CONV_ALL])
 def test_conv_tile_variant_matches_reference(cl_device, monkeypatch, v):
     monkeypatch.setattr(_cv, "choose", lambda b, **kw: v)
     m, x = conv_model("f32", [1, 9, 13, 3], [48, 5, 5, 3], [1, 5, 7, 48], ints(1, 2, 2, 1))
@@ -589,7 +590,7 @@ def test_conv_tile_variant_matches_reference(cl_device, monkeypatch, v):
     assert_close(got, want, kind_of("f32"))
     assert [la.global_size for p in pm.partitions for pl in p.plans.values()
             for la in pl.launches if la.name == "conv2d.conv_tile"] == \
-        [(48 // v["vw"], -(-7 // v["tx"]), 5)]
+        [(48 // (v["vw"] * v.get("nv", 1)), -(-7 // v["tx"]), 5)]
 
 
 def test_conv_tile_heuristic_and_tuner(cl_device, tmp_path, monkeypatch):
