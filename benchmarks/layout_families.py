@@ -100,6 +100,18 @@ def instance_norm(shape):
                                 nchw))
 
 
+def lrn(shape, radius, beta=0.75):
+    """LOCAL_RESPONSE_NORMALIZATION over the channels (ONNX LRN's form: AlexNet's window 5,
+    bias 1, alpha 1e-4 / 5): the axis 1 (NCHW) or -1 (NHWC) instead of a layout flag."""
+    params = [radius, 1.0, 1e-4 / (2 * radius + 1), beta]
+
+    def make(nchw):
+        return _model("LOCAL_RESPONSE_NORMALIZATION", shape, [*params, 1 if nchw else -1], shape,
+                      nchw, layout_flag=False)
+    return (f"LOCAL_RESPONSE_NORMALIZATION r{radius} b{beta} {'x'.join(map(str, shape))}",
+            "normalization", make)
+
+
 def add_channel(shape):
     """ADD of a per-channel constant: [1, C, 1, 1] (NCHW) or [C] (NHWC); no layout flag."""
     c = shape[3]
@@ -123,6 +135,8 @@ CASES = [
     lambda: resize("RESIZE_BILINEAR", (1, 26, 26, 128), 2),
     lambda: resize("RESIZE_NEAREST_NEIGHBOR", (1, 52, 52, 64), 2),
     lambda: instance_norm((1, 56, 56, 64)),
+    lambda: lrn((1, 55, 55, 96), 2),
+    lambda: lrn((1, 27, 27, 256), 2),
     lambda: add_channel((1, 56, 56, 64)),
 ]
 
