@@ -190,6 +190,32 @@ ${c.toffsets("x", "y")}
 }
 </%def>
 
+## The window along an axis with ``inner`` elements after it (NCHW channels): a 3-D launch
+## (inner, n, outer) whose work-items side by side are neighbouring positions of one channel,
+## the window's loads unrolled and skipped past the axis's ends (the same for a whole row)
+<%def name="lrn_planes(dt, pw, radius, vw=None)">
+__kernel void lrn_planes(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")}, float bias,
+                         float alpha, float beta)
+{
+${c.toffsets("x", "y")}
+    const int inner = get_global_size(0);
+    const int k = get_global_id(1);
+    const int n = get_global_size(1);
+    const size_t at = ((size_t)get_global_id(2) * n + k) * inner + get_global_id(0);
+    const float v = ${c.ldf(dt, "x", "at")};
+    float total = v * v;
+% for d in [d for d in range(-radius, radius + 1) if d]:
+    if (${"k >= %d" % -d if d < 0 else "k < n - %d" % d}) {
+        const float u = ${c.ldf(dt, "x", "at + (%d) * inner" % d)};
+        total += u * u;
+    }
+% endfor
+    const float lrn_b = bias + alpha * total;
+    const float lrn_r = rsqrt(lrn_b);
+    ${c.stf(dt, "y", "at", "v * " + capture(lrn_scale, pw, "lrn_b"))};
+}
+</%def>
+
 <%def name="instance_normalization(dt, group)">
 inline float group_sum(__local float* buf, float v) {
     int l = get_local_id(0);
