@@ -415,8 +415,10 @@ def _add_roofline(report: dict, runner):
     peak = profile_peak(runner.device)
     report["peak"] = peak
     model = getattr(runner.prepared, "model", runner.imported.model)  # (clnn/layout.py)
-    report["profile_totals"] = annotate(report["profile"], model.main,
-                                        None if peak is None else (peak["gflops"], peak["gbs"]))
+    planned = getattr(runner.prepared, "planned_shapes", None)  # (a dynamic batch is 0 in
+    report["profile_totals"] = annotate(  # the model's dimensions)
+        report["profile"], model.main, None if peak is None else (peak["gflops"], peak["gbs"]),
+        planned() if planned else None)
 
 
 def _write_pictures(report, runner, inputs, times, plot, trace, iterations):
