@@ -105,6 +105,7 @@ def plan(ctx, b):
         return
     if _planes(p, dt, code(fi), fh, fw, b):
         vw = _defaults.defaults(_defaults.traits(b.device.limits)).planes_vw
+        vw = min(vw, 16 // p.stride_w)  # (stride 2: a load of twice the vector)
         b.launch("depthwise_conv2d", "depthwise_planes",
                  {"dt": dt, "fh": fh, "fw": fw, "sw": p.stride_w, "vw": vw},
                  (-(-ow // vw), oh, n * o), [In(0), In(1), In(2), Out(0),
