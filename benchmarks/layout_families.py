@@ -1,13 +1,19 @@
 """NCHW against NHWC on the same shapes, per hot operation family, on the OpenCL device: the
-kernel time (OpenCL profiling events, median of ``--iterations`` runs) of a one-operation
-model written NHWC, the same operation written NCHW as prepare runs it (the layout pass,
-clnn/layout.py: NHWC kernels plus the TRANSPOSE at the model's input and output), and the
-NCHW kernels themselves (the pass off: ``ClDevice(nhwc=False)``). For the pass, the time of
-the operation's own kernels (without the TRANSPOSE it adds at the input and output) too.
+kernel time (OpenCL profiling events, median of ``--iterations`` runs, the three ways of a
+case taking turns) of a one-operation model written NHWC, the same operation written NCHW as
+prepare runs it (the layout pass, clnn/layout.py: NHWC kernels plus the TRANSPOSE at the
+model's input and output), and the NCHW kernels themselves (the pass off:
+``ClDevice(nhwc=False)``). For the pass, the time of the operation's own kernels (without the
+TRANSPOSE it adds at the input and output) too. Operations without a layout flag
+(LOCAL_RESPONSE_NORMALIZATION's axis, ADD of a per-channel constant) the pass leaves alone:
+their NCHW form runs the NCHW kernels both ways.
 
-    python3 benchmarks/layout_families.py [--iterations 20] [-k depthwise] [--json FILE]
+    python3 benchmarks/layout_families.py [--iterations 20] [-k depthwise] [--small]
+                                          [--json FILE]
 
-Every output is checked against the reference device once. The JSON record (default
+``--small``: small shapes of every family (tests/cl/test_layout_families.py runs them for the
+outputs, not the times). Every output is checked against the reference device once. The
+JSON record (default
 benchmarks/results/layout_families.json) holds the commit, the device, the load average
 before and after, and per case the three times and their ratios.
 """
@@ -100,6 +106,18 @@ def instance_norm(shape):
                                 nchw))
 
 
+def lrn(shape, radius, beta=0.75):
+    """LOCAL_RESPONSE_NORMALIZATION over the channels (ONNX LRN's form: AlexNet's window 5,
+    bias 1, alpha 1e-4 / 5): the axis 1 (NCHW) or -1 (NHWC) instead of a layout flag."""
+    params = [radius, 1.0, 1e-4 / (2 * radius + 1), beta]
+
+    def make(nchw):
+        return _model("LOCAL_RESPONSE_NORMALIZATION", shape, [*params, 1 if nchw else -1], shape,
+                      nchw, layout_flag=False)
+    return (f"LOCAL_RESPONSE_NORMALIZATION r{radius} b{beta} {'x'.join(map(str, shape))}",
+            "normalization", make)
+
+
 def add_channel(shape):
     """ADD of a per-channel constant: [1, C, 1, 1] (NCHW) or [C] (NHWC); no layout flag."""
     c = shape[3]
@@ -123,30 +141,82 @@ CASES = [
     lambda: resize("RESIZE_BILINEAR", (1, 26, 26, 128), 2),
     lambda: resize("RESIZE_NEAREST_NEIGHBOR", (1, 52, 52, 64), 2),
     lambda: instance_norm((1, 56, 56, 64)),
+    lambda: lrn((1, 55, 55, 96), 2),
+    lambda: lrn((1, 27, 27, 256), 2),
     lambda: add_channel((1, 56, 56, 64)),
 ]
 
 
-def time_model(device, model, inputs, iterations):
-    """(median kernel ms, median ms of the model's own operation without the moves the layout
-    pass added, max abs error against the reference, kernels launched)."""
-    pm = device.prepare_model(model)
-    req = make_request(model, inputs)
-    r = ReferenceDevice().prepare_model(model).execute_synchronously(req)
-    want = read_outputs(model, req, r.output_shapes)
-    got = pm.run([np.asarray(x) for x in inputs])
-    err = max(float(np.max(np.abs(g.astype(np.float64) - w))) for g, w in zip(got, want))
-    own = pm.layout.operations if pm.layout is not None else None
-    ms, op_ms = [], []
-    for _ in range(iterations):
+SMALL_CASES = [
+    lambda: conv((1, 9, 10, 8), 12, 3, 1),
+    lambda: conv((1, 8, 8, 16), 8, 1, 1),
+    lambda: depthwise((1, 10, 9, 8), 3, 2),
+    lambda: pool("MAX_POOL_2D", (1, 9, 9, 8), 3, 2),
+    lambda: pool("AVERAGE_POOL_2D", (1, 8, 7, 4), 3, 1),
+    lambda: resize("RESIZE_BILINEAR", (1, 5, 6, 8), 2),
+    lambda: resize("RESIZE_NEAREST_NEIGHBOR", (1, 4, 5, 4), 2),
+    lambda: instance_norm((1, 6, 7, 16)),
+    lambda: lrn((1, 5, 6, 16), 2),
+    lambda: lrn((1, 4, 5, 7), 1, beta=0.6),
+    lambda: add_channel((1, 6, 5, 8)),
+]
+
+#: the three ways a case runs: NHWC, NCHW through the layout pass (prepare's default), NCHW on
+#: the NCHW kernels (the pass off)
+WAYS = ("nhwc", "nchw", "nchw_direct")
+
+
+class Way:
+    """One way of a case, prepared: its model checked once against the reference device
+    (``err``), then timed a run at a time (kernel time: the sum of its launches' OpenCL
+    profiling events; ``op_ms`` without the moves the layout pass added)."""
+
+    def __init__(self, device, model, x):
+        self.pm = device.prepare_model(model)
+        self.inputs = [np.ascontiguousarray(x)]
+        req = make_request(model, self.inputs)
+        r = ReferenceDevice().prepare_model(model).execute_synchronously(req)
+        want = read_outputs(model, req, r.output_shapes)
+        got = self.pm.run(self.inputs)
+        self.err = max(float(np.max(np.abs(g.astype(np.float64) - w)))
+                       for g, w in zip(got, want))
+        self.own = self.pm.layout.operations if self.pm.layout is not None else None
+        self.ms, self.op_ms, self.kernels = [], [], set()
+
+    def time_once(self):
         events = []
-        pm.run([np.asarray(x) for x in inputs], events=events)
+        self.pm.run(self.inputs, events=events)
         t = [(launch.op_index, (ev.profile.end - ev.profile.start) * 1e-6)
              for launch, ev in events]
-        ms.append(sum(v for _, v in t))
-        op_ms.append(sum(v for k, v in t if own is None or k in own))
-    return (statistics.median(ms), statistics.median(op_ms), err,
-            sorted({launch.name for launch, _ in events}))
+        self.ms.append(sum(v for _, v in t))
+        self.op_ms.append(sum(v for k, v in t if self.own is None or k in self.own))
+        self.kernels |= {launch.name for launch, _ in events}
+
+
+def measure(make, devices, iterations):
+    """The record row of one case: its three ways prepared, then timed taking turns
+    (``iterations`` rounds of one run each), medians."""
+    name, family, build = make()
+    nhwc, nchw = build(False), build(True)
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, nhwc.main.operands[nhwc.main.input_indexes[0]].dimensions)
+    x = x.astype(np.float32)
+    xt = x.transpose(0, 3, 1, 2)
+    ways = {"nhwc": Way(devices["nhwc"], nhwc, x), "nchw": Way(devices["nhwc"], nchw, xt),
+            "nchw_direct": Way(devices["nchw_direct"], nchw, xt)}
+    for _ in range(iterations):
+        for w in ways.values():
+            w.time_once()
+    row = {"case": name, "family": family}
+    for key, w in ways.items():
+        row[key + "_ms"] = round(statistics.median(w.ms), 4)
+        row[key + "_err"] = w.err
+        row[key + "_kernels"] = sorted(w.kernels)
+    # NCHW through the pass: its own operation's kernels without the moves
+    row["nchw_op_ms"] = round(statistics.median(ways["nchw"].op_ms), 4)
+    for key in ("nchw", "nchw_op", "nchw_direct"):
+        row[key + "_over_nhwc"] = round(row[key + "_ms"] / row["nhwc_ms"], 3)
+    return row
 
 
 def _commit() -> str:
@@ -157,52 +227,41 @@ def _commit() -> str:
         return "unknown"
 
 
+def run(cases, iterations, only="", out=print):
+    """The record of the cases whose name contains ``only``."""
+    devices = {"nhwc": ClDevice(fallback=False, profiling=True),
+               "nchw_direct": ClDevice(fallback=False, profiling=True, nhwc=False)}
+    load0 = os.getloadavg()
+    out(f"load average: {load0[0]:.2f}")
+    rows = []
+    for make in cases:
+        if only.lower() not in make()[0].lower():
+            continue
+        row = measure(make, devices, iterations)
+        rows.append(row)
+        out(f"{row['case']:44} NHWC {row['nhwc_ms']:7.3f}  NCHW (pass) {row['nchw_ms']:7.3f} "
+            f"x{row['nchw_over_nhwc']:.2f}, its op {row['nchw_op_ms']:7.3f} "
+            f"x{row['nchw_op_over_nhwc']:.2f}  NCHW kernels {row['nchw_direct_ms']:7.3f} "
+            f"x{row['nchw_direct_over_nhwc']:.2f} (ms)")
+    load1 = os.getloadavg()
+    out(f"load average: {load1[0]:.2f}")
+    return {"benchmark": "layout_families", "commit": _commit(),
+            "device": devices["nhwc"].name,
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "iterations": iterations, "interleaved": True,
+            "load_average": {"before": load0[0], "after": load1[0]}, "rows": rows}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("-k", default="", help="only cases whose name contains this")
+    ap.add_argument("--small", action="store_true",
+                    help="the small shapes of every family (the tests' slice)")
     ap.add_argument("--json", default=os.path.join(HERE, "results", "layout_families.json"))
     args = ap.parse_args(argv)
-    devices = {"nhwc": ClDevice(fallback=False, profiling=True),
-               "nchw_direct": ClDevice(fallback=False, profiling=True, nhwc=False)}
-    load0 = os.getloadavg()
-    print(f"load average: {load0[0]:.2f}")
-    rows = []
-    for make in CASES:
-        name, family, build = make()
-        if args.k.lower() not in name.lower():
-            continue
-        nhwc, nchw = build(False), build(True)
-        rng = np.random.default_rng(0)
-        x = rng.uniform(-1, 1, nhwc.main.operands[nhwc.main.input_indexes[0]].dimensions)
-        x = x.astype(np.float32)
-        row = {"case": name, "family": family}
-        for key, model, dev, inp in (("nhwc_ms", nhwc, devices["nhwc"], x),
-                                     ("nchw_ms", nchw, devices["nhwc"], x.transpose(0, 3, 1, 2)),
-                                     ("nchw_direct_ms", nchw, devices["nchw_direct"],
-                                      x.transpose(0, 3, 1, 2))):
-            ms, op_ms, err, kernels = time_model(dev, model, [np.ascontiguousarray(inp)],
-                                                 args.iterations)
-            row[key], row[key.replace("_ms", "_err")] = round(ms, 4), err
-            if key == "nchw_ms":  # its own operation: the NHWC kernels without the moves
-                row["nchw_op_ms"] = round(op_ms, 4)
-            row[key.replace("_ms", "_kernels")] = kernels
-        row["nchw_over_nhwc"] = round(row["nchw_ms"] / row["nhwc_ms"], 3)
-        row["nchw_op_over_nhwc"] = round(row["nchw_op_ms"] / row["nhwc_ms"], 3)
-        row["nchw_direct_over_nhwc"] = round(row["nchw_direct_ms"] / row["nhwc_ms"], 3)
-        rows.append(row)
-        print(f"{name:44} NHWC {row['nhwc_ms']:7.3f}  NCHW (pass) {row['nchw_ms']:7.3f} "
-              f"x{row['nchw_over_nhwc']:.2f}, its op {row['nchw_op_ms']:7.3f} "
-              f"x{row['nchw_op_over_nhwc']:.2f}  NCHW kernels {row['nchw_direct_ms']:7.3f} "
-              f"x{row['nchw_direct_over_nhwc']:.2f} (ms)", flush=True)
-    load1 = os.getloadavg()
-    print(f"load average: {load1[0]:.2f}")
-    record = {"benchmark": "layout_families", "commit": _commit(),
-              "device": devices["nhwc"].name, "date": time.strftime("%Y-%m-%d %H:%M UTC",
-                                                                    time.gmtime()),
-              "iterations": args.iterations, "load_average": {"before": load0[0],
-                                                              "after": load1[0]},
-              "rows": rows}
+    record = run(SMALL_CASES if args.small else CASES, args.iterations, args.k,
+                 out=lambda line: print(line, flush=True))
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     with open(args.json, "w") as f:
         json.dump(record, f, indent=1)

@@ -180,6 +180,16 @@ class ClPreparedModel(DriverPreparedModel):
             parts.extend(run.partitions)
         return [plan for p in parts for plan in p.plans.values() if plan is not None]
 
+    def planned_shapes(self) -> dict:
+        """Operand -> shape of the main graph's plans made so far (the shapes the kernels ran
+        at: where the model's dimensions leave some open, e.g. an ONNX import's batch)."""
+        shapes: dict = {}
+        for p in self.partitions:
+            for plan in p.plans.values():
+                if plan is not None:
+                    shapes.update(plan.shapes)
+        return shapes
+
     def wait_chains(self):
         """Make the plans' chains now (those not started yet: compiled in the background from
         a plan's clnn.execution.CHAIN_AFTER-th execution on) and wait until they are built

@@ -21,42 +21,50 @@ from clnn.kernels._work import COMPUTE, _elems, op_flop  # noqa: F401 (defined t
 from hal.types import NUMPY_DTYPE, OperandType
 
 
-def _shape(sg, operand: int):
+def _dims(sg, operand: int, shapes=None) -> tuple:
+    """The operand's planned shape where ``shapes`` (operand -> shape, the plans') has one,
+    else its dimensions in the model (a dynamic batch of an ONNX import is 0 there)."""
+    if shapes and operand in shapes and shapes[operand] is not None:
+        return tuple(int(d) for d in shapes[operand])
     return tuple(int(d) for d in sg.operands[operand].dimensions)
 
 
-def _nbytes(sg, operand: int) -> int:
+def _nbytes(sg, operand: int, shapes=None) -> int:
     o = sg.operands[operand]
-    if not o.dimensions or any(int(d) == 0 for d in o.dimensions):
+    dims = _dims(sg, operand, shapes)
+    if not dims or any(d == 0 for d in dims):
         return 0
     t = o.type if isinstance(o.type, OperandType) else OperandType(o.type)
-    return _elems(o.dimensions) * NUMPY_DTYPE[t].itemsize
+    return _elems(dims) * NUMPY_DTYPE[t].itemsize
 
 
-def op_bytes(sg, operation) -> int:
+def op_bytes(sg, operation, shapes=None) -> int:
     """Bytes of the non-scalar inputs and the outputs of one operation."""
-    return sum(_nbytes(sg, i) for i in operation.inputs if i >= 0) + \
-        sum(_nbytes(sg, o) for o in operation.outputs)
+    return sum(_nbytes(sg, i, shapes) for i in operation.inputs if i >= 0) + \
+        sum(_nbytes(sg, o, shapes) for o in operation.outputs)
 
 
-def counts(sg, k: int) -> tuple[int, int]:
-    """(FLOP, bytes) of operation ``k`` of the subgraph ``sg``."""
+def counts(sg, k: int, shapes=None) -> tuple[int, int]:
+    """(FLOP, bytes) of operation ``k`` of the subgraph ``sg`` (at the planned ``shapes``
+    where given: operand -> shape)."""
     op = sg.operations[k]
-    ins = [_shape(sg, i) if i >= 0 else () for i in op.inputs]
-    outs = [_shape(sg, o) for o in op.outputs]
-    return op_flop(op.type.name, ins, outs), op_bytes(sg, op)
+    ins = [_dims(sg, i, shapes) if i >= 0 else () for i in op.inputs]
+    outs = [_dims(sg, o, shapes) for o in op.outputs]
+    return op_flop(op.type.name, ins, outs), op_bytes(sg, op, shapes)
 
 
-def annotate(rows: list[dict], sg, peak: tuple[float, float] | None) -> list[dict]:
+def annotate(rows: list[dict], sg, peak: tuple[float, float] | None,
+             shapes: dict | None = None) -> list[dict]:
     """Add to each profile row with kernel time: ``flop``, ``bytes``, ``bound`` ("compute" or
     "memory"), ``rate`` (GFLOP/s or GB/s) and ``peak_fraction`` (of the FMA peak or the
-    bandwidth; None without a peak). Returns the totals per operation type, by time."""
+    bandwidth; None without a peak), counted at the planned ``shapes`` (operand -> shape)
+    where given. Returns the totals per operation type, by time."""
     per_type: dict[str, dict] = {}
     for r in rows:
         k = r.get("operation")
         if k is None or not r["ms"]:
             continue
-        flop, nbytes = counts(sg, k)
+        flop, nbytes = counts(sg, k, shapes)
         bound = "compute" if flop else "memory"
         r.update(flop=flop, bytes=nbytes, bound=bound, **_rate(bound, flop, nbytes, r["ms"], peak))
         t = per_type.setdefault(r["type"], {"type": r["type"], "count": 0, "ms": 0.0, "flop": 0,

@@ -194,8 +194,9 @@ def profile_prepared(pm, model, inputs, iterations: int) -> list[dict]:
     ``profile``): rows by descending kernel time, then fused operations, then a host row.
     The runs are made as the executions make them: where the plans run chains
     (clnn/chain.py), each chained launch's time is read from the cycle counters of the chain's
-    profiled variant (from the end of the launch before to the last work-group leaving it:
-    the launches of a chain add up to its run; row ``chained``), the other launches' from
+    profiled variant (the longest a work-group spent in it, clnn.bench.chain_profile.
+    launch_cycles: the launches of a chain add up to about its run; row ``chained``), the
+    other launches' from
     OpenCL profiling events; where the device's compiler has no cycle counter, every launch
     runs on its own, timed by its event."""
     if not hasattr(pm, "run"):
@@ -415,8 +416,10 @@ def _add_roofline(report: dict, runner):
     peak = profile_peak(runner.device)
     report["peak"] = peak
     model = getattr(runner.prepared, "model", runner.imported.model)  # (clnn/layout.py)
-    report["profile_totals"] = annotate(report["profile"], model.main,
-                                        None if peak is None else (peak["gflops"], peak["gbs"]))
+    planned = getattr(runner.prepared, "planned_shapes", None)  # (a dynamic batch is 0 in
+    report["profile_totals"] = annotate(  # the model's dimensions)
+        report["profile"], model.main, None if peak is None else (peak["gflops"], peak["gbs"]),
+        planned() if planned else None)
 
 
 def _write_pictures(report, runner, inputs, times, plot, trace, iterations):

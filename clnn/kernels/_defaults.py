@@ -39,6 +39,13 @@ class ClassDefaults:
     direct_rows: int = 0
     #: the depthwise -> pointwise fusion applies (its private panel is a CPU thread's budget)
     dwpw: bool = False
+    #: the widest float vector of the normalization kernels that run a row in vectors
+    #: (LOCAL_RESPONSE_NORMALIZATION along the channels, normalization.cl.mako lrn_vec:
+    #: benchmarks/layout_families.py; CPU: 8 and 16 alike, 4 1.3-1.6x slower)
+    norm_max_vw: int = 4
+    #: the outputs of a row per work-item of NCHW float depthwise layers (depthwise_planes,
+    #: benchmarks/layout_families.py; CPU: 8 1.2-1.5x faster than 4 or 16)
+    planes_vw: int = 4
 
 
 _CPU = ClassDefaults(
@@ -46,7 +53,8 @@ _CPU = ClassDefaults(
     gemm_tiles=([8, 2, 16], [8, 1, 16], [8, 1, 8], [4, 2, 16], [16, 1, 16], [8, 4, 8],
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
-    direct="rule", direct_rows=-1, dwpw=True)
+    direct="rule", direct_rows=-1, dwpw=True, norm_max_vw=16,
+    planes_vw=8)
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],

@@ -21,6 +21,7 @@ from clnn.kernels.support import (
     i32,
     max_rank,
     numel,
+    plane_broadcast,
     qmul,
     row_broadcast,
     row_local_size,
@@ -97,14 +98,17 @@ def plan_prelu(ctx, b):
                  [In(0), In(1), Out(0), i32(rows[1])], local_size=row_local_size(*gsize),
                  flexible=True)
         return
+    planes = None if rows else plane_broadcast(x.shape, alpha.shape, y.shape)
     if rows:  # per-channel alpha: a 2-D launch without divisions (common.mako flat_id)
         bcast, gsize = rows[0], (rows[1], numel(y.shape) // rows[1])
         local = row_local_size(*gsize)
+    elif planes:  # per-channel alpha of NCHW: a 3-D launch without divisions
+        (bcast, gsize), local = planes, None
     else:
         gsize, local = (numel(y.shape),), None
     b.launch("activation", "prelu", {"dt": code(y), "bcast": bcast}, gsize,
              [In(0), In(1), Out(0), *shape_args, *extra],
-             local_size=local)
+             local_size=local, flexible=planes is not None)
 
 
 for _op in ("RELU", "RELU1", "RELU6", "LOGISTIC", "TANH", "ELU", "HARD_SWISH"):

@@ -23,6 +23,7 @@ from clnn.kernels.support import (
     i32,
     max_rank,
     numel,
+    plane_broadcast,
     qmul,
     row_broadcast,
     row_local_size,
@@ -58,14 +59,17 @@ def plan(ctx, b):
     rows = row_broadcast(a_info.shape, b_info.shape, out.shape)
     if out.type in FLOAT and _plan_vec(ctx, b, rows, extra):
         return
+    planes = None if rows else plane_broadcast(a_info.shape, b_info.shape, out.shape)
     if rows:  # a per-channel operand: a 2-D launch without divisions (common.mako flat_id)
         bcast, gsize = rows[0], (rows[1], numel(out.shape) // rows[1])
         local = row_local_size(*gsize)
+    elif planes:  # a per-channel operand of NCHW: a 3-D launch without divisions
+        (bcast, gsize), local = planes, None
     else:
         gsize, local = (numel(out.shape),), None
     b.launch("broadcast", "binary", {"op": ctx.name, "dt": code(out), "bcast": bcast},
              gsize, [In(0), In(1), Out(0), *shape_args, *extra],
-             local_size=local)
+             local_size=local, flexible=planes is not None)
 
 
 def _plan_vec(ctx, b, rows, clamp) -> bool:

@@ -20,7 +20,7 @@ strides; dilation.
 
 from __future__ import annotations
 
-from clnn.kernels import _depthwise_variants, _gemm
+from clnn.kernels import _defaults, _depthwise_variants, _gemm
 from clnn.kernels._tiles import tile_width
 from clnn.kernels.conv2d import fused_pad, input_strides, layout_strides, support_conv
 from clnn.kernels.registry import In, Out, register_kernel
@@ -103,6 +103,16 @@ def plan(ctx, b):
                                      _gemm.zero_of(inp), _gemm.zero_of(fi),
                                      _gemm.zero_of(out))], lo, hi, *fnc])
         return
+    if _planes(p, dt, code(fi), fh, fw, b):
+        vw = _defaults.defaults(_defaults.traits(b.device.limits)).planes_vw
+        vw = min(vw, 16 // p.stride_w)  # (stride 2: a load of twice the vector)
+        b.launch("depthwise_conv2d", "depthwise_planes",
+                 {"dt": dt, "fh": fh, "fw": fw, "sw": p.stride_w, "vw": vw},
+                 (-(-ow // vw), oh, n * o), [In(0), In(1), In(2), Out(0),
+                                             *[i32(v) for v in (h, w, o, oh, ow, p.stride_h,
+                                                                top, left)], lo, hi],
+                 flexible=True)
+        return
     b.launch("depthwise_conv2d", "depthwise", {"dt": dt, "fdt": code(fi)}, (o, ow, n * oh),
              [In(0), In(1), In(2), Out(0), *requant,
               *[i32(v) for v in (h, w, o, p.extra[0], oh, fh, fw, p.stride_h, p.stride_w,
@@ -110,6 +120,20 @@ def plan(ctx, b):
                                  *input_strides(inp.shape, p.nchw, h, w),
                                  *layout_strides(out.shape, p.nchw), _gemm.zero_of(inp),
                                  _gemm.zero_of(fi), _gemm.zero_of(out))], lo, hi])
+
+
+#: NCHW float depthwise (depthwise_planes; its vector: the device class's planes_vw): windows
+#: of up to this many taps unrolled
+_PLANES_TAPS = 49
+
+
+def _planes(p, dt, fdt, fh, fw, b) -> bool:
+    """Whether an NCHW layer runs depthwise_planes: float of one type, multiplier 1, no
+    dilation, stride 1 or 2 along the rows, a window of at most _PLANES_TAPS taps, no PAD
+    fused in."""
+    return bool(p.nchw) and dt in ("f32", "f16") and fdt == dt and p.extra[0] == 1 and \
+        p.dil_h == 1 and p.dil_w == 1 and p.stride_w in (1, 2) and fh * fw <= _PLANES_TAPS \
+        and b.input_pad is None
 
 
 def epilogue_activations(ctx) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ the PAD's taps as zeros (``padz``), as the padded tensor would hold them."""
 
 from __future__ import annotations
 
+from clnn.kernels import _defaults
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import (
     FLOAT_QUANT8,
@@ -21,6 +22,9 @@ from clnn.kernels.support import (
 from hal.operations.conv2d import resolve_padding
 from hal.operations.pooling import pool_params
 
+#: NCHW float pooling (pool_planes; its vector: the device class's planes_vw): windows of up
+#: to this many taps unrolled
+_PLANES_TAPS = 49
 _KIND = {"AVERAGE_POOL_2D": "AVERAGE", "MAX_POOL_2D": "MAX", "L2_POOL_2D": "L2"}
 
 
@@ -61,6 +65,16 @@ def plan(ctx, b):
                   *[i32(v) for v in _nhwc_strides(ys, False)[:3]],
                   *[i32(v) for v in (fh, fw, p.stride_h, p.stride_w, top, left)],
                   *act_args(ctx, act_index, y)], local_size=(*local, 1) if local else None)
+        return
+    if p.nchw and code(y) in ("f32", "f16") and fh * fw <= _PLANES_TAPS and \
+            p.stride_w in (1, 2) and not extra:  # NCHW: vectors along the rows
+        vw = _defaults.defaults(_defaults.traits(b.device.limits)).planes_vw
+        vw = min(vw, 16 // p.stride_w)  # (stride 2: a load of twice the vector)
+        b.launch("pooling", "pool_planes", {"kind": _KIND[ctx.name], "dt": code(y), "fh": fh,
+                                            "fw": fw, "sw": p.stride_w, "vw": vw},
+                 (-(-ow // vw), oh, n * c),
+                 [In(0), Out(0), *[i32(v) for v in (h, w, oh, ow, p.stride_h, top, left)],
+                  *act_args(ctx, act_index, y)], flexible=True)
         return
     local = row_local_size(c, ow)
     b.launch("pooling", "pool", {"kind": _KIND[ctx.name], "dt": code(y), **extra},

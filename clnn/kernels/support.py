@@ -158,6 +158,25 @@ def row_broadcast(a_shape, b_shape, out_shape, min_row: int = 4):
     return None
 
 
+def plane_broadcast(a_shape, b_shape, out_shape):
+    """("b_planes", (inner, n, outer)) when a has the output's shape and b holds one value per
+    plane of the output's middle dimensions (b's dimensions other than 1 are the output's
+    dimensions s..e, with inner = the product of the output's dimensions after e larger than
+    1; e.g. [C, 1, 1] against NCHW), ("a_planes", ...) the other way round, else None: the
+    3-D launch (inner, n, outer) of common.mako flat_id / bcast_index."""
+    out = tuple(int(d) for d in out_shape)
+    for mode, full, small in (("b_planes", a_shape, b_shape), ("a_planes", b_shape, a_shape)):
+        s = [1] * (len(out) - len(small)) + [int(d) for d in small]
+        kept = [k for k, d in enumerate(s) if d != 1]
+        if tuple(full) != out or len(s) != len(out) or not kept:
+            continue
+        lo, hi = kept[0], kept[-1] + 1
+        inner = math.prod(out[hi:])
+        if s[lo:hi] == list(out[lo:hi]) and inner > 1:
+            return mode, (inner, math.prod(out[lo:hi]), math.prod(out[:lo]))
+    return None
+
+
 def vector_width(n: int) -> int | None:
     """The widest float vector (16, 8 or 4 elements) dividing ``n``: the work of one work-item
     of the element-wise ``*_vec`` kernels; None when none does."""

@@ -1,12 +1,13 @@
 """Normalizations in NCHW: BatchNormalization (when not folded into a Conv, see
-:mod:`clnn.onnx.ops_conv`) as MUL + ADD per channel, InstanceNormalization (NNAPI's has scalar
-gamma and beta: per-channel ones become a MUL + ADD after it), LRN (NNAPI's radius and an alpha
-not divided by the size)."""
+:mod:`clnn.onnx.ops_conv`) as a 1x1 DEPTHWISE_CONV_2D on 4-D inputs, else MUL + ADD per
+channel, InstanceNormalization (NNAPI's has scalar gamma and beta: per-channel ones become a
+MUL + ADD after it), LRN (NNAPI's radius and an alpha not divided by the size)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from clnn.onnx.ops_conv import _affine_after
 from hal.types import OperandType
 
 OT = OperandType
@@ -36,8 +37,32 @@ def batch_norm(imp, n):
     gamma, beta, mean, var = (imp.const_input(n, i, what).astype(np.float64) for i, what in
                               ((1, "scale"), (2, "B"), (3, "mean"), (4, "var")))
     scale = gamma / np.sqrt(var + n.attr("epsilon", 1e-5))
-    y = imp.output(n.outputs[0], like=x)
-    scale_shift(imp, x, y, scale, beta - mean * scale)
+    shift = beta - mean * scale
+    if imp.rank(x) != 4 or scale.size < 2:
+        scale_shift(imp, x, imp.output(n.outputs[0], like=x), scale, shift)
+        return
+    out = n.outputs[0]
+    while (fold := _affine_after(imp, out, scale.size)) is not None:
+        # per-channel Mul / Add after it (Caffe2's scale layers): into the scale and shift
+        s, t, after = fold
+        scale, shift = scale * s, shift * s + t
+        imp.skipped.add(after.index)
+        out = after.outputs[0]
+    depthwise_scale_shift(imp, x, imp.output(out, like=x, shape=imp.shape(out)), scale, shift)
+
+
+def depthwise_scale_shift(imp, x, y, scale, shift):
+    """y = x * scale + shift per channel of an NCHW tensor as one 1x1 DEPTHWISE_CONV_2D
+    (multiplier 1, the scale its filter, the shift its bias): one pass over the tensor on the
+    tuned depthwise kernels, with an activation after it fused in, where MUL + ADD made two
+    (light_densenet121's BatchNormalization -> Mul -> Add after each concatenation: four
+    launches before; MUL + ADD on 1x56x56x128 NHWC 0.063 ms of kernel time, this 0.025,
+    loaded machine)."""
+    c = int(scale.size)
+    zero, one = imp.int32(0), imp.int32(1)
+    imp.emit("DEPTHWISE_CONV_2D", [imp.operand(x), imp.float_like(scale.reshape(1, 1, 1, c), x),
+                                   imp.float_like(shift.reshape(c), x), zero, zero, zero, zero,
+                                   one, one, one, imp.int32(0), imp.bool(True)], [y])
 
 
 def instance_norm(imp, n):

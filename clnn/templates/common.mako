@@ -132,6 +132,10 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
     int ia = i, ib = get_global_id(0);
 % elif bcast == "a_rows":
     int ia = get_global_id(0), ib = i;
+% elif bcast == "b_planes":
+    int ia = i, ib = get_global_id(1);
+% elif bcast == "a_planes":
+    int ia = get_global_id(1), ib = i;
 % elif bcast:
     int i3 = i % d3; int t_ = i / d3; int i2 = t_ % d2; t_ /= d2; int i1 = t_ % d1; int i0 = t_ / d1;
     int ia = i0 * a0 + i1 * a1 + i2 * a2 + i3 * a3;
@@ -144,10 +148,16 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
 ## The flat output index i of a broadcast kernel: a 1-D launch, or for the row broadcasts
 ## ("a_rows" / "b_rows": that operand is one row repeated over the leading dimensions of the
 ## output, e.g. per-channel alpha or scale in NHWC; support.row_broadcast) a 2-D launch of
-## (row length, rows), which needs no division per element.
+## (row length, rows), which needs no division per element; for the plane broadcasts
+## ("a_planes" / "b_planes": that operand is one value per plane of a middle axis, e.g. a
+## per-channel constant [C, 1, 1] in NCHW; support.plane_broadcast) a 3-D launch of (plane
+## size, planes, outer), the operand's index the second.
 <%def name="flat_id(bcast)">
 % if bcast in ("a_rows", "b_rows"):
     int i = get_global_id(1) * get_global_size(0) + get_global_id(0);
+% elif bcast in ("a_planes", "b_planes"):
+    int i = (get_global_id(2) * get_global_size(1) + get_global_id(1)) * get_global_size(0) +
+            get_global_id(0);
 % else:
     int i = get_global_id(0);
 % endif

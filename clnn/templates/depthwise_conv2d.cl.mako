@@ -53,6 +53,66 @@ ${c.toffsets("x", "w", "bias", "y")}
 }
 </%def>
 
+## NCHW float, depth multiplier 1, no dilation: one work-item computes vw neighbouring outputs
+## of a row of one channel plane (a vector), a 3-D launch (ceil(OW / vw), OH, N * C). Per tap
+## (fh x fw compiled, unrolled) one vector load where the row covers the vector's span (stride
+## 2: a vector of twice the width, its even lanes), lane by lane (zero outside the row)
+## elsewhere; rows outside the input are skipped. Same sums and order as depthwise().
+<%def name="depthwise_planes(dt, fh, fw, sw, vw)">
+<% V = "float%d" % vw %>
+__kernel void depthwise_planes(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "w", True)},
+                               ${c.tparam(dt, "bias", True)}, ${c.tparam(dt, "y")},
+                               int H, int W, int C, int OH, int OW, int sh, int pt, int pl,
+                               float lo, float hi)
+{
+${c.toffsets("x", "w", "bias", "y")}
+    const int ox0 = get_global_id(0) * ${vw};
+    const int oy = get_global_id(1);
+    const int plane = get_global_id(2);
+    const int ch = plane % C;
+    const __global ${c.ctype(dt)}* xp = x + (size_t)plane * H * W;
+    const int ix0 = ox0 * ${sw} - pl;
+    const bool inside = ix0 >= 0 && ix0 + ${(vw - 1) * sw + fw - 1} < W;
+    ${V} acc = (${V})(0.0f);
+% for ty in range(fh):
+    if (oy * sh - pt + ${ty} >= 0 && oy * sh - pt + ${ty} < H) {
+        const __global ${c.ctype(dt)}* row = xp + (oy * sh - pt + ${ty}) * W;
+  % for tx in range(fw):
+        {
+            const float wv = ${c.ldf(dt, "w", "%d * C + ch" % (ty * fw + tx))};
+            ${V} v;
+            if (inside) {
+    % if sw == 1:
+                v = ${c.vldf(dt, vw, "row", "ix0 + %d" % tx)};
+    % else:
+                v = (${c.vldf(dt, 2 * vw, "row", "ix0 + %d" % tx)}).even;
+    % endif
+            } else {
+                float t[${vw}];
+                for (int l = 0; l < ${vw}; ++l) {
+                    const int ix = ix0 + l * ${sw} + ${tx};
+                    t[l] = ix >= 0 && ix < W ? ${c.ldf(dt, "row", "ix")} : 0.0f;
+                }
+                v = vload${vw}(0, t);
+            }
+            acc = fma(v, (${V})(wv), acc);
+        }
+  % endfor
+    }
+% endfor
+    acc = clamp(acc + (${V})(${c.ldf(dt, "bias", "ch")}), lo, hi);
+    __global ${c.ctype(dt)}* yp = y + ((size_t)plane * OH + oy) * OW + ox0;
+    if (ox0 + ${vw} <= OW) {
+        ${c.vstf(dt, vw, "acc", "yp", "0")};
+    } else {
+        float r[${vw}];
+        vstore${vw}(acc, 0, r);
+        for (int l = 0; l < OW - ox0; ++l)
+            ${c.stf(dt, "yp", "l", "r[l]")};
+    }
+}
+</%def>
+
 ## The tiled NHWC kernel (depth multiplier 1): one work-item computes vw channels (one vector)
 ## of tx neighbouring output pixels of a row. Per filter row it loads the span of input vectors
 ## the tx outputs cover once ((tx - 1) * sw + (fw - 1) * dw + 1 of them; taps outside the input

@@ -91,7 +91,12 @@ ${c.toffsets("x", "y")}
 }
 </%def>
 
-<%def name="local_response_normalization(dt)">
+## b^-beta (b = bias + alpha * sum of squares) of the compiled exponent ``pw``: the usual
+## betas by square roots (no overflow: rsqrt(b) * sqrt(rsqrt(b)) for 0.75), others as
+## exp2(-beta * log2(b)); the same NaN / inf where b <= 0 (pow's)
+<%def name="lrn_scale(pw, b)">${{"0.75": "lrn_r * sqrt(lrn_r)", "0.5": "lrn_r", "1": "(1.0f / (%s))" % b}.get(pw, "exp2(-beta * log2(%s))" % b)}</%def>
+
+<%def name="local_response_normalization(dt, pw)">
 __kernel void local_response_normalization(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
                                            int n, int inner, int radius, float bias,
                                            float alpha, float beta)
@@ -109,9 +114,105 @@ ${c.toffsets("x", "y")}
         total += v * v;
     }
     float v = ${c.ldf(dt, "x", "i")};
-    /* pow(b, -beta) as exp2(-beta * log2(b)), the same NaN / inf where b <= 0: on a
-       1x56x56x64 tensor (inception_v1's) PoCL's pow took 54 ms, this 3.9 ms (under load) */
-    ${c.stf(dt, "y", "i", "v * exp2(-beta * log2(bias + alpha * total))")};
+    /* not pow(): on a 1x56x56x64 tensor (inception_v1's) PoCL's pow took 54 ms, exp2 / log2
+       3.9 ms (under load) */
+    const float lrn_b = bias + alpha * total;
+    const float lrn_r = rsqrt(lrn_b);
+    ${c.stf(dt, "y", "i", "v * " + capture(lrn_scale, pw, "lrn_b"))};
+}
+</%def>
+
+## The window along the last axis (NHWC channels: ONNX LRN after the layout pass): a 2-D
+## launch (n, rows) without divisions, the window's 2 * radius + 1 loads unrolled with
+## out-of-range ones clamped in and zeroed (a fixed trip count that vectorizes across
+## work-items)
+<%def name="lrn_rows(dt, pw, radius, vw=None)">
+__kernel void lrn_rows(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")}, float bias,
+                       float alpha, float beta)
+{
+${c.toffsets("x", "y")}
+    const int k = get_global_id(0);
+    const int n = get_global_size(0);
+    const size_t base = (size_t)get_global_id(1) * n;
+    const float v = ${c.ldf(dt, "x", "base + k")};
+    float total = v * v;
+% for d in [d for d in range(-radius, radius + 1) if d]:
+    {
+        const int j = k + (${d});
+        const float u = ${c.ldf(dt, "x", "base + clamp(j, 0, n - 1)")};
+        total += ${"j >= 0" if d < 0 else "j < n"} ? u * u : 0.0f;
+    }
+% endfor
+    const float lrn_b = bias + alpha * total;
+    const float lrn_r = rsqrt(lrn_b);
+    ${c.stf(dt, "y", "base + k", "v * " + capture(lrn_scale, pw, "lrn_b"))};
+}
+</%def>
+
+## The window along the last axis in vectors of ``vw`` channels: a 2-D launch (n / vw, rows);
+## blocks whose window lies inside the row load it as 2 * radius + 1 shifted vectors, the
+## blocks at the row's ends through a private copy zero past its ends
+<%def name="lrn_vec(dt, pw, radius, vw)">
+<% V = "float%d" % vw %>
+__kernel void lrn_vec(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")}, float bias,
+                      float alpha, float beta)
+{
+${c.toffsets("x", "y")}
+    const int c0 = get_global_id(0) * ${vw};
+    const int n = get_global_size(0) * ${vw};
+    const size_t at = (size_t)get_global_id(1) * n + c0;
+    const ${V} v = ${c.vldf(dt, vw, "x", "at")};
+    ${V} total = v * v;
+    if (c0 >= ${radius} && c0 + ${vw + radius} <= n) {
+% for d in [d for d in range(-radius, radius + 1) if d]:
+        {
+            const ${V} u = ${c.vldf(dt, vw, "x", "at + (%d)" % d)};
+            total += u * u;
+        }
+% endfor
+    } else {
+        float w[${vw + 2 * radius}];
+        for (int t = 0; t < ${vw + 2 * radius}; ++t) {
+            const int j = c0 + t - ${radius};
+            w[t] = j >= 0 && j < n ? ${c.ldf(dt, "x", "at + (t - %d)" % radius)} : 0.0f;
+        }
+% for d in [d for d in range(-radius, radius + 1) if d]:
+        {
+            const ${V} u = vload${vw}(0, w + ${radius + d});
+            total += u * u;
+        }
+% endfor
+    }
+    const ${V} lrn_b = bias + alpha * total;
+    const ${V} lrn_r = rsqrt(lrn_b);
+    const ${V} r = v * ${capture(lrn_scale, pw, "lrn_b")};
+    ${c.vstf(dt, vw, "r", "y", "at")};
+}
+</%def>
+
+## The window along an axis with ``inner`` elements after it (NCHW channels): a 3-D launch
+## (inner, n, outer) whose work-items side by side are neighbouring positions of one channel,
+## the window's loads unrolled and skipped past the axis's ends (the same for a whole row)
+<%def name="lrn_planes(dt, pw, radius, vw=None)">
+__kernel void lrn_planes(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")}, float bias,
+                         float alpha, float beta)
+{
+${c.toffsets("x", "y")}
+    const int inner = get_global_size(0);
+    const int k = get_global_id(1);
+    const int n = get_global_size(1);
+    const size_t at = ((size_t)get_global_id(2) * n + k) * inner + get_global_id(0);
+    const float v = ${c.ldf(dt, "x", "at")};
+    float total = v * v;
+% for d in [d for d in range(-radius, radius + 1) if d]:
+    if (${"k >= %d" % -d if d < 0 else "k < n - %d" % d}) {
+        const float u = ${c.ldf(dt, "x", "at + (%d) * inner" % d)};
+        total += u * u;
+    }
+% endfor
+    const float lrn_b = bias + alpha * total;
+    const float lrn_r = rsqrt(lrn_b);
+    ${c.stf(dt, "y", "at", "v * " + capture(lrn_scale, pw, "lrn_b"))};
 }
 </%def>
 

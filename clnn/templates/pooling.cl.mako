@@ -79,6 +79,83 @@ ${c.toffsets("x", "y")}
 }
 </%def>
 
+## NCHW float: one work-item computes vw neighbouring outputs of a row of one channel plane
+## (a vector), a 3-D launch (ceil(OW / vw), OH, N * C planes). Per tap (fh x fw compiled,
+## unrolled) one vector load where the row covers the vector's span (stride 2: the even lanes
+## of a double-width load), lane by lane elsewhere (outside the row: no tap); rows outside the
+## input are skipped. Same sums, order and counts as pool().
+<%def name="pool_planes(kind, dt, fh, fw, sw, vw)">
+<%
+    V, I = "float%d" % vw, "int%d" % vw
+    none = "-INFINITY" if kind == "MAX" else "0.0f"
+%>
+__kernel void pool_planes(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")}, int H, int W,
+                          int OH, int OW, int sh, int pt, int pl, float lo, float hi)
+{
+${c.toffsets("x", "y")}
+    const int ox0 = get_global_id(0) * ${vw};
+    const int oy = get_global_id(1);
+    const size_t plane = get_global_id(2);
+    const int h0 = oy * sh - pt, ix0 = ox0 * ${sw} - pl;
+    const __global ${c.ctype(dt)}* xp = x + plane * H * W;
+    const bool inside = ix0 >= 0 && ix0 + ${(vw - 1) * sw + fw - 1} < W;
+    ${V} acc = (${V})(${none});
+% for ty in range(fh):
+    if (h0 + ${ty} >= 0 && h0 + ${ty} < H) {
+        const __global ${c.ctype(dt)}* row = xp + (h0 + ${ty}) * W;
+  % for tx in range(fw):
+        {
+            ${V} v;
+            if (inside) {
+    % if sw == 1:
+                v = ${c.vldf(dt, vw, "row", "ix0 + %d" % tx)};
+    % else:
+                v = (${c.vldf(dt, 2 * vw, "row", "ix0 + %d" % tx)}).even;
+    % endif
+            } else {
+                float t[${vw}];
+                for (int l = 0; l < ${vw}; ++l) {
+                    const int ix = ix0 + l * ${sw} + ${tx};
+                    t[l] = ix >= 0 && ix < W ? ${c.ldf(dt, "row", "ix")} : ${none};
+                }
+                v = vload${vw}(0, t);
+            }
+    % if kind == "MAX":
+            acc = max(acc, v);
+    % elif kind == "L2":
+            acc += v * v;
+    % else:
+            acc += v;
+    % endif
+        }
+  % endfor
+    }
+% endfor
+% if kind != "MAX":
+    const ${I} ixs = ix0 + (${I})(${", ".join(str(l * sw) for l in range(vw))});
+    const ${I} cols = min(ixs + (${I})(${fw}), (${I})(W)) - max(ixs, (${I})(0));
+    const int rows = min(h0 + ${fh}, H) - max(h0, 0);
+    const ${V} count = convert_${V}(max((${I})(rows) * cols, (${I})(1)));
+  % if kind == "L2":
+    acc = sqrt(acc / count);
+  % else:
+    acc = acc / count;
+  % endif
+% endif
+    acc = select(acc, (${V})(lo), acc < (${V})(lo));
+    acc = select(acc, (${V})(hi), acc > (${V})(hi));
+    __global ${c.ctype(dt)}* yp = y + (plane * OH + oy) * OW + ox0;
+    if (ox0 + ${vw} <= OW) {
+        ${c.vstf(dt, vw, "acc", "yp", "0")};
+    } else {
+        float r[${vw}];
+        vstore${vw}(acc, 0, r);
+        for (int l = 0; l < OW - ox0; ++l)
+            ${c.stf(dt, "yp", "l", "r[l]")};
+    }
+}
+</%def>
+
 ## The NHWC float32 variant: one work-item per vw contiguous channels of an output pixel
 ## (vector loads). Same sums and order as pool(). Kernel key: kind, vw (divides C).
 <%def name="pool_vec(kind, vw, padz=False)">

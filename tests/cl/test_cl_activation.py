@@ -120,6 +120,16 @@ def test_prelu_per_channel_alpha_launch(cl_device, kind, shapes):
     test_prelu(cl_device, kind, shapes)
 
 
+@pytest.mark.parametrize("kind", ["f32", "f16", "TENSOR_QUANT8_ASYMM_SIGNED"])
+@pytest.mark.parametrize("shapes", [([1, 5, 6, 7], [5, 1, 1]), ([2, 3, 4, 5], [1, 3, 1, 1])])
+def test_prelu_nchw_alpha_launch(cl_device, kind, shapes):
+    """Alpha per channel of NCHW (one value per plane) takes the 3-D launch."""
+    from clnn.kernels.support import plane_broadcast
+
+    assert plane_broadcast(shapes[0], shapes[1], shapes[0])[0] == "b_planes"
+    test_prelu(cl_device, kind, shapes)
+
+
 @pytest.mark.parametrize("kind", ["f32", "f16"])
 @pytest.mark.parametrize("shapes", [([1, 16, 16, 8], [1, 1, 8]), ([2, 3, 16], [16]),
                                     ([4, 12], [12])])

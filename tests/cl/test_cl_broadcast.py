@@ -187,3 +187,43 @@ def test_rows_no_vector_divides_keep_the_element_kernel(cl_device):
     x, y = np.ones((2, 3, 5), np.float32), np.arange(5, dtype=np.float32)
     check("MUL", ins, outs, [x, y], cl_device, "exact")
     assert _kernels(one_op_model("MUL", ins, outs), cl_device) == ["broadcast.binary"]
+
+
+@pytest.mark.parametrize("op,t", [(op, t) for op in ("ADD", "SUB", "MUL", "DIV", "MAXIMUM")
+                                  for t in ("TENSOR_FLOAT32", "TENSOR_FLOAT16", *QUANT)
+                                  if not (op == "DIV" and t in QUANT)])
+@pytest.mark.parametrize("a,b,want", [([2, 5, 3, 7], [1, 5, 1, 1], ("b_planes", (21, 5, 2))),
+                                      ([5, 1, 1], [2, 5, 4, 3], ("a_planes", (12, 5, 2))),
+                                      ([2, 3, 4, 5], [3, 4, 1], ("b_planes", (5, 12, 2))),
+                                      ([1, 6, 9], [6, 1], ("b_planes", (9, 6, 1)))])
+def test_plane_broadcast_launch(cl_device, op, t, a, b, want):
+    """One value per plane of the output's middle dimensions (NCHW per-channel constants,
+    either operand) takes the 3-D launch of support.plane_broadcast, every type."""
+    from clnn.kernels.support import plane_broadcast
+    from tests.kits.one_op_models import one_op_model
+
+    assert plane_broadcast(a, b, _out_shape(a, b)) == want
+    rng = np.random.default_rng(13)
+    if t in QUANT:
+        dt, lo, hi = QUANT[t]
+        x, y = rng.integers(lo, hi + 1, a).astype(dt), rng.integers(lo, hi + 1, b).astype(dt)
+        z = 0 if dt == np.int8 else 128
+        ins, outs = _args(op, t, a, b, 0, dict(scale=0.5, zero_point=z + 3),
+                          dict(scale=0.25, zero_point=z - 2), dict(scale=1.5, zero_point=z))
+        check(op, ins, outs, [x, y], cl_device, "quant")
+    else:
+        dt = np.float16 if t == "TENSOR_FLOAT16" else np.float32
+        x, y = rng.uniform(-3, 3, a).astype(dt), rng.uniform(0.5, 3, b).astype(dt)
+        ins, outs = _args(op, t, a, b, 1)
+        check(op, ins, outs, [x, y], cl_device, "f16" if dt == np.float16 else "f32")
+    assert _kernels(one_op_model(op, ins, outs), cl_device) == ["broadcast.binary"]
+
+
+@pytest.mark.parametrize("a,b", [([2, 3, 4, 5], [1, 1, 1, 1]), ([2, 3, 4, 5], [3, 1, 5]),
+                                 ([2, 3, 4, 5], [2, 3, 1, 5]), ([1, 3, 4, 5], [2, 3, 1, 1])])
+def test_plane_broadcast_declines(a, b):
+    """Not one value per plane: a scalar, kept dimensions with a 1 between them (twice), or
+    neither operand of the output's shape."""
+    from clnn.kernels.support import plane_broadcast
+
+    assert plane_broadcast(a, b, _out_shape(a, b)) is None

@@ -390,3 +390,15 @@ def test_profile_without_cycle_counter_times_launches_one_by_one(chained, monkey
     timed = [r for r in rows if r["operation"] is not None and r["ms"] > 0]
     assert {r["operation"] for r in timed} == {la.op_index for la in ch.launches}
     assert not any(r["chained"] for r in timed)
+
+
+def test_launch_cycles_leave_a_late_start_out():
+    """A work-group that starts late passes the launches done before it in no time: each
+    launch's time is the longest a work-group spent in it, not the late start."""
+    from clnn.bench.chain_profile import launch_cycles
+
+    # group 0 starts at 0 and leaves launches at 10, 30, 60; group 1 starts at 25 (late),
+    # passes launch 0 at once, shares launches 1 and 2
+    stamps = np.array([[0, 10, 30, 60], [25, 25, 30, 60]], np.uint64)
+    np.testing.assert_array_equal(launch_cycles(stamps), [10, 20, 30])
+    assert launch_cycles(stamps).sum() == 60  # the chain's run

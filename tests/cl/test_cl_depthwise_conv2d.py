@@ -107,3 +107,32 @@ def test_depthwise_tiled_kernel(cl_device, monkeypatch, name, case, kernel):
     names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
              pl.launches}
     assert names == {f"depthwise_conv2d.{kernel}"}
+
+
+#: (x NCHW, filter h x w, pads l r t b, strides w h, activation): rows of several vectors and
+#: a part of one, a row shorter than a vector, stride 2 along the rows, a 5x5 window, 1x1
+PLANES_CASES = [([2, 5, 9, 13], (3, 3), (1, 1, 1, 1), (1, 1), 1),
+                ([1, 3, 11, 20], (3, 3), (0, 1, 1, 0), (2, 1), 0),
+                ([1, 4, 6, 5], (5, 5), (2, 2, 2, 2), (1, 1), 0),
+                ([1, 2, 7, 40], (1, 1), (0, 0, 0, 0), (2, 2), 3),
+                ([1, 6, 14, 14], (5, 5), (2, 2, 2, 2), (1, 2), 3)]
+
+
+@pytest.mark.parametrize("name", ["f32", "f16", "relaxed"])
+@pytest.mark.parametrize("case", PLANES_CASES)
+def test_depthwise_nchw_planes(cl_device, name, case):
+    """NCHW float, multiplier 1, no dilation: depthwise_planes (vectors of outputs along a
+    row, lane by lane where the row does not cover a vector's span, a last vector in part),
+    the reference's values."""
+    x_shape, (fh, fw), (pl, pr, pt, pb), (sw, sh), act = case
+    n, c, h, w = x_shape
+    rng = np.random.default_rng(34)
+    xs, fs, bs, out, x = conv_operands(name, rng, x_shape, [1, fh, fw, c], channel_dim=3)
+    oh, ow = (h + pt + pb - fh) // sh + 1, (w + pl + pr - fw) // sw + 1
+    params = ints(pl, pr, pt, pb, sw, sh, 1, act) + [scalar("BOOL", True)]
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([n, c, oh, ow])],
+                     relaxed=name == "relaxed")
+    compare(m, [x], cl_device, kind_of(name))
+    pm = cl_device.prepare_model(m)
+    names = [la.name for p in pm.partitions for pl_ in p.plans.values() for la in pl_.launches]
+    assert names == ["depthwise_conv2d.depthwise_planes"]

@@ -73,6 +73,26 @@ def test_local_response_normalization(cl_device, kind, axis, radius):
           [x], cl_device, kind)
 
 
+@pytest.mark.parametrize("kind", ["f32", "f16"])
+@pytest.mark.parametrize(("channels", "radius"), [(12, 2), (24, 2), (32, 1), (64, 8), (16, 5),
+                                                  (8, 0), (6, 3)])
+@pytest.mark.parametrize("beta", [0.75, 0.5, 1.0, 0.6])
+@pytest.mark.parametrize("nchw", [False, True])
+def test_local_response_normalization_channels(cl_device, kind, channels, radius, beta, nchw):
+    """Along the channels: NHWC (ONNX LRN after the layout pass) the vector kernel lrn_vec
+    where a vector divides the channels (windows inside the row and at its ends, a window
+    wider than the vector), the unrolled lrn_rows elsewhere; NCHW lrn_planes (windows cut at
+    both ends); each compiled exponent."""
+    t, st, dt = (("TENSOR_FLOAT32", "FLOAT32", np.float32) if kind == "f32"
+                 else ("TENSOR_FLOAT16", "FLOAT16", np.float16))
+    shape = [2, channels, 3, 5] if nchw else [2, 3, 5, channels]
+    x = (np.random.default_rng(channels + radius).normal(size=shape) * 2).astype(dt)
+    params = [scalar("INT32", radius), scalar(st, 1.0), scalar(st, 0.05), scalar(st, beta),
+              scalar("INT32", 1 if nchw else -1)]
+    check("LOCAL_RESPONSE_NORMALIZATION", [tensor(t, shape), *params], [tensor(t, shape)],
+          [x], cl_device, kind)
+
+
 @pytest.mark.parametrize("kind", ["f32", "f16", "relaxed"])
 @pytest.mark.parametrize("nchw", [False, True])
 @pytest.mark.parametrize("hw", [(1, 1), (3, 5), (13, 11)])

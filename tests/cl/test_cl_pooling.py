@@ -101,3 +101,32 @@ def test_nhwc_float32_channel_vectors(cl_device, op, c, pads, stride, filt, act)
     names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
              pl.launches}
     assert names == {"pooling.pool_vec"}
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("t", ["TENSOR_FLOAT32", "TENSOR_FLOAT16"])
+@pytest.mark.parametrize("hw,pads,strides,filt,act", [
+    ((9, 21), (1, 1, 1, 1), (1, 1), (3, 3), 0),  # rows of 2 vectors and a part
+    ((8, 19), (0, 1, 0, 1), (2, 2), (3, 3), 1),  # stride 2, a right pad
+    ((5, 6), (2, 2, 2, 2), (1, 2), (5, 5), 3),   # a row shorter than a vector
+    ((7, 40), (0, 0, 0, 0), (2, 1), (1, 2), 0),  # windows inside the row everywhere
+    ((6, 17), (3, 3, 1, 1), (1, 1), (2, 7), 2)])  # windows wider than the pads reach
+def test_nchw_float_row_vectors(cl_device, op, t, hw, pads, strides, filt, act):
+    """NCHW float with a row stride of 1 or 2 takes pool_planes (vectors of outputs along a
+    row, lane by lane where the row does not cover a vector's span, counts per lane)."""
+    from tests.kits.one_op_models import one_op_model
+
+    rng = np.random.default_rng(hw[1])
+    (h, w), (left, right, top, bottom), (sw, sh), (fw, fh) = hw, pads, strides, filt
+    n, c = 2, 3
+    oh, ow = _conv_out(h, fh, sh, top, bottom), _conv_out(w, fw, sw, left, right)
+    ins = [tensor(t, [n, c, h, w]), *[scalar("INT32", v) for v in pads], scalar("INT32", sw),
+           scalar("INT32", sh), scalar("INT32", fw), scalar("INT32", fh), scalar("INT32", act),
+           scalar("BOOL", True)]
+    outs = [tensor(t, [n, c, oh, ow])]
+    check(op, ins, outs, [_data(rng, t, [n, c, h, w])], cl_device,
+          "f16" if t == "TENSOR_FLOAT16" else "f32")
+    pm = cl_device.prepare_model(one_op_model(op, ins, outs))
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    assert names == {"pooling.pool_planes"}

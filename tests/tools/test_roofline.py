@@ -51,6 +51,21 @@ def test_counts_per_family():
     assert roofline.counts(sg, k["RESHAPE"]) == (0, 2 * 1024 * 4 + 8)
 
 
+def test_counts_at_planned_shapes():
+    """A dimension the model leaves open (an ONNX import's batch: 0) counts nothing; the
+    plans' shapes (ClPreparedModel.planned_shapes) count it as run."""
+    sg = small_model()
+    k = by_type(sg)
+    conv = sg.operations[k["CONV_2D"]]
+    want = roofline.counts(sg, k["CONV_2D"])
+    shapes = {i: tuple(sg.operands[i].dimensions) for i in (*conv.inputs, *conv.outputs)
+              if i >= 0}
+    for i in (conv.inputs[0], conv.outputs[0]):
+        sg.operands[i].dimensions = [0, *sg.operands[i].dimensions[1:]]
+    assert roofline.counts(sg, k["CONV_2D"])[0] == 0
+    assert roofline.counts(sg, k["CONV_2D"], shapes) == want
+
+
 def test_op_flop_other_families():
     # BATCH_MATMUL [2, 5, 7] x [2, 7, 3] -> [2, 5, 3]; with adj_x [2, 7, 5]
     assert roofline.op_flop("BATCH_MATMUL", [(2, 5, 7), (2, 7, 3)], [(2, 5, 3)]) == 2 * 30 * 7
