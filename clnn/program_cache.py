@@ -184,7 +184,19 @@ class ProgramCache:
         self._names: dict[int, tuple] = {}
         #: kernel key -> the file of its program's binary (:meth:`_binary_path`)
         self._binaries: dict[tuple, Path | None] = {}
+        #: kernel key -> its rendered source (:meth:`source`)
+        self._sources: dict[tuple, str] = {}
         self._identity: str | None = None
+
+    def source(self, family: str, name: str, params: dict) -> str:
+        """The source of a kernel (:func:`render`), rendered or read from the store once per
+        kernel key in this cache (a cold kernel's source is asked for by the binary check,
+        the compile queue and its program)."""
+        key = (family, name, freeze(params))
+        src = self._sources.get(key)
+        if src is None:
+            src = self._sources[key] = render(family, name, params, self.options)
+        return src
 
     def program(self, family: str, name: str, params: dict):
         import pyopencl as cl
@@ -198,7 +210,7 @@ class ProgramCache:
             STATS["memo_hits"] += 1
             return prg
         with _LOCK:
-            src = render(family, name, params, self.options)
+            src = self.source(family, name, params)
             t0 = time.perf_counter()
             self._binaries[key] = path = self._binary_path(src)
             prg = self._from_binary(path)
@@ -391,7 +403,7 @@ class ProgramCache:
         binary can be kept (a context of several devices: compiled at the first launches, no
         helper started at every prepare)."""
         try:
-            src = render(key[0], key[1], dict(key[2]), self.options)
+            src = self.source(key[0], key[1], dict(key[2]))
         except RuntimeError:
             return True
         path = self._binaries[key] = self._binary_path(src)
@@ -408,7 +420,7 @@ class ProgramCache:
         sources = []
         for family, name, frozen in order:
             try:
-                sources.append(render(family, name, dict(frozen), self.options))
+                sources.append(self.source(family, name, dict(frozen)))
             except RuntimeError:  # (reported by the plan that asks for it)
                 sources.append("")
         claims = tempfile.mkdtemp(prefix="clnn-claims-")

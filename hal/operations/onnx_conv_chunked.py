@@ -66,9 +66,9 @@ def validate(ctx: OperationContext):
     ctx.require(tuple(ctx.input_shape(2)) == (o,), f"the bias must be [{o}], got "
                 f"{ctx.input_shape(2)}")
     (pads, strides, dils) = geometry(ctx)
-    ctx.require(min(pads) >= 0, f"pads must be >= 0, got {pads}")
-    ctx.require(min(strides + dils) >= 1, f"strides {strides} and dilations {dils} must be "
-                ">= 1")
+    ctx.require(min(pads) >= 0, f"inputs 4-7 (pads) must be >= 0, got {pads}")
+    ctx.require(min(strides + dils) >= 1, f"inputs 8-11 (strides {strides}, dilations "
+                f"{dils}) must be >= 1")
     oh, ow = output_hw(ctx)
     ctx.require(oh >= 1 and ow >= 1, f"the output would be {oh} x {ow}")
     ctx.require(tuple(ctx.input_shape(3)) == (oh * ow,), f"chunk must be [{oh * ow}] (one per "
