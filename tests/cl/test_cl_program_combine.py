@@ -148,3 +148,36 @@ def test_a_binary_that_does_not_load_is_built_from_source(monkeypatch, tmp_path)
     assert _value(cache, device, key) == 4
     assert program_cache.build_stats()["from_binary"] == before
 
+
+
+def test_kept_binaries_build_on_several_threads(monkeypatch, tmp_path):
+    """A later process builds the programs of its kept binaries on several threads
+    (ProgramCache._from_binaries); one whose binary does not load is built from source, and
+    every kernel computes what it did."""
+    device = open_or_skip("opencl")
+    monkeypatch.setattr(program_cache, "_render_parts", _synthetic(
+        {v: f"__kernel void k(__global int* y) {{ y[0] = {10 * v}; }}" for v in (1, 2, 3)}))
+    monkeypatch.setattr(program_cache.os, "cpu_count", lambda: 4)
+    keys = [("synthetic", "k", (("v", v),)) for v in (1, 2, 3)]
+    ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path))
+                 ).build_together(keys)
+    first = ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path)))
+    first._binary_path(first.source(*keys[0][:2], dict(keys[0][2]))).write_bytes(b"broken")
+    threads = []
+    import concurrent.futures
+
+    real = concurrent.futures.ThreadPoolExecutor
+
+    def counting(n):
+        threads.append(n)
+        return real(n)
+
+    monkeypatch.setattr(concurrent.futures, "ThreadPoolExecutor", counting)
+    cache = ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path)))
+    before = program_cache.build_stats()
+    cache.build_together(keys)
+    after = program_cache.build_stats()
+    assert threads == [3]  # (the broken binary is tried there too)
+    assert {k: after[k] - before[k] for k in ("built", "from_binary")} == \
+        {"built": 3, "from_binary": 2}
+    assert [_value(cache, device, key) for key in keys] == [10, 20, 30]
