@@ -117,7 +117,8 @@ def scratch_conv(device, v: dict, s: dict):
     rec.launch("conv2d", "conv_tile", key("f32", v, s["fw"], s["sw"], s["dw"], s["c"]), gsize,
                [x, i32(0), wt, bias, i32(0), y, i32(0),
                 *[i32(q) for q in (s["h"], s["w"], s["c"], s["o"], s["oh"], s["ow"], s["fh"],
-                                   s["sh"], s["dh"], 0, 0)], f32(-np.inf), f32(np.inf)],
+                                   s["sh"], s["dh"], 0, 0, s["o"])], f32(-np.inf),
+                f32(np.inf)],
                local_size=_depthwise_variants.local_for(
                    v["rows"], gsize, device.limits.max_work_group_size),
                flexible=True)

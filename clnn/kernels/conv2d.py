@@ -204,10 +204,13 @@ DIRECT_MAX_C = 8
 #: channels from 104 x 104 pixels, even at 28 x 28; common_det's 208 x 208 x 24 -> 48 layer)
 DIRECT_MAX_C_STRIDED = 32
 #: and stride-1 ones of up to this many channels with at least DIRECT_LARGE_OUT output pixels,
-#: whose Winograd transforms outgrow the caches (common_det's 208 x 208 x 12 -> 24: 1.7x; on
-#: 56 x 56 outputs the Winograd path is ahead)
+#: whose Winograd transforms outgrow the caches (common_det's 208 x 208 x 12 -> 24: 1.7x;
+#: squeezenet's 55 x 55 x 16 -> 64 Fire expands inside the model, writing their slot of the
+#: Concat: 0.17 ms against 0.26 ms for wino_in + GEMM + wino_out, launch minima; a lone layer
+#: with warm caches (benchmarks/conv_paths.py) puts the two about even there; from 20 x 20 down
+#: the Winograd path is ahead on 64 output channels)
 DIRECT_MAX_C_LARGE = 16
-DIRECT_LARGE_OUT = 128 * 128
+DIRECT_LARGE_OUT = 48 * 48
 
 
 def direct_max_c(p, oh: int, ow: int) -> int:
@@ -302,9 +305,12 @@ def plan_conv_direct(ctx, b, p) -> bool:
     gsize = _conv_variants.global_size(v, n, o, oh, ow)
     local = _depthwise_variants.local_for(v["rows"], gsize,
                                           b.device.limits.max_work_group_size)
+    # pixels o channels apart, or a concatenation's where the output is its slot (not with a
+    # fused residual, read in rows of o)
+    ldy = (b.out_stride(0) if res is None else None) or o
     b.launch("conv2d", "conv_tile", key, gsize, local_size=local, flexible=True, args=[
              In(0), _gemm.device_buffer(b, packed), In(2), Out(0), *(res or ()), *(alpha or ()),
-              *[i32(q) for q in (h, w, c, o, oh, ow, fh, p.stride_h, p.dil_h, top, left)],
+              *[i32(q) for q in (h, w, c, o, oh, ow, fh, p.stride_h, p.dil_h, top, left, ldy)],
               lo, hi])
     return True
 

@@ -34,10 +34,13 @@ def block_swap(shape, perm) -> tuple[int, int, int] | None:
 
 
 def launch_block_swap(b, nb: int, r: int, s: int):
-    """y [nb, s, r] = x [nb, r, s] (In(0) -> Out(0)) by the tiled kernel."""
-    b.launch("transpose", "planes", {"dt": copy_code(b.ctx.outputs[0]), "vw": TILE_VW,
-                                     "rb": TILE_RB},
-             (-(-s // TILE_VW), -(-r // TILE_RB), nb), [In(0), Out(0), i32(r), i32(s)])
+    """y [nb, s, r] = x [nb, r, s] (In(0) -> Out(0)) by the tiled kernel (up to TILE_RB rows,
+    such as an NCHW image's 3 channels: their count in the kernel)."""
+    key = {"dt": copy_code(b.ctx.outputs[0]), "vw": TILE_VW, "rb": TILE_RB}
+    if r <= TILE_RB:
+        key.update(rb=r, exact=True)
+    b.launch("transpose", "planes", key, (-(-s // TILE_VW), -(-r // key["rb"]), nb),
+             [In(0), Out(0), i32(r), i32(s)])
 
 
 def launch_pixel_swap(b, nb: int, r: int, s: int):

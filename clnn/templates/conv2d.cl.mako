@@ -6,6 +6,8 @@
 ## with the filter vectors. The filter is packed at planning as float [fh, fw, C, O].
 ## conv_tile: nv vectors of vw output channels per work-item (nv * vw divides O; each input
 ## loaded once for all of them; nv 1 is left out of the key).
+## conv_tile writes pixels of Y LDY elements apart (O, or a concatenation's channels where Y is
+## its slot; a fused residual's are O apart).
 ## Kernel key: dt (f32, f16 storage of input and output), vw (divides O), tx, fw, sw, dw, res
 ## (add a tensor laid out like the output before the activation: a fused ADD, clnn/fusion.py),
 ## prelu (then a PRELU with one alpha per output channel), fn (then LOGISTIC or HARD_SWISH), cc
@@ -28,7 +30,7 @@ __kernel void conv_tile(${c.tparam(dt, "x", True)}, __global const float* w,
                         ${c.tparam(dt, "alpha", True)},
 % endif
                         int H, int W, int C, int O, int OH, int OW, int fh, int stride_h,
-                        int dil_h, int pad_t, int pad_l, float lo, float hi)
+                        int dil_h, int pad_t, int pad_l, int LDY, float lo, float hi)
 {
 ${c.toffsets("x", "bias", "y")}
     const int o0 = get_global_id(0) * ${vw * nv}, ox0 = get_global_id(1) * ${tx};
@@ -88,10 +90,9 @@ ${c.toffsets("x", "bias", "y")}
     }
 % endfor
     }
-    const size_t yo = ((size_t)t * OW + ox0) * O + o0;
-    __global ${c.ctype(dt)}* yr = y + yo;
+    __global ${c.ctype(dt)}* yr = y + ((size_t)t * OW + ox0) * LDY + o0;
 % if res:
-    const __global ${c.ctype(dt)}* rr = res + res_off + yo;
+    const __global ${c.ctype(dt)}* rr = res + res_off + ((size_t)t * OW + ox0) * O + o0;
 % endif
 % for v in range(nv):
   % if vw == 1:
@@ -114,6 +115,7 @@ ${c.toffsets("x", "bias", "y")}
   % for v in range(nv):
 <%
     at = "%d * O + %d" % (j, v * vw)
+    yat = "%d * LDY + %d" % (j, v * vw)
     if not res:
         rv = ""
     elif vw == 1:
@@ -127,11 +129,11 @@ ${c.toffsets("x", "bias", "y")}
         ${V} r = acc${j}_${v} + bv${v}${rv};
         ${c.epilogue("r", V, "        ", vw, prelu=("av%d" % v) if prelu else None, fn=fn)}
     % if vw == 1:
-        ${c.stf(dt, "yr", at, "r")};
+        ${c.stf(dt, "yr", yat, "r")};
     % elif dt == "f16":
-        vstore_half${vw}_rte(r, 0, yr + ${at});
+        vstore_half${vw}_rte(r, 0, yr + ${yat});
     % else:
-        vstore${vw}(r, 0, yr + ${at});
+        vstore${vw}(r, 0, yr + ${yat});
     % endif
         }
   % endfor

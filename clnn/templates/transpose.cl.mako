@@ -7,27 +7,33 @@
 ## dt is a storage code of the element size (u8, u16, i32): bits are copied as they are.
 <%namespace name="c" file="common.mako"/>
 
-<%def name="planes(dt, vw, rb)">
+<%def name="planes(dt, vw, rb, exact=False)">
+<%
+    # exact: R == rb (a few planes, such as an image's 3 channels): the row count and the
+    # output's pixel stride constants, each work-item's rb x vw tile one contiguous run of
+    # stores the compiler can combine (a run-time stride kept them scalar)
+    RR = str(rb) if exact else "R"
+%>
 __kernel void planes(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")}, int R, int S)
 {
 ${c.toffsets("x", "y")}
     const int s0 = get_global_id(0) * ${vw};
     const int r0 = get_global_id(1) * ${rb};
-    const size_t base = (size_t)get_global_id(2) * R * S;
-    const int rn = min(${rb}, R - r0);
+    const size_t base = (size_t)get_global_id(2) * ${RR} * S;
+    const int rn = ${rb if exact else "min(%d, R - r0)" % rb};
     __global const ${c.ctype(dt)}* xp = x + base + (size_t)r0 * S + s0;
-    __global ${c.ctype(dt)}* yp = y + base + (size_t)s0 * R + r0;
+    __global ${c.ctype(dt)}* yp = y + base + (size_t)s0 * ${RR} + r0;
     if (s0 + ${vw} <= S) {
         ${c.ctype(dt)} tile[${rb}][${vw}];
         for (int r = 0; r < rn; ++r)
             vstore${vw}(vload${vw}(0, xp + (size_t)r * S), 0, tile[r]);
         for (int j = 0; j < ${vw}; ++j)
             for (int r = 0; r < rn; ++r)
-                yp[(size_t)j * R + r] = tile[r][j];
+                yp[(size_t)j * ${RR} + r] = tile[r][j];
     } else {
         for (int j = 0; j < S - s0; ++j)
             for (int r = 0; r < rn; ++r)
-                yp[(size_t)j * R + r] = xp[(size_t)r * S + j];
+                yp[(size_t)j * ${RR} + r] = xp[(size_t)r * S + j];
     }
 }
 </%def>

@@ -169,7 +169,7 @@ def test_conv_direct_kernel(cl_device, name, case):
 
 def test_direct_kernel_channel_limits():
     """clnn.kernels.conv2d.direct_max_c: strided layers up to 32 input channels, stride-1 ones
-    up to 16 on outputs of 128 x 128 pixels or more, else up to 8."""
+    up to 16 on outputs of 48 x 48 pixels or more, else up to 8."""
     from types import SimpleNamespace
 
     from clnn.kernels import conv2d
@@ -177,4 +177,5 @@ def test_direct_kernel_channel_limits():
     s1, s2 = SimpleNamespace(stride_h=1, stride_w=1), SimpleNamespace(stride_h=2, stride_w=1)
     assert conv2d.direct_max_c(s2, 7, 7) == conv2d.DIRECT_MAX_C_STRIDED == 32
     assert conv2d.direct_max_c(s1, 208, 208) == conv2d.DIRECT_MAX_C_LARGE == 16
-    assert conv2d.direct_max_c(s1, 56, 56) == conv2d.DIRECT_MAX_C == 8
+    assert conv2d.direct_max_c(s1, 55, 55) == conv2d.DIRECT_MAX_C_LARGE == 16
+    assert conv2d.direct_max_c(s1, 28, 28) == conv2d.DIRECT_MAX_C == 8

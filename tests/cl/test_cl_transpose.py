@@ -36,6 +36,7 @@ def test_omitted_perm_reverses(cl_device, t, dt):
                                   ("TENSOR_QUANT8_ASYMM", np.uint8)])
 @pytest.mark.parametrize("shape,perm", [
     ([2, 3, 5, 7], (0, 2, 3, 1)),     # NCHW -> NHWC: R 3, S 35 (two full tiles and a tail)
+    ([2, 8, 4, 9], (0, 2, 3, 1)),     # R 8: the most rows a kernel of exactly R rows takes
     ([1, 21, 4, 8], (0, 2, 3, 1)),    # R 21: a partial block of rows
     ([2, 5, 7, 19], (0, 3, 1, 2)),    # NHWC -> NCHW: R 35, S 19
     ([3, 17, 32], (0, 2, 1)),         # rank 3
