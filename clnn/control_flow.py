@@ -46,6 +46,10 @@ SUBGRAPH_INPUTS = {"IF": (1, 2), "WHILE": (0, 1)}
 #: the runs of a small WHILE body (pools of its own each: a loop that runs ahead of its
 #: conditions enqueues up to RUNS - 1 iterations ahead), and the pool bytes of a small one
 RUNS, RUN_AHEAD_BYTES = 3, 4 << 20
+#: the most bytes of any tensor a scalar operation of a subgraph reads or writes
+#: (:func:`host_scalar_ops`)
+HOST_SCALAR_BYTES = 64
+CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
 
 
 def referenced(model, sg, operation) -> list[int]:
@@ -111,7 +115,9 @@ def subgraph_run(pm, index: int, copy: int = 0) -> SubgraphRun:
     if run is None:
         model, device = pm.model, pm.device
         sub = model.referenced[index]
-        supported = [(support_reason(device, model, sub, op) if op.type.name in CONTROL_FLOW
+        on_host = host_scalar_ops(sub) if device.options.host_scalars else set()
+        supported = [k not in on_host and
+                     (support_reason(device, model, sub, op) if op.type.name in CONTROL_FLOW
                       else device.unsupported_reason_in(model, sub, k, op)) is None
                      for k, op in enumerate(sub.operations)]
         parts = partition(model, supported, sub, outputs_resident=True)
@@ -122,6 +128,29 @@ def subgraph_run(pm, index: int, copy: int = 0) -> SubgraphRun:
         align = max(int(device.cl_device.mem_base_addr_align) // 8, 1)
         run = pm.subgraph_runs[key] = SubgraphRun(index, parts, planner, copy, align=align)
     return run
+
+
+def host_scalar_ops(sg) -> set[int]:
+    """The operations of referenced subgraph ``sg`` that run on the host: every tensor they
+    read or write has a known shape of at most :data:`HOST_SCALAR_BYTES`, and each one they
+    read is a constant, an input of the subgraph or written by another of them (a loop's
+    counter and its test). On any device NumPy computes a few elements in less time than a
+    launch takes, and a condition computed on the host is not read back: a WHILE whose
+    counter and test run there makes one launch per iteration for its tensors, and no round
+    trip to the device (``DeviceOptions.host_scalars``: off, the device runs them)."""
+    ready, found = set(sg.input_indexes), set()
+    for k, op in enumerate(sg.operations):
+        if op.type.name in CONTROL_FLOW or not op.outputs:
+            continue
+        if all(_scalar(sg.operands[i]) for i in (*op.inputs, *op.outputs)) and \
+                all(i in ready or sg.operands[i].lifetime in CONSTANT for i in op.inputs):
+            found.add(k)
+            ready.update(op.outputs)
+    return found
+
+
+def _scalar(operand) -> bool:
+    return operand.is_fully_specified() and operand.byte_size() <= HOST_SCALAR_BYTES
 
 
 def _runs_of(model, sg, operation) -> list[tuple[int, int]]:
@@ -351,7 +380,10 @@ def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, 
                                  ErrorStatus.MISSED_DEADLINE_TRANSIENT)
 
     # host values (model inputs, constants) uploaded once, not by every iteration's plans
-    loop = [_to_device(execution, v) for v in loop]
+    # (those only the host reads, a loop's counter and its limit, stay there)
+    pm = execution.prepared
+    loop = [_to_device(execution, v) if _read_on_device(pm, (cond_index, body_index), j)
+            else v for j, v in enumerate(loop)]
     carried = Carried(execution.context)
     what = f"WHILE (operation {k}): the condition output"
     iteration = 0
@@ -369,6 +401,17 @@ def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, 
             runs = body_runs(execution.prepared, body_index)
             return _run_ahead(execution, (cond_index, body_index, runs), loop, mk, what,
                               check)[:m]
+
+
+def _read_on_device(pm, indexes: tuple, j: int) -> bool:
+    """Whether input ``j`` of a subgraph of ``indexes`` is read by an OpenCL partition of it
+    (or by an IF / WHILE in it)."""
+    for index in indexes:
+        run = subgraph_run(pm, index)
+        operand = run.planner.sg.input_indexes[j]
+        if any(operand in p.inputs for p in run.partitions if p.on_cl or p.control):
+            return True
+    return False
 
 
 def _run_ahead(execution, indexes: tuple, loop: list, mk: int, what: str, check) -> list:
