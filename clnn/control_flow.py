@@ -35,6 +35,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from clnn.host_scalars import ScalarOp, host_scalar_ops
+from clnn.launch import direct_inputs_on
 from clnn.memory import PoolTensor, on_host
 from clnn.plan import CONTROL_FLOW, Partition, Planner, partition
 from hal.errors import ErrorStatus, GeneralFailure, MissedDeadline
@@ -46,10 +48,6 @@ SUBGRAPH_INPUTS = {"IF": (1, 2), "WHILE": (0, 1)}
 #: the runs of a small WHILE body (pools of its own each: a loop that runs ahead of its
 #: conditions enqueues up to RUNS - 1 iterations ahead), and the pool bytes of a small one
 RUNS, RUN_AHEAD_BYTES = 3, 4 << 20
-#: the most bytes of any tensor a scalar operation of a subgraph reads or writes
-#: (:func:`host_scalar_ops`)
-HOST_SCALAR_BYTES = 64
-CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
 
 
 def referenced(model, sg, operation) -> list[int]:
@@ -105,6 +103,8 @@ class SubgraphRun:
     regions: dict = field(default_factory=dict)
     #: the byte alignment a sub-buffer's origin needs (CL_DEVICE_MEM_BASE_ADDR_ALIGN)
     align: int = 1
+    #: operation -> its clnn.host_scalars.ScalarOp (those the host runs)
+    scalars: dict = field(default_factory=dict)
 
 
 def subgraph_run(pm, index: int, copy: int = 0) -> SubgraphRun:
@@ -126,31 +126,10 @@ def subgraph_run(pm, index: int, copy: int = 0) -> SubgraphRun:
                           constants_of=first.planner if first is not None else None)
         planner.plan_ahead()
         align = max(int(device.cl_device.mem_base_addr_align) // 8, 1)
-        run = pm.subgraph_runs[key] = SubgraphRun(index, parts, planner, copy, align=align)
+        scalars = {k: ScalarOp(model, sub, k, pm.executor) for k in on_host}
+        run = pm.subgraph_runs[key] = SubgraphRun(index, parts, planner, copy, align=align,
+                                                  scalars=scalars)
     return run
-
-
-def host_scalar_ops(sg) -> set[int]:
-    """The operations of referenced subgraph ``sg`` that run on the host: every tensor they
-    read or write has a known shape of at most :data:`HOST_SCALAR_BYTES`, and each one they
-    read is a constant, an input of the subgraph or written by another of them (a loop's
-    counter and its test). On any device NumPy computes a few elements in less time than a
-    launch takes, and a condition computed on the host is not read back: a WHILE whose
-    counter and test run there makes one launch per iteration for its tensors, and no round
-    trip to the device (``DeviceOptions.host_scalars``: off, the device runs them)."""
-    ready, found = set(sg.input_indexes), set()
-    for k, op in enumerate(sg.operations):
-        if op.type.name in CONTROL_FLOW or not op.outputs:
-            continue
-        if all(_scalar(sg.operands[i]) for i in (*op.inputs, *op.outputs)) and \
-                all(i in ready or sg.operands[i].lifetime in CONSTANT for i in op.inputs):
-            found.add(k)
-            ready.update(op.outputs)
-    return found
-
-
-def _scalar(operand) -> bool:
-    return operand.is_fully_specified() and operand.byte_size() <= HOST_SCALAR_BYTES
 
 
 def _runs_of(model, sg, operation) -> list[tuple[int, int]]:
@@ -244,7 +223,11 @@ def run_subgraph(execution, index: int, inputs: list, outputs: str = COPY, buffe
     values.update(zip(sg.input_indexes, inputs))
     for part in run.partitions:
         execution.executor.check_deadline()  # MISSED_DEADLINE_TRANSIENT between partitions
-        execution.run_partition(part, values, set(), planner=run.planner)
+        if part.on_cl or part.control or not all(k in run.scalars for k in part.ops):
+            execution.run_partition(part, values, set(), planner=run.planner)
+            continue
+        for k in part.ops:
+            run.scalars[k].run(values)
     given = set(sg.input_indexes)
     return [values[o] if o in given else _handed(execution, run, values[o], outputs, buffers, j)
             for j, o in enumerate(sg.output_indexes)]
@@ -355,9 +338,22 @@ def _to_device(execution, value):
         return value
     arr = np.ascontiguousarray(value)
     data = arr.view(np.uint8) if arr.dtype == np.bool_ else arr
-    buf = cl.Buffer(execution.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+    pm = execution.prepared
+    # read where it lies on a device sharing the host's memory (the request's memory, alive
+    # until the execution ends): no buffer's pages to fill per execution
+    flag = cl.mem_flags.USE_HOST_PTR if data.nbytes and _direct(pm) else \
+        cl.mem_flags.COPY_HOST_PTR
+    buf = cl.Buffer(execution.context, cl.mem_flags.READ_ONLY | flag,
                     hostbuf=data if data.nbytes else np.zeros(1, np.uint8))
     return PoolTensor(execution.queue, buf, 0, arr.shape, arr.dtype, own=True)
+
+
+def _direct(pm) -> bool:
+    """Whether the device of ``pm`` reads host arrays in place (clnn.launch.direct_inputs_on),
+    found once."""
+    if pm.direct_inputs is None:
+        pm.direct_inputs = direct_inputs_on(pm.device.cl_device, pm.device.options)
+    return pm.direct_inputs
 
 
 def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, m: int):
