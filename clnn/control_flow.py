@@ -35,12 +35,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from clnn.host_scalars import ScalarOp, host_scalar_ops
 from clnn.launch import direct_inputs_on
-from clnn.memory import PoolTensor, on_host
+from clnn.memory import PoolTensor, on_device, on_host
 from clnn.plan import CONTROL_FLOW, Partition, Planner, partition
-from hal.errors import ErrorStatus, GeneralFailure, MissedDeadline
+from hal.errors import ErrorStatus, GeneralFailure, HalError, InvalidArgument, MissedDeadline
 from hal.interfaces import LOOP_TIMEOUT_DEFAULT_NS
+from hal.operations import lookup
+from hal.operations.context import operation_context
 from hal.types import OperandLifeTime
 
 #: the SUBGRAPH inputs of each control-flow operation
@@ -130,6 +131,90 @@ def subgraph_run(pm, index: int, copy: int = 0) -> SubgraphRun:
         run = pm.subgraph_runs[key] = SubgraphRun(index, parts, planner, copy, align=align,
                                                   scalars=scalars)
     return run
+
+
+# The scalar operations of IF / WHILE subgraphs run on the host (DeviceOptions.host_scalars).
+#
+# A WHILE's counter and its test (``i + 1``, ``i < n``: one-element tensors) cost a launch each
+# on the device, and a condition computed there is read back, a round trip to the device per
+# iteration. NumPy computes a few elements in less time than a launch takes on any device, and a
+# condition computed on the host needs no read: a loop whose counter and test run there makes
+# one launch per iteration for its tensors and waits for nothing. Which operations
+# (:func:`host_scalar_ops`): those whose every tensor has a known shape of at most
+# :data:`HOST_SCALAR_BYTES`, reading only constants, the subgraph's inputs and other such
+# operations' outputs (never a tensor the device computed in the same run). They run with the
+# reference implementation (hal/operations), their operation context made once
+# (:class:`ScalarOp`), not per run: a loop runs them every iteration.
+
+#: the most bytes of any tensor a scalar operation reads or writes
+HOST_SCALAR_BYTES = 64
+CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
+#: what a reference implementation raises for inputs it cannot compute (as the reference
+#: executor: the execution fails with OP_FAILED)
+FAILURES = (ValueError, IndexError, ZeroDivisionError, FloatingPointError, OverflowError,
+            TypeError, KeyError, MemoryError)
+
+
+def host_scalar_ops(sg) -> set[int]:
+    """The operations of referenced subgraph ``sg`` that run on the host (the comment
+    above)."""
+    ready, found = set(sg.input_indexes), set()
+    for k, op in enumerate(sg.operations):
+        if op.type.name in CONTROL_FLOW or not op.outputs or lookup(op.type) is None:
+            continue
+        if all(_scalar(sg.operands[i]) for i in (*op.inputs, *op.outputs)) and \
+                all(i in ready or sg.operands[i].lifetime in CONSTANT for i in op.inputs):
+            found.add(k)
+            ready.update(op.outputs)
+    return found
+
+
+def _scalar(operand) -> bool:
+    return operand.is_fully_specified() and operand.byte_size() <= HOST_SCALAR_BYTES
+
+
+class ScalarOp:
+    """Operation ``k`` of ``sg`` run by its reference implementation with a context made once:
+    each run sets its inputs' values and its outputs' declared shapes."""
+
+    def __init__(self, model, sg, k: int, executor):
+        op = sg.operations[k]
+        self.name = f"{op.type.name} (operation {k})"
+        self.registration = lookup(op.type)
+        self.ctx = operation_context(model, sg, k, {}, executor=executor)
+        self.inputs, self.outputs = list(op.inputs), list(op.outputs)
+        self.declared = [tuple(sg.operands[o].dimensions) for o in op.outputs]
+
+    def run(self, values: dict) -> None:
+        """Compute the outputs from ``values`` (a tensor on the device is read first) into it."""
+        ctx = self.ctx
+        for info, i in zip(ctx.inputs, self.inputs):
+            if info.omitted:
+                continue
+            v = values.get(i)
+            if v is None:
+                raise GeneralFailure(f"{self.name}: input operand {i} has not been computed")
+            if on_device(v):
+                v = values[i] = v.to_host()
+            info.value, info.shape = v, tuple(v.shape)
+        for info, shape in zip(ctx.outputs, self.declared):
+            info.shape = shape
+        try:
+            results = self.registration.run(ctx)
+        except InvalidArgument as e:
+            raise GeneralFailure(e.reason) from e
+        except HalError:
+            raise
+        except FAILURES as e:
+            raise GeneralFailure(f"{self.name} failed: {type(e).__name__}: {e}") from e
+        for info, o, arr, shape in zip(ctx.outputs, self.outputs, results, self.declared):
+            arr = np.asarray(arr)
+            if arr.dtype != info.dtype:
+                arr = arr.astype(info.dtype)
+            if arr.shape != shape:
+                raise GeneralFailure(f"{self.name}: output operand {o} has shape "
+                                     f"{list(arr.shape)}, declared {list(shape)}")
+            values[o] = arr
 
 
 def _runs_of(model, sg, operation) -> list[tuple[int, int]]:

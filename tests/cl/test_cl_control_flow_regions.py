@@ -20,7 +20,7 @@ from tests.kits.one_op_models import run
 def cl_device():
     """The OpenCL device with the scalar operations of subgraphs on the device too: these
     tests' models are of a few elements, whose loops would otherwise run on the host
-    (clnn/host_scalars.py, tests/cl/test_cl_host_scalars.py)."""
+    (clnn/control_flow.py host_scalar_ops, tests/cl/test_cl_host_scalars.py)."""
     return open_or_skip("opencl", fallback=False, options=DeviceOptions(host_scalars=False))
 
 

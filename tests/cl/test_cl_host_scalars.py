@@ -1,7 +1,8 @@
-"""The scalar operations of IF / WHILE subgraphs on the host (clnn/host_scalars.py): a loop's
-counter and its test run there, so a WHILE launches only its tensors' kernels, reads no
-condition back, and equals the reference; an operation reading a tensor the device computes
-stays on the device; ``host_scalars`` off puts them back on the device."""
+"""The scalar operations of IF / WHILE subgraphs on the host (clnn/control_flow.py
+host_scalar_ops): a loop's counter and its test run there, so a WHILE launches only its
+tensors' kernels, reads no condition back, and equals the reference; an operation reading a
+tensor the device computes stays on the device; ``host_scalars`` off puts them back on the
+device."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from clnn.capabilities_workloads import while_model
-from clnn.host_scalars import host_scalar_ops
+from clnn.control_flow import host_scalar_ops
 from clnn.options import DeviceOptions, from_environ
 from hal.errors import ErrorStatus
 from tests.kits.control_flow_models import F32, Graph
