@@ -6,6 +6,8 @@ device."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -97,3 +99,32 @@ def test_zero_iterations_return_the_input(cl_device):
 def test_the_option_reads_its_variable():
     assert from_environ({"CLNN_HOST_SCALARS": "0"}).host_scalars is False
     assert from_environ({}).host_scalars is True
+
+
+def test_a_long_loop_is_enqueued_in_gated_batches(cl_device, monkeypatch):
+    """40 iterations, the condition on the host: the commands held back behind a gate opened
+    every GATE_ITERATIONS iterations (3 gates for 41 condition runs), the result the
+    reference's."""
+    import clnn.control_flow as cf
+
+    holds = []
+    hold = cf.Gate.hold
+    monkeypatch.setattr(cf.Gate, "hold", lambda self: (holds.append(1), hold(self))[1])
+    model, inputs = while_model(N, 40)
+    got, want = run(model, inputs, cl_device), run(model, inputs)
+    np.testing.assert_array_equal(got[0], want[0])
+    assert len(holds) == -(-41 // cf.GATE_ITERATIONS)
+
+
+def test_a_gated_long_loop_misses_its_timeout_and_frees_the_queue(cl_device):
+    """i < 2**31 - 1 on the host: MISSED_DEADLINE_TRANSIENT after the loop timeout, the gate
+    released (the queue finishes)."""
+    from tests.kits.one_op_models import execute
+
+    model, inputs = while_model(N)
+    inputs[2] = np.full(1, 2**31 - 1, np.int32)
+    t0 = time.monotonic()
+    status, _, _ = execute(model, inputs, cl_device, loop_timeout_duration=50_000_000)
+    assert status == ErrorStatus.MISSED_DEADLINE_TRANSIENT
+    cl_device.queue.finish()
+    assert time.monotonic() - t0 < 10.0
