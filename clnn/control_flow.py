@@ -151,6 +151,9 @@ def subgraph_run(pm, index: int, copy: int = 0) -> SubgraphRun:
 #: the most bytes of any tensor a scalar operation reads or writes
 HOST_SCALAR_BYTES = 64
 CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
+#: the operation families whose shape function (``prepare``) reads their inputs' shapes only
+#: (hal/operations/broadcast.py, comparison.py)
+SHAPES_ONLY = ("broadcast", "comparison")
 #: what a reference implementation raises for inputs it cannot compute (as the reference
 #: executor: the execution fails with OP_FAILED)
 FAILURES = (ValueError, IndexError, ZeroDivisionError, FloatingPointError, OverflowError,
@@ -186,6 +189,11 @@ class ScalarOp:
         self.ctx = operation_context(model, sg, k, {}, executor=executor)
         self.inputs, self.outputs = list(op.inputs), list(op.outputs)
         self.declared = [tuple(sg.operands[o].dimensions) for o in op.outputs]
+        #: the inputs' declared shapes, where the operation's shape function reads shapes
+        #: only (SHAPES_ONLY): inputs of these shapes give the declared outputs (the model's
+        #: validation prepared the operation at them), so only other shapes run it again
+        self.declared_in = [info.shape for info in self.ctx.inputs] \
+            if self.registration.family in SHAPES_ONLY else None
 
     def run(self, values: dict) -> None:
         """Compute the outputs from ``values`` (a tensor on the device is read first) into it."""
@@ -201,8 +209,11 @@ class ScalarOp:
             info.value, info.shape = v, tuple(v.shape)
         for info, shape in zip(ctx.outputs, self.declared):
             info.shape = shape
+        declared = self.declared_in is not None and \
+            all(info.shape == shape for info, shape in zip(ctx.inputs, self.declared_in))
+        reg = self.registration
         try:
-            results = self.registration.run(ctx)
+            results = reg.execute(ctx) if declared else reg.run(ctx)
         except InvalidArgument as e:
             raise GeneralFailure(e.reason) from e
         except HalError:
