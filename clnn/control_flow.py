@@ -544,35 +544,45 @@ class Gate:
 
 def _host_driven(execution, indexes: tuple, loop: list, mk: int) -> bool:
     """Whether a WHILE loop on a CPU device never waits for the device: no profiling events,
-    its condition computed by scalar operations on the host, its body's device partitions
-    planned at prepare (shapes known) and reading nothing back, and every loop value its
-    scalar operations read a host array now and, if carried, written by a scalar operation
-    of the body (:func:`host_scalar_ops`). Such a loop's commands may be held back
+    its condition computed by scalar operations on the host (:func:`_host_reads`), and every
+    loop value they read a host array now. Such a loop's commands may be held back
     (:class:`Gate`): nothing in it waits for them."""
+    if execution.events is not None or execution.keep_all:
+        return False
+    pm = execution.prepared
+    if indexes not in pm.host_loops:
+        pm.host_loops[indexes] = _host_reads(pm, indexes, mk)
+    host = pm.host_loops[indexes]
+    return host is not None and all(isinstance(loop[j], np.ndarray) for j in host)
+
+
+def _host_reads(pm, indexes: tuple, mk: int):
+    """The loop values that the scalar operations (:func:`host_scalar_ops`) of a WHILE's
+    condition and body read, where the loop may be host-driven (else None): on a CPU device,
+    its condition computed by scalar operations only, its body's other partitions OpenCL
+    ones planned at prepare (every shape known) reading nothing back, and each of those
+    values that is carried written by a scalar operation of the body."""
     import pyopencl as cl
 
-    pm = execution.prepared
-    if execution.events is not None or execution.keep_all or indexes[0] == indexes[1] or \
-            not pm.device.cl_device.type & cl.device_type.CPU:
-        return False
+    if indexes[0] == indexes[1] or not pm.device.cl_device.type & cl.device_type.CPU:
+        return None
     cond, body = (subgraph_run(pm, i) for i in indexes)
     host = set()
     for run in (cond, body, subgraph_run(pm, indexes[1], 1)):
         sg = run.planner.sg
         if not all(sg.operands[i].is_fully_specified()
                    for i in (*sg.input_indexes, *sg.output_indexes)):
-            return False
+            return None
         for part in run.partitions:
             if _scalar_part(run, part):
                 host.update(j for j, i in enumerate(sg.input_indexes)
                             if any(i in run.scalars[k].inputs for k in part.ops))
             elif not part.on_cl or part.control or part.host_inputs or \
                     any(p is None or p.readbacks for p in part.plans.values()) or run is cond:
-                return False
+                return None
     written = {o for k in body.scalars for o in body.scalars[k].outputs}
-    sg = body.planner.sg
-    return all(isinstance(loop[j], np.ndarray) and
-               (j >= mk or sg.output_indexes[j] in written) for j in host)
+    outputs = body.planner.sg.output_indexes
+    return host if all(j >= mk or outputs[j] in written for j in host) else None
 
 
 def _scalar_part(run, part) -> bool:
