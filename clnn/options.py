@@ -66,6 +66,9 @@ class DeviceOptions:
     #: pinned one per core (POCL_AFFINITY=1) and one generic work-group function per kernel
     #: (POCL_WORK_GROUP_SPECIALIZATION=0)
     pocl_settings: bool = True
+    #: an IF / WHILE subgraph's scalar operations (a loop counter and its test) on the host
+    #: (clnn.control_flow.host_scalar_ops): no launch for them, no condition read back
+    host_scalars: bool = True
 
     def __post_init__(self):
         if self.tune not in TUNE_MODES:
@@ -129,6 +132,7 @@ VARIABLES: dict[str, tuple[str, object, str]] = {
     "CLNN_DWPW": ("dwpw", _dwpw, "0 | 1 | all: the depthwise -> pointwise fusion"),
     "CLNN_WINOGRAD": ("winograd", _winograd, "0 | 2 | 4: force the 3x3 convolution tile"),
     "CLNN_DIRECT_INPUTS": ("direct_inputs", _bool, "0: copy inputs even on host memory"),
+    "CLNN_HOST_SCALARS": ("host_scalars", _bool, "0: a loop's scalar operations on the device"),
     "CLNN_COMPILE_HELPER": ("compile_helper", _bool, "0: compile in this process only"),
     "CLNN_DUMP_CL": ("dump_cl", lambda _n, raw: raw, "directory for rendered kernel sources"),
     "CLNN_CACHE_DIR": ("cache_dir", lambda _n, raw: raw, "clnn's cache root"),

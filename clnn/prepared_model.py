@@ -57,6 +57,12 @@ class ClPreparedModel(DriverPreparedModel):
         self.subgraph_runs: dict = {}
         #: which subgraph runs may leave their outputs in their pools (clnn.control_flow.reruns)
         self.reruns = None
+        #: whether the device reads host arrays in place (clnn.launch.direct_inputs_on; found
+        #: at the first WHILE: clnn.control_flow._to_device)
+        self.direct_inputs = None
+        #: (condition, body) -> the loop values a host-driven WHILE's scalar operations read,
+        #: None where the loop is not host-driven (clnn.control_flow._host_reads)
+        self.host_loops: dict = {}
         #: how the plans' launches run (one by one, or as chains); programs from a compilation
         #: cache: the warm-up makes no chain (compile work; the second execution makes them)
         self.runner = runner_for(device, compiled)

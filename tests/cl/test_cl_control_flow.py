@@ -10,13 +10,23 @@ import time
 import numpy as np
 import pytest
 
+from clnn.options import DeviceOptions
 from hal.errors import ErrorStatus
 from hal.reference.executor import Executor
 from hal.types import Model
 from tests.kits.control_flow_models import F32, Graph, counter_model
+from tests.kits.devices import open_or_skip
 from tests.kits.one_op_models import execute, make_request, run
 
 OK = ErrorStatus.NONE
+
+
+@pytest.fixture(scope="module")
+def cl_device():
+    """The OpenCL device with the scalar operations of subgraphs on the device too: these
+    tests' models are of a few elements, whose loops would otherwise run on the host
+    (clnn/control_flow.py host_scalar_ops, tests/cl/test_cl_host_scalars.py)."""
+    return open_or_skip("opencl", fallback=False, options=DeviceOptions(host_scalars=False))
 
 
 @pytest.fixture

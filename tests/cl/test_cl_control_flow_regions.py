@@ -6,11 +6,22 @@ one branch, a WHILE whose condition is its body, a loop inside a loop."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from clnn.control_flow import reruns
+from clnn.options import DeviceOptions
 from hal.types import Model
 from tests.kits.control_flow_models import F32, Graph
+from tests.kits.devices import open_or_skip
 from tests.kits.one_op_models import run
+
+
+@pytest.fixture(scope="module")
+def cl_device():
+    """The OpenCL device with the scalar operations of subgraphs on the device too: these
+    tests' models are of a few elements, whose loops would otherwise run on the host
+    (clnn/control_flow.py host_scalar_ops, tests/cl/test_cl_host_scalars.py)."""
+    return open_or_skip("opencl", fallback=False, options=DeviceOptions(host_scalars=False))
 
 
 def _same(model, inputs, device):
