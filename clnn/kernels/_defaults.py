@@ -46,6 +46,9 @@ class ClassDefaults:
     #: the outputs of a row per work-item of NCHW float depthwise layers (depthwise_planes,
     #: benchmarks/layout_families.py; CPU: 8 1.2-1.5x faster than 4 or 16)
     planes_vw: int = 4
+    #: the output rows per work-item of those kernels (and pool_planes), for row strides of
+    #: at most 2 (each input row loaded once for the rows it serves; larger strides: 1)
+    planes_rows: int = 2
 
 
 _CPU = ClassDefaults(
@@ -54,7 +57,7 @@ _CPU = ClassDefaults(
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
     direct="rule", direct_rows=-1, dwpw=True, norm_max_vw=16,
-    planes_vw=8)
+    planes_vw=8, planes_rows=4)
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],
@@ -116,3 +119,10 @@ def traits(limits) -> Traits:
     return Traits(limits.is_cpu, limits.max_work_group_size, limits.max_work_item_sizes,
                   limits.local_mem_size, limits.native_vector_width_float,
                   device_class(limits))
+
+
+def planes_variant(limits, stride_h: int) -> tuple[int, int]:
+    """The vector width and rows per work-item of the NCHW "planes" kernels (depthwise_planes,
+    pool_planes) on a device of these limits, for a row stride of ``stride_h``."""
+    d = defaults(traits(limits))
+    return d.planes_vw, d.planes_rows if stride_h <= 2 else 1
