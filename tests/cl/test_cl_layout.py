@@ -344,3 +344,49 @@ def test_model_input_moves_first_so_the_residual_add_still_fuses(cl_device):
     assert not any(n.startswith("broadcast.") for n in names), names
     for g, w in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
         assert_close(g, w, "f32")
+
+
+def _island_model(op, before=None, after=None):
+    """x [1, 4, 6, 5] -> (``before``: an NCHW CONV_2D) -> one NCHW ``op`` (3x3 depthwise or
+    pooling, stride 1) -> (``after``: an NCHW CONV_2D, or an element-wise TANH) -> output."""
+    rng = np.random.default_rng(7)
+    b = ModelBuilder()
+    x = b.input(F32, [N, C, H, W])
+    if before:
+        x = _conv(b, rng, x, C, C)
+    if op == "DEPTHWISE_CONV_2D":
+        y = _conv(b, rng, x, C, C, depthwise=True)
+    else:
+        y = b.op(op, [x, *[b.int32(v) for v in (1, 1, 1, 1, 1, 1, 3, 3, 0)], b.bool(True)],
+                 _t(b, [N, C, H, W]))
+    if after == "conv":
+        y = _conv(b, rng, y, C, C)
+    elif after == "tanh":
+        y = b.op("TANH", [y], _t(b, [N, C, H, W]))
+    b.mark_output(y)
+    return b.finish(), [rng.uniform(-1, 1, (N, C, H, W)).astype(np.float32)]
+
+
+@pytest.mark.parametrize("op", ["DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D"])
+def test_island_stays_nchw_on_its_direct_kernel(cl_device, op):
+    """A float depthwise / pooling whose input is a model input and whose output a model
+    output stays NCHW (its direct kernel, no TRANSPOSE on either side)."""
+    model, inputs = _island_model(op)
+    assert nchw_operations(model) == []
+    assert to_nhwc(model) is model
+    pm = cl_device.prepare_model(model)
+    names = {la.name for p in pm.partitions for pl in p.plans.values() for la in pl.launches}
+    assert "transpose.planes" not in names and len(names) == 1, names
+    assert any(n.endswith("_planes") for n in names), names
+    for g, w in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
+        assert_close(g, w, "f32")
+
+
+@pytest.mark.parametrize("before,after", [("conv", None), (None, "conv"), ("conv", "conv"),
+                                          (None, "tanh")])
+def test_not_an_island_rewritten_as_before(before, after):
+    """A neighbour that the pass runs NHWC (a convolution before or after, an element-wise
+    operation that follows its input): the operation is rewritten with them."""
+    model, inputs = _island_model("DEPTHWISE_CONV_2D", before, after)
+    rewritten = _reference_agrees(model, inputs)
+    assert _layout_flags(rewritten) == [False] * (1 + bool(before) + (after == "conv"))
