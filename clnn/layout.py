@@ -214,9 +214,20 @@ class _Rewriter:
         and whose output every reader reads as given (see the module docstring)."""
         if op.type not in DIRECT_NCHW or op.inputs[0] in self.perm or not _direct(self, op):
             return False
-        sg = self.model.main
-        return all(not any(sg.operations[r].type in kind for kind, _ in _RULES)
-                   for r in self.readers.get(op.outputs[0], []))
+        return all(self.reads_given(r) for r in self.readers.get(op.outputs[0], []))
+
+    def reads_given(self, k: int, depth: int = 8) -> bool:
+        """Whether operation ``k`` of the model reads its inputs as given when the island's
+        output is held only so: no rule of the pass moves it, or an element-wise one whose
+        other inputs are constants and whose own readers read as given (up to ``depth``)."""
+        op = self.model.main.operations[k]
+        if not any(op.type in kind for kind, _ in _RULES):
+            return True
+        if op.type not in ELEMENTWISE or depth == 0 or len(op.outputs) != 1:
+            return False
+        tensors = [i for i in op.inputs if i >= 0 and self.value(i) is None]
+        return len(tensors) == 1 and all(self.reads_given(r, depth - 1)
+                                         for r in self.readers.get(op.outputs[0], []))
 
     def flagged(self, op: Operation) -> bool:
         if op.type not in LAYOUT_OPS or not op.inputs or not self.rank4(op.inputs[0]):
