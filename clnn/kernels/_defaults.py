@@ -43,11 +43,12 @@ class ClassDefaults:
     #: (LOCAL_RESPONSE_NORMALIZATION along the channels, normalization.cl.mako lrn_vec:
     #: benchmarks/layout_families.py; CPU: 8 and 16 alike, 4 1.3-1.6x slower)
     norm_max_vw: int = 4
-    #: the outputs of a row per work-item of NCHW float depthwise layers (depthwise_planes,
-    #: benchmarks/layout_families.py; CPU: 8 1.2-1.5x faster than 4 or 16)
+    #: the outputs of a row per work-item of the NCHW float "planes" kernels (depthwise_planes,
+    #: pool_planes), and the output rows per work-item for row strides of at most 2 (each
+    #: input row loaded once for the rows it serves; larger strides: 1). CPU (PoCL, A/Bs of
+    #: benchmarks/layout_families.py' shapes, load 5-6): 8 x 4 within noise of 16 x 4 and
+    #: 1.3-2x faster than 4 x 1 or 8 x 1; a GPU's rows are its register budget's (2)
     planes_vw: int = 4
-    #: the output rows per work-item of those kernels (and pool_planes), for row strides of
-    #: at most 2 (each input row loaded once for the rows it serves; larger strides: 1)
     planes_rows: int = 2
 
 
