@@ -104,7 +104,7 @@ def plan(ctx, b):
                                      _gemm.zero_of(out))], lo, hi, *fnc])
         return
     if _planes(p, dt, code(fi), fh, fw, b):
-        vw, rows = _defaults.planes_variant(b.device.limits, p.stride_h)
+        vw, rows = _defaults.planes_variant(b.device.limits, p.stride_h, p.stride_w)
         b.launch("depthwise_conv2d", "depthwise_planes",
                  {"dt": dt, "fh": fh, "fw": fw, "sw": p.stride_w, "sh": p.stride_h, "vw": vw,
                   "rows": rows},

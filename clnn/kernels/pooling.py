@@ -68,7 +68,7 @@ def plan(ctx, b):
         return
     if p.nchw and code(y) in ("f32", "f16") and fh * fw <= _PLANES_TAPS and \
             p.stride_w in (1, 2) and not extra:  # NCHW: vectors along the rows
-        vw, rows = _defaults.planes_variant(b.device.limits, p.stride_h)
+        vw, rows = _defaults.planes_variant(b.device.limits, p.stride_h, p.stride_w)
         b.launch("pooling", "pool_planes", {"kind": _KIND[ctx.name], "dt": code(y), "fh": fh,
                                             "fw": fw, "sw": p.stride_w, "sh": p.stride_h,
                                             "vw": vw, "rows": rows},

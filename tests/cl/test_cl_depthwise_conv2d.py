@@ -146,7 +146,7 @@ def test_depthwise_nchw_planes_variants(cl_device, monkeypatch, variant):
     reference's values."""
     from clnn.kernels import _defaults
 
-    monkeypatch.setattr(_defaults, "planes_variant", lambda limits, sh: variant)
+    monkeypatch.setattr(_defaults, "planes_variant", lambda limits, sh, sw=1: variant)
     rng = np.random.default_rng(35)
     n, c, h, w = 1, 3, 11, 23
     xs, fs, bs, out, x = conv_operands("f32", rng, [n, c, h, w], [1, 3, 3, c], channel_dim=3)
