@@ -2,7 +2,8 @@
 kernel time (OpenCL profiling events, median of ``--iterations`` runs, the three ways of a
 case taking turns) of a one-operation model written NHWC, the same operation written NCHW as
 prepare runs it (the layout pass, clnn/layout.py: NHWC kernels plus the TRANSPOSE at the
-model's input and output), and the NCHW kernels themselves (the pass off:
+model's input and output; a float depthwise or pooling that the pass keeps NCHW, an island on
+its direct kernel, runs that kernel alone), and the NCHW kernels themselves (the pass off:
 ``ClDevice(nhwc=False)``). For the pass, the time of the operation's own kernels (without the
 TRANSPOSE it adds at the input and output) too. Operations without a layout flag
 (LOCAL_RESPONSE_NORMALIZATION's axis, ADD of a per-channel constant) the pass leaves alone:

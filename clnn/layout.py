@@ -20,6 +20,15 @@ holding the same values transposed by (0, 2, 3, 1)). The pass walks the operatio
   back (by (0, 3, 1, 2)) the first time one is needed. RESHAPE and FULLY_CONNECTED read the
   permuted form directly where both forms have the same memory order (every dimension but
   one of the channel and spatial ones is 1: the flatten after a global pooling);
+- a float DEPTHWISE_CONV_2D, 2-D pooling or RESIZE_NEAREST_NEIGHBOR that its direct NCHW
+  kernel runs (the OpenCL "planes" kernels: multiplier 1, no dilation, a row stride of 1 or
+  2, at most 49 taps; resize_row)
+  stays NCHW where it is an island: its input is held as given (a model input, or the output
+  of an operation that stays NCHW) and every reader of its output reads the form as given
+  (a model output, or an operation no rule of the pass moves). Such a memory-bound
+  operation moves less data than the two TRANSPOSEs the pass would add around it
+  (benchmarks/layout_families.py, docs/layout-pass.md); inside a run of rewritten operations
+  (an ONNX graph) its input is held permuted and it is rewritten as before;
 - ONNX's channel shuffle (RESHAPE to [N, g, C / g, H * W], TRANSPOSE of the two group axes,
   RESHAPE back; or any RESHAPE, TRANSPOSE, RESHAPE back that moves the channels so, such as
   [g, C / g, H * W] with the batch of 1 folded in) on a permuted tensor becomes one
@@ -85,6 +94,13 @@ REDUCTIONS = frozenset({
     OP.REDUCE_ALL,
 })
 PADS = frozenset({OP.PAD, OP.PAD_V2})
+#: float layout operations whose direct NCHW kernel is cheaper than the two TRANSPOSEs around
+#: an NHWC one where both would be needed (RESIZE_BILINEAR's is not: its four gathers per
+#: output cost more than the moves) (:meth:`_Rewriter.island`); the most taps its
+#: kernel unrolls (clnn/kernels/depthwise_conv2d.py, pooling.py: _PLANES_TAPS)
+DIRECT_NCHW = frozenset({OP.DEPTHWISE_CONV_2D, OP.AVERAGE_POOL_2D, OP.MAX_POOL_2D,
+                         OP.L2_POOL_2D, OP.RESIZE_NEAREST_NEIGHBOR})
+DIRECT_TAPS = 49
 #: data types whose tensors the pass moves between layouts (TRANSPOSE on every device)
 MOVABLE = frozenset({
     OT.TENSOR_FLOAT32, OT.TENSOR_FLOAT16, OT.TENSOR_QUANT8_ASYMM,
@@ -191,6 +207,31 @@ class _Rewriter:
         return i in self.perm and i not in self.given
 
     def nchw_op(self, op: Operation) -> bool:
+        """Whether the pass runs ``op`` NHWC: its layout flag set, and not an island that its
+        direct NCHW kernel runs (:meth:`island`)."""
+        return self.flagged(op) and not self.island(op)
+
+    def island(self, op: Operation) -> bool:
+        """A DIRECT_NCHW operation that its direct kernel runs, whose input is held as given
+        and whose output every reader reads as given (see the module docstring)."""
+        if op.type not in DIRECT_NCHW or op.inputs[0] in self.perm or not _direct(self, op):
+            return False
+        return all(self.reads_given(r) for r in self.readers.get(op.outputs[0], []))
+
+    def reads_given(self, k: int, depth: int = 8) -> bool:
+        """Whether operation ``k`` of the model reads its inputs as given when the island's
+        output is held only so: no rule of the pass moves it, or an element-wise one whose
+        other inputs are constants and whose own readers read as given (up to ``depth``)."""
+        op = self.model.main.operations[k]
+        if not any(op.type in kind for kind, _ in _RULES):
+            return True
+        if op.type not in ELEMENTWISE or depth == 0 or len(op.outputs) != 1:
+            return False
+        tensors = [i for i in op.inputs if i >= 0 and self.value(i) is None]
+        return len(tensors) == 1 and all(self.reads_given(r, depth - 1)
+                                         for r in self.readers.get(op.outputs[0], []))
+
+    def flagged(self, op: Operation) -> bool:
         if op.type not in LAYOUT_OPS or not op.inputs or not self.rank4(op.inputs[0]):
             return False
         k = layout_flag_index(self.model, op)
@@ -354,6 +395,34 @@ class _Rewriter:
                 where[i] = (new[j], True)
         model = dataclasses.replace(self.model, main=main, operand_values=bytes(self.values))
         return Rewrite(model, where, dict(self.origin))
+
+
+def _direct(rw: _Rewriter, op: Operation) -> bool:
+    """Whether the direct NCHW kernel of a DIRECT_NCHW operation (flag index k) runs it:
+    float, one type (RESIZE_NEAREST_NEIGHBOR: resize_row, any such); depthwise: multiplier
+    1 (as many output channels as input ones), no dilation (inputs k + 1, k + 2), stride
+    along the rows (k - 4) 1 or 2; pooling: stride along the rows (k - 5) 1 or 2; at most
+    DIRECT_TAPS taps."""
+    k = layout_flag_index(rw.model, op)
+    x, y = rw.operands[op.inputs[0]], rw.operands[op.outputs[0]]
+    if x.type not in (OT.TENSOR_FLOAT32, OT.TENSOR_FLOAT16) or y.type != x.type:
+        return False
+
+    def ints(*idx):
+        vals = [rw.value(op.inputs[i]) if i < len(op.inputs) else np.array(1) for i in idx]
+        return None if any(v is None for v in vals) else [int(v.reshape(-1)[0]) for v in vals]
+
+    if op.type == OP.RESIZE_NEAREST_NEIGHBOR:
+        return True
+    if op.type == OP.DEPTHWISE_CONV_2D:
+        f = rw.operands[op.inputs[1]]
+        if f.type != x.type or x.dimensions[1] != y.dimensions[1] or len(f.dimensions) != 4:
+            return False
+        taps = f.dimensions[1] * f.dimensions[2]
+        v = ints(k - 4, k + 1, k + 2)
+        return v is not None and v[0] in (1, 2) and v[1:] == [1, 1] and 0 < taps <= DIRECT_TAPS
+    v = ints(k - 5, k - 3, k - 2)
+    return v is not None and v[0] in (1, 2) and 0 < v[1] * v[2] <= DIRECT_TAPS
 
 
 # ---------------------------------------------------------------------- rules per kind

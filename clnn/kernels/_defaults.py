@@ -43,9 +43,15 @@ class ClassDefaults:
     #: (LOCAL_RESPONSE_NORMALIZATION along the channels, normalization.cl.mako lrn_vec:
     #: benchmarks/layout_families.py; CPU: 8 and 16 alike, 4 1.3-1.6x slower)
     norm_max_vw: int = 4
-    #: the outputs of a row per work-item of NCHW float depthwise layers (depthwise_planes,
-    #: benchmarks/layout_families.py; CPU: 8 1.2-1.5x faster than 4 or 16)
+    #: the outputs of a row per work-item of the NCHW float "planes" kernels (depthwise_planes,
+    #: pool_planes) at a column stride of 1 (stride 2: half, so that the row span a work-item
+    #: loads stays about as long), and the output rows per work-item for row strides of at
+    #: most 2 (each input row loaded once for the rows it serves; larger strides: 1). CPU
+    #: (PoCL, kernel-time A/Bs on benchmarks/layout_families.py's shapes, load 6-9): 16 x 8
+    #: 1.1-1.4x faster than 8 x 4 at stride 1, 8 x 8 the best at stride 2, 1.3-2x faster than
+    #: the one row of before; a GPU's are its register budget's (4 x 2)
     planes_vw: int = 4
+    planes_rows: int = 2
 
 
 _CPU = ClassDefaults(
@@ -54,7 +60,7 @@ _CPU = ClassDefaults(
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
     direct="rule", direct_rows=-1, dwpw=True, norm_max_vw=16,
-    planes_vw=8)
+    planes_vw=16, planes_rows=8)
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],
@@ -116,3 +122,10 @@ def traits(limits) -> Traits:
     return Traits(limits.is_cpu, limits.max_work_group_size, limits.max_work_item_sizes,
                   limits.local_mem_size, limits.native_vector_width_float,
                   device_class(limits))
+
+
+def planes_variant(limits, stride_h: int, stride_w: int = 1) -> tuple[int, int]:
+    """The vector width and rows per work-item of the NCHW "planes" kernels (depthwise_planes,
+    pool_planes) on a device of these limits, for these strides."""
+    d = defaults(traits(limits))
+    return max(2, d.planes_vw // stride_w), d.planes_rows if stride_h <= 2 else 1

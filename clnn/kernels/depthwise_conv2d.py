@@ -104,14 +104,13 @@ def plan(ctx, b):
                                      _gemm.zero_of(out))], lo, hi, *fnc])
         return
     if _planes(p, dt, code(fi), fh, fw, b):
-        vw = _defaults.defaults(_defaults.traits(b.device.limits)).planes_vw
-        vw = min(vw, 16 // p.stride_w)  # (stride 2: a load of twice the vector)
+        vw, rows = _defaults.planes_variant(b.device.limits, p.stride_h, p.stride_w)
         b.launch("depthwise_conv2d", "depthwise_planes",
-                 {"dt": dt, "fh": fh, "fw": fw, "sw": p.stride_w, "vw": vw},
-                 (-(-ow // vw), oh, n * o), [In(0), In(1), In(2), Out(0),
-                                             *[i32(v) for v in (h, w, o, oh, ow, p.stride_h,
-                                                                top, left)], lo, hi],
-                 flexible=True)
+                 {"dt": dt, "fh": fh, "fw": fw, "sw": p.stride_w, "sh": p.stride_h, "vw": vw,
+                  "rows": rows},
+                 (-(-ow // vw), -(-oh // rows), n * o),
+                 [In(0), In(1), In(2), Out(0), *[i32(v) for v in (h, w, o, oh, ow, top, left)],
+                  lo, hi], flexible=True)
         return
     b.launch("depthwise_conv2d", "depthwise", {"dt": dt, "fdt": code(fi)}, (o, ow, n * oh),
              [In(0), In(1), In(2), Out(0), *requant,

@@ -68,12 +68,12 @@ def plan(ctx, b):
         return
     if p.nchw and code(y) in ("f32", "f16") and fh * fw <= _PLANES_TAPS and \
             p.stride_w in (1, 2) and not extra:  # NCHW: vectors along the rows
-        vw = _defaults.defaults(_defaults.traits(b.device.limits)).planes_vw
-        vw = min(vw, 16 // p.stride_w)  # (stride 2: a load of twice the vector)
+        vw, rows = _defaults.planes_variant(b.device.limits, p.stride_h, p.stride_w)
         b.launch("pooling", "pool_planes", {"kind": _KIND[ctx.name], "dt": code(y), "fh": fh,
-                                            "fw": fw, "sw": p.stride_w, "vw": vw},
-                 (-(-ow // vw), oh, n * c),
-                 [In(0), Out(0), *[i32(v) for v in (h, w, oh, ow, p.stride_h, top, left)],
+                                            "fw": fw, "sw": p.stride_w, "sh": p.stride_h,
+                                            "vw": vw, "rows": rows},
+                 (-(-ow // vw), -(-oh // rows), n * c),
+                 [In(0), Out(0), *[i32(v) for v in (h, w, oh, ow, top, left)],
                   *act_args(ctx, act_index, y)], flexible=True)
         return
     local = row_local_size(c, ow)

@@ -93,6 +93,10 @@ def plan(ctx, b):
                   i32(f is not None)],
                  local_size=(*local, 1) if local else None)
         return
+    if nchw and code(y) in ("f32", "f16"):  # NCHW float: work-items along the rows
+        b.launch("resize", "resize_row", {"op": ctx.name, "dt": code(y)}, (ow, oh, n * c),
+                 [In(0), Out(0), *tables, *[i32(v) for v in (h, w, oh, ow)]], flexible=True)
+        return
     local = row_local_size(c, ow)
     b.launch("resize", "resize", {"op": ctx.name, "dt": code(y)}, (c, ow, n * oh),
              [In(0), Out(0), *tables, i32(c), i32(oh), i32(ow),

@@ -194,3 +194,39 @@ inline ${I} clnn_mbqm${n}(${I} x, ${I} m, ${I} s) {
 }
 #endif
 </%def>
+
+## The span of a row that a work-item of the NCHW "planes" kernels reads, into private floats
+## r[0] .. r[span - 1] (compiled indices: registers): r[k] = row[ix0 + k], ``fill`` outside
+## [0, W). In chunks of up to 8: a vector load where the chunk lies inside the row (each input
+## element of the span loaded once for all the taps and lanes that use it), else clamped loads
+## with the lanes outside the row replaced (no branch per lane).
+<%def name="row_span(dt, r, row, ix0, span, fill)">
+<%
+    chunks, k = [], 0
+    while k < span:
+        n = next(v for v in (8, 4, 2, 1) if v <= span - k)
+        chunks.append((k, n))
+        k += n
+%>\
+        float ${r}[${span}];
+% for k, n in chunks:
+        if (${ix0} + ${k} >= 0 && ${ix0} + ${k + n} <= W) {
+  % if n == 1:
+            ${r}[${k}] = ${ldf(dt, row, "%s + %d" % (ix0, k))};
+  % else:
+            const float${n} t = ${vldf(dt, n, row, "%s + %d" % (ix0, k))};
+    % for l in range(n):
+            ${r}[${k + l}] = t.s${"%x" % l};
+    % endfor
+  % endif
+        } else {
+  % for l in range(k, k + n):
+            ${r}[${l}] = (uint)(${ix0} + ${l}) < (uint)W ?
+                ${ldf(dt, row, "clamp(%s + %d, 0, W - 1)" % (ix0, l))} : ${fill};
+  % endfor
+        }
+% endfor
+</%def>
+
+## lanes l * sw + off (l < vw) of the private floats r as a float<vw>
+<%def name="span_vec(r, vw, sw, off)">(float${vw})(${", ".join("%s[%d]" % (r, l * sw + off) for l in range(vw))})</%def>

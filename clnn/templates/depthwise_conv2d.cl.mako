@@ -54,62 +54,64 @@ ${c.toffsets("x", "w", "bias", "y")}
 </%def>
 
 ## NCHW float, depth multiplier 1, no dilation: one work-item computes vw neighbouring outputs
-## of a row of one channel plane (a vector), a 3-D launch (ceil(OW / vw), OH, N * C). Per tap
-## (fh x fw compiled, unrolled) one vector load where the row covers the vector's span (stride
-## 2: a vector of twice the width, its even lanes), lane by lane (zero outside the row)
-## elsewhere; rows outside the input are skipped. Same sums and order as depthwise().
-<%def name="depthwise_planes(dt, fh, fw, sw, vw)">
-<% V = "float%d" % vw %>
+## of each of ``rows`` consecutive rows of one channel plane (vectors), a 3-D launch
+## (ceil(OW / vw), ceil(OH / rows), N * C). The input rows the outputs cover are read top to
+## bottom, each once: its span ((vw - 1) * sw + fw floats, c.row_span: vector loads inside
+## the row, clamped loads with zeros at the edges) into registers, then every tap of every
+## output row that uses it (fh, fw, sw, sh, rows compiled: all unrolled); rows outside the
+## input are skipped. The fh * fw weights are loaded once. Same sums and order as depthwise().
+<%def name="depthwise_planes(dt, fh, fw, sw, sh, vw, rows)">
+<%
+    V = "float%d" % vw
+    span = (vw - 1) * sw + fw
+%>
 __kernel void depthwise_planes(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "w", True)},
                                ${c.tparam(dt, "bias", True)}, ${c.tparam(dt, "y")},
-                               int H, int W, int C, int OH, int OW, int sh, int pt, int pl,
+                               int H, int W, int C, int OH, int OW, int pt, int pl,
                                float lo, float hi)
 {
 ${c.toffsets("x", "w", "bias", "y")}
     const int ox0 = get_global_id(0) * ${vw};
-    const int oy = get_global_id(1);
+    const int oy0 = get_global_id(1) * ${rows};
     const int plane = get_global_id(2);
     const int ch = plane % C;
     const __global ${c.ctype(dt)}* xp = x + (size_t)plane * H * W;
     const int ix0 = ox0 * ${sw} - pl;
-    const bool inside = ix0 >= 0 && ix0 + ${(vw - 1) * sw + fw - 1} < W;
-    ${V} acc = (${V})(0.0f);
-% for ty in range(fh):
-    if (oy * sh - pt + ${ty} >= 0 && oy * sh - pt + ${ty} < H) {
-        const __global ${c.ctype(dt)}* row = xp + (oy * sh - pt + ${ty}) * W;
-  % for tx in range(fw):
-        {
-            const float wv = ${c.ldf(dt, "w", "%d * C + ch" % (ty * fw + tx))};
-            ${V} v;
-            if (inside) {
-    % if sw == 1:
-                v = ${c.vldf(dt, vw, "row", "ix0 + %d" % tx)};
-    % else:
-                v = (${c.vldf(dt, 2 * vw, "row", "ix0 + %d" % tx)}).even;
+    float wk[${fh * fw}];
+% for k in range(fh * fw):
+    wk[${k}] = ${c.ldf(dt, "w", "%d * C + ch" % k)};
+% endfor
+% for ro in range(rows):
+    ${V} acc${ro} = (${V})(0.0f);
+% endfor
+% for iy in range((rows - 1) * sh + fh):
+    if (oy0 * ${sh} - pt + ${iy} >= 0 && oy0 * ${sh} - pt + ${iy} < H) {
+        const __global ${c.ctype(dt)}* row = xp + (oy0 * ${sh} - pt + ${iy}) * W;
+${c.row_span(dt, "r", "row", "ix0", span, "0.0f")}
+  % for ro in range(rows):
+    % if 0 <= iy - ro * sh < fh:
+      % for tx in range(fw):
+        acc${ro} = fma(${c.span_vec("r", vw, sw, tx)}, (${V})(wk[${(iy - ro * sh) * fw + tx}]), acc${ro});
+      % endfor
     % endif
-            } else {
-                float t[${vw}];
-                for (int l = 0; l < ${vw}; ++l) {
-                    const int ix = ix0 + l * ${sw} + ${tx};
-                    t[l] = ix >= 0 && ix < W ? ${c.ldf(dt, "row", "ix")} : 0.0f;
-                }
-                v = vload${vw}(0, t);
-            }
-            acc = fma(v, (${V})(wv), acc);
-        }
   % endfor
     }
 % endfor
-    acc = clamp(acc + (${V})(${c.ldf(dt, "bias", "ch")}), lo, hi);
-    __global ${c.ctype(dt)}* yp = y + ((size_t)plane * OH + oy) * OW + ox0;
-    if (ox0 + ${vw} <= OW) {
-        ${c.vstf(dt, vw, "acc", "yp", "0")};
-    } else {
-        float r[${vw}];
-        vstore${vw}(acc, 0, r);
-        for (int l = 0; l < OW - ox0; ++l)
-            ${c.stf(dt, "yp", "l", "r[l]")};
+    const ${V} b = (${V})(${c.ldf(dt, "bias", "ch")});
+% for ro in range(rows):
+    if (oy0 + ${ro} < OH) {
+        const ${V} v = clamp(acc${ro} + b, lo, hi);
+        __global ${c.ctype(dt)}* yp = y + ((size_t)plane * OH + oy0 + ${ro}) * OW + ox0;
+        if (ox0 + ${vw} <= OW) {
+            ${c.vstf(dt, vw, "v", "yp", "0")};
+        } else {
+            float o[${vw}];
+            vstore${vw}(v, 0, o);
+            for (int l = 0; l < OW - ox0; ++l)
+                ${c.stf(dt, "yp", "l", "o[l]")};
+        }
     }
+% endfor
 }
 </%def>
 

@@ -79,80 +79,83 @@ ${c.toffsets("x", "y")}
 }
 </%def>
 
-## NCHW float: one work-item computes vw neighbouring outputs of a row of one channel plane
-## (a vector), a 3-D launch (ceil(OW / vw), OH, N * C planes). Per tap (fh x fw compiled,
-## unrolled) one vector load where the row covers the vector's span (stride 2: the even lanes
-## of a double-width load), lane by lane elsewhere (outside the row: no tap); rows outside the
-## input are skipped. Same sums, order and counts as pool().
-<%def name="pool_planes(kind, dt, fh, fw, sw, vw)">
+## NCHW float: one work-item computes vw neighbouring outputs of each of ``rows``
+## consecutive rows of one channel plane (vectors), a 3-D launch (ceil(OW / vw),
+## ceil(OH / rows), N * C planes). The input rows the outputs cover are read top to bottom,
+## each once: its span ((vw - 1) * sw + fw floats, c.row_span: vector loads inside the row,
+## clamped loads with the kind's neutral value at the edges) into registers, then every tap of
+## every output row that uses it (fh, fw, sw, sh, rows compiled: all unrolled); rows outside
+## the input are skipped. Same sums, order and counts as pool().
+<%def name="pool_planes(kind, dt, fh, fw, sw, sh, vw, rows)">
 <%
     V, I = "float%d" % vw, "int%d" % vw
     none = "-INFINITY" if kind == "MAX" else "0.0f"
+    span = (vw - 1) * sw + fw
 %>
 __kernel void pool_planes(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")}, int H, int W,
-                          int OH, int OW, int sh, int pt, int pl, float lo, float hi)
+                          int OH, int OW, int pt, int pl, float lo, float hi)
 {
 ${c.toffsets("x", "y")}
     const int ox0 = get_global_id(0) * ${vw};
-    const int oy = get_global_id(1);
+    const int oy0 = get_global_id(1) * ${rows};
     const size_t plane = get_global_id(2);
-    const int h0 = oy * sh - pt, ix0 = ox0 * ${sw} - pl;
+    const int ix0 = ox0 * ${sw} - pl;
     const __global ${c.ctype(dt)}* xp = x + plane * H * W;
-    const bool inside = ix0 >= 0 && ix0 + ${(vw - 1) * sw + fw - 1} < W;
-    ${V} acc = (${V})(${none});
-% for ty in range(fh):
-    if (h0 + ${ty} >= 0 && h0 + ${ty} < H) {
-        const __global ${c.ctype(dt)}* row = xp + (h0 + ${ty}) * W;
-  % for tx in range(fw):
+% for ro in range(rows):
+    ${V} acc${ro} = (${V})(${none});
+% endfor
+% for iy in range((rows - 1) * sh + fh):
+    if (oy0 * ${sh} - pt + ${iy} >= 0 && oy0 * ${sh} - pt + ${iy} < H) {
+        const __global ${c.ctype(dt)}* row = xp + (oy0 * ${sh} - pt + ${iy}) * W;
+${c.row_span(dt, "r", "row", "ix0", span, none)}
+  % for ro in range(rows):
+    % if 0 <= iy - ro * sh < fh:
+      % for tx in range(fw):
         {
-            ${V} v;
-            if (inside) {
-    % if sw == 1:
-                v = ${c.vldf(dt, vw, "row", "ix0 + %d" % tx)};
-    % else:
-                v = (${c.vldf(dt, 2 * vw, "row", "ix0 + %d" % tx)}).even;
-    % endif
-            } else {
-                float t[${vw}];
-                for (int l = 0; l < ${vw}; ++l) {
-                    const int ix = ix0 + l * ${sw} + ${tx};
-                    t[l] = ix >= 0 && ix < W ? ${c.ldf(dt, "row", "ix")} : ${none};
-                }
-                v = vload${vw}(0, t);
-            }
-    % if kind == "MAX":
-            acc = max(acc, v);
-    % elif kind == "L2":
-            acc += v * v;
-    % else:
-            acc += v;
-    % endif
+            const ${V} v = ${c.span_vec("r", vw, sw, tx)};
+        % if kind == "MAX":
+            acc${ro} = max(acc${ro}, v);
+        % elif kind == "L2":
+            acc${ro} += v * v;
+        % else:
+            acc${ro} += v;
+        % endif
         }
+      % endfor
+    % endif
   % endfor
     }
 % endfor
 % if kind != "MAX":
     const ${I} ixs = ix0 + (${I})(${", ".join(str(l * sw) for l in range(vw))});
     const ${I} cols = min(ixs + (${I})(${fw}), (${I})(W)) - max(ixs, (${I})(0));
-    const int rows = min(h0 + ${fh}, H) - max(h0, 0);
-    const ${V} count = convert_${V}(max((${I})(rows) * cols, (${I})(1)));
-  % if kind == "L2":
-    acc = sqrt(acc / count);
-  % else:
-    acc = acc / count;
-  % endif
 % endif
-    acc = select(acc, (${V})(lo), acc < (${V})(lo));
-    acc = select(acc, (${V})(hi), acc > (${V})(hi));
-    __global ${c.ctype(dt)}* yp = y + (plane * OH + oy) * OW + ox0;
-    if (ox0 + ${vw} <= OW) {
-        ${c.vstf(dt, vw, "acc", "yp", "0")};
-    } else {
-        float r[${vw}];
-        vstore${vw}(acc, 0, r);
-        for (int l = 0; l < OW - ox0; ++l)
-            ${c.stf(dt, "yp", "l", "r[l]")};
+% for ro in range(rows):
+    if (oy0 + ${ro} < OH) {
+        ${V} v = acc${ro};
+  % if kind != "MAX":
+        const int h0 = (oy0 + ${ro}) * ${sh} - pt;
+        const int rows = min(h0 + ${fh}, H) - max(h0, 0);
+        const ${V} count = convert_${V}(max((${I})(rows) * cols, (${I})(1)));
+    % if kind == "L2":
+        v = sqrt(v / count);
+    % else:
+        v = v / count;
+    % endif
+  % endif
+        v = select(v, (${V})(lo), v < (${V})(lo));
+        v = select(v, (${V})(hi), v > (${V})(hi));
+        __global ${c.ctype(dt)}* yp = y + (plane * OH + oy0 + ${ro}) * OW + ox0;
+        if (ox0 + ${vw} <= OW) {
+            ${c.vstf(dt, vw, "v", "yp", "0")};
+        } else {
+            float o[${vw}];
+            vstore${vw}(v, 0, o);
+            for (int l = 0; l < OW - ox0; ++l)
+                ${c.stf(dt, "yp", "l", "o[l]")};
+        }
     }
+% endfor
 }
 </%def>
 

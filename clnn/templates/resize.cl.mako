@@ -59,6 +59,34 @@ ${c.toffsets("x", "y")}
 }
 </%def>
 
+## NCHW float, one output per work-item, a 3-D launch (OW, OH, N * C planes): neighbouring
+## work-items along a row (the device may run them as vectors, PoCL does). Same arithmetic as
+## resize(). Kernel key: op, dt.
+<%def name="resize_row(op, dt)">
+__kernel void resize_row(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
+                         __global const int* r0, __global const int* r1,
+                         __global const float* fr, __global const int* c0,
+                         __global const int* c1, __global const float* fc,
+                         int H, int W, int OH, int OW)
+{
+${c.toffsets("x", "y")}
+    const int ox = get_global_id(0), oy = get_global_id(1);
+    const size_t plane = get_global_id(2);
+    const __global ${c.ctype(dt)}* p0 = x + plane * H * W + r0[oy] * W;
+% if op == "RESIZE_NEAREST_NEIGHBOR":
+    const float r = ${c.ldf(dt, "p0", "c0[ox]")};
+% else:
+    const __global ${c.ctype(dt)}* p1 = x + plane * H * W + r1[oy] * W;
+    const float dy = fr[oy], dx = fc[ox];
+    const float v00 = ${c.ldf(dt, "p0", "c0[ox]")}, v10 = ${c.ldf(dt, "p1", "c0[ox]")};
+    const float v01 = ${c.ldf(dt, "p0", "c1[ox]")}, v11 = ${c.ldf(dt, "p1", "c1[ox]")};
+    const float r = v00 * (1.0f - dy) * (1.0f - dx) + v10 * dy * (1.0f - dx)
+                  + v01 * (1.0f - dy) * dx + v11 * dy * dx;
+% endif
+    ${c.stf(dt, "y", "(plane * OH + oy) * OW + ox", "r")};
+}
+</%def>
+
 ## The NHWC float32 variant: one work-item per vw contiguous channels of an output pixel
 ## (vector loads of the four source pixels). With ``has_res`` (an ADD fused in by
 ## clnn/fusion.py, a run-time choice: one kernel for both) it adds ``res`` (laid out like y)

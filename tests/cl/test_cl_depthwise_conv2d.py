@@ -115,7 +115,8 @@ PLANES_CASES = [([2, 5, 9, 13], (3, 3), (1, 1, 1, 1), (1, 1), 1),
                 ([1, 3, 11, 20], (3, 3), (0, 1, 1, 0), (2, 1), 0),
                 ([1, 4, 6, 5], (5, 5), (2, 2, 2, 2), (1, 1), 0),
                 ([1, 2, 7, 40], (1, 1), (0, 0, 0, 0), (2, 2), 3),
-                ([1, 6, 14, 14], (5, 5), (2, 2, 2, 2), (1, 2), 3)]
+                ([1, 6, 14, 14], (5, 5), (2, 2, 2, 2), (1, 2), 3),
+                ([1, 2, 10, 9], (3, 3), (1, 1, 1, 1), (1, 3), 0)]
 
 
 @pytest.mark.parametrize("name", ["f32", "f16", "relaxed"])
@@ -136,3 +137,19 @@ def test_depthwise_nchw_planes(cl_device, name, case):
     pm = cl_device.prepare_model(m)
     names = [la.name for p in pm.partitions for pl_ in p.plans.values() for la in pl_.launches]
     assert names == ["depthwise_conv2d.depthwise_planes"]
+
+
+@pytest.mark.parametrize("variant", [(4, 1), (4, 2), (16, 3), (2, 5)])
+def test_depthwise_nchw_planes_variants(cl_device, monkeypatch, variant):
+    """depthwise_planes with other vectors and rows per work-item than the device class's
+    (every input row loaded once for the rows it serves, a last group of rows in part): the
+    reference's values."""
+    from clnn.kernels import _defaults
+
+    monkeypatch.setattr(_defaults, "planes_variant", lambda limits, sh, sw=1: variant)
+    rng = np.random.default_rng(35)
+    n, c, h, w = 1, 3, 11, 23
+    xs, fs, bs, out, x = conv_operands("f32", rng, [n, c, h, w], [1, 3, 3, c], channel_dim=3)
+    params = ints(1, 1, 1, 1, 1, 2, 1, 0) + [scalar("BOOL", True)]
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([n, c, 6, 23])])
+    compare(m, [x], cl_device, kind_of("f32"))

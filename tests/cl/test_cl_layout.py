@@ -230,7 +230,8 @@ def _layout_op_model(op, seed=0):
     r = b.op("RELU", [x], _t(b, [1, 4, 6, 4]))
     i = b.int32
     if op in ("AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D"):
-        ins, shape = [i(2), i(2), i(2), i(2), i(2), i(0)], [1, 4, 3, 2]
+        # (a row stride of 3: no direct NCHW kernel, so not an island the pass keeps NCHW)
+        ins, shape = [i(2), i(3), i(2), i(2), i(2), i(0)], [1, 4, 3, 1]
     elif op in ("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"):
         ins, shape = [i(7), i(9)], [1, 4, 9, 7]
     elif op == "SPACE_TO_DEPTH":
@@ -267,6 +268,9 @@ LAYOUT_KINDS = ["AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D", "RESIZE_BILINEAR
 @pytest.mark.parametrize("op", LAYOUT_KINDS)
 def test_every_layout_kind_rewritten(op):
     model, inputs = _layout_op_model(op)
+    if op == "RESIZE_NEAREST_NEIGHBOR":  # float, read as given: an island on its NCHW kernel
+        assert nchw_operations(model) == [] and to_nhwc(model) is model
+        return
     assert nchw_operations(model) == [1]
     rewritten = _reference_agrees(model, inputs)
     types = _types(rewritten)  # (DEPTH_TO_SPACE's one-channel output: a RESHAPE out)
@@ -344,3 +348,56 @@ def test_model_input_moves_first_so_the_residual_add_still_fuses(cl_device):
     assert not any(n.startswith("broadcast.") for n in names), names
     for g, w in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
         assert_close(g, w, "f32")
+
+
+def _island_model(op, before=None, after=None):
+    """x [1, 4, 6, 5] -> (``before``: an NCHW CONV_2D) -> one NCHW ``op`` (3x3 depthwise or
+    pooling, stride 1) -> (``after``: an NCHW CONV_2D, or an element-wise TANH) -> output."""
+    rng = np.random.default_rng(7)
+    b = ModelBuilder()
+    x = b.input(F32, [N, C, H, W])
+    if before:
+        x = _conv(b, rng, x, C, C)
+    if op == "DEPTHWISE_CONV_2D":
+        y = _conv(b, rng, x, C, C, depthwise=True)
+    elif op == "RESIZE_NEAREST_NEIGHBOR":
+        y = b.op(op, [x, b.int32(W), b.int32(H), b.bool(True)], _t(b, [N, C, H, W]))
+    else:
+        y = b.op(op, [x, *[b.int32(v) for v in (1, 1, 1, 1, 1, 1, 3, 3, 0)], b.bool(True)],
+                 _t(b, [N, C, H, W]))
+    if after == "conv":
+        y = _conv(b, rng, y, C, C)
+    elif after in ("tanh", "tanh conv"):
+        y = b.op("TANH", [y], _t(b, [N, C, H, W]))
+        if after == "tanh conv":
+            y = _conv(b, rng, y, C, C)
+    b.mark_output(y)
+    return b.finish(), [rng.uniform(-1, 1, (N, C, H, W)).astype(np.float32)]
+
+
+@pytest.mark.parametrize("op,after", [("DEPTHWISE_CONV_2D", None), ("MAX_POOL_2D", None),
+                                      ("AVERAGE_POOL_2D", "tanh"),
+                                      ("RESIZE_NEAREST_NEIGHBOR", None)])
+def test_island_stays_nchw_on_its_direct_kernel(cl_device, op, after):
+    """A float depthwise / pooling / nearest-neighbour resize whose input is a model input
+    and whose output a model output (or read by an element-wise operation whose output is
+    one) stays NCHW (its direct kernel, no TRANSPOSE on either side)."""
+    model, inputs = _island_model(op, after=after)
+    assert nchw_operations(model) == []
+    assert to_nhwc(model) is model
+    pm = cl_device.prepare_model(model)
+    names = {la.name for p in pm.partitions for pl in p.plans.values() for la in pl.launches}
+    assert "transpose.planes" not in names and len(names) == 1 + bool(after), names
+    assert any(n.endswith(("_planes", "_row")) for n in names), names
+    for g, w in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
+        assert_close(g, w, "f32")
+
+
+@pytest.mark.parametrize("before,after", [("conv", None), (None, "conv"), ("conv", "conv"),
+                                          (None, "tanh conv")])
+def test_not_an_island_rewritten_as_before(before, after):
+    """A neighbour that the pass runs NHWC (a convolution before or after, an element-wise
+    operation that follows its input): the operation is rewritten with them."""
+    model, inputs = _island_model("DEPTHWISE_CONV_2D", before, after)
+    rewritten = _reference_agrees(model, inputs)
+    assert _layout_flags(rewritten) == [False] * (1 + bool(before) + ("conv" in str(after)))

@@ -110,7 +110,8 @@ def test_nhwc_float32_channel_vectors(cl_device, op, c, pads, stride, filt, act)
     ((8, 19), (0, 1, 0, 1), (2, 2), (3, 3), 1),  # stride 2, a right pad
     ((5, 6), (2, 2, 2, 2), (1, 2), (5, 5), 3),   # a row shorter than a vector
     ((7, 40), (0, 0, 0, 0), (2, 1), (1, 2), 0),  # windows inside the row everywhere
-    ((6, 17), (3, 3, 1, 1), (1, 1), (2, 7), 2)])  # windows wider than the pads reach
+    ((6, 17), (3, 3, 1, 1), (1, 1), (2, 7), 2),  # windows wider than the pads reach
+    ((11, 9), (1, 1, 1, 1), (1, 3), (3, 3), 0)])  # row stride 3: a row per work-item
 def test_nchw_float_row_vectors(cl_device, op, t, hw, pads, strides, filt, act):
     """NCHW float with a row stride of 1 or 2 takes pool_planes (vectors of outputs along a
     row, lane by lane where the row does not cover a vector's span, counts per lane)."""
