@@ -23,6 +23,8 @@ import os
 import subprocess
 import sys
 
+from clnn.bench.records import git_commit  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAMES = ("IF", "WHILE")
 #: glibc's thresholds fixed: large blocks from the heap, and the heap never trimmed under them
@@ -59,10 +61,6 @@ def _measure(root: str, malloc: str) -> dict | None:
     return {"loadavg": load, **json.loads(res.stdout.strip().splitlines()[-1])}
 
 
-def _commit(root: str) -> str:
-    return subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"],
-                          capture_output=True, text=True).stdout.strip()
-
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -90,7 +88,7 @@ def main() -> int:
                     f"{k} {fig[k]['exec_time']} ({fig[k]['opencl_ms']} / "
                     f"{fig[k]['reference_ms']} ms)" for k in NAMES), flush=True)
     record = {"what": __doc__.splitlines()[0], "cpu_count": os.cpu_count(),
-              "checkouts": {s: {"root": r, "commit": _commit(r)} for s, r in roots.items()},
+              "checkouts": {s: {"root": r, "commit": git_commit(r)} for s, r in roots.items()},
               "sets": sets}
     if args.json:
         with open(args.json, "w") as f:

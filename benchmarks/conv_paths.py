@@ -15,9 +15,7 @@ load average before and after and, per layer, each path's time.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import time
 
@@ -26,6 +24,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import clnn.kernels.conv2d as conv2d  # noqa: E402
+from clnn.bench.records import git_commit, write_record  # noqa: E402
 from clnn.device import ClDevice  # noqa: E402
 from clnn.execution import Execution  # noqa: E402
 from clnn.options import DeviceOptions  # noqa: E402
@@ -101,15 +100,11 @@ def main() -> int:
                      "best": best, "rule_over_best": round(ms[rule] / ms[best], 2)})
         print(f"{h}x{w}x{c}->{o} s{s}: " + "  ".join(f"{k} {v:.3f}" for k, v in ms.items()) +
               f"  rule: {rule} ({rows[-1]['rule_over_best']:.2f} of the best)", flush=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=HERE).stdout.strip()
-    record = {"benchmark": "benchmarks/conv_paths.py", "commit": commit,
+    record = {"benchmark": "benchmarks/conv_paths.py", "commit": git_commit(HERE),
               "device": ClDevice(fallback=False).name, "iterations": args.iterations,
               "statistic": "min", "load_average": {"before": load_before, "after": _load()},
               "seconds": round(time.perf_counter() - t0, 1), "layers": rows}
-    with open(args.json, "w") as f:
-        json.dump(record, f, indent=1)
-    print(f"wrote {args.json}", file=sys.stderr)
+    write_record(args.json, record)
     return 0
 
 

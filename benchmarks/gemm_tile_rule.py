@@ -15,12 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from clnn.bench.records import git_commit, write_record  # noqa: E402
 from clnn.devices import open_device  # noqa: E402
 from clnn.kernels import _gemm, _gemm_variants  # noqa: E402
 
@@ -126,15 +126,11 @@ def main() -> int:
               f"({rows[-1]['rule_over_best']:.2f}), previous {old} "
               f"({rows[-1]['previous_over_best']:.2f}), best {best} {times[best]:.4f} ms  "
               f"{where}", flush=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=HERE).stdout.strip()
-    record = {"benchmark": "benchmarks/gemm_tile_rule.py", "commit": commit,
+    record = {"benchmark": "benchmarks/gemm_tile_rule.py", "commit": git_commit(HERE),
               "device": device.name, "iterations": args.iterations, "statistic": "min",
               "load_average": {"before": load_before, "after": _load()},
               "seconds": round(time.perf_counter() - t0, 1), "shapes": rows}
-    with open(args.json, "w") as f:
-        json.dump(record, f, indent=1)
-    print(f"wrote {args.json}", file=sys.stderr)
+    write_record(args.json, record)
     return 0
 
 

