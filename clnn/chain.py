@@ -364,16 +364,35 @@ class Chain:
 
         import pyopencl as cl
 
-        from clnn.program_cache import BUILD_OPTIONS, STATS, cache_dir
+        from clnn.program_cache import STATS
 
         t0 = time.perf_counter()
-        devices = [self.cl_device] if len(context.devices) > 1 else None
-        prg = cl.Program(context, self.source).build(options=BUILD_OPTIONS, devices=devices,
-                                                     cache_dir=cache_dir(cache_root))
+        prg = _program(context, self.cl_device, self.source, cache_root)
         STATS["chains_built"] += 1
         STATS["build_s"] += time.perf_counter() - t0
         self.kernel = cl.Kernel(prg, "clnn_chain")
         self.kernel.set_args(*self.buffers, self.table, self.sync)
+
+
+def _program(context, cl_device, source: str, root: str | None):
+    """The chain program of ``source``, built from its binary kept under the cache root
+    ``root`` (clnn.program_cache.ProgramCache.save_binary: a warm process reads it in a few
+    milliseconds, where PoCL takes tens to find the source in its own cache), else from the
+    source (the binary then kept)."""
+    import pyopencl as cl
+
+    from clnn.options import DeviceOptions
+    from clnn.program_cache import BUILD_OPTIONS, ProgramCache, cache_dir
+
+    programs = ProgramCache(context, cl_device, DeviceOptions(cache_dir=root))
+    key = ("chain", "clnn_chain", hashlib.sha256(source.encode()).hexdigest())
+    programs._binaries[key] = path = programs._binary_path(source)
+    prg = programs._from_binary(path)
+    if prg is None:
+        prg = cl.Program(context, source).build(options=BUILD_OPTIONS, devices=programs.devices,
+                                                cache_dir=cache_dir(root))
+        programs.save_binary(key, prg)
+    return prg
 
 
 def part(key, root: str | None = None):
