@@ -70,9 +70,15 @@ HEADER = 8
 #: ints between two counters of the sync buffer (each on a cache line of its own)
 STRIDE = 16
 #: source tokens of kernels that depend on their work-groups (never chained)
-_GROUP_BOUND = re.compile(r"\b(barrier|work_group_\w+|get_local_id|get_group_id|get_local_size|"
-                          r"get_num_groups|get_enqueued_local_size|__local|local|__constant|"
-                          r"sub_group_\w+|get_global_offset|get_work_dim)\b")
+_GROUP_WORDS = (r"barrier|work_group_\w+|get_local_id|get_group_id|get_local_size|"
+                r"get_num_groups|get_enqueued_local_size|__local|local|__constant|"
+                r"sub_group_\w+|get_global_offset|get_work_dim")
+_GROUP_BOUND = re.compile(rf"\b({_GROUP_WORDS})\b")
+#: the words of :data:`_GROUP_BOUND` anywhere (a quick test first: a warm process makes every
+#: Part, and the word-bounded pattern scans a kernel's source four times slower)
+_GROUP_HINT = re.compile(_GROUP_WORDS)
+#: a kernel declaration (:func:`_declaration`)
+_DECLARATION = re.compile(r"(__kernel\b[^;{}]*?\bvoid\s+)(\w+)(\s*\()")
 _SCALARS = {"int": "{a}", "uint": "(uint){a}", "unsigned int": "(uint){a}",
             "float": "as_float({a})"}
 _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)", re.M)
@@ -101,16 +107,17 @@ class Unchainable(Exception):
 
 
 def _balanced(src: str, start: int, open_: str, close: str) -> int:
-    """Index just past the bracket closing the one at ``start``."""
+    """Index just past the bracket closing the one at ``start`` (the brackets found by a
+    regular expression, not character by character: a warm process makes every Part)."""
     depth = 0
-    for i in range(start, len(src)):
-        if src[i] == open_:
-            depth += 1
-        elif src[i] == close:
-            depth -= 1
-            if depth == 0:
-                return i + 1
+    for m in _BRACKETS[open_ + close].finditer(src, start):
+        depth += 1 if m.group() == open_ else -1
+        if depth == 0:
+            return m.end()
     raise Unchainable("unbalanced brackets")
+
+
+_BRACKETS = {"()": re.compile(r"[()]"), "{}": re.compile(r"[{}]")}
 
 
 def _split_params(text: str) -> list[str]:
@@ -131,22 +138,31 @@ def _split_params(text: str) -> list[str]:
     return out
 
 
+def _declaration(body: str, name: str):
+    """The match of kernel ``name``'s declaration in ``body`` (as clnn.program_cache's
+    ``_kernel_decl(name)`` finds it, without compiling a pattern per kernel name), or None."""
+    for m in _DECLARATION.finditer(body):
+        if m.group(2) == name:
+            return m
+    return None
+
+
 class Part:
     """One kernel key's source as a function of a chain program."""
 
     def __init__(self, key: tuple, root: str | None = None):
         """``root``: the cache root of the store of rendered sources
         (clnn.program_cache.kernel_parts)."""
-        from clnn.program_cache import _kernel_decl, kernel_parts
+        from clnn.program_cache import kernel_parts
 
         family, name, frozen = key
         #: the common helpers the kernel was rendered with
         self.common, body = kernel_parts(family, name, dict(frozen), root)
         #: its tasks split dimension 0 (:data:`ROWS_FIRST`)
         self.rows_first = (family, name) in ROWS_FIRST and dict(frozen).get("cmode") == "nhwc"
-        if _GROUP_BOUND.search(body):
+        if _GROUP_HINT.search(body) and _GROUP_BOUND.search(body):
             raise Unchainable(f"{family}.{name} depends on its work-groups")
-        m = _kernel_decl(name).search(body)
+        m = _declaration(body, name)
         if m is None:
             raise Unchainable(f"{family}.{name}: no kernel declaration")
         open_paren = m.end() - 1
@@ -364,16 +380,35 @@ class Chain:
 
         import pyopencl as cl
 
-        from clnn.program_cache import BUILD_OPTIONS, STATS, cache_dir
+        from clnn.program_cache import STATS
 
         t0 = time.perf_counter()
-        devices = [self.cl_device] if len(context.devices) > 1 else None
-        prg = cl.Program(context, self.source).build(options=BUILD_OPTIONS, devices=devices,
-                                                     cache_dir=cache_dir(cache_root))
+        prg = _program(context, self.cl_device, self.source, cache_root)
         STATS["chains_built"] += 1
         STATS["build_s"] += time.perf_counter() - t0
         self.kernel = cl.Kernel(prg, "clnn_chain")
         self.kernel.set_args(*self.buffers, self.table, self.sync)
+
+
+def _program(context, cl_device, source: str, root: str | None):
+    """The chain program of ``source``, built from its binary kept under the cache root
+    ``root`` (clnn.program_cache.ProgramCache.save_binary: a warm process reads it in a few
+    milliseconds, where PoCL takes tens to find the source in its own cache), else from the
+    source (the binary then kept)."""
+    import pyopencl as cl
+
+    from clnn.options import DeviceOptions
+    from clnn.program_cache import BUILD_OPTIONS, ProgramCache, cache_dir
+
+    programs = ProgramCache(context, cl_device, DeviceOptions(cache_dir=root))
+    key = ("chain", "clnn_chain", hashlib.sha256(source.encode()).hexdigest())
+    programs._binaries[key] = path = programs._binary_path(source)
+    prg = programs._from_binary(path)
+    if prg is None:
+        prg = cl.Program(context, source).build(options=BUILD_OPTIONS, devices=programs.devices,
+                                                cache_dir=cache_dir(root))
+        programs.save_binary(key, prg)
+    return prg
 
 
 def part(key, root: str | None = None):

@@ -846,15 +846,29 @@ class CompileHelper:
     def give(self, source: str, names: list, cache_root: str | None = None) -> bool:
         """Hand the helper its program; False where it is gone. ``cache_root``: the device's
         ``DeviceOptions.cache_dir`` (pyopencl's binaries go under it, :func:`cache_dir`)."""
-        import json
-
         job = {"source": source, "options": BUILD_OPTIONS, "cache_dir": cache_dir(cache_root)}
-        try:
-            self.proc.stdin.write(json.dumps(job).encode())
-            self.proc.stdin.close()
-        except (OSError, ValueError):
+        if not self._send(job):
             return False
         self._take(names)
+        return True
+
+    def _send(self, job: dict) -> bool:
+        """Write ``job`` to the helper's input from a thread, False where the helper is gone:
+        the helper reads it once its compiler started, and a job larger than the pipe holds
+        (a chain's source, a queue of sources) kept the writer waiting until then (0.6-0.9 s
+        of an execution that asked for a chain, pose_landmark_full, loaded machine)."""
+        import json
+
+        if self.proc.poll() is not None:
+            return False
+        data = json.dumps(job).encode()
+
+        def write():
+            with contextlib.suppress(OSError, ValueError):  # (a helper stopped first)
+                self.proc.stdin.write(data)
+                self.proc.stdin.close()
+
+        threading.Thread(target=write, daemon=True).start()
         return True
 
     @classmethod
@@ -881,15 +895,10 @@ class CompileHelper:
         """Hand the helper the queue of kernel sources (claims: its directory, :func:`claim`;
         ``binaries``: where each program's binary is kept, ProgramCache.save_binary, or None);
         False where it is gone."""
-        import json
-
         job = {"sources": sources, "claims": claims, "options": BUILD_OPTIONS,
                "cache_dir": cache_dir(cache_root),
                "binaries": [str(p) if p else None for p in binaries or ()]}
-        try:
-            self.proc.stdin.write(json.dumps(job).encode())
-            self.proc.stdin.close()
-        except (OSError, ValueError):
+        if not self._send(job):
             return False
         self.names = ["queue"]  # (a job: stop() does not close its input again)
         return True

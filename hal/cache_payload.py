@@ -127,7 +127,8 @@ def loads(data: bytes):
     if n > len(data) - head:
         raise GeneralFailure(f"the cache payload's JSON part claims {n} bytes, only "
                              f"{len(data) - head} follow")
-    text, raw = data[head:head + n], data[head + n:]
+    # (the raw part as a view: each byte string is copied once, out of the payload)
+    text, raw = data[head:head + n], memoryview(data)[head + n:]
     try:
         _check_depth(text)
         tree = json.loads(text.decode("utf-8"))
@@ -191,12 +192,14 @@ class _Reader:
     def __init__(self, raw: bytes):
         self.raw = raw
 
-    def blob(self, node) -> bytes:
+    def blob(self, node, make=bytes):
+        """The byte string of ``node``, copied out of the payload as ``make`` (bytes; a
+        pool's bytearray)."""
         _need(type(node) is dict and set(node) == {"b"}, "a byte string node is malformed")
         off, n = node["b"] if type(node["b"]) is list and len(node["b"]) == 2 else (None, None)
         _need(type(off) is int and type(n) is int and 0 <= off and 0 <= n
               and off + n <= len(self.raw), "a byte string lies outside the payload")
-        return self.raw[off:off + n]
+        return make(self.raw[off:off + n])
 
     def dec(self, x):
         if x is None or type(x) in (bool, int, float, str):
@@ -225,9 +228,9 @@ class _Reader:
             _need(type(e) is list and len(e) == 2 and type(e[0]) is str,
                   "an extension entry is malformed")
             ext.append(ExtensionNameAndPrefix(e[0], _int(e[1], "an extension prefix")))
+        pools = [HostMemory(self.blob(p, bytearray)) for p in t["pools"]]
         return Model(self.subgraph(t["main"]), [self.subgraph(s) for s in t["referenced"]],
-                     self.blob(t["values"]), [HostMemory(self.blob(p)) for p in t["pools"]],
-                     t["relax"], ext)
+                     self.blob(t["values"]), pools, t["relax"], ext)
 
     def subgraph(self, t) -> Subgraph:
         _need(type(t) is dict and set(t) == {"operands", "operations", "inputs", "outputs"}

@@ -1,7 +1,8 @@
 """``clnn cache info|clear``: what clnn keeps on disk, with counts and sizes, and emptying it.
 
 Kinds, each a folder of clnn's cache directory (clnn/paths.py): ``programs`` (pyopencl's
-binary cache of built OpenCL programs), ``compilation`` (the HAL compilation caches of
+binary cache of built OpenCL programs), ``imports`` (.tflite files imported before,
+clnn.tflite.import_cache), ``compilation`` (the HAL compilation caches of
 `clnn run`, `clnn bench models` and ``clnn.load``), ``capabilities`` (measured device
 capabilities), ``tuning`` (tuning entries, where a tuner keeps any), ``models`` and
 ``downloads`` (the MediaPipe models and the wheel they come from). ``pocl``: PoCL's own kernel
@@ -21,9 +22,10 @@ from clnn import paths
 from clnn.cli.errors import CliError, UsageError
 from clnn.options import cache_root_from_environ
 
-KINDS = ("programs", "compilation", "capabilities", "tuning", "models", "downloads", "pocl")
+KINDS = ("programs", "imports", "compilation", "capabilities", "tuning", "models", "downloads",
+         "pocl")
 #: kinds ``clear`` without a KIND empties
-DEFAULT_CLEAR = ("programs", "compilation", "capabilities", "tuning")
+DEFAULT_CLEAR = ("programs", "imports", "compilation", "capabilities", "tuning")
 
 
 def kind_dir(kind: str) -> Path:
@@ -115,13 +117,14 @@ def _cmd(args) -> int:
 
 def register(sub) -> None:
     """Add ``clnn cache`` to the subcommands."""
-    a = sub.add_parser("cache", help="what clnn keeps on disk (programs, compilation caches, "
-                                      "capabilities, tuning, models) and emptying it")
+    a = sub.add_parser("cache", help="what clnn keeps on disk (programs, imported models, "
+                                      "compilation caches, capabilities, tuning, models) and "
+                                      "emptying it")
     a.add_argument("action", choices=["info", "clear"],
                    help="info: files and bytes of each kind; clear: empty the kinds named "
                         "(default: all but models, downloads and pocl)")
     a.add_argument("kinds", nargs="*", metavar="KIND",
-                   help="clear: programs, compilation, capabilities, tuning, models, "
-                        "downloads or pocl")
+                   help="clear: programs, imports, compilation, capabilities, tuning, "
+                        "models, downloads or pocl")
     a.add_argument("--json", action="store_true", help="print as JSON")
     a.set_defaults(func=_cmd)

@@ -26,13 +26,10 @@ except ImportError as e:  # pragma: no cover - tflite is a main dependency
                       "(pip install tflite)") from e
 
 from clnn.tflite.errors import TfliteImportError
+from clnn.tflite.limits import MAX_MODEL_BYTES, MAX_TENSOR_BYTES
 from clnn.tflite.sparse import densify
 from clnn.tflite.verify import verify
 
-#: the most bytes one tensor may claim, and all non-constant tensors together: a corrupted
-#: shape must be rejected at import, not allocated when the model runs
-MAX_TENSOR_BYTES = 256 << 20
-MAX_MODEL_BYTES = 1 << 30
 #: the highest tensor rank accepted (TFLite kernels handle up to 6)
 MAX_RANK = 8
 

@@ -402,3 +402,30 @@ def test_launch_cycles_leave_a_late_start_out():
     stamps = np.array([[0, 10, 30, 60], [25, 25, 30, 60]], np.uint64)
     np.testing.assert_array_equal(launch_cycles(stamps), [10, 20, 30])
     assert launch_cycles(stamps).sum() == 60  # the chain's run
+
+
+def test_a_chain_program_is_kept_as_a_binary_and_built_from_it(chained, monkeypatch, tmp_path):
+    import pyopencl as cl
+
+    model, _ = block_model(5)
+    (ch,) = chains(chained.prepare_model(model))
+    root = str(tmp_path / "cache")
+    prg = chain._program(chained.context, chained.cl_device, ch.source, root)
+    kept = list((tmp_path / "cache" / "programs" / "binaries").glob("*.bin"))
+    assert len(kept) == 1 and kept[0].stat().st_size > 0
+    monkeypatch.setattr(cl, "Program", _NoSourceBuild(cl.Program))  # from the binary only
+    again = chain._program(chained.context, chained.cl_device, ch.source, root)
+    assert "clnn_chain" in again.get_info(cl.program_info.KERNEL_NAMES)
+    assert "clnn_chain" in prg.get_info(cl.program_info.KERNEL_NAMES)
+
+
+class _NoSourceBuild:
+    """pyopencl.Program that fails a build from source (a binary build goes through)."""
+
+    def __init__(self, real):
+        self.real = real
+
+    def __call__(self, context, *args):
+        if len(args) == 1 and isinstance(args[0], str):
+            pytest.fail("the chain program was built from source, not from its kept binary")
+        return self.real(context, *args)

@@ -213,3 +213,32 @@ def test_a_helper_that_took_no_job_is_not_waited_for(cl_device, tmp_path):
                                           str(tmp_path / "q"), None)
     CompileHelper.wait_for([h], str(tmp_path / "q"), [0])
     assert (tmp_path / "q" / "0.done").exists()
+
+
+class _Unread:
+    """A helper process that never reads its input (one still starting its compiler)."""
+
+    def __init__(self):
+        r, w = os.pipe()
+        self.reader = os.fdopen(r, "rb")
+        self.stdin = os.fdopen(w, "wb")
+
+    def poll(self):
+        return None
+
+
+def test_a_job_larger_than_the_pipe_never_holds_the_caller_up():
+    import threading
+
+    proc = _Unread()
+    helper = CompileHelper(proc, [])
+    source = "// " + "x" * (4 << 20)  # (a pipe holds 64 KiB)
+    done = threading.Event()
+    threading.Thread(target=lambda: (helper.give(source, ["k"]), done.set()),
+                     daemon=True).start()
+    assert done.wait(10), "give waited for the helper to read its job"
+    assert helper.names == ["k"]
+    job = json.loads(proc.reader.read())  # (the helper reads it once started)
+    assert job["source"] == source
+    gone = CompileHelper(type("Gone", (), {"poll": lambda self: 0})(), [])
+    assert not gone.give_queue(["src"], "/nonexistent")

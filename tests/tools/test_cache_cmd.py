@@ -13,7 +13,7 @@ def caches(tmp_path, monkeypatch):
     root, pocl = tmp_path / "clnn", tmp_path / "pocl"
     monkeypatch.setenv("CLNN_CACHE_DIR", str(root))
     monkeypatch.setenv("POCL_CACHE_DIR", str(pocl))
-    sizes = {"programs": [10, 20], "compilation": [300], "capabilities": [7],
+    sizes = {"programs": [10, 20], "imports": [40], "compilation": [300], "capabilities": [7],
              "models": [1000, 2000, 3000], "pocl": [50]}
     for kind, lengths in sizes.items():
         d = (pocl if kind == "pocl" else root / kind) / "sub"
@@ -43,7 +43,8 @@ def test_clear_keeps_models_and_pocl_unless_named(caches, capsys):
     out = capsys.readouterr().out
     assert "cleared programs: 2 files" in out and "kept: models" in out
     rows = _info(capsys)
-    assert all(rows[k]["files"] == 0 for k in ("programs", "compilation", "capabilities"))
+    assert all(rows[k]["files"] == 0 for k in ("programs", "imports", "compilation",
+                                               "capabilities"))
     assert rows["models"]["files"] == 3 and rows["pocl"]["files"] == 1
     assert main(["cache", "clear", "models", "pocl"]) == 0
     capsys.readouterr()
