@@ -395,7 +395,8 @@ def test_island_stays_nchw_on_its_direct_kernel(cl_device, op, after):
     pm = cl_device.prepare_model(model)
     names = {la.name for p in pm.partitions for pl in p.plans.values() for la in pl.launches}
     assert "transpose.planes" not in names and len(names) == 1 + bool(after), names
-    assert any(n.endswith(("_planes", "_row", "instance_normalization")) for n in names), names
+    assert any(n.endswith(("_planes", "_row", "_rep", "instance_normalization")) for n in names), \
+        names
     for g, w in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
         assert_close(g, w, "f32")
 
