@@ -228,6 +228,38 @@ inline ${I} clnn_mbqm${n}(${I} x, ${I} m, ${I} s) {
 % endfor
 </%def>
 
+## store the first n (fewer than vw, a power of two) lanes of the float<vw> v to p: halves,
+## quarters, ... as vectors (one branch each; no private array)
+<%def name="part_store(dt, vw, v, p, n)">
+        {
+            int rem_ = ${n}, at_ = 0;
+<%
+    prev, w = v, vw
+%>\
+% while w > 1:
+<%
+    h = w // 2
+    T = "float" if h == 1 else "float%d" % h
+    lo_ = "%s.lo" % prev if w > 2 else "%s.x" % prev
+    hi_ = "%s.hi" % prev if w > 2 else "%s.y" % prev
+    nm = "h%d_" % h
+%>\
+            ${T} ${nm} = ${lo_};
+            if (rem_ >= ${h}) {
+  % if h == 1:
+                ${stf(dt, p, "at_", nm)};
+  % else:
+                ${vstf(dt, h, nm, p, "at_")};
+  % endif
+                ${nm} = ${hi_};
+                at_ += ${h};
+                rem_ -= ${h};
+            }
+<% prev, w = nm, h %>\
+% endwhile
+        }
+</%def>
+
 ## The lanes of a row's span as float16 vectors (c.row_vecs) that lie inside the row [0, W):
 ## an int16 mask per vector, the same for every row of a work-item.
 <%def name="span_masks(ix0, span)">

@@ -168,10 +168,7 @@ ${pool_rows(kind, dt, fh, fw, sw, sh, vw, rows, span, none, False)}
         if (ox0 + ${vw} <= OW) {
             ${c.vstf(dt, vw, "v", "yp", "0")};
         } else {
-            float o[${vw}];
-            vstore${vw}(v, 0, o);
-            for (int l = 0; l < OW - ox0; ++l)
-                ${c.stf(dt, "yp", "l", "o[l]")};
+${c.part_store(dt, vw, "v", "yp", "OW - ox0")}
         }
     }
 % endfor
