@@ -52,6 +52,10 @@ class ClassDefaults:
     #: the one row of before; a GPU's are its register budget's (4 x 2)
     planes_vw: int = 4
     planes_rows: int = 2
+    #: output rows per work-item of resize_rep (NCHW float resize at a whole factor along the
+    #: rows: the column tables' vector and checks once for them). CPU (PoCL, interleaved A/B
+    #: on benchmarks/layout_families.py's x2 shapes, load 13): 4 rows 0.5-0.8x the time of 1
+    resize_rows: int = 1
 
 
 _CPU = ClassDefaults(
@@ -60,7 +64,7 @@ _CPU = ClassDefaults(
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
     direct="rule", direct_rows=-1, dwpw=True, norm_max_vw=16,
-    planes_vw=16, planes_rows=8)
+    planes_vw=16, planes_rows=8, resize_rows=4)
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from clnn.kernels import _defaults
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import (
     FLOAT_QUANT8,
@@ -128,10 +129,12 @@ def plan(ctx, b):
         if nchw and code(y) in ("f32", "f16") else None
     if rep is not None:  # NCHW float, a whole factor along the rows: vectors of a row
         f, d0, d1, lo, hi = rep
+        rows = _defaults.defaults(_defaults.traits(b.device.limits)).resize_rows
         b.launch("resize", "resize_rep", {"op": ctx.name, "dt": code(y), "f": f, "d0": d0,
-                                          "d1": d1},
-                 (-(-ow // 16), oh, n * c),
-                 [In(0), Out(0), *tables, *[i32(v) for v in (h, w, oh, ow, lo, hi)]],
+                                          "d1": d1, "rows": rows},
+                 (-(-ow // 16), -(-oh // rows), n * c),
+                 [In(0), Out(0), *tables,
+                  *[i32(v) for v in (h, w, oh, ow, lo, hi, n * c * h * w)]],
                  flexible=True)
         return
     if nchw and code(y) in ("f32", "f16"):  # NCHW float: work-items along the rows
