@@ -20,9 +20,10 @@ holding the same values transposed by (0, 2, 3, 1)). The pass walks the operatio
   back (by (0, 3, 1, 2)) the first time one is needed. RESHAPE and FULLY_CONNECTED read the
   permuted form directly where both forms have the same memory order (every dimension but
   one of the channel and spatial ones is 1: the flatten after a global pooling);
-- a float DEPTHWISE_CONV_2D, 2-D pooling or RESIZE_NEAREST_NEIGHBOR that its direct NCHW
-  kernel runs (the OpenCL "planes" kernels: multiplier 1, no dilation, a row stride of 1 or
-  2, at most 49 taps; resize_row)
+- a float DEPTHWISE_CONV_2D, 2-D pooling, RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR at a
+  whole factor along the rows or INSTANCE_NORMALIZATION that its direct NCHW kernel runs (the
+  OpenCL "planes" kernels: multiplier 1, no dilation, a row stride of 1 or 2, at most 49
+  taps; resize_row, resize_rep; instance_normalization)
   stays NCHW where it is an island: its input is held as given (a model input, or the output
   of an operation that stays NCHW) and every reader of its output reads the form as given
   (a model output, or an operation no rule of the pass moves). Such a memory-bound
@@ -95,11 +96,14 @@ REDUCTIONS = frozenset({
 })
 PADS = frozenset({OP.PAD, OP.PAD_V2})
 #: float layout operations whose direct NCHW kernel is cheaper than the two TRANSPOSEs around
-#: an NHWC one where both would be needed (RESIZE_BILINEAR's is not: its four gathers per
-#: output cost more than the moves) (:meth:`_Rewriter.island`); the most taps its
-#: kernel unrolls (clnn/kernels/depthwise_conv2d.py, pooling.py: _PLANES_TAPS)
+#: an NHWC one where both would be needed (RESIZE_BILINEAR's only at a whole factor along the
+#: rows, resize_rep: elsewhere its four gathers per output cost more than the moves;
+#: INSTANCE_NORMALIZATION's reduces each plane where it lies, 0.7-0.8x the NHWC kernel alone)
+#: (:meth:`_Rewriter.island`); the most taps its kernel unrolls
+#: (clnn/kernels/depthwise_conv2d.py, pooling.py: _PLANES_TAPS)
 DIRECT_NCHW = frozenset({OP.DEPTHWISE_CONV_2D, OP.AVERAGE_POOL_2D, OP.MAX_POOL_2D,
-                         OP.L2_POOL_2D, OP.RESIZE_NEAREST_NEIGHBOR})
+                         OP.L2_POOL_2D, OP.RESIZE_NEAREST_NEIGHBOR, OP.RESIZE_BILINEAR,
+                         OP.INSTANCE_NORMALIZATION})
 DIRECT_TAPS = 49
 #: data types whose tensors the pass moves between layouts (TRANSPOSE on every device)
 MOVABLE = frozenset({
@@ -399,7 +403,9 @@ class _Rewriter:
 
 def _direct(rw: _Rewriter, op: Operation) -> bool:
     """Whether the direct NCHW kernel of a DIRECT_NCHW operation (flag index k) runs it:
-    float, one type (RESIZE_NEAREST_NEIGHBOR: resize_row, any such); depthwise: multiplier
+    float, one type (RESIZE_NEAREST_NEIGHBOR: resize_row or resize_rep,
+    INSTANCE_NORMALIZATION: a work-group per plane, any such; RESIZE_BILINEAR: at a whole
+    factor along the rows, resize_rep); depthwise: multiplier
     1 (as many output channels as input ones), no dilation (inputs k + 1, k + 2), stride
     along the rows (k - 4) 1 or 2; pooling: stride along the rows (k - 5) 1 or 2; at most
     DIRECT_TAPS taps."""
@@ -412,8 +418,10 @@ def _direct(rw: _Rewriter, op: Operation) -> bool:
         vals = [rw.value(op.inputs[i]) if i < len(op.inputs) else np.array(1) for i in idx]
         return None if any(v is None for v in vals) else [int(v.reshape(-1)[0]) for v in vals]
 
-    if op.type == OP.RESIZE_NEAREST_NEIGHBOR:
+    if op.type in (OP.RESIZE_NEAREST_NEIGHBOR, OP.INSTANCE_NORMALIZATION):
         return True
+    if op.type == OP.RESIZE_BILINEAR:
+        return _bilinear_rep(rw, op, k, x, y)
     if op.type == OP.DEPTHWISE_CONV_2D:
         f = rw.operands[op.inputs[1]]
         if f.type != x.type or x.dimensions[1] != y.dimensions[1] or len(f.dimensions) != 4:
@@ -423,6 +431,21 @@ def _direct(rw: _Rewriter, op: Operation) -> bool:
         return v is not None and v[0] in (1, 2) and v[1:] == [1, 1] and 0 < taps <= DIRECT_TAPS
     v = ints(k - 5, k - 3, k - 2)
     return v is not None and v[0] in (1, 2) and 0 < v[1] * v[2] <= DIRECT_TAPS
+
+
+def _bilinear_rep(rw: _Rewriter, op: Operation, k: int, x: Operand, y: Operand) -> bool:
+    """Whether a float NCHW RESIZE_BILINEAR (flag index k, align_corners and
+    half_pixel_centers after it) runs resize_rep (clnn.kernels.resize.repeating_columns)."""
+    from clnn.kernels.resize import repeating_columns
+
+    flags = []
+    for i in (k + 1, k + 2):
+        v = rw.value(op.inputs[i]) if i < len(op.inputs) else np.array(False)
+        if v is None:
+            return False
+        flags.append(bool(v.reshape(-1)[0]))
+    w, ow = x.dimensions[3], y.dimensions[3]
+    return w > 0 and ow > 0 and repeating_columns("RESIZE_BILINEAR", w, ow, *flags) is not None
 
 
 # ---------------------------------------------------------------------- rules per kind

@@ -45,13 +45,23 @@ class ClassDefaults:
     norm_max_vw: int = 4
     #: the outputs of a row per work-item of the NCHW float "planes" kernels (depthwise_planes,
     #: pool_planes) at a column stride of 1 (stride 2: half, so that the row span a work-item
-    #: loads stays about as long), and the output rows per work-item for row strides of at
-    #: most 2 (each input row loaded once for the rows it serves; larger strides: 1). CPU
-    #: (PoCL, kernel-time A/Bs on benchmarks/layout_families.py's shapes, load 6-9): 16 x 8
-    #: 1.1-1.4x faster than 8 x 4 at stride 1, 8 x 8 the best at stride 2, 1.3-2x faster than
-    #: the one row of before; a GPU's are its register budget's (4 x 2)
+    #: loads stays about as long, unless planes_s2 says), and the output rows per work-item
+    #: for row strides of at most 2 (each input row loaded once for the rows it serves; larger
+    #: strides: 1). CPU (PoCL, kernel-time A/Bs on benchmarks/layout_families.py's shapes,
+    #: load 6-9): 16 x 8 1.1-1.4x faster than 8 x 4 at stride 1, 8 x 8 the best at stride 2
+    #: (then), 1.3-2x faster than the one row of before; a GPU's are its register budget's
+    #: (4 x 2)
     planes_vw: int = 4
     planes_rows: int = 2
+    #: (vw, rows) of the planes kernels at a column stride of 2 (None: half planes_vw,
+    #: planes_rows). CPU, since their masked whole-vector loads (c.row_vecs; interleaved A/B,
+    #: load 10): 16 x 4 the best, depthwise 3x3 s2 1x56x56x96 0.049 -> 0.036 ms against 8 x 8,
+    #: max pool 3x3 s2 1x112x112x64 0.087 -> 0.078
+    planes_s2: tuple | None = None
+    #: output rows per work-item of resize_rep (NCHW float resize at a whole factor along the
+    #: rows: the column tables' vector and checks once for them). CPU (PoCL, interleaved A/B
+    #: on benchmarks/layout_families.py's x2 shapes, load 13): 4 rows 0.5-0.8x the time of 1
+    resize_rows: int = 1
 
 
 _CPU = ClassDefaults(
@@ -60,7 +70,7 @@ _CPU = ClassDefaults(
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
     direct="rule", direct_rows=-1, dwpw=True, norm_max_vw=16,
-    planes_vw=16, planes_rows=8)
+    planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4)
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],
@@ -128,4 +138,7 @@ def planes_variant(limits, stride_h: int, stride_w: int = 1) -> tuple[int, int]:
     """The vector width and rows per work-item of the NCHW "planes" kernels (depthwise_planes,
     pool_planes) on a device of these limits, for these strides."""
     d = defaults(traits(limits))
+    if stride_w == 2 and d.planes_s2 is not None:
+        vw, rows = d.planes_s2
+        return vw, rows if stride_h <= 2 else 1
     return max(2, d.planes_vw // stride_w), d.planes_rows if stride_h <= 2 else 1

@@ -110,7 +110,7 @@ def plan(ctx, b):
                   "rows": rows},
                  (-(-ow // vw), -(-oh // rows), n * o),
                  [In(0), In(1), In(2), Out(0), *[i32(v) for v in (h, w, o, oh, ow, top, left)],
-                  lo, hi], flexible=True)
+                  lo, hi, i32(n * o * h * w)], flexible=True)
         return
     b.launch("depthwise_conv2d", "depthwise", {"dt": dt, "fdt": code(fi)}, (o, ow, n * oh),
              [In(0), In(1), In(2), Out(0), *requant,

@@ -74,7 +74,7 @@ def plan(ctx, b):
                                             "vw": vw, "rows": rows},
                  (-(-ow // vw), -(-oh // rows), n * c),
                  [In(0), Out(0), *[i32(v) for v in (h, w, oh, ow, top, left)],
-                  *act_args(ctx, act_index, y)], flexible=True)
+                  *act_args(ctx, act_index, y), i32(n * c * h * w)], flexible=True)
         return
     local = row_local_size(c, ow)
     b.launch("pooling", "pool", {"kind": _KIND[ctx.name], "dt": code(y), **extra},

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from clnn.kernels import _defaults
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import (
     FLOAT_QUANT8,
@@ -47,6 +48,37 @@ def epilogue_residual(ctx, channels: bool = False) -> bool:
         return _vec_width(ctx) is not None
     except Exception:  # an unusual form: no fusion
         return False
+
+
+def repeating_columns(op: str, w: int, ow: int, align: bool, half: bool):
+    """(f, d0, d1, a, b) where a float NCHW resize of a row of ``w`` to ``ow`` runs resize_rep:
+    the output row is a whole factor f (dividing 16) of the input row and the source columns
+    (the reference's tables) of outputs a <= ox < b are ox // f + d[ox % f] (d0 of the first
+    column, d1 of the second; offsets of at most 2, comma-separated), b - a at least half the
+    row; None otherwise. (clnn/layout.py: such a RESIZE_BILINEAR is an island too.)"""
+    if w <= 0 or ow % w or 16 % (ow // w):
+        return None
+    if op == "RESIZE_NEAREST_NEIGHBOR":
+        c0 = c1 = nearest_axis(w, ow, align, half)
+    else:
+        c0, c1, _ = bilinear_axis(w, ow, align, half)
+    f = ow // w
+    ox = np.arange(ow)
+    offs = []
+    for t in (c0, c1):
+        d = np.asarray(t, np.int64) - ox // f
+        mid = d[(ow // 2) // f * f:(ow // 2) // f * f + f]
+        if len(mid) < f or np.abs(mid).max() > 2:
+            return None
+        offs.append(mid)
+    ok = np.all([np.asarray(t, np.int64) - ox // f == np.tile(m, w)
+                 for t, m in zip((c0, c1), offs)], axis=0)
+    good = np.flatnonzero(ok)
+    a, b = int(good[0]), int(good[-1]) + 1
+    if not ok[a:b].all() or b - a < ow // 2:
+        return None
+    return (f, ",".join(str(int(v)) for v in offs[0]), ",".join(str(int(v)) for v in offs[1]),
+            a, b)
 
 
 def _nhwc_strides(shape, nchw):
@@ -92,6 +124,18 @@ def plan(ctx, b):
                   *[i32(v) for v in (*xs[:3], *ys[:3])], f32(lo), f32(hi),
                   i32(f is not None)],
                  local_size=(*local, 1) if local else None)
+        return
+    rep = repeating_columns(ctx.name, w, ow, align, half) \
+        if nchw and code(y) in ("f32", "f16") else None
+    if rep is not None:  # NCHW float, a whole factor along the rows: vectors of a row
+        f, d0, d1, lo, hi = rep
+        rows = _defaults.defaults(_defaults.traits(b.device.limits)).resize_rows
+        b.launch("resize", "resize_rep", {"op": ctx.name, "dt": code(y), "f": f, "d0": d0,
+                                          "d1": d1, "rows": rows},
+                 (-(-ow // 16), -(-oh // rows), n * c),
+                 [In(0), Out(0), *tables,
+                  *[i32(v) for v in (h, w, oh, ow, lo, hi, n * c * h * w)]],
+                 flexible=True)
         return
     if nchw and code(y) in ("f32", "f16"):  # NCHW float: work-items along the rows
         b.launch("resize", "resize_row", {"op": ctx.name, "dt": code(y)}, (ow, oh, n * c),

@@ -228,5 +228,72 @@ inline ${I} clnn_mbqm${n}(${I} x, ${I} m, ${I} s) {
 % endfor
 </%def>
 
+## store the first n (fewer than vw, a power of two) lanes of the float<vw> v to p: halves,
+## quarters, ... as vectors (one branch each; no private array)
+<%def name="part_store(dt, vw, v, p, n)">
+        {
+            int rem_ = ${n}, at_ = 0;
+<%
+    prev, w = v, vw
+%>\
+% while w > 1:
+<%
+    h = w // 2
+    T = "float" if h == 1 else "float%d" % h
+    lo_ = "%s.lo" % prev if w > 2 else "%s.x" % prev
+    hi_ = "%s.hi" % prev if w > 2 else "%s.y" % prev
+    nm = "h%d_" % h
+%>\
+            ${T} ${nm} = ${lo_};
+            if (rem_ >= ${h}) {
+  % if h == 1:
+                ${stf(dt, p, "at_", nm)};
+  % else:
+                ${vstf(dt, h, nm, p, "at_")};
+  % endif
+                ${nm} = ${hi_};
+                at_ += ${h};
+                rem_ -= ${h};
+            }
+<% prev, w = nm, h %>\
+% endwhile
+        }
+</%def>
+
+## The lanes of a row's span as float16 vectors (c.row_vecs) that lie inside the row [0, W):
+## an int16 mask per vector, the same for every row of a work-item.
+<%def name="span_masks(ix0, span)">
+% for k in range(-(-span // 16)):
+    const int16 cm${k} = (${ix0} + ${16 * k} + (int16)(${", ".join(str(l) for l in range(16))}) >= 0) &
+        (${ix0} + ${16 * k} + (int16)(${", ".join(str(l) for l in range(16))}) < W);
+% endfor
+</%def>
+
+## The span of a row as float16 vectors ${r}0, ${r}1, ... (lane l of ${r}k: row[ix0 + 16 k + l])
+## where the work-item's loads all lie inside the buffer (its caller checked): one vector load
+## each, the lanes outside the row (neighbouring rows' elements) replaced by ``fill`` through
+## c.span_masks' masks (no branch).
+<%def name="row_vecs(dt, r, row, ix0, span, fill)">
+% for k in range(-(-span // 16)):
+        const float16 ${r}${k} = select((float16)(${fill}), ${vldf(dt, 16, row, "%s + %d" % (ix0, 16 * k))}, cm${k});
+% endfor
+</%def>
+
+## lanes l * sw + off (l < vw) of c.row_vecs' vectors as a float<vw>: swizzles (OpenCL's
+## component counts 1, 2, 3, 4, 8, 16) that the compiler joins into shuffles
+<%def name="span_swz(r, vw, sw, off)">\
+<%
+    idx = [l * sw + off for l in range(vw)]
+    parts, k = [], 0
+    while k < vw:
+        src = idx[k] // 16
+        n = 1
+        while k + n < vw and idx[k + n] // 16 == src:
+            n += 1
+        n = max(m for m in (16, 8, 4, 3, 2, 1) if m <= n)
+        parts.append("%s%d.s%s" % (r, src, "".join("%x" % (i % 16) for i in idx[k:k + n])))
+        k += n
+%>(float${vw})(${", ".join(parts)})</%def>
+
 ## lanes l * sw + off (l < vw) of the private floats r as a float<vw>
 <%def name="span_vec(r, vw, sw, off)">(float${vw})(${", ".join("%s[%d]" % (r, l * sw + off) for l in range(vw))})</%def>

@@ -53,13 +53,41 @@ ${c.toffsets("x", "w", "bias", "y")}
 }
 </%def>
 
+## The rows of depthwise_planes: each input row's span loaded (``masked``: c.row_span_masked)
+## and its taps added to every output row that uses it.
+<%def name="planes_rows(dt, fw, sw, sh, rows, fh, vw, span, masked)">
+<% V = "float%d" % vw %>
+% for iy in range((rows - 1) * sh + fh):
+    if (oy0 * ${sh} - pt + ${iy} >= 0 && oy0 * ${sh} - pt + ${iy} < H) {
+        const __global ${c.ctype(dt)}* row = xp + (oy0 * ${sh} - pt + ${iy}) * W;
+% if masked:
+${c.row_vecs(dt, "q", "row", "ix0", span, "0.0f")}
+% else:
+${c.row_span(dt, "r", "row", "ix0", span, "0.0f")}
+% endif
+  % for ro in range(rows):
+    % if 0 <= iy - ro * sh < fh:
+      % for tx in range(fw):
+        acc${ro} = fma(${c.span_swz("q", vw, sw, tx) if masked else c.span_vec("r", vw, sw, tx)}, (${V})(wk[${(iy - ro * sh) * fw + tx}]), acc${ro});
+      % endfor
+    % endif
+  % endfor
+    }
+% endfor
+</%def>
+
 ## NCHW float, depth multiplier 1, no dilation: one work-item computes vw neighbouring outputs
 ## of each of ``rows`` consecutive rows of one channel plane (vectors), a 3-D launch
 ## (ceil(OW / vw), ceil(OH / rows), N * C). The input rows the outputs cover are read top to
-## bottom, each once: its span ((vw - 1) * sw + fw floats, c.row_span: vector loads inside
-## the row, clamped loads with zeros at the edges) into registers, then every tap of every
-## output row that uses it (fh, fw, sw, sh, rows compiled: all unrolled); rows outside the
-## input are skipped. The fh * fw weights are loaded once. Same sums and order as depthwise().
+## bottom, each once: its span ((vw - 1) * sw + fw floats) into registers, then every tap of
+## every output row that uses it (fh, fw, sw, sh, rows compiled: all unrolled); rows outside
+## the input are skipped. Where the work-item's loads lie inside the buffer (all but the
+## first and last planes' edges: ``total`` elements) the span is whole float16 loads, lanes
+## outside the row zeroed by masks computed once (c.row_vecs) and each tap's lanes a swizzle
+## of them (c.span_swz): 0.7-0.8x the time of c.row_span's branch per chunk (vector loads
+## inside the row, clamped loads at the edges), which the other work-items keep
+## (benchmarks/layout_families.py, A/B at load 9). The fh * fw weights are loaded once. Same
+## sums and order as depthwise().
 <%def name="depthwise_planes(dt, fh, fw, sw, sh, vw, rows)">
 <%
     V = "float%d" % vw
@@ -68,7 +96,7 @@ ${c.toffsets("x", "w", "bias", "y")}
 __kernel void depthwise_planes(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "w", True)},
                                ${c.tparam(dt, "bias", True)}, ${c.tparam(dt, "y")},
                                int H, int W, int C, int OH, int OW, int pt, int pl,
-                               float lo, float hi)
+                               float lo, float hi, int total)
 {
 ${c.toffsets("x", "w", "bias", "y")}
     const int ox0 = get_global_id(0) * ${vw};
@@ -77,6 +105,7 @@ ${c.toffsets("x", "w", "bias", "y")}
     const int ch = plane % C;
     const __global ${c.ctype(dt)}* xp = x + (size_t)plane * H * W;
     const int ix0 = ox0 * ${sw} - pl;
+${c.span_masks("ix0", span)}
     float wk[${fh * fw}];
 % for k in range(fh * fw):
     wk[${k}] = ${c.ldf(dt, "w", "%d * C + ch" % k)};
@@ -84,19 +113,12 @@ ${c.toffsets("x", "w", "bias", "y")}
 % for ro in range(rows):
     ${V} acc${ro} = (${V})(0.0f);
 % endfor
-% for iy in range((rows - 1) * sh + fh):
-    if (oy0 * ${sh} - pt + ${iy} >= 0 && oy0 * ${sh} - pt + ${iy} < H) {
-        const __global ${c.ctype(dt)}* row = xp + (oy0 * ${sh} - pt + ${iy}) * W;
-${c.row_span(dt, "r", "row", "ix0", span, "0.0f")}
-  % for ro in range(rows):
-    % if 0 <= iy - ro * sh < fh:
-      % for tx in range(fw):
-        acc${ro} = fma(${c.span_vec("r", vw, sw, tx)}, (${V})(wk[${(iy - ro * sh) * fw + tx}]), acc${ro});
-      % endfor
-    % endif
-  % endfor
+    if ((long)plane * H * W + ix0 >= 0 &&
+        (long)(plane + 1) * H * W - W + ix0 + ${16 * -(-span // 16)} <= total) {
+${planes_rows(dt, fw, sw, sh, rows, fh, vw, span, True)}
+    } else {
+${planes_rows(dt, fw, sw, sh, rows, fh, vw, span, False)}
     }
-% endfor
     const ${V} b = (${V})(${c.ldf(dt, "bias", "ch")});
 % for ro in range(rows):
     if (oy0 + ${ro} < OH) {
@@ -105,10 +127,7 @@ ${c.row_span(dt, "r", "row", "ix0", span, "0.0f")}
         if (ox0 + ${vw} <= OW) {
             ${c.vstf(dt, vw, "v", "yp", "0")};
         } else {
-            float o[${vw}];
-            vstore${vw}(v, 0, o);
-            for (int l = 0; l < OW - ox0; ++l)
-                ${c.stf(dt, "yp", "l", "o[l]")};
+${c.part_store(dt, vw, "v", "yp", "OW - ox0")}
         }
     }
 % endfor

@@ -79,40 +79,23 @@ ${c.toffsets("x", "y")}
 }
 </%def>
 
-## NCHW float: one work-item computes vw neighbouring outputs of each of ``rows``
-## consecutive rows of one channel plane (vectors), a 3-D launch (ceil(OW / vw),
-## ceil(OH / rows), N * C planes). The input rows the outputs cover are read top to bottom,
-## each once: its span ((vw - 1) * sw + fw floats, c.row_span: vector loads inside the row,
-## clamped loads with the kind's neutral value at the edges) into registers, then every tap of
-## every output row that uses it (fh, fw, sw, sh, rows compiled: all unrolled); rows outside
-## the input are skipped. Same sums, order and counts as pool().
-<%def name="pool_planes(kind, dt, fh, fw, sw, sh, vw, rows)">
-<%
-    V, I = "float%d" % vw, "int%d" % vw
-    none = "-INFINITY" if kind == "MAX" else "0.0f"
-    span = (vw - 1) * sw + fw
-%>
-__kernel void pool_planes(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")}, int H, int W,
-                          int OH, int OW, int pt, int pl, float lo, float hi)
-{
-${c.toffsets("x", "y")}
-    const int ox0 = get_global_id(0) * ${vw};
-    const int oy0 = get_global_id(1) * ${rows};
-    const size_t plane = get_global_id(2);
-    const int ix0 = ox0 * ${sw} - pl;
-    const __global ${c.ctype(dt)}* xp = x + plane * H * W;
-% for ro in range(rows):
-    ${V} acc${ro} = (${V})(${none});
-% endfor
+## The rows of pool_planes: each input row's span loaded (``masked``: c.row_vecs, the
+## work-item's loads inside the buffer) and its taps added to every output row that uses it.
+<%def name="pool_rows(kind, dt, fh, fw, sw, sh, vw, rows, span, none, masked)">
+<% V = "float%d" % vw %>
 % for iy in range((rows - 1) * sh + fh):
     if (oy0 * ${sh} - pt + ${iy} >= 0 && oy0 * ${sh} - pt + ${iy} < H) {
         const __global ${c.ctype(dt)}* row = xp + (oy0 * ${sh} - pt + ${iy}) * W;
+% if masked:
+${c.row_vecs(dt, "q", "row", "ix0", span, none)}
+% else:
 ${c.row_span(dt, "r", "row", "ix0", span, none)}
+% endif
   % for ro in range(rows):
     % if 0 <= iy - ro * sh < fh:
       % for tx in range(fw):
         {
-            const ${V} v = ${c.span_vec("r", vw, sw, tx)};
+            const ${V} v = ${c.span_swz("q", vw, sw, tx) if masked else c.span_vec("r", vw, sw, tx)};
         % if kind == "MAX":
             acc${ro} = max(acc${ro}, v);
         % elif kind == "L2":
@@ -126,6 +109,42 @@ ${c.row_span(dt, "r", "row", "ix0", span, none)}
   % endfor
     }
 % endfor
+</%def>
+
+## NCHW float: one work-item computes vw neighbouring outputs of each of ``rows``
+## consecutive rows of one channel plane (vectors), a 3-D launch (ceil(OW / vw),
+## ceil(OH / rows), N * C planes). The input rows the outputs cover are read top to bottom,
+## each once: its span ((vw - 1) * sw + fw floats; the kind's neutral value outside the row)
+## into registers, then every tap of every output row that uses it (fh, fw, sw, sh, rows
+## compiled: all unrolled); rows outside the input are skipped. The span is loaded as in
+## depthwise_planes: whole masked float16 vectors where the work-item's loads lie inside the
+## buffer (``total`` elements; 0.7x the time of the branch per chunk), else c.row_span. Same
+## sums, order and counts as pool().
+<%def name="pool_planes(kind, dt, fh, fw, sw, sh, vw, rows)">
+<%
+    V, I = "float%d" % vw, "int%d" % vw
+    none = "-INFINITY" if kind == "MAX" else "0.0f"
+    span = (vw - 1) * sw + fw
+%>
+__kernel void pool_planes(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")}, int H, int W,
+                          int OH, int OW, int pt, int pl, float lo, float hi, int total)
+{
+${c.toffsets("x", "y")}
+    const int ox0 = get_global_id(0) * ${vw};
+    const int oy0 = get_global_id(1) * ${rows};
+    const size_t plane = get_global_id(2);
+    const int ix0 = ox0 * ${sw} - pl;
+    const __global ${c.ctype(dt)}* xp = x + plane * H * W;
+${c.span_masks("ix0", span)}
+% for ro in range(rows):
+    ${V} acc${ro} = (${V})(${none});
+% endfor
+    if ((long)plane * H * W + ix0 >= 0 &&
+        (long)(plane + 1) * H * W - W + ix0 + ${16 * -(-span // 16)} <= total) {
+${pool_rows(kind, dt, fh, fw, sw, sh, vw, rows, span, none, True)}
+    } else {
+${pool_rows(kind, dt, fh, fw, sw, sh, vw, rows, span, none, False)}
+    }
 % if kind != "MAX":
     const ${I} ixs = ix0 + (${I})(${", ".join(str(l * sw) for l in range(vw))});
     const ${I} cols = min(ixs + (${I})(${fw}), (${I})(W)) - max(ixs, (${I})(0));
@@ -149,10 +168,7 @@ ${c.row_span(dt, "r", "row", "ix0", span, none)}
         if (ox0 + ${vw} <= OW) {
             ${c.vstf(dt, vw, "v", "yp", "0")};
         } else {
-            float o[${vw}];
-            vstore${vw}(v, 0, o);
-            for (int l = 0; l < OW - ox0; ++l)
-                ${c.stf(dt, "yp", "l", "o[l]")};
+${c.part_store(dt, vw, "v", "yp", "OW - ox0")}
         }
     }
 % endfor

@@ -87,6 +87,118 @@ ${c.toffsets("x", "y")}
 }
 </%def>
 
+## NCHW float at a whole factor f (dividing 16) along the rows where the column tables repeat
+## every f outputs: the source columns of output ox are ox / f + d0[ox % f] (and d1, bilinear),
+## inside [a, b) (the host checked the tables there). A work-item computes 16 outputs of a row:
+## the few source elements they read loaded once as vectors (one float16 where they span at
+## most 16, else chunks of 8, 4, 2, 1; the buffer's end checked), each of the
+## (up to) four neighbours a compiled swizzle of them, the fractions from the tables; outside
+## [a, b) or near the row's ends, the tables one output at a time. ``rows`` output rows per
+## work-item (the column checks and fractions once for them). A 3-D launch (ceil(OW / 16),
+## ceil(OH / rows), N * C). Same arithmetic as resize_row(). Kernel key: op, dt, f, d0, d1
+## (comma-separated offsets), rows.
+<%def name="resize_rep(op, dt, f, d0, d1, rows=1)">
+<%
+    D0 = [int(v) for v in str(d0).split(",")]
+    D1 = [int(v) for v in str(d1).split(",")]
+    near = op == "RESIZE_NEAREST_NEIGHBOR"
+    idx0 = [l // f + D0[l % f] for l in range(16)]
+    idx1 = [l // f + D1[l % f] for l in range(16)]
+    used = idx0 if near else idx0 + idx1
+    lo, hi = min(used), max(used)
+    span = hi - lo + 1
+    # a span of at most 16: one float16 load (its lanes past the span, maybe the next row's,
+    # unused: the buffer's end checked), every swizzle a permutation of one vector
+    wide = span <= 16
+    if wide:
+        span = 16
+    chunks, k = [], 0
+    while k < span:
+        n = next(v for v in (16, 8, 4, 2, 1) if v <= span - k) if wide else \
+            next(v for v in (8, 4, 2, 1) if v <= span - k)
+        chunks.append((k, n))
+        k += n
+    where = {}
+    for j, (k, n) in enumerate(chunks):
+        for l in range(n):
+            where[k + l] = (j, l, n)
+
+    def swz(r, idx):
+        rel = [i - lo for i in idx]
+        parts, k = [], 0
+        while k < 16:
+            j = where[rel[k]][0]
+            m = 1
+            while k + m < 16 and where[rel[k + m]][0] == j:
+                m += 1
+            m = max(v for v in (16, 8, 4, 3, 2, 1) if v <= m)
+            if where[rel[k]][2] == 1:
+                parts.extend(["%s%d" % (r, j)] * m)
+            else:
+                parts.append("%s%d.s%s" % (r, j, "".join("%x" % where[i][1] for i in rel[k:k + m])))
+            k += m
+        return "(float16)(%s)" % ", ".join(parts)
+
+    def load(r, p):
+        out = []
+        for j, (k, n) in enumerate(chunks):
+            T = "float" if n == 1 else "float%d" % n
+            out.append("const %s %s%d = %s;" % (T, r, j, capture(c.vldf, dt, n, p, "i0 + %d" % (lo + k))))
+        return "\n            ".join(out)
+%>
+__kernel void resize_rep(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
+                         __global const int* r0, __global const int* r1,
+                         __global const float* fr, __global const int* c0,
+                         __global const int* c1, __global const float* fc,
+                         int H, int W, int OH, int OW, int a, int b, int total)
+{
+${c.toffsets("x", "y")}
+    const int ox0 = get_global_id(0) * 16, oy0 = get_global_id(1) * ${rows};
+    const size_t plane = get_global_id(2);
+    const int i0 = ox0 / ${f};
+    const int fast = ox0 >= a && ox0 + 16 <= b && i0 + ${lo} >= 0 && i0 + ${hi} < W &&
+        ((long)plane * H + H - 1) * W + i0 + ${lo + span} <= total;
+% if not near:
+    const float16 dx = fast ? vload16(0, fc + ox0) : (float16)(0.0f);
+% endif
+    for (int oy = oy0; oy < min(oy0 + ${rows}, OH); ++oy) {
+    const __global ${c.ctype(dt)}* p0 = x + plane * H * W + r0[oy] * W;
+% if not near:
+    const __global ${c.ctype(dt)}* p1 = x + plane * H * W + r1[oy] * W;
+% endif
+    __global ${c.ctype(dt)}* yp = y + (plane * OH + oy) * OW + ox0;
+    if (fast) {
+            ${load("s", "p0")}
+% if near:
+        const float16 r = ${swz("s", idx0)};
+% else:
+            ${load("t", "p1")}
+        const float dy = fr[oy];
+        const float16 v00 = ${swz("s", idx0)}, v10 = ${swz("t", idx0)};
+        const float16 v01 = ${swz("s", idx1)}, v11 = ${swz("t", idx1)};
+        const float16 r = v00 * (1.0f - dy) * (1.0f - dx) + v10 * dy * (1.0f - dx)
+                        + v01 * (1.0f - dy) * dx + v11 * dy * dx;
+% endif
+        ${c.vstf(dt, 16, "r", "yp", "0")};
+        continue;
+    }
+    for (int l = 0; l < min(16, OW - ox0); ++l) {
+        const int ox = ox0 + l;
+% if near:
+        const float r = ${c.ldf(dt, "p0", "c0[ox]")};
+% else:
+        const float dy = fr[oy], dxl = fc[ox];
+        const float v00 = ${c.ldf(dt, "p0", "c0[ox]")}, v10 = ${c.ldf(dt, "p1", "c0[ox]")};
+        const float v01 = ${c.ldf(dt, "p0", "c1[ox]")}, v11 = ${c.ldf(dt, "p1", "c1[ox]")};
+        const float r = v00 * (1.0f - dy) * (1.0f - dxl) + v10 * dy * (1.0f - dxl)
+                      + v01 * (1.0f - dy) * dxl + v11 * dy * dxl;
+% endif
+        ${c.stf(dt, "yp", "l", "r")};
+    }
+    }
+}
+</%def>
+
 ## The NHWC float32 variant: one work-item per vw contiguous channels of an output pixel
 ## (vector loads of the four source pixels). With ``has_res`` (an ADD fused in by
 ## clnn/fusion.py, a run-time choice: one kernel for both) it adds ``res`` (laid out like y)

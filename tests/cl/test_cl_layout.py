@@ -268,7 +268,8 @@ LAYOUT_KINDS = ["AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D", "RESIZE_BILINEAR
 @pytest.mark.parametrize("op", LAYOUT_KINDS)
 def test_every_layout_kind_rewritten(op):
     model, inputs = _layout_op_model(op)
-    if op == "RESIZE_NEAREST_NEIGHBOR":  # float, read as given: an island on its NCHW kernel
+    if op in ("RESIZE_NEAREST_NEIGHBOR", "INSTANCE_NORMALIZATION"):
+        # float, read as given: an island on its NCHW kernel
         assert nchw_operations(model) == [] and to_nhwc(model) is model
         return
     assert nchw_operations(model) == [1]
@@ -283,7 +284,8 @@ def test_every_layout_kind_rewritten(op):
 def test_layout_kind_on_opencl_matches_reference(cl_device, op):
     model, inputs = _layout_op_model(op)
     pm = cl_device.prepare_model(model)
-    assert _types(pm.model)["TRANSPOSE"] == 2
+    # (INSTANCE_NORMALIZATION: an island on its NCHW kernel, no move)
+    assert _types(pm.model)["TRANSPOSE"] == (0 if op == "INSTANCE_NORMALIZATION" else 2)
     for g, w in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
         assert_close(g, w, "f32")
 
@@ -362,6 +364,9 @@ def _island_model(op, before=None, after=None):
         y = _conv(b, rng, x, C, C, depthwise=True)
     elif op == "RESIZE_NEAREST_NEIGHBOR":
         y = b.op(op, [x, b.int32(W), b.int32(H), b.bool(True)], _t(b, [N, C, H, W]))
+    elif op == "INSTANCE_NORMALIZATION":
+        y = b.op(op, [x, b.float32(1.5), b.float32(0.2), b.float32(1e-3), b.bool(True)],
+                 _t(b, [N, C, H, W]))
     else:
         y = b.op(op, [x, *[b.int32(v) for v in (1, 1, 1, 1, 1, 1, 3, 3, 0)], b.bool(True)],
                  _t(b, [N, C, H, W]))
@@ -377,18 +382,21 @@ def _island_model(op, before=None, after=None):
 
 @pytest.mark.parametrize("op,after", [("DEPTHWISE_CONV_2D", None), ("MAX_POOL_2D", None),
                                       ("AVERAGE_POOL_2D", "tanh"),
-                                      ("RESIZE_NEAREST_NEIGHBOR", None)])
+                                      ("RESIZE_NEAREST_NEIGHBOR", None),
+                                      ("INSTANCE_NORMALIZATION", "tanh")])
 def test_island_stays_nchw_on_its_direct_kernel(cl_device, op, after):
-    """A float depthwise / pooling / nearest-neighbour resize whose input is a model input
-    and whose output a model output (or read by an element-wise operation whose output is
-    one) stays NCHW (its direct kernel, no TRANSPOSE on either side)."""
+    """A float depthwise / pooling / nearest-neighbour resize / instance normalization whose
+    input is a model input and whose output a model output (or read by an element-wise
+    operation whose output is one) stays NCHW (its direct kernel, no TRANSPOSE on either
+    side)."""
     model, inputs = _island_model(op, after=after)
     assert nchw_operations(model) == []
     assert to_nhwc(model) is model
     pm = cl_device.prepare_model(model)
     names = {la.name for p in pm.partitions for pl in p.plans.values() for la in pl.launches}
     assert "transpose.planes" not in names and len(names) == 1 + bool(after), names
-    assert any(n.endswith(("_planes", "_row")) for n in names), names
+    assert any(n.endswith(("_planes", "_row", "_rep", "instance_normalization")) for n in names), \
+        names
     for g, w in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
         assert_close(g, w, "f32")
 

@@ -76,3 +76,40 @@ def test_nhwc_float32_channel_vectors(cl_device, op, c, flags, size):
     names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
              pl.launches}
     assert names == {"resize.resize_vec"}
+
+
+@pytest.mark.parametrize("op", ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"])
+@pytest.mark.parametrize("t", ["TENSOR_FLOAT32", "TENSOR_FLOAT16"])
+@pytest.mark.parametrize("flags", [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize("w,f", [(40, 2), (26, 2), (9, 4), (37, 1), (5, 2)])
+def test_nchw_whole_factor_rows(cl_device, op, t, flags, w, f):
+    """NCHW float at a whole factor along the rows (dividing 16) takes resize_rep (vectors of a
+    row, the source columns repeating every f outputs; the row's ends from the tables), any
+    other factor resize_row; both match the reference."""
+    from clnn.kernels.resize import repeating_columns
+    from tests.kits.one_op_models import one_op_model
+
+    align, half = flags
+    rng = np.random.default_rng(w * f)
+    shape, out = [1, 3, 6, w], [1, 3, 11, w * f]
+    x = rng.uniform(-2, 2, shape).astype(TYPES[t])
+    ins = [tensor(t, shape), scalar("INT32", w * f), scalar("INT32", 11),
+           scalar("BOOL", True), scalar("BOOL", align), scalar("BOOL", half)]
+    check(op, ins, [tensor(t, out)], [x], cl_device, "f16" if "16" in t else "f32")
+    pm = cl_device.prepare_model(one_op_model(op, ins, [tensor(t, out)]))
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    rep = repeating_columns(op, w, w * f, align, half)
+    assert names == {"resize.resize_rep" if rep else "resize.resize_row"}, (names, rep)
+    if w >= 26:
+        assert rep is not None and rep[0] == f
+
+
+def test_repeating_columns_only_whole_factors_dividing_16():
+    from clnn.kernels.resize import repeating_columns
+
+    assert repeating_columns("RESIZE_BILINEAR", 20, 40, False, True)[:3] == (2, "-1,0", "0,1")
+    assert repeating_columns("RESIZE_NEAREST_NEIGHBOR", 20, 40, False, False)[:3] == \
+        (2, "0,0", "0,0")
+    for w, ow in ((20, 60), (20, 30), (40, 20), (20, 20 * 32)):
+        assert repeating_columns("RESIZE_BILINEAR", w, ow, False, False) is None, (w, ow)
