@@ -296,6 +296,8 @@ def plan_conv_direct(ctx, b, p) -> bool:
     v = _conv_variants.choose(b, **conv_tile_signature(ctx, b, p))
     packed = np.ascontiguousarray(fi.value.astype(np.float32).transpose(1, 2, 3, 0))
     key = _conv_variants.key(code(inp), v, fw, p.stride_w, p.dil_w, c)
+    if b.input_layout is not None:  # In(0) is the NCHW tensor a TRANSPOSE read (clnn/fusion.py)
+        key["xnchw"] = True
     if res is not None:
         key["res"] = True
     if alpha is not None:
