@@ -233,8 +233,9 @@ def find_fusions(sg, ops: list[int], contexts: list, keep: set,
 
 def _layout_fusions(g: _Graph, adds: dict) -> dict[int, LayoutFusion]:
     """CONV_2D operation index -> the TRANSPOSE (0, 2, 3, 1) whose output only it reads, as
-    its input 0, where its direct kernel conv_tile runs it (that kernel reads NCHW input)."""
-    from clnn.kernels.conv2d import direct_kind
+    its input 0, where its kernels can read the NCHW input (KernelRegistration.input_nchw:
+    the direct kernel conv_tile)."""
+    from clnn.kernels import kernel_for
 
     sg, found = g.sg, {}
     for k in g.ops:
@@ -254,9 +255,8 @@ def _layout_fusions(g: _Graph, adds: dict) -> dict[int, LayoutFusion]:
             continue
         try:
             ctx = g.ctx_of[j]
-            p = _conv_params(ctx)
-            node = _Residual(adds.get(j))
-            if direct_kind(ctx, node, p) == "tile":
+            reg = kernel_for(ctx.op_type)
+            if reg is not None and reg.input_nchw(ctx, _Residual(adds.get(j))):
                 found[j] = LayoutFusion(k, out, op.inputs[0])
         except Exception:  # an unusual form: leave both operations alone
             continue
@@ -265,7 +265,7 @@ def _layout_fusions(g: _Graph, adds: dict) -> dict[int, LayoutFusion]:
 
 @dataclass(frozen=True)
 class _Residual:
-    """What clnn.kernels.conv2d.direct_kind asks of a node before the fused graph exists."""
+    """What KernelRegistration.input_nchw asks of a node before the fused graph exists."""
     residual: AddFusion | None
 
 

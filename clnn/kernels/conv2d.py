@@ -369,6 +369,12 @@ def epilogue_residual(ctx, channels: bool = False) -> bool:
         return False
 
 
+def input_nchw(ctx, node) -> bool:
+    """conv_tile reads an NCHW input (its ``xnchw`` form): the layers it runs can take a
+    TRANSPOSE to NHWC fused away (clnn/fusion.py)."""
+    return direct_kind(ctx, node, hal_conv2d.conv_params(ctx)) == "tile"
+
+
 register_kernel("CONV_2D", family="conv2d", support=support_conv, plan=plan_conv,
                 epilogue_activations=epilogue_activations, epilogue_residual=epilogue_residual,
-                select=select)
+                select=select, input_nchw=input_nchw)

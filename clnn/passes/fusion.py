@@ -1,7 +1,7 @@
 """Pass 3, fusion: the partition's graph rewritten into fused nodes. An operation another
-one's kernels do (a PAD, an ADD, an activation, a depthwise convolution before a 1x1 one) is
-absorbed by that node, which carries it in its *epilogue list*; the rules are clnn/fusion.py's
-(find_fusions). The kernel plans (realize) see a node through LaunchBuilder.node.
+one's kernels do (a PAD, a TRANSPOSE to NHWC, an ADD, an activation, a depthwise convolution
+before a 1x1 one) is absorbed by that node, which carries it in its *epilogue list*; the rules
+are clnn/fusion.py's (find_fusions). The kernel plans (realize) see a node through LaunchBuilder.node.
 
     fuse(sg, part, shapes, dwpw_choose) -> FusedGraph
 """
@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from clnn.fusion import find_fusions
 
 #: the kinds of epilogue entries, in the order a node applies them: the input read through a
-#: PAD's window, the input read in its NCHW layout (a TRANSPOSE fused away), the depthwise convolution computed before the pointwise one (a prologue), the
-#: residual ADD, the activation (clamp, PRELU or function)
+#: PAD's window, the input read in its NCHW layout (a TRANSPOSE fused away), the depthwise
+#: convolution computed before the pointwise one (a prologue), the residual ADD, the
+#: activation (clamp, PRELU or function)
 KINDS = ("input_pad", "input_layout", "depthwise", "residual", "activation")
 
 
