@@ -73,11 +73,15 @@ ${c.toffsets("x", "bias", "y")}
   % for ci in range(cc):
         {
             const int ci = ${ci};
+    % if xnchw:
+            /* the channel's plane */
+            const __global ${c.ctype(dt)}* xc = ${"xr" if guard else "xq"} + (size_t)ci * HW;
+    % endif
     % for p in range(span):
       % if guard:
-            const float x${p} = in${p} ? ${c.ldf(dt, "xr", ("ix%d + ci * HW" if xnchw else "ix%d + ci") % p)} : 0.0f;
+            const float x${p} = in${p} ? ${c.ldf(dt, "xc" if xnchw else "xr", ("ix%d" if xnchw else "ix%d + ci") % p)} : 0.0f;
       % else:
-            const float x${p} = ${c.ldf(dt, "xq", ("%d + ci * HW" % p) if xnchw else "%d" % (p * cc + ci))};
+            const float x${p} = ${c.ldf(dt, "xc" if xnchw else "xq", "%d" % (p if xnchw else p * cc + ci))};
       % endif
     % endfor
     % for q in range(fw):
