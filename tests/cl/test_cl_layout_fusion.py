@@ -82,3 +82,24 @@ def test_transpose_not_fused_into_gemm_convolution(cl_device):
         assert_close(g, w, "f32")
     assert 0 not in pm.fused_into
     assert "conv2d.conv_tile" not in _launch_names(pm)
+
+
+def test_nchw_flag_convolution_reads_the_model_input(cl_device):
+    """A CONV_2D with NNAPI's NCHW layout flag over 3 channels (the conformance corpus's
+    form): the layout pass runs it NHWC behind a TRANSPOSE of the input, which conv_tile
+    reads away (the output TRANSPOSE back to NCHW stays)."""
+    rng = np.random.default_rng(3)
+    b = ModelBuilder()
+    x = b.input(F32, [1, 3, 12, 13])
+    wt = b.constant(rng.uniform(-1, 1, (8, 3, 3, 3)).astype(np.float32))
+    bias = b.constant(rng.uniform(-1, 1, 8).astype(np.float32))
+    y = b.op("CONV_2D", [x, wt, bias, *[b.int32(v) for v in (1, 1, 1, 1, 2, 2, 0)],
+                         b.bool(True)], b.tensor(F32, [1, 8, 6, 7]))
+    b.mark_output(y)
+    m = b.finish()
+    inputs = [rng.uniform(-1, 1, (1, 3, 12, 13)).astype(np.float32)]
+    pm = cl_device.prepare_model(m)
+    for g, w in zip(outputs_of(m, pm, inputs), run_ref(m, inputs)):
+        assert_close(g, w, "f32")
+    names = _launch_names(pm)
+    assert "conv2d.conv_tile" in names and len(names) == 2, names
