@@ -46,6 +46,14 @@ output never reaches memory. A PAD fused into the depthwise convolution stays fu
 reads the unpadded tensor). The convolution's plan sees it as ``LaunchBuilder.depthwise`` (a
 :class:`DepthwiseFusion`); ADD and activation fusions of the convolution still apply.
 
+TRANSPOSE (0, 2, 3, 1) -> CONV_2D (the NCHW input of an ONNX image model, clnn/layout.py):
+where the transposed tensor feeds only that float NHWC convolution and the convolution's
+direct kernel ``conv_tile`` runs it (clnn.kernels.conv2d.direct_kind: the few input channels
+of a first layer), the kernel reads the NCHW tensor itself (``xnchw``, conv2d.cl.mako): the
+TRANSPOSE launches nothing and its output takes no pool bytes. The plan sees it as
+``LaunchBuilder.input_layout`` (a :class:`LayoutFusion`) and ``In(0)`` resolves to the NCHW
+tensor.
+
 RESHAPE / SQUEEZE / EXPAND_DIMS (and CAST to its own type) of a tensor in the pool: a view
 (:func:`find_views`), the output at the input's offset, no launch.
 """
@@ -87,6 +95,15 @@ class PadFusion:
         """(top, left, H, W) for a convolution that resolved its padding on the padded
         shape."""
         return top + self.top, left + self.left, self.height, self.width
+
+
+@dataclass(frozen=True)
+class LayoutFusion:
+    """A TRANSPOSE (0, 2, 3, 1) read by one convolution, which reads its NCHW input itself."""
+    transpose_op: int
+    #: the TRANSPOSE's NHWC output (the convolution's input 0) and the NCHW tensor it reads
+    transposed: int
+    source: int
 
 
 @dataclass(frozen=True)
@@ -176,6 +193,7 @@ class Fusions:
     adds: dict[int, AddFusion]
     activations: dict[int, ActivationFusion]
     depthwise: dict[int, DepthwiseFusion] = field(default_factory=dict)
+    layouts: dict[int, LayoutFusion] = field(default_factory=dict)
 
 
 class _Graph:
@@ -209,7 +227,46 @@ def find_fusions(sg, ops: list[int], contexts: list, keep: set,
     taken |= {f.add_op for f in adds.values()} | set(adds)
     pads.update(_channel_pad_fusions(g, taken))
     acts = _activation_fusions(g, adds)
-    return Fusions(pads, adds, acts, _depthwise_fusions(g, pads, dwpw_choose))
+    return Fusions(pads, adds, acts, _depthwise_fusions(g, pads, dwpw_choose),
+                   _layout_fusions(g, adds))
+
+
+def _layout_fusions(g: _Graph, adds: dict) -> dict[int, LayoutFusion]:
+    """CONV_2D operation index -> the TRANSPOSE (0, 2, 3, 1) whose output only it reads, as
+    its input 0, where its kernels can read the NCHW input (KernelRegistration.input_nchw:
+    the direct kernel conv_tile)."""
+    from clnn.kernels import kernel_for
+
+    sg, found = g.sg, {}
+    for k in g.ops:
+        op = sg.operations[k]
+        if op.type != OT.TRANSPOSE:
+            continue
+        out = op.outputs[0]
+        users = g.readers.get(out, [])
+        if out in g.keep or len(users) != 1 or users[0] not in g.ctx_of:
+            continue
+        j = users[0]
+        tctx, reader = g.ctx_of[k], sg.operations[j]
+        perm = tctx.inputs[1].value
+        if reader.type != OT.CONV_2D or reader.inputs[0] != out or \
+                reader.inputs.count(out) != 1 or tctx.inputs[0].rank != 4 or \
+                perm is None or [int(v) for v in np.ravel(perm)] != [0, 2, 3, 1]:
+            continue
+        try:
+            ctx = g.ctx_of[j]
+            reg = kernel_for(ctx.op_type)
+            if reg is not None and reg.input_nchw(ctx, _Residual(adds.get(j))):
+                found[j] = LayoutFusion(k, out, op.inputs[0])
+        except Exception:  # an unusual form: leave both operations alone
+            continue
+    return found
+
+
+@dataclass(frozen=True)
+class _Residual:
+    """What KernelRegistration.input_nchw asks of a node before the fused graph exists."""
+    residual: AddFusion | None
 
 
 def _conv_params(ctx):

@@ -401,12 +401,16 @@ class LaunchBuilder:
         return [(la.kernel, la.global_size, la.local_size) for la in self.launches]
 
     # the node's epilogue entries (clnn.passes.fusion.FusedNode), None where absent: a PAD
-    # read through its window (clnn.fusion.PadFusion), the depthwise convolution computed
-    # before this 1x1 one (DepthwiseFusion: input 0 has no storage), the residual ADD
-    # (AddFusion), the activation (ActivationFusion)
+    # read through its window (clnn.fusion.PadFusion), the input read NCHW (LayoutFusion), the
+    # depthwise convolution computed before this 1x1 one (DepthwiseFusion: input 0 has no
+    # storage), the residual ADD (AddFusion), the activation (ActivationFusion)
     @property
     def input_pad(self):
         return None if self.node is None else self.node.input_pad
+
+    @property
+    def input_layout(self):
+        return None if self.node is None else self.node.input_layout
 
     @property
     def depthwise(self):

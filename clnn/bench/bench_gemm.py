@@ -102,6 +102,7 @@ class _DirectBuilder:
         self.launches = []
         # no fusions: the kernels read these as LaunchBuilder's
         self.input_pad = self.residual = self.activation = self.depthwise = None
+        self.input_layout = None
 
     def launch(self, family, name, params, global_size, args, local_size=None,
                flexible=False):

@@ -296,6 +296,8 @@ def plan_conv_direct(ctx, b, p) -> bool:
     v = _conv_variants.choose(b, **conv_tile_signature(ctx, b, p))
     packed = np.ascontiguousarray(fi.value.astype(np.float32).transpose(1, 2, 3, 0))
     key = _conv_variants.key(code(inp), v, fw, p.stride_w, p.dil_w, c)
+    if b.input_layout is not None:  # In(0) is the NCHW tensor a TRANSPOSE read (clnn/fusion.py)
+        key["xnchw"] = True
     if res is not None:
         key["res"] = True
     if alpha is not None:
@@ -367,6 +369,12 @@ def epilogue_residual(ctx, channels: bool = False) -> bool:
         return False
 
 
+def input_nchw(ctx, node) -> bool:
+    """conv_tile reads an NCHW input (its ``xnchw`` form): the layers it runs can take a
+    TRANSPOSE to NHWC fused away (clnn/fusion.py)."""
+    return direct_kind(ctx, node, hal_conv2d.conv_params(ctx)) == "tile"
+
+
 register_kernel("CONV_2D", family="conv2d", support=support_conv, plan=plan_conv,
                 epilogue_activations=epilogue_activations, epilogue_residual=epilogue_residual,
-                select=select)
+                select=select, input_nchw=input_nchw)

@@ -58,11 +58,14 @@ def plan(ctx, b):
     vw = next((v for v in (16, 8, 4) if c % v == 0), None)
     if not p.nchw and code(y) == "f32" and vw:  # vectors of contiguous channels
         local = row_local_size(c // vw, ow, 64)
+        # pixels c channels apart, or a concatenation's where the output is its slot (written
+        # in place: no copy into it; ShuffleNet's pooled shortcut)
+        ld = b.out_stride(0) or c
         b.launch("pooling", "pool_vec", {"kind": _KIND[ctx.name], "vw": vw, **extra},
                  (c // vw, ow, n * oh),
                  [In(0), Out(0), *[i32(v) for v in (h, w, c, oh, ow)],
                   *[i32(v) for v in _nhwc_strides(xs, False)[:3]],
-                  *[i32(v) for v in _nhwc_strides(ys, False)[:3]],
+                  *[i32(v) for v in (oh * ow * ld, ow * ld, ld)],
                   *[i32(v) for v in (fh, fw, p.stride_h, p.stride_w, top, left)],
                   *act_args(ctx, act_index, y)], local_size=(*local, 1) if local else None)
         return

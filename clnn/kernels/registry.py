@@ -65,6 +65,12 @@ A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
     operation's output (same shape, no broadcasting; ``channels``: an NHWC operand of fewer
     channels, zero past them, the channel PAD fused in) and apply the ADD's activation, read by
     clnn/fusion.py; ``plan`` then finds the fusion in ``b.residual`` (an AddFusion).
+
+``input_nchw(ctx, node) -> bool`` (optional)
+    True where the family's kernels can read input 0 in the NCHW layout instead of the NHWC
+    tensor ``ctx`` shows (``node``: what they read of the fused node so far: its
+    ``residual``), read by clnn/fusion.py to fuse away a TRANSPOSE (0, 2, 3, 1) before it;
+    ``plan`` then finds the fusion in ``b.input_layout`` (a LayoutFusion).
 """
 
 from __future__ import annotations
@@ -102,6 +108,10 @@ def _no_limits(ctx, limits) -> None:
     return None
 
 
+def _no_nchw(ctx, node) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class KernelRegistration:
     op: OperationType | ExtensionOperationType
@@ -118,6 +128,7 @@ class KernelRegistration:
     #: families (the select and tune passes, clnn/passes/select.py); ``node``: its fused node,
     #: ``decided``: {choice key: Choice} made so far (a choice may depend on another's)
     select: Callable | None = None
+    input_nchw: Callable = _no_nchw
 
     def host_input_indexes(self, n_inputs: int) -> set[int]:
         return {i % n_inputs for i in self.host_inputs if -n_inputs <= i < n_inputs}
@@ -131,7 +142,7 @@ def register_kernel(op: OperationType | ExtensionOperationType | str, *, family:
                     epilogue_activations=None, max_shapes=None,
                     omitted_inputs: bool = False,
                     epilogue_residual=None, device_support=None,
-                    select=None) -> KernelRegistration:
+                    select=None, input_nchw=None) -> KernelRegistration:
     op = operation_type_of(op)
     if op in _KERNELS:
         raise RuntimeError(f"OpenCL kernel for {op.name} registered twice "
@@ -139,7 +150,7 @@ def register_kernel(op: OperationType | ExtensionOperationType | str, *, family:
     reg = KernelRegistration(op, family, support, plan, tuple(host_inputs),
                              epilogue_activations or _no_activations, max_shapes,
                              omitted_inputs, epilogue_residual or _no_residual,
-                             device_support or _no_limits, select)
+                             device_support or _no_limits, select, input_nchw or _no_nchw)
     _KERNELS[op] = reg
     return reg
 

@@ -1,7 +1,8 @@
 """Pass 3, fusion: the partition's graph rewritten into fused nodes. An operation another
-one's kernels do (a PAD, an ADD, an activation, a depthwise convolution before a 1x1 one) is
-absorbed by that node, which carries it in its *epilogue list*; the rules are clnn/fusion.py's
-(find_fusions). The kernel plans (realize) see a node through LaunchBuilder.node.
+one's kernels do (a PAD, a TRANSPOSE to NHWC, an ADD, an activation, a depthwise convolution
+before a 1x1 one) is absorbed by that node, which carries it in its *epilogue list*; the rules
+are clnn/fusion.py's (find_fusions). The kernel plans (realize) see a node through
+LaunchBuilder.node.
 
     fuse(sg, part, shapes, dwpw_choose) -> FusedGraph
 """
@@ -13,15 +14,17 @@ from dataclasses import dataclass, field
 from clnn.fusion import find_fusions
 
 #: the kinds of epilogue entries, in the order a node applies them: the input read through a
-#: PAD's window, the depthwise convolution computed before the pointwise one (a prologue), the
-#: residual ADD, the activation (clamp, PRELU or function)
-KINDS = ("input_pad", "depthwise", "residual", "activation")
+#: PAD's window, the input read in its NCHW layout (a TRANSPOSE fused away), the depthwise
+#: convolution computed before the pointwise one (a prologue), the residual ADD, the
+#: activation (clamp, PRELU or function)
+KINDS = ("input_pad", "input_layout", "depthwise", "residual", "activation")
 
 
 @dataclass(frozen=True)
 class Epilogue:
     """One entry of a fused node's epilogue list: ``kind`` (of :data:`KINDS`) and the
-    clnn.fusion record (PadFusion, DepthwiseFusion, AddFusion, ActivationFusion)."""
+    clnn.fusion record (PadFusion, LayoutFusion, DepthwiseFusion, AddFusion,
+    ActivationFusion)."""
 
     kind: str
     fusion: object
@@ -32,6 +35,8 @@ class Epilogue:
         f = self.fusion
         if self.kind == "input_pad":
             return (f.pad_op,)
+        if self.kind == "input_layout":
+            return (f.transpose_op,)
         if self.kind == "residual":
             return (f.add_op,) + (() if f.pad_op is None else (f.pad_op,))
         if self.kind == "activation":  # (SILU: the MUL and its LOGISTIC)
@@ -54,6 +59,10 @@ class FusedNode:
         return self._get("input_pad")
 
     @property
+    def input_layout(self):
+        return self._get("input_layout")
+
+    @property
     def residual(self):
         return self._get("residual")
 
@@ -73,6 +82,8 @@ class FusedNode:
             f = e.fusion
             if e.kind == "input_pad":
                 alias[f.padded] = f.source
+            elif e.kind == "input_layout":
+                alias[f.transposed] = f.source
             elif e.kind == "residual":
                 alias[f.conv_out] = f.add_out
             elif e.kind == "activation":
@@ -108,7 +119,8 @@ def fuse(sg, part, shapes, dwpw_choose) -> FusedGraph:
     pointwise fusion, or None (clnn.passes.select.DwpwChoices)."""
     found = find_fusions(sg, part.ops, shapes.contexts, set(part.outputs),
                          dwpw_choose=dwpw_choose)
-    by_kind = {"input_pad": found.pads, "depthwise": found.depthwise,
+    by_kind = {"input_pad": found.pads, "input_layout": found.layouts,
+               "depthwise": found.depthwise,
                "residual": found.adds, "activation": found.activations}
     entries: dict[int, list] = {}
     for kind in KINDS:
@@ -117,12 +129,14 @@ def fuse(sg, part, shapes, dwpw_choose) -> FusedGraph:
     graph = FusedGraph(found=found)
     graph.nodes = {j: FusedNode(j, tuple(e)) for j, e in sorted(entries.items())}
     # (clnn.plan's order: pads, ADDs and their channel PADs, activations, depthwise and theirs)
-    for kind in ("input_pad", "residual", "activation", "depthwise"):
+    for kind in ("input_pad", "input_layout", "residual", "activation", "depthwise"):
         for j, f in by_kind[kind].items():
             for op in Epilogue(kind, f).absorbed:
                 graph.fused_into[op] = j
     for j, f in found.pads.items():
         graph.reads[j] = {f.source}
+    for j, f in found.layouts.items():  # the convolution reads the NCHW tensor
+        graph.reads.setdefault(j, set()).add(f.source)
     for j, f in found.depthwise.items():  # the convolution reads the depthwise input
         graph.reads.setdefault(j, set()).add(f.source)
     for j, f in found.adds.items():  # a channel PAD's input is read by the convolution

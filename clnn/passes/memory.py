@@ -143,6 +143,8 @@ def liveness(sg, part, fused) -> dict[int, list[int]]:
         live[o][1] = last_step
     for f in found.pads.values():  # a PAD fused into several readers appears once per reader
         live.pop(f.padded, None)
+    for f in found.layouts.values():  # nor does a TRANSPOSE fused into its convolution
+        live.pop(f.transposed, None)
     steps = {k: n for n, k in enumerate(part.ops)}
     for j, f in found.adds.items():  # the ADD's output is written by the convolution
         del live[f.conv_out]

@@ -11,10 +11,12 @@
 ## Kernel key: dt (f32, f16 storage of input and output), vw (divides O), tx, fw, sw, dw, res
 ## (add a tensor laid out like the output before the activation: a fused ADD, clnn/fusion.py),
 ## prelu (then a PRELU with one alpha per output channel), fn (then LOGISTIC or HARD_SWISH), cc
-## (conv_tile: the input channels, at most DIRECT_MAX_C, unrolled).
+## (conv_tile: the input channels, at most DIRECT_MAX_C, unrolled), xnchw (conv_tile: X is
+## NCHW, C planes of H x W, read where a TRANSPOSE to NHWC was fused away: clnn/fusion.py).
 <%namespace name="c" file="common.mako"/>
 
-<%def name="conv_tile(dt, vw, tx, fw, sw, dw, cc, res=False, prelu=False, fn=None, nv=1)">
+<%def name="conv_tile(dt, vw, tx, fw, sw, dw, cc, res=False, prelu=False, fn=None, nv=1,
+                      xnchw=False)">
 <%
     V = "float" if vw == 1 else "float%d" % vw
     span = (tx - 1) * sw + (fw - 1) * dw + 1
@@ -39,8 +41,11 @@ ${c.toffsets("x", "bias", "y")}
     const int xs = ox0 * ${sw} - pad_l;
     x += (size_t)b * H * W * C;
     w += o0;
+% if xnchw:
+    const int HW = H * W;  /* the input's channel planes */
+% endif
 % for p in range(span):
-    const int ix${p} = clamp(xs + ${p}, 0, W - 1) * C;
+    const int ix${p} = clamp(xs + ${p}, 0, W - 1)${"" if xnchw else " * C"};
     const bool in${p} = xs + ${p} >= 0 && xs + ${p} < W;
 % endfor
 % for j in range(tx):
@@ -58,21 +63,25 @@ ${c.toffsets("x", "bias", "y")}
     for (int ty = 0; ty < fh; ++ty) {
         const int iy = oy * stride_h - pad_t + ty * dil_h;
         if (iy < 0 || iy >= H) continue;
-        const __global ${c.ctype(dt)}* xr = x + (size_t)iy * W * C;
+        const __global ${c.ctype(dt)}* xr = x + (size_t)iy * W${"" if xnchw else " * C"};
         const __global float* wr = w + ty * ${fw} * tap;
   % if not guard:
         /* the input channels (cc) unrolled: every input of the span at a constant offset from
            the tile's first pixel (10-25% less kernel time than a loop over a run-time C) */
-        const __global ${c.ctype(dt)}* xq = xr + xs * ${cc};
+        const __global ${c.ctype(dt)}* xq = xr + xs${"" if xnchw else " * %d" % cc};
   % endif
   % for ci in range(cc):
         {
             const int ci = ${ci};
+    % if xnchw:
+            /* the channel's plane */
+            const __global ${c.ctype(dt)}* xc = ${"xr" if guard else "xq"} + (size_t)ci * HW;
+    % endif
     % for p in range(span):
       % if guard:
-            const float x${p} = in${p} ? ${c.ldf(dt, "xr", "ix%d + ci" % p)} : 0.0f;
+            const float x${p} = in${p} ? ${c.ldf(dt, "xc" if xnchw else "xr", ("ix%d" if xnchw else "ix%d + ci") % p)} : 0.0f;
       % else:
-            const float x${p} = ${c.ldf(dt, "xq", "%d" % (p * cc + ci))};
+            const float x${p} = ${c.ldf(dt, "xc" if xnchw else "xq", "%d" % (p if xnchw else p * cc + ci))};
       % endif
     % endfor
     % for q in range(fw):

@@ -32,11 +32,13 @@ def _conv(b, rng, x, c, o, f, act=0):
                 b.tensor(F32, [dims[0], dims[1], dims[2], o]))
 
 
-def fire_model(pool_branch=False, relu_node=True, shared=False, seed=0, squeeze=10):
+def fire_model(pool_branch=False, relu_node=True, shared=False, seed=0, squeeze=10,
+               tanh_branch=False):
     """x [1, 8, 9, 16] -> squeeze 1x1 (``squeeze``) -> expand 1x1 (12) and 3x3 (20) [-> RELU]
     [and a MAX_POOL_2D of x] -> CONCATENATION on the channels -> 1x1 conv: SqueezeNet's fire
     module. ``shared``: the 1x1 expansion is a model output too (read by another: no slot);
-    ``squeeze`` 8 or less: the 3x3 expansion on the direct ``conv_tile`` kernel."""
+    ``squeeze`` 8 or less: the 3x3 expansion on the direct ``conv_tile`` kernel;
+    ``tanh_branch``: a TANH of x concatenated too (a kernel without a row stride)."""
     rng = np.random.default_rng(seed)
     b = ModelBuilder()
     x = b.input(F32, [1, 8, 9, 16])
@@ -47,10 +49,12 @@ def fire_model(pool_branch=False, relu_node=True, shared=False, seed=0, squeeze=
         e1 = b.op("RELU", [e1], b.tensor(F32, [1, 8, 9, 12]))
         e3 = b.op("RELU", [e3], b.tensor(F32, [1, 8, 9, 20]))
     parts, c = [e1, e3], 32
-    if pool_branch:  # a kernel without a row stride: scratch, then copied into its slot
+    if pool_branch:  # pool_vec writes its slot in rows of the concatenation's channels
         pool = b.op("MAX_POOL_2D", [x, *[b.int32(v) for v in (1, 1, 1, 1, 1, 1, 3, 3, 0)]],
                     b.tensor(F32, [1, 8, 9, 16]))
         parts, c = parts + [pool], c + 16
+    if tanh_branch:  # a kernel without a row stride: scratch, then copied into its slot
+        parts, c = parts + [b.op("TANH", [x], b.tensor(F32, [1, 8, 9, 16]))], c + 16
     cat = b.op("CONCATENATION", [*parts, b.int32(3)], b.tensor(F32, [1, 8, 9, c]))
     b.mark_output(_conv(b, rng, cat, c, 6, 1))
     if shared:
@@ -102,13 +106,25 @@ def test_direct_conv_tile_writes_its_slot(device, relu_node):
 
 
 def test_a_kernel_without_a_row_stride_writes_scratch_copied_into_its_slot(device):
-    model, inputs = fire_model(pool_branch=True)
+    model, inputs = fire_model(tanh_branch=True)
     pm = _check(model, inputs, device)
     assert len(_slots(pm)) == 3
     sg = model.main
-    pool = next(k for k, op in enumerate(sg.operations) if op.type.name == "MAX_POOL_2D")
+    tanh = next(k for k, op in enumerate(sg.operations) if op.type.name == "TANH")
     copies = [k for k, n in _launches(pm) if n.startswith("strided_copy")]
-    assert copies == [pool], _launches(pm)  # the pooling's own copy: none of the CONCATENATION
+    assert copies == [tanh], _launches(pm)  # the TANH's own copy: none of the CONCATENATION
+
+
+def test_vector_pooling_writes_its_slot(device):
+    """A float pooling of 4k channels (pool_vec) writes its slot of the concatenation in rows
+    of the concatenation's channels (no copy: ShuffleNet's pooled shortcut)."""
+    model, inputs = fire_model(pool_branch=True)
+    pm = _check(model, inputs, device)
+    assert len(_slots(pm)) == 3
+    assert {s.ld for s in _slots(pm).values()} == {48}
+    launches = _launches(pm)
+    assert "pooling.pool_vec" in [n for _, n in launches], launches
+    assert not any(n.startswith("strided_copy") for _, n in launches), launches
 
 
 def test_an_input_read_elsewhere_is_copied(device):
