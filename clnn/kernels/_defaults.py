@@ -52,6 +52,11 @@ class ClassDefaults:
     #: the one row of before; a GPU's are its register budget's (4 x 2)
     planes_vw: int = 4
     planes_rows: int = 2
+    #: the channels per vector load of the float32 im2col packer (gemm.cl.mako im2col_pack's
+    #: ``cv``: each row's cv contiguous channels loaded at once and transposed in registers;
+    #: 1: channel by channel). CPU (PoCL, kernel-time A/B on the ONNX dev models' strided
+    #: layers): 8; a GPU's: 4 (a float4 load per work-item)
+    im2col_cv: int = 4
 
 
 _CPU = ClassDefaults(
@@ -60,7 +65,7 @@ _CPU = ClassDefaults(
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
     direct="rule", direct_rows=-1, dwpw=True, norm_max_vw=16,
-    planes_vw=16, planes_rows=8)
+    planes_vw=16, planes_rows=8, im2col_cv=8)
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],
@@ -129,3 +134,15 @@ def planes_variant(limits, stride_h: int, stride_w: int = 1) -> tuple[int, int]:
     pool_planes) on a device of these limits, for these strides."""
     d = defaults(traits(limits))
     return max(2, d.planes_vw // stride_w), d.planes_rows if stride_h <= 2 else 1
+
+
+def im2col_vector(limits, dt: str, cg: int, channel_stride: int) -> int:
+    """The ``cv`` of an im2col launch on a device of these limits (None: the vectorless
+    path): the device class's im2col_cv, or the widest power of two below it that divides
+    the group's channels, where the input is float32 with contiguous channels (NHWC); else 1."""
+    if dt != "f32" or channel_stride != 1 or limits is None:
+        return 1
+    cv = defaults(traits(limits)).im2col_cv
+    while cv > 1 and cg % cv:
+        cv //= 2
+    return cv if cv >= 4 else 1

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from clnn.kernels._defaults import im2col_vector
 from clnn.kernels.support import FLOAT, f32, i32
 from hal.operations.conv2d import is_quant, output_multipliers
 
@@ -258,7 +259,11 @@ def launch_im2col(b, *, dt: str, x, dst, mr: int, M: int, K: int, oh: int, ow: i
     """Packed A of a convolution into ``dst`` (one [ceil(M/mr), K, mr] block per group)."""
     grp = ceil_to(max(M, 1), mr) * K
     pv = i32(padv) if dt in ("u8", "i8") else f32(padv)
-    b.launch("gemm", "im2col_pack", {"dt": dt, "mr": mr},
+    key = {"dt": dt, "mr": mr}
+    cv = im2col_vector(getattr(b.device, "limits", None), dt, cg, strides_nyxc[3])
+    if cv > 1:  # cv channels per vector load (the device class's im2col_cv)
+        key["cv"] = cv
+    b.launch("gemm", "im2col_pack", key,
              (ceil_to(M, mr) // mr, K // max(cg, 1), groups),
              [*tensor_arg(x), *tensor_arg(dst),
               *[i32(v) for v in (M, K, oh * ow, ow, H, W, cg, fw, stride[0], stride[1],

@@ -457,8 +457,11 @@ ${quant_full_panel(odt, mr, nv, vw, bias)}\
 ## value (0, or the input zero point for quantized types, so that x - zero_point is 0).
 ## Input element (b, y, x, ch) at b * sn + y * sy + x * sx + ch * sc (any layout).
 ## One work-item per (row block, filter tap, group): it resolves the mr input pixels of its
-## rows once (the divisions), then writes its cg * mr contiguous elements channel by channel.
-<%def name="im2col_pack(dt, mr)">
+## rows once (the divisions), then writes its cg * mr contiguous elements channel by channel;
+## with ``cv`` (float32, channels contiguous, cv | cg) cv channels at a time: one vector load
+## per row (the row's cv channels), transposed in registers into cv stores of mr contiguous
+## elements (the scalar loop's gathers cost PoCL most of this kernel's time).
+<%def name="im2col_pack(dt, mr, cv=1)">
 <%
     T = {"f32": "float", "f16": "float", "u8": "uchar", "i8": "char"}[dt]
 %>
@@ -491,6 +494,24 @@ __kernel void im2col_pack(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "a")},
     }
 % endfor
     __global ${c.ctype(dt)}* dst = a + (size_t)g * grp_stride + ((size_t)mb * K + tap * cg) * ${mr};
+% if cv > 1:
+<%
+    VC = "float%d" % cv
+%>    for (int ch = 0; ch < cg; ch += ${cv}) {
+  % for r in range(mr):
+        const ${VC} v${r} = s${r} >= 0 ? vload${cv}(0, x + s${r} + ch) : (${VC})(padv);
+  % endfor
+  % for j in range(cv):
+    % if mr in (2, 4, 8, 16):
+        vstore${mr}((float${mr})(${", ".join("v%d.s%x" % (r, j) for r in range(mr))}), 0, dst + (ch + ${j}) * ${mr});
+    % else:
+      % for r in range(mr):
+        dst[(ch + ${j}) * ${mr} + ${r}] = v${r}.s${"%x" % j};
+      % endfor
+    % endif
+  % endfor
+    }
+% else:
     for (int ch = 0; ch < cg; ++ch) {
         const int o = ch * sc;
 % for r in range(mr):
@@ -501,6 +522,7 @@ __kernel void im2col_pack(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "a")},
   % endif
 % endfor
     }
+% endif
 }
 </%def>
 
