@@ -57,6 +57,10 @@ class ClassDefaults:
     #: 1: channel by channel). CPU (PoCL, kernel-time A/B on the ONNX dev models' strided
     #: layers): 8; a GPU's: 4 (a float4 load per work-item)
     im2col_cv: int = 4
+    #: float32 NHWC convolutions that would pack an im2col panel run the GEMM on the input
+    #: itself (amode "taps", gemm.cl.mako: the panel's write and read saved, the strided and
+    #: 3x3 layers Winograd does not take). CPU (PoCL): on; a GPU: off until measured
+    gemm_taps: bool = False
 
 
 _CPU = ClassDefaults(
@@ -65,7 +69,7 @@ _CPU = ClassDefaults(
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
     direct="rule", direct_rows=-1, dwpw=True, norm_max_vw=16,
-    planes_vw=16, planes_rows=8, im2col_cv=8)
+    planes_vw=16, planes_rows=8, im2col_cv=8, gemm_taps=True)
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],

@@ -176,6 +176,8 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
         batch, sam, sak, b_b, ch_b = (n, 1), 1, oh * ow, (0, 0), (0, 0)
     elif direct_a:
         a, amode, a_grp = In(0), "rows", cg
+    elif taps_applies(b, dt, p, groups):  # the implicit GEMM: no im2col panel
+        a, amode, a_grp = In(0), "taps", 0
     else:
         a_grp = _gemm.ceil_to(max(M, 1), mr) * K
         a = _gemm.scratch(b, groups * a_grp * inp.dtype.itemsize)
@@ -194,7 +196,21 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                       bias=In(2), requant=requant, batch=batch, a_b=(a_grp, 0), b_b=b_b,
                       c_b=(c_grp, 0), ch_b=ch_b, za=za, zo=_gemm.zero_of(out), lo=lo,
                       hi=hi, res=res, prelu=alpha, fn=post_fn(b), wg=variant["wg"],
-                      res_cols=residual_columns(b), facc=facc)
+                      res_cols=residual_columns(b), facc=facc,
+                      taps=_gemm.taps_args(h, w, c, oh, ow, fw, fh * fw,
+                                           (p.stride_h, p.stride_w), (p.dil_h, p.dil_w),
+                                           (top, left)) if amode == "taps" else None)
+
+
+def taps_applies(b, dt: str, p, groups: int) -> bool:
+    """Whether a convolution that would pack an im2col panel runs the implicit GEMM on its
+    input instead (amode "taps"): float32 NHWC, one group, on a device class that takes it
+    (clnn/kernels/_defaults.py gemm_taps)."""
+    from clnn.kernels import _defaults
+
+    limits = getattr(b.device, "limits", None)
+    return dt == "f32" and not p.nchw and groups == 1 and limits is not None and \
+        _defaults.defaults(_defaults.traits(limits)).gemm_taps
 
 #: the direct kernel runs convolutions whose input has at most this many channels
 DIRECT_MAX_C = 8

@@ -116,7 +116,12 @@ def test_conv_support_reasons(cl_device):
 def test_conv_1x1_skips_im2col(cl_device, shape, f, launches):
     """A 1x1 stride-1 NHWC convolution is one GEMM launch on the input; 3x3 on the GEMM path
     adds im2col (over more than DIRECT_MAX_C input channels: fewer take the direct kernel;
-    Winograd, which such a layer takes by default, off here: tests/cl/test_cl_winograd.py)."""
+    Winograd, which such a layer takes by default, off here: tests/cl/test_cl_winograd.py)
+    but on a device class that runs the implicit GEMM (gemm_taps)."""
+    from clnn.kernels import _defaults
+
+    if _defaults.defaults(_defaults.traits(cl_device.limits)).gemm_taps:
+        launches = 1
     rng = np.random.default_rng(8)
     m, x = conv_model("f32", rng, list(shape), [4, f, f, 16], [1, 6, 6, 4], ints(1, 1, 1, 0))
     prepared = cl_device.with_options(winograd=0).prepare_model(m)
