@@ -1,8 +1,10 @@
 """CONV_2D on OpenCL, on the shared GEMM (templates/gemm.cl.mako, planned by _gemm.py).
 
 C[m, o] = sum_k A[m, k] * B[k, o] with m = (batch, oy, ox), k = (ty, tx, channel): A is the
-input itself for a 1x1, stride 1, unpadded NHWC convolution, else its im2col packed by
-``im2col_pack`` (padding taps read the input zero point, so they add nothing); B is the filter,
+input itself for a 1x1, stride 1, unpadded NHWC convolution, read through each row's window
+for other float32 NHWC ones where the device class takes it (the implicit GEMM,
+:func:`taps_applies`), else its im2col packed by ``im2col_pack`` (padding taps read the input
+zero point, so they add nothing); B is the filter,
 transposed and packed once when the plan is made. Bias, the fused activation and (quantized)
 the reference requantization per output channel run in the GEMM epilogue, which writes NHWC or
 NCHW directly. :func:`plan_conv_gemm` is shared with GROUPED_CONV_2D (one GEMM batch per

@@ -12,7 +12,9 @@
 ##
 ## Kernel key (knobs): dt (storage of A and C: f32 f16 u8 i8), odt (storage of C), mr, nv, vw
 ## (tile), amode ("packed": A is [ceil(M/mr), K, mr], zero padded, written by im2col_pack;
-## "rows": A[m, k] = a[m * sam + k * sak], rows past M clamped), cmode ("nhwc": C[m, n] at
+## "rows": A[m, k] = a[m * sam + k * sak], rows past M clamped; "taps": float32, A read from a
+## convolution's NHWC input through each row's window, the implicit GEMM, taps_rows / taps_loop
+## below), cmode ("nhwc": C[m, n] at
 ## m * ldc + n; "nchw": at (m / ohw) * ldc + n * ohw + m % ohw), epi ("act": bias, fused
 ## activation and, for quantized types, the reference requantization; "acc": raw float / int32
 ## accumulators), bias (quantized "act" epilogues), flex (every float "act" epilogue: the
