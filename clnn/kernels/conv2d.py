@@ -208,11 +208,15 @@ def taps_applies(b, dt: str, p, groups: int) -> bool:
     """Whether a convolution that would pack an im2col panel runs the implicit GEMM on its
     input instead (amode "taps"): float32 NHWC, one group, on a device class that takes it
     (clnn/kernels/_defaults.py gemm_taps)."""
+    return dt == "f32" and not p.nchw and groups == 1 and taps_device(b.device)
+
+
+def taps_device(device) -> bool:
+    """Whether the device's class runs the implicit GEMM (gemm_taps)."""
     from clnn.kernels import _defaults
 
-    limits = getattr(b.device, "limits", None)
-    return dt == "f32" and not p.nchw and groups == 1 and limits is not None and \
-        _defaults.defaults(_defaults.traits(limits)).gemm_taps
+    limits = getattr(device, "limits", None)
+    return limits is not None and _defaults.defaults(_defaults.traits(limits)).gemm_taps
 
 #: the direct kernel runs convolutions whose input has at most this many channels
 DIRECT_MAX_C = 8
@@ -229,23 +233,29 @@ DIRECT_MAX_C_STRIDED = 32
 #: the Winograd path is ahead on 64 output channels)
 DIRECT_MAX_C_LARGE = 16
 DIRECT_LARGE_OUT = 48 * 48
+#: strided layers the implicit GEMM can run instead (:func:`taps_applies`: no im2col panel)
+#: take the direct kernel up to this many channels: the implicit GEMM 0.42-0.86x its kernel
+#: time from 16 channels (112 x 112 x 16 -> 32 ... 28 x 28 x 32 -> 64, common_det's 208 x 208
+#: x 24 -> 48), even at 8 and 12 (benchmarks/results/issue41_implicit_gemm-20261129.json)
+DIRECT_MAX_C_STRIDED_TAPS = 12
 
 
-def direct_max_c(p, oh: int, ow: int) -> int:
+def direct_max_c(p, oh: int, ow: int, taps: bool = False) -> int:
     """The most input channels the direct kernel takes for a layer of parameters ``p`` and
-    an output of oh x ow pixels."""
+    an output of oh x ow pixels (``taps``: the implicit GEMM can run it)."""
     if p.stride_h > 1 or p.stride_w > 1:
-        return DIRECT_MAX_C_STRIDED
+        return DIRECT_MAX_C_STRIDED_TAPS if taps else DIRECT_MAX_C_STRIDED
     return DIRECT_MAX_C_LARGE if oh * ow >= DIRECT_LARGE_OUT else DIRECT_MAX_C
 #: below this many output channels (and 4 | input channels) conv_cvec vectorizes over the
 #: input channels instead of the output channels
 CVEC_MAX_O = 4
 
 
-def direct_kind(ctx, f, p) -> str | None:
+def direct_kind(ctx, f, p, device=None) -> str | None:
     """Which direct kernel a float NHWC convolution with a constant filter takes (``f``: the
-    builder or the fused node): "cvec" for fewer than CVEC_MAX_O output channels (4 | input
-    channels), "tile" (``conv_tile``) over at most DIRECT_MAX_C input channels and a window
+    builder or the fused node; ``device``: the device, for whether the implicit GEMM runs
+    the layer): "cvec" for fewer than CVEC_MAX_O output channels (4 | input channels),
+    "tile" (``conv_tile``) over at most :func:`direct_max_c` input channels and a window
     wider than 1x1 (im2col would cost more than the GEMM); None when neither applies."""
     inp, fi = ctx.inputs[0], ctx.inputs[1]
     if p.nchw or fi.value is None or code(inp) not in ("f32", "f16") or code(fi) != code(inp):
@@ -256,7 +266,8 @@ def direct_kind(ctx, f, p) -> str | None:
     o, fh, fw, _ = fi.shape
     _, (oh, ow) = resolve_padding(p, h, w, fh, fw)
     cvec = o < CVEC_MAX_O and c % 4 == 0  # a GEMM would compute 8 columns for these
-    if not cvec and (c > direct_max_c(p, oh, ow) or
+    taps = code(inp) == "f32" and taps_device(device)
+    if not cvec and (c > direct_max_c(p, oh, ow, taps) or
                      (fh, fw, p.stride_h, p.stride_w) == (1, 1, 1, 1)):
         return None
     if tile_width(ow, fw, p.stride_w, p.dil_w) is None:
@@ -282,7 +293,7 @@ def plan_conv_direct(ctx, b, p) -> bool:
     """A direct kernel (:func:`direct_kind`) for a float NHWC convolution with a constant
     filter; False when none applies."""
     inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
-    kind = direct_kind(ctx, b, p)
+    kind = direct_kind(ctx, b, p, b.device)
     if kind is None:
         return False
     n, h, w, c = inp.shape
@@ -355,7 +366,7 @@ def select(ctx, node, device, decided) -> list:
     if f.depthwise is not None:
         return []
     p = hal_conv2d.conv_params(ctx)
-    kind = direct_kind(ctx, f, p)
+    kind = direct_kind(ctx, f, p, device)
     if kind is not None:
         return [] if kind == "cvec" else [_conv_variants.select(device,
                                                                conv_tile_signature(ctx, f, p))]

@@ -218,7 +218,7 @@ def test_add_fused_into_convolution(cl_device, t, add_act, c, o, f, stride, nchw
     _check_add(m, x, cl_device, "f16" if t != F32 else "f32", fused=True)
 
 
-@pytest.mark.parametrize("c,kernels", [(16, ["conv2d.conv_tile"]),
+@pytest.mark.parametrize("c,kernels", [(8, ["conv2d.conv_tile"]),
                                         (40, ["gemm.im2col_pack", "gemm.gemm"])])
 def test_pad_conv_add_chain(cl_device, c, kernels):
     """PAD -> CONV_2D -> ADD: both fusions, the convolution's launches alone (the direct
