@@ -106,10 +106,11 @@ def input_strides(shape, nchw: bool, h: int, w: int):
     return layout_strides((n, c, h, w) if nchw else (n, h, w, c), nchw)
 
 
-def gemm_signature(ctx, f, p, groups: int = 1) -> dict:
+def gemm_signature(ctx, f, p, groups: int = 1, device=None) -> dict:
     """The signature of the layer's GEMM (``f``: the builder or the fused node): A the input
     itself for a 1x1, stride 1, unpadded convolution ("rows"; NCHW: "cols", the input's
-    [C, HW] plane read by columns, one GEMM batch per image), else im2col panels."""
+    [C, HW] plane read by columns, one GEMM batch per image), read through each row's window
+    ("taps", the implicit GEMM: :func:`taps_applies` on ``device``), else im2col panels."""
     inp, fi = ctx.inputs[0], ctx.inputs[1]
     n, h, w, c = nhwc_shape(inp.shape, p.nchw)
     o, fh, fw, cg = fi.shape
@@ -121,7 +122,10 @@ def gemm_signature(ctx, f, p, groups: int = 1) -> dict:
         return _gemm_variants.signature(dt=code(inp), amode="cols", M=oh * ow, N=o // groups,
                                         K=K, batches=n)
     rows = pointwise and not p.nchw
-    return _gemm_variants.signature(dt=code(inp), amode="rows" if rows else "packed",
+    taps = not rows and code(inp) == "f32" and not p.nchw and groups == 1 and \
+        taps_device(device)
+    return _gemm_variants.signature(dt=code(inp),
+                                    amode="rows" if rows else "taps" if taps else "packed",
                                     M=n * oh * ow, N=o // groups, K=K, batches=groups)
 
 
@@ -149,7 +153,7 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
     # c * HW + q), one GEMM batch per image: no im2col either
     cols_a = pointwise and p.nchw and groups == 1
     # the tile and work-group shape of this layer: the select and tune passes'
-    variant = _gemm_variants.choose(b, **gemm_signature(ctx, b, p, groups))
+    variant = _gemm_variants.choose(b, **gemm_signature(ctx, b, p, groups, b.device))
     tile = tuple(variant["tile"])
     mr, nr = tile[0], tile[1] * tile[2]
     facc = False
@@ -376,8 +380,8 @@ def select(ctx, node, device, decided) -> list:
         m = _winograd.path(decided.get(wc.key, wc).variant)
         if m in (2, 4):
             return [wc, _gemm_variants.select(device, _winograd.gemm_signature(s, m))]
-        return [wc, _gemm_variants.select(device, gemm_signature(ctx, f, p))]
-    return [_gemm_variants.select(device, gemm_signature(ctx, f, p))]
+        return [wc, _gemm_variants.select(device, gemm_signature(ctx, f, p, 1, device))]
+    return [_gemm_variants.select(device, gemm_signature(ctx, f, p, 1, device))]
 
 
 def epilogue_activations(ctx) -> tuple[str, ...]:
