@@ -52,14 +52,17 @@ def _model(h, w, c, o, s):
 
 
 def _kernel_ms(model, inputs, iterations: int, winograd, limits) -> tuple[float, list]:
-    saved = (conv2d.DIRECT_MAX_C_STRIDED, conv2d.DIRECT_MAX_C_LARGE, conv2d.DIRECT_LARGE_OUT)
+    saved = (conv2d.DIRECT_MAX_C_STRIDED, conv2d.DIRECT_MAX_C_LARGE, conv2d.DIRECT_LARGE_OUT,
+             conv2d.DIRECT_MAX_C_STRIDED_TAPS)
     if limits is not None:
         conv2d.DIRECT_MAX_C_STRIDED, conv2d.DIRECT_MAX_C_LARGE, conv2d.DIRECT_LARGE_OUT = limits
+        conv2d.DIRECT_MAX_C_STRIDED_TAPS = limits[0]
     try:
         dev = ClDevice(fallback=False, options=DeviceOptions(winograd=winograd, chains=False))
         pm = dev.prepare_model(model)
     finally:
-        conv2d.DIRECT_MAX_C_STRIDED, conv2d.DIRECT_MAX_C_LARGE, conv2d.DIRECT_LARGE_OUT = saved
+        (conv2d.DIRECT_MAX_C_STRIDED, conv2d.DIRECT_MAX_C_LARGE, conv2d.DIRECT_LARGE_OUT,
+         conv2d.DIRECT_MAX_C_STRIDED_TAPS) = saved
     times = []
     for r in range(iterations + 1):
         events = []

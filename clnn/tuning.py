@@ -223,8 +223,9 @@ class Tuner:
                                            None, None, True))
                 return default
             entry = None
-        # an entry cut short by the budget is reused at prepare; clnn tune completes it
-        usable = entry is not None and (entry.get("complete") or self.mode in REUSING)
+        # an entry cut short by the budget is reused at prepare (clnn tune completes it) where
+        # it measured today's default
+        usable = entry is not None and reusable(entry, default, self.mode)
         if usable and not self.retune and entry.get("choice") in (space or candidates):
             self.records.append(Record(op_index, family, signature, entry["choice"], default,
                                        entry.get("default_ms"), entry.get("best_ms"), True))
@@ -272,6 +273,17 @@ class Tuner:
 
 def _key(candidate) -> str:
     return json.dumps(candidate, sort_keys=True)
+
+
+def reusable(entry: dict, default, mode_: str) -> bool:
+    """Whether a cache entry's choice stands against ``default``, the family's default
+    today: a complete entry (every candidate measured), or in the reusing modes one cut short
+    by a budget that measured that default among its candidates. An incomplete entry that did
+    not (a default of an earlier heuristic, the only candidate its budget allowed) holds no
+    evidence against today's default, which is taken until clnn tune measures the layer."""
+    if entry.get("complete"):
+        return True
+    return mode_ in REUSING and _key(default) in (entry.get("times_ms") or {})
 
 
 def measure_candidates(device, run_candidate, candidates: list, reps: int, may_continue):
@@ -449,7 +461,7 @@ def chosen(b, choice: Choice):
     entry = tuner.cache.get(choice.family, choice.signature) if tuner.cache else None
     space = choice.tunable.space(_traits(b.device), choice.signature, True)
     ok = entry is not None and entry.get("choice") in space and \
-        (entry.get("complete") or tuner.mode in REUSING)
+        reusable(entry, choice.variant, tuner.mode)
     return entry["choice"] if ok else choice.variant
 
 

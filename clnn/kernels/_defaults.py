@@ -62,6 +62,15 @@ class ClassDefaults:
     #: rows: the column tables' vector and checks once for them). CPU (PoCL, interleaved A/B
     #: on benchmarks/layout_families.py's x2 shapes, load 13): 4 rows 0.5-0.8x the time of 1
     resize_rows: int = 1
+    #: the channels per vector load of the float32 im2col packer (gemm.cl.mako im2col_pack's
+    #: ``cv``: each row's cv contiguous channels loaded at once and transposed in registers;
+    #: 1: channel by channel). CPU (PoCL, kernel-time A/B on the ONNX dev models' strided
+    #: layers): 8; a GPU's: 4 (a float4 load per work-item)
+    im2col_cv: int = 4
+    #: float32 NHWC convolutions that would pack an im2col panel run the GEMM on the input
+    #: itself (amode "taps", gemm.cl.mako: the panel's write and read saved, the strided and
+    #: 3x3 layers Winograd does not take). CPU (PoCL): on; a GPU: off until measured
+    gemm_taps: bool = False
 
 
 _CPU = ClassDefaults(
@@ -70,7 +79,8 @@ _CPU = ClassDefaults(
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
     direct="rule", direct_rows=-1, dwpw=True, norm_max_vw=16,
-    planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4)
+    planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
+    gemm_taps=True)
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],
@@ -142,3 +152,15 @@ def planes_variant(limits, stride_h: int, stride_w: int = 1) -> tuple[int, int]:
         vw, rows = d.planes_s2
         return vw, rows if stride_h <= 2 else 1
     return max(2, d.planes_vw // stride_w), d.planes_rows if stride_h <= 2 else 1
+
+
+def im2col_vector(limits, dt: str, cg: int, channel_stride: int) -> int:
+    """The ``cv`` of an im2col launch on a device of these limits (None: the vectorless
+    path): the device class's im2col_cv, or the widest power of two below it that divides
+    the group's channels, where the input is float32 with contiguous channels (NHWC); else 1."""
+    if dt != "f32" or channel_stride != 1 or limits is None:
+        return 1
+    cv = defaults(traits(limits)).im2col_cv
+    while cv > 1 and cg % cv:
+        cv //= 2
+    return cv if cv >= 4 else 1

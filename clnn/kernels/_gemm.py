@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from clnn.kernels._defaults import im2col_vector
 from clnn.kernels.support import FLOAT, f32, i32
 from hal.operations.conv2d import is_quant, output_multipliers
 
@@ -167,7 +168,7 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
                 amode="rows", sam=0, sak=1, cmode="nhwc", ldc=None, ohw=1, epi="act",
                 bias=None, requant=(), batch=(1, 1), a_b=(0, 0), b_b=(0, 0), c_b=(0, 0),
                 ch_b=(0, 0), za=0, zo=0, lo=None, hi=None, family="gemm", res=None,
-                prelu=None, fn=None, wg="auto", res_cols=None, facc=False):
+                prelu=None, fn=None, wg="auto", res_cols=None, facc=False, taps=None):
     """One GEMM launch (see gemm.cl.mako for the knobs). ``a`` / ``c`` are In/Out or buffers;
     ``bpk`` the packed B buffer; ``bias`` In(k) or None; ``requant`` [mult, shift] buffers
     of quantized "act" epilogues; lo / hi the activation clamp; ``res`` (buffer, element
@@ -176,7 +177,8 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     channel-padded residual of BlazeFace-style blocks); ``prelu`` that of
     a per-output-channel alpha applied after it, ``fn`` a function applied last (float "act"
     epilogues). ``wg``: the work-group shape of the variant (clnn/kernels/_gemm_variants.py):
-    "auto" (:func:`local_size`), None (the driver's) or [rows, columns] (:func:`fit_group`)."""
+    "auto" (:func:`local_size`), None (the driver's) or [rows, columns] (:func:`fit_group`).
+    ``taps``: amode "taps" (:func:`taps_args`), the implicit GEMM's convolution geometry."""
     mr, nv, vw = tile
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -220,9 +222,21 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
         args += [i32(post), i32(res_ld), i32(res_n)]
     elif res_cols is not None:
         raise ValueError(f"a {dt} GEMM with the {epi!r} epilogue fuses no residual")
+    if (amode == "taps") != (taps is not None):
+        raise ValueError("amode 'taps' and its convolution geometry go together")
+    if taps is not None:
+        args += [i32(v) for v in taps]
     gsize = (-(-M // mr), -(-N // nr), batch[0] * batch[1])
     b.launch(family, "gemm", params, gsize, args, local_size=local_for(wg, gsize),
              flexible=True)
+
+
+def taps_args(h: int, w: int, c: int, oh: int, ow: int, fw: int, taps: int, stride, dil,
+              pad) -> tuple:
+    """The convolution geometry of an implicit GEMM (amode "taps", gemm.cl.mako): an NHWC
+    float32 input of h x w x c, an output of oh x ow, taps = fh * fw filter taps, (stride_h,
+    stride_w), (dil_h, dil_w), (pad_top, pad_left)."""
+    return (h, w, c, ow, oh * ow, fw, taps, *stride, *dil, *pad)
 
 
 def fit_group(gsize, wg):
@@ -258,7 +272,11 @@ def launch_im2col(b, *, dt: str, x, dst, mr: int, M: int, K: int, oh: int, ow: i
     """Packed A of a convolution into ``dst`` (one [ceil(M/mr), K, mr] block per group)."""
     grp = ceil_to(max(M, 1), mr) * K
     pv = i32(padv) if dt in ("u8", "i8") else f32(padv)
-    b.launch("gemm", "im2col_pack", {"dt": dt, "mr": mr},
+    key = {"dt": dt, "mr": mr}
+    cv = im2col_vector(getattr(b.device, "limits", None), dt, cg, strides_nyxc[3])
+    if cv > 1:  # cv channels per vector load (the device class's im2col_cv)
+        key["cv"] = cv
+    b.launch("gemm", "im2col_pack", key,
              (ceil_to(M, mr) // mr, K // max(cg, 1), groups),
              [*tensor_arg(x), *tensor_arg(dst),
               *[i32(v) for v in (M, K, oh * ow, ow, H, W, cg, fw, stride[0], stride[1],

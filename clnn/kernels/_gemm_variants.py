@@ -76,7 +76,8 @@ def candidates(t: Traits, n: int, full: bool = True, m: int = 0, k: int = 0,
 
 def signature(*, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) -> dict:
     """The GEMM layer's signature (its key in the tuning cache). ``amode``: "packed" (im2col
-    panels), "rows" (A[m, k] at m * K + k) or "cols" (at k * M + m: an NCHW plane)."""
+    panels), "rows" (A[m, k] at m * K + k), "cols" (at k * M + m: an NCHW plane) or "taps"
+    (the implicit GEMM of a convolution: the tiles of "rows", measured as "rows")."""
     return {"dt": dt, "amode": amode, "M": M, "N": N, "K": K, "batches": batches}
 
 

@@ -1,8 +1,10 @@
 """CONV_2D on OpenCL, on the shared GEMM (templates/gemm.cl.mako, planned by _gemm.py).
 
 C[m, o] = sum_k A[m, k] * B[k, o] with m = (batch, oy, ox), k = (ty, tx, channel): A is the
-input itself for a 1x1, stride 1, unpadded NHWC convolution, else its im2col packed by
-``im2col_pack`` (padding taps read the input zero point, so they add nothing); B is the filter,
+input itself for a 1x1, stride 1, unpadded NHWC convolution, read through each row's window
+for other float32 NHWC ones where the device class takes it (the implicit GEMM,
+:func:`taps_applies`), else its im2col packed by ``im2col_pack`` (padding taps read the input
+zero point, so they add nothing); B is the filter,
 transposed and packed once when the plan is made. Bias, the fused activation and (quantized)
 the reference requantization per output channel run in the GEMM epilogue, which writes NHWC or
 NCHW directly. :func:`plan_conv_gemm` is shared with GROUPED_CONV_2D (one GEMM batch per
@@ -104,10 +106,11 @@ def input_strides(shape, nchw: bool, h: int, w: int):
     return layout_strides((n, c, h, w) if nchw else (n, h, w, c), nchw)
 
 
-def gemm_signature(ctx, f, p, groups: int = 1) -> dict:
+def gemm_signature(ctx, f, p, groups: int = 1, device=None) -> dict:
     """The signature of the layer's GEMM (``f``: the builder or the fused node): A the input
     itself for a 1x1, stride 1, unpadded convolution ("rows"; NCHW: "cols", the input's
-    [C, HW] plane read by columns, one GEMM batch per image), else im2col panels."""
+    [C, HW] plane read by columns, one GEMM batch per image), read through each row's window
+    ("taps", the implicit GEMM: :func:`taps_applies` on ``device``), else im2col panels."""
     inp, fi = ctx.inputs[0], ctx.inputs[1]
     n, h, w, c = nhwc_shape(inp.shape, p.nchw)
     o, fh, fw, cg = fi.shape
@@ -119,7 +122,10 @@ def gemm_signature(ctx, f, p, groups: int = 1) -> dict:
         return _gemm_variants.signature(dt=code(inp), amode="cols", M=oh * ow, N=o // groups,
                                         K=K, batches=n)
     rows = pointwise and not p.nchw
-    return _gemm_variants.signature(dt=code(inp), amode="rows" if rows else "packed",
+    taps = not rows and code(inp) == "f32" and not p.nchw and groups == 1 and \
+        taps_device(device)
+    return _gemm_variants.signature(dt=code(inp),
+                                    amode="rows" if rows else "taps" if taps else "packed",
                                     M=n * oh * ow, N=o // groups, K=K, batches=groups)
 
 
@@ -147,7 +153,7 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
     # c * HW + q), one GEMM batch per image: no im2col either
     cols_a = pointwise and p.nchw and groups == 1
     # the tile and work-group shape of this layer: the select and tune passes'
-    variant = _gemm_variants.choose(b, **gemm_signature(ctx, b, p, groups))
+    variant = _gemm_variants.choose(b, **gemm_signature(ctx, b, p, groups, b.device))
     tile = tuple(variant["tile"])
     mr, nr = tile[0], tile[1] * tile[2]
     facc = False
@@ -176,6 +182,8 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
         batch, sam, sak, b_b, ch_b = (n, 1), 1, oh * ow, (0, 0), (0, 0)
     elif direct_a:
         a, amode, a_grp = In(0), "rows", cg
+    elif taps_applies(b, dt, p, groups):  # the implicit GEMM: no im2col panel
+        a, amode, a_grp = In(0), "taps", 0
     else:
         a_grp = _gemm.ceil_to(max(M, 1), mr) * K
         a = _gemm.scratch(b, groups * a_grp * inp.dtype.itemsize)
@@ -194,7 +202,25 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                       bias=In(2), requant=requant, batch=batch, a_b=(a_grp, 0), b_b=b_b,
                       c_b=(c_grp, 0), ch_b=ch_b, za=za, zo=_gemm.zero_of(out), lo=lo,
                       hi=hi, res=res, prelu=alpha, fn=post_fn(b), wg=variant["wg"],
-                      res_cols=residual_columns(b), facc=facc)
+                      res_cols=residual_columns(b), facc=facc,
+                      taps=_gemm.taps_args(h, w, c, oh, ow, fw, fh * fw,
+                                           (p.stride_h, p.stride_w), (p.dil_h, p.dil_w),
+                                           (top, left)) if amode == "taps" else None)
+
+
+def taps_applies(b, dt: str, p, groups: int) -> bool:
+    """Whether a convolution that would pack an im2col panel runs the implicit GEMM on its
+    input instead (amode "taps"): float32 NHWC, one group, on a device class that takes it
+    (clnn/kernels/_defaults.py gemm_taps)."""
+    return dt == "f32" and not p.nchw and groups == 1 and taps_device(b.device)
+
+
+def taps_device(device) -> bool:
+    """Whether the device's class runs the implicit GEMM (gemm_taps)."""
+    from clnn.kernels import _defaults
+
+    limits = getattr(device, "limits", None)
+    return limits is not None and _defaults.defaults(_defaults.traits(limits)).gemm_taps
 
 #: the direct kernel runs convolutions whose input has at most this many channels
 DIRECT_MAX_C = 8
@@ -211,23 +237,29 @@ DIRECT_MAX_C_STRIDED = 32
 #: the Winograd path is ahead on 64 output channels)
 DIRECT_MAX_C_LARGE = 16
 DIRECT_LARGE_OUT = 48 * 48
+#: strided layers the implicit GEMM can run instead (:func:`taps_applies`: no im2col panel)
+#: take the direct kernel up to this many channels: the implicit GEMM 0.42-0.86x its kernel
+#: time from 16 channels (112 x 112 x 16 -> 32 ... 28 x 28 x 32 -> 64, common_det's 208 x 208
+#: x 24 -> 48), even at 8 and 12 (benchmarks/results/issue41_implicit_gemm-20261129.json)
+DIRECT_MAX_C_STRIDED_TAPS = 12
 
 
-def direct_max_c(p, oh: int, ow: int) -> int:
+def direct_max_c(p, oh: int, ow: int, taps: bool = False) -> int:
     """The most input channels the direct kernel takes for a layer of parameters ``p`` and
-    an output of oh x ow pixels."""
+    an output of oh x ow pixels (``taps``: the implicit GEMM can run it)."""
     if p.stride_h > 1 or p.stride_w > 1:
-        return DIRECT_MAX_C_STRIDED
+        return DIRECT_MAX_C_STRIDED_TAPS if taps else DIRECT_MAX_C_STRIDED
     return DIRECT_MAX_C_LARGE if oh * ow >= DIRECT_LARGE_OUT else DIRECT_MAX_C
 #: below this many output channels (and 4 | input channels) conv_cvec vectorizes over the
 #: input channels instead of the output channels
 CVEC_MAX_O = 4
 
 
-def direct_kind(ctx, f, p) -> str | None:
+def direct_kind(ctx, f, p, device=None) -> str | None:
     """Which direct kernel a float NHWC convolution with a constant filter takes (``f``: the
-    builder or the fused node): "cvec" for fewer than CVEC_MAX_O output channels (4 | input
-    channels), "tile" (``conv_tile``) over at most DIRECT_MAX_C input channels and a window
+    builder or the fused node; ``device``: the device, for whether the implicit GEMM runs
+    the layer): "cvec" for fewer than CVEC_MAX_O output channels (4 | input channels),
+    "tile" (``conv_tile``) over at most :func:`direct_max_c` input channels and a window
     wider than 1x1 (im2col would cost more than the GEMM); None when neither applies."""
     inp, fi = ctx.inputs[0], ctx.inputs[1]
     if p.nchw or fi.value is None or code(inp) not in ("f32", "f16") or code(fi) != code(inp):
@@ -238,7 +270,8 @@ def direct_kind(ctx, f, p) -> str | None:
     o, fh, fw, _ = fi.shape
     _, (oh, ow) = resolve_padding(p, h, w, fh, fw)
     cvec = o < CVEC_MAX_O and c % 4 == 0  # a GEMM would compute 8 columns for these
-    if not cvec and (c > direct_max_c(p, oh, ow) or
+    taps = code(inp) == "f32" and taps_device(device)
+    if not cvec and (c > direct_max_c(p, oh, ow, taps) or
                      (fh, fw, p.stride_h, p.stride_w) == (1, 1, 1, 1)):
         return None
     if tile_width(ow, fw, p.stride_w, p.dil_w) is None:
@@ -264,7 +297,7 @@ def plan_conv_direct(ctx, b, p) -> bool:
     """A direct kernel (:func:`direct_kind`) for a float NHWC convolution with a constant
     filter; False when none applies."""
     inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
-    kind = direct_kind(ctx, b, p)
+    kind = direct_kind(ctx, b, p, b.device)
     if kind is None:
         return False
     n, h, w, c = inp.shape
@@ -339,7 +372,7 @@ def select(ctx, node, device, decided) -> list:
     if f.depthwise is not None:
         return []
     p = hal_conv2d.conv_params(ctx)
-    kind = direct_kind(ctx, f, p)
+    kind = direct_kind(ctx, f, p, device)
     if kind is not None:
         return [] if kind == "cvec" else [_conv_variants.select(device,
                                                                conv_tile_signature(ctx, f, p))]
@@ -349,8 +382,8 @@ def select(ctx, node, device, decided) -> list:
         m = _winograd.path(decided.get(wc.key, wc).variant)
         if m in (2, 4):
             return [wc, _gemm_variants.select(device, _winograd.gemm_signature(s, m))]
-        return [wc, _gemm_variants.select(device, gemm_signature(ctx, f, p))]
-    return [_gemm_variants.select(device, gemm_signature(ctx, f, p))]
+        return [wc, _gemm_variants.select(device, gemm_signature(ctx, f, p, 1, device))]
+    return [_gemm_variants.select(device, gemm_signature(ctx, f, p, 1, device))]
 
 
 def epilogue_activations(ctx) -> tuple[str, ...]:

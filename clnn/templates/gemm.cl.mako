@@ -12,7 +12,9 @@
 ##
 ## Kernel key (knobs): dt (storage of A and C: f32 f16 u8 i8), odt (storage of C), mr, nv, vw
 ## (tile), amode ("packed": A is [ceil(M/mr), K, mr], zero padded, written by im2col_pack;
-## "rows": A[m, k] = a[m * sam + k * sak], rows past M clamped), cmode ("nhwc": C[m, n] at
+## "rows": A[m, k] = a[m * sam + k * sak], rows past M clamped; "taps": float32, A read from a
+## convolution's NHWC input through each row's window, the implicit GEMM, taps_rows / taps_loop
+## below), cmode ("nhwc": C[m, n] at
 ## m * ldc + n; "nchw": at (m / ohw) * ldc + n * ohw + m % ohw), epi ("act": bias, fused
 ## activation and, for quantized types, the reference requantization; "acc": raw float / int32
 ## accumulators), bias (quantized "act" epilogues), flex (every float "act" epilogue: the
@@ -64,7 +66,7 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
 % endif
                    int M, int N, int K, int sam, int sak, int ldc, int ohw,
                    int nb1, int a_b0, int a_b1, int b_b0, int b_b1, int c_b0, int c_b1,
-                   int ch_b0, int ch_b1, int za, int zo, ${S} lo, ${S} hi${", int post, int res_ld, int res_n" if flex else ""})
+                   int ch_b0, int ch_b1, int za, int zo, ${S} lo, ${S} hi${", int post, int res_ld, int res_n" if flex else ""}${", int t_h, int t_w, int t_c, int t_ow, int t_ohw, int t_fw, int t_taps, int t_sh, int t_sw, int t_dh, int t_dw, int t_pt, int t_pl" if amode == "taps" else ""})
 {
 % if flex:
     const int has_bias = post & 1, has_res = post & 2, has_prelu = post & 4, fnc = post >> 4;
@@ -81,6 +83,8 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
     const __global ${BT}* bp = b + b_off + z0 * b_b0 + z1 * b_b1 + (size_t)jn * K * ${nr};
 % if amode == "packed":
     const __global ${c.ctype(dt)}* ap = a + (size_t)im * K * ${mr};
+% elif amode == "taps":
+${taps_rows(mr)}\
 % else:
   % for r in range(mr):
     const __global ${c.ctype(dt)}* ap${r} = a + (size_t)min(m0 + ${r}, M - 1) * sam;
@@ -99,6 +103,9 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
     % endfor
   % endfor
 % endif
+% if amode == "taps":
+${taps_loop(mr, nv, vw)}\
+% else:
     for (int k = 0; k < K; ++k) {
 % for v in range(nv):
   % if facc:
@@ -144,6 +151,7 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
   % endfor
 % endfor
     }
+% endif
 % if facc:
   % for r in range(mr):
     % for v in range(nv):
@@ -281,6 +289,65 @@ __kernel void dwpw(${c.tparam(dt, "src", True)}, ${c.tparam(dt, "wd", True)},
 ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
     }
 }
+</%def>
+
+## amode "taps" (float32, NHWC, one group): the implicit GEMM of a convolution, A[m, k] read
+## from the input itself, no im2col panel: k = (tap, channel) in the packed filter's order,
+## output pixel m = (batch, oy, ox) reads input pixel (oy * sh - pt + ty * dh, ox * sw - pl +
+## tx * dw), zero outside. Each row's pixel is resolved once; per tap its offset, or -1 outside,
+## and the taps whose rows all lie inside run the loop without the bounds test.
+<%def name="taps_rows(mr)">
+% for r in range(mr):
+    int iy${r}, ix${r}, xb${r};
+    {
+        const int m = min(m0 + ${r}, M - 1), bq = m / t_ohw, p = m - bq * t_ohw, oy = p / t_ow;
+        iy${r} = oy * t_sh - t_pt;
+        ix${r} = (p - oy * t_ow) * t_sw - t_pl;
+        xb${r} = bq * t_h * t_w * t_c;
+    }
+% endfor
+</%def>
+<%def name="taps_loop(mr, nv, vw)">
+<%
+    V = "float%d" % vw
+    nr = nv * vw
+%>
+    for (int tap = 0; tap < t_taps; ++tap) {
+        const int ty = tap / t_fw, tx = tap - ty * t_fw;
+% for r in range(mr):
+        const int y${r} = iy${r} + ty * t_dh, x${r} = ix${r} + tx * t_dw;
+        const int o${r} = y${r} >= 0 && y${r} < t_h && x${r} >= 0 && x${r} < t_w ? xb${r} + (y${r} * t_w + x${r}) * t_c : -1;
+% endfor
+        const __global float* bt = bp + (size_t)tap * t_c * ${nr};
+        if (${" && ".join("o%d >= 0" % r for r in range(mr))}) {
+            for (int k = 0; k < t_c; ++k) {
+${taps_step(mr, nv, vw, False)}\
+            }
+        } else {
+            for (int k = 0; k < t_c; ++k) {
+${taps_step(mr, nv, vw, True)}\
+            }
+        }
+    }
+</%def>
+<%def name="taps_step(mr, nv, vw, edge)">
+<%
+    V = "float%d" % vw
+    nr = nv * vw
+%>\
+% for v in range(nv):
+                ${V} b${v} = vload${vw}(${v}, bt + k * ${nr});
+% endfor
+% for r in range(mr):
+  % if edge:
+                const float a${r} = o${r} >= 0 ? a[o${r} + k] : 0.0f;
+  % else:
+                const float a${r} = a[o${r} + k];
+  % endif
+  % for v in range(nv):
+                c${r}_${v} = fma((${V})a${r}, b${v}, c${r}_${v});
+  % endfor
+% endfor
 </%def>
 
 ## The epilogue of an mr x (nv * vw) tile held in accumulators c<r>_<v> (rows m0.., columns
@@ -457,8 +524,11 @@ ${quant_full_panel(odt, mr, nv, vw, bias)}\
 ## value (0, or the input zero point for quantized types, so that x - zero_point is 0).
 ## Input element (b, y, x, ch) at b * sn + y * sy + x * sx + ch * sc (any layout).
 ## One work-item per (row block, filter tap, group): it resolves the mr input pixels of its
-## rows once (the divisions), then writes its cg * mr contiguous elements channel by channel.
-<%def name="im2col_pack(dt, mr)">
+## rows once (the divisions), then writes its cg * mr contiguous elements channel by channel;
+## with ``cv`` (float32, channels contiguous, cv | cg) cv channels at a time: one vector load
+## per row (the row's cv channels), transposed in registers into cv stores of mr contiguous
+## elements (the scalar loop's gathers cost PoCL most of this kernel's time).
+<%def name="im2col_pack(dt, mr, cv=1)">
 <%
     T = {"f32": "float", "f16": "float", "u8": "uchar", "i8": "char"}[dt]
 %>
@@ -491,6 +561,24 @@ __kernel void im2col_pack(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "a")},
     }
 % endfor
     __global ${c.ctype(dt)}* dst = a + (size_t)g * grp_stride + ((size_t)mb * K + tap * cg) * ${mr};
+% if cv > 1:
+<%
+    VC = "float%d" % cv
+%>    for (int ch = 0; ch < cg; ch += ${cv}) {
+  % for r in range(mr):
+        const ${VC} v${r} = s${r} >= 0 ? vload${cv}(0, x + s${r} + ch) : (${VC})(padv);
+  % endfor
+  % for j in range(cv):
+    % if mr in (2, 4, 8, 16):
+        vstore${mr}((float${mr})(${", ".join("v%d.s%x" % (r, j) for r in range(mr))}), 0, dst + (ch + ${j}) * ${mr});
+    % else:
+      % for r in range(mr):
+        dst[(ch + ${j}) * ${mr} + ${r}] = v${r}.s${"%x" % j};
+      % endfor
+    % endif
+  % endfor
+    }
+% else:
     for (int ch = 0; ch < cg; ++ch) {
         const int o = ch * sc;
 % for r in range(mr):
@@ -501,6 +589,7 @@ __kernel void im2col_pack(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "a")},
   % endif
 % endfor
     }
+% endif
 }
 </%def>
 

@@ -116,7 +116,12 @@ def test_conv_support_reasons(cl_device):
 def test_conv_1x1_skips_im2col(cl_device, shape, f, launches):
     """A 1x1 stride-1 NHWC convolution is one GEMM launch on the input; 3x3 on the GEMM path
     adds im2col (over more than DIRECT_MAX_C input channels: fewer take the direct kernel;
-    Winograd, which such a layer takes by default, off here: tests/cl/test_cl_winograd.py)."""
+    Winograd, which such a layer takes by default, off here: tests/cl/test_cl_winograd.py)
+    but on a device class that runs the implicit GEMM (gemm_taps)."""
+    from clnn.kernels import _defaults
+
+    if _defaults.defaults(_defaults.traits(cl_device.limits)).gemm_taps:
+        launches = 1
     rng = np.random.default_rng(8)
     m, x = conv_model("f32", rng, list(shape), [4, f, f, 16], [1, 6, 6, 4], ints(1, 1, 1, 0))
     prepared = cl_device.with_options(winograd=0).prepare_model(m)
@@ -143,7 +148,8 @@ DIRECT = [  # (x shape, filter [o, fh, fw, c], explicit pads l r t b, stride w h
     ([2, 10, 9, 16], [2, 3, 3, 16], (0, 2, 1, 1), (2, 1), (1, 2), 1, "conv_cvec"),
     ([1, 7, 11, 12], [3, 1, 1, 12], (0, 0, 0, 0), (1, 1), (1, 1), 3, "conv_cvec"),
     ([1, 6, 21, 32], [1, 1, 5, 32], (2, 2, 0, 0), (3, 1), (1, 1), 0, "conv_cvec"),
-    # strided layers of up to DIRECT_MAX_C_STRIDED input channels (common_det's 24 -> 48)
+    # strided layers of up to DIRECT_MAX_C_STRIDED input channels (common_det's 24 -> 48; in
+    # float32 up to DIRECT_MAX_C_STRIDED_TAPS where the implicit GEMM runs the others)
     ([1, 14, 15, 24], [48, 3, 3, 24], (1, 1, 1, 1), (2, 2), (1, 1), 1, "conv_tile"),
     ([1, 9, 30, 32], [16, 3, 3, 32], (0, 1, 0, 1), (2, 1), (1, 1), 0, "conv_tile"),
 ]
@@ -164,7 +170,13 @@ def test_conv_direct_kernel(cl_device, name, case):
     pm = cl_device.prepare_model(m)
     names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
              pl.launches}
-    assert names == {f"conv2d.{kernel}"}
+    from clnn.kernels import conv2d
+
+    if kernel == "conv_tile" and max(strides) > 1 and name != "f16" and \
+            x_shape[3] > conv2d.DIRECT_MAX_C_STRIDED_TAPS and conv2d.taps_device(cl_device):
+        assert names == {"gemm.gemm"}  # the implicit GEMM
+    else:
+        assert names == {f"conv2d.{kernel}"}
 
 
 def test_direct_kernel_channel_limits():
@@ -179,3 +191,6 @@ def test_direct_kernel_channel_limits():
     assert conv2d.direct_max_c(s1, 208, 208) == conv2d.DIRECT_MAX_C_LARGE == 16
     assert conv2d.direct_max_c(s1, 55, 55) == conv2d.DIRECT_MAX_C_LARGE == 16
     assert conv2d.direct_max_c(s1, 28, 28) == conv2d.DIRECT_MAX_C == 8
+    # where the implicit GEMM runs the layer: strided ones up to 12, the others alike
+    assert conv2d.direct_max_c(s2, 7, 7, taps=True) == conv2d.DIRECT_MAX_C_STRIDED_TAPS == 12
+    assert conv2d.direct_max_c(s1, 208, 208, taps=True) == conv2d.DIRECT_MAX_C_LARGE

@@ -208,11 +208,29 @@ def test_cached_mode_reads_the_cache_and_never_measures(monkeypatch, tmp_path):
     t = tuning.Tuner(None, "cached", cache)
     assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "a"
     assert not calls and t.measured == 0 and cache.entries == {}
-    cache.put("gemm", SIG, {"choice": "b", "complete": False})
+    cache.put("gemm", SIG, {"choice": "b", "complete": False,
+                            "times_ms": {'"a"': 1.0, '"b"': 0.5}})
     assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "b" and not calls
     fast = tuning.Tuner(None, "fast", tuning.TuningCache(IDENT, tmp_path / "other"))
     assert fast.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "b"
     assert calls == ["a", "b"]
+
+
+def test_an_entry_cut_short_before_todays_default_yields_to_it(monkeypatch, tmp_path):
+    """An entry cut short by a budget that measured only an earlier heuristic's default (the
+    default has changed since) holds no evidence against today's default: the reusing modes
+    take today's; a complete entry, or one that measured today's default, stands."""
+    calls = []
+    fake_measurements(monkeypatch, calls, lambda c: 1.0)
+    cache = tuning.TuningCache(IDENT, tmp_path)
+    cache.put("gemm", SIG, {"choice": "b", "complete": False, "times_ms": {'"b"': 1.0}})
+    for mode in ("cached", "fast"):
+        t = tuning.Tuner(None, mode, cache)
+        assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9, measure=False) == "a"
+        assert t.choose(0, "gemm", SIG, ["a", "b"], "b", None, flop=1e9, measure=False) == "b"
+    cache.put("gemm", SIG, {"choice": "b", "complete": True, "times_ms": {'"b"': 1.0}})
+    t = tuning.Tuner(None, "cached", cache)
+    assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == "b" and not calls
 
 
 def test_budget_and_threshold(monkeypatch, tmp_path):
