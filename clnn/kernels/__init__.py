@@ -21,6 +21,11 @@ _INFRASTRUCTURE = {"registry", "support"}
 FAMILIES: list[str] = sorted(m.name for m in pkgutil.iter_modules(__path__)
                              if m.name not in _INFRASTRUCTURE and not m.name.startswith("_"))
 _FAMILY_SET = frozenset(FAMILIES)
+#: the functions of this package; a family of the same name would be imported here, before they
+#: are defined, so that the name means the function (as hal.operations does for lookup.py)
+_API = ("kernel_for", "kernel_registrations", "load_all")
+for _family in sorted(set(_API) & _FAMILY_SET):
+    importlib.import_module(f"{__name__}.{_family}")
 
 
 def load_all() -> None:

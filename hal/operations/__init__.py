@@ -24,6 +24,12 @@ _INFRASTRUCTURE = {"registry", "context", "common"}
 
 FAMILIES: list[str] = sorted(m.name for m in pkgutil.iter_modules(__path__)
                              if m.name not in _INFRASTRUCTURE and not m.name.startswith("_"))
+#: the functions of this package; a family of the same name (lookup.py) is imported here, before
+#: they are defined, so that the name means the function (the first import of a submodule
+#: binds the package's attribute of its name to the module)
+_API = ("lookup", "registrations", "load_family", "load_all", "family_index")
+for _family in sorted(set(_API) & set(FAMILIES)):
+    importlib.import_module(f"{__name__}.{_family}")
 
 
 def load_family(family: str) -> None:
