@@ -79,6 +79,39 @@ def is_pocl(platform) -> bool:
         "pocl" in platform.version.lower()
 
 
+def memoize_invokers() -> None:
+    """Keep pyopencl's argument setters in memory. Every new ``cl.Kernel`` asks pyopencl's
+    invoker cache for its generated argument setter, a read of an on-disk SQLite dictionary
+    kept with no memory copy (~0.1 ms: ~10 ms over a model's hundred kernels, which share a
+    few kernel names and so a few keys). The lookup is wrapped once per process by a memo of
+    the same key: what pyopencl would read is what it read the first time (a setter takes the
+    kernel as an argument, so kernels may share one). Left as it is where pyopencl has no such
+    function, or once wrapped."""
+    try:
+        from pyopencl import invoker
+    except ImportError:  # another pyopencl: nothing to keep
+        return
+    generate = getattr(invoker, "generate_enqueue_and_set_args", None)
+    if generate is None or getattr(generate, "clnn_memo", False):
+        return
+    memo: dict = {}
+
+    def memoized(*args, **kwargs):
+        try:
+            key = (args, tuple((k, tuple(v) if isinstance(v, list) else v)
+                               for k, v in sorted(kwargs.items())))
+            hash(key)
+        except TypeError:  # an unhashable argument: pyopencl's own lookup
+            return generate(*args, **kwargs)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = generate(*args, **kwargs)
+        return found
+
+    memoized.clnn_memo = True
+    invoker.generate_enqueue_and_set_args = memoized
+
+
 def freeze(params: dict) -> tuple:
     return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items()))
 
@@ -349,6 +382,7 @@ class ProgramCache:
             names = self._names[id(prg)] = (
                 prg, set(prg.get_info(cl.program_info.KERNEL_NAMES).split(";")))
         renamed = kernel_name(key)
+        memoize_invokers()
         return cl.Kernel(prg, renamed if renamed in names[1] else name)
 
     def build_together(self, keys, spare=None):

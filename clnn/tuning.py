@@ -37,6 +37,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 from clnn import paths
@@ -385,8 +386,10 @@ class Choice:
     selected: object = None
     selected_reason: str = ""
 
-    @property
+    @cached_property
     def key(self) -> str:
+        """The tuning cache's key of the layer (kept: a plan asks for it a thousand times, and
+        a choice's family and signature never change; dataclasses.replace makes a new one)."""
         return TuningCache.key(self.family, self.signature)
 
 

@@ -181,3 +181,26 @@ def test_kept_binaries_build_on_several_threads(monkeypatch, tmp_path):
     assert {k: after[k] - before[k] for k in ("built", "from_binary")} == \
         {"built": 3, "from_binary": 2}
     assert [_value(cache, device, key) for key in keys] == [10, 20, 30]
+
+
+def test_invoker_lookups_are_kept_in_memory(monkeypatch):
+    """pyopencl's argument-setter lookup (an on-disk read per new kernel) is answered from
+    memory for a key asked before, wrapped once however often kernels are made."""
+    invoker = pytest.importorskip("pyopencl.invoker")
+    calls = []
+
+    def lookup(name, n_args, *rest, devs=()):
+        calls.append(name)
+        return (f"enqueue {name}", f"set_args {name}")
+
+    monkeypatch.setattr(invoker, "generate_enqueue_and_set_args", lookup)
+    program_cache.memoize_invokers()
+    program_cache.memoize_invokers()
+    memo = invoker.generate_enqueue_and_set_args
+    assert memo is not lookup and memo.clnn_memo
+    first = memo("gemm", 3, devs=["cpu"])
+    assert memo("gemm", 3, devs=["cpu"]) is first and calls == ["gemm"]
+    assert memo("pool", 3, devs=["cpu"]) == ("enqueue pool", "set_args pool")
+    assert calls == ["gemm", "pool"]
+    assert memo("gemm", {"unhashable": 1}) == ("enqueue gemm", "set_args gemm")
+    assert calls == ["gemm", "pool", "gemm"]

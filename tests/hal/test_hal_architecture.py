@@ -135,3 +135,42 @@ def test_signature_mismatch_names_the_operation(op):
                          [_spec(wrong)] + [_spec(t) for t in s.outputs[1:]])
     reason = rejected(model)
     assert reason.startswith(f"{op} (operation 0)") and "match no signature" in reason, reason
+
+
+def test_family_index_is_current():
+    """hal/operations/_families.py names the family of every operation (lookup imports that
+    family alone); it is generated from the registrations."""
+    from hal.operations._families import FAMILY_OF
+
+    assert FAMILY_OF == hal_operations.family_index(), \
+        "hal/operations/_families.py is stale: run python3 tools/family_index.py"
+
+
+_ONE_FAMILY = """
+import sys
+from hal.types import OperationType
+{imports}
+assert {call}(OperationType.ADD) is not None
+import {pkg}.lookup  # a family named like a function of the package leaves the function be
+assert callable({pkg}.{call})
+print(sorted(m for m in sys.modules if m.startswith("{pkg}.") and "._" not in m))
+"""
+
+
+@pytest.mark.parametrize("pkg, imports, call, expected", [
+    ("hal.operations", "from hal.operations import lookup", "lookup",
+     ["hal.operations.broadcast", "hal.operations.common", "hal.operations.context",
+      "hal.operations.lookup", "hal.operations.registry"]),
+    ("clnn.kernels", "from clnn.kernels import kernel_for", "kernel_for",
+     ["clnn.kernels.broadcast", "clnn.kernels.lookup", "clnn.kernels.registry",
+      "clnn.kernels.support"]),
+])
+def test_a_lookup_imports_one_family(pkg, imports, call, expected):
+    """A fresh process that looks up ADD imports its family's module, not every family's."""
+    import subprocess
+    import sys
+
+    code = _ONE_FAMILY.format(imports=imports, call=call, pkg=pkg)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=HAL.parent, check=True).stdout
+    assert out.strip() == repr(expected)

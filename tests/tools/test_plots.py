@@ -190,12 +190,13 @@ def test_trace_has_one_event_per_kernel_launch(small_model, cl_profiling, tmp_pa
 def test_trace_has_host_events_for_reference_partitions(tmp_path, monkeypatch):
     import dataclasses
 
+    from clnn.kernels import kernel_for
     from clnn.kernels.registry import _KERNELS
     from hal.types import OperationType
 
     # TOPK_V2 has an OpenCL kernel: this test declines it, so that (with fallback) it runs
     # in a reference partition between two OpenCL ones
-    reg = _KERNELS[OperationType.TOPK_V2]
+    reg = kernel_for(OperationType.TOPK_V2)
     monkeypatch.setitem(_KERNELS, OperationType.TOPK_V2, dataclasses.replace(
         reg, support=lambda ctx: "declined by this test"))
     dev = open_or_skip("opencl", profiling=True)
