@@ -362,6 +362,8 @@ def _island_model(op, before=None, after=None):
         x = _conv(b, rng, x, C, C)
     if op == "DEPTHWISE_CONV_2D":
         y = _conv(b, rng, x, C, C, depthwise=True)
+    elif op == "CONV_2D":  # 1x1 (SAME: no padding), stride 1
+        y = _conv(b, rng, x, C, C, f=1)
     elif op == "RESIZE_NEAREST_NEIGHBOR":
         y = b.op(op, [x, b.int32(W), b.int32(H), b.bool(True)], _t(b, [N, C, H, W]))
     elif op == "INSTANCE_NORMALIZATION":
@@ -383,20 +385,22 @@ def _island_model(op, before=None, after=None):
 @pytest.mark.parametrize("op,after", [("DEPTHWISE_CONV_2D", None), ("MAX_POOL_2D", None),
                                       ("AVERAGE_POOL_2D", "tanh"),
                                       ("RESIZE_NEAREST_NEIGHBOR", None),
-                                      ("INSTANCE_NORMALIZATION", "tanh")])
+                                      ("INSTANCE_NORMALIZATION", "tanh"),
+                                      ("CONV_2D", None), ("CONV_2D", "tanh")])
 def test_island_stays_nchw_on_its_direct_kernel(cl_device, op, after):
-    """A float depthwise / pooling / nearest-neighbour resize / instance normalization whose
-    input is a model input and whose output a model output (or read by an element-wise
-    operation whose output is one) stays NCHW (its direct kernel, no TRANSPOSE on either
-    side)."""
+    """A float depthwise / pooling / nearest-neighbour resize / instance normalization / 1x1
+    convolution (the GEMM of the filter by the input's planes) whose input is a model input
+    and whose output a model output (or read by an element-wise operation whose output is
+    one) stays NCHW (its direct kernel, no TRANSPOSE on either side)."""
     model, inputs = _island_model(op, after=after)
     assert nchw_operations(model) == []
     assert to_nhwc(model) is model
     pm = cl_device.prepare_model(model)
     names = {la.name for p in pm.partitions for pl in p.plans.values() for la in pl.launches}
-    assert "transpose.planes" not in names and len(names) == 1 + bool(after), names
-    assert any(n.endswith(("_planes", "_row", "_rep", "instance_normalization")) for n in names), \
-        names
+    own = 2 if op == "CONV_2D" else 1  # (the 1x1 convolution: pack_b and the GEMM)
+    assert "transpose.planes" not in names and len(names) == own + bool(after), names
+    assert any(n.endswith(("_planes", "_row", "_rep", "instance_normalization", "gemm.gemm"))
+               for n in names), names
     for g, w in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
         assert_close(g, w, "f32")
 
