@@ -413,3 +413,36 @@ def test_not_an_island_rewritten_as_before(before, after):
     model, inputs = _island_model("DEPTHWISE_CONV_2D", before, after)
     rewritten = _reference_agrees(model, inputs)
     assert _layout_flags(rewritten) == [False] * (1 + bool(before) + ("conv" in str(after)))
+
+
+@pytest.mark.parametrize("case", ["pointwise", "padded", "stride 2", "dilated", "3x3",
+                                  "filter input"])
+def test_convolution_island_only_pointwise(case):
+    """A float NCHW CONV_2D between a model input and output (explicit padding, dilations
+    given) is an island only as a 1x1, stride 1, unpadded convolution of a constant filter:
+    padded, strided, dilated, wider or with its filter a model input it runs NHWC between
+    two moves."""
+    rng = np.random.default_rng(11)
+    b = ModelBuilder()
+    x = b.input(F32, [N, C, H, W])
+    f = 3 if case == "3x3" else 1
+    wt = rng.uniform(-1, 1, (O, f, f, C)).astype(np.float32)
+    w = b.input(F32, list(wt.shape)) if case == "filter input" else b.constant(wt)
+    pad = 1 if case in ("padded", "3x3") else 0
+    stride = 2 if case == "stride 2" else 1
+    dil = 2 if case == "dilated" else 1
+    oh, ow = (H + 2 * pad - dil * (f - 1) - 1) // stride + 1, \
+        (W + 2 * pad - dil * (f - 1) - 1) // stride + 1
+    ins = [x, w, _c(b, rng, (O,)), *[b.int32(v) for v in (pad, pad, pad, pad, stride, stride, 0)],
+           b.bool(True), b.int32(dil), b.int32(dil)]
+    b.mark_output(b.op("CONV_2D", ins, _t(b, [N, O, oh, ow])))
+    model = b.finish()
+    if case == "pointwise":
+        assert nchw_operations(model) == [] and to_nhwc(model) is model
+        return
+    assert nchw_operations(model) == [0]
+    inputs = [rng.uniform(-1, 1, (N, C, H, W)).astype(np.float32)]
+    if case == "filter input":
+        inputs.append(wt)
+    rewritten = _reference_agrees(model, inputs)
+    assert _types(rewritten)["TRANSPOSE"] == 2
