@@ -21,9 +21,10 @@ holding the same values transposed by (0, 2, 3, 1)). The pass walks the operatio
   permuted form directly where both forms have the same memory order (every dimension but
   one of the channel and spatial ones is 1: the flatten after a global pooling);
 - a float DEPTHWISE_CONV_2D, 2-D pooling, RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR at a
-  whole factor along the rows or INSTANCE_NORMALIZATION that its direct NCHW kernel runs (the
-  OpenCL "planes" kernels: multiplier 1, no dilation, a row stride of 1 or 2, at most 49
-  taps; resize_row, resize_rep; instance_normalization)
+  whole factor along the rows, INSTANCE_NORMALIZATION or 1x1 stride 1 unpadded CONV_2D (a
+  constant filter, one group) that its direct NCHW kernel runs (the OpenCL "planes" kernels:
+  multiplier 1, no dilation, a row stride of 1 or 2, at most 49 taps; resize_row,
+  resize_rep; instance_normalization; the GEMM of the filter by the input's planes)
   stays NCHW where it is an island: its input is held as given (a model input, or the output
   of an operation that stays NCHW) and every reader of its output reads the form as given
   (a model output, or an operation no rule of the pass moves). Such a memory-bound
@@ -98,12 +99,14 @@ PADS = frozenset({OP.PAD, OP.PAD_V2})
 #: float layout operations whose direct NCHW kernel is cheaper than the two TRANSPOSEs around
 #: an NHWC one where both would be needed (RESIZE_BILINEAR's only at a whole factor along the
 #: rows, resize_rep: elsewhere its four gathers per output cost more than the moves;
-#: INSTANCE_NORMALIZATION's reduces each plane where it lies, 0.7-0.8x the NHWC kernel alone)
+#: INSTANCE_NORMALIZATION's reduces each plane where it lies, 0.7-0.8x the NHWC kernel alone;
+#: CONV_2D's only 1x1, stride 1, unpadded, with a constant filter: the GEMM of the filter by
+#: the input's planes, clnn/kernels/conv2d.py plan_conv_planes)
 #: (:meth:`_Rewriter.island`); the most taps its kernel unrolls
 #: (clnn/kernels/depthwise_conv2d.py, pooling.py: _PLANES_TAPS)
 DIRECT_NCHW = frozenset({OP.DEPTHWISE_CONV_2D, OP.AVERAGE_POOL_2D, OP.MAX_POOL_2D,
                          OP.L2_POOL_2D, OP.RESIZE_NEAREST_NEIGHBOR, OP.RESIZE_BILINEAR,
-                         OP.INSTANCE_NORMALIZATION})
+                         OP.INSTANCE_NORMALIZATION, OP.CONV_2D})
 DIRECT_TAPS = 49
 #: data types whose tensors the pass moves between layouts (TRANSPOSE on every device)
 MOVABLE = frozenset({
@@ -422,6 +425,8 @@ def _direct(rw: _Rewriter, op: Operation) -> bool:
         return True
     if op.type == OP.RESIZE_BILINEAR:
         return _bilinear_rep(rw, op, k, x, y)
+    if op.type == OP.CONV_2D:
+        return _pointwise_planes(rw, op, k, x)
     if op.type == OP.DEPTHWISE_CONV_2D:
         f = rw.operands[op.inputs[1]]
         if f.type != x.type or x.dimensions[1] != y.dimensions[1] or len(f.dimensions) != 4:
@@ -431,6 +436,25 @@ def _direct(rw: _Rewriter, op: Operation) -> bool:
         return v is not None and v[0] in (1, 2) and v[1:] == [1, 1] and 0 < taps <= DIRECT_TAPS
     v = ints(k - 5, k - 3, k - 2)
     return v is not None and v[0] in (1, 2) and 0 < v[1] * v[2] <= DIRECT_TAPS
+
+
+def _pointwise_planes(rw: _Rewriter, op: Operation, k: int, x: Operand) -> bool:
+    """Whether a float NCHW CONV_2D (flag index k) runs plan_conv_planes
+    (clnn/kernels/conv2d.py): a constant [O, 1, 1, C] filter of the input's C channels (one
+    group), strides (k - 3, k - 2) and dilations (k + 1, k + 2) 1, no padding (explicit
+    paddings 0; an implicit scheme pads a 1x1 stride 1 filter by nothing)."""
+    f = rw.operands[op.inputs[1]]
+    dims = f.dimensions
+    if (f.type != x.type or rw.value(op.inputs[1]) is None or len(dims) != 4
+            or tuple(dims[1:]) != (1, 1, x.dimensions[1])):
+        return False
+    idx = [k - 3, k - 2] + [i for i in (k + 1, k + 2) if i < len(op.inputs)]
+    pads = list(range(3, 7)) if k == 10 else []
+    vals = [rw.value(op.inputs[i]) for i in idx + pads]
+    if any(v is None for v in vals):
+        return False
+    ints = [int(v.reshape(-1)[0]) for v in vals]
+    return ints[:len(idx)] == [1] * len(idx) and not any(ints[len(idx):])
 
 
 def _bilinear_rep(rw: _Rewriter, op: Operation, k: int, x: Operand, y: Operand) -> bool:

@@ -168,7 +168,8 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
                 amode="rows", sam=0, sak=1, cmode="nhwc", ldc=None, ohw=1, epi="act",
                 bias=None, requant=(), batch=(1, 1), a_b=(0, 0), b_b=(0, 0), c_b=(0, 0),
                 ch_b=(0, 0), za=0, zo=0, lo=None, hi=None, family="gemm", res=None,
-                prelu=None, fn=None, wg="auto", res_cols=None, facc=False, taps=None):
+                prelu=None, fn=None, wg="auto", res_cols=None, facc=False, taps=None,
+                chrow=False):
     """One GEMM launch (see gemm.cl.mako for the knobs). ``a`` / ``c`` are In/Out or buffers;
     ``bpk`` the packed B buffer; ``bias`` In(k) or None; ``requant`` [mult, shift] buffers
     of quantized "act" epilogues; lo / hi the activation clamp; ``res`` (buffer, element
@@ -178,7 +179,9 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     a per-output-channel alpha applied after it, ``fn`` a function applied last (float "act"
     epilogues). ``wg``: the work-group shape of the variant (clnn/kernels/_gemm_variants.py):
     "auto" (:func:`local_size`), None (the driver's) or [rows, columns] (:func:`fit_group`).
-    ``taps``: amode "taps" (:func:`taps_args`), the implicit GEMM's convolution geometry."""
+    ``taps``: amode "taps" (:func:`taps_args`), the implicit GEMM's convolution geometry.
+    ``chrow``: the output channel of C[m, n] is its row m (the bias and PRELU alpha per row:
+    an NCHW 1x1 convolution, clnn/kernels/conv2d.py plan_conv_planes), float "act" only."""
     mr, nv, vw = tile
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -189,6 +192,10 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
               "cmode": cmode, "epi": epi}
     if facc and quant:  # B packed as float (float_exact)
         params["facc"] = True
+    if chrow and (quant or epi != "act"):
+        raise ValueError(f"a {dt} GEMM with the {epi!r} epilogue has no channel per row")
+    if chrow:  # (absent where false: the other kernels' keys)
+        params["chrow"] = True
     args = [*tensor_arg(a), bpk, i32(0), *tensor_arg(c)]
     post = None
     if not quant and epi == "act":
@@ -292,7 +299,10 @@ def launch_pack_b(b, *, dt: str, y, N: int, K: int, nr: int, sk: int, sn: int,
     per = ceil_to(max(N, 1), nr) * K
     nbatch = batch[0] * batch[1]
     buf = dst if dst is not None else scratch(b, nbatch * per * (2 if dt in ("u8", "i8") else 4))
-    b.launch("gemm", "pack_b", {"dt": dt, "nr": nr}, (ceil_to(N, nr) // nr, K, nbatch),
+    params = {"dt": dt, "nr": nr}
+    if sn == 1 and nr % 4 == 0 and dt in ("f32", "f16"):  # (absent otherwise: the other keys)
+        params["rows"] = True
+    b.launch("gemm", "pack_b", params, (ceil_to(N, nr) // nr, K, nbatch),
              [*tensor_arg(y), buf, *[i32(v) for v in (N, K, sk, sn, batch[1], *s_b, zb)]])
     return buf, per
 

@@ -74,10 +74,15 @@ def candidates(t: Traits, n: int, full: bool = True, m: int = 0, k: int = 0,
     return out
 
 
+#: the A modes of packed panels (the tile rule's ``packed``)
+PACKED = ("packed", "planes")
+
+
 def signature(*, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) -> dict:
     """The GEMM layer's signature (its key in the tuning cache). ``amode``: "packed" (im2col
-    panels), "rows" (A[m, k] at m * K + k), "cols" (at k * M + m: an NCHW plane) or "taps"
-    (the implicit GEMM of a convolution: the tiles of "rows", measured as "rows")."""
+    panels), "rows" (A[m, k] at m * K + k), "cols" (at k * M + m: an NCHW plane), "taps"
+    (the implicit GEMM of a convolution: the tiles of "rows", measured as "rows") or "planes"
+    (A the packed filter, B the packed rows of an NCHW plane: launch_gemm's ``chrow``)."""
     return {"dt": dt, "amode": amode, "M": M, "N": N, "K": K, "batches": batches}
 
 
@@ -89,7 +94,7 @@ def select(device, sig: dict, op: int = -1):
     limits = getattr(device, "limits", None)
     if limits is None:
         v = {"tile": list(_gemm.pick_tile(sig["N"], m=sig["M"], k=sig["K"],
-                                          packed=sig["amode"] == "packed")), "wg": "auto"}
+                                          packed=sig["amode"] in PACKED)), "wg": "auto"}
         return tuning.fixed_choice("gemm", sig, v, "the CPU rule (no device limits)", op)
     t = traits(limits)
     if sig["dt"] != "f32" or not hasattr(device, "platform"):
@@ -118,9 +123,9 @@ def _family():
 
     return tuning.Family(
         "gemm",
-        default=lambda t, s: heuristic(t, s["N"], s["M"], s["K"], s["amode"] == "packed"),
+        default=lambda t, s: heuristic(t, s["N"], s["M"], s["K"], s["amode"] in PACKED),
         space=lambda t, s, full: candidates(t, s["N"], full=full, m=s["M"], k=s["K"],
-                                            packed=s["amode"] == "packed"),
+                                            packed=s["amode"] in PACKED),
         scratch=_scratch, flop=lambda s: 2.0 * s["M"] * s["N"] * s["K"] * s["batches"],
         scratch_bytes=lambda s: 4 * (s["M"] * s["K"] + s["K"] * s["N"] + s["M"] * s["N"]) *
         s["batches"])
@@ -180,7 +185,7 @@ def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, b
     ``ohw``: C's layout, as launch_gemm's, one image of ``ohw`` pixels per batch in NCHW)."""
     mr, nv, vw = v["tile"]
     nr = nv * vw
-    a_el = (_gemm.ceil_to(M, mr) if amode == "packed" else M) * K
+    a_el = (_gemm.ceil_to(M, mr) if amode in PACKED else M) * K
     # "cols": A read by columns (an NCHW plane, A[m, k] at k * M + m), the kernel's "rows"
     sam, sak = (1, M) if amode == "cols" else (K, 1)
     b_el = _gemm.ceil_to(N, nr) * K
@@ -192,11 +197,11 @@ def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, b
     c_buf = c if c is not None else next(it)
     rec = scratch_builder(device, 2.0 * M * N * K * batches)
     _gemm.launch_gemm(rec, dt=dt, a=a_buf, bpk=b_buf, c=c_buf, M=M, N=N, K=K,
-                      tile=tuple(v["tile"]), amode="packed" if amode == "packed" else "rows",
+                      tile=tuple(v["tile"]), amode="packed" if amode in PACKED else "rows",
                       sam=sam, sak=sak, cmode=cmode,
                       ldc=N * ohw, ohw=ohw,
                       batch=(batches, 1), a_b=(a_el, 0), b_b=(b_el, 0), c_b=(M * N, 0),
-                      wg=v["wg"])
+                      wg=v["wg"], chrow=amode == "planes")
     return rec.kernels(), releaser(mine)
 
 

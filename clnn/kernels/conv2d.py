@@ -118,6 +118,9 @@ def gemm_signature(ctx, f, p, groups: int = 1, device=None) -> dict:
     top, left, h, w = fused_pad(f, top, left, h, w)
     K = fh * fw * cg
     pointwise = _pointwise(p, fh, fw, top, left, h, w, oh, ow)
+    if pointwise and groups == 1 and planes_gemm(ctx, f, p):
+        return _gemm_variants.signature(dt=code(inp), amode="planes", M=o, N=oh * ow, K=K,
+                                        batches=n)
     if pointwise and p.nchw and groups == 1:
         return _gemm_variants.signature(dt=code(inp), amode="cols", M=oh * ow, N=o // groups,
                                         K=K, batches=n)
@@ -136,12 +139,51 @@ def _pointwise(p, fh, fw, top, left, h, w, oh, ow) -> bool:
     return fh == fw == 1 and p.stride_h == p.stride_w == 1 and not pads
 
 
+def planes_gemm(ctx, f, p) -> bool:
+    """Whether a 1x1, stride 1, unpadded convolution of one group (``f``: the builder or the
+    fused node) runs :func:`plan_conv_planes`: float NCHW with a constant filter and no
+    residual of fewer channels."""
+    inp, fi = ctx.inputs[0], ctx.inputs[1]
+    return (p.nchw and code(inp) in ("f32", "f16") and fi.value is not None
+            and residual_columns(f) is None)
+
+
+def plan_conv_planes(ctx, b, p):
+    """An NCHW 1x1 convolution as C = A.B per image: A the filter as stored ([O, C], packed
+    into row panels once), B the input's [C, HW] plane (packed into column panels on the
+    device, no transpose, no im2col), C the output's [O, HW] plane, the bias and PRELU alpha
+    per row of C."""
+    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    n, h, w, c = nhwc_shape(inp.shape, True)
+    o = fi.shape[0]
+    hw = h * w
+    variant = _gemm_variants.choose(b, **gemm_signature(ctx, b, p))
+    tile = tuple(variant["tile"])
+    mr = tile[0]
+    # A = W [O, C] packed as pack_weights packs a B of N = O columns: [ceil(O/mr), C, mr]
+    packed = _gemm.pack_weights(fi.value.reshape(1, o, c).transpose(0, 2, 1), mr, False)
+    apk = _gemm.device_buffer(b, packed.astype(np.float16 if code(inp) == "f16" else np.float32))
+    # B: each image's plane packed into column panels (pack_b, by vectors along its rows);
+    # read in place instead, B's rows HW apart cost the GEMM 1.1-1.15x the pack and the GEMM
+    # together on PoCL (benchmarks/layout_families.py)
+    bpk, b_grp = _gemm.launch_pack_b(b, dt=code(inp), y=In(0), N=hw, K=c, nr=tile[1] * tile[2],
+                                     sk=hw, sn=1, batch=(n, 1), s_b=(c * hw, 0))
+    lo, hi, res, alpha = epilogue(ctx, b, p, out)
+    _gemm.launch_gemm(b, dt=code(inp), a=apk, bpk=bpk, c=Out(0), M=o, N=hw, K=c, tile=tile,
+                      amode="packed", ldc=hw, bias=In(2), batch=(n, 1), b_b=(b_grp, 0),
+                      c_b=(o * hw, 0), lo=lo, hi=hi, res=res, prelu=alpha, fn=post_fn(b),
+                      wg=variant["wg"], chrow=True)
+
+
 def plan_conv_gemm(ctx, b, p, groups: int = 1):
     inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     n, h, w, c = nhwc_shape(inp.shape, p.nchw)
     o, fh, fw, cg = fi.shape
     (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, fh, fw)
     top, left, h, w = fused_pad(b, top, left, h, w)
+    if (groups == 1 and _pointwise(p, fh, fw, top, left, h, w, oh, ow)
+            and planes_gemm(ctx, b, p)):
+        return plan_conv_planes(ctx, b, p)
     og = o // groups
     dt = code(inp)
     quant = dt in ("u8", "i8")

@@ -21,9 +21,11 @@
 ## run-time ``post`` flags choose the bias, a residual tensor laid out like C added before the
 ## activation (an ADD fused into the convolution, clnn/fusion.py; NHWC: rows of ``res_ld``
 ## elements of which the first ``res_n`` columns are there, zero past them), a PRELU with one
-## alpha per output channel after it, and LOGISTIC or HARD_SWISH last). B is always packed at
-## prepare: [ceil(N/nr), K, nr] float for float types, short (w - w_zero_point) for quantized
-## ones, zero padded.
+## alpha per output channel after it, and LOGISTIC or HARD_SWISH last), chrow (float "act": the
+## output channel of C[m, n] is its row m, not its column n: the bias and PRELU alpha per row;
+## an NCHW 1x1 convolution, C = the filter x the input's [C, HW] plane). B is always packed:
+## [ceil(N/nr), K, nr] float for float types, short (w - w_zero_point) for quantized ones,
+## zero padded (at prepare, or on the device by pack_b).
 <%!
 #: ``post`` values (bit 0 bias, 1 residual, 2 PRELU, bits 4.. the function: 1 LOGISTIC,
 #: 2 HARD_SWISH, 3 SILU; clnn/kernels/_gemm.py) with a compiled epilogue of their own: the ones
@@ -34,7 +36,7 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 %>
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -160,7 +162,7 @@ ${taps_loop(mr, nv, vw)}\
   % endfor
     }
 % endif
-${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant)}
+${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow)}
 }
 </%def>
 
@@ -354,15 +356,16 @@ ${taps_step(mr, nv, vw, True)}\
 ## n0..): bias, residual, activation, PRELU, function or requantization, then the store; full
 ## tiles of flex NHWC epilogues store vectors, the others element by element (rows < M,
 ## columns < N). Shared by ``gemm`` and ``dwpw``.
-<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False)">
+<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False)">
 <%
     nr = nv * vw
     S = "int" if quant else "float"
     V = "%s%d" % (S, vw)
     bdt = "i32" if quant else ("f16" if odt == "f16" else "f32")
+    ch = "m" if chrow else "n"  # the output channel of C[m, n]
 %>\
 % if flex and cmode == "nhwc":
-${fast_stores(odt, mr, nv, vw, bdt, "continue" if per_vector else "return")}\
+${fast_stores(odt, mr, nv, vw, bdt, "continue" if per_vector else "return", chrow)}\
 % endif
 % if flex and cmode == "nhwc" and per_vector:
   % for v in range(nv):
@@ -375,7 +378,7 @@ ${store_vector(odt, vw, r, v)}\
     % endfor
     }
   % endfor
-% elif flex and cmode == "nhwc":
+% elif flex and cmode == "nhwc" and not chrow:
     if (n0 + ${nr} <= N && m0 + ${mr} <= M) {
   % for v in range(nv):
 ${vector_consts(odt, vw, bdt, v)}\
@@ -411,13 +414,13 @@ ${quant_full_panel(odt, mr, nv, vw, bias)}\
             if (n >= N) break;
             ${S} x = t[l];
     % if epi == "act" and flex:
-            if (has_bias) x += ${c.ldf(bdt, "bias", "bias_off + choff + n")};
+            if (has_bias) x += ${c.ldf(bdt, "bias", "bias_off + choff + %s" % ch)};
             const int ci = ${"n" if cmode == "nhwc" else "n * ohw"};
 <%
     res_read = ("has_res && n < res_n", capture(c.ldf, odt, "res", "(size_t)m * res_ld + n")) \
         if cmode == "nhwc" else ("has_res", capture(c.ldf, odt, "res", "rowoff + ci"))
 %>\
-            ${c.epilogue("x", S, "            ", res=res_read, clamp="clamp", prelu=("has_prelu", capture(c.ldf, odt, "alpha", "alpha_off + choff + n")), fn="fnc")}
+            ${c.epilogue("x", S, "            ", res=res_read, clamp="clamp", prelu=("has_prelu", capture(c.ldf, odt, "alpha", "alpha_off + choff + " + ch)), fn="fnc")}
     % elif epi == "act":
       % if bias:
             x += ${c.ldf(bdt, "bias", "bias_off + choff + n") if not quant else "bias[bias_off + choff + n]"};
@@ -451,7 +454,7 @@ ${quant_full_panel(odt, mr, nv, vw, bias)}\
 ## the compiled kernel its straight-line stores (a GEMM of small K runs much faster through
 ## the bias-only block than through the general epilogue: `clnn bench gemm`). ``done``: what ends
 ## the tile's epilogue (``return`` in gemm, ``continue`` in dwpw's panel loop).
-<%def name="fast_stores(odt, mr, nv, vw, bdt, done)">
+<%def name="fast_stores(odt, mr, nv, vw, bdt, done, chrow=False)">
 <%
     V = "float%d" % vw
     nr = nv * vw
@@ -464,19 +467,31 @@ ${quant_full_panel(odt, mr, nv, vw, bias)}\
     has_b, has_r, has_p, fn = P & 1, P & 2, P & 4, P >> 4
 %>\
     if (post == ${P} && n0 + ${nr} <= N && m0 + ${mr} <= M${(" && res_n >= n0 + %d" % nr) if has_r else ""}) {
-  % for v in range(nv):
-    % if has_b:
+  % for v in range(1 if chrow else nv):
+    % if has_b and chrow:
+      % for r in range(mr):
+        const ${V} fb${r}r = (${V})(${c.ldf(bdt, "bias", "bias_off + choff + m0 + %d" % r)});
+      % endfor
+    % elif has_b:
         const ${V} fb${v} = ${bl}(0, bias + bias_off + choff + n0 + ${v * vw});
     % endif
-    % if has_p:
+    % if has_p and chrow:
+      % for r in range(mr):
+        const ${V} fa${r}r = (${V})(${c.ldf(odt, "alpha", "alpha_off + choff + m0 + %d" % r)});
+      % endfor
+    % elif has_p:
         const ${V} fa${v} = ${vl}(0, alpha + alpha_off + choff + n0 + ${v * vw});
     % endif
   % endfor
   % for r in range(mr):
     % for v in range(nv):
         {
-            ${V} t = c${r}_${v}${(" + fb%d" % v) if has_b else ""};
-            ${c.epilogue("t", V, "            ", vw, res="%s(0, res + (size_t)(m0 + %d) * res_ld + n0 + %d)" % (vl, r, v * vw) if has_r else None, prelu="fa%d" % v if has_p else None, fn=FLEX_NAMES[fn] if fn else None)}
+<%
+    fb = ("fb%dr" % r) if chrow else ("fb%d" % v)
+    fa = ("fa%dr" % r) if chrow else ("fa%d" % v)
+%>\
+            ${V} t = c${r}_${v}${(" + " + fb) if has_b else ""};
+            ${c.epilogue("t", V, "            ", vw, res="%s(0, res + (size_t)(m0 + %d) * res_ld + n0 + %d)" % (vl, r, v * vw) if has_r else None, prelu=fa if has_p else None, fn=FLEX_NAMES[fn] if fn else None)}
             ${vs}(t, 0, c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
         }
     % endfor
@@ -596,8 +611,9 @@ __kernel void im2col_pack(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "a")},
 ## Packs B[k, n] of batch z (b at z0 * s_b0 + z1 * s_b1 + k * sk + n * sn) into
 ## [ceil(N/nr), K, nr] (float for float types; short y - zero point for quantized ones), zero
 ## padded: the device-side twin of the prepare-time packing of constant weights. One work-item
-## writes the nr contiguous elements of one (panel, k) row.
-<%def name="pack_b(dt, nr)">
+## writes the nr contiguous elements of one (panel, k) row (``rows``: float B with sn 1, a full
+## panel row by vectors of 4).
+<%def name="pack_b(dt, nr, rows=False)">
 __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u8", "i8") else "float"}* p,
                      int N, int K, int sk, int sn, int nb1, int s_b0, int s_b1, int zb)
 {
@@ -607,6 +623,16 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
     const int np = (N + ${nr} - 1) / ${nr} * ${nr};
     const size_t dst = (size_t)z * np * K + ((size_t)jp * K + k) * ${nr};
     const int src = z0 * s_b0 + z1 * s_b1 + k * sk;
+% if rows:
+    /* ``rows`` (float types, sn 1: B[k, n] contiguous along n): a full panel row in vectors
+       of 4 */
+    if ((jp + 1) * ${nr} <= N) {
+  % for q in range(0, nr, 4):
+        vstore4(${c.vldf(dt, 4, "y", "src + jp * %d + %d" % (nr, q))}, 0, p + dst + ${q});
+  % endfor
+        return;
+    }
+% endif
     for (int l = 0; l < ${nr}; ++l) {
         const int n = jp * ${nr} + l;
 % if dt in ("u8", "i8"):

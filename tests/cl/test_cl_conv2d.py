@@ -62,15 +62,18 @@ def test_conv_1x1_direct_gemm_and_valid(cl_device, name):
 @pytest.mark.parametrize("name", list(TYPES))
 @pytest.mark.parametrize("act", [0, 3])
 def test_conv_1x1_nchw_reads_the_planes(cl_device, name, act):
-    """1x1 stride 1 unpadded NCHW: A is each image's [C, HW] plane read by columns, one GEMM
-    batch per image, no im2col (2 images of 5 x 7 pixels, 24 -> 19 channels)."""
+    """1x1 stride 1 unpadded NCHW, one GEMM batch per image, no im2col (2 images of 5 x 7
+    pixels, 24 -> 19 channels): float, C = filter x the image's [C, HW] plane (packed by
+    pack_b; ``chrow``: the bias per row of C); quantized, A the plane read by columns."""
     rng = np.random.default_rng(9)
     m, x = conv_model(name, rng, [2, 24, 5, 7], [19, 1, 1, 24], [2, 19, 5, 7],
                       ints(2, 1, 1, act) + [scalar("BOOL", True)])
     prepared = cl_device.prepare_model(m)
-    names = [launch.name for p in prepared.partitions for pl in p.plans.values()
-             for launch in pl.launches]
-    assert names == ["gemm.gemm"], names
+    launches = [launch for p in prepared.partitions for pl in p.plans.values()
+                for launch in pl.launches]
+    planes = kind_of(name) in ("f32", "f16")
+    assert [la.name for la in launches] == ["gemm.pack_b"] * planes + ["gemm.gemm"], launches
+    assert dict(launches[-1].key[2]).get("chrow", False) == planes, launches[-1].key
     compare(m, x, cl_device, kind_of(name))
 
 

@@ -585,3 +585,18 @@ def test_silu_not_fused(cl_device, case):
     m, inputs = silu_model(F32, "CONV_2D", 16, 16, case=case)
     pm = device_check(m, inputs, cl_device, "f32")
     assert any(n.startswith("broadcast.") for n in _launch_names(pm))
+
+
+@pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
+@pytest.mark.parametrize("with_add", [False, True])
+@pytest.mark.parametrize("o", [32, 19])
+def test_add_prelu_after_nchw_pointwise(cl_device, t, with_add, o):
+    """An NCHW 1x1 convolution (the GEMM of the filter by the input's packed planes: the bias
+    per row of C, full and partial row panels, 99 pixels: a partial column panel), an ADD fused in,
+    then a PRELU of one alpha per channel (not fused in NCHW: its own kernel)."""
+    m, x = conv_prelu_model(t, [2, 16, 9, 11], o, with_add=with_add, alpha_shape=[o, 1, 1],
+                            nchw=True)
+    pm = device_check(m, x, cl_device, "f16" if t != F32 else "f32")
+    names = _launch_names(pm)
+    assert names == ["gemm.pack_b", "gemm.gemm", "activation.prelu"], names
+    assert len(pm.fused_into) == with_add

@@ -362,6 +362,8 @@ def _island_model(op, before=None, after=None):
         x = _conv(b, rng, x, C, C)
     if op == "DEPTHWISE_CONV_2D":
         y = _conv(b, rng, x, C, C, depthwise=True)
+    elif op == "CONV_2D":  # 1x1 (SAME: no padding), stride 1
+        y = _conv(b, rng, x, C, C, f=1)
     elif op == "RESIZE_NEAREST_NEIGHBOR":
         y = b.op(op, [x, b.int32(W), b.int32(H), b.bool(True)], _t(b, [N, C, H, W]))
     elif op == "INSTANCE_NORMALIZATION":
@@ -383,20 +385,22 @@ def _island_model(op, before=None, after=None):
 @pytest.mark.parametrize("op,after", [("DEPTHWISE_CONV_2D", None), ("MAX_POOL_2D", None),
                                       ("AVERAGE_POOL_2D", "tanh"),
                                       ("RESIZE_NEAREST_NEIGHBOR", None),
-                                      ("INSTANCE_NORMALIZATION", "tanh")])
+                                      ("INSTANCE_NORMALIZATION", "tanh"),
+                                      ("CONV_2D", None), ("CONV_2D", "tanh")])
 def test_island_stays_nchw_on_its_direct_kernel(cl_device, op, after):
-    """A float depthwise / pooling / nearest-neighbour resize / instance normalization whose
-    input is a model input and whose output a model output (or read by an element-wise
-    operation whose output is one) stays NCHW (its direct kernel, no TRANSPOSE on either
-    side)."""
+    """A float depthwise / pooling / nearest-neighbour resize / instance normalization / 1x1
+    convolution (the GEMM of the filter by the input's planes) whose input is a model input
+    and whose output a model output (or read by an element-wise operation whose output is
+    one) stays NCHW (its direct kernel, no TRANSPOSE on either side)."""
     model, inputs = _island_model(op, after=after)
     assert nchw_operations(model) == []
     assert to_nhwc(model) is model
     pm = cl_device.prepare_model(model)
     names = {la.name for p in pm.partitions for pl in p.plans.values() for la in pl.launches}
-    assert "transpose.planes" not in names and len(names) == 1 + bool(after), names
-    assert any(n.endswith(("_planes", "_row", "_rep", "instance_normalization")) for n in names), \
-        names
+    own = 2 if op == "CONV_2D" else 1  # (the 1x1 convolution: pack_b and the GEMM)
+    assert "transpose.planes" not in names and len(names) == own + bool(after), names
+    assert any(n.endswith(("_planes", "_row", "_rep", "instance_normalization", "gemm.gemm"))
+               for n in names), names
     for g, w in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
         assert_close(g, w, "f32")
 
@@ -409,3 +413,36 @@ def test_not_an_island_rewritten_as_before(before, after):
     model, inputs = _island_model("DEPTHWISE_CONV_2D", before, after)
     rewritten = _reference_agrees(model, inputs)
     assert _layout_flags(rewritten) == [False] * (1 + bool(before) + ("conv" in str(after)))
+
+
+@pytest.mark.parametrize("case", ["pointwise", "padded", "stride 2", "dilated", "3x3",
+                                  "filter input"])
+def test_convolution_island_only_pointwise(case):
+    """A float NCHW CONV_2D between a model input and output (explicit padding, dilations
+    given) is an island only as a 1x1, stride 1, unpadded convolution of a constant filter:
+    padded, strided, dilated, wider or with its filter a model input it runs NHWC between
+    two moves."""
+    rng = np.random.default_rng(11)
+    b = ModelBuilder()
+    x = b.input(F32, [N, C, H, W])
+    f = 3 if case == "3x3" else 1
+    wt = rng.uniform(-1, 1, (O, f, f, C)).astype(np.float32)
+    w = b.input(F32, list(wt.shape)) if case == "filter input" else b.constant(wt)
+    pad = 1 if case in ("padded", "3x3") else 0
+    stride = 2 if case == "stride 2" else 1
+    dil = 2 if case == "dilated" else 1
+    oh, ow = (H + 2 * pad - dil * (f - 1) - 1) // stride + 1, \
+        (W + 2 * pad - dil * (f - 1) - 1) // stride + 1
+    ins = [x, w, _c(b, rng, (O,)), *[b.int32(v) for v in (pad, pad, pad, pad, stride, stride, 0)],
+           b.bool(True), b.int32(dil), b.int32(dil)]
+    b.mark_output(b.op("CONV_2D", ins, _t(b, [N, O, oh, ow])))
+    model = b.finish()
+    if case == "pointwise":
+        assert nchw_operations(model) == [] and to_nhwc(model) is model
+        return
+    assert nchw_operations(model) == [0]
+    inputs = [rng.uniform(-1, 1, (N, C, H, W)).astype(np.float32)]
+    if case == "filter input":
+        inputs.append(wt)
+    rewritten = _reference_agrees(model, inputs)
+    assert _types(rewritten)["TRANSPOSE"] == 2
