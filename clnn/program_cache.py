@@ -819,11 +819,13 @@ class CompileHelper:
     #: against warm)
     WARM_BUILD_S = 0.06
     #: estimated compile cost per kernel def (the rest: 1), to split the kernels in halves
-    #: (the rule: a GEMM costs most, a depthwise or direct convolution about half as much, the
-    #: pooling, resize and element-wise kernels least; per-kernel compile times of a cold
-    #: prepare: tests/cl/test_cl_compile_helper.py's child, clnn bench prepare)
-    COST = {"gemm": 8, "conv_tile": 5, "conv_cvec": 5, "depthwise_tile": 5, "depthwise_sweep": 5,
-            "depthwise_slide": 5, "depthwise": 5}
+    #: and order the compile queue (the rule: a GEMM or direct convolution costs most, a
+    #: depthwise one about 60% of that, im2col half, the pooling, resize and element-wise
+    #: kernels least; CPU seconds to build and compile each of four MediaPipe models' kernels
+    #: alone (PoCL 3.1, AVX-512): GEMM 0.36-0.63, conv_tile 0.42-0.50, depthwise_slide
+    #: 0.22-0.40, im2col_pack 0.20-0.34, conv_cvec 0.15-0.24, the others 0.10-0.20)
+    COST = {"gemm": 8, "conv_tile": 7, "conv_cvec": 3, "depthwise_tile": 5, "depthwise_sweep": 5,
+            "depthwise_slide": 5, "depthwise": 5, "im2col_pack": 4}
 
     def __init__(self, proc, names: list):
         self.proc = proc

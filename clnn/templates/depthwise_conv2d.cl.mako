@@ -471,20 +471,18 @@ ${dw_row_setup(dt, vw, fh)}\
     const int cx = ${fw - sw} - pad_l;
     const int t_in = min(cx >= 0 ? 0 : (${sw - 1} - cx) / ${sw}, OW);
     const int t_out = max(W - cx - ${sw} < 0 ? 0 : min((W - cx - ${sw}) / ${sw} + 1, OW), t_in);
-    int t = ${1 - K};
-    for (; t < t_in; ++t) {
-${dw_slide_step(dt, vw, fw, sw, fh, True, True)}\
-    }
-    if (${" && ".join("rv%d" % q for q in range(fh))}) {
-        for (; t < t_out; ++t) {
+    /* the steps in [t_in, t_out) of a row whose filter rows all lie inside the input run the
+       step without checks; every other step runs the checked one (one copy of each: the
+       unrolled step is most of the kernel's compile) */
+    const int inner = ${" && ".join("rv%d" % q for q in range(fh))} ? t_in : OW + 1;
+    for (int t = ${1 - K}; t < OW; ++t) {
+        if (t == inner) {
+            for (; t < t_out; ++t) {
 ${dw_slide_step(dt, vw, fw, sw, fh, False, False)}\
+            }
+            if (t == OW)
+                break;
         }
-    } else {
-        for (; t < t_out; ++t) {
-${dw_slide_step(dt, vw, fw, sw, fh, False, True)}\
-        }
-    }
-    for (; t < OW; ++t) {
 ${dw_slide_step(dt, vw, fw, sw, fh, True, True)}\
     }
 }

@@ -355,7 +355,12 @@ ${taps_step(mr, nv, vw, True)}\
 ## The epilogue of an mr x (nv * vw) tile held in accumulators c<r>_<v> (rows m0.., columns
 ## n0..): bias, residual, activation, PRELU, function or requantization, then the store; full
 ## tiles of flex NHWC epilogues store vectors, the others element by element (rows < M,
-## columns < N). Shared by ``gemm`` and ``dwpw``.
+## columns < N). Shared by ``gemm`` and ``dwpw``. Every block walks the tile's rows in a loop
+## (row r in c0_<v>, the accumulators shifted up a row per iteration: ``rotate``) rather than
+## unrolled over the mr rows: PoCL's code generation, most of a cold GEMM's compile, grows
+## with the unrolled epilogue (each block once per row, for each of FAST_POSTS: 8x2x16 2.8 ->
+## 0.7 s of CPU), and the loop costs nothing measurable at run time (a private array of the
+## accumulators instead cost low-K GEMMs ~8%: record issue37_cold_compile_cost-20261129).
 <%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False)">
 <%
     nr = nv * vw
@@ -364,6 +369,7 @@ ${taps_step(mr, nv, vw, True)}\
     bdt = "i32" if quant else ("f16" if odt == "f16" else "f32")
     ch = "m" if chrow else "n"  # the output channel of C[m, n]
 %>\
+    const int rows = min(M - m0, ${mr});
 % if flex and cmode == "nhwc":
 ${fast_stores(odt, mr, nv, vw, bdt, "continue" if per_vector else "return", chrow)}\
 % endif
@@ -372,22 +378,23 @@ ${fast_stores(odt, mr, nv, vw, bdt, "continue" if per_vector else "return", chro
     const int full${v} = n0 + ${(v + 1) * vw} <= N;
     if (full${v}) {
 ${vector_consts(odt, vw, bdt, v)}\
-    % for r in range(mr):
-        if (m0 + ${r} < M)
-${store_vector(odt, vw, r, v)}\
-    % endfor
+        for (int r = 0; r < rows; ++r) {
+${store_vector(odt, vw, v)}\
+${rotate(mr, nv, v)}\
+        }
     }
   % endfor
 % elif flex and cmode == "nhwc" and not chrow:
-    if (n0 + ${nr} <= N && m0 + ${mr} <= M) {
+    if (n0 + ${nr} <= N) {
   % for v in range(nv):
 ${vector_consts(odt, vw, bdt, v)}\
   % endfor
-  % for r in range(mr):
-    % for v in range(nv):
-${store_vector(odt, vw, r, v)}\
-    % endfor
+        for (int r = 0; r < rows; ++r) {
+  % for v in range(nv):
+${store_vector(odt, vw, v)}\
   % endfor
+${rotate(mr, nv)}\
+        }
         return;
     }
 % endif
@@ -395,9 +402,8 @@ ${store_vector(odt, vw, r, v)}\
 ${quant_full_panel(odt, mr, nv, vw, bias)}\
 % endif
     ${S} t[${vw}];
-% for r in range(mr):
-    if (m0 + ${r} < M) {
-        const int m = m0 + ${r};
+    for (int r = 0; r < rows; ++r) {
+        const int m = m0 + r;
   % if cmode == "nhwc":
         const size_t rowoff = (size_t)m * ldc;
   % else:
@@ -408,7 +414,7 @@ ${quant_full_panel(odt, mr, nv, vw, bias)}\
   % if per_vector:
         if (!full${v}) {
   % endif
-        vstore${vw}(c${r}_${v}, 0, t);
+        vstore${vw}(c0_${v}, 0, t);
         for (int l = 0; l < ${vw}; ++l) {
             const int n = n0 + ${v * vw} + l;
             if (n >= N) break;
@@ -443,17 +449,18 @@ ${quant_full_panel(odt, mr, nv, vw, bias)}\
         }
   % endif
   % endfor
+${rotate(mr, nv)}\
     }
-% endfor
 </%def>
 
-## The common flex epilogues of a full tile (every row < M, every column < N, a residual over
-## every column), one block per ``post`` value of FAST_POSTS with its flags fixed at compile
-## time: bias, residual and PRELU as plain vector operations, no lane-by-lane residual and no
-## function that the flags leave off. The run-time flags of the general epilogue below cost
-## the compiled kernel its straight-line stores (a GEMM of small K runs much faster through
-## the bias-only block than through the general epilogue: `clnn bench gemm`). ``done``: what ends
-## the tile's epilogue (``return`` in gemm, ``continue`` in dwpw's panel loop).
+## The common flex epilogues of a full tile (every column < N, a residual over every column;
+## rows < M by the row loop), one block per ``post`` value of FAST_POSTS with its flags fixed
+## at compile time: bias, residual and PRELU as plain vector operations, no lane-by-lane
+## residual and no function that the flags leave off. The run-time flags of the general
+## epilogue below cost the compiled kernel its straight-line stores (a GEMM of small K runs
+## much faster through the bias-only block than through the general epilogue: `clnn bench
+## gemm`). ``done``: what ends the tile's epilogue (``return`` in gemm, ``continue`` in dwpw's
+## panel loop). ``chrow``: the bias and alpha of row m (a scalar per row, broadcast).
 <%def name="fast_stores(odt, mr, nv, vw, bdt, done, chrow=False)">
 <%
     V = "float%d" % vw
@@ -466,40 +473,50 @@ ${quant_full_panel(odt, mr, nv, vw, bias)}\
 <%
     has_b, has_r, has_p, fn = P & 1, P & 2, P & 4, P >> 4
 %>\
-    if (post == ${P} && n0 + ${nr} <= N && m0 + ${mr} <= M${(" && res_n >= n0 + %d" % nr) if has_r else ""}) {
-  % for v in range(1 if chrow else nv):
-    % if has_b and chrow:
-      % for r in range(mr):
-        const ${V} fb${r}r = (${V})(${c.ldf(bdt, "bias", "bias_off + choff + m0 + %d" % r)});
-      % endfor
-    % elif has_b:
+    if (post == ${P} && n0 + ${nr} <= N${(" && res_n >= n0 + %d" % nr) if has_r else ""}) {
+  % for v in range(0 if chrow else nv):
+    % if has_b:
         const ${V} fb${v} = ${bl}(0, bias + bias_off + choff + n0 + ${v * vw});
     % endif
-    % if has_p and chrow:
-      % for r in range(mr):
-        const ${V} fa${r}r = (${V})(${c.ldf(odt, "alpha", "alpha_off + choff + m0 + %d" % r)});
-      % endfor
-    % elif has_p:
+    % if has_p:
         const ${V} fa${v} = ${vl}(0, alpha + alpha_off + choff + n0 + ${v * vw});
     % endif
   % endfor
-  % for r in range(mr):
-    % for v in range(nv):
-        {
+        for (int r = 0; r < rows; ++r) {
+  % if has_b and chrow:
+            const ${V} fbr = (${V})(${c.ldf(bdt, "bias", "bias_off + choff + m0 + r")});
+  % endif
+  % if has_p and chrow:
+            const ${V} far = (${V})(${c.ldf(odt, "alpha", "alpha_off + choff + m0 + r")});
+  % endif
+  % for v in range(nv):
 <%
-    fb = ("fb%dr" % r) if chrow else ("fb%d" % v)
-    fa = ("fa%dr" % r) if chrow else ("fa%d" % v)
+    fb = "fbr" if chrow else ("fb%d" % v)
+    fa = "far" if chrow else ("fa%d" % v)
 %>\
-            ${V} t = c${r}_${v}${(" + " + fb) if has_b else ""};
-            ${c.epilogue("t", V, "            ", vw, res="%s(0, res + (size_t)(m0 + %d) * res_ld + n0 + %d)" % (vl, r, v * vw) if has_r else None, prelu=fa if has_p else None, fn=FLEX_NAMES[fn] if fn else None)}
-            ${vs}(t, 0, c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
-        }
-    % endfor
+            {
+                ${V} t = c0_${v}${(" + " + fb) if has_b else ""};
+                ${c.epilogue("t", V, "                ", vw, res="%s(0, res + (size_t)(m0 + r) * res_ld + n0 + %d)" % (vl, v * vw) if has_r else None, prelu=fa if has_p else None, fn=FLEX_NAMES[fn] if fn else None)}
+                ${vs}(t, 0, c + (size_t)(m0 + r) * ldc + n0 + ${v * vw});
+            }
   % endfor
+${rotate(mr, nv)}\
+        }
         ${done};
     }
 % endfor
 </%def>
+
+## the next row's accumulators into c0_<v> (rows shifted up by one: the row loops of the
+## epilogues store c0_<v> as row r), every vector or only vector ``only``
+<%def name="rotate(mr, nv, only=None)">\
+% for v in ([only] if only is not None else range(nv)):
+  % for r in range(mr - 1):
+        c${r}_${v} = c${r + 1}_${v};
+  % endfor
+% endfor
+</%def>
+
 <%def name="vector_consts(odt, vw, bdt, v)">
 <%
     V = "float%d" % vw
@@ -511,16 +528,15 @@ ${quant_full_panel(odt, mr, nv, vw, bias)}\
         const ${V} av${v} = has_prelu ? ${("vload_half%d" % vw) if odt == "f16" else ("vload%d" % vw)}(0, alpha + alpha_off + choff + n0 + ${v * vw}) : (${V})(1.0f);
 </%def>
 
-<%def name="store_vector(odt, vw, r, v)">
+## the general full-vector store of accumulator vector v of row r (the caller's row loop)
+<%def name="store_vector(odt, vw, v)">
 <%
     V = "float%d" % vw
-%>\
-<%
-    at = "(size_t)(m0 + %d) * ldc + n0 + %d" % (r, v * vw)
-    rt = "(size_t)(m0 + %d) * res_ld + n0 + %d" % (r, v * vw)
+    at = "(size_t)(m0 + r) * ldc + n0 + %d" % (v * vw)
+    rt = "(size_t)(m0 + r) * res_ld + n0 + %d" % (v * vw)
 %>\
         {
-            ${V} t = c${r}_${v} + bv${v};
+            ${V} t = c0_${v} + bv${v};
             if (rn${v} == ${vw}) {
                 t += ${("vload_half%d(0, res + %s)" % (vw, rt) if odt == "f16" else "vload%d(0, res + %s)" % (vw, rt))};
             } else if (rn${v} > 0) {
