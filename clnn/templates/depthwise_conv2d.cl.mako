@@ -162,10 +162,9 @@ vstore${vw}(${v}, 0, yr + ${off})\
     {  /* the requantization a vector at a time (clnn_mbqm<vw>: the scalar one lane by lane) */
         const ${V} qb = vload${vw}(0, bias + c0), qm = vload${vw}(0, mult + c0);
         const ${V} qs = vload${vw}(0, shift + c0);
-        const ${V} qlo = (${V})(lo), qhi = (${V})(hi);  /* (common.mako: vector bounds) */
   % for j in range(tx):
         if (ox0 + ${j} < OW)
-            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${vw}(acc${j} + qb, qm, qs) + zo, qlo, qhi)), 0, yr + ${j} * C);
+            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${vw}(acc${j} + qb, qm, qs) + zo, (${V})(lo), (${V})(hi))), 0, yr + ${j} * C);
   % endfor
     }
 % elif quant:

@@ -541,7 +541,6 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
     T = {"u8": "uchar", "i8": "char"}[odt]
 %>\
     if (n0 + ${nv * vw} <= N) {
-        const ${V} qlo = (${V})(lo), qhi = (${V})(hi);  /* (common.mako: vector bounds) */
 % for v in range(nv):
         const ${V} qm${v} = vload${vw}(0, mult + choff + n0 + ${v * vw});
         const ${V} qs${v} = vload${vw}(0, shift + choff + n0 + ${v * vw});
@@ -552,7 +551,7 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
 % for r in range(mr):
         if (m0 + ${r} < M) {
   % for v in range(nv):
-            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${vw}(c${r}_${v}${(" + qb%d" % v) if bias else ""}, qm${v}, qs${v}) + zo, qlo, qhi)), 0, c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
+            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${vw}(c${r}_${v}${(" + qb%d" % v) if bias else ""}, qm${v}, qs${v}) + zo, (${V})(lo), (${V})(hi))), 0, c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
   % endfor
         }
 % endfor
