@@ -165,6 +165,11 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
 
 ## clnn_mbqm<n>: clnn_mbqm (the prelude's) on int<n> vectors, lane for lane the same result
 ## (64-bit lanes for the products and shifts, selects for the branches).
+## Vector bounds: an integer vector's min, max and clamp take vector bounds here, never the
+## scalar-bound overloads (clamp(int4, int, int)): Oclgrind 21.10 reads lane i of a scalar
+## bound for lane i > 0 (garbage, no diagnostic); PoCL compiles the splat written in place,
+## clamp(v, (int4)(lo), (int4)(hi)), to the same machine code as the scalar-bound call.
+## (ldexp(floatn, int) has the same Oclgrind fault; float min / max / clamp are right.)
 <%def name="mbqm_vector(n)">
 <%
     I = "int%d" % n

@@ -183,7 +183,7 @@ vstore${vw}(${v}, 0, yr + ${off})\
         const ${V} qs = vload${vw}(0, shift + c0);
   % for j in range(tx):
         if (ox0 + ${j} < OW)
-            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${vw}(acc${j} + qb, qm, qs) + zo, lo, hi)), 0, yr + ${j} * C);
+            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${vw}(acc${j} + qb, qm, qs) + zo, (${V})(lo), (${V})(hi))), 0, yr + ${j} * C);
   % endfor
     }
 % elif quant:

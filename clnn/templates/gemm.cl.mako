@@ -682,7 +682,7 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
 % for r in range(mr):
         if (m0 + ${r} < M) {
   % for v in range(nv):
-            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${vw}(c${r}_${v}${(" + qb%d" % v) if bias else ""}, qm${v}, qs${v}) + zo, lo, hi)), 0, c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
+            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${vw}(c${r}_${v}${(" + qb%d" % v) if bias else ""}, qm${v}, qs${v}) + zo, (${V})(lo), (${V})(hi))), 0, c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
   % endfor
         }
 % endfor

@@ -48,10 +48,12 @@ FILES = ["V1_0__conv_float.json.gz", "V1_0__depthwise_conv2d_float.json.gz",
 #: internal 5x50x70x3 tensor (a heavy launch, once split into groups of 250 on a 64 work-item
 #: device), kernels that reduce over a work-group in local memory (softmax, L2 normalization,
 #: top-k) and the convolutions; small files, as Oclgrind interprets every work-item
-#: (``make check-kernels`` runs the whole corpus under each profile)
+#: (``make check-kernels`` runs the whole corpus under each profile); the int8 depthwise
+#: kernels' vector requantization (NHWC and NCHW, channel vectors of 2 and 4)
 GPU_FILES = ["V1_0__max_pool_float_2.json.gz", "V1_0__softmax_float_1.json.gz",
              "V1_0__l2_normalization_2.json.gz", "V1_0__conv_float.json.gz",
-             "V1_0__depthwise_conv2d_float.json.gz", "V1_2__topk_v2.json.gz"]
+             "V1_0__depthwise_conv2d_float.json.gz", "V1_2__topk_v2.json.gz",
+             "V1_3__depthwise_conv2d_quant8_signed.json.gz"]
 
 
 def _oclgrind(log: Path, *command, env=None, timeout=300):
@@ -197,6 +199,35 @@ def test_work_groups_fit_a_small_device(tmp_path):
                        timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.split() == ["8", "ok"]
+    assert not log_messages(log.read_text())
+
+
+_INT8_GEMM = """
+import numpy as np
+from clnn.devices import open_device
+from tests.cl.test_cl_fully_connected import fc_model
+from tests.kits.cl_compare import compare
+
+device = open_device("opencl", fallback=False)
+for name in ("qs", "qa"):
+    model, inputs = fc_model(name, np.random.default_rng(1), [6, 20], 45, 20, 1)
+    compare(model, inputs, device, "quant")
+print("ok")
+"""
+
+
+@needs_oclgrind
+def test_int8_gemm_vector_requantization(tmp_path):
+    """The int8 GEMM's full column panels requantize a vector at a time (gemm.cl.mako
+    quant_full_panel); no corpus file has the output channels for a full panel, so a
+    FULLY_CONNECTED of 45 units (int8 and uint8) against the reference: with the scalar-bound
+    integer clamp, which Oclgrind computes wrongly past lane 0, its outputs were garbage."""
+    script = tmp_path / "gemm.py"
+    script.write_text(_INT8_GEMM)
+    log = tmp_path / "gemm.log"
+    r = _oclgrind(log, sys.executable, str(script), timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split() == ["ok"]
     assert not log_messages(log.read_text())
 
 
