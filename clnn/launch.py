@@ -257,16 +257,26 @@ def _enqueue_launches(q, plan, events, keep_all: bool, results: list):
             _read_written(q, plan, launch.op_index, results)
 
 
-def _download_outputs(q, plan, device_outputs: dict, resident, results: list):
+#: the most bytes of the pool that one read spanning a plan's host outputs takes: each read is
+#: a command of its own, which the device takes up after the one before and signals apart (on
+#: a CPU device about 10 us a read after the last kernel), where one read spanning them costs
+#: a copy of their bytes on the host (about as long for 128 KiB)
+SPAN_BYTES = 1 << 17
+
+
+def _download_outputs(q, plan, device_outputs: dict, resident, results: list) -> list:
+    """Enqueue the plan's outputs' downloads into ``results``; returns the copies to make
+    on the host once the queue is finished (:func:`_finish_copies`)."""
     import pyopencl as cl
 
+    reads = []  # (pool offset, host array) read from the pool
     for o, off, shape, dtype in plan.downloads:
         dst = device_outputs.get(o)
         if isinstance(dst, np.ndarray):  # a model output's bytes in the client's memory
             # (one a later OpenCL partition reads stays on the device: read in at the end)
             arr = None if o in resident else host_region(dst, shape, dtype)
             if arr is not None:
-                cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
+                reads.append((off, arr))
                 results.append((o, arr))
                 continue
             dst = None
@@ -282,8 +292,32 @@ def _download_outputs(q, plan, device_outputs: dict, resident, results: list):
             continue
         arr = np.empty(shape, dtype)
         if arr.nbytes:
-            cl.enqueue_copy(q, arr, plan.pool, src_offset=off, is_blocking=False)
+            reads.append((off, arr))
         results.append((o, arr))
+    return _enqueue_reads(q, plan.pool, reads)
+
+
+def _enqueue_reads(q, pool, reads: list) -> list:
+    """Enqueue reads of ``pool`` (pool offset, host array) without blocking: one read of the
+    bytes spanning two or more where those are :data:`SPAN_BYTES` at most, the copies out of
+    it returned (made once the queue is finished), else one read each."""
+    import pyopencl as cl
+
+    lo = min((off for off, _ in reads), default=0)
+    hi = max((off + a.nbytes for off, a in reads), default=0)
+    if len(reads) < 2 or hi - lo > SPAN_BYTES:
+        for off, arr in reads:
+            cl.enqueue_copy(q, arr, pool, src_offset=off, is_blocking=False)
+        return []
+    span = np.empty(hi - lo, np.uint8)
+    cl.enqueue_copy(q, span, pool, src_offset=lo, is_blocking=False)
+    return [(span[off - lo:off - lo + a.nbytes], a) for off, a in reads]
+
+
+def _finish_copies(copies: list):
+    """The host copies of :func:`_enqueue_reads` (the queue finished)."""
+    for src, dst in copies:
+        dst.reshape(-1).view(np.uint8)[:] = src
 
 
 def _store_results(values: dict, results: list, cut: dict):
@@ -327,7 +361,7 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
     for rb in readbacks:
         words.append(np.empty(rb.words, np.int32))
         cl.enqueue_copy(q, words[-1], rb.buffer, is_blocking=False)
-    _download_outputs(q, plan, device_outputs, resident, results)
+    copies = _download_outputs(q, plan, device_outputs, resident, results)
     # one wait, unless everything stays on the device: the queue is in order, so the next
     # partition's commands see these results, and whatever reads them on the host (a blocking
     # read) waits for them; host arrays being copied must stay alive until copied (``held``), device
@@ -337,6 +371,7 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
         q.finish()
     elif keep:
         held.extend(keep)
+    _finish_copies(copies)
     for d in plan.direct.values():
         d.unbind()
     cut = {}
