@@ -93,7 +93,9 @@ ${c.toffsets("x", "y")}
 ## the few source elements they read loaded once as vectors (one float16 where they span at
 ## most 16, else chunks of 8, 4, 2, 1; the buffer's end checked), each of the
 ## (up to) four neighbours a compiled swizzle of them, the fractions from the tables; outside
-## [a, b) or near the row's ends, the tables one output at a time. ``rows`` output rows per
+## [a, b) or near the row's start, the tables one output at a time; a float16 load that
+## crosses the row's end (the last vector of a row) has its lanes past the end replaced by the
+## row's last element (the tables clamp there, the host checked). ``rows`` output rows per
 ## work-item (the column checks and fractions once for them). A 3-D launch (ceil(OW / 16),
 ## ceil(OH / rows), N * C). Same arithmetic as resize_row(). Kernel key: op, dt, f, d0, d1
 ## (comma-separated offsets), rows.
@@ -143,7 +145,10 @@ ${c.toffsets("x", "y")}
         out = []
         for j, (k, n) in enumerate(chunks):
             T = "float" if n == 1 else "float%d" % n
-            out.append("const %s %s%d = %s;" % (T, r, j, capture(c.vldf, dt, n, p, "i0 + %d" % (lo + k))))
+            out.append("%s %s%d = %s;" % (T, r, j, capture(c.vldf, dt, n, p, "i0 + %d" % (lo + k))))
+        if wide:  # one float16: the lanes past the row's end the row's last element
+            out.append("if (end) %s0 = select(%s0, (float16)(%s), lane >= W - i0 - %d);"
+                       % (r, r, capture(c.ldf, dt, p, "W - 1"), lo))
         return "\n            ".join(out)
 %>
 __kernel void resize_rep(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
@@ -156,8 +161,12 @@ ${c.toffsets("x", "y")}
     const int ox0 = get_global_id(0) * 16, oy0 = get_global_id(1) * ${rows};
     const size_t plane = get_global_id(2);
     const int i0 = ox0 / ${f};
-    const int fast = ox0 >= a && ox0 + 16 <= b && i0 + ${lo} >= 0 && i0 + ${hi} < W &&
+    const int end = i0 + ${hi} >= W;
+    const int fast = ox0 >= a && ox0 + 16 <= b && i0 + ${lo} >= 0 &&${"" if wide else " !end &&"}
         ((long)plane * H + H - 1) * W + i0 + ${lo + span} <= total;
+% if wide:
+    const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+% endif
 % if not near:
     const float16 dx = fast ? vload16(0, fc + ox0) : (float16)(0.0f);
 % endif
