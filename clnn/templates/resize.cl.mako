@@ -95,7 +95,9 @@ ${c.toffsets("x", "y")}
 ## (up to) four neighbours a compiled swizzle of them, the fractions from the tables; outside
 ## [a, b) or near the row's start, the tables one output at a time; a float16 load that
 ## crosses the row's end (the last vector of a row) has its lanes past the end replaced by the
-## row's last element (the tables clamp there, the host checked). ``rows`` output rows per
+## row's last element (the tables clamp there, the host checked); a row's last work-item
+## takes the row's last 16 outputs (ox0 a multiple of f: f divides OW and 16), overlapping the
+## one before it, so that a row of at least 16 has no partial vector. ``rows`` output rows per
 ## work-item (the column checks and fractions once for them). A 3-D launch (ceil(OW / 16),
 ## ceil(OH / rows), N * C). Same arithmetic as resize_row(). Kernel key: op, dt, f, d0, d1
 ## (comma-separated offsets), rows.
@@ -158,7 +160,10 @@ __kernel void resize_rep(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
                          int H, int W, int OH, int OW, int a, int b, int total)
 {
 ${c.toffsets("x", "y")}
-    const int ox0 = get_global_id(0) * 16, oy0 = get_global_id(1) * ${rows};
+    /* a row's last work-item takes the row's last 16 outputs (some the one before it
+       writes too, the same values): no partial vector */
+    const int ox0 = min((int)get_global_id(0) * 16, max(OW - 16, 0));
+    const int oy0 = get_global_id(1) * ${rows};
     const size_t plane = get_global_id(2);
     const int i0 = ox0 / ${f};
     const int end = i0 + ${hi} >= W;
