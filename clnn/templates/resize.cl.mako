@@ -114,8 +114,8 @@ ${c.toffsets("x", "y")}
     # a span of at most 16: one float16 load (its lanes past the span, maybe the next row's,
     # unused: the buffer's end checked), every swizzle a permutation of one vector
     wide = span <= 16
-    if wide:
-        span = 16
+    if wide:  # the narrowest vector that holds the span
+        span = next(v for v in (4, 8, 16) if span <= v)
     chunks, k = [], 0
     while k < span:
         n = next(v for v in (16, 8, 4, 2, 1) if v <= span - k) if wide else \
@@ -148,9 +148,9 @@ ${c.toffsets("x", "y")}
         for j, (k, n) in enumerate(chunks):
             T = "float" if n == 1 else "float%d" % n
             out.append("%s %s%d = %s;" % (T, r, j, capture(c.vldf, dt, n, p, "i0 + %d" % (lo + k))))
-        if wide:  # one float16: the lanes past the row's end the row's last element
-            out.append("if (end) %s0 = select(%s0, (float16)(%s), lane >= W - i0 - %d);"
-                       % (r, r, capture(c.ldf, dt, p, "W - 1"), lo))
+        if wide:  # one vector: the lanes past the row's end the row's last element
+            out.append("if (end) %s0 = select(%s0, (float%d)(%s), lane >= W - i0 - %d);"
+                       % (r, r, span, capture(c.ldf, dt, p, "W - 1"), lo))
         return "\n            ".join(out)
 %>
 __kernel void resize_rep(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
@@ -170,7 +170,7 @@ ${c.toffsets("x", "y")}
     const int fast = ox0 >= a && ox0 + 16 <= b && i0 + ${lo} >= 0 &&${"" if wide else " !end &&"}
         ((long)plane * H + H - 1) * W + i0 + ${lo + span} <= total;
 % if wide:
-    const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const int${span} lane = (int${span})(${", ".join(str(v) for v in range(span))});
 % endif
 % if not near:
     const float16 dx = fast ? vload16(0, fc + ox0) : (float16)(0.0f);
