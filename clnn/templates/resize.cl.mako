@@ -90,10 +90,10 @@ ${c.toffsets("x", "y")}
 ## NCHW float at a whole factor f (dividing 16) along the rows where the column tables repeat
 ## every f outputs: the source columns of output ox are ox / f + d0[ox % f] (and d1, bilinear),
 ## inside [a, b) (the host checked the tables there). A work-item computes 16 outputs of a row:
-## the few source elements they read loaded once as vectors (one float16 where they span at
-## most 16, else chunks of 8, 4, 2, 1; the buffer's end checked), each of the
+## the few source elements they read loaded once as vectors (one float4, float8 or float16
+## where they span at most 16, else chunks of 8, 4, 2, 1; the buffer's end checked), each of the
 ## (up to) four neighbours a compiled swizzle of them, the fractions from the tables; outside
-## [a, b) or near the row's start, the tables one output at a time; a float16 load that
+## [a, b) or near the row's start, the tables one output at a time; a one-vector load that
 ## crosses the row's end (the last vector of a row) has its lanes past the end replaced by the
 ## row's last element (the tables clamp there, the host checked); a row's last work-item
 ## takes the row's last 16 outputs (ox0 a multiple of f: f divides OW and 16), overlapping the
@@ -111,8 +111,8 @@ ${c.toffsets("x", "y")}
     used = idx0 if near else idx0 + idx1
     lo, hi = min(used), max(used)
     span = hi - lo + 1
-    # a span of at most 16: one float16 load (its lanes past the span, maybe the next row's,
-    # unused: the buffer's end checked), every swizzle a permutation of one vector
+    # a span of at most 16: one load of 4, 8 or 16 (its lanes past the span, maybe the next
+    # row's, unused: the buffer's end checked), every swizzle a permutation of one vector
     wide = span <= 16
     if wide:  # the narrowest vector that holds the span
         span = next(v for v in (4, 8, 16) if span <= v)
