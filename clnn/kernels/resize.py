@@ -54,8 +54,9 @@ def repeating_columns(op: str, w: int, ow: int, align: bool, half: bool):
     """(f, d0, d1, a, b) where a float NCHW resize of a row of ``w`` to ``ow`` runs resize_rep:
     the output row is a whole factor f (dividing 16) of the input row and the source columns
     (the reference's tables) of outputs a <= ox < b are ox // f + d[ox % f] (d0 of the first
-    column, d1 of the second; offsets of at most 2, comma-separated), b - a at least half the
-    row; None otherwise. (clnn/layout.py: such a RESIZE_BILINEAR is an island too.)"""
+    column, d1 of the second; offsets of at most 2, comma-separated) clamped to the row
+    (the tables' edges: the kernel clamps a vector that crosses the row's end), b - a at least
+    half the row; None otherwise. (clnn/layout.py: such a RESIZE_BILINEAR is an island too.)"""
     if w <= 0 or ow % w or 16 % (ow // w):
         return None
     if op == "RESIZE_NEAREST_NEIGHBOR":
@@ -71,7 +72,7 @@ def repeating_columns(op: str, w: int, ow: int, align: bool, half: bool):
         if len(mid) < f or np.abs(mid).max() > 2:
             return None
         offs.append(mid)
-    ok = np.all([np.asarray(t, np.int64) - ox // f == np.tile(m, w)
+    ok = np.all([np.asarray(t, np.int64) == np.clip(ox // f + np.tile(m, w), 0, w - 1)
                  for t, m in zip((c0, c1), offs)], axis=0)
     good = np.flatnonzero(ok)
     a, b = int(good[0]), int(good[-1]) + 1

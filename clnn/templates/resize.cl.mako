@@ -90,10 +90,14 @@ ${c.toffsets("x", "y")}
 ## NCHW float at a whole factor f (dividing 16) along the rows where the column tables repeat
 ## every f outputs: the source columns of output ox are ox / f + d0[ox % f] (and d1, bilinear),
 ## inside [a, b) (the host checked the tables there). A work-item computes 16 outputs of a row:
-## the few source elements they read loaded once as vectors (one float16 where they span at
-## most 16, else chunks of 8, 4, 2, 1; the buffer's end checked), each of the
+## the few source elements they read loaded once as vectors (one float4, float8 or float16
+## where they span at most 16, else chunks of 8, 4, 2, 1; the buffer's end checked), each of the
 ## (up to) four neighbours a compiled swizzle of them, the fractions from the tables; outside
-## [a, b) or near the row's ends, the tables one output at a time. ``rows`` output rows per
+## [a, b) or near the row's start, the tables one output at a time; a one-vector load that
+## crosses the row's end (the last vector of a row) has its lanes past the end replaced by the
+## row's last element (the tables clamp there, the host checked); a row's last work-item
+## takes the row's last 16 outputs (ox0 a multiple of f: f divides OW and 16), overlapping the
+## one before it, so that a row of at least 16 has no partial vector. ``rows`` output rows per
 ## work-item (the column checks and fractions once for them). A 3-D launch (ceil(OW / 16),
 ## ceil(OH / rows), N * C). Same arithmetic as resize_row(). Kernel key: op, dt, f, d0, d1
 ## (comma-separated offsets), rows.
@@ -107,11 +111,11 @@ ${c.toffsets("x", "y")}
     used = idx0 if near else idx0 + idx1
     lo, hi = min(used), max(used)
     span = hi - lo + 1
-    # a span of at most 16: one float16 load (its lanes past the span, maybe the next row's,
-    # unused: the buffer's end checked), every swizzle a permutation of one vector
+    # a span of at most 16: one load of 4, 8 or 16 (its lanes past the span, maybe the next
+    # row's, unused: the buffer's end checked), every swizzle a permutation of one vector
     wide = span <= 16
-    if wide:
-        span = 16
+    if wide:  # the narrowest vector that holds the span
+        span = next(v for v in (4, 8, 16) if span <= v)
     chunks, k = [], 0
     while k < span:
         n = next(v for v in (16, 8, 4, 2, 1) if v <= span - k) if wide else \
@@ -143,7 +147,10 @@ ${c.toffsets("x", "y")}
         out = []
         for j, (k, n) in enumerate(chunks):
             T = "float" if n == 1 else "float%d" % n
-            out.append("const %s %s%d = %s;" % (T, r, j, capture(c.vldf, dt, n, p, "i0 + %d" % (lo + k))))
+            out.append("%s %s%d = %s;" % (T, r, j, capture(c.vldf, dt, n, p, "i0 + %d" % (lo + k))))
+        if wide:  # one vector: the lanes past the row's end the row's last element
+            out.append("if (end) %s0 = select(%s0, (float%d)(%s), lane >= W - i0 - %d);"
+                       % (r, r, span, capture(c.ldf, dt, p, "W - 1"), lo))
         return "\n            ".join(out)
 %>
 __kernel void resize_rep(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
@@ -153,11 +160,18 @@ __kernel void resize_rep(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
                          int H, int W, int OH, int OW, int a, int b, int total)
 {
 ${c.toffsets("x", "y")}
-    const int ox0 = get_global_id(0) * 16, oy0 = get_global_id(1) * ${rows};
+    /* a row's last work-item takes the row's last 16 outputs (some the one before it
+       writes too, the same values): no partial vector */
+    const int ox0 = min((int)get_global_id(0) * 16, max(OW - 16, 0));
+    const int oy0 = get_global_id(1) * ${rows};
     const size_t plane = get_global_id(2);
     const int i0 = ox0 / ${f};
-    const int fast = ox0 >= a && ox0 + 16 <= b && i0 + ${lo} >= 0 && i0 + ${hi} < W &&
+    const int end = i0 + ${hi} >= W;
+    const int fast = ox0 >= a && ox0 + 16 <= b && i0 + ${lo} >= 0 &&${"" if wide else " !end &&"}
         ((long)plane * H + H - 1) * W + i0 + ${lo + span} <= total;
+% if wide:
+    const int${span} lane = (int${span})(${", ".join(str(v) for v in range(span))});
+% endif
 % if not near:
     const float16 dx = fast ? vload16(0, fc + ox0) : (float16)(0.0f);
 % endif

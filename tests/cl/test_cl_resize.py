@@ -81,7 +81,7 @@ def test_nhwc_float32_channel_vectors(cl_device, op, c, flags, size):
 @pytest.mark.parametrize("op", ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"])
 @pytest.mark.parametrize("t", ["TENSOR_FLOAT32", "TENSOR_FLOAT16"])
 @pytest.mark.parametrize("flags", [(False, False), (True, False), (False, True)])
-@pytest.mark.parametrize("w,f", [(40, 2), (26, 2), (9, 4), (37, 1), (5, 2)])
+@pytest.mark.parametrize("w,f", [(40, 2), (26, 2), (9, 4), (12, 4), (37, 1), (5, 2)])
 def test_nchw_whole_factor_rows(cl_device, op, t, flags, w, f):
     """NCHW float at a whole factor along the rows (dividing 16) takes resize_rep (vectors of a
     row, the source columns repeating every f outputs; the row's ends from the tables), any
@@ -111,5 +111,9 @@ def test_repeating_columns_only_whole_factors_dividing_16():
     assert repeating_columns("RESIZE_BILINEAR", 20, 40, False, True)[:3] == (2, "-1,0", "0,1")
     assert repeating_columns("RESIZE_NEAREST_NEIGHBOR", 20, 40, False, False)[:3] == \
         (2, "0,0", "0,0")
+    # the tables clamped at the row's end still repeat (the kernel clamps that vector): the
+    # fast columns reach the row's end
+    assert repeating_columns("RESIZE_BILINEAR", 24, 48, False, False)[3:] == (0, 48)
+    assert repeating_columns("RESIZE_BILINEAR", 12, 48, True, False) is None
     for w, ow in ((20, 60), (20, 30), (40, 20), (20, 20 * 32)):
         assert repeating_columns("RESIZE_BILINEAR", w, ow, False, False) is None, (w, ow)
