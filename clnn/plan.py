@@ -101,6 +101,8 @@ class Planner:
         self.compile_helper = None
         #: a helper started before planning, for plan_ahead's build (ClPreparedModel)
         self.spare_helper = None
+        #: the kernel keys of the plans plan_ahead made
+        self.kernel_keys: list = []
         #: operation -> the operation whose kernels do its work (clnn/fusion.py)
         self.fused_into: dict[int, int] = {}
         #: partition inputs get buffers of their own (clnn.launch.DirectInput): on a CPU device
@@ -204,6 +206,7 @@ class Planner:
                 p.plans[key] = plan
                 made.append((p, key))
                 keys += realize_pass.pending_keys(plan.launches) if plan is not None else []
+        self.kernel_keys = keys
         self.compile_helper = self.programs.build_together(keys, self.spare_helper)
         self.spare_helper = None
         for p, key in made:
