@@ -66,7 +66,7 @@ LOG = logging.getLogger("clnn")
 #: for this process and its helpers and those compiled here, programs made from their binary
 STATS = {"rendered": 0, "built": 0, "build_s": 0.0, "memo_hits": 0, "combined_kernels": 0,
          "chains_built": 0, "sources_read": 0, "queued": 0, "compiled_here": 0,
-         "compiled": 0, "from_binary": 0}
+         "compiled": 0, "from_binary": 0, "prefetched": 0}
 BUILD_OPTIONS = ["-cl-std=CL1.2"]
 #: PoCL's switch between a work-group function compiled for each local size a kernel is
 #: launched with (1, its default) and one generic function per kernel (0): see
@@ -340,6 +340,7 @@ class ProgramCache:
                 if key in fresh:
                     self._programs[key] = prg
             STATS["from_binary"] += len(fresh)
+            STATS["prefetched"] += sum(ahead[k] is not None for k in fresh)
             STATS["built"] += len(fresh)
             self._spent(t0)
         for _ in fresh:
