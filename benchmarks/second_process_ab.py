@@ -1,7 +1,8 @@
 """The second process of issue #37, two checkouts taking turns: a fresh Python process on a warm
 cache (clnn.tflite.load, open_cl_device, prepare_model without a compilation cache, one
 execution), its CPU seconds by phase (time.process_time: robust on a loaded machine) and its
-wall (in the process, and of the whole process with the interpreter's start).
+wall (each phase's, in the process, and of the whole process with the interpreter's
+start).
 
     python3 benchmarks/second_process_ab.py --side main=/work/main --side branch=/work/wt-x \\
         [--rounds 6] [--caches DIR] [--json FILE] [MODEL ...]
@@ -28,7 +29,7 @@ CHILD = r'''
 import time; c0 = time.process_time(); w0 = time.perf_counter()
 import json, sys
 marks = []
-def mark(name): marks.append((name, time.process_time()))
+def mark(name): marks.append((name, time.process_time(), time.perf_counter()))
 import numpy, pyopencl
 mark("numpy+pyopencl")
 import clnn.tflite
@@ -43,9 +44,10 @@ r = prepared.execute_synchronously(make_request(imported.model, random_inputs(im
 mark("first")
 wall = time.perf_counter() - w0
 assert r.status == 0, r.message
-out, prev = {}, c0
-for name, t in marks:
+out, prev, prev_w = {}, c0, w0
+for name, t, tw in marks:
     out[name], prev = round(t - prev, 4), t
+    out[name + "_wall"], prev_w = round(tw - prev_w, 4), tw
 out.update(total_cpu=round(prev - c0, 4), wall_in_process=round(wall, 4))
 print(json.dumps(out))
 '''

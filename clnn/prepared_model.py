@@ -95,7 +95,8 @@ class ClPreparedModel(DriverPreparedModel):
         with self.runner.warm_up():
             self.warm_up()
         if marker is not None:  # (its kernels now in PoCL's cache)
-            program_cache.touch(marker)
+            program_cache.keep_binary_list(
+                marker, device.programs.binary_files(self.planner.kernel_keys))
 
     def _subgraphs_upload(self, constants) -> bool:
         """Whether a model with IF / WHILE only uploads its inputs too: no plan of the main
@@ -118,6 +119,8 @@ class ClPreparedModel(DriverPreparedModel):
         marker = program_cache.model_marker(device, model)
         if not marker.exists():
             self.planner.spare_helper = program_cache.CompileHelper.spawn(device.context)
+        else:  # its programs built from their binaries while the plans are made
+            device.programs.prefetch(program_cache.kept_binary_list(marker))
         return marker
 
     @property

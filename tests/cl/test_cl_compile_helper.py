@@ -99,7 +99,7 @@ stats = program_cache.build_stats()
 print(json.dumps({"given": given, "stopped": stopped, "within_tolerance": ok,
                   "spawned": spawned, "compiled": stats["compiled"],
                   "queued": stats["queued"], "here": stats["compiled_here"],
-                  "from_binary": stats["from_binary"],
+                  "from_binary": stats["from_binary"], "prefetched": stats["prefetched"],
                   "first_launches_at_execution": at_execution}))
 """
 
@@ -127,7 +127,7 @@ def test_cold_prepare_with_the_helper(cl_device, tmp_path):
     assert r["given"] == [r["queued"]] and r["queued"] == r["compiled"] >= 2, r
     assert 0 < r["here"] <= r["queued"], r
     # the helper kept the binaries of the kernels it compiled: built from them here
-    assert r["from_binary"] == r["queued"] - r["here"], r
+    assert r["from_binary"] == r["queued"] - r["here"] and r["prefetched"] == 0, r
     assert r["stopped"] and all(code is not None for code in r["stopped"])  # never left running
     assert r["first_launches_at_execution"] == 0
     assert any(p.is_file() for p in (tmp_path / "pocl").rglob("*"))
@@ -136,6 +136,9 @@ def test_cold_prepare_with_the_helper(cl_device, tmp_path):
     r = child()
     assert r["within_tolerance"] and r["spawned"] == [] and r["given"] == []
     assert r["compiled"] == 0 and r["first_launches_at_execution"] == 0
+    # every program from its binary, built on a thread while the plans were made (the
+    # binaries the first process's prepare used, listed by its model marker)
+    assert r["prefetched"] == r["from_binary"] > 0, r
 
 
 # one prepare of a model in a fresh process: the kernels it compiled (no binary kept)
