@@ -63,12 +63,21 @@ def constant_buffer(device, arrays, offsets, nbytes: int):
     """A read-only device buffer of ``nbytes`` holding each array at its offset: allocated
     host-accessible and written through a map, one copy of the constants (a host blob handed to
     COPY_HOST_PTR was three copies and 12 MB of fresh pages more: pose_landmark_full's 12.7
-    MB of constants took 0.020 s, a loaded machine's share of a second process's prepare)."""
+    MB of constants took 0.020 s, a loaded machine's share of a second process's prepare).
+    Host-accessible only on a CPU device sharing the host's memory: a discrete GPU's kernels
+    would read such a buffer over the bus; there each array is copied into device memory."""
     import pyopencl as cl
 
     flags = cl.mem_flags
     if not nbytes:
         return cl.Buffer(device.context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=b"\0")
+    if not host_memory_shared(getattr(device, "cl_device", None)):  # (a GPU's own memory: the kernels read it)
+        buf = cl.Buffer(device.context, flags.READ_ONLY, nbytes)
+        for arr, offset in zip(arrays, offsets):
+            if arr.nbytes:
+                cl.enqueue_copy(device.queue, buf, arr.reshape(-1).view(np.uint8),
+                                dst_offset=offset)
+        return buf
     buf = cl.Buffer(device.context, flags.READ_ONLY | flags.ALLOC_HOST_PTR, nbytes)
     host, _ = cl.enqueue_map_buffer(device.queue, buf, cl.map_flags.WRITE_INVALIDATE_REGION,
                                     0, (nbytes,), np.uint8)
@@ -78,6 +87,14 @@ def constant_buffer(device, arrays, offsets, nbytes: int):
     finally:
         host.base.release(device.queue)
     return buf
+
+
+def host_memory_shared(cl_device) -> bool:
+    """Whether ``cl_device`` is a CPU device on the host's memory (PoCL's CPU devices)."""
+    import pyopencl as cl
+
+    return cl_device is not None and bool(cl_device.type & cl.device_type.CPU) and \
+        bool(cl_device.host_unified_memory)
 
 
 class Planner:
