@@ -71,7 +71,7 @@ def constant_buffer(device, arrays, offsets, nbytes: int):
     flags = cl.mem_flags
     if not nbytes:
         return cl.Buffer(device.context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=b"\0")
-    if not host_memory_shared(getattr(device, "cl_device", None)):  # (a GPU's own memory: the kernels read it)
+    if not host_memory_shared(getattr(device, "cl_device", None)):  # (a GPU: its own memory)
         buf = cl.Buffer(device.context, flags.READ_ONLY, nbytes)
         for arr, offset in zip(arrays, offsets):
             if arr.nbytes:
