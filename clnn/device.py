@@ -31,9 +31,17 @@ class DeviceUnavailable(HalError):
 
 
 def list_cl_devices():
-    """[(platform index, device index, platform, device)] of every OpenCL device found."""
+    """[(platform index, device index, platform, device)] of every OpenCL device found. The
+    first platform query starts PoCL's workers with the settings it reads then: where no device
+    was made yet, the default settings are applied first (:func:`apply_pocl_settings`; a
+    command that checks its --device before making it, such as ``clnn bench``, left PoCL's
+    workers unpinned: small chained models ran at one core's speed in some rounds)."""
     import pyopencl as cl
 
+    if not _settings_applied:
+        from clnn.options import DeviceOptions
+
+        apply_pocl_settings(DeviceOptions())
     try:
         platforms = cl.get_platforms()
     except cl.Error:
@@ -228,9 +236,16 @@ def open_cl_devices(specs, sources=None, **options) -> list:
 POCL_AFFINITY = "POCL_AFFINITY"
 
 
+#: whether :func:`apply_pocl_settings` ran in this process (PoCL reads its settings once)
+_settings_applied = False
+
+
 def apply_pocl_settings(options) -> None:
     """Set PoCL's affinity variable (:data:`POCL_AFFINITY`) when ``options.pocl_settings``
-    holds and the user did not set it. Called when a device is made, never at import."""
+    holds and the user did not set it. Called when a device is made or the devices are first
+    listed, never at import."""
+    global _settings_applied
+    _settings_applied = True
     if options.pocl_settings:
         from clnn.options import set_default_environ
 

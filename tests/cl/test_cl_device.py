@@ -126,6 +126,32 @@ def test_pocl_settings_are_applied_when_a_device_is_made_behind_the_option(monke
     assert os.environ["POCL_AFFINITY"] == "0"
 
 
+_FIRST_QUERY = """
+import os
+from clnn.device import list_cl_devices
+list_cl_devices()
+print(os.environ.get("POCL_AFFINITY"))
+"""
+
+
+@pytest.mark.parametrize("command", ["listing", "clnn devices"])
+def test_the_first_platform_query_applies_the_settings(command):
+    """A process whose first platform query is a listing (``clnn bench`` checks its --device
+    before making it; ``clnn devices``) starts PoCL's workers under the default settings,
+    pinned, as a process that makes a device first (in a fresh process: PoCL reads them once)."""
+    env = {k: v for k, v in os.environ.items() if k != "POCL_AFFINITY"}
+    env["PYTHONPATH"] = str(REPO)
+    if command == "listing":
+        args = [sys.executable, "-c", _FIRST_QUERY]
+    else:
+        args = [sys.executable, "-c", "import os, runpy, sys; sys.argv = ['clnn', 'devices']; "
+                "import atexit; atexit.register(lambda: print(os.environ.get('POCL_AFFINITY')))"
+                "; runpy.run_module('clnn', run_name='__main__')"]
+    out = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "1", out.stdout
+
+
 def test_support_reasons_and_fallback(cl_device):
     """A declined operation: the report gives the reason; with fallback it runs on the
     reference inside the prepared model, without it prepare fails naming the operation."""
