@@ -186,10 +186,15 @@ def direct_inputs_on(cl_device, options=None) -> bool:
     """Whether plans on ``cl_device`` read their inputs through DirectInput: a CPU device
     sharing the host's memory, unless ``options`` (clnn.options.DeviceOptions) turn
     ``direct_inputs`` off."""
+    return (options is None or options.direct_inputs) and host_memory_shared(cl_device)
+
+
+def host_memory_shared(cl_device) -> bool:
+    """Whether ``cl_device`` is a CPU device on the host's memory (PoCL's CPU devices)."""
     import pyopencl as cl
 
-    return (options is None or options.direct_inputs) and \
-        bool(cl_device.type & cl.device_type.CPU) and bool(cl_device.host_unified_memory)
+    return cl_device is not None and bool(cl_device.type & cl.device_type.CPU) and \
+        bool(cl_device.host_unified_memory)
 
 
 @dataclass
@@ -366,7 +371,7 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
     # partition's commands see these results, and whatever reads them on the host (a blocking
     # read) waits for them; host arrays being copied must stay alive until copied (``held``), device
     # memories, read-back words and profiling events must be complete when the execution returns
-    if (keep and held is None) or readbacks or events is not None or \
+    if (keep and held is None) or readbacks or copies or events is not None or \
             not all(isinstance(v, PoolTensor) for _, v in results):
         q.finish()
     elif keep:

@@ -27,7 +27,7 @@ from collections import ChainMap
 import numpy as np
 
 from clnn.kernels import kernel_for
-from clnn.launch import direct_inputs_on
+from clnn.launch import direct_inputs_on, host_memory_shared
 from clnn.memory import on_host
 from clnn.options import options_of
 from clnn.passes import fusion as fusion_pass
@@ -87,14 +87,6 @@ def constant_buffer(device, arrays, offsets, nbytes: int):
     finally:
         host.base.release(device.queue)
     return buf
-
-
-def host_memory_shared(cl_device) -> bool:
-    """Whether ``cl_device`` is a CPU device on the host's memory (PoCL's CPU devices)."""
-    import pyopencl as cl
-
-    return cl_device is not None and bool(cl_device.type & cl.device_type.CPU) and \
-        bool(cl_device.host_unified_memory)
 
 
 class Planner:
