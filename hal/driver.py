@@ -22,8 +22,10 @@ from hal.memory_domain import DeviceBuffer, validate_execution_request
 from hal.operations.context import shapes_compatible
 from hal.types import (
     NO_TIMING,
+    NUMPY_DTYPE,
     ExecutionPreference,
     MeasureTiming,
+    Memory,
     Model,
     OutputShape,
     Priority,
@@ -55,21 +57,38 @@ def read_inputs(model: Model, request: Request, copy: bool = True) -> list[np.nd
     returns; the client may not change the memory of a running execution)."""
     arrays = []
     sg = model.main
+    pools = request.pools
     for k, (arg, i) in enumerate(zip(request.inputs, sg.input_indexes)):
         if arg.has_no_value:
             arrays.append(None)
             continue
         op = sg.operands[i]
         dims = request_dimensions(f"request input {k}", op, arg.dimensions)
-        pool = request.pools[arg.location.pool_index]
+        loc = arg.location
+        pool = pools[loc.pool_index]
         if isinstance(pool, DeviceBuffer):  # a device memory (memory domains)
             arrays.append(pool.read(f"request input {k}", dims))
             continue
-        view = pool_view(request.pools, arg.location.pool_index, f"request input {k}")
-        loc = arg.location
-        read = array_copy_from_bytes if copy else array_view_of_bytes
-        arrays.append(read(view[loc.offset: loc.offset + loc.length], op.type, dims))
+        view = pool_view(pools, loc.pool_index, f"request input {k}")
+        arrays.append(_input_array(view, loc, op.type, dims, copy))
     return arrays
+
+
+def _input_array(view, loc, op_type, dims, copy: bool) -> np.ndarray:
+    """The bytes at ``loc`` of a pool's ``view`` as an input array (array_copy_from_bytes /
+    array_view_of_bytes of them, read without slicing the view first where they lie in it)."""
+    dtype = NUMPY_DTYPE.get(op_type)
+    n = loc.length
+    if dtype is None or dtype == np.bool_ or not 0 <= loc.offset <= len(view) - n or \
+            n % dtype.itemsize:  # (the general path: its own conversions and errors)
+        read = array_copy_from_bytes if copy else array_view_of_bytes
+        return read(view[loc.offset: loc.offset + n], op_type, dims)
+    arr = np.frombuffer(view, dtype, n // dtype.itemsize, loc.offset)
+    if copy:
+        arr = arr.copy()
+    else:
+        arr.flags.writeable = False
+    return arr.reshape(dims) if len(dims) else arr.reshape(()) if arr.size == 1 else arr
 
 
 def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
@@ -87,7 +106,7 @@ def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
         pool = request.pools[arg.location.pool_index]
         if isinstance(pool, DeviceBuffer):  # sized by the device: always sufficient
             pool.check_fits(f"output {k}", arr.shape)
-            shapes.append(OutputShape(tuple(int(d) for d in arr.shape), True))
+            shapes.append(output_shape(arr.shape, True))
             continue
         if _in_place(arr, request, arg.location):
             host_bytes[k], size = None, arr.nbytes
@@ -96,7 +115,7 @@ def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
             size = len(data)
         ok = size <= arg.location.length
         sufficient &= ok
-        shapes.append(OutputShape(tuple(int(d) for d in arr.shape), ok))
+        shapes.append(output_shape(arr.shape, ok))
     if not sufficient:
         return ErrorStatus.OUTPUT_INSUFFICIENT_SIZE, shapes
     for k, (arg, arr) in enumerate(zip(request.outputs, outputs)):
@@ -112,17 +131,37 @@ def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
     return ErrorStatus.NONE, shapes
 
 
+#: (shape, sufficient) -> its OutputShape (an immutable value: one per shape, not one per
+#: execution), at most OUTPUT_SHAPES of them
+_OUTPUT_SHAPES: dict = {}
+OUTPUT_SHAPES = 256
+
+
+def output_shape(shape, sufficient: bool) -> OutputShape:
+    """OutputShape(shape as ints, sufficient), made once per shape."""
+    key = (tuple(shape), bool(sufficient))
+    found = _OUTPUT_SHAPES.get(key)
+    if found is None:
+        if len(_OUTPUT_SHAPES) >= OUTPUT_SHAPES:
+            _OUTPUT_SHAPES.clear()
+        found = _OUTPUT_SHAPES[key] = OutputShape(tuple(int(d) for d in shape), key[1])
+    return found
+
+
 def _in_place(arr, request: Request, loc) -> bool:
     """Whether ``arr`` is already the bytes at ``loc`` of the request's host memory: a device
     that reads a result straight into the request's memory leaves nothing to copy (an array
     that owns its bytes never is)."""
-    if not isinstance(arr, np.ndarray) or arr.flags.owndata or arr.dtype == np.bool_ or \
-            not arr.flags.c_contiguous or isinstance(request.pools[loc.pool_index], DeviceBuffer):
+    if not isinstance(arr, np.ndarray):
+        return False
+    flags = arr.flags
+    if flags.owndata or arr.dtype == np.bool_ or not flags.c_contiguous or \
+            isinstance(request.pools[loc.pool_index], DeviceBuffer):
         return False
     view = pool_view(request.pools, loc.pool_index, "request output")
     if not 0 <= loc.offset < len(view):
         return False
-    start = np.frombuffer(view, np.uint8)[loc.offset:]
+    start = np.frombuffer(view, np.uint8, 1, loc.offset)
     return arr.__array_interface__["data"][0] == start.__array_interface__["data"][0]
 
 
@@ -141,9 +180,18 @@ _MEASURE_VALUES = frozenset(MeasureTiming)
 def begin_execution(prepared, request, measure, deadline, loop_timeout_duration) -> int:
     """The checks every execution makes before it runs, on every device: the request against
     the model (and device memories), the MeasureTiming value, the loop timeout (returned, in
-    ns) and a deadline that has already passed."""
-    validate_execution_request(prepared, request)
-    check_omitted_inputs(request, prepared.model)
+    ns) and a deadline that has already passed. A request whose layout (:func:`request_key`)
+    passed them before on ``prepared`` is not checked again: the checks read nothing else of
+    it."""
+    key = request_key(request)
+    seen = _validated(prepared) if key is not None else None
+    if seen is None or key not in seen:
+        validate_execution_request(prepared, request)
+        check_omitted_inputs(request, prepared.model)
+        if seen is not None:
+            if len(seen) >= VALIDATED_LAYOUTS:
+                seen.clear()
+            seen.add(key)
     try:
         valid = measure in _MEASURE_VALUES
     except TypeError:  # unhashable: no MeasureTiming
@@ -155,6 +203,36 @@ def begin_execution(prepared, request, measure, deadline, loop_timeout_duration)
         raise MissedDeadline("the deadline passed before the execution started",
                              ErrorStatus.MISSED_DEADLINE_TRANSIENT)
     return timeout
+
+
+#: the request layouts a prepared model remembers as valid (begin_execution)
+VALIDATED_LAYOUTS = 64
+
+
+def request_key(request) -> tuple | None:
+    """What the checks of a request read of it, where its pools are all host memories: each
+    argument's value flag, location and dimensions, and each pool's size; None where a pool
+    is anything else (a device memory: its roles and dimensions are state of its own, checked
+    every time), or where the request is not made of the HAL's types."""
+    try:
+        sizes = tuple(p.size if isinstance(p, Memory) else None for p in request.pools)
+        if None in sizes:
+            return None
+        return (sizes,
+                tuple((a.has_no_value, a.location.pool_index, a.location.offset,
+                       a.location.length, tuple(a.dimensions)) for a in request.inputs),
+                tuple((a.has_no_value, a.location.pool_index, a.location.offset,
+                       a.location.length, tuple(a.dimensions)) for a in request.outputs))
+    except Exception:  # noqa: BLE001 (a malformed request: the checks say what is wrong)
+        return None
+
+
+def _validated(prepared) -> set | None:
+    """The request layouts ``prepared`` has seen pass the checks (None where it keeps none)."""
+    try:
+        return prepared.__dict__.setdefault("_validated_layouts", set())
+    except AttributeError:  # (no instance dictionary)
+        return None
 
 
 def failed_execution(e: Exception) -> ExecutionResult:
