@@ -108,6 +108,24 @@ class SubgraphRun:
     align: int = 1
     #: operation -> its clnn.host_scalars.ScalarOp (those the host runs)
     scalars: dict = field(default_factory=dict)
+    #: (partition, whether the host's scalar operations run it) in order, and the
+    #: subgraph's input operands: what every run reads (:meth:`steps`), found once
+    _steps: list | None = None
+    _given: frozenset = frozenset()
+
+    def steps(self) -> list:
+        """(partition, whether it is a partition of scalar operations run on the host), in
+        order (found at the first run)."""
+        if self._steps is None:
+            self._given = frozenset(self.planner.sg.input_indexes)
+            self._steps = [(part, _scalar_part(self, part)) for part in self.partitions]
+        return self._steps
+
+    @property
+    def given(self) -> frozenset:
+        """The subgraph's input operands."""
+        self.steps()
+        return self._given
 
 
 def subgraph_run(pm, index: int, copy: int = 0) -> SubgraphRun:
@@ -319,14 +337,15 @@ def run_subgraph(execution, index: int, inputs: list, outputs: str = COPY, buffe
         if isinstance(v, PoolTensor) and v.home is run:  # its kernels would overwrite it
             inputs[j] = v.detached(execution.context, _take(buffers, ("in", j), v.nbytes))
     values.update(zip(sg.input_indexes, inputs))
-    for part in run.partitions:
-        execution.executor.check_deadline()  # MISSED_DEADLINE_TRANSIENT between partitions
-        if not _scalar_part(run, part):
+    check_deadline = execution.executor.check_deadline
+    for part, scalar in run.steps():
+        check_deadline()  # MISSED_DEADLINE_TRANSIENT between partitions
+        if not scalar:
             execution.run_partition(part, values, set(), planner=run.planner)
             continue
         for k in part.ops:
             run.scalars[k].run(values)
-    given = set(sg.input_indexes)
+    given = run.given
     return [values[o] if o in given else _handed(execution, run, values[o], outputs, buffers, j)
             for j, o in enumerate(sg.output_indexes)]
 
