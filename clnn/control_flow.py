@@ -619,6 +619,19 @@ def _read_on_device(pm, indexes: tuple, j: int) -> bool:
     return False
 
 
+def loop_input_on_device(pm, sg, k: int, i: int) -> bool:
+    """Whether operand ``i`` is read by operation ``k`` of ``sg`` only as the values of a
+    WHILE loop that its condition and body read on the device (:func:`_read_on_device`):
+    :func:`_run_while` makes each a buffer of its own before the first iteration (over the
+    host array where the device reads it in place), and no host operation reads the array."""
+    operation = sg.operations[k]
+    at = [j for j, x in enumerate(operation.inputs) if x == i]
+    if operation.type.name != "WHILE" or not at or min(at) < 2:
+        return False
+    indexes = tuple(referenced(pm.model, sg, operation))
+    return all(_read_on_device(pm, indexes, j - 2) for j in at)
+
+
 def _run_ahead(execution, indexes: tuple, loop: list, mk: int, what: str, check) -> list:
     """The rest of a WHILE loop (``loop``: the values after its first iteration), each body
     enqueued right after its condition and that condition's non-blocking read, before the

@@ -87,6 +87,9 @@ class ClPreparedModel(DriverPreparedModel):
         #: input: an image model's input is megabytes; clnn bench models)
         self._uploads_only = all(p.on_cl for p in self.partitions) and (
             self._plans_static or self._subgraphs_upload(constants))
+        #: per model input, whether an execution copies it out of the request's memory (where
+        #: not every input is only uploaded: :meth:`_copied_inputs`)
+        self._input_copies = False if self._uploads_only else self._copied_inputs()
         #: seconds of the warm-up launches at prepare (see :meth:`warm_up`)
         self.warm_up_seconds = 0.0
         #: of them: the launches one by one ("launches_s": kernels compiled at their first
@@ -106,6 +109,22 @@ class ClPreparedModel(DriverPreparedModel):
         return all(i in constants for p in self.partitions for i in p.host_inputs) and all(
             p.on_cl and not p.host_inputs for run in self.subgraph_runs.values()
             for p in run.partitions)
+
+    def _copied_inputs(self) -> list[bool]:
+        """Per model input, whether an execution reads it as a copy of the request's memory:
+        unless only OpenCL partitions planned at prepare read it, and WHILE loops whose
+        subgraphs read it on the device only (clnn.control_flow.loop_input_on_device: it is
+        read in place or uploaded before the first iteration). A WHILE's 1 MiB input is then
+        not copied per execution, its counters (read by the host) are."""
+        return [not all(self._read_on_device(p, i) for p in self.partitions if i in p.inputs)
+                for i in self.model.main.input_indexes]
+
+    def _read_on_device(self, part, i: int) -> bool:
+        if i in part.host_inputs:
+            return False
+        if part.control:
+            return control_flow.loop_input_on_device(self, self.model.main, part.ops[0], i)
+        return part.on_cl and bool(part.plans) and None not in part.plans.values()
 
     def _spare_helper(self, device, model, compiled: bool):
         """Where a helper process may compile part of the kernels and the model was never
@@ -366,7 +385,7 @@ class ClPreparedModel(DriverPreparedModel):
         the host (None when the queue gives no profiling information)."""
         import pyopencl as cl
 
-        inputs = read_inputs(self.model, request, copy=not self._uploads_only)
+        inputs = read_inputs(self.model, request, copy=self._input_copies)
         device_outputs = self._output_memories(request)
         self.executor.deadline_ns = deadline
         self.executor.loop_timeout_ns = timeout

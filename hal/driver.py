@@ -51,14 +51,18 @@ def check_prepare_args(priority, deadline, preference=None):
                              ErrorStatus.MISSED_DEADLINE_PERSISTENT)
 
 
-def read_inputs(model: Model, request: Request, copy: bool = True) -> list[np.ndarray | None]:
+def read_inputs(model: Model, request: Request, copy=True) -> list[np.ndarray | None]:
     """Input arrays of a (validated) request; None for omitted inputs. ``copy=False``: views
     of the request's memory, read-only (a device that only uploads them before the execution
-    returns; the client may not change the memory of a running execution)."""
+    returns; the client may not change the memory of a running execution); a list: per
+    input, whether it is copied."""
     arrays = []
     sg = model.main
     pools = request.pools
+    copies = copy if isinstance(copy, (list, tuple)) else None
     for k, (arg, i) in enumerate(zip(request.inputs, sg.input_indexes)):
+        if copies is not None:
+            copy = copies[k]
         if arg.has_no_value:
             arrays.append(None)
             continue
