@@ -330,9 +330,10 @@ class ClPreparedModel(DriverPreparedModel):
         found = {}
         for arg, i in zip(request.outputs, self.model.main.output_indexes):
             pool = request.pools[arg.location.pool_index]
-            if isinstance(pool, ClBuffer):
-                found[i] = pool
-            elif isinstance(pool, Memory) and arg.location.length:
+            if not isinstance(pool, Memory):  # (a host Memory checked first: ClBuffer's
+                if isinstance(pool, ClBuffer):  # check is abc's)
+                    found[i] = pool
+            elif arg.location.length:
                 try:
                     region = np.frombuffer(pool.view(), np.uint8, arg.location.length,
                                            arg.location.offset)
@@ -383,8 +384,6 @@ class ClPreparedModel(DriverPreparedModel):
         """Read the inputs (device memories stay on the device), run, write the outputs.
         Time on device: the kernels' OpenCL profiling intervals plus the partitions that ran on
         the host (None when the queue gives no profiling information)."""
-        import pyopencl as cl
-
         inputs = read_inputs(self.model, request, copy=self._input_copies)
         device_outputs = self._output_memories(request)
         self.executor.deadline_ns = deadline
@@ -397,6 +396,8 @@ class ClPreparedModel(DriverPreparedModel):
         status, shapes = write_outputs(self.model, request, outputs)
         on_device = None
         if events is not None:
+            import pyopencl as cl
+
             try:
                 kernel_ns = sum(ev.profile.end - ev.profile.start for _, ev in events)
                 on_device = (kernel_ns + execution.host_ns) // 1000

@@ -70,7 +70,8 @@ def read_inputs(model: Model, request: Request, copy=True) -> list[np.ndarray | 
         dims = request_dimensions(f"request input {k}", op, arg.dimensions)
         loc = arg.location
         pool = pools[loc.pool_index]
-        if isinstance(pool, DeviceBuffer):  # a device memory (memory domains)
+        if not isinstance(pool, Memory) and isinstance(pool, DeviceBuffer):  # a device memory
+            # (memory domains; a host Memory checked first: DeviceBuffer's check is abc's)
             arrays.append(pool.read(f"request input {k}", dims))
             continue
         view = pool_view(pools, loc.pool_index, f"request input {k}")
@@ -108,7 +109,8 @@ def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
             raise GeneralFailure(f"output {k} has shape {list(arr.shape)}, the request "
                                  f"declared {list(arg.dimensions)}")
         pool = request.pools[arg.location.pool_index]
-        if isinstance(pool, DeviceBuffer):  # sized by the device: always sufficient
+        if not isinstance(pool, Memory) and isinstance(pool, DeviceBuffer):  # sized by the
+            # device: always sufficient
             pool.check_fits(f"output {k}", arr.shape)
             shapes.append(output_shape(arr.shape, True))
             continue
@@ -124,7 +126,7 @@ def write_outputs(model: Model, request: Request, outputs: list[np.ndarray]):
         return ErrorStatus.OUTPUT_INSUFFICIENT_SIZE, shapes
     for k, (arg, arr) in enumerate(zip(request.outputs, outputs)):
         pool = request.pools[arg.location.pool_index]
-        if isinstance(pool, DeviceBuffer):
+        if not isinstance(pool, Memory) and isinstance(pool, DeviceBuffer):
             pool.write(arr)
             continue
         data = host_bytes[k]
@@ -159,8 +161,9 @@ def _in_place(arr, request: Request, loc) -> bool:
     if not isinstance(arr, np.ndarray):
         return False
     flags = arr.flags
+    pool = request.pools[loc.pool_index]
     if flags.owndata or arr.dtype == np.bool_ or not flags.c_contiguous or \
-            isinstance(request.pools[loc.pool_index], DeviceBuffer):
+            (not isinstance(pool, Memory) and isinstance(pool, DeviceBuffer)):
         return False
     view = pool_view(request.pools, loc.pool_index, "request output")
     if not 0 <= loc.offset < len(view):
