@@ -1,0 +1,114 @@
+"""The host path of an execution (issue #36's fixed cost): a request layout checked once per
+prepared model (hal.driver.begin_execution, request_key), inputs copied only where the host
+may read them (hal.driver.read_inputs' per-input flags, ClPreparedModel._copied_inputs), and
+OutputShapes made once per shape. The results and every error stay those of the full checks."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from clnn.capabilities_workloads import while_model
+from hal.builder import ModelBuilder, make_request
+from hal.driver import output_shape, read_inputs, request_key
+from hal.errors import ErrorStatus
+from hal.types import DataLocation, HostMemory, OutputShape, Request
+from tests.kits.cl_compare import run_ref
+
+F32 = "TENSOR_FLOAT32"
+
+
+def add_model():
+    b = ModelBuilder()
+    x, y = b.input(F32, [2, 3]), b.input(F32, [2, 3])
+    b.op("ADD", [x, y, b.int32(0)], b.output(F32, [2, 3]))
+    return b.finish()
+
+
+def _inputs():
+    return [np.arange(6, dtype=np.float32).reshape(2, 3), np.full((2, 3), 0.5, np.float32)]
+
+
+def _with_input_location(request: Request, k: int, **change) -> Request:
+    args = list(request.inputs)
+    args[k] = dataclasses.replace(args[k],
+                                  location=dataclasses.replace(args[k].location, **change))
+    return Request(args, list(request.outputs), list(request.pools))
+
+
+def test_a_request_layout_seen_valid_is_still_checked_when_it_changes(cl_device):
+    model = add_model()
+    pm = cl_device.prepare_model(model)
+    req = make_request(model, _inputs())
+    assert pm.execute_synchronously(req).status == ErrorStatus.NONE
+    assert request_key(req) in pm._validated_layouts
+    # the same layout with a wrong length, an offset past the pool, a pool too small:
+    # each rejected as the full checks reject it
+    wrong = [_with_input_location(req, 1, length=20),
+             _with_input_location(req, 1, offset=10 ** 6),
+             Request(list(req.inputs), list(req.outputs), [HostMemory(8), req.pools[1]])]
+    for bad in wrong:
+        r = pm.execute_synchronously(bad)
+        assert r.status == ErrorStatus.INVALID_ARGUMENT and r.message, bad
+        assert request_key(bad) not in pm._validated_layouts
+    # a request of the validated layout (new memories) runs, with the right result
+    again = make_request(model, [x * 2 for x in _inputs()])
+    r = pm.execute_synchronously(again)
+    assert r.status == ErrorStatus.NONE
+    assert r.output_shapes == [OutputShape((2, 3), True)]
+    got = np.frombuffer(again.pools[1].view(), np.float32, 6).reshape(2, 3)
+    np.testing.assert_allclose(got, run_ref(model, [x * 2 for x in _inputs()])[0])
+
+
+def test_an_output_too_small_is_reported_whatever_the_layouts_seen(cl_device):
+    model = add_model()
+    pm = cl_device.prepare_model(model)
+    req = make_request(model, _inputs())
+    assert pm.execute_synchronously(req).status == ErrorStatus.NONE
+    out = req.outputs[0]
+    small = Request(list(req.inputs), [dataclasses.replace(
+        out, location=DataLocation(out.location.pool_index, 0, 8))], list(req.pools))
+    r = pm.execute_synchronously(small)
+    assert r.status == ErrorStatus.OUTPUT_INSUFFICIENT_SIZE
+    assert r.output_shapes == [OutputShape((2, 3), False)]
+
+
+def test_request_key_leaves_device_memories_to_the_full_checks():
+    model = add_model()
+    req = make_request(model, _inputs())
+    assert request_key(req) is not None
+    assert request_key(Request(list(req.inputs), list(req.outputs),
+                               [req.pools[0], object()])) is None
+
+
+def test_inputs_are_copied_per_input_as_asked():
+    model = add_model()
+    req = make_request(model, _inputs())
+    copied, viewed = read_inputs(model, req, copy=[True, False])
+    pool = np.frombuffer(req.pools[0].view(), np.uint8)
+    assert copied.flags.writeable and not np.shares_memory(copied, pool)
+    assert not viewed.flags.writeable and np.shares_memory(viewed, pool)
+    np.testing.assert_array_equal(copied, _inputs()[0])
+    np.testing.assert_array_equal(viewed, _inputs()[1])
+
+
+def test_output_shapes_are_made_once_per_shape():
+    a = output_shape((1, np.int64(4)), True)
+    assert a == OutputShape((1, 4), True) and all(type(d) is int for d in a.dimensions)
+    assert output_shape((1, 4), True) is a
+    assert output_shape((1, 4), False) == OutputShape((1, 4), False)
+
+
+def test_a_while_reads_its_device_input_in_place_and_copies_its_counters(cl_device):
+    model, inputs = while_model(16, iterations=3)
+    pm = cl_device.prepare_model(model)
+    # the loop's tensor is read on the device only; its counter and limit by the host
+    assert pm._input_copies == [False, True, True]
+    req = make_request(model, inputs)
+    before = bytes(req.pools[0].view())
+    r = pm.execute_synchronously(req)
+    assert r.status == ErrorStatus.NONE
+    assert bytes(req.pools[0].view()) == before  # the request's inputs are left as they were
+    got = np.frombuffer(req.pools[1].view(), np.float32, 16 * 16).reshape(1, 16, 16)
+    np.testing.assert_allclose(got, run_ref(model, inputs)[0])
