@@ -212,23 +212,29 @@ class ScalarOp:
         #: validation prepared the operation at them), so only other shapes run it again
         self.declared_in = [info.shape for info in self.ctx.inputs] \
             if self.registration.family in SHAPES_ONLY else None
+        #: (input's info, operand) of the inputs that are not omitted, (info, declared shape)
+        #: of the inputs and of the outputs: what every run reads, found once (a loop runs it
+        #: every iteration)
+        self._reads = [(info, i) for info, i in zip(self.ctx.inputs, self.inputs)
+                       if not info.omitted]
+        self._inputs_declared = list(zip(self.ctx.inputs, self.declared_in)) \
+            if self.declared_in is not None else None
+        self._outputs_declared = list(zip(self.ctx.outputs, self.declared))
 
     def run(self, values: dict) -> None:
         """Compute the outputs from ``values`` (a tensor on the device is read first) into it."""
         ctx = self.ctx
-        for info, i in zip(ctx.inputs, self.inputs):
-            if info.omitted:
-                continue
+        for info, i in self._reads:
             v = values.get(i)
             if v is None:
                 raise GeneralFailure(f"{self.name}: input operand {i} has not been computed")
-            if on_device(v):
+            if not isinstance(v, np.ndarray) and on_device(v):
                 v = values[i] = v.to_host()
             info.value, info.shape = v, tuple(v.shape)
-        for info, shape in zip(ctx.outputs, self.declared):
+        for info, shape in self._outputs_declared:
             info.shape = shape
-        declared = self.declared_in is not None and \
-            all(info.shape == shape for info, shape in zip(ctx.inputs, self.declared_in))
+        pairs = self._inputs_declared
+        declared = pairs is not None and all(info.shape == shape for info, shape in pairs)
         reg = self.registration
         try:
             results = reg.execute(ctx) if declared else reg.run(ctx)
