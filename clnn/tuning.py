@@ -286,8 +286,8 @@ def reusable(entry: dict, default, mode_: str, chaining: bool = False) -> bool:
     evidence against today's default, which is taken until clnn tune measures the layer.
     ``chaining``: the device runs chains, where only entries measured as it runs them count
     (:data:`MEASURED_AS`)."""
-    if chaining and entry.get("measured_as") not in MEASURED_AS:
-        return False
+    if chaining and entry.get("measured_as") not in MEASURED_AS and "chain_ms" not in entry:
+        return False  # (``chain_ms``: clnn tune's check in the model's chains, tune_chain.py)
     if entry.get("complete"):
         return True
     return mode_ in REUSING and _key(default) in (entry.get("times_ms") or {})
