@@ -6,8 +6,9 @@ clnn.tuning.chained_kernels). In a model's run the launches are chained with the
 layers (clnn/chain.py): the cores keep their rows from layer to layer, so the two launches lose
 less than on a layer's own, and the scratch layer's choice does not always hold there.
 Measured on the 2-core Zen 3 VM (chain-profiled, one prepared model with the fusions and one
-without, taking turns, before the tuner chained): face_detection_full_range_sparse's 23 fused layers 2.42 ms fused against 2.05 apart
-(20 faster apart), face_landmark's 15 1.28 against 1.38 (3 faster apart).
+without, taking turns, before the tuner chained): face_detection_full_range_sparse's 23 fused
+layers 2.42 ms fused against 2.05 apart (20 faster apart), face_landmark's 15 1.28 against
+1.38 (3 faster apart).
 
 So after a model's layers are tuned, the model is prepared a second time without those
 fusions, both run in turns (``ROUNDS`` rounds of ``ITERATIONS`` profiled executions, each
