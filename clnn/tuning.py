@@ -532,6 +532,9 @@ def tune_choice(choice: Choice, device, traits, owner=None) -> Choice:
 def _why(tuner, records: list, choice: Choice) -> str:
     if tuner.mode == "off" or tuner.cache is None:
         return f"{choice.selected_reason} (tune off)"
+    if not records and tuner.mode == "cached" and _unchained_entry(tuner, choice):
+        return f"{choice.selected_reason} (the cache's entry was measured launch by launch, " \
+            "not in a chain as this device runs it: clnn tune measures it again)"
     if not records and tuner.mode == "cached":
         return f"{choice.selected_reason} (no tuning cache entry: tune=cached measures nothing)"
     if not records:
@@ -542,6 +545,15 @@ def _why(tuner, records: list, choice: Choice) -> str:
         return "the tuning cache" if r.choice != r.default or r.best_ms else \
             f"{choice.selected_reason} (the cache holds no measurement)"
     return f"measured now ({r.best_ms:.3f} ms against {r.default_ms or 0:.3f} ms)"
+
+
+def _unchained_entry(tuner, choice: Choice) -> bool:
+    """Whether the cache holds an entry for ``choice``'s layer that a chaining device does not
+    reuse (:func:`reusable`)."""
+    entry = tuner.cache.get(choice.family, choice.signature)
+    return entry is not None and "choice" in entry and chaining(tuner.device) and \
+        not reusable(entry, choice.selected, tuner.mode, True) and \
+        reusable(entry, choice.selected, tuner.mode, False)
 
 
 #: lookups of a variant no select pass chose (the plan then takes the default, never measuring)
