@@ -73,6 +73,16 @@ class Launch:
         self.kernel, self.pending = kernel, None
 
 
+class ScratchKernels(list):
+    """A scratch layer's (kernel, global size, local size) triples (LaunchBuilder.kernels),
+    with its finished ``launches``: the tuner chains them where the device's plans run
+    chains (clnn.tuning.chained_kernels)."""
+
+    def __init__(self, launches: list):
+        super().__init__((la.kernel, la.global_size, la.local_size) for la in launches)
+        self.launches = list(launches)
+
+
 #: kernel launches in this process that were the first of their Launch (compile work on PoCL)
 STATS = {"first_launches": 0}
 
@@ -438,7 +448,7 @@ class LaunchBuilder:
         programs = scratch_programs(self.device)
         for la in self.launches:
             la.finish(programs, self.device.limits)
-        return [(la.kernel, la.global_size, la.local_size) for la in self.launches]
+        return ScratchKernels(self.launches)
 
     # the node's epilogue entries (clnn.passes.fusion.FusedNode), None where absent: a PAD
     # read through its window (clnn.fusion.PadFusion), the input read NCHW (LayoutFusion), the

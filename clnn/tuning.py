@@ -226,7 +226,7 @@ class Tuner:
             entry = None
         # an entry cut short by the budget is reused at prepare (clnn tune completes it) where
         # it measured today's default
-        usable = entry is not None and reusable(entry, default, self.mode)
+        usable = entry is not None and reusable(entry, default, self.mode, chaining(self.device))
         if usable and not self.retune and entry.get("choice") in (space or candidates):
             self.records.append(Record(op_index, family, signature, entry["choice"], default,
                                        entry.get("default_ms"), entry.get("best_ms"), True))
@@ -247,8 +247,9 @@ class Tuner:
                  len(candidates), family, json.dumps(signature, sort_keys=True),
                  "" if self.budget is None else f" (within {self.budget:g} s for the model)")
         order = sorted(candidates, key=lambda c: c != default)  # the default first
+        how: dict = {}
         times, tried = measure_candidates(self.device, run_candidate, order, reps,
-                                          lambda: self.can_measure_now(t0))
+                                          lambda: self.can_measure_now(t0), how=how)
         self.spent += time.perf_counter() - t0
         self.measured += 1
         if not times:
@@ -257,7 +258,8 @@ class Tuner:
         choice = json.loads(best)
         d_ms = times.get(_key(default))
         entry = {"choice": choice, "best_ms": times[best], "default_ms": d_ms,
-                 "times_ms": times, "complete": tried == len(candidates)}
+                 "times_ms": times, "complete": tried == len(candidates),
+                 "measured_as": how.get("as", "launches")}
         self.cache.put(family, signature, entry)
         self.cache.save()
         self.records.append(Record(op_index, family, signature, choice, default, d_ms,
@@ -276,28 +278,107 @@ def _key(candidate) -> str:
     return json.dumps(candidate, sort_keys=True)
 
 
-def reusable(entry: dict, default, mode_: str) -> bool:
+def reusable(entry: dict, default, mode_: str, chaining: bool = False) -> bool:
     """Whether a cache entry's choice stands against ``default``, the family's default
     today: a complete entry (every candidate measured), or in the reusing modes one cut short
     by a budget that measured that default among its candidates. An incomplete entry that did
     not (a default of an earlier heuristic, the only candidate its budget allowed) holds no
-    evidence against today's default, which is taken until clnn tune measures the layer."""
+    evidence against today's default, which is taken until clnn tune measures the layer.
+    ``chaining``: the device runs chains, where only entries measured as it runs them count
+    (:data:`MEASURED_AS`)."""
+    if chaining and entry.get("measured_as") not in MEASURED_AS and "chain_ms" not in entry:
+        return False  # (``chain_ms``: clnn tune's check in the model's chains, tune_chain.py)
     if entry.get("complete"):
         return True
     return mode_ in REUSING and _key(default) in (entry.get("times_ms") or {})
 
 
-def measure_candidates(device, run_candidate, candidates: list, reps: int, may_continue):
+#: how an entry's candidates were measured (its ``measured_as``): in a chain (a device whose
+#: plans run chains, :func:`chained_kernels`) or launch by launch (a device that does not
+#: chain, or a layer whose kernels cannot be chained: as its plans run it). On a chaining
+#: device an entry without it (measured launch by launch before the tuner chained) is not
+#: reused: its ranking is not the chain's (iris_landmark's tuned 1x1 convolutions ran 1.4x
+#: slower in the model than the heuristic's tiles;
+#: benchmarks/results/mediapipe_op_profile-20261129-s22.json)
+MEASURED_AS = ("chain", "launches")
+
+
+def chaining(device) -> bool:
+    """Whether ``device``'s plans run chains (clnn/chain.py; False for no device)."""
+    from clnn import chain
+
+    cl_device = getattr(device, "cl_device", None)
+    return cl_device is not None and chain.enabled(cl_device, options_of(device))
+
+
+#: copies of a candidate's launches in the chain that measures it (:func:`chained_kernels`):
+#: enough that the chain's start and end weigh little against the launches
+CHAIN_REPEATS = 8
+
+
+def chained_kernels(device, kernels):
+    """``kernels`` (a scratch layer's, clnn.launch.ScratchKernels) as the plans run them where
+    the device runs chains (clnn/chain.py): one chain of :data:`CHAIN_REPEATS` copies of the
+    layer's launches, as [(kernel, global, local)] with the copies' count; else ``kernels``
+    and 1. In a chain a launch's work-items are cut into tasks that the device's compute units
+    claim, whatever its work-group shape, and no launch wakes the workers: a tile measured by
+    a launch of its own ranks otherwise (iris_landmark's 1x1 convolution of K 64, N 32: the 2 x
+    32 tile measured fastest alone, 1.4x slower than 8 x 16 in the model's chain:
+    benchmarks/results/mediapipe_op_profile-20261129-s22.json)."""
+    from clnn import chain
+
+    launches = getattr(kernels, "launches", None)
+    opts = options_of(device)
+    if not launches or not chain.enabled(device.cl_device, opts):
+        return kernels, 1
+    root = opts.cache_dir
+    for la in launches:
+        made = chain.part(la.key, root) if la.key is not None and la.args is not None else None
+        if made is None or len(made.params) != len(la.args):
+            return kernels, 1
+    import pyopencl as cl
+
+    from clnn.program_cache import BUILD_OPTIONS, cache_dir
+
+    ch = chain.make_chain(launches * CHAIN_REPEATS, device.cl_device, device.context, root)
+    # built as clnn.bench.chain_profile builds its variants: no binary of a scratch chain in
+    # the program cache
+    prg = cl.Program(device.context, ch.source).build(
+        options=BUILD_OPTIONS, devices=[device.cl_device], cache_dir=cache_dir(root))
+    ch.kernel = cl.Kernel(prg, "clnn_chain")
+    ch.kernel.set_args(*ch.buffers, ch.table, ch.sync)
+    out = _ChainRun([(ch.kernel, ch.global_size, ch.local_size)])
+    out.chain = ch  # (its buffers: set_args keeps no reference)
+    # what the chain runs: its source and the launches' sizes and scalars (a chain has no
+    # work-groups of the launches: variants that differ only in them run the same chain)
+    out.identity = (ch.source, repr([(la.global_size, [a for a in la.args
+                                                       if isinstance(a, (int, float))])
+                                     for la in launches]))
+    return out, CHAIN_REPEATS
+
+
+class _ChainRun(list):
+    """A measuring chain's launch, holding the chain; ``identity``: what it runs."""
+
+    chain = None
+    identity = None
+
+
+def measure_candidates(device, run_candidate, candidates: list, reps: int, may_continue,
+                       how: dict | None = None):
     """({candidate key: median kernel ms}, candidates tried): every candidate that builds and
-    runs is prepared (built, bound to scratch buffers, run once to warm) while
-    ``may_continue()`` holds (the first always), then the prepared ones take turns ``reps``
-    times, in a rotating order, so that a change of load on the machine hits them alike; each
-    timed run follows an untimed one (warm caches, as in a model). Kernel times from
-    profiling events."""
+    runs is prepared (built, bound to scratch buffers, chained as the device's plans run it:
+    :func:`chained_kernels`, run once to warm) while ``may_continue()`` holds (the first
+    always), then the prepared ones take turns ``reps`` times, in a rotating order, so that a
+    change of load on the machine hits them alike; each timed run follows an untimed one (warm
+    caches, as in a model). Kernel times from profiling events (a chain's divided by its
+    copies of the layer); candidates whose chains run the same (variants of work-groups
+    alone) are measured once and given the first one's time. ``how["as"]``: "chain" where
+    every candidate measured ran chained, else "launches" (:data:`MEASURED_AS`)."""
     import pyopencl as cl
 
     q = device.timing_queue()
-    ready, tried = [], 0
+    ready, tried, copies, same, seen = [], 0, {}, {}, {}
     try:
         for n, c in enumerate(candidates):
             if n and not may_continue():
@@ -307,6 +388,17 @@ def measure_candidates(device, run_candidate, candidates: list, reps: int, may_c
                 kernels, release = run_candidate(c)
             except Exception:  # a variant the device cannot build is not a choice
                 continue
+            try:
+                kernels, copies[_key(c)] = chained_kernels(device, kernels)
+            except Exception:  # (a chain that does not build: the launches on their own)
+                copies[_key(c)] = 1
+            ident = getattr(kernels, "identity", None)
+            if ident is not None and ident in seen:  # the same chain as an earlier candidate's
+                same[_key(c)] = seen[ident]
+                release()
+                continue
+            if ident is not None:
+                seen[ident] = _key(c)
             ready.append((c, kernels, release))
             try:
                 for k, g, l in kernels:
@@ -324,8 +416,15 @@ def measure_candidates(device, run_candidate, candidates: list, reps: int, may_c
                     cl.enqueue_nd_range_kernel(q, k, g, l)
                 evs = [cl.enqueue_nd_range_kernel(q, k, g, l) for k, g, l in kernels]
                 q.finish()
-                samples[_key(c)].append(sum(e.profile.end - e.profile.start for e in evs) * 1e-6)
-        return {k: statistics.median(v) for k, v in samples.items()}, tried
+                samples[_key(c)].append(sum(e.profile.end - e.profile.start for e in evs) *
+                                        1e-6 / copies[_key(c)])
+        if how is not None:
+            how["as"] = "chain" if ready and all(copies[_key(c)] > 1 for c, _, _ in ready) \
+                else "launches"
+        times = {k: statistics.median(v) for k, v in samples.items()}
+        # (after the one measured: ``min`` keeps the first of equal times, the measured one)
+        times.update({k: times[first] for k, first in same.items() if first in times})
+        return times, tried
     finally:
         for _, _, release in ready:
             release()
@@ -433,6 +532,9 @@ def tune_choice(choice: Choice, device, traits, owner=None) -> Choice:
 def _why(tuner, records: list, choice: Choice) -> str:
     if tuner.mode == "off" or tuner.cache is None:
         return f"{choice.selected_reason} (tune off)"
+    if not records and tuner.mode == "cached" and _unchained_entry(tuner, choice):
+        return f"{choice.selected_reason} (the cache's entry was measured launch by launch, " \
+            "not in a chain as this device runs it: clnn tune measures it again)"
     if not records and tuner.mode == "cached":
         return f"{choice.selected_reason} (no tuning cache entry: tune=cached measures nothing)"
     if not records:
@@ -443,6 +545,15 @@ def _why(tuner, records: list, choice: Choice) -> str:
         return "the tuning cache" if r.choice != r.default or r.best_ms else \
             f"{choice.selected_reason} (the cache holds no measurement)"
     return f"measured now ({r.best_ms:.3f} ms against {r.default_ms or 0:.3f} ms)"
+
+
+def _unchained_entry(tuner, choice: Choice) -> bool:
+    """Whether the cache holds an entry for ``choice``'s layer that a chaining device does not
+    reuse (:func:`reusable`)."""
+    entry = tuner.cache.get(choice.family, choice.signature)
+    return entry is not None and "choice" in entry and chaining(tuner.device) and \
+        not reusable(entry, choice.selected, tuner.mode, True) and \
+        reusable(entry, choice.selected, tuner.mode, False)
 
 
 #: lookups of a variant no select pass chose (the plan then takes the default, never measuring)
@@ -464,7 +575,7 @@ def chosen(b, choice: Choice):
     entry = tuner.cache.get(choice.family, choice.signature) if tuner.cache else None
     space = choice.tunable.space(_traits(b.device), choice.signature, True)
     ok = entry is not None and entry.get("choice") in space and \
-        reusable(entry, choice.variant, tuner.mode)
+        reusable(entry, choice.variant, tuner.mode, chaining(b.device))
     return entry["choice"] if ok else choice.variant
 
 

@@ -1,12 +1,14 @@
 """`clnn tune`'s check of the depthwise -> 1x1 fusions in the model's own runs.
 
-The tuner (clnn/kernels/_dwpw_variants.py) measures a fused layer against its two launches one
-launch at a time. In a model's run the launches are chained (clnn/chain.py): the cores keep
-their rows from layer to layer and no launch waits for the workers to wake, so the two
-launches lose less than alone, and the standalone choice does not hold there. Measured on the
-2-core Zen 3 VM (chain-profiled, one prepared model with the fusions and one without, taking
-turns): face_detection_full_range_sparse's 23 fused layers 2.42 ms fused against 2.05 apart
-(20 faster apart), face_landmark's 15 1.28 against 1.38 (3 faster apart).
+The tuner (clnn/kernels/_dwpw_variants.py) measures a fused layer against its two launches on
+scratch buffers (in a chain of the layer's own launches where the device chains:
+clnn.tuning.chained_kernels). In a model's run the launches are chained with the model's other
+layers (clnn/chain.py): the cores keep their rows from layer to layer, so the two launches lose
+less than on a layer's own, and the scratch layer's choice does not always hold there.
+Measured on the 2-core Zen 3 VM (chain-profiled, one prepared model with the fusions and one
+without, taking turns, before the tuner chained): face_detection_full_range_sparse's 23 fused
+layers 2.42 ms fused against 2.05 apart (20 faster apart), face_landmark's 15 1.28 against
+1.38 (3 faster apart).
 
 So after a model's layers are tuned, the model is prepared a second time without those
 fusions, both run in turns (``ROUNDS`` rounds of ``ITERATIONS`` profiled executions, each
@@ -88,7 +90,7 @@ def check(dev, model, pm, records: list, tuner, inputs) -> list[dict]:
     for r in rows:
         if r["apart"]:
             entry = dict(tuner.cache.get("dwpw", r["signature"]) or {})
-            entry.update({"choice": {"fuse": False}, "complete": True,
+            entry.update({"choice": {"fuse": False}, "complete": True, "measured_as": "chain",
                           "standalone_choice": entry.get("choice"),
                           "chain_ms": {"fused": r["fused_ms"], "apart": r["apart_ms"]}})
             tuner.cache.put("dwpw", r["signature"], entry)

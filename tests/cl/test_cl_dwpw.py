@@ -245,7 +245,7 @@ def test_a_fast_prepare_measures_no_fusion(cl_device, tmp_path, monkeypatch):
         tile = list(_dwpw.fused_tiles(_dwpw._gemm_variants.traits(cl_device.limits), 24,
                                       16, 64 * 64)[0])
         tuner.cache.put("dwpw", sig, {"choice": {"fuse": True, "tile": tile},
-                                      "complete": True})
+                                      "complete": True, "measured_as": "chain"})
         check(cl_device, model, inputs, fused=True)
     finally:
         cl_device.tuner = None

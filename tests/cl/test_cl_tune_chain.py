@@ -76,7 +76,8 @@ def test_clnn_tune_checks_the_fusions_in_the_model(cl_device, tmp_path, monkeypa
     # the CLI (an entry point) keeps its tuning cache under $CLNN_CACHE_DIR
     cache = tuning.TuningCache(tuning.device_identity(cl_device.platform, cl_device.cl_device),
                                tmp_path / "tuning")
-    cache.put("dwpw", sig, {"choice": {"fuse": True, "tile": tile}, "complete": True})
+    cache.put("dwpw", sig, {"choice": {"fuse": True, "tile": tile}, "complete": True,
+                            "measured_as": "chain"})
     cache.save()
     del tuner
 

@@ -185,7 +185,7 @@ def test_modes():
 
 def fake_measurements(monkeypatch, calls, ms):
     """tuning.measure_candidates without a device: ``ms(candidate)``, calls recorded."""
-    def fake(dev, run, cands, reps, may_continue):
+    def fake(dev, run, cands, reps, may_continue, how=None):
         times, tried = {}, 0
         for n, c in enumerate(cands):
             if n and not may_continue():
@@ -689,3 +689,43 @@ def test_clnn_tune_rejects_an_unknown_family(tmp_path, capsys):
     assert main(["tune", str(model), "--family", "gemm", "--family", "nope"]) != 0
     err = capsys.readouterr().err
     assert "--family nope: not a tunable family" in err and "gemm" in err
+
+
+def test_a_chaining_device_reuses_only_entries_measured_as_it_runs(monkeypatch, tmp_path):
+    """On a device whose plans run chains an entry measured launch by launch before the tuner
+    chained (no ``measured_as``) yields to the default; one measured in a chain, or as
+    launches of kernels that cannot be chained, is reused; a device that does not chain
+    reuses all three."""
+    cache = tuning.TuningCache(IDENT, tmp_path)
+    times = {'"a"': 1.0, '"b"': 0.5}
+    for chained, mark, want in [(True, None, "a"), (True, "chain", "b"),
+                                (True, "launches", "b"), (False, None, "b")]:
+        monkeypatch.setattr(tuning, "chaining", lambda device, c=chained: c)
+        entry = {"choice": "b", "complete": True, "times_ms": times}
+        if mark:
+            entry["measured_as"] = mark
+        cache.put("gemm", SIG, entry)
+        t = tuning.Tuner(None, "cached", cache)
+        assert t.choose(0, "gemm", SIG, ["a", "b"], "a", None, flop=1e9) == want, (chained, mark)
+
+
+def test_chained_measurement_runs_work_group_variants_once(cl_device, tmp_path, monkeypatch):
+    """On a chaining device the tuner measures a GEMM layer's candidates inside a chain, as the
+    plans run it (its entry says so), and the variants that differ only in their work-groups
+    (which a chain does not have) take the time of the first one measured."""
+    from clnn import chain
+
+    if not chain.enabled(cl_device.cl_device, None):
+        pytest.skip("the device does not run chains")
+    dev = cl_device.with_options(cache_dir=str(tmp_path))
+    monkeypatch.setattr(dev, "tuner", None, raising=False)
+    sig = _gemm_variants.signature(dt="f32", amode="rows", M=256, N=32, K=64)
+    fam = _gemm_variants.FAMILY
+    cands = [{"tile": [8, 2, 16], "wg": "auto"}, {"tile": [8, 2, 16], "wg": [4, 8]},
+             {"tile": [4, 2, 16], "wg": "auto"}]
+    how: dict = {}
+    times, tried = tuning.measure_candidates(
+        dev, lambda c: fam.scratch(dev, None, c, sig), cands, 2, lambda: True, how=how)
+    keys = [tuning._key(c) for c in cands]
+    assert tried == 3 and how["as"] == "chain"
+    assert times[keys[1]] == times[keys[0]] and times[keys[2]] != times[keys[0]]

@@ -239,7 +239,8 @@ def test_a_fast_prepare_measures_no_path_and_follows_the_cache(cl_device, tmp_pa
         sig = _winograd.signature(1, 24, 24, 32, 32, 24, 24, 1, 1)
         assert tuner.cache.get("winograd", sig) is None
         # a cached choice (clnn tune's) is followed
-        tuner.cache.put("winograd", sig, {"choice": {"m": 0}, "complete": True})
+        tuner.cache.put("winograd", sig, {"choice": {"m": 0}, "complete": True,
+                                          "measured_as": "chain"})
         check(cl_device, model, inputs, m=0)
     finally:
         cl_device.tuner = None

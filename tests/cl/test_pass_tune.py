@@ -38,7 +38,8 @@ def test_a_cached_variant_replaces_the_default(cl_device, tmp_path):
     traits = _gemm_variants.traits(dev.limits)
     other = next(v for v in _conv_variants.FAMILY.space(traits, c.signature, True)
                  if v != c.selected)
-    dev.tuner.cache.put("conv", c.signature, {"choice": other, "complete": True})
+    dev.tuner.cache.put("conv", c.signature, {"choice": other, "complete": True,
+                                              "measured_as": "chain"})
     sel = select(planner, part, shapes, fused, dwpw)
     (t,) = tune(planner, part, shapes, fused, sel).choices[ops["CONV_2D"]]
     assert t.variant == other and t.reason == "the tuning cache" and t.selected == c.selected
