@@ -28,7 +28,13 @@ the counters for the next run.
 
 Each launch's kernel runs unchanged: its source becomes a function of the chain's program,
 get_global_id / get_global_size reading the task loop's indices, its arguments read from a
-table (buffers chosen among the chain's buffer arguments, scalars as 32-bit words). Only
+table (buffers chosen among the chain's buffer arguments, scalars as 32-bit words). Each kernel's
+task loop is a function of its own that the chain kernel calls (``noinline``), the kernel's
+body inlined into it: the compiler then optimizes one kernel's loop at a time instead of one
+function holding every kernel, which costs several times more to compile than its parts
+(face_detection_short_range's chain of 16 kernels: 1.4 CPU-s against 6.7 inlined, and 3.7 for
+its 16 kernels compiled one program each; one call per task, steady state alike:
+benchmarks/results/issue37_cold-20261129-s22.json). Only
 kernels that compute alike under any work-groups can be chained: no barriers, local memory or
 work-group functions (a launch using them ends a chain), and only scalar arguments of 32 bits.
 
@@ -197,46 +203,50 @@ class Part:
         undefs = "".join(f"#undef {d}\n" for d in dict.fromkeys(_DEFINE.findall(body)))
         self.function = f"{decl}{body[open_paren + 1:end]}\n{undefs}"
 
-    def call(self, fn: str, nbuf: int) -> tuple[str, str]:
-        """(declarations of the arguments, read once per task from the table ``a``; the call
-        of this function for work-item x, y, z)."""
-        bufs = "".join(f", B{i}" for i in range(nbuf))
+    def call(self, fn: str) -> tuple[str, str]:
+        """(declarations of the arguments, read once per task from the table ``a``, buffers
+        from the chain's buffer list ``b``; the call of this function for work-item x, y,
+        z)."""
         decls, names = [], []
         for k, (ptype, pointer) in enumerate(self.params):
-            value = f"({ptype})clnn_sel(a[{k}]{bufs})" if pointer else \
+            value = f"({ptype})(a[{k}] < 0 ? 0 : b[a[{k}]])" if pointer else \
                 _SCALARS[ptype].format(a=f"a[{k}]")
             decls.append(f"{ptype} const v{k} = {value};")
             names.append(f"v{k}")
         return " ".join(decls), f"{fn}(x, y, z, g0, g1, g2, {', '.join(names)});"
 
 
-def _case(j: int, p: Part, nbuf: int) -> str:
-    """The switch case of the chain's ``j``-th kernel: its tasks' loop over work-items."""
-    decls, call = p.call(f"clnn_part{j}", nbuf)
+def _task(j: int, p: Part) -> str:
+    """The chain's ``j``-th kernel as a task function: one task's loop over its work-items,
+    the kernel's body inlined into it (see :func:`source`)."""
+    decls, call = p.call(f"clnn_part{j}")
     if p.rows_first:  # a task: a range of rows (dimension 0) x a range of dimensions 1-2,
         # rows innermost (a GEMM's column panel is read once for the task's row blocks)
         loop = f"""const int cols = h[5], R = tasks / cols, G = g1 * g2;
-            const int r = task / cols, q0 = G * (task % cols) / cols;
-            const int q1 = G * (task % cols + 1) / cols, x0 = g0 * r / R, x1 = g0 * (r + 1) / R;
-            for (int q = q0; q < q1; ++q) {{
-                const int y = q % g1, z = q / g1;
-                for (int x = x0; x < x1; ++x)
-                    {call}
-            }}"""
+    const int r = task / cols, q0 = G * (task % cols) / cols;
+    const int q1 = G * (task % cols + 1) / cols, x0 = g0 * r / R, x1 = g0 * (r + 1) / R;
+    for (int q = q0; q < q1; ++q) {{
+        const int y = q % g1, z = q / g1;
+        for (int x = x0; x < x1; ++x)
+            {call}
+    }}"""
     else:  # dimension 0 innermost, in runs (a loop the compiler may vectorize)
         loop = f"""const int e = min((task + 1) * h[6], g0 * g1 * g2);
-            for (int i = task * h[6]; i < e; ) {{
-                const int x0 = i % g0, r = i / g0, y = r % g1, z = r / g1;
-                const int x1 = min(g0, x0 + e - i);
-                for (int x = x0; x < x1; ++x)
-                    {call}
-                i += x1 - x0;
-            }}"""
-    return f"""        case {j}: {{
-            {decls}
-            {loop}
-            break;
-        }}"""
+    for (int i = task * h[6]; i < e; ) {{
+        const int x0 = i % g0, r = i / g0, y = r % g1, z = r / g1;
+        const int x1 = min(g0, x0 + e - i);
+        for (int x = x0; x < x1; ++x)
+            {call}
+        i += x1 - x0;
+    }}"""
+    return f"""static __attribute__((noinline)) void clnn_task{j}(const int task, const int tasks,
+    const int g0, const int g1, const int g2, const __global int* h, const __global int* a,
+    __global uchar* const* b)
+{{
+    {decls}
+    {loop}
+}}
+"""
 
 
 def source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
@@ -245,8 +255,10 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
     ``clnn_prof`` ([work-group][1 + launches], clnn.bench.chain_profile)."""
     common = parts[0].common if parts else ""
     bufs = ", ".join(f"__global uchar* B{i}" for i in range(nbuf))
-    sel = " : ".join(f"i == {i} ? B{i}" for i in range(nbuf))
-    cases = [_case(j, p, nbuf) for j, p in enumerate(parts)]
+    blist = ", ".join(f"B{i}" for i in range(nbuf))
+    cases = [f"                case {j}: clnn_task{j}(task, tasks, g0, g1, g2, h, a, b); break;"
+             for j in range(len(parts))]
+    tasks = "".join(_task(j, p) for j, p in enumerate(parts))
     helpers = "".join(dict.fromkeys(p.helpers for p in parts))
     functions = "".join(p.function.replace("@PART@", f"clnn_part{j}")
                         for j, p in enumerate(parts))
@@ -263,11 +275,9 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
 #define get_global_id(d) ((size_t)((d) == 0 ? clnn_x : (d) == 1 ? clnn_y : clnn_z))
 #define get_global_size(d) ((size_t)((d) == 0 ? clnn_gx : (d) == 1 ? clnn_gy : clnn_gz))
 {functions}
+{tasks}
 #undef get_global_id
 #undef get_global_size
-static inline __global uchar* clnn_sel(int i, {bufs}) {{
-    return {sel} : (__global uchar*)0;
-}}
 // table: [parts, owners], then per part {HEADER} words: kernel, g0, g1, g2, tasks, column
 // ranges (parts split by rows, else 0), work-items per task, argument words' offset.
 // sync: per part its tasks done ({STRIDE} ints apart), the work-groups out, then per owner
@@ -276,6 +286,7 @@ static inline __global uchar* clnn_sel(int i, {bufs}) {{
 __kernel void clnn_chain({bufs}, __global const int* table, volatile __global int* sync{prof_param})
 {{
     const int parts = table[0], O = table[1], w = get_group_id(0);
+    __global uchar* b[{max(nbuf, 1)}] = {{{blist or "0"}}};
     volatile __global int* claims = sync + {STRIDE} * (parts + 2);{prof_start}
     for (int p = 0; p < parts; ++p) {{
         const __global int* h = table + 2 + p * {HEADER};
