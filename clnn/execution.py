@@ -51,6 +51,20 @@ class PlanRunner:
         finally:
             self.warming = False
 
+    def chains_at_prepare(self) -> bool:
+        """Whether this prepare builds chains (:meth:`chain_first`)."""
+        return False
+
+    def chain_first(self, plan) -> list | None:
+        """At prepare, before the plan's programs are built: the plan's steps where runs of
+        its launches are to be chains built at prepare (:meth:`build_chains`; their launches'
+        own kernels then made only where they run on their own), else None."""
+        return None
+
+    def build_chains(self, plan) -> None:
+        """Build the chains :meth:`chain_first` made for ``plan`` (its other launches' kernels
+        made)."""
+
     def wait(self, plans: list) -> None:
         """Make ready now whatever later executions of ``plans`` would run (nothing here)."""
 
@@ -103,6 +117,8 @@ class Chained(PlanRunner):
         #: the counted execution from which a plan's chains are asked for (0: the warm-up's)
         self.first = 2 if compiled else 0
         self._plans: dict[int, _PlanChains] = {}
+        #: seconds building chains at prepare (:meth:`build_chains`)
+        self.build_s = 0.0
 
     def state(self, plan) -> _PlanChains:
         """``plan``'s chain state (made at its first execution)."""
@@ -148,6 +164,38 @@ class Chained(PlanRunner):
                         self.cache_root)
         # (built at once: no job)
         st.job = job if job.pending else None
+
+    def chain_first(self, plan) -> list | None:
+        """The chains built at prepare (a prepare that compiles, not one from a compilation
+        cache nor one whose programs are recorded for one: clnn.compilation_cache saves the
+        kernels' own programs): a chain's program compiles in less time than its kernels'
+        own programs (one function per kernel's task loop: clnn/chain.py), so the plan the
+        executions run from the first one on costs the cold prepare less, and nothing is
+        compiled afterwards. Its launches' own kernels are made only where they run on their
+        own (clnn.launch.Launch.defer)."""
+        if not self.chains_at_prepare():
+            return None
+        st = self.state(plan)
+        st.tried = True
+        st.steps = chain.chain_plan(plan, self.cl_device, self.context, self.min_launches,
+                                    self.cache_root)
+        if not any(isinstance(s, chain.Chain) for s in st.steps):
+            return None
+        return st.steps
+
+    def chains_at_prepare(self) -> bool:
+        from clnn.program_cache import recording_keys
+
+        return self.first == 0 and not recording_keys()
+
+    def build_chains(self, plan) -> None:
+        st = self.state(plan)
+        if st.steps is None or not any(isinstance(s, chain.Chain) for s in st.steps):
+            return
+        t0 = time.perf_counter()
+        chain.Job(plan, st.steps, self.context, True, False, self.min_launches,
+                  self.cache_root)
+        self.build_s += time.perf_counter() - t0
 
     @staticmethod
     def _poll(st: _PlanChains, block: bool = False) -> None:

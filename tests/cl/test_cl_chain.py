@@ -279,11 +279,36 @@ class _Pending:
         pass
 
 
-def test_background_compile(chained, monkeypatch, tmp_path):
-    """A chain never built on this machine compiles in a helper process (here one the test
-    finishes) from the plan's CHAIN_AFTER-th execution on: until then, and while it compiles,
-    the plan runs its launches one by one; then the chain, marked as built."""
+def test_chains_built_at_prepare(chained, monkeypatch):
+    """A prepare that compiles builds the plan's chains itself (no helper process, nothing
+    left to compile once it returns): the executions run them from the first one on, and the
+    chained launches' own kernels are made only where they run on their own (a debugging
+    run keeping every intermediate), computing the same."""
     from clnn.program_cache import CompileHelper
+
+    monkeypatch.setattr(CompileHelper, "spawn", classmethod(
+        lambda cls, ctx, nice=0: pytest.fail("a chain went to a helper")))
+    model, inputs = block_model(6)
+    pm = chained.prepare_model(model)
+    (plan,) = plans(pm)
+    assert any(isinstance(s, chain.Chain) and s.kernel is not None for s in plan.chained)
+    assert pm.runner.state(plan).job is None
+    deferred = [la for la in plan.launches if la.kernel is None]
+    assert deferred and all(la.lazy is not None for la in deferred)
+    want = run_ref(model, inputs)
+    assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
+    kept = pm.run_keeping_all(inputs)  # one by one: the deferred kernels made now
+    assert all(la.kernel is not None and la.lazy is None for la in plan.launches)
+    assert_close(kept[model.main.output_indexes[0]], want[0], "f32")
+    assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")  # chained again
+
+
+def test_background_compile(chained, monkeypatch, tmp_path):
+    """Where a prepare records its programs for a compilation cache (which keeps the kernels'
+    own programs), a chain never built on this machine compiles in a helper process (here one
+    the test finishes) from the plan's CHAIN_AFTER-th execution on: until then, and while it
+    compiles, the plan runs its launches one by one; then the chain, marked as built."""
+    from clnn.program_cache import CompileHelper, recording
 
     monkeypatch.setattr(chain, "_marker", lambda plan, context, *_: str(tmp_path / "never-built"))
     monkeypatch.setattr(CompileHelper, "wanted", classmethod(lambda cls, ctx, n: True))
@@ -291,7 +316,8 @@ def test_background_compile(chained, monkeypatch, tmp_path):
     _Pending.proc.done = False
     _Pending.source = ""
     model, inputs = block_model(3)
-    pm = chained.prepare_model(model)
+    with recording():
+        pm = chained.prepare_model(model)
     (plan,) = plans(pm)
     want = run_ref(model, inputs)
     state = pm.runner.state(plan)
