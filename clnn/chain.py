@@ -484,16 +484,16 @@ def chain_plan(plan, cl_device, context, min_launches: int = MIN_LAUNCHES,
 
 
 class Job:
-    """The chains of a plan being made ready. A chain's program compiles its kernels again, and
-    on a cold PoCL cache one chain's program takes longer than its kernels one by one (one big
-    function costs more than its parts: clnn bench prepare), so where the chain was never built on
-    this machine and PoCL can compile in another process (clnn.program_cache.CompileHelper),
-    a helper process compiles it in the background, at a lower priority, into PoCL's and
-    pyopencl's caches, and the plan runs its launches one by one until the program is ready
-    (:meth:`poll`, at each execution, or blocking: clnn.execution.Chained). Chains built
-    before (``before``: a marker in clnn's program cache, :func:`built_before`), or where no
-    helper can compile, are built here at once. A chain that fails to build runs its launches
-    one by one."""
+    """The chains of a plan being made ready. A prepare that compiles builds them here at once
+    (clnn.execution.Chained.build_chains: ``before`` True, no helpers). Otherwise (a prepare
+    recorded for a compilation cache, whose kernels' own programs were built), where the chain
+    was never built on this machine and PoCL can compile in another process
+    (clnn.program_cache.CompileHelper), a helper process compiles it in the background, at a
+    lower priority, into PoCL's and pyopencl's caches, and the plan runs its launches one by one
+    until the program is ready (:meth:`poll`, at each execution, or blocking:
+    clnn.execution.Chained). Chains built before (``before``: a marker in clnn's program cache,
+    :func:`built_before`), or where no helper can compile, are built here at once. A chain that
+    fails to build runs its launches one by one."""
 
     def __init__(self, plan, steps: list, context, before: bool, helpers: bool = True,
                  min_launches: int = MIN_LAUNCHES, cache_root: str | None = None):

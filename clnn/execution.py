@@ -94,8 +94,9 @@ class _PlanChains:
 
 
 class Chained(PlanRunner):
-    """Runs of a plan's launches as chains (clnn/chain.py). A chain built before on this
-    machine is built at once; else compiled in the background from the plan's
+    """Runs of a plan's launches as chains (clnn/chain.py). A prepare that compiles builds
+    the chains of the plans it makes (:meth:`chain_first`). For the others: a chain built
+    before on this machine is built at once; else compiled in the background from the plan's
     :data:`CHAIN_AFTER`-th execution on (the warm-up's run not counted): a model run once or
     twice never pays for it. A prepare from the compilation cache (``compiled``) compiles
     nothing, chains included, nor its first execution (building a chain from the caches and
