@@ -193,6 +193,8 @@ class Chained(PlanRunner):
         st = self.state(plan)
         if st.steps is None or not any(isinstance(s, chain.Chain) for s in st.steps):
             return
+        if not chain.built_before(plan, self.context, self.min_launches, self.cache_root):
+            _say_chains([s for s in st.steps if isinstance(s, chain.Chain)])
         t0 = time.perf_counter()
         chain.Job(plan, st.steps, self.context, True, False, self.min_launches,
                   self.cache_root)
@@ -218,6 +220,18 @@ class Chained(PlanRunner):
 
     def chains(self, plans: list) -> list:
         return [s for plan in plans for s in plan.chained or () if isinstance(s, chain.Chain)]
+
+
+def _say_chains(chains: list) -> None:
+    """Log what a prepare compiles as chains (clnn.program_cache.LOG, INFO: quiet unless the
+    application configures logging)."""
+    from clnn.program_cache import LOG
+
+    kernels = len({la.key for ch in chains for la in ch.launches})
+    launches = sum(len(ch.launches) for ch in chains)
+    LOG.info("compiling %d OpenCL kernels as %d chained program%s of %d launches; a later "
+             "prepare of the same model takes %s from the kernel cache", kernels, len(chains),
+             "s" if len(chains) > 1 else "", launches, "them" if len(chains) > 1 else "it")
 
 
 def runner_for(device, compiled: bool = False) -> PlanRunner:
