@@ -386,9 +386,10 @@ class Chain:
         self.profiled_kernel = None
         self.prof = None
 
-    def build(self, context, cache_root: str | None = None):
+    def build(self, context, cache_root: str | None = None, programs=None):
         """Build the chain's program (counted in clnn.program_cache.STATS) and set its
-        arguments; ``cache_root``: the device's ``DeviceOptions.cache_dir``."""
+        arguments; ``cache_root``: the device's ``DeviceOptions.cache_dir``; ``programs``: the
+        device's clnn.program_cache.ProgramCache (:func:`_program`)."""
         import time
 
         import pyopencl as cl
@@ -396,31 +397,41 @@ class Chain:
         from clnn.program_cache import STATS
 
         t0 = time.perf_counter()
-        prg = _program(context, self.cl_device, self.source, cache_root)
+        prg = _program(context, self.cl_device, self.source, cache_root, programs)
         STATS["chains_built"] += 1
         STATS["build_s"] += time.perf_counter() - t0
         self.kernel = cl.Kernel(prg, "clnn_chain")
         self.kernel.set_args(*self.buffers, self.table, self.sync)
 
 
-def _program(context, cl_device, source: str, root: str | None):
-    """The chain program of ``source``, built from its binary kept under the cache root
-    ``root`` (clnn.program_cache.ProgramCache.save_binary: a warm process reads it in a few
-    milliseconds, where PoCL takes tens to find the source in its own cache), else from the
-    source (the binary then kept)."""
+def _program(context, cl_device, source: str, root: str | None, device_programs=None):
+    """The chain program of ``source``: the one ``device_programs`` (the device's
+    clnn.program_cache.ProgramCache) holds under the chain's key (restored from a compilation
+    cache), else built from its binary kept under the cache root ``root``
+    (ProgramCache.save_binary: a warm process reads it in a few milliseconds, where PoCL takes
+    tens to find the source in its own cache), else from the source (the binary then kept).
+    The key is recorded where the programs asked for are (clnn.program_cache.recording: a
+    compilation cache saves the chain's program with the kernels'), and the program kept in
+    ``device_programs``."""
     import pyopencl as cl
 
     from clnn.options import DeviceOptions
-    from clnn.program_cache import BUILD_OPTIONS, ProgramCache, cache_dir
+    from clnn.program_cache import BUILD_OPTIONS, ProgramCache, cache_dir, record
 
-    programs = ProgramCache(context, cl_device, DeviceOptions(cache_dir=root))
     key = ("chain", "clnn_chain", hashlib.sha256(source.encode()).hexdigest())
+    record(key)
+    prg = device_programs.get(key) if device_programs is not None else None
+    if prg is not None:
+        return prg
+    programs = ProgramCache(context, cl_device, DeviceOptions(cache_dir=root))
     programs._binaries[key] = path = programs._binary_path(source)
     prg = programs._from_binary(path)
     if prg is None:
         prg = cl.Program(context, source).build(options=BUILD_OPTIONS, devices=programs.devices,
                                                 cache_dir=cache_dir(root))
         programs.save_binary(key, prg)
+    if device_programs is not None:
+        device_programs.adopt(key, prg)
     return prg
 
 
@@ -453,6 +464,8 @@ def chain_plan(plan, cl_device, context, min_launches: int = MIN_LAUNCHES,
     """The steps of a plan: its launches, runs of ``min_launches`` (:data:`MIN_LAUNCHES`) or
     more chainable ones as Chains (not built: :class:`Job`); ``cache_root``: the device's
     ``DeviceOptions.cache_dir`` (the kernels' rendered sources)."""
+    if len(plan.launches) < min_launches:  # (no run long enough: no source read)
+        return list(plan.launches)
     steps, run = [], []
     limit = int(cl_device.max_parameter_size) // 8 - 4
     used: set = set()
@@ -496,9 +509,12 @@ class Job:
     fails to build runs its launches one by one."""
 
     def __init__(self, plan, steps: list, context, before: bool, helpers: bool = True,
-                 min_launches: int = MIN_LAUNCHES, cache_root: str | None = None):
+                 min_launches: int = MIN_LAUNCHES, cache_root: str | None = None,
+                 programs=None):
         """``helpers``: the device's ``compile_helper`` option (False: built here);
-        ``cache_root``: its ``cache_dir`` option."""
+        ``cache_root``: its ``cache_dir`` option; ``programs``: its ProgramCache (the chains'
+        programs kept there: :func:`_program`)."""
+        self.programs = programs
         from clnn.program_cache import CompileHelper
 
         self.plan = plan
@@ -531,7 +547,7 @@ class Job:
                 helper.proc.wait()
                 _HELPERS.discard(helper)
             try:
-                ch.build(self.context, self.cache_root)
+                ch.build(self.context, self.cache_root, self.programs)
             except Exception:  # noqa: BLE001 - a chain that does not build runs unchained
                 ch.kernel = None
         self.pending = left

@@ -106,9 +106,12 @@ class Chained(PlanRunner):
 
     def __init__(self, cl_device, context, compiled: bool = False,
                  min_launches: int | None = None, helpers: bool = True,
-                 cache_root: str | None = None):
+                 cache_root: str | None = None, programs=None):
         """``helpers``: the device's ``compile_helper`` option (False: chains built here);
-        ``cache_root``: its ``cache_dir`` option (where the chains' programs are cached)."""
+        ``cache_root``: its ``cache_dir`` option (where the chains' programs are cached);
+        ``programs``: its clnn.program_cache.ProgramCache (chains restored from a compilation
+        cache are found there)."""
+        self.programs = programs
         self.cl_device = cl_device
         self.context = context
         self.helpers = helpers
@@ -167,37 +170,41 @@ class Chained(PlanRunner):
         st.job = job if job.pending else None
 
     def chain_first(self, plan) -> list | None:
-        """The chains built at prepare (a prepare that compiles, not one from a compilation
-        cache nor one whose programs are recorded for one: clnn.compilation_cache saves the
-        kernels' own programs): a chain's program compiles in less time than its kernels'
-        own programs (one function per kernel's task loop: clnn/chain.py), so the plan the
-        executions run from the first one on costs the cold prepare less, and nothing is
-        compiled afterwards. Its launches' own kernels are made only where they run on their
-        own (clnn.launch.Launch.defer)."""
+        """The chains built at prepare: a chain's program compiles in less time than its
+        kernels' own programs (one function per kernel's task loop: clnn/chain.py), so the
+        plan the executions run from the first one on costs the cold prepare less, and
+        nothing is compiled afterwards. Its launches' own kernels are made only where they run
+        on their own (clnn.launch.Launch.defer). A compilation cache saves the chains'
+        programs and their kernels' sources with the other programs (clnn.chain._program,
+        :meth:`build_chains` record them), and a prepare from it builds them from there."""
         if not self.chains_at_prepare():
             return None
         st = self.state(plan)
         st.tried = True
         st.steps = chain.chain_plan(plan, self.cl_device, self.context, self.min_launches,
                                     self.cache_root)
+        if len(plan.launches) >= self.min_launches:  # (their sources made the parts)
+            from clnn.program_cache import record
+
+            for key in dict.fromkeys(la.key for la in plan.launches if la.key is not None):
+                record(("source", *key))  # (a compilation cache keeps them)
         if not any(isinstance(s, chain.Chain) for s in st.steps):
             return None
         return st.steps
 
     def chains_at_prepare(self) -> bool:
-        from clnn.program_cache import recording_keys
-
-        return self.first == 0 and not recording_keys()
+        return True
 
     def build_chains(self, plan) -> None:
         st = self.state(plan)
         if st.steps is None or not any(isinstance(s, chain.Chain) for s in st.steps):
             return
+        chains = [s for s in st.steps if isinstance(s, chain.Chain)]
         if not chain.built_before(plan, self.context, self.min_launches, self.cache_root):
-            _say_chains([s for s in st.steps if isinstance(s, chain.Chain)])
+            _say_chains(chains)
         t0 = time.perf_counter()
         chain.Job(plan, st.steps, self.context, True, False, self.min_launches,
-                  self.cache_root)
+                  self.cache_root, self.programs)
         self.build_s += time.perf_counter() - t0
 
     @staticmethod
@@ -242,7 +249,7 @@ def runner_for(device, compiled: bool = False) -> PlanRunner:
         return Chained(device.cl_device, device.context, compiled,
                        getattr(options, "chain_min_launches", None),
                        getattr(options, "compile_helper", True),
-                       getattr(options, "cache_dir", None))
+                       getattr(options, "cache_dir", None), getattr(device, "programs", None))
     return OneByOne()
 
 

@@ -161,6 +161,8 @@ def stored(root: str | None, what: str, make) -> str:
     families' code (:func:`kernels_fingerprint`) and ``what``; else ``make()``, stored there
     (written whole, then renamed: a reader never sees part of one). An unreadable or
     unwritable store: rendered every time."""
+    if what in _REMEMBERED:
+        return _REMEMBERED[what]
     h = hashlib.sha256(f"{kernels_fingerprint()}|{what}".encode()).hexdigest()[:32]
     path = Path(cache_dir(root)) / "sources" / f"{h}.cl"
     try:
@@ -803,9 +805,30 @@ def recording():
 _WARM_SOURCE = "__kernel void clnn_warm(__global int* x) { x[0] = 1; }"
 
 
-def recording_keys() -> bool:
-    """Whether the programs asked for on this thread are recorded (:func:`recording`)."""
-    return getattr(_RECORDING, "keys", None) is not None
+def record(key: tuple) -> None:
+    """Add ``key`` to the programs recorded on this thread (:func:`recording`), if any."""
+    keys = getattr(_RECORDING, "keys", None)
+    if keys is not None and key not in keys:
+        keys.append(key)
+
+
+def source_text(key: tuple, root: str | None = None) -> str:
+    """Kernel key ``key``'s rendered source as :func:`stored` keeps it (what
+    :func:`remember_source` takes back)."""
+    common, body = kernel_parts(key[0], key[1], dict(key[2]), root)
+    return f"{common}{_SPLIT}{body}"
+
+
+def remember_source(key: tuple, text: str) -> None:
+    """Keep the stored text (:func:`stored`) of kernel key ``key``'s rendered source for this
+    process (a compilation cache restores the sources of the kernels its chains run:
+    clnn.compilation_cache), so that it is neither rendered nor read from the store."""
+    if _SPLIT in text:
+        _REMEMBERED[repr(tuple(key))] = text
+
+
+#: kernel key's repr -> its rendered source's stored text (:func:`remember_source`)
+_REMEMBERED: dict[str, str] = {}
 
 
 def _kernel_decl(name: str):
