@@ -497,10 +497,10 @@ def chain_plan(plan, cl_device, context, min_launches: int = MIN_LAUNCHES,
 
 
 class Job:
-    """The chains of a plan being made ready. A prepare that compiles builds them here at once
-    (clnn.execution.Chained.build_chains: ``before`` True, no helpers). Otherwise (a prepare
-    recorded for a compilation cache, whose kernels' own programs were built), where the chain
-    was never built on this machine and PoCL can compile in another process
+    """The chains of a plan being made ready. A prepare builds them here at once
+    (clnn.execution.Chained.build_chains: ``before`` True, no helpers). Otherwise (a plan made
+    at an execution, whose kernels' own programs were built), where the chain was never built
+    on this machine and PoCL can compile in another process
     (clnn.program_cache.CompileHelper), a helper process compiles it in the background, at a
     lower priority, into PoCL's and pyopencl's caches, and the plan runs its launches one by one
     until the program is ready (:meth:`poll`, at each execution, or blocking:

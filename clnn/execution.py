@@ -94,14 +94,13 @@ class _PlanChains:
 
 
 class Chained(PlanRunner):
-    """Runs of a plan's launches as chains (clnn/chain.py). A prepare that compiles builds
-    the chains of the plans it makes (:meth:`chain_first`). For the others: a chain built
-    before on this machine is built at once; else compiled in the background from the plan's
-    :data:`CHAIN_AFTER`-th execution on (the warm-up's run not counted): a model run once or
-    twice never pays for it. A prepare from the compilation cache (``compiled``) compiles
-    nothing, chains included, nor its first execution (building a chain from the caches and
-    loading it: ~0.3 s, against 1-10 ms for the first result): from the second on. Until the
-    chains are ready, and in executions that collect per-launch events or keep every
+    """Runs of a plan's launches as chains (clnn/chain.py). A prepare builds the chains of the
+    plans it makes (:meth:`chain_first`; one from the compilation cache, from their programs
+    there). For plans made at an execution: a chain built before on this machine is built at
+    once; else compiled in the background from the plan's :data:`CHAIN_AFTER`-th execution on
+    (the warm-up's run not counted): a model run once or twice never pays for it; for a
+    prepared model from the compilation cache (``compiled``), from its second execution on.
+    Until the chains are ready, and in executions that collect per-launch events or keep every
     intermediate, the launches run one by one."""
 
     def __init__(self, cl_device, context, compiled: bool = False,
