@@ -28,7 +28,13 @@ the counters for the next run.
 
 Each launch's kernel runs unchanged: its source becomes a function of the chain's program,
 get_global_id / get_global_size reading the task loop's indices, its arguments read from a
-table (buffers chosen among the chain's buffer arguments, scalars as 32-bit words). Only
+table (buffers chosen among the chain's buffer arguments, scalars as 32-bit words). Each kernel's
+task loop is a function of its own that the chain kernel calls (``noinline``), the kernel's
+body inlined into it: the compiler then optimizes one kernel's loop at a time instead of one
+function holding every kernel, which costs several times more to compile than its parts
+(face_detection_short_range's chain of 16 kernels: 1.4 CPU-s against 6.7 inlined, and 3.7 for
+its 16 kernels compiled one program each; one call per task, steady state alike:
+benchmarks/results/issue37_cold-20261129-s22.json). Only
 kernels that compute alike under any work-groups can be chained: no barriers, local memory or
 work-group functions (a launch using them ends a chain), and only scalar arguments of 32 bits.
 
@@ -48,6 +54,8 @@ import re
 from pathlib import Path
 
 import numpy as np
+
+from clnn.launch import finish_lazy
 
 #: tasks per compute unit and launch (at most): a work-group that finishes its own block early
 #: takes the others' leftovers, so the last task of a launch is what one core may wait for.
@@ -197,46 +205,50 @@ class Part:
         undefs = "".join(f"#undef {d}\n" for d in dict.fromkeys(_DEFINE.findall(body)))
         self.function = f"{decl}{body[open_paren + 1:end]}\n{undefs}"
 
-    def call(self, fn: str, nbuf: int) -> tuple[str, str]:
-        """(declarations of the arguments, read once per task from the table ``a``; the call
-        of this function for work-item x, y, z)."""
-        bufs = "".join(f", B{i}" for i in range(nbuf))
+    def call(self, fn: str) -> tuple[str, str]:
+        """(declarations of the arguments, read once per task from the table ``a``, buffers
+        from the chain's buffer list ``b``; the call of this function for work-item x, y,
+        z)."""
         decls, names = [], []
         for k, (ptype, pointer) in enumerate(self.params):
-            value = f"({ptype})clnn_sel(a[{k}]{bufs})" if pointer else \
+            value = f"({ptype})(a[{k}] < 0 ? 0 : b[a[{k}]])" if pointer else \
                 _SCALARS[ptype].format(a=f"a[{k}]")
             decls.append(f"{ptype} const v{k} = {value};")
             names.append(f"v{k}")
         return " ".join(decls), f"{fn}(x, y, z, g0, g1, g2, {', '.join(names)});"
 
 
-def _case(j: int, p: Part, nbuf: int) -> str:
-    """The switch case of the chain's ``j``-th kernel: its tasks' loop over work-items."""
-    decls, call = p.call(f"clnn_part{j}", nbuf)
+def _task(j: int, p: Part) -> str:
+    """The chain's ``j``-th kernel as a task function: one task's loop over its work-items,
+    the kernel's body inlined into it (see :func:`source`)."""
+    decls, call = p.call(f"clnn_part{j}")
     if p.rows_first:  # a task: a range of rows (dimension 0) x a range of dimensions 1-2,
         # rows innermost (a GEMM's column panel is read once for the task's row blocks)
         loop = f"""const int cols = h[5], R = tasks / cols, G = g1 * g2;
-            const int r = task / cols, q0 = G * (task % cols) / cols;
-            const int q1 = G * (task % cols + 1) / cols, x0 = g0 * r / R, x1 = g0 * (r + 1) / R;
-            for (int q = q0; q < q1; ++q) {{
-                const int y = q % g1, z = q / g1;
-                for (int x = x0; x < x1; ++x)
-                    {call}
-            }}"""
+    const int r = task / cols, q0 = G * (task % cols) / cols;
+    const int q1 = G * (task % cols + 1) / cols, x0 = g0 * r / R, x1 = g0 * (r + 1) / R;
+    for (int q = q0; q < q1; ++q) {{
+        const int y = q % g1, z = q / g1;
+        for (int x = x0; x < x1; ++x)
+            {call}
+    }}"""
     else:  # dimension 0 innermost, in runs (a loop the compiler may vectorize)
         loop = f"""const int e = min((task + 1) * h[6], g0 * g1 * g2);
-            for (int i = task * h[6]; i < e; ) {{
-                const int x0 = i % g0, r = i / g0, y = r % g1, z = r / g1;
-                const int x1 = min(g0, x0 + e - i);
-                for (int x = x0; x < x1; ++x)
-                    {call}
-                i += x1 - x0;
-            }}"""
-    return f"""        case {j}: {{
-            {decls}
-            {loop}
-            break;
-        }}"""
+    for (int i = task * h[6]; i < e; ) {{
+        const int x0 = i % g0, r = i / g0, y = r % g1, z = r / g1;
+        const int x1 = min(g0, x0 + e - i);
+        for (int x = x0; x < x1; ++x)
+            {call}
+        i += x1 - x0;
+    }}"""
+    return f"""static __attribute__((noinline)) void clnn_task{j}(const int task, const int tasks,
+    const int g0, const int g1, const int g2, const __global int* h, const __global int* a,
+    __global uchar* const* b)
+{{
+    {decls}
+    {loop}
+}}
+"""
 
 
 def source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
@@ -245,8 +257,10 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
     ``clnn_prof`` ([work-group][1 + launches], clnn.bench.chain_profile)."""
     common = parts[0].common if parts else ""
     bufs = ", ".join(f"__global uchar* B{i}" for i in range(nbuf))
-    sel = " : ".join(f"i == {i} ? B{i}" for i in range(nbuf))
-    cases = [_case(j, p, nbuf) for j, p in enumerate(parts)]
+    blist = ", ".join(f"B{i}" for i in range(nbuf))
+    cases = [f"                case {j}: clnn_task{j}(task, tasks, g0, g1, g2, h, a, b); break;"
+             for j in range(len(parts))]
+    tasks = "".join(_task(j, p) for j, p in enumerate(parts))
     helpers = "".join(dict.fromkeys(p.helpers for p in parts))
     functions = "".join(p.function.replace("@PART@", f"clnn_part{j}")
                         for j, p in enumerate(parts))
@@ -263,11 +277,9 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
 #define get_global_id(d) ((size_t)((d) == 0 ? clnn_x : (d) == 1 ? clnn_y : clnn_z))
 #define get_global_size(d) ((size_t)((d) == 0 ? clnn_gx : (d) == 1 ? clnn_gy : clnn_gz))
 {functions}
+{tasks}
 #undef get_global_id
 #undef get_global_size
-static inline __global uchar* clnn_sel(int i, {bufs}) {{
-    return {sel} : (__global uchar*)0;
-}}
 // table: [parts, owners], then per part {HEADER} words: kernel, g0, g1, g2, tasks, column
 // ranges (parts split by rows, else 0), work-items per task, argument words' offset.
 // sync: per part its tasks done ({STRIDE} ints apart), the work-groups out, then per owner
@@ -276,6 +288,7 @@ static inline __global uchar* clnn_sel(int i, {bufs}) {{
 __kernel void clnn_chain({bufs}, __global const int* table, volatile __global int* sync{prof_param})
 {{
     const int parts = table[0], O = table[1], w = get_group_id(0);
+    __global uchar* b[{max(nbuf, 1)}] = {{{blist or "0"}}};
     volatile __global int* claims = sync + {STRIDE} * (parts + 2);{prof_start}
     for (int p = 0; p < parts; ++p) {{
         const __global int* h = table + 2 + p * {HEADER};
@@ -373,9 +386,10 @@ class Chain:
         self.profiled_kernel = None
         self.prof = None
 
-    def build(self, context, cache_root: str | None = None):
+    def build(self, context, cache_root: str | None = None, programs=None):
         """Build the chain's program (counted in clnn.program_cache.STATS) and set its
-        arguments; ``cache_root``: the device's ``DeviceOptions.cache_dir``."""
+        arguments; ``cache_root``: the device's ``DeviceOptions.cache_dir``; ``programs``: the
+        device's clnn.program_cache.ProgramCache (:func:`_program`)."""
         import time
 
         import pyopencl as cl
@@ -383,31 +397,41 @@ class Chain:
         from clnn.program_cache import STATS
 
         t0 = time.perf_counter()
-        prg = _program(context, self.cl_device, self.source, cache_root)
+        prg = _program(context, self.cl_device, self.source, cache_root, programs)
         STATS["chains_built"] += 1
         STATS["build_s"] += time.perf_counter() - t0
         self.kernel = cl.Kernel(prg, "clnn_chain")
         self.kernel.set_args(*self.buffers, self.table, self.sync)
 
 
-def _program(context, cl_device, source: str, root: str | None):
-    """The chain program of ``source``, built from its binary kept under the cache root
-    ``root`` (clnn.program_cache.ProgramCache.save_binary: a warm process reads it in a few
-    milliseconds, where PoCL takes tens to find the source in its own cache), else from the
-    source (the binary then kept)."""
+def _program(context, cl_device, source: str, root: str | None, device_programs=None):
+    """The chain program of ``source``: the one ``device_programs`` (the device's
+    clnn.program_cache.ProgramCache) holds under the chain's key (restored from a compilation
+    cache), else built from its binary kept under the cache root ``root``
+    (ProgramCache.save_binary: a warm process reads it in a few milliseconds, where PoCL takes
+    tens to find the source in its own cache), else from the source (the binary then kept).
+    The key is recorded where the programs asked for are (clnn.program_cache.recording: a
+    compilation cache saves the chain's program with the kernels'), and the program kept in
+    ``device_programs``."""
     import pyopencl as cl
 
     from clnn.options import DeviceOptions
-    from clnn.program_cache import BUILD_OPTIONS, ProgramCache, cache_dir
+    from clnn.program_cache import BUILD_OPTIONS, ProgramCache, cache_dir, record
 
-    programs = ProgramCache(context, cl_device, DeviceOptions(cache_dir=root))
     key = ("chain", "clnn_chain", hashlib.sha256(source.encode()).hexdigest())
+    record(key)
+    prg = device_programs.get(key) if device_programs is not None else None
+    if prg is not None:
+        return prg
+    programs = ProgramCache(context, cl_device, DeviceOptions(cache_dir=root))
     programs._binaries[key] = path = programs._binary_path(source)
     prg = programs._from_binary(path)
     if prg is None:
         prg = cl.Program(context, source).build(options=BUILD_OPTIONS, devices=programs.devices,
                                                 cache_dir=cache_dir(root))
         programs.save_binary(key, prg)
+    if device_programs is not None:
+        device_programs.adopt(key, prg)
     return prg
 
 
@@ -440,6 +464,8 @@ def chain_plan(plan, cl_device, context, min_launches: int = MIN_LAUNCHES,
     """The steps of a plan: its launches, runs of ``min_launches`` (:data:`MIN_LAUNCHES`) or
     more chainable ones as Chains (not built: :class:`Job`); ``cache_root``: the device's
     ``DeviceOptions.cache_dir`` (the kernels' rendered sources)."""
+    if len(plan.launches) < min_launches:  # (no run long enough: no source read)
+        return list(plan.launches)
     steps, run = [], []
     limit = int(cl_device.max_parameter_size) // 8 - 4
     used: set = set()
@@ -471,21 +497,24 @@ def chain_plan(plan, cl_device, context, min_launches: int = MIN_LAUNCHES,
 
 
 class Job:
-    """The chains of a plan being made ready. A chain's program compiles its kernels again, and
-    on a cold PoCL cache one chain's program takes longer than its kernels one by one (one big
-    function costs more than its parts: clnn bench prepare), so where the chain was never built on
-    this machine and PoCL can compile in another process (clnn.program_cache.CompileHelper),
-    a helper process compiles it in the background, at a lower priority, into PoCL's and
-    pyopencl's caches, and the plan runs its launches one by one until the program is ready
-    (:meth:`poll`, at each execution, or blocking: clnn.execution.Chained). Chains built
-    before (``before``: a marker in clnn's program cache, :func:`built_before`), or where no
-    helper can compile, are built here at once. A chain that fails to build runs its launches
-    one by one."""
+    """The chains of a plan being made ready. A prepare builds them here at once
+    (clnn.execution.Chained.build_chains: ``before`` True, no helpers). Otherwise (a plan made
+    at an execution, whose kernels' own programs were built), where the chain was never built
+    on this machine and PoCL can compile in another process
+    (clnn.program_cache.CompileHelper), a helper process compiles it in the background, at a
+    lower priority, into PoCL's and pyopencl's caches, and the plan runs its launches one by one
+    until the program is ready (:meth:`poll`, at each execution, or blocking:
+    clnn.execution.Chained). Chains built before (``before``: a marker in clnn's program cache,
+    :func:`built_before`), or where no helper can compile, are built here at once. A chain that
+    fails to build runs its launches one by one."""
 
     def __init__(self, plan, steps: list, context, before: bool, helpers: bool = True,
-                 min_launches: int = MIN_LAUNCHES, cache_root: str | None = None):
+                 min_launches: int = MIN_LAUNCHES, cache_root: str | None = None,
+                 programs=None):
         """``helpers``: the device's ``compile_helper`` option (False: built here);
-        ``cache_root``: its ``cache_dir`` option."""
+        ``cache_root``: its ``cache_dir`` option; ``programs``: its ProgramCache (the chains'
+        programs kept there: :func:`_program`)."""
+        self.programs = programs
         from clnn.program_cache import CompileHelper
 
         self.plan = plan
@@ -518,7 +547,7 @@ class Job:
                 helper.proc.wait()
                 _HELPERS.discard(helper)
             try:
-                ch.build(self.context, self.cache_root)
+                ch.build(self.context, self.cache_root, self.programs)
             except Exception:  # noqa: BLE001 - a chain that does not build runs unchained
                 ch.kernel = None
         self.pending = left
@@ -530,6 +559,7 @@ class Job:
         steps = []
         for st in self.steps:
             if isinstance(st, Chain) and st.kernel is None:
+                finish_lazy(st.launches)  # (their kernels, before an execution binds inputs)
                 steps.extend(st.launches)
                 continue
             steps.append(st)

@@ -10,7 +10,10 @@ hal.compilation_cache's):
   the plans made at prepare);
 - data cache: [(kernel key, program binary)] for those keys; keys whose kernels were built in
   one program (ProgramCache.build_together) follow each other, the first with the binary and
-  the others with an empty one.
+  the others with an empty one. A chain's program (clnn/chain.py, built at prepare) is one
+  of them, under ("chain", "clnn_chain", hash of its source); the kernels its chains run,
+  whose own programs the prepare did not build, come as (("source", *kernel key), their
+  rendered source), from which the restore makes the chains' parts without rendering.
 
 The prepared model has run its plans once at prepare (ClPreparedModel.warm_up), so the
 binaries saved carry the kernels PoCL compiled for their work sizes. A restore builds every
@@ -86,6 +89,7 @@ def save(device, prepared, keys, supported, model_cache, data_cache, token):
         for pid, group in by_program.items():
             binary = bytes(programs[pid].get_info(cl.program_info.BINARIES)[0])
             binaries += [(_plain(k), binary if n == 0 else b"") for n, k in enumerate(group)]
+        binaries += _sources(device, keys)
         entry = ("opencl", identity(device), prepared.model,
                  [bool(s) for s in supported], [k for k, _ in binaries])
         hal_cache.save(model_cache, data_cache, token, [hal_cache.dumps(entry)],
@@ -93,6 +97,29 @@ def save(device, prepared, keys, supported, model_cache, data_cache, token):
     except (OSError, cl.Error, TypeError):  # TypeError: a key the payload cannot hold
         pass
     prepared.cached_programs = len(keys)
+
+
+def _sources(device, keys) -> list:
+    """(("source", kernel key), its rendered source's stored text) of the kernels the chains
+    run (recorded as ``("source", *key)``: clnn.execution.Chained.build_chains): a restore
+    makes their chains' parts without rendering (program_cache.remember_source)."""
+    from clnn.program_cache import source_text
+
+    return [(_plain(key), source_text(key[1:], device.options.cache_dir).encode())
+            for key in keys if isinstance(key, tuple) and len(key) == 4 and key[0] == "source"]
+
+
+def _restore_source(key, text: bytes) -> bool:
+    """Keep a restored kernel source (:func:`_sources`); False where ``key`` is not one."""
+    from clnn.program_cache import remember_source
+
+    if not (isinstance(key, tuple) and len(key) == 4 and key[0] == "source"):
+        return False
+    try:
+        remember_source(key[1:], text.decode())
+    except UnicodeDecodeError:
+        raise GeneralFailure("a cached kernel source is not text") from None
+    return True
 
 
 def _hashable(key) -> bool:
@@ -130,6 +157,8 @@ def restore(device, model_cache, data_cache, token):
         raise GeneralFailure("the data cache does not hold the programs the model cache names")
     prg = group = None
     for n, (key, binary) in enumerate(binaries):
+        if _restore_source(key, binary):
+            continue
         if binary:  # a program's first key; an empty binary: the program of the entry before
             prg, group = None, binary
         elif n == 0:

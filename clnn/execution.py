@@ -51,6 +51,20 @@ class PlanRunner:
         finally:
             self.warming = False
 
+    def chains_at_prepare(self) -> bool:
+        """Whether this prepare builds chains (:meth:`chain_first`)."""
+        return False
+
+    def chain_first(self, plan) -> list | None:
+        """At prepare, before the plan's programs are built: the plan's steps where runs of
+        its launches are to be chains built at prepare (:meth:`build_chains`; their launches'
+        own kernels then made only where they run on their own), else None."""
+        return None
+
+    def build_chains(self, plan) -> None:
+        """Build the chains :meth:`chain_first` made for ``plan`` (its other launches' kernels
+        made)."""
+
     def wait(self, plans: list) -> None:
         """Make ready now whatever later executions of ``plans`` would run (nothing here)."""
 
@@ -80,20 +94,23 @@ class _PlanChains:
 
 
 class Chained(PlanRunner):
-    """Runs of a plan's launches as chains (clnn/chain.py). A chain built before on this
-    machine is built at once; else compiled in the background from the plan's
-    :data:`CHAIN_AFTER`-th execution on (the warm-up's run not counted): a model run once or
-    twice never pays for it. A prepare from the compilation cache (``compiled``) compiles
-    nothing, chains included, nor its first execution (building a chain from the caches and
-    loading it: ~0.3 s, against 1-10 ms for the first result): from the second on. Until the
-    chains are ready, and in executions that collect per-launch events or keep every
+    """Runs of a plan's launches as chains (clnn/chain.py). A prepare builds the chains of the
+    plans it makes (:meth:`chain_first`; one from the compilation cache, from their programs
+    there). For plans made at an execution: a chain built before on this machine is built at
+    once; else compiled in the background from the plan's :data:`CHAIN_AFTER`-th execution on
+    (the warm-up's run not counted): a model run once or twice never pays for it; for a
+    prepared model from the compilation cache (``compiled``), from its second execution on.
+    Until the chains are ready, and in executions that collect per-launch events or keep every
     intermediate, the launches run one by one."""
 
     def __init__(self, cl_device, context, compiled: bool = False,
                  min_launches: int | None = None, helpers: bool = True,
-                 cache_root: str | None = None):
+                 cache_root: str | None = None, programs=None):
         """``helpers``: the device's ``compile_helper`` option (False: chains built here);
-        ``cache_root``: its ``cache_dir`` option (where the chains' programs are cached)."""
+        ``cache_root``: its ``cache_dir`` option (where the chains' programs are cached);
+        ``programs``: its clnn.program_cache.ProgramCache (chains restored from a compilation
+        cache are found there)."""
+        self.programs = programs
         self.cl_device = cl_device
         self.context = context
         self.helpers = helpers
@@ -103,6 +120,8 @@ class Chained(PlanRunner):
         #: the counted execution from which a plan's chains are asked for (0: the warm-up's)
         self.first = 2 if compiled else 0
         self._plans: dict[int, _PlanChains] = {}
+        #: seconds building chains at prepare (:meth:`build_chains`)
+        self.build_s = 0.0
 
     def state(self, plan) -> _PlanChains:
         """``plan``'s chain state (made at its first execution)."""
@@ -149,6 +168,44 @@ class Chained(PlanRunner):
         # (built at once: no job)
         st.job = job if job.pending else None
 
+    def chain_first(self, plan) -> list | None:
+        """The chains built at prepare: a chain's program compiles in less time than its
+        kernels' own programs (one function per kernel's task loop: clnn/chain.py), so the
+        plan the executions run from the first one on costs the cold prepare less, and
+        nothing is compiled afterwards. Its launches' own kernels are made only where they run
+        on their own (clnn.launch.Launch.defer). A compilation cache saves the chains'
+        programs and their kernels' sources with the other programs (clnn.chain._program,
+        :meth:`build_chains` record them), and a prepare from it builds them from there."""
+        if not self.chains_at_prepare():
+            return None
+        st = self.state(plan)
+        st.tried = True
+        st.steps = chain.chain_plan(plan, self.cl_device, self.context, self.min_launches,
+                                    self.cache_root)
+        if len(plan.launches) >= self.min_launches:  # (their sources made the parts)
+            from clnn.program_cache import record
+
+            for key in dict.fromkeys(la.key for la in plan.launches if la.key is not None):
+                record(("source", *key))  # (a compilation cache keeps them)
+        if not any(isinstance(s, chain.Chain) for s in st.steps):
+            return None
+        return st.steps
+
+    def chains_at_prepare(self) -> bool:
+        return True
+
+    def build_chains(self, plan) -> None:
+        st = self.state(plan)
+        if st.steps is None or not any(isinstance(s, chain.Chain) for s in st.steps):
+            return
+        chains = [s for s in st.steps if isinstance(s, chain.Chain)]
+        if not chain.built_before(plan, self.context, self.min_launches, self.cache_root):
+            _say_chains(chains)
+        t0 = time.perf_counter()
+        chain.Job(plan, st.steps, self.context, True, False, self.min_launches,
+                  self.cache_root, self.programs)
+        self.build_s += time.perf_counter() - t0
+
     @staticmethod
     def _poll(st: _PlanChains, block: bool = False) -> None:
         if st.job.poll(block=block):
@@ -171,6 +228,18 @@ class Chained(PlanRunner):
         return [s for plan in plans for s in plan.chained or () if isinstance(s, chain.Chain)]
 
 
+def _say_chains(chains: list) -> None:
+    """Log what a prepare compiles as chains (clnn.program_cache.LOG, INFO: quiet unless the
+    application configures logging)."""
+    from clnn.program_cache import LOG
+
+    kernels = len({la.key for ch in chains for la in ch.launches})
+    launches = sum(len(ch.launches) for ch in chains)
+    LOG.info("compiling %d OpenCL kernels as %d chained program%s of %d launches; a later "
+             "prepare of the same model takes %s from the kernel cache", kernels, len(chains),
+             "s" if len(chains) > 1 else "", launches, "them" if len(chains) > 1 else "it")
+
+
 def runner_for(device, compiled: bool = False) -> PlanRunner:
     """The runner of ``device``'s plans: :class:`Chained` where its options and class want
     chains (clnn.chain.enabled), else :class:`OneByOne`."""
@@ -179,7 +248,7 @@ def runner_for(device, compiled: bool = False) -> PlanRunner:
         return Chained(device.cl_device, device.context, compiled,
                        getattr(options, "chain_min_launches", None),
                        getattr(options, "compile_helper", True),
-                       getattr(options, "cache_dir", None))
+                       getattr(options, "cache_dir", None), getattr(device, "programs", None))
     return OneByOne()
 
 

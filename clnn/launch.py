@@ -59,6 +59,9 @@ class Launch:
     #: renders the kernel's source into a chain program and passes it the same arguments)
     key: tuple | None = None
     args: list | None = None
+    #: (programs, limits) of a launch whose kernel is made at its first launch of its own
+    #: (:meth:`defer`: a launch that runs in a chain needs none until then)
+    lazy: tuple | None = None
 
     def finish(self, programs, limits):
         """Make the kernel of a pending launch: its arguments set, its local size fitted."""
@@ -70,7 +73,23 @@ class Launch:
         kernel.set_args(*flat)
         self.local_size = work_groups(kernel, limits, f"{family}.{name}", self.global_size,
                                       self.local_size, self.heavy, self.flexible)
-        self.kernel, self.pending = kernel, None
+        self.kernel, self.pending, self.lazy = kernel, None, None
+
+    def defer(self, programs, limits):
+        """Give a pending launch its kernel key and arguments (what a chain takes: clnn.chain),
+        its kernel made at its first launch of its own (:func:`finish_lazy`)."""
+        if self.pending is None:
+            return
+        family, name, params, flat = self.pending
+        self.key, self.args = (family, name, freeze(params)), flat
+        self.lazy = (programs, limits)
+
+
+def finish_lazy(launches) -> None:
+    """Make the kernels of the deferred launches among ``launches`` (Launch.defer)."""
+    for launch in launches:
+        if launch.lazy is not None:
+            launch.finish(*launch.lazy)
 
 
 class ScratchKernels(list):
@@ -106,6 +125,9 @@ def enqueue_launch(queue, launch: Launch, events=None):
     if not launch.launched:
         launch.launched = True
         STATS["first_launches"] += 1
+    lazy = getattr(launch, "lazy", None)  # (a clnn.chain.Chain has none)
+    if lazy is not None:  # a chain's launch run on its own (Launch.defer)
+        launch.finish(*lazy)
     ev = cl.enqueue_nd_range_kernel(queue, launch.kernel, launch.global_size, launch.local_size)
     if events is not None:
         events.append((launch, ev))
@@ -171,7 +193,8 @@ class DirectInput:
 
     def _point(self, target):
         for launch, pos in self.slots:
-            launch.kernel.set_arg(pos, target)
+            if launch.kernel is not None:  # (a deferred launch: made with the plan's buffer)
+                launch.kernel.set_arg(pos, target)
 
 
 def upload(queue, buffer, offset: int, t, keep: list):
@@ -260,9 +283,13 @@ def _read_written(q, plan, op_index: int, results: list):
         results.append((o, arr))
 
 
+def _runs_chains(plan, events, keep_all: bool) -> bool:
+    return chained_events(events) and not keep_all and plan.chained is not None
+
+
 def _enqueue_launches(q, plan, events, keep_all: bool, results: list):
     launches = plan.launches
-    if chained_events(events) and not keep_all and plan.chained is not None:
+    if _runs_chains(plan, events, keep_all):
         for step in plan.chained:  # launches and clnn.chain.Chains
             enqueue_launch(q, step, events)
         launches = ()
@@ -364,6 +391,8 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
 
     q = queue
     keep = []
+    if not _runs_chains(plan, events, keep_all):  # kernels of chained launches, made before
+        finish_lazy(plan.launches)                # the inputs are bound to them
     _upload_inputs(q, plan, values, keep)
     results = []
     readbacks = plan.readbacks

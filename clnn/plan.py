@@ -110,6 +110,9 @@ class Planner:
         self.compile_helper = None
         #: a helper started before planning, for plan_ahead's build (ClPreparedModel)
         self.spare_helper = None
+        #: how the plans' launches run (clnn.execution.PlanRunner: the chains it builds at
+        #: prepare); None: one by one
+        self.runner = None
         #: the kernel keys of the plans plan_ahead made
         self.kernel_keys: list = []
         #: operation -> the operation whose kernels do its work (clnn/fusion.py)
@@ -199,8 +202,45 @@ class Planner:
             return
         # the kernels of the plans are made after their programs are built together
         # (clnn.program_cache.ProgramCache.build_together: one program builds faster than one
-        # per kernel): the plans' launches are pending until then
-        made, keys = [], []
+        # per kernel): the plans' launches are pending until then; the launches a chain runs
+        # are deferred (their kernels made where they run on their own) and the chains built
+        # (clnn.execution.PlanRunner.chain_first)
+        made = self._plan_static(shapes)
+        self.programs.join_warm()  # (one build at a time: clnn.program_cache.warm_compiler)
+        for p, key in made:
+            if self.runner is not None and p.plans[key] is not None:
+                self._defer_chained(p.plans[key])
+        keys = [k for p, key in made if p.plans[key] is not None
+                for k in realize_pass.pending_keys(la for la in p.plans[key].launches
+                                                   if la.lazy is None)]
+        self.kernel_keys = keys
+        self.compile_helper = self.programs.build_together(keys, self.spare_helper)
+        self.spare_helper = None
+        for p, key in made:
+            plan = p.plans[key]
+            try:
+                realize_pass.finish(plan.launches if plan is not None else (), self.programs,
+                                    self.device.limits)
+                if plan is not None and self.runner is not None:
+                    self.runner.build_chains(plan)
+            except Exception:  # a kernel that does not build: planned again at the execution
+                del p.plans[key]
+
+    def _defer_chained(self, plan) -> None:
+        """Defer the launches of ``plan`` that its runner's chains run (made at prepare:
+        clnn.execution.PlanRunner.chain_first); the others' kernels are made now."""
+        for la in plan.launches:  # (a chain reads the kernel keys and arguments)
+            la.defer(self.programs, self.device.limits)
+        chained = {id(la) for st in self.runner.chain_first(plan) or ()
+                   for la in getattr(st, "launches", ())}  # (a clnn.chain.Chain's)
+        for la in plan.launches:
+            if id(la) not in chained:
+                la.lazy = None
+
+    def _plan_static(self, shapes: dict) -> list:
+        """Plan the CL partitions planned from shapes alone (their launches pending); returns
+        (partition, plan key) of each plan made."""
+        made = []
         for p in self.partitions:
             if p.on_cl and not p.control and not p.host_inputs:
                 key = (tuple(shapes.get(i) for i in p.inputs), (), frozenset())
@@ -214,17 +254,7 @@ class Planner:
                     continue
                 p.plans[key] = plan
                 made.append((p, key))
-                keys += realize_pass.pending_keys(plan.launches) if plan is not None else []
-        self.kernel_keys = keys
-        self.compile_helper = self.programs.build_together(keys, self.spare_helper)
-        self.spare_helper = None
-        for p, key in made:
-            plan = p.plans[key]
-            try:
-                realize_pass.finish(plan.launches if plan is not None else (), self.programs,
-                                    self.device.limits)
-            except Exception:  # a kernel that does not build: planned again at the execution
-                del p.plans[key]
+        return made
 
     def context(self, k: int, shapes: dict, host_values=None) -> OperationContext:
         """Operation k with the constants' values, ``host_values`` (parameters read on the

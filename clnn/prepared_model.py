@@ -67,6 +67,7 @@ class ClPreparedModel(DriverPreparedModel):
         #: cache: the warm-up makes no chain (compile work; the second execution makes them)
         self.runner = runner_for(device, compiled)
         marker = self._spare_helper(device, model, compiled)
+        self.planner.runner = self.runner
         try:
             self.planner.plan_ahead()
             control_flow.plan_ahead(self, model.main, self.partitions)
@@ -127,19 +128,26 @@ class ClPreparedModel(DriverPreparedModel):
         return part.on_cl and bool(part.plans) and None not in part.plans.values()
 
     def _spare_helper(self, device, model, compiled: bool):
-        """Where a helper process may compile part of the kernels and the model was never
-        prepared here (clnn.program_cache.model_marker, returned), start it now, so that its
-        start-up overlaps the planning (else one starts as the kernels' first half builds,
-        where they were never built here: clnn.program_cache.ProgramCache.build_together)."""
+        """Where the model was never prepared here (clnn.program_cache.model_marker,
+        returned) and its kernels compile, get the compile work going during the planning:
+        where the runner builds chains at prepare (one program per chain), the compiler warmed
+        up on a thread (clnn.program_cache.ProgramCache.warm_compiler); else, where a helper
+        process may compile part of the kernels, the helper started now, so that its start-up
+        overlaps the planning (else one starts as the kernels' first half builds, where they
+        were never built here: clnn.program_cache.ProgramCache.build_together)."""
         cl_ops = sum(len(p.ops) for p in self.partitions if p.on_cl)
-        if compiled or not device.options.compile_helper or \
-                not program_cache.CompileHelper.wanted(device.context, cl_ops // 2):
+        chains = self.runner.chains_at_prepare()
+        helper = device.options.compile_helper and \
+            program_cache.CompileHelper.wanted(device.context, cl_ops // 2)
+        if compiled or not (chains or helper):
             return None
         marker = program_cache.model_marker(device, model)
-        if not marker.exists():
-            self.planner.spare_helper = program_cache.CompileHelper.spawn(device.context)
-        else:  # its programs built from their binaries while the plans are made
+        if marker.exists():  # its programs built from their binaries while the plans are made
             device.programs.prefetch(program_cache.kept_binary_list(marker))
+        elif chains:
+            device.programs.warm_compiler()
+        else:
+            self.planner.spare_helper = program_cache.CompileHelper.spawn(device.context)
         return marker
 
     @property
@@ -175,7 +183,7 @@ class ClPreparedModel(DriverPreparedModel):
             parts.extend(run.partitions)
             planners.append(getattr(run, "planner", None))
         todo = [(plan, launch) for p in parts for plan in p.plans.values()
-                if plan is not None for launch in plan.launches]
+                if plan is not None for launch in plan.launches if launch.lazy is None]
         helpers = [h for h in (getattr(pl, "compile_helper", None) for pl in planners) if h]
         if helpers:  # this process's kernels first, then the helpers' from their last back
             todo.sort(key=lambda t: max(h.order(t[1].kernel.function_name) for h in helpers))

@@ -161,6 +161,8 @@ def stored(root: str | None, what: str, make) -> str:
     families' code (:func:`kernels_fingerprint`) and ``what``; else ``make()``, stored there
     (written whole, then renamed: a reader never sees part of one). An unreadable or
     unwritable store: rendered every time."""
+    if what in _REMEMBERED:
+        return _REMEMBERED[what]
     h = hashlib.sha256(f"{kernels_fingerprint()}|{what}".encode()).hexdigest()[:32]
     path = Path(cache_dir(root)) / "sources" / f"{h}.cl"
     try:
@@ -224,6 +226,8 @@ class ProgramCache:
         self._identity: str | None = None
         #: binary file -> the future of its program, built ahead (:meth:`prefetch`)
         self._prefetched: dict[str, object] = {}
+        #: the thread warming the compiler up (:meth:`warm_compiler`), None: not started
+        self._warming: threading.Thread | None = None
 
     def source(self, family: str, name: str, params: dict) -> str:
         """The source of a kernel (:func:`render`), rendered or read from the store once per
@@ -345,6 +349,30 @@ class ProgramCache:
             self._spent(t0)
         for _ in fresh:
             notify("build", 1)
+
+    def warm_compiler(self) -> None:
+        """On PoCL, build and compile a one-line program on a thread (:meth:`join_warm` waits
+        for it): the first build of a process loads the compiler's kernel library (0.4-1.2 s,
+        PoCL 3.1), which then overlaps the planning on the other core instead of delaying
+        the first program (a prepare that compiles: clnn.prepared_model)."""
+        import pyopencl as cl
+
+        if self._warming is not None or not is_pocl(self.context.devices[0].platform):
+            return
+
+        def warm():
+            with contextlib.suppress(Exception):  # (the real builds report their errors)
+                prg = cl.Program(self.context, _WARM_SOURCE).build(options=BUILD_OPTIONS,
+                                                                   devices=self.devices)
+                prg.get_info(cl.program_info.BINARIES)
+
+        self._warming = threading.Thread(target=warm, daemon=True, name="clnn-compiler")
+        self._warming.start()
+
+    def join_warm(self) -> None:
+        """Wait for :meth:`warm_compiler`'s build (none started: at once)."""
+        if self._warming is not None:
+            self._warming.join()
 
     def prefetch(self, paths) -> None:
         """Start building the programs of the binary files ``paths`` (those a prepare of the
@@ -771,6 +799,36 @@ def recording():
         _RECORDING.keys = outer
         if outer is not None:
             outer.extend(k for k in keys if k not in outer)
+
+
+#: the program :meth:`ProgramCache.warm_compiler` builds
+_WARM_SOURCE = "__kernel void clnn_warm(__global int* x) { x[0] = 1; }"
+
+
+def record(key: tuple) -> None:
+    """Add ``key`` to the programs recorded on this thread (:func:`recording`), if any."""
+    keys = getattr(_RECORDING, "keys", None)
+    if keys is not None and key not in keys:
+        keys.append(key)
+
+
+def source_text(key: tuple, root: str | None = None) -> str:
+    """Kernel key ``key``'s rendered source as :func:`stored` keeps it (what
+    :func:`remember_source` takes back)."""
+    common, body = kernel_parts(key[0], key[1], dict(key[2]), root)
+    return f"{common}{_SPLIT}{body}"
+
+
+def remember_source(key: tuple, text: str) -> None:
+    """Keep the stored text (:func:`stored`) of kernel key ``key``'s rendered source for this
+    process (a compilation cache restores the sources of the kernels its chains run:
+    clnn.compilation_cache), so that it is neither rendered nor read from the store."""
+    if _SPLIT in text:
+        _REMEMBERED[repr(tuple(key))] = text
+
+
+#: kernel key's repr -> its rendered source's stored text (:func:`remember_source`)
+_REMEMBERED: dict[str, str] = {}
 
 
 def _kernel_decl(name: str):

@@ -22,8 +22,8 @@ phases, shown as shares of its time to the first result:
 ``load``      reading the model, opening the device;
 ``plan``      shapes and planning (the prepare passes but the tuning);
 ``tune``      measuring kernel variants (``CLNN_TUNE=fast`` or ``full``: not the default);
-``compile``   building the programs and the warm-up's first launches (PoCL compiles a kernel
-              at its first launch);
+``compile``   building the programs (the chains' included) and the warm-up's first launches
+              (PoCL compiles a kernel at its first launch);
 ``zero``      the execution on zero inputs at the end of prepare;
 ``other``     the rest of prepare (partitioning, the layout pass, constants, the helper);
 ``first``     the request and the first execution.
@@ -55,7 +55,8 @@ def _prepare_parts(device, prepared, prepare_s: float) -> dict:
     tune = tuner.spent if tuner is not None and tuner.measured else 0.0
     warm = getattr(prepared, "warm_up_parts", {"launches_s": 0.0, "zero_s": 0.0})
     plan = max(0.0, prepared.build_seconds - tune)
-    compile_s = device.programs.build_s + warm["launches_s"]
+    compile_s = device.programs.build_s + warm["launches_s"] + \
+        getattr(prepared.runner, "build_s", 0.0)  # (chains built at prepare)
     other = prepare_s - plan - tune - compile_s - warm["zero_s"]
     return {"plan_s": plan, "tune_s": tune, "compile_s": compile_s, "zero_s": warm["zero_s"],
             "other_s": other}

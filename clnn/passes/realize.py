@@ -171,6 +171,8 @@ def pending_keys(launches) -> list:
 
 
 def finish(launches, programs, limits):
-    """Make the kernels of pending launches (their programs built where not built yet)."""
+    """Make the kernels of pending launches (their programs built where not built yet), but
+    the deferred ones' (clnn.launch.Launch.defer)."""
     for launch in launches:
-        launch.finish(programs, limits)
+        if launch.lazy is None:
+            launch.finish(programs, limits)

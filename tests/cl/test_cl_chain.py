@@ -279,10 +279,37 @@ class _Pending:
         pass
 
 
+def test_chains_built_at_prepare(chained, monkeypatch):
+    """A prepare that compiles builds the plan's chains itself (no helper process, nothing
+    left to compile once it returns): the executions run them from the first one on, and the
+    chained launches' own kernels are made only where they run on their own (a debugging
+    run keeping every intermediate), computing the same."""
+    from clnn.program_cache import CompileHelper
+
+    monkeypatch.setattr(CompileHelper, "spawn", classmethod(
+        lambda cls, ctx, nice=0: pytest.fail("a chain went to a helper")))
+    model, inputs = block_model(6)
+    pm = chained.prepare_model(model)
+    (plan,) = plans(pm)
+    assert any(isinstance(s, chain.Chain) and s.kernel is not None for s in plan.chained)
+    assert pm.runner.state(plan).job is None
+    deferred = [la for la in plan.launches if la.kernel is None]
+    assert deferred and all(la.lazy is not None for la in deferred)
+    want = run_ref(model, inputs)
+    assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
+    kept = pm.run_keeping_all(inputs)  # one by one: the deferred kernels made now
+    assert all(la.kernel is not None and la.lazy is None for la in plan.launches)
+    assert_close(kept[model.main.output_indexes[0]], want[0], "f32")
+    assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")  # chained again
+
+
 def test_background_compile(chained, monkeypatch, tmp_path):
-    """A chain never built on this machine compiles in a helper process (here one the test
-    finishes) from the plan's CHAIN_AFTER-th execution on: until then, and while it compiles,
-    the plan runs its launches one by one; then the chain, marked as built."""
+    """Where the prepare did not build a plan's chains (a plan made at an execution, from
+    run-time shapes; here the prepare told not to), a chain never built on this machine
+    compiles in a helper process (here one the test finishes) from the plan's CHAIN_AFTER-th
+    execution on: until then, and while it compiles, the plan runs its launches one by one;
+    then the chain, marked as built."""
+    from clnn.execution import Chained
     from clnn.program_cache import CompileHelper
 
     monkeypatch.setattr(chain, "_marker", lambda plan, context, *_: str(tmp_path / "never-built"))
@@ -290,6 +317,7 @@ def test_background_compile(chained, monkeypatch, tmp_path):
     monkeypatch.setattr(CompileHelper, "spawn", classmethod(lambda cls, ctx, nice=0: _Pending()))
     _Pending.proc.done = False
     _Pending.source = ""
+    monkeypatch.setattr(Chained, "chains_at_prepare", lambda self: False)
     model, inputs = block_model(3)
     pm = chained.prepare_model(model)
     (plan,) = plans(pm)
@@ -319,20 +347,24 @@ def test_a_chain_built_before_is_built_at_once(chained, monkeypatch):
     assert pm.runner.state(plan).job is None and plan.chained  # ready from the warm-up on
 
 
-def test_a_model_from_the_compilation_cache_makes_no_chain_at_prepare(chained, tmp_path):
-    """Prepare from the cache compiles and renders nothing, chains included, nor does the
-    first execution: they come from the second (at once where built before, as here)."""
+def test_a_model_from_the_compilation_cache_restores_its_chains(chained, tmp_path):
+    """The compilation cache keeps a chain's program and its kernels' sources: a prepare from
+    it builds the chain from there (nothing rendered, nothing compiled) and the executions run
+    it from the first one on."""
+    from clnn.program_cache import STATS
+
     model, inputs = block_model(5)
     files = {"model_cache": [str(tmp_path / "model.cache")],
              "data_cache": [str(tmp_path / "data.cache")], "token": bytes(range(32))}
-    assert chains(chained.prepare_model(model, **files))  # built (and marked) once
+    assert chains(chained.prepare_model(model, **files))
+    rendered, built = STATS["rendered"], STATS["built"]
     pm = chained.prepare_model_from_cache(**files)
-    (plan,) = [pl for p in pm.partitions for pl in p.plans.values() if pl is not None]
-    assert pm.runner.state(plan).steps is None and plan.chained is None  # nothing rendered
+    (plan,) = plans(pm)
+    assert STATS["rendered"] == rendered and STATS["built"] == built
+    assert any(isinstance(s, chain.Chain) and s.kernel is not None for s in plan.chained)
+    assert pm.runner.state(plan).job is None
     want = run_ref(model, inputs)
-    for run in range(1, 3):  # the first result as fast as the cache makes it
-        assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
-        assert bool(plan.chained) == (run == 2), run  # built before: at the second execution
+    assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
 
 
 def test_profile_times_chained_launches_by_cycle_counters(chained):

@@ -88,8 +88,8 @@ def stop_(self):
 program_cache.CompileHelper.give, program_cache.CompileHelper.stop = give_, stop_
 imported = load(sys.argv[1])
 inputs = random_inputs(imported)
-runner = ClnnRunner(imported, ClDevice(options=DeviceOptions(tune="off",
-                                                            cache_dir=sys.argv[2])))
+runner = ClnnRunner(imported, ClDevice(options=DeviceOptions(
+    tune="off", cache_dir=sys.argv[2], chains=sys.argv[3] == "chains")))
 first = launch.STATS["first_launches"]
 got, _ = runner.run(inputs)
 at_execution = launch.STATS["first_launches"] - first
@@ -97,6 +97,7 @@ ref, _ = ClnnRunner(imported, ReferenceDevice()).run(inputs)
 ok = all(e["within_tolerance"] for e in compare(got, ref))
 stats = program_cache.build_stats()
 print(json.dumps({"given": given, "stopped": stopped, "within_tolerance": ok,
+                  "chains_built": stats["chains_built"],
                   "spawned": spawned, "compiled": stats["compiled"],
                   "queued": stats["queued"], "here": stats["compiled_here"],
                   "from_binary": stats["from_binary"], "prefetched": stats["prefetched"],
@@ -104,9 +105,9 @@ print(json.dumps({"given": given, "stopped": stopped, "within_tolerance": ok,
 """
 
 
-def test_cold_prepare_with_the_helper(cl_device, tmp_path):
-    if "pocl" not in cl_device.platform.version.lower():
-        pytest.skip("the helper compiles into PoCL's kernel cache: PoCL only")
+def _child_of(tmp_path, chains: bool):
+    """One prepare and execution of face_detection_short_range in a fresh process on the
+    caches under ``tmp_path``, chains on or off: what it compiled, and how."""
     from clnn.models import mediapipe as models
 
     path = models.fetch(["face_detection_short_range.tflite"])[
@@ -115,11 +116,34 @@ def test_cold_prepare_with_the_helper(cl_device, tmp_path):
     env.update(POCL_CACHE_DIR=str(tmp_path / "pocl"), PYTHONPATH=str(ROOT))
 
     def child():
-        out = subprocess.run([sys.executable, "-c", _CHILD, path, str(tmp_path / "clnn")],
+        out = subprocess.run([sys.executable, "-c", _CHILD, path, str(tmp_path / "clnn"),
+                              "chains" if chains else "one-by-one"],
                              env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
         assert out.returncode == 0, out.stderr
         return json.loads(out.stdout.strip().splitlines()[-1])
 
+    return child
+
+
+def test_cold_prepare_builds_its_chain_without_helpers(cl_device, tmp_path):
+    """With chains, a cold prepare builds the model's chain itself (one program: no kernel
+    of its own compiled, no helper process); a second process builds it from its binary."""
+    if "pocl" not in cl_device.platform.version.lower():
+        pytest.skip("the helper compiles into PoCL's kernel cache: PoCL only")
+    child = _child_of(tmp_path, chains=True)
+    for _ in range(2):
+        r = child()
+        assert r["within_tolerance"] and r["spawned"] == [] and r["given"] == [], r
+        assert r["chains_built"] == 1 and r["compiled"] == 0, r
+        assert r["first_launches_at_execution"] == 0
+
+
+def test_cold_prepare_with_the_helper(cl_device, tmp_path):
+    """Without chains, a cold prepare compiles the kernels' own programs in this process and
+    a helper process, from one queue."""
+    if "pocl" not in cl_device.platform.version.lower():
+        pytest.skip("the helper compiles into PoCL's kernel cache: PoCL only")
+    child = _child_of(tmp_path, chains=False)
     r = child()
     assert r["within_tolerance"]
     # the helper got the queue of every kernel compiled (one execution: no chain compiled in
@@ -149,15 +173,16 @@ from clnn.cli.demo import build_model
 from clnn.device import ClDevice
 from clnn.options import DeviceOptions
 
-ClDevice(options=DeviceOptions(tune="off", cache_dir=sys.argv[2])).prepare_model(
+ClDevice(options=DeviceOptions(tune="off", cache_dir=sys.argv[2], chains=False)).prepare_model(
     build_model(seed=int(sys.argv[1])))
 print(program_cache.build_stats()["compiled"])
 """
 
 
 def test_a_new_model_compiles_only_the_kernels_no_model_compiled_before(cl_device, tmp_path):
-    """One program per kernel key: the same kernels in another model (the demo model with other
-    weights) come from the binaries the first model's process kept."""
+    """One program per kernel key (the kernels that run on their own: chains off here): the
+    same kernels in another model (the demo model with other weights) come from the binaries
+    the first model's process kept."""
     env = dict(os.environ, POCL_CACHE_DIR=str(tmp_path / "pocl"), PYTHONPATH=str(ROOT))
 
     def compiled(seed):
