@@ -55,8 +55,6 @@ from pathlib import Path
 
 import numpy as np
 
-from clnn.launch import finish_lazy
-
 #: tasks per compute unit and launch (at most): a work-group that finishes its own block early
 #: takes the others' leftovers, so the last task of a launch is what one core may wait for.
 #: Few large tasks leave one work-group waiting for another at the end of each launch; many
@@ -559,7 +557,8 @@ class Job:
         steps = []
         for st in self.steps:
             if isinstance(st, Chain) and st.kernel is None:
-                finish_lazy(st.launches)  # (their kernels, before an execution binds inputs)
+                for la in st.launches:  # (their kernels, before an execution binds inputs)
+                    la.finish_deferred()
                 steps.extend(st.launches)
                 continue
             steps.append(st)

@@ -84,12 +84,16 @@ class Launch:
         self.key, self.args = (family, name, freeze(params)), flat
         self.lazy = (programs, limits)
 
+    def finish_deferred(self) -> None:
+        """Make the kernel of a deferred launch (:meth:`defer`); nothing for any other."""
+        if self.lazy is not None:
+            self.finish(*self.lazy)
+
 
 def finish_lazy(launches) -> None:
     """Make the kernels of the deferred launches among ``launches`` (Launch.defer)."""
     for launch in launches:
-        if launch.lazy is not None:
-            launch.finish(*launch.lazy)
+        launch.finish_deferred()
 
 
 class ScratchKernels(list):
