@@ -386,8 +386,9 @@ def test_plans_are_bounded(cl_device, monkeypatch):
 def test_inputs_are_read_without_a_copy_only_when_they_are_only_uploaded(cl_device,
                                                                          monkeypatch):
     """A model whose partitions all run on OpenCL reads the request's inputs as views (they
-    are only uploaded); one with a host partition (the fallback) copies them; both leave the
-    request's memory as it was and give the reference's results."""
+    are only uploaded), and so does one whose host partition (the fallback) does not read
+    them; one whose host partition reads an input copies it; all leave the request's memory
+    as it was and give the reference's results."""
     import clnn.prepared_model as pm_mod
     from clnn.device import ClDevice
 
@@ -395,17 +396,20 @@ def test_inputs_are_read_without_a_copy_only_when_they_are_only_uploaded(cl_devi
     real = pm_mod.read_inputs
 
     def spy(model, request, copy=True):
-        seen.append(copy)
+        # (a flag for every input, or one per input: clnn.prepared_model._copied_inputs)
+        seen.append(copy if isinstance(copy, bool) else all(copy))
         return real(model, request, copy)
 
     monkeypatch.setattr(pm_mod, "read_inputs", spy)
     x = np.array([[-1, 2, 9], [0.5, -3, 7]], np.float32)
     all_cl = _chain(["RELU", "LOGISTIC", "RELU6"])
     mixed = _chain(["RELU", "LOGISTIC", "RELU6"])
-    mixed._declined = 1
+    mixed._declined = 1  # (the host runs LOGISTIC: the input itself is only uploaded)
+    host_first = _chain(["RELU", "LOGISTIC", "RELU6"])
+    host_first._declined = 0  # (the host reads the input)
     fb = ClDevice(fallback=True)
     _, _, want = execute(all_cl, [x])
-    for model, copied in ((all_cl, False), (mixed, True)):
+    for model, copied in ((all_cl, False), (mixed, False), (host_first, True)):
         prepared = fb.prepare_model(model)
         req = make_request(model, [x])
         before = bytes(req.pools[0].view())
