@@ -192,6 +192,8 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
               "cmode": cmode, "epi": epi}
     if facc and quant:  # B packed as float (float_exact)
         params["facc"] = True
+        if taps is not None and taps_cv(b, taps[2]) > 1:
+            params["cv"] = taps_cv(b, taps[2])
     if chrow and (quant or epi != "act"):
         raise ValueError(f"a {dt} GEMM with the {epi!r} epilogue has no channel per row")
     if chrow:  # (absent where false: the other kernels' keys)
@@ -244,6 +246,18 @@ def taps_args(h: int, w: int, c: int, oh: int, ow: int, fw: int, taps: int, stri
     float32 input of h x w x c, an output of oh x ow, taps = fh * fw filter taps, (stride_h,
     stride_w), (dil_h, dil_w), (pad_top, pad_left)."""
     return (h, w, c, ow, oh * ow, fw, taps, *stride, *dil, *pad)
+
+
+def taps_cv(b, channels: int) -> int:
+    """The input channels a quantized implicit GEMM (amode "taps", facc) loads as one vector
+    per row and tap (gemm.cl.mako taps_chunk): the widest of 16, 8, 4 that divides the
+    input's channels, at most the device class's gemm_taps_cv; 1 (channel by channel)
+    when none does."""
+    from clnn.kernels import _defaults
+
+    limits = getattr(b.device, "limits", None)
+    most = _defaults.defaults(_defaults.traits(limits)).gemm_taps_cv if limits else 1
+    return next((v for v in (16, 8, 4) if v <= most and channels % v == 0), 1)
 
 
 def fit_group(gsize, wg):

@@ -36,7 +36,7 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 %>
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -106,7 +106,7 @@ ${taps_rows(mr)}\
   % endfor
 % endif
 % if amode == "taps":
-${taps_loop(mr, nv, vw)}\
+${taps_loop(mr, nv, vw, "f" if facc else "c", cv)}\
 % else:
     for (int k = 0; k < K; ++k) {
 % for v in range(nv):
@@ -309,7 +309,7 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
     }
 % endfor
 </%def>
-<%def name="taps_loop(mr, nv, vw)">
+<%def name="taps_loop(mr, nv, vw, acc, cv=1)">
 <%
     V = "float%d" % vw
     nr = nv * vw
@@ -321,33 +321,65 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
         const int o${r} = y${r} >= 0 && y${r} < t_h && x${r} >= 0 && x${r} < t_w ? xb${r} + (y${r} * t_w + x${r}) * t_c : -1;
 % endfor
         const __global float* bt = bp + (size_t)tap * t_c * ${nr};
+% if cv > 1:
+        for (int k = 0; k < t_c; k += ${cv}) {
+${taps_chunk(mr, nv, vw, cv)}\
+        }
+% else:
         if (${" && ".join("o%d >= 0" % r for r in range(mr))}) {
             for (int k = 0; k < t_c; ++k) {
-${taps_step(mr, nv, vw, False)}\
+${taps_step(mr, nv, vw, False, acc)}\
             }
         } else {
             for (int k = 0; k < t_c; ++k) {
-${taps_step(mr, nv, vw, True)}\
+${taps_step(mr, nv, vw, True, acc)}\
             }
         }
+% endif
     }
 </%def>
-<%def name="taps_step(mr, nv, vw, edge)">
+## ``cv`` > 1 (quantized, facc; cv divides t_c): each row loads cv channels of its tap at once
+## as one vector, centered on za and converted to float once (zero outside the input), whose
+## lanes are broadcast into the FMAs: one conversion per cv products instead of one each
+<%def name="taps_chunk(mr, nv, vw, cv)">
+<%
+    V = "float%d" % vw
+    CV = "float%d" % cv
+    nr = nv * vw
+%>\
+% for r in range(mr):
+            const ${CV} a${r} = o${r} >= 0 ? convert_${CV}(convert_int${cv}(vload${cv}(0, a + o${r} + k)) - za) : (${CV})(0.0f);
+% endfor
+% for l in range(cv):
+  % for v in range(nv):
+            const ${V} b${l}_${v} = vload${vw}(${v}, bt + (k + ${l}) * ${nr});
+  % endfor
+  % for r in range(mr):
+    % for v in range(nv):
+            f${r}_${v} = fma((${V})a${r}.s${"%x" % l}, b${l}_${v}, f${r}_${v});
+    % endfor
+  % endfor
+% endfor
+</%def>
+<%def name="taps_step(mr, nv, vw, edge, acc)">
 <%
     V = "float%d" % vw
     nr = nv * vw
+    # acc "f": a quantized input accumulating in float (facc), its values centered on za
+    ld = (lambda r: "(float)((int)a[o%d + k] - za)" % r) if acc == "f" else \
+        (lambda r: "a[o%d + k]" % r)
 %>\
 % for v in range(nv):
                 ${V} b${v} = vload${vw}(${v}, bt + k * ${nr});
 % endfor
 % for r in range(mr):
   % if edge:
-                const float a${r} = o${r} >= 0 ? a[o${r} + k] : 0.0f;
+                const float a${r} = o${r} >= 0 ? ${ld(r)} : 0.0f;
   % else:
-                const float a${r} = a[o${r} + k];
+                const float a${r} = ${ld(r)};
   % endif
   % for v in range(nv):
-                c${r}_${v} = fma((${V})a${r}, b${v}, c${r}_${v});
+                ${acc}${r}_${v} = fma((${V})a${r}, b${v}, ${acc}${r}_${v});
   % endfor
 % endfor
 </%def>
