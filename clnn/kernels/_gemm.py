@@ -145,13 +145,33 @@ def float_exact(bt: np.ndarray, zero_point: int) -> bool:
 ROUND_UP = 256
 
 
+class Requant(list):
+    """[multiplier, shift] device buffers of a quantized epilogue (:func:`requant_buffers`);
+    ``rq`` the kernels' requantization knob: "up" / "away" where every channel's shift is a
+    right shift of at most 62 places rounding ties upward / away from zero alike (common.mako
+    clnn_mbqm<rq><n>), None for the general clnn_mbqm<n>."""
+
+    rq = None
+
+
+def right_rounding(shift: np.ndarray, up: np.ndarray) -> str | None:
+    """The ``rq`` knob of these shifts (before ROUND_UP is added) and upward flags."""
+    if shift.size == 0 or shift.max() > 0 or shift.min() < -62 or up.min() != up.max():
+        return None
+    return "up" if up.max() else "away"
+
+
 def requant_buffers(b, ctx, n_out: int, x_info, w_info, upward=False):
     """(multiplier, shift) int32 device buffers per output channel (reference
     QuantizeMultiplier of input_scale * filter_scale / output_scale); ``upward`` (a bool, or
-    one per channel: hal.operations.conv2d.finish) marks the shifts that round ties upward."""
+    one per channel: hal.operations.conv2d.finish) marks the shifts that round ties upward.
+    A :class:`Requant`, its ``rq`` set where the shifts allow the fast form."""
     mult, shift = output_multipliers(x_info, w_info, ctx.outputs[0], n_out)
-    shift = shift + ROUND_UP * np.broadcast_to(np.asarray(upward, np.int64), shift.shape)
-    return [device_buffer(b, mult.astype(np.int32)), device_buffer(b, shift.astype(np.int32))]
+    up = np.broadcast_to(np.asarray(upward, np.int64), shift.shape)
+    out = Requant([device_buffer(b, mult.astype(np.int32)),
+                   device_buffer(b, (shift + ROUND_UP * up).astype(np.int32))])
+    out.rq = right_rounding(np.asarray(shift), up)
+    return out
 
 
 def tensor_arg(t):
@@ -221,6 +241,8 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
             args += tensor_arg(bias)
     if quant and epi == "act":
         args += list(requant)
+        if getattr(requant, "rq", None):  # every shift a right shift (Requant)
+            params["rq"] = requant.rq
     args += [i32(v) for v in (M, N, K, sam, sak, N if ldc is None else ldc, ohw, batch[1],
                               *a_b, *b_b, *c_b, *ch_b, za, zo)]
     args += [lo, hi]

@@ -36,7 +36,7 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 %>
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -52,7 +52,9 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
     AV = "float%d" % vw if facc else V
     bdt = "i32" if quant else ("f16" if odt == "f16" else "f32")
 %>
-% if quant and epi == "act":
+% if quant and epi == "act" and rq:
+${c.mbqm_right_vector(vw, rq)}
+% elif quant and epi == "act":
 ${c.mbqm_vector(vw)}
 % endif
 __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_off,
@@ -162,7 +164,7 @@ ${taps_loop(mr, nv, vw, "f" if facc else "c", cv)}\
   % endfor
     }
 % endif
-${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow)}
+${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow, rq=rq)}
 }
 </%def>
 
@@ -393,7 +395,7 @@ ${taps_step(mr, nv, vw, True, acc)}\
 ## with the unrolled epilogue (each block once per row, for each of FAST_POSTS: 8x2x16 2.8 ->
 ## 0.7 s of CPU), and the loop costs nothing measurable at run time (a private array of the
 ## accumulators instead cost low-K GEMMs ~8%: record issue37_cold_compile_cost-20261129).
-<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False)">
+<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False, rq=None)">
 <%
     nr = nv * vw
     S = "int" if quant else "float"
@@ -431,7 +433,7 @@ ${rotate(mr, nv)}\
     }
 % endif
 % if quant and epi == "act" and cmode == "nhwc" and not flex:
-${quant_full_panel(odt, mr, nv, vw, bias)}\
+${quant_full_panel(odt, mr, nv, vw, bias, rq)}\
 % endif
     ${S} t[${vw}];
     for (int r = 0; r < rows; ++r) {
@@ -698,7 +700,7 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
 ## element-by-element epilogue below (scalar requantization through a private array) cost the
 ## int8 GEMMs of small K (the pointwise layers of the tinyml models) about as much as their
 ## multiply-adds.
-<%def name="quant_full_panel(odt, mr, nv, vw, bias)">\
+<%def name="quant_full_panel(odt, mr, nv, vw, bias, rq=None)">\
 <%
     V = "int%d" % vw
     T = {"u8": "uchar", "i8": "char"}[odt]
@@ -714,7 +716,7 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
 % for r in range(mr):
         if (m0 + ${r} < M) {
   % for v in range(nv):
-            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${vw}(c${r}_${v}${(" + qb%d" % v) if bias else ""}, qm${v}, qs${v}) + zo, (${V})(lo), (${V})(hi))), 0, c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
+            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${rq or ""}${vw}(c${r}_${v}${(" + qb%d" % v) if bias else ""}, qm${v}, qs${v}) + zo, (${V})(lo), (${V})(hi))), 0, c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
   % endfor
         }
 % endfor
