@@ -132,13 +132,14 @@ A_RANGE = 255
 
 def float_exact(bt: np.ndarray, zero_point: int) -> bool:
     """Whether a quantized GEMM of constant B (``bt``: [groups, K, N]) may accumulate in float
-    (the ``facc`` kernel knob) with the integer result: every partial sum of K products
-    |a - za| * |b - zb| <= 255 * max|b - zb| is an integer below 2^24 in magnitude, which
-    float32 holds exactly, so each FMA is exact whatever the order."""
+    (the ``facc`` kernel knob) with the integer result: every partial sum of a column's
+    products (a - za) * (b - zb), |a - za| <= 255, is at most 255 * sum_k |b - zb| in
+    magnitude, an integer below 2^24 for every column, which float32 holds exactly, so each
+    FMA is exact whatever the order."""
     if bt.size == 0:
         return False
-    wmax = int(np.max(np.abs(bt.astype(np.int64) - zero_point)))
-    return bt.shape[1] * A_RANGE * wmax < 2 ** 24
+    col = np.abs(bt.astype(np.int64) - zero_point).sum(axis=1)  # [groups, N]
+    return int(col.max()) * A_RANGE < 2 ** 24
 
 
 #: added to a stored shift: that channel's final shift rounds ties upward (common.mako)
