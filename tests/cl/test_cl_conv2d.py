@@ -133,13 +133,15 @@ def test_conv_1x1_skips_im2col(cl_device, shape, f, launches):
 
 
 # quantized convolutions through the implicit GEMM accumulating in float (amode "taps",
-# facc): input channels loaded 16, 8 or 4 at a time per row and tap (taps_cv) or one by one
-# (3), padded and strided windows, rows of tiles past the output's end
+# facc): input channels loaded 16, 8, 4, 3 or 2 at a time per row and tap (taps_cv) or one by
+# one (5), padded and strided windows, rows of tiles past the output's end
 QUANT_TAPS = [  # (type, x shape, filter [o, fh, fw, c], pads l r t b, stride w h)
     ("qa", [1, 9, 10, 16], [16, 3, 3, 16], (1, 1, 1, 1), (1, 1)),
     ("qs_pc", [2, 11, 7, 8], [24, 3, 3, 8], (1, 1, 1, 1), (2, 2)),
     ("qs", [1, 6, 13, 12], [40, 3, 2, 12], (0, 1, 2, 0), (1, 2)),
     ("qa_pc", [1, 12, 12, 3], [8, 3, 3, 3], (0, 1, 0, 1), (2, 2)),
+    ("qs", [1, 7, 9, 2], [5, 3, 3, 2], (1, 1, 1, 1), (1, 1)),
+    ("qa", [1, 8, 6, 5], [9, 2, 3, 5], (1, 1, 0, 1), (1, 1)),
 ]
 
 
