@@ -302,12 +302,13 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
 ## and the taps whose rows all lie inside run the loop without the bounds test.
 <%def name="taps_rows(mr)">
 % for r in range(mr):
-    int iy${r}, ix${r}, xb${r};
+    int iy${r}, ix${r}, xb${r}, xo${r};
     {
         const int m = min(m0 + ${r}, M - 1), bq = m / t_ohw, p = m - bq * t_ohw, oy = p / t_ow;
         iy${r} = oy * t_sh - t_pt;
         ix${r} = (p - oy * t_ow) * t_sw - t_pl;
         xb${r} = bq * t_h * t_w * t_c;
+        xo${r} = xb${r} + (iy${r} * t_w + ix${r}) * t_c;
     }
 % endfor
 </%def>
@@ -318,10 +319,18 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
 %>
     for (int tap = 0; tap < t_taps; ++tap) {
         const int ty = tap / t_fw, tx = tap - ty * t_fw;
-% for r in range(mr):
+% if cv > 1:
+        /* the tap's offset is the same for every row: each row's window origin plus it */
+        const int dy = ty * t_dh, dx = tx * t_dw, toff = (dy * t_w + dx) * t_c;
+  % for r in range(mr):
+        const int o${r} = (uint)(iy${r} + dy) < (uint)t_h && (uint)(ix${r} + dx) < (uint)t_w ? xo${r} + toff : -1;
+  % endfor
+% else:
+  % for r in range(mr):
         const int y${r} = iy${r} + ty * t_dh, x${r} = ix${r} + tx * t_dw;
         const int o${r} = y${r} >= 0 && y${r} < t_h && x${r} >= 0 && x${r} < t_w ? xb${r} + (y${r} * t_w + x${r}) * t_c : -1;
-% endfor
+  % endfor
+% endif
         const __global float* bt = bp + (size_t)tap * t_c * ${nr};
 % if cv > 1:
         for (int k = 0; k < t_c; k += ${cv}) {
