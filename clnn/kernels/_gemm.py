@@ -215,6 +215,8 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
         params["facc"] = True
         if taps is not None and taps_cv(b, taps[2]) > 1:
             params["cv"] = taps_cv(b, taps[2])
+        elif amode == "rows" and sak == 1 and taps_cv(b, K) > 1:  # contiguous rows of A
+            params["cv"] = taps_cv(b, K)
     if chrow and (quant or epi != "act"):
         raise ValueError(f"a {dt} GEMM with the {epi!r} epilogue has no channel per row")
     if chrow:  # (absent where false: the other kernels' keys)

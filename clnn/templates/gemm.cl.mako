@@ -109,6 +109,12 @@ ${taps_rows(mr)}\
 % endif
 % if amode == "taps":
 ${taps_loop(mr, nv, vw, "f" if facc else "c", cv)}\
+% elif amode == "rows" and cv > 1:
+    /* cv > 1 (quantized, facc, A's rows contiguous: sak 1, cv divides K): cv values of each
+       row loaded as one vector and converted once, as taps_chunk */
+    for (int k = 0; k < K; k += ${cv}) {
+${taps_chunk(mr, nv, vw, cv, "ap%d")}\
+    }
 % else:
     for (int k = 0; k < K; ++k) {
 % for v in range(nv):
@@ -352,18 +358,22 @@ ${taps_step(mr, nv, vw, True, acc)}\
 ## ``cv`` > 1 (quantized, facc; cv divides t_c): each row loads cv channels of its tap at once
 ## as one vector, centered on za and converted to float once (zero outside the input), whose
 ## lanes are broadcast into the FMAs: one conversion per cv products instead of one each
-<%def name="taps_chunk(mr, nv, vw, cv)">
+<%def name="taps_chunk(mr, nv, vw, cv, rows=None)">
 <%
     V = "float%d" % vw
     CV = "float%d" % cv
     nr = nv * vw
 %>\
 % for r in range(mr):
+  % if rows:
+            const ${CV} a${r} = convert_${CV}(convert_int${cv}(vload${cv}(0, ${rows % r} + k)) - za);
+  % else:
             const ${CV} a${r} = o${r} >= 0 ? convert_${CV}(convert_int${cv}(vload${cv}(0, a + o${r} + k)) - za) : (${CV})(0.0f);
+  % endif
 % endfor
 % for l in range(cv):
   % for v in range(nv):
-            const ${V} b${l}_${v} = vload${vw}(${v}, bt + (k + ${l}) * ${nr});
+            const ${V} b${l}_${v} = vload${vw}(${v}, ${"bp" if rows else "bt"} + (k + ${l}) * ${nr});
   % endfor
   % for r in range(mr):
     % for v in range(nv):
