@@ -204,7 +204,7 @@ inline ${I} clnn_mbqm${n}(${I} x, ${I} m, ${I} s) {
 ## stored shift s <= 0, at most 62 places) and rounds ties alike: rq "up" (every s stored plus
 ## CLNN_ROUND_UP: upward) or "away" (away from zero). The product, the truncating division of
 ## SaturatingRoundingDoublingHighMul and the rounding shift in long lanes by masks, no left
-## shift to saturate and no select: ~2.6x faster than the general one on PoCL, which spends it
+## shift to saturate and no select: ~2.4x faster than the general one on PoCL, which spends it
 ## in the requantizing epilogues of the int8 layers of small K
 ## (benchmarks/results/int8_tinyml-20261129-s22.json). The kernels take it where the plan
 ## finds the shifts so (clnn/kernels/_gemm.py requant_buffers: the ``rq`` knob).
