@@ -71,6 +71,10 @@ class ClassDefaults:
     #: itself (amode "taps", gemm.cl.mako: the panel's write and read saved, the strided and
     #: 3x3 layers Winograd does not take). CPU (PoCL): on; a GPU: off until measured
     gemm_taps: bool = False
+    #: the most input channels a quantized implicit GEMM (amode "taps" accumulating in float)
+    #: loads per row and tap as one vector, converted once (gemm.cl.mako taps_chunk; 1:
+    #: channel by channel). CPU (PoCL, the int8 tinyml models' layers): 16; a GPU: 4
+    gemm_taps_cv: int = 4
 
 
 _CPU = ClassDefaults(
@@ -80,7 +84,7 @@ _CPU = ClassDefaults(
     gemm_groups=("auto", None, [4, 8], [16, 2]),
     direct="rule", direct_rows=-1, dwpw=True, norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
-    gemm_taps=True)
+    gemm_taps=True, gemm_taps_cv=16)
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],

@@ -131,13 +131,16 @@ def signature(*, dt: str, n: int, h: int, w: int, o: int, oh: int, ow: int, fh: 
 
 def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, pl: int = 0):
     """(kernel name, key, global size) of variant ``v`` given depthwise_tile's ``key`` (``w``,
-    ``pl``: the input's width and left padding, which depthwise_row compiles in)."""
+    ``pl``: the input's width and left padding, which depthwise_row compiles in; a quantized
+    key's ``rq``, the requantization form, goes to every kernel)."""
+    rq = {"rq": key["rq"]} if "rq" in key else {}
     if v.get("row"):
         return "depthwise_row", {**{k: key[k] for k in ("dt", "fdt", "vw", "tx", "fw", "sw")},
-                                 "fh": fh, "w": w, "ow": ow, "pl": pl}, (o // v["vw"], 1, n_oh)
+                                 "fh": fh, "w": w, "ow": ow, "pl": pl, **rq}, \
+            (o // v["vw"], 1, n_oh)
     if v.get("slide"):
         return "depthwise_slide", {**{k: key[k] for k in ("dt", "fdt", "vw", "fw", "sw")},
-                                   "fh": fh}, (o // v["vw"], 1, n_oh)
+                                   "fh": fh, **rq}, (o // v["vw"], 1, n_oh)
     if v.get("sweep"):
         return "depthwise_sweep", {**key, "fh": fh}, (o // v["vw"], 1, n_oh)
     return "depthwise_tile", key, (o // v["vw"], -(-ow // v["tx"]), n_oh)

@@ -132,26 +132,47 @@ A_RANGE = 255
 
 def float_exact(bt: np.ndarray, zero_point: int) -> bool:
     """Whether a quantized GEMM of constant B (``bt``: [groups, K, N]) may accumulate in float
-    (the ``facc`` kernel knob) with the integer result: every partial sum of K products
-    |a - za| * |b - zb| <= 255 * max|b - zb| is an integer below 2^24 in magnitude, which
-    float32 holds exactly, so each FMA is exact whatever the order."""
+    (the ``facc`` kernel knob) with the integer result: every partial sum of a column's
+    products (a - za) * (b - zb), |a - za| <= 255, is at most 255 * sum_k |b - zb| in
+    magnitude, an integer below 2^24 for every column, which float32 holds exactly, so each
+    FMA is exact whatever the order."""
     if bt.size == 0:
         return False
-    wmax = int(np.max(np.abs(bt.astype(np.int64) - zero_point)))
-    return bt.shape[1] * A_RANGE * wmax < 2 ** 24
+    col = np.abs(bt.astype(np.int64) - zero_point).sum(axis=1)  # [groups, N]
+    return int(col.max()) * A_RANGE < 2 ** 24
 
 
 #: added to a stored shift: that channel's final shift rounds ties upward (common.mako)
 ROUND_UP = 256
 
 
+class Requant(list):
+    """[multiplier, shift] device buffers of a quantized epilogue (:func:`requant_buffers`);
+    ``rq`` the kernels' requantization knob: "up" / "away" where every channel's shift is a
+    right shift of at most 62 places rounding ties upward / away from zero alike (common.mako
+    clnn_mbqm<rq><n>), None for the general clnn_mbqm<n>."""
+
+    rq = None
+
+
+def right_rounding(shift: np.ndarray, up: np.ndarray) -> str | None:
+    """The ``rq`` knob of these shifts (before ROUND_UP is added) and upward flags."""
+    if shift.size == 0 or shift.max() > 0 or shift.min() < -62 or up.min() != up.max():
+        return None
+    return "up" if up.max() else "away"
+
+
 def requant_buffers(b, ctx, n_out: int, x_info, w_info, upward=False):
     """(multiplier, shift) int32 device buffers per output channel (reference
     QuantizeMultiplier of input_scale * filter_scale / output_scale); ``upward`` (a bool, or
-    one per channel: hal.operations.conv2d.finish) marks the shifts that round ties upward."""
+    one per channel: hal.operations.conv2d.finish) marks the shifts that round ties upward.
+    A :class:`Requant`, its ``rq`` set where the shifts allow the fast form."""
     mult, shift = output_multipliers(x_info, w_info, ctx.outputs[0], n_out)
-    shift = shift + ROUND_UP * np.broadcast_to(np.asarray(upward, np.int64), shift.shape)
-    return [device_buffer(b, mult.astype(np.int32)), device_buffer(b, shift.astype(np.int32))]
+    up = np.broadcast_to(np.asarray(upward, np.int64), shift.shape)
+    out = Requant([device_buffer(b, mult.astype(np.int32)),
+                   device_buffer(b, (shift + ROUND_UP * up).astype(np.int32))])
+    out.rq = right_rounding(np.asarray(shift), up)
+    return out
 
 
 def tensor_arg(t):
@@ -192,6 +213,10 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
               "cmode": cmode, "epi": epi}
     if facc and quant:  # B packed as float (float_exact)
         params["facc"] = True
+        if taps is not None and taps_cv(b, taps[2]) > 1:
+            params["cv"] = taps_cv(b, taps[2])
+        elif amode == "rows" and sak == 1 and taps_cv(b, K) > 1:  # contiguous rows of A
+            params["cv"] = taps_cv(b, K)
     if chrow and (quant or epi != "act"):
         raise ValueError(f"a {dt} GEMM with the {epi!r} epilogue has no channel per row")
     if chrow:  # (absent where false: the other kernels' keys)
@@ -219,6 +244,8 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
             args += tensor_arg(bias)
     if quant and epi == "act":
         args += list(requant)
+        if getattr(requant, "rq", None):  # every shift a right shift (Requant)
+            params["rq"] = requant.rq
     args += [i32(v) for v in (M, N, K, sam, sak, N if ldc is None else ldc, ohw, batch[1],
                               *a_b, *b_b, *c_b, *ch_b, za, zo)]
     args += [lo, hi]
@@ -244,6 +271,19 @@ def taps_args(h: int, w: int, c: int, oh: int, ow: int, fw: int, taps: int, stri
     float32 input of h x w x c, an output of oh x ow, taps = fh * fw filter taps, (stride_h,
     stride_w), (dil_h, dil_w), (pad_top, pad_left)."""
     return (h, w, c, ow, oh * ow, fw, taps, *stride, *dil, *pad)
+
+
+def taps_cv(b, channels: int) -> int:
+    """The input channels a quantized implicit GEMM (amode "taps", facc) loads as one vector
+    per row and tap (gemm.cl.mako taps_chunk): the widest of 16, 8, 4, 3, 2 that divides
+    the input's channels, at most the device class's gemm_taps_cv; 1 (channel by channel)
+    when none does. (3: the RGB input of a first layer, 1.4x faster than one by one on
+    image_classification's.)"""
+    from clnn.kernels import _defaults
+
+    limits = getattr(b.device, "limits", None)
+    most = _defaults.defaults(_defaults.traits(limits)).gemm_taps_cv if limits else 1
+    return next((v for v in (16, 8, 4, 3, 2) if v <= most and channels % v == 0), 1)
 
 
 def fit_group(gsize, wg):

@@ -59,6 +59,8 @@ def plan(ctx, b):
     rows = row_broadcast(a_info.shape, b_info.shape, out.shape)
     if out.type in FLOAT and _plan_vec(ctx, b, rows, extra):
         return
+    if _plan_qadd_lut(ctx, b):
+        return
     planes = None if rows else plane_broadcast(a_info.shape, b_info.shape, out.shape)
     if rows:  # a per-channel operand: a 2-D launch without divisions (common.mako flat_id)
         bcast, gsize = rows[0], (rows[1], numel(out.shape) // rows[1])
@@ -95,6 +97,26 @@ def _plan_vec(ctx, b, rows, clamp) -> bool:
                                          "bcast": bcast}, gsize,
              [In(0), In(1), Out(0), i32(rows[1] if rows else 0), *clamp],
              local_size=row_local_size(*gsize) if rows else None, flexible=True)
+    return True
+
+
+def _plan_qadd_lut(ctx, b) -> bool:
+    """8-bit quantized ADD / SUB of two operands of the output's shape whose size a vector
+    width divides: the ``qadd_lut`` kernel, each result looked up in the table of the
+    reference's (hal.operations.broadcast.quant_table), vw outputs per work-item. False
+    otherwise."""
+    from clnn.kernels import _gemm
+    from hal.operations import broadcast as hal_broadcast
+
+    a_info, b_info, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    n = numel(out.shape)
+    vw = vector_width(n)
+    if ctx.name not in ("ADD", "SUB") or code(out) not in ("u8", "i8") or not vw or \
+            not tuple(a_info.shape) == tuple(b_info.shape) == tuple(out.shape):
+        return False
+    lut = _gemm.device_buffer(b, hal_broadcast.quant_table(ctx).astype(out.dtype))
+    b.launch("broadcast", "qadd_lut", {"dt": code(out), "vw": vw}, (n // vw,),
+             [In(0), In(1), Out(0), lut], flexible=True)
     return True
 
 

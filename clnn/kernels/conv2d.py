@@ -125,8 +125,8 @@ def gemm_signature(ctx, f, p, groups: int = 1, device=None) -> dict:
         return _gemm_variants.signature(dt=code(inp), amode="cols", M=oh * ow, N=o // groups,
                                         K=K, batches=n)
     rows = pointwise and not p.nchw
-    taps = not rows and code(inp) == "f32" and not p.nchw and groups == 1 and \
-        taps_device(device)
+    taps = not rows and taps_type(code(inp), float_filter(ctx, groups)) and not p.nchw and \
+        groups == 1 and taps_device(device)
     return _gemm_variants.signature(dt=code(inp),
                                     amode="rows" if rows else "taps" if taps else "packed",
                                     M=n * oh * ow, N=o // groups, K=K, batches=groups)
@@ -224,7 +224,7 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
         batch, sam, sak, b_b, ch_b = (n, 1), 1, oh * ow, (0, 0), (0, 0)
     elif direct_a:
         a, amode, a_grp = In(0), "rows", cg
-    elif taps_applies(b, dt, p, groups):  # the implicit GEMM: no im2col panel
+    elif taps_applies(b, dt, p, groups, facc):  # the implicit GEMM: no im2col panel
         a, amode, a_grp = In(0), "taps", 0
     else:
         a_grp = _gemm.ceil_to(max(M, 1), mr) * K
@@ -250,11 +250,29 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                                            (top, left)) if amode == "taps" else None)
 
 
-def taps_applies(b, dt: str, p, groups: int) -> bool:
+def taps_applies(b, dt: str, p, groups: int, facc: bool = False) -> bool:
     """Whether a convolution that would pack an im2col panel runs the implicit GEMM on its
-    input instead (amode "taps"): float32 NHWC, one group, on a device class that takes it
+    input instead (amode "taps"): float32 NHWC, or quantized accumulating exactly in float
+    (``facc``, :func:`float_filter`), one group, on a device class that takes it
     (clnn/kernels/_defaults.py gemm_taps)."""
-    return dt == "f32" and not p.nchw and groups == 1 and taps_device(b.device)
+    return taps_type(dt, facc) and not p.nchw and groups == 1 and taps_device(b.device)
+
+
+def taps_type(dt: str, facc: bool) -> bool:
+    """The input types the implicit GEMM reads: float32, and 8-bit quantized ones whose
+    products sum exactly in float (``facc``)."""
+    return dt == "f32" or (facc and dt in ("u8", "i8"))
+
+
+def float_filter(ctx, groups: int = 1) -> bool:
+    """Whether a quantized convolution's GEMM accumulates in float (the ``facc`` knob): a
+    constant filter whose every partial sum stays exact in float32 (_gemm.float_exact)."""
+    inp, fi = ctx.inputs[0], ctx.inputs[1]
+    if code(inp) not in ("u8", "i8") or fi.value is None:
+        return False
+    o = fi.shape[0]
+    bt = fi.value.reshape(groups, o // groups, -1).transpose(0, 2, 1)
+    return _gemm.float_exact(bt, _gemm.zero_of(fi))
 
 
 def taps_device(device) -> bool:

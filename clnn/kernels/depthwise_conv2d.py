@@ -91,9 +91,11 @@ def plan(ctx, b):
                                        fw=fw, sh=p.stride_h, sw=p.stride_w, dh=p.dil_h,
                                        dw=p.dil_w, flop=2.0 * n * oh * ow * o * fh * fw)
         vw, tx = v["vw"], v["tx"]
-        name, key, gsize = _depthwise_variants.kernel(
-            v, {"dt": dt, "fdt": code(fi), "vw": vw, "tx": tx, "fw": fw, "sw": p.stride_w,
-                "dw": p.dil_w}, fh, ow, n * oh, o, w, left)
+        base = {"dt": dt, "fdt": code(fi), "vw": vw, "tx": tx, "fw": fw, "sw": p.stride_w,
+                "dw": p.dil_w}
+        if getattr(requant, "rq", None) and vw > 1:  # every shift a right one (_gemm.Requant)
+            base["rq"] = requant.rq
+        name, key, gsize = _depthwise_variants.kernel(v, base, fh, ow, n * oh, o, w, left)
         fnc = [] if quant else [i32(_gemm.FLEX_FUNCTIONS.index(fused.fn if fused else None))]
         local = _depthwise_variants.local_for(v["rows"], gsize,
                                               b.device.limits.max_work_group_size)

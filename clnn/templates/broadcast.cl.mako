@@ -119,3 +119,28 @@ ${c.toffsets("a", "b", "y")}
     ${c.vstf(dt, vw, "r", "y", "i")};
 }
 </%def>
+
+## 8-bit quantized ADD / SUB of two operands of the output's shape by table: y = lut[(a byte)
+## * 256 + (b byte)], the reference's every result computed once when the plan is made
+## (hal.operations.broadcast.quant_table: its fixed-point pipeline, activation and clamp, so
+## the result is the reference's bit for bit). The one-element kernel's 64-bit fixed-point
+## arithmetic, three multiplies per element, ran the int8 models' residual ADDs at 1-3 GB/s on
+## PoCL, vectorized (clnn_mbqm16) no faster. One work-item: vw contiguous outputs.
+## Kernel key: dt (u8, i8), vw (4, 8, 16).
+<%def name="qadd_lut(dt, vw)">
+<%
+    U = "uint%d" % vw
+    T = capture(c.ctype, dt)
+%>
+__kernel void qadd_lut(${c.tparam(dt, "a", True)}, ${c.tparam(dt, "b", True)},
+                       ${c.tparam(dt, "y")}, __global const ${T}* lut)
+{
+${c.toffsets("a", "b", "y")}
+    const size_t i = (size_t)get_global_id(0) * ${vw};
+    const ${U} k = convert_${U}(as_uchar${vw}(vload${vw}(0, a + i))) << 8 |
+                   convert_${U}(as_uchar${vw}(vload${vw}(0, b + i)));
+% for l in range(vw):
+    y[i + ${l}] = lut[k.s${"%x" % l}];
+% endfor
+}
+</%def>

@@ -183,7 +183,7 @@ vstore${vw}(${v}, 0, yr + ${off})\
         const ${V} qs = vload${vw}(0, shift + c0);
   % for j in range(tx):
         if (ox0 + ${j} < OW)
-            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${vw}(acc${j} + qb, qm, qs) + zo, (${V})(lo), (${V})(hi))), 0, yr + ${j} * C);
+            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${context.get("rq") or ""}${vw}(acc${j} + qb, qm, qs) + zo, (${V})(lo), (${V})(hi))), 0, yr + ${j} * C);
   % endfor
     }
 % elif quant:
@@ -229,7 +229,9 @@ vstore${vw}(${v}, 0, yr + ${off})\
     bdt = "i32" if quant else dt
     pad = " " * len("__kernel void %s(" % name)
 %>\
-% if quant and vw > 1:
+% if quant and vw > 1 and context.get("rq"):
+${c.mbqm_right_vector(vw, context.get("rq"))}
+% elif quant and vw > 1:
 ${c.mbqm_vector(vw)}
 % endif
 __kernel void ${name}(${c.tparam(dt, "x", True)}, ${c.tparam(fdt, "w", True)},

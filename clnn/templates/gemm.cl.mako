@@ -36,7 +36,7 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 %>
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -52,7 +52,9 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
     AV = "float%d" % vw if facc else V
     bdt = "i32" if quant else ("f16" if odt == "f16" else "f32")
 %>
-% if quant and epi == "act":
+% if quant and epi == "act" and rq:
+${c.mbqm_right_vector(vw, rq)}
+% elif quant and epi == "act":
 ${c.mbqm_vector(vw)}
 % endif
 __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_off,
@@ -106,7 +108,13 @@ ${taps_rows(mr)}\
   % endfor
 % endif
 % if amode == "taps":
-${taps_loop(mr, nv, vw)}\
+${taps_loop(mr, nv, vw, "f" if facc else "c", cv)}\
+% elif amode == "rows" and cv > 1:
+    /* cv > 1 (quantized, facc, A's rows contiguous: sak 1, cv divides K): cv values of each
+       row loaded as one vector and converted once, as taps_chunk */
+    for (int k = 0; k < K; k += ${cv}) {
+${taps_chunk(mr, nv, vw, cv, "ap%d")}\
+    }
 % else:
     for (int k = 0; k < K; ++k) {
 % for v in range(nv):
@@ -162,7 +170,7 @@ ${taps_loop(mr, nv, vw)}\
   % endfor
     }
 % endif
-${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow)}
+${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow, rq=rq)}
 }
 </%def>
 
@@ -300,54 +308,99 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
 ## and the taps whose rows all lie inside run the loop without the bounds test.
 <%def name="taps_rows(mr)">
 % for r in range(mr):
-    int iy${r}, ix${r}, xb${r};
+    int iy${r}, ix${r}, xb${r}, xo${r};
     {
         const int m = min(m0 + ${r}, M - 1), bq = m / t_ohw, p = m - bq * t_ohw, oy = p / t_ow;
         iy${r} = oy * t_sh - t_pt;
         ix${r} = (p - oy * t_ow) * t_sw - t_pl;
         xb${r} = bq * t_h * t_w * t_c;
+        xo${r} = xb${r} + (iy${r} * t_w + ix${r}) * t_c;
     }
 % endfor
 </%def>
-<%def name="taps_loop(mr, nv, vw)">
+<%def name="taps_loop(mr, nv, vw, acc, cv=1)">
 <%
     V = "float%d" % vw
     nr = nv * vw
 %>
     for (int tap = 0; tap < t_taps; ++tap) {
         const int ty = tap / t_fw, tx = tap - ty * t_fw;
-% for r in range(mr):
+% if cv > 1:
+        /* the tap's offset is the same for every row: each row's window origin plus it */
+        const int dy = ty * t_dh, dx = tx * t_dw, toff = (dy * t_w + dx) * t_c;
+  % for r in range(mr):
+        const int o${r} = (uint)(iy${r} + dy) < (uint)t_h && (uint)(ix${r} + dx) < (uint)t_w ? xo${r} + toff : -1;
+  % endfor
+% else:
+  % for r in range(mr):
         const int y${r} = iy${r} + ty * t_dh, x${r} = ix${r} + tx * t_dw;
         const int o${r} = y${r} >= 0 && y${r} < t_h && x${r} >= 0 && x${r} < t_w ? xb${r} + (y${r} * t_w + x${r}) * t_c : -1;
-% endfor
+  % endfor
+% endif
         const __global float* bt = bp + (size_t)tap * t_c * ${nr};
+% if cv > 1:
+        for (int k = 0; k < t_c; k += ${cv}) {
+${taps_chunk(mr, nv, vw, cv)}\
+        }
+% else:
         if (${" && ".join("o%d >= 0" % r for r in range(mr))}) {
             for (int k = 0; k < t_c; ++k) {
-${taps_step(mr, nv, vw, False)}\
+${taps_step(mr, nv, vw, False, acc)}\
             }
         } else {
             for (int k = 0; k < t_c; ++k) {
-${taps_step(mr, nv, vw, True)}\
+${taps_step(mr, nv, vw, True, acc)}\
             }
         }
+% endif
     }
 </%def>
-<%def name="taps_step(mr, nv, vw, edge)">
+## ``cv`` > 1 (quantized, facc; cv divides t_c): each row loads cv channels of its tap at once
+## as one vector, centered on za and converted to float once (zero outside the input), whose
+## lanes are broadcast into the FMAs: one conversion per cv products instead of one each
+<%def name="taps_chunk(mr, nv, vw, cv, rows=None)">
+<%
+    V = "float%d" % vw
+    CV = "float%d" % cv
+    nr = nv * vw
+%>\
+% for r in range(mr):
+  % if rows:
+            const ${CV} a${r} = convert_${CV}(convert_int${cv}(vload${cv}(0, ${rows % r} + k)) - za);
+  % else:
+            const ${CV} a${r} = o${r} >= 0 ? convert_${CV}(convert_int${cv}(vload${cv}(0, a + o${r} + k)) - za) : (${CV})(0.0f);
+  % endif
+% endfor
+% for l in range(cv):
+  % for v in range(nv):
+            const ${V} b${l}_${v} = vload${vw}(${v}, ${"bp" if rows else "bt"} + (k + ${l}) * ${nr});
+  % endfor
+  % for r in range(mr):
+    % for v in range(nv):
+            f${r}_${v} = fma((${V})a${r}.s${"%x" % l}, b${l}_${v}, f${r}_${v});
+    % endfor
+  % endfor
+% endfor
+</%def>
+<%def name="taps_step(mr, nv, vw, edge, acc)">
 <%
     V = "float%d" % vw
     nr = nv * vw
+    # acc "f": a quantized input accumulating in float (facc), its values centered on za
+    ld = (lambda r: "(float)((int)a[o%d + k] - za)" % r) if acc == "f" else \
+        (lambda r: "a[o%d + k]" % r)
 %>\
 % for v in range(nv):
                 ${V} b${v} = vload${vw}(${v}, bt + k * ${nr});
 % endfor
 % for r in range(mr):
   % if edge:
-                const float a${r} = o${r} >= 0 ? a[o${r} + k] : 0.0f;
+                const float a${r} = o${r} >= 0 ? ${ld(r)} : 0.0f;
   % else:
-                const float a${r} = a[o${r} + k];
+                const float a${r} = ${ld(r)};
   % endif
   % for v in range(nv):
-                c${r}_${v} = fma((${V})a${r}, b${v}, c${r}_${v});
+                ${acc}${r}_${v} = fma((${V})a${r}, b${v}, ${acc}${r}_${v});
   % endfor
 % endfor
 </%def>
@@ -361,7 +414,7 @@ ${taps_step(mr, nv, vw, True)}\
 ## with the unrolled epilogue (each block once per row, for each of FAST_POSTS: 8x2x16 2.8 ->
 ## 0.7 s of CPU), and the loop costs nothing measurable at run time (a private array of the
 ## accumulators instead cost low-K GEMMs ~8%: record issue37_cold_compile_cost-20261129).
-<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False)">
+<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False, rq=None)">
 <%
     nr = nv * vw
     S = "int" if quant else "float"
@@ -399,7 +452,7 @@ ${rotate(mr, nv)}\
     }
 % endif
 % if quant and epi == "act" and cmode == "nhwc" and not flex:
-${quant_full_panel(odt, mr, nv, vw, bias)}\
+${quant_full_panel(odt, mr, nv, vw, bias, rq)}\
 % endif
     ${S} t[${vw}];
     for (int r = 0; r < rows; ++r) {
@@ -666,7 +719,7 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
 ## element-by-element epilogue below (scalar requantization through a private array) cost the
 ## int8 GEMMs of small K (the pointwise layers of the tinyml models) about as much as their
 ## multiply-adds.
-<%def name="quant_full_panel(odt, mr, nv, vw, bias)">\
+<%def name="quant_full_panel(odt, mr, nv, vw, bias, rq=None)">\
 <%
     V = "int%d" % vw
     T = {"u8": "uchar", "i8": "char"}[odt]
@@ -682,7 +735,7 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
 % for r in range(mr):
         if (m0 + ${r} < M) {
   % for v in range(nv):
-            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${vw}(c${r}_${v}${(" + qb%d" % v) if bias else ""}, qm${v}, qs${v}) + zo, (${V})(lo), (${V})(hi))), 0, c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
+            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${rq or ""}${vw}(c${r}_${v}${(" + qb%d" % v) if bias else ""}, qm${v}, qs${v}) + zo, (${V})(lo), (${V})(hi))), 0, c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
   % endfor
         }
 % endfor

@@ -160,6 +160,16 @@ def _requantize(q: np.ndarray, info, out) -> np.ndarray:
     return np.clip(round_half_away(real / _f32(out.scale) + out.zero_point), lo, hi)
 
 
+def quant_table(ctx: OperationContext) -> np.ndarray:
+    """The 8-bit quantized ADD / SUB / MUL / MAXIMUM / MINIMUM of ``ctx`` as a table of its
+    every result: out[(a byte) * 256 + (b byte)] for the operands' bytes (their storage bits),
+    the reference's own arithmetic and clamp (a driver may look results up instead of
+    recomputing the fixed-point pipeline)."""
+    dt = ctx.inputs[kInputTensor1].dtype
+    vals = np.arange(256, dtype=np.uint8).view(dt)
+    return _execute_quant(ctx, np.repeat(vals, 256), np.tile(vals, 256))
+
+
 def _execute_quant(ctx: OperationContext, a: np.ndarray, b: np.ndarray):
     out = ctx.outputs[0]
     name = ctx.name

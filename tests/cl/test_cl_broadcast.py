@@ -227,3 +227,24 @@ def test_plane_broadcast_declines(a, b):
     from clnn.kernels.support import plane_broadcast
 
     assert plane_broadcast(a, b, _out_shape(a, b)) is None
+
+
+@pytest.mark.parametrize("op", ["ADD", "SUB"])
+@pytest.mark.parametrize("t", list(QUANT))
+@pytest.mark.parametrize("shape,act", [([2, 5, 3, 8], 0), ([1, 6, 6, 4], 1), ([4, 3], 3)])
+def test_quant_table_kernel(cl_device, op, t, shape, act):
+    """8-bit ADD / SUB of operands of the output's shape that a vector width divides:
+    ``qadd_lut``, each result looked up in the table of the reference's, bit for bit (the
+    operands' full ranges, saturating both ways, the fused activation's clamp)."""
+    from tests.kits.one_op_models import one_op_model
+
+    rng = np.random.default_rng(13)
+    dt, lo, hi = QUANT[t]
+    shift = 0 if dt == np.uint8 else -128
+    qa = dict(scale=0.07, zero_point=131 + shift)
+    qb = dict(scale=0.3, zero_point=90 + shift)
+    qo = dict(scale=0.2, zero_point=100 + shift)
+    ins, outs = _args(op, t, shape, shape, act, qa, qb, qo)
+    x, y = (rng.integers(lo, hi + 1, shape).astype(dt) for _ in range(2))
+    check(op, ins, outs, [x, y], cl_device, "exact")
+    assert _kernels(one_op_model(op, ins, outs), cl_device) == ["broadcast.qadd_lut"]

@@ -132,6 +132,66 @@ def test_conv_1x1_skips_im2col(cl_device, shape, f, launches):
     compare(m, x, cl_device, "f32")
 
 
+# quantized convolutions through the implicit GEMM accumulating in float (amode "taps",
+# facc): input channels loaded 16, 8, 4, 3 or 2 at a time per row and tap (taps_cv) or one by
+# one (5), padded and strided windows, rows of tiles past the output's end
+QUANT_TAPS = [  # (type, x shape, filter [o, fh, fw, c], pads l r t b, stride w h)
+    ("qa", [1, 9, 10, 16], [16, 3, 3, 16], (1, 1, 1, 1), (1, 1)),
+    ("qs_pc", [2, 11, 7, 8], [24, 3, 3, 8], (1, 1, 1, 1), (2, 2)),
+    ("qs", [1, 6, 13, 12], [40, 3, 2, 12], (0, 1, 2, 0), (1, 2)),
+    ("qa_pc", [1, 12, 12, 3], [8, 3, 3, 3], (0, 1, 0, 1), (2, 2)),
+    ("qs", [1, 7, 9, 2], [5, 3, 3, 2], (1, 1, 1, 1), (1, 1)),
+    ("qa", [1, 8, 6, 5], [9, 2, 3, 5], (1, 1, 0, 1), (1, 1)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(QUANT_TAPS)))
+def test_conv_quant_implicit_gemm(cl_device, case):
+    """Bit-exact with the reference, in one GEMM launch where the device class runs the
+    implicit GEMM (gemm_taps)."""
+    from clnn.kernels import conv2d
+    from tests.kits.cl_compare import run_cl, run_ref
+
+    name, x_shape, f_shape, pads, strides = QUANT_TAPS[case]
+    n, h, w, _ = x_shape
+    o, fh, fw, _ = f_shape
+    oh = (h + pads[2] + pads[3] - fh) // strides[1] + 1
+    ow = (w + pads[0] + pads[1] - fw) // strides[0] + 1
+    m, x = conv_model(name, np.random.default_rng(70 + case), x_shape, f_shape,
+                      [n, oh, ow, o], ints(*pads, *strides, 1))
+    (got,), (want,) = run_cl(m, x, cl_device), run_ref(m, x)
+    assert np.array_equal(got, want), np.abs(got.astype(int) - want).max()
+    if conv2d.taps_device(cl_device):
+        assert cl_device.prepare_model(m).pool_report()["launches"] == 1
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_conv_quant_float_accumulation_bound(cl_device, big):
+    """K = 576 taps of per-channel filters reaching +-127: K * 255 * 127 passes 2^24, but each
+    output channel's sum of |w| * 255 stays below it (``big``: one channel's does not), so
+    every partial sum is exact in float (_gemm.float_exact per column): the implicit GEMM in
+    one launch where the device class runs it; im2col and the integer GEMM otherwise.
+    Bit-exact with the reference either way."""
+    from clnn.kernels import conv2d
+    from tests.kits.cl_compare import run_cl, run_ref
+    from tests.kits.cl_conv_cases import conv_operands
+    from tests.kits.one_op_models import one_op_model
+
+    rng = np.random.default_rng(81)
+    xs, fs, bs, out, x = conv_operands("qs_pc", rng, [1, 6, 5, 64], [8, 3, 3, 64])
+    w = rng.integers(-9, 10, (8, 3, 3, 64)).astype(np.int8)
+    w[:, 0, 0, :4] = [127, -127, 127, -127]
+    if big:
+        w[3] = np.where(rng.random((3, 3, 64)) < 0.5, 127, -127).astype(np.int8)
+    fs.value = w
+    m = one_op_model("CONV_2D", [xs, fs, bs, *ints(1, 1, 1, 1, 1, 1, 0)], [out([1, 6, 5, 8])])
+    (got,), (want,) = run_cl(m, [x], cl_device), run_ref(m, [x])
+    assert np.array_equal(got, want), np.abs(got.astype(int) - want).max()
+    if conv2d.taps_device(cl_device):
+        launches = cl_device.prepare_model(m).pool_report()["launches"]
+        assert launches == (2 if big else 1)
+
+
 # the direct kernels: float NHWC, constant filter; conv_tile over <= DIRECT_MAX_C input
 # channels (DIRECT_MAX_C_STRIDED strided) with a window wider than 1x1 or strided (output
 # channel counts giving vector widths 16, 8, 2, 1); conv_cvec for fewer than 4 output channels
