@@ -51,10 +51,9 @@ def tile_widths(ow: int, fw: int, sw: int, dw: int) -> list[int]:
 
 
 def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 16,
-              fh: int = 0, sh: int = 0, oh: int = 0) -> dict:
+              fh: int = 0, sh: int = 0) -> dict:
     """The variant without a tuning entry (``fh``: the filter's rows, ``sh`` the row stride
-    where the rows are not dilated, ``oh`` the output rows; 0 unknown: one output row per
-    work-item)."""
+    where the rows are not dilated; 0 unknown: one output row per work-item)."""
     vws, txs = vector_widths(o), tile_widths(ow, fw, sw, dw)
     sweep_tx = fit_registers(next(t for t in txs if t <= 4), vws[0], vec) if txs else 0
     if cpu and slides_apply(fw, sw, dw, fh) and (sw > 1 or 1 < fh * fw <= 9 or (
@@ -66,7 +65,7 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
         # row (depthwise_row) can be faster still, but compiles a kernel per row geometry,
         # too long for a cold prepare (`clnn bench prepare`), so it is a tuner candidate only.
         # Bands of several output rows (depthwise_slide_rows) where the registers hold them
-        r = bands(_defaults.TABLE["cpu"].dw_bands, fh, fw, sw, sh, vws[0], vec, oh)
+        r = bands(_defaults.TABLE["cpu"].dw_bands, fh, fw, sw, sh, vws[0], vec)
         return {"vw": vws[0], "tx": 1, "rows": 1, "slide": 1, **({"r": r} if r > 1 else {})}
     if cpu and 0 < fh * fw <= SWEEP_TAPS and ow > sweep_tx:
         # the row sweep, widest vector, 4 pixels a step, one row per work-group, where a row
@@ -89,15 +88,15 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
             "tx": next(t for t in txs if t <= gpu.direct_max_tx), "rows": gpu.direct_rows}
 
 
-def bands(most: int, fh: int, fw: int, sw: int, sh: int, vw: int, vec: int, oh: int) -> int:
+def bands(most: int, fh: int, fw: int, sw: int, sh: int, vw: int, vec: int) -> int:
     """Output rows per work-item of the sliding window: ``most`` (the device class's
     dw_bands) at a row stride ``sh`` of 1, half of it at 2, 1 beyond (or with ``sh`` 0:
-    unknown), no more than the ``oh`` output rows, halved until the filter's fh * fw vectors,
+    unknown), halved until the filter's fh * fw vectors,
     the band's accumulators (ceil(fw / sw) a row) and an input vector take at most 30 of the
     device's registers (32 with native vectors of 16 floats, else 16) in its native vectors of
     ``vec`` floats."""
     r = most if sh == 1 else most // 2 if sh == 2 else 1
-    r = max(1, min(r, oh))
+    r = max(1, r)
     nv = -(-vw // max(vec, 1))
     regs = 30 if vec >= 16 else 14
     while r > 1 and nv * (fh * fw + r * -(-fw // sw) + 1) > regs:
@@ -121,11 +120,11 @@ _LISTED: dict[tuple, list] = {}
 
 
 def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
-               vec: int = 16, fh: int = 0, sh: int = 0, oh: int = 0) -> list[dict]:
+               vec: int = 16, fh: int = 0, sh: int = 0) -> list[dict]:
     """:func:`list_candidates`, listed once per layer in a process and copied (a layer's
     variants are asked for at its selection, its tuning and its plan: 228 times for the 38
     depthwise layers of pose_landmark_full, 9 ms of a second process's prepare)."""
-    key = (cpu, o, ow, fw, sw, dw, vec, fh, sh, oh)
+    key = (cpu, o, ow, fw, sw, dw, vec, fh, sh)
     listed = _LISTED.get(key)
     if listed is None:
         listed = _LISTED[key] = list_candidates(*key)
@@ -133,7 +132,7 @@ def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
 
 
 def list_candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
-                    vec: int = 16, fh: int = 0, sh: int = 0, oh: int = 0) -> list[dict]:
+                    vec: int = 16, fh: int = 0, sh: int = 0) -> list[dict]:
     """The heuristic's variant first, then the compiled rows (the 3 widest vectors x tiles of
     4, 6 and 8 pixels, one row per work-group), the tiles (:func:`tile_candidates`: the 3
     widest vectors x the 3 widest tiles x the rows -1, 0, 1) and, where the filter (``fh``
@@ -143,11 +142,11 @@ def list_candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
     tiles = tile_candidates(heuristic(cpu, o, ow, fw, sw, dw, vec), o, ow, fw, sw, dw)
     if not 0 < fh * fw <= SWEEP_TAPS:
         return tiles
-    first = heuristic(cpu, o, ow, fw, sw, dw, vec, fh, sh, oh)
+    first = heuristic(cpu, o, ow, fw, sw, dw, vec, fh, sh)
     vws = vector_widths(o)[:3] if slides_apply(fw, sw, dw, fh) else []
     slides = [{"vw": vw, "tx": 1, "rows": rows, "slide": 1} for vw in vws for rows in (-1, 0, 1)]
     slides += [{"vw": vw, "tx": 1, "rows": 1, "slide": 1, "r": r} for vw in vws[:2]
-               for r in (2, 4) if 0 < sh <= 2 and r <= oh]
+               for r in (2, 4) if 0 < sh <= 2]
     rows = [{"vw": vw, "tx": tx, "rows": 1, "row": 1} for vw in vws for tx in (4, 6, 8)]
     return [first, *(v for v in rows + tiles + [{**t, "sweep": 1} for t in tiles] + slides
                      if v != first)]
@@ -286,7 +285,7 @@ def scratch_depthwise(device, v: dict, s: dict, out=None):
 #: depthwise_tile's tuning declaration (clnn.tuning.Family)
 FAMILY = tile_family(
     "depthwise", lambda cpu, vec, s: candidates(cpu, s["c"], s["ow"], s["fw"], s["sw"], s["dw"],
-                                                 vec, s["fh"], row_stride(s), s["oh"]),
+                                                 vec, s["fh"], row_stride(s)),
     scratch_depthwise,
     flop=lambda s: 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"] * s["fw"],
     scratch_bytes=lambda s: 4 * s["n"] * s["c"] * (s["h"] * s["w"] + s["oh"] * s["ow"]))

@@ -96,7 +96,7 @@ def test_depthwise_tiled_kernel(cl_device, monkeypatch, name, case, kernel):
         assert dil[0] > 1 and not {"slide", "row"} & set(v)
         kernel = "depthwise_sweep" if v.get("sweep") else "depthwise_tile"
     elif kernel == "depthwise_slide_rows" and dil[1] > 1:
-        assert "r" not in _dv.heuristic(True, c, ow_, fw, strides[0], dil[0], 16, fh, 0, 8)
+        assert "r" not in _dv.heuristic(True, c, ow_, fw, strides[0], dil[0], 16, fh, 0)
         v, kernel = {"vw": v["vw"], "tx": 1, "rows": 1, "slide": 1}, "depthwise_slide"
     elif kernel == "depthwise_slide_rows":
         v = {"vw": v["vw"], "tx": 1, "rows": 1, "slide": 1, "r": 3}
