@@ -1,6 +1,7 @@
 """How far the models' depthwise convolutions run from what moving their data allows.
 
-    python3 benchmarks/depthwise_roofline.py MODEL.tflite... [--reps 9] [--json]
+    python3 benchmarks/depthwise_roofline.py MODEL.tflite... [--reps 9] [--rounds 1]
+                                             [--fused] [--json]
 
 Every distinct float32 NHWC depthwise layer the models plan (``CLNN_TUNE=off``, ``CLNN_DWPW=0``:
 the CPU rule's variant, the layer apart from its 1x1 convolution) is timed alone on the tuner's
@@ -11,6 +12,16 @@ and writing the output can take on this device, caches as warm. Per layer: the r
 the copy bound (the layer's FLOP over the copy's time), the FMA bound (``clnn bench peak``'s
 figure) and the rule's time over the lower of the two bounds' times. FLOP-weighted over the
 layers' occurrences: the same, and per filter / stride class its share of the depthwise time.
+``--rounds N``: each layer's rule and copy timed N times in turn, the least of each kept (a
+shared machine's load inflates some rounds).
+
+``--fused``: where the models' depthwise time runs, per model: each model prepared as a user
+gets it (the default options: the tuning cache's choices, the depthwise -> 1x1 fusion where
+the tuner chose it, chains) and with the fusion wherever a tile fits (``dwpw`` "all"), and of
+its float32 depthwise layers (weighted by the rule's time above, the layer apart), the share
+fused into the 1x1 convolution's kernel (``gemm.dwpw``: counted as fused work, no depthwise
+launch of its own), run as a launch of a chain (clnn/chain.py: one launch of persistent
+work-groups with the model's other launches) and run as a launch alone.
 """
 
 from __future__ import annotations
@@ -46,8 +57,7 @@ def layers(device, paths: list[str]) -> dict:
     def record(b, **kw):
         v = choose(b, **kw)
         if kw["dt"] == "f32":
-            key = json.dumps({k: x for k, x in kw.items() if k != "flop"}, sort_keys=True)
-            seen.setdefault(key, [0, v])[0] += 1
+            seen.setdefault(key_of(kw), [0, v])[0] += 1
         return v
 
     dv.choose = record
@@ -82,7 +92,87 @@ def copy_seconds(device, kernel, nin: int, nout: int, reps: int) -> float:
     return statistics.median(times[1:])
 
 
-def measure(device, paths: list[str], reps: int) -> dict:
+def key_of(kw: dict) -> str:
+    """A depthwise layer's key (as :func:`layers` keys them) from dv.choose's keywords."""
+    return json.dumps({k: x for k, x in kw.items() if k != "flop"}, sort_keys=True)
+
+
+def planned_layers(device, path: str) -> dict:
+    """{operation: (layer key, "fused" | "chained" | "alone")} of the float32 depthwise
+    layers of the model at ``path`` as ``device`` plans it: fused into the 1x1 convolution
+    after it (the fusion pass's choice, clnn.passes.select.DwpwChoices), else its own launch,
+    in a chain where the device's runner chains the plan (clnn.chain.chain_plan)."""
+    from clnn.cli.onnx_run import import_model
+    from clnn.kernels import _depthwise_variants as dv
+    from clnn.passes import select
+
+    apart, fused = {}, {}
+    choose, call = dv.choose, select.DwpwChoices.__call__
+
+    def record(b, **kw):
+        apart[getattr(b, "op_index", -1)] = kw
+        return choose(b, **kw)
+
+    def record_fused(self, op, sig):
+        tile = call(self, op, sig)
+        fused[op] = (sig, tile)
+        return tile
+
+    dv.choose, select.DwpwChoices.__call__ = record, record_fused
+    try:
+        pm = device.prepare_model(import_model(path).model)
+    finally:
+        dv.choose, select.DwpwChoices.__call__ = choose, call
+    out = {}
+    for op, (sig, tile) in fused.items():
+        if tile is not None and sig["dt"] == "f32":
+            out[("dwpw", op)] = (key_of({**{k: sig[k] for k in (
+                "dt", "n", "h", "w", "oh", "ow", "fh", "fw", "sh", "sw", "dh", "dw")},
+                "o": sig["c"]}), "fused")
+    chained = chained_ops(device, pm)
+    for op, kw in apart.items():
+        if kw["dt"] == "f32":
+            out[("depthwise", op)] = (key_of(kw), "chained" if op in chained else "alone")
+    return out
+
+
+def chained_ops(device, pm) -> set:
+    """The operations whose launches run in a chain of ``pm``'s plans on ``device``."""
+    from clnn import chain
+
+    options = device.options
+    if not chain.enabled(device.cl_device, options):
+        return set()
+    least = options.chain_min_launches or chain.MIN_LAUNCHES
+    return {la.op_index for plan in pm._all_plans()
+            for step in chain.chain_plan(plan, device.cl_device, device.context, least,
+                                         options.cache_dir)
+            if isinstance(step, chain.Chain) for la in step.launches}
+
+
+def fused_shares(paths: list[str], rows: list[dict]) -> list[dict]:
+    """Per model and dwpw mode ("on": a user's default, "all"): the rule's time (ms, layers
+    apart) of its float32 depthwise layers fused, chained and alone (:func:`planned_layers`;
+    ``rows``: :func:`measure`'s, keyed by the layers' keys)."""
+    from clnn.device import ClDevice
+    from clnn.options import DeviceOptions
+
+    t = {r["key"]: r["rule_s"] for r in rows}
+    out = []
+    for mode in ("on", "all"):
+        device = ClDevice(None, options=DeviceOptions(dwpw=mode))
+        for p in paths:
+            ms = collections.defaultdict(float)
+            counts = collections.Counter()
+            for key, how in planned_layers(device, p).values():
+                ms[how] += t.get(key, 0.0) * 1e3
+                counts[how] += 1
+            out.append({"model": os.path.basename(p), "dwpw": mode, "ms": dict(ms),
+                        "layers": dict(counts)})
+    return out
+
+
+def measure(device, paths: list[str], reps: int, rounds: int = 1) -> dict:
     import pyopencl as cl
 
     from clnn import tuning
@@ -95,15 +185,18 @@ def measure(device, paths: list[str], reps: int) -> dict:
     for sig_json, (n, rule) in sorted(layers(device, paths).items()):
         s = json.loads(sig_json)
         sig = {**dv.signature(**s), "c": s["o"]}
-        times, _ = tuning.measure_candidates(
-            device, lambda v, sig=sig: dv.scratch_depthwise(device, v, sig), [rule], reps,
-            lambda: True)
-        t_rule = times[tuning._key(rule)] * 1e-3
-        t_copy = copy_seconds(device, copy, s["n"] * s["h"] * s["w"] * s["o"],
-                              s["n"] * s["oh"] * s["ow"] * s["o"], reps)
+        t_rule = t_copy = float("inf")
+        for _ in range(rounds):
+            times, _ = tuning.measure_candidates(
+                device, lambda v, sig=sig: dv.scratch_depthwise(device, v, sig), [rule], reps,
+                lambda: True)
+            t_rule = min(t_rule, times[tuning._key(rule)] * 1e-3)
+            t_copy = min(t_copy, copy_seconds(device, copy, s["n"] * s["h"] * s["w"] * s["o"],
+                                              s["n"] * s["oh"] * s["ow"] * s["o"], reps))
         flop = 2.0 * s["n"] * s["oh"] * s["ow"] * s["o"] * s["fh"] * s["fw"]
         form = f"{s['fh']}x{s['fw']} s{s['sw']}"
         rows.append({"layer": f"{s['h']}x{s['w']}x{s['o']} {form}", "class": form, "n": n,
+                     "key": sig_json,
                      "flop": flop, "variant": rule, "rule_s": t_rule, "copy_s": t_copy,
                      "fma_s": flop / fma})
     return {"fma_gflops": fma * 1e-9, "rows": rows, "load": os.getloadavg()}
@@ -132,21 +225,42 @@ def report(res: dict) -> str:
         out.append("share of the depthwise time: " + ", ".join(
             f"{k} {100 * v / tot['rule']:.0f}%" for k, v in sorted(cls.items(),
                                                                     key=lambda kv: -kv[1])))
+    out.extend(report_fused(res.get("fused", [])))
     out.append(f"load average {res['load'][0]:.2f}")
     return "\n".join(out)
+
+
+def report_fused(shares: list[dict]) -> list[str]:
+    """:func:`fused_shares`'s lines: per model and dwpw mode, the depthwise time's shares."""
+    out = []
+    for m in shares:
+        total = sum(m["ms"].values())
+        if not total:
+            out.append(f"{m['model']} (dwpw {m['dwpw']}): no float32 depthwise layer")
+            continue
+        out.append(f"{m['model']:<34} dwpw {m['dwpw']:<3}: of {total:.3f} ms depthwise (rule, "
+                   "apart): " + ", ".join(
+                       f"{how} {100 * m['ms'].get(how, 0.0) / total:.0f}% "
+                       f"({m['layers'].get(how, 0)} layers)"
+                       for how in ("fused", "chained", "alone")))
+    return out
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="+")
     ap.add_argument("--reps", type=int, default=9)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--fused", action="store_true")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     from clnn.device import ClDevice
     from clnn.options import DeviceOptions
 
     res = measure(ClDevice(None, profiling=True, options=DeviceOptions(tune="off", dwpw="off")),
-                  args.models, args.reps)
+                  args.models, args.reps, args.rounds)
+    if args.fused:
+        res["fused"] = fused_shares(args.models, res["rows"])
     print(json.dumps(res, indent=1) if args.json else report(res))
     return 0
 

@@ -938,7 +938,7 @@ class CompileHelper:
     #: alone (PoCL 3.1, AVX-512): GEMM 0.36-0.63, conv_tile 0.42-0.50, depthwise_slide
     #: 0.22-0.40, im2col_pack 0.20-0.34, conv_cvec 0.15-0.24, the others 0.10-0.20)
     COST = {"gemm": 8, "conv_tile": 7, "conv_cvec": 3, "depthwise_tile": 5, "depthwise_sweep": 5,
-            "depthwise_slide": 5, "depthwise": 5, "im2col_pack": 4}
+            "depthwise_slide": 5, "depthwise_slide_rows": 6, "depthwise": 5, "im2col_pack": 4}
 
     def __init__(self, proc, names: list):
         self.proc = proc

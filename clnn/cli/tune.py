@@ -22,7 +22,8 @@ def _variant(v) -> str:
     if isinstance(v, dict) and "vw" in v and "tile" not in v:  # depthwise_tile, conv_tile
         rows = {-1: "auto", 0: "driver"}.get(v["rows"], v["rows"])
         if v.get("slide"):
-            return f"slide vw {v['vw']} rows {rows}"
+            band = f" bands of {v['r']}" if v.get("r", 1) > 1 else ""
+            return f"slide vw {v['vw']}{band} rows {rows}"
         nv = f" nv {v['nv']}" if v.get("nv", 1) > 1 else ""
         return f"{'sweep ' if v.get('sweep') else ''}vw {v['vw']}{nv} tx {v['tx']} rows {rows}"
     if isinstance(v, dict) and set(v) == {"m"}:  # 3x3 path (clnn/kernels/_winograd.py)

@@ -67,6 +67,15 @@ class ClassDefaults:
     #: 1: channel by channel). CPU (PoCL, kernel-time A/B on the ONNX dev models' strided
     #: layers): 8; a GPU's: 4 (a float4 load per work-item)
     im2col_cv: int = 4
+    #: output rows per work-item of the NHWC depthwise sliding window (1: depthwise_slide,
+    #: more: depthwise_slide_rows, each input vector loaded once for the band's rows), at a
+    #: row stride of 1 (2: half of it; wider: 1), where the filter and the band's accumulators
+    #: fit the registers (clnn.kernels._depthwise_variants.bands). CPU (PoCL, AVX-512, the
+    #: models' 3x3 layers on benchmarks/depthwise_roofline.py's scratch layers): 4 rows ran
+    #: 1.1-1.4x faster than one at stride 1 (2 at stride 2: 1.1-1.25x), but a band kernel
+    #: compiles in 0.45-0.52 s against 0.24-0.31 (a cold prepare, #37) and no whole model
+    #: measured faster: 1 on both classes, bands of 2 and 4 rows tuner candidates
+    dw_bands: int = 1
     #: float32 NHWC convolutions that would pack an im2col panel run the GEMM on the input
     #: itself (amode "taps", gemm.cl.mako: the panel's write and read saved, the strided and
     #: 3x3 layers Winograd does not take). CPU (PoCL): on; a GPU: off until measured

@@ -7,13 +7,16 @@ work-group shape ((channel blocks, 1, rows) as :func:`clnn.kernels._tiles.tile_r
 builds it; 0: the driver's choice). ``"sweep": 1`` runs ``depthwise_sweep`` instead: one
 work-item per channel vector and output row, tx pixels at a time along the row; ``"slide": 1``
 runs ``depthwise_slide``: one work-item per channel vector and output row, one output pixel a
-step with the filter in registers (tx 1; dilation 1 along x); ``"row": 1`` runs
+step with the filter in registers (tx 1; dilation 1 along x), and with ``"r": n`` (n > 1)
+``depthwise_slide_rows``: the same over bands of n output rows (dilation 1 along y too), each
+input vector loaded once for the band; ``"row": 1`` runs
 ``depthwise_row``: the row sweep with the row's geometry (input and output widths, left
 padding) compiled in, tiles of tx pixels loading only the columns inside the input (a tuner
 candidate only: a kernel per row geometry costs too much of a cold prepare). The heuristic on
 a CPU is the sliding window (the widest vector dividing the channels, one row per work-group)
 for strided filters, 3x3 ones and, with native vectors of 16 floats, filters of at most
-:data:`SLIDE_VECTORS` native vectors, with dilation 1 along x; else the row sweep where the
+:data:`SLIDE_VECTORS` native vectors, with dilation 1 along x (in bands of the device class's
+``dw_bands`` rows where the registers hold them: :func:`bands`); else the row sweep where the
 filter unrolls and a row has more than one step, else the tile rule (the widest tile whose
 span fits, tile_rows_group's rows); on a GPU narrower vectors and
 tiles (vw 4, tx 2: more work-items, fewer registers) and the driver's work-groups. The tuner
@@ -26,9 +29,10 @@ from clnn.kernels import _defaults, _gemm_variants
 from clnn.kernels._tiles import MAX_SPAN, fit_registers, tile_rows_group, tile_width
 
 #: the variant space's version, part of every signature: an entry measured over an older space
-#: (1: without the row sweeps, 2: without the sliding windows, 3: without the compiled rows)
+#: (1: without the row sweeps, 2: without the sliding windows, 3: without the compiled rows,
+#: 4: without the sliding window's bands of rows)
 #: is measured again
-SPACE = 4
+SPACE = 5
 #: most filter taps of a row sweep (its filter rows unroll)
 SWEEP_TAPS = 49
 #: most native vectors of filter the CPU rule's sliding window of stride 1 holds beyond 3x3
@@ -47,8 +51,9 @@ def tile_widths(ow: int, fw: int, sw: int, dw: int) -> list[int]:
 
 
 def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 16,
-              fh: int = 0) -> dict:
-    """The variant without a tuning entry (``fh``: the filter's rows, 0 unknown)."""
+              fh: int = 0, sh: int = 0) -> dict:
+    """The variant without a tuning entry (``fh``: the filter's rows, ``sh`` the row stride
+    where the rows are not dilated; 0 unknown: one output row per work-item)."""
     vws, txs = vector_widths(o), tile_widths(ow, fw, sw, dw)
     sweep_tx = fit_registers(next(t for t in txs if t <= 4), vws[0], vec) if txs else 0
     if cpu and slides_apply(fw, sw, dw, fh) and (sw > 1 or 1 < fh * fw <= 9 or (
@@ -58,8 +63,10 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
         # layers of the benchmark models (benchmarks/kernel_rates_ab.py), except 5x5 stride
         # 1 with 16 vector registers (its filter vectors spill: the sweep keeps those). The compiled
         # row (depthwise_row) can be faster still, but compiles a kernel per row geometry,
-        # too long for a cold prepare (`clnn bench prepare`), so it is a tuner candidate only
-        return {"vw": vws[0], "tx": 1, "rows": 1, "slide": 1}
+        # too long for a cold prepare (`clnn bench prepare`), so it is a tuner candidate only.
+        # Bands of several output rows (depthwise_slide_rows) where the registers hold them
+        r = bands(_defaults.TABLE["cpu"].dw_bands, fh, fw, sw, sh, vws[0], vec)
+        return {"vw": vws[0], "tx": 1, "rows": 1, "slide": 1, **({"r": r} if r > 1 else {})}
     if cpu and 0 < fh * fw <= SWEEP_TAPS and ow > sweep_tx:
         # the row sweep, widest vector, 4 pixels a step, one row per work-group, where a row
         # has more than one step: ahead of the tile rule in every size class of the
@@ -81,6 +88,27 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
             "tx": next(t for t in txs if t <= gpu.direct_max_tx), "rows": gpu.direct_rows}
 
 
+def bands(most: int, fh: int, fw: int, sw: int, sh: int, vw: int, vec: int) -> int:
+    """Output rows per work-item of the sliding window: ``most`` (the device class's
+    dw_bands) at a row stride ``sh`` of 1, half of it at 2, 1 beyond (or with ``sh`` 0:
+    unknown), halved until the filter's fh * fw vectors,
+    the band's accumulators (ceil(fw / sw) a row) and an input vector take at most 30 of the
+    device's registers (32 with native vectors of 16 floats, else 16) in its native vectors of
+    ``vec`` floats."""
+    r = most if sh == 1 else most // 2 if sh == 2 else 1
+    r = max(1, r)
+    nv = -(-vw // max(vec, 1))
+    regs = 30 if vec >= 16 else 14
+    while r > 1 and nv * (fh * fw + r * -(-fw // sw) + 1) > regs:
+        r //= 2
+    return r
+
+
+def row_stride(s: dict) -> int:
+    """The row stride of signature ``s`` where its rows are not dilated, else 0 (no bands)."""
+    return s["sh"] if s["dh"] == 1 else 0
+
+
 def slides_apply(fw: int, sw: int, dw: int, fh: int) -> bool:
     """Whether ``depthwise_slide`` and ``depthwise_row`` run the layer: the filter (``fh`` rows,
     0: unknown) unrolls, dilation 1 along x, a stride no wider than the filter."""
@@ -92,11 +120,11 @@ _LISTED: dict[tuple, list] = {}
 
 
 def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
-               vec: int = 16, fh: int = 0) -> list[dict]:
+               vec: int = 16, fh: int = 0, sh: int = 0) -> list[dict]:
     """:func:`list_candidates`, listed once per layer in a process and copied (a layer's
     variants are asked for at its selection, its tuning and its plan: 228 times for the 38
     depthwise layers of pose_landmark_full, 9 ms of a second process's prepare)."""
-    key = (cpu, o, ow, fw, sw, dw, vec, fh)
+    key = (cpu, o, ow, fw, sw, dw, vec, fh, sh)
     listed = _LISTED.get(key)
     if listed is None:
         listed = _LISTED[key] = list_candidates(*key)
@@ -104,7 +132,7 @@ def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
 
 
 def list_candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
-                    vec: int = 16, fh: int = 0) -> list[dict]:
+                    vec: int = 16, fh: int = 0, sh: int = 0) -> list[dict]:
     """The heuristic's variant first, then the compiled rows (the 3 widest vectors x tiles of
     4, 6 and 8 pixels, one row per work-group), the tiles (:func:`tile_candidates`: the 3
     widest vectors x the 3 widest tiles x the rows -1, 0, 1) and, where the filter (``fh``
@@ -114,9 +142,11 @@ def list_candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
     tiles = tile_candidates(heuristic(cpu, o, ow, fw, sw, dw, vec), o, ow, fw, sw, dw)
     if not 0 < fh * fw <= SWEEP_TAPS:
         return tiles
-    first = heuristic(cpu, o, ow, fw, sw, dw, vec, fh)
+    first = heuristic(cpu, o, ow, fw, sw, dw, vec, fh, sh)
     vws = vector_widths(o)[:3] if slides_apply(fw, sw, dw, fh) else []
     slides = [{"vw": vw, "tx": 1, "rows": rows, "slide": 1} for vw in vws for rows in (-1, 0, 1)]
+    slides += [{"vw": vw, "tx": 1, "rows": 1, "slide": 1, "r": r} for vw in vws[:2]
+               for r in (2, 4) if 0 < sh <= 2]
     rows = [{"vw": vw, "tx": tx, "rows": 1, "row": 1} for vw in vws for tx in (4, 6, 8)]
     return [first, *(v for v in rows + tiles + [{**t, "sweep": 1} for t in tiles] + slides
                      if v != first)]
@@ -129,10 +159,16 @@ def signature(*, dt: str, n: int, h: int, w: int, o: int, oh: int, ow: int, fh: 
             "sh": sh, "sw": sw, "dh": dh, "dw": dw, "space": SPACE}
 
 
-def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, pl: int = 0):
+def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, pl: int = 0,
+           n: int = 1, sh: int = 1):
     """(kernel name, key, global size) of variant ``v`` given depthwise_tile's ``key`` (``w``,
     ``pl``: the input's width and left padding, which depthwise_row compiles in; a quantized
-    key's ``rq``, the requantization form, goes to every kernel)."""
+    key's ``rq``, the requantization form, goes to every kernel but the bands; ``n``, ``sh``:
+    the batch and the row stride, which depthwise_slide_rows's bands need)."""
+    if v.get("slide") and v.get("r", 1) > 1:
+        bands = n * -(-(n_oh // n) // v["r"])
+        return "depthwise_slide_rows", {**{k: key[k] for k in ("dt", "fdt", "vw", "fw", "sw")},
+                                        "fh": fh, "sh": sh, "r": v["r"]}, (o // v["vw"], 1, bands)
     rq = {"rq": key["rq"]} if "rq" in key else {}
     if v.get("row"):
         return "depthwise_row", {**{k: key[k] for k in ("dt", "fdt", "vw", "tx", "fw", "sw")},
@@ -234,7 +270,8 @@ def scratch_depthwise(device, v: dict, s: dict, out=None):
         (s["oh"], s["sh"], s["fh"], s["dh"], s["h"]), (s["ow"], s["sw"], s["fw"], s["dw"], s["w"])))
     name, key, gsize = kernel(v, {"dt": "f32", "fdt": "f32", "vw": v["vw"], "tx": v["tx"],
                                   "fw": s["fw"], "sw": s["sw"], "dw": s["dw"]},
-                              s["fh"], s["ow"], s["n"] * s["oh"], s["c"], s["w"], pl)
+                              s["fh"], s["ow"], s["n"] * s["oh"], s["c"], s["w"], pl, s["n"],
+                              s["sh"])
     rec = _gemm_variants.scratch_builder(device, 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"]
                                    * s["fw"])
     rec.launch("depthwise_conv2d", name, key, gsize,
@@ -251,7 +288,7 @@ def scratch_depthwise(device, v: dict, s: dict, out=None):
 #: depthwise_tile's tuning declaration (clnn.tuning.Family)
 FAMILY = tile_family(
     "depthwise", lambda cpu, vec, s: candidates(cpu, s["c"], s["ow"], s["fw"], s["sw"], s["dw"],
-                                                 vec, s["fh"]),
+                                                 vec, s["fh"], row_stride(s)),
     scratch_depthwise,
     flop=lambda s: 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"] * s["fw"],
     scratch_bytes=lambda s: 4 * s["n"] * s["c"] * (s["h"] * s["w"] + s["oh"] * s["ow"]))

@@ -62,7 +62,8 @@ def scratch_layer(device, tuner, v: dict, s: dict):
         dsig = _depthwise_variants.signature(o=c, **{k: s[k] for k in (
             "dt", "n", "h", "w", "oh", "ow", "fh", "fw", "sh", "sw", "dh", "dw")})
         dv = _cached(tuner, "depthwise", dsig, _depthwise_variants.heuristic(
-            traits.cpu, c, s["ow"], s["fw"], s["sw"], s["dw"], traits.vec, s["fh"]))
+            traits.cpu, c, s["ow"], s["fw"], s["sw"], s["dw"], traits.vec, s["fh"],
+            _depthwise_variants.row_stride(s)))
         gsig = {"dt": "f32", "amode": "rows", "M": m, "N": n_out, "K": c, "batches": 1}
         gv = _cached(tuner, "gemm", gsig, _gemm_variants.heuristic(traits, n_out, m, c))
         # the GEMM reads what the depthwise kernel wrote (in the caches, as in a model)

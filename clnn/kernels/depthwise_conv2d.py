@@ -9,7 +9,9 @@ work-item per output element: benchmarks/op_kernels.py), or its row sweep
 the row, or ``depthwise_slide``: one work-item per channel vector and output row, one output
 pixel a step with the filter held in registers and each input vector loaded once per output
 row (the CPU default for strided, 3x3 and, on 16-float vectors, 5x5 filters; the sweep for
-the other filters that unroll), or ``depthwise_row``: the sweep with the row's geometry
+the other filters that unroll), or ``depthwise_slide_rows``: the sliding window over bands of
+output rows, each input vector loaded once for the band (the CPU default where the registers
+hold the band's accumulators: 3x3 filters), or ``depthwise_row``: the sweep with the row's geometry
 compiled in, loading only the input columns inside the row (a tuner candidate; the tuner picks
 per layer, clnn/kernels/_depthwise_variants.py). Other layouts and
 multipliers run the direct ``depthwise`` kernel, one work-item per output element. Bias, fused
@@ -95,7 +97,8 @@ def plan(ctx, b):
                 "dw": p.dil_w}
         if getattr(requant, "rq", None) and vw > 1:  # every shift a right one (_gemm.Requant)
             base["rq"] = requant.rq
-        name, key, gsize = _depthwise_variants.kernel(v, base, fh, ow, n * oh, o, w, left)
+        name, key, gsize = _depthwise_variants.kernel(v, base, fh, ow, n * oh, o, w, left, n,
+                                                      p.stride_h)
         fnc = [] if quant else [i32(_gemm.FLEX_FUNCTIONS.index(fused.fn if fused else None))]
         local = _depthwise_variants.local_for(v["rows"], gsize,
                                               b.device.limits.max_work_group_size)

@@ -490,6 +490,124 @@ ${dw_slide_step(dt, vw, fw, sw, fh, True, True)}\
 }
 </%def>
 
+## The sliding window over ``r`` output rows (dilation 1, the row stride ``sh`` compiled in):
+## one work-item per channel vector and band of r output rows walks the band one output pixel a
+## step as depthwise_slide walks a row, each input vector of the (r - 1) * sh + fh input rows
+## the band reads loaded once per step and added into every row's open outputs that read it
+## (3x3 stride 1, r 4: 1.5 loads a pixel instead of 3; the loads of depthwise_slide come
+## from the core's second-level cache on the layers of the benchmark models, whose three input
+## rows outgrow the first). Launched as (channel blocks, 1, batch * ceil(OH / r)); the rows
+## past OH are not stored. Registers: fh * fw filter vectors and r * ceil(fw / sw)
+## accumulators. Kernel key: depthwise_slide's and r, sh.
+<%def name="dw_bands_step(dt, vw, fw, sw, fh, sh, r, checked)">
+<%
+    quant = dt in ("u8", "i8")
+    V = ("int" if quant else "float") + ("" if vw == 1 else str(vw))
+    K = -(-fw // sw)
+    nin = (r - 1) * sh + fh
+%>
+% for s in range(sw):
+  % if fw - sw + s >= 0:
+        {
+            const int ix = t * ${sw} + cx + ${s};
+            ${"if (ix >= 0 && ix < W)" if checked else ""} {
+    % for i in range(nin):
+                ${"if (rv%d)" % i if checked else ""} {
+                    const ${V} v = ${vld(dt, vw, "ix * C", "xr%d" % i)}${" - za" if quant else ""};
+      % for o in range(r):
+        % if 0 <= i - o * sh < fh:
+          % for k in range((fw - sw + s) // sw + 1):
+            % if quant:
+                    a${o}_${k} += v * w${i - o * sh}_${fw - sw + s - k * sw};
+            % else:
+                    a${o}_${k} = fma(v, w${i - o * sh}_${fw - sw + s - k * sw}, a${o}_${k});
+            % endif
+          % endfor
+        % endif
+      % endfor
+                }
+    % endfor
+            }
+        }
+  % endif
+% endfor
+        {
+            const int ox0 = t;
+% for o in range(r):
+            const ${V} out${o} = a${o}_0;
+  % for k in range(K - 1):
+            a${o}_${k} = a${o}_${k + 1};
+  % endfor
+            a${o}_${K - 1} = (${V})(0);
+% endfor
+            ${"if (t >= 0)" if checked else ""} {
+% for o in range(r):
+                do {
+                    ${"if (oy + %d >= OH) break;" % o if o and checked else ""}
+                    __global ${c.ctype(dt)}* yr = yrow + ${"%d * OW * C + " % o if o else ""}t * C;
+                    const ${V} acc0 = out${o};
+${dw_store(dt, vw, 1, "break")}\
+                } while (0);
+% endfor
+            }
+        }
+</%def>
+
+<%def name="depthwise_slide_rows(dt, fdt, vw, fw, sw, fh, sh, r)">
+<%
+    quant = dt in ("u8", "i8")
+    S = "int" if quant else "float"
+    V = S if vw == 1 else "%s%d" % (S, vw)
+    K = -(-fw // sw)
+    nin = (r - 1) * sh + fh
+%>
+${dw_params("depthwise_slide_rows", dt, fdt, "fh_", vw)}
+{
+${c.toffsets("x", "w", "bias", "y")}
+    const int c0 = get_global_id(0) * ${vw};
+    const int bands = (OH + ${r - 1}) / ${r};
+    const int band = get_global_id(2);
+    const int b = band / bands, oy = (band - b * bands) * ${r};
+    const int ys = oy * ${sh} - pad_t;
+    x += (size_t)b * H * W * C + c0;
+    w += c0;
+% for i in range(nin):
+    const bool rv${i} = ys + ${i} >= 0 && ys + ${i} < H;
+    const __global ${c.ctype(dt)}* xr${i} = x + (size_t)clamp(ys + ${i}, 0, H - 1) * W * C;
+% endfor
+% if not quant:
+    const ${V} bv = ${vld(dt, vw, "c0", "bias")};
+% endif
+% for q in range(fh):
+  % for p in range(fw):
+    const ${V} w${q}_${p} = ${vld(fdt, vw, "%d * C" % (q * fw + p), "w")}${" - zw" if quant else ""};
+  % endfor
+% endfor
+    __global ${c.ctype(dt)}* yrow = y + ((size_t)b * OH + oy) * OW * C + c0;
+% for o in range(r):
+  % for k in range(K):
+    ${V} a${o}_${k} = (${V})(0);
+  % endfor
+% endfor
+    const int cx = ${fw - sw} - pad_l;
+    const int t_in = min(cx >= 0 ? 0 : (${sw - 1} - cx) / ${sw}, OW);
+    const int t_out = max(W - cx - ${sw} < 0 ? 0 : min((W - cx - ${sw}) / ${sw} + 1, OW), t_in);
+    /* as depthwise_slide: the steps inside the input of a band whose input rows (and output
+       rows) all lie inside run the step without checks */
+    const int inner = ${" && ".join("rv%d" % i for i in range(nin))} && oy + ${r} <= OH ? t_in : OW + 1;
+    for (int t = ${1 - K}; t < OW; ++t) {
+        if (t == inner) {
+            for (; t < t_out; ++t) {
+${dw_bands_step(dt, vw, fw, sw, fh, sh, r, False)}\
+            }
+            if (t == OW)
+                break;
+        }
+${dw_bands_step(dt, vw, fw, sw, fh, sh, r, True)}\
+    }
+}
+</%def>
+
 ## The row with its geometry compiled in (dilation 1 along x): one work-item per channel vector
 ## and output row, as depthwise_sweep, but the input width w, the output width ow and the left
 ## padding pl are knobs, so every tile's columns are known when the kernel is built: a tile

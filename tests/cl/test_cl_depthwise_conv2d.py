@@ -58,7 +58,8 @@ def test_depthwise_filter_as_input(cl_device, name):
     compare(m, [x, w, bias], cl_device, kind_of(name))
 
 
-# the tiled NHWC kernels (depthwise_tile, depthwise_sweep, depthwise_slide, depthwise_row):
+# the tiled NHWC kernels (depthwise_tile, depthwise_sweep, depthwise_slide, depthwise_row,
+# depthwise_slide_rows):
 # channel counts giving every vector width (16, 8, 4, 2, 1), output widths that are not a
 # multiple of the 8-pixel tile, strides, dilation, padding on every side (wider than the
 # filter's reach on the left: output pixels with no input column), 3x3 / 5x5 / 7x1 filters
@@ -72,15 +73,18 @@ TILED = [  # (x shape [n, h, w, c], filter h, w, pad l r t b, stride w h, dilati
     ([1, 4, 5, 8], 3, 3, (3, 0, 2, 0), (1, 1), (1, 1), 0),
     ([1, 7, 40, 16], 5, 5, (2, 2, 2, 2), (1, 1), (1, 1), 1),  # compiled rows: a loop of tiles
 ]
-KERNELS = ["depthwise_tile", "depthwise_sweep", "depthwise_slide", "depthwise_row"]
+KERNELS = ["depthwise_tile", "depthwise_sweep", "depthwise_slide", "depthwise_row",
+           "depthwise_slide_rows"]
 
 
 @pytest.mark.parametrize("name", ["f32", "f16", "qa", "qs", "qs_pc"])
 @pytest.mark.parametrize("case", range(len(TILED)))
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_depthwise_tiled_kernel(cl_device, monkeypatch, name, case, kernel):
-    """The tiled kernels: the tile rule, its row sweep, the sliding window and the compiled
-    row where they apply (dilation 1 along x; else the heuristic's own kernel)."""
+    """The tiled kernels: the tile rule, its row sweep, the sliding window, the compiled row
+    and the sliding window's bands of 3 rows (a band past the last row, rows past the input)
+    where they apply (dilation 1 along x, and along y for the bands; else the heuristic's own
+    kernel)."""
     x_shape, fh, fw, pads, strides, dil, act = TILED[case]
     n, h, w, c = x_shape
     ow_ = (w + pads[0] + pads[1] - (dil[0] * (fw - 1) + 1)) // strides[0] + 1
@@ -91,6 +95,11 @@ def test_depthwise_tiled_kernel(cl_device, monkeypatch, name, case, kernel):
     elif kernel in KERNELS[2:] and not _dv.slides_apply(fw, strides[0], dil[0], fh):
         assert dil[0] > 1 and not {"slide", "row"} & set(v)
         kernel = "depthwise_sweep" if v.get("sweep") else "depthwise_tile"
+    elif kernel == "depthwise_slide_rows" and dil[1] > 1:
+        assert "r" not in _dv.heuristic(True, c, ow_, fw, strides[0], dil[0], 16, fh, 0)
+        v, kernel = {"vw": v["vw"], "tx": 1, "rows": 1, "slide": 1}, "depthwise_slide"
+    elif kernel == "depthwise_slide_rows":
+        v = {"vw": v["vw"], "tx": 1, "rows": 1, "slide": 1, "r": 3}
     elif kernel == "depthwise_slide":
         v = {"vw": v["vw"], "tx": 1, "rows": 1, "slide": 1}
     elif kernel == "depthwise_row":  # as the tuner's candidates have it (AVX2's 8 vectors)

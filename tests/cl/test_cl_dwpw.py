@@ -220,6 +220,8 @@ def test_tune_report_formats_the_fusion():
     assert _variant({"fuse": True, "tile": [4, 3, 8]}) == "fused tile 4x3x8"
     # the depthwise kernels' variants
     assert _variant({"vw": 16, "tx": 1, "rows": 1, "slide": 1}) == "slide vw 16 rows 1"
+    assert _variant({"vw": 16, "tx": 1, "rows": 1, "slide": 1, "r": 4}) == \
+        "slide vw 16 bands of 4 rows 1"
     assert _variant({"vw": 8, "tx": 4, "rows": -1, "sweep": 1}) == "sweep vw 8 tx 4 rows auto"
     assert _sig({"dt": "f32", "n": 1, "h": 64, "w": 64, "c": 24, "oh": 64, "ow": 64, "fh": 3,
                  "fw": 3, "sh": 1, "sw": 1, "dh": 1, "dw": 1, "N": 28}) == \

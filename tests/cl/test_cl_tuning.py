@@ -17,8 +17,8 @@ import pytest
 
 from clnn import tuning
 from clnn.kernels import _conv_variants as _cv
+from clnn.kernels import _defaults, _gemm, _gemm_variants
 from clnn.kernels import _depthwise_variants as _dv
-from clnn.kernels import _gemm, _gemm_variants
 from clnn.kernels._gemm_variants import Traits, candidates, heuristic
 from tests.kits.cl_compare import assert_close, compare, outputs_of, run_ref
 from tests.kits.cl_conv_cases import conv_operands, ints, kind_of
@@ -477,9 +477,42 @@ def test_depthwise_heuristic_on_cpus():
     assert _dv.kernel({"vw": 16, "tx": 1, "rows": 1, "slide": 1}, key, 3, 112, 112, 32) == (
         "depthwise_slide", {"dt": "f32", "fdt": "f32", "vw": 16, "fw": 3, "sw": 1, "fh": 3},
         (2, 1, 112))
-    # an entry of the space before the compiled rows is not this signature's
+    # an entry of the space before the sliding window's bands is not this signature's
     assert _dv.signature(dt="f32", n=1, h=8, w=8, o=8, oh=8, ow=8, fh=3, fw=3, sh=1, sw=1, dh=1,
-                         dw=1)["space"] == _dv.SPACE == 4
+                         dw=1)["space"] == _dv.SPACE == 5
+
+
+def test_depthwise_bands_on_cpus(monkeypatch):
+    """The sliding window's bands of rows (depthwise_slide_rows): the device class's dw_bands
+    rows (a tuner candidate only on both classes today: a band kernel compiles in about
+    twice its one-row kernel's time) at row stride 1, half at 2, none beyond, with an unknown
+    stride (0: dilated rows) or where the filter and the accumulators outgrow the registers."""
+    import dataclasses
+
+    assert _defaults.TABLE["cpu"].dw_bands == _defaults.TABLE["gpu"].dw_bands == 1
+    assert "r" not in _dv.heuristic(True, 144, 56, 3, 1, 1, 16, 3, 1)
+    most = 4
+    monkeypatch.setitem(_defaults.TABLE, "cpu",
+                        dataclasses.replace(_defaults.TABLE["cpu"], dw_bands=most))
+    assert _dv.heuristic(True, 144, 56, 3, 1, 1, 16, 3, 1) == {
+        "vw": 16, "tx": 1, "rows": 1, "slide": 1, "r": most}
+    assert _dv.heuristic(True, 144, 28, 3, 2, 1, 16, 3, 2)["r"] == most // 2
+    assert "r" not in _dv.heuristic(True, 144, 28, 3, 3, 1, 16, 3, 3)
+    assert "r" not in _dv.heuristic(True, 144, 56, 3, 1, 1, 16, 3, 0)  # dilated rows
+    assert "r" not in _dv.heuristic(True, 672, 14, 5, 1, 1, 16, 5, 1)  # 25 + 5r vectors
+    assert "r" not in _dv.heuristic(True, 144, 56, 3, 1, 1, 8, 3, 1)  # 16 registers
+    # fewer output rows than a band: the same kernel (its rows past the output not stored)
+    assert _dv.heuristic(True, 288, 2, 3, 1, 1, 16, 3, 1)["r"] == most
+    assert _dv.bands(4, 3, 3, 1, 1, 8, 8) == 1 and _dv.bands(4, 3, 3, 1, 1, 16, 16) == 4
+    cands = _dv.candidates(True, 144, 56, 3, 1, 1, 16, 3, 1)
+    assert sorted((v["vw"], v["r"]) for v in cands if "r" in v) == [
+        (8, 2), (8, 4), (16, 2), (16, 4)]
+    assert not any("r" in v for v in _dv.candidates(True, 144, 56, 3, 1, 1, 16, 3, 0))
+    key = {"dt": "f32", "fdt": "f32", "vw": 16, "tx": 1, "fw": 3, "sw": 1, "dw": 1}
+    assert _dv.kernel({"vw": 16, "tx": 1, "rows": 1, "slide": 1, "r": 4}, key, 3, 56, 2 * 55,
+                      144, 56, 1, 2, 1) == (
+        "depthwise_slide_rows", {"dt": "f32", "fdt": "f32", "vw": 16, "fw": 3, "sw": 1,
+                                 "fh": 3, "sh": 1, "r": 4}, (9, 1, 2 * 14))
 
 
 def test_depthwise_heuristic_is_the_previous_rule_on_cpus():
