@@ -20,7 +20,7 @@ from clnn.kernels import _conv_variants as _cv
 from clnn.kernels import _depthwise_variants as _dv
 from clnn.kernels import _gemm, _gemm_variants
 from clnn.kernels._gemm_variants import Traits, candidates, heuristic
-from tests.kits.cl_compare import assert_close, compare, outputs_of, run_ref
+from tests.kits.cl_compare import assert_close, compare, outputs_of, run_cl, run_ref
 from tests.kits.cl_conv_cases import conv_operands, ints, kind_of
 from tests.kits.one_op_models import one_op_model
 
@@ -689,3 +689,87 @@ def test_clnn_tune_rejects_an_unknown_family(tmp_path, capsys):
     assert main(["tune", str(model), "--family", "gemm", "--family", "nope"]) != 0
     err = capsys.readouterr().err
     assert "--family nope: not a tunable family" in err and "gemm" in err
+
+
+# ------------------------------------------------------------------ quantized layers
+def quant_layer(kind: str):
+    """(model, inputs, family) of one quantized layer worth tuning at a prepare (above
+    MIN_TUNE_FLOP["fast"]): a per-channel int8 3x3 CONV_2D that accumulates in float (the
+    implicit GEMM), a uint8 FULLY_CONNECTED, a per-channel int8 3x3 DEPTHWISE_CONV_2D."""
+    from tests.cl.test_cl_fully_connected import fc_model
+
+    rng = np.random.default_rng(36)
+    if kind == "conv":  # M 1024, N 16, K 144: 4.7 MFLOP
+        m, x = conv_model("qs_pc", [1, 32, 32, 16], [16, 3, 3, 16], [1, 32, 32, 16],
+                          ints(1, 1, 1, 0), seed=36)
+        return m, x, "gemm"
+    if kind == "fc":  # M 64, N 64, K 512: 4.2 MFLOP
+        m, x = fc_model("qa", rng, [64, 512], 64, 512, 1)
+        return m, x, "gemm"
+    xs, fs, bs, out, x = conv_operands("qs_pc", rng, [1, 32, 32, 256], [1, 3, 3, 256],
+                                       channel_dim=3)  # 4.7 MFLOP
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *ints(1, 1, 1, 1, 0)],
+                     [out([1, 32, 32, 256])])
+    return m, [x], "depthwise"
+
+
+def _run_tuned(device, mode: str, m, x):
+    """The layer's output on ``device`` with a fresh tuner in ``mode`` (and that tuner)."""
+    device.tuner = None
+    tuner = tuning.tuner_for(device, mode)
+    (got,) = run_cl(m, x, device)
+    return got, tuner
+
+
+@pytest.mark.parametrize("kind", ["conv", "fc", "depthwise"])
+def test_a_quantized_layer_is_tuned_and_its_entry_reused(cl_device, tmp_path, kind):
+    """A quantized layer is measured like a float32 one (tune=fast), its source-changing
+    quantization in the signature (the requantization form; the GEMM's float accumulation
+    and an implicit GEMM's geometry; the depthwise filter's type); a later tuner (another
+    prepare, tune=cached) takes the entry without measuring; both outputs are the
+    reference's, bit for bit."""
+    dev = cl_device.with_options(cache_dir=str(tmp_path), tune_budget_s=1000)
+    m, x, family = quant_layer(kind)
+    (want,) = run_ref(m, x)
+    try:
+        got, tuner = _run_tuned(dev, "fast", m, x)
+        (rec,) = [r for r in tuner.records if r.family == family]
+        assert tuner.measured == 1 and not rec.cached and rec.best_ms > 0
+        sig = rec.signature
+        assert sig["dt"] in ("u8", "i8") and "rq" in sig
+        if kind == "conv":
+            assert sig["facc"] and sig["amode"] == "taps" and sig["taps"][2] == 16
+        if kind == "depthwise":
+            assert sig["fdt"] == "i8"
+        np.testing.assert_array_equal(got, want)
+        again, second = _run_tuned(dev, "cached", m, x)
+        assert second.measured == 0 and [r.cached for r in second.records] == [True]
+        assert second.records[0].choice == rec.choice
+        np.testing.assert_array_equal(again, want)
+    finally:
+        dev.tuner = None
+
+
+@pytest.mark.parametrize("amode", ["packed", "rows", "cols", "taps"])
+def test_quantized_gemm_scratch_layers_run(cl_device, amode):
+    """The tuner's quantized scratch GEMM builds and runs in every A mode (im2col panels,
+    rows, NCHW columns, the implicit GEMM), with and without float accumulation, in the
+    requantization forms."""
+    taps = _gemm.taps_args(8, 8, 16, 8, 8, 3, 9, (1, 1), (1, 1), (1, 1)) \
+        if amode == "taps" else None
+    t = _gemm_variants.traits(cl_device.limits)
+    # (the implicit GEMM is float accumulation's only: _gemm.float_exact)
+    forms = [(True, "up"), (True, "away")] + ([] if amode == "taps" else [(False, None)])
+    for facc, rq in forms:
+        sig = _gemm_variants.signature(
+            dt="u8", amode=amode, M=64, N=N, K=144, batches=1,
+            quant=_gemm_variants.quant_keys(facc=facc, rq=rq, taps=taps))
+        assert _gemm_variants.tunable(sig)
+        for v in _gemm_variants.FAMILY.space(t, sig, False)[:2]:
+            kernels, release = _gemm_variants.FAMILY.scratch(cl_device, None, v, sig)
+            try:
+                times, tried = tuning.measure_candidates(
+                    cl_device, lambda c, k=kernels: (k, lambda: None), [v], 1, lambda: True)
+                assert tried == 1 and list(times.values())[0] > 0
+            finally:
+                release()
