@@ -773,3 +773,39 @@ def test_quantized_gemm_scratch_layers_run(cl_device, amode):
                 assert tried == 1 and list(times.values())[0] > 0
             finally:
                 release()
+
+
+def test_clnn_tune_plans_a_model_of_dynamic_batch_and_tunes_its_quantized_layer(
+        tmp_path, monkeypatch, capsys):
+    """A model whose batch is known only at an execution (as the int8 tinyml models') is run
+    once by clnn tune, so its int8 per-channel CONV_2D is planned and tuned, its quantization
+    in the signature; a second run takes the entry from the cache."""
+    from clnn.cli.main import main
+    from tests.kits.tflite_writer import Graph
+
+    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    rng = np.random.default_rng(36)
+    g = Graph()
+    x = g.tensor([1, 32, 32, 16], "int8", name="x", scale=0.05, zero_point=-3,
+                 signature=[-1, 32, 32, 16])
+    scales = rng.uniform(2e-3, 2e-2, 16).astype(np.float32)
+    w = g.tensor([16, 3, 3, 16], "int8", data=rng.integers(-127, 128, (16, 3, 3, 16)).astype(
+        np.int8), scale=scales, zero_point=np.zeros(16, np.int64), quantized_dimension=0)
+    b = g.tensor([16], "int32", data=rng.integers(-3000, 3000, 16).astype(np.int32),
+                 scale=(np.float32(0.05) * scales).astype(np.float32),
+                 zero_point=np.zeros(16, np.int64))
+    y = g.tensor([1, 32, 32, 16], "int8", scale=0.1, zero_point=5, signature=[-1, 32, 32, 16])
+    g.op("CONV_2D", [x, w, b], [y], "Conv2DOptions", Padding=0, StrideW=1, StrideH=1,
+         DilationWFactor=1, DilationHFactor=1)
+    path = tmp_path / "qconv.tflite"
+    path.write_bytes(g.write(inputs=[x], outputs=[y]))
+    assert main(["tune", str(path), "--json"]) == 0
+    (layer,) = json.loads(capsys.readouterr().out)["models"][0]["layers"]
+    sig = layer["signature"]
+    assert (sig["dt"], sig["amode"], sig["M"], sig["N"], sig["K"]) == ("i8", "taps", 1024, 16,
+                                                                      144)
+    assert sig["facc"] and "rq" in sig and sig["taps"][:3] == [32, 32, 16]
+    assert not layer["cached"] and layer["best_ms"] <= layer["default_ms"]
+    assert main(["tune", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "1 layer tuned" in out and "(cached)" in out and " i8 " in out
