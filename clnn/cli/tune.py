@@ -8,7 +8,8 @@ measuring. Prints per layer what was chosen against the heuristic default and th
 gain, with the load average (a busy machine makes the figures, and so the choices, noisy).
 Then (not with ``--fast``) the depthwise -> 1x1 fusions the tuner chose are checked in the
 model's own runs, fused against apart, and those faster apart are set apart
-(clnn/cli/tune_chain.py).
+(clnn/cli/tune_chain.py). A model whose shapes are known only at an execution is run once on
+random inputs, its layers planned and tuned then.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def _variant(v) -> str:
 def _sig(s) -> str:
     if isinstance(s, dict) and {"M", "N", "K"} <= set(s):
         b = f" x{s['batches']}" if s.get("batches", 1) != 1 else ""
-        return f"{s['amode']:6} M{s['M']} N{s['N']} K{s['K']}{b}"
+        dt = f" {s['dt']}" if s.get("dt", "f32") != "f32" else ""
+        return f"{s['amode']:6} M{s['M']} N{s['N']} K{s['K']}{b}{dt}"
     if isinstance(s, dict) and {"c", "fh", "fw", "oh", "ow", "N"} <= set(s):  # dw -> 1x1
         return f"dw {s['fh']}x{s['fw']}/{s['sw']} {s['oh']}x{s['ow']}x{s['c']} -> {s['N']}"
     if isinstance(s, dict) and {"c", "o", "oh", "ow", "relaxed"} <= set(s):  # 3x3, stride 1
@@ -48,8 +50,22 @@ def _sig(s) -> str:
     if isinstance(s, dict) and {"c", "o", "fh", "fw", "oh", "ow"} <= set(s):  # conv_tile
         return f"conv {s['fh']}x{s['fw']}/{s['sw']} {s['h']}x{s['w']}x{s['c']} -> {s['o']}"
     if isinstance(s, dict) and {"c", "fh", "fw", "oh", "ow"} <= set(s):  # depthwise
-        return f"dw {s['fh']}x{s['fw']}/{s['sw']} {s['oh']}x{s['ow']}x{s['c']}"
+        dt = f" {s['dt']}" if s.get("dt", "f32") != "f32" else ""
+        return f"dw {s['fh']}x{s['fw']}/{s['sw']} {s['oh']}x{s['ow']}x{s['c']}{dt}"
     return json.dumps(s)
+
+
+def plan_at_execution(pm, imported):
+    """A model whose shapes are known only at an execution (the int8 tinyml models' batch
+    dimension) is planned, and so tuned, there: run once on random inputs (unknown
+    dimensions 1, as ``clnn run`` takes them)."""
+    import numpy as np
+
+    from clnn.cli.run import random_inputs
+
+    planner = getattr(pm, "planner", None)
+    if planner is not None and planner.static_shapes() is None:
+        pm.run([np.asarray(x) for x in random_inputs(imported)])
 
 
 def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
@@ -82,6 +98,7 @@ def tune_models(paths: list[str], device: str | None = None, fast: bool = False,
             print(f"clnn tune: {e}", file=sys.stderr)
             report["models"].append({"model": os.path.basename(path), "error": str(e)})
             continue
+        plan_at_execution(pm, imported)
         recs = tuner.records[first:]
         layers = [{"operation": r.op_index, "family": r.family, "signature": r.signature,
                    "default": r.default, "choice": r.choice, "default_ms": r.default_ms,

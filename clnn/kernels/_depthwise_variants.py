@@ -20,13 +20,17 @@ for strided filters, 3x3 ones and, with native vectors of 16 floats, filters of 
 filter unrolls and a row has more than one step, else the tile rule (the widest tile whose
 span fits, tile_rows_group's rows); on a GPU narrower vectors and
 tiles (vw 4, tx 2: more work-items, fewer registers) and the driver's work-groups. The tuner
-measures float32 layers.
+measures float32 layers and 8-bit quantized ones (their filter type and requantization form in
+the signature: :func:`quant_keys`).
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from clnn.kernels import _defaults, _gemm_variants
 from clnn.kernels._tiles import MAX_SPAN, fit_registers, tile_rows_group, tile_width
+from clnn.kernels.support import f32, i32
 
 #: the variant space's version, part of every signature: an entry measured over an older space
 #: (1: without the row sweeps, 2: without the sliding windows, 3: without the compiled rows,
@@ -153,10 +157,22 @@ def list_candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
 
 
 def signature(*, dt: str, n: int, h: int, w: int, o: int, oh: int, ow: int, fh: int, fw: int,
-              sh: int, sw: int, dh: int, dw: int) -> dict:
-    """The tuning signature of one depthwise layer (also the depthwise half of a dwpw one)."""
-    return {"dt": dt, "n": n, "h": h, "w": w, "c": o, "oh": oh, "ow": ow, "fh": fh, "fw": fw,
-            "sh": sh, "sw": sw, "dh": dh, "dw": dw, "space": SPACE}
+              sh: int, sw: int, dh: int, dw: int, quant: dict | None = None) -> dict:
+    """The tuning signature of one depthwise layer (also the depthwise half of a dwpw one);
+    ``quant``: a quantized layer's :func:`quant_keys` (float32 signatures are as they were
+    before quantized layers were tuned, so their entries stand)."""
+    sig = {"dt": dt, "n": n, "h": h, "w": w, "c": o, "oh": oh, "ow": ow, "fh": fh, "fw": fw,
+           "sh": sh, "sw": sw, "dh": dh, "dw": dw, "space": SPACE}
+    if dt in _gemm_variants.QUANT and quant is not None:
+        sig.update(quant)
+    return sig
+
+
+def quant_keys(*, fdt: str, rq: str | None) -> dict:
+    """What of a quantized depthwise layer's quantization changes its kernel's source (zero
+    points and multipliers are arguments): the filter's type ``fdt`` and the requantization
+    form ``rq`` (_gemm.Requant)."""
+    return {"fdt": fdt, "rq": rq}
 
 
 def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, pl: int = 0,
@@ -206,10 +222,11 @@ def local_for(rows: int, gsize, max_wg: int):
 
 
 def choose(b, *, dt: str, n: int, h: int, w: int, o: int, oh: int, ow: int, fh: int, fw: int,
-           sh: int, sw: int, dh: int, dw: int, flop: float) -> dict:
-    """The depthwise_tile variant of one layer planned by ``b``."""
+           sh: int, sw: int, dh: int, dw: int, flop: float, quant: dict | None = None) -> dict:
+    """The depthwise_tile variant of one layer planned by ``b`` (``quant``: a quantized
+    layer's :func:`quant_keys`)."""
     sig = signature(dt=dt, n=n, h=h, w=w, o=o, oh=oh, ow=ow, fh=fh, fw=fw, sh=sh, sw=sw, dh=dh,
-                    dw=dw)
+                    dw=dw, quant=quant)
     return choose_tile(b, FAMILY, sig, flop=flop)
 
 
@@ -228,8 +245,9 @@ def tile_family(name: str, cands, scratch, flop, scratch_bytes):
 
 def select_tile(device, family, sig: dict, op: int = -1, flop: float | None = None):
     """The select pass's variant of a tiled direct kernel's layer (``sig``; a
-    clnn.tuning.Choice): the device-class default, tunable for float32 layers (on a device
-    without limits: a CPU's with 16-wide vectors)."""
+    clnn.tuning.Choice): the device-class default, tunable for float32 layers and 8-bit
+    quantized ones whose signature holds their quantization (on a device without limits: a
+    CPU's with 16-wide vectors)."""
     from clnn import tuning
 
     limits = getattr(device, "limits", None)
@@ -238,10 +256,10 @@ def select_tile(device, family, sig: dict, op: int = -1, flop: float | None = No
                                                local_mem=0, vec=16), sig, True)[0]
         return tuning.fixed_choice(family.name, sig, v, "the CPU rule (no device limits)", op)
     t = _gemm_variants.traits(limits)
-    if sig["dt"] != "f32" or not hasattr(device, "platform"):
+    if not _gemm_variants.tunable(sig) or not hasattr(device, "platform"):
         return tuning.fixed_choice(family.name, sig, family.default(t, sig),
-                                   f"the {tuning.class_name(t)} class default (float32 "
-                                   "layers are tuned)", op)
+                                   f"the {tuning.class_name(t)} class default (float32 and "
+                                   "quantized 8-bit layers are tuned)", op)
     return tuning.default_choice(family, t, sig, op, flop)
 
 
@@ -255,34 +273,43 @@ def choose_tile(b, family, sig: dict, flop: float | None = None) -> dict:
 
 
 def scratch_depthwise(device, v: dict, s: dict, out=None):
-    """(kernels, release) of one float32 depthwise_tile layer in variant ``v`` on zeroed
-    scratch buffers (``out``: the output buffer, the caller's, else one of them), padded as
+    """(kernels, release) of one float32 or quantized depthwise_tile layer in variant ``v``
+    on zeroed scratch buffers (``out``: the output buffer, the caller's, else one of them;
+    a quantized layer's requantization on zeroed buffers too, in its form ``rq``), padded as
     SAME pads (the signature holds no padding: half of it on top and left, rounded down)."""
-    import numpy as np
-
-    from clnn.kernels.support import f32, i32
-
     sizes = (s["n"] * s["h"] * s["w"] * s["c"], s["fh"] * s["fw"] * s["c"], s["c"],
              s["n"] * s["oh"] * s["ow"] * s["c"])
     mine = _gemm_variants.zeroed(device, sizes if out is None else sizes[:3])
     bufs = mine if out is None else [*mine, out]
+    quant = s["dt"] in _gemm_variants.QUANT
+    requant = _gemm_variants.zeroed(device, (s["c"], s["c"])) if quant else []
+    mine = [*mine, *requant]
     pt, pl = (max((o - 1) * st + (f - 1) * d + 1 - i, 0) // 2 for o, st, f, d, i in (
         (s["oh"], s["sh"], s["fh"], s["dh"], s["h"]), (s["ow"], s["sw"], s["fw"], s["dw"], s["w"])))
-    name, key, gsize = kernel(v, {"dt": "f32", "fdt": "f32", "vw": v["vw"], "tx": v["tx"],
-                                  "fw": s["fw"], "sw": s["sw"], "dw": s["dw"]},
-                              s["fh"], s["ow"], s["n"] * s["oh"], s["c"], s["w"], pl, s["n"],
-                              s["sh"])
+    base = {"dt": s["dt"], "fdt": s.get("fdt", s["dt"]), "vw": v["vw"], "tx": v["tx"],
+            "fw": s["fw"], "sw": s["sw"], "dw": s["dw"]}
+    if quant and s.get("rq") and v["vw"] > 1:  # (as the plan keys it)
+        base["rq"] = s["rq"]
+    name, key, gsize = kernel(v, base, s["fh"], s["ow"], s["n"] * s["oh"], s["c"], s["w"], pl,
+                              s["n"], s["sh"])
     rec = _gemm_variants.scratch_builder(device, 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"]
                                    * s["fw"])
     rec.launch("depthwise_conv2d", name, key, gsize,
-               [*[x for buf in bufs for x in (buf, i32(0))],
+               [*[x for buf in bufs for x in (buf, i32(0))], *requant,
                 *[i32(x) for x in (s["h"], s["w"], s["c"], s["oh"], s["ow"], s["fh"], s["sh"],
-                                   s["dh"], pt, pl, 0, 0, 0)], f32(-np.inf), f32(np.inf),
-                i32(0)],
+                                   s["dh"], pt, pl, 0, 0, 0)], *_clamp(quant)],
                local_size=local_for(v["rows"], gsize, device.limits.max_work_group_size),
                flexible=True)
 
     return rec.kernels(), _gemm_variants.releaser(mine)
+
+
+def _clamp(quant: bool) -> list:
+    """The clamp arguments of a scratch layer without an activation (and a float one's
+    epilogue function: none)."""
+    if quant:
+        return [i32(-2**31), i32(2**31 - 1)]
+    return [f32(-np.inf), f32(np.inf), i32(0)]
 
 
 #: depthwise_tile's tuning declaration (clnn.tuning.Family)

@@ -175,6 +175,14 @@ def requant_buffers(b, ctx, n_out: int, x_info, w_info, upward=False):
     return out
 
 
+def requant_form(ctx, n_out: int, x_info, w_info, upward=False) -> str | None:
+    """The ``rq`` knob :func:`requant_buffers` sets for this layer, without buffers (the
+    quantized layers' tuning signatures: it changes the kernel's source)."""
+    _, shift = output_multipliers(x_info, w_info, ctx.outputs[0], n_out)
+    shift = np.asarray(shift)
+    return right_rounding(shift, np.broadcast_to(np.asarray(upward, np.int64), shift.shape))
+
+
 def tensor_arg(t):
     """In(k) / Out(k) as they are, a (buffer, element offset) pair (the recurrent families
     address one time step of a tensor), or a bare buffer at element offset 0."""

@@ -78,17 +78,46 @@ def candidates(t: Traits, n: int, full: bool = True, m: int = 0, k: int = 0,
 PACKED = ("packed", "planes")
 
 
-def signature(*, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) -> dict:
+#: the 8-bit quantized types of the GEMM
+QUANT = ("u8", "i8")
+
+
+def signature(*, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1,
+              quant: dict | None = None) -> dict:
     """The GEMM layer's signature (its key in the tuning cache). ``amode``: "packed" (im2col
     panels), "rows" (A[m, k] at m * K + k), "cols" (at k * M + m: an NCHW plane), "taps"
-    (the implicit GEMM of a convolution: the tiles of "rows", measured as "rows") or "planes"
-    (A the packed filter, B the packed rows of an NCHW plane: launch_gemm's ``chrow``)."""
-    return {"dt": dt, "amode": amode, "M": M, "N": N, "K": K, "batches": batches}
+    (the implicit GEMM of a convolution: the tiles of "rows"; float32 ones measured as
+    "rows", quantized ones in their geometry) or "planes" (A the packed filter, B the packed
+    rows of an NCHW plane: launch_gemm's ``chrow``). ``quant``: a quantized layer's
+    :func:`quant_keys` (float32 signatures are as they were before quantized layers were
+    tuned, so their entries stand)."""
+    sig = {"dt": dt, "amode": amode, "M": M, "N": N, "K": K, "batches": batches}
+    if dt in QUANT and quant is not None:
+        sig.update(quant)
+    return sig
+
+
+def quant_keys(*, facc: bool, rq: str | None, taps=None) -> dict:
+    """What of a quantized GEMM layer's quantization changes its kernel's source (not the
+    values: zero points and multipliers are arguments): ``facc`` (float accumulation,
+    _gemm.float_exact), ``rq`` (the requantization form, _gemm.Requant) and, for the
+    implicit GEMM (amode "taps"), its convolution geometry (_gemm.taps_args: the input's
+    channels decide its vector loads, the window its reads), in which it is measured."""
+    out = {"facc": bool(facc), "rq": rq}
+    if taps is not None:
+        out["taps"] = [int(x) for x in taps]
+    return out
+
+
+def tunable(sig: dict) -> bool:
+    """Whether the tuner measures layers of this signature: float32, and 8-bit quantized
+    ones whose signature holds their quantization (:func:`quant_keys`)."""
+    return sig["dt"] == "f32" or (sig["dt"] in QUANT and "rq" in sig)
 
 
 def select(device, sig: dict, op: int = -1):
     """The select pass's GEMM variant of a layer (clnn.tuning.Choice): the device-class
-    default, tunable for float32 layers (the tune pass)."""
+    default, tunable for float32 and 8-bit quantized layers (the tune pass, :func:`tunable`)."""
     from clnn import tuning
 
     limits = getattr(device, "limits", None)
@@ -97,25 +126,28 @@ def select(device, sig: dict, op: int = -1):
                                           packed=sig["amode"] in PACKED)), "wg": "auto"}
         return tuning.fixed_choice("gemm", sig, v, "the CPU rule (no device limits)", op)
     t = traits(limits)
-    if sig["dt"] != "f32" or not hasattr(device, "platform"):
+    if not tunable(sig) or not hasattr(device, "platform"):
         return tuning.fixed_choice("gemm", sig, FAMILY.default(t, sig),
-                                   f"the {tuning.class_name(t)} class default (float32 "
-                                   "layers are tuned)", op)
+                                   f"the {tuning.class_name(t)} class default (float32 and "
+                                   "quantized 8-bit layers are tuned)", op)
     return tuning.default_choice(FAMILY, t, sig, op)
 
 
-def choose(b, *, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1) -> dict:
+def choose(b, *, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1,
+           **quant) -> dict:
     """The GEMM variant of one layer planned by ``b`` (a LaunchBuilder): the one the select
-    and tune passes chose for it (clnn.tuning.chosen)."""
+    and tune passes chose for it (clnn.tuning.chosen); ``quant``: a quantized layer's
+    :func:`quant_keys`."""
     from clnn import tuning
 
-    sig = signature(dt=dt, amode=amode, M=M, N=N, K=K, batches=batches)
+    sig = signature(dt=dt, amode=amode, M=M, N=N, K=K, batches=batches, quant=quant or None)
     return tuning.chosen(b, select(b.device, sig, getattr(b, "op_index", -1)))
 
 
 def _scratch(device, tuner, v: dict, s: dict):
+    quant = {k: s[k] for k in ("facc", "rq", "taps") if k in s} if s["dt"] in QUANT else None
     return scratch_gemm(device, v, s["dt"], s["amode"], s["M"], s["N"], s["K"], s["batches"],
-                        **_layout(s["amode"], s["M"]))
+                        **_layout(s["amode"], s["M"]), quant=quant)
 
 
 def _family():
@@ -179,13 +211,20 @@ def releaser(bufs):
 
 
 def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, batches: int,
-                 a=None, c=None, cmode: str = "nhwc", ohw: int = 1):
+                 a=None, c=None, cmode: str = "nhwc", ohw: int = 1, quant: dict | None = None):
     """(kernels, release) of one GEMM of this shape in variant ``v`` on zeroed scratch
     buffers (``a``, ``c``: the A and C buffers, the caller's, else ones of them; ``cmode``,
-    ``ohw``: C's layout, as launch_gemm's, one image of ``ohw`` pixels per batch in NCHW)."""
+    ``ohw``: C's layout, as launch_gemm's, one image of ``ohw`` pixels per batch in NCHW;
+    ``quant``: a quantized layer's :func:`quant_keys`, its bias and requantization on zeroed
+    buffers too, an implicit GEMM in its geometry). Buffers hold 4 bytes an element whatever
+    the type (a few bytes more than an 8-bit layer's)."""
     mr, nv, vw = v["tile"]
     nr = nv * vw
-    a_el = (_gemm.ceil_to(M, mr) if amode in PACKED else M) * K
+    taps = (quant or {}).get("taps")
+    if taps is not None:  # the input's images (M / (oh * ow) of h x w x c)
+        a_el = M // max(taps[4], 1) * taps[0] * taps[1] * taps[2]
+    else:
+        a_el = (_gemm.ceil_to(M, mr) if amode in PACKED else M) * K
     # "cols": A read by columns (an NCHW plane, A[m, k] at k * M + m), the kernel's "rows"
     sam, sak = (1, M) if amode == "cols" else (K, 1)
     b_el = _gemm.ceil_to(N, nr) * K
@@ -196,13 +235,29 @@ def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, b
     b_buf = next(it)
     c_buf = c if c is not None else next(it)
     rec = scratch_builder(device, 2.0 * M * N * K * batches)
+    q, qbufs = _scratch_quant(device, N * batches, quant) if quant is not None else ({}, [])
     _gemm.launch_gemm(rec, dt=dt, a=a_buf, bpk=b_buf, c=c_buf, M=M, N=N, K=K,
-                      tile=tuple(v["tile"]), amode="packed" if amode in PACKED else "rows",
+                      tile=tuple(v["tile"]),
+                      amode="taps" if taps is not None else
+                      "packed" if amode in PACKED else "rows",
                       sam=sam, sak=sak, cmode=cmode,
                       ldc=N * ohw, ohw=ohw,
                       batch=(batches, 1), a_b=(a_el, 0), b_b=(b_el, 0), c_b=(M * N, 0),
-                      wg=v["wg"], chrow=amode == "planes")
-    return rec.kernels(), releaser(mine)
+                      wg=v["wg"], chrow=amode == "planes", **q)
+    return rec.kernels(), releaser(mine + qbufs)
+
+
+def _scratch_quant(device, channels: int, quant: dict):
+    """(launch_gemm arguments, buffers) of a quantized scratch GEMM: a zero bias and
+    requantization of ``channels`` output channels in the layer's form (``rq``), float
+    accumulation where the layer's has it, an implicit GEMM's geometry."""
+    bias, mult, shift = zeroed(device, (channels,) * 3)
+    requant = _gemm.Requant([mult, shift])
+    requant.rq = quant.get("rq")
+    q = {"bias": bias, "requant": requant, "facc": bool(quant.get("facc"))}
+    if quant.get("taps") is not None:
+        q["taps"] = tuple(quant["taps"])
+    return q, [bias, mult, shift]
 
 
 #: the GEMM's tuning declaration (clnn.tuning.Family)

@@ -125,11 +125,20 @@ def gemm_signature(ctx, f, p, groups: int = 1, device=None) -> dict:
         return _gemm_variants.signature(dt=code(inp), amode="cols", M=oh * ow, N=o // groups,
                                         K=K, batches=n)
     rows = pointwise and not p.nchw
-    taps = not rows and taps_type(code(inp), float_filter(ctx, groups)) and not p.nchw and \
+    facc = float_filter(ctx, groups)
+    taps = not rows and taps_type(code(inp), facc) and not p.nchw and \
         groups == 1 and taps_device(device)
+    quant = None
+    if code(inp) in _gemm_variants.QUANT:  # what of the quantization changes the source
+        geo = _gemm.taps_args(h, w, c, oh, ow, fw, fh * fw, (p.stride_h, p.stride_w),
+                              (p.dil_h, p.dil_w), (top, left)) if taps else None
+        up = hal_conv2d.UPWARD if ctx.name == "CONV_2D" else False
+        quant = _gemm_variants.quant_keys(
+            facc=facc, rq=_gemm.requant_form(ctx, o, inp, fi, up), taps=geo)
     return _gemm_variants.signature(dt=code(inp),
                                     amode="rows" if rows else "taps" if taps else "packed",
-                                    M=n * oh * ow, N=o // groups, K=K, batches=groups)
+                                    M=n * oh * ow, N=o // groups, K=K, batches=groups,
+                                    quant=quant)
 
 
 def _pointwise(p, fh, fw, top, left, h, w, oh, ow) -> bool:

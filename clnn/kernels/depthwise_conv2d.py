@@ -56,7 +56,17 @@ def tile_signature(ctx, f, p) -> dict | None:
         return None
     return _depthwise_variants.signature(dt=code(inp), n=n, h=h, w=w, o=o, oh=oh, ow=ow, fh=fh,
                                          fw=fw, sh=p.stride_h, sw=p.stride_w, dh=p.dil_h,
-                                         dw=p.dil_w)
+                                         dw=p.dil_w, quant=quant_keys(ctx, o))
+
+
+def quant_keys(ctx, o: int) -> dict | None:
+    """A quantized layer's source-changing quantization (_depthwise_variants.quant_keys: the
+    filter's type, the requantization form), None for a float one."""
+    inp, fi = ctx.inputs[0], ctx.inputs[1]
+    if code(inp) not in ("u8", "i8"):
+        return None
+    rq = _gemm.requant_form(ctx, o, inp, fi, depthwise_upward(inp, o))
+    return _depthwise_variants.quant_keys(fdt=code(fi), rq=rq)
 
 
 def select(ctx, node, device, decided) -> list:
@@ -91,7 +101,8 @@ def plan(ctx, b):
         # vector width, tile and work-group rows: tuned or the device heuristic
         v = _depthwise_variants.choose(b, dt=dt, n=n, h=h, w=w, o=o, oh=oh, ow=ow, fh=fh,
                                        fw=fw, sh=p.stride_h, sw=p.stride_w, dh=p.dil_h,
-                                       dw=p.dil_w, flop=2.0 * n * oh * ow * o * fh * fw)
+                                       dw=p.dil_w, flop=2.0 * n * oh * ow * o * fh * fw,
+                                       quant=quant_keys(ctx, o))
         vw, tx = v["vw"], v["tx"]
         base = {"dt": dt, "fdt": code(fi), "vw": vw, "tx": tx, "fw": fw, "sw": p.stride_w,
                 "dw": p.dil_w}

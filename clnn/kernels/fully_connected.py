@@ -18,9 +18,15 @@ def support(ctx):
 
 def gemm_signature(ctx) -> dict:
     """The signature of the layer's GEMM (A the input's rows)."""
-    units, size = ctx.inputs[1].shape
-    return _gemm_variants.signature(dt=code(ctx.inputs[0]), amode="rows",
-                                    M=ctx.outputs[0].shape[0], N=units, K=size)
+    inp, w = ctx.inputs[0], ctx.inputs[1]
+    units, size = w.shape
+    quant = None
+    if code(inp) in _gemm_variants.QUANT:  # what of the quantization changes the source
+        facc = w.value is not None and _gemm.float_exact(w.value.T[None], _gemm.zero_of(w))
+        quant = _gemm_variants.quant_keys(
+            facc=facc, rq=_gemm.requant_form(ctx, units, inp, w, UPWARD))
+    return _gemm_variants.signature(dt=code(inp), amode="rows", M=ctx.outputs[0].shape[0],
+                                    N=units, K=size, quant=quant)
 
 
 def select(ctx, node, device, decided) -> list:

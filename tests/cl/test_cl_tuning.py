@@ -20,7 +20,7 @@ from clnn.kernels import _conv_variants as _cv
 from clnn.kernels import _defaults, _gemm, _gemm_variants
 from clnn.kernels import _depthwise_variants as _dv
 from clnn.kernels._gemm_variants import Traits, candidates, heuristic
-from tests.kits.cl_compare import assert_close, compare, outputs_of, run_ref
+from tests.kits.cl_compare import assert_close, compare, outputs_of, run_cl, run_ref
 from tests.kits.cl_conv_cases import conv_operands, ints, kind_of
 from tests.kits.one_op_models import one_op_model
 
@@ -762,3 +762,123 @@ def test_chained_measurement_runs_work_group_variants_once(cl_device, tmp_path, 
     keys = [tuning._key(c) for c in cands]
     assert tried == 3 and how["as"] == "chain"
     assert times[keys[1]] == times[keys[0]] and times[keys[2]] != times[keys[0]]
+
+
+# ------------------------------------------------------------------ quantized layers
+def quant_layer(kind: str):
+    """(model, inputs, family) of one quantized layer worth tuning at a prepare (above
+    MIN_TUNE_FLOP["fast"]): a per-channel int8 3x3 CONV_2D that accumulates in float (the
+    implicit GEMM), a uint8 FULLY_CONNECTED, a per-channel int8 3x3 DEPTHWISE_CONV_2D."""
+    from tests.cl.test_cl_fully_connected import fc_model
+
+    rng = np.random.default_rng(36)
+    if kind == "conv":  # M 1024, N 16, K 144: 4.7 MFLOP
+        m, x = conv_model("qs_pc", [1, 32, 32, 16], [16, 3, 3, 16], [1, 32, 32, 16],
+                          ints(1, 1, 1, 0), seed=36)
+        return m, x, "gemm"
+    if kind == "fc":  # M 64, N 64, K 512: 4.2 MFLOP
+        m, x = fc_model("qa", rng, [64, 512], 64, 512, 1)
+        return m, x, "gemm"
+    xs, fs, bs, out, x = conv_operands("qs_pc", rng, [1, 32, 32, 256], [1, 3, 3, 256],
+                                       channel_dim=3)  # 4.7 MFLOP
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *ints(1, 1, 1, 1, 0)],
+                     [out([1, 32, 32, 256])])
+    return m, [x], "depthwise"
+
+
+def _run_tuned(device, mode: str, m, x):
+    """The layer's output on ``device`` with a fresh tuner in ``mode`` (and that tuner)."""
+    device.tuner = None
+    tuner = tuning.tuner_for(device, mode)
+    (got,) = run_cl(m, x, device)
+    return got, tuner
+
+
+@pytest.mark.parametrize("kind", ["conv", "fc", "depthwise"])
+def test_a_quantized_layer_is_tuned_and_its_entry_reused(cl_device, tmp_path, kind):
+    """A quantized layer is measured like a float32 one (tune=fast), its source-changing
+    quantization in the signature (the requantization form; the GEMM's float accumulation
+    and an implicit GEMM's geometry; the depthwise filter's type); a later tuner (another
+    prepare, tune=cached) takes the entry without measuring; both outputs are the
+    reference's, bit for bit."""
+    dev = cl_device.with_options(cache_dir=str(tmp_path), tune_budget_s=1000)
+    m, x, family = quant_layer(kind)
+    (want,) = run_ref(m, x)
+    try:
+        got, tuner = _run_tuned(dev, "fast", m, x)
+        (rec,) = [r for r in tuner.records if r.family == family]
+        assert tuner.measured == 1 and not rec.cached and rec.best_ms > 0
+        sig = rec.signature
+        assert sig["dt"] in ("u8", "i8") and "rq" in sig
+        if kind == "conv":
+            assert sig["facc"] and sig["amode"] == "taps" and sig["taps"][2] == 16
+        if kind == "depthwise":
+            assert sig["fdt"] == "i8"
+        np.testing.assert_array_equal(got, want)
+        again, second = _run_tuned(dev, "cached", m, x)
+        assert second.measured == 0 and [r.cached for r in second.records] == [True]
+        assert second.records[0].choice == rec.choice
+        np.testing.assert_array_equal(again, want)
+    finally:
+        dev.tuner = None
+
+
+@pytest.mark.parametrize("amode", ["packed", "rows", "cols", "taps"])
+def test_quantized_gemm_scratch_layers_run(cl_device, amode):
+    """The tuner's quantized scratch GEMM builds and runs in every A mode (im2col panels,
+    rows, NCHW columns, the implicit GEMM), with and without float accumulation, in the
+    requantization forms."""
+    taps = _gemm.taps_args(8, 8, 16, 8, 8, 3, 9, (1, 1), (1, 1), (1, 1)) \
+        if amode == "taps" else None
+    t = _gemm_variants.traits(cl_device.limits)
+    # (the implicit GEMM is float accumulation's only: _gemm.float_exact)
+    forms = [(True, "up"), (True, "away")] + ([] if amode == "taps" else [(False, None)])
+    for facc, rq in forms:
+        sig = _gemm_variants.signature(
+            dt="u8", amode=amode, M=64, N=N, K=144, batches=1,
+            quant=_gemm_variants.quant_keys(facc=facc, rq=rq, taps=taps))
+        assert _gemm_variants.tunable(sig)
+        for v in _gemm_variants.FAMILY.space(t, sig, False)[:2]:
+            kernels, release = _gemm_variants.FAMILY.scratch(cl_device, None, v, sig)
+            try:
+                times, tried = tuning.measure_candidates(
+                    cl_device, lambda c, k=kernels: (k, lambda: None), [v], 1, lambda: True)
+                assert tried == 1 and list(times.values())[0] > 0
+            finally:
+                release()
+
+
+def test_clnn_tune_plans_a_model_of_dynamic_batch_and_tunes_its_quantized_layer(
+        tmp_path, monkeypatch, capsys):
+    """A model whose batch is known only at an execution (as the int8 tinyml models') is run
+    once by clnn tune, so its int8 per-channel CONV_2D is planned and tuned, its quantization
+    in the signature; a second run takes the entry from the cache."""
+    from clnn.cli.main import main
+    from tests.kits.tflite_writer import Graph
+
+    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path))
+    rng = np.random.default_rng(36)
+    g = Graph()
+    x = g.tensor([1, 32, 32, 16], "int8", name="x", scale=0.05, zero_point=-3,
+                 signature=[-1, 32, 32, 16])
+    scales = rng.uniform(2e-3, 2e-2, 16).astype(np.float32)
+    w = g.tensor([16, 3, 3, 16], "int8", data=rng.integers(-127, 128, (16, 3, 3, 16)).astype(
+        np.int8), scale=scales, zero_point=np.zeros(16, np.int64), quantized_dimension=0)
+    b = g.tensor([16], "int32", data=rng.integers(-3000, 3000, 16).astype(np.int32),
+                 scale=(np.float32(0.05) * scales).astype(np.float32),
+                 zero_point=np.zeros(16, np.int64))
+    y = g.tensor([1, 32, 32, 16], "int8", scale=0.1, zero_point=5, signature=[-1, 32, 32, 16])
+    g.op("CONV_2D", [x, w, b], [y], "Conv2DOptions", Padding=0, StrideW=1, StrideH=1,
+         DilationWFactor=1, DilationHFactor=1)
+    path = tmp_path / "qconv.tflite"
+    path.write_bytes(g.write(inputs=[x], outputs=[y]))
+    assert main(["tune", str(path), "--json"]) == 0
+    (layer,) = json.loads(capsys.readouterr().out)["models"][0]["layers"]
+    sig = layer["signature"]
+    assert (sig["dt"], sig["amode"], sig["M"], sig["N"], sig["K"]) == ("i8", "taps", 1024, 16,
+                                                                      144)
+    assert sig["facc"] and "rq" in sig and sig["taps"][:3] == [32, 32, 16]
+    assert not layer["cached"] and layer["best_ms"] <= layer["default_ms"]
+    assert main(["tune", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "1 layer tuned" in out and "(cached)" in out and " i8 " in out
