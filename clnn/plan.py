@@ -176,12 +176,22 @@ class Planner:
             plan = self.plan_partition(part, dict(zip(part.inputs, key[0])), host_values,
                                        omitted)
             if plan is not None:  # each kernel built alone (plan_ahead builds them together)
-                realize_pass.finish(plan.launches, self.programs, self.device.limits)
+                self._realize(plan)
             self.build_seconds += time.perf_counter() - t0
             while len(part.plans) >= MAX_PLANS:  # drop the least recently used
                 part.plans.pop(next(iter(part.plans)))
         part.plans[key] = plan  # (re)inserted last: most recently used
         return plan
+
+    def _realize(self, plan) -> None:
+        """Make a plan made at an execution ready to run as it will from then on: as a
+        prepare does (:meth:`plan_ahead`), its chains built now, the launches they run
+        deferred, the others' kernels made; nothing compiles in the background afterwards."""
+        if self.runner is not None:
+            self._defer_chained(plan)
+        realize_pass.finish(plan.launches, self.programs, self.device.limits)
+        if self.runner is not None:
+            self.runner.build_chains(plan)
 
     def _takes_omitted(self, part: Partition, omitted) -> bool:
         sg = self.sg
