@@ -12,7 +12,7 @@ the driver's work-groups. The tuner (clnn/tuning.py, family "conv") measures flo
 
 from __future__ import annotations
 
-from clnn.kernels import _defaults, _depthwise_variants, _gemm, _gemm_variants
+from clnn.kernels import _defaults, _depthwise_variants, _gemm_variants
 from clnn.kernels._tiles import fit_registers
 
 #: the most vectors of output channels per work-item the CPU rule and the tuner take
@@ -90,8 +90,8 @@ def choose(b, **sig) -> dict:
 
 def key(dt: str, v: dict, fw: int, sw: int, dw: int, c: int) -> dict:
     """The kernel key (``c``: the input channels, unrolled in the kernel; ``nv``: vectors per
-    work-item, in the key only when more than one; ``flex``: a fused PRELU and function are
-    run-time flags, the kernel's last argument, :func:`post`)."""
+    work-item, in the key only when more than one; ``flex``: a fused PRELU is a run-time flag,
+    the kernel's last argument, :func:`post`)."""
     k = {"dt": dt, "vw": v["vw"], "tx": v["tx"], "fw": fw, "sw": sw, "dw": dw, "cc": c,
          "flex": True}
     if v.get("nv", 1) > 1:
@@ -99,12 +99,13 @@ def key(dt: str, v: dict, fw: int, sw: int, dw: int, c: int) -> dict:
     return k
 
 
-def post(prelu: bool, fn: str | None) -> int:
-    """conv_tile's ``post`` flags (those of the GEMM's flex epilogue, templates/gemm.cl.mako):
-    bit 2 a PRELU (alpha per output channel), bits 4.. the function applied last. The first
-    layers of models differing only in their activation share one kernel (issue #37: a new
-    model finds its kernels built)."""
-    return int(prelu) << 2 | _gemm.FLEX_FUNCTIONS.index(fn) << 4
+def post(prelu: bool) -> int:
+    """conv_tile's ``post`` flags (bit 2 of the GEMM's flex epilogue's, templates/gemm.cl.mako):
+    a PRELU (alpha per output channel) or none. The first layers of models differing only in
+    that share one kernel (issue #37: a new model finds its kernels built). A function
+    (LOGISTIC, HARD_SWISH, SILU) stays in the key (``fn``): its run-time choice measured slower
+    (selfie_segmentation's first layer)."""
+    return int(prelu) << 2
 
 
 def global_size(v: dict, n: int, o: int, oh: int, ow: int) -> tuple[int, int, int]:
@@ -128,7 +129,7 @@ def scratch_conv(device, v: dict, s: dict):
                [x, i32(0), wt, bias, i32(0), y, i32(0), None, i32(0),
                 *[i32(q) for q in (s["h"], s["w"], s["c"], s["o"], s["oh"], s["ow"], s["fh"],
                                    s["sh"], s["dh"], 0, 0, s["o"])], f32(-np.inf),
-                f32(np.inf), i32(post(False, None))],
+                f32(np.inf), i32(post(False))],
                local_size=_depthwise_variants.local_for(
                    v["rows"], gsize, device.limits.max_work_group_size),
                flexible=True)

@@ -375,6 +375,8 @@ def plan_conv_direct(ctx, b, p) -> bool:
         key["xnchw"] = True
     if res is not None:
         key["res"] = True
+    if post_fn(b):
+        key["fn"] = post_fn(b)
     gsize = _conv_variants.global_size(v, n, o, oh, ow)
     local = _depthwise_variants.local_for(v["rows"], gsize,
                                           b.device.limits.max_work_group_size)
@@ -385,7 +387,7 @@ def plan_conv_direct(ctx, b, p) -> bool:
              In(0), _gemm.device_buffer(b, packed), In(2), Out(0), *(res or ()),
              *(alpha or (None, i32(0))),  # (flex: a null alpha where no PRELU is fused)
              *[i32(q) for q in (h, w, c, o, oh, ow, fh, p.stride_h, p.dil_h, top, left, ldy)],
-             lo, hi, i32(_conv_variants.post(alpha is not None, post_fn(b)))])
+             lo, hi, i32(_conv_variants.post(alpha is not None))])
     return True
 
 

@@ -13,10 +13,10 @@
 ## prelu (then a PRELU with one alpha per output channel), fn (then LOGISTIC or HARD_SWISH), cc
 ## (conv_tile: the input channels, at most DIRECT_MAX_C, unrolled), xnchw (conv_tile: X is
 ## NCHW, C planes of H x W, read where a TRANSPOSE to NHWC was fused away: clnn/fusion.py),
-## flex (conv_tile: PRELU and function chosen at run time by the ``post`` flags of the GEMM's
-## flex epilogue, bit 2 PRELU, bits 4.. the function's code, clnn.kernels._gemm.FLEX_FUNCTIONS:
-## one kernel for the first layers of models that differ only in their activation; prelu and
-## fn are then left out of the key).
+## flex (conv_tile: a fused PRELU chosen at run time by bit 2 of the ``post`` flags, as in the
+## GEMM's flex epilogue: one kernel for the first layers of models that differ only in whether
+## a PRELU follows; prelu is then left out of the key; fn stays in it: run-time functions
+## measured slower, selfie_segmentation's HARD_SWISH layer).
 <%namespace name="c" file="common.mako"/>
 
 <%def name="conv_tile(dt, vw, tx, fw, sw, dw, cc, res=False, prelu=False, fn=None, nv=1,
@@ -41,7 +41,7 @@ __kernel void conv_tile(${c.tparam(dt, "x", True)}, __global const float* w,
 ${c.toffsets("x", "bias", "y")}
 % if flex:
     /* the run-time epilogue (a null alpha where the PRELU flag is off: never read) */
-    const int has_prelu = post & 4, fnc = post >> 4;
+    const int has_prelu = post & 4;
 % endif
     const int o0 = get_global_id(0) * ${vw * nv}, ox0 = get_global_id(1) * ${tx};
     const int t = get_global_id(2);
@@ -148,7 +148,7 @@ ${c.toffsets("x", "bias", "y")}
 %>\
         {
         ${V} r = acc${j}_${v} + bv${v}${rv};
-        ${c.epilogue("r", V, "        ", vw, prelu=("has_prelu", "av%d" % v) if flex else ("av%d" % v) if prelu else None, fn="fnc" if flex else fn)}
+        ${c.epilogue("r", V, "        ", vw, prelu=("has_prelu", "av%d" % v) if flex else ("av%d" % v) if prelu else None, fn=fn)}
     % if vw == 1:
         ${c.stf(dt, "yr", yat, "r")};
     % elif dt == "f16":
