@@ -90,11 +90,22 @@ def choose(b, **sig) -> dict:
 
 def key(dt: str, v: dict, fw: int, sw: int, dw: int, c: int) -> dict:
     """The kernel key (``c``: the input channels, unrolled in the kernel; ``nv``: vectors per
-    work-item, in the key only when more than one)."""
-    k = {"dt": dt, "vw": v["vw"], "tx": v["tx"], "fw": fw, "sw": sw, "dw": dw, "cc": c}
+    work-item, in the key only when more than one; ``flex``: a fused PRELU is a run-time flag,
+    the kernel's last argument, :func:`post`)."""
+    k = {"dt": dt, "vw": v["vw"], "tx": v["tx"], "fw": fw, "sw": sw, "dw": dw, "cc": c,
+         "flex": True}
     if v.get("nv", 1) > 1:
         k["nv"] = v["nv"]
     return k
+
+
+def post(prelu: bool) -> int:
+    """conv_tile's ``post`` flags (bit 2 of the GEMM's flex epilogue's, templates/gemm.cl.mako):
+    a PRELU (alpha per output channel) or none. The first layers of models differing only in
+    that share one kernel (issue #37: a new model finds its kernels built). A function
+    (LOGISTIC, HARD_SWISH, SILU) stays in the key (``fn``): its run-time choice measured slower
+    (selfie_segmentation's first layer)."""
+    return int(prelu) << 2
 
 
 def global_size(v: dict, n: int, o: int, oh: int, ow: int) -> tuple[int, int, int]:
@@ -115,10 +126,10 @@ def scratch_conv(device, v: dict, s: dict):
     rec = _gemm_variants.scratch_builder(device, 2.0 * s["n"] * s["oh"] * s["ow"] * s["o"] * s["fh"]
                                    * s["fw"] * s["c"])
     rec.launch("conv2d", "conv_tile", key("f32", v, s["fw"], s["sw"], s["dw"], s["c"]), gsize,
-               [x, i32(0), wt, bias, i32(0), y, i32(0),
+               [x, i32(0), wt, bias, i32(0), y, i32(0), None, i32(0),
                 *[i32(q) for q in (s["h"], s["w"], s["c"], s["o"], s["oh"], s["ow"], s["fh"],
                                    s["sh"], s["dh"], 0, 0, s["o"])], f32(-np.inf),
-                f32(np.inf)],
+                f32(np.inf), i32(post(False))],
                local_size=_depthwise_variants.local_for(
                    v["rows"], gsize, device.limits.max_work_group_size),
                flexible=True)

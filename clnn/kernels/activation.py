@@ -25,8 +25,9 @@ from clnn.kernels.support import (
     qmul,
     row_broadcast,
     row_local_size,
+    row_vector,
     types_in,
-    vector_width,
+    vector_groups,
 )
 from hal.operations._activation_quant import downscale_to_int16_multiplier
 from hal.operations.common import (
@@ -91,9 +92,9 @@ def plan_prelu(ctx, b):
                  *qmul(float(np.float32(x.scale)) * float(np.float32(alpha.scale)) /
                        float(np.float32(y.scale))), i32(lo), i32(hi)]
     rows = row_broadcast(x.shape, alpha.shape, y.shape)
-    vw = vector_width(rows[1]) if rows and rows[0] == "b_rows" and y.type in FLOAT else None
+    vw = row_vector(rows[1], code(y)) if rows and rows[0] == "b_rows" and y.type in FLOAT else None
     if vw:  # per-channel alpha, float: vectors of a row per work-item
-        gsize = (rows[1] // vw, numel(y.shape) // rows[1])
+        gsize = (vector_groups(rows[1], vw), numel(y.shape) // rows[1])
         b.launch("activation", "prelu_vec", {"dt": code(y), "vw": vw}, gsize,
                  [In(0), In(1), Out(0), i32(rows[1])], local_size=row_local_size(*gsize),
                  flexible=True)

@@ -27,8 +27,9 @@ from clnn.kernels.support import (
     qmul,
     row_broadcast,
     row_local_size,
+    row_vector,
     types_in,
-    vector_width,
+    vector_groups,
 )
 from hal.operations.common import INT32_MAX, INT32_MIN, activation_range_float, qrange
 from hal.types import OperandType
@@ -81,12 +82,12 @@ def _plan_vec(ctx, b, rows, clamp) -> bool:
     a_info, b_info, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     n = numel(out.shape)
     if rows:
-        vw = vector_width(rows[1])
-        gsize = (rows[1] // vw, n // rows[1]) if vw else None
+        vw = row_vector(rows[1], code(out))
+        gsize = (vector_groups(rows[1], vw), n // rows[1]) if vw else None
     elif tuple(a_info.shape) == tuple(b_info.shape) == tuple(out.shape) or \
             _scalar_of(a_info, b_info, out) or _scalar_of(b_info, a_info, out):
-        vw = vector_width(n)
-        gsize = (n // vw,) if vw else None
+        vw = row_vector(n, code(out))
+        gsize = (vector_groups(n, vw),) if vw else None
     else:
         return False
     if not vw:
@@ -95,7 +96,7 @@ def _plan_vec(ctx, b, rows, clamp) -> bool:
         "b_scalar" if _scalar_of(a_info, b_info, out) else ""
     b.launch("broadcast", "binary_vec", {"op": ctx.name, "dt": code(out), "vw": vw,
                                          "bcast": bcast}, gsize,
-             [In(0), In(1), Out(0), i32(rows[1] if rows else 0), *clamp],
+             [In(0), In(1), Out(0), i32(rows[1] if rows else n), *clamp],
              local_size=row_local_size(*gsize) if rows else None, flexible=True)
     return True
 

@@ -402,8 +402,6 @@ def plan_conv_direct(ctx, b, p) -> bool:
         key["xnchw"] = True
     if res is not None:
         key["res"] = True
-    if alpha is not None:
-        key["prelu"] = True
     if post_fn(b):
         key["fn"] = post_fn(b)
     gsize = _conv_variants.global_size(v, n, o, oh, ow)
@@ -413,9 +411,10 @@ def plan_conv_direct(ctx, b, p) -> bool:
     # fused residual, read in rows of o)
     ldy = (b.out_stride(0) if res is None else None) or o
     b.launch("conv2d", "conv_tile", key, gsize, local_size=local, flexible=True, args=[
-             In(0), _gemm.device_buffer(b, packed), In(2), Out(0), *(res or ()), *(alpha or ()),
-              *[i32(q) for q in (h, w, c, o, oh, ow, fh, p.stride_h, p.dil_h, top, left, ldy)],
-              lo, hi])
+             In(0), _gemm.device_buffer(b, packed), In(2), Out(0), *(res or ()),
+             *(alpha or (None, i32(0))),  # (flex: a null alpha where no PRELU is fused)
+             *[i32(q) for q in (h, w, c, o, oh, ow, fh, p.stride_h, p.dil_h, top, left, ldy)],
+             lo, hi, i32(_conv_variants.post(alpha is not None))])
     return True
 
 

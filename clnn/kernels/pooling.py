@@ -16,8 +16,10 @@ from clnn.kernels.support import (
     i32,
     no_per_channel,
     row_local_size,
+    row_vector,
     strides_of,
     types_in,
+    vector_groups,
 )
 from hal.operations.conv2d import resolve_padding
 from hal.operations.pooling import pool_params
@@ -55,14 +57,15 @@ def plan(ctx, b):
         top, left, h, w = b.input_pad.adjust(top, left)
         xs = (n, h, w, c)
         extra = {"padz": True}
-    vw = next((v for v in (16, 8, 4) if c % v == 0), None)
+    vw = row_vector(c)
     if not p.nchw and code(y) == "f32" and vw:  # vectors of contiguous channels
-        local = row_local_size(c // vw, ow, 64)
+        groups = vector_groups(c, vw)
+        local = row_local_size(groups, ow, 64)
         # pixels c channels apart, or a concatenation's where the output is its slot (written
         # in place: no copy into it; ShuffleNet's pooled shortcut)
         ld = b.out_stride(0) or c
         b.launch("pooling", "pool_vec", {"kind": _KIND[ctx.name], "vw": vw, **extra},
-                 (c // vw, ow, n * oh),
+                 (groups, ow, n * oh),
                  [In(0), Out(0), *[i32(v) for v in (h, w, c, oh, ow)],
                   *[i32(v) for v in _nhwc_strides(xs, False)[:3]],
                   *[i32(v) for v in (oh * ow * ld, ow * ld, ld)],

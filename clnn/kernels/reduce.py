@@ -19,8 +19,10 @@ from clnn.kernels.support import (
     i32,
     max_rank,
     numel,
+    row_vector,
     strides_of,
     types_in,
+    vector_groups,
 )
 from hal.operations.common import QUANT_RANGE, qrange
 from hal.operations.reduce import mean_requant, resolve_axes, spatial_mean
@@ -44,14 +46,15 @@ _ROWS_OPS = ("MEAN", "REDUCE_SUM", "REDUCE_MAX", "REDUCE_MIN")
 
 def rows_form(shape, axes) -> tuple[int, int, int, int] | None:
     """(outer, R, inner, vw) where the axes are one block of dimensions, the dimensions after
-    it (kept, contiguous) hold a multiple of 4 elements and the block is not empty: the input
-    seen as [outer, R, inner] reduced over R, vw the vector of inner elements (16, 8 or 4)."""
+    it (kept, contiguous) hold 4 elements or more and the block is not empty: the input seen
+    as [outer, R, inner] reduced over R, vw the vector of inner elements (16, 8 or 4,
+    support.row_vector)."""
     if not axes or axes != list(range(axes[0], axes[-1] + 1)):
         return None
     outer = numel(shape[:axes[0]])
     r = numel(shape[axes[0]:axes[-1] + 1])
     inner = numel(shape[axes[-1] + 1:])
-    vw = next((v for v in (16, 8, 4) if inner % v == 0), None) if inner else None
+    vw = row_vector(inner)
     if vw is None or r == 0 or outer == 0:
         return None
     return outer, r, inner, vw
@@ -68,7 +71,8 @@ def plan(ctx, b):
         outer, r, inner, vw = form
         init = np.finfo(np.float32).min if ctx.name == "REDUCE_MAX" else \
             np.finfo(np.float32).max
-        b.launch("reduce", "reduce_rows", {"op": ctx.name, "vw": vw}, (inner // vw, outer),
+        b.launch("reduce", "reduce_rows", {"op": ctx.name, "vw": vw},
+                 (vector_groups(inner, vw), outer),
                  [In(0), Out(0), i32(r), i32(inner), f32(init)])
         return
     st = strides_of(shape)

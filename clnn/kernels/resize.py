@@ -16,8 +16,10 @@ from clnn.kernels.support import (
     i32,
     numel,
     row_local_size,
+    row_vector,
     strides_of,
     types_in,
+    vector_groups,
 )
 from hal.operations.common import activation_range_float
 from hal.operations.resize import bilinear_axis, integer_axis, nearest_axis, resize_flags
@@ -35,7 +37,7 @@ def _vec_width(ctx) -> int | None:
     c = y.shape[1] if nchw else y.shape[3]
     if nchw or code(y) != "f32":
         return None
-    return next((v for v in (16, 8, 4) if c % v == 0), None)
+    return row_vector(c)
 
 
 def epilogue_residual(ctx, channels: bool = False) -> bool:
@@ -114,13 +116,14 @@ def plan(ctx, b):
     vw = _vec_width(ctx)
     if vw:  # NHWC float32: vectors of contiguous channels
         xs, ys = _nhwc_strides(x.shape, nchw), _nhwc_strides(y.shape, nchw)
-        local = row_local_size(c // vw, ow, 64)
+        groups = vector_groups(c, vw)
+        local = row_local_size(groups, ow, 64)
         # an ADD fused in (clnn/fusion.py): its other operand (laid out like the output) and
         # its activation's clamp; else a null buffer the kernel never reads
         f = b.residual
         res = list(b.tensor(f.other)) if f is not None else [None, i32(0)]
         lo, hi = activation_range_float(f.activation) if f is not None else (-np.inf, np.inf)
-        b.launch("resize", "resize_vec", {"op": ctx.name, "vw": vw}, (c // vw, ow, n * oh),
+        b.launch("resize", "resize_vec", {"op": ctx.name, "vw": vw}, (groups, ow, n * oh),
                  [In(0), Out(0), *res, *tables, i32(c), i32(oh), i32(ow),
                   *[i32(v) for v in (*xs[:3], *ys[:3])], f32(lo), f32(hi),
                   i32(f is not None)],

@@ -177,6 +177,27 @@ def plane_broadcast(a_shape, b_shape, out_shape):
     return None
 
 
+def row_vector(n: int, dt: str = "f32") -> int | None:
+    """The widest float vector (16, 8 or 4 elements) no longer than a row of ``n``: the work of
+    one of the ``-(-n // vw)`` work-items of a row in the ``*_vec`` kernels that take any row
+    (``pool_vec``, ``prelu_vec``, ``resize_vec``, ``binary_vec``). Where vw does not divide n,
+    the row's last work-item takes its last vw elements (``min(id * vw, n - vw)``), overlapping
+    its neighbour, which computes and writes the same values there (no kernel of them writes
+    in place). So one kernel per vector width serves every row length: a model's channel
+    counts pick no kernel of their own, and a new model finds its kernels built by the models
+    before it (issue #37). None where n < 4. Float16 storage (``dt`` "f16"): the widest
+    vector dividing n (:func:`vector_width`; PoCL's vload_halfN faults on a vector whose
+    address is no multiple of its size: no overlapping vector)."""
+    if dt == "f16":
+        return vector_width(n)
+    return next((v for v in (16, 8, 4) if n >= v), None)
+
+
+def vector_groups(n: int, vw: int) -> int:
+    """The work-items of a row of ``n`` in vectors of ``vw`` (:func:`row_vector`)."""
+    return -(-n // vw)
+
+
 def vector_width(n: int) -> int | None:
     """The widest float vector (16, 8 or 4 elements) dividing ``n``: the work of one work-item
     of the element-wise ``*_vec`` kernels; None when none does."""

@@ -109,7 +109,8 @@ __kernel void prelu_vec(${c.tparam(dt, "a", True)}, ${c.tparam(dt, "b", True)},
                         ${c.tparam(dt, "y")}, int row)
 {
 ${c.toffsets("a", "b", "y")}
-    const int c0 = get_global_id(0) * ${vw};
+    /* any row >= vw: the row's last vector overlaps its neighbour (support.row_vector) */
+    const int c0 = min((int)get_global_id(0) * ${vw}, row - ${vw});
     const size_t i = (size_t)get_global_id(1) * row + c0;
     const ${V} v = ${c.vldf(dt, vw, "a", "i")};
     const ${V} r = select(v * ${c.vldf(dt, vw, "b", "c0")}, v, v >= (${V})(0.0f));

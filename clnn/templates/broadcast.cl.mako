@@ -96,17 +96,19 @@ __kernel void binary_vec(${c.tparam(dt, "a", True)}, ${c.tparam(dt, "b", True)},
                          ${c.tparam(dt, "y")}, int row, float lo, float hi)
 {
 ${c.toffsets("a", "b", "y")}
+/* any row >= vw (the whole tensor, one row, but in the *_rows modes): the row's last vector
+   overlaps its neighbour (support.row_vector) */
 % if bcast in ("a_rows", "b_rows"):
-    const int c0 = get_global_id(0) * ${vw};
+    const int c0 = min((int)get_global_id(0) * ${vw}, row - ${vw});
     const size_t i = (size_t)get_global_id(1) * row + c0;
     const ${V} x = ${c.vldf(dt, vw, "a", "c0" if bcast == "a_rows" else "i")};
     const ${V} z = ${c.vldf(dt, vw, "b", "c0" if bcast == "b_rows" else "i")};
 % elif bcast in ("a_scalar", "b_scalar"):
-    const size_t i = (size_t)get_global_id(0) * ${vw};
+    const size_t i = min((size_t)get_global_id(0) * ${vw}, (size_t)row - ${vw});
     const ${V} x = ${"(%s)(%s)" % (V, capture(c.ldf, dt, "a", "0")) if bcast == "a_scalar" else capture(c.vldf, dt, vw, "a", "i")};
     const ${V} z = ${"(%s)(%s)" % (V, capture(c.ldf, dt, "b", "0")) if bcast == "b_scalar" else capture(c.vldf, dt, vw, "b", "i")};
 % else:
-    const size_t i = (size_t)get_global_id(0) * ${vw};
+    const size_t i = min((size_t)get_global_id(0) * ${vw}, (size_t)row - ${vw});
     const ${V} x = ${c.vldf(dt, vw, "a", "i")};
     const ${V} z = ${c.vldf(dt, vw, "b", "i")};
 % endif

@@ -12,11 +12,15 @@
 ## (add a tensor laid out like the output before the activation: a fused ADD, clnn/fusion.py),
 ## prelu (then a PRELU with one alpha per output channel), fn (then LOGISTIC or HARD_SWISH), cc
 ## (conv_tile: the input channels, at most DIRECT_MAX_C, unrolled), xnchw (conv_tile: X is
-## NCHW, C planes of H x W, read where a TRANSPOSE to NHWC was fused away: clnn/fusion.py).
+## NCHW, C planes of H x W, read where a TRANSPOSE to NHWC was fused away: clnn/fusion.py),
+## flex (conv_tile: a fused PRELU chosen at run time by bit 2 of the ``post`` flags, as in the
+## GEMM's flex epilogue: one kernel for the first layers of models that differ only in whether
+## a PRELU follows; prelu is then left out of the key; fn stays in it: run-time functions
+## measured slower, selfie_segmentation's HARD_SWISH layer).
 <%namespace name="c" file="common.mako"/>
 
 <%def name="conv_tile(dt, vw, tx, fw, sw, dw, cc, res=False, prelu=False, fn=None, nv=1,
-                      xnchw=False)">
+                      xnchw=False, flex=False)">
 <%
     V = "float" if vw == 1 else "float%d" % vw
     span = (tx - 1) * sw + (fw - 1) * dw + 1
@@ -28,13 +32,17 @@ __kernel void conv_tile(${c.tparam(dt, "x", True)}, __global const float* w,
 % if res:
                         ${c.tparam(dt, "res", True)},
 % endif
-% if prelu:
+% if prelu or flex:
                         ${c.tparam(dt, "alpha", True)},
 % endif
                         int H, int W, int C, int O, int OH, int OW, int fh, int stride_h,
-                        int dil_h, int pad_t, int pad_l, int LDY, float lo, float hi)
+                        int dil_h, int pad_t, int pad_l, int LDY, float lo, float hi${", int post" if flex else ""})
 {
 ${c.toffsets("x", "bias", "y")}
+% if flex:
+    /* the run-time epilogue (a null alpha where the PRELU flag is off: never read) */
+    const int has_prelu = post & 4;
+% endif
     const int o0 = get_global_id(0) * ${vw * nv}, ox0 = get_global_id(1) * ${tx};
     const int t = get_global_id(2);
     const int b = t / OH, oy = t - b * OH;
@@ -111,7 +119,11 @@ ${c.toffsets("x", "bias", "y")}
   % else:
     const ${V} bv${v} = vload${vw}(0, bias + o0 + ${v * vw});
   % endif
-  % if prelu and vw == 1:
+  % if flex and vw == 1:
+    const float av${v} = has_prelu ? ${c.ldf(dt, "alpha", "alpha_off + o0 + %d" % v)} : 1.0f;
+  % elif flex:
+    const ${V} av${v} = has_prelu ? ${("vload_half%d" % vw) if dt == "f16" else ("vload%d" % vw)}(0, alpha + alpha_off + o0 + ${v * vw}) : (${V})(1.0f);
+  % elif prelu and vw == 1:
     const float av${v} = ${c.ldf(dt, "alpha", "alpha_off + o0 + %d" % v)};
   % elif prelu and dt == "f16":
     const ${V} av${v} = vload_half${vw}(0, alpha + alpha_off + o0 + ${v * vw});
@@ -136,7 +148,7 @@ ${c.toffsets("x", "bias", "y")}
 %>\
         {
         ${V} r = acc${j}_${v} + bv${v}${rv};
-        ${c.epilogue("r", V, "        ", vw, prelu=("av%d" % v) if prelu else None, fn=fn)}
+        ${c.epilogue("r", V, "        ", vw, prelu=("has_prelu", "av%d" % v) if flex else ("av%d" % v) if prelu else None, fn=fn)}
     % if vw == 1:
         ${c.stf(dt, "yr", yat, "r")};
     % elif dt == "f16":

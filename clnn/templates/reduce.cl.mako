@@ -80,7 +80,8 @@ __kernel void reduce_rows(${c.tparam("f32", "x", True)}, ${c.tparam("f32", "y")}
                           int R, int inner, float init)
 {
 ${c.toffsets("x", "y")}
-    const int iv = get_global_id(0) * ${vw}, o = get_global_id(1);
+    /* any inner >= vw: the row's last vector overlaps its neighbour (support.row_vector) */
+    const int iv = min((int)get_global_id(0) * ${vw}, inner - ${vw}), o = get_global_id(1);
     const __global float* xb = x + (size_t)o * R * inner + iv;
 % if total:
     ${V} a0 = (${V})(0.0f), a1 = a0, a2 = a0, a3 = a0;

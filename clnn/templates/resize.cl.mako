@@ -229,7 +229,9 @@ __kernel void resize_vec(${c.tparam("f32", "x", True)}, ${c.tparam("f32", "y")},
                          float lo, float hi, int has_res)
 {
 ${c.toffsets("x", "y")}
-    int ch = get_global_id(0) * ${vw}, ox = get_global_id(1), t = get_global_id(2);
+    /* any C >= vw: the last vector of a row overlaps its neighbour (support.row_vector) */
+    int ch = min((int)get_global_id(0) * ${vw}, C - ${vw});
+    int ox = get_global_id(1), t = get_global_id(2);
     int oy = t % OH;
     int n = t / OH;
     __global const float* xb = x + n * xn + ch;

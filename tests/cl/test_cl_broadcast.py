@@ -180,13 +180,21 @@ def test_vector_kernel(cl_device, op, t, a, b, act):
     assert _kernels(one_op_model(op, ins, outs), cl_device) == ["broadcast.binary_vec"]
 
 
-def test_rows_no_vector_divides_keep_the_element_kernel(cl_device):
+@pytest.mark.parametrize("t,want", [("TENSOR_FLOAT32", "broadcast.binary_vec"),
+                                    ("TENSOR_FLOAT16", "broadcast.binary")])
+@pytest.mark.parametrize("a,b", [([2, 3, 5], [5]), ([2, 3, 21], [21]), ([3, 7], [3, 7])])
+def test_rows_no_vector_divides(cl_device, t, want, a, b):
+    """Rows (or a whole tensor) that no vector width divides: float32 takes ``binary_vec``,
+    a row's last vector overlapping its neighbour (support.row_vector); float16 keeps the
+    one-element kernel."""
     from tests.kits.one_op_models import one_op_model
 
-    ins, outs = _args("MUL", "TENSOR_FLOAT32", [2, 3, 5], [5], 0)
-    x, y = np.ones((2, 3, 5), np.float32), np.arange(5, dtype=np.float32)
+    dt = np.float16 if t == "TENSOR_FLOAT16" else np.float32
+    ins, outs = _args("MUL", t, a, b, 0)
+    x = np.arange(np.prod(a), dtype=dt).reshape(a) % 7 - 3
+    y = np.arange(np.prod(b), dtype=dt).reshape(b) % 5 - 2
     check("MUL", ins, outs, [x, y], cl_device, "exact")
-    assert _kernels(one_op_model("MUL", ins, outs), cl_device) == ["broadcast.binary"]
+    assert _kernels(one_op_model("MUL", ins, outs), cl_device) == [want]
 
 
 @pytest.mark.parametrize("op,t", [(op, t) for op in ("ADD", "SUB", "MUL", "DIV", "MAXIMUM")

@@ -79,12 +79,13 @@ def test_average_counts_inside_taps_only(cl_device):
 
 
 @pytest.mark.parametrize("op", OPS)
-@pytest.mark.parametrize("c", [4, 8, 16, 48])
+@pytest.mark.parametrize("c", [4, 8, 16, 48, 5, 12, 24, 42])
 @pytest.mark.parametrize("pads,stride,filt,act", [((0, 0, 0, 0), 2, 2, 0),
                                                   ((1, 2, 0, 1), 2, 3, 1),
                                                   ((2, 2, 2, 2), 1, 3, 2)])
 def test_nhwc_float32_channel_vectors(cl_device, op, c, pads, stride, filt, act):
-    """NHWC float32 with 4 | C takes pool_vec (vectors of channels)."""
+    """NHWC float32 of 4 channels or more takes pool_vec (vectors of channels; where the
+    vector does not divide C, a row's last one overlaps its neighbour)."""
     from tests.kits.one_op_models import one_op_model
 
     rng = np.random.default_rng(c)

@@ -58,11 +58,12 @@ def test_by_scale(cl_device, op):
 
 
 @pytest.mark.parametrize("op", ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"])
-@pytest.mark.parametrize("c", [4, 8, 16, 48])
+@pytest.mark.parametrize("c", [4, 8, 16, 48, 6, 20, 42])
 @pytest.mark.parametrize("flags", [(False, False), (True, False), (False, True)])
 @pytest.mark.parametrize("size", [(9, 13), (3, 2)])
 def test_nhwc_float32_channel_vectors(cl_device, op, c, flags, size):
-    """NHWC float32 with 4 | C takes resize_vec (vectors of channels): up and down scaling."""
+    """NHWC float32 of 4 channels or more takes resize_vec (vectors of channels; where the
+    vector does not divide C, a row's last one overlaps its neighbour): up and down scaling."""
     from tests.kits.one_op_models import one_op_model
 
     align, half = flags
