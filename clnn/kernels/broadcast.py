@@ -30,6 +30,7 @@ from clnn.kernels.support import (
     row_vector,
     types_in,
     vector_groups,
+    vector_width,
 )
 from hal.operations.common import INT32_MAX, INT32_MIN, activation_range_float, qrange
 from hal.types import OperandType
