@@ -439,6 +439,8 @@ def run_control(execution, sg, k: int, values: dict, owner: int | None = None):
     found = reruns(execution.prepared)
     if operation.type.name == "IF":
         branch = first if _condition(ins[0], f"IF (operation {k}): the condition") else second
+        if owner is None and execution.device_outputs:
+            _branch_outputs(execution, inner, operation, branch)
         outs = run_subgraph(inner, branch, ins[3:], REGION if branch in found.once else COPY)
     else:
         outs = _run_while(inner, k, first, second, ins[2:], len(operation.outputs))
@@ -451,6 +453,22 @@ def run_control(execution, sg, k: int, values: dict, owner: int | None = None):
         events.extend((replace(launch, op_index=k), ev) for launch, ev in inner)
     for o, v in zip(operation.outputs, outs):
         values[o] = v
+
+
+def _branch_outputs(execution, inner, operation, branch: int) -> None:
+    """An IF of the main subgraph whose outputs are model outputs with bytes in the client's
+    memory: the branch's plans (``inner``'s) leave their outputs there (written by their
+    kernels where the device shares the host's memory: clnn.launch.DirectOutput), not in
+    their pools to be read there afterwards."""
+    run = subgraph_run(execution.prepared, branch)
+    sub = run.planner.sg
+    found = {}
+    for o, so in zip(operation.outputs, sub.output_indexes):
+        dst = execution.device_outputs.get(o)
+        if isinstance(dst, np.ndarray) and so not in found and so not in run.given:
+            found[so] = dst
+    if found:
+        inner.device_outputs, inner.outputs_of = found, run.planner
 
 
 def _to_device(execution, value):
