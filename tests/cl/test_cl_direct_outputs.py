@@ -173,3 +173,43 @@ def test_chained_launches_write_the_request(monkeypatch):
         inputs = data(seed)
         np.testing.assert_allclose(outputs_of(m, pm, inputs)[0], run_ref(m, inputs)[0], **TOL)
     assert reads == []
+
+
+def _waits(monkeypatch) -> list:
+    """The waits from now on: the queue finished, or a read into a host array."""
+    import pyopencl as cl
+
+    waits = []
+    finish, copy = cl.CommandQueue.finish, cl.enqueue_copy
+
+    def finished(queue):
+        waits.append("finish")
+        return finish(queue)
+
+    def copied(queue, dest, src, **kw):
+        if isinstance(dest, np.ndarray):
+            waits.append("read")
+        return copy(queue, dest, src, **kw)
+
+    monkeypatch.setattr(cl.CommandQueue, "finish", finished)
+    monkeypatch.setattr(cl, "enqueue_copy", copied)
+    return waits
+
+
+@pytest.mark.parametrize("iterations", [0, 1, 3, 8, 17])
+def test_a_while_leaves_its_output_in_the_request(cl_device, monkeypatch, iterations):
+    """A host-driven loop (counter and test on the host) computes each next condition before
+    its body's kernels: the last body writes the model output into the request's memory
+    (one wait, nothing read back); a loop that runs no body reads its input back. The
+    reference's results every time (17 iterations: past a Gate's 16)."""
+    from clnn.capabilities_workloads import while_model
+
+    m, inputs = while_model(16, iterations)
+    pm = cl_device.prepare_model(m)
+    np.testing.assert_array_equal(outputs_of(m, pm, inputs)[0], run_ref(m, inputs)[0])
+    waits = _waits(monkeypatch)
+    req = make_request(m, inputs)
+    assert pm.execute_synchronously(req).status.name == "NONE"
+    out = np.frombuffer(req.pools[1].view(), np.float32, 16 * 16)
+    np.testing.assert_array_equal(out, np.full(16 * 16, 1.5 * iterations, np.float32))
+    assert waits == (["finish"] if iterations else ["read"]), waits
