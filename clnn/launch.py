@@ -238,16 +238,19 @@ class DirectOutput:
                            hostbuf=arr)
         keep += [arr, target]
         self.bound = arr
-        for launch, pos in self.slots:
-            launch.kernel.set_arg(pos, target)
+        self._point(target)
 
     def unbind(self):
         """Back to the output's own buffer (the request's memory is the client's once the
         execution returns: no launch outside one may write it)."""
         if self.bound is not None:
             self.bound = None
-            for launch, pos in self.slots:
-                launch.kernel.set_arg(pos, self.buffer)
+            self._point(self.buffer)
+
+    def _point(self, target):
+        for launch, pos in self.slots:
+            if launch.kernel is not None:  # (a deferred launch: made with the own buffer, and
+                launch.kernel.set_arg(pos, target)  # before the binding where it runs alone)
 
 
 def upload(queue, buffer, offset: int, t, keep: list):

@@ -153,9 +153,13 @@ def test_switched_off(monkeypatch):
 
 def test_chained_launches_write_the_request(monkeypatch):
     """Plans run as chains (clnn/chain.py): the chain's argument is pointed at the request's
-    memory too."""
+    memory too, the chained launches' own kernels are not made for it (clnn.launch.Launch.defer:
+    the prepare's zero execution binds the output too), and an execution that measures (its
+    launches one by one, their kernels made then) writes the request's memory as well."""
+    from clnn.chain import Chain
     from clnn.device import ClDevice
     from clnn.options import DeviceOptions
+    from hal.types import MeasureTiming
 
     dev = ClDevice(fallback=False, options=DeviceOptions(chains=True, chain_min_launches=2))
     m = two_input_model()
@@ -163,15 +167,21 @@ def test_chained_launches_write_the_request(monkeypatch):
     pm.wait_chains()
     if not pm.chains():
         pytest.skip("no chain built for this plan")
-    from clnn.chain import Chain
-
     (plan,) = plans(pm)
     d = plan.direct_out[m.main.output_indexes[0]]
     assert any(isinstance(step, Chain) for step, _ in d.slots)
+    deferred = [la.kernel is None for la in plan.launches]
     reads = _reads(monkeypatch)
     for seed in range(3):
         inputs = data(seed)
         np.testing.assert_allclose(outputs_of(m, pm, inputs)[0], run_ref(m, inputs)[0], **TOL)
+    assert reads == [] and [la.kernel is None for la in plan.launches] == deferred
+    for seed in range(3, 5):
+        inputs = data(seed)
+        req = make_request(m, inputs)
+        assert pm.execute_synchronously(req, MeasureTiming.YES).status.name == "NONE"
+        got = np.frombuffer(req.pools[1].view(), np.float32, 6).reshape(2, 3)
+        np.testing.assert_allclose(got, run_ref(m, inputs)[0], **TOL)
     assert reads == []
 
 
