@@ -341,11 +341,11 @@ def run_subgraph(execution, index: int, inputs: list, outputs: str = COPY, buffe
     condition, read before the subgraph runs again). An input held in this run's own pools
     (a WHILE whose condition is its body) is copied first, and replaced in ``inputs``.
 
-    ``outputs_at``: called with the subgraph's values once the scalar operations the host
-    runs are done, all of them first (they read no tensor the device computes in the run:
-    :func:`host_scalar_ops`), before any partition on the device; it returns the request
-    bytes (subgraph output -> host bytes) where the device partitions leave their outputs
-    (clnn.launch.DirectOutput), or None."""
+    ``outputs_at``: called once with the subgraph's values when the scalar operations the
+    host runs are done, all of them first (they read no tensor the device computes in the
+    run: :func:`host_scalar_ops`), before any partition on the device (or at the end, where
+    there is none); it returns the request bytes (subgraph output -> host bytes) where the
+    device partitions leave their outputs (clnn.launch.DirectOutput), or None."""
     run = subgraph_run(execution.prepared, index, copy)
     sg = run.planner.sg
     values = dict(execution.executor.constants(index))
@@ -368,6 +368,8 @@ def run_subgraph(execution, index: int, inputs: list, outputs: str = COPY, buffe
                 continue
             for k in part.ops:
                 run.scalars[k].run(values)
+        if outputs_at is not None:  # (no partition on the device)
+            outputs_at(values)
     finally:
         if execution.outputs_of is run.planner:
             execution.device_outputs, execution.outputs_of = {}, None

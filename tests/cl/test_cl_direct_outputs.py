@@ -235,3 +235,16 @@ def test_a_gate_holds_fewer_iterations_of_large_tensors():
 
     assert held(1024) == GATE_ITERATIONS and held(GATE_BYTES // 4) == 3
     assert held(1 << 20) == GATE_BYTES // ((1 << 20) + 4) and held(GATE_BYTES * 8) == 2
+
+
+def test_a_while_whose_body_runs_on_the_host_only(cl_device):
+    """A body of scalar operations only (1 x 1 x 1 tensors: every operation on the host): the
+    next condition is computed at the body's end, the loop ends as the reference's."""
+    from clnn.capabilities_workloads import while_model
+
+    m, inputs = while_model(1, 5)
+    pm = cl_device.prepare_model(m)
+    for _ in range(2):
+        got = outputs_of(m, pm, inputs)[0]
+        np.testing.assert_array_equal(got, run_ref(m, inputs)[0])
+        assert got.reshape(-1).tolist() == [7.5]
