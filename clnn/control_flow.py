@@ -49,12 +49,8 @@ SUBGRAPH_INPUTS = {"IF": (1, 2), "WHILE": (0, 1)}
 #: the runs of a small WHILE body (pools of its own each: a loop that runs ahead of its
 #: conditions enqueues up to RUNS - 1 iterations ahead), and the pool bytes of a small one
 RUNS, RUN_AHEAD_BYTES = 3, 4 << 20
-#: the most iterations of a loop whose commands are enqueued together (:class:`Gate`), and
-#: the loop-carried bytes a gate holds back at most: a body of large tensors is let go after
-#: fewer iterations, so the device computes them while the host enqueues the next (the
-#: capabilities' WHILE, 1 MiB carried: 0.73 ms with 16, 0.67 with 3 in one process, load 7.5;
-#: a loop of 1 KiB tensors: 0.40 ms with 16, 0.44 with 4, 0.53 with 3)
-GATE_ITERATIONS, GATE_BYTES = 16, 4 << 20
+#: iterations of a loop whose commands are enqueued together (:class:`Gate`)
+GATE_ITERATIONS = 16
 
 
 def referenced(model, sg, operation) -> list[int]:
@@ -558,8 +554,8 @@ def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, 
     pm = execution.prepared
     loop = [_to_device(execution, v) if _read_on_device(pm, (cond_index, body_index), j)
             else v for j, v in enumerate(loop)]
-    gate = Gate(execution, loop[:mk]) if _host_driven(execution, (cond_index, body_index),
-                                                       loop, mk) else None
+    gate = Gate(execution) if _host_driven(execution, (cond_index, body_index), loop, mk) \
+        else None
     checks = (check, f"WHILE (operation {k}): the condition output")
     try:
         if gate is not None and final and _peeks(pm, cond_index):
@@ -580,7 +576,7 @@ def _loop(execution, indexes: tuple, loop: list, counts: tuple, checks: tuple, g
     carried = Carried(execution.context)
     iteration = 0
     while True:
-        if gate is not None and iteration % gate.iterations == 0:
+        if gate is not None and iteration % GATE_ITERATIONS == 0:
             gate.hold()
         (cond,) = run_subgraph(execution, cond_index, loop, IN_POOL)
         if not _condition(cond, what):
@@ -634,7 +630,7 @@ def _host_loop(execution, indexes: tuple, loop: list, counts: tuple, checks: tup
         return {body_outs[j]: dst for j, dst in final.items() if j < mk}
 
     while going:
-        if iteration % gate.iterations == 0:
+        if iteration % GATE_ITERATIONS == 0:
             gate.hold()
         check(iteration)
         carried.hold(loop)
@@ -647,21 +643,16 @@ def _host_loop(execution, indexes: tuple, loop: list, counts: tuple, checks: tup
 
 class Gate:
     """The commands of a loop that never waits for the device (:func:`_host_driven`), held
-    back behind a marker waiting for a user event until :attr:`iterations` iterations are
-    enqueued (:meth:`hold` releases the previous gate and opens the next), and released
+    back behind a marker waiting for a user event until :data:`GATE_ITERATIONS` iterations
+    are enqueued (:meth:`hold` releases the previous gate and opens the next), and released
     at the loop's end or failure: on a CPU device each launch enqueued while the workers are
     idle wakes them (a futex wake-up across cores, and on a busy host a thread preempted),
     while launches enqueued together run back to back (the capabilities' WHILE: 0.78 to
     0.64 ms in one process)."""
 
-    def __init__(self, execution, carried: list = ()):
-        """``carried``: the loop-carried values (their bytes decide :attr:`iterations`)."""
+    def __init__(self, execution):
         self.execution = execution
         self.event = None
-        size = sum(getattr(v, "nbytes", 0) for v in carried)
-        #: the iterations held back together: :data:`GATE_ITERATIONS`, fewer where they
-        #: carry more than :data:`GATE_BYTES` (at least 2)
-        self.iterations = max(2, min(GATE_ITERATIONS, GATE_BYTES // max(size, 1)))
 
     def hold(self) -> None:
         import pyopencl as cl

@@ -212,8 +212,7 @@ def test_a_while_leaves_its_output_in_the_request(cl_device, monkeypatch, n, ite
     """A host-driven loop (counter and test on the host) computes each next condition before
     its body's kernels: the last body writes the model output into the request's memory
     (one wait, nothing read back); a loop that runs no body reads its input back. The
-    reference's results every time (17 iterations: past a Gate's 16; 512 x 512: 1 MiB
-    carried, gates of 4 iterations)."""
+    reference's results every time (17 iterations: past a Gate's 16)."""
     from clnn.capabilities_workloads import while_model
 
     m, inputs = while_model(n, iterations)
@@ -225,16 +224,6 @@ def test_a_while_leaves_its_output_in_the_request(cl_device, monkeypatch, n, ite
     out = np.frombuffer(req.pools[1].view(), np.float32, n * n)
     np.testing.assert_array_equal(out, np.full(n * n, 1.5 * iterations, np.float32))
     assert waits == (["finish"] if iterations else ["read"]), waits
-
-
-def test_a_gate_holds_fewer_iterations_of_large_tensors():
-    from clnn.control_flow import GATE_BYTES, GATE_ITERATIONS, Gate
-
-    def held(nbytes):
-        return Gate(None, [np.zeros(nbytes, np.uint8), np.zeros(1, np.int32)]).iterations
-
-    assert held(1024) == GATE_ITERATIONS and held(GATE_BYTES // 4) == 3
-    assert held(1 << 20) == GATE_BYTES // ((1 << 20) + 4) and held(GATE_BYTES * 8) == 2
 
 
 def test_a_while_whose_body_runs_on_the_host_only(cl_device):

@@ -117,7 +117,7 @@ def test_a_long_loop_is_enqueued_in_gated_batches(cl_device, monkeypatch):
     model, inputs = while_model(N, 40)
     got, want = run(model, inputs, cl_device), run(model, inputs)
     np.testing.assert_array_equal(got[0], want[0])
-    assert len(holds) == -(-41 // cf.GATE_ITERATIONS)  # (1 KiB carried: the most)
+    assert len(holds) == -(-41 // cf.GATE_ITERATIONS)
 
 
 def test_a_gated_long_loop_misses_its_timeout_and_frees_the_queue(cl_device):
