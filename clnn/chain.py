@@ -563,7 +563,8 @@ class Job:
                 continue
             steps.append(st)
             if isinstance(st, Chain):
-                for d in self.plan.direct.values():  # an execution points it at its input
+                # an execution points it at its input (or output: DirectOutput)
+                for d in (*self.plan.direct.values(), *self.plan.direct_out.values()):
                     d.slots += [(st, k) for k, b in enumerate(st.buffers)
                                 if b.int_ptr == d.buffer.int_ptr]
         if any(isinstance(st, Chain) for st in steps):

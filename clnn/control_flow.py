@@ -327,7 +327,7 @@ COPY, REGION, IN_POOL = "copy", "region", "in pool"
 
 
 def run_subgraph(execution, index: int, inputs: list, outputs: str = COPY, buffers=None,
-                 copy: int = 0) -> list:
+                 copy: int = 0, outputs_at=None) -> list:
     """Run referenced subgraph ``index`` (its run ``copy``) on the device, in ``execution`` (a
     clnn.execution.Execution: its queue, events, executor). Its outputs left in its pools are
     handed on as ``outputs`` says: COPY: copied into buffers of their own (the subgraph's
@@ -335,7 +335,13 @@ def run_subgraph(execution, index: int, inputs: list, outputs: str = COPY, buffe
     else new buffers); REGION: as the regions of the pools they are in (no copy: the caller
     does not run this subgraph again while it reads them); IN_POOL: as they are (a WHILE
     condition, read before the subgraph runs again). An input held in this run's own pools
-    (a WHILE whose condition is its body) is copied first, and replaced in ``inputs``."""
+    (a WHILE whose condition is its body) is copied first, and replaced in ``inputs``.
+
+    ``outputs_at``: called once with the subgraph's values when the scalar operations the
+    host runs are done, all of them first (they read no tensor the device computes in the
+    run: :func:`host_scalar_ops`), before any partition on the device (or at the end, where
+    there is none); it returns the request bytes (subgraph output -> host bytes) where the
+    device partitions leave their outputs (clnn.launch.DirectOutput), or None."""
     run = subgraph_run(execution.prepared, index, copy)
     sg = run.planner.sg
     values = dict(execution.executor.constants(index))
@@ -343,14 +349,26 @@ def run_subgraph(execution, index: int, inputs: list, outputs: str = COPY, buffe
         if isinstance(v, PoolTensor) and v.home is run:  # its kernels would overwrite it
             inputs[j] = v.detached(execution.context, _take(buffers, ("in", j), v.nbytes))
     values.update(zip(sg.input_indexes, inputs))
+    steps = run.steps()
+    if outputs_at is not None:
+        steps = [st for st in steps if st[1]] + [st for st in steps if not st[1]]
     check_deadline = execution.executor.check_deadline
-    for part, scalar in run.steps():
-        check_deadline()  # MISSED_DEADLINE_TRANSIENT between partitions
-        if not scalar:
-            execution.run_partition(part, values, set(), planner=run.planner)
-            continue
-        for k in part.ops:
-            run.scalars[k].run(values)
+    try:
+        for part, scalar in steps:
+            check_deadline()  # MISSED_DEADLINE_TRANSIENT between partitions
+            if not scalar:
+                if outputs_at is not None:
+                    execution.device_outputs = outputs_at(values) or {}
+                    execution.outputs_of, outputs_at = run.planner, None
+                execution.run_partition(part, values, set(), planner=run.planner)
+                continue
+            for k in part.ops:
+                run.scalars[k].run(values)
+        if outputs_at is not None:  # (no partition on the device)
+            outputs_at(values)
+    finally:
+        if execution.outputs_of is run.planner:
+            execution.device_outputs, execution.outputs_of = {}, None
     given = run.given
     return [values[o] if o in given else _handed(execution, run, values[o], outputs, buffers, j)
             for j, o in enumerate(sg.output_indexes)]
@@ -439,9 +457,12 @@ def run_control(execution, sg, k: int, values: dict, owner: int | None = None):
     found = reruns(execution.prepared)
     if operation.type.name == "IF":
         branch = first if _condition(ins[0], f"IF (operation {k}): the condition") else second
+        if owner is None and execution.device_outputs:
+            _branch_outputs(execution, inner, operation, branch)
         outs = run_subgraph(inner, branch, ins[3:], REGION if branch in found.once else COPY)
     else:
-        outs = _run_while(inner, k, first, second, ins[2:], len(operation.outputs))
+        final = _while_outputs(execution, operation) if owner is None else {}
+        outs = _run_while(inner, k, first, second, ins[2:], len(operation.outputs), final)
         if owner not in found.once or second not in found.loops:
             # the body runs again while the outputs are read: out of its pools
             outs = [v.detached(inner.context) if isinstance(v, PoolTensor) and v.home
@@ -451,6 +472,34 @@ def run_control(execution, sg, k: int, values: dict, owner: int | None = None):
         events.extend((replace(launch, op_index=k), ev) for launch, ev in inner)
     for o, v in zip(operation.outputs, outs):
         values[o] = v
+
+
+def _branch_outputs(execution, inner, operation, branch: int) -> None:
+    """An IF of the main subgraph whose outputs are model outputs with bytes in the client's
+    memory: the branch's plans (``inner``'s) leave their outputs there (written by their
+    kernels where the device shares the host's memory: clnn.launch.DirectOutput), not in
+    their pools to be read there afterwards."""
+    run = subgraph_run(execution.prepared, branch)
+    sub = run.planner.sg
+    found = {}
+    for o, so in zip(operation.outputs, sub.output_indexes):
+        dst = execution.device_outputs.get(o)
+        if isinstance(dst, np.ndarray) and so not in found and so not in run.given:
+            found[so] = dst
+    if found:
+        inner.device_outputs, inner.outputs_of = found, run.planner
+
+
+def _while_outputs(execution, operation) -> dict:
+    """A WHILE of the main subgraph whose outputs are model outputs with bytes in the
+    client's memory: output position -> those bytes (where the loop's last body may leave
+    them: :func:`_host_loop`)."""
+    found = {}
+    for j, o in enumerate(operation.outputs):
+        dst = execution.device_outputs.get(o)
+        if isinstance(dst, np.ndarray):
+            found[j] = dst
+    return found
 
 
 def _to_device(execution, value):
@@ -479,14 +528,16 @@ def _direct(pm) -> bool:
     return pm.direct_inputs
 
 
-def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, m: int):
+def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, m: int,
+               final: dict):
     """As hal/operations/control_flow.py execute_while, with the subgraphs on the device. The
     body's runs take turns (each with pools of its own), its outputs handed to the next
     iteration as regions of the pools they are in: no copy, and the run that reads them
     writes other pools. The outputs may be in the body's pools.
 
     Once a first iteration shows the body may run ahead (:func:`_may_run_ahead`), the loop
-    goes on in :func:`_run_ahead`; else each condition is read before its body runs."""
+    goes on in :func:`_run_ahead`; else each condition is read before its body runs.
+    ``final``: output position -> the request's bytes it goes to (:func:`_while_outputs`)."""
     ex = execution.executor
     mk = len(execution.prepared.model.referenced[body_index].output_indexes)
     timeout = ex.loop_timeout_ns if ex.loop_timeout_ns is not None else LOOP_TIMEOUT_DEFAULT_NS
@@ -505,9 +556,12 @@ def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, 
             else v for j, v in enumerate(loop)]
     gate = Gate(execution) if _host_driven(execution, (cond_index, body_index), loop, mk) \
         else None
+    checks = (check, f"WHILE (operation {k}): the condition output")
     try:
-        return _loop(execution, (cond_index, body_index), loop, (m, mk),
-                     (check, f"WHILE (operation {k}): the condition output"), gate)
+        if gate is not None and final and _peeks(pm, cond_index):
+            return _host_loop(execution, (cond_index, body_index), loop, (m, mk), checks,
+                              (gate, final))
+        return _loop(execution, (cond_index, body_index), loop, (m, mk), checks, gate)
     finally:
         if gate is not None:
             gate.release()
@@ -537,6 +591,54 @@ def _loop(execution, indexes: tuple, loop: list, counts: tuple, checks: tuple, g
             runs = body_runs(execution.prepared, body_index)
             return _run_ahead(execution, (cond_index, body_index, runs), loop, mk, what,
                               check)[:m]
+
+
+def _peeks(pm, cond_index: int) -> bool:
+    """Whether the condition of a host-driven loop (:func:`_host_driven`) is computed by its
+    scalar operations (none of its outputs is an input passed through): then it may be
+    computed from a body's host outputs before the body's device partitions run."""
+    run = subgraph_run(pm, cond_index)
+    return not any(o in run.given for o in run.planner.sg.output_indexes)
+
+
+def _host_loop(execution, indexes: tuple, loop: list, counts: tuple, checks: tuple,
+               held: tuple) -> list:
+    """The iterations of a host-driven loop (:func:`_host_driven`) whose outputs go to the
+    request's bytes (``held``: its :class:`Gate` and the WHILE's :func:`_while_outputs`):
+    each body runs its host's scalar operations first, then the condition of the next
+    iteration is computed from them, before the body's device partitions; the last body's
+    then write the model outputs into the request's bytes (clnn.launch.DirectOutput: nothing
+    read back after the loop), the gate let go first (they wait for the queue)."""
+    cond_index, body_index = indexes
+    m, mk = counts
+    check, what = checks
+    gate, final = held
+    pm = execution.prepared
+    body_outs = subgraph_run(pm, body_index).planner.sg.output_indexes
+    carried = Carried(execution.context)
+    (cond,) = run_subgraph(execution, cond_index, loop, IN_POOL)
+    going, iteration = _condition(cond, what), 0
+
+    def outputs_at(values: dict):  # the next condition, from the body's host values
+        nonlocal going
+        ahead = [values.get(o, v) for o, v in zip(body_outs[:mk], loop)] + loop[mk:]
+        (cond,) = run_subgraph(execution, cond_index, ahead, IN_POOL)
+        going = _condition(cond, what)
+        if going:
+            return None
+        gate.release()
+        return {body_outs[j]: dst for j, dst in final.items() if j < mk}
+
+    while going:
+        if iteration % GATE_ITERATIONS == 0:
+            gate.hold()
+        check(iteration)
+        carried.hold(loop)
+        outs = run_subgraph(execution, body_index, loop, REGION, carried, iteration % 2,
+                            outputs_at)
+        loop = list(outs[:mk]) + loop[mk:]
+        iteration += 1
+    return loop[:m]
 
 
 class Gate:

@@ -272,6 +272,9 @@ class Execution:
         self.host_spans: list = []
         #: host arrays that enqueued commands read, kept alive until :meth:`release`
         self.held: list = []
+        #: the planner of the subgraph whose operands ``device_outputs`` names (None: the main
+        #: one; an IF's branch whose outputs are the model's: clnn.control_flow)
+        self.outputs_of = None
 
     def nested(self, events) -> Execution:
         """This request's state for an IF / WHILE's subgraphs (on its queue), collecting their
@@ -324,7 +327,8 @@ class Execution:
         if part.on_cl:
             plan = self._plan(planner, part, values)
             if plan is not None:
-                device_outputs = self.device_outputs if planner is pm.planner else {}
+                device_outputs = self.device_outputs if planner is (
+                    self.outputs_of or pm.planner) else {}
                 pm.runner.run(plan, self, values, device_outputs, part.resident)
                 return
         self._run_on_host(sg, part, values, omitted)

@@ -201,6 +201,58 @@ class DirectInput:
                 launch.kernel.set_arg(pos, target)
 
 
+class DirectOutput:
+    """A partition output the kernels write into a buffer of their own instead of the pool
+    (clnn.passes.memory.direct_outputs), on a CPU device that shares the host's memory: an
+    execution whose request takes the output in host memory points the kernels at a
+    CL_MEM_USE_HOST_PTR buffer over those bytes (:meth:`bind`), so they write the client's
+    memory and nothing is read back after them (the capabilities' IF read its 1 MiB output
+    so); otherwise the kernels write the output's own buffer, read as a pool tensor is.
+    ``slots``: (launch, argument position) of every kernel argument that is the buffer."""
+
+    def __init__(self, context, operand: int, shape, dtype):
+        import pyopencl as cl
+
+        self.context = context
+        self.operand = operand
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.nbytes = nbytes(self.shape, self.dtype)
+        self.buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE, max(self.nbytes, 4))
+        self.slots: list = []
+        #: the array over the request's memory the kernels write in this execution (None:
+        #: their own buffer)
+        self.bound = None
+
+    def bind(self, region, keep: list):
+        """Point the kernels at ``region`` (a request output's bytes in host memory: a
+        writable uint8 array, clnn.memory.host_region), where the output fits it; else leave
+        them on the output's own buffer. What must outlive the commands goes to ``keep``."""
+        import pyopencl as cl
+
+        arr = host_region(region, self.shape, self.dtype) if region is not None else None
+        if arr is None or not arr.flags.c_contiguous:
+            self.unbind()
+            return
+        target = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.USE_HOST_PTR,
+                           hostbuf=arr)
+        keep += [arr, target]
+        self.bound = arr
+        self._point(target)
+
+    def unbind(self):
+        """Back to the output's own buffer (the request's memory is the client's once the
+        execution returns: no launch outside one may write it)."""
+        if self.bound is not None:
+            self.bound = None
+            self._point(self.buffer)
+
+    def _point(self, target):
+        for launch, pos in self.slots:
+            if launch.kernel is not None:  # (a deferred launch: made with the own buffer, and
+                launch.kernel.set_arg(pos, target)  # before the binding where it runs alone)
+
+
 def upload(queue, buffer, offset: int, t, keep: list):
     """Copy ``t`` (a host array, or a tensor on the device) to ``buffer`` at byte ``offset``;
     a host array copied without blocking goes to ``keep``."""
@@ -269,6 +321,14 @@ def _upload_inputs(q, plan, values: dict, keep: list):
         d.bind(q, values.get(d.operand), keep)
 
 
+def _bind_outputs(plan, device_outputs: dict, keep: list):
+    """The plan's direct outputs pointed at the request's memory where they go there (those
+    in ``device_outputs`` as host bytes), else at their own buffers."""
+    for o, d in plan.direct_out.items():
+        dst = device_outputs.get(o)
+        d.bind(dst if isinstance(dst, np.ndarray) else None, keep)
+
+
 def _read_written(q, plan, op_index: int, results: list):
     """Download what operation ``op_index`` wrote (-1: views of the inputs) into
     ``results``."""
@@ -312,35 +372,52 @@ SPAN_BYTES = 1 << 17
 
 def _download_outputs(q, plan, device_outputs: dict, resident, results: list) -> list:
     """Enqueue the plan's outputs' downloads into ``results``; returns the copies to make
-    on the host once the queue is finished (:func:`_finish_copies`)."""
+    on the host once the queue is finished (:func:`_finish_copies`). A direct output the
+    kernels wrote into the request's memory (DirectOutput.bound) is not read."""
     import pyopencl as cl
 
     reads = []  # (pool offset, host array) read from the pool
     for o, off, shape, dtype in plan.downloads:
+        src, d = plan.pool, plan.direct_out.get(o)
+        if d is not None:
+            if d.bound is not None:  # written where the request takes it
+                results.append((o, d.bound))
+                continue
+            src, off = d.buffer, 0
         dst = device_outputs.get(o)
         if isinstance(dst, np.ndarray):  # a model output's bytes in the client's memory
             # (one a later OpenCL partition reads stays on the device: read in at the end)
             arr = None if o in resident else host_region(dst, shape, dtype)
             if arr is not None:
-                reads.append((off, arr))
-                results.append((o, arr))
+                _read(q, src, off, arr, reads if d is None else None, results, o)
                 continue
             dst = None
         if dst is not None:  # a model output in a device memory: copied on the device
             n = nbytes(shape, dtype)
             dst.ensure(n)
             if n:
-                cl.enqueue_copy(q, dst.cl_buffer, plan.pool, src_offset=off, byte_count=n)
+                cl.enqueue_copy(q, dst.cl_buffer, src, src_offset=off, byte_count=n)
             results.append((o, DeviceTensor(dst, shape)))
             continue
         if o in resident:  # read by a later OpenCL partition: no trip through the host
-            results.append((o, PoolTensor(q, plan.pool, off, shape, dtype)))
+            results.append((o, PoolTensor(q, src, off, shape, dtype)))
             continue
-        arr = np.empty(shape, dtype)
-        if arr.nbytes:
-            reads.append((off, arr))
-        results.append((o, arr))
+        _read(q, src, off, np.empty(shape, dtype), reads if d is None else None, results, o)
     return _enqueue_reads(q, plan.pool, reads)
+
+
+def _read(q, src, off: int, arr, reads: list | None, results: list, o: int):
+    """``arr`` read from byte ``off`` of ``src``: with the pool's other reads (``reads``), or
+    at once from a buffer of its own (a direct output's: ``reads`` None)."""
+    import pyopencl as cl
+
+    results.append((o, arr))
+    if not arr.nbytes:
+        return
+    if reads is not None:
+        reads.append((off, arr))
+    else:
+        cl.enqueue_copy(q, arr, src, src_offset=off, is_blocking=False)
 
 
 def _enqueue_reads(q, pool, reads: list) -> list:
@@ -398,6 +475,8 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
     if not _runs_chains(plan, events, keep_all):  # kernels of chained launches, made before
         finish_lazy(plan.launches)                # the inputs are bound to them
     _upload_inputs(q, plan, values, keep)
+    if plan.direct_out:
+        _bind_outputs(plan, device_outputs, keep)
     results = []
     readbacks = plan.readbacks
     for rb in readbacks:
@@ -421,6 +500,8 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
         held.extend(keep)
     _finish_copies(copies)
     for d in plan.direct.values():
+        d.unbind()
+    for d in plan.direct_out.values():
         d.unbind()
     cut = {}
     for rb, w in zip(readbacks, words):

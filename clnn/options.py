@@ -50,6 +50,9 @@ class DeviceOptions:
     winograd: int | None = None
     #: read model inputs in place on devices that share the host's memory
     direct_inputs: bool = True
+    #: let the kernels write model outputs into the request's memory on devices that share the
+    #: host's memory
+    direct_outputs: bool = True
     #: compile a cold prepare's kernels in helper processes too, one per other core (PoCL)
     compile_helper: bool = True
     #: write every rendered kernel source into this directory (None: not written)
@@ -132,6 +135,7 @@ VARIABLES: dict[str, tuple[str, object, str]] = {
     "CLNN_DWPW": ("dwpw", _dwpw, "0 | 1 | all: the depthwise -> pointwise fusion"),
     "CLNN_WINOGRAD": ("winograd", _winograd, "0 | 2 | 4: force the 3x3 convolution tile"),
     "CLNN_DIRECT_INPUTS": ("direct_inputs", _bool, "0: copy inputs even on host memory"),
+    "CLNN_DIRECT_OUTPUTS": ("direct_outputs", _bool, "0: read outputs back even on host memory"),
     "CLNN_HOST_SCALARS": ("host_scalars", _bool, "0: a loop's scalar operations on the device"),
     "CLNN_COMPILE_HELPER": ("compile_helper", _bool, "0: compile in this process only"),
     "CLNN_DUMP_CL": ("dump_cl", lambda _n, raw: raw, "directory for rendered kernel sources"),

@@ -127,6 +127,11 @@ class Planner:
         self.direct_inputs = self.host_memory or (
             cl_device is not None and index is not None and
             (options is None or options.direct_inputs))
+        #: the subgraph's outputs get buffers of their own (clnn.launch.DirectOutput), which an
+        #: execution points at the request's memory: on a CPU device sharing the host's memory
+        #: (elsewhere the kernels' writes would cross the bus; a read after them is one copy)
+        self.direct_outputs = cl_device is not None and host_memory_shared(cl_device) and \
+            (options is None or getattr(options, "direct_outputs", True))
         # constants of CL operations: one buffer, uploaded once
         host_consts = self.executor.constants(index)
         #: the constants' values (not the subgraph references the executor also keeps)
@@ -293,5 +298,6 @@ class Planner:
                                    select_pass.select(self, part, shapes, fused, dwpw), decided)
         self.fused_into.update(fused.fused_into)
         memory = plan_memory(self.sg, part, shapes.shapes, fused, self.direct_inputs,
-                             concat_axes(self.sg, part, shapes.contexts, fused.skipped))
+                             concat_axes(self.sg, part, shapes.contexts, fused.skipped),
+                             self.direct_outputs)
         return realize_pass.realize(self, part, shapes, fused, memory, tuned)

@@ -334,17 +334,25 @@ class ClPreparedModel(DriverPreparedModel):
     def _output_memories(self, request) -> dict:
         """Model output -> where an execution leaves it: the request's device memory
         (ClBuffer), or its bytes in the client's host memory (a writable uint8 array, which
-        results are read into: not copied there after the execution)."""
+        results are read into, or kernels write: clnn.launch.DirectOutput; not copied there
+        after the execution), unless those bytes overlap an input's (read while the kernels
+        run: the output is then copied there once the execution is done)."""
         found = {}
+        inputs = None
         for arg, i in zip(request.outputs, self.model.main.output_indexes):
             pool = request.pools[arg.location.pool_index]
             if not isinstance(pool, Memory):  # (a host Memory checked first: ClBuffer's
                 if isinstance(pool, ClBuffer):  # check is abc's)
                     found[i] = pool
             elif arg.location.length:
+                if inputs is None:
+                    inputs = _input_spans(request)
+                loc = arg.location
+                if any(p is pool and lo < loc.offset + loc.length and loc.offset < hi
+                       for p, lo, hi in inputs):
+                    continue
                 try:
-                    region = np.frombuffer(pool.view(), np.uint8, arg.location.length,
-                                           arg.location.offset)
+                    region = np.frombuffer(pool.view(), np.uint8, loc.length, loc.offset)
                 except (ValueError, TypeError):  # (validated before: not expected)
                     continue
                 if region.flags.writeable:
@@ -425,3 +433,10 @@ class ClPreparedModel(DriverPreparedModel):
                 "constant_bytes": self.planner.const_bytes,
                 "launches": sum(len(pl.launches) for pl in plans),
                 "views": sum(len(pl.views) for pl in plans)}
+
+
+def _input_spans(request) -> list:
+    """(pool, first byte, end byte) of the request's inputs that have a value."""
+    return [(request.pools[a.location.pool_index], a.location.offset,
+             a.location.offset + a.location.length)
+            for a in request.inputs if not a.has_no_value]

@@ -2,11 +2,12 @@
 partition's steps (fused nodes read what their epilogues read; an absorbed operation's output
 has no bytes), views (RESHAPE and the like: the input's bytes, clnn/fusion.py find_views),
 concatenation slots (:func:`find_slots`: an input of a CONCATENATION written in place, in its
-slab of the output), direct inputs (a buffer of their own, the request's memory on a CPU) and
-offsets in one pool buffer (tensors whose lifetimes do not overlap share bytes). Pure: nothing
-is allocated here (realize does).
+slab of the output), direct inputs (a buffer of their own, the request's memory on a CPU),
+direct outputs (:func:`direct_outputs`: the subgraph's outputs in buffers of their own, the
+request's memory on a CPU) and offsets in one pool buffer (tensors whose lifetimes do not
+overlap share bytes). Pure: nothing is allocated here (realize does).
 
-    plan_memory(sg, part, shapes, fused, direct_inputs) -> MemoryPlan
+    plan_memory(sg, part, shapes, fused, direct_inputs, direct_outputs=False) -> MemoryPlan
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ class MemoryPlan:
     written: dict = field(default_factory=dict)
     #: concatenation input -> its :class:`Slot` in the output (no bytes of its own)
     slots: dict = field(default_factory=dict)
+    #: partition outputs written into buffers of their own, not the pool: operand -> bytes
+    #: (:func:`direct_outputs`)
+    direct_out: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -161,12 +165,34 @@ def liveness(sg, part, fused) -> dict[int, list[int]]:
     return live
 
 
+def direct_outputs(sg, part, shapes: dict, live: dict, views: dict, slots: dict) -> dict:
+    """Partition outputs that are outputs of the subgraph ``sg`` itself, written by the
+    partition's kernels into bytes of their own (not a view or a view's source, not a
+    concatenation's slot or one with slots, not a partition input), neither empty nor boolean
+    (stored as bytes apart): operand -> bytes. Each gets a buffer of its own, which an execution
+    points at the request's memory where the output goes there (clnn.launch.DirectOutput: the
+    kernels write the client's memory, nothing is read back), on a device sharing the host's
+    memory."""
+    found = {}
+    outs, sources = set(sg.output_indexes), set(views.values())
+    slotted = {s.out for s in slots.values()}
+    for o in part.outputs:
+        dtype = NUMPY_DTYPE[sg.operands[o].type]
+        size = nbytes(shapes[o], dtype)
+        if o in outs and o in live and live[o][0] >= 0 and o not in sources and \
+                o not in slotted and o not in part.inputs and size > 0 and dtype != np.bool_:
+            found[o] = size
+    return found
+
+
 def plan_memory(sg, part, shapes: dict, fused, direct_inputs: bool,
-                axes: dict | None = None) -> MemoryPlan:
+                axes: dict | None = None, direct_out: bool = False) -> MemoryPlan:
     """The memory plan of partition ``part`` at ``shapes`` (operand -> shape) with the fused
     graph ``fused``; ``direct_inputs``: inputs read by kernels only get buffers of their own
     (the device shares the host's memory); ``axes``: CONCATENATION operation -> its constant
-    axis, for the ones whose inputs may be written in place (:func:`find_slots`)."""
+    axis, for the ones whose inputs may be written in place (:func:`find_slots`);
+    ``direct_out``: the subgraph's outputs get buffers of their own
+    (:func:`direct_outputs`)."""
     live = liveness(sg, part, fused)
     views = find_views(sg, part.ops, fused.skipped, live)
     for out, src in views.items():  # the source's bytes live as long as its views
@@ -188,13 +214,17 @@ def plan_memory(sg, part, shapes: dict, fused, direct_inputs: bool,
         if direct_inputs and i in live and i not in views.values() and size > 0:
             direct[i] = size
             del live[i]
+    outs = direct_outputs(sg, part, shapes, live, views, slots) if direct_out else {}
+    for o in outs:
+        del live[o]
     sizes = {o: nbytes(shapes[o], NUMPY_DTYPE[sg.operands[o].type]) for o in live}
     offsets, pool_bytes = plan_offsets(sizes, {o: tuple(v) for o, v in live.items()})
     offsets.update({out: offsets[src] for out, src in views.items()})
     for i, slot in slots.items():
         offsets[i] = offsets[slot.out] + slot.offset * NUMPY_DTYPE[sg.operands[i].type].itemsize
     inter = sum(_align(max(s, 1)) for s in sizes.values())
-    mem = MemoryPlan(live, views, direct, sizes, offsets, pool_bytes, inter, slots=slots)
+    mem = MemoryPlan(live, views, direct, sizes, offsets, pool_bytes, inter, slots=slots,
+                     direct_out=outs)
     mem.written = _written(sg, part, shapes, mem, {**first_write, **done_at})
     return mem
 

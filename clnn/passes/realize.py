@@ -1,9 +1,9 @@
 """Pass 7, realize: a CL partition's plan made real. Allocates the pool and the direct-input
-buffers the memory plan asks for, and runs each fused node's kernel plan (the family's
-``plan()``, through a clnn.launch.LaunchBuilder that sees the node's epilogue list and the
-variants the select and tune passes chose), whose launches are recorded pending: the kernels
-are made once their programs are built (:func:`finish`, or Planner.plan_ahead's build of every
-plan's kernels together). Nothing is measured here.
+and direct-output buffers the memory plan asks for, and runs each fused node's kernel plan
+(the family's ``plan()``, through a clnn.launch.LaunchBuilder that sees the node's epilogue
+list and the variants the select and tune passes chose), whose launches are recorded pending:
+the kernels are made once their programs are built (:func:`finish`, or Planner.plan_ahead's
+build of every plan's kernels together). Nothing is measured here.
 
     realize(planner, part, shapes, fused, memory, selection=None) -> ClPlan | None
     finish(launches, programs, limits)
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from clnn.kernels import kernel_for
 from clnn.kernels.registry import Unplannable
-from clnn.launch import DirectInput, LaunchBuilder, nbytes
+from clnn.launch import DirectInput, DirectOutput, LaunchBuilder, nbytes
 from hal.errors import GeneralFailure
 from hal.types import NUMPY_DTYPE
 
@@ -61,6 +61,9 @@ class ClPlan:
     #: inputs the kernels read from a buffer of their own, not from the pool
     #: (clnn.launch.DirectInput: on a CPU the request's memory itself)
     direct: dict = field(default_factory=dict)
+    #: outputs the kernels write into a buffer of their own, not the pool
+    #: (clnn.launch.DirectOutput: on a CPU the request's memory itself, where they go there)
+    direct_out: dict = field(default_factory=dict)
     #: the launches as run, runs of them in clnn.chain.Chains (None: one by one)
     chained: list | None = None
     #: operation -> its fused node (clnn.passes.fusion.FusedNode), and the memory plan
@@ -72,8 +75,9 @@ class ClPlan:
 
 
 def allocate(planner, part, shapes: dict, memory):
-    """(pool buffer, {operand: DirectInput}) of a memory plan, each size checked against the
-    device first (clnn.plan.check_fits: a GENERAL_FAILURE naming the tensor)."""
+    """(pool buffer, {operand: DirectInput or DirectOutput}) of a memory plan, each size
+    checked against the device first (clnn.plan.check_fits: a GENERAL_FAILURE naming the
+    tensor)."""
     import pyopencl as cl
 
     sg, device = planner.sg, planner.device
@@ -83,6 +87,10 @@ def allocate(planner, part, shapes: dict, memory):
         check_fits(device, f"operand {i} ({dtype} {list(shapes[i])})", size)
         direct[i] = DirectInput(device.context, i, size,
                                 host_ptr=getattr(planner, "host_memory", True))
+    for o, size in getattr(memory, "direct_out", {}).items():
+        check_fits(device, f"operand {o} ({NUMPY_DTYPE[sg.operands[o].type]} "
+                   f"{list(shapes[o])})", size)
+        direct[o] = DirectOutput(device.context, o, shapes[o], NUMPY_DTYPE[sg.operands[o].type])
     sizes = memory.sizes
     for o in sorted(sizes, key=lambda o: -sizes[o])[:1]:
         check_fits(device, f"operand {o} ({NUMPY_DTYPE[sg.operands[o].type]} "
@@ -152,13 +160,16 @@ def realize(planner, part, shapes, fused, memory, selection=None):
     if made is None:
         return None
     launches, readbacks = made
+    outs = {o: d for o, d in direct.items() if isinstance(d, DirectOutput)}
+    direct = {i: d for i, d in direct.items() if i not in outs}
     uploads = [(i, offsets[i]) for i in part.inputs if i not in direct]
-    downloads = [(o, offsets[o], the_shapes[o], NUMPY_DTYPE[sg.operands[o].type])
+    # (a direct output's offset: None, its bytes in its own buffer)
+    downloads = [(o, offsets.get(o), the_shapes[o], NUMPY_DTYPE[sg.operands[o].type])
                  for o in part.outputs]
     written = _view_writes(sg, part, the_shapes, memory, launches)
     return ClPlan(pool, memory.pool_bytes, memory.intermediate_bytes, uploads, downloads,
                   launches, the_shapes, written, readbacks=readbacks, views=memory.views,
-                  direct=direct, nodes=fused.nodes, memory=memory,
+                  direct=direct, direct_out=outs, nodes=fused.nodes, memory=memory,
                   selection=dict(selection.choices) if selection is not None else {})
 
 

@@ -155,11 +155,14 @@ def test_a_loop_inside_a_loop(cl_device):
 
 def test_an_if_waits_only_for_its_output(cl_device, monkeypatch):
     """The branch's kernel reads the request's input in place (a host array held until the
-    execution ends) and leaves its output on the device: the first wait is the output's read,
+    execution ends) and, on a device sharing the host's memory, writes its output into the
+    request's memory (clnn.launch.DirectOutput): the queue is finished once, nothing read
+    back. Elsewhere it leaves its output on the device: the first wait is the output's read,
     and the queue is finished once after it (the held input let go)."""
     import pyopencl as cl
 
     from clnn.capabilities_workloads import if_model
+    from clnn.launch import host_memory_shared
     from tests.kits.one_op_models import make_request
 
     m, inputs = if_model(16)
@@ -179,8 +182,13 @@ def test_an_if_waits_only_for_its_output(cl_device, monkeypatch):
 
     monkeypatch.setattr(cl.CommandQueue, "finish", finished)
     monkeypatch.setattr(cl, "enqueue_copy", copied)
-    r = pm.execute_synchronously(make_request(m, inputs))
-    assert r.status.name == "NONE" and waits == ["read", "finish"], waits
+    req = make_request(m, inputs)
+    r = pm.execute_synchronously(req)
+    direct = host_memory_shared(cl_device.cl_device)
+    assert r.status.name == "NONE" and waits == (["finish"] if direct else ["read", "finish"]), \
+        waits
+    out = np.frombuffer(req.pools[1].view(), np.float32, 16 * 16)
+    np.testing.assert_array_equal(out, inputs[1].reshape(-1) + 1.5)  # the ADD branch
 
 
 def _body_runs(monkeypatch, model, inputs, device, body: int = 1) -> int:
@@ -255,9 +263,13 @@ def test_control_flow_models_read_their_inputs_without_a_copy(cl_device, monkeyp
 def test_outputs_off_the_sub_buffer_alignment_are_copied(cl_device, monkeypatch):
     """A device whose sub-buffers need a larger alignment than a pool's offsets (a GPU's
     CL_DEVICE_MEM_BASE_ADDR_ALIGN may): the body's outputs are copied into buffers of their
-    own instead, with the reference's results."""
+    own instead, with the reference's results. (Outputs in the pools: a device that does not
+    share the host's memory, where they are no buffers of their own, clnn.launch.DirectOutput.)
+    """
+    import clnn.plan as plan_mod
     from clnn import control_flow
 
+    monkeypatch.setattr(plan_mod, "host_memory_shared", lambda *a: False)
     values = bytearray()
     cond, body = _counter(values)
     main = Graph(values)

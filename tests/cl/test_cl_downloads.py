@@ -1,6 +1,9 @@
 """A plan's host outputs (clnn.launch): read from the pool by one read spanning them where they
 lie within clnn.launch.SPAN_BYTES, else one read each; the outputs are the same either way,
-read into the request's memory (execute_synchronously) or into arrays of their own (run)."""
+read into the request's memory (execute_synchronously) or into arrays of their own (run).
+The device here writes no output into the request's memory itself (DeviceOptions
+direct_outputs off: clnn.launch.DirectOutput, tests/cl/test_cl_direct_outputs.py), so the
+reads are those of a device that does not share the host's memory."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import numpy as np
 import pytest
 
 from clnn import launch
+from clnn.options import DeviceOptions
 from hal.builder import ModelBuilder
 from tests.kits.cl_compare import assert_close, outputs_of, run_ref
 from tests.kits.devices import open_or_skip
@@ -45,7 +49,7 @@ def reads(monkeypatch):
 
 @pytest.mark.parametrize("span_bytes,count", [(launch.SPAN_BYTES, 1), (0, 3)])
 def test_outputs_read_by_one_spanning_read_or_one_each(monkeypatch, reads, span_bytes, count):
-    dev = open_or_skip("opencl", fallback=False)
+    dev = open_or_skip("opencl", fallback=False, options=DeviceOptions(direct_outputs=False))
     monkeypatch.setattr(launch, "SPAN_BYTES", span_bytes)
     model = three_outputs()
     pm = dev.prepare_model(model)
