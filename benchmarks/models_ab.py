@@ -10,7 +10,9 @@ process) take turns, each first in turn: ``--iterations`` timed executions each 
 that load changes on a shared machine hit all three alike. Reported: the median over every round
 of each, the ratios to litert, the speed-up, the fastest execution of each clnn side (less
 sensitive to a loaded machine than the medians), whether the working tree's outputs match
-litert (clnn run's tolerance), and the load average before and after each model. ``--int8``:
+litert (clnn run's tolerance; a quantized model's against litert's builtin kernels, which
+clnn matches bit for bit: XNNPACK's int8 kernels requantize otherwise), and the load average
+before and after each model. ``--int8``:
 the int8 models of ``clnn models fetch --int8`` (clnn/models/int8.py) instead of the MediaPipe
 ones.
 
@@ -134,6 +136,7 @@ def main(argv=None) -> int:
     from clnn.bench.bench_models import accuracy, litert_models, load_case, median_ms, open_litert
     from clnn.cli.run import LITERT_THREADS
     from clnn.models.mediapipe import fetch
+    from clnn.suites.int8_check import expected_outputs
 
     if args.int8:
         from clnn.models.int8 import fetch_int8
@@ -154,7 +157,9 @@ def main(argv=None) -> int:
                 load_before = os.getloadavg()[0]
                 imported, inputs = load_case(paths[name])
                 litert = open_litert(paths[name])
-                ref, _ = litert.latency(imported, inputs, 1)
+                # a quantized model: litert's builtin kernels (XNNPACK requantizes otherwise)
+                ref = expected_outputs(paths[name], imported, inputs,
+                                       litert.latency(imported, inputs, 1)[0])
                 t = {"base": [], "new": [], "litert": []}
                 out = os.path.join(tmp, "new.npz")
                 for r in range(args.rounds):  # each side first in turn (timing.rounds)

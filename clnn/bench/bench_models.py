@@ -40,10 +40,9 @@ from clnn.cli.run import (
 )
 from clnn.devices import open_device
 from clnn.models.mediapipe import MODELS, NEEDS_MEDIAPIPE_OPS, FetchError, fetch
-from clnn.suites.int8_check import litert_run
+from clnn.suites.int8_check import expected_outputs, quantized
 from hal.builder_requests import make_request
 from hal.errors import ErrorStatus, HalError
-from hal.types import QUANT_TYPES as QUANTIZED
 
 #: seconds after prepare_model returns whose executions make the first-seconds column
 FIRST_SECONDS = 1.0
@@ -118,9 +117,7 @@ def bench_model(path: str, device, iterations: int, use_cache: bool = True,
         first_s = time.perf_counter() - t0
         runner.save_cache()  # after the first result, as clnn run does
         window = first_seconds(runner, inputs, ready, run_s, first_window)
-        ref, _ = litert.run(imported, inputs)
-        if quantized(imported.model):  # checked against TFLite's own kernels (bit-exact)
-            ref = litert_run(path, inputs)
+        ref = expected_outputs(path, imported, inputs, litert.run(imported, inputs)[0])
         times, medians = timing.rounds({"clnn": lambda: runner.run(inputs)[1],
                                         "litert": lambda: litert.run(imported, inputs)[1]},
                                        rounds, iterations)
@@ -144,13 +141,6 @@ def bench_model(path: str, device, iterations: int, use_cache: bool = True,
                 "compared_with": "litert builtin kernels" if quantized(imported.model)
                 else "litert", **accuracy(outs, ref)})
     return row
-
-
-def quantized(model) -> bool:
-    """Whether ``model`` (a HAL Model) holds quantized tensors: its outputs are then checked
-    against litert's builtin kernels, which clnn matches bit for bit, not against XNNPACK's
-    (litert's default delegate, the one timed), whose int8 kernels round otherwise."""
-    return any(o.type in QUANTIZED for o in model.main.operands)
 
 
 def run_models_bench(iterations: int = 20, as_json: bool = False, names=None,

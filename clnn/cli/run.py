@@ -307,7 +307,8 @@ def run_model(path: str, device: str = "reference", input_specs=(), iterations: 
     _add_peer(report, lat, compare_with, litert, litert_lat)
     status = 0
     if compare_with:
-        status = _compare_outputs(report, imported, inputs, outputs, expected, compare_with)
+        status = _compare_outputs(report, imported, inputs, outputs, expected, compare_with,
+                                  path)
         if status is None:
             return 1
     if do_profile:
@@ -390,13 +391,20 @@ def _add_peer(report, lat, compare_with, litert, litert_lat) -> None:
         print(f"clnn run: warning: {w}", file=sys.stderr)
 
 
-def _compare_outputs(report, imported, inputs, outputs, expected, compare_with) -> int | None:
+def _compare_outputs(report, imported, inputs, outputs, expected, compare_with,
+                     path) -> int | None:
     """0 when every output is within tolerance of the reference's (``expected``: the peer's,
     or None for the reference device, run here), else 1; None when the reference fails (said
-    on stderr)."""
+    on stderr). A quantized model's outputs are checked against litert's builtin kernels
+    (clnn.suites.int8_check.expected_outputs), the timed XNNPACK's difference kept apart."""
+    from clnn.suites.int8_check import expected_outputs
+
+    timed = expected
     try:
         if compare_with == "reference":
             expected, _ = ClnnRunner(imported, open_device("reference")).run(inputs)
+        elif compare_with == "litert":
+            expected = expected_outputs(path, imported, inputs, timed)
     except (RuntimeError, ValueError, HalError) as e:
         print(f"clnn run: --compare {compare_with}: {getattr(e, 'reason', e)}",
               file=sys.stderr)
@@ -405,6 +413,10 @@ def _compare_outputs(report, imported, inputs, outputs, expected, compare_with) 
     for row, out in zip(rows, report["outputs"]):
         out["compare"] = row
     report["compare_with"] = compare_with
+    if compare_with == "litert" and expected is not timed:
+        report["compared_with"] = "litert builtin kernels"
+        for row, vs_timed in zip(rows, compare(outputs, timed)):  # for information
+            row["xnnpack_max_abs_err"] = vs_timed["max_abs_err"]
     return 0 if all(r["within_tolerance"] for r in rows) else 1
 
 
@@ -453,9 +465,12 @@ def _print_report(report: dict, top: int):
         print(f"  output {o['name']}: {o['shape']} {o['dtype']}  {o['stats']}")
         if "compare" in o:
             c = o["compare"]
-            print(f"         vs {report['compare_with']}: max abs err {c['max_abs_err']:.3g}, "
-                  f"max rel err {c['max_rel_err']:.3g} "
+            print(f"         vs {report.get('compared_with', report['compare_with'])}: max abs "
+                  f"err {c['max_abs_err']:.3g}, max rel err {c['max_rel_err']:.3g} "
                   f"({'ok' if c['within_tolerance'] else 'OUT OF TOLERANCE'})")
+            if "xnnpack_max_abs_err" in c:
+                print(f"         vs litert's XNNPACK delegate (timed; its int8 kernels "
+                      f"requantize otherwise): max abs err {c['xnnpack_max_abs_err']:.3g}")
     if "memory" in report:
         m = report["memory"]
         print(f"memory: buffer pool {m['pool_bytes']:,} B for {m['tensor_bytes']:,} B of "

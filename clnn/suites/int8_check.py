@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hal.types import OperandType
+from hal.types import QUANT_TYPES, OperandType
 
 _QUANT8 = (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED)
 
@@ -98,6 +98,23 @@ def litert_run(model: str | bytes, inputs, xnnpack: bool = False) -> list[np.nda
         it.set_tensor(d["index"], x)
     it.invoke()
     return [np.array(it.get_tensor(d["index"])) for d in it.get_output_details()]
+
+
+def quantized(model) -> bool:
+    """Whether ``model`` (a HAL Model) holds quantized tensors: its outputs are then checked
+    against litert's builtin kernels, which clnn matches bit for bit, not against XNNPACK's
+    (litert's default delegate, the one timed), whose int8 kernels requantize otherwise (a
+    float multiplier where TFLite's kernels take a fixed-point one: one step apart here and
+    there, which later operations carry on and a SOFTMAX or DEQUANTIZE magnifies)."""
+    return any(o.type in QUANT_TYPES for o in model.main.operands)
+
+
+def expected_outputs(model: str | bytes, imported, inputs, delegate_outputs) -> list:
+    """The outputs clnn's are checked against: litert's builtin kernels' for a quantized model
+    (:func:`quantized`), else ``delegate_outputs`` (those of litert's default delegate)."""
+    if quantized(imported.model):
+        return litert_run(model, inputs)
+    return delegate_outputs
 
 
 def compare_model(model: str | bytes, devices: dict, seeds=(0,), xnnpack: bool = False) -> dict:

@@ -126,3 +126,46 @@ def test_bench_skips_a_streaming_model_with_the_reason(reference):
         pytest.skip("alexa is not in the cache (clnn models fetch --int8)")
     row = bench_model(path, reference, iterations=1, use_cache=False, rounds=1)
     assert row["error"].startswith("skipped: a streaming model") and "--stream" in row["error"]
+
+
+def _run_compare_litert(path, capsys) -> tuple[int, dict]:
+    import json
+
+    from clnn.cli.run import run_model
+
+    status = run_model(path, "reference", iterations=1, warmup=0, compare_with="litert",
+                       as_json=True)
+    return status, json.loads(capsys.readouterr().out)
+
+
+def test_run_compare_litert_checks_an_int8_model_against_builtin_kernels(tmp_path, capsys):
+    # clnn run --compare litert on seeded full-range int8 inputs: checked against litert's
+    # builtin kernels (0 apart), XNNPACK's difference (the delegate timed) reported apart;
+    # against XNNPACK this network's residual ADD is one step off (out of tolerance)
+    path = tmp_path / "residual.tflite"
+    path.write_bytes(residual_net())
+    status, report = _run_compare_litert(str(path), capsys)
+    assert status == 0 and report["compared_with"] == "litert builtin kernels"
+    rows = [o["compare"] for o in report["outputs"]]
+    assert [r["max_abs_err"] for r in rows] == [0, 0], rows
+    assert [r["xnnpack_max_abs_err"] for r in rows] == [0, 1], rows
+
+
+@pytest.mark.parametrize("name", MLTK)
+def test_run_compare_litert_on_an_mltk_model_is_exact(name, capsys):
+    # image_classification read 26 (anomaly_detection 0.872) when --compare litert meant
+    # litert's XNNPACK delegate, which requantizes int8 otherwise
+    path = present_int8(name)
+    if path is None:
+        pytest.skip(f"{name} is not in the cache (clnn models fetch --int8)")
+    status, report = _run_compare_litert(path, capsys)
+    assert status == 0 and report["compared_with"] == "litert builtin kernels"
+    assert all(o["compare"]["max_abs_err"] == 0 for o in report["outputs"]), report["outputs"]
+
+
+def test_api_compare_litert_checks_an_int8_model_against_builtin_kernels():
+    import clnn
+
+    model = clnn.load(residual_net(), device="reference", cache=False)
+    rows = model.compare("litert", inputs=full_range_inputs(model._imported, 1))
+    assert [r["max_abs_err"] for r in rows] == [0, 0], rows
