@@ -136,7 +136,7 @@ def main(argv=None) -> int:
     from clnn.bench.bench_models import accuracy, litert_models, load_case, median_ms, open_litert
     from clnn.cli.run import LITERT_THREADS
     from clnn.models.mediapipe import fetch
-    from clnn.suites.int8_check import expected_outputs
+    from clnn.suites.litert_builtin import expected_outputs
 
     if args.int8:
         from clnn.models.int8 import fetch_int8

@@ -256,6 +256,7 @@ class Model:
             raise ValueError(f"compare with {reference} needs a {kind} model; this one was "
                              "given as a hal Model")
         from clnn.cli.onnx_run import OrtRunner
+        from clnn.cli.run import litert_expected  # a quantized model: litert's builtin kernels
         from clnn.importing.formats import is_onnx
 
         if is_onnx(self._tflite) != (reference == "onnxruntime"):
@@ -265,21 +266,11 @@ class Model:
             return OrtRunner(self._tflite).run(self._imported, arrays)[0]
 
         if isinstance(self._tflite, (str, os.PathLike)):
-            return self._litert_expected(str(self._tflite), arrays)
+            return litert_expected(str(self._tflite), self._imported, arrays)
         with tempfile.TemporaryDirectory(prefix="clnn-litert-") as tmp:
             path = os.path.join(tmp, "model.tflite")  # the runner reads a file
             Path(path).write_bytes(bytes(self._tflite))
-            return self._litert_expected(path, arrays)
-
-    def _litert_expected(self, path: str, arrays) -> list[np.ndarray]:
-        """litert's outputs; for a quantized model those of its builtin kernels, which clnn
-        matches bit for bit (XNNPACK's int8 kernels requantize otherwise)."""
-        from clnn.cli.run import LiteRtRunner
-        from clnn.suites.int8_check import litert_run, quantized
-
-        if quantized(self._imported.model):
-            return litert_run(path, arrays)
-        return LiteRtRunner(path).run(self._imported, arrays)[0]
+            return litert_expected(path, self._imported, arrays)
 
 
 def _execute(prepared, hal_model, arrays) -> list[np.ndarray]:

@@ -40,7 +40,7 @@ from clnn.cli.run import (
 )
 from clnn.devices import open_device
 from clnn.models.mediapipe import MODELS, NEEDS_MEDIAPIPE_OPS, FetchError, fetch
-from clnn.suites.int8_check import expected_outputs, quantized
+from clnn.suites.litert_builtin import expected_outputs, quantized
 from hal.builder_requests import make_request
 from hal.errors import ErrorStatus, HalError
 

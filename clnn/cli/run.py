@@ -165,6 +165,16 @@ class LiteRtRunner:
         return outs, [t * 1e-3 for t in s["times_ms"]]
 
 
+def litert_expected(path: str, imported, inputs) -> list[np.ndarray]:
+    """What ``--compare litert`` checks outputs against, untimed: litert's builtin kernels for
+    a quantized model (clnn.suites.litert_builtin), else litert's default runtime."""
+    from clnn.suites.litert_builtin import litert_run, quantized
+
+    if quantized(imported.model):
+        return litert_run(path, inputs)
+    return LiteRtRunner(path).run(imported, inputs)[0]
+
+
 def latency_stats(times: list[float]) -> dict:
     """timing.stats of timed runs given in seconds."""
     return timing.stats(times)
@@ -396,8 +406,8 @@ def _compare_outputs(report, imported, inputs, outputs, expected, compare_with,
     """0 when every output is within tolerance of the reference's (``expected``: the peer's,
     or None for the reference device, run here), else 1; None when the reference fails (said
     on stderr). A quantized model's outputs are checked against litert's builtin kernels
-    (clnn.suites.int8_check.expected_outputs), the timed XNNPACK's difference kept apart."""
-    from clnn.suites.int8_check import expected_outputs
+    (clnn.suites.litert_builtin.expected_outputs), the timed XNNPACK's difference kept apart."""
+    from clnn.suites.litert_builtin import expected_outputs
 
     timed = expected
     try:

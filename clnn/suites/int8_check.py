@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hal.types import QUANT_TYPES, OperandType
+from clnn.suites.litert_builtin import litert_run
+from hal.types import OperandType
 
 _QUANT8 = (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED)
 
@@ -79,42 +80,6 @@ def full_range_inputs(imported, seed: int) -> list[np.ndarray]:
             info = np.iinfo(dt)
             arrays.append(rng.integers(info.min, int(info.max) + 1, shape).astype(dt))
     return arrays
-
-
-def litert_run(model: str | bytes, inputs, xnnpack: bool = False) -> list[np.ndarray]:
-    """Outputs of litert's built-in kernels (or its default delegate) on a path or bytes."""
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
-    resolver = OpResolverType.AUTO if xnnpack else \
-        OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
-    source = {"model_content": model} if isinstance(model, bytes) else {"model_path": model}
-    it = Interpreter(**source, experimental_op_resolver_type=resolver)
-    details = it.get_input_details()
-    for d, x in zip(details, inputs):
-        if tuple(d["shape"]) != x.shape:
-            it.resize_tensor_input(d["index"], x.shape)
-    it.allocate_tensors()
-    for d, x in zip(details, inputs):
-        it.set_tensor(d["index"], x)
-    it.invoke()
-    return [np.array(it.get_tensor(d["index"])) for d in it.get_output_details()]
-
-
-def quantized(model) -> bool:
-    """Whether ``model`` (a HAL Model) holds quantized tensors: its outputs are then checked
-    against litert's builtin kernels, which clnn matches bit for bit, not against XNNPACK's
-    (litert's default delegate, the one timed), whose int8 kernels requantize otherwise (a
-    float multiplier where TFLite's kernels take a fixed-point one: one step apart here and
-    there, which later operations carry on and a SOFTMAX or DEQUANTIZE magnifies)."""
-    return any(o.type in QUANT_TYPES for o in model.main.operands)
-
-
-def expected_outputs(model: str | bytes, imported, inputs, delegate_outputs) -> list:
-    """The outputs clnn's are checked against: litert's builtin kernels' for a quantized model
-    (:func:`quantized`), else ``delegate_outputs`` (those of litert's default delegate)."""
-    if quantized(imported.model):
-        return litert_run(model, inputs)
-    return delegate_outputs
 
 
 def compare_model(model: str | bytes, devices: dict, seeds=(0,), xnnpack: bool = False) -> dict:
