@@ -2,9 +2,11 @@
 CPU path shares), which define the results of a quantized .tflite model that clnn matches bit
 for bit: what ``clnn run --compare litert``, ``clnn.load(...).compare("litert")``, ``clnn bench
 models`` and benchmarks/models_ab.py check a quantized model's outputs against. litert's default
-XNNPACK delegate (the one they time) requantizes int8 otherwise: its first CONV_2D of the MLPerf
-Tiny image_classification model is already one step off here and there, and its SOFTMAX output
-ends 26 steps off (clnn.suites.int8_check compares whole models with both).
+XNNPACK delegate (the one they time) requantizes int8 otherwise, with a float32 scale rounded
+to nearest even where TFLite's kernels take a fixed-point multiplier: on clnn run's seeded
+input, the first CONV_2D of the MLPerf Tiny image_classification model is that requantization
+exactly, 12 of its 16,384 values one step from the builtin kernels', and the model's SOFTMAX
+output ends 26 steps off (clnn.suites.int8_check compares whole models with both).
 """
 
 from __future__ import annotations
