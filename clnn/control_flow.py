@@ -112,6 +112,10 @@ class SubgraphRun:
     #: subgraph's input operands: what every run reads (:meth:`steps`), found once
     _steps: list | None = None
     _given: frozenset = frozenset()
+    #: the subgraph's constants (clnn.execution.Execution.executor's, found at the first run)
+    constants: dict | None = None
+    #: :attr:`_steps` with the host's scalar partitions first (:meth:`host_first`)
+    _host_first: list | None = None
 
     def steps(self) -> list:
         """(partition, whether it is a partition of scalar operations run on the host), in
@@ -120,6 +124,14 @@ class SubgraphRun:
             self._given = frozenset(self.planner.sg.input_indexes)
             self._steps = [(part, _scalar_part(self, part)) for part in self.partitions]
         return self._steps
+
+    def host_first(self) -> list:
+        """:meth:`steps` with the partitions of scalar operations first (their order kept):
+        a run whose host values are wanted before its device partitions (found once)."""
+        if self._host_first is None:
+            steps = self.steps()
+            self._host_first = [st for st in steps if st[1]] + [st for st in steps if not st[1]]
+        return self._host_first
 
     @property
     def given(self) -> frozenset:
@@ -344,14 +356,14 @@ def run_subgraph(execution, index: int, inputs: list, outputs: str = COPY, buffe
     device partitions leave their outputs (clnn.launch.DirectOutput), or None."""
     run = subgraph_run(execution.prepared, index, copy)
     sg = run.planner.sg
-    values = dict(execution.executor.constants(index))
+    if run.constants is None:  # (the executor's, kept: a loop runs the subgraph often)
+        run.constants = execution.executor.constants(index)
+    values = dict(run.constants)
     for j, v in enumerate(inputs):
         if isinstance(v, PoolTensor) and v.home is run:  # its kernels would overwrite it
             inputs[j] = v.detached(execution.context, _take(buffers, ("in", j), v.nbytes))
     values.update(zip(sg.input_indexes, inputs))
-    steps = run.steps()
-    if outputs_at is not None:
-        steps = [st for st in steps if st[1]] + [st for st in steps if not st[1]]
+    steps = run.steps() if outputs_at is None else run.host_first()
     check_deadline = execution.executor.check_deadline
     try:
         for part, scalar in steps:
@@ -369,6 +381,8 @@ def run_subgraph(execution, index: int, inputs: list, outputs: str = COPY, buffe
     finally:
         if execution.outputs_of is run.planner:
             execution.device_outputs, execution.outputs_of = {}, None
+    if outputs == IN_POOL:  # (handed on as they are)
+        return [values[o] for o in sg.output_indexes]
     given = run.given
     return [values[o] if o in given else _handed(execution, run, values[o], outputs, buffers, j)
             for j, o in enumerate(sg.output_indexes)]
@@ -403,7 +417,7 @@ def _region(run, v: PoolTensor) -> PoolTensor | None:
     buf = run.regions.get(key)
     if buf is None:
         buf = run.regions[key] = v.cl_buffer.get_sub_region(v.offset, v.nbytes)
-    return PoolTensor(v.queue, buf, 0, v.shape, v.dtype, own=True, home=run)
+    return PoolTensor.own_buffer(v.queue, buf, v.shape, v.dtype, home=run)
 
 
 class Carried:

@@ -426,6 +426,8 @@ def _enqueue_reads(q, pool, reads: list) -> list:
     it returned (made once the queue is finished), else one read each."""
     import pyopencl as cl
 
+    if not reads:
+        return []
     lo = min((off for off, _ in reads), default=0)
     hi = max((off + a.nbytes for off, a in reads), default=0)
     if len(reads) < 2 or hi - lo > SPAN_BYTES:
@@ -474,7 +476,8 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
     keep = []
     if not _runs_chains(plan, events, keep_all):  # kernels of chained launches, made before
         finish_lazy(plan.launches)                # the inputs are bound to them
-    _upload_inputs(q, plan, values, keep)
+    if plan.uploads or plan.direct:
+        _upload_inputs(q, plan, values, keep)
     if plan.direct_out:
         _bind_outputs(plan, device_outputs, keep)
     results = []
@@ -498,7 +501,8 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
         q.finish()
     elif keep:
         held.extend(keep)
-    _finish_copies(copies)
+    if copies:
+        _finish_copies(copies)
     for d in plan.direct.values():
         d.unbind()
     for d in plan.direct_out.values():
@@ -506,7 +510,10 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
     cut = {}
     for rb, w in zip(readbacks, words):
         cut.update(rb.finish(w) or {})
-    _store_results(values, results, cut)
+    if cut:
+        _store_results(values, results, cut)
+    else:  # (no data-dependent shape)
+        values.update(results)
 
 
 class LaunchBuilder:

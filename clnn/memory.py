@@ -28,6 +28,16 @@ class DeviceTensor:
         self.shape = tuple(int(d) for d in shape)
         self.dtype = NUMPY_DTYPE[buffer.type]
 
+    @classmethod
+    def own_buffer(cls, queue, cl_buffer, shape: tuple, dtype: np.dtype, home=None):
+        """A tensor that is ``cl_buffer`` from its start (``own``), of another tensor's
+        ``shape`` and ``dtype`` (a tuple of ints, a NumPy dtype: taken as they are, not made
+        again; a loop hands one on per iteration)."""
+        t = cls.__new__(cls)
+        t.queue, t.cl_buffer, t.offset, t.shape, t.dtype = queue, cl_buffer, 0, shape, dtype
+        t.own, t.home, t._host = True, home, None
+        return t
+
     @property
     def nbytes(self) -> int:
         return math.prod(self.shape) * self.dtype.itemsize
@@ -72,6 +82,16 @@ class PoolTensor:
         self.own = own and self.offset == 0
         self.home = home
         self._host = None
+
+    @classmethod
+    def own_buffer(cls, queue, cl_buffer, shape: tuple, dtype: np.dtype, home=None):
+        """A tensor that is ``cl_buffer`` from its start (``own``), of another tensor's
+        ``shape`` and ``dtype`` (a tuple of ints, a NumPy dtype: taken as they are, not made
+        again; a loop hands one on per iteration)."""
+        t = cls.__new__(cls)
+        t.queue, t.cl_buffer, t.offset, t.shape, t.dtype = queue, cl_buffer, 0, shape, dtype
+        t.own, t.home, t._host = True, home, None
+        return t
 
     @property
     def nbytes(self) -> int:
