@@ -233,6 +233,16 @@ class ScalarOp:
             if self.declared_in is not None else None
         self._outputs_declared = list(zip(self.ctx.outputs, self.declared))
 
+    def _declared(self) -> bool:
+        """Whether the inputs now have the shapes that give the declared outputs."""
+        pairs = self._inputs_declared
+        if pairs is None:
+            return False
+        for info, shape in pairs:  # (a loop, not all() over a generator: run per iteration)
+            if info.shape != shape:
+                return False
+        return True
+
     def run(self, values: dict) -> None:
         """Compute the outputs from ``values`` (a tensor on the device is read first) into it."""
         ctx = self.ctx
@@ -245,11 +255,9 @@ class ScalarOp:
             info.value, info.shape = v, tuple(v.shape)
         for info, shape in self._outputs_declared:
             info.shape = shape
-        pairs = self._inputs_declared
-        declared = pairs is not None and all(info.shape == shape for info, shape in pairs)
         reg = self.registration
         try:
-            results = reg.execute(ctx) if declared else reg.run(ctx)
+            results = reg.execute(ctx) if self._declared() else reg.run(ctx)
         except InvalidArgument as e:
             raise GeneralFailure(e.reason) from e
         except HalError:
