@@ -425,7 +425,7 @@ def _region(run, v: PoolTensor) -> PoolTensor | None:
     buf = run.regions.get(key)
     if buf is None:
         buf = run.regions[key] = v.cl_buffer.get_sub_region(v.offset, v.nbytes)
-    return PoolTensor.own_buffer(v.queue, buf, v.shape, v.dtype, home=run)
+    return PoolTensor.of(v.queue, buf, 0, v.shape, v.dtype, own=True, home=run)
 
 
 class Carried:

@@ -351,9 +351,9 @@ def _runs_chains(plan, events, keep_all: bool) -> bool:
     return chained_events(events) and not keep_all and plan.chained is not None
 
 
-def _enqueue_launches(q, plan, events, keep_all: bool, results: list):
+def _enqueue_launches(q, plan, events, keep_all: bool, results: list, chains: bool):
     launches = plan.launches
-    if _runs_chains(plan, events, keep_all):
+    if chains:
         for step in plan.chained:  # launches and clnn.chain.Chains
             enqueue_launch(q, step, events)
         launches = ()
@@ -400,7 +400,7 @@ def _download_outputs(q, plan, device_outputs: dict, resident, results: list) ->
             results.append((o, DeviceTensor(dst, shape)))
             continue
         if o in resident:  # read by a later OpenCL partition: no trip through the host
-            results.append((o, PoolTensor(q, src, off, shape, dtype)))
+            results.append((o, PoolTensor.of(q, src, int(off), shape, dtype)))
             continue
         _read(q, src, off, np.empty(shape, dtype), reads if d is None else None, results, o)
     return _enqueue_reads(q, plan.pool, reads)
@@ -474,8 +474,9 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
 
     q = queue
     keep = []
-    if not _runs_chains(plan, events, keep_all):  # kernels of chained launches, made before
-        finish_lazy(plan.launches)                # the inputs are bound to them
+    chains = _runs_chains(plan, events, keep_all)
+    if not chains:                   # kernels of chained launches, made before the inputs
+        finish_lazy(plan.launches)   # are bound to them
     if plan.uploads or plan.direct:
         _upload_inputs(q, plan, values, keep)
     if plan.direct_out:
@@ -486,7 +487,7 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
         cl.enqueue_fill_buffer(q, rb.buffer, np.int32(0), 0, rb.words * 4)
     if keep_all:  # views of the inputs (no launch of their own): see clnn.passes.realize
         _read_written(q, plan, -1, results)
-    _enqueue_launches(q, plan, events, keep_all, results)
+    _enqueue_launches(q, plan, events, keep_all, results, chains)
     words = []
     for rb in readbacks:
         words.append(np.empty(rb.words, np.int32))

@@ -29,13 +29,14 @@ class DeviceTensor:
         self.dtype = NUMPY_DTYPE[buffer.type]
 
     @classmethod
-    def own_buffer(cls, queue, cl_buffer, shape: tuple, dtype: np.dtype, home=None):
-        """A tensor that is ``cl_buffer`` from its start (``own``), of another tensor's
-        ``shape`` and ``dtype`` (a tuple of ints, a NumPy dtype: taken as they are, not made
-        again; a loop hands one on per iteration)."""
+    def of(cls, queue, cl_buffer, offset: int, shape: tuple, dtype: np.dtype, own: bool = False,
+           home=None):
+        """As the constructor, with ``offset`` an int, ``shape`` a tuple of ints and ``dtype``
+        a NumPy dtype already (another tensor's, a plan's downloads): taken as they are, not
+        made again (a loop hands tensors on every iteration)."""
         t = cls.__new__(cls)
-        t.queue, t.cl_buffer, t.offset, t.shape, t.dtype = queue, cl_buffer, 0, shape, dtype
-        t.own, t.home, t._host = True, home, None
+        t.queue, t.cl_buffer, t.offset, t.shape, t.dtype = queue, cl_buffer, offset, shape, dtype
+        t.own, t.home, t._host = own and offset == 0, home, None
         return t
 
     @property
@@ -84,13 +85,14 @@ class PoolTensor:
         self._host = None
 
     @classmethod
-    def own_buffer(cls, queue, cl_buffer, shape: tuple, dtype: np.dtype, home=None):
-        """A tensor that is ``cl_buffer`` from its start (``own``), of another tensor's
-        ``shape`` and ``dtype`` (a tuple of ints, a NumPy dtype: taken as they are, not made
-        again; a loop hands one on per iteration)."""
+    def of(cls, queue, cl_buffer, offset: int, shape: tuple, dtype: np.dtype, own: bool = False,
+           home=None):
+        """As the constructor, with ``offset`` an int, ``shape`` a tuple of ints and ``dtype``
+        a NumPy dtype already (another tensor's, a plan's downloads): taken as they are, not
+        made again (a loop hands tensors on every iteration)."""
         t = cls.__new__(cls)
-        t.queue, t.cl_buffer, t.offset, t.shape, t.dtype = queue, cl_buffer, 0, shape, dtype
-        t.own, t.home, t._host = True, home, None
+        t.queue, t.cl_buffer, t.offset, t.shape, t.dtype = queue, cl_buffer, offset, shape, dtype
+        t.own, t.home, t._host = own and offset == 0, home, None
         return t
 
     @property
