@@ -112,6 +112,9 @@ class SubgraphRun:
     #: subgraph's input operands: what every run reads (:meth:`steps`), found once
     _steps: list | None = None
     _given: frozenset = frozenset()
+    #: the positions of the subgraph's inputs that an OpenCL partition (or an IF / WHILE)
+    #: reads (:meth:`device_reads`)
+    _device_reads: frozenset | None = None
     #: the subgraph's constants (clnn.execution.Execution.executor's, found at the first run)
     constants: dict | None = None
     #: :attr:`_steps` with the host's scalar partitions first (:meth:`host_first`)
@@ -132,6 +135,15 @@ class SubgraphRun:
             steps = self.steps()
             self._host_first = [st for st in steps if st[1]] + [st for st in steps if not st[1]]
         return self._host_first
+
+    def device_reads(self) -> frozenset:
+        """The positions of the subgraph's inputs read by an OpenCL partition of it (or by an
+        IF / WHILE in it), found once."""
+        if self._device_reads is None:
+            reads = {i for p in self.partitions if p.on_cl or p.control for i in p.inputs}
+            self._device_reads = frozenset(
+                j for j, i in enumerate(self.planner.sg.input_indexes) if i in reads)
+        return self._device_reads
 
     @property
     def given(self) -> frozenset:
@@ -741,12 +753,7 @@ def _scalar_part(run, part) -> bool:
 def _read_on_device(pm, indexes: tuple, j: int) -> bool:
     """Whether input ``j`` of a subgraph of ``indexes`` is read by an OpenCL partition of it
     (or by an IF / WHILE in it)."""
-    for index in indexes:
-        run = subgraph_run(pm, index)
-        operand = run.planner.sg.input_indexes[j]
-        if any(operand in p.inputs for p in run.partitions if p.on_cl or p.control):
-            return True
-    return False
+    return any(j in subgraph_run(pm, index).device_reads() for index in indexes)
 
 
 def loop_input_on_device(pm, sg, k: int, i: int) -> bool:
