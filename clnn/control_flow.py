@@ -649,13 +649,14 @@ def _host_loop(execution, indexes: tuple, loop: list, counts: tuple, checks: tup
     gate, final = held
     pm = execution.prepared
     body_outs = subgraph_run(pm, body_index).planner.sg.output_indexes
+    carried_outs = body_outs[:mk]
     carried = Carried(execution.context)
     (cond,) = run_subgraph(execution, cond_index, loop, IN_POOL)
     going, iteration = _condition(cond, what), 0
 
     def outputs_at(values: dict):  # the next condition, from the body's host values
         nonlocal going
-        ahead = [values.get(o, v) for o, v in zip(body_outs[:mk], loop)] + loop[mk:]
+        ahead = [values.get(o, v) for o, v in zip(carried_outs, loop)] + loop[mk:]
         (cond,) = run_subgraph(execution, cond_index, ahead, IN_POOL)
         going = _condition(cond, what)
         if going:
