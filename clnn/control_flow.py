@@ -431,12 +431,13 @@ def _region(run, v: PoolTensor) -> PoolTensor | None:
     """``v`` (bytes of a pool of ``run``) as a buffer of its own over the same bytes, an
     OpenCL sub-buffer (the next subgraph's kernels read it without a copy), or None where
     the device does not allow a sub-buffer there (an offset off its base alignment)."""
-    if not v.nbytes or v.offset % run.align:
+    n = v.nbytes
+    if not n or v.offset % run.align:
         return None
-    key = (v.cl_buffer.int_ptr, v.offset, v.nbytes)
+    key = (v.cl_buffer.int_ptr, v.offset, n)
     buf = run.regions.get(key)
     if buf is None:
-        buf = run.regions[key] = v.cl_buffer.get_sub_region(v.offset, v.nbytes)
+        buf = run.regions[key] = v.cl_buffer.get_sub_region(v.offset, n)
     return PoolTensor.of(v.queue, buf, 0, v.shape, v.dtype, own=True, home=run)
 
 
