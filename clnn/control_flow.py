@@ -112,6 +112,13 @@ class SubgraphRun:
     #: subgraph's input operands: what every run reads (:meth:`steps`), found once
     _steps: list | None = None
     _given: frozenset = frozenset()
+    #: the positions of the subgraph's inputs that an OpenCL partition (or an IF / WHILE)
+    #: reads (:meth:`device_reads`)
+    _device_reads: frozenset | None = None
+    #: the subgraph's constants (clnn.execution.Execution.executor's, found at the first run)
+    constants: dict | None = None
+    #: :attr:`_steps` with the host's scalar partitions first (:meth:`host_first`)
+    _host_first: list | None = None
 
     def steps(self) -> list:
         """(partition, whether it is a partition of scalar operations run on the host), in
@@ -120,6 +127,23 @@ class SubgraphRun:
             self._given = frozenset(self.planner.sg.input_indexes)
             self._steps = [(part, _scalar_part(self, part)) for part in self.partitions]
         return self._steps
+
+    def host_first(self) -> list:
+        """:meth:`steps` with the partitions of scalar operations first (their order kept):
+        a run whose host values are wanted before its device partitions (found once)."""
+        if self._host_first is None:
+            steps = self.steps()
+            self._host_first = [st for st in steps if st[1]] + [st for st in steps if not st[1]]
+        return self._host_first
+
+    def device_reads(self) -> frozenset:
+        """The positions of the subgraph's inputs read by an OpenCL partition of it (or by an
+        IF / WHILE in it), found once."""
+        if self._device_reads is None:
+            reads = {i for p in self.partitions if p.on_cl or p.control for i in p.inputs}
+            self._device_reads = frozenset(
+                j for j, i in enumerate(self.planner.sg.input_indexes) if i in reads)
+        return self._device_reads
 
     @property
     def given(self) -> frozenset:
@@ -221,6 +245,16 @@ class ScalarOp:
             if self.declared_in is not None else None
         self._outputs_declared = list(zip(self.ctx.outputs, self.declared))
 
+    def _declared(self) -> bool:
+        """Whether the inputs now have the shapes that give the declared outputs."""
+        pairs = self._inputs_declared
+        if pairs is None:
+            return False
+        for info, shape in pairs:  # (a loop, not all() over a generator: run per iteration)
+            if info.shape != shape:
+                return False
+        return True
+
     def run(self, values: dict) -> None:
         """Compute the outputs from ``values`` (a tensor on the device is read first) into it."""
         ctx = self.ctx
@@ -233,11 +267,9 @@ class ScalarOp:
             info.value, info.shape = v, tuple(v.shape)
         for info, shape in self._outputs_declared:
             info.shape = shape
-        pairs = self._inputs_declared
-        declared = pairs is not None and all(info.shape == shape for info, shape in pairs)
         reg = self.registration
         try:
-            results = reg.execute(ctx) if declared else reg.run(ctx)
+            results = reg.execute(ctx) if self._declared() else reg.run(ctx)
         except InvalidArgument as e:
             raise GeneralFailure(e.reason) from e
         except HalError:
@@ -344,14 +376,14 @@ def run_subgraph(execution, index: int, inputs: list, outputs: str = COPY, buffe
     device partitions leave their outputs (clnn.launch.DirectOutput), or None."""
     run = subgraph_run(execution.prepared, index, copy)
     sg = run.planner.sg
-    values = dict(execution.executor.constants(index))
+    if run.constants is None:  # (the executor's, kept: a loop runs the subgraph often)
+        run.constants = execution.executor.constants(index)
+    values = dict(run.constants)
     for j, v in enumerate(inputs):
         if isinstance(v, PoolTensor) and v.home is run:  # its kernels would overwrite it
             inputs[j] = v.detached(execution.context, _take(buffers, ("in", j), v.nbytes))
     values.update(zip(sg.input_indexes, inputs))
-    steps = run.steps()
-    if outputs_at is not None:
-        steps = [st for st in steps if st[1]] + [st for st in steps if not st[1]]
+    steps = run.steps() if outputs_at is None else run.host_first()
     check_deadline = execution.executor.check_deadline
     try:
         for part, scalar in steps:
@@ -369,6 +401,8 @@ def run_subgraph(execution, index: int, inputs: list, outputs: str = COPY, buffe
     finally:
         if execution.outputs_of is run.planner:
             execution.device_outputs, execution.outputs_of = {}, None
+    if outputs == IN_POOL:  # (handed on as they are)
+        return [values[o] for o in sg.output_indexes]
     given = run.given
     return [values[o] if o in given else _handed(execution, run, values[o], outputs, buffers, j)
             for j, o in enumerate(sg.output_indexes)]
@@ -397,13 +431,14 @@ def _region(run, v: PoolTensor) -> PoolTensor | None:
     """``v`` (bytes of a pool of ``run``) as a buffer of its own over the same bytes, an
     OpenCL sub-buffer (the next subgraph's kernels read it without a copy), or None where
     the device does not allow a sub-buffer there (an offset off its base alignment)."""
-    if not v.nbytes or v.offset % run.align:
+    n = v.nbytes
+    if not n or v.offset % run.align:
         return None
-    key = (v.cl_buffer.int_ptr, v.offset, v.nbytes)
+    key = (v.cl_buffer.int_ptr, v.offset, n)
     buf = run.regions.get(key)
     if buf is None:
-        buf = run.regions[key] = v.cl_buffer.get_sub_region(v.offset, v.nbytes)
-    return PoolTensor(v.queue, buf, 0, v.shape, v.dtype, own=True, home=run)
+        buf = run.regions[key] = v.cl_buffer.get_sub_region(v.offset, n)
+    return PoolTensor.of(v.queue, buf, 0, v.shape, v.dtype, own=True, home=run)
 
 
 class Carried:
@@ -615,13 +650,14 @@ def _host_loop(execution, indexes: tuple, loop: list, counts: tuple, checks: tup
     gate, final = held
     pm = execution.prepared
     body_outs = subgraph_run(pm, body_index).planner.sg.output_indexes
+    carried_outs = body_outs[:mk]
     carried = Carried(execution.context)
     (cond,) = run_subgraph(execution, cond_index, loop, IN_POOL)
     going, iteration = _condition(cond, what), 0
 
     def outputs_at(values: dict):  # the next condition, from the body's host values
         nonlocal going
-        ahead = [values.get(o, v) for o, v in zip(body_outs[:mk], loop)] + loop[mk:]
+        ahead = [values.get(o, v) for o, v in zip(carried_outs, loop)] + loop[mk:]
         (cond,) = run_subgraph(execution, cond_index, ahead, IN_POOL)
         going = _condition(cond, what)
         if going:
@@ -719,12 +755,7 @@ def _scalar_part(run, part) -> bool:
 def _read_on_device(pm, indexes: tuple, j: int) -> bool:
     """Whether input ``j`` of a subgraph of ``indexes`` is read by an OpenCL partition of it
     (or by an IF / WHILE in it)."""
-    for index in indexes:
-        run = subgraph_run(pm, index)
-        operand = run.planner.sg.input_indexes[j]
-        if any(operand in p.inputs for p in run.partitions if p.on_cl or p.control):
-            return True
-    return False
+    return any(j in subgraph_run(pm, index).device_reads() for index in indexes)
 
 
 def loop_input_on_device(pm, sg, k: int, i: int) -> bool:

@@ -351,9 +351,9 @@ def _runs_chains(plan, events, keep_all: bool) -> bool:
     return chained_events(events) and not keep_all and plan.chained is not None
 
 
-def _enqueue_launches(q, plan, events, keep_all: bool, results: list):
+def _enqueue_launches(q, plan, events, keep_all: bool, results: list, chains: bool):
     launches = plan.launches
-    if _runs_chains(plan, events, keep_all):
+    if chains:
         for step in plan.chained:  # launches and clnn.chain.Chains
             enqueue_launch(q, step, events)
         launches = ()
@@ -400,7 +400,7 @@ def _download_outputs(q, plan, device_outputs: dict, resident, results: list) ->
             results.append((o, DeviceTensor(dst, shape)))
             continue
         if o in resident:  # read by a later OpenCL partition: no trip through the host
-            results.append((o, PoolTensor(q, src, off, shape, dtype)))
+            results.append((o, PoolTensor.of(q, src, int(off), shape, dtype)))
             continue
         _read(q, src, off, np.empty(shape, dtype), reads if d is None else None, results, o)
     return _enqueue_reads(q, plan.pool, reads)
@@ -426,6 +426,8 @@ def _enqueue_reads(q, pool, reads: list) -> list:
     it returned (made once the queue is finished), else one read each."""
     import pyopencl as cl
 
+    if not reads:
+        return []
     lo = min((off for off, _ in reads), default=0)
     hi = max((off + a.nbytes for off, a in reads), default=0)
     if len(reads) < 2 or hi - lo > SPAN_BYTES:
@@ -472,9 +474,11 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
 
     q = queue
     keep = []
-    if not _runs_chains(plan, events, keep_all):  # kernels of chained launches, made before
-        finish_lazy(plan.launches)                # the inputs are bound to them
-    _upload_inputs(q, plan, values, keep)
+    chains = _runs_chains(plan, events, keep_all)
+    if not chains:                   # kernels of chained launches, made before the inputs
+        finish_lazy(plan.launches)   # are bound to them
+    if plan.uploads or plan.direct:
+        _upload_inputs(q, plan, values, keep)
     if plan.direct_out:
         _bind_outputs(plan, device_outputs, keep)
     results = []
@@ -483,7 +487,7 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
         cl.enqueue_fill_buffer(q, rb.buffer, np.int32(0), 0, rb.words * 4)
     if keep_all:  # views of the inputs (no launch of their own): see clnn.passes.realize
         _read_written(q, plan, -1, results)
-    _enqueue_launches(q, plan, events, keep_all, results)
+    _enqueue_launches(q, plan, events, keep_all, results, chains)
     words = []
     for rb in readbacks:
         words.append(np.empty(rb.words, np.int32))
@@ -498,7 +502,8 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
         q.finish()
     elif keep:
         held.extend(keep)
-    _finish_copies(copies)
+    if copies:
+        _finish_copies(copies)
     for d in plan.direct.values():
         d.unbind()
     for d in plan.direct_out.values():
@@ -506,7 +511,10 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
     cut = {}
     for rb, w in zip(readbacks, words):
         cut.update(rb.finish(w) or {})
-    _store_results(values, results, cut)
+    if cut:
+        _store_results(values, results, cut)
+    else:  # (no data-dependent shape)
+        values.update(results)
 
 
 class LaunchBuilder:

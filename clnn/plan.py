@@ -45,6 +45,7 @@ from hal.reference.executor import Executor  # the fallback: operations without 
 #: dropped first
 MAX_PLANS = 32
 _MISSING = object()
+_NONE_OMITTED: frozenset = frozenset()
 
 
 def concat_axes(sg, part, contexts, skipped) -> dict[int, int]:
@@ -169,13 +170,19 @@ class Planner:
         arrays = [values.get(i) for i in part.inputs]
         # an omitted model input (None): planned as a NO_VALUE operand of shape (0,) when every
         # operation reading it takes omitted inputs (KernelRegistration.omitted_inputs)
-        omitted = frozenset(i for i, a in zip(part.inputs, arrays) if a is None)
-        if omitted and not self._takes_omitted(part, omitted):
-            return None
-        host_values = {i: on_host(values[i]) for i in part.host_inputs}
+        omitted = _NONE_OMITTED
+        if any(a is None for a in arrays):
+            omitted = frozenset(i for i, a in zip(part.inputs, arrays) if a is None)
+            if not self._takes_omitted(part, omitted):
+                return None
+        host_values = {i: on_host(values[i]) for i in part.host_inputs} \
+            if part.host_inputs else {}
         key = (tuple((0,) if a is None else tuple(a.shape) for a in arrays),
                tuple(host_values[i].tobytes() for i in part.host_inputs), omitted)
-        plan = part.plans.pop(key, _MISSING)
+        plans = part.plans
+        if plans and next(reversed(plans)) == key:  # the one used last (a loop's body): kept
+            return plans[key]                        # where it is, the most recently used
+        plan = plans.pop(key, _MISSING)
         if plan is _MISSING:
             t0 = time.perf_counter()
             plan = self.plan_partition(part, dict(zip(part.inputs, key[0])), host_values,

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from clnn.kernels import kernel_for
 from clnn.kernels.registry import Unplannable
 from clnn.launch import DirectInput, DirectOutput, LaunchBuilder, nbytes
@@ -163,9 +165,10 @@ def realize(planner, part, shapes, fused, memory, selection=None):
     outs = {o: d for o, d in direct.items() if isinstance(d, DirectOutput)}
     direct = {i: d for i, d in direct.items() if i not in outs}
     uploads = [(i, offsets[i]) for i in part.inputs if i not in direct]
-    # (a direct output's offset: None, its bytes in its own buffer)
-    downloads = [(o, offsets.get(o), the_shapes[o], NUMPY_DTYPE[sg.operands[o].type])
-                 for o in part.outputs]
+    # (a direct output's offset: None, its bytes in its own buffer; the shapes tuples of ints
+    # and the dtypes NumPy's: clnn.memory.PoolTensor.of takes them as they are)
+    downloads = [(o, offsets.get(o), tuple(int(d) for d in the_shapes[o]),
+                  np.dtype(NUMPY_DTYPE[sg.operands[o].type])) for o in part.outputs]
     written = _view_writes(sg, part, the_shapes, memory, launches)
     return ClPlan(pool, memory.pool_bytes, memory.intermediate_bytes, uploads, downloads,
                   launches, the_shapes, written, readbacks=readbacks, views=memory.views,
