@@ -327,6 +327,10 @@ __kernel void clnn_chain({bufs}, __global const int* table, volatile __global in
 """
 
 
+#: 2 ** 32 and 2 ** 31: a table word from an integer argument (Chain)
+_WORD, _HALF = 1 << 32, 1 << 31
+
+
 class Chain:
     """Launches of a plan run as one launch (see the module's docstring)."""
 
@@ -365,8 +369,8 @@ class Chain:
                     words.append(k)
                 elif ptype == "float":
                     words.append(int(np.float32(value).view(np.int32)))
-                else:
-                    words.append(int(np.int64(value).astype(np.uint32).view(np.int32)))
+                else:  # (the low 32 bits, two's complement, as NumPy's int64 -> uint32 cast)
+                    words.append((int(value) + _HALF) % _WORD - _HALF)
         table = np.array([len(launches), units, *headers, *words], np.int32)
         self.buffers = buffers
         self.table = cl.Buffer(context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
