@@ -327,6 +327,10 @@ __kernel void clnn_chain({bufs}, __global const int* table, volatile __global in
 """
 
 
+#: 2 ** 32 and 2 ** 31: a table word from an integer argument (Chain)
+_WORD, _HALF = 1 << 32, 1 << 31
+
+
 class Chain:
     """Launches of a plan run as one launch (see the module's docstring)."""
 
@@ -365,8 +369,8 @@ class Chain:
                     words.append(k)
                 elif ptype == "float":
                     words.append(int(np.float32(value).view(np.int32)))
-                else:
-                    words.append(int(np.int64(value).astype(np.uint32).view(np.int32)))
+                else:  # (the low 32 bits, two's complement, as NumPy's int64 -> uint32 cast)
+                    words.append((int(value) + _HALF) % _WORD - _HALF)
         table = np.array([len(launches), units, *headers, *words], np.int32)
         self.buffers = buffers
         self.table = cl.Buffer(context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
@@ -377,6 +381,8 @@ class Chain:
         self.global_size = (units,)
         self.local_size = (1,)
         self.kernel = None
+        #: its program's kernel key (:func:`program_key`), once built
+        self.key = None
         self.launched = False
         self.parts = parts
         self.source = source(parts, len(buffers))
@@ -395,11 +401,17 @@ class Chain:
         from clnn.program_cache import STATS
 
         t0 = time.perf_counter()
+        self.key = program_key(self.source)
         prg = _program(context, self.cl_device, self.source, cache_root, programs)
         STATS["chains_built"] += 1
         STATS["build_s"] += time.perf_counter() - t0
         self.kernel = cl.Kernel(prg, "clnn_chain")
         self.kernel.set_args(*self.buffers, self.table, self.sync)
+
+
+def program_key(source: str) -> tuple:
+    """The kernel key of a chain program of ``source``."""
+    return ("chain", "clnn_chain", hashlib.sha256(source.encode()).hexdigest())
 
 
 def _program(context, cl_device, source: str, root: str | None, device_programs=None):
@@ -416,19 +428,21 @@ def _program(context, cl_device, source: str, root: str | None, device_programs=
     from clnn.options import DeviceOptions
     from clnn.program_cache import BUILD_OPTIONS, ProgramCache, cache_dir, record
 
-    key = ("chain", "clnn_chain", hashlib.sha256(source.encode()).hexdigest())
+    key = program_key(source)
     record(key)
     prg = device_programs.get(key) if device_programs is not None else None
     if prg is not None:
         return prg
     programs = ProgramCache(context, cl_device, DeviceOptions(cache_dir=root))
     programs._binaries[key] = path = programs._binary_path(source)
-    prg = programs._from_binary(path)
+    prg = device_programs.take_prefetched(path) if device_programs is not None else None
+    prg = prg or programs._from_binary(path)
     if prg is None:
         prg = cl.Program(context, source).build(options=BUILD_OPTIONS, devices=programs.devices,
                                                 cache_dir=cache_dir(root))
         programs.save_binary(key, prg)
-    if device_programs is not None:
+    if device_programs is not None:  # (its binary listed with the model's: prefetched next time)
+        device_programs._binaries.setdefault(key, path)
         device_programs.adopt(key, prg)
     return prg
 

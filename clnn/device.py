@@ -390,17 +390,17 @@ class ClDevice(Device):
         extension this driver does not know is unsupported; ``strict`` (prepare): the model
         is then invalid."""
         from clnn.plan import CONTROL_FLOW
-        from hal.validation import validate_model
+        from hal.validation import kept_contexts, validate_model
 
-        unknown = validate_model(model, unknown_extensions=not strict)
-        sg = model.main
         rows = []
-        for k, operation in enumerate(sg.operations):
-            reason = ("it uses an extension this driver does not support" if k in unknown
-                      else self._unsupported_reason(model, k, operation))
-            where = "its subgraphs on OpenCL" if operation.type.name in CONTROL_FLOW \
-                else "OpenCL kernels"
-            rows.append((k, operation.type.name, reason is None, reason or where))
+        with kept_contexts():  # (the support checks read the contexts validation made)
+            unknown = validate_model(model, unknown_extensions=not strict)
+            for k, operation in enumerate(model.main.operations):
+                reason = ("it uses an extension this driver does not support" if k in unknown
+                          else self._unsupported_reason(model, k, operation))
+                where = "its subgraphs on OpenCL" if operation.type.name in CONTROL_FLOW \
+                    else "OpenCL kernels"
+                rows.append((k, operation.type.name, reason is None, reason or where))
         return rows
 
     def _unsupported_reason(self, model, k, operation) -> str | None:

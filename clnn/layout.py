@@ -126,8 +126,9 @@ def layout_flag_index(model: Model, op: Operation) -> int | None:
 
 def nchw_operations(model: Model) -> list[int]:
     """The main graph's operations the pass would run NHWC (layout flag a true constant,
-    a rank-4 input of a movable type)."""
-    rw = _Rewriter(model)
+    a rank-4 input of a movable type). Asked at every prepare: the queries read the model's
+    operands and values in place (no copies, which only a rewrite needs)."""
+    rw = _Rewriter(model, copies=False)
     return [k for k, op in enumerate(model.main.operations) if rw.nchw_op(op)]
 
 
@@ -173,11 +174,14 @@ def to_nhwc(model: Model) -> Model:
 
 
 class _Rewriter:
-    def __init__(self, model: Model):
+    def __init__(self, model: Model, copies: bool = True):
+        """``copies`` False: for the queries alone (:func:`nchw_operations`), the operands and
+        values are the model's own, not copies that a rewrite changes."""
         self.model = model
         sg = model.main
-        self.operands = [dataclasses.replace(o) for o in sg.operands]
-        self.values = bytearray(model.operand_values)
+        self.operands = [dataclasses.replace(o) for o in sg.operands] if copies else \
+            sg.operands
+        self.values = bytearray(model.operand_values) if copies else None
         self.ops: list[Operation] = []
         #: the moves of model inputs, run first (so that a fusion never finds one after the
         #: operation it would fold into: clnn/fusion.py)

@@ -98,9 +98,10 @@ class ClPreparedModel(DriverPreparedModel):
         self.warm_up_parts = {"launches_s": 0.0, "zero_s": 0.0}
         with self.runner.warm_up():
             self.warm_up()
-        if marker is not None:  # (its kernels now in PoCL's cache)
+        if marker is not None:  # (its kernels now in PoCL's cache; its chains' programs too)
+            chains = [ch.key for ch in self.runner.chains(self._all_plans()) if ch.key]
             program_cache.keep_binary_list(
-                marker, device.programs.binary_files(self.planner.kernel_keys))
+                marker, device.programs.binary_files([*self.planner.kernel_keys, *chains]))
 
     def _subgraphs_upload(self, constants) -> bool:
         """Whether a model with IF / WHILE only uploads its inputs too: no plan of the main

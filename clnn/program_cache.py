@@ -391,6 +391,12 @@ class ProgramCache:
             self._prefetched[p] = pool.submit(self._build_binary, Path(p))
         pool.shutdown(wait=False)
 
+    def take_prefetched(self, path: Path | None):
+        """The program that :meth:`prefetch` built from the binary file ``path`` (waited
+        for), or None where none was started for it or it did not build."""
+        future = self._prefetched.pop(str(path), None) if path is not None else None
+        return future.result() if future is not None else None
+
     def binary_files(self, keys) -> list[str]:
         """The binary files of kernel keys whose binaries are known here (:meth:`_kept`)."""
         return [str(self._binaries[k]) for k in dict.fromkeys(keys) if self._binaries.get(k)]

@@ -32,7 +32,6 @@ import hashlib
 import json
 import logging
 import os
-import statistics
 import threading
 import time
 from collections.abc import Callable
@@ -421,6 +420,8 @@ def measure_candidates(device, run_candidate, candidates: list, reps: int, may_c
         if how is not None:
             how["as"] = "chain" if ready and all(copies[_key(c)] > 1 for c, _, _ in ready) \
                 else "launches"
+        import statistics  # (measuring only: not imported by a prepare that measures nothing)
+
         times = {k: statistics.median(v) for k, v in samples.items()}
         # (after the one measured: ``min`` keeps the first of equal times, the measured one)
         times.update({k: times[first] for k, first in same.items() if first in times})

@@ -7,7 +7,9 @@ operand or operation at fault.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
 
 import numpy as np
 
@@ -185,16 +187,41 @@ def _validate_lifetime(model: Model, what: str, t: OperandType, op: Operand):
 
 # ------------------------------------------------------------------------------- operations
 
+#: this thread's contexts kept by :func:`kept_contexts` (None: none kept)
+_KEPT = threading.local()
+
+
+@contextlib.contextmanager
+def kept_contexts():
+    """While the block runs, :func:`validation_context` makes each operation's context once
+    on this thread (a driver's support report asks for the contexts that validate_model made
+    just before: a second process's prepare of pose_landmark_full built 140 twice). The
+    model must not change inside the block."""
+    outer = getattr(_KEPT, "contexts", None)
+    _KEPT.contexts = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _KEPT.contexts = outer
+
+
 def validation_context(model: Model, sg: Subgraph, op_index: int) -> OperationContext:
     """The context an operation is validated with: constants (and subgraph references) have
-    their values, every operand its declared shape."""
+    their values, every operand its declared shape (kept inside :func:`kept_contexts`)."""
+    kept = getattr(_KEPT, "contexts", None)
+    key = (id(model), id(sg), op_index)
+    if kept is not None and key in kept:
+        return kept[key][1]
     operation = sg.operations[op_index]
     values = {}
     for i in (*operation.inputs, *operation.outputs):
         v = static_value(model, sg.operands[i], i)
         if v is not None:
             values[i] = v
-    return operation_context(model, sg, op_index, values)
+    ctx = operation_context(model, sg, op_index, values)
+    if kept is not None:  # (the model and subgraph held: their ids stay theirs)
+        kept[key] = ((model, sg), ctx)
+    return ctx
 
 
 def match_signature(reg: OperationRegistration, ctx: OperationContext):
