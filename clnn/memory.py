@@ -28,17 +28,6 @@ class DeviceTensor:
         self.shape = tuple(int(d) for d in shape)
         self.dtype = NUMPY_DTYPE[buffer.type]
 
-    @classmethod
-    def of(cls, queue, cl_buffer, offset: int, shape: tuple, dtype: np.dtype, own: bool = False,
-           home=None):
-        """As the constructor, with ``offset`` an int, ``shape`` a tuple of ints and ``dtype``
-        a NumPy dtype already (another tensor's, a plan's downloads): taken as they are, not
-        made again (a loop hands tensors on every iteration)."""
-        t = cls.__new__(cls)
-        t.queue, t.cl_buffer, t.offset, t.shape, t.dtype = queue, cl_buffer, offset, shape, dtype
-        t.own, t.home, t._host = own and offset == 0, home, None
-        return t
-
     @property
     def nbytes(self) -> int:
         return math.prod(self.shape) * self.dtype.itemsize
