@@ -351,22 +351,19 @@ class ProgramCache:
             notify("build", 1)
 
     def warm_compiler(self) -> None:
-        """On PoCL, build and compile a one-line program on a thread (:meth:`join_warm` waits
-        for it): the first build of a process loads the compiler's kernel library (0.4-1.2 s,
+        """On PoCL, compile and link a one-line program on a thread (:meth:`join_warm` waits
+        for it): the first link of a process loads the compiler's kernel library (0.4-1.2 s,
         PoCL 3.1), which then overlaps the planning on the other core instead of delaying
-        the first program (a prepare that compiles: clnn.prepared_model)."""
-        import pyopencl as cl
-
+        the first program (a prepare that compiles: clnn.prepared_model). Compiled and linked
+        (:func:`warm_up`), not built: a build that PoCL finds in its kernel cache loads no
+        library, so the warm-up of a process whose cache knows the one-liner (every process
+        after the first on a machine: a model never prepared here) did nothing, and the model's
+        first program loaded the library (0.3-0.4 s of its compile, clnn bench prepare
+        --models, new column)."""
         if self._warming is not None or not is_pocl(self.context.devices[0].platform):
             return
-
-        def warm():
-            with contextlib.suppress(Exception):  # (the real builds report their errors)
-                prg = cl.Program(self.context, _WARM_SOURCE).build(options=BUILD_OPTIONS,
-                                                                   devices=self.devices)
-                prg.get_info(cl.program_info.BINARIES)
-
-        self._warming = threading.Thread(target=warm, daemon=True, name="clnn-compiler")
+        self._warming = threading.Thread(target=warm_up, args=(self.context, self.devices),
+                                         daemon=True, name="clnn-compiler")
         self._warming.start()
 
     def join_warm(self) -> None:
@@ -809,6 +806,78 @@ def recording():
 
 #: the program :meth:`ProgramCache.warm_compiler` builds
 _WARM_SOURCE = "__kernel void clnn_warm(__global int* x) { x[0] = 1; }"
+
+
+_QUIET_COMPILE: list = []
+
+
+def warm_up(context, devices=None) -> None:
+    """Get the compiler of ``context`` (``devices``: those to build for, None: all) to where
+    it compiles a program at its cost: :data:`_WARM_SOURCE` compiled, then linked by
+    :func:`link_leaving_gil` (PoCL loads its kernel library at every link, where a build
+    that finds the program in PoCL's kernel cache loads none). Built instead where it cannot
+    link that way; errors ignored (the real builds report theirs)."""
+    import pyopencl as cl
+
+    if not _QUIET_COMPILE:  # (pyopencl warns that compile() bypasses its binary cache: this
+        # one program, from this module; a filter, not catch_warnings: this runs on a thread)
+        warnings.filterwarnings("ignore", "Pre-build attribute access", UserWarning,
+                                r"clnn\.program_cache\Z")
+        _QUIET_COMPILE.append(True)
+    with contextlib.suppress(Exception):
+        src = cl.Program(context, _WARM_SOURCE)
+        if hasattr(src, "compile"):
+            src.compile(options=BUILD_OPTIONS, devices=devices)
+            if link_leaving_gil(context, src, devices):
+                return
+            src = cl.Program(context, _WARM_SOURCE)
+        src.build(options=BUILD_OPTIONS, devices=devices).get_info(cl.program_info.BINARIES)
+
+
+def link_leaving_gil(context, program, devices=None) -> bool:
+    """clLinkProgram of the compiled ``program`` (pyopencl objects) for ``devices`` (None:
+    the context's), the linked program released; called through ctypes, which leaves the
+    GIL while it runs (pyopencl's link_program holds it: the planning on the main thread
+    would wait 0.4 s for PoCL's kernel library to load). False where it did not link or the
+    process's OpenCL library is not found."""
+    import ctypes
+
+    lib = _opencl_library()
+    if lib is None:
+        return False
+    vp = ctypes.c_void_p
+    link = lib.clLinkProgram
+    link.restype = vp
+    link.argtypes = [vp, ctypes.c_uint32, vp, ctypes.c_char_p, ctypes.c_uint32, vp, vp, vp,
+                     ctypes.POINTER(ctypes.c_int32)]
+    lib.clReleaseProgram.argtypes = [vp]
+    devs = (vp * len(devices))(*[d.int_ptr for d in devices]) if devices else None
+    progs = (vp * 1)(program.int_ptr)
+    err = ctypes.c_int32(0)
+    linked = link(context.int_ptr, len(devices or ()), devs, b"", 1, progs, None, None,
+                  ctypes.byref(err))
+    if linked:
+        lib.clReleaseProgram(linked)
+    return bool(linked) and err.value == 0
+
+
+@functools.cache
+def _opencl_library():
+    """The OpenCL library pyopencl loaded (ctypes), found among the process's mapped files
+    (Linux), else the system's; None where there is none."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        with open("/proc/self/maps") as f:
+            found = [ln.split()[-1] for ln in f if "libOpenCL" in ln and "/" in ln]
+    except OSError:
+        found = []
+    for name in [*dict.fromkeys(found), ctypes.util.find_library("OpenCL")]:
+        if name:
+            with contextlib.suppress(OSError):
+                return ctypes.CDLL(name)
+    return None
 
 
 def record(key: tuple) -> None:

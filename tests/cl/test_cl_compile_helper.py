@@ -270,3 +270,17 @@ def test_a_job_larger_than_the_pipe_never_holds_the_caller_up():
     assert job["source"] == source
     gone = CompileHelper(type("Gone", (), {"poll": lambda self: 0})(), [])
     assert not gone.give_queue(["src"], "/nonexistent")
+
+
+def test_warm_up_links_without_warnings(cl_device, recwarn):
+    """The compiler warm-up compiles and links its program through ctypes (PoCL loads its
+    kernel library at a link, cached program or not), and says nothing to the user."""
+    import pyopencl as cl
+
+    program_cache.warm_up(cl_device.context)
+    assert not [w for w in recwarn if "Pre-build" in str(w.message)]
+    prg = cl.Program(cl_device.context, program_cache._WARM_SOURCE)
+    assert not program_cache.link_leaving_gil(cl_device.context, prg)  # not compiled: refused
+    prg.compile(options=program_cache.BUILD_OPTIONS)
+    assert program_cache.link_leaving_gil(cl_device.context, prg)
+    assert program_cache.link_leaving_gil(cl_device.context, prg, list(cl_device.context.devices))
