@@ -63,10 +63,11 @@ LOG = logging.getLogger("clnn")
 
 #: what the caches did in this process: renders, builds (with their seconds), memo hits; of
 #: programs built one per kernel key: kernels compiled (no binary kept), of them those queued
-#: for this process and its helpers and those compiled here, programs made from their binary
+#: for this process and its helpers and those compiled here, programs made from their binary;
+#: programs built without the builtin header (build_program)
 STATS = {"rendered": 0, "built": 0, "build_s": 0.0, "memo_hits": 0, "combined_kernels": 0,
          "chains_built": 0, "sources_read": 0, "queued": 0, "compiled_here": 0,
-         "compiled": 0, "from_binary": 0, "prefetched": 0}
+         "compiled": 0, "from_binary": 0, "prefetched": 0, "short_built": 0}
 BUILD_OPTIONS = ["-cl-std=CL1.2"]
 #: PoCL's switch between a work-group function compiled for each local size a kernel is
 #: launched with (1, its default) and one generic function per kernel (0): see
@@ -259,9 +260,8 @@ class ProgramCache:
             try:
                 # pyopencl keeps built binaries on disk keyed by source, options and device
                 # (PoCL: its own kernel cache, which pyopencl defers to)
-                prg = prg or cl.Program(self.context, src).build(
-                    options=BUILD_OPTIONS, devices=self.devices,
-                    cache_dir=cache_dir(self.options.cache_dir))
+                prg = prg or build_program(self.context, src, self.devices,
+                                           self.options.cache_dir)
             except cl.RuntimeError as e:
                 raise RuntimeError(f"building {family}.{name} {params}: {e}") from e
             STATS["built"] += 1
@@ -650,9 +650,8 @@ class ProgramCache:
             try:
                 with warnings.catch_warnings():  # a failed try is not the user's concern
                     warnings.simplefilter("ignore")
-                    prg = cl.Program(self.context, src).build(
-                        options=BUILD_OPTIONS, devices=self.devices,
-                    cache_dir=cache_dir(self.options.cache_dir))
+                    prg = build_program(self.context, src, self.devices,
+                                        self.options.cache_dir)
             except cl.RuntimeError:
                 self._spent(t0)
                 return False
@@ -808,56 +807,118 @@ def recording():
 _WARM_SOURCE = "__kernel void clnn_warm(__global int* x) { x[0] = 1; }"
 
 
-_QUIET_COMPILE: list = []
+#: options of a build without the implementation's builtin header (clnn.kernels._builtin_decls:
+#: clang's opencl-c.h, which PoCL includes in every program, skipped by its include guard)
+SHORT_OPTIONS = [*BUILD_OPTIONS, "-D_OPENCL_H_"]
+#: programs built without the builtin header where the device takes them (False: never)
+SHORT_BUILDS = True
+#: device identity -> whether it builds programs without the builtin header (short_builds)
+_SHORT: dict[str, bool] = {}
+_SHORT_LOCK = threading.Lock()
+
+
+def build_program(context, src: str, devices=None, cache_root: str | None = None):
+    """The program of ``src`` built for ``devices`` (None: the context's; ``cache_root``:
+    the device's ``DeviceOptions.cache_dir``, pyopencl's binary cache under it): without the
+    builtin header, its builtins declared by clnn.kernels._builtin_decls, where the device
+    takes such programs (:func:`short_builds`) and the declarations cover every builtin
+    ``src`` calls (70 ms less front end a program on PoCL 3.1); else, and where that build
+    fails, as usual (its errors raised)."""
+    import pyopencl as cl
+
+    from clnn.kernels import _builtin_decls as builtin_decls
+
+    where = cache_dir(cache_root)
+    if SHORT_BUILDS and builtin_decls.covers(src) and short_builds(context, devices):
+        try:
+            prg = cl.Program(context, builtin_decls.declarations(src) + src).build(
+                options=SHORT_OPTIONS, devices=devices, cache_dir=where)
+            STATS["short_built"] += 1
+            return prg
+        except cl.RuntimeError:  # (built the usual way: the errors, if any, are its)
+            pass
+    return cl.Program(context, src).build(options=BUILD_OPTIONS, devices=devices,
+                                          cache_dir=where)
+
+
+def short_builds(context, devices=None) -> bool:
+    """Whether the device (the first of ``devices``, else of the context) builds programs
+    without its builtin header, found once per process and device: the PROBE of
+    clnn.kernels._builtin_decls built so, which builds only where the header is left out (it
+    defines a function the header declares) and the declarations are taken."""
+    import pyopencl as cl
+
+    from clnn.kernels import _builtin_decls as builtin_decls
+
+    dev = (devices or context.devices)[0]
+    ident = f"{dev.platform.version}|{dev.name}|{dev.driver_version}"
+    with _SHORT_LOCK:
+        if ident not in _SHORT:
+            src = builtin_decls.declarations(builtin_decls.PROBE) + builtin_decls.PROBE
+            try:
+                cl.Program(context, src).build(options=SHORT_OPTIONS, devices=devices)
+                _SHORT[ident] = True
+            except cl.Error:
+                _SHORT[ident] = False
+        return _SHORT[ident]
 
 
 def warm_up(context, devices=None) -> None:
     """Get the compiler of ``context`` (``devices``: those to build for, None: all) to where
-    it compiles a program at its cost: :data:`_WARM_SOURCE` compiled, then linked by
-    :func:`link_leaving_gil` (PoCL loads its kernel library at every link, where a build
-    that finds the program in PoCL's kernel cache loads none). Built instead where it cannot
-    link that way; errors ignored (the real builds report theirs)."""
+    it compiles a program at its cost: :data:`_WARM_SOURCE` compiled and linked by
+    :func:`compile_and_link` (PoCL loads its kernel library at every link, where a build that
+    finds the program in PoCL's kernel cache loads none); built where it cannot be linked so.
+    Then whether the device builds programs without its builtin header (:func:`short_builds`).
+    Errors ignored (the real builds report theirs)."""
     import pyopencl as cl
 
-    if not _QUIET_COMPILE:  # (pyopencl warns that compile() bypasses its binary cache: this
-        # one program, from this module; a filter, not catch_warnings: this runs on a thread)
-        warnings.filterwarnings("ignore", "Pre-build attribute access", UserWarning,
-                                r"clnn\.program_cache\Z")
-        _QUIET_COMPILE.append(True)
     with contextlib.suppress(Exception):
-        src = cl.Program(context, _WARM_SOURCE)
-        if hasattr(src, "compile"):
-            src.compile(options=BUILD_OPTIONS, devices=devices)
-            if link_leaving_gil(context, src, devices):
-                return
-            src = cl.Program(context, _WARM_SOURCE)
-        src.build(options=BUILD_OPTIONS, devices=devices).get_info(cl.program_info.BINARIES)
+        if not compile_and_link(context, _WARM_SOURCE, devices):
+            cl.Program(context, _WARM_SOURCE).build(options=BUILD_OPTIONS, devices=devices)
+    with contextlib.suppress(Exception):
+        short_builds(context, devices)  # (the device's datum, found while nothing waits)
 
 
-def link_leaving_gil(context, program, devices=None) -> bool:
-    """clLinkProgram of the compiled ``program`` (pyopencl objects) for ``devices`` (None:
-    the context's), the linked program released; called through ctypes, which leaves the
-    GIL while it runs (pyopencl's link_program holds it: the planning on the main thread
-    would wait 0.4 s for PoCL's kernel library to load). False where it did not link or the
-    process's OpenCL library is not found."""
+def compile_and_link(context, source: str, devices=None) -> bool:
+    """clCompileProgram then clLinkProgram of ``source`` for ``devices`` (None: the
+    context's), the programs released; called through ctypes, which leaves the GIL while they
+    run (pyopencl's link_program holds it: the planning on the main thread would wait 0.4 s
+    for PoCL's kernel library to load). False where it did not link or the process's OpenCL
+    library is not found."""
     import ctypes
 
     lib = _opencl_library()
     if lib is None:
         return False
-    vp = ctypes.c_void_p
-    link = lib.clLinkProgram
-    link.restype = vp
-    link.argtypes = [vp, ctypes.c_uint32, vp, ctypes.c_char_p, ctypes.c_uint32, vp, vp, vp,
-                     ctypes.POINTER(ctypes.c_int32)]
+    vp, i32 = ctypes.c_void_p, ctypes.c_int32
+    lib.clCreateProgramWithSource.restype = vp
+    lib.clCreateProgramWithSource.argtypes = [vp, ctypes.c_uint32,
+                                              ctypes.POINTER(ctypes.c_char_p), vp,
+                                              ctypes.POINTER(i32)]
+    lib.clCompileProgram.restype = i32
+    lib.clCompileProgram.argtypes = [vp, ctypes.c_uint32, vp, ctypes.c_char_p,
+                                     ctypes.c_uint32, vp, vp, vp, vp]
+    lib.clLinkProgram.restype = vp
+    lib.clLinkProgram.argtypes = [vp, ctypes.c_uint32, vp, ctypes.c_char_p, ctypes.c_uint32,
+                                  vp, vp, vp, ctypes.POINTER(i32)]
     lib.clReleaseProgram.argtypes = [vp]
-    devs = (vp * len(devices))(*[d.int_ptr for d in devices]) if devices else None
-    progs = (vp * 1)(program.int_ptr)
-    err = ctypes.c_int32(0)
-    linked = link(context.int_ptr, len(devices or ()), devs, b"", 1, progs, None, None,
-                  ctypes.byref(err))
-    if linked:
-        lib.clReleaseProgram(linked)
+    n = len(devices or ())
+    devs = (vp * n)(*[d.int_ptr for d in devices]) if n else None
+    err = i32(0)
+    text = (ctypes.c_char_p * 1)(source.encode())
+    prg = lib.clCreateProgramWithSource(context.int_ptr, 1, text, None, ctypes.byref(err))
+    if not prg or err.value:
+        return False
+    linked = None
+    try:
+        if lib.clCompileProgram(prg, n, devs, " ".join(BUILD_OPTIONS).encode(), 0, None,
+                                None, None, None) == 0:
+            linked = lib.clLinkProgram(context.int_ptr, n, devs, b"", 1, (vp * 1)(prg), None,
+                                       None, ctypes.byref(err))
+    finally:
+        lib.clReleaseProgram(prg)
+        if linked:
+            lib.clReleaseProgram(linked)
     return bool(linked) and err.value == 0
 
 

@@ -272,15 +272,12 @@ def test_a_job_larger_than_the_pipe_never_holds_the_caller_up():
     assert not gone.give_queue(["src"], "/nonexistent")
 
 
-def test_warm_up_links_without_warnings(cl_device, recwarn):
+def test_warm_up_compiles_and_links_without_warnings(cl_device, recwarn):
     """The compiler warm-up compiles and links its program through ctypes (PoCL loads its
     kernel library at a link, cached program or not), and says nothing to the user."""
-    import pyopencl as cl
-
     program_cache.warm_up(cl_device.context)
     assert not [w for w in recwarn if "Pre-build" in str(w.message)]
-    prg = cl.Program(cl_device.context, program_cache._WARM_SOURCE)
-    assert not program_cache.link_leaving_gil(cl_device.context, prg)  # not compiled: refused
-    prg.compile(options=program_cache.BUILD_OPTIONS)
-    assert program_cache.link_leaving_gil(cl_device.context, prg)
-    assert program_cache.link_leaving_gil(cl_device.context, prg, list(cl_device.context.devices))
+    ctx = cl_device.context
+    assert program_cache.compile_and_link(ctx, program_cache._WARM_SOURCE)
+    assert program_cache.compile_and_link(ctx, program_cache._WARM_SOURCE, list(ctx.devices))
+    assert not program_cache.compile_and_link(ctx, "__kernel void k() { nope(); }")
