@@ -18,6 +18,10 @@ then defers to. So a second process does not rebuild a program, a fraction of a 
 test_second_process_does_not_rebuild; clnn/compilation_cache.py adds a per-model compilation
 cache on top).
 
+A program is built without the implementation's builtin header where the device takes that
+(:func:`build_program`, :func:`short_builds`; clnn.kernels._builtin_decls declares the builtins
+its source calls): PoCL 3.1 reads clang's 895 KB opencl-c.h twice in every build.
+
 A kernel's rendered source is kept under the cache root (``programs/sources``,
 :func:`kernel_parts`): a process whose kernels were all rendered before never imports Mako.
 
