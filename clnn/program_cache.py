@@ -876,10 +876,12 @@ def warm_up(context, devices=None) -> None:
     Errors ignored (the real builds report theirs)."""
     import pyopencl as cl
 
+    linked = False
+    with contextlib.suppress(Exception):  # (an OpenCL library without these functions)
+        linked = compile_and_link(context, _WARM_SOURCE, devices)
     with contextlib.suppress(Exception):
-        if not compile_and_link(context, _WARM_SOURCE, devices):
+        if not linked:
             cl.Program(context, _WARM_SOURCE).build(options=BUILD_OPTIONS, devices=devices)
-    with contextlib.suppress(Exception):
         short_builds(context, devices)  # (the device's datum, found while nothing waits)
 
 
