@@ -845,6 +845,10 @@ def build_program(context, src: str, devices=None, cache_root: str | None = None
                                           cache_dir=where)
 
 
+def _identity(dev) -> str:
+    return f"{dev.platform.version}|{dev.name}|{dev.driver_version}"
+
+
 def short_builds(context, devices=None) -> bool:
     """Whether the device (the first of ``devices``, else of the context) builds programs
     without its builtin header, found once per process and device: the PROBE of
@@ -854,8 +858,7 @@ def short_builds(context, devices=None) -> bool:
 
     from clnn.kernels import _builtin_decls as builtin_decls
 
-    dev = (devices or context.devices)[0]
-    ident = f"{dev.platform.version}|{dev.name}|{dev.driver_version}"
+    ident = _identity((devices or context.devices)[0])
     with _SHORT_LOCK:
         if ident not in _SHORT:
             src = builtin_decls.declarations(builtin_decls.PROBE) + builtin_decls.PROBE
@@ -869,33 +872,45 @@ def short_builds(context, devices=None) -> bool:
 
 def warm_up(context, devices=None) -> None:
     """Get the compiler of ``context`` (``devices``: those to build for, None: all) to where
-    it compiles a program at its cost: :data:`_WARM_SOURCE` compiled and linked by
-    :func:`compile_and_link` (PoCL loads its kernel library at every link, where a build that
-    finds the program in PoCL's kernel cache loads none); built where it cannot be linked so.
-    Then whether the device builds programs without its builtin header (:func:`short_builds`).
-    Errors ignored (the real builds report theirs)."""
+    it compiles a program at its cost, by :func:`compile_and_link` (PoCL loads its kernel
+    library at every link, where a build that finds the program in PoCL's kernel cache loads
+    none): the PROBE of clnn.kernels._builtin_decls without the builtin header, which also
+    says whether the device takes such programs (:func:`short_builds`: it compiles only
+    where the header is left out and the declarations are taken), else :data:`_WARM_SOURCE`
+    as usual; built where neither can be linked so. Errors ignored (the real builds report
+    theirs)."""
     import pyopencl as cl
 
-    linked = False
+    from clnn.kernels import _builtin_decls as builtin_decls
+
+    done = "unavailable"
     with contextlib.suppress(Exception):  # (an OpenCL library without these functions)
-        linked = compile_and_link(context, _WARM_SOURCE, devices)
+        probe = builtin_decls.declarations(builtin_decls.PROBE) + builtin_decls.PROBE
+        done = compile_and_link(context, probe, devices, SHORT_OPTIONS)
+        if done != "unavailable":
+            dev = (devices or context.devices)[0]
+            with _SHORT_LOCK:
+                _SHORT.setdefault(_identity(dev), done != "failed")
+        if done == "failed":
+            done = compile_and_link(context, _WARM_SOURCE, devices)
     with contextlib.suppress(Exception):
-        if not linked:
+        if done != "linked":
             cl.Program(context, _WARM_SOURCE).build(options=BUILD_OPTIONS, devices=devices)
-        short_builds(context, devices)  # (the device's datum, found while nothing waits)
+        short_builds(context, devices)  # (where the probe said nothing)
 
 
-def compile_and_link(context, source: str, devices=None) -> bool:
-    """clCompileProgram then clLinkProgram of ``source`` for ``devices`` (None: the
-    context's), the programs released; called through ctypes, which leaves the GIL while they
-    run (pyopencl's link_program holds it: the planning on the main thread would wait 0.4 s
-    for PoCL's kernel library to load). False where it did not link or the process's OpenCL
-    library is not found."""
+def compile_and_link(context, source: str, devices=None, options=None) -> str:
+    """clCompileProgram (``options``: :data:`BUILD_OPTIONS` where None) then clLinkProgram of
+    ``source`` for ``devices`` (None: the context's), the programs released; called through
+    ctypes, which leaves the GIL while they run (pyopencl's link_program holds it: the
+    planning on the main thread would wait 0.4 s for PoCL's kernel library to load).
+    "linked"; "compiled" (not linked); "failed" (it did not compile); "unavailable" (the
+    process's OpenCL library not found, or no program made)."""
     import ctypes
 
     lib = _opencl_library()
     if lib is None:
-        return False
+        return "unavailable"
     vp, i32 = ctypes.c_void_p, ctypes.c_int32
     lib.clCreateProgramWithSource.restype = vp
     lib.clCreateProgramWithSource.argtypes = [vp, ctypes.c_uint32,
@@ -914,18 +929,19 @@ def compile_and_link(context, source: str, devices=None) -> bool:
     text = (ctypes.c_char_p * 1)(source.encode())
     prg = lib.clCreateProgramWithSource(context.int_ptr, 1, text, None, ctypes.byref(err))
     if not prg or err.value:
-        return False
-    linked = None
+        return "unavailable"
+    linked, done = None, "failed"
     try:
-        if lib.clCompileProgram(prg, n, devs, " ".join(BUILD_OPTIONS).encode(), 0, None,
-                                None, None, None) == 0:
+        opts = " ".join(BUILD_OPTIONS if options is None else options).encode()
+        if lib.clCompileProgram(prg, n, devs, opts, 0, None, None, None, None) == 0:
+            done = "compiled"
             linked = lib.clLinkProgram(context.int_ptr, n, devs, b"", 1, (vp * 1)(prg), None,
                                        None, ctypes.byref(err))
     finally:
         lib.clReleaseProgram(prg)
         if linked:
             lib.clReleaseProgram(linked)
-    return bool(linked) and err.value == 0
+    return "linked" if linked and err.value == 0 else done
 
 
 @functools.cache
