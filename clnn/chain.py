@@ -423,10 +423,9 @@ def _program(context, cl_device, source: str, root: str | None, device_programs=
     The key is recorded where the programs asked for are (clnn.program_cache.recording: a
     compilation cache saves the chain's program with the kernels'), and the program kept in
     ``device_programs``."""
-    import pyopencl as cl
 
     from clnn.options import DeviceOptions
-    from clnn.program_cache import BUILD_OPTIONS, ProgramCache, cache_dir, record
+    from clnn.program_cache import ProgramCache, build_program, record
 
     key = program_key(source)
     record(key)
@@ -438,8 +437,7 @@ def _program(context, cl_device, source: str, root: str | None, device_programs=
     prg = device_programs.take_prefetched(path) if device_programs is not None else None
     prg = prg or programs._from_binary(path)
     if prg is None:
-        prg = cl.Program(context, source).build(options=BUILD_OPTIONS, devices=programs.devices,
-                                                cache_dir=cache_dir(root))
+        prg = build_program(context, source, programs.devices, root)
         programs.save_binary(key, prg)
     if device_programs is not None:  # (its binary listed with the model's: prefetched next time)
         device_programs._binaries.setdefault(key, path)

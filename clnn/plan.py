@@ -228,10 +228,10 @@ class Planner:
         # are deferred (their kernels made where they run on their own) and the chains built
         # (clnn.execution.PlanRunner.chain_first)
         made = self._plan_static(shapes)
-        self.programs.join_warm()  # (one build at a time: clnn.program_cache.warm_compiler)
-        for p, key in made:
+        for p, key in made:  # (renders the chained kernels: Mako, while the compiler warms up)
             if self.runner is not None and p.plans[key] is not None:
                 self._defer_chained(p.plans[key])
+        self.programs.join_warm()  # (one build at a time: clnn.program_cache.warm_compiler)
         keys = [k for p, key in made if p.plans[key] is not None
                 for k in realize_pass.pending_keys(la for la in p.plans[key].launches
                                                    if la.lazy is None)]

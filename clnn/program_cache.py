@@ -18,6 +18,10 @@ then defers to. So a second process does not rebuild a program, a fraction of a 
 test_second_process_does_not_rebuild; clnn/compilation_cache.py adds a per-model compilation
 cache on top).
 
+A program is built without the implementation's builtin header where the device takes that
+(:func:`build_program`, :func:`short_builds`; clnn.kernels._builtin_decls declares the builtins
+its source calls): PoCL 3.1 reads clang's 895 KB opencl-c.h twice in every build.
+
 A kernel's rendered source is kept under the cache root (``programs/sources``,
 :func:`kernel_parts`): a process whose kernels were all rendered before never imports Mako.
 
@@ -63,10 +67,11 @@ LOG = logging.getLogger("clnn")
 
 #: what the caches did in this process: renders, builds (with their seconds), memo hits; of
 #: programs built one per kernel key: kernels compiled (no binary kept), of them those queued
-#: for this process and its helpers and those compiled here, programs made from their binary
+#: for this process and its helpers and those compiled here, programs made from their binary;
+#: programs built without the builtin header (build_program)
 STATS = {"rendered": 0, "built": 0, "build_s": 0.0, "memo_hits": 0, "combined_kernels": 0,
          "chains_built": 0, "sources_read": 0, "queued": 0, "compiled_here": 0,
-         "compiled": 0, "from_binary": 0, "prefetched": 0}
+         "compiled": 0, "from_binary": 0, "prefetched": 0, "short_built": 0}
 BUILD_OPTIONS = ["-cl-std=CL1.2"]
 #: PoCL's switch between a work-group function compiled for each local size a kernel is
 #: launched with (1, its default) and one generic function per kernel (0): see
@@ -259,9 +264,8 @@ class ProgramCache:
             try:
                 # pyopencl keeps built binaries on disk keyed by source, options and device
                 # (PoCL: its own kernel cache, which pyopencl defers to)
-                prg = prg or cl.Program(self.context, src).build(
-                    options=BUILD_OPTIONS, devices=self.devices,
-                    cache_dir=cache_dir(self.options.cache_dir))
+                prg = prg or build_program(self.context, src, self.devices,
+                                           self.options.cache_dir)
             except cl.RuntimeError as e:
                 raise RuntimeError(f"building {family}.{name} {params}: {e}") from e
             STATS["built"] += 1
@@ -351,22 +355,19 @@ class ProgramCache:
             notify("build", 1)
 
     def warm_compiler(self) -> None:
-        """On PoCL, build and compile a one-line program on a thread (:meth:`join_warm` waits
-        for it): the first build of a process loads the compiler's kernel library (0.4-1.2 s,
+        """On PoCL, compile and link a one-line program on a thread (:meth:`join_warm` waits
+        for it): the first link of a process loads the compiler's kernel library (0.4-1.2 s,
         PoCL 3.1), which then overlaps the planning on the other core instead of delaying
-        the first program (a prepare that compiles: clnn.prepared_model)."""
-        import pyopencl as cl
-
+        the first program (a prepare that compiles: clnn.prepared_model). Compiled and linked
+        (:func:`warm_up`), not built: a build that PoCL finds in its kernel cache loads no
+        library, so the warm-up of a process whose cache knows the one-liner (every process
+        after the first on a machine: a model never prepared here) did nothing, and the model's
+        first program loaded the library (0.3-0.4 s of its compile, clnn bench prepare
+        --models, new column)."""
         if self._warming is not None or not is_pocl(self.context.devices[0].platform):
             return
-
-        def warm():
-            with contextlib.suppress(Exception):  # (the real builds report their errors)
-                prg = cl.Program(self.context, _WARM_SOURCE).build(options=BUILD_OPTIONS,
-                                                                   devices=self.devices)
-                prg.get_info(cl.program_info.BINARIES)
-
-        self._warming = threading.Thread(target=warm, daemon=True, name="clnn-compiler")
+        self._warming = threading.Thread(target=warm_up, args=(self.context, self.devices),
+                                         daemon=True, name="clnn-compiler")
         self._warming.start()
 
     def join_warm(self) -> None:
@@ -653,9 +654,8 @@ class ProgramCache:
             try:
                 with warnings.catch_warnings():  # a failed try is not the user's concern
                     warnings.simplefilter("ignore")
-                    prg = cl.Program(self.context, src).build(
-                        options=BUILD_OPTIONS, devices=self.devices,
-                    cache_dir=cache_dir(self.options.cache_dir))
+                    prg = build_program(self.context, src, self.devices,
+                                        self.options.cache_dir)
             except cl.RuntimeError:
                 self._spent(t0)
                 return False
@@ -809,6 +809,158 @@ def recording():
 
 #: the program :meth:`ProgramCache.warm_compiler` builds
 _WARM_SOURCE = "__kernel void clnn_warm(__global int* x) { x[0] = 1; }"
+
+
+#: options of a build without the implementation's builtin header (clnn.kernels._builtin_decls:
+#: clang's opencl-c.h, which PoCL includes in every program, skipped by its include guard)
+SHORT_OPTIONS = [*BUILD_OPTIONS, "-D_OPENCL_H_"]
+#: programs built without the builtin header where the device takes them (False: never)
+SHORT_BUILDS = True
+#: device identity -> whether it builds programs without the builtin header (short_builds)
+_SHORT: dict[str, bool] = {}
+_SHORT_LOCK = threading.Lock()
+
+
+def build_program(context, src: str, devices=None, cache_root: str | None = None):
+    """The program of ``src`` built for ``devices`` (None: the context's; ``cache_root``:
+    the device's ``DeviceOptions.cache_dir``, pyopencl's binary cache under it): without the
+    builtin header, its builtins declared by clnn.kernels._builtin_decls, where the device
+    takes such programs (:func:`short_builds`) and the declarations cover every builtin
+    ``src`` calls (70 ms less front end a program on PoCL 3.1); else, and where that build
+    fails, as usual (its errors raised)."""
+    import pyopencl as cl
+
+    from clnn.kernels import _builtin_decls as builtin_decls
+
+    where = cache_dir(cache_root)
+    if SHORT_BUILDS and builtin_decls.covers(src) and short_builds(context, devices):
+        try:
+            prg = cl.Program(context, builtin_decls.declarations(src) + src).build(
+                options=SHORT_OPTIONS, devices=devices, cache_dir=where)
+            STATS["short_built"] += 1
+            return prg
+        except cl.RuntimeError:  # (built the usual way: the errors, if any, are its)
+            pass
+    return cl.Program(context, src).build(options=BUILD_OPTIONS, devices=devices,
+                                          cache_dir=where)
+
+
+def _identity(dev) -> str:
+    return f"{dev.platform.version}|{dev.name}|{dev.driver_version}"
+
+
+def short_builds(context, devices=None) -> bool:
+    """Whether the device (the first of ``devices``, else of the context) builds programs
+    without its builtin header, found once per process and device: the PROBE of
+    clnn.kernels._builtin_decls built so, which builds only where the header is left out (it
+    defines a function the header declares) and the declarations are taken."""
+    import pyopencl as cl
+
+    from clnn.kernels import _builtin_decls as builtin_decls
+
+    ident = _identity((devices or context.devices)[0])
+    with _SHORT_LOCK:
+        if ident not in _SHORT:
+            src = builtin_decls.declarations(builtin_decls.PROBE) + builtin_decls.PROBE
+            try:
+                cl.Program(context, src).build(options=SHORT_OPTIONS, devices=devices)
+                _SHORT[ident] = True
+            except cl.Error:
+                _SHORT[ident] = False
+        return _SHORT[ident]
+
+
+def warm_up(context, devices=None) -> None:
+    """Get the compiler of ``context`` (``devices``: those to build for, None: all) to where
+    it compiles a program at its cost, by :func:`compile_and_link` (PoCL loads its kernel
+    library at every link, where a build that finds the program in PoCL's kernel cache loads
+    none): the PROBE of clnn.kernels._builtin_decls without the builtin header, which also
+    says whether the device takes such programs (:func:`short_builds`: it compiles only
+    where the header is left out and the declarations are taken), else :data:`_WARM_SOURCE`
+    as usual; built where neither can be linked so. Errors ignored (the real builds report
+    theirs)."""
+    import pyopencl as cl
+
+    from clnn.kernels import _builtin_decls as builtin_decls
+
+    done = "unavailable"
+    with contextlib.suppress(Exception):  # (an OpenCL library without these functions)
+        probe = builtin_decls.declarations(builtin_decls.PROBE) + builtin_decls.PROBE
+        done = compile_and_link(context, probe, devices, SHORT_OPTIONS)
+        if done != "unavailable":
+            dev = (devices or context.devices)[0]
+            with _SHORT_LOCK:
+                _SHORT.setdefault(_identity(dev), done != "failed")
+        if done == "failed":
+            done = compile_and_link(context, _WARM_SOURCE, devices)
+    with contextlib.suppress(Exception):
+        if done != "linked":
+            cl.Program(context, _WARM_SOURCE).build(options=BUILD_OPTIONS, devices=devices)
+        short_builds(context, devices)  # (where the probe said nothing)
+
+
+def compile_and_link(context, source: str, devices=None, options=None) -> str:
+    """clCompileProgram (``options``: :data:`BUILD_OPTIONS` where None) then clLinkProgram of
+    ``source`` for ``devices`` (None: the context's), the programs released; called through
+    ctypes, which leaves the GIL while they run (pyopencl's link_program holds it: the
+    planning on the main thread would wait 0.4 s for PoCL's kernel library to load).
+    "linked"; "compiled" (not linked); "failed" (it did not compile); "unavailable" (the
+    process's OpenCL library not found, or no program made)."""
+    import ctypes
+
+    lib = _opencl_library()
+    if lib is None:
+        return "unavailable"
+    vp, i32 = ctypes.c_void_p, ctypes.c_int32
+    lib.clCreateProgramWithSource.restype = vp
+    lib.clCreateProgramWithSource.argtypes = [vp, ctypes.c_uint32,
+                                              ctypes.POINTER(ctypes.c_char_p), vp,
+                                              ctypes.POINTER(i32)]
+    lib.clCompileProgram.restype = i32
+    lib.clCompileProgram.argtypes = [vp, ctypes.c_uint32, vp, ctypes.c_char_p,
+                                     ctypes.c_uint32, vp, vp, vp, vp]
+    lib.clLinkProgram.restype = vp
+    lib.clLinkProgram.argtypes = [vp, ctypes.c_uint32, vp, ctypes.c_char_p, ctypes.c_uint32,
+                                  vp, vp, vp, ctypes.POINTER(i32)]
+    lib.clReleaseProgram.argtypes = [vp]
+    n = len(devices or ())
+    devs = (vp * n)(*[d.int_ptr for d in devices]) if n else None
+    err = i32(0)
+    text = (ctypes.c_char_p * 1)(source.encode())
+    prg = lib.clCreateProgramWithSource(context.int_ptr, 1, text, None, ctypes.byref(err))
+    if not prg or err.value:
+        return "unavailable"
+    linked, done = None, "failed"
+    try:
+        opts = " ".join(BUILD_OPTIONS if options is None else options).encode()
+        if lib.clCompileProgram(prg, n, devs, opts, 0, None, None, None, None) == 0:
+            done = "compiled"
+            linked = lib.clLinkProgram(context.int_ptr, n, devs, b"", 1, (vp * 1)(prg), None,
+                                       None, ctypes.byref(err))
+    finally:
+        lib.clReleaseProgram(prg)
+        if linked:
+            lib.clReleaseProgram(linked)
+    return "linked" if linked and err.value == 0 else done
+
+
+@functools.cache
+def _opencl_library():
+    """The OpenCL library pyopencl loaded (ctypes), found among the process's mapped files
+    (Linux), else the system's; None where there is none."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        with open("/proc/self/maps") as f:
+            found = [ln.split()[-1] for ln in f if "libOpenCL" in ln and "/" in ln]
+    except OSError:
+        found = []
+    for name in [*dict.fromkeys(found), ctypes.util.find_library("OpenCL")]:
+        if name:
+            with contextlib.suppress(OSError):
+                return ctypes.CDLL(name)
+    return None
 
 
 def record(key: tuple) -> None:

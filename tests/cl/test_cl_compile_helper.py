@@ -270,3 +270,21 @@ def test_a_job_larger_than_the_pipe_never_holds_the_caller_up():
     assert job["source"] == source
     gone = CompileHelper(type("Gone", (), {"poll": lambda self: 0})(), [])
     assert not gone.give_queue(["src"], "/nonexistent")
+
+
+def test_warm_up_compiles_and_links_without_warnings(cl_device, recwarn, monkeypatch):
+    """The compiler warm-up compiles and links its program through ctypes (PoCL loads its
+    kernel library at a link, cached program or not), says nothing to the user, and finds
+    whether the device builds programs without its builtin header (PoCL: it does)."""
+    from clnn.program_cache import is_pocl
+
+    monkeypatch.setattr(program_cache, "_SHORT", {})
+    program_cache.warm_up(cl_device.context)
+    found = list(program_cache._SHORT.values())
+    assert found == [True] if is_pocl(cl_device.context.devices[0].platform) else len(found) == 1
+    assert not [w for w in recwarn if "Pre-build" in str(w.message)]
+    ctx = cl_device.context
+    assert program_cache.compile_and_link(ctx, program_cache._WARM_SOURCE) == "linked"
+    assert program_cache.compile_and_link(ctx, program_cache._WARM_SOURCE,
+                                          list(ctx.devices)) == "linked"
+    assert program_cache.compile_and_link(ctx, "__kernel void k() { nope(); }") == "failed"
