@@ -366,7 +366,8 @@ def _quant_tile(ctx, f, p, device) -> bool:
     if any(x is not None for x in fused) or not float_filter(ctx):
         return False
     taps = taps_device(device)
-    return c <= direct_max_c(p, oh, ow, taps) and (fh, fw) != (1, 1) and \
+    return c <= direct_max_c(p, oh, ow, taps) and (fh, fw, p.stride_h, p.stride_w) != \
+        (1, 1, 1, 1) and \
         tile_width(ow, fw, p.stride_w, p.dil_w) is not None
 
 
