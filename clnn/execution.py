@@ -385,8 +385,8 @@ SHORT_LAYOUTS = 64
 
 
 class ShortPath:
-    """The execution path of a request to a model that is one OpenCL partition planned at
-    prepare, fully specified inputs and outputs, no omitted argument, host memories only,
+    """The execution path of a request to a model that is one OpenCL partition planned from
+    shapes alone (no boolean input or output), no omitted argument, host memories only,
     MeasureTiming.NO, no deadline nor loop timeout (issue #36: a tiny model's execution is
     mostly its fixed cost). A request layout that passed the checks before on this prepared
     model (hal.driver.begin_execution, which reads nothing else of a request) runs straight:
@@ -410,8 +410,7 @@ class ShortPath:
                 prepared.model.referenced:
             return False
         ops = [sg.operands[i] for i in (*sg.input_indexes, *sg.output_indexes)]
-        return all(op.is_fully_specified() and op.type.name not in ("TENSOR_BOOL8", "BOOL")
-                   for op in ops)
+        return all(op.type.name not in ("TENSOR_BOOL8", "BOOL") for op in ops)
 
     def layout(self, request):
         """The request's _Layout (made at the second request of a layout that passed the
@@ -435,38 +434,51 @@ class ShortPath:
     def _make(self, request) -> _Layout | None:
         """The _Layout of a request that passed the checks (None: not one for the short
         path: an omitted argument, a device memory, an output too small or empty...)."""
-        from hal.driver import output_shape
         from hal.types import NUMPY_DTYPE, Memory
+        from hal.validation_request import request_dimensions
 
         sg, pools = self.prepared.model.main, request.pools
         if any(a.has_no_value or not isinstance(pools[a.location.pool_index], Memory)
                for a in (*request.inputs, *request.outputs)):
             return None
         inputs, values = [], dict(self.prepared.executor.constants(None))
-        for a, i in zip(request.inputs, sg.input_indexes):
-            op = sg.operands[i]
-            dt, dims, loc = NUMPY_DTYPE[op.type], tuple(op.dimensions), a.location
-            if loc.length != math.prod(dims) * dt.itemsize:
+        for k, (a, i) in enumerate(zip(request.inputs, sg.input_indexes)):
+            op, loc = sg.operands[i], a.location
+            dt, dims = NUMPY_DTYPE[op.type], request_dimensions(f"input {k}", op, a.dimensions)
+            if loc.length != math.prod(dims) * dt.itemsize or 0 in dims:
                 return None
             inputs.append((i, loc.pool_index, loc.offset, math.prod(dims), dt, dims))
             values[i] = np.zeros(dims, dt)
+        plan = self.prepared.planner.plan_for(self.part, values)
+        key = next((k for k, v in self.part.plans.items() if v is plan), None)
+        if plan is None or key is None:
+            return None
+        outputs, shapes = self._outputs(request, plan)
+        return _Layout(tuple(inputs), outputs, shapes, key) if outputs else None
+
+    def _outputs(self, request, plan) -> tuple:
+        """(the _Layout's outputs, their OutputShapes) of a request run by ``plan``; (None,
+        None) where an output's planned shape is unknown, empty, not the request's or larger
+        than its bytes."""
+        from hal.driver import output_shape
+        from hal.operations.context import shapes_compatible
+        from hal.types import NUMPY_DTYPE
+
+        sg = self.prepared.model.main
         spans = [(a.location.pool_index, a.location.offset, a.location.offset +
                   a.location.length) for a in request.inputs]
         outputs, shapes = [], []
         for a, o in zip(request.outputs, sg.output_indexes):
             op, loc = sg.operands[o], a.location
-            dims = tuple(op.dimensions)
-            if not 0 < math.prod(dims) * NUMPY_DTYPE[op.type].itemsize <= loc.length:
-                return None
+            dims = plan.shapes.get(o)
+            if dims is None or (a.dimensions and not shapes_compatible(a.dimensions, dims)) or \
+                    not 0 < math.prod(dims) * NUMPY_DTYPE[op.type].itemsize <= loc.length:
+                return None, None
             overlap = any(p == loc.pool_index and lo < loc.offset + loc.length and
                           loc.offset < hi for p, lo, hi in spans)
             outputs.append((o, loc.pool_index, loc.offset, loc.length, overlap))
             shapes.append(output_shape(dims, True))
-        plan = self.prepared.planner.plan_for(self.part, values)
-        key = next((k for k, v in self.part.plans.items() if v is plan), None)
-        if plan is None or key is None:
-            return None
-        return _Layout(tuple(inputs), tuple(outputs), shapes, key)
+        return tuple(outputs), shapes
 
     def execute(self, request):
         """The hal.interfaces.ExecutionResult of ``request``, or None: the general path runs
