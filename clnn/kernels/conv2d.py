@@ -458,7 +458,10 @@ def plan_quant_tile(ctx, b, p, v, key, packed, window):
     top, left, h, w = window
     _, (oh, ow) = resolve_padding(p, inp.shape[1], inp.shape[2], fi.shape[1], fi.shape[2])
     lo, hi, _, _ = epilogue(ctx, b, p, out)
-    mult, shift = _gemm.requant_buffers(b, ctx, o, inp, fi, hal_conv2d.UPWARD)
+    requant = _gemm.requant_buffers(b, ctx, o, inp, fi, hal_conv2d.UPWARD)
+    if requant.rq and v["vw"] > 1:  # (the right-shift form: vectors only)
+        key["rq"] = requant.rq
+    mult, shift = requant
     gsize = _conv_variants.global_size(v, n, o, oh, ow)
     local = _depthwise_variants.local_for(v["rows"], gsize,
                                           b.device.limits.max_work_group_size)

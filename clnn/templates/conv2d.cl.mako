@@ -20,7 +20,7 @@
 <%namespace name="c" file="common.mako"/>
 
 <%def name="conv_tile(dt, vw, tx, fw, sw, dw, cc, res=False, prelu=False, fn=None, nv=1,
-                      xnchw=False, flex=False)">
+                      xnchw=False, flex=False, rq=None)">
 <%
     V = "float" if vw == 1 else "float%d" % vw
     span = (tx - 1) * sw + (fw - 1) * dw + 1
@@ -34,7 +34,9 @@
     def xld(p, i):
         return "(float)((int)%s[%s] - za)" % (p, i) if quant else capture(c.ldf, dt, p, i)
 %>
-% if quant and vw > 1:
+% if quant and vw > 1 and rq:
+${c.mbqm_right_vector(vw, rq)}
+% elif quant and vw > 1:
 ${c.mbqm_vector(vw)}
 % endif
 __kernel void conv_tile(${c.tparam(dt, "x", True)}, __global const float* w,
@@ -122,7 +124,7 @@ ${c.toffsets("x", "bias", "y")}
     }
     __global ${c.ctype(dt)}* yr = y + ((size_t)t * OW + ox0) * LDY + o0;
 % if quant:
-${conv_tile_quant_store(dt, vw, tx, nv)}
+${conv_tile_quant_store(dt, vw, tx, nv, rq)}
 % else:
 % if res:
     const __global ${c.ctype(dt)}* rr = res + res_off + ((size_t)t * OW + ox0) * O + o0;
@@ -182,9 +184,10 @@ ${conv_tile_quant_store(dt, vw, tx, nv)}
 
 ## conv_tile's quantized stores: the float sums (exact integers) plus the int32 bias,
 ## requantized per output channel (clnn_mbqm: the multiplier and shift of
-## clnn.kernels._gemm.requant_buffers), plus the output zero point, clamped to the fused
-## activation's [lo, hi] and stored as 8-bit.
-<%def name="conv_tile_quant_store(dt, vw, tx, nv)">
+## clnn.kernels._gemm.requant_buffers; vectors: its right-shift form clnn_mbqm<rq><vw> where
+## the plan's ``rq`` knob says the shifts allow it), plus the output zero point, clamped to the
+## fused activation's [lo, hi] and stored as 8-bit.
+<%def name="conv_tile_quant_store(dt, vw, tx, nv, rq)">
 <%
     T = {"u8": "uchar", "i8": "char"}[dt]
     I = "int" if vw == 1 else "int%d" % vw
@@ -204,7 +207,7 @@ ${conv_tile_quant_store(dt, vw, tx, nv)}
     % if vw == 1:
         yr[${j} * LDY + ${v}] = (${T})clamp(clnn_mbqm(convert_int(acc${j}_${v}) + qb${v}, qm${v}, qs${v}) + zo, lo, hi);
     % else:
-        vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${vw}(convert_int${vw}(acc${j}_${v}) + qb${v}, qm${v}, qs${v}) + zo, (${I})(lo), (${I})(hi))), 0, yr + ${j} * LDY + ${v * vw});
+        vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${rq or ""}${vw}(convert_int${vw}(acc${j}_${v}) + qb${v}, qm${v}, qs${v}) + zo, (${I})(lo), (${I})(hi))), 0, yr + ${j} * LDY + ${v * vw});
     % endif
   % endfor
     }
