@@ -80,11 +80,22 @@ def epilogue(ctx, b, p, out):
     fusion."""
     f, g = b.residual, b.activation
     alpha = b.tensor(g.alpha) if g is not None and g.alpha is not None else None
-    if f is None and g is None:
+    if f is None and g is None or (f is not None and f.table is not None):
+        # (a quantized ADD: its table looked up after the clamp, :func:`quant_residual`)
         return (*act_args(ctx, p.idx["fused activation"], out), None, alpha)
     # the convolution's and the ADD's own activations are NONE where an activation is fused
     lo, hi = g.clamp if g is not None else activation_range_float(f.activation)
     return f32(lo), f32(hi), b.tensor(f.other) if f is not None else None, alpha
+
+
+def quant_residual(b, out):
+    """``qres`` of clnn.kernels._gemm.launch_gemm where a quantized ADD is fused into this
+    convolution (clnn/fusion.py AddFusion.table): its other operand and its table on the
+    device; else None."""
+    f = b.residual
+    if f is None or f.table is None:
+        return None
+    return list(b.tensor(f.other)), _gemm.device_buffer(b, f.table.astype(out.dtype))
 
 
 def residual_columns(b) -> tuple[int, int] | None:
@@ -253,7 +264,7 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                       bias=In(2), requant=requant, batch=batch, a_b=(a_grp, 0), b_b=b_b,
                       c_b=(c_grp, 0), ch_b=ch_b, za=za, zo=_gemm.zero_of(out), lo=lo,
                       hi=hi, res=res, prelu=alpha, fn=post_fn(b), wg=variant["wg"],
-                      res_cols=residual_columns(b), facc=facc,
+                      res_cols=residual_columns(b), facc=facc, qres=quant_residual(b, out),
                       taps=_gemm.taps_args(h, w, c, oh, ow, fw, fh * fw,
                                            (p.stride_h, p.stride_w), (p.dil_h, p.dil_w),
                                            (top, left)) if amode == "taps" else None)
