@@ -156,10 +156,14 @@ class Requant(list):
 
 
 def right_rounding(shift: np.ndarray, up: np.ndarray) -> str | None:
-    """The ``rq`` knob of these shifts (before ROUND_UP is added) and upward flags."""
+    """The ``rq`` knob of these shifts (before ROUND_UP is added) and upward flags: "up"
+    for right shifts of at most 31 places (common.mako's one rounding shift), "away" of at
+    most 62."""
     if shift.size == 0 or shift.max() > 0 or shift.min() < -62 or up.min() != up.max():
         return None
-    return "up" if up.max() else "away"
+    if up.max():
+        return "up" if shift.min() >= -31 else None
+    return "away"
 
 
 def requant_buffers(b, ctx, n_out: int, x_info, w_info, upward=False):
