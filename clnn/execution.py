@@ -492,7 +492,7 @@ class ShortPath:
         if not lay:
             return None
         pm, pools = self.prepared, request.pools
-        values = dict(pm.executor.constants(None))
+        values = {}  # (the plan's inputs: the model's; its constants are on the device)
         for i, p, off, n, dt, dims in lay.inputs:
             arr = np.frombuffer(pools[p].view(), dt, n, off)
             arr.flags.writeable = False  # (read while the kernels run: as read_inputs does)
