@@ -8,10 +8,13 @@ In the same executions: ``execution``, the wall time of ``execute_synchronously`
 made outside); ``device``, the time inside the calls that enqueue the launches and that read
 the outputs back, waiting for the device (clnn.launch.enqueue_launch and _download_outputs,
 timed by wrappers); ``python``, the rest: the HAL and driver path in Python (validation,
-inputs, plan, uploads, outputs). Also ``device_only``: the plan's launches enqueued straight
+inputs, plan, uploads, outputs) with the queue's ``finish`` (where enqueue_plan waits for the
+kernels when nothing is read back). Also ``device_only``: the plan's launches enqueued straight
 through pyopencl and waited for (``enqueue_nd_range_kernel`` + ``finish``), in rounds taking
-turns with the executions. Medians per round, then the median of the rounds; the load average
-is printed: on a shared machine the figures are noisy.
+turns with the executions; and ``python_alone``: the executions with pyopencl's enqueue calls
+and the queue's finish stubbed (benchmarks/time_split.py python_alone), the Python path
+without any wait (the fastest round's median). Medians per round, then the median of the
+rounds; the load average is printed: on a shared machine the figures are noisy.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from benchmarks.time_split import python_alone  # noqa: E402
 from clnn.bench import timing  # noqa: E402
 from clnn.devices import open_device  # noqa: E402
 from hal.builder import ModelBuilder, make_request  # noqa: E402
@@ -120,7 +124,8 @@ def measure(iterations: int, rounds: int) -> dict:
     for _ in range(3):
         pm.execute_synchronously(req)
     dev, launches = device_only(pm)
-    per_round = {"execution": [], "device": [], "python": [], "device_only": []}
+    per_round = {"execution": [], "device": [], "python": [], "device_only": [],
+                 "python_alone": []}
     load_before = timing.load_average()
     for _ in range(rounds):
         ex, inside = _split_us(pm, req, iterations)
@@ -128,12 +133,16 @@ def measure(iterations: int, rounds: int) -> dict:
         per_round["device"].append(inside)
         per_round["python"].append(ex - inside)
         per_round["device_only"].append(_median_us(dev, iterations))
+        with python_alone(pm):
+            per_round["python_alone"].append(_median_us(
+                lambda: pm.execute_synchronously(req), iterations))
     load_after = timing.load_average()
     med = {k: round(statistics.median(v), 1) for k, v in per_round.items()}
     return {"model": "ADD of two [1, 16] QUANT8_ASYMM_SIGNED tensors", "launches": launches,
             "device": device.name, "iterations": iterations, "rounds": rounds,
             "execution_us": med["execution"], "device_us": med["device"],
             "python_us": med["python"], "device_only_us": med["device_only"],
+            "python_alone_us": round(min(per_round["python_alone"]), 1),
             "round_us": {k: [round(v, 1) for v in vs] for k, vs in per_round.items()},
             "load_average": {"before": load_before, "after": load_after}}
 
@@ -147,7 +156,8 @@ def main(argv=None):
     r = measure(args.iterations, args.rounds)
     print(f"{r['model']} on {r['device']} ({r['launches']} launch): execution "
           f"{r['execution_us']} us = device {r['device_us']} us (enqueue and wait) + Python "
-          f"{r['python_us']} us; the launch alone (enqueue + finish) {r['device_only_us']} us "
+          f"{r['python_us']} us; the launch alone (enqueue + finish) {r['device_only_us']} us; "
+          f"the Python path alone (OpenCL calls stubbed) {r['python_alone_us']} us "
           f"(medians; load average {timing.fmt_load(r['load_average']['before'])} -> "
           f"{timing.fmt_load(r['load_average']['after'])})")
     if args.json:

@@ -16,8 +16,11 @@ one a plan's chains are compiled, and waiting for them.
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from dataclasses import dataclass
+
+import numpy as np
 
 from clnn import chain, control_flow
 from clnn.launch import chained_events, enqueue_plan
@@ -361,3 +364,174 @@ class Execution:
             self.executor.run_operation(sg, k, sg.operations[k], host, omitted)
             for o in sg.operations[k].outputs:
                 values[o] = host[o]
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What the short path reads of a request of one layout (hal.driver.request_key):
+    ``inputs``: (operand, pool index, byte offset, element count, dtype, shape) each;
+    ``outputs``: (operand, pool index, byte offset, byte length, whether its bytes overlap an
+    input's: then read into an array of its own and copied after); ``shapes``: the
+    hal.types.OutputShape of each output; ``plan_key``: the key of the partition's plan."""
+
+    inputs: tuple
+    outputs: tuple
+    shapes: list
+    plan_key: tuple
+
+
+#: the request layouts a ShortPath remembers (a client seldom has more than a few)
+SHORT_LAYOUTS = 64
+
+
+class ShortPath:
+    """The execution path of a request to a model that is one OpenCL partition planned from
+    shapes alone (no boolean input or output), no omitted argument, host memories only,
+    MeasureTiming.NO, no deadline nor loop timeout (issue #36: a tiny model's execution is
+    mostly its fixed cost). A request layout that passed the checks before on this prepared
+    model (hal.driver.begin_execution, which reads nothing else of a request) runs straight:
+    its inputs read as views of the request's memory, its outputs written there by the
+    kernels or read into it, through the prepared model's runner (its chain policy kept).
+    Any other request, and one whose outputs come back in another shape, takes the general
+    path (``execute`` returns None, or hal.driver.write_outputs writes them)."""
+
+    def __init__(self, prepared):
+        self.prepared = prepared
+        self.part = prepared.partitions[0]
+        self.layouts: dict = {}
+
+    @staticmethod
+    def wanted(prepared) -> bool:
+        """Whether ``prepared``'s executions may take the short path."""
+        sg = prepared.model.main
+        parts = prepared.partitions
+        if len(parts) != 1 or not parts[0].on_cl or parts[0].control or \
+                not prepared._uploads_only or not prepared._plans_static or \
+                prepared.model.referenced:
+            return False
+        ops = [sg.operands[i] for i in (*sg.input_indexes, *sg.output_indexes)]
+        return all(op.type.name not in ("TENSOR_BOOL8", "BOOL") for op in ops)
+
+    def layout(self, request):
+        """The request's _Layout (made at the second request of a layout that passed the
+        checks), or None: the general path runs it."""
+        from hal.driver import request_key
+
+        key = request_key(request)
+        found = self.layouts.get(key)
+        if found is not None or key is None:
+            return found
+        seen = getattr(self.prepared, "_validated_layouts", ())
+        if key not in seen:
+            return None
+        with self.prepared._lock:
+            found = self._make(request)
+        if len(self.layouts) >= SHORT_LAYOUTS:
+            self.layouts.clear()
+        self.layouts[key] = found or False  # (False: this layout takes the general path)
+        return found
+
+    def _make(self, request) -> _Layout | None:
+        """The _Layout of a request that passed the checks (None: not one for the short
+        path: an omitted argument, a device memory, an output too small or empty...)."""
+        from hal.types import NUMPY_DTYPE, Memory
+        from hal.validation_request import request_dimensions
+
+        sg, pools = self.prepared.model.main, request.pools
+        if any(a.has_no_value or not isinstance(pools[a.location.pool_index], Memory)
+               for a in (*request.inputs, *request.outputs)):
+            return None
+        inputs, values = [], dict(self.prepared.executor.constants(None))
+        for k, (a, i) in enumerate(zip(request.inputs, sg.input_indexes)):
+            op, loc = sg.operands[i], a.location
+            dt, dims = NUMPY_DTYPE[op.type], request_dimensions(f"input {k}", op, a.dimensions)
+            if loc.length != math.prod(dims) * dt.itemsize or 0 in dims:
+                return None
+            inputs.append((i, loc.pool_index, loc.offset, math.prod(dims), dt, dims))
+            values[i] = np.zeros(dims, dt)
+        plan = self.prepared.planner.plan_for(self.part, values)
+        key = next((k for k, v in self.part.plans.items() if v is plan), None)
+        if plan is None or key is None:
+            return None
+        outputs, shapes = self._outputs(request, plan)
+        return _Layout(tuple(inputs), outputs, shapes, key) if outputs else None
+
+    def _outputs(self, request, plan) -> tuple:
+        """(the _Layout's outputs, their OutputShapes) of a request run by ``plan``; (None,
+        None) where an output's planned shape is unknown, empty, not the request's or larger
+        than its bytes."""
+        from hal.driver import output_shape
+        from hal.operations.context import shapes_compatible
+        from hal.types import NUMPY_DTYPE
+
+        sg = self.prepared.model.main
+        spans = [(a.location.pool_index, a.location.offset, a.location.offset +
+                  a.location.length) for a in request.inputs]
+        outputs, shapes = [], []
+        for a, o in zip(request.outputs, sg.output_indexes):
+            op, loc = sg.operands[o], a.location
+            dims = plan.shapes.get(o)
+            if dims is None or (a.dimensions and not shapes_compatible(a.dimensions, dims)) or \
+                    not 0 < math.prod(dims) * NUMPY_DTYPE[op.type].itemsize <= loc.length:
+                return None, None
+            overlap = any(p == loc.pool_index and lo < loc.offset + loc.length and
+                          loc.offset < hi for p, lo, hi in spans)
+            outputs.append((o, loc.pool_index, loc.offset, loc.length, overlap))
+            shapes.append(output_shape(dims, True))
+        return tuple(outputs), shapes
+
+    def execute(self, request):
+        """The hal.interfaces.ExecutionResult of ``request``, or None: the general path runs
+        it (nothing was run)."""
+        from hal.driver import finished_execution
+        from hal.errors import ErrorStatus
+        from hal.interfaces import LOOP_TIMEOUT_DEFAULT_NS
+        from hal.types import NO_TIMING
+
+        lay = self.layout(request)
+        if not lay:
+            return None
+        pm, pools = self.prepared, request.pools
+        values = {}  # (the plan's inputs: the model's; its constants are on the device)
+        for i, p, off, n, dt, dims in lay.inputs:
+            arr = np.frombuffer(pools[p].view(), dt, n, off)
+            arr.flags.writeable = False  # (read while the kernels run: as read_inputs does)
+            values[i] = arr.reshape(dims)
+        regions = {}
+        for o, p, off, length, overlap in lay.outputs:
+            region = np.frombuffer(pools[p].view(), np.uint8, length, off)
+            if not overlap and region.flags.writeable:
+                regions[o] = region
+        with pm._lock:
+            plan = self.part.plans.get(lay.plan_key)
+            if plan is None:
+                return None
+            pm.executor.deadline_ns = None
+            pm.executor.loop_timeout_ns = LOOP_TIMEOUT_DEFAULT_NS
+            execution = pm.last_execution = Execution(pm, pm.queue, regions)
+            try:
+                pm.runner.run(plan, execution, values, regions, self.part.resident)
+                outputs = [pm._model_output(o, values[o], execution) for o, *_ in lay.outputs]
+            finally:
+                execution.release()
+        if all(_written_in(arr, regions.get(o), s.dimensions) for arr, (o, *_), s in
+               zip(outputs, lay.outputs, lay.shapes)):
+            return finished_execution(ErrorStatus.NONE, lay.shapes, NO_TIMING)
+        return _written(pm.model, request, outputs)
+
+
+def _written_in(arr, region, dims) -> bool:
+    """Whether ``arr`` (an output) is the request's bytes ``region`` (read or written there
+    during the execution) in the output's planned shape ``dims``."""
+    return region is not None and isinstance(arr, np.ndarray) and arr.shape == dims and \
+        arr.__array_interface__["data"][0] == region.__array_interface__["data"][0]
+
+
+def _written(model, request, outputs: list):
+    """The ExecutionResult of an execution whose outputs are written into the request by
+    hal.driver.write_outputs (some not read into its memory, or of another shape)."""
+    from hal.driver import finished_execution, write_outputs
+    from hal.types import NO_TIMING
+
+    status, shapes = write_outputs(model, request, outputs)
+    return finished_execution(status, shapes, NO_TIMING)

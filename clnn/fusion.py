@@ -119,6 +119,11 @@ class AddFusion:
     #: operation, and the channels of ``other`` (then the PAD's input: zero past them)
     pad_op: int | None = None
     channels: int = 0
+    #: an 8-bit quantized ADD: its every result as a table of 256 x 256, indexed by (the
+    #: producer's byte << 8 | the other operand's byte) (hal.operations.broadcast.quant_table:
+    #: the reference's fixed-point pipeline, activation and clamp), looked up in the
+    #: producer's epilogue after its own requantization; None for a float ADD
+    table: object = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,8 @@ BINARY = (OT.ADD, OT.SUB, OT.MUL, OT.DIV)
 #: activation operations a kernel epilogue may run (KernelRegistration.epilogue_activations)
 KINDS = (OT.RELU, OT.RELU1, OT.RELU6, OT.PRELU, OT.LOGISTIC, OT.HARD_SWISH)
 FLOATS = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16)
+#: 8-bit quantized types whose ADD a convolution's GEMM epilogue looks up (AddFusion.table)
+QUANT8 = (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED)
 
 
 @dataclass(frozen=True)
@@ -392,16 +399,38 @@ def _channel_pad(g: _Graph, k: int, padded: int, add: int):
 
 
 def _same_shape_add(g: _Graph, k: int):
-    """The context of operation ``k`` when it is a float ADD of two operands of its output's
-    shape with a constant activation (what an epilogue can take over), else None."""
+    """The context of operation ``k`` when it is a float ADD, or an 8-bit quantized one of
+    operands of its own type, of two operands of its output's shape with a constant
+    activation (what an epilogue can take over), else None."""
     if k not in g.ctx_of or g.sg.operations[k].type != OT.ADD:
         return None
     actx = g.ctx_of[k]
     a, b, y = actx.inputs[0], actx.inputs[1], actx.outputs[0]
-    if y.type not in FLOATS or a.shape != y.shape or b.shape != y.shape or \
-            actx.inputs[2].value is None:
+    if (y.type not in FLOATS and not (y.type in QUANT8 and a.type == b.type == y.type)) or \
+            a.shape != y.shape or b.shape != y.shape or actx.inputs[2].value is None:
         return None
     return actx
+
+
+def _quant_add(actx, cctx, conv_out_first: bool):
+    """The table of a quantized ADD fused after a convolution (AddFusion.table: indexed by
+    the convolution's byte first), or None where the ADD is a float one or the convolution
+    is not one the GEMM's quantized epilogue runs (NHWC CONV_2D, one group)."""
+    if actx.outputs[0].type not in QUANT8:
+        return None
+    from hal.operations import broadcast as hal_broadcast
+
+    table = hal_broadcast.quant_table(actx).reshape(256, 256)
+    return np.ascontiguousarray(table if conv_out_first else table.T).reshape(-1)
+
+
+def _quant_residual_conv(producer, cctx) -> bool:
+    """Whether a quantized convolution adds a residual by its table: an NHWC CONV_2D (its
+    GEMM's quantized epilogue, clnn.kernels._gemm.launch_gemm ``qres``)."""
+    try:
+        return producer.type == OT.CONV_2D and not _conv_params(cctx).nchw
+    except Exception:  # an unusual form: no fusion
+        return False
 
 
 def _own_activation(cctx) -> int | None:
@@ -423,7 +452,7 @@ def _padded_add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
     found = {}
     for k in g.ops:
         actx = None if k in taken else _same_shape_add(g, k)
-        if actx is None:
+        if actx is None or actx.outputs[0].type not in FLOATS:  # (float channel PADs only)
             continue
         op, y = sg.operations[k], actx.outputs[0]
         for conv_out, padded in ((op.inputs[0], op.inputs[1]), (op.inputs[1], op.inputs[0])):
@@ -477,7 +506,11 @@ def _add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
             p = g.producer.get(other)
             if p is not None and p in step and step[p] > step[j]:
                 continue
-            found[j] = AddFusion(k, conv_out, other, op.outputs[0], int(actx.scalar(2)))
+            table = _quant_add(actx, cctx, conv_out == op.inputs[0])
+            if y.type in QUANT8 and (table is None or not _quant_residual_conv(producer, cctx)):
+                continue
+            found[j] = AddFusion(k, conv_out, other, op.outputs[0], int(actx.scalar(2)),
+                                 table=table)
             break
     return found
 

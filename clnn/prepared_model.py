@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from clnn import control_flow, program_cache
-from clnn.execution import Execution, runner_for
+from clnn.execution import Execution, ShortPath, runner_for
 from clnn.launch import enqueue_launch
 from clnn.memory import ClBuffer, DeviceTensor, PoolTensor, host_region, on_host
 from clnn.plan import Planner, partition
@@ -91,6 +91,9 @@ class ClPreparedModel(DriverPreparedModel):
         #: per model input, whether an execution copies it out of the request's memory (where
         #: not every input is only uploaded: :meth:`_copied_inputs`)
         self._input_copies = False if self._uploads_only else self._copied_inputs()
+        #: the path of the requests that need no more than a launch of the plan
+        #: (clnn.execution.ShortPath), None where the model has more
+        self.short_path = ShortPath(self) if ShortPath.wanted(self) else None
         #: seconds of the warm-up launches at prepare (see :meth:`warm_up`)
         self.warm_up_seconds = 0.0
         #: of them: the launches one by one ("launches_s": kernels compiled at their first
@@ -382,6 +385,14 @@ class ClPreparedModel(DriverPreparedModel):
 
     def execute_synchronously(self, request, measure=MeasureTiming.NO, deadline=None,
                               loop_timeout_duration=None) -> ExecutionResult:
+        if self.short_path is not None and measure is MeasureTiming.NO and deadline is None \
+                and loop_timeout_duration is None:
+            try:
+                result = self.short_path.execute(request)
+            except Exception as e:  # never crash the caller
+                return failed_execution(e)
+            if result is not None:
+                return result
         t0 = time.perf_counter_ns()
         try:
             timeout = begin_execution(self, request, measure, deadline, loop_timeout_duration)

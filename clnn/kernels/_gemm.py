@@ -156,10 +156,14 @@ class Requant(list):
 
 
 def right_rounding(shift: np.ndarray, up: np.ndarray) -> str | None:
-    """The ``rq`` knob of these shifts (before ROUND_UP is added) and upward flags."""
+    """The ``rq`` knob of these shifts (before ROUND_UP is added) and upward flags: "up"
+    for right shifts of at most 31 places (common.mako's one rounding shift), "away" of at
+    most 62."""
     if shift.size == 0 or shift.max() > 0 or shift.min() < -62 or up.min() != up.max():
         return None
-    return "up" if up.max() else "away"
+    if up.max():
+        return "up" if shift.min() >= -31 else None
+    return "away"
 
 
 def requant_buffers(b, ctx, n_out: int, x_info, w_info, upward=False):
@@ -193,12 +197,25 @@ def tensor_arg(t):
     return [t] if isinstance(t, In | Out) else [t, i32(0)]
 
 
+def _table_residual(params: dict, qres, quant_act: bool, cmode: str, batch) -> list:
+    """The arguments of launch_gemm's ``qres`` (its knob set in ``params``): (the (buffer,
+    element offset) of an 8-bit tensor laid out like C, the device buffer of a 256 x 256
+    table), an ADD whose every result is the table's entry at (C's byte << 8 | the tensor's
+    byte), for a quantized "act" (``quant_act``) NHWC GEMM of one batch."""
+    if qres is None:
+        return []
+    if not quant_act or cmode != "nhwc" or tuple(batch) != (1, 1):
+        raise ValueError("a table-added residual needs one quantized NHWC GEMM")
+    params["qres"] = True
+    return [*qres[0], qres[1]]
+
+
 def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None,
                 amode="rows", sam=0, sak=1, cmode="nhwc", ldc=None, ohw=1, epi="act",
                 bias=None, requant=(), batch=(1, 1), a_b=(0, 0), b_b=(0, 0), c_b=(0, 0),
                 ch_b=(0, 0), za=0, zo=0, lo=None, hi=None, family="gemm", res=None,
                 prelu=None, fn=None, wg="auto", res_cols=None, facc=False, taps=None,
-                chrow=False):
+                chrow=False, qres=None):
     """One GEMM launch (see gemm.cl.mako for the knobs). ``a`` / ``c`` are In/Out or buffers;
     ``bpk`` the packed B buffer; ``bias`` In(k) or None; ``requant`` [mult, shift] buffers
     of quantized "act" epilogues; lo / hi the activation clamp; ``res`` (buffer, element
@@ -210,7 +227,8 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     "auto" (:func:`local_size`), None (the driver's) or [rows, columns] (:func:`fit_group`).
     ``taps``: amode "taps" (:func:`taps_args`), the implicit GEMM's convolution geometry.
     ``chrow``: the output channel of C[m, n] is its row m (the bias and PRELU alpha per row:
-    an NCHW 1x1 convolution, clnn/kernels/conv2d.py plan_conv_planes), float "act" only."""
+    an NCHW 1x1 convolution, conv2d.py plan_conv_planes), float "act" only; ``qres``: a
+    quantized ADD fused after the requantization (:func:`_table_residual`)."""
     mr, nv, vw = tile
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -254,6 +272,7 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
         args += list(requant)
         if getattr(requant, "rq", None):  # every shift a right shift (Requant)
             params["rq"] = requant.rq
+    args += _table_residual(params, qres, quant and epi == "act", cmode, batch)
     args += [i32(v) for v in (M, N, K, sam, sak, N if ldc is None else ldc, ohw, batch[1],
                               *a_b, *b_b, *c_b, *ch_b, za, zo)]
     args += [lo, hi]

@@ -80,11 +80,22 @@ def epilogue(ctx, b, p, out):
     fusion."""
     f, g = b.residual, b.activation
     alpha = b.tensor(g.alpha) if g is not None and g.alpha is not None else None
-    if f is None and g is None:
+    if f is None and g is None or (f is not None and f.table is not None):
+        # (a quantized ADD: its table looked up after the clamp, :func:`quant_residual`)
         return (*act_args(ctx, p.idx["fused activation"], out), None, alpha)
     # the convolution's and the ADD's own activations are NONE where an activation is fused
     lo, hi = g.clamp if g is not None else activation_range_float(f.activation)
     return f32(lo), f32(hi), b.tensor(f.other) if f is not None else None, alpha
+
+
+def quant_residual(b, out):
+    """``qres`` of clnn.kernels._gemm.launch_gemm where a quantized ADD is fused into this
+    convolution (clnn/fusion.py AddFusion.table): its other operand and its table on the
+    device; else None."""
+    f = b.residual
+    if f is None or f.table is None:
+        return None
+    return list(b.tensor(f.other)), _gemm.device_buffer(b, f.table.astype(out.dtype))
 
 
 def residual_columns(b) -> tuple[int, int] | None:
@@ -253,7 +264,7 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                       bias=In(2), requant=requant, batch=batch, a_b=(a_grp, 0), b_b=b_b,
                       c_b=(c_grp, 0), ch_b=ch_b, za=za, zo=_gemm.zero_of(out), lo=lo,
                       hi=hi, res=res, prelu=alpha, fn=post_fn(b), wg=variant["wg"],
-                      res_cols=residual_columns(b), facc=facc,
+                      res_cols=residual_columns(b), facc=facc, qres=quant_residual(b, out),
                       taps=_gemm.taps_args(h, w, c, oh, ow, fw, fh * fw,
                                            (p.stride_h, p.stride_w), (p.dil_h, p.dil_w),
                                            (top, left)) if amode == "taps" else None)
@@ -331,7 +342,11 @@ def direct_kind(ctx, f, p, device=None) -> str | None:
     "tile" (``conv_tile``) over at most :func:`direct_max_c` input channels and a window
     wider than 1x1 (im2col would cost more than the GEMM); None when neither applies."""
     inp, fi = ctx.inputs[0], ctx.inputs[1]
-    if p.nchw or fi.value is None or code(inp) not in ("f32", "f16") or code(fi) != code(inp):
+    if p.nchw or fi.value is None:
+        return None
+    if code(inp) in ("u8", "i8"):  # conv_tile alone, summing exactly in float
+        return "tile" if _quant_tile(ctx, f, p, device) else None
+    if code(inp) not in ("f32", "f16") or code(fi) != code(inp):
         return None
     if f.residual is not None and f.residual.channels:  # the GEMM epilogue adds those
         return None
@@ -346,6 +361,25 @@ def direct_kind(ctx, f, p, device=None) -> str | None:
     if tile_width(ow, fw, p.stride_w, p.dil_w) is None:
         return None
     return "cvec" if cvec else "tile"
+
+
+def _quant_tile(ctx, f, p, device) -> bool:
+    """Whether an 8-bit quantized convolution takes ``conv_tile`` (its quantized form): the
+    window and channel rule of the float layers (:func:`direct_max_c`), nothing fused into its
+    epilogue beyond its own activation, and a filter whose sums are exact in float
+    (:func:`float_filter`); those layers' im2col GEMM ran at 20-35 GFLOP/s (the 3-channel
+    first layers of the tinyml models: issue #36)."""
+    inp, fi = ctx.inputs[0], ctx.inputs[1]
+    n, h, w, c = inp.shape
+    o, fh, fw, _ = fi.shape
+    _, (oh, ow) = resolve_padding(p, h, w, fh, fw)
+    fused = (f.residual, getattr(f, "activation", None), getattr(f, "input_layout", None))
+    if any(x is not None for x in fused) or not float_filter(ctx):
+        return False
+    taps = taps_device(device)
+    return c <= direct_max_c(p, oh, ow, taps) and (fh, fw, p.stride_h, p.stride_w) != \
+        (1, 1, 1, 1) and \
+        tile_width(ow, fw, p.stride_w, p.dil_w) is not None
 
 
 def conv_tile_signature(ctx, f, p) -> dict:
@@ -396,8 +430,14 @@ def plan_conv_direct(ctx, b, p) -> bool:
 
     # vector width, tile and work-group rows: the select and tune passes'
     v = _conv_variants.choose(b, **conv_tile_signature(ctx, b, p))
-    packed = np.ascontiguousarray(fi.value.astype(np.float32).transpose(1, 2, 3, 0))
+    quant = code(inp) in ("u8", "i8")
+    wz = _gemm.zero_of(fi) if quant else 0  # (quantized: w - w_zero_point, exact in float)
+    packed = np.ascontiguousarray((fi.value.astype(np.float32) - wz).transpose(1, 2, 3, 0))
     key = _conv_variants.key(code(inp), v, fw, p.stride_w, p.dil_w, c)
+    if quant:
+        key["flex"] = False
+        plan_quant_tile(ctx, b, p, v, key, packed, (top, left, h, w))
+        return True
     if b.input_layout is not None:  # In(0) is the NCHW tensor a TRANSPOSE read (clnn/fusion.py)
         key["xnchw"] = True
     if res is not None:
@@ -416,6 +456,31 @@ def plan_conv_direct(ctx, b, p) -> bool:
              *[i32(q) for q in (h, w, c, o, oh, ow, fh, p.stride_h, p.dil_h, top, left, ldy)],
              lo, hi, i32(_conv_variants.post(alpha is not None))])
     return True
+
+
+def plan_quant_tile(ctx, b, p, v, key, packed, window):
+    """The launch of a quantized ``conv_tile`` (:func:`_quant_tile`): the filter ``packed``
+    as float, the reference requantization per output channel."""
+    from clnn.kernels import _conv_variants, _depthwise_variants
+
+    inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    n, _, _, c = inp.shape
+    o = fi.shape[0]
+    top, left, h, w = window
+    _, (oh, ow) = resolve_padding(p, inp.shape[1], inp.shape[2], fi.shape[1], fi.shape[2])
+    lo, hi, _, _ = epilogue(ctx, b, p, out)
+    requant = _gemm.requant_buffers(b, ctx, o, inp, fi, hal_conv2d.UPWARD)
+    if requant.rq and v["vw"] > 1:  # (the right-shift form: vectors only)
+        key["rq"] = requant.rq
+    mult, shift = requant
+    gsize = _conv_variants.global_size(v, n, o, oh, ow)
+    local = _depthwise_variants.local_for(v["rows"], gsize,
+                                          b.device.limits.max_work_group_size)
+    b.launch("conv2d", "conv_tile", key, gsize, local_size=local, flexible=True, args=[
+             In(0), _gemm.device_buffer(b, packed), In(2), Out(0), mult, shift,
+             *[i32(q) for q in (h, w, c, o, oh, ow, fi.shape[1], p.stride_h, p.dil_h, top,
+                                left, b.out_stride(0) or o)],
+             lo, hi, i32(_gemm.zero_of(inp)), i32(_gemm.zero_of(out))])
 
 
 def plan_conv(ctx, b):
@@ -473,7 +538,8 @@ def epilogue_residual(ctx, channels: bool = False) -> bool:
 def input_nchw(ctx, node) -> bool:
     """conv_tile reads an NCHW input (its ``xnchw`` form): the layers it runs can take a
     TRANSPOSE to NHWC fused away (clnn/fusion.py)."""
-    return direct_kind(ctx, node, hal_conv2d.conv_params(ctx)) == "tile"
+    return code(ctx.inputs[0]) in ("f32", "f16") and \
+        direct_kind(ctx, node, hal_conv2d.conv_params(ctx)) == "tile"
 
 
 register_kernel("CONV_2D", family="conv2d", support=support_conv, plan=plan_conv,

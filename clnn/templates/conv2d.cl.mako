@@ -20,15 +20,30 @@
 <%namespace name="c" file="common.mako"/>
 
 <%def name="conv_tile(dt, vw, tx, fw, sw, dw, cc, res=False, prelu=False, fn=None, nv=1,
-                      xnchw=False, flex=False)">
+                      xnchw=False, flex=False, rq=None)">
 <%
     V = "float" if vw == 1 else "float%d" % vw
     span = (tx - 1) * sw + (fw - 1) * dw + 1
     def vload(p, off):
         return "%s[%s]" % (p, off) if vw == 1 else "vload%d(0, %s + (%s))" % (vw, p, off)
+    # quantized (u8, i8): the filter packed as float w - w_zero_point, each input centered on
+    # za, the products summed in float (exact: the plan checks every sum stays below 2^24),
+    # then the int32 bias and the reference requantization per output channel
+    quant = dt in ("u8", "i8")
+    S = "int" if quant else "float"
+    def xld(p, i):
+        return "(float)((int)%s[%s] - za)" % (p, i) if quant else capture(c.ldf, dt, p, i)
 %>
+% if quant and vw > 1 and rq:
+${c.mbqm_right_vector(vw, rq)}
+% elif quant and vw > 1:
+${c.mbqm_vector(vw)}
+% endif
 __kernel void conv_tile(${c.tparam(dt, "x", True)}, __global const float* w,
-                        ${c.tparam(dt, "bias", True)}, ${c.tparam(dt, "y")},
+                        ${c.tparam("i32" if quant else dt, "bias", True)}, ${c.tparam(dt, "y")},
+% if quant:
+                        __global const int* mult, __global const int* shift,
+% endif
 % if res:
                         ${c.tparam(dt, "res", True)},
 % endif
@@ -36,7 +51,7 @@ __kernel void conv_tile(${c.tparam(dt, "x", True)}, __global const float* w,
                         ${c.tparam(dt, "alpha", True)},
 % endif
                         int H, int W, int C, int O, int OH, int OW, int fh, int stride_h,
-                        int dil_h, int pad_t, int pad_l, int LDY, float lo, float hi${", int post" if flex else ""})
+                        int dil_h, int pad_t, int pad_l, int LDY, ${S} lo, ${S} hi${", int post" if flex else ""}${", int za, int zo" if quant else ""})
 {
 ${c.toffsets("x", "bias", "y")}
 % if flex:
@@ -87,9 +102,9 @@ ${c.toffsets("x", "bias", "y")}
     % endif
     % for p in range(span):
       % if guard:
-            const float x${p} = in${p} ? ${c.ldf(dt, "xc" if xnchw else "xr", ("ix%d" if xnchw else "ix%d + ci") % p)} : 0.0f;
+            const float x${p} = in${p} ? ${xld("xc" if xnchw else "xr", ("ix%d" if xnchw else "ix%d + ci") % p)} : 0.0f;
       % else:
-            const float x${p} = ${c.ldf(dt, "xc" if xnchw else "xq", "%d" % (p if xnchw else p * cc + ci))};
+            const float x${p} = ${xld("xc" if xnchw else "xq", "%d" % (p if xnchw else p * cc + ci))};
       % endif
     % endfor
     % for q in range(fw):
@@ -108,6 +123,9 @@ ${c.toffsets("x", "bias", "y")}
 % endfor
     }
     __global ${c.ctype(dt)}* yr = y + ((size_t)t * OW + ox0) * LDY + o0;
+% if quant:
+${conv_tile_quant_store(dt, vw, tx, nv, rq)}
+% else:
 % if res:
     const __global ${c.ctype(dt)}* rr = res + res_off + ((size_t)t * OW + ox0) * O + o0;
 % endif
@@ -160,7 +178,40 @@ ${c.toffsets("x", "bias", "y")}
   % endfor
     }
 % endfor
+% endif
 }
+</%def>
+
+## conv_tile's quantized stores: the float sums (exact integers) plus the int32 bias,
+## requantized per output channel (clnn_mbqm: the multiplier and shift of
+## clnn.kernels._gemm.requant_buffers; vectors: its right-shift form clnn_mbqm<rq><vw> where
+## the plan's ``rq`` knob says the shifts allow it), plus the output zero point, clamped to the
+## fused activation's [lo, hi] and stored as 8-bit.
+<%def name="conv_tile_quant_store(dt, vw, tx, nv, rq)">
+<%
+    T = {"u8": "uchar", "i8": "char"}[dt]
+    I = "int" if vw == 1 else "int%d" % vw
+%>\
+% for v in range(nv):
+  % if vw == 1:
+    const int qb${v} = bias[o0 + ${v}], qm${v} = mult[o0 + ${v}], qs${v} = shift[o0 + ${v}];
+  % else:
+    const ${I} qb${v} = vload${vw}(0, bias + o0 + ${v * vw});
+    const ${I} qm${v} = vload${vw}(0, mult + o0 + ${v * vw});
+    const ${I} qs${v} = vload${vw}(0, shift + o0 + ${v * vw});
+  % endif
+% endfor
+% for j in range(tx):
+    if (ox0 + ${j} < OW) {
+  % for v in range(nv):
+    % if vw == 1:
+        yr[${j} * LDY + ${v}] = (${T})clamp(clnn_mbqm(convert_int(acc${j}_${v}) + qb${v}, qm${v}, qs${v}) + zo, lo, hi);
+    % else:
+        vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${rq or ""}${vw}(convert_int${vw}(acc${j}_${v}) + qb${v}, qm${v}, qs${v}) + zo, (${I})(lo), (${I})(hi))), 0, yr + ${j} * LDY + ${v * vw});
+    % endif
+  % endfor
+    }
+% endfor
 </%def>
 
 ## The variant for very few output channels (a 1-channel head): vectors over the input

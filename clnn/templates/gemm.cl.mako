@@ -36,7 +36,7 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 %>
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, qres=False)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -68,6 +68,9 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
 % if quant and epi == "act":
                    __global const int* mult, __global const int* shift,
 % endif
+% if qres:
+                   ${c.tparam(odt, "qres", True)}, __global const ${c.ctype(odt)}* lut,
+% endif
                    int M, int N, int K, int sam, int sak, int ldc, int ohw,
                    int nb1, int a_b0, int a_b1, int b_b0, int b_b1, int c_b0, int c_b1,
                    int ch_b0, int ch_b1, int za, int zo, ${S} lo, ${S} hi${", int post, int res_ld, int res_n" if flex else ""}${", int t_h, int t_w, int t_c, int t_ow, int t_ohw, int t_fw, int t_taps, int t_sh, int t_sw, int t_dh, int t_dw, int t_pt, int t_pl" if amode == "taps" else ""})
@@ -83,6 +86,9 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
     c += c_off + z0 * c_b0 + z1 * c_b1;
 % if flex:
     if (has_res) res += res_off + z0 * c_b0 + z1 * c_b1;
+% endif
+% if qres:
+    qres += qres_off;
 % endif
     const __global ${BT}* bp = b + b_off + z0 * b_b0 + z1 * b_b1 + (size_t)jn * K * ${nr};
 % if amode == "packed":
@@ -170,7 +176,7 @@ ${taps_chunk(mr, nv, vw, cv, "ap%d")}\
   % endfor
     }
 % endif
-${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow, rq=rq)}
+${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow, rq=rq, qres=qres)}
 }
 </%def>
 
@@ -414,7 +420,7 @@ ${taps_step(mr, nv, vw, True, acc)}\
 ## with the unrolled epilogue (each block once per row, for each of FAST_POSTS: 8x2x16 2.8 ->
 ## 0.7 s of CPU), and the loop costs nothing measurable at run time (a private array of the
 ## accumulators instead cost low-K GEMMs ~8%: record issue37_cold_compile_cost-20261129).
-<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False, rq=None)">
+<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False, rq=None, qres=False)">
 <%
     nr = nv * vw
     S = "int" if quant else "float"
@@ -452,7 +458,7 @@ ${rotate(mr, nv)}\
     }
 % endif
 % if quant and epi == "act" and cmode == "nhwc" and not flex:
-${quant_full_panel(odt, mr, nv, vw, bias, rq)}\
+${quant_full_panel(odt, mr, nv, vw, bias, rq, qres)}\
 % endif
     ${S} t[${vw}];
     for (int r = 0; r < rows; ++r) {
@@ -494,6 +500,9 @@ ${quant_full_panel(odt, mr, nv, vw, bias, rq)}\
     % endif
     % if odt in ("f32", "f16"):
             ${c.stf(odt, "crow", "ci", "x")};
+    % elif qres:
+            /* the ADD fused in (qres): its result for (x, the other operand), by its table */
+            crow[ci] = lut[(uint)as_uchar((${c.ctype(odt)})x) << 8 | (uint)as_uchar(qres[rowoff + ci])];
     % else:
             crow[ci] = (${c.ctype(odt)})x;
     % endif
@@ -719,7 +728,7 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
 ## element-by-element epilogue below (scalar requantization through a private array) cost the
 ## int8 GEMMs of small K (the pointwise layers of the tinyml models) about as much as their
 ## multiply-adds.
-<%def name="quant_full_panel(odt, mr, nv, vw, bias, rq=None)">\
+<%def name="quant_full_panel(odt, mr, nv, vw, bias, rq=None, qres=False)">\
 <%
     V = "int%d" % vw
     T = {"u8": "uchar", "i8": "char"}[odt]
@@ -735,7 +744,20 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
 % for r in range(mr):
         if (m0 + ${r} < M) {
   % for v in range(nv):
+    % if qres:
+            {
+                /* the ADD fused in (qres): its results for (these, the other operand's), by
+                   its table of 256 x 256 */
+                const size_t at = (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw};
+                const uint${vw} k = convert_uint${vw}(as_uchar${vw}(convert_${T}${vw}(clamp(clnn_mbqm${rq or ""}${vw}(c${r}_${v}${(" + qb%d" % v) if bias else ""}, qm${v}, qs${v}) + zo, (${V})(lo), (${V})(hi))))) << 8 |
+                                    convert_uint${vw}(as_uchar${vw}(vload${vw}(0, qres + at)));
+      % for l in range(vw):
+                c[at + ${l}] = lut[k.s${"%x" % l}];
+      % endfor
+            }
+    % else:
             vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${rq or ""}${vw}(c${r}_${v}${(" + qb%d" % v) if bias else ""}, qm${v}, qs${v}) + zo, (${V})(lo), (${V})(hi))), 0, c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
+    % endif
   % endfor
         }
 % endfor

@@ -242,6 +242,33 @@ def test_conv_direct_kernel(cl_device, name, case):
         assert names == {f"conv2d.{kernel}"}
 
 
+@pytest.mark.parametrize("name", ["qa", "qs", "qa_pc", "qs_pc"])
+@pytest.mark.parametrize("case", [k for k, c in enumerate(DIRECT) if c[-1] == "conv_tile"])
+def test_conv_quant_direct_kernel(cl_device, name, case):
+    """conv_tile's quantized form (the filter as float w - w_zero_point, the sums exact in
+    float, the reference requantization per channel): bit-exact with the reference, on every
+    layer the float kernel takes up to DIRECT_MAX_C input channels (wider strided ones: the
+    GEMM where the implicit GEMM runs them, as in float32)."""
+    from clnn.kernels import conv2d
+    from tests.kits.cl_compare import run_cl, run_ref
+
+    x_shape, f_shape, pads, strides, dil, act, _ = DIRECT[case]
+    n, h, w, c = x_shape
+    o, fh, fw, _ = f_shape
+    oh = (h + pads[2] + pads[3] - (dil[1] * (fh - 1) + 1)) // strides[1] + 1
+    ow = (w + pads[0] + pads[1] - (dil[0] * (fw - 1) + 1)) // strides[0] + 1
+    params = ints(*pads, *strides, act) + [scalar("BOOL", False)] + ints(*dil)
+    m, x = conv_model(name, np.random.default_rng(90 + case), x_shape, f_shape,
+                      [n, oh, ow, o], params)
+    (got,), (want,) = run_cl(m, x, cl_device), run_ref(m, x)
+    assert np.array_equal(got, want), np.abs(got.astype(int) - want).max()
+    pm = cl_device.prepare_model(m)
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    if c <= conv2d.DIRECT_MAX_C:
+        assert names == {"conv2d.conv_tile"}
+
+
 def test_direct_kernel_channel_limits():
     """clnn.kernels.conv2d.direct_max_c: strided layers up to 32 input channels, stride-1 ones
     up to 16 on outputs of 48 x 48 pixels or more, else up to 8."""

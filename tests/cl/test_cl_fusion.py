@@ -601,3 +601,51 @@ def test_add_prelu_after_nchw_pointwise(cl_device, t, with_add, o):
     names = _launch_names(pm)
     assert names == ["gemm.pack_b", "gemm.gemm", "activation.prelu"], names
     assert len(pm.fused_into) == with_add
+
+
+def quant_conv_add_model(t, x_shape, o, f, conv_first, act, seed=0, stride=1):
+    """x -> CONV_2D (f x f, SAME-like explicit padding, ``stride``) -> ADD with a second
+    input r of the convolution's output shape (the convolution's output as ADD input 0 where
+    ``conv_first``), the ADD's activation ``act``; quantized ``t``."""
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder()
+    x = b.input(t, x_shape, **_q(t))
+    n, h, w, c = x_shape
+    pad = f // 2
+    oh, ow = (h + 2 * pad - f) // stride + 1, (w + 2 * pad - f) // stride + 1
+    rq = dict(scale=0.07, zero_point=90 if t == QA else 5)
+    r = b.input(t, [n, oh, ow, o], **rq)
+    wq = dict(scale=0.02, zero_point=3 if t == QS else 130)
+    bias = rng.integers(-500, 500, o).astype(np.int32)
+    params = [b.int32(v) for v in (pad, pad, pad, pad, stride, stride, 0)]
+    conv = b.op("CONV_2D", [x, b.constant(_data(rng, t, (o, f, f, c)), t, **wq),
+                            b.constant(bias, "TENSOR_INT32", scale=0.05 * 0.02), *params],
+                b.tensor(t, [n, oh, ow, o], scale=0.1, zero_point=100 if t == QA else -3))
+    ins = [conv, r] if conv_first else [r, conv]
+    y = b.op("ADD", [*ins, b.int32(act)],
+             b.tensor(t, [n, oh, ow, o], scale=0.12, zero_point=80 if t == QA else -10))
+    b.mark_output(y)
+    return b.finish(), [_data(rng, t, x_shape), _data(rng, t, [n, oh, ow, o])]
+
+
+@pytest.mark.parametrize("t", [QA, QS])
+@pytest.mark.parametrize("case", [((1, 9, 10, 16), 16, 3, True, 1, 1),
+                                  ((1, 8, 8, 16), 32, 1, False, 0, 2),
+                                  ((2, 7, 6, 12), 24, 3, False, 3, 1),
+                                  ((1, 5, 9, 32), 20, 3, True, 0, 2)])
+def test_quantized_add_fused_into_the_convolution(cl_device, t, case):
+    """An 8-bit ADD of a convolution's output and another tensor runs in the convolution's
+    GEMM epilogue, each result looked up in the ADD's table (clnn/fusion.py AddFusion.table):
+    no ADD launch, the reference's results bit for bit (either operand order, its
+    activation, full and partial column panels)."""
+    x_shape, o, f, conv_first, act, stride = case
+    m, xs = quant_conv_add_model(t, list(x_shape), o, f, conv_first, act, stride=stride)
+    pm = cl_device.prepare_model(m)
+    names = {la.name for p in pm.partitions for pl in p.plans.values() if pl
+             for la in pl.launches}
+    assert "broadcast.qadd_lut" not in names and "broadcast.binary" not in names, names
+    assert pm.fused_into, "the ADD was not fused"
+    got = outputs_of(m, pm, xs)
+    want = run_ref(m, xs)
+    for g, w in zip(got, want):
+        assert np.array_equal(g, w), np.abs(g.astype(int) - w.astype(int)).max()

@@ -38,15 +38,20 @@ __kernel void k(__global const int* x, __global const int* m, __global const int
 
 def _operands(rng, rq):
     """Products and multipliers across int32 with their edges; shifts with ROUND_UP added
-    where they round upward (all for "up", none for "away", half for the general form)."""
+    where they round upward (all for "up", none for "away", half for the general form). The
+    "up" form's domain is the plan's (right_rounding): right shifts of at most 31 places and
+    multipliers QuantizeMultiplier makes (0 or in [2^30, 2^31))."""
     edges = [0, 1, -1, 3, -3, INT_MAX, INT_MIN, 2 ** 30, -2 ** 30]
     x = np.where(rng.random(N) < 0.3, rng.integers(INT_MIN, INT_MAX, N, endpoint=True),
                  np.where(rng.random(N) < 0.5, rng.choice(edges, N),
                           rng.integers(-300, 300, N) * (1 << 20)))
     m = np.where(rng.random(N) < 0.9, rng.integers(2 ** 30, 2 ** 31, N),
-                 rng.choice([0, INT_MIN, INT_MAX, 1, -5], N))
+                 rng.choice([0, 2 ** 30, INT_MAX] if rq == "up" else
+                            [0, INT_MIN, INT_MAX, 1, -5], N))
     if rq:
-        shift = np.where(rng.random(N) < 0.8, rng.integers(-31, 1, N), rng.integers(-62, 1, N))
+        widest = -31 if rq == "up" else -62
+        shift = np.where(rng.random(N) < 0.8, rng.integers(-31, 1, N),
+                         rng.integers(widest, 1, N))
         up = np.full(N, rq == "up")
     else:
         shift = rng.integers(-40, 33, N)
@@ -74,10 +79,13 @@ def test_vector_requantization_matches_scalar(cl_device, rq):
 
 
 def test_right_rounding_knob():
-    """The fast form where every shift is a right one of at most 62 places, rounding alike."""
+    """The fast form where every shift is a right one of at most 62 places (31 rounding
+    upward: its one rounding shift), rounding alike."""
     from clnn.kernels._gemm import right_rounding
 
     assert right_rounding(np.array([-7, -9]), np.array([1, 1])) == "up"
+    assert right_rounding(np.array([-7, -32]), np.array([1, 1])) is None
+    assert right_rounding(np.array([-7, -32]), np.array([0, 0])) == "away"
     assert right_rounding(np.array([0, -31]), np.array([0, 0])) == "away"
     assert right_rounding(np.array([1, -3]), np.array([0, 0])) is None  # a left shift
     assert right_rounding(np.array([-3, -4]), np.array([0, 1])) is None  # mixed rounding

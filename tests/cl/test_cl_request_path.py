@@ -112,3 +112,76 @@ def test_a_while_reads_its_device_input_in_place_and_copies_its_counters(cl_devi
     assert bytes(req.pools[0].view()) == before  # the request's inputs are left as they were
     got = np.frombuffer(req.pools[1].view(), np.float32, 16 * 16).reshape(1, 16, 16)
     np.testing.assert_allclose(got, run_ref(model, inputs)[0])
+
+
+def _batch_model():
+    """ADD of two [?, 3] tensors (the batch left to the request, as a TFLite import's)."""
+    b = ModelBuilder()
+    x, y = b.input(F32, [0, 3]), b.input(F32, [0, 3])
+    b.op("ADD", [x, y, b.int32(0)], b.output(F32, [0, 3]))
+    return b.finish()
+
+
+def _result(req, r, shape):
+    assert r.status == ErrorStatus.NONE, r
+    assert r.output_shapes == [OutputShape(shape, True)]
+    loc = req.outputs[0].location
+    return np.frombuffer(req.pools[1].view(), np.float32, int(np.prod(shape)),
+                         loc.offset).reshape(shape)
+
+
+def test_the_short_path_runs_a_validated_layout_with_fresh_values(cl_device):
+    """clnn.execution.ShortPath: from the second request of a layout on, new values in new
+    memories (and the same memory rewritten) give the reference's results, for each batch
+    size the request gives; an output too small, a deadline or MeasureTiming take the full
+    path, with its answers."""
+    from hal.types import MeasureTiming
+
+    model = _batch_model()
+    pm = cl_device.prepare_model(model)
+    assert pm.short_path is not None
+    rng = np.random.default_rng(5)
+    for n in (2, 5, 2):
+        for _ in range(3):
+            xs = [rng.standard_normal((n, 3)).astype(np.float32) for _ in range(2)]
+            req = make_request(model, xs)
+            got = _result(req, pm.execute_synchronously(req), (n, 3))
+            np.testing.assert_array_equal(got, run_ref(model, xs)[0])
+    assert [v for v in pm.short_path.layouts.values() if v]  # (the short path ran)
+    # the same request, its input memory rewritten between executions
+    xs = [np.ones((2, 3), np.float32), np.ones((2, 3), np.float32)]
+    req = make_request(model, xs)
+    for k in range(3):
+        view = np.frombuffer(req.pools[0].view(), np.float32, 6, 0)
+        view[:] = k
+        got = _result(req, pm.execute_synchronously(req), (2, 3))
+        np.testing.assert_array_equal(got, np.full((2, 3), k + 1.0, np.float32))
+    small = make_request(model, xs, output_sizes=[8])
+    for _ in range(2):
+        r = pm.execute_synchronously(small)
+        assert r.status == ErrorStatus.OUTPUT_INSUFFICIENT_SIZE
+        assert r.output_shapes == [OutputShape((2, 3), False)]
+    r = pm.execute_synchronously(req, MeasureTiming.YES)
+    assert r.status == ErrorStatus.NONE and r.timing.time_in_driver > 0
+    r = pm.execute_synchronously(req, deadline=0)
+    assert r.status == ErrorStatus.MISSED_DEADLINE_TRANSIENT and r.message
+
+
+def test_the_short_path_copies_an_output_that_overlaps_an_input(cl_device):
+    """An output whose bytes are an input's (one pool): read into an array of its own, then
+    written there once the kernels are done, as on the full path."""
+    model = add_model()
+    pm = cl_device.prepare_model(model)
+    xs = _inputs()
+    want = run_ref(model, xs)[0]
+    for _ in range(3):
+        pool = HostMemory(np.concatenate([x.ravel() for x in xs]).tobytes())
+        args = make_request(model, xs).inputs
+        req = Request([dataclasses.replace(args[0], location=DataLocation(0, 0, 24)),
+                       dataclasses.replace(args[1], location=DataLocation(0, 24, 24))],
+                      [dataclasses.replace(make_request(model, xs).outputs[0],
+                                           location=DataLocation(0, 0, 24))], [pool])
+        r = pm.execute_synchronously(req)
+        assert r.status == ErrorStatus.NONE
+        got = np.frombuffer(pool.view(), np.float32, 6).reshape(2, 3)
+        np.testing.assert_array_equal(got, want)
