@@ -302,6 +302,7 @@ __kernel void clnn_chain({bufs}, __global const int* table, volatile __global in
         // owner v's tasks: the v-th of O contiguous blocks; a work-group runs its own block
         // first (the same part of every launch: what it wrote stays in its core's caches),
         // then takes what is left of the others'
+        int done = 0;  // tasks this work-group ran (counted once: the others' cores)
         for (int k = 0; k < O; ++k) {{
             const int v = (w + k) % O, lo = tasks * v / O, count = tasks * (v + 1) / O - lo;
             volatile __global int* claim = claims + v * (parts + {STRIDE}) + p;
@@ -310,9 +311,12 @@ __kernel void clnn_chain({bufs}, __global const int* table, volatile __global in
                 switch (h[0]) {{
 {case_text}
                 }}
-                mem_fence(CLK_GLOBAL_MEM_FENCE);
-                atomic_inc(&sync[{STRIDE} * (p + 1)]);
+                ++done;
             }}
+        }}
+        if (done) {{  // every task claimed: what it ran is done
+            mem_fence(CLK_GLOBAL_MEM_FENCE);
+            atomic_add(&sync[{STRIDE} * (p + 1)], done);
         }}{prof_launch}
     }}
     if (atomic_inc(&sync[{STRIDE} * (parts + 1)]) == (int)get_num_groups(0) - 1) {{
