@@ -295,7 +295,9 @@ __kernel void clnn_chain({bufs}, __global const int* table, volatile __global in
             const int need = table[2 + (p - 1) * {HEADER} + 4];
             while (sync[{STRIDE} * p] < need)
                 ;
-            atomic_add(&sync[{STRIDE} * p], 0);  // no load of the task's moves above
+            // no load of the task's moves above (a fence: a read-modify-write here would
+            // take the line back from the core spinning on it too)
+            mem_fence(CLK_GLOBAL_MEM_FENCE);
         }}
         const int g0 = h[1], g1 = h[2], g2 = h[3], tasks = h[4];
         const __global int* a = table + h[7];
@@ -306,6 +308,8 @@ __kernel void clnn_chain({bufs}, __global const int* table, volatile __global in
         for (int k = 0; k < O; ++k) {{
             const int v = (w + k) % O, lo = tasks * v / O, count = tasks * (v + 1) / O - lo;
             volatile __global int* claim = claims + v * (parts + {STRIDE}) + p;
+            if (k > 0 && *claim >= count)  // another's block taken: read, not claimed (its
+                continue;  // owner's next claims are on that cache line)
             for (int c = atomic_inc(claim); c < count; c = atomic_inc(claim)) {{
                 const int task = lo + c;
                 switch (h[0]) {{
