@@ -1,5 +1,6 @@
 """Execution time of chained models for several task counts per compute unit (clnn/chain.py
-TASKS_PER_UNIT), and how long a chain's work-groups wait for each other.
+tasks_per_unit: the device class's chain_tasks), and how long a chain's work-groups wait for
+each other.
 
     python3 benchmarks/chain_tasks.py MODEL [MODEL...] [--tasks 2,16,32] [--rounds 8]
                                       [--iterations 40]
