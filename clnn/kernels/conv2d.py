@@ -396,7 +396,7 @@ def plan_conv_direct(ctx, b, p) -> bool:
 
     # vector width, tile and work-group rows: the select and tune passes'
     v = _conv_variants.choose(b, **conv_tile_signature(ctx, b, p))
-    packed = np.ascontiguousarray(fi.value.astype(np.float32).transpose(1, 2, 3, 0))
+    packed = _conv_variants.pack_filter(v, fi.value)
     key = _conv_variants.key(code(inp), v, fw, p.stride_w, p.dil_w, c)
     if b.input_layout is not None:  # In(0) is the NCHW tensor a TRANSPOSE read (clnn/fusion.py)
         key["xnchw"] = True
