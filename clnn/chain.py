@@ -315,21 +315,18 @@ __kernel void clnn_chain({bufs}, __global const int* table, volatile __global in
             const int need = table[2 + (p - 1) * {HEADER} + 4];
             while (sync[{STRIDE} * p] < need)
                 ;
-            // no load of the task's moves above (a fence: a read-modify-write here would
-            // take the line back from the core spinning on it too)
-            mem_fence(CLK_GLOBAL_MEM_FENCE);
+            mem_fence(CLK_GLOBAL_MEM_FENCE);  // no load of the task's moves above (no RMW)
         }}
         const int g0 = h[1], g1 = h[2], g2 = h[3], tasks = h[4];
         const __global int* a = table + h[7];
         // owner v's tasks: the v-th of O contiguous blocks; a work-group runs its own block
         // first (the same part of every launch: what it wrote stays in its core's caches),
-        // then takes what is left of the others'
-        int done = 0;  // tasks this work-group ran (counted once: the others' cores)
+        // then takes what is left of the others'; ``done``: the tasks it ran, counted once
+        int done = 0;
         for (int k = 0; k < O; ++k) {{
             const int v = (w + k) % O, lo = tasks * v / O, count = tasks * (v + 1) / O - lo;
             volatile __global int* claim = claims + v * (parts + {STRIDE}) + p;
-            if (k > 0 && *claim >= count)  // another's block taken: read, not claimed (its
-                continue;  // owner's next claims are on that cache line)
+            if (k > 0 && *claim >= count) continue;  // taken (read: its owner's line kept)
             for (int c = atomic_inc(claim); c < count; c = atomic_inc(claim)) {{
                 const int task = lo + c;
                 switch (h[0]) {{
@@ -340,8 +337,7 @@ __kernel void clnn_chain({bufs}, __global const int* table, volatile __global in
         }}
         if (done) {{  // every task claimed: what it ran is done
             mem_fence(CLK_GLOBAL_MEM_FENCE);
-            atomic_add(&sync[{STRIDE} * (p + 1)], done);
-        }}{prof_launch}
+            atomic_add(&sync[{STRIDE} * (p + 1)], done); }}{prof_launch}
     }}
     if (atomic_inc(&sync[{STRIDE} * (parts + 1)]) == (int)get_num_groups(0) - 1) {{
         for (int p = 0; p < parts; ++p)

@@ -195,6 +195,16 @@ def tensor_arg(t):
     return [t] if isinstance(t, In | Out) else [t, i32(0)]
 
 
+def half_vector(n: int, nv: int, vw: int) -> bool:
+    """Whether the last column panel of ``n`` columns in tiles of nv vectors of vw ends half
+    way through its last vector (28 columns in panels of 8, 24 / 56 / 72 / 88 in vectors of
+    16): a float NHWC epilogue then stores it in vectors (the kernel's ``half``,
+    gemm.cl.mako half_consts / store_half), not element by element
+    (face_detection_short_range's 28-column layer with its channel-padded residual 45.4 ->
+    39.2 us in the chain, its 56 / 72 / 88-column ones 0.6-0.8 us each)."""
+    return vw > 1 and n % (nv * vw) == nv * vw - vw // 2
+
+
 def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None,
                 amode="rows", sam=0, sak=1, cmode="nhwc", ldc=None, ohw=1, epi="act",
                 bias=None, requant=(), batch=(1, 1), a_b=(0, 0), b_b=(0, 0), c_b=(0, 0),
@@ -239,11 +249,7 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
         # off is never read: a null buffer (a buffer argument costs PoCL bookkeeping at
         # every launch)
         params["flex"] = True
-        if cmode == "nhwc" and not chrow and vw > 1 and N % nr == nr - vw // 2:
-            # the last panel's last vector half past N: its epilogue in vectors, not element
-            # by element (gemm.cl.mako half_consts / store_half: face_detection_short_range's
-            # 28-column layer with its channel-padded residual 45.4 -> 39.2 us in the chain,
-            # its 56 / 72 / 88-column ones 0.6-0.8 us each)
+        if cmode == "nhwc" and not chrow and half_vector(N, nv, vw):
             params["half"] = True
         post = (bias is not None) | (res is not None) << 1 | (prelu is not None) << 2 | \
             FLEX_FUNCTIONS.index(fn) << 4
