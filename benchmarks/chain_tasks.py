@@ -1,7 +1,8 @@
 """Execution time of chained models for several task counts per compute unit (clnn/chain.py
-TASKS_PER_UNIT), and how long a chain's work-groups wait for each other.
+tasks_per_unit: the device class's chain_tasks), and how long a chain's work-groups wait for
+each other.
 
-    python3 benchmarks/chain_tasks.py MODEL [MODEL...] [--tasks 2,16,32] [--rounds 8]
+    python3 benchmarks/chain_tasks.py MODEL [MODEL...] [--tasks 4,2,16] [--rounds 8]
                                       [--iterations 40]
 
 MODEL: a MediaPipe model name (clnn models fetch) or a .tflite path. Per model, one prepared
@@ -56,7 +57,7 @@ def waits(runner, inputs, runs: int = 30) -> tuple[float, float]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="+")
-    ap.add_argument("--tasks", default="2,16,32", help="task counts per unit, the first the base")
+    ap.add_argument("--tasks", default="4,2,16", help="task counts per unit, the first the base")
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--iterations", type=int, default=40)
     a = ap.parse_args(argv)

@@ -11,7 +11,7 @@ with ``CLNN_CHAIN=0`` and ``=1``).
 
 A chain runs launches 0..n-1 of a plan as one kernel of ``P`` work-groups (one work-item each;
 P = the device's compute units), launch after launch. Each launch's work-items are cut into
-*tasks* (contiguous ranges, :data:`TASKS_PER_UNIT` per unit) and the tasks into P blocks, one
+*tasks* (contiguous ranges, :func:`tasks_per_unit` per unit) and the tasks into P blocks, one
 per work-group: work-group w runs its own block first, claiming its tasks from a counter of its
 own, then takes what is left of the others' blocks from their counters, then goes on to the
 next launch once every task of this one is done (spinning). Owning the same block of every
@@ -55,13 +55,18 @@ from pathlib import Path
 
 import numpy as np
 
-#: tasks per compute unit and launch (at most): a work-group that finishes its own block early
-#: takes the others' leftovers, so the last task of a launch is what one core may wait for.
-#: Few large tasks leave one work-group waiting for another at the end of each launch; many
-#: small ones cost their claims. The rule: the count whose chained models run fastest, with the
-#: waits it leaves (benchmarks/chain_tasks.py: each model's execution time at several counts,
-#: taking turns, and the chains' summed per-launch waits from their profiled variant).
-TASKS_PER_UNIT = 16
+#: tasks per compute unit and launch (at most; None: the device class's, clnn/kernels/
+#: _defaults.py ``chain_tasks``): a work-group that finishes its own block early takes the
+#: others' leftovers, so the last task of a launch is what one core may wait for. Few large
+#: tasks leave one work-group waiting for another at the end of each launch; many small ones
+#: cost their entries, and the tasks taken from another's block are rows that the block's
+#: owner reads from another core's caches in the next launch. The rule: the count whose
+#: chained models run fastest, with the waits it leaves (benchmarks/chain_tasks.py: each
+#: model's execution time at several counts, taking turns, and the chains' summed per-launch
+#: waits from their profiled variant).
+TASKS_PER_UNIT: int | None = None
+#: device (its int_ptr) -> its class's tasks per unit (:func:`tasks_per_unit`)
+_CLASS_TASKS: dict = {}
 #: the fewest launches chained: a chain's program compiles its kernels again (seconds on a cold
 #: PoCL cache), which the wake-up a chained launch saves repays only in models of many launches
 #: run many times (a conformance test's model of one to five launches never; clnn bench
@@ -106,6 +111,21 @@ def enabled(cl_device, options=None) -> bool:
     if chains is not None:
         return bool(chains)
     return bool(cl_device.type & cl.device_type.CPU) and cl_device.max_compute_units >= 2
+
+
+def tasks_per_unit(cl_device) -> int:
+    """The tasks per compute unit of each chained launch on ``cl_device``
+    (:data:`TASKS_PER_UNIT`)."""
+    if TASKS_PER_UNIT is not None:
+        return TASKS_PER_UNIT
+    key = cl_device.int_ptr
+    if key not in _CLASS_TASKS:
+        from clnn.kernels import _defaults
+        from clnn.workgroups import DeviceLimits
+
+        limits = DeviceLimits.of(cl_device)
+        _CLASS_TASKS[key] = _defaults.defaults(_defaults.traits(limits)).chain_tasks
+    return _CLASS_TASKS[key]
 
 
 class Unchainable(Exception):
@@ -295,25 +315,29 @@ __kernel void clnn_chain({bufs}, __global const int* table, volatile __global in
             const int need = table[2 + (p - 1) * {HEADER} + 4];
             while (sync[{STRIDE} * p] < need)
                 ;
-            atomic_add(&sync[{STRIDE} * p], 0);  // no load of the task's moves above
+            mem_fence(CLK_GLOBAL_MEM_FENCE);  // no load of the task's moves above (no RMW)
         }}
         const int g0 = h[1], g1 = h[2], g2 = h[3], tasks = h[4];
         const __global int* a = table + h[7];
         // owner v's tasks: the v-th of O contiguous blocks; a work-group runs its own block
         // first (the same part of every launch: what it wrote stays in its core's caches),
-        // then takes what is left of the others'
+        // then takes what is left of the others'; ``done``: the tasks it ran, counted once
+        int done = 0;
         for (int k = 0; k < O; ++k) {{
             const int v = (w + k) % O, lo = tasks * v / O, count = tasks * (v + 1) / O - lo;
             volatile __global int* claim = claims + v * (parts + {STRIDE}) + p;
+            if (k > 0 && *claim >= count) continue;  // taken (read: its owner's line kept)
             for (int c = atomic_inc(claim); c < count; c = atomic_inc(claim)) {{
                 const int task = lo + c;
                 switch (h[0]) {{
 {case_text}
                 }}
-                mem_fence(CLK_GLOBAL_MEM_FENCE);
-                atomic_inc(&sync[{STRIDE} * (p + 1)]);
+                ++done;
             }}
-        }}{prof_launch}
+        }}
+        if (done) {{  // every task claimed: what it ran is done
+            mem_fence(CLK_GLOBAL_MEM_FENCE);
+            atomic_add(&sync[{STRIDE} * (p + 1)], done); }}{prof_launch}
     }}
     if (atomic_inc(&sync[{STRIDE} * (parts + 1)]) == (int)get_num_groups(0) - 1) {{
         for (int p = 0; p < parts; ++p)
@@ -345,16 +369,17 @@ class Chain:
         index: dict[int, int] = {}
         headers, words = [], []
         base = 2 + HEADER * len(launches)
+        per_unit = tasks_per_unit(cl_device)
         for launch, kind in zip(launches, kinds):
             g = list(launch.global_size) + [1] * (3 - len(launch.global_size))
             items = g[0] * g[1] * g[2]
             cols = 0
             if parts[kind].rows_first:  # rows x columns tasks, the rows owned
-                cols = min(TASKS_PER_UNIT, g[1] * g[2])
-                tasks = min(g[0], units * (TASKS_PER_UNIT // cols)) * cols
+                cols = min(per_unit, g[1] * g[2])
+                tasks = min(g[0], units * (per_unit // cols)) * cols
                 per = 0
             else:  # ranges of work-items
-                tasks = min(items, TASKS_PER_UNIT * units)
+                tasks = min(items, per_unit * units)
                 per = -(-items // tasks)
                 tasks = -(-items // per)
             headers += [kind, *g, tasks, cols, per, base + len(words)]

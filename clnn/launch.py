@@ -720,7 +720,9 @@ class LaunchBuilder:
         launch = Launch(self.op_index, f"{family}.{name}", None, gs, local_size, keep,
                         pending=(family, name, params, flat), heavy=self.heavy,
                         flexible=flexible)
-        for d in self.direct.values():  # where the kernel takes a direct input's buffer
+        # where the kernel takes a direct input's or output's buffer (once: an output that
+        # is a view is there under its source too)
+        for d in dict.fromkeys(self.direct.values()):
             d.slots += [(launch, n) for n, a in enumerate(flat) if a is d.buffer]
         # pending: the kernel is made once its program is built (clnn.passes.realize.finish)
         self.launches.append(launch)

@@ -17,6 +17,8 @@ from clnn.kernels._tiles import fit_registers
 
 #: the most vectors of output channels per work-item the CPU rule and the tuner take
 MAX_NV = 4
+#: the CPU rule takes :func:`half_variant` where it applies
+HALF = True
 
 
 def vector_counts(o: int, vw: int) -> list[int]:
@@ -36,9 +38,37 @@ def cpu_tile(o: int, vw: int, widest: int, vec: int) -> tuple[int, int]:
     return 1, fit_registers(widest, vw, vec)
 
 
+#: the most accumulator vectors of the ``half`` variant's tile (half of AVX-512's registers:
+#: 8 pixels x 2 vectors ran 1.03-1.06x faster than 4 x 2 on the 24-channel first layers)
+HALF_ACCUMULATORS = 16
+
+
+def half_variant(o: int, widest: int, vec: int) -> dict | None:
+    """The variant of whole vectors of ``vec`` floats over output channels that half a vector
+    would leave over (O = (nv - 0.5) * vec, more than one vector: 24, 40, 56 on 16-wide
+    vectors): one work-item takes every channel, its last vector half padding (the kernel's
+    ``half``), the widest tile of at most :data:`HALF_ACCUMULATORS` vectors, at least 4
+    pixels (or ``widest``); else None. Three vectors of 8 floats for 24 channels cost an
+    AVX-512 core three FMAs where two of 16 do: face_detection_short_range's 5x5/2 128x128x3
+    -> 24 first layer 67 -> 52 us in the chain, hand_landmark_lite's 3x3/2 224x224x3 -> 24
+    100 -> 82 (fastest of 300 chained runs, load 3-4)."""
+    nv = -(-o // vec)
+    if vec < 16 or o <= vec or o % vec != vec // 2 or nv > MAX_NV:
+        return None
+    tx = widest
+    while tx > 1 and tx * nv > HALF_ACCUMULATORS:
+        tx //= 2
+    if tx < min(4, widest):
+        return None
+    return {"vw": vec, "tx": tx, "rows": 0, "nv": nv, "half": True}
+
+
 def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 16) -> dict:
     vws = _depthwise_variants.vector_widths(o)
     txs = _depthwise_variants.tile_widths(ow, fw, sw, dw)
+    half = half_variant(o, txs[0], vec) if cpu and HALF else None
+    if half is not None:
+        return half
     if cpu:
         nv, tx = cpu_tile(o, vws[0], txs[0], vec)
         if nv == 1:
@@ -60,6 +90,10 @@ def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
                                               fw, sw, dw)
     if not cpu:
         return out
+    for tx in _depthwise_variants.tile_widths(ow, fw, sw, dw)[:3]:  # (the halves' tiles)
+        half = half_variant(o, tx, vec)
+        if half is not None and half not in out:
+            out.append(half)
     vw = _depthwise_variants.vector_widths(o)[0]
     for nv in vector_counts(o, vw)[:-1]:
         for tx in _depthwise_variants.tile_widths(ow, fw, sw, dw)[:3]:
@@ -96,6 +130,8 @@ def key(dt: str, v: dict, fw: int, sw: int, dw: int, c: int) -> dict:
          "flex": True}
     if v.get("nv", 1) > 1:
         k["nv"] = v["nv"]
+    if v.get("half"):
+        k["half"] = True
     return k
 
 
@@ -109,7 +145,24 @@ def post(prelu: bool) -> int:
 
 
 def global_size(v: dict, n: int, o: int, oh: int, ow: int) -> tuple[int, int, int]:
-    return (o // (v["vw"] * v.get("nv", 1)), -(-ow // v["tx"]), n * oh)
+    return (-(-o // (v["vw"] * v.get("nv", 1))), -(-ow // v["tx"]), n * oh)
+
+
+def filter_channels(v: dict, o: int) -> int:
+    """The output channels of the packed filter [fh, fw, C, channels]: ``o``, or whole
+    vectors (the ``half`` variant)."""
+    return v["vw"] * v["nv"] if v.get("half") else o
+
+
+def pack_filter(v: dict, filt):
+    """The float32 filter [O, fh, fw, C] packed for variant ``v``: [fh, fw, C, channels]
+    (:func:`filter_channels`, zeros past O)."""
+    import numpy as np
+
+    o = filt.shape[0]
+    packed = np.zeros(filt.shape[1:] + (filter_channels(v, o),), np.float32)
+    packed[..., :o] = filt.astype(np.float32).transpose(1, 2, 3, 0)
+    return packed
 
 
 def scratch_conv(device, v: dict, s: dict):
@@ -120,7 +173,8 @@ def scratch_conv(device, v: dict, s: dict):
     from clnn.kernels.support import f32, i32
 
     x, wt, bias, y = _gemm_variants.zeroed(device, (
-        s["n"] * s["h"] * s["w"] * s["c"], s["fh"] * s["fw"] * s["c"] * s["o"], s["o"],
+        s["n"] * s["h"] * s["w"] * s["c"], s["fh"] * s["fw"] * s["c"] * filter_channels(v, s["o"]),
+        s["o"],
         s["n"] * s["oh"] * s["ow"] * s["o"]))
     gsize = global_size(v, s["n"], s["o"], s["oh"], s["ow"])
     rec = _gemm_variants.scratch_builder(device, 2.0 * s["n"] * s["oh"] * s["ow"] * s["o"] * s["fh"]

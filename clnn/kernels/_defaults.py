@@ -84,6 +84,16 @@ class ClassDefaults:
     #: loads per row and tap as one vector, converted once (gemm.cl.mako taps_chunk; 1:
     #: channel by channel). CPU (PoCL, the int8 tinyml models' layers): 16; a GPU: 4
     gemm_taps_cv: int = 4
+    #: tasks per compute unit of each chained launch (clnn/chain.py: at most; a work-group
+    #: that ends its own block early takes what is left of the others'). Fewer tasks cost
+    #: fewer task entries and steals, whose rows the owner of the next launch then reads from
+    #: another core's caches; more balance the cores when one is held up. CPU (PoCL, 2 cores,
+    #: the chains' spans by their cycle counters, fastest of 200-300 runs, load 2.6-4):
+    #: 4 against 16 iris_landmark 292-298 -> 279-284 us, face_detection_short_range
+    #: 291-298 -> 282-287, face_detection_full_range_sparse 796 -> 775, hand_landmark_lite
+    #: 901 -> 917 (2: as 4; 1: the least, but a held-up core's block is then taken whole or
+    #: not at all). Chains are a CPU device's (clnn.chain.enabled)
+    chain_tasks: int = 4
 
 
 _CPU = ClassDefaults(

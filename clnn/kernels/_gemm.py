@@ -49,10 +49,12 @@ def pick_tile(n: int, tile=None, m: int = 0, k: int = 0,
     - 17 to 31 columns: 8 x 16 where K >= 256 (the FMAs outweigh the partial vector's
       stores), else 4 x 24 on 24 columns (three vectors of 8, no partial vector: 1.4x on
       common_det's), 8 x 8 on the others;
-    - wider: 8 x 32 on multiples of 32 from 64 columns (1.1-1.4x, the Winograd GEMMs' batches
-      of small K included) and from 128 columns where K >= 256 (a partial last panel: 2.2x on
-      light_squeezenet's 169 x 1000 x 512), else 8 x 16 (a partial last panel costs less than
-      8 x 8's two passes: 1.3-1.8x)."""
+    - wider: 8 x 32 on multiples of 32 (1.1-1.4x from 64 columns, the Winograd GEMMs' batches
+      of small K included; 32 columns, one panel, in the chained MediaPipe models: iris_landmark's
+      1024 x 32 x 64 layers 11.7-12.4 -> 10.0 us, the chains' per-launch fastest sums
+      iris_landmark 269-272 -> 265-267 us, face_landmark 239-242 -> 228-234) and from 128
+      columns where K >= 256 (a partial last panel: 2.2x on light_squeezenet's 169 x 1000 x
+      512), else 8 x 16 (a partial last panel costs less than 8 x 8's two passes: 1.3-1.8x)."""
     if tile is not None:
         return tuple(tile)
     if vec < 16:
@@ -66,7 +68,7 @@ def pick_tile(n: int, tile=None, m: int = 0, k: int = 0,
         return (mr, 1, 8)
     if n < 32 and n % 16:
         return (mr, 1, 16) if k >= 256 else NARROW24 if n == 24 else (mr, 1, 8)
-    if (n >= 64 and n % 32 == 0) or (n >= 128 and k >= 256):
+    if (n >= 32 and n % 32 == 0) or (n >= 128 and k >= 256):
         return TILE
     return (mr, 1, 16)
 
@@ -210,6 +212,16 @@ def _table_residual(params: dict, qres, quant_act: bool, cmode: str, batch) -> l
     return [*qres[0], qres[1]]
 
 
+def half_vector(n: int, nv: int, vw: int) -> bool:
+    """Whether the last column panel of ``n`` columns in tiles of nv vectors of vw ends half
+    way through its last vector (28 columns in panels of 8, 24 / 56 / 72 / 88 in vectors of
+    16): a float NHWC epilogue then stores it in vectors (the kernel's ``half``,
+    gemm.cl.mako half_consts / store_half), not element by element
+    (face_detection_short_range's 28-column layer with its channel-padded residual 45.4 ->
+    39.2 us in the chain, its 56 / 72 / 88-column ones 0.6-0.8 us each)."""
+    return vw > 1 and n % (nv * vw) == nv * vw - vw // 2
+
+
 def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None,
                 amode="rows", sam=0, sak=1, cmode="nhwc", ldc=None, ohw=1, epi="act",
                 bias=None, requant=(), batch=(1, 1), a_b=(0, 0), b_b=(0, 0), c_b=(0, 0),
@@ -255,6 +267,8 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
         # off is never read: a null buffer (a buffer argument costs PoCL bookkeeping at
         # every launch)
         params["flex"] = True
+        if cmode == "nhwc" and not chrow and half_vector(N, nv, vw):
+            params["half"] = True
         post = (bias is not None) | (res is not None) << 1 | (prelu is not None) << 2 | \
             FLEX_FUNCTIONS.index(fn) << 4
         none = [None, i32(0)]

@@ -54,6 +54,9 @@ class MemoryPlan:
     #: partition outputs written into buffers of their own, not the pool: operand -> bytes
     #: (:func:`direct_outputs`)
     direct_out: dict = field(default_factory=dict)
+    #: the sources of the direct outputs that are views (RESHAPE and the like): source ->
+    #: the output whose buffer its bytes are (:func:`direct_outputs`)
+    direct_views: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -165,24 +168,38 @@ def liveness(sg, part, fused) -> dict[int, list[int]]:
     return live
 
 
-def direct_outputs(sg, part, shapes: dict, live: dict, views: dict, slots: dict) -> dict:
+def direct_outputs(sg, part, shapes: dict, live: dict, views: dict, slots: dict
+                   ) -> tuple[dict, dict]:
     """Partition outputs that are outputs of the subgraph ``sg`` itself, written by the
-    partition's kernels into bytes of their own (not a view or a view's source, not a
-    concatenation's slot or one with slots, not a partition input), neither empty nor boolean
-    (stored as bytes apart): operand -> bytes. Each gets a buffer of its own, which an execution
-    points at the request's memory where the output goes there (clnn.launch.DirectOutput: the
-    kernels write the client's memory, nothing is read back), on a device sharing the host's
-    memory."""
-    found = {}
-    outs, sources = set(sg.output_indexes), set(views.values())
-    slotted = {s.out for s in slots.values()}
+    partition's kernels into bytes of their own (not a view's source, not a concatenation's
+    slot or one with slots, not a partition input), neither empty nor boolean (stored as bytes
+    apart): (operand -> bytes, view source -> output). Each gets a buffer of its own, which an
+    execution points at the request's memory where the output goes there
+    (clnn.launch.DirectOutput: the kernels write the client's memory, nothing is read back), on
+    a device sharing the host's memory. An output that is a view (a RESHAPE of a convolution's
+    output: iris_landmark's, face_detection_full_range_sparse's) is one where its source is
+    the view's alone and none of the above: the source's bytes are then the output's buffer."""
+    found, via = {}, {}
+    outs, sources = set(sg.output_indexes), list(views.values())
+    slotted = {s.out for s in slots.values()} | set(slots)
     for o in part.outputs:
         dtype = NUMPY_DTYPE[sg.operands[o].type]
         size = nbytes(shapes[o], dtype)
-        if o in outs and o in live and live[o][0] >= 0 and o not in sources and \
-                o not in slotted and o not in part.inputs and size > 0 and dtype != np.bool_:
+        src = views.get(o, o)
+        if src != o and (src in outs or src in part.outputs or sources.count(src) != 1):
+            continue
+        if o in outs and src in live and live[src][0] >= 0 and (src != o or o not in sources) \
+                and src not in slotted and src not in part.inputs and size > 0 and \
+                dtype != np.bool_:
             found[o] = size
-    return found
+            if src != o:
+                via[src] = o
+    return found, via
+
+
+def via_source(o: int, via: dict) -> int:
+    """The operand whose bytes direct output ``o`` is (``via``: view source -> output)."""
+    return next((src for src, out in via.items() if out == o), o)
 
 
 def plan_memory(sg, part, shapes: dict, fused, direct_inputs: bool,
@@ -214,17 +231,17 @@ def plan_memory(sg, part, shapes: dict, fused, direct_inputs: bool,
         if direct_inputs and i in live and i not in views.values() and size > 0:
             direct[i] = size
             del live[i]
-    outs = direct_outputs(sg, part, shapes, live, views, slots) if direct_out else {}
+    outs, via = direct_outputs(sg, part, shapes, live, views, slots) if direct_out else ({}, {})
     for o in outs:
-        del live[o]
+        del live[via_source(o, via)]
     sizes = {o: nbytes(shapes[o], NUMPY_DTYPE[sg.operands[o].type]) for o in live}
     offsets, pool_bytes = plan_offsets(sizes, {o: tuple(v) for o, v in live.items()})
-    offsets.update({out: offsets[src] for out, src in views.items()})
+    offsets.update({out: offsets[src] for out, src in views.items() if src in offsets})
     for i, slot in slots.items():
         offsets[i] = offsets[slot.out] + slot.offset * NUMPY_DTYPE[sg.operands[i].type].itemsize
     inter = sum(_align(max(s, 1)) for s in sizes.values())
     mem = MemoryPlan(live, views, direct, sizes, offsets, pool_bytes, inter, slots=slots,
-                     direct_out=outs)
+                     direct_out=outs, direct_views=via)
     mem.written = _written(sg, part, shapes, mem, {**first_write, **done_at})
     return mem
 

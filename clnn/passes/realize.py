@@ -93,6 +93,8 @@ def allocate(planner, part, shapes: dict, memory):
         check_fits(device, f"operand {o} ({NUMPY_DTYPE[sg.operands[o].type]} "
                    f"{list(shapes[o])})", size)
         direct[o] = DirectOutput(device.context, o, shapes[o], NUMPY_DTYPE[sg.operands[o].type])
+    for src, o in getattr(memory, "direct_views", {}).items():  # its kernels write the view's
+        direct[src] = direct[o]
     sizes = memory.sizes
     for o in sorted(sizes, key=lambda o: -sizes[o])[:1]:
         check_fits(device, f"operand {o} ({NUMPY_DTYPE[sg.operands[o].type]} "
@@ -141,7 +143,7 @@ def _view_writes(sg, part, shapes, memory, launches) -> dict:
     launched, last = {launch.op_index for launch in launches}, -1
     for k in part.ops:
         out = sg.operations[k].outputs[0]
-        if out in memory.views:
+        if out in memory.views and out in memory.offsets:  # (a direct output's: read apart)
             written.setdefault(last, []).append((out, memory.offsets[out], shapes[out],
                                                  NUMPY_DTYPE[sg.operands[out].type]))
         if k not in launched and k in written:
@@ -162,8 +164,8 @@ def realize(planner, part, shapes, fused, memory, selection=None):
     if made is None:
         return None
     launches, readbacks = made
-    outs = {o: d for o, d in direct.items() if isinstance(d, DirectOutput)}
-    direct = {i: d for i, d in direct.items() if i not in outs}
+    outs = {o: d for o, d in direct.items() if isinstance(d, DirectOutput) and d.operand == o}
+    direct = {i: d for i, d in direct.items() if not isinstance(d, DirectOutput)}
     uploads = [(i, offsets[i]) for i in part.inputs if i not in direct]
     # (a direct output's offset: None, its bytes in its own buffer; the shapes tuples of ints
     # and the dtypes NumPy's: clnn.memory.PoolTensor.of takes them as they are)

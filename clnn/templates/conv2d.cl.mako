@@ -16,11 +16,15 @@
 ## flex (conv_tile: a fused PRELU chosen at run time by bit 2 of the ``post`` flags, as in the
 ## GEMM's flex epilogue: one kernel for the first layers of models that differ only in whether
 ## a PRELU follows; prelu is then left out of the key; fn stays in it: run-time functions
-## measured slower, selfie_segmentation's HARD_SWISH layer).
+## measured slower, selfie_segmentation's HARD_SWISH layer), half (conv_tile: the output channels
+## padded to whole vectors, O = (nv - 0.5) * vw: one work-item takes them all, its last vector
+## computes vw / 2 channels and vw / 2 zeros of the filter packed [fh, fw, C, nv * vw]; loads and
+## stores of that vector's epilogue take its first half. A CPU's 24 channels so run in two
+## vectors of 16 instead of three of 8, which an AVX-512 core issues at half their width).
 <%namespace name="c" file="common.mako"/>
 
 <%def name="conv_tile(dt, vw, tx, fw, sw, dw, cc, res=False, prelu=False, fn=None, nv=1,
-                      xnchw=False, flex=False, rq=None)">
+                      xnchw=False, flex=False, rq=None, half=False)">
 <%
     V = "float" if vw == 1 else "float%d" % vw
     span = (tx - 1) * sw + (fw - 1) * dw + 1
@@ -33,6 +37,13 @@
     S = "int" if quant else "float"
     def xld(p, i):
         return "(float)((int)%s[%s] - za)" % (p, i) if quant else capture(c.ldf, dt, p, i)
+    # the filter's channels per tap (half: padded to whole vectors)
+    OF = str(nv * vw) if half else "O"
+    hw = vw // 2
+    def halfload(p, off, fill):
+        # the vector's first half from p + off, the rest ``fill`` (half: the last vector)
+        lo = ("vload_half%d(0, %s + (%s))" if dt == "f16" else "vload%d(0, %s + (%s))") % (hw, p, off)
+        return "(%s)(%s, (float%d)(%s))" % (V, lo, hw, fill)
 %>
 % if quant and vw > 1 and rq:
 ${c.mbqm_right_vector(vw, rq)}
@@ -76,7 +87,7 @@ ${c.toffsets("x", "bias", "y")}
     ${V} acc${j}_${v} = (${V})(0.0f);
   % endfor
 % endfor
-    const int tap = C * O;
+    const int tap = C * ${OF};
     /* a tile whose input span lies inside the row reads it without the padding selects (they
        kept the loads from folding into the multiplies: up to 2x the kernel's time); the
        tiles at the row's ends take the guarded loop */
@@ -109,7 +120,7 @@ ${c.toffsets("x", "bias", "y")}
     % endfor
     % for q in range(fw):
       % for v in range(nv):
-            const ${V} w${q}_${v} = ${vload("wr", "%d * tap + ci * O + %d" % (q, v * vw))};
+            const ${V} w${q}_${v} = ${vload("wr", "%d * tap + ci * %s + %d" % (q, OF, v * vw))};
       % endfor
       % for j in range(tx):
         % for v in range(nv):
@@ -130,14 +141,21 @@ ${conv_tile_quant_store(dt, vw, tx, nv, rq)}
     const __global ${c.ctype(dt)}* rr = res + res_off + ((size_t)t * OW + ox0) * O + o0;
 % endif
 % for v in range(nv):
-  % if vw == 1:
+<% last = half and v == nv - 1 %>\
+  % if last:
+    const ${V} bv${v} = ${halfload("bias", "o0 + %d" % (v * vw), "0.0f")};
+  % elif vw == 1:
     const float bv${v} = ${c.ldf(dt, "bias", "o0 + %d" % v)};
   % elif dt == "f16":
     const ${V} bv${v} = vload_half${vw}(0, bias + o0 + ${v * vw});
   % else:
     const ${V} bv${v} = vload${vw}(0, bias + o0 + ${v * vw});
   % endif
-  % if flex and vw == 1:
+  % if flex and last:
+    const ${V} av${v} = has_prelu ? ${halfload("alpha", "alpha_off + o0 + %d" % (v * vw), "1.0f")} : (${V})(1.0f);
+  % elif prelu and last:
+    const ${V} av${v} = ${halfload("alpha", "alpha_off + o0 + %d" % (v * vw), "1.0f")};
+  % elif flex and vw == 1:
     const float av${v} = has_prelu ? ${c.ldf(dt, "alpha", "alpha_off + o0 + %d" % v)} : 1.0f;
   % elif flex:
     const ${V} av${v} = has_prelu ? ${("vload_half%d" % vw) if dt == "f16" else ("vload%d" % vw)}(0, alpha + alpha_off + o0 + ${v * vw}) : (${V})(1.0f);
@@ -155,8 +173,11 @@ ${conv_tile_quant_store(dt, vw, tx, nv, rq)}
 <%
     at = "%d * O + %d" % (j, v * vw)
     yat = "%d * LDY + %d" % (j, v * vw)
+    last = half and v == nv - 1
     if not res:
         rv = ""
+    elif last:
+        rv = " + " + halfload("rr", at, "0.0f")
     elif vw == 1:
         rv = " + " + capture(c.ldf, dt, "rr", at)
     elif dt == "f16":
@@ -167,7 +188,11 @@ ${conv_tile_quant_store(dt, vw, tx, nv, rq)}
         {
         ${V} r = acc${j}_${v} + bv${v}${rv};
         ${c.epilogue("r", V, "        ", vw, prelu=("has_prelu", "av%d" % v) if flex else ("av%d" % v) if prelu else None, fn=fn)}
-    % if vw == 1:
+    % if last and dt == "f16":
+        vstore_half${hw}_rte(r.lo, 0, yr + ${yat});
+    % elif last:
+        vstore${hw}(r.lo, 0, yr + ${yat});
+    % elif vw == 1:
         ${c.stf(dt, "yr", yat, "r")};
     % elif dt == "f16":
         vstore_half${vw}_rte(r, 0, yr + ${yat});

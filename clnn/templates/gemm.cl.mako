@@ -36,7 +36,7 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 %>
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, qres=False)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, qres=False, half=False)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -176,7 +176,7 @@ ${taps_chunk(mr, nv, vw, cv, "ap%d")}\
   % endfor
     }
 % endif
-${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow, rq=rq, qres=qres)}
+${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow, rq=rq, qres=qres, half=half)}
 }
 </%def>
 
@@ -420,7 +420,7 @@ ${taps_step(mr, nv, vw, True, acc)}\
 ## with the unrolled epilogue (each block once per row, for each of FAST_POSTS: 8x2x16 2.8 ->
 ## 0.7 s of CPU), and the loop costs nothing measurable at run time (a private array of the
 ## accumulators instead cost low-K GEMMs ~8%: record issue37_cold_compile_cost-20261129).
-<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False, rq=None, qres=False)">
+<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False, rq=None, qres=False, half=False)">
 <%
     nr = nv * vw
     S = "int" if quant else "float"
@@ -452,6 +452,22 @@ ${vector_consts(odt, vw, bdt, v)}\
   % for v in range(nv):
 ${store_vector(odt, vw, v)}\
   % endfor
+${rotate(mr, nv)}\
+        }
+        return;
+    }
+% endif
+% if half and flex and cmode == "nhwc" and not chrow and not per_vector:
+    if (n0 + ${nr - vw // 2} == N) {  /* the last panel, its last vector's first half */
+  % for v in range(nv - 1):
+${vector_consts(odt, vw, bdt, v)}\
+  % endfor
+${half_consts(odt, vw, bdt, nv - 1)}\
+        for (int r = 0; r < rows; ++r) {
+  % for v in range(nv - 1):
+${store_vector(odt, vw, v)}\
+  % endfor
+${store_half(odt, vw, nv - 1)}\
 ${rotate(mr, nv)}\
         }
         return;
@@ -588,6 +604,44 @@ ${rotate(mr, nv)}\
         const int rn${v} = has_res ? min(res_n - (n0 + ${v * vw}), ${vw}) : 0;
         ${V} bv${v} = has_bias ? ${("vload_half%d" % vw) if bdt == "f16" else ("vload%d" % vw)}(0, bias + bias_off + choff + n0 + ${v * vw}) : (${V})(0.0f);
         const ${V} av${v} = has_prelu ? ${("vload_half%d" % vw) if odt == "f16" else ("vload%d" % vw)}(0, alpha + alpha_off + choff + n0 + ${v * vw}) : (${V})(1.0f);
+</%def>
+
+## ``half``: the constants of a last vector whose first half holds the panel's last columns
+## (its second half past N: zeros of the bias and residual, ones of the alpha)
+<%def name="half_consts(odt, vw, bdt, v)">
+<%
+    V = "float%d" % vw
+    H = "float%d" % (vw // 2)
+    def hl(dt_, p, fill):
+        fn = ("vload_half%d" % (vw // 2)) if dt_ == "f16" else ("vload%d" % (vw // 2))
+        return "(%s)(%s(0, %s), (%s)(%s))" % (V, fn, p, H, fill)
+%>\
+        const int rn${v} = has_res ? min(res_n - (n0 + ${v * vw}), ${vw // 2}) : 0;
+        const ${V} bv${v} = has_bias ? ${hl(bdt, "bias + bias_off + choff + n0 + %d" % (v * vw), "0.0f")} : (${V})(0.0f);
+        const ${V} av${v} = has_prelu ? ${hl(odt, "alpha + alpha_off + choff + n0 + %d" % (v * vw), "1.0f")} : (${V})(1.0f);
+</%def>
+
+## the store of such a last vector (its first half) of row r
+<%def name="store_half(odt, vw, v)">
+<%
+    V = "float%d" % vw
+    hw = vw // 2
+    at = "(size_t)(m0 + r) * ldc + n0 + %d" % (v * vw)
+    rt = "(size_t)(m0 + r) * res_ld + n0 + %d" % (v * vw)
+%>\
+        {
+            ${V} t = c0_${v} + bv${v};
+            if (rn${v} == ${hw}) {
+                t += (${V})(${("vload_half%d(0, res + %s)" % (hw, rt)) if odt == "f16" else ("vload%d(0, res + %s)" % (hw, rt))}, (float${hw})(0.0f));
+            } else if (rn${v} > 0) {
+                float rl[${vw}];
+                for (int l = 0; l < ${vw}; ++l)
+                    rl[l] = l < rn${v} ? ${c.ldf(odt, "res", rt + " + l")} : 0.0f;
+                t += vload${vw}(0, rl);
+            }
+            ${c.epilogue("t", V, "            ", vw, prelu=("has_prelu", "av%d" % v), fn="fnc")}
+            ${"vstore_half%d_rte" % hw if odt == "f16" else "vstore%d" % hw}(t.lo, 0, c + ${at});
+        }
 </%def>
 
 ## the general full-vector store of accumulator vector v of row r (the caller's row loop)

@@ -121,6 +121,7 @@ def test_work_groups_own_blocks_and_gemm_tasks_split_rows(chained):
     table = np.empty(ch.table.size // 4, np.int32)
     cl.enqueue_copy(chained.queue, table, ch.table)
     units = chained.cl_device.max_compute_units
+    per_unit = chain.tasks_per_unit(chained.cl_device)
     assert table[1] == units
     cols = set()
     for j, la in enumerate(ch.launches):
@@ -131,11 +132,10 @@ def test_work_groups_own_blocks_and_gemm_tasks_split_rows(chained):
         if h[5]:
             cols.add(int(h[5]))
             rows = h[4] // h[5]
-            assert h[4] == rows * h[5] and rows == min(g[0], units * (chain.TASKS_PER_UNIT //
-                                                                      h[5]))
+            assert h[4] == rows * h[5] and rows == min(g[0], units * (per_unit // h[5]))
         else:
             assert h[4] * h[6] >= np.prod(g) > (h[4] - 1) * h[6]
-    assert max(cols) == min(chain.TASKS_PER_UNIT, 3), cols  # the 48-column GEMM: 3 panels
+    assert max(cols) == min(per_unit, 3), cols  # the 48-column GEMM: 3 panels
 
 
 def test_every_run_resets_the_counters(chained):
@@ -461,3 +461,15 @@ class _NoSourceBuild:
         if len(args) == 1 and isinstance(args[0], str):
             pytest.fail("the chain program was built from source, not from its kept binary")
         return self.real(context, *args)
+
+
+def test_tasks_per_unit_is_the_device_class_s(chained, monkeypatch):
+    """The tasks per compute unit: the device class's row (clnn/kernels/_defaults.py
+    chain_tasks) unless clnn.chain.TASKS_PER_UNIT says (benchmarks/chain_tasks.py)."""
+    from clnn.kernels import _defaults
+    from clnn.workgroups import DeviceLimits
+
+    row = _defaults.defaults(_defaults.traits(DeviceLimits.of(chained.cl_device)))
+    assert chain.tasks_per_unit(chained.cl_device) == row.chain_tasks
+    monkeypatch.setattr(chain, "TASKS_PER_UNIT", 3)
+    assert chain.tasks_per_unit(chained.cl_device) == 3

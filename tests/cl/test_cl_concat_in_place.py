@@ -33,22 +33,23 @@ def _conv(b, rng, x, c, o, f, act=0):
 
 
 def fire_model(pool_branch=False, relu_node=True, shared=False, seed=0, squeeze=10,
-               tanh_branch=False):
+               tanh_branch=False, e3c=20):
     """x [1, 8, 9, 16] -> squeeze 1x1 (``squeeze``) -> expand 1x1 (12) and 3x3 (20) [-> RELU]
     [and a MAX_POOL_2D of x] -> CONCATENATION on the channels -> 1x1 conv: SqueezeNet's fire
     module. ``shared``: the 1x1 expansion is a model output too (read by another: no slot);
     ``squeeze`` 8 or less: the 3x3 expansion on the direct ``conv_tile`` kernel;
-    ``tanh_branch``: a TANH of x concatenated too (a kernel without a row stride)."""
+    ``tanh_branch``: a TANH of x concatenated too (a kernel without a row stride); ``e3c``:
+    the 3x3 expansion's channels (24: conv_tile's ``half`` variant on 16-wide vectors)."""
     rng = np.random.default_rng(seed)
     b = ModelBuilder()
     x = b.input(F32, [1, 8, 9, 16])
     s = _conv(b, rng, x, 16, squeeze, 1, act=1)  # (more than 8 channels: no direct 3x3 kernel)
     e1 = _conv(b, rng, s, squeeze, 12, 1)
-    e3 = _conv(b, rng, s, squeeze, 20, 3, act=0 if relu_node else 1)
+    e3 = _conv(b, rng, s, squeeze, e3c, 3, act=0 if relu_node else 1)
     if relu_node:  # ONNX's Relu nodes: fused into the convolutions, which write the slots
         e1 = b.op("RELU", [e1], b.tensor(F32, [1, 8, 9, 12]))
-        e3 = b.op("RELU", [e3], b.tensor(F32, [1, 8, 9, 20]))
-    parts, c = [e1, e3], 32
+        e3 = b.op("RELU", [e3], b.tensor(F32, [1, 8, 9, e3c]))
+    parts, c = [e1, e3], 12 + e3c
     if pool_branch:  # pool_vec writes its slot in rows of the concatenation's channels
         pool = b.op("MAX_POOL_2D", [x, *[b.int32(v) for v in (1, 1, 1, 1, 1, 1, 3, 3, 0)]],
                     b.tensor(F32, [1, 8, 9, 16]))
@@ -94,14 +95,15 @@ def test_fire_module_concatenates_without_a_copy(device, relu_node):
 
 
 @pytest.mark.parametrize("relu_node", [True, False])
-def test_direct_conv_tile_writes_its_slot(device, relu_node):
+@pytest.mark.parametrize("e3c", [20, 24])
+def test_direct_conv_tile_writes_its_slot(device, relu_node, e3c):
     """A 3x3 expansion of 8 input channels on ``conv_tile`` writes its slot of the
     concatenation in rows of the concatenation's channels (no copy)."""
-    model, inputs = fire_model(relu_node=relu_node, squeeze=8)
+    model, inputs = fire_model(relu_node=relu_node, squeeze=8, e3c=e3c)
     pm = _check(model, inputs, device)
     launches = _launches(pm)
     assert "conv2d.conv_tile" in [n for _, n in launches], launches
-    assert {s.ld for s in _slots(pm).values()} == {32}
+    assert {s.ld for s in _slots(pm).values()} == {12 + e3c}
     assert not any(n.startswith("strided_copy") for _, n in launches), launches
 
 

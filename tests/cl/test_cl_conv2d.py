@@ -215,6 +215,10 @@ DIRECT = [  # (x shape, filter [o, fh, fw, c], explicit pads l r t b, stride w h
     # float32 up to DIRECT_MAX_C_STRIDED_TAPS where the implicit GEMM runs the others)
     ([1, 14, 15, 24], [48, 3, 3, 24], (1, 1, 1, 1), (2, 2), (1, 1), 1, "conv_tile"),
     ([1, 9, 30, 32], [16, 3, 3, 32], (0, 1, 0, 1), (2, 1), (1, 1), 0, "conv_tile"),
+    # output channels half a vector past whole ones (40, 56: conv_tile's ``half`` variant on
+    # 16-wide vectors, as 24 above), rows not a whole number of tiles
+    ([1, 6, 37, 3], [40, 3, 3, 3], (1, 1, 1, 1), (1, 1), (1, 1), 1, "conv_tile"),
+    ([2, 9, 23, 3], [56, 5, 5, 3], (2, 2, 2, 2), (2, 2), (1, 1), 3, "conv_tile"),
 ]
 
 
@@ -267,6 +271,28 @@ def test_conv_quant_direct_kernel(cl_device, name, case):
              pl.launches}
     if c <= conv2d.DIRECT_MAX_C:
         assert names == {"conv2d.conv_tile"}
+
+
+def test_half_vector_variant_rule():
+    """conv_tile's ``half`` variant (clnn.kernels._conv_variants.half_variant): whole 16-wide
+    vectors over 24, 40 and 56 output channels, the last one half padding; not on 8-wide
+    vectors, nor where the channels are whole vectors, one vector or over MAX_NV of them."""
+    from clnn.kernels import _conv_variants as cv
+
+    assert cv.heuristic(True, 24, 64, 5, 2, 1) == \
+        {"vw": 16, "tx": 8, "rows": 0, "nv": 2, "half": True}
+    assert cv.heuristic(True, 40, 64, 3, 2, 1)["nv"] == 3
+    assert cv.heuristic(True, 56, 64, 3, 2, 1)["tx"] == 4  # (4 x 4 vectors)
+    for o, vec in ((8, 16), (16, 16), (32, 16), (72, 16), (24, 8)):
+        assert not cv.heuristic(True, o, 64, 3, 2, 1, vec).get("half"), (o, vec)
+    assert not cv.heuristic(False, 24, 64, 3, 2, 1).get("half")
+    v = cv.heuristic(True, 24, 64, 5, 2, 1)
+    assert cv.global_size(v, 1, 24, 5, 64) == (1, 8, 5)
+    filt = np.arange(24 * 2 * 2 * 3, dtype=np.float32).reshape(24, 2, 2, 3)
+    packed = cv.pack_filter(v, filt)
+    assert packed.shape == (2, 2, 3, 32) and not packed[..., 24:].any()
+    np.testing.assert_array_equal(packed[..., :24], filt.transpose(1, 2, 3, 0))
+    assert cv.heuristic(True, 24, 64, 5, 2, 1) in cv.candidates(True, 24, 64, 5, 2, 1)
 
 
 def test_direct_kernel_channel_limits():

@@ -49,4 +49,5 @@ def test_defaults_read_the_row():
     # on multiples of 32 columns (clnn.kernels._gemm.pick_tile)
     assert _gemm_variants.heuristic(cpu, 48, 4096, 64) == {"tile": [8, 1, 16], "wg": "auto"}
     assert _gemm_variants.heuristic(cpu, 64, 4096, 64) == {"tile": [8, 2, 16], "wg": "auto"}
+    assert _gemm_variants.heuristic(cpu, 32, 1024, 64) == {"tile": [8, 2, 16], "wg": "auto"}
     assert _gemm_variants.candidates(cpu, 64)[0] == _gemm_variants.heuristic(cpu, 64)

@@ -237,3 +237,47 @@ def test_a_while_whose_body_runs_on_the_host_only(cl_device):
         got = outputs_of(m, pm, inputs)[0]
         np.testing.assert_array_equal(got, run_ref(m, inputs)[0])
         assert got.reshape(-1).tolist() == [7.5]
+
+
+def reshaped_output_model(second_view=False):
+    """y = RESHAPE(tanh(x) + z) (x, z: [2, 3]; y: [3, 2]): the output is a view of the ADD's
+    bytes; ``second_view``: a second output, another RESHAPE of the same ADD ([6])."""
+    g = Graph(bytearray())
+    x, z = g.input(F32, [2, 3]), g.input(F32, [2, 3])
+    a, s = g.add(F32, [2, 3]), g.add(F32, [2, 3])
+    g.op("TANH", [x], [a])
+    g.op("ADD", [a, z, g.const("INT32", [], 0)], [s])
+    g.op("RESHAPE", [s, g.const("TENSOR_INT32", [2], [3, 2])], [g.output(F32, [3, 2])])
+    if second_view:
+        g.op("RESHAPE", [s, g.const("TENSOR_INT32", [1], [6])], [g.output(F32, [6])])
+    return Model(g.subgraph(), [], bytes(g.values))
+
+
+def test_an_output_that_is_a_view_is_written_through_its_source(cl_device, monkeypatch):
+    m = reshaped_output_model()
+    pm = cl_device.prepare_model(m)
+    (plan,) = plans(pm)
+    (y,) = m.main.output_indexes
+    (src,) = plan.memory.direct_views
+    # the ADD writes the output's buffer: neither the view nor its source has pool bytes
+    assert plan.memory.direct_views == {src: y} and set(plan.direct_out) == {y}
+    assert src not in plan.memory.offsets and y not in plan.memory.offsets
+    reads = _reads(monkeypatch)
+    for seed in range(3):
+        inputs = data(seed)
+        np.testing.assert_allclose(outputs_of(m, pm, inputs)[0], run_ref(m, inputs)[0], **TOL)
+    assert reads == []
+    inputs = data(4)  # without a request: read from the output's own buffer
+    np.testing.assert_allclose(pm.run(inputs)[0], run_ref(m, inputs)[0], **TOL)
+    values = pm.run_keeping_all(inputs)
+    np.testing.assert_allclose(values[y], run_ref(m, inputs)[0], **TOL)
+
+
+def test_two_views_of_one_source_stay_in_the_pool(cl_device):
+    m = reshaped_output_model(second_view=True)
+    pm = cl_device.prepare_model(m)
+    (plan,) = plans(pm)
+    assert plan.direct_out == {} and plan.memory.direct_views == {}
+    inputs = data(5)
+    for got, want in zip(outputs_of(m, pm, inputs), run_ref(m, inputs)):
+        np.testing.assert_allclose(got, want, **TOL)

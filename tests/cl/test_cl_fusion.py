@@ -291,7 +291,8 @@ def conv_prelu_model(t, x_shape, o, f=1, stride=1, with_add=False, add_act=0, co
 @pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
 @pytest.mark.parametrize("with_add", [False, True])
 @pytest.mark.parametrize("c,o,f,stride", [(16, 32, 1, 1), (16, 24, 1, 1), (24, 40, 3, 2),
-                                          (3, 16, 3, 2), (3, 6, 3, 1), (16, 2, 3, 1)])
+                                          (3, 16, 3, 2), (3, 24, 3, 2), (3, 6, 3, 1),
+                                          (16, 2, 3, 1)])
 def test_prelu_fused_into_convolution(cl_device, t, with_add, c, o, f, stride):
     """GEMM (full and partial column panels), conv_tile (vector and scalar channels),
     conv_cvec; with and without a fused ADD: one launch family left, no PRELU."""
@@ -327,7 +328,8 @@ def device_check(model, inputs, device, kind):
 @pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
 @pytest.mark.parametrize("act", ["RELU", "RELU1", "RELU6", "LOGISTIC", "HARD_SWISH"])
 @pytest.mark.parametrize("producer,c,o", [("CONV_2D", 16, 24), ("CONV_2D", 3, 16),
-                                          ("CONV_2D", 16, 2), ("CONV_2D+ADD", 16, 24),
+                                          ("CONV_2D", 3, 24), ("CONV_2D", 16, 2),
+                                          ("CONV_2D+ADD", 16, 24),
                                           ("DEPTHWISE_CONV_2D", 16, 16),
                                           ("PAD+DEPTHWISE_CONV_2D", 16, 16)])
 def test_activation_fused_into_convolution(cl_device, t, act, producer, c, o):

@@ -56,14 +56,18 @@ def _run(device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi):
 
 
 @pytest.mark.parametrize("tile,M,N", [((4, 1, 16), 32, 32), ((4, 1, 16), 30, 24),
-                                      ((2, 2, 8), 8, 32), ((2, 2, 8), 7, 40)])
+                                      ((2, 2, 8), 8, 32), ((2, 2, 8), 7, 40),
+                                      # the last panel's last vector half past N (the
+                                      # kernel's ``half``: its epilogue in vectors)
+                                      ((8, 2, 16), 11, 24), ((8, 1, 8), 9, 28),
+                                      ((4, 1, 16), 13, 56)])
 def test_every_post_combination(cl_device, tile, M, N):
     rng = np.random.default_rng(M * 100 + N)
     K = 12
     a = rng.standard_normal((M, K)).astype(np.float32)
     w = rng.standard_normal((K, N)).astype(np.float32)
     for has_bias, res_kind, has_prelu, fn in itertools.product(
-            (False, True), (None, "full", "fewer"), (False, True), FUNCTIONS):
+            (False, True), (None, "full", "fewer", "fewer4"), (False, True), FUNCTIONS):
         bias = rng.standard_normal(N).astype(np.float32) if has_bias else None
         alpha = rng.uniform(0.1, 0.5, N).astype(np.float32) if has_prelu else None
         res = res_cols = None
@@ -73,8 +77,8 @@ def test_every_post_combination(cl_device, tile, M, N):
         if res_kind == "full":
             res = rng.standard_normal((M, N)).astype(np.float32)
             want = want + res
-        elif res_kind == "fewer":  # a residual of N - 8 columns, rows of N - 8
-            rn = N - 8
+        elif res_kind in ("fewer", "fewer4"):  # a residual of N - 8 (4) columns, rows of as
+            rn = N - (8 if res_kind == "fewer" else 4)  # many
             res = rng.standard_normal((M, rn)).astype(np.float32)
             res_cols = (rn, rn)
             want[:, :rn] += res
@@ -87,3 +91,20 @@ def test_every_post_combination(cl_device, tile, M, N):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=(
             f"tile {tile}, M {M}, N {N}: bias {has_bias}, residual {res_kind}, "
             f"PRELU {has_prelu}, function {fn}"))
+
+
+def test_half_vector_key():
+    """launch_gemm keys ``half`` where the last panel's last vector is half past N (float
+    NHWC epilogues): 24 columns in one panel of 2 x 16, 28 in panels of 8, 56 in panels of
+    16; not where the columns fill their vectors or leave another part of one."""
+    from tests.kits.devices import open_or_skip
+
+    device = open_or_skip("opencl", fallback=False)
+    for tile, n, half in (((8, 2, 16), 24, True), ((8, 1, 8), 28, True),
+                          ((4, 1, 16), 56, True), ((8, 2, 16), 32, False),
+                          ((8, 2, 16), 40, False), ((4, 3, 8), 24, False)):
+        rec = LaunchBuilder.scratch_layer(device, 1.0)
+        _gemm.launch_gemm(rec, dt="f32", a=None, bpk=None, c=None, M=8, N=n, K=4, tile=tile,
+                          sam=4, sak=1)
+        (launch,) = rec.launches
+        assert bool(dict(launch.pending[2]).get("half")) == half, (tile, n)
