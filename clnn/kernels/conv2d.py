@@ -431,8 +431,6 @@ def plan_conv_direct(ctx, b, p) -> bool:
     # vector width, tile and work-group rows: the select and tune passes'
     v = _conv_variants.choose(b, **conv_tile_signature(ctx, b, p))
     quant = code(inp) in ("u8", "i8")
-    if quant and v.get("half"):
-        return False  # (the quantized stores take whole vectors: the GEMM runs it)
     wz = _gemm.zero_of(fi) if quant else 0  # (quantized: w - w_zero_point, exact in float)
     packed = _conv_variants.pack_filter(v, fi.value.astype(np.float32) - wz)
     key = _conv_variants.key(code(inp), v, fw, p.stride_w, p.dil_w, c)

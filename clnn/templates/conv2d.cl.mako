@@ -135,7 +135,7 @@ ${c.toffsets("x", "bias", "y")}
     }
     __global ${c.ctype(dt)}* yr = y + ((size_t)t * OW + ox0) * LDY + o0;
 % if quant:
-${conv_tile_quant_store(dt, vw, tx, nv, rq)}
+${conv_tile_quant_store(dt, vw, tx, nv, rq, half)}
 % else:
 % if res:
     const __global ${c.ctype(dt)}* rr = res + res_off + ((size_t)t * OW + ox0) * O + o0;
@@ -212,7 +212,7 @@ ${conv_tile_quant_store(dt, vw, tx, nv, rq)}
 ## clnn.kernels._gemm.requant_buffers; vectors: its right-shift form clnn_mbqm<rq><vw> where
 ## the plan's ``rq`` knob says the shifts allow it), plus the output zero point, clamped to the
 ## fused activation's [lo, hi] and stored as 8-bit.
-<%def name="conv_tile_quant_store(dt, vw, tx, nv, rq)">
+<%def name="conv_tile_quant_store(dt, vw, tx, nv, rq, half=False)">
 <%
     T = {"u8": "uchar", "i8": "char"}[dt]
     I = "int" if vw == 1 else "int%d" % vw
@@ -220,6 +220,11 @@ ${conv_tile_quant_store(dt, vw, tx, nv, rq)}
 % for v in range(nv):
   % if vw == 1:
     const int qb${v} = bias[o0 + ${v}], qm${v} = mult[o0 + ${v}], qs${v} = shift[o0 + ${v}];
+  % elif half and v == nv - 1:
+    /* the half vector: its second half zeros (requantized to zo, never stored) */
+    const ${I} qb${v} = (${I})(vload${vw // 2}(0, bias + o0 + ${v * vw}), (int${vw // 2})(0));
+    const ${I} qm${v} = (${I})(vload${vw // 2}(0, mult + o0 + ${v * vw}), (int${vw // 2})(0));
+    const ${I} qs${v} = (${I})(vload${vw // 2}(0, shift + o0 + ${v * vw}), (int${vw // 2})(0));
   % else:
     const ${I} qb${v} = vload${vw}(0, bias + o0 + ${v * vw});
     const ${I} qm${v} = vload${vw}(0, mult + o0 + ${v * vw});
@@ -232,7 +237,10 @@ ${conv_tile_quant_store(dt, vw, tx, nv, rq)}
     % if vw == 1:
         yr[${j} * LDY + ${v}] = (${T})clamp(clnn_mbqm(convert_int(acc${j}_${v}) + qb${v}, qm${v}, qs${v}) + zo, lo, hi);
     % else:
-        vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${rq or ""}${vw}(convert_int${vw}(acc${j}_${v}) + qb${v}, qm${v}, qs${v}) + zo, (${I})(lo), (${I})(hi))), 0, yr + ${j} * LDY + ${v * vw});
+        {
+        const ${T}${vw} q = convert_${T}${vw}(clamp(clnn_mbqm${rq or ""}${vw}(convert_int${vw}(acc${j}_${v}) + qb${v}, qm${v}, qs${v}) + zo, (${I})(lo), (${I})(hi)));
+        vstore${vw // 2 if half and v == nv - 1 else vw}(q${".lo" if half and v == nv - 1 else ""}, 0, yr + ${j} * LDY + ${v * vw});
+        }
     % endif
   % endfor
     }
