@@ -84,6 +84,13 @@ class ClassDefaults:
     #: loads per row and tap as one vector, converted once (gemm.cl.mako taps_chunk; 1:
     #: channel by channel). CPU (PoCL, the int8 tinyml models' layers): 16; a GPU: 4
     gemm_taps_cv: int = 4
+    #: a float GEMM kernel of a plan compiles the straight-line epilogue blocks of the
+    #: ``post`` values the plan launches it with, not of every common one (gemm.cl.mako
+    #: FAST_POSTS; clnn.passes.realize.fast_posts): the same code runs, each unused block
+    #: costs the compile. CPU (PoCL): each block ~0.008 s of CPU per kernel, ~0.2 s of a
+    #: MediaPipe model's cold prepare (record issue37_compile_profile-20261129-s23); a GPU's
+    #: compiler unmeasured: off
+    gemm_plan_posts: bool = False
 
 
 _CPU = ClassDefaults(
@@ -93,7 +100,7 @@ _CPU = ClassDefaults(
     gemm_groups=("auto", None, [4, 8], [16, 2]),
     direct="rule", direct_rows=-1, dwpw=True, norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
-    gemm_taps=True, gemm_taps_cv=16)
+    gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True)
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],

@@ -36,7 +36,7 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 %>
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, fp=None)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -170,7 +170,7 @@ ${taps_chunk(mr, nv, vw, cv, "ap%d")}\
   % endfor
     }
 % endif
-${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow, rq=rq)}
+${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow, rq=rq, fp=fp)}
 }
 </%def>
 
@@ -414,7 +414,7 @@ ${taps_step(mr, nv, vw, True, acc)}\
 ## with the unrolled epilogue (each block once per row, for each of FAST_POSTS: 8x2x16 2.8 ->
 ## 0.7 s of CPU), and the loop costs nothing measurable at run time (a private array of the
 ## accumulators instead cost low-K GEMMs ~8%: record issue37_cold_compile_cost-20261129).
-<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False, rq=None)">
+<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False, rq=None, fp=None)">
 <%
     nr = nv * vw
     S = "int" if quant else "float"
@@ -424,7 +424,7 @@ ${taps_step(mr, nv, vw, True, acc)}\
 %>\
     const int rows = min(M - m0, ${mr});
 % if flex and cmode == "nhwc":
-${fast_stores(odt, mr, nv, vw, bdt, "continue" if per_vector else "return", chrow)}\
+${fast_stores(odt, mr, nv, vw, bdt, "continue" if per_vector else "return", chrow, fp)}\
 % endif
 % if flex and cmode == "nhwc" and per_vector:
   % for v in range(nv):
@@ -513,8 +513,11 @@ ${rotate(mr, nv)}\
 ## epilogue below cost the compiled kernel its straight-line stores (a GEMM of small K runs
 ## much faster through the bias-only block than through the general epilogue: `clnn bench
 ## gemm`). ``done``: what ends the tile's epilogue (``return`` in gemm, ``continue`` in dwpw's
-## panel loop). ``chrow``: the bias and alpha of row m (a scalar per row, broadcast).
-<%def name="fast_stores(odt, mr, nv, vw, bdt, done, chrow=False)">
+## panel loop). ``chrow``: the bias and alpha of row m (a scalar per row, broadcast). ``fp``:
+## the ``post`` values with a block (None: FAST_POSTS), the ones a plan launches the kernel
+## with (clnn.passes.realize.fast_posts): each block costs the compile (a cold prepare, #37),
+## and a value without one runs the general epilogue, alike but for speed.
+<%def name="fast_stores(odt, mr, nv, vw, bdt, done, chrow=False, fp=None)">
 <%
     V = "float%d" % vw
     nr = nv * vw
@@ -522,7 +525,7 @@ ${rotate(mr, nv)}\
     bl = ("vload_half%d" % vw) if bdt == "f16" else ("vload%d" % vw)
     vs = ("vstore_half%d_rte" % vw) if odt == "f16" else ("vstore%d" % vw)
 %>\
-% for P in FAST_POSTS:
+% for P in (FAST_POSTS if fp is None else fp):
 <%
     has_b, has_r, has_p, fn = P & 1, P & 2, P & 4, P >> 4
 %>\
