@@ -65,6 +65,8 @@ class Launch:
     #: a float GEMM's run-time epilogue flags (gemm.cl.mako ``post``), None for any other
     #: launch: clnn.passes.realize.fast_posts compiles blocks for the plan's values only
     post: int | None = None
+    #: a float GEMM's residual has fewer columns than C (gemm.cl.mako's general epilogue)
+    narrow_res: bool = False
 
     def finish(self, programs, limits):
         """Make the kernel of a pending launch: its arguments set, its local size fitted."""

@@ -181,8 +181,9 @@ def fast_posts(launches, limits) -> None:
     """Where the device class says so (clnn.kernels._defaults ``gemm_plan_posts``), each
     float GEMM kernel of the plan (pending launches of one key with run-time ``post`` flags)
     compiles the straight-line epilogue blocks of the ``post`` values the plan launches it
-    with (gemm.cl.mako ``fp``), not of every common one: the same code runs, a cold prepare
-    compiles less (#37)."""
+    with (gemm.cl.mako ``fp``), not of every common one, and no general full-tile epilogue
+    where none of them has a residual of fewer columns than C (``general`` False): the same
+    code runs, a cold prepare compiles less (#37)."""
     from clnn.kernels import _defaults
     from clnn.program_cache import freeze
 
@@ -195,8 +196,11 @@ def fast_posts(launches, limits) -> None:
             groups.setdefault((family, name, freeze(params)), []).append(la)
     for group in groups.values():
         fp = tuple(sorted({la.post for la in group}))
+        narrow = any(la.narrow_res for la in group)
         for la in group:
             la.pending[2]["fp"] = fp
+            if not narrow:
+                la.pending[2]["general"] = False
 
 
 def pending_keys(launches) -> list:

@@ -36,7 +36,7 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 %>
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, fp=None)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, fp=None, general=True)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -170,7 +170,7 @@ ${taps_chunk(mr, nv, vw, cv, "ap%d")}\
   % endfor
     }
 % endif
-${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow, rq=rq, fp=fp)}
+${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow, rq=rq, fp=fp, general=general)}
 }
 </%def>
 
@@ -414,7 +414,7 @@ ${taps_step(mr, nv, vw, True, acc)}\
 ## with the unrolled epilogue (each block once per row, for each of FAST_POSTS: 8x2x16 2.8 ->
 ## 0.7 s of CPU), and the loop costs nothing measurable at run time (a private array of the
 ## accumulators instead cost low-K GEMMs ~8%: record issue37_cold_compile_cost-20261129).
-<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False, rq=None, fp=None)">
+<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False, rq=None, fp=None, general=True)">
 <%
     nr = nv * vw
     S = "int" if quant else "float"
@@ -437,7 +437,7 @@ ${rotate(mr, nv, v)}\
         }
     }
   % endfor
-% elif flex and cmode == "nhwc" and not chrow:
+% elif flex and cmode == "nhwc" and not chrow and general:
     if (n0 + ${nr} <= N) {
   % for v in range(nv):
 ${vector_consts(odt, vw, bdt, v)}\
@@ -516,7 +516,10 @@ ${rotate(mr, nv)}\
 ## panel loop). ``chrow``: the bias and alpha of row m (a scalar per row, broadcast). ``fp``:
 ## the ``post`` values with a block (None: FAST_POSTS), the ones a plan launches the kernel
 ## with (clnn.passes.realize.fast_posts): each block costs the compile (a cold prepare, #37),
-## and a value without one runs the general epilogue, alike but for speed.
+## and a value without one runs the general epilogue, alike but for speed. gemm_store's
+## ``general`` False: no general full-tile block either (no launch of the plan needs it: all
+## their values have a block and no residual has fewer columns than C), the element-by-element
+## path of partial tiles takes any other, alike but slower.
 <%def name="fast_stores(odt, mr, nv, vw, bdt, done, chrow=False, fp=None)">
 <%
     V = "float%d" % vw
