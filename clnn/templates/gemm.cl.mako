@@ -454,7 +454,13 @@ ${rotate(mr, nv)}\
 % if quant and epi == "act" and cmode == "nhwc" and not flex:
 ${quant_full_panel(odt, mr, nv, vw, bias, rq)}\
 % endif
-    ${S} t[${vw}];
+<%
+    # a float tile's partial path walks its nv vectors' columns in one loop (one copy of the
+    # epilogue instead of nv: the compile, #37); dwpw's panels (per_vector) and quantized
+    # tiles vector by vector
+    whole = flex and not per_vector
+%>\
+    ${S} t[${nr if whole else vw}];
     for (int r = 0; r < rows; ++r) {
         const int m = m0 + r;
   % if cmode == "nhwc":
@@ -463,12 +469,18 @@ ${quant_full_panel(odt, mr, nv, vw, bias, rq)}\
         const size_t rowoff = (size_t)(m / ohw) * ldc + m % ohw;
   % endif
         __global ${c.ctype(odt)}* crow = c + rowoff;
-  % for v in range(nv):
+  % for v in (range(nv) if not whole else [0]):
   % if per_vector:
         if (!full${v}) {
   % endif
+  % if whole:
+    % for u in range(nv):
+        vstore${vw}(c0_${u}, ${u}, t);
+    % endfor
+  % else:
         vstore${vw}(c0_${v}, 0, t);
-        for (int l = 0; l < ${vw}; ++l) {
+  % endif
+        for (int l = 0; l < ${nr if whole else vw}; ++l) {
             const int n = n0 + ${v * vw} + l;
             if (n >= N) break;
             ${S} x = t[l];
