@@ -86,10 +86,11 @@ class ClassDefaults:
     gemm_taps_cv: int = 4
     #: a float GEMM kernel of a plan compiles the straight-line epilogue blocks of the
     #: ``post`` values the plan launches it with, not of every common one (gemm.cl.mako
-    #: FAST_POSTS; clnn.passes.realize.fast_posts): the same code runs, each unused block
-    #: costs the compile. CPU (PoCL): each block ~0.008 s of CPU per kernel, ~0.2 s of a
-    #: MediaPipe model's cold prepare (record issue37_compile_profile-20261129-s23); a GPU's
-    #: compiler unmeasured: off
+    #: FAST_POSTS), and no general full-tile block where none of its launches needs one
+    #: (clnn.passes.realize.fast_posts): the same code runs, what is left out cost the
+    #: compile. CPU (PoCL): the MediaPipe models' GEMM kernels 0.23 -> 0.14 s of CPU each in
+    #: their chains (with the one-loop partial path; record
+    #: issue37_compile_profile-20261129-s23); a GPU's compiler unmeasured: off
     gemm_plan_posts: bool = False
 
 
