@@ -62,6 +62,11 @@ class Launch:
     #: (programs, limits) of a launch whose kernel is made at its first launch of its own
     #: (:meth:`defer`: a launch that runs in a chain needs none until then)
     lazy: tuple | None = None
+    #: a float GEMM's run-time epilogue flags (gemm.cl.mako ``post``), None for any other
+    #: launch: clnn.passes.realize.fast_posts compiles blocks for the plan's values only
+    post: int | None = None
+    #: a float GEMM's residual has fewer columns than C (gemm.cl.mako's general epilogue)
+    narrow_res: bool = False
 
     def finish(self, programs, limits):
         """Make the kernel of a pending launch: its arguments set, its local size fitted."""
@@ -702,7 +707,8 @@ class LaunchBuilder:
         """One kernel launch of the plan; ``local_size`` None leaves the work-groups to the
         driver (or to :func:`cpu_groups` on a CPU), ``flexible``: the kernel computes alike
         under any whole work-groups, so a given ``local_size`` is a hint that cpu_groups may
-        divide (never set it for a kernel with barriers or local memory)."""
+        divide (never set it for a kernel with barriers or local memory). Returns the
+        Launch (None where the global size is empty: nothing launched)."""
         import pyopencl as cl
 
         gs = tuple(int(g) for g in global_size)
@@ -726,6 +732,7 @@ class LaunchBuilder:
             d.slots += [(launch, n) for n, a in enumerate(flat) if a is d.buffer]
         # pending: the kernel is made once its program is built (clnn.passes.realize.finish)
         self.launches.append(launch)
+        return launch
 
 
 def op_work(ctx) -> tuple[int, int]:

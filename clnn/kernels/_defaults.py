@@ -94,6 +94,14 @@ class ClassDefaults:
     #: 901 -> 917 (2: as 4; 1: the least, but a held-up core's block is then taken whole or
     #: not at all). Chains are a CPU device's (clnn.chain.enabled)
     chain_tasks: int = 4
+    #: a float GEMM kernel of a plan compiles the straight-line epilogue blocks of the
+    #: ``post`` values the plan launches it with, not of every common one (gemm.cl.mako
+    #: FAST_POSTS), and no general full-tile block where none of its launches needs one
+    #: (clnn.passes.realize.fast_posts): the same code runs, what is left out cost the
+    #: compile. CPU (PoCL): the MediaPipe models' GEMM kernels 0.23 -> 0.14 s of CPU each in
+    #: their chains (with the one-loop partial path; record
+    #: issue37_compile_profile-20261129-s23); a GPU's compiler unmeasured: off
+    gemm_plan_posts: bool = False
 
 
 _CPU = ClassDefaults(
@@ -103,7 +111,7 @@ _CPU = ClassDefaults(
     gemm_groups=("auto", None, [4, 8], [16, 2]),
     direct="rule", direct_rows=-1, dwpw=True, norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
-    gemm_taps=True, gemm_taps_cv=16)
+    gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True)
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],

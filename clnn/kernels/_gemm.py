@@ -302,8 +302,10 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     if taps is not None:
         args += [i32(v) for v in taps]
     gsize = (-(-M // mr), -(-N // nr), batch[0] * batch[1])
-    b.launch(family, "gemm", params, gsize, args, local_size=local_for(wg, gsize),
-             flexible=True)
+    launch = b.launch(family, "gemm", params, gsize, args, local_size=local_for(wg, gsize),
+                      flexible=True)
+    if launch is not None and post is not None:
+        launch.post, launch.narrow_res = post, res_n < N
 
 
 def taps_args(h: int, w: int, c: int, oh: int, ow: int, fw: int, taps: int, stride, dil,

@@ -164,6 +164,7 @@ def realize(planner, part, shapes, fused, memory, selection=None):
     if made is None:
         return None
     launches, readbacks = made
+    fast_posts(launches, getattr(planner.device, "limits", None))
     outs = {o: d for o, d in direct.items() if isinstance(d, DirectOutput) and d.operand == o}
     direct = {i: d for i, d in direct.items() if not isinstance(d, DirectOutput)}
     uploads = [(i, offsets[i]) for i in part.inputs if i not in direct]
@@ -176,6 +177,32 @@ def realize(planner, part, shapes, fused, memory, selection=None):
                   launches, the_shapes, written, readbacks=readbacks, views=memory.views,
                   direct=direct, direct_out=outs, nodes=fused.nodes, memory=memory,
                   selection=dict(selection.choices) if selection is not None else {})
+
+
+def fast_posts(launches, limits) -> None:
+    """Where the device class says so (clnn.kernels._defaults ``gemm_plan_posts``), each
+    float GEMM kernel of the plan (pending launches of one key with run-time ``post`` flags)
+    compiles the straight-line epilogue blocks of the ``post`` values the plan launches it
+    with (gemm.cl.mako ``fp``), not of every common one, and no general full-tile epilogue
+    where none of them has a residual of fewer columns than C (``general`` False): the same
+    code runs, a cold prepare compiles less (#37)."""
+    from clnn.kernels import _defaults
+    from clnn.program_cache import freeze
+
+    if limits is None or not _defaults.defaults(_defaults.traits(limits)).gemm_plan_posts:
+        return
+    groups: dict = {}
+    for la in launches:
+        if la.post is not None and la.pending is not None:
+            family, name, params, _ = la.pending
+            groups.setdefault((family, name, freeze(params)), []).append(la)
+    for group in groups.values():
+        fp = tuple(sorted({la.post for la in group}))
+        narrow = any(la.narrow_res for la in group)
+        for la in group:
+            la.pending[2]["fp"] = fp
+            if not narrow:
+                la.pending[2]["general"] = False
 
 
 def pending_keys(launches) -> list:

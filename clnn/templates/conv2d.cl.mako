@@ -90,7 +90,9 @@ ${c.toffsets("x", "bias", "y")}
     const int tap = C * ${OF};
     /* a tile whose input span lies inside the row reads it without the padding selects (they
        kept the loads from folding into the multiplies: up to 2x the kernel's time); the
-       tiles at the row's ends take the guarded loop */
+       tiles at the row's ends take the guarded loop, over the input channels at run time (C,
+       which is cc): a second unrolled copy would cost the compile as much as the first (a
+       cold prepare, #37) for the few tiles at the row's ends */
     const bool inside = xs >= 0 && xs + ${span - 1} < W;
 % for guard in (False, True):
     ${"if (inside) {" if not guard else "} else {"}
@@ -104,9 +106,13 @@ ${c.toffsets("x", "bias", "y")}
            the tile's first pixel (10-25% less kernel time than a loop over a run-time C) */
         const __global ${c.ctype(dt)}* xq = xr + xs${"" if xnchw else " * %d" % cc};
   % endif
-  % for ci in range(cc):
+  % for ci in (range(cc) if not guard else ["C"]):
+    % if guard:
+        for (int ci = 0; ci < C; ++ci) {
+    % else:
         {
             const int ci = ${ci};
+    % endif
     % if xnchw:
             /* the channel's plane */
             const __global ${c.ctype(dt)}* xc = ${"xr" if guard else "xq"} + (size_t)ci * HW;

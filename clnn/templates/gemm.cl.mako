@@ -36,7 +36,7 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 %>
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, qres=False, half=False)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, qres=False, half=False, fp=None, general=True)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -176,7 +176,7 @@ ${taps_chunk(mr, nv, vw, cv, "ap%d")}\
   % endfor
     }
 % endif
-${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow, rq=rq, qres=qres, half=half)}
+${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow, rq=rq, qres=qres, half=half, fp=fp, general=general)}
 }
 </%def>
 
@@ -420,7 +420,7 @@ ${taps_step(mr, nv, vw, True, acc)}\
 ## with the unrolled epilogue (each block once per row, for each of FAST_POSTS: 8x2x16 2.8 ->
 ## 0.7 s of CPU), and the loop costs nothing measurable at run time (a private array of the
 ## accumulators instead cost low-K GEMMs ~8%: record issue37_cold_compile_cost-20261129).
-<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False, rq=None, qres=False, half=False)">
+<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False, rq=None, qres=False, half=False, fp=None, general=True)">
 <%
     nr = nv * vw
     S = "int" if quant else "float"
@@ -430,7 +430,7 @@ ${taps_step(mr, nv, vw, True, acc)}\
 %>\
     const int rows = min(M - m0, ${mr});
 % if flex and cmode == "nhwc":
-${fast_stores(odt, mr, nv, vw, bdt, "continue" if per_vector else "return", chrow)}\
+${fast_stores(odt, mr, nv, vw, bdt, "continue" if per_vector else "return", chrow, fp)}\
 % endif
 % if flex and cmode == "nhwc" and per_vector:
   % for v in range(nv):
@@ -443,7 +443,7 @@ ${rotate(mr, nv, v)}\
         }
     }
   % endfor
-% elif flex and cmode == "nhwc" and not chrow:
+% elif flex and cmode == "nhwc" and not chrow and general:
     if (n0 + ${nr} <= N) {
   % for v in range(nv):
 ${vector_consts(odt, vw, bdt, v)}\
@@ -476,7 +476,13 @@ ${rotate(mr, nv)}\
 % if quant and epi == "act" and cmode == "nhwc" and not flex:
 ${quant_full_panel(odt, mr, nv, vw, bias, rq, qres)}\
 % endif
-    ${S} t[${vw}];
+<%
+    # a float tile's partial path walks its nv vectors' columns in one loop (one copy of the
+    # epilogue instead of nv: the compile, #37); dwpw's panels (per_vector) and quantized
+    # tiles vector by vector
+    whole = flex and not per_vector
+%>\
+    ${S} t[${nr if whole else vw}];
     for (int r = 0; r < rows; ++r) {
         const int m = m0 + r;
   % if cmode == "nhwc":
@@ -485,12 +491,18 @@ ${quant_full_panel(odt, mr, nv, vw, bias, rq, qres)}\
         const size_t rowoff = (size_t)(m / ohw) * ldc + m % ohw;
   % endif
         __global ${c.ctype(odt)}* crow = c + rowoff;
-  % for v in range(nv):
+  % for v in (range(nv) if not whole else [0]):
   % if per_vector:
         if (!full${v}) {
   % endif
+  % if whole:
+    % for u in range(nv):
+        vstore${vw}(c0_${u}, ${u}, t);
+    % endfor
+  % else:
         vstore${vw}(c0_${v}, 0, t);
-        for (int l = 0; l < ${vw}; ++l) {
+  % endif
+        for (int l = 0; l < ${nr if whole else vw}; ++l) {
             const int n = n0 + ${v * vw} + l;
             if (n >= N) break;
             ${S} x = t[l];
@@ -538,8 +550,14 @@ ${rotate(mr, nv)}\
 ## epilogue below cost the compiled kernel its straight-line stores (a GEMM of small K runs
 ## much faster through the bias-only block than through the general epilogue: `clnn bench
 ## gemm`). ``done``: what ends the tile's epilogue (``return`` in gemm, ``continue`` in dwpw's
-## panel loop). ``chrow``: the bias and alpha of row m (a scalar per row, broadcast).
-<%def name="fast_stores(odt, mr, nv, vw, bdt, done, chrow=False)">
+## panel loop). ``chrow``: the bias and alpha of row m (a scalar per row, broadcast). ``fp``:
+## the ``post`` values with a block (None: FAST_POSTS), the ones a plan launches the kernel
+## with (clnn.passes.realize.fast_posts): each block costs the compile (a cold prepare, #37),
+## and a value without one runs the general epilogue, alike but for speed. gemm_store's
+## ``general`` False: no general full-tile block either (no launch of the plan needs it: all
+## their values have a block and no residual has fewer columns than C), the element-by-element
+## path of partial tiles takes any other, alike but slower.
+<%def name="fast_stores(odt, mr, nv, vw, bdt, done, chrow=False, fp=None)">
 <%
     V = "float%d" % vw
     nr = nv * vw
@@ -547,7 +565,7 @@ ${rotate(mr, nv)}\
     bl = ("vload_half%d" % vw) if bdt == "f16" else ("vload%d" % vw)
     vs = ("vstore_half%d_rte" % vw) if odt == "f16" else ("vstore%d" % vw)
 %>\
-% for P in FAST_POSTS:
+% for P in (FAST_POSTS if fp is None else fp):
 <%
     has_b, has_r, has_p, fn = P & 1, P & 2, P & 4, P >> 4
 %>\

@@ -1,7 +1,8 @@
 """The float GEMM's epilogue (templates/gemm.cl.mako): every combination of the run-time
 ``post`` flags (bias, residual, PRELU, function), on full tiles (the compiled blocks of
 FAST_POSTS, and the general epilogue for the others) and on partial ones (rows past M, columns
-past N, a residual of fewer columns), against NumPy."""
+past N, a residual of fewer columns), against NumPy; kernels compiled with the blocks of some
+``post`` values only (``fp``: clnn.passes.realize.fast_posts) run the others alike."""
 
 from __future__ import annotations
 
@@ -25,8 +26,10 @@ def _buffer(device, arr):
                      hostbuf=arr if arr.size else np.zeros(1, np.float32))
 
 
-def _run(device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi):
-    """C = fn(prelu(clamp(a @ w + bias + res, lo, hi))) through launch_gemm."""
+def _run(device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi, fp=None):
+    """C = fn(prelu(clamp(a @ w + bias + res, lo, hi))) through launch_gemm (``fp``: the
+    kernel's blocks of those ``post`` values only, and without the general full-tile block
+    where it ends in "-": clnn.passes.realize.fast_posts)."""
     import pyopencl as cl
 
     M, K = a.shape
@@ -47,6 +50,10 @@ def _run(device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi):
     _gemm.launch_gemm(rec, dt="f32", a=bufs["a"], bpk=bufs["b"], c=bufs["c"], M=M, N=N, K=K,
                       tile=tile, sam=K, sak=1, lo=np.float32(lo), hi=np.float32(hi), fn=fn,
                       **kw)
+    if fp is not None:
+        rec.launches[-1].pending[2]["fp"] = tuple(p for p in fp if p != "-")
+        if "-" in fp:
+            rec.launches[-1].pending[2]["general"] = False
     q = device.timing_queue()
     for k, gs, ls in rec.kernels():
         cl.enqueue_nd_range_kernel(q, k, gs, ls)
@@ -55,13 +62,17 @@ def _run(device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi):
     return out
 
 
-@pytest.mark.parametrize("tile,M,N", [((4, 1, 16), 32, 32), ((4, 1, 16), 30, 24),
-                                      ((2, 2, 8), 8, 32), ((2, 2, 8), 7, 40),
-                                      # the last panel's last vector half past N (the
-                                      # kernel's ``half``: its epilogue in vectors)
-                                      ((8, 2, 16), 11, 24), ((8, 1, 8), 9, 28),
-                                      ((4, 1, 16), 13, 56)])
-def test_every_post_combination(cl_device, tile, M, N):
+@pytest.mark.parametrize("tile,M,N,fp", [((4, 1, 16), 32, 32, None), ((4, 1, 16), 30, 24, None),
+                                         ((2, 2, 8), 8, 32, None), ((2, 2, 8), 7, 40, None),
+                                         # the last panel's last vector half past N (the
+                                         # kernel's ``half``: its epilogue in vectors)
+                                         ((8, 2, 16), 11, 24, None), ((8, 1, 8), 9, 28, None),
+                                         ((4, 1, 16), 13, 56, None),
+                                         ((4, 1, 16), 32, 32, ()), ((2, 2, 8), 8, 32, (3, 5)),
+                                         ((4, 1, 16), 32, 32, (1, "-")),
+                                         ((2, 2, 8), 7, 40, (3, 7, "-")),
+                                         ((8, 1, 8), 9, 28, (3, 7, "-"))])
+def test_every_post_combination(cl_device, tile, M, N, fp):
     rng = np.random.default_rng(M * 100 + N)
     K = 12
     a = rng.standard_normal((M, K)).astype(np.float32)
@@ -87,9 +98,9 @@ def test_every_post_combination(cl_device, tile, M, N):
         if alpha is not None:
             want = np.where(want < 0, want * alpha, want)
         want = FUNCTIONS[fn](want)
-        got = _run(cl_device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi)
+        got = _run(cl_device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi, fp)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=(
-            f"tile {tile}, M {M}, N {N}: bias {has_bias}, residual {res_kind}, "
+            f"tile {tile}, M {M}, N {N}, blocks {fp}: bias {has_bias}, residual {res_kind}, "
             f"PRELU {has_prelu}, function {fn}"))
 
 

@@ -37,3 +37,30 @@ def test_the_prepared_plan_computes_the_reference(cl_device):
     assert sorted(pm.fused_into) == [ops["PAD"], ops["ADD"], ops["RELU"]]
     for got, want in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
         assert_close(got, want, "f32")
+
+
+def test_gemm_kernels_compile_the_blocks_of_their_posts(cl_device):
+    """fast_posts: launches of one float GEMM key get the sorted set of their ``post`` values
+    (``fp``, where the device class asks for it: the CPU's), and no general full-tile block
+    unless one has a residual of fewer columns than C; other launches nothing."""
+    from clnn.kernels import _defaults
+    from clnn.launch import Launch
+
+    def launch(params, post, narrow=False):
+        return Launch(0, "gemm.gemm", None, (1,), pending=("gemm", "gemm", dict(params), []),
+                      post=post, narrow_res=narrow)
+
+    a, b = {"flex": True, "mr": 8, "nv": 2}, {"flex": True, "mr": 8, "nv": 1}
+    launches = [launch(a, 3), launch(a, 1), launch(b, 7), launch(a, 3),
+                launch({**a, "nv": 3}, 1), launch({**a, "nv": 3}, 3, True),
+                Launch(0, "pooling.pool_vec", None, (1,), pending=("pooling", "pool_vec",
+                                                                    {"vw": 16}, []))]
+    realize_pass.fast_posts(launches, cl_device.limits)
+    wanted = _defaults.defaults(_defaults.traits(cl_device.limits)).gemm_plan_posts
+    fps = [la.pending[2].get("fp") for la in launches]
+    general = [la.pending[2].get("general") for la in launches]
+    if wanted:
+        assert fps == [(1, 3), (1, 3), (7,), (1, 3), (1, 3), (1, 3), None]
+        assert general == [False] * 4 + [None, None, None]
+    else:
+        assert fps == [None] * 7 and general == [None] * 7
