@@ -222,6 +222,16 @@ def half_vector(n: int, nv: int, vw: int) -> bool:
     return vw > 1 and n % (nv * vw) == nv * vw - vw // 2
 
 
+def _float_accumulators(b, params: dict, taps, amode: str, sak: int, K: int):
+    """The knobs of a quantized GEMM whose B is packed as float (float_exact): ``facc``, and
+    ``cv`` where A's taps or rows are contiguous (:func:`taps_cv`)."""
+    params["facc"] = True
+    if taps is not None and taps_cv(b, taps[2]) > 1:
+        params["cv"] = taps_cv(b, taps[2])
+    elif amode == "rows" and sak == 1 and taps_cv(b, K) > 1:  # contiguous rows of A
+        params["cv"] = taps_cv(b, K)
+
+
 def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None,
                 amode="rows", sam=0, sak=1, cmode="nhwc", ldc=None, ohw=1, epi="act",
                 bias=None, requant=(), batch=(1, 1), a_b=(0, 0), b_b=(0, 0), c_b=(0, 0),
@@ -250,11 +260,7 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     params = {"dt": dt, "odt": odt, "mr": mr, "nv": nv, "vw": vw, "amode": amode,
               "cmode": cmode, "epi": epi}
     if facc and quant:  # B packed as float (float_exact)
-        params["facc"] = True
-        if taps is not None and taps_cv(b, taps[2]) > 1:
-            params["cv"] = taps_cv(b, taps[2])
-        elif amode == "rows" and sak == 1 and taps_cv(b, K) > 1:  # contiguous rows of A
-            params["cv"] = taps_cv(b, K)
+        _float_accumulators(b, params, taps, amode, sak, K)
     if chrow and (quant or epi != "act"):
         raise ValueError(f"a {dt} GEMM with the {epi!r} epilogue has no channel per row")
     if chrow:  # (absent where false: the other kernels' keys)
