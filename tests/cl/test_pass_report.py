@@ -10,6 +10,10 @@ from clnn.passes.report import PASSES, format_report, plan_report
 from tests.kits.pass_models import block_model
 
 
+def report_without_direct_outputs(cl_device, model):
+    return plan_report(cl_device.with_options(tune="off", direct_outputs=False), model)
+
+
 def test_report_of_each_pass(cl_device):
     model, _, ops = block_model()
     report = plan_report(cl_device.with_options(tune="off"), model)
@@ -24,7 +28,12 @@ def test_report_of_each_pass(cl_device):
     (v,) = sel["variants"]  # the GEMM of the 3x3 convolution over 8 channels... or its path
     assert v["selected_why"].endswith("class default") and v["choice"] == v["selected"]
     assert v["why"].endswith("(tune off)")
-    assert report["peak_bytes"] == p["memory"]["peak_bytes"] > 0
+    assert report["peak_bytes"] == p["memory"]["peak_bytes"]
+    # the RESHAPE's source written straight into the request's output (a direct output on a
+    # device sharing the host's memory) leaves the pool empty; else the fused CONV_2D's
+    # result lies in it
+    direct = report_without_direct_outputs(cl_device, model)
+    assert direct["peak_bytes"] > 0
     assert len(p["memory"]["views"]) == 1
     json.dumps(report)  # JSON-ready
     text = format_report(report)
