@@ -146,16 +146,30 @@ def test_off_switch(cl_device):
     check(cl_device.with_options(dwpw="off"), model, inputs, fused=False)
 
 
-@pytest.mark.parametrize("kw", [{}, dict(x_shape=(1, 6, 7, 64), n_out=32)])
-def test_untuned_layers_run_as_two_launches(cl_device, monkeypatch, kw):
-    # tune "off": nothing measured, two launches
+@pytest.mark.parametrize("kw", [{}, dict(x_shape=(1, 6, 7, 64), n_out=32),
+                                dict(x_shape=(1, 8, 8, 64), n_out=128),
+                                dict(x_shape=(1, 8, 8, 64), n_out=384),
+                                dict(x_shape=(1, 8, 8, 64), n_out=128, f=5)])
+def test_untuned_layers_follow_the_class_rule(cl_device, monkeypatch, kw):
+    # tune "off": nothing measured; fused where the device class's rule says (on a CPU: at
+    # most dwpw_pixels output pixels, 3x3 filters, 1x1 filters of at most dwpw_weights)
+    from clnn.kernels import _defaults
+
     monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     tuning.tuner_for(cl_device, "off")
+    traits = _dwpw._gemm_variants.traits(cl_device.limits)
+    d = _defaults.defaults(traits)
+    n, h, w, c = kw.get("x_shape", (1, 9, 11, 16))
+    f, n_out = kw.get("f", 3), kw.get("n_out", 24)
+    want = d.dwpw and n * h * w <= d.dwpw_pixels and f * f <= d.dwpw_taps and \
+        c * n_out <= d.dwpw_weights
     try:
         model, inputs = dwpw_model(**kw)
-        check(cl_device, model, inputs, fused=False)
+        check(cl_device, model, inputs, fused=want)
     finally:
         cl_device.tuner = None
+    if traits.cpu:  # the CPU row's rule (clnn/kernels/_defaults.py), as measured
+        assert want == (kw.get("n_out") == 32 or (kw.get("n_out") == 128 and f == 3))
 
 
 def test_fused_tiles_and_rule():
