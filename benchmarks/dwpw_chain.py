@@ -1,13 +1,15 @@
 """The depthwise -> pointwise fusion against the two launches, inside the models' chains.
 
     python3 benchmarks/dwpw_chain.py MODEL.tflite... [--rounds 4] [--iterations 10]
-                                     [--wall 20] [--json]
+                                     [--wall 20] [--dwpw all|on] [--json]
 
 Each model is prepared twice on the OpenCL device, with the fusion wherever a tile fits
-(``dwpw`` "all") and never (``dwpw`` "off"), both warmed and chained (``wait_chains``); then
+(``dwpw`` "all"; ``--dwpw on``: where the device plans it, untuned the class rule) and never
+(``dwpw`` "off"), both warmed and chained (``wait_chains``); then
 they take turns (clnn.bench.timing.turn), ``--rounds`` rounds of ``--iterations`` profiled
 executions each (clnn.cli.run.profile_prepared: chained launches timed by their chain's cycle
-counters, as `clnn run --profile` times them) and ``--wall`` plain executions timed end to end.
+counters, as `clnn run --profile` times them; 0: none) and ``--wall`` plain executions timed
+end to end.
 Per fused layer: its signature (clnn/fusion.py's dwpw signature), the 1x1 operation's time
 fused and the depthwise and 1x1 operations' times apart (medians over the rounds); per model:
 the sums and the whole execution's median either way. This is clnn/cli/tune_chain.py's check
@@ -59,7 +61,7 @@ def wall_ms(pm, values, n: int) -> list[float]:
     return out
 
 
-def measure(path: str, rounds: int, iterations: int, wall: int) -> dict:
+def measure(path: str, rounds: int, iterations: int, wall: int, mode: str = "all") -> dict:
     from clnn.bench import timing
     from clnn.cli.onnx_run import import_model
     from clnn.cli.run import profile_prepared, random_inputs
@@ -70,7 +72,7 @@ def measure(path: str, rounds: int, iterations: int, wall: int) -> dict:
     model = imported.model
     values = [np.asarray(x) for x in random_inputs(imported)]
     sigs: dict = {}
-    base = ClDevice(None, profiling=True, options=DeviceOptions(dwpw="all"))
+    base = ClDevice(None, profiling=True, options=DeviceOptions(dwpw=mode))
     fused_pm = prepare(base, model, sigs)
     apart_pm = base.with_options(dwpw="off").prepare_model(model)
     for p in (fused_pm, apart_pm):
@@ -83,7 +85,7 @@ def measure(path: str, rounds: int, iterations: int, wall: int) -> dict:
     sides = [("fused", fused_pm), ("apart", apart_pm)]
     for n in range(rounds):
         for name, p in timing.turn(sides, n):
-            rows = profile_prepared(p, model, values, iterations)
+            rows = profile_prepared(p, model, values, iterations) if iterations else []
             prof[name].append({r["operation"]: r["ms"] for r in rows
                                if r.get("operation") is not None})
             walls[name] += wall_ms(p, values, wall)
@@ -128,11 +130,14 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--wall", type=int, default=20)
+    ap.add_argument("--dwpw", default="all", choices=("all", "on"),
+                    help="the fused side: the fusion wherever it fits, or as the device plans "
+                         "it untuned (the class rule)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     res = []
     for p in args.models:
-        res.append(measure(p, args.rounds, args.iterations, args.wall))
+        res.append(measure(p, args.rounds, args.iterations, args.wall, args.dwpw))
         print(report(res[-1:]), file=sys.stderr, flush=True)
         print("JSON " + json.dumps(res[-1]), file=sys.stderr, flush=True)
     print(json.dumps(res, indent=1) if args.json else report(res))

@@ -41,12 +41,14 @@ class ClassDefaults:
     dwpw: bool = False
     #: the float32 layers the fusion runs without a tuning entry (clnn/kernels/_dwpw_variants.py
     #: ``class_rule``): at most ``dwpw_pixels`` output pixels (batch x rows x columns; 0: none,
-    #: the fusion is the tuner's alone), filters of at most ``dwpw_taps`` taps and 1x1 filters
+    #: the fusion is the tuner's alone), filters of at most ``dwpw_taps`` taps, 1x1 filters
     #: of at most ``dwpw_weights`` floats (channels x outputs: a fused work-item reads all of
-    #: it for its few pixels). CPU (PoCL, AVX-512, benchmarks/dwpw_chain.py: every layer of
-    #: the 13 MediaPipe models a tile fits, fused against apart inside the models' chains,
-    #: two runs): the saved launch wins where the layer is small, 0.65-0.9 of the two
-    #: launches' time at <= 64 pixels (3x3, up to 128 x 128 weights); at 144-256 pixels
+    #: it for its few pixels) and at least as many outputs as channels (the depthwise work,
+    #: slower inside the GEMM's work-items, small next to the GEMM's). CPU (PoCL, AVX-512,
+    #: benchmarks/dwpw_chain.py: every layer of the 13 MediaPipe models a tile fits, fused
+    #: against apart inside the models' chains, two runs): the saved launch wins where the
+    #: layer is small, 0.65-0.9 of the two launches' time at <= 64 pixels (3x3, up to 128 x
+    #: 128 weights, outputs >= channels; 288 -> 6 at 49 pixels: 1.29); at 144-256 pixels
     #: within the noise either way (0.8-1.1), beyond 576 and with 5x5 filters fused loses
     #: (1.05-1.8), and so do 288 x 288 weights at 4-16 pixels (1.1-2.6: one or two
     #: work-items)
