@@ -55,6 +55,12 @@ class ClassDefaults:
     dwpw_pixels: int = 0
     dwpw_taps: int = 9
     dwpw_weights: int = 16384
+    #: ... and at least ``dwpw_least_pixels`` output pixels, strides of at most ``dwpw_stride``:
+    #: each fused kernel key costs a cold prepare a compile of 2-3x a GEMM kernel's (PoCL:
+    #: 1.5-3 s more to iris_landmark's first result cold), and the layers of 4 pixels (their
+    #: own tile) or stride 2 (their own kernel) gained nothing measurable (0.75-1.15)
+    dwpw_least_pixels: int = 8
+    dwpw_stride: int = 1
     #: the widest float vector of the normalization kernels that run a row in vectors
     #: (LOCAL_RESPONSE_NORMALIZATION along the channels, normalization.cl.mako lrn_vec:
     #: benchmarks/layout_families.py; CPU: 8 and 16 alike, 4 1.3-1.6x slower)
@@ -92,9 +98,11 @@ class ClassDefaults:
     #: compiles in 0.45-0.52 s against 0.24-0.31 (a cold prepare, #37) and no whole model
     #: measured faster: 1 on both classes, bands of 2 and 4 rows tuner candidates
     dw_bands: int = 1
-    #: the same for filters of more than 9 taps (5x5) at a row stride of 1 or 2, where the
-    #: band's rows divide the output's (no band past the last row) and native vectors hold 16
-    #: floats: the sliding window's ceil(fw / sw) accumulators a row each take fh FMAs a step
+    #: the same for filters of more than 9 taps (5x5) at a row stride of 1 or 2 where native
+    #: vectors hold 16 floats, also where a band passes the last row (so that a model builds
+    #: the band kernel instead of the one-row one, not both: +0.1-0.2 s to a cold prepare
+    #: rather than 1.5 s; 7x7 outputs 0.77-1.0x, 9 rows 0.9-1.0x as fast): the sliding
+    #: window's ceil(fw / sw) accumulators a row each take fh FMAs a step
     #: in one dependent chain, 5 chains of 5 at 5x5 stride 1 keep the two FMA pipes at most
     #: 5 / 8 busy (4-cycle latency); a band of 2 rows runs 10 (its filter vectors spill in
     #: part, read as FMA memory operands). CPU (PoCL, AVX-512, the 13 MediaPipe models' 5x5

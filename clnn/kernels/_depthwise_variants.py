@@ -112,12 +112,11 @@ def bands(most: int, fh: int, fw: int, sw: int, sh: int, vw: int, vec: int) -> i
 
 def wide_bands(taps: int, sh: int, oh: int, vw: int, vec: int) -> int:
     """Output rows per work-item of the sliding window of a filter of more than 9 taps: the
-    device class's dw_bands_wide at a row stride ``sh`` of 1 or 2 where it divides the
-    output's ``oh`` rows, the filter takes at most :data:`SLIDE_VECTORS` native vectors of 16
-    floats and the vector ``vw`` one of them; else 1."""
+    device class's dw_bands_wide at a row stride ``sh`` of 1 or 2 where the output has more
+    than one row (``oh``), the filter takes at most :data:`SLIDE_VECTORS` native vectors of
+    16 floats and the vector ``vw`` one of them; else 1."""
     r = _defaults.TABLE["cpu"].dw_bands_wide
-    if r < 2 or sh not in (1, 2) or oh <= 0 or oh % r or vec < 16 or vw > vec or \
-            taps > SLIDE_VECTORS:
+    if r < 2 or sh not in (1, 2) or oh < 2 or vec < 16 or vw > vec or taps > SLIDE_VECTORS:
         return 1
     return r
 

@@ -49,12 +49,14 @@ def select(device, op_index: int, sig: dict):
 def class_rule(traits, s: dict) -> dict:
     """The device class's untuned choice for a float32 depthwise -> 1x1 layer (``s``: its
     dwpw signature): fused in the first tile :func:`fused_tiles` gives where the class's
-    dwpw_pixels, dwpw_taps and dwpw_weights hold it and the 1x1 convolution has at least as
-    many outputs as channels (clnn/kernels/_defaults.py), else the two launches."""
+    dwpw_least_pixels, dwpw_pixels, dwpw_taps, dwpw_weights and dwpw_stride hold it and the
+    1x1 convolution has at least as many outputs as channels (clnn/kernels/_defaults.py),
+    else the two launches."""
     d = _defaults.defaults(traits)
     m = s["n"] * s["oh"] * s["ow"]
-    if m > d.dwpw_pixels or s["fh"] * s["fw"] > d.dwpw_taps or \
-            s["c"] * s["N"] > d.dwpw_weights or s["N"] < s["c"]:
+    if not d.dwpw_least_pixels <= m <= d.dwpw_pixels or s["fh"] * s["fw"] > d.dwpw_taps or \
+            s["c"] * s["N"] > d.dwpw_weights or s["N"] < s["c"] or \
+            max(s["sh"], s["sw"]) > d.dwpw_stride:
         return {"fuse": False}
     tiles = fused_tiles(traits, s["N"], s["c"], m)
     return {"fuse": True, "tile": list(tiles[0])} if tiles else {"fuse": False}
