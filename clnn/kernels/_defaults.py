@@ -96,7 +96,13 @@ class ClassDefaults:
     #: models' 3x3 layers on benchmarks/depthwise_roofline.py's scratch layers): 4 rows ran
     #: 1.1-1.4x faster than one at stride 1 (2 at stride 2: 1.1-1.25x), but a band kernel
     #: compiles in 0.45-0.52 s against 0.24-0.31 (a cold prepare, #37) and no whole model
-    #: measured faster: 1 on both classes, bands of 2 and 4 rows tuner candidates
+    #: measured faster: 1 on both classes, bands of 2 and 4 rows tuner candidates. s23: over
+    #: the 13 MediaPipe models' 3x3 stride 1 layers on the tuner's scratch layers 2 rows ran
+    #: 1.07x faster than one (4 rows 1.13x), compiling in about the one-row kernel's time;
+    #: whole models (in-process A/B at load 5) showed no gain beyond the noise, and
+    #: pose_detection's medians came out bimodal between prepares (5.7 or 7.9 ms, on either
+    #: side: 0.69-0.72x with 2 rows twice, 1.16x for the other change once): still 1, to
+    #: measure quiet
     dw_bands: int = 1
     #: the same for filters of more than 9 taps (5x5) at a row stride of 1 or 2 where native
     #: vectors hold 16 floats, also where a band passes the last row (so that a model builds
