@@ -21,7 +21,8 @@ the tuner chose it, chains) and with the fusion wherever a tile fits (``dwpw`` "
 its float32 depthwise layers (weighted by the rule's time above, the layer apart), the share
 fused into the 1x1 convolution's kernel (``gemm.dwpw``: counted as fused work, no depthwise
 launch of its own), run as a launch of a chain (clnn/chain.py: one launch of persistent
-work-groups with the model's other launches) and run as a launch alone.
+work-groups with the model's other launches) and run as a launch alone, and the share at
+>= 0.85 of its bound (unfused) or fused, #36's measure.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+
+#: the share of the copy-and-FMA bound a layer apart runs at to count as at its bound (#36)
+NEAR = 0.85
 
 COPY = """__kernel void traffic(__global const float* x, __global float* y, int nin, int nout) {
     const int i = get_global_id(0);
@@ -93,8 +97,10 @@ def copy_seconds(device, kernel, nin: int, nout: int, reps: int) -> float:
 
 
 def key_of(kw: dict) -> str:
-    """A depthwise layer's key (as :func:`layers` keys them) from dv.choose's keywords."""
-    return json.dumps({k: x for k, x in kw.items() if k != "flop"}, sort_keys=True)
+    """A depthwise layer's key (as :func:`layers` keys them) from dv.choose's keywords (a
+    float layer's ``quant``, None, left out: the fused layers' keys have none)."""
+    return json.dumps({k: x for k, x in kw.items()
+                       if k != "flop" and not (k == "quant" and x is None)}, sort_keys=True)
 
 
 def planned_layers(device, path: str) -> dict:
@@ -158,17 +164,21 @@ def fused_shares(paths: list[str], rows: list[dict]) -> list[dict]:
     from clnn.options import DeviceOptions
 
     t = {r["key"]: r["rule_s"] for r in rows}
+    near = {r["key"] for r in rows if max(r["copy_s"], r["fma_s"]) >= NEAR * r["rule_s"]}
     out = []
     for mode in ("on", "all"):
         device = ClDevice(None, options=DeviceOptions(dwpw=mode))
         for p in paths:
             ms = collections.defaultdict(float)
             counts = collections.Counter()
+            at_bound = 0.0
             for key, how in planned_layers(device, p).values():
                 ms[how] += t.get(key, 0.0) * 1e3
                 counts[how] += 1
+                if how != "fused" and key in near:
+                    at_bound += t.get(key, 0.0) * 1e3
             out.append({"model": os.path.basename(p), "dwpw": mode, "ms": dict(ms),
-                        "layers": dict(counts)})
+                        "layers": dict(counts), "at_bound_ms": at_bound})
     return out
 
 
@@ -238,11 +248,14 @@ def report_fused(shares: list[dict]) -> list[str]:
         if not total:
             out.append(f"{m['model']} (dwpw {m['dwpw']}): no float32 depthwise layer")
             continue
+        near = m.get("at_bound_ms", 0.0)
         out.append(f"{m['model']:<34} dwpw {m['dwpw']:<3}: of {total:.3f} ms depthwise (rule, "
                    "apart): " + ", ".join(
                        f"{how} {100 * m['ms'].get(how, 0.0) / total:.0f}% "
                        f"({m['layers'].get(how, 0)} layers)"
-                       for how in ("fused", "chained", "alone")))
+                       for how in ("fused", "chained", "alone")) +
+                   f"; unfused at >= {NEAR} of the bound {100 * near / total:.0f}%, fused or "
+                   f"there {100 * (near + m['ms'].get('fused', 0.0)) / total:.0f}%")
     return out
 
 

@@ -39,6 +39,28 @@ class ClassDefaults:
     direct_rows: int = 0
     #: the depthwise -> pointwise fusion applies (its private panel is a CPU thread's budget)
     dwpw: bool = False
+    #: the float32 layers the fusion runs without a tuning entry (clnn/kernels/_dwpw_variants.py
+    #: ``class_rule``): at most ``dwpw_pixels`` output pixels (batch x rows x columns; 0: none,
+    #: the fusion is the tuner's alone), filters of at most ``dwpw_taps`` taps, 1x1 filters
+    #: of at most ``dwpw_weights`` floats (channels x outputs: a fused work-item reads all of
+    #: it for its few pixels) and at least as many outputs as channels (the depthwise work,
+    #: slower inside the GEMM's work-items, small next to the GEMM's). CPU (PoCL, AVX-512,
+    #: benchmarks/dwpw_chain.py: every layer of the 13 MediaPipe models a tile fits, fused
+    #: against apart inside the models' chains, two runs): the saved launch wins where the
+    #: layer is small, 0.65-0.9 of the two launches' time at <= 64 pixels (3x3, up to 128 x
+    #: 128 weights, outputs >= channels; 288 -> 6 at 49 pixels: 1.29); at 144-256 pixels
+    #: within the noise either way (0.8-1.1), beyond 576 and with 5x5 filters fused loses
+    #: (1.05-1.8), and so do 288 x 288 weights at 4-16 pixels (1.1-2.6: one or two
+    #: work-items)
+    dwpw_pixels: int = 0
+    dwpw_taps: int = 9
+    dwpw_weights: int = 16384
+    #: ... and at least ``dwpw_least_pixels`` output pixels, strides of at most ``dwpw_stride``:
+    #: each fused kernel key costs a cold prepare a compile of 2-3x a GEMM kernel's (PoCL:
+    #: 1.5-3 s more to iris_landmark's first result cold), and the layers of 4 pixels (their
+    #: own tile) or stride 2 (their own kernel) gained nothing measurable (0.75-1.15)
+    dwpw_least_pixels: int = 8
+    dwpw_stride: int = 1
     #: the widest float vector of the normalization kernels that run a row in vectors
     #: (LOCAL_RESPONSE_NORMALIZATION along the channels, normalization.cl.mako lrn_vec:
     #: benchmarks/layout_families.py; CPU: 8 and 16 alike, 4 1.3-1.6x slower)
@@ -74,8 +96,25 @@ class ClassDefaults:
     #: models' 3x3 layers on benchmarks/depthwise_roofline.py's scratch layers): 4 rows ran
     #: 1.1-1.4x faster than one at stride 1 (2 at stride 2: 1.1-1.25x), but a band kernel
     #: compiles in 0.45-0.52 s against 0.24-0.31 (a cold prepare, #37) and no whole model
-    #: measured faster: 1 on both classes, bands of 2 and 4 rows tuner candidates
+    #: measured faster: 1 on both classes, bands of 2 and 4 rows tuner candidates. s23: over
+    #: the 13 MediaPipe models' 3x3 stride 1 layers on the tuner's scratch layers 2 rows ran
+    #: 1.07x faster than one (4 rows 1.13x), compiling in about the one-row kernel's time;
+    #: whole models (in-process A/B at load 5) showed no gain beyond the noise, and
+    #: pose_detection's medians came out bimodal between prepares (5.7 or 7.9 ms, on either
+    #: side: 0.69-0.72x with 2 rows twice, 1.16x for the other change once): still 1, to
+    #: measure quiet
     dw_bands: int = 1
+    #: the same for filters of more than 9 taps (5x5) at a row stride of 1 or 2 where native
+    #: vectors hold 16 floats, also where a band passes the last row (so that a model builds
+    #: the band kernel instead of the one-row one, not both: +0.1-0.2 s to a cold prepare
+    #: rather than 1.5 s; 7x7 outputs 0.77-1.0x, 9 rows 0.9-1.0x as fast): the sliding
+    #: window's ceil(fw / sw) accumulators a row each take fh FMAs a step
+    #: in one dependent chain, 5 chains of 5 at 5x5 stride 1 keep the two FMA pipes at most
+    #: 5 / 8 busy (4-cycle latency); a band of 2 rows runs 10 (its filter vectors spill in
+    #: part, read as FMA memory operands). CPU (PoCL, AVX-512, the 13 MediaPipe models' 5x5
+    #: layers on the tuner's scratch layers): 2 rows 1.12x faster over them than 1 (up to 2x
+    #: at 56x56x96 stride 2), 4 rows slower than 2
+    dw_bands_wide: int = 1
     #: float32 NHWC convolutions that would pack an im2col panel run the GEMM on the input
     #: itself (amode "taps", gemm.cl.mako: the panel's write and read saved, the strided and
     #: 3x3 layers Winograd does not take). CPU (PoCL): on; a GPU: off until measured
@@ -109,7 +148,8 @@ _CPU = ClassDefaults(
     gemm_tiles=([8, 2, 16], [8, 1, 16], [8, 1, 8], [4, 2, 16], [16, 1, 16], [8, 4, 8],
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
-    direct="rule", direct_rows=-1, dwpw=True, norm_max_vw=16,
+    direct="rule", direct_rows=-1, dw_bands_wide=2, dwpw=True, dwpw_pixels=64,
+    norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True)
 

@@ -55,9 +55,10 @@ def tile_widths(ow: int, fw: int, sw: int, dw: int) -> list[int]:
 
 
 def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 16,
-              fh: int = 0, sh: int = 0) -> dict:
+              fh: int = 0, sh: int = 0, oh: int = 0) -> dict:
     """The variant without a tuning entry (``fh``: the filter's rows, ``sh`` the row stride
-    where the rows are not dilated; 0 unknown: one output row per work-item)."""
+    where the rows are not dilated, ``oh`` the output's rows; 0 unknown: one output row per
+    work-item)."""
     vws, txs = vector_widths(o), tile_widths(ow, fw, sw, dw)
     sweep_tx = fit_registers(next(t for t in txs if t <= 4), vws[0], vec) if txs else 0
     if cpu and slides_apply(fw, sw, dw, fh) and (sw > 1 or 1 < fh * fw <= 9 or (
@@ -69,7 +70,8 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
         # row (depthwise_row) can be faster still, but compiles a kernel per row geometry,
         # too long for a cold prepare (`clnn bench prepare`), so it is a tuner candidate only.
         # Bands of several output rows (depthwise_slide_rows) where the registers hold them
-        r = bands(_defaults.TABLE["cpu"].dw_bands, fh, fw, sw, sh, vws[0], vec)
+        r = wide_bands(fh * fw, sh, oh, vws[0], vec) if fh * fw > 9 else \
+            bands(_defaults.TABLE["cpu"].dw_bands, fh, fw, sw, sh, vws[0], vec)
         return {"vw": vws[0], "tx": 1, "rows": 1, "slide": 1, **({"r": r} if r > 1 else {})}
     if cpu and 0 < fh * fw <= SWEEP_TAPS and ow > sweep_tx:
         # the row sweep, widest vector, 4 pixels a step, one row per work-group, where a row
@@ -108,6 +110,17 @@ def bands(most: int, fh: int, fw: int, sw: int, sh: int, vw: int, vec: int) -> i
     return r
 
 
+def wide_bands(taps: int, sh: int, oh: int, vw: int, vec: int) -> int:
+    """Output rows per work-item of the sliding window of a filter of more than 9 taps: the
+    device class's dw_bands_wide at a row stride ``sh`` of 1 or 2 where the output has more
+    than one row (``oh``), the filter takes at most :data:`SLIDE_VECTORS` native vectors of
+    16 floats and the vector ``vw`` one of them; else 1."""
+    r = _defaults.TABLE["cpu"].dw_bands_wide
+    if r < 2 or sh not in (1, 2) or oh < 2 or vec < 16 or vw > vec or taps > SLIDE_VECTORS:
+        return 1
+    return r
+
+
 def row_stride(s: dict) -> int:
     """The row stride of signature ``s`` where its rows are not dilated, else 0 (no bands)."""
     return s["sh"] if s["dh"] == 1 else 0
@@ -124,11 +137,11 @@ _LISTED: dict[tuple, list] = {}
 
 
 def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
-               vec: int = 16, fh: int = 0, sh: int = 0) -> list[dict]:
+               vec: int = 16, fh: int = 0, sh: int = 0, oh: int = 0) -> list[dict]:
     """:func:`list_candidates`, listed once per layer in a process and copied (a layer's
     variants are asked for at its selection, its tuning and its plan: 228 times for the 38
     depthwise layers of pose_landmark_full, 9 ms of a second process's prepare)."""
-    key = (cpu, o, ow, fw, sw, dw, vec, fh, sh)
+    key = (cpu, o, ow, fw, sw, dw, vec, fh, sh, oh)
     listed = _LISTED.get(key)
     if listed is None:
         listed = _LISTED[key] = list_candidates(*key)
@@ -136,7 +149,7 @@ def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
 
 
 def list_candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
-                    vec: int = 16, fh: int = 0, sh: int = 0) -> list[dict]:
+                    vec: int = 16, fh: int = 0, sh: int = 0, oh: int = 0) -> list[dict]:
     """The heuristic's variant first, then the compiled rows (the 3 widest vectors x tiles of
     4, 6 and 8 pixels, one row per work-group), the tiles (:func:`tile_candidates`: the 3
     widest vectors x the 3 widest tiles x the rows -1, 0, 1) and, where the filter (``fh``
@@ -146,7 +159,7 @@ def list_candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
     tiles = tile_candidates(heuristic(cpu, o, ow, fw, sw, dw, vec), o, ow, fw, sw, dw)
     if not 0 < fh * fw <= SWEEP_TAPS:
         return tiles
-    first = heuristic(cpu, o, ow, fw, sw, dw, vec, fh, sh)
+    first = heuristic(cpu, o, ow, fw, sw, dw, vec, fh, sh, oh)
     vws = vector_widths(o)[:3] if slides_apply(fw, sw, dw, fh) else []
     slides = [{"vw": vw, "tx": 1, "rows": rows, "slide": 1} for vw in vws for rows in (-1, 0, 1)]
     slides += [{"vw": vw, "tx": 1, "rows": 1, "slide": 1, "r": r} for vw in vws[:2]
@@ -315,7 +328,7 @@ def _clamp(quant: bool) -> list:
 #: depthwise_tile's tuning declaration (clnn.tuning.Family)
 FAMILY = tile_family(
     "depthwise", lambda cpu, vec, s: candidates(cpu, s["c"], s["ow"], s["fw"], s["sw"], s["dw"],
-                                                 vec, s["fh"], row_stride(s)),
+                                                 vec, s["fh"], row_stride(s), s["oh"]),
     scratch_depthwise,
     flop=lambda s: 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"] * s["fw"],
     scratch_bytes=lambda s: 4 * s["n"] * s["c"] * (s["h"] * s["w"] + s["oh"] * s["ow"]))

@@ -5,7 +5,7 @@ family "dwpw") against the two launches, as clnn/kernels/_gemm_variants.py does 
 
 from __future__ import annotations
 
-from clnn.kernels import _depthwise_variants, _gemm, _gemm_variants
+from clnn.kernels import _defaults, _depthwise_variants, _gemm, _gemm_variants
 from clnn.kernels._dwpw import _args, _key, _local, fused_tiles
 
 
@@ -20,9 +20,11 @@ def select(device, op_index: int, sig: dict):
     launches: either way ahead by a wide margin on some layer shapes, even on most others).
     Measured by ``clnn tune`` and in tune "full", not at a prepare in the default fast mode,
     which reuses what the cache holds (measuring would compile the fused kernel's candidates,
-    seconds each on a cold PoCL cache). Without a measurement (no tuning entry, tune "off",
-    float16): two launches. The device's ``dwpw`` option (clnn.options.DeviceOptions): "off"
-    never fused, "all" fused wherever a tile fits (tests)."""
+    seconds each on a cold PoCL cache). Without a measurement (no tuning entry, tune "off"):
+    the device class's rule (:func:`class_rule`: fused where the layer is small enough that
+    the saved launch wins in the models' chains); float16: two launches. The device's
+    ``dwpw`` option (clnn.options.DeviceOptions): "off" never fused, "all" fused wherever a
+    tile fits (tests)."""
     from clnn import tuning
     from clnn.options import options_of
 
@@ -44,6 +46,22 @@ def select(device, op_index: int, sig: dict):
     return tuning.default_choice(FAMILY, traits, sig, op_index)
 
 
+def class_rule(traits, s: dict) -> dict:
+    """The device class's untuned choice for a float32 depthwise -> 1x1 layer (``s``: its
+    dwpw signature): fused in the first tile :func:`fused_tiles` gives where the class's
+    dwpw_least_pixels, dwpw_pixels, dwpw_taps, dwpw_weights and dwpw_stride hold it and the
+    1x1 convolution has at least as many outputs as channels (clnn/kernels/_defaults.py),
+    else the two launches."""
+    d = _defaults.defaults(traits)
+    m = s["n"] * s["oh"] * s["ow"]
+    if not d.dwpw_least_pixels <= m <= d.dwpw_pixels or s["fh"] * s["fw"] > d.dwpw_taps or \
+            s["c"] * s["N"] > d.dwpw_weights or s["N"] < s["c"] or \
+            max(s["sh"], s["sw"]) > d.dwpw_stride:
+        return {"fuse": False}
+    tiles = fused_tiles(traits, s["N"], s["c"], m)
+    return {"fuse": True, "tile": list(tiles[0])} if tiles else {"fuse": False}
+
+
 def tile_of(v) -> list | None:
     """The fused tile of a dwpw variant, None for two launches."""
     return v["tile"] if v.get("fuse") else None
@@ -63,7 +81,7 @@ def scratch_layer(device, tuner, v: dict, s: dict):
             "dt", "n", "h", "w", "oh", "ow", "fh", "fw", "sh", "sw", "dh", "dw")})
         dv = _cached(tuner, "depthwise", dsig, _depthwise_variants.heuristic(
             traits.cpu, c, s["ow"], s["fw"], s["sw"], s["dw"], traits.vec, s["fh"],
-            _depthwise_variants.row_stride(s)))
+            _depthwise_variants.row_stride(s), s["oh"]))
         gsig = {"dt": "f32", "amode": "rows", "M": m, "N": n_out, "K": c, "batches": 1}
         gv = _cached(tuner, "gemm", gsig, _gemm_variants.heuristic(traits, n_out, m, c))
         # the GEMM reads what the depthwise kernel wrote (in the caches, as in a model)
@@ -104,7 +122,7 @@ def _family():
     from clnn import tuning
 
     return tuning.Family(
-        "dwpw", default=lambda t, s: {"fuse": False}, space=_space, scratch=scratch_layer,
+        "dwpw", default=class_rule, space=_space, scratch=scratch_layer,
         flop=lambda s: 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * (s["fh"] * s["fw"] + s["N"]),
         scratch_bytes=lambda s: 4 * (s["n"] * s["h"] * s["w"] * s["c"] +
                                      2 * s["n"] * s["oh"] * s["ow"] * max(s["c"], s["N"])),

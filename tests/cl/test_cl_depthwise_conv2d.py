@@ -118,6 +118,48 @@ def test_depthwise_tiled_kernel(cl_device, monkeypatch, name, case, kernel):
     assert names == {f"depthwise_conv2d.{kernel}"}
 
 
+def test_depthwise_wide_bands_rule():
+    """Filters of more than 9 taps run the sliding window in bands of the device class's
+    dw_bands_wide rows at row strides 1 and 2 where the output has more than one row, the
+    filter takes at most SLIDE_VECTORS native vectors and those hold 16 floats; else one row."""
+    from clnn.kernels import _defaults
+
+    wide = _defaults.TABLE["cpu"].dw_bands_wide
+    band = {"r": wide} if wide > 1 else {}
+    assert _dv.heuristic(True, 32, 12, 5, 1, 1, 16, 5, 1, 12) == \
+        {"vw": 16, "tx": 1, "rows": 1, "slide": 1, **band}
+    assert _dv.heuristic(True, 32, 6, 5, 2, 1, 16, 5, 2, 6).get("r", 1) == max(wide, 1)
+    assert _dv.heuristic(True, 32, 6, 5, 2, 1, 16, 5, 2, 7).get("r", 1) == max(wide, 1)
+    for args in ((16, 5, 1, 1),  # one row
+                 (8, 5, 1, 12),  # 8-float native vectors (the 5x5 stride 1 filter: the sweep)
+                 (16, 5, 3, 12),  # row stride 3
+                 (16, 5, 0, 12),  # rows dilated
+                 (16, 3, 1, 12)):  # 3x3: dw_bands
+        vec, fh, sh, oh = args
+        v = _dv.heuristic(True, 32, 12, fh, 1, 1, vec, fh, sh, oh)
+        assert v.get("r", 1) == (_dv.bands(_defaults.TABLE["cpu"].dw_bands, fh, fh, 1, sh, 16,
+                                           vec) if fh == 3 else 1), args
+
+
+@pytest.mark.parametrize("name", ["f32", "qa"])
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_wide_bands_planned(cl_device, name, stride):
+    """A 5x5 layer as the device plans it (no tuning entry: the heuristic, in bands where the
+    device's native vectors hold 16 floats) against the reference."""
+    rng = np.random.default_rng(44)
+    xs, fs, bs, out, x = conv_operands(name, rng, [1, 13, 13, 32], [1, 5, 5, 32],
+                                       channel_dim=3)  # (13 rows: a band past the last)
+    oh = ow = -(-13 // stride)
+    params = ints(2, 2, 2, 2, stride, stride, 1, 1) + [scalar("BOOL", False)] + ints(1, 1)
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([1, oh, ow, 32])])
+    compare(m, [x], cl_device, kind_of(name))
+    pm = cl_device.prepare_model(m)
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    if cl_device.limits.native_vector_width_float >= 16 and cl_device.limits.is_cpu:
+        assert names == {"depthwise_conv2d.depthwise_slide_rows"}
+
+
 #: (x NCHW, filter h x w, pads l r t b, strides w h, activation): rows of several vectors and
 #: a part of one, a row shorter than a vector, stride 2 along the rows, a 5x5 window, 1x1
 PLANES_CASES = [([2, 5, 9, 13], (3, 3), (1, 1, 1, 1), (1, 1), 1),

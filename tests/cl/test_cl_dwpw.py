@@ -146,16 +146,38 @@ def test_off_switch(cl_device):
     check(cl_device.with_options(dwpw="off"), model, inputs, fused=False)
 
 
-@pytest.mark.parametrize("kw", [{}, dict(x_shape=(1, 6, 7, 64), n_out=32)])
-def test_untuned_layers_run_as_two_launches(cl_device, monkeypatch, kw):
-    # tune "off": nothing measured, two launches
+@pytest.mark.parametrize("kw,cpu_fused", [
+    ({}, False),  # 99 pixels
+    (dict(x_shape=(1, 6, 7, 16), n_out=24), True),
+    (dict(x_shape=(1, 8, 8, 64), n_out=128), True),
+    (dict(x_shape=(1, 6, 7, 64), n_out=32), False),  # fewer outputs than channels
+    (dict(x_shape=(1, 8, 8, 64), n_out=384), False),  # 64 x 384 weights
+    (dict(x_shape=(1, 8, 8, 64), n_out=128, f=5), False),  # 5x5
+    (dict(x_shape=(1, 2, 2, 64), n_out=128), False),  # 4 pixels
+    (dict(x_shape=(1, 8, 8, 64), n_out=128, stride=2), False)])  # 16 pixels, stride 2
+def test_untuned_layers_follow_the_class_rule(cl_device, monkeypatch, kw, cpu_fused):
+    # tune "off": nothing measured; fused where the device class's rule says (on a CPU: at
+    # most dwpw_pixels output pixels, 3x3 filters, 1x1 filters of at most dwpw_weights, as
+    # many outputs as channels at least)
+    from clnn.kernels import _defaults
+
     monkeypatch.setattr(cl_device, "tuner", None, raising=False)
     tuning.tuner_for(cl_device, "off")
+    traits = _dwpw._gemm_variants.traits(cl_device.limits)
+    d = _defaults.defaults(traits)
+    n, h, w, c = kw.get("x_shape", (1, 9, 11, 16))
+    f, n_out, st = kw.get("f", 3), kw.get("n_out", 24), kw.get("stride", 1)
+    pixels = n * ((h + 2 - f) // st + 1) * ((w + 2 - f) // st + 1)  # (pads 1)
+    want = d.dwpw and d.dwpw_least_pixels <= pixels <= d.dwpw_pixels and \
+        f * f <= d.dwpw_taps and c * n_out <= d.dwpw_weights and n_out >= c and \
+        st <= d.dwpw_stride
     try:
         model, inputs = dwpw_model(**kw)
-        check(cl_device, model, inputs, fused=False)
+        check(cl_device, model, inputs, fused=want)
     finally:
         cl_device.tuner = None
+    if traits.cpu:  # the CPU row's rule (clnn/kernels/_defaults.py), as measured
+        assert want == cpu_fused
 
 
 def test_fused_tiles_and_rule():
