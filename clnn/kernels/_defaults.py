@@ -58,7 +58,12 @@ class ClassDefaults:
     #: ... and at least ``dwpw_least_pixels`` output pixels, strides of at most ``dwpw_stride``:
     #: each fused kernel key costs a cold prepare a compile of 2-3x a GEMM kernel's (PoCL:
     #: 1.5-3 s more to iris_landmark's first result cold), and the layers of 4 pixels (their
-    #: own tile) or stride 2 (their own kernel) gained nothing measurable (0.75-1.15)
+    #: own tile) or stride 2 (their own kernel) gained nothing measurable (0.75-1.15).
+    #: CPU: 0 (the rule off). With 64, the four models it fused (iris_landmark,
+    #: face_detection_short_range, face_landmark, hand_recrop) ran 0.94-1.07x as fast as
+    #: without in two quiet interleaved runs (load 1.7-4; noise), and their cold first result
+    #: took 0.4-0.8 s longer (face_landmark 1.56 -> 2.32 s, iris_landmark 1.72 -> 2.14 s):
+    #: benchmarks/results/dwpw_rule-20261130-s23.json
     dwpw_least_pixels: int = 8
     dwpw_stride: int = 1
     #: the widest float vector of the normalization kernels that run a row in vectors
@@ -148,7 +153,7 @@ _CPU = ClassDefaults(
     gemm_tiles=([8, 2, 16], [8, 1, 16], [8, 1, 8], [4, 2, 16], [16, 1, 16], [8, 4, 8],
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
-    direct="rule", direct_rows=-1, dw_bands_wide=2, dwpw=True, dwpw_pixels=64,
+    direct="rule", direct_rows=-1, dw_bands_wide=2, dwpw=True, dwpw_pixels=0,
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True)
