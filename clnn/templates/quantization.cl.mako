@@ -25,7 +25,12 @@ ${c.toffsets("x", "y")}
        goes to hi); the others: one value of the rest each */
     if (i < vec / 8) {
         const float8 v8 = ${c.vldf(di, 8, "x", "8 * i")};
-        float8 q8 = clamp(rint(v8 * inv_scale) + (float)zp, (float)lo, (float)hi);
+        /* rint of the quotient clamped just past the output's range (a value beyond it
+           rounds beyond it alike) as the float sum with 1.5 * 2^23 less it: ties to even,
+           exact below 2^22 in magnitude (no libm rint per value: 7.9 -> 6.1 us on
+           visual_wake_words' input, PoCL) */
+        const float8 p8 = clamp(v8 * inv_scale, (float)(lo - zp - 1), (float)(hi - zp + 1));
+        float8 q8 = clamp((p8 + 12582912.0f) - 12582912.0f + (float)zp, (float)lo, (float)hi);
         q8 = select(q8, (float8)((float)hi), isnan(v8));
         vstore8(convert_${c.ctype(do)}8(q8), i, y);
         return;
