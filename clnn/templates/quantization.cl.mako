@@ -49,6 +49,27 @@ ${c.toffsets("x", "y")}
 }
 </%def>
 
+## dequantize_vec: per tensor, 8 values of the vector part per work-item (vec / 8 work-items
+## of a vector each, then one per value of the rest), the same arithmetic as dequantize
+<%def name="dequantize_vec(di, do)">
+#pragma OPENCL FP_CONTRACT OFF
+__kernel void dequantize_vec(${c.tparam(di, "x", True)}, ${c.tparam(do, "y")}, float s, int zp,
+                             int vec, float zp_scale)
+{
+${c.toffsets("x", "y")}
+    int i = get_global_id(0);
+    if (i < vec / 8) {
+        /* TFLite's vector code (blocks of 8): x * scale - zero_point * scale */
+        const float8 v = convert_float8(vload8(i, x)) * s - zp_scale;
+        ${c.vstf(do, 8, "v", "y", "8 * i")};
+        return;
+    }
+    i += vec - vec / 8;
+    const float v = (float)((int)x[i] - zp) * s;
+    ${c.stf(do, "y", "i", "v")};
+}
+</%def>
+
 <%def name="dequantize(di, do)">
 #pragma OPENCL FP_CONTRACT OFF
 __kernel void dequantize(${c.tparam(di, "x", True)}, ${c.tparam(do, "y")},
