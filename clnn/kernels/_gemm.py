@@ -223,13 +223,16 @@ def half_vector(n: int, nv: int, vw: int) -> bool:
 
 
 def _float_accumulators(b, params: dict, taps, amode: str, sak: int, K: int):
-    """The knobs of a quantized GEMM whose B is packed as float (float_exact): ``facc``, and
-    ``cv`` where A's taps or rows are contiguous (:func:`taps_cv`)."""
+    """The knobs of a quantized GEMM whose B is packed as float (float_exact): ``facc``,
+    ``cv`` where A's taps or rows are contiguous (:func:`taps_cv`), and ``lm`` with those
+    vectors where the device class says (:func:`lanes_from_memory`)."""
     params["facc"] = True
     if taps is not None and taps_cv(b, taps[2]) > 1:
         params["cv"] = taps_cv(b, taps[2])
     elif amode == "rows" and sak == 1 and taps_cv(b, K) > 1:  # contiguous rows of A
         params["cv"] = taps_cv(b, K)
+    if params.get("cv", 1) > 1 and lanes_from_memory(b):
+        params["lm"] = True
 
 
 def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None,
@@ -333,6 +336,15 @@ def taps_cv(b, channels: int) -> int:
     limits = getattr(b.device, "limits", None)
     most = _defaults.defaults(_defaults.traits(limits)).gemm_taps_cv if limits else 1
     return next((v for v in (16, 8, 4, 3, 2) if v <= most and channels % v == 0), 1)
+
+
+def lanes_from_memory(b) -> bool:
+    """Whether a quantized GEMM with vectors of A's channels (``cv`` > 1) takes its A values
+    through private memory (gemm.cl.mako's ``lm``): the device class's gemm_lane_memory."""
+    from clnn.kernels import _defaults
+
+    limits = getattr(b.device, "limits", None)
+    return bool(limits) and _defaults.defaults(_defaults.traits(limits)).gemm_lane_memory
 
 
 def fit_group(gsize, wg):

@@ -35,6 +35,9 @@ def plan(ctx, b):
     else:
         scales, inner, channels = np.asarray([x.scale], np.float32), 1, 1
         vec, zp_scale = n // 8 * 8, np.float32(x.zero_point) * np.float32(x.scale)
+        b.launch("quantization", "dequantize_vec", params, (n // 8 + n % 8,),
+                 [In(0), Out(0), f32(scales[0]), i32(x.zero_point), i32(vec), f32(zp_scale)])
+        return
     b.launch("quantization", "dequantize", params, (n,),
              [In(0), Out(0), b.buffer(scales), i32(max(inner, 1)), i32(channels),
               i32(x.zero_point), i32(vec), f32(zp_scale)])

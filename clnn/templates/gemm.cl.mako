@@ -25,7 +25,9 @@
 ## output channel of C[m, n] is its row m, not its column n: the bias and PRELU alpha per row;
 ## an NCHW 1x1 convolution, C = the filter x the input's [C, HW] plane). B is always packed:
 ## [ceil(N/nr), K, nr] float for float types, short (w - w_zero_point) for quantized ones,
-## zero padded (at prepare, or on the device by pack_b).
+## zero padded (at prepare, or on the device by pack_b). lm (quantized, facc, cv > 1): the
+## converted A values go through a private array (taps_chunk; the device class's
+## gemm_lane_memory, clnn/kernels/_defaults.py).
 <%!
 #: ``post`` values (bit 0 bias, 1 residual, 2 PRELU, bits 4.. the function: 1 LOGISTIC,
 #: 2 HARD_SWISH, 3 SILU; clnn/kernels/_gemm.py) with a compiled epilogue of their own: the ones
@@ -36,7 +38,7 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 %>
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, qres=False, half=False, fp=None, general=True)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, qres=False, half=False, fp=None, general=True, lm=False)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -107,6 +109,13 @@ ${taps_rows(mr)}\
 % endfor
 % if facc:
     {
+  % if lm and cv > 1:
+    /* lm: the converted lanes of A through private memory at an offset the compiler cannot
+       know (min(K, 0), always 0), so that each FMA takes its A value as a broadcast load
+       instead of a permutation of a register's lanes */
+    float apv_[${mr * cv}];
+    float* const apv = apv_ + min(K, 0);
+  % endif
   % for r in range(mr):
     % for v in range(nv):
     ${AV} f${r}_${v} = (${AV})(0.0f);
@@ -114,12 +123,12 @@ ${taps_rows(mr)}\
   % endfor
 % endif
 % if amode == "taps":
-${taps_loop(mr, nv, vw, "f" if facc else "c", cv)}\
+${taps_loop(mr, nv, vw, "f" if facc else "c", cv, lm)}\
 % elif amode == "rows" and cv > 1:
     /* cv > 1 (quantized, facc, A's rows contiguous: sak 1, cv divides K): cv values of each
        row loaded as one vector and converted once, as taps_chunk */
     for (int k = 0; k < K; k += ${cv}) {
-${taps_chunk(mr, nv, vw, cv, "ap%d")}\
+${taps_chunk(mr, nv, vw, cv, "ap%d", lm)}\
     }
 % else:
     for (int k = 0; k < K; ++k) {
@@ -324,7 +333,7 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
     }
 % endfor
 </%def>
-<%def name="taps_loop(mr, nv, vw, acc, cv=1)">
+<%def name="taps_loop(mr, nv, vw, acc, cv=1, lm=False)">
 <%
     V = "float%d" % vw
     nr = nv * vw
@@ -346,7 +355,7 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
         const __global float* bt = bp + (size_t)tap * t_c * ${nr};
 % if cv > 1:
         for (int k = 0; k < t_c; k += ${cv}) {
-${taps_chunk(mr, nv, vw, cv)}\
+${taps_chunk(mr, nv, vw, cv, None, lm)}\
         }
 % else:
         if (${" && ".join("o%d >= 0" % r for r in range(mr))}) {
@@ -363,8 +372,9 @@ ${taps_step(mr, nv, vw, True, acc)}\
 </%def>
 ## ``cv`` > 1 (quantized, facc; cv divides t_c): each row loads cv channels of its tap at once
 ## as one vector, centered on za and converted to float once (zero outside the input), whose
-## lanes are broadcast into the FMAs: one conversion per cv products instead of one each
-<%def name="taps_chunk(mr, nv, vw, cv, rows=None)">
+## lanes are broadcast into the FMAs: one conversion per cv products instead of one each (lm:
+## stored to the private apv and each read back as the FMA's broadcast operand)
+<%def name="taps_chunk(mr, nv, vw, cv, rows=None, lm=False)">
 <%
     V = "float%d" % vw
     CV = "float%d" % cv
@@ -376,6 +386,9 @@ ${taps_step(mr, nv, vw, True, acc)}\
   % else:
             const ${CV} a${r} = o${r} >= 0 ? convert_${CV}(convert_int${cv}(vload${cv}(0, a + o${r} + k)) - za) : (${CV})(0.0f);
   % endif
+  % if lm:
+            vstore${cv}(a${r}, 0, apv + ${r * cv});
+  % endif
 % endfor
 % for l in range(cv):
   % for v in range(nv):
@@ -383,7 +396,7 @@ ${taps_step(mr, nv, vw, True, acc)}\
   % endfor
   % for r in range(mr):
     % for v in range(nv):
-            f${r}_${v} = fma((${V})a${r}.s${"%x" % l}, b${l}_${v}, f${r}_${v});
+            f${r}_${v} = fma((${V})${("apv[%d]" % (r * cv + l)) if lm else "a%d.s%x" % (r, l)}, b${l}_${v}, f${r}_${v});
     % endfor
   % endfor
 % endfor

@@ -25,7 +25,12 @@ ${c.toffsets("x", "y")}
        goes to hi); the others: one value of the rest each */
     if (i < vec / 8) {
         const float8 v8 = ${c.vldf(di, 8, "x", "8 * i")};
-        float8 q8 = clamp(rint(v8 * inv_scale) + (float)zp, (float)lo, (float)hi);
+        /* rint of the quotient clamped just past the output's range (a value beyond it
+           rounds beyond it alike) as the float sum with 1.5 * 2^23 less it: ties to even,
+           exact below 2^22 in magnitude (no libm rint per value: 7.9 -> 6.1 us on
+           visual_wake_words' input, PoCL) */
+        const float8 p8 = clamp(v8 * inv_scale, (float)(lo - zp - 1), (float)(hi - zp + 1));
+        float8 q8 = clamp((p8 + 12582912.0f) - 12582912.0f + (float)zp, (float)lo, (float)hi);
         q8 = select(q8, (float8)((float)hi), isnan(v8));
         vstore8(convert_${c.ctype(do)}8(q8), i, y);
         return;
@@ -41,6 +46,27 @@ ${c.toffsets("x", "y")}
     }
     const int q = (i < vec ? (int)rint(p) : clnn_div_round_away(v, scale)) + zp;
     y[i] = (${c.ctype(do)})clamp(q, lo, hi);
+}
+</%def>
+
+## dequantize_vec: per tensor, 8 values of the vector part per work-item (vec / 8 work-items
+## of a vector each, then one per value of the rest), the same arithmetic as dequantize
+<%def name="dequantize_vec(di, do)">
+#pragma OPENCL FP_CONTRACT OFF
+__kernel void dequantize_vec(${c.tparam(di, "x", True)}, ${c.tparam(do, "y")}, float s, int zp,
+                             int vec, float zp_scale)
+{
+${c.toffsets("x", "y")}
+    int i = get_global_id(0);
+    if (i < vec / 8) {
+        /* TFLite's vector code (blocks of 8): x * scale - zero_point * scale */
+        const float8 v = convert_float8(vload8(i, x)) * s - zp_scale;
+        ${c.vstf(do, 8, "v", "y", "8 * i")};
+        return;
+    }
+    i += vec - vec / 8;
+    const float v = (float)((int)x[i] - zp) * s;
+    ${c.stf(do, "y", "i", "v")};
 }
 </%def>
 

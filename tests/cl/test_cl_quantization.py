@@ -42,3 +42,23 @@ def test_dequantize_per_channel(cl_device, channel_dim):
     check("DEQUANTIZE", [tensor("TENSOR_QUANT8_SYMM_PER_CHANNEL", shape,
                                 channel_quant=(scales, channel_dim))],
           [tensor("TENSOR_FLOAT32", shape)], [x], cl_device, "exact")
+
+
+@pytest.mark.parametrize("dst,zp", [("TENSOR_QUANT8_ASYMM", 0), ("TENSOR_QUANT8_ASYMM", 255),
+                                    ("TENSOR_QUANT8_ASYMM_SIGNED", -128),
+                                    ("TENSOR_QUANT8_ASYMM_SIGNED", 7)])
+def test_quantize_vector_part_rounding(cl_device, dst, zp):
+    """The vector part (blocks of 8; the kernel rounds the quotient clamped just past the
+    output range by the 1.5 * 2^23 sum): ties to even on both sides of zero, every tie and
+    neighbour across the range and past both its ends, huge and infinite values, NaN, -0 and
+    subnormals, bit for bit with the reference."""
+    scale = 0.5
+    k = np.arange(-300, 301, dtype=np.float32)
+    ties = np.concatenate([(k + 0.5) * scale, k * scale, (k + 0.49) * scale, (k + 0.51) * scale])
+    special = np.array([np.inf, -np.inf, np.nan, -0.0, 1e-45, -1e-45, 3e38, -3e38, 2.0 ** 22,
+                        -(2.0 ** 22), 2.0 ** 23 + 1, -(2.0 ** 23) - 1, 2.0 ** 21 + 0.5,
+                        -(2.0 ** 21) - 0.5], np.float32)
+    x = np.concatenate([ties, special]).astype(np.float32)
+    x = np.concatenate([x, np.zeros((-x.size) % 8, np.float32)])  # every value a vector's
+    check("QUANTIZE", [tensor("TENSOR_FLOAT32", [x.size])],
+          [tensor(dst, [x.size], scale=scale, zero_point=zp)], [x], cl_device, "exact")
