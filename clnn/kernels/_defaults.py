@@ -120,6 +120,12 @@ class ClassDefaults:
     #: layers on the tuner's scratch layers): 2 rows 1.12x faster over them than 1 (up to 2x
     #: at 56x56x96 stride 2), 4 rows slower than 2
     dw_bands_wide: int = 1
+    #: the vector width of the NHWC depthwise row kernels (depthwise_slide, _slide_rows,
+    #: _sweep) on channel counts it does not divide but exceeds (the last channel vector
+    #: overlapping the one before it: depthwise_conv2d.cl.mako dw_row_setup), instead of the
+    #: widest divisor (8, 4, 2: a kernel key each, ~0.1 s of a chain's compile each on PoCL,
+    #: #37); 0: the widest divisor. CPU (PoCL, AVX-512): 16; a GPU: 0 (unmeasured)
+    dw_overlap_vw: int = 0
     #: float32 NHWC convolutions that would pack an im2col panel run the GEMM on the input
     #: itself (amode "taps", gemm.cl.mako: the panel's write and read saved, the strided and
     #: 3x3 layers Winograd does not take). CPU (PoCL): on; a GPU: off until measured
@@ -160,7 +166,7 @@ _CPU = ClassDefaults(
     gemm_tiles=([8, 2, 16], [8, 1, 16], [8, 1, 8], [4, 2, 16], [16, 1, 16], [8, 4, 8],
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
-    direct="rule", direct_rows=-1, dw_bands_wide=2, dwpw=True, dwpw_pixels=0,
+    direct="rule", direct_rows=-1, dw_bands_wide=2, dw_overlap_vw=16, dwpw=True, dwpw_pixels=0,
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,

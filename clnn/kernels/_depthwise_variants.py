@@ -13,7 +13,8 @@ input vector loaded once for the band; ``"row": 1`` runs
 ``depthwise_row``: the row sweep with the row's geometry (input and output widths, left
 padding) compiled in, tiles of tx pixels loading only the columns inside the input (a tuner
 candidate only: a kernel per row geometry costs too much of a cold prepare). The heuristic on
-a CPU is the sliding window (the widest vector dividing the channels, one row per work-group)
+a CPU is the sliding window (the widest vector dividing the channels, or the device class's
+dw_overlap_vw where it does not divide them: :func:`row_vector`; one row per work-group)
 for strided filters, 3x3 ones and, with native vectors of 16 floats, filters of at most
 :data:`SLIDE_VECTORS` native vectors, with dilation 1 along x (in bands of the device class's
 ``dw_bands`` rows where the registers hold them: :func:`bands`); else the row sweep where the
@@ -60,7 +61,8 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
     where the rows are not dilated, ``oh`` the output's rows; 0 unknown: one output row per
     work-item)."""
     vws, txs = vector_widths(o), tile_widths(ow, fw, sw, dw)
-    sweep_tx = fit_registers(next(t for t in txs if t <= 4), vws[0], vec) if txs else 0
+    rvw = row_vector(cpu, o, vws[0], vec)
+    sweep_tx = fit_registers(next(t for t in txs if t <= 4), rvw, vec) if txs else 0
     if cpu and slides_apply(fw, sw, dw, fh) and (sw > 1 or 1 < fh * fw <= 9 or (
             vec >= 16 and fh * fw * -(-vws[0] // vec) <= SLIDE_VECTORS)):
         # the sliding window, widest vector, one row per work-group, for strided filters and
@@ -70,15 +72,15 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
         # row (depthwise_row) can be faster still, but compiles a kernel per row geometry,
         # too long for a cold prepare (`clnn bench prepare`), so it is a tuner candidate only.
         # Bands of several output rows (depthwise_slide_rows) where the registers hold them
-        r = wide_bands(fh * fw, sh, oh, vws[0], vec) if fh * fw > 9 else \
-            bands(_defaults.TABLE["cpu"].dw_bands, fh, fw, sw, sh, vws[0], vec)
-        return {"vw": vws[0], "tx": 1, "rows": 1, "slide": 1, **({"r": r} if r > 1 else {})}
+        r = wide_bands(fh * fw, sh, oh, rvw, vec) if fh * fw > 9 else \
+            bands(_defaults.TABLE["cpu"].dw_bands, fh, fw, sw, sh, rvw, vec)
+        return {"vw": rvw, "tx": 1, "rows": 1, "slide": 1, **({"r": r} if r > 1 else {})}
     if cpu and 0 < fh * fw <= SWEEP_TAPS and ow > sweep_tx:
         # the row sweep, widest vector, 4 pixels a step, one row per work-group, where a row
         # has more than one step: ahead of the tile rule in every size class of the
         # benchmark models' depthwise layers (benchmarks/kernel_rates_ab.py; rows of one
         # step: the tile)
-        return {"vw": vws[0], "tx": sweep_tx, "rows": 1, "sweep": 1}
+        return {"vw": rvw, "tx": sweep_tx, "rows": 1, "sweep": 1}
     if cpu:
         # rows narrower than 8 pixels run the widest tile whose span fits (its stores are
         # guarded, its loads clamped): a few wasted multiplies on tiny layers, fewer kernels
@@ -92,6 +94,21 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
     gpu = _defaults.TABLE["gpu"]  # narrower vectors and tiles: more work-items, fewer registers
     return {"vw": next((v for v in vws if v <= gpu.direct_max_vw), 1),
             "tx": next(t for t in txs if t <= gpu.direct_max_tx), "rows": gpu.direct_rows}
+
+
+def row_vector(cpu: bool, o: int, widest: int, vec: int) -> int:
+    """The vector width of the row kernels (depthwise_slide, _slide_rows, _sweep) on ``o``
+    channels whose widest divisor is ``widest``: the device class's dw_overlap_vw where it
+    exceeds that divisor, is below ``o`` (the last channel vector overlapping the one before
+    it) and the device's native vectors (``vec`` floats) hold it, else the divisor."""
+    vw = _defaults.TABLE["cpu" if cpu else "gpu"].dw_overlap_vw
+    return vw if widest < vw < o and vw <= vec else widest
+
+
+def blocks(o: int, vw: int) -> int:
+    """The channel vectors of a row kernel's launch (the last one overlapping where ``vw``
+    does not divide ``o``: :func:`row_vector`)."""
+    return -(-o // vw)
 
 
 def bands(most: int, fh: int, fw: int, sw: int, sh: int, vw: int, vec: int) -> int:
@@ -197,17 +214,18 @@ def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, 
     if v.get("slide") and v.get("r", 1) > 1:
         bands = n * -(-(n_oh // n) // v["r"])
         return "depthwise_slide_rows", {**{k: key[k] for k in ("dt", "fdt", "vw", "fw", "sw")},
-                                        "fh": fh, "sh": sh, "r": v["r"]}, (o // v["vw"], 1, bands)
+                                        "fh": fh, "sh": sh, "r": v["r"]}, \
+            (blocks(o, v["vw"]), 1, bands)
     rq = {"rq": key["rq"]} if "rq" in key else {}
     if v.get("row"):
         return "depthwise_row", {**{k: key[k] for k in ("dt", "fdt", "vw", "tx", "fw", "sw")},
                                  "fh": fh, "w": w, "ow": ow, "pl": pl, **rq}, \
-            (o // v["vw"], 1, n_oh)
+            (blocks(o, v["vw"]), 1, n_oh)
     if v.get("slide"):
         return "depthwise_slide", {**{k: key[k] for k in ("dt", "fdt", "vw", "fw", "sw")},
-                                   "fh": fh, **rq}, (o // v["vw"], 1, n_oh)
+                                   "fh": fh, **rq}, (blocks(o, v["vw"]), 1, n_oh)
     if v.get("sweep"):
-        return "depthwise_sweep", {**key, "fh": fh}, (o // v["vw"], 1, n_oh)
+        return "depthwise_sweep", {**key, "fh": fh}, (blocks(o, v["vw"]), 1, n_oh)
     return "depthwise_tile", key, (o // v["vw"], -(-ow // v["tx"]), n_oh)
 
 

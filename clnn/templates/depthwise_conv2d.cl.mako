@@ -247,13 +247,16 @@ ${pad}${S} lo, ${S} hi${"" if quant else ", int fnc"})\
 ## The set-up of a work-item of one channel vector and one output row (depthwise_sweep,
 ## _slide, _row): c0 (first channel), row (batch * output row), the input rows the filter
 ## rows read (xr<q>, clamped into the input; rv<q>: whether inside it), x and w at the
-## channel vector, the bias vector bv (float).
+## channel vector, the bias vector bv (float). (*) Where vw does not divide C (C > vw: the
+## device class's dw_overlap_vw) the last channel vector starts at C - vw, overlapping the
+## one before it: its shared channels computed and stored twice, the same values (a vector
+## width for every channel count: one kernel where the widest divisor gave several, #37).
 <%def name="dw_row_setup(dt, vw, fh)">
 <%
     quant = dt in ("u8", "i8")
     V = "float" if vw == 1 else "float%d" % vw
 %>\
-    const int c0 = get_global_id(0) * ${vw};
+    const int c0 = min((int)get_global_id(0) * ${vw}, C - ${vw});  /* (*) */
     const int row = get_global_id(2);
     const int b = row / OH, oy = row - b * OH;
     const int ys = oy * stride_h - pad_t;
@@ -564,7 +567,7 @@ ${dw_store(dt, vw, 1, "break")}\
 ${dw_params("depthwise_slide_rows", dt, fdt, "fh_", vw)}
 {
 ${c.toffsets("x", "w", "bias", "y")}
-    const int c0 = get_global_id(0) * ${vw};
+    const int c0 = min((int)get_global_id(0) * ${vw}, C - ${vw});  /* (*) of dw_row_setup */
     const int bands = (OH + ${r - 1}) / ${r};
     const int band = get_global_id(2);
     const int b = band / bands, oy = (band - b * bands) * ${r};

@@ -118,6 +118,22 @@ def test_depthwise_tiled_kernel(cl_device, monkeypatch, name, case, kernel):
     assert names == {f"depthwise_conv2d.{kernel}"}
 
 
+@pytest.mark.parametrize("name", ["f32", "f16", "qa", "qs_pc"])
+@pytest.mark.parametrize("c", [24, 42])
+@pytest.mark.parametrize("v", [{"sweep": 1, "tx": 4}, {"slide": 1, "tx": 1},
+                               {"slide": 1, "tx": 1, "r": 2}, {"row": 1, "tx": 4}])
+def test_depthwise_overlapped_vectors(cl_device, monkeypatch, name, c, v):
+    """The row kernels in vectors of 16 channels where 16 does not divide the channel count
+    (the last vector overlapping the one before it: the device class's dw_overlap_vw), with
+    a stride and padding, against the reference."""
+    monkeypatch.setattr(_dv, "choose", lambda b, **kw: {"vw": 16, "rows": 1, **v})
+    rng = np.random.default_rng(47)
+    xs, fs, bs, out, x = conv_operands(name, rng, [2, 9, 11, c], [1, 3, 3, c], channel_dim=3)
+    params = ints(1, 1, 1, 1, 2, 1, 1, 1) + [scalar("BOOL", False)] + ints(1, 1)
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([2, 9, 6, c])])
+    compare(m, [x], cl_device, kind_of(name))
+
+
 def test_depthwise_wide_bands_rule():
     """Filters of more than 9 taps run the sliding window in bands of the device class's
     dw_bands_wide rows at row strides 1 and 2 where the output has more than one row, the

@@ -439,6 +439,18 @@ def test_depthwise_heuristic_on_cpus():
     assert _dv.heuristic(True, 24, 3, 5, 2, 1, vec=8, fh=5) == {
         "vw": 8, "tx": 1, "rows": 1, "slide": 1}
     assert _dv.heuristic(True, 64, 1, 3, 1, 1, vec=8, fh=3)["slide"] == 1  # one pixel a row
+    # channel counts 16 does not divide (above 16): vectors of 16 where native vectors hold
+    # 16 floats, the last one overlapping (one kernel for them all), 2 vectors for 24
+    # channels; 8 channels, a GPU and 8-float native vectors: the widest divisor
+    for o in (24, 36, 42, 88):
+        assert _dv.heuristic(True, o, 32, 3, 1, 1, vec=16, fh=3)["vw"] == 16
+        assert _dv.heuristic(True, o, 32, 5, 1, 1, vec=16, fh=5, sh=1, oh=32)["vw"] == 16
+    assert _dv.kernel(_dv.heuristic(True, 24, 32, 3, 1, 1, vec=16, fh=3),
+                      {"dt": "f32", "fdt": "f32", "vw": 16, "tx": 1, "fw": 3, "sw": 1,
+                       "dw": 1}, 3, 32, 32, 24)[2] == (2, 1, 32)
+    assert _dv.heuristic(True, 8, 32, 3, 1, 1, vec=16, fh=3)["vw"] == 8
+    assert _dv.heuristic(True, 24, 32, 3, 1, 1, vec=8, fh=3)["vw"] == 8
+    assert _dv.heuristic(False, 24, 32, 3, 1, 1, vec=16, fh=3)["vw"] <= 4
     # 5x5 stride 1: the sliding window where its 25 filter vectors fit (native vectors of 16:
     # AVX-512), else (AVX2: 50 ymm) the row sweep; 7x7 (49 vectors) and 1x1: the row sweep
     assert _dv.heuristic(True, 32, 112, 5, 1, 1, vec=16, fh=5) == {
