@@ -331,6 +331,10 @@ class HostMemory(Memory):
     def view(self) -> memoryview:
         return memoryview(self.buffer)
 
+    @property
+    def size(self) -> int:  # (no memoryview made: read at every execution, request_key)
+        return len(self.buffer)
+
 
 class MmapMemory(Memory):
     """A file-backed pool, mapped with mmap (the NDK's ANeuralNetworksMemory_createFromFd)."""
