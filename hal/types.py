@@ -331,9 +331,7 @@ class HostMemory(Memory):
     def view(self) -> memoryview:
         return memoryview(self.buffer)
 
-    @property
-    def size(self) -> int:  # (no memoryview made: read at every execution, request_key)
-        return len(self.buffer)
+    size = property(lambda self: len(self.buffer), doc="No memoryview made (request_key).")
 
 
 class MmapMemory(Memory):
