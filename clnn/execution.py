@@ -25,7 +25,12 @@ import numpy as np
 from clnn import chain, control_flow
 from clnn.launch import chained_events, enqueue_plan
 from clnn.memory import on_device
-from hal.errors import GeneralFailure, InvalidArgument
+from hal.driver import finished_execution, output_shape, request_key, write_outputs
+from hal.errors import ErrorStatus, GeneralFailure, InvalidArgument
+from hal.interfaces import LOOP_TIMEOUT_DEFAULT_NS
+from hal.operations.context import shapes_compatible
+from hal.types import NO_TIMING, NUMPY_DTYPE, Memory
+from hal.validation_request import request_dimensions
 
 #: the execution of a plan from which its chains are compiled (in the background) when never
 #: built on this machine: a model run once or twice (a test, one command) never pays for it;
@@ -415,8 +420,6 @@ class ShortPath:
     def layout(self, request):
         """The request's _Layout (made at the second request of a layout that passed the
         checks), or None: the general path runs it."""
-        from hal.driver import request_key
-
         key = request_key(request)
         found = self.layouts.get(key)
         if found is not None or key is None:
@@ -434,9 +437,6 @@ class ShortPath:
     def _make(self, request) -> _Layout | None:
         """The _Layout of a request that passed the checks (None: not one for the short
         path: an omitted argument, a device memory, an output too small or empty...)."""
-        from hal.types import NUMPY_DTYPE, Memory
-        from hal.validation_request import request_dimensions
-
         sg, pools = self.prepared.model.main, request.pools
         if any(a.has_no_value or not isinstance(pools[a.location.pool_index], Memory)
                for a in (*request.inputs, *request.outputs)):
@@ -460,10 +460,6 @@ class ShortPath:
         """(the _Layout's outputs, their OutputShapes) of a request run by ``plan``; (None,
         None) where an output's planned shape is unknown, empty, not the request's or larger
         than its bytes."""
-        from hal.driver import output_shape
-        from hal.operations.context import shapes_compatible
-        from hal.types import NUMPY_DTYPE
-
         sg = self.prepared.model.main
         spans = [(a.location.pool_index, a.location.offset, a.location.offset +
                   a.location.length) for a in request.inputs]
@@ -483,11 +479,6 @@ class ShortPath:
     def execute(self, request):
         """The hal.interfaces.ExecutionResult of ``request``, or None: the general path runs
         it (nothing was run)."""
-        from hal.driver import finished_execution
-        from hal.errors import ErrorStatus
-        from hal.interfaces import LOOP_TIMEOUT_DEFAULT_NS
-        from hal.types import NO_TIMING
-
         lay = self.layout(request)
         if not lay:
             return None
@@ -522,16 +513,17 @@ class ShortPath:
 
 def _written_in(arr, region, dims) -> bool:
     """Whether ``arr`` (an output) is the request's bytes ``region`` (read or written there
-    during the execution) in the output's planned shape ``dims``."""
-    return region is not None and isinstance(arr, np.ndarray) and arr.shape == dims and \
-        arr.__array_interface__["data"][0] == region.__array_interface__["data"][0]
+    during the execution) in the output's planned shape ``dims``: a view of ``region`` itself
+    (NumPy's ``base`` of a view of a view is the first array, ``region``) made by
+    clnn.memory.host_region, from its first byte (its view of ``region[:n]``). Comparing the
+    two arrays' addresses (``__array_interface__``, about 0.8 us each) cost ~3 us of a tiny
+    model's execution (#36)."""
+    return region is not None and isinstance(arr, np.ndarray) and arr.base is region and \
+        arr.shape == dims
 
 
 def _written(model, request, outputs: list):
     """The ExecutionResult of an execution whose outputs are written into the request by
     hal.driver.write_outputs (some not read into its memory, or of another shape)."""
-    from hal.driver import finished_execution, write_outputs
-    from hal.types import NO_TIMING
-
     status, shapes = write_outputs(model, request, outputs)
     return finished_execution(status, shapes, NO_TIMING)

@@ -498,6 +498,12 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
         words.append(np.empty(rb.words, np.int32))
         cl.enqueue_copy(q, words[-1], rb.buffer, is_blocking=False)
     copies = _download_outputs(q, plan, device_outputs, resident, results)
+    # the kernels pointed back at their own buffers before the wait: an enqueued command keeps
+    # the arguments it was enqueued with (so this Python runs while the device works)
+    for d in plan.direct.values():
+        d.unbind()
+    for d in plan.direct_out.values():
+        d.unbind()
     # one wait, unless everything stays on the device: the queue is in order, so the next
     # partition's commands see these results, and whatever reads them on the host (a blocking
     # read) waits for them; host arrays being copied must stay alive until copied (``held``), device
@@ -509,10 +515,6 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
         held.extend(keep)
     if copies:
         _finish_copies(copies)
-    for d in plan.direct.values():
-        d.unbind()
-    for d in plan.direct_out.values():
-        d.unbind()
     cut = {}
     for rb, w in zip(readbacks, words):
         cut.update(rb.finish(w) or {})

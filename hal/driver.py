@@ -221,17 +221,19 @@ def request_key(request) -> tuple | None:
     argument's value flag, location and dimensions, and each pool's size; None where a pool
     is anything else (a device memory: its roles and dimensions are state of its own, checked
     every time), or where the request is not made of the HAL's types."""
-    try:
-        sizes = tuple(p.size if isinstance(p, Memory) else None for p in request.pools)
+    try:  # (lists, not generators, into the tuples: the key is made at every execution)
+        sizes = tuple([p.size if isinstance(p, Memory) else None for p in request.pools])
         if None in sizes:
             return None
-        return (sizes,
-                tuple((a.has_no_value, a.location.pool_index, a.location.offset,
-                       a.location.length, tuple(a.dimensions)) for a in request.inputs),
-                tuple((a.has_no_value, a.location.pool_index, a.location.offset,
-                       a.location.length, tuple(a.dimensions)) for a in request.outputs))
+        return sizes, _arguments_key(request.inputs), _arguments_key(request.outputs)
     except Exception:  # noqa: BLE001 (a malformed request: the checks say what is wrong)
         return None
+
+
+def _arguments_key(arguments) -> tuple:
+    """What the checks read of a request's inputs or outputs (request_key)."""
+    return tuple([(a.has_no_value, a.location.pool_index, a.location.offset, a.location.length,
+                   tuple(a.dimensions)) for a in arguments])
 
 
 def _validated(prepared) -> set | None:

@@ -331,6 +331,8 @@ class HostMemory(Memory):
     def view(self) -> memoryview:
         return memoryview(self.buffer)
 
+    size = property(lambda self: len(self.buffer), doc="No memoryview made (request_key).")
+
 
 class MmapMemory(Memory):
     """A file-backed pool, mapped with mmap (the NDK's ANeuralNetworksMemory_createFromFd)."""
