@@ -31,6 +31,12 @@ TILE = (8, 2, 16)
 #: columns without the 8 x 8 tile's extra passes over A nor a partial vector of 16
 NARROW24 = (4, 3, 8)
 
+#: the multiply-adds up to which a GEMM's tile is the common one (:func:`pick_tile`): the
+#: small heads of the MediaPipe models (hand_landmark_full's 1 x 63 x 1152, pose_detection's
+#: 49 x 6 x 288, pose_landmark_full's 4 x 288 x 288), launch-bound on a CPU; below
+#: face_landmark's 1 x 1404 x 288, faster in its two rows
+TINY = 3 << 17
+
 
 def pick_tile(n: int, tile=None, m: int = 0, k: int = 0,
               packed: bool = False, vec: int = 16) -> tuple[int, int, int]:
@@ -54,18 +60,26 @@ def pick_tile(n: int, tile=None, m: int = 0, k: int = 0,
       1024 x 32 x 64 layers 11.7-12.4 -> 10.0 us, the chains' per-launch fastest sums
       iris_landmark 269-272 -> 265-267 us, face_landmark 239-242 -> 228-234) and from 128
       columns where K >= 256 (a partial last panel: 2.2x on light_squeezenet's 169 x 1000 x
-      512), else 8 x 16 (a partial last panel costs less than 8 x 8's two passes: 1.3-1.8x)."""
+      512), else 8 x 16 (a partial last panel costs less than 8 x 8's two passes: 1.3-1.8x).
+
+    A GEMM of :data:`TINY` multiply-adds or fewer (m and k known) runs in a few microseconds
+    whatever its tile: it takes the tiles of wider layers (8 x 16 below 16 columns, 8 x 32
+    from 32), whose kernels its model mostly compiles anyway (fewer kernel keys per chain, a
+    cheaper cold compile: #37; the MediaPipe models' steady state unchanged)."""
     if tile is not None:
         return tuple(tile)
     if vec < 16:
         return narrow_vector_tile(n, vec)
     mr = TILE[0]
+    tiny = m > 0 and k > 0 and m * n * k <= TINY
+    if tiny and n >= 32:
+        return TILE
     if 0 < m <= 4 and n >= 32:
         return (2 if m <= 2 else 4, 2, 16)
     if packed and n >= 32:
         return TILE
     if n < 16:
-        return (mr, 1, 8)
+        return (mr, 1, 16 if tiny else 8)
     if n < 32 and n % 16:
         return (mr, 1, 16) if k >= 256 else NARROW24 if n == 24 else (mr, 1, 8)
     if (n >= 32 and n % 32 == 0) or (n >= 128 and k >= 256):

@@ -112,6 +112,22 @@ def test_heuristic_is_the_pocl_tile_on_cpus():
     assert candidates(CPU, 1404, m=1, k=288, packed=True)[0]["tile"] == [2, 2, 16]
 
 
+def test_tiny_gemms_take_the_common_tiles():
+    # (#37) a GEMM of at most _gemm.TINY multiply-adds: 8 x 16 below 16 columns, 8 x 32 from
+    # 32 (the tiles of its model's wider layers: fewer kernel keys to compile)
+    tiny = [(49, 6, 288), (1, 1, 1152), (1, 63, 1152), (1, 32, 128), (4, 8, 128), (4, 288, 288)]
+    assert [heuristic(CPU, n, m, k)["tile"] for m, n, k in tiny] == \
+        [[8, 1, 16], [8, 1, 16], list(_gemm.TILE), list(_gemm.TILE), [8, 1, 16], list(_gemm.TILE)]
+    assert all(m * n * k <= _gemm.TINY for m, n, k in tiny)
+    # above it, and with m or k unknown: the rule as measured
+    assert heuristic(CPU, 8, 4096, 48)["tile"] == [8, 1, 8]
+    assert heuristic(CPU, 1404, 1, 288)["tile"] == [2, 2, 16]
+    assert heuristic(CPU, 288, 4, 1152)["tile"] == [4, 2, 16]
+    assert heuristic(CPU, 8)["tile"] == [8, 1, 8]
+    # narrow vectors keep their rule
+    assert heuristic(AVX2, 6, 49, 288)["tile"] == [8, 1, 8]
+
+
 def test_heuristic_on_narrow_vectors_keeps_accumulators_in_registers():
     # AVX2 (16 vector registers): 4 x 16 (8 accumulator vectors), 4 x 24 on multiples of 24
     # that are not of 16, 8 x 8 up to 8 columns
