@@ -159,7 +159,6 @@ def test_an_if_waits_only_for_its_output(cl_device, monkeypatch):
     request's memory (clnn.launch.DirectOutput): the queue is finished once, nothing read
     back. Elsewhere it leaves its output on the device: the first wait is the output's read,
     and the queue is finished once after it (the held input let go)."""
-    import pyopencl as cl
 
     from clnn.capabilities_workloads import if_model
     from clnn.launch import host_memory_shared
@@ -168,20 +167,9 @@ def test_an_if_waits_only_for_its_output(cl_device, monkeypatch):
     m, inputs = if_model(16)
     pm = cl_device.prepare_model(m)
     pm.execute_synchronously(make_request(m, inputs))
-    waits = []
-    finish, copy = cl.CommandQueue.finish, cl.enqueue_copy
+    from tests.kits.queue_waits import record_waits
 
-    def finished(queue):
-        waits.append("finish")
-        return finish(queue)
-
-    def copied(queue, dest, src, **kw):
-        if isinstance(dest, np.ndarray):
-            waits.append("read")
-        return copy(queue, dest, src, **kw)
-
-    monkeypatch.setattr(cl.CommandQueue, "finish", finished)
-    monkeypatch.setattr(cl, "enqueue_copy", copied)
+    waits = record_waits(monkeypatch)
     req = make_request(m, inputs)
     r = pm.execute_synchronously(req)
     direct = host_memory_shared(cl_device.cl_device)

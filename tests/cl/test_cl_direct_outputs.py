@@ -17,6 +17,7 @@ from tests.kits.cl_compare import outputs_of, run_ref
 from tests.kits.control_flow_models import F32, Graph
 from tests.kits.devices import open_or_skip
 from tests.kits.one_op_models import make_request
+from tests.kits.queue_waits import record_waits
 
 TOL = {"rtol": 1e-6, "atol": 1e-6}
 
@@ -185,27 +186,6 @@ def test_chained_launches_write_the_request(monkeypatch):
     assert reads == []
 
 
-def _waits(monkeypatch) -> list:
-    """The waits from now on: the queue finished, or a read into a host array."""
-    import pyopencl as cl
-
-    waits = []
-    finish, copy = cl.CommandQueue.finish, cl.enqueue_copy
-
-    def finished(queue):
-        waits.append("finish")
-        return finish(queue)
-
-    def copied(queue, dest, src, **kw):
-        if isinstance(dest, np.ndarray):
-            waits.append("read")
-        return copy(queue, dest, src, **kw)
-
-    monkeypatch.setattr(cl.CommandQueue, "finish", finished)
-    monkeypatch.setattr(cl, "enqueue_copy", copied)
-    return waits
-
-
 @pytest.mark.parametrize("n,iterations", [(16, 0), (16, 1), (16, 3), (16, 8), (16, 17),
                                           (512, 9)])
 def test_a_while_leaves_its_output_in_the_request(cl_device, monkeypatch, n, iterations):
@@ -218,7 +198,7 @@ def test_a_while_leaves_its_output_in_the_request(cl_device, monkeypatch, n, ite
     m, inputs = while_model(n, iterations)
     pm = cl_device.prepare_model(m)
     np.testing.assert_array_equal(outputs_of(m, pm, inputs)[0], run_ref(m, inputs)[0])
-    waits = _waits(monkeypatch)
+    waits = record_waits(monkeypatch)
     req = make_request(m, inputs)
     assert pm.execute_synchronously(req).status.name == "NONE"
     out = np.frombuffer(req.pools[1].view(), np.float32, n * n)
