@@ -31,10 +31,9 @@ TILE = (8, 2, 16)
 #: columns without the 8 x 8 tile's extra passes over A nor a partial vector of 16
 NARROW24 = (4, 3, 8)
 
-#: the multiply-adds up to which a GEMM's tile is the common one (:func:`pick_tile`): the
-#: small heads of the MediaPipe models (hand_landmark_full's 1 x 63 x 1152, pose_detection's
-#: 49 x 6 x 288, pose_landmark_full's 4 x 288 x 288), launch-bound on a CPU; below
-#: face_landmark's 1 x 1404 x 288, faster in its two rows
+#: the multiply-adds up to which a GEMM's tile is the common one (:func:`pick_tile`; one to
+#: four rows keep their own): the small heads of the MediaPipe models (pose_detection's
+#: 49 x 6 x 288), launch-bound on a CPU
 TINY = 3 << 17
 
 
@@ -65,17 +64,21 @@ def pick_tile(n: int, tile=None, m: int = 0, k: int = 0,
     A GEMM of :data:`TINY` multiply-adds or fewer (m and k known) runs in a few microseconds
     whatever its tile: it takes the tiles of wider layers (8 x 16 below 16 columns, 8 x 32
     from 32), whose kernels its model mostly compiles anyway (fewer kernel keys per chain, a
-    cheaper cold compile: #37; the MediaPipe models' steady state unchanged)."""
+    cheaper cold compile: #37), but for one to four rows of 32 columns or more, which keep
+    their 2 or 4 rows: 8 rows would run 2-8 times the multiply-adds through the whole of B
+    (iris_landmark's 1 x 213 x 512 head 7.5-9.0 -> 4.1-4.6 us and its twelve 4 x 32 x 64
+    layers 0.8-1.0 -> 0.5-0.6 us, hand_landmark_full's 1 x 63 x 1152 heads 5.9-8.7 -> 4.4-5.4
+    us, launch by launch: benchmarks/results/mediapipe_ab-20261130-s24-mp.json)."""
     if tile is not None:
         return tuple(tile)
     if vec < 16:
         return narrow_vector_tile(n, vec)
     mr = TILE[0]
     tiny = m > 0 and k > 0 and m * n * k <= TINY
-    if tiny and n >= 32:
-        return TILE
     if 0 < m <= 4 and n >= 32:
         return (2 if m <= 2 else 4, 2, 16)
+    if tiny and n >= 32:
+        return TILE
     if packed and n >= 32:
         return TILE
     if n < 16:

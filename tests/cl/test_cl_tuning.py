@@ -114,10 +114,13 @@ def test_heuristic_is_the_pocl_tile_on_cpus():
 
 def test_tiny_gemms_take_the_common_tiles():
     # (#37) a GEMM of at most _gemm.TINY multiply-adds: 8 x 16 below 16 columns, 8 x 32 from
-    # 32 (the tiles of its model's wider layers: fewer kernel keys to compile)
-    tiny = [(49, 6, 288), (1, 1, 1152), (1, 63, 1152), (1, 32, 128), (4, 8, 128), (4, 288, 288)]
+    # 32 (the tiles of its model's wider layers: fewer kernel keys to compile), but one to four
+    # rows of 32 columns or more keep their 2 or 4 rows (8 would multiply copies of the first)
+    tiny = [(49, 6, 288), (1, 1, 1152), (16, 32, 128), (4, 8, 128), (1, 63, 1152),
+            (1, 32, 128), (4, 288, 288), (4, 32, 64)]
     assert [heuristic(CPU, n, m, k)["tile"] for m, n, k in tiny] == \
-        [[8, 1, 16], [8, 1, 16], list(_gemm.TILE), list(_gemm.TILE), [8, 1, 16], list(_gemm.TILE)]
+        [[8, 1, 16], [8, 1, 16], list(_gemm.TILE), [8, 1, 16], [2, 2, 16], [2, 2, 16],
+         [4, 2, 16], [4, 2, 16]]
     assert all(m * n * k <= _gemm.TINY for m, n, k in tiny)
     # above it, and with m or k unknown: the rule as measured
     assert heuristic(CPU, 8, 4096, 48)["tile"] == [8, 1, 8]
