@@ -219,6 +219,32 @@ class _Graph:
                 self.readers.setdefault(i, []).append(k)
 
 
+def fusion_order(sg, ops: list[int]) -> list[int]:
+    """The operations ``ops`` of a partition (a topological order) in an order that lets more
+    ADDs fuse into their producer: where an ADD adds a convolution's (or resize's) output j and
+    the output of an operation p that runs after j but reads only tensors ready before j (the
+    MAX_POOL_2D shortcut of iris_landmark's downsampling blocks, written after the block's
+    convolutions), p runs just before j, so that the ADD's other operand is ready when the
+    convolution runs (:func:`_add_fusions`) and the ADD and its activation take no launch of
+    their own. Every operation still runs after the operations it reads."""
+    ops = list(ops)
+    producer = {o: k for k in ops for o in sg.operations[k].outputs}
+    for k in [k for k in ops if sg.operations[k].type == OT.ADD]:
+        inputs = sg.operations[k].inputs[:2]
+        step = {x: n for n, x in enumerate(ops)}
+        for conv_out, other in (inputs, inputs[::-1]):
+            j, p = producer.get(conv_out), producer.get(other)
+            if j is None or p is None or sg.operations[j].type not in RESIDUAL_PRODUCERS or \
+                    not step[j] < step[p] < step[k]:
+                continue
+            if all(producer.get(i) is None or step[producer[i]] < step[j]
+                   for i in sg.operations[p].inputs):
+                ops.remove(p)
+                ops.insert(step[j], p)
+                break
+    return ops
+
+
 def find_fusions(sg, ops: list[int], contexts: list, keep: set,
                  dwpw_choose=None) -> Fusions:
     """The PAD, ADD, activation and depthwise fusions over the operations ``ops`` of a plan

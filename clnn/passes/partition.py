@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from clnn.fusion import fusion_order
 from clnn.kernels import kernel_for
 from hal.types import OperandLifeTime
 
@@ -97,4 +98,7 @@ def partition(model, supported: list[bool], sg=None, outputs_resident: bool = Fa
                 if p.on_cl and (any(r > p_index and parts[r].on_cl for r in readers.get(o, ()))
                                 or (outputs_resident and o in outs)):
                     p.resident.add(o)
+    for p in parts:  # (after the operands crossing them: their lists keep the model's order)
+        if p.on_cl and not p.control:
+            p.ops = fusion_order(sg, p.ops)
     return parts

@@ -243,9 +243,9 @@ def test_add_not_fused(cl_device, case):
     _check_add(m, x, cl_device, "f32", fused=False)
 
 
-def test_add_not_fused_when_the_other_operand_comes_later(cl_device):
-    """The ADD's other operand is computed after the convolution in run order (from the
-    convolution's output itself): the ADD stays an ADD."""
+def _later_operand_model(depth: int):
+    """ADD(CONV_2D(x), other) where ``other`` comes after the convolution in the model's
+    order: RELU(x) (depth 1), or RELU6 of that RELU (depth 2)."""
     rng = np.random.default_rng(3)
     b = ModelBuilder()
     x = b.input(F32, [1, 5, 5, 8])
@@ -254,11 +254,27 @@ def test_add_not_fused_when_the_other_operand_comes_later(cl_device):
                             *[b.int32(v) for v in (0, 0, 0, 0, 1, 1, 0)]],
                 b.tensor(F32, [1, 5, 5, 8]))
     later = b.op("RELU", [x], b.tensor(F32, [1, 5, 5, 8]))
+    if depth > 1:
+        later = b.op("RELU6", [later], b.tensor(F32, [1, 5, 5, 8]))
     b.mark_output(b.op("ADD", [conv, later, b.int32(0)], b.tensor(F32, [1, 5, 5, 8])))
-    m = b.finish()
+    return b.finish(), [rng.uniform(-1, 1, (1, 5, 5, 8)).astype(np.float32)]
+
+
+def test_add_fused_when_the_other_operand_can_run_before_the_convolution(cl_device):
+    """The ADD's other operand comes after the convolution in the model's order but reads
+    only the model's input: the partition runs it first (clnn.fusion.fusion_order) and the
+    ADD fuses."""
+    m, inputs = _later_operand_model(1)
     order = [op.type.name for op in m.main.operations]
-    inputs = [rng.uniform(-1, 1, (1, 5, 5, 8)).astype(np.float32)]
-    _check_add(m, inputs, cl_device, "f32", fused=order.index("RELU") < order.index("CONV_2D"))
+    assert order.index("RELU") > order.index("CONV_2D")
+    _check_add(m, inputs, cl_device, "f32", fused=True)
+
+
+def test_add_not_fused_when_the_other_operand_needs_a_later_result(cl_device):
+    """The ADD's other operand reads a tensor computed after the convolution: it cannot run
+    before it, and the ADD stays an ADD."""
+    m, inputs = _later_operand_model(2)
+    _check_add(m, inputs, cl_device, "f32", fused=False)
 
 
 def conv_prelu_model(t, x_shape, o, f=1, stride=1, with_add=False, add_act=0, conv_act=0,
@@ -518,8 +534,10 @@ def test_channel_padded_add_fused_into_convolution(cl_device, t, cx, co, f, pad_
 
 @pytest.mark.parametrize("case", ["pad_value", "second_reader"])
 def test_channel_padded_add_not_fused(cl_device, case):
-    """A PAD that pads with another value or has another reader: the ADD is not fused into
-    the convolution (it runs as an ADD, the PAD as a PAD or inside the ADD)."""
+    """A PAD that pads with another value or has another reader: the PAD is not fused into
+    the convolution's residual; it runs as a PAD, and since it reads only the input it runs
+    before the convolution (clnn.fusion.fusion_order): the ADD of its whole output fuses as a
+    plain residual."""
     kw = {"pad_value": dict(pad_value=0.5), "second_reader": dict(second_reader=True)}[case]
     m, x = padded_add_model(F32, 16, 32, **kw)
     pm = cl_device.prepare_model(m)
@@ -527,7 +545,8 @@ def test_channel_padded_add_not_fused(cl_device, case):
         assert_close(g, w, "f32")
     names = _launch_names(pm)
     assert "gemm.gemm" in names
-    assert "broadcast.add_chpad" in names or _ran(names, "broadcast.binary"), names
+    assert _ran(names, "pad.pad") and not _ran(names, "broadcast.binary"), names
+    assert "broadcast.add_chpad" not in names, names
 
 
 def silu_model(t, producer, c, o, case="fused", seed=11):
