@@ -219,14 +219,20 @@ class _Graph:
                 self.readers.setdefault(i, []).append(k)
 
 
+#: the most operations :func:`fusion_order` moves for one ADD
+MOVED = 4
+
+
 def fusion_order(sg, ops: list[int]) -> list[int]:
     """The operations ``ops`` of a partition (a topological order) in an order that lets more
     ADDs fuse into their producer: where an ADD adds a convolution's (or resize's) output j and
-    the output of an operation p that runs after j but reads only tensors ready before j (the
-    MAX_POOL_2D shortcut of iris_landmark's downsampling blocks, written after the block's
-    convolutions), p runs just before j, so that the ADD's other operand is ready when the
-    convolution runs (:func:`_add_fusions`) and the ADD and its activation take no launch of
-    their own. Every operation still runs after the operations it reads."""
+    the output of an operation p that runs after j, p and the operations it reads that also
+    run after j (at most :data:`MOVED`, none reading j's output) run just before j when they
+    read nothing else computed after it: the ADD's other operand is then ready when the
+    convolution runs (:func:`_add_fusions`, :func:`_padded_add_fusions`) and the ADD and its
+    activation take no launch of their own. iris_landmark's MAX_POOL_2D shortcuts of its
+    downsampling blocks come after the blocks' convolutions in the model, palm_detection's
+    MAX_POOL_2D -> PAD too. Every operation still runs after the operations it reads."""
     ops = list(ops)
     producer = {o: k for k in ops for o in sg.operations[k].outputs}
     for k in [k for k in ops if sg.operations[k].type == OT.ADD]:
@@ -237,12 +243,29 @@ def fusion_order(sg, ops: list[int]) -> list[int]:
             if j is None or p is None or sg.operations[j].type not in RESIDUAL_PRODUCERS or \
                     not step[j] < step[p] < step[k]:
                 continue
-            if all(producer.get(i) is None or step[producer[i]] < step[j]
-                   for i in sg.operations[p].inputs):
-                ops.remove(p)
-                ops.insert(step[j], p)
+            cone = _cone_after(sg, producer, step, j, p)
+            if cone:
+                moved = sorted(cone, key=step.get)
+                ops = [x for x in ops[:step[j]] if x not in cone] + moved + \
+                    [x for x in ops[step[j]:] if x not in cone]
                 break
     return ops
+
+
+def _cone_after(sg, producer: dict, step: dict, j: int, p: int) -> set | None:
+    """Operation p and the operations it reads, directly or not, that run after operation j,
+    where none reads j's output and they are :data:`MOVED` at most; else None."""
+    cone, todo = set(), [p]
+    while todo:
+        q = todo.pop()
+        if q == j or len(cone) >= MOVED:
+            return None
+        cone.add(q)
+        for i in sg.operations[q].inputs:
+            r = producer.get(i)
+            if r is not None and step[r] >= step[j] and r not in cone:
+                todo.append(r)
+    return cone
 
 
 def find_fusions(sg, ops: list[int], contexts: list, keep: set,

@@ -245,7 +245,7 @@ def test_add_not_fused(cl_device, case):
 
 def _later_operand_model(depth: int):
     """ADD(CONV_2D(x), other) where ``other`` comes after the convolution in the model's
-    order: RELU(x) (depth 1), or RELU6 of that RELU (depth 2)."""
+    order: RELU(x) (depth 1), RELU6 of that RELU (2), RELU of that (3) and so on."""
     rng = np.random.default_rng(3)
     b = ModelBuilder()
     x = b.input(F32, [1, 5, 5, 8])
@@ -253,9 +253,9 @@ def _later_operand_model(depth: int):
     conv = b.op("CONV_2D", [x, b.constant(wt), b.constant(np.zeros(8, np.float32)),
                             *[b.int32(v) for v in (0, 0, 0, 0, 1, 1, 0)]],
                 b.tensor(F32, [1, 5, 5, 8]))
-    later = b.op("RELU", [x], b.tensor(F32, [1, 5, 5, 8]))
-    if depth > 1:
-        later = b.op("RELU6", [later], b.tensor(F32, [1, 5, 5, 8]))
+    later = x
+    for d in range(depth):
+        later = b.op("RELU6" if d % 2 else "RELU", [later], b.tensor(F32, [1, 5, 5, 8]))
     b.mark_output(b.op("ADD", [conv, later, b.int32(0)], b.tensor(F32, [1, 5, 5, 8])))
     return b.finish(), [rng.uniform(-1, 1, (1, 5, 5, 8)).astype(np.float32)]
 
@@ -270,11 +270,37 @@ def test_add_fused_when_the_other_operand_can_run_before_the_convolution(cl_devi
     _check_add(m, inputs, cl_device, "f32", fused=True)
 
 
-def test_add_not_fused_when_the_other_operand_needs_a_later_result(cl_device):
-    """The ADD's other operand reads a tensor computed after the convolution: it cannot run
-    before it, and the ADD stays an ADD."""
-    m, inputs = _later_operand_model(2)
+def test_add_not_fused_when_the_other_operand_is_far_behind(cl_device):
+    """The ADD's other operand is the last of more operations after the convolution than
+    fusion_order moves (clnn.fusion.MOVED): they keep their place, the ADD stays an ADD."""
+    from clnn.fusion import MOVED
+
+    m, inputs = _later_operand_model(MOVED + 1)
     _check_add(m, inputs, cl_device, "f32", fused=False)
+    m, inputs = _later_operand_model(MOVED)
+    _check_add(m, inputs, cl_device, "f32", fused=True)
+
+
+def test_channel_padded_add_fused_when_its_operations_can_run_first(cl_device):
+    """ADD(CONV_2D(x), PAD(RELU(x))), the RELU and the channel PAD after the convolution in
+    the model's order (palm_detection's MAX_POOL_2D -> PAD shortcuts): both run before it
+    (clnn.fusion.fusion_order), the PAD and the ADD fuse into the convolution."""
+    rng = np.random.default_rng(5)
+    b = ModelBuilder()
+    x = b.input(F32, [1, 7, 9, 16])
+    wt = rng.uniform(-1, 1, (32, 1, 1, 16)).astype(np.float32)
+    conv = b.op("CONV_2D", [x, b.constant(wt), b.constant(rng.uniform(-1, 1, 32).astype(
+        np.float32)), b.int32(1), b.int32(1), b.int32(1), b.int32(0)],
+        b.tensor(F32, [1, 7, 9, 32]))
+    relu = b.op("RELU", [x], b.tensor(F32, [1, 7, 9, 16]))
+    pads = np.array([[0, 0], [0, 0], [0, 0], [0, 16]], np.int32)
+    padded = b.op("PAD", [relu, b.constant(pads)], b.tensor(F32, [1, 7, 9, 32]))
+    b.mark_output(b.op("ADD", [conv, padded, b.int32(0)], b.tensor(F32, [1, 7, 9, 32])))
+    m = b.finish()
+    pm = _check_add(m, [rng.uniform(-2, 2, (1, 7, 9, 16)).astype(np.float32)], cl_device,
+                    "f32", fused=True)
+    names = _launch_names(pm)
+    assert "pad.pad" not in names and "broadcast.add_chpad" not in names, names
 
 
 def conv_prelu_model(t, x_shape, o, f=1, stride=1, with_add=False, add_act=0, conv_act=0,
