@@ -524,6 +524,57 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
         values.update(results)
 
 
+class WeightArena:
+    """The packed weights of a plan's launches in one read-only buffer, each launch given its
+    offset, instead of a buffer per layer: PoCL pays for every buffer argument of a launch at
+    every execution (its migration bookkeeping, about 0.35 us each: a chain passing
+    iris_landmark's 60 buffers spent about 20 us of its ~330 us run on them;
+    benchmarks/results/mediapipe_ab-20261130-s24-mp.json). The arrays are placed while the
+    plan is built (:meth:`place`: a placeholder stands for the buffer in the launches'
+    arguments) and the buffer is made once every launch is planned (:meth:`realize`)."""
+
+    #: the byte alignment of each array (a cache line: vector loads of 16 floats)
+    ALIGN = 64
+    #: the most bytes in one arena (a device limits its buffers; larger weights keep their own)
+    MAX_BYTES = 64 << 20
+
+    def __init__(self):
+        self.parts: list = []
+        self.nbytes = 0
+        #: stands for the buffer in the pending launches' arguments until :meth:`realize`
+        self.placeholder = object()
+
+    def place(self, arr):
+        """(the placeholder, the element offset of ``arr`` in the arena), or None where the
+        arena would outgrow :data:`MAX_BYTES`."""
+        data = np.ascontiguousarray(arr)
+        off = -(-self.nbytes // self.ALIGN) * self.ALIGN
+        if off + data.nbytes > self.MAX_BYTES or data.nbytes == 0:
+            return None
+        self.parts.append((off, data))
+        self.nbytes = off + data.nbytes
+        return self.placeholder, off // data.itemsize
+
+    def realize(self, context, launches) -> None:
+        """Make the buffer and put it in the pending launches' arguments for the
+        placeholder (and in their ``keep``)."""
+        import pyopencl as cl
+
+        if not self.parts:
+            return
+        host = np.zeros(self.nbytes, np.uint8)
+        for off, data in self.parts:
+            host[off:off + data.nbytes] = data.reshape(-1).view(np.uint8)
+        buf = cl.Buffer(context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                        hostbuf=host)
+        for launch in launches:
+            flat = launch.pending[3] if launch.pending is not None else ()
+            if any(a is self.placeholder for a in flat):
+                flat[:] = [buf if a is self.placeholder else a for a in flat]
+                launch.keep = launch.keep + (buf,)
+        self.parts = []
+
+
 class LaunchBuilder:
     """What a kernel family's plan() sees: records launches with arguments set."""
 
@@ -558,6 +609,9 @@ class LaunchBuilder:
         #: of this operation there is written in place where the plan takes its row stride
         #: (:meth:`out_stride`), else into a scratch tensor that :meth:`close` copies there
         self.slots: dict = slots or {}
+        #: the plan's WeightArena (the realize pass's), None: packed weights in buffers of
+        #: their own (clnn.kernels._gemm.packed_weights)
+        self.arena: WeightArena | None = None
         self._strided: set = set()
         self._scratch: dict = {}
 

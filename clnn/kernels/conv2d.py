@@ -222,8 +222,8 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
     if fi.value is not None:  # reordered once, here
         bt = fi.value.reshape(groups, og, K).transpose(0, 2, 1)
         facc = quant and _gemm.float_exact(bt, _gemm.zero_of(fi))
-        bpk = _gemm.device_buffer(b, _gemm.pack_weights(bt, nr, quant, _gemm.zero_of(fi),
-                                                        facc))
+        bpk = _gemm.packed_weights(b, _gemm.pack_weights(bt, nr, quant, _gemm.zero_of(fi),
+                                                         facc))
         b_grp = _gemm.ceil_to(max(og, 1), nr) * K
     else:  # a filter that is a model input: packed on the device at each execution
         bpk, b_grp = _gemm.launch_pack_b(b, dt=code(fi), y=In(1), N=og, K=K, nr=nr, sk=1,

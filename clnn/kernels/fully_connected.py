@@ -46,8 +46,8 @@ def plan(ctx, b):
     facc = False
     if w.value is not None:
         facc = quant and _gemm.float_exact(w.value.T[None], _gemm.zero_of(w))
-        bpk = _gemm.device_buffer(b, _gemm.pack_weights(w.value.T[None], nr, quant,
-                                                        _gemm.zero_of(w), facc))
+        bpk = _gemm.packed_weights(b, _gemm.pack_weights(w.value.T[None], nr, quant,
+                                                         _gemm.zero_of(w), facc))
     else:
         bpk, _ = _gemm.launch_pack_b(b, dt=code(w), y=In(1), N=units, K=size, nr=nr, sk=1,
                                      sn=size, zb=_gemm.zero_of(w))

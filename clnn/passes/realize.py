@@ -17,7 +17,7 @@ import numpy as np
 
 from clnn.kernels import kernel_for
 from clnn.kernels.registry import Unplannable
-from clnn.launch import DirectInput, DirectOutput, LaunchBuilder, nbytes
+from clnn.launch import DirectInput, DirectOutput, LaunchBuilder, WeightArena, nbytes
 from hal.errors import GeneralFailure
 from hal.types import NUMPY_DTYPE
 
@@ -112,6 +112,7 @@ def build_launches(planner, part, contexts, fused, memory, pool, direct, selecti
     sg = planner.sg
     launches, readbacks = [], []
     skipped, views = fused.skipped, memory.views
+    arena = WeightArena()
     for k, ctx in zip(part.ops, contexts):
         operation = sg.operations[k]
         # nothing to compute (every output empty; an operation with some outputs empty
@@ -124,6 +125,7 @@ def build_launches(planner, part, contexts, fused, memory, pool, direct, selecti
                                 node=fused.node(k),
                                 choices=selection.of(k) if selection is not None else None,
                                 slots=memory.slots)
+        builder.arena = arena
         try:
             kernel_for(operation.type).plan(ctx, builder)
             builder.close()
@@ -131,6 +133,7 @@ def build_launches(planner, part, contexts, fused, memory, pool, direct, selecti
             return None
         launches.extend(builder.launches)
         readbacks.extend(builder.readbacks)
+    arena.realize(planner.device.context, launches)
     return launches, readbacks
 
 
