@@ -526,9 +526,9 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
 
 class WeightArena:
     """The packed weights of a plan's launches in one read-only buffer, each launch given its
-    offset, instead of a buffer per layer: PoCL pays for every buffer argument of a launch at
-    every execution (its migration bookkeeping, about 0.35 us each: a chain passing
-    iris_landmark's 60 buffers spent about 20 us of its ~330 us run on them;
+    offset, instead of a buffer per layer: PoCL's enqueue pays for every buffer argument of a
+    launch at every execution (0.1-0.15 us each: a chain of iris_landmark passed 60 buffers,
+    7 with the arena, its executions 3-5 us faster of ~310 us;
     benchmarks/results/mediapipe_ab-20261130-s24-mp.json). The arrays are placed while the
     plan is built (:meth:`place`: a placeholder stands for the buffer in the launches'
     arguments) and the buffer is made once every launch is planned (:meth:`realize`)."""
