@@ -130,6 +130,13 @@ def packed_weights(b, arr: np.ndarray):
     return placed if placed is not None else device_buffer(b, arr)
 
 
+def _packed_args(bpk) -> list:
+    """The kernel arguments of :func:`launch_gemm`'s ``bpk``: a buffer, or (buffer, element
+    offset) (:func:`packed_weights`), and the offset."""
+    buf, off = bpk if isinstance(bpk, tuple) else (bpk, 0)
+    return [buf, i32(off)]
+
+
 def scratch(b, nbytes: int):
     """A device buffer private to one launch sequence of a plan (im2col, packed B, ...)."""
     import pyopencl as cl
@@ -277,7 +284,6 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     epilogues). ``wg``: the work-group shape of the variant (clnn/kernels/_gemm_variants.py):
     "auto" (:func:`local_size`), None (the driver's) or [rows, columns] (:func:`fit_group`).
     ``taps``: amode "taps" (:func:`taps_args`), the implicit GEMM's convolution geometry.
-    ``bpk`` may be (buffer, element offset) (:func:`packed_weights`).
     ``chrow``: the output channel of C[m, n] is its row m (the bias and PRELU alpha per row:
     an NCHW 1x1 convolution, conv2d.py plan_conv_planes), float "act" only; ``qres``: a
     quantized ADD fused after the requantization (:func:`_table_residual`)."""
@@ -295,8 +301,7 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
         raise ValueError(f"a {dt} GEMM with the {epi!r} epilogue has no channel per row")
     if chrow:  # (absent where false: the other kernels' keys)
         params["chrow"] = True
-    bbuf, boff = bpk if isinstance(bpk, tuple) else (bpk, 0)
-    args = [*tensor_arg(a), bbuf, i32(boff), *tensor_arg(c)]
+    args = [*tensor_arg(a), *_packed_args(bpk), *tensor_arg(c)]
     post = None
     if not quant and epi == "act":
         # one kernel for every float epilogue: bias, residual, PRELU and function are chosen
