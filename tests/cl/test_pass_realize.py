@@ -64,3 +64,38 @@ def test_gemm_kernels_compile_the_blocks_of_their_posts(cl_device):
         assert general == [False] * 4 + [None, None, None]
     else:
         assert fps == [None] * 7 and general == [None] * 7
+
+
+def test_packed_weights_share_one_buffer(cl_device):
+    """The GEMM layers' packed weights lie in the plan's one arena buffer (clnn.launch.
+    WeightArena), each launch at its own offset (b_off), and the results are the
+    reference's."""
+    import numpy as np
+
+    from clnn.launch import WeightArena
+    from hal.builder import ModelBuilder
+
+    rng = np.random.default_rng(7)
+    b = ModelBuilder()
+    x, c = b.input("TENSOR_FLOAT32", [1, 6, 6, 8]), 8
+    for o in (24, 40, 16):
+        wt = rng.uniform(-1, 1, (o, 1, 1, c)).astype(np.float32)
+        x = b.op("CONV_2D", [x, b.constant(wt), b.constant(rng.uniform(-1, 1, o).astype(
+            np.float32)), *[b.int32(v) for v in (0, 0, 0, 0, 1, 1, 1)]],
+            b.tensor("TENSOR_FLOAT32", [1, 6, 6, o]))
+        c = o
+    b.mark_output(x)
+    model = b.finish()
+    inputs = [rng.uniform(-1, 1, (1, 6, 6, 8)).astype(np.float32)]
+    pm = cl_device.prepare_model(model)
+    for got, want in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
+        assert_close(got, want, "f32")
+    gemms = [la for p in pm.partitions for pl in p.plans.values() for la in pl.launches
+             if la.name == "gemm.gemm"]
+    assert len(gemms) == 3
+    # the packed B and its offset follow the A tensor (buffer, offset) in the arguments
+    packed = {la.args[2].int_ptr for la in gemms}
+    offsets = [int(la.args[3]) for la in gemms]
+    assert len(packed) == 1 and offsets[0] == 0 and len(set(offsets)) == 3
+    assert all(off * 4 % WeightArena.ALIGN == 0 for off in offsets)
+
