@@ -159,6 +159,12 @@ class ClassDefaults:
     #: 2-3% less kernel time (image_classification 104.5 -> 101.7 us, visual_wake_words
     #: 81.8 -> 79.4, keyword_spotting 20.2 -> 19.6); a GPU: off (its private arrays may spill)
     gemm_lane_memory: bool = False
+    #: those quantized GEMMs (taps or contiguous rows, an even number of channels per vector)
+    #: accumulate in int32 the products of int16 pairs instead of in float (gemm.cl.mako
+    #: ``ip``: B packed as short pairs, one multiply-add of pairs per two products, the
+    #: target's pmaddwd where the compiler offers it). CPU (PoCL, AVX-512): on (record
+    #: int8_models_ab-20261130-s24-int8); a GPU: off (unmeasured)
+    gemm_int_pairs: bool = False
 
 
 _CPU = ClassDefaults(
@@ -170,7 +176,7 @@ _CPU = ClassDefaults(
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
-    gemm_lane_memory=True)
+    gemm_lane_memory=True, gemm_int_pairs=True)
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],

@@ -15,6 +15,8 @@ queries).
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from clnn.kernels._defaults import im2col_vector
@@ -126,9 +128,15 @@ def scratch(b, nbytes: int):
 
 
 def pack_weights(bt: np.ndarray, nr: int, quant: bool, zero_point: int = 0,
-                 facc: bool = False) -> np.ndarray:
+                 facc: bool = False, pairs: bool = False) -> np.ndarray:
     """bt: [groups, K, N] (B = W^T per group) -> [groups, ceil(N/nr), K, nr] panels
-    (quantized: short w - zero point, or float with ``facc``, :func:`float_exact`)."""
+    (quantized: short w - zero point, or float with ``facc``, :func:`float_exact`);
+    ``pairs`` (quantized, even K: :func:`int_pairs`): short [groups, ceil(N/nr), K / 2, nr, 2],
+    rows k and k + 1 of each column side by side."""
+    if pairs:
+        panels = pack_weights(bt, nr, quant, zero_point)
+        g, p, k, _ = panels.shape
+        return np.ascontiguousarray(panels.reshape(g, p, k // 2, 2, nr).transpose(0, 1, 2, 4, 3))
     g, k, n = bt.shape
     npad = ceil_to(max(n, 1), nr)
     if quant:
@@ -254,7 +262,7 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
                 bias=None, requant=(), batch=(1, 1), a_b=(0, 0), b_b=(0, 0), c_b=(0, 0),
                 ch_b=(0, 0), za=0, zo=0, lo=None, hi=None, family="gemm", res=None,
                 prelu=None, fn=None, wg="auto", res_cols=None, facc=False, taps=None,
-                chrow=False, qres=None):
+                chrow=False, qres=None, ip=False):
     """One GEMM launch (see gemm.cl.mako for the knobs). ``a`` / ``c`` are In/Out or buffers;
     ``bpk`` the packed B buffer; ``bias`` In(k) or None; ``requant`` [mult, shift] buffers
     of quantized "act" epilogues; lo / hi the activation clamp; ``res`` (buffer, element
@@ -267,7 +275,8 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     ``taps``: amode "taps" (:func:`taps_args`), the implicit GEMM's convolution geometry.
     ``chrow``: the output channel of C[m, n] is its row m (the bias and PRELU alpha per row:
     an NCHW 1x1 convolution, conv2d.py plan_conv_planes), float "act" only; ``qres``: a
-    quantized ADD fused after the requantization (:func:`_table_residual`)."""
+    quantized ADD fused after the requantization (:func:`_table_residual`); ``ip``: B packed
+    as short pairs (:func:`int_pairs`), the products summed in int32."""
     mr, nv, vw = tile
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -276,8 +285,12 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
         lo, hi = (i32(-2**31), i32(2**31 - 1)) if quant else (f32(-np.inf), f32(np.inf))
     params = {"dt": dt, "odt": odt, "mr": mr, "nv": nv, "vw": vw, "amode": amode,
               "cmode": cmode, "epi": epi}
-    if facc and quant:  # B packed as float (float_exact)
+    if facc and quant:  # B packed as float (float_exact), or as short pairs (ip)
         _float_accumulators(b, params, taps, amode, sak, K)
+        if ip:
+            if params.get("cv", 1) % 2:
+                raise ValueError(f"int16 pairs need an even vector of A, not {params.get('cv', 1)}")
+            params["ip"] = True
     if chrow and (quant or epi != "act"):
         raise ValueError(f"a {dt} GEMM with the {epi!r} epilogue has no channel per row")
     if chrow:  # (absent where false: the other kernels' keys)
@@ -350,6 +363,19 @@ def taps_cv(b, channels: int) -> int:
     limits = getattr(b.device, "limits", None)
     most = _defaults.defaults(_defaults.traits(limits)).gemm_taps_cv if limits else 1
     return next((v for v in (16, 8, 4, 3, 2) if v <= most and channels % v == 0), 1)
+
+
+def int_pairs(device, facc: bool, channels: int) -> bool:
+    """Whether a quantized GEMM accumulating exactly (``facc``) whose A vectors are of
+    ``channels`` (a taps GEMM's input channels, a rows GEMM's K; :func:`taps_cv`) accumulates
+    int16 pair products in int32 instead (gemm.cl.mako ``ip``, B packed by
+    :func:`pack_weights` ``pairs``): the device class's gemm_int_pairs, an even vector."""
+    from clnn.kernels import _defaults
+
+    limits = getattr(device, "limits", None)
+    if not (facc and limits and _defaults.defaults(_defaults.traits(limits)).gemm_int_pairs):
+        return False
+    return taps_cv(SimpleNamespace(device=device), channels) % 2 == 0
 
 
 def lanes_from_memory(b) -> bool:

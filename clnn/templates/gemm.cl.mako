@@ -27,7 +27,10 @@
 ## [ceil(N/nr), K, nr] float for float types, short (w - w_zero_point) for quantized ones,
 ## zero padded (at prepare, or on the device by pack_b). lm (quantized, facc, cv > 1): the
 ## converted A values go through a private array (taps_chunk; the device class's
-## gemm_lane_memory, clnn/kernels/_defaults.py).
+## gemm_lane_memory, clnn/kernels/_defaults.py). ip (quantized, facc, even cv: _gemm.int_pairs):
+## int32 accumulators fed by products of int16 pairs, B packed as short pairs
+## [ceil(N/nr), K / 2, nr, 2] (k, k + 1 of a column side by side), each row's pair of A values
+## one int: one multiply-add of pairs per 2 * vw products (int_pairs_fns).
 <%!
 #: ``post`` values (bit 0 bias, 1 residual, 2 PRELU, bits 4.. the function: 1 LOGISTIC,
 #: 2 HARD_SWISH, 3 SILU; clnn/kernels/_gemm.py) with a compiled epilogue of their own: the ones
@@ -38,7 +41,7 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 %>
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, qres=False, half=False, fp=None, general=True, lm=False)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, qres=False, half=False, fp=None, general=True, lm=False, ip=False)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -50,6 +53,10 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
     # sum stays below 2^24 in magnitude, which the plan guarantees (clnn/kernels/_gemm.py
     # float_exact); one FMA per product instead of an integer multiply and add
     facc = quant and facc
+    # ip: the facc layers' paths (taps, contiguous rows) with int32 accumulators of int16
+    # pair products instead of float ones (B packed as short pairs)
+    ip = facc and ip and cv > 1
+    facc = facc and not ip
     BT = "short" if quant and not facc else "float"
     AV = "float%d" % vw if facc else V
     bdt = "i32" if quant else ("f16" if odt == "f16" else "f32")
@@ -58,6 +65,9 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 ${c.mbqm_right_vector(vw, rq)}
 % elif quant and epi == "act":
 ${c.mbqm_vector(vw)}
+% endif
+% if ip:
+${int_pairs_fns(vw)}
 % endif
 __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_off,
                    ${c.tparam(odt, "c")},
@@ -107,6 +117,11 @@ ${taps_rows(mr)}\
     ${V} c${r}_${v}${"" if facc else " = (%s)(0)" % V};
   % endfor
 % endfor
+% if ip and lm:
+    /* lm: each row's pairs of A through private memory (as facc's lm below) */
+    int apv_[${mr * cv // 2}];
+    int* const apv = apv_ + min(K, 0);
+% endif
 % if facc:
     {
   % if lm and cv > 1:
@@ -123,12 +138,16 @@ ${taps_rows(mr)}\
   % endfor
 % endif
 % if amode == "taps":
-${taps_loop(mr, nv, vw, "f" if facc else "c", cv, lm)}\
+${taps_loop(mr, nv, vw, "f" if facc else "c", cv, lm, ip)}\
 % elif amode == "rows" and cv > 1:
     /* cv > 1 (quantized, facc, A's rows contiguous: sak 1, cv divides K): cv values of each
        row loaded as one vector and converted once, as taps_chunk */
     for (int k = 0; k < K; k += ${cv}) {
+  % if ip:
+${taps_pairs(mr, nv, vw, cv, "ap%d", lm)}\
+  % else:
 ${taps_chunk(mr, nv, vw, cv, "ap%d", lm)}\
+  % endif
     }
 % else:
     for (int k = 0; k < K; ++k) {
@@ -333,7 +352,7 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
     }
 % endfor
 </%def>
-<%def name="taps_loop(mr, nv, vw, acc, cv=1, lm=False)">
+<%def name="taps_loop(mr, nv, vw, acc, cv=1, lm=False, ip=False)">
 <%
     V = "float%d" % vw
     nr = nv * vw
@@ -352,10 +371,14 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
         const int o${r} = y${r} >= 0 && y${r} < t_h && x${r} >= 0 && x${r} < t_w ? xb${r} + (y${r} * t_w + x${r}) * t_c : -1;
   % endfor
 % endif
-        const __global float* bt = bp + (size_t)tap * t_c * ${nr};
+        const __global ${"short" if ip else "float"}* bt = bp + (size_t)tap * t_c * ${nr};
 % if cv > 1:
         for (int k = 0; k < t_c; k += ${cv}) {
+  % if ip:
+${taps_pairs(mr, nv, vw, cv, None, lm)}\
+  % else:
 ${taps_chunk(mr, nv, vw, cv, None, lm)}\
+  % endif
         }
 % else:
         if (${" && ".join("o%d >= 0" % r for r in range(mr))}) {
@@ -400,6 +423,93 @@ ${taps_step(mr, nv, vw, True, acc)}\
     % endfor
   % endfor
 % endfor
+</%def>
+## ip: taps_chunk's loads with int32 accumulators: each row's cv values centered on za as
+## shorts (zero outside the input), taken two by two as ints (a pair of k, k + 1), each pair
+## multiplied with the columns' pairs of B and summed in pairs (clnn_pm<vw>: exact, |a| <= 255,
+## |b| <= 255)
+<%def name="taps_pairs(mr, nv, vw, cv, rows=None, lm=False)">
+<%
+    nr = nv * vw
+    P = cv // 2
+    IP = "int%d" % P if P > 1 else "int"
+    pw = 2 * vw
+%>\
+% for r in range(mr):
+  % if rows:
+            const short${cv} a${r} = convert_short${cv}(convert_int${cv}(vload${cv}(0, ${rows % r} + k)) - za);
+  % else:
+            const short${cv} a${r} = o${r} >= 0 ? convert_short${cv}(convert_int${cv}(vload${cv}(0, a + o${r} + k)) - za) : (short${cv})(0);
+  % endif
+  % if lm and P > 1:
+            vstore${P}(as_${IP}(a${r}), 0, apv + ${r * P});
+  % elif lm:
+            apv[${r}] = as_int(a${r});
+  % else:
+            const ${IP} p${r} = as_${IP}(a${r});
+  % endif
+% endfor
+% for l in range(P):
+  % for v in range(nv):
+    % if pw <= 16:
+            const short${pw} b${l}_${v} = vload${pw}(${v}, ${"bp" if rows else "bt"} + (k + ${2 * l}) * ${nr});
+    % else:
+            const short16 b${l}_${v} = vload16(${2 * v}, ${"bp" if rows else "bt"} + (k + ${2 * l}) * ${nr});
+            const short16 h${l}_${v} = vload16(${2 * v + 1}, ${"bp" if rows else "bt"} + (k + ${2 * l}) * ${nr});
+    % endif
+  % endfor
+  % for r in range(mr):
+<%
+    pv = ("apv[%d]" % (r * P + l)) if lm else ("p%d.s%x" % (r, l) if P > 1 else "p%d" % r)
+%>\
+    % for v in range(nv):
+            c${r}_${v} += clnn_pm${vw}(${pv}, b${l}_${v}${", h%d_%d" % (l, v) if pw > 16 else ""});
+    % endfor
+  % endfor
+% endfor
+</%def>
+## clnn_pm<vw>(p, b[, h]): lane n = p's first short * b[2n] + its second * b[2n + 1] (the
+## columns' pairs; vw 16: b the first 8 columns', h the last 8's); where the compiler offers
+## the target's multiply-add of int16 pairs (x86: pmaddwd) as a builtin, that, else the
+## same sums by vectors
+<%def name="int_pairs_fns(vw)">
+<%
+    I = "int%d" % vw if vw > 1 else "int"
+    pw = 2 * vw
+%>\
+#ifndef CLNN_PM${vw}
+#define CLNN_PM${vw}
+% if vw == 16:
+#if defined(__AVX512BW__)
+typedef short clnn_short32 __attribute__((ext_vector_type(32)));
+inline int16 clnn_pm16(int p, short16 b, short16 h) {
+    const short16 q = as_short16((int8)(p));
+    return __builtin_ia32_pmaddwd512((clnn_short32)(q, q), (clnn_short32)(b, h));
+}
+#else
+inline int16 clnn_pm16(int p, short16 b, short16 h) {
+    const short2 q = as_short2(p);
+    return (int16)(q.s0) * convert_int16((short16)(b.even, h.even)) +
+           (int16)(q.s1) * convert_int16((short16)(b.odd, h.odd));
+}
+#endif
+% else:
+  % if vw == 8:
+#if defined(__AVX2__)
+inline int8 clnn_pm8(int p, short16 b) {
+    return __builtin_ia32_pmaddwd256(as_short16((int8)(p)), b);
+}
+#else
+  % endif
+inline ${I} clnn_pm${vw}(int p, short${pw} b) {
+    const short2 q = as_short2(p);
+    return (${I})(q.s0) * convert_${I}(b.even) + (${I})(q.s1) * convert_${I}(b.odd);
+}
+  % if vw == 8:
+#endif
+  % endif
+% endif
+#endif
 </%def>
 <%def name="taps_step(mr, nv, vw, edge, acc)">
 <%
