@@ -471,7 +471,8 @@ ${taps_step(mr, nv, vw, True, acc)}\
 ## clnn_pm<vw>(p, b[, h]): lane n = p's first short * b[2n] + its second * b[2n + 1] (the
 ## columns' pairs; vw 16: b the first 8 columns', h the last 8's); where the compiler offers
 ## the target's multiply-add of int16 pairs (x86: pmaddwd) as a builtin, that, else the
-## same sums by vectors
+## same sums by vectors. The inner conditionals are spelled ``# if`` / ``# endif``: a chain
+## program (clnn/chain.py _GUARDED) takes a guarded helper block to end at its first ``#endif``
 <%def name="int_pairs_fns(vw)">
 <%
     I = "int%d" % vw if vw > 1 else "int"
@@ -480,33 +481,33 @@ ${taps_step(mr, nv, vw, True, acc)}\
 #ifndef CLNN_PM${vw}
 #define CLNN_PM${vw}
 % if vw == 16:
-#if defined(__AVX512BW__)
+# if defined(__AVX512BW__)
 typedef short clnn_short32 __attribute__((ext_vector_type(32)));
 inline int16 clnn_pm16(int p, short16 b, short16 h) {
     const short16 q = as_short16((int8)(p));
     return __builtin_ia32_pmaddwd512((clnn_short32)(q, q), (clnn_short32)(b, h));
 }
-#else
+# else
 inline int16 clnn_pm16(int p, short16 b, short16 h) {
     const short2 q = as_short2(p);
     return (int16)(q.s0) * convert_int16((short16)(b.even, h.even)) +
            (int16)(q.s1) * convert_int16((short16)(b.odd, h.odd));
 }
-#endif
+# endif
 % else:
   % if vw == 8:
-#if defined(__AVX2__)
+# if defined(__AVX2__)
 inline int8 clnn_pm8(int p, short16 b) {
     return __builtin_ia32_pmaddwd256(as_short16((int8)(p)), b);
 }
-#else
+# else
   % endif
 inline ${I} clnn_pm${vw}(int p, short${pw} b) {
     const short2 q = as_short2(p);
     return (${I})(q.s0) * convert_${I}(b.even) + (${I})(q.s1) * convert_${I}(b.odd);
 }
   % if vw == 8:
-#endif
+# endif
   % endif
 % endif
 #endif
