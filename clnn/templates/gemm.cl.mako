@@ -437,9 +437,9 @@ ${taps_step(mr, nv, vw, True, acc)}\
 %>\
 % for r in range(mr):
   % if rows:
-            const short${cv} a${r} = convert_short${cv}(convert_int${cv}(vload${cv}(0, ${rows % r} + k)) - za);
+            const short${cv} a${r} = convert_short${cv}(vload${cv}(0, ${rows % r} + k)) - (short)za;
   % else:
-            const short${cv} a${r} = o${r} >= 0 ? convert_short${cv}(convert_int${cv}(vload${cv}(0, a + o${r} + k)) - za) : (short${cv})(0);
+            const short${cv} a${r} = o${r} >= 0 ? convert_short${cv}(vload${cv}(0, a + o${r} + k)) - (short)za : (short${cv})(0);
   % endif
   % if lm and P > 1:
             vstore${P}(as_${IP}(a${r}), 0, apv + ${r * P});
