@@ -324,7 +324,7 @@ def test_int_pair_products_by_builtin_and_by_vectors(cl_device, vw):
 
     helper = _lookup().get_template("gemm.cl.mako").get_def("int_pairs_fns").render(vw=vw)
     pw, iv = 2 * vw, f"int{vw}" if vw > 1 else "int"
-    loads = (f"vload16(2 * i, b), vload16(2 * i + 1, b)" if vw == 16 else f"vload{pw}(i, b)")
+    loads = "vload16(2 * i, b), vload16(2 * i + 1, b)" if vw == 16 else f"vload{pw}(i, b)"
     store = f"vstore{vw}(r, i, c)" if vw > 1 else "c[i] = r"
     src = helper + f"""
 __kernel void t(__global const int* p, __global const short* b, __global int* c) {{
