@@ -244,10 +244,11 @@ def half_vector(n: int, nv: int, vw: int) -> bool:
     return vw > 1 and n % (nv * vw) == nv * vw - vw // 2
 
 
-def _float_accumulators(b, params: dict, taps, amode: str, sak: int, K: int):
+def _float_accumulators(b, params: dict, taps, amode: str, sak: int, K: int, ip: bool = False):
     """The knobs of a quantized GEMM whose B is packed as float (float_exact): ``facc``,
     ``cv`` where A's taps or rows are contiguous (:func:`taps_cv`), and ``lm`` with those
-    vectors where the device class says (:func:`lanes_from_memory`)."""
+    vectors where the device class says (:func:`lanes_from_memory`); ``ip``: B packed as short
+    pairs instead (:func:`int_pairs`), the products summed in int32 (an even ``cv``)."""
     params["facc"] = True
     if taps is not None and taps_cv(b, taps[2]) > 1:
         params["cv"] = taps_cv(b, taps[2])
@@ -255,6 +256,10 @@ def _float_accumulators(b, params: dict, taps, amode: str, sak: int, K: int):
         params["cv"] = taps_cv(b, K)
     if params.get("cv", 1) > 1 and lanes_from_memory(b):
         params["lm"] = True
+    if ip:
+        if params.get("cv", 1) % 2:
+            raise ValueError(f"int16 pairs need an even vector of A, not {params.get('cv', 1)}")
+        params["ip"] = True
 
 
 def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None,
@@ -275,8 +280,7 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     ``taps``: amode "taps" (:func:`taps_args`), the implicit GEMM's convolution geometry.
     ``chrow``: the output channel of C[m, n] is its row m (the bias and PRELU alpha per row:
     an NCHW 1x1 convolution, conv2d.py plan_conv_planes), float "act" only; ``qres``: a
-    quantized ADD fused after the requantization (:func:`_table_residual`); ``ip``: B packed
-    as short pairs (:func:`int_pairs`), the products summed in int32."""
+    quantized ADD fused after the requantization (:func:`_table_residual`); ``ip``: see below."""
     mr, nv, vw = tile
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -286,11 +290,7 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     params = {"dt": dt, "odt": odt, "mr": mr, "nv": nv, "vw": vw, "amode": amode,
               "cmode": cmode, "epi": epi}
     if facc and quant:  # B packed as float (float_exact), or as short pairs (ip)
-        _float_accumulators(b, params, taps, amode, sak, K)
-        if ip:
-            if params.get("cv", 1) % 2:
-                raise ValueError(f"int16 pairs need an even vector of A, not {params.get('cv', 1)}")
-            params["ip"] = True
+        _float_accumulators(b, params, taps, amode, sak, K, ip)
     if chrow and (quant or epi != "act"):
         raise ValueError(f"a {dt} GEMM with the {epi!r} epilogue has no channel per row")
     if chrow:  # (absent where false: the other kernels' keys)
