@@ -269,7 +269,8 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                       c_b=(c_grp, 0), ch_b=ch_b, za=za, zo=_gemm.zero_of(out), lo=lo,
                       hi=hi, res=res, prelu=alpha, fn=post_fn(b), wg=variant["wg"],
                       res_cols=residual_columns(b), facc=facc, qres=quant_residual(b, out),
-                      ip=pairs, taps=_gemm.taps_args(h, w, c, oh, ow, fw, fh * fw,
+                      ip=pairs,
+                      taps=_gemm.taps_args(h, w, c, oh, ow, fw, fh * fw,
                                            (p.stride_h, p.stride_w), (p.dil_h, p.dil_w),
                                            (top, left)) if amode == "taps" else None)
 
