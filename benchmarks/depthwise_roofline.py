@@ -247,6 +247,7 @@ def report(res: dict) -> str:
     out = []
     tot: dict = collections.defaultdict(float)
     cls: dict = collections.defaultdict(float)
+    cls_bound: dict = collections.defaultdict(float)
     for r in res["rows"]:
         bound = max(r["copy_s"], r["fma_s"])
         out.append(f"{r['layer']:<22} x{r['n']:<3} rule {r['flop'] / r['rule_s'] * 1e-9:6.1f} "
@@ -256,6 +257,7 @@ def report(res: dict) -> str:
                      ("bound", bound)):
             tot[k] += r["n"] * v
         cls[r["class"]] += r["n"] * r["rule_s"]
+        cls_bound[r["class"]] += r["n"] * bound
     if tot["rule"]:
         def rate(k):
             return tot["flop"] / tot[k] * 1e-9
@@ -266,6 +268,8 @@ def report(res: dict) -> str:
         out.append("share of the depthwise time: " + ", ".join(
             f"{k} {100 * v / tot['rule']:.0f}%" for k, v in sorted(cls.items(),
                                                                     key=lambda kv: -kv[1])))
+        out.append("of the copy-and-FMA bound per class (its time over the rule's): " + ", ".join(
+            f"{k} {cls_bound[k] / v:.2f}" for k, v in sorted(cls.items(), key=lambda kv: -kv[1])))
     out.extend(report_fused(res.get("fused", [])))
     out.append(f"load average {res['load'][0]:.2f}")
     return "\n".join(out)
