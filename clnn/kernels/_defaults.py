@@ -110,7 +110,9 @@ class ClassDefaults:
     #: measure quiet. s24 (interleaved, 21 turns, load 4.3-4.6): the 16-wide float32 layers
     #: 0.80x the time in bands of 4 at stride 1 (0.92x in 2), 0.78x in bands of 2 at stride 2,
     #: the 8-wide ones slower (bands(): one row); the first launch's codegen +0.15 s (2 rows)
-    #: to +0.4 s (4) a kernel: CPU 4 (quantized layers one row), a GPU 1 (unmeasured)
+    #: to +0.4 s (4) a kernel, +0.1-0.27 CPU-s per cold prepare (pose_detection,
+    #: face_detection_short_range) against #37's cold target, no whole model shown faster: CPU
+    #: and GPU 1 (record depthwise_roofline-20261130-s24-dw)
     dw_bands: int = 1
     #: the same for filters of more than 9 taps (5x5) at a row stride of 1 or 2 where native
     #: vectors hold 16 floats, also where a band passes the last row (so that a model builds
@@ -175,7 +177,7 @@ _CPU = ClassDefaults(
     gemm_tiles=([8, 2, 16], [8, 1, 16], [8, 1, 8], [4, 2, 16], [16, 1, 16], [8, 4, 8],
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
-    direct="rule", direct_rows=-1, dw_bands=4, dw_bands_wide=2, dw_overlap_vw=16, dwpw=True,
+    direct="rule", direct_rows=-1, dw_bands_wide=2, dw_overlap_vw=16, dwpw=True,
     dwpw_pixels=0,
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
