@@ -56,15 +56,17 @@ _COMPLETE = "complete"
 
 
 @functools.cache
-def _lookup(root: str | None = None):
+def _lookup(root: str | None = None, keep: bool = True):
     """The TemplateLookup of cache root ``root``, made at the first render (mako, and the
     pygments its error pages import, stay off the path of a process that only restores
     compiled programs). Templates compile to Python modules kept in :func:`template_modules`
-    (compiled once per machine, not in every process that renders: 0.15-0.3 s of a prepare)."""
+    (compiled once per machine, not in every process that renders: 0.15-0.3 s of a prepare);
+    ``keep`` False: compiled in memory, kept nowhere."""
     from mako.lookup import TemplateLookup
 
     return TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
-                          input_encoding="utf-8", module_directory=template_modules(root))
+                          input_encoding="utf-8",
+                          module_directory=template_modules(root) if keep else None)
 
 
 @functools.cache
@@ -202,15 +204,21 @@ def freeze(params: dict) -> tuple:
     return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items()))
 
 
+def _render_with(lookup, family: str, name: str, params: dict) -> tuple[str, str]:
+    common = lookup.get_template("common.mako").get_def("prelude").render()
+    body = lookup.get_template(f"{family}.cl.mako").get_def(name).render(**params)
+    return common, body
+
+
 def _render_parts(family: str, name: str, params: dict, debug: bool = False,
                   root: str | None = None) -> tuple[str, str]:
     """(common helpers, the kernel's own source) of kernel ``name`` of ``<family>.cl.mako``
     (templates compiled under the cache root ``root``: :func:`_lookup`)."""
     try:
-        lookup = _lookup(root)
-        common = lookup.get_template("common.mako").get_def("prelude").render()
-        tmpl = lookup.get_template(f"{family}.cl.mako")
-        body = tmpl.get_def(name).render(**params)
+        try:
+            common, body = _render_with(_lookup(root), family, name, params)
+        except OSError:  # (a module not written: the cache full or read-only) in memory
+            common, body = _render_with(_lookup(root, False), family, name, params)
     except Exception as e:
         if debug:
             from mako import exceptions as mako_exceptions  # (pygments: off the import path)

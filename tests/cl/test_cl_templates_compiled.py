@@ -79,3 +79,15 @@ def test_another_set_of_templates_compiles_to_another_folder(monkeypatch, fresh,
         assert program_cache._render_parts(*KEY, root=str(tmp_path / "c"))[1] == "changed"
     finally:
         program_cache.templates_fingerprint.cache_clear()
+
+
+def test_a_module_that_cannot_be_written_compiles_in_memory(monkeypatch, fresh):
+    """A full or read-only cache root: the template is compiled in memory, as before."""
+    want = _render(fresh / "first")
+    program_cache._lookup.cache_clear()
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(mako.template, "_compile_module_file", disk_full)
+    assert _render(fresh / "full") == want
