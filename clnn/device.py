@@ -502,13 +502,14 @@ class ClDevice(Device):
 
     def prepare_model(self, model, preference=None, priority=Priority.MEDIUM, deadline=None,
                       model_cache=(), data_cache=(), token=None):
-        from clnn import compilation_cache as cache
-        from clnn.prepared_model import ClPreparedModel
         from hal.driver import check_prepare_args
 
         check_prepare_args(priority, deadline, preference)
+        marker = self._compile_ahead(model)  # (first: before the modules a prepare imports)
+        from clnn import compilation_cache as cache
+        from clnn.prepared_model import ClPreparedModel
+
         save = cache.requested(self, model_cache, data_cache, token)
-        marker = self._compile_ahead(model)
         rows = self.support_report(model, strict=True)
         from clnn.kernels.registry import TooLargeReason
         from clnn.plan import TooLarge
