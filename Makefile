@@ -1,6 +1,7 @@
 # Two commands on a fresh machine:  make demo  (the main job)   make test  (the tests)
 # make test-full: the tests with the long suites whole (tests marked slow).
-# Each sets up what is missing: a virtualenv with the packages, and an OpenCL platform (PoCL).
+# Each sets up what is missing: a virtualenv with the packages (the kernel templates compiled
+# beside them), and an OpenCL platform (PoCL).
 # make check-kernels: the conformance corpus on Oclgrind, which reports out-of-bounds accesses,
 # data races and barrier divergence in the kernels (slow: see docs/kernels-on-oclgrind.md).
 
