@@ -248,7 +248,11 @@ def _float_accumulators(b, params: dict, taps, amode: str, sak: int, K: int, ip:
     """The knobs of a quantized GEMM whose B is packed as float (float_exact): ``facc``,
     ``cv`` where A's taps or rows are contiguous (:func:`taps_cv`), and ``lm`` with those
     vectors where the device class says (:func:`lanes_from_memory`); ``ip``: B packed as short
-    pairs instead (:func:`int_pairs`), the products summed in int32 (an even ``cv``)."""
+    pairs instead (:func:`int_pairs`), the products summed in int32 (an even ``cv``), and
+    ``vnni`` with those of 16 lanes where the device runs AVX512-VNNI (clnn/kernels/_vnni.py:
+    the device class allows it and a probe in a subprocess ran it right)."""
+    from clnn.kernels import _vnni as vnni
+
     params["facc"] = True
     if taps is not None and taps_cv(b, taps[2]) > 1:
         params["cv"] = taps_cv(b, taps[2])
@@ -260,6 +264,8 @@ def _float_accumulators(b, params: dict, taps, amode: str, sak: int, K: int, ip:
         if params.get("cv", 1) % 2:
             raise ValueError(f"int16 pairs need an even vector of A, not {params.get('cv', 1)}")
         params["ip"] = True
+        if params["vw"] == 16 and amode in ("rows", "taps") and vnni.available(b.device):
+            params["vnni"] = True
 
 
 def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None,

@@ -41,7 +41,7 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 %>
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, qres=False, half=False, fp=None, general=True, lm=False, ip=False)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, qres=False, half=False, fp=None, general=True, lm=False, ip=False, vnni=False)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -57,6 +57,8 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
     # pair products instead of float ones (B packed as short pairs)
     ip = facc and ip and cv > 1
     facc = facc and not ip
+    # vnni: ip's whole K loop in one call of a helper compiled for AVX512-VNNI (vk_helper)
+    vnni = ip and vnni and vw == 16 and amode in ("rows", "taps")
     BT = "short" if quant and not facc else "float"
     AV = "float%d" % vw if facc else V
     bdt = "i32" if quant else ("f16" if odt == "f16" else "f32")
@@ -68,6 +70,9 @@ ${c.mbqm_vector(vw)}
 % endif
 % if ip:
 ${int_pairs_fns(vw)}
+% endif
+% if vnni:
+${vk_helper(dt, amode, mr, nv, cv, lm)}
 % endif
 __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_off,
                    ${c.tparam(odt, "c")},
@@ -117,7 +122,7 @@ ${taps_rows(mr)}\
     ${V} c${r}_${v}${"" if facc else " = (%s)(0)" % V};
   % endfor
 % endfor
-% if ip and lm:
+% if ip and lm and not vnni:
     /* lm: each row's pairs of A through private memory (as facc's lm below) */
     int apv_[${mr * cv // 2}];
     int* const apv = apv_ + min(K, 0);
@@ -137,7 +142,9 @@ ${taps_rows(mr)}\
     % endfor
   % endfor
 % endif
-% if amode == "taps":
+% if vnni:
+${vk_call(dt, amode, mr, nv, cv, lm)}\
+% elif amode == "taps":
 ${taps_loop(mr, nv, vw, "f" if facc else "c", cv, lm, ip)}\
 % elif amode == "rows" and cv > 1:
     /* cv > 1 (quantized, facc, A's rows contiguous: sak 1, cv divides K): cv values of each
@@ -352,7 +359,7 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
     }
 % endfor
 </%def>
-<%def name="taps_loop(mr, nv, vw, acc, cv=1, lm=False, ip=False)">
+<%def name="taps_loop(mr, nv, vw, acc, cv=1, lm=False, ip=False, dp=False)">
 <%
     V = "float%d" % vw
     nr = nv * vw
@@ -375,7 +382,7 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
 % if cv > 1:
         for (int k = 0; k < t_c; k += ${cv}) {
   % if ip:
-${taps_pairs(mr, nv, vw, cv, None, lm)}\
+${taps_pairs(mr, nv, vw, cv, None, lm, dp)}\
   % else:
 ${taps_chunk(mr, nv, vw, cv, None, lm)}\
   % endif
@@ -428,7 +435,7 @@ ${taps_step(mr, nv, vw, True, acc)}\
 ## shorts (zero outside the input), taken two by two as ints (a pair of k, k + 1), each pair
 ## multiplied with the columns' pairs of B and summed in pairs (clnn_pm<vw>: exact, |a| <= 255,
 ## |b| <= 255)
-<%def name="taps_pairs(mr, nv, vw, cv, rows=None, lm=False)">
+<%def name="taps_pairs(mr, nv, vw, cv, rows=None, lm=False, dp=False)">
 <%
     nr = nv * vw
     P = cv // 2
@@ -463,7 +470,11 @@ ${taps_step(mr, nv, vw, True, acc)}\
     pv = ("apv[%d]" % (r * P + l)) if lm else ("p%d.s%x" % (r, l) if P > 1 else "p%d" % r)
 %>\
     % for v in range(nv):
+      % if dp:
+            c${r}_${v} = clnn_dp16(c${r}_${v}, ${pv}, b${l}_${v}, h${l}_${v});
+      % else:
             c${r}_${v} += clnn_pm${vw}(${pv}, b${l}_${v}${", h%d_%d" % (l, v) if pw > 16 else ""});
+      % endif
     % endfor
   % endfor
 % endfor
@@ -511,6 +522,91 @@ inline ${I} clnn_pm${vw}(int p, short${pw} b) {
   % endif
 % endif
 #endif
+</%def>
+## vnni (ip, vw 16, rows or taps; the device's probe passed: clnn/kernels/_vnni.py): the K loop
+## of ip in one function compiled for AVX512-VNNI, called once per work-item (a function with
+## a target the kernel lacks is never inlined into it: one call per instruction would not pay,
+## and a kernel carrying the target does not compile on PoCL); its accumulators come in and go
+## out through a private array. clnn_dp16(c, p, b, h): c + clnn_pm16(p, b, h) in one
+## multiply-add of int16 pairs accumulating into int32 (x86: vpdpwssd; exact as pmaddwd).
+<%def name="vk_name(dt, amode, mr, nv, cv, lm)">clnn_vk_${amode}_${dt}_${mr}_${nv}_${cv}${"_lm" if lm else ""}</%def>
+<%def name="vk_helper(dt, amode, mr, nv, cv, lm)">
+<%
+    name = capture(vk_name, dt, amode, mr, nv, cv, lm)
+    T = capture(c.ctype, dt)
+%>\
+#ifndef CLNN_VNNI
+#define CLNN_VNNI
+typedef short clnn_vs32 __attribute__((ext_vector_type(32)));
+__attribute__((always_inline, target("avx512vnni")))
+static inline int16 clnn_dp16(int16 acc, int p, short16 b, short16 h) {
+    return __builtin_ia32_vpdpwssd512(acc, (int16)(p), as_int16((clnn_vs32)(b, h)));
+}
+#endif
+#ifndef ${name.upper()}
+#define ${name.upper()}
+__attribute__((noinline, target("avx512vnni")))
+void ${name}(int16* acc, const __global ${T}* a, const __global short* bp, const int* rv,
+        int K, int za, int t_h, int t_w, int t_c, int t_fw, int t_taps, int t_dh, int t_dw)
+{
+% for r in range(mr):
+  % if amode == "taps":
+    const int iy${r} = rv[${3 * r}], ix${r} = rv[${3 * r + 1}], xo${r} = rv[${3 * r + 2}];
+  % else:
+    const __global ${T}* ap${r} = a + rv[${r}];
+  % endif
+% endfor
+% for r in range(mr):
+  % for v in range(nv):
+    int16 c${r}_${v} = acc[${r * nv + v}];
+  % endfor
+% endfor
+% if lm:
+    int apv_[${mr * cv // 2}];
+    int* const apv = apv_ + min(K, 0);
+% endif
+% if amode == "taps":
+${taps_loop(mr, nv, 16, "c", cv, lm, True, True)}\
+% else:
+    for (int k = 0; k < K; k += ${cv}) {
+${taps_pairs(mr, nv, 16, cv, "ap%d", lm, True)}\
+    }
+% endif
+% for r in range(mr):
+  % for v in range(nv):
+    acc[${r * nv + v}] = c${r}_${v};
+  % endfor
+% endfor
+}
+#endif
+</%def>
+<%def name="vk_call(dt, amode, mr, nv, cv, lm)">
+    {
+        int16 acc_[${mr * nv}];
+        int rv_[${3 * mr if amode == "taps" else mr}];
+% for i in range(mr * nv):
+        acc_[${i}] = (int16)(0);
+% endfor
+% for r in range(mr):
+  % if amode == "taps":
+        rv_[${3 * r}] = iy${r};
+        rv_[${3 * r + 1}] = ix${r};
+        rv_[${3 * r + 2}] = xo${r};
+  % else:
+        rv_[${r}] = (int)(ap${r} - a);
+  % endif
+% endfor
+% if amode == "taps":
+        ${vk_name(dt, amode, mr, nv, cv, lm)}(acc_, a, bp, rv_, K, za, t_h, t_w, t_c, t_fw, t_taps, t_dh, t_dw);
+% else:
+        ${vk_name(dt, amode, mr, nv, cv, lm)}(acc_, a, bp, rv_, K, za, 0, 0, 0, 0, 0, 0, 0);
+% endif
+% for r in range(mr):
+  % for v in range(nv):
+        c${r}_${v} = acc_[${r * nv + v}];
+  % endfor
+% endfor
+    }
 </%def>
 <%def name="taps_step(mr, nv, vw, edge, acc)">
 <%
