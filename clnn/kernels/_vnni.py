@@ -5,7 +5,8 @@ declare (``__attribute__((target("avx512vnni")))``: PoCL compiles for skylake-av
 CPU that has VNNI); whether the compiler takes it and the processor executes it is known only
 by trying. The probe builds and runs a tiny kernel with such a function in a SUBPROCESS (an
 illegal instruction or a compiler crash ends only that process) and checks its sums; the
-answer is kept per device (platform, device, driver and the host's processor flags) in clnn's
+answer is kept per device (platform, device, driver, the host's processor flags and the
+probe's source) in clnn's
 cache (``probes/vnni-<hash>.json``) and in this process. Nothing here assumes PoCL: a device
 whose compiler refuses the attribute answers no, and the GEMM keeps its portable form.
 
@@ -23,19 +24,16 @@ import sys
 
 from clnn import paths
 
-#: the probe's kernel: one noinline VNNI function over 8 pairs, called by the kernel
+#: the probe's kernel: one noinline VNNI function (vpdpbusd: unsigned by signed bytes, 4 by 4)
 PROBE_SOURCE = r"""
-typedef short clnn_vs32 __attribute__((ext_vector_type(32)));
 __attribute__((noinline, target("avx512vnni")))
-void clnn_vk_probe(int16* acc, const __global short* a, const __global short* b) {
+void clnn_vk_probe(int16* acc, const __global uchar* a, const __global int* b) {
     int16 c = acc[0];
-    for (int k = 0; k < 8; ++k)
-        c = __builtin_ia32_vpdpwssd512(c, (int16)(as_int(vload2(k, a))),
-                                       as_int16((clnn_vs32)(vload16(2 * k, b),
-                                                            vload16(2 * k + 1, b))));
+    for (int k = 0; k < 4; ++k)
+        c = __builtin_ia32_vpdpbusd512(c, (int16)(as_int(vload4(k, a))), vload16(k, b));
     acc[0] = c;
 }
-__kernel void probe(__global const short* a, __global const short* b, __global int* out) {
+__kernel void probe(__global const uchar* a, __global const int* b, __global int* out) {
     int16 acc[1];
     acc[0] = (int16)(get_global_id(0));
     clnn_vk_probe(acc, a, b);
@@ -64,7 +62,7 @@ def device_key(cl_device) -> str:
     p = cl_device.platform
     text = "|".join(str(x) for x in (p.name, p.version, cl_device.name,
                                       cl_device.driver_version, platform.machine(),
-                                      _cpu_flags()))
+                                      _cpu_flags(), PROBE_SOURCE))
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
@@ -127,8 +125,8 @@ def _probe_here(platform_name: str, device_name: str) -> str:
     ctx = cl.Context([dev])
     queue = cl.CommandQueue(ctx)
     rng = np.random.default_rng(36)
-    a = rng.integers(-255, 256, 16).astype(np.int16)
-    b = rng.integers(-255, 256, (8, 16, 2)).astype(np.int16)
+    a = rng.integers(0, 256, 16).astype(np.uint8)
+    b = rng.integers(-128, 128, (4, 16, 4)).astype(np.int8)
     mf = cl.mem_flags
     da = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
     db = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)
@@ -137,7 +135,7 @@ def _probe_here(platform_name: str, device_name: str) -> str:
     cl.Program(ctx, PROBE_SOURCE).build().probe(queue, (1,), None, da, db, do)
     cl.enqueue_copy(queue, out, do)
     queue.finish()
-    want = np.einsum("kp,knp->n", a.reshape(8, 2).astype(np.int32), b.astype(np.int32))
+    want = np.einsum("kp,knp->n", a.reshape(4, 4).astype(np.int32), b.astype(np.int32))
     return "ok" if np.array_equal(out, want) else f"wrong sums {out[:4]} != {want[:4]}"
 
 

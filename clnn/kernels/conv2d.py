@@ -226,6 +226,8 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
         # int16 pairs (_gemm.int_pairs) where A is the input's rows or taps
         pairs = (direct_a or not cols_a and taps_applies(b, dt, p, groups, facc)) and \
             _gemm.int_pairs(b.device, facc, cg)
+        if pairs and _gemm.int_quads(b.device, bt, _gemm.zero_of(fi), cg, tile):
+            pairs = "quads"  # bytes by quads, AVX512-VNNI
         bpk = _gemm.device_buffer(b, _gemm.pack_weights(bt, nr, quant, _gemm.zero_of(fi),
                                                         facc, pairs))
         b_grp = _gemm.ceil_to(max(og, 1), nr) * K

@@ -49,6 +49,8 @@ def plan(ctx, b):
     if w.value is not None:
         facc = quant and _gemm.float_exact(w.value.T[None], _gemm.zero_of(w))
         pairs = _gemm.int_pairs(b.device, facc, size)
+        if pairs and _gemm.int_quads(b.device, w.value.T[None], _gemm.zero_of(w), size, tile):
+            pairs = "quads"  # bytes by quads, AVX512-VNNI
         bpk = _gemm.device_buffer(b, _gemm.pack_weights(w.value.T[None], nr, quant,
                                                         _gemm.zero_of(w), facc, pairs))
     else:

@@ -57,9 +57,10 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
     # pair products instead of float ones (B packed as short pairs)
     ip = facc and ip and cv > 1
     facc = facc and not ip
-    # vnni: ip's whole K loop in one call of a helper compiled for AVX512-VNNI (vk_helper)
-    vnni = ip and vnni and vw == 16 and amode in ("rows", "taps")
-    BT = "short" if quant and not facc else "float"
+    # vnni: ip's whole K loop in one call of a helper compiled for AVX512-VNNI (vk_helper),
+    # B packed as signed bytes by quads
+    vnni = ip and vnni and vw == 16 and amode in ("rows", "taps") and cv % 4 == 0
+    BT = "char" if vnni else "short" if quant and not facc else "float"
     AV = "float%d" % vw if facc else V
     bdt = "i32" if quant else ("f16" if odt == "f16" else "f32")
 %>
@@ -72,7 +73,7 @@ ${c.mbqm_vector(vw)}
 ${int_pairs_fns(vw)}
 % endif
 % if vnni:
-${vk_helper(dt, amode, mr, nv, cv, lm)}
+${vk_helper(dt, amode, mr, nv, cv)}
 % endif
 __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_off,
                    ${c.tparam(odt, "c")},
@@ -143,7 +144,7 @@ ${taps_rows(mr)}\
   % endfor
 % endif
 % if vnni:
-${vk_call(dt, amode, mr, nv, cv, lm)}\
+${vk_call(dt, amode, mr, nv, cv)}\
 % elif amode == "taps":
 ${taps_loop(mr, nv, vw, "f" if facc else "c", cv, lm, ip)}\
 % elif amode == "rows" and cv > 1:
@@ -378,11 +379,13 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
         const int o${r} = y${r} >= 0 && y${r} < t_h && x${r} >= 0 && x${r} < t_w ? xb${r} + (y${r} * t_w + x${r}) * t_c : -1;
   % endfor
 % endif
-        const __global ${"short" if ip else "float"}* bt = bp + (size_t)tap * t_c * ${nr};
+        const __global ${"char" if dp else "short" if ip else "float"}* bt = bp + (size_t)tap * t_c * ${nr};
 % if cv > 1:
         for (int k = 0; k < t_c; k += ${cv}) {
-  % if ip:
-${taps_pairs(mr, nv, vw, cv, None, lm, dp)}\
+  % if dp:
+${taps_quads(mr, nv, cv, None, dp)}\
+  % elif ip:
+${taps_pairs(mr, nv, vw, cv, None, lm)}\
   % else:
 ${taps_chunk(mr, nv, vw, cv, None, lm)}\
   % endif
@@ -435,7 +438,7 @@ ${taps_step(mr, nv, vw, True, acc)}\
 ## shorts (zero outside the input), taken two by two as ints (a pair of k, k + 1), each pair
 ## multiplied with the columns' pairs of B and summed in pairs (clnn_pm<vw>: exact, |a| <= 255,
 ## |b| <= 255)
-<%def name="taps_pairs(mr, nv, vw, cv, rows=None, lm=False, dp=False)">
+<%def name="taps_pairs(mr, nv, vw, cv, rows=None, lm=False)">
 <%
     nr = nv * vw
     P = cv // 2
@@ -470,11 +473,7 @@ ${taps_step(mr, nv, vw, True, acc)}\
     pv = ("apv[%d]" % (r * P + l)) if lm else ("p%d.s%x" % (r, l) if P > 1 else "p%d" % r)
 %>\
     % for v in range(nv):
-      % if dp:
-            c${r}_${v} = clnn_dp16(c${r}_${v}, ${pv}, b${l}_${v}, h${l}_${v});
-      % else:
             c${r}_${v} += clnn_pm${vw}(${pv}, b${l}_${v}${", h%d_%d" % (l, v) if pw > 16 else ""});
-      % endif
     % endfor
   % endfor
 % endfor
@@ -523,30 +522,27 @@ inline ${I} clnn_pm${vw}(int p, short${pw} b) {
 % endif
 #endif
 </%def>
-## vnni (ip, vw 16, rows or taps; the device's probe passed: clnn/kernels/_vnni.py): the K loop
-## of ip in one function compiled for AVX512-VNNI, called once per work-item (a function with
-## a target the kernel lacks is never inlined into it: one call per instruction would not pay,
-## and a kernel carrying the target does not compile on PoCL); its accumulators come in and go
-## out through a private array. clnn_dp16(c, p, b, h): c + clnn_pm16(p, b, h) in one
-## multiply-add of int16 pairs accumulating into int32 (x86: vpdpwssd; exact as pmaddwd).
-<%def name="vk_name(dt, amode, mr, nv, cv, lm)">clnn_vk_${amode}_${dt}_${mr}_${nv}_${cv}${"_lm" if lm else ""}</%def>
-<%def name="vk_helper(dt, amode, mr, nv, cv, lm)">
+## vnni (ip, vw 16, rows or taps, cv a multiple of 4; B packed as signed bytes by quads
+## [ceil(N/nr), K / 4, nr, 4]: clnn/kernels/_gemm.py int_quads, the device passed the probe of
+## clnn/kernels/_vnni.py): the K loop in one function compiled for AVX512-VNNI, called once
+## per work-item (a function of a target the kernel lacks is never inlined into it: a call
+## per instruction would not pay, and a kernel carrying the target does not compile on PoCL);
+## the accumulators go out through a private array. Each row's 4 A values are taken as
+## unsigned bytes (an int8 input + 128: its sign bit flipped; zero outside the input is the
+## zero point's byte) and multiplied with the columns' signed quads, summed in int32
+## (vpdpbusd: exact, |products| <= 255 * 128, the sums bounded as float_exact's); the zero
+## point's share (its byte times each column's sum of B, taps outside included) is summed
+## alongside by the same instruction and taken off at the end.
+<%def name="vk_name(dt, amode, mr, nv, cv)">clnn_vk_${amode}_${dt}_${mr}_${nv}_${cv}</%def>
+<%def name="vk_helper(dt, amode, mr, nv, cv)">
 <%
-    name = capture(vk_name, dt, amode, mr, nv, cv, lm)
+    name = capture(vk_name, dt, amode, mr, nv, cv)
     T = capture(c.ctype, dt)
 %>\
-#ifndef CLNN_VNNI
-#define CLNN_VNNI
-typedef short clnn_vs32 __attribute__((ext_vector_type(32)));
-__attribute__((always_inline, target("avx512vnni")))
-static inline int16 clnn_dp16(int16 acc, int p, short16 b, short16 h) {
-    return __builtin_ia32_vpdpwssd512(acc, (int16)(p), as_int16((clnn_vs32)(b, h)));
-}
-#endif
 #ifndef ${name.upper()}
 #define ${name.upper()}
 __attribute__((noinline, target("avx512vnni")))
-void ${name}(int16* acc, const __global ${T}* a, const __global short* bp, const int* rv,
+void ${name}(int16* acc, const __global ${T}* a, const __global char* bp, const int* rv,
         int K, int za, int t_h, int t_w, int t_c, int t_fw, int t_taps, int t_dh, int t_dw)
 {
 % for r in range(mr):
@@ -556,37 +552,69 @@ void ${name}(int16* acc, const __global ${T}* a, const __global short* bp, const
     const __global ${T}* ap${r} = a + rv[${r}];
   % endif
 % endfor
+    /* the zero point as an unsigned byte, four times in an int */
+    const uchar zu = (uchar)(za${" + 128" if dt == "i8" else ""});
+    const int16 zq = (int16)(as_int((uchar4)(zu)));
+% for v in range(nv):
+    int16 z${v} = (int16)(0);
+% endfor
 % for r in range(mr):
   % for v in range(nv):
-    int16 c${r}_${v} = acc[${r * nv + v}];
+    int16 c${r}_${v} = (int16)(0);
   % endfor
 % endfor
-% if lm:
-    int apv_[${mr * cv // 2}];
+    int apv_[${mr * cv // 4}];
     int* const apv = apv_ + min(K, 0);
-% endif
 % if amode == "taps":
-${taps_loop(mr, nv, 16, "c", cv, lm, True, True)}\
+${taps_loop(mr, nv, 16, "c", cv, True, True, dt)}\
 % else:
     for (int k = 0; k < K; k += ${cv}) {
-${taps_pairs(mr, nv, 16, cv, "ap%d", lm, True)}\
+${taps_quads(mr, nv, cv, "ap%d", dt)}\
     }
 % endif
 % for r in range(mr):
   % for v in range(nv):
-    acc[${r * nv + v}] = c${r}_${v};
+    acc[${r * nv + v}] = c${r}_${v} - z${v};
   % endfor
 % endfor
 }
 #endif
 </%def>
-<%def name="vk_call(dt, amode, mr, nv, cv, lm)">
+## vnni's loads and multiply-adds of one chunk of cv channels (taps_pairs' with quads)
+<%def name="taps_quads(mr, nv, cv, rows, dt)">
+<%
+    Q = cv // 4
+    IQ = "int%d" % Q if Q > 1 else "int"
+    flip = " ^ (uchar)0x80" if dt == "i8" else ""
+%>\
+% for r in range(mr):
+  % if rows:
+            const uchar${cv} u${r} = as_uchar${cv}(vload${cv}(0, ${rows % r} + k))${flip};
+  % else:
+            const uchar${cv} u${r} = o${r} >= 0 ? as_uchar${cv}(vload${cv}(0, a + o${r} + k))${flip} : (uchar${cv})(zu);
+  % endif
+  % if Q > 1:
+            vstore${Q}(as_${IQ}(u${r}), 0, apv + ${r * Q});
+  % else:
+            apv[${r}] = as_int(u${r});
+  % endif
+% endfor
+% for l in range(Q):
+  % for v in range(nv):
+            const int16 q${l}_${v} = vload16(${v}, (const __global int*)(${"bp" if rows else "bt"} + (k + ${4 * l}) * ${16 * nv}));
+            z${v} = __builtin_ia32_vpdpbusd512(z${v}, zq, q${l}_${v});
+  % endfor
+  % for r in range(mr):
+    % for v in range(nv):
+            c${r}_${v} = __builtin_ia32_vpdpbusd512(c${r}_${v}, (int16)(apv[${r * Q + l}]), q${l}_${v});
+    % endfor
+  % endfor
+% endfor
+</%def>
+<%def name="vk_call(dt, amode, mr, nv, cv)">
     {
         int16 acc_[${mr * nv}];
         int rv_[${3 * mr if amode == "taps" else mr}];
-% for i in range(mr * nv):
-        acc_[${i}] = (int16)(0);
-% endfor
 % for r in range(mr):
   % if amode == "taps":
         rv_[${3 * r}] = iy${r};
@@ -597,9 +625,9 @@ ${taps_pairs(mr, nv, 16, cv, "ap%d", lm, True)}\
   % endif
 % endfor
 % if amode == "taps":
-        ${vk_name(dt, amode, mr, nv, cv, lm)}(acc_, a, bp, rv_, K, za, t_h, t_w, t_c, t_fw, t_taps, t_dh, t_dw);
+        ${vk_name(dt, amode, mr, nv, cv)}(acc_, a, bp, rv_, K, za, t_h, t_w, t_c, t_fw, t_taps, t_dh, t_dw);
 % else:
-        ${vk_name(dt, amode, mr, nv, cv, lm)}(acc_, a, bp, rv_, K, za, 0, 0, 0, 0, 0, 0, 0);
+        ${vk_name(dt, amode, mr, nv, cv)}(acc_, a, bp, rv_, K, za, 0, 0, 0, 0, 0, 0, 0);
 % endif
 % for r in range(mr):
   % for v in range(nv):
