@@ -128,17 +128,21 @@ def scratch(b, nbytes: int):
 
 
 def pack_weights(bt: np.ndarray, nr: int, quant: bool, zero_point: int = 0,
-                 facc: bool = False, pairs: bool = False) -> np.ndarray:
+                 facc: bool = False, pairs: bool | str = False, a_zero: int = 0) -> np.ndarray:
     """bt: [groups, K, N] (B = W^T per group) -> [groups, ceil(N/nr), K, nr] panels
     (quantized: short w - zero point, or float with ``facc``, :func:`float_exact`);
     ``pairs`` (quantized, even K: :func:`int_pairs`): short [groups, ceil(N/nr), K / 2, nr, 2],
     rows k and k + 1 of each column side by side; ``pairs`` "quads" (:func:`int_quads`): signed
-    bytes [groups, ceil(N/nr), K / 4, nr, 4], rows k .. k + 3 of each column side by side."""
+    bytes [groups, ceil(N/nr), K / 4 + 1, nr, 4], rows k .. k + 3 of each column side by side,
+    then each column's -``a_zero`` * sum_k B as an int32 (``a_zero``: A's zero point as the
+    unsigned byte gemm.cl.mako's vnni multiplies)."""
     if pairs == "quads":
         panels = pack_weights(bt, nr, quant, zero_point)
         g, p, k, _ = panels.shape
-        return np.ascontiguousarray(panels.reshape(g, p, k // 4, 4, nr).transpose(0, 1, 2, 4, 3)
-                                    .astype(np.int8))
+        quads = panels.reshape(g, p, k // 4, 4, nr).transpose(0, 1, 2, 4, 3).astype(np.int8)
+        share = (-a_zero * panels.astype(np.int32).sum(axis=2)).astype("<i4")
+        return np.ascontiguousarray(np.concatenate(
+            [quads.reshape(g, p, k * nr), share.view(np.int8).reshape(g, p, 4 * nr)], axis=2))
     if pairs:
         panels = pack_weights(bt, nr, quant, zero_point)
         g, p, k, _ = panels.shape
@@ -389,6 +393,11 @@ def int_pairs(device, facc: bool, channels: int) -> bool:
     if not (facc and limits and _defaults.defaults(_defaults.traits(limits)).gemm_int_pairs):
         return False
     return taps_cv(SimpleNamespace(device=device), channels) % 2 == 0
+
+
+def unsigned_zero(dt: str, za: int) -> int:
+    """A's zero point as gemm.cl.mako's vnni takes A: unsigned bytes (int8 + 128)."""
+    return za + 128 if dt == "i8" else za
 
 
 def int_quads(device, bt: np.ndarray, zero_point: int, channels: int, tile) -> bool:

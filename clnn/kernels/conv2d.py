@@ -228,9 +228,11 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
             _gemm.int_pairs(b.device, facc, cg)
         if pairs and _gemm.int_quads(b.device, bt, _gemm.zero_of(fi), cg, tile):
             pairs = "quads"  # bytes by quads, AVX512-VNNI
-        bpk = _gemm.device_buffer(b, _gemm.pack_weights(bt, nr, quant, _gemm.zero_of(fi),
-                                                        facc, pairs))
-        b_grp = _gemm.ceil_to(max(og, 1), nr) * K
+        bpk = _gemm.device_buffer(b, _gemm.pack_weights(
+            bt, nr, quant, _gemm.zero_of(fi), facc, pairs,
+            _gemm.unsigned_zero(dt, _gemm.zero_of(inp)) if quant else 0))
+        # (quads: each panel's K rows and a row of the zero point's shares)
+        b_grp = _gemm.ceil_to(max(og, 1), nr) * (K + 4 * (pairs == "quads"))
     else:  # a filter that is a model input: packed on the device at each execution
         bpk, b_grp = _gemm.launch_pack_b(b, dt=code(fi), y=In(1), N=og, K=K, nr=nr, sk=1,
                                          sn=K, batch=(groups, 1), s_b=(og * K, 0),

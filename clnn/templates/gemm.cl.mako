@@ -108,7 +108,7 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
 % if qres:
     qres += qres_off;
 % endif
-    const __global ${BT}* bp = b + b_off + z0 * b_b0 + z1 * b_b1 + (size_t)jn * K * ${nr};
+    const __global ${BT}* bp = b + b_off + z0 * b_b0 + z1 * b_b1 + (size_t)jn * (K${" + 4" if vnni else ""}) * ${nr};
 % if amode == "packed":
     const __global ${c.ctype(dt)}* ap = a + (size_t)im * K * ${mr};
 % elif amode == "taps":
@@ -530,9 +530,9 @@ inline ${I} clnn_pm${vw}(int p, short${pw} b) {
 ## the accumulators go out through a private array. Each row's 4 A values are taken as
 ## unsigned bytes (an int8 input + 128: its sign bit flipped; zero outside the input is the
 ## zero point's byte) and multiplied with the columns' signed quads, summed in int32
-## (vpdpbusd: exact, |products| <= 255 * 128, the sums bounded as float_exact's); the zero
-## point's share (its byte times each column's sum of B, taps outside included) is summed
-## alongside by the same instruction and taken off at the end.
+## (vpdpbusd: exact, |products| <= 255 * 128, the sums bounded as float_exact's); the
+## accumulators start at the zero point's share (minus its byte times each column's sum of
+## B), an int per column after the panel's K rows (pack_weights "quads").
 <%def name="vk_name(dt, amode, mr, nv, cv)">clnn_vk_${amode}_${dt}_${mr}_${nv}_${cv}</%def>
 <%def name="vk_helper(dt, amode, mr, nv, cv)">
 <%
@@ -552,15 +552,14 @@ void ${name}(int16* acc, const __global ${T}* a, const __global char* bp, const 
     const __global ${T}* ap${r} = a + rv[${r}];
   % endif
 % endfor
-    /* the zero point as an unsigned byte, four times in an int */
+    /* the zero point as an unsigned byte; its share of each column's sum after the panel */
     const uchar zu = (uchar)(za${" + 128" if dt == "i8" else ""});
-    const int16 zq = (int16)(as_int((uchar4)(zu)));
 % for v in range(nv):
-    int16 z${v} = (int16)(0);
+    const int16 z${v} = vload16(${v}, (const __global int*)(bp + (size_t)K * ${16 * nv}));
 % endfor
 % for r in range(mr):
   % for v in range(nv):
-    int16 c${r}_${v} = (int16)(0);
+    int16 c${r}_${v} = z${v};
   % endfor
 % endfor
     int apv_[${mr * cv // 4}];
@@ -574,7 +573,7 @@ ${taps_quads(mr, nv, cv, "ap%d", dt)}\
 % endif
 % for r in range(mr):
   % for v in range(nv):
-    acc[${r * nv + v}] = c${r}_${v} - z${v};
+    acc[${r * nv + v}] = c${r}_${v};
   % endfor
 % endfor
 }
@@ -602,7 +601,6 @@ ${taps_quads(mr, nv, cv, "ap%d", dt)}\
 % for l in range(Q):
   % for v in range(nv):
             const int16 q${l}_${v} = vload16(${v}, (const __global int*)(${"bp" if rows else "bt"} + (k + ${4 * l}) * ${16 * nv}));
-            z${v} = __builtin_ia32_vpdpbusd512(z${v}, zq, q${l}_${v});
   % endfor
   % for r in range(mr):
     % for v in range(nv):

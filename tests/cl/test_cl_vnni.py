@@ -78,17 +78,23 @@ def test_fully_connected_vnni_bit_exact(cl_device, batch, units, size):
 
 
 def test_pack_weights_by_quads():
-    """B by quads: [groups, ceil(N/nr), K / 4, nr, 4] signed bytes, rows k .. k + 3 of a
-    column side by side, zero past N."""
+    """B by quads: per group and panel of nr columns, [K / 4, nr, 4] signed bytes (rows
+    k .. k + 3 of a column side by side, zero past N), then each column's share of A's zero
+    point (-a_zero * the column's sum) as an int32."""
     from clnn.kernels import _gemm
 
     rng = np.random.default_rng(3)
     bt = rng.integers(-100, 120, (2, 8, 20)).astype(np.int32)  # [groups, K, N]
-    q = _gemm.pack_weights(bt, 16, True, 7, pairs="quads")
-    assert q.dtype == np.int8 and q.shape == (2, 2, 2, 16, 4)
+    q = _gemm.pack_weights(bt, 16, True, 7, pairs="quads", a_zero=130)
+    assert q.dtype == np.int8 and q.shape == (2, 2, 8 * 16 + 4 * 16)
+    body = q[:, :, :8 * 16].reshape(2, 2, 2, 16, 4)
     for g, k, n in [(0, 0, 0), (1, 5, 19), (0, 7, 16), (1, 2, 3)]:
-        assert q[g, n // 16, k // 4, n % 16, k % 4] == bt[g, k, n] - 7
-    assert not q[:, 1, :, 4:, :].any()
+        assert body[g, n // 16, k // 4, n % 16, k % 4] == bt[g, k, n] - 7
+    assert not body[:, 1, :, 4:, :].any()
+    share = q[:, :, 8 * 16:].copy().view("<i4").reshape(2, 2, 16)
+    cols = np.zeros((2, 32), np.int64)
+    cols[:, :20] = (bt - 7).sum(axis=1)
+    assert np.array_equal(share.reshape(2, 32), -130 * cols)
 
 
 def test_int_quads_needs_signed_bytes_16_lanes_and_the_probe(cl_device, monkeypatch):
