@@ -395,9 +395,21 @@ def int_pairs(device, facc: bool, channels: int) -> bool:
     return taps_cv(SimpleNamespace(device=device), channels) % 2 == 0
 
 
-def unsigned_zero(dt: str, za: int) -> int:
-    """A's zero point as gemm.cl.mako's vnni takes A: unsigned bytes (int8 + 128)."""
-    return za + 128 if dt == "i8" else za
+def unsigned_zero(dt: str, inp) -> int:
+    """A's (the operand ``inp``'s) zero point as gemm.cl.mako's vnni takes A: unsigned bytes
+    (int8 + 128); 0 for other types."""
+    if dt not in ("u8", "i8"):
+        return 0
+    return zero_of(inp) + (128 if dt == "i8" else 0)
+
+
+def pair_form(device, pairs, bt: np.ndarray, filt, channels: int, tile):
+    """How a quantized GEMM of constant B (``bt``: [groups, K, N] of the operand ``filt``)
+    packs it: "quads" where ``pairs`` (:func:`int_pairs`' answer) and :func:`int_quads`
+    hold, else ``pairs``."""
+    if pairs and int_quads(device, bt, zero_of(filt), channels, tile):
+        return "quads"
+    return pairs
 
 
 def int_quads(device, bt: np.ndarray, zero_point: int, channels: int, tile) -> bool:
