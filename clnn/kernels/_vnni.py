@@ -15,6 +15,7 @@ whose compiler refuses the attribute answers no, and the GEMM keeps its portable
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -45,8 +46,11 @@ __kernel void probe(__global const uchar* a, __global const int* b, __global int
 TIMEOUT_S = 120
 #: device key -> the answer, this process
 _KNOWN: dict = {}
+#: cl_device.int_ptr -> its key, this process
+_KEYS: dict = {}
 
 
+@functools.lru_cache(maxsize=1)
 def _cpu_flags() -> str:
     """The host processor's flags (Linux /proc/cpuinfo; "" elsewhere): a cache entry is not
     reused on another processor."""
@@ -76,7 +80,8 @@ def available(device) -> bool:
     if limits is None or cl_device is None or \
             not _defaults.defaults(_defaults.traits(limits)).gemm_vnni:
         return False
-    key = device_key(cl_device)
+    key = _KEYS.get(cl_device.int_ptr) or _KEYS.setdefault(cl_device.int_ptr,
+                                                           device_key(cl_device))
     if key not in _KNOWN:
         root = getattr(getattr(device, "options", None), "cache_dir", None)
         _KNOWN[key] = _cached_probe(cl_device, key, root)

@@ -47,6 +47,35 @@ def test_conv_vnni_bit_exact_where_the_probe_passed(cl_device, case):
         assert keys and all(k.get("vnni") for k in keys), keys
 
 
+# per-channel int8 filters (always signed bytes) through the implicit GEMM: padding on every
+# side (the zero point's byte outside the input), vectors of 16, 8 and 4 channels, output
+# channels across a 32-column panel's edge, batches
+VNNI_TAPS = [  # (x shape, filter [o, fh, fw, c], pads l r t b, stride w h)
+    ([1, 7, 6, 16], [40, 3, 3, 16], (1, 1, 1, 1), (1, 1)),
+    ([2, 5, 5, 24], [48, 3, 3, 24], (1, 1, 1, 1), (2, 2)),
+    ([1, 6, 7, 36], [33, 3, 2, 36], (0, 1, 2, 0), (1, 2)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(VNNI_TAPS)))
+def test_conv_vnni_taps_bit_exact(cl_device, case):
+    """Bit-exact with the reference, the VNNI kernel where the probe passed."""
+    from clnn.kernels import _vnni
+    from tests.kits.cl_compare import run_cl, run_ref
+
+    x_shape, f_shape, pads, strides = VNNI_TAPS[case]
+    n, h, w, _ = x_shape
+    o, fh, fw, _ = f_shape
+    oh = (h + pads[2] + pads[3] - fh) // strides[1] + 1
+    ow = (w + pads[0] + pads[1] - fw) // strides[0] + 1
+    m, x = conv_model("qs_pc", np.random.default_rng(7 + case), x_shape, f_shape,
+                      [n, oh, ow, o], ints(*pads, *strides, 0))
+    (got,), (want,) = run_cl(m, x, cl_device), run_ref(m, x)
+    assert np.array_equal(got, want), np.abs(got.astype(int) - want).max()
+    keys = _gemm_keys(cl_device, m, x)
+    assert keys and all(bool(k.get("vnni")) == _vnni.available(cl_device) for k in keys), keys
+
+
 @pytest.mark.parametrize("case", range(len(INT_PAIRS)))
 def test_conv_int_pairs_without_vnni(cl_device, case, monkeypatch):
     """Where the probe says no (forced here), the layer keeps the int16-pairs GEMM, exact."""
