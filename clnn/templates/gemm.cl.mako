@@ -69,7 +69,7 @@ ${c.mbqm_right_vector(vw, rq)}
 % elif quant and epi == "act":
 ${c.mbqm_vector(vw)}
 % endif
-% if ip:
+% if ip and not vnni:
 ${int_pairs_fns(vw)}
 % endif
 % if vnni:
@@ -360,6 +360,7 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
     }
 % endfor
 </%def>
+## dp (the VNNI helper's loop, vk_helper): A's type, B's bytes by quads (taps_quads)
 <%def name="taps_loop(mr, nv, vw, acc, cv=1, lm=False, ip=False, dp=False)">
 <%
     V = "float%d" % vw
