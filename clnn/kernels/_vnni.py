@@ -106,16 +106,23 @@ def _cached_probe(cl_device, key: str, root) -> bool:
 
 
 def run_probe(platform_name: str, device_name: str) -> tuple[bool, str]:
-    """(whether the probe passed, why not) for the device of these names, in a subprocess."""
+    """(whether the probe passed, why not) for the device of these names, in a subprocess
+    that imports this process's clnn (run from the directory holding it, which comes first)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     try:
         r = subprocess.run([sys.executable, "-m", "clnn.kernels._vnni", platform_name,
-                            device_name], capture_output=True, text=True, timeout=TIMEOUT_S)
+                            device_name], capture_output=True, text=True, timeout=TIMEOUT_S,
+                           cwd=root, env=env)
     except (OSError, subprocess.SubprocessError) as e:
         return False, f"the probe did not run: {e}"
     if r.returncode == 0 and r.stdout.strip().endswith("ok"):
         return True, "ok"
-    tail = (r.stderr.strip().splitlines() or r.stdout.strip().splitlines() or [""])[-1]
-    return False, f"the probe exited {r.returncode}: {tail[:300]}"
+    lines = (r.stderr + r.stdout).strip().splitlines() or [""]
+    why = next((ln for ln in lines if "error:" in ln.lower()),
+               next((ln for ln in lines if "error" in ln.lower()), lines[-1])).strip()
+    return False, f"the probe exited {r.returncode}: {why[:300]}"
 
 
 def _probe_here(platform_name: str, device_name: str) -> str:
