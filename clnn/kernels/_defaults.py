@@ -170,6 +170,11 @@ class ClassDefaults:
     #: target's pmaddwd where the compiler offers it). CPU (PoCL, AVX-512): on (record
     #: int8_models_ab-20261130-s24-int8); a GPU: off (unmeasured)
     gemm_int_pairs: bool = False
+    #: ``ip`` GEMMs of 16 lanes run their K loop in one call of a function compiled for
+    #: AVX512-VNNI (gemm.cl.mako vk_helper: vpdpwssd) where the device passes the probe of
+    #: clnn/kernels/_vnni.py (a kernel with that function built and run in a subprocess; the
+    #: answer kept per device in clnn's cache). CPU: the probe decides; a GPU: off
+    gemm_vnni: bool = False
 
 
 _CPU = ClassDefaults(
@@ -182,7 +187,7 @@ _CPU = ClassDefaults(
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
-    gemm_lane_memory=True, gemm_int_pairs=True)
+    gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True)
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],

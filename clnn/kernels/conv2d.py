@@ -223,12 +223,14 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
     if fi.value is not None:  # reordered once, here
         bt = fi.value.reshape(groups, og, K).transpose(0, 2, 1)
         facc = quant and _gemm.float_exact(bt, _gemm.zero_of(fi))
-        # int16 pairs (_gemm.int_pairs) where A is the input's rows or taps
-        pairs = (direct_a or not cols_a and taps_applies(b, dt, p, groups, facc)) and \
-            _gemm.int_pairs(b.device, facc, cg)
-        bpk = _gemm.device_buffer(b, _gemm.pack_weights(bt, nr, quant, _gemm.zero_of(fi),
-                                                        facc, pairs))
-        b_grp = _gemm.ceil_to(max(og, 1), nr) * K
+        # int16 pairs (_gemm.int_pairs) where A is the input's rows or taps, bytes by quads
+        # where the device runs them (_gemm.pair_form)
+        pairs = _gemm.pair_form(b.device, (direct_a or not cols_a and taps_applies(
+            b, dt, p, groups, facc)) and _gemm.int_pairs(b.device, facc, cg), bt, fi, cg, tile)
+        bpk = _gemm.device_buffer(b, _gemm.pack_weights(
+            bt, nr, quant, _gemm.zero_of(fi), facc, pairs, _gemm.unsigned_zero(dt, inp)))
+        # (quads: each panel's K rows and a row of the zero point's shares)
+        b_grp = _gemm.ceil_to(max(og, 1), nr) * (K + 4 * (pairs == "quads"))
     else:  # a filter that is a model input: packed on the device at each execution
         bpk, b_grp = _gemm.launch_pack_b(b, dt=code(fi), y=In(1), N=og, K=K, nr=nr, sk=1,
                                          sn=K, batch=(groups, 1), s_b=(og * K, 0),

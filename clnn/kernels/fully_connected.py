@@ -48,9 +48,11 @@ def plan(ctx, b):
     facc = pairs = False
     if w.value is not None:
         facc = quant and _gemm.float_exact(w.value.T[None], _gemm.zero_of(w))
-        pairs = _gemm.int_pairs(b.device, facc, size)
-        bpk = _gemm.device_buffer(b, _gemm.pack_weights(w.value.T[None], nr, quant,
-                                                        _gemm.zero_of(w), facc, pairs))
+        pairs = _gemm.pair_form(b.device, _gemm.int_pairs(b.device, facc, size),
+                                w.value.T[None], w, size, tile)
+        bpk = _gemm.device_buffer(b, _gemm.pack_weights(
+            w.value.T[None], nr, quant, _gemm.zero_of(w), facc, pairs,
+            _gemm.unsigned_zero(dt, inp)))
     else:
         bpk, _ = _gemm.launch_pack_b(b, dt=code(w), y=In(1), N=units, K=size, nr=nr, sk=1,
                                      sn=size, zb=_gemm.zero_of(w))

@@ -41,7 +41,7 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 %>
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, qres=False, half=False, fp=None, general=True, lm=False, ip=False)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, qres=False, half=False, fp=None, general=True, lm=False, ip=False, vnni=False)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -57,7 +57,10 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
     # pair products instead of float ones (B packed as short pairs)
     ip = facc and ip and cv > 1
     facc = facc and not ip
-    BT = "short" if quant and not facc else "float"
+    # vnni: ip's whole K loop in one call of a helper compiled for AVX512-VNNI (vk_helper),
+    # B packed as signed bytes by quads
+    vnni = ip and vnni and vw == 16 and amode in ("rows", "taps") and cv % 4 == 0
+    BT = "char" if vnni else "short" if quant and not facc else "float"
     AV = "float%d" % vw if facc else V
     bdt = "i32" if quant else ("f16" if odt == "f16" else "f32")
 %>
@@ -66,8 +69,11 @@ ${c.mbqm_right_vector(vw, rq)}
 % elif quant and epi == "act":
 ${c.mbqm_vector(vw)}
 % endif
-% if ip:
+% if ip and not vnni:
 ${int_pairs_fns(vw)}
+% endif
+% if vnni:
+${vk_helper(dt, amode, mr, nv, cv)}
 % endif
 __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_off,
                    ${c.tparam(odt, "c")},
@@ -102,7 +108,7 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
 % if qres:
     qres += qres_off;
 % endif
-    const __global ${BT}* bp = b + b_off + z0 * b_b0 + z1 * b_b1 + (size_t)jn * K * ${nr};
+    const __global ${BT}* bp = b + b_off + z0 * b_b0 + z1 * b_b1 + (size_t)jn * (K${" + 4" if vnni else ""}) * ${nr};
 % if amode == "packed":
     const __global ${c.ctype(dt)}* ap = a + (size_t)im * K * ${mr};
 % elif amode == "taps":
@@ -117,7 +123,7 @@ ${taps_rows(mr)}\
     ${V} c${r}_${v}${"" if facc else " = (%s)(0)" % V};
   % endfor
 % endfor
-% if ip and lm:
+% if ip and lm and not vnni:
     /* lm: each row's pairs of A through private memory (as facc's lm below) */
     int apv_[${mr * cv // 2}];
     int* const apv = apv_ + min(K, 0);
@@ -137,7 +143,9 @@ ${taps_rows(mr)}\
     % endfor
   % endfor
 % endif
-% if amode == "taps":
+% if vnni:
+${vk_call(dt, amode, mr, nv, cv)}\
+% elif amode == "taps":
 ${taps_loop(mr, nv, vw, "f" if facc else "c", cv, lm, ip)}\
 % elif amode == "rows" and cv > 1:
     /* cv > 1 (quantized, facc, A's rows contiguous: sak 1, cv divides K): cv values of each
@@ -352,7 +360,8 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
     }
 % endfor
 </%def>
-<%def name="taps_loop(mr, nv, vw, acc, cv=1, lm=False, ip=False)">
+## dp (the VNNI helper's loop, vk_helper): A's type, B's bytes by quads (taps_quads)
+<%def name="taps_loop(mr, nv, vw, acc, cv=1, lm=False, ip=False, dp=False)">
 <%
     V = "float%d" % vw
     nr = nv * vw
@@ -371,10 +380,12 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
         const int o${r} = y${r} >= 0 && y${r} < t_h && x${r} >= 0 && x${r} < t_w ? xb${r} + (y${r} * t_w + x${r}) * t_c : -1;
   % endfor
 % endif
-        const __global ${"short" if ip else "float"}* bt = bp + (size_t)tap * t_c * ${nr};
+        const __global ${"char" if dp else "short" if ip else "float"}* bt = bp + (size_t)tap * t_c * ${nr};
 % if cv > 1:
         for (int k = 0; k < t_c; k += ${cv}) {
-  % if ip:
+  % if dp:
+${taps_quads(mr, nv, cv, None, dp)}\
+  % elif ip:
 ${taps_pairs(mr, nv, vw, cv, None, lm)}\
   % else:
 ${taps_chunk(mr, nv, vw, cv, None, lm)}\
@@ -511,6 +522,118 @@ inline ${I} clnn_pm${vw}(int p, short${pw} b) {
   % endif
 % endif
 #endif
+</%def>
+## vnni (ip, vw 16, rows or taps, cv a multiple of 4; B packed as signed bytes by quads
+## [ceil(N/nr), K / 4, nr, 4]: clnn/kernels/_gemm.py int_quads, the device passed the probe of
+## clnn/kernels/_vnni.py): the K loop in one function compiled for AVX512-VNNI, called once
+## per work-item (a function of a target the kernel lacks is never inlined into it: a call
+## per instruction would not pay, and a kernel carrying the target does not compile on PoCL);
+## the accumulators go out through a private array. Each row's 4 A values are taken as
+## unsigned bytes (an int8 input + 128: its sign bit flipped; zero outside the input is the
+## zero point's byte) and multiplied with the columns' signed quads, summed in int32
+## (vpdpbusd: exact, |products| <= 255 * 128, the sums bounded as float_exact's); the
+## accumulators start at the zero point's share (minus its byte times each column's sum of
+## B), an int per column after the panel's K rows (pack_weights "quads").
+<%def name="vk_name(dt, amode, mr, nv, cv)">clnn_vk_${amode}_${dt}_${mr}_${nv}_${cv}</%def>
+<%def name="vk_helper(dt, amode, mr, nv, cv)">
+<%
+    name = capture(vk_name, dt, amode, mr, nv, cv)
+    T = capture(c.ctype, dt)
+%>\
+#ifndef ${name.upper()}
+#define ${name.upper()}
+__attribute__((noinline, target("avx512vnni")))
+void ${name}(int16* acc, const __global ${T}* a, const __global char* bp, const int* rv,
+        int K, int za, int t_h, int t_w, int t_c, int t_fw, int t_taps, int t_dh, int t_dw)
+{
+% for r in range(mr):
+  % if amode == "taps":
+    const int iy${r} = rv[${3 * r}], ix${r} = rv[${3 * r + 1}], xo${r} = rv[${3 * r + 2}];
+  % else:
+    const __global ${T}* ap${r} = a + rv[${r}];
+  % endif
+% endfor
+    /* the zero point as an unsigned byte; its share of each column's sum after the panel */
+    const uchar zu = (uchar)(za${" + 128" if dt == "i8" else ""});
+% for v in range(nv):
+    const int16 z${v} = vload16(${v}, (const __global int*)(bp + (size_t)K * ${16 * nv}));
+% endfor
+% for r in range(mr):
+  % for v in range(nv):
+    int16 c${r}_${v} = z${v};
+  % endfor
+% endfor
+    int apv_[${mr * cv // 4}];
+    int* const apv = apv_ + min(K, 0);
+% if amode == "taps":
+${taps_loop(mr, nv, 16, "c", cv, True, True, dt)}\
+% else:
+    for (int k = 0; k < K; k += ${cv}) {
+${taps_quads(mr, nv, cv, "ap%d", dt)}\
+    }
+% endif
+% for r in range(mr):
+  % for v in range(nv):
+    acc[${r * nv + v}] = c${r}_${v};
+  % endfor
+% endfor
+}
+#endif
+</%def>
+## vnni's loads and multiply-adds of one chunk of cv channels (taps_pairs' with quads)
+<%def name="taps_quads(mr, nv, cv, rows, dt)">
+<%
+    Q = cv // 4
+    IQ = "int%d" % Q if Q > 1 else "int"
+    flip = " ^ (uchar)0x80" if dt == "i8" else ""
+%>\
+% for r in range(mr):
+  % if rows:
+            const uchar${cv} u${r} = as_uchar${cv}(vload${cv}(0, ${rows % r} + k))${flip};
+  % else:
+            const uchar${cv} u${r} = o${r} >= 0 ? as_uchar${cv}(vload${cv}(0, a + o${r} + k))${flip} : (uchar${cv})(zu);
+  % endif
+  % if Q > 1:
+            vstore${Q}(as_${IQ}(u${r}), 0, apv + ${r * Q});
+  % else:
+            apv[${r}] = as_int(u${r});
+  % endif
+% endfor
+% for l in range(Q):
+  % for v in range(nv):
+            const int16 q${l}_${v} = vload16(${v}, (const __global int*)(${"bp" if rows else "bt"} + (k + ${4 * l}) * ${16 * nv}));
+  % endfor
+  % for r in range(mr):
+    % for v in range(nv):
+            c${r}_${v} = __builtin_ia32_vpdpbusd512(c${r}_${v}, (int16)(apv[${r * Q + l}]), q${l}_${v});
+    % endfor
+  % endfor
+% endfor
+</%def>
+<%def name="vk_call(dt, amode, mr, nv, cv)">
+    {
+        int16 acc_[${mr * nv}];
+        int rv_[${3 * mr if amode == "taps" else mr}];
+% for r in range(mr):
+  % if amode == "taps":
+        rv_[${3 * r}] = iy${r};
+        rv_[${3 * r + 1}] = ix${r};
+        rv_[${3 * r + 2}] = xo${r};
+  % else:
+        rv_[${r}] = (int)(ap${r} - a);
+  % endif
+% endfor
+% if amode == "taps":
+        ${vk_name(dt, amode, mr, nv, cv)}(acc_, a, bp, rv_, K, za, t_h, t_w, t_c, t_fw, t_taps, t_dh, t_dw);
+% else:
+        ${vk_name(dt, amode, mr, nv, cv)}(acc_, a, bp, rv_, K, za, 0, 0, 0, 0, 0, 0, 0);
+% endif
+% for r in range(mr):
+  % for v in range(nv):
+        c${r}_${v} = acc_[${r * nv + v}];
+  % endfor
+% endfor
+    }
 </%def>
 <%def name="taps_step(mr, nv, vw, edge, acc)">
 <%
