@@ -205,6 +205,12 @@ def environ_value(name: str) -> str | None:
     return os.environ.get(name)
 
 
+def child_environ(**values: str) -> dict:
+    """The environment of a subprocess a device module starts (clnn.kernels._vnni's probe):
+    this process's, with ``values`` set, never read to steer clnn."""
+    return dict(os.environ, **values)
+
+
 def cache_root_from_environ(environ: Mapping[str, str] | None = None) -> str | None:
     """``CLNN_CACHE_DIR`` when set (non-empty), else None (clnn.paths: the user cache
     directory)."""
