@@ -65,8 +65,8 @@ import numpy as np
 #: model's execution time at several counts, taking turns, and the chains' summed per-launch
 #: waits from their profiled variant).
 TASKS_PER_UNIT: int | None = None
-#: device (its int_ptr) -> its class's tasks per unit (:func:`tasks_per_unit`)
-_CLASS_TASKS: dict = {}
+#: device (its int_ptr) -> its class's defaults (clnn/kernels/_defaults.py: :func:`_class`)
+_CLASSES: dict = {}
 #: the fewest launches chained: a chain's program compiles its kernels again (seconds on a cold
 #: PoCL cache), which the wake-up a chained launch saves repays only in models of many launches
 #: run many times (a conformance test's model of one to five launches never; clnn bench
@@ -118,14 +118,27 @@ def tasks_per_unit(cl_device) -> int:
     (:data:`TASKS_PER_UNIT`)."""
     if TASKS_PER_UNIT is not None:
         return TASKS_PER_UNIT
+    return _class(cl_device).chain_tasks
+
+
+def _class(cl_device):
+    """``cl_device``'s class defaults (clnn.kernels._defaults.ClassDefaults), once per device."""
     key = cl_device.int_ptr
-    if key not in _CLASS_TASKS:
+    if key not in _CLASSES:
         from clnn.kernels import _defaults
         from clnn.workgroups import DeviceLimits
 
-        limits = DeviceLimits.of(cl_device)
-        _CLASS_TASKS[key] = _defaults.defaults(_defaults.traits(limits)).chain_tasks
-    return _CLASS_TASKS[key]
+        _CLASSES[key] = _defaults.defaults(_defaults.traits(DeviceLimits.of(cl_device)))
+    return _CLASSES[key]
+
+
+def buffer_arguments(count: int, least: int, limit: int) -> int:
+    """A chain program's buffer arguments for ``count`` buffers: ``count`` rounded up to a
+    power of two of at least ``least`` (0: ``count``), no more than ``limit`` (the device's
+    parameter space) nor fewer than ``count`` (the class's ``chain_buffers``)."""
+    if least <= 0:
+        return count
+    return max(count, min(limit, max(least, 1 << max(count - 1, 0).bit_length())))
 
 
 class Unchainable(Exception):
@@ -182,6 +195,8 @@ class Part:
         from clnn.program_cache import kernel_parts
 
         family, name, frozen = key
+        #: its kernel's family (a class's ``chain_called`` families are called, not inlined)
+        self.family = family
         #: the common helpers the kernel was rendered with
         self.common, body = kernel_parts(family, name, dict(frozen), root)
         #: its tasks split dimension 0 (:data:`ROWS_FIRST`)
@@ -218,7 +233,7 @@ class Part:
         self.pure = not _GUARDED.sub("", self.helpers).strip()
         if re.search(r"\bget_global_(id|size)\b", self.helpers):
             raise Unchainable(f"{family}.{name}: a helper function reads the work-item's id")
-        decl = ("static inline void @PART@(int clnn_x, int clnn_y, int clnn_z, int clnn_gx, "
+        decl = ("static @INLINE@ void @PART@(int clnn_x, int clnn_y, int clnn_z, int clnn_gx, "
                 "int clnn_gy, int clnn_gz, ")
         undefs = "".join(f"#undef {d}\n" for d in dict.fromkeys(_DEFINE.findall(body)))
         self.function = f"{decl}{body[open_paren + 1:end]}\n{undefs}"
@@ -269,10 +284,13 @@ def _task(j: int, p: Part) -> str:
 """
 
 
-def source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
-    """The chain program's source; ``profiled``: each work-group writes the cycle counter
-    (clang's __builtin_readcyclecounter) when it starts and when it leaves each launch into
-    ``clnn_prof`` ([work-group][1 + launches], clnn.bench.chain_profile)."""
+def source(parts: list[Part], nbuf: int, profiled: bool = False, called=()) -> str:
+    """The chain program's source, of ``nbuf`` buffer arguments; ``profiled``: each
+    work-group writes the cycle counter (clang's __builtin_readcyclecounter) when it starts
+    and when it leaves each launch into ``clnn_prof`` ([work-group][1 + launches],
+    clnn.bench.chain_profile); ``called``: the kernel families whose kernel the task
+    function calls per work-item (``noinline``) rather than inlines (the device class's
+    ``chain_called``)."""
     common = parts[0].common if parts else ""
     bufs = ", ".join(f"__global uchar* B{i}" for i in range(nbuf))
     blist = ", ".join(f"B{i}" for i in range(nbuf))
@@ -280,8 +298,9 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
              for j in range(len(parts))]
     tasks = "".join(_task(j, p) for j, p in enumerate(parts))
     helpers = "".join(dict.fromkeys(p.helpers for p in parts))
-    functions = "".join(p.function.replace("@PART@", f"clnn_part{j}")
-                        for j, p in enumerate(parts))
+    functions = "".join(p.function.replace("@PART@", f"clnn_part{j}").replace(
+        "@INLINE@", "__attribute__((noinline))" if p.family in called else "inline")
+        for j, p in enumerate(parts))
     case_text = "\n".join(cases)
     prof_param = prof_start = prof_launch = ""
     if profiled:
@@ -410,7 +429,12 @@ class Chain:
         self.key = None
         self.launched = False
         self.parts = parts
-        self.source = source(parts, len(buffers))
+        cls = _class(cl_device)
+        #: its program's buffer arguments (the class's ``chain_buffers``: the buffers, then
+        #: the table again for the unused ones) and the families it calls (``chain_called``)
+        self.nbuf = buffer_arguments(len(buffers), cls.chain_buffers, _buffer_limit(cl_device))
+        self.called = tuple(cls.chain_called)
+        self.source = source(parts, self.nbuf, called=self.called)
         #: the profiled variant (clnn.bench.chain_profile): None not built, False not buildable
         self.profiled_kernel = None
         self.prof = None
@@ -431,7 +455,13 @@ class Chain:
         STATS["chains_built"] += 1
         STATS["build_s"] += time.perf_counter() - t0
         self.kernel = cl.Kernel(prg, "clnn_chain")
-        self.kernel.set_args(*self.buffers, self.table, self.sync)
+        self.kernel.set_args(*self.arguments())
+
+    def arguments(self) -> list:
+        """The chain kernel's arguments: its buffers (the table for the unused ones), the
+        table, the sync buffer."""
+        pad = [self.table] * (self.nbuf - len(self.buffers))
+        return [*self.buffers, *pad, self.table, self.sync]
 
 
 def program_key(source: str) -> tuple:
@@ -494,6 +524,12 @@ def _buffers(launch, part: Part) -> set:
             if pointer and a is not None}
 
 
+def _buffer_limit(cl_device) -> int:
+    """The most buffer arguments of a chain program on ``cl_device`` (8 bytes each, the
+    table and the sync buffer and room for a profiled variant's)."""
+    return int(cl_device.max_parameter_size) // 8 - 4
+
+
 def chain_plan(plan, cl_device, context, min_launches: int = MIN_LAUNCHES,
                cache_root: str | None = None) -> list:
     """The steps of a plan: its launches, runs of ``min_launches`` (:data:`MIN_LAUNCHES`) or
@@ -502,7 +538,7 @@ def chain_plan(plan, cl_device, context, min_launches: int = MIN_LAUNCHES,
     if len(plan.launches) < min_launches:  # (no run long enough: no source read)
         return list(plan.launches)
     steps, run = [], []
-    limit = int(cl_device.max_parameter_size) // 8 - 4
+    limit = _buffer_limit(cl_device)
     used: set = set()
 
     def close():

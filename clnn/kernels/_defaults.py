@@ -144,6 +144,20 @@ class ClassDefaults:
     #: 901 -> 917 (2: as 4; 1: the least, but a held-up core's block is then taken whole or
     #: not at all). Chains are a CPU device's (clnn.chain.enabled)
     chain_tasks: int = 4
+    #: kernel families whose kernel a chain's task function calls once per work-item (a
+    #: function of its own, ``noinline``) instead of inlining it into the task's loop
+    #: (clnn/chain.py :func:`clnn.chain.source`): the compiler then optimizes the kernel's
+    #: body once, outside a loop, which costs less to compile where a work-item's work is
+    #: large (a GEMM's tile, a convolution's or a depthwise row's) and the call next to
+    #: nothing. CPU (PoCL 3.1, LLVM 15): pose_landmark_full's chain 1.7-1.8 -> 1.4-1.5 CPU-s,
+    #: pose_detection's 1.4 -> 1.25 (record issue37_cgen-20261130-s24); chains are a CPU
+    #: device's
+    chain_called: tuple = ()
+    #: a chain program's buffer arguments: the chain's count rounded up to a power of two,
+    #: at least this many (0: exactly the chain's count), so that two models of the same
+    #: kernels (palm_detection_full and _lite) share one program and a new model finds it
+    #: compiled (#37); unused arguments cost a pointer each per launch. CPU: 16
+    chain_buffers: int = 0
     #: a float GEMM kernel of a plan compiles the straight-line epilogue blocks of the
     #: ``post`` values the plan launches it with, not of every common one (gemm.cl.mako
     #: FAST_POSTS), and no general full-tile block where none of its launches needs one
@@ -170,6 +184,7 @@ _CPU = ClassDefaults(
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
+    chain_called=("gemm", "conv2d", "depthwise_conv2d"), chain_buffers=16,
     gemm_lane_memory=True)
 
 _GPU = ClassDefaults(
