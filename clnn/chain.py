@@ -284,6 +284,16 @@ def _task(j: int, p: Part) -> str:
 """
 
 
+def _profiling(profiled: bool) -> tuple[str, str, str]:
+    """The profiled variant's parameter, its start and its launch-end statements (empty
+    strings where not ``profiled``: :func:`source`)."""
+    if not profiled:
+        return "", "", ""
+    return (", __global ulong* clnn_prof",
+            "\n    clnn_prof[w * (parts + 1)] = (ulong)__builtin_readcyclecounter();",
+            "\n        clnn_prof[w * (parts + 1) + p + 1] = (ulong)__builtin_readcyclecounter();")
+
+
 def source(parts: list[Part], nbuf: int, profiled: bool = False, called=()) -> str:
     """The chain program's source, of ``nbuf`` buffer arguments; ``profiled``: each
     work-group writes the cycle counter (clang's __builtin_readcyclecounter) when it starts
@@ -302,12 +312,7 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False, called=()) -> s
         "@INLINE@", "__attribute__((noinline))" if p.family in called else "inline")
         for j, p in enumerate(parts))
     case_text = "\n".join(cases)
-    prof_param = prof_start = prof_launch = ""
-    if profiled:
-        prof_param = ", __global ulong* clnn_prof"
-        prof_start = "\n    clnn_prof[w * (parts + 1)] = (ulong)__builtin_readcyclecounter();"
-        prof_launch = ("\n        clnn_prof[w * (parts + 1) + p + 1] = "
-                       "(ulong)__builtin_readcyclecounter();")
+    prof_param, prof_start, prof_launch = _profiling(profiled)
     return f"""// clnn chain of {len(parts)} kernels
 {common}
 {helpers}
