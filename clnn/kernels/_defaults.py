@@ -146,12 +146,14 @@ class ClassDefaults:
     chain_tasks: int = 4
     #: kernel families whose kernel a chain's task function calls once per work-item (a
     #: function of its own, ``noinline``) instead of inlining it into the task's loop
-    #: (clnn/chain.py :func:`clnn.chain.source`): the compiler then optimizes the kernel's
-    #: body once, outside a loop, which costs less to compile where a work-item's work is
-    #: large (a GEMM's tile, a convolution's or a depthwise row's) and the call next to
-    #: nothing. CPU (PoCL 3.1, LLVM 15): pose_landmark_full's chain 1.7-1.8 -> 1.4-1.5 CPU-s,
-    #: pose_detection's 1.4 -> 1.25 (record issue37_cgen-20261130-s24); chains are a CPU
-    #: device's
+    #: (:func:`clnn.chain.source`): the compiler then optimizes the kernel's body once,
+    #: outside a loop, which costs less to compile where a work-item's work is large (a
+    #: convolution's tile, a depthwise row) and the call next to nothing. CPU (PoCL 3.1,
+    #: LLVM 15; record issue37_cgen-20261130-s24, loaded machine): the 13 MediaPipe chains'
+    #: compile 17.5 -> 16.3 CPU-s (-7%; pose_detection -12%, pose_landmark_full -10%), chained
+    #: runs alike within the noise (in-process A/B, 400 runs each); the GEMM called too: -10%,
+    #: but small models' chains 4-6% slower (its tile's setup no longer hoisted): inlined.
+    #: Chains are a CPU device's
     chain_called: tuple = ()
     #: a chain program's buffer arguments: the chain's count rounded up to a power of two,
     #: at least this many (0: exactly the chain's count), so that two models of the same
@@ -184,7 +186,7 @@ _CPU = ClassDefaults(
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
-    chain_called=("gemm", "conv2d", "depthwise_conv2d"), chain_buffers=16,
+    chain_called=("conv2d", "depthwise_conv2d"), chain_buffers=16,
     gemm_lane_memory=True)
 
 _GPU = ClassDefaults(
