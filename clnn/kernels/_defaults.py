@@ -152,7 +152,7 @@ class ClassDefaults:
     #: LLVM 15; record issue37_cgen-20261130-s24, loaded machine): the 13 MediaPipe chains'
     #: compile 17.5 -> 16.3 CPU-s (-7%; pose_detection -12%, pose_landmark_full -10%), chained
     #: runs alike within the noise (in-process A/B, 400 runs each); the GEMM called too: -10%,
-    #: but small models' chains 4-6% slower (its tile's setup no longer hoisted): inlined.
+    #: but small models' chains 4-6% slower (cause not studied): inlined.
     #: Chains are a CPU device's
     chain_called: tuple = ()
     #: a chain program's buffer arguments: the chain's count rounded up to a power of two,
