@@ -34,7 +34,11 @@ body inlined into it: the compiler then optimizes one kernel's loop at a time in
 function holding every kernel, which costs several times more to compile than its parts
 (face_detection_short_range's chain of 16 kernels: 1.4 CPU-s against 6.7 inlined, and 3.7 for
 its 16 kernels compiled one program each; one call per task, steady state alike:
-benchmarks/results/issue37_cold-20261129-s22.json). Only
+benchmarks/results/issue37_cold-20261129-s22.json). The device class may have the task
+function call a family's kernel per work-item instead (``chain_called``: a function of its
+own, ``noinline``, where a work-item's work is large; benchmarks/chain_called_ab.py). A chain
+program depends only on its Parts, in order, and its buffer arguments, which the class rounds
+up (``chain_buffers``): two models of the same kernels share one program. Only
 kernels that compute alike under any work-groups can be chained: no barriers, local memory or
 work-group functions (a launch using them ends a chain), and only scalar arguments of 32 bits.
 
