@@ -306,8 +306,6 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False, called=()) -> s
     function calls per work-item (``noinline``) rather than inlines (the device class's
     ``chain_called``)."""
     common = parts[0].common if parts else ""
-    bufs = ", ".join(f"__global uchar* B{i}" for i in range(nbuf))
-    blist = ", ".join(f"B{i}" for i in range(nbuf))
     cases = [f"                case {j}: clnn_task{j}(task, tasks, g0, g1, g2, h, a, b); break;"
              for j in range(len(parts))]
     tasks = "".join(_task(j, p) for j, p in enumerate(parts))
@@ -331,10 +329,11 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False, called=()) -> s
 // sync: per part its tasks done ({STRIDE} ints apart), the work-groups out, then per owner
 // its parts' claimed tasks. Work-group w < owners owns the w-th of ``owners`` blocks of each
 // launch's tasks (more work-groups than owners own none)
-__kernel void clnn_chain({bufs}, __global const int* table, volatile __global int* sync{prof_param})
+static __attribute__((noinline)) void clnn_run(__global uchar* const* b,
+    __global const int* table, volatile __global int* sync, const int w,
+    const int groups{prof_param})
 {{
-    const int parts = table[0], O = table[1], w = get_group_id(0);
-    __global uchar* b[{max(nbuf, 1)}] = {{{blist or "0"}}};
+    const int parts = table[0], O = table[1];
     volatile __global int* claims = sync + {STRIDE} * (parts + 2);{prof_start}
     for (int p = 0; p < parts; ++p) {{
         const __global int* h = table + 2 + p * {HEADER};
@@ -367,7 +366,7 @@ __kernel void clnn_chain({bufs}, __global const int* table, volatile __global in
             mem_fence(CLK_GLOBAL_MEM_FENCE);
             atomic_add(&sync[{STRIDE} * (p + 1)], done); }}{prof_launch}
     }}
-    if (atomic_inc(&sync[{STRIDE} * (parts + 1)]) == (int)get_num_groups(0) - 1) {{
+    if (atomic_inc(&sync[{STRIDE} * (parts + 1)]) == groups - 1) {{
         for (int p = 0; p < parts; ++p)
             sync[{STRIDE} * (p + 1)] = 0;
         for (int v = 0; v < O; ++v)
@@ -375,6 +374,22 @@ __kernel void clnn_chain({bufs}, __global const int* table, volatile __global in
                 claims[v * (parts + {STRIDE}) + p] = 0;
         sync[{STRIDE} * (parts + 1)] = 0;
     }}
+}}
+{_kernel(nbuf, prof_param)}"""
+
+
+def _kernel(nbuf: int, prof_param: str) -> str:
+    """The chain's kernel: its buffer arguments as the array ``b`` (the task functions pick
+    theirs by index), then the chain's loop (``clnn_run``, a function of its own: the
+    compiler's work-group wrappers of the kernel copy a call, not the loop)."""
+    bufs = ", ".join(f"__global uchar* B{i}" for i in range(nbuf))
+    blist = ", ".join(f"B{i}" for i in range(nbuf))
+    prof_arg = ", clnn_prof" if prof_param else ""
+    return f"""__kernel void clnn_chain({bufs}, __global const int* table,
+    volatile __global int* sync{prof_param})
+{{
+    __global uchar* b[{max(nbuf, 1)}] = {{{blist or "0"}}};
+    clnn_run(b, table, sync, get_group_id(0), get_num_groups(0){prof_arg});
 }}
 """
 
