@@ -8,9 +8,15 @@ the CPU rule's variant, the layer apart from its 1x1 convolution) is timed alone
 scratch buffers (clnn/tuning.py ``measure_candidates``: warm caches, as the tuner measures),
 then a copy kernel moves the same bytes (the layer's input read once, its output written once,
 16 floats a work-item) on buffers of the same sizes: the least time any kernel reading the input
-and writing the output can take on this device, caches as warm. Per layer: the rule's GFLOP/s,
-the copy bound (the layer's FLOP over the copy's time), the FMA bound (``clnn bench peak``'s
-figure) and the rule's time over the lower of the two bounds' times. FLOP-weighted over the
+and writing the output can take on this device, caches as warm. The copy is timed as the rule
+is: where the device runs chains the tuner times a layer as one launch of CHAIN_REPEATS copies
+of it and divides (no launch's start in a layer's time), so the copy runs as many copies of
+itself in one launch (one work-group per compute unit walking the buffers, a barrier between
+copies) and is divided alike; timed a launch apiece, a small layer's copy was mostly the
+launch's start (4-10 us on PoCL against the rule's 0.1-2 us), a bound the rule beat 10-50x.
+Per layer: the rule's GFLOP/s, the copy bound (the layer's FLOP over the copy's time), the FMA
+bound (``clnn bench peak``'s figure) and the rule's time over the higher of the two bounds'
+times (the one that binds). FLOP-weighted over the
 layers' occurrences: the same, and per filter / stride class its share of the depthwise time.
 ``--rounds N``: each layer's rule and copy timed N times in turn, the least of each kept (a
 shared machine's load inflates some rounds).
@@ -40,11 +46,23 @@ sys.path.insert(0, ROOT)
 #: the share of the copy-and-FMA bound a layer apart runs at to count as at its bound (#36)
 NEAR = 0.85
 
-COPY = """__kernel void traffic(__global const float* x, __global float* y, int nin, int nout) {
-    const int i = get_global_id(0);
-    float16 v = (float16)(0.0f);
-    if (i < nin) v = vload16(i, x);
-    if (i < nout) vstore16(v, i, y);
+COPY = """__kernel void traffic(__global const float* x, __global float* y, int nin, int nout,
+                      int copies) {
+    /* the copy repeated ``copies`` times, each work-item walking its own contiguous share of
+       the vectors (the work-group's items all done with one copy before the next: the
+       barrier); the vectors read past the output's end feed a branch no value takes, so that
+       none of the reads is dropped */
+    const int n = max(nin, nout), g = get_global_size(0);
+    const int per = (n + g - 1) / g, i0 = get_global_id(0) * per, i1 = min(i0 + per, n);
+    for (int r = 0; r < copies; ++r) {
+        for (int i = i0; i < i1; ++i) {
+            float16 v = (float16)(0.0f);
+            if (i < nin) v = vload16(i, x);
+            if (i < nout) vstore16(v, i, y);
+            else if (v.s0 == -1.5f) y[0] = v.s1;
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+    }
 }
 """
 
@@ -74,8 +92,8 @@ def layers(device, paths: list[str]) -> dict:
 
 
 def copy_seconds(device, kernel, nin: int, nout: int, reps: int) -> float:
-    """Median seconds of the copy ``kernel`` (COPY, built once) reading ``nin`` and writing
-    ``nout`` floats."""
+    """Median seconds of one copy by ``kernel`` (COPY, built once) reading ``nin`` and writing
+    ``nout`` floats, timed as the tuner times the rule (:func:`copies`)."""
     import numpy as np
     import pyopencl as cl
 
@@ -86,14 +104,27 @@ def copy_seconds(device, kernel, nin: int, nout: int, reps: int) -> float:
     bufs = [cl.Buffer(device.context, cl.mem_flags.READ_WRITE, 64 * n) for n in (vin, vout)]
     for b, n in zip(bufs, (vin, vout)):
         cl.enqueue_fill_buffer(q, b, np.float32(0), 0, 64 * n)
-    kernel.set_args(*bufs, i32(vin), i32(vout))
-    g = -(-max(vin, vout) // 64) * 64
+    k = copies(device)
+    kernel.set_args(*bufs, i32(vin), i32(vout), i32(k))
+    units = int(device.cl_device.max_compute_units)
+    local = 64
+    g = min(-(-max(vin, vout) // local), units) * local if k > 1 else \
+        -(-max(vin, vout) // local) * local
     times = []
     for _ in range(reps + 1):
-        ev = cl.enqueue_nd_range_kernel(q, kernel, (g,), (64,))
+        ev = cl.enqueue_nd_range_kernel(q, kernel, (g,), (local,))
         ev.wait()
-        times.append((ev.profile.end - ev.profile.start) * 1e-9)
+        times.append((ev.profile.end - ev.profile.start) * 1e-9 / k)
     return statistics.median(times[1:])
+
+
+def copies(device) -> int:
+    """The copies of the copy in one launch: the tuner's CHAIN_REPEATS where the device runs
+    chains (clnn/tuning.py chained_kernels: the rule's time is a chain's over its copies of
+    the layer), else 1 (the rule timed a launch apiece, as the copy)."""
+    from clnn import tuning
+
+    return tuning.CHAIN_REPEATS if tuning.chaining(device) else 1
 
 
 def key_of(kw: dict) -> str:
@@ -216,6 +247,7 @@ def report(res: dict) -> str:
     out = []
     tot: dict = collections.defaultdict(float)
     cls: dict = collections.defaultdict(float)
+    cls_bound: dict = collections.defaultdict(float)
     for r in res["rows"]:
         bound = max(r["copy_s"], r["fma_s"])
         out.append(f"{r['layer']:<22} x{r['n']:<3} rule {r['flop'] / r['rule_s'] * 1e-9:6.1f} "
@@ -225,6 +257,7 @@ def report(res: dict) -> str:
                      ("bound", bound)):
             tot[k] += r["n"] * v
         cls[r["class"]] += r["n"] * r["rule_s"]
+        cls_bound[r["class"]] += r["n"] * bound
     if tot["rule"]:
         def rate(k):
             return tot["flop"] / tot[k] * 1e-9
@@ -235,6 +268,8 @@ def report(res: dict) -> str:
         out.append("share of the depthwise time: " + ", ".join(
             f"{k} {100 * v / tot['rule']:.0f}%" for k, v in sorted(cls.items(),
                                                                     key=lambda kv: -kv[1])))
+        out.append("of the copy-and-FMA bound per class (its time over the rule's): " + ", ".join(
+            f"{k} {cls_bound[k] / v:.2f}" for k, v in sorted(cls.items(), key=lambda kv: -kv[1])))
     out.extend(report_fused(res.get("fused", [])))
     out.append(f"load average {res['load'][0]:.2f}")
     return "\n".join(out)

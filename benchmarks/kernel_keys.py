@@ -37,10 +37,12 @@ from clnn.models.mediapipe import fetch
 device = open_cl_device()
 out = {}
 for name in sys.argv[1:]:
-    imported = clnn.tflite.load(fetch([name])[name])
+    imported = clnn.tflite.load(next(iter(fetch([name]).values())))
     with program_cache.recording() as keys:
         device.prepare_model(imported.model)
-    out[name] = [[f, k, [[p, v] for p, v in params]] for f, k, params in keys]
+    # (a key recorded as (kind, family, kernel, parameters); chains' keys have no parameters)
+    out[name] = [[key[-3], key[-2], [list(pv) for pv in key[-1]]] for key in keys
+                 if isinstance(key[-1], tuple)]
 print(json.dumps(out))
 """
 
@@ -52,7 +54,9 @@ def record_keys(names: list[str]) -> dict:
                    POCL_CACHE_DIR=os.path.join(caches, "pocl"),
                    PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
         proc = subprocess.run([sys.executable, "-c", WORKER, *names], env=env,
-                              capture_output=True, text=True, check=True)
+                              capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"kernel_keys: the worker failed:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout.splitlines()[-1])
 
 

@@ -61,11 +61,12 @@ def requested(device, model_cache, data_cache, token) -> bool:
     return hal_cache.cache_requested(FILES_NEEDED, model_cache, data_cache, token)
 
 
-def prepare_and_save(device, model, supported, model_cache, data_cache, token):
+def prepare_and_save(device, model, supported, model_cache, data_cache, token, marker=None):
     """Prepare (recording the kernel keys the plans use), then save the cache. A failure to
-    save leaves the prepared model as it is (the HAL lets a driver skip saving)."""
+    save leaves the prepared model as it is (the HAL lets a driver skip saving). ``marker``:
+    as ClPreparedModel takes it."""
     with recording() as keys:
-        prepared = ClPreparedModel(device, model, supported)
+        prepared = ClPreparedModel(device, model, supported, marker=marker)
     save(device, prepared, keys, supported, model_cache, data_cache, token)
     return prepared
 

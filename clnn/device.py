@@ -502,11 +502,13 @@ class ClDevice(Device):
 
     def prepare_model(self, model, preference=None, priority=Priority.MEDIUM, deadline=None,
                       model_cache=(), data_cache=(), token=None):
-        from clnn import compilation_cache as cache
-        from clnn.prepared_model import ClPreparedModel
         from hal.driver import check_prepare_args
 
         check_prepare_args(priority, deadline, preference)
+        marker = self._compile_ahead(model)  # (first: before the modules a prepare imports)
+        from clnn import compilation_cache as cache
+        from clnn.prepared_model import ClPreparedModel
+
         save = cache.requested(self, model_cache, data_cache, token)
         rows = self.support_report(model, strict=True)
         from clnn.kernels.registry import TooLargeReason
@@ -524,8 +526,27 @@ class ClDevice(Device):
         model, supported, layout = self._layout_pass(model, supported)
         if save:
             prepared = cache.prepare_and_save(self, model, supported, model_cache, data_cache,
-                                              token)
+                                              token, marker)
         else:
-            prepared = ClPreparedModel(self, model, supported)
+            prepared = ClPreparedModel(self, model, supported, marker=marker)
         prepared.layout = layout
         return prepared
+
+    def _compile_ahead(self, model):
+        """Where this device's prepares build chains (clnn.chain.enabled), the marker of the
+        model as given (clnn.program_cache.model_marker), and the compile work started on it
+        before the checks, the layout pass and the planning: a model prepared here before has
+        its programs built from their binaries (ProgramCache.prefetch), another the compiler
+        warmed up (ProgramCache.warm_compiler: PoCL's kernel library loads on a thread,
+        0.3-0.4 s, which the prepare would otherwise wait for before its first program).
+        None elsewhere (clnn.prepared_model decides after partitioning)."""
+        from clnn import chain, program_cache
+
+        if not chain.enabled(self.cl_device, self.options):
+            return None
+        marker = program_cache.model_marker(self, model)
+        if marker.exists():
+            self.programs.prefetch(program_cache.kept_binary_list(marker))
+        else:
+            self.programs.warm_compiler()
+        return marker

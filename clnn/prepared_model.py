@@ -38,8 +38,11 @@ from hal.types import NO_TIMING, NUMPY_DTYPE, MeasureTiming, Memory, Timing
 
 
 class ClPreparedModel(DriverPreparedModel):
-    def __init__(self, device, model, supported: list[bool], compiled: bool = False):
-        """``compiled``: the programs come from a compilation cache (nothing to compile)."""
+    def __init__(self, device, model, supported: list[bool], compiled: bool = False,
+                 marker=None):
+        """``compiled``: the programs come from a compilation cache (nothing to compile);
+        ``marker``: the model's marker where the device started its compile work before the
+        layout pass (clnn.device.ClDevice._compile_ahead), None: started here."""
         self.device = device
         self.model = model
         #: the device's queue (an execution that measures runs on the device's timing queue)
@@ -66,7 +69,8 @@ class ClPreparedModel(DriverPreparedModel):
         #: how the plans' launches run (one by one, or as chains); programs from a compilation
         #: cache: the warm-up makes no chain (compile work; the second execution makes them)
         self.runner = runner_for(device, compiled)
-        marker = self._spare_helper(device, model, compiled)
+        if marker is None:
+            marker = self._spare_helper(device, model, compiled)
         self.planner.runner = self.runner
         try:
             self.planner.plan_ahead()

@@ -107,7 +107,12 @@ class ClassDefaults:
     #: whole models (in-process A/B at load 5) showed no gain beyond the noise, and
     #: pose_detection's medians came out bimodal between prepares (5.7 or 7.9 ms, on either
     #: side: 0.69-0.72x with 2 rows twice, 1.16x for the other change once): still 1, to
-    #: measure quiet
+    #: measure quiet. s24 (interleaved, 21 turns, load 4.3-4.6): the 16-wide float32 layers
+    #: 0.80x the time in bands of 4 at stride 1 (0.92x in 2), 0.78x in bands of 2 at stride 2,
+    #: the 8-wide ones slower (bands(): one row); the first launch's codegen +0.15 s (2 rows)
+    #: to +0.4 s (4) a kernel, +0.1-0.27 CPU-s per cold prepare (pose_detection,
+    #: face_detection_short_range) against #37's cold target, no whole model shown faster: CPU
+    #: and GPU 1 (record depthwise_roofline-20261130-s24-dw)
     dw_bands: int = 1
     #: the same for filters of more than 9 taps (5x5) at a row stride of 1 or 2 where native
     #: vectors hold 16 floats, also where a band passes the last row (so that a model builds
@@ -175,6 +180,17 @@ class ClassDefaults:
     #: 2-3% less kernel time (image_classification 104.5 -> 101.7 us, visual_wake_words
     #: 81.8 -> 79.4, keyword_spotting 20.2 -> 19.6); a GPU: off (its private arrays may spill)
     gemm_lane_memory: bool = False
+    #: those quantized GEMMs (taps or contiguous rows, an even number of channels per vector)
+    #: accumulate in int32 the products of int16 pairs instead of in float (gemm.cl.mako
+    #: ``ip``: B packed as short pairs, one multiply-add of pairs per two products, the
+    #: target's pmaddwd where the compiler offers it). CPU (PoCL, AVX-512): on (record
+    #: int8_models_ab-20261130-s24-int8); a GPU: off (unmeasured)
+    gemm_int_pairs: bool = False
+    #: ``ip`` GEMMs of 16 lanes run their K loop in one call of a function compiled for
+    #: AVX512-VNNI (gemm.cl.mako vk_helper: vpdpwssd) where the device passes the probe of
+    #: clnn/kernels/_vnni.py (a kernel with that function built and run in a subprocess; the
+    #: answer kept per device in clnn's cache). CPU: the probe decides; a GPU: off
+    gemm_vnni: bool = False
 
 
 _CPU = ClassDefaults(
@@ -182,12 +198,13 @@ _CPU = ClassDefaults(
     gemm_tiles=([8, 2, 16], [8, 1, 16], [8, 1, 8], [4, 2, 16], [16, 1, 16], [8, 4, 8],
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
-    direct="rule", direct_rows=-1, dw_bands_wide=2, dw_overlap_vw=16, dwpw=True, dwpw_pixels=0,
+    direct="rule", direct_rows=-1, dw_bands_wide=2, dw_overlap_vw=16, dwpw=True,
+    dwpw_pixels=0,
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
     chain_called=("conv2d", "depthwise_conv2d"), chain_buffers=16,
-    gemm_lane_memory=True)
+    gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True)
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],

@@ -56,10 +56,11 @@ def tile_widths(ow: int, fw: int, sw: int, dw: int) -> list[int]:
 
 
 def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 16,
-              fh: int = 0, sh: int = 0, oh: int = 0) -> dict:
+              fh: int = 0, sh: int = 0, oh: int = 0, quant: bool = False) -> dict:
     """The variant without a tuning entry (``fh``: the filter's rows, ``sh`` the row stride
     where the rows are not dilated, ``oh`` the output's rows; 0 unknown: one output row per
-    work-item)."""
+    work-item; ``quant``: an 8-bit quantized layer, whose 3x3 filters keep one row per
+    work-item: the device class's dw_bands were measured on float32 layers)."""
     vws, txs = vector_widths(o), tile_widths(ow, fw, sw, dw)
     rvw = row_vector(cpu, o, vws[0], vec)
     sweep_tx = fit_registers(next(t for t in txs if t <= 4), rvw, vec) if txs else 0
@@ -73,7 +74,7 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
         # too long for a cold prepare (`clnn bench prepare`), so it is a tuner candidate only.
         # Bands of several output rows (depthwise_slide_rows) where the registers hold them
         r = wide_bands(fh * fw, sh, oh, rvw, vec) if fh * fw > 9 else \
-            bands(_defaults.TABLE["cpu"].dw_bands, fh, fw, sw, sh, rvw, vec)
+            bands(1 if quant else _defaults.TABLE["cpu"].dw_bands, fh, fw, sw, sh, rvw, vec)
         return {"vw": rvw, "tx": 1, "rows": 1, "slide": 1, **({"r": r} if r > 1 else {})}
     if cpu and 0 < fh * fw <= SWEEP_TAPS and ow > sweep_tx:
         # the row sweep, widest vector, 4 pixels a step, one row per work-group, where a row
@@ -117,7 +118,11 @@ def bands(most: int, fh: int, fw: int, sw: int, sh: int, vw: int, vec: int) -> i
     unknown), halved until the filter's fh * fw vectors,
     the band's accumulators (ceil(fw / sw) a row) and an input vector take at most 30 of the
     device's registers (32 with native vectors of 16 floats, else 16) in its native vectors of
-    ``vec`` floats."""
+    ``vec`` floats; 1 where the vector ``vw`` is narrower than the native one (CPU, PoCL,
+    AVX-512: the 8-channel 3x3 stride 1 layers of the 13 MediaPipe models ran 1.36-1.44x
+    slower in bands of 2-4 rows than in one, the 16-wide ones 0.80x: s24)."""
+    if vw < vec:
+        return 1
     r = most if sh == 1 else most // 2 if sh == 2 else 1
     r = max(1, r)
     nv = -(-vw // max(vec, 1))
@@ -154,11 +159,12 @@ _LISTED: dict[tuple, list] = {}
 
 
 def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
-               vec: int = 16, fh: int = 0, sh: int = 0, oh: int = 0) -> list[dict]:
+               vec: int = 16, fh: int = 0, sh: int = 0, oh: int = 0,
+               quant: bool = False) -> list[dict]:
     """:func:`list_candidates`, listed once per layer in a process and copied (a layer's
     variants are asked for at its selection, its tuning and its plan: 228 times for the 38
     depthwise layers of pose_landmark_full, 9 ms of a second process's prepare)."""
-    key = (cpu, o, ow, fw, sw, dw, vec, fh, sh, oh)
+    key = (cpu, o, ow, fw, sw, dw, vec, fh, sh, oh, quant)
     listed = _LISTED.get(key)
     if listed is None:
         listed = _LISTED[key] = list_candidates(*key)
@@ -166,7 +172,8 @@ def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
 
 
 def list_candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
-                    vec: int = 16, fh: int = 0, sh: int = 0, oh: int = 0) -> list[dict]:
+                    vec: int = 16, fh: int = 0, sh: int = 0, oh: int = 0,
+                    quant: bool = False) -> list[dict]:
     """The heuristic's variant first, then the compiled rows (the 3 widest vectors x tiles of
     4, 6 and 8 pixels, one row per work-group), the tiles (:func:`tile_candidates`: the 3
     widest vectors x the 3 widest tiles x the rows -1, 0, 1) and, where the filter (``fh``
@@ -176,7 +183,7 @@ def list_candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
     tiles = tile_candidates(heuristic(cpu, o, ow, fw, sw, dw, vec), o, ow, fw, sw, dw)
     if not 0 < fh * fw <= SWEEP_TAPS:
         return tiles
-    first = heuristic(cpu, o, ow, fw, sw, dw, vec, fh, sh, oh)
+    first = heuristic(cpu, o, ow, fw, sw, dw, vec, fh, sh, oh, quant)
     vws = vector_widths(o)[:3] if slides_apply(fw, sw, dw, fh) else []
     slides = [{"vw": vw, "tx": 1, "rows": rows, "slide": 1} for vw in vws for rows in (-1, 0, 1)]
     slides += [{"vw": vw, "tx": 1, "rows": 1, "slide": 1, "r": r} for vw in vws[:2]
@@ -346,7 +353,8 @@ def _clamp(quant: bool) -> list:
 #: depthwise_tile's tuning declaration (clnn.tuning.Family)
 FAMILY = tile_family(
     "depthwise", lambda cpu, vec, s: candidates(cpu, s["c"], s["ow"], s["fw"], s["sw"], s["dw"],
-                                                 vec, s["fh"], row_stride(s), s["oh"]),
+                                                 vec, s["fh"], row_stride(s), s["oh"],
+                                                 s["dt"] in _gemm_variants.QUANT),
     scratch_depthwise,
     flop=lambda s: 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"] * s["fw"],
     scratch_bytes=lambda s: 4 * s["n"] * s["c"] * (s["h"] * s["w"] + s["oh"] * s["ow"]))

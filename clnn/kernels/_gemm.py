@@ -15,6 +15,8 @@ queries).
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from clnn.kernels._defaults import im2col_vector
@@ -126,9 +128,25 @@ def scratch(b, nbytes: int):
 
 
 def pack_weights(bt: np.ndarray, nr: int, quant: bool, zero_point: int = 0,
-                 facc: bool = False) -> np.ndarray:
+                 facc: bool = False, pairs: bool | str = False, a_zero: int = 0) -> np.ndarray:
     """bt: [groups, K, N] (B = W^T per group) -> [groups, ceil(N/nr), K, nr] panels
-    (quantized: short w - zero point, or float with ``facc``, :func:`float_exact`)."""
+    (quantized: short w - zero point, or float with ``facc``, :func:`float_exact`);
+    ``pairs`` (quantized, even K: :func:`int_pairs`): short [groups, ceil(N/nr), K / 2, nr, 2],
+    rows k and k + 1 of each column side by side; ``pairs`` "quads" (:func:`int_quads`): signed
+    bytes [groups, ceil(N/nr), K / 4 + 1, nr, 4], rows k .. k + 3 of each column side by side,
+    then each column's -``a_zero`` * sum_k B as an int32 (``a_zero``: A's zero point as the
+    unsigned byte gemm.cl.mako's vnni multiplies)."""
+    if pairs == "quads":
+        panels = pack_weights(bt, nr, quant, zero_point)
+        g, p, k, _ = panels.shape
+        quads = panels.reshape(g, p, k // 4, 4, nr).transpose(0, 1, 2, 4, 3).astype(np.int8)
+        share = (-a_zero * panels.astype(np.int32).sum(axis=2)).astype("<i4")
+        return np.ascontiguousarray(np.concatenate(
+            [quads.reshape(g, p, k * nr), share.view(np.int8).reshape(g, p, 4 * nr)], axis=2))
+    if pairs:
+        panels = pack_weights(bt, nr, quant, zero_point)
+        g, p, k, _ = panels.shape
+        return np.ascontiguousarray(panels.reshape(g, p, k // 2, 2, nr).transpose(0, 1, 2, 4, 3))
     g, k, n = bt.shape
     npad = ceil_to(max(n, 1), nr)
     if quant:
@@ -236,10 +254,12 @@ def half_vector(n: int, nv: int, vw: int) -> bool:
     return vw > 1 and n % (nv * vw) == nv * vw - vw // 2
 
 
-def _float_accumulators(b, params: dict, taps, amode: str, sak: int, K: int):
+def _float_accumulators(b, params: dict, taps, amode: str, sak: int, K: int, ip: bool = False):
     """The knobs of a quantized GEMM whose B is packed as float (float_exact): ``facc``,
     ``cv`` where A's taps or rows are contiguous (:func:`taps_cv`), and ``lm`` with those
-    vectors where the device class says (:func:`lanes_from_memory`)."""
+    vectors where the device class says (:func:`lanes_from_memory`); ``ip``: B packed as short
+    pairs instead (:func:`int_pairs`), the products summed in int32 (an even ``cv``); ``ip``
+    "quads": B packed as signed bytes by quads (:func:`int_quads`), the kernel's ``vnni``."""
     params["facc"] = True
     if taps is not None and taps_cv(b, taps[2]) > 1:
         params["cv"] = taps_cv(b, taps[2])
@@ -247,6 +267,16 @@ def _float_accumulators(b, params: dict, taps, amode: str, sak: int, K: int):
         params["cv"] = taps_cv(b, K)
     if params.get("cv", 1) > 1 and lanes_from_memory(b):
         params["lm"] = True
+    if ip:
+        if params.get("cv", 1) % 2:
+            raise ValueError(f"int16 pairs need an even vector of A, not {params.get('cv', 1)}")
+        params["ip"] = True
+    if ip == "quads":
+        if params["vw"] != 16 or amode not in ("rows", "taps") or params.get("cv", 1) % 4:
+            raise ValueError(f"B packed by quads needs 16 lanes, rows or taps and a vector of A "
+                             f"of a multiple of 4, not {params['vw']}, {amode!r}, "
+                             f"{params.get('cv', 1)}")
+        params["vnni"] = True
 
 
 def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None,
@@ -254,7 +284,7 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
                 bias=None, requant=(), batch=(1, 1), a_b=(0, 0), b_b=(0, 0), c_b=(0, 0),
                 ch_b=(0, 0), za=0, zo=0, lo=None, hi=None, family="gemm", res=None,
                 prelu=None, fn=None, wg="auto", res_cols=None, facc=False, taps=None,
-                chrow=False, qres=None):
+                chrow=False, qres=None, ip=False):
     """One GEMM launch (see gemm.cl.mako for the knobs). ``a`` / ``c`` are In/Out or buffers;
     ``bpk`` the packed B buffer; ``bias`` In(k) or None; ``requant`` [mult, shift] buffers
     of quantized "act" epilogues; lo / hi the activation clamp; ``res`` (buffer, element
@@ -267,7 +297,7 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     ``taps``: amode "taps" (:func:`taps_args`), the implicit GEMM's convolution geometry.
     ``chrow``: the output channel of C[m, n] is its row m (the bias and PRELU alpha per row:
     an NCHW 1x1 convolution, conv2d.py plan_conv_planes), float "act" only; ``qres``: a
-    quantized ADD fused after the requantization (:func:`_table_residual`)."""
+    quantized ADD fused after the requantization (:func:`_table_residual`); ``ip``: see below."""
     mr, nv, vw = tile
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -276,8 +306,8 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
         lo, hi = (i32(-2**31), i32(2**31 - 1)) if quant else (f32(-np.inf), f32(np.inf))
     params = {"dt": dt, "odt": odt, "mr": mr, "nv": nv, "vw": vw, "amode": amode,
               "cmode": cmode, "epi": epi}
-    if facc and quant:  # B packed as float (float_exact)
-        _float_accumulators(b, params, taps, amode, sak, K)
+    if facc and quant:  # B packed as float (float_exact), or as short pairs (ip)
+        _float_accumulators(b, params, taps, amode, sak, K, ip)
     if chrow and (quant or epi != "act"):
         raise ValueError(f"a {dt} GEMM with the {epi!r} epilogue has no channel per row")
     if chrow:  # (absent where false: the other kernels' keys)
@@ -350,6 +380,52 @@ def taps_cv(b, channels: int) -> int:
     limits = getattr(b.device, "limits", None)
     most = _defaults.defaults(_defaults.traits(limits)).gemm_taps_cv if limits else 1
     return next((v for v in (16, 8, 4, 3, 2) if v <= most and channels % v == 0), 1)
+
+
+def int_pairs(device, facc: bool, channels: int) -> bool:
+    """Whether a quantized GEMM accumulating exactly (``facc``) whose A vectors are of
+    ``channels`` (a taps GEMM's input channels, a rows GEMM's K; :func:`taps_cv`) accumulates
+    int16 pair products in int32 instead (gemm.cl.mako ``ip``, B packed by
+    :func:`pack_weights` ``pairs``): the device class's gemm_int_pairs, an even vector."""
+    from clnn.kernels import _defaults
+
+    limits = getattr(device, "limits", None)
+    if not (facc and limits and _defaults.defaults(_defaults.traits(limits)).gemm_int_pairs):
+        return False
+    return taps_cv(SimpleNamespace(device=device), channels) % 2 == 0
+
+
+def unsigned_zero(dt: str, inp) -> int:
+    """A's (the operand ``inp``'s) zero point as gemm.cl.mako's vnni takes A: unsigned bytes
+    (int8 + 128); 0 for other types."""
+    if dt not in ("u8", "i8"):
+        return 0
+    return zero_of(inp) + (128 if dt == "i8" else 0)
+
+
+def pair_form(device, pairs, bt: np.ndarray, filt, channels: int, tile):
+    """How a quantized GEMM of constant B (``bt``: [groups, K, N] of the operand ``filt``)
+    packs it: "quads" where ``pairs`` (:func:`int_pairs`' answer) and :func:`int_quads`
+    hold, else ``pairs``."""
+    if pairs and int_quads(device, bt, zero_of(filt), channels, tile):
+        return "quads"
+    return pairs
+
+
+def int_quads(device, bt: np.ndarray, zero_point: int, channels: int, tile) -> bool:
+    """Whether an int16-pairs GEMM (:func:`int_pairs`) of constant B (``bt``: [groups, K, N])
+    multiplies bytes by quads instead (gemm.cl.mako ``vnni``: AVX512-VNNI's vpdpbusd in one
+    call per work-item, B packed by :func:`pack_weights` "quads"): the device runs it
+    (clnn/kernels/_vnni.py: its class allows it and the probe passed), the tile is of 16
+    lanes, A's vectors (:func:`taps_cv` of ``channels``) are of a multiple of 4 and every
+    w - zero point is a signed byte."""
+    from clnn.kernels import _vnni
+
+    if tile[2] != 16 or taps_cv(SimpleNamespace(device=device), channels) % 4:
+        return False
+    w = bt.astype(np.int32) - zero_point
+    return bool(w.size) and int(w.min()) >= -128 and int(w.max()) <= 127 and \
+        _vnni.available(device)
 
 
 def lanes_from_memory(b) -> bool:

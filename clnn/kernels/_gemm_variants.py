@@ -97,13 +97,16 @@ def signature(*, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1,
     return sig
 
 
-def quant_keys(*, facc: bool, rq: str | None, taps=None) -> dict:
+def quant_keys(*, facc: bool, rq: str | None, taps=None, ip: bool = False) -> dict:
     """What of a quantized GEMM layer's quantization changes its kernel's source (not the
     values: zero points and multipliers are arguments): ``facc`` (float accumulation,
     _gemm.float_exact), ``rq`` (the requantization form, _gemm.Requant) and, for the
     implicit GEMM (amode "taps"), its convolution geometry (_gemm.taps_args: the input's
-    channels decide its vector loads, the window its reads), in which it is measured."""
+    channels decide its vector loads, the window its reads), in which it is measured;
+    ``ip`` (int16 pairs, _gemm.int_pairs) where the layer has it."""
     out = {"facc": bool(facc), "rq": rq}
+    if ip:
+        out["ip"] = True
     if taps is not None:
         out["taps"] = [int(x) for x in taps]
     return out
@@ -145,7 +148,7 @@ def choose(b, *, dt: str, amode: str, M: int, N: int, K: int, batches: int = 1,
 
 
 def _scratch(device, tuner, v: dict, s: dict):
-    quant = {k: s[k] for k in ("facc", "rq", "taps") if k in s} if s["dt"] in QUANT else None
+    quant = {k: s[k] for k in ("facc", "rq", "taps", "ip") if k in s} if s["dt"] in QUANT else None
     return scratch_gemm(device, v, s["dt"], s["amode"], s["M"], s["N"], s["K"], s["batches"],
                         **_layout(s["amode"], s["M"]), quant=quant)
 
@@ -254,7 +257,8 @@ def _scratch_quant(device, channels: int, quant: dict):
     bias, mult, shift = zeroed(device, (channels,) * 3)
     requant = _gemm.Requant([mult, shift])
     requant.rq = quant.get("rq")
-    q = {"bias": bias, "requant": requant, "facc": bool(quant.get("facc"))}
+    q = {"bias": bias, "requant": requant, "facc": bool(quant.get("facc")),
+         "ip": bool(quant.get("ip"))}
     if quant.get("taps") is not None:
         q["taps"] = tuple(quant["taps"])
     return q, [bias, mult, shift]

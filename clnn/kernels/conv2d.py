@@ -144,8 +144,9 @@ def gemm_signature(ctx, f, p, groups: int = 1, device=None) -> dict:
         geo = _gemm.taps_args(h, w, c, oh, ow, fw, fh * fw, (p.stride_h, p.stride_w),
                               (p.dil_h, p.dil_w), (top, left)) if taps else None
         up = hal_conv2d.UPWARD if ctx.name == "CONV_2D" else False
+        ip = (rows or taps) and _gemm.int_pairs(device, facc, cg)
         quant = _gemm_variants.quant_keys(
-            facc=facc, rq=_gemm.requant_form(ctx, o, inp, fi, up), taps=geo)
+            facc=facc, rq=_gemm.requant_form(ctx, o, inp, fi, up), taps=geo, ip=ip)
     return _gemm_variants.signature(dt=code(inp),
                                     amode="rows" if rows else "taps" if taps else "packed",
                                     M=n * oh * ow, N=o // groups, K=K, batches=groups,
@@ -218,13 +219,18 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
     variant = _gemm_variants.choose(b, **gemm_signature(ctx, b, p, groups, b.device))
     tile = tuple(variant["tile"])
     mr, nr = tile[0], tile[1] * tile[2]
-    facc = False
+    facc = pairs = False
     if fi.value is not None:  # reordered once, here
         bt = fi.value.reshape(groups, og, K).transpose(0, 2, 1)
         facc = quant and _gemm.float_exact(bt, _gemm.zero_of(fi))
-        bpk = _gemm.device_buffer(b, _gemm.pack_weights(bt, nr, quant, _gemm.zero_of(fi),
-                                                        facc))
-        b_grp = _gemm.ceil_to(max(og, 1), nr) * K
+        # int16 pairs (_gemm.int_pairs) where A is the input's rows or taps, bytes by quads
+        # where the device runs them (_gemm.pair_form)
+        pairs = _gemm.pair_form(b.device, (direct_a or not cols_a and taps_applies(
+            b, dt, p, groups, facc)) and _gemm.int_pairs(b.device, facc, cg), bt, fi, cg, tile)
+        bpk = _gemm.device_buffer(b, _gemm.pack_weights(
+            bt, nr, quant, _gemm.zero_of(fi), facc, pairs, _gemm.unsigned_zero(dt, inp)))
+        # (quads: each panel's K rows and a row of the zero point's shares)
+        b_grp = _gemm.ceil_to(max(og, 1), nr) * (K + 4 * (pairs == "quads"))
     else:  # a filter that is a model input: packed on the device at each execution
         bpk, b_grp = _gemm.launch_pack_b(b, dt=code(fi), y=In(1), N=og, K=K, nr=nr, sk=1,
                                          sn=K, batch=(groups, 1), s_b=(og * K, 0),
@@ -265,6 +271,7 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                       c_b=(c_grp, 0), ch_b=ch_b, za=za, zo=_gemm.zero_of(out), lo=lo,
                       hi=hi, res=res, prelu=alpha, fn=post_fn(b), wg=variant["wg"],
                       res_cols=residual_columns(b), facc=facc, qres=quant_residual(b, out),
+                      ip=pairs,
                       taps=_gemm.taps_args(h, w, c, oh, ow, fw, fh * fw,
                                            (p.stride_h, p.stride_w), (p.dil_h, p.dil_w),
                                            (top, left)) if amode == "taps" else None)

@@ -16,22 +16,24 @@ def support(ctx):
     return first(types_in(ctx, 0, FLOAT_QUANT8), constant_inputs(ctx, [3], "fused activation"))
 
 
-def gemm_signature(ctx) -> dict:
-    """The signature of the layer's GEMM (A the input's rows)."""
+def gemm_signature(ctx, device=None) -> dict:
+    """The signature of the layer's GEMM (A the input's rows; int16 pairs where ``device``'s
+    class sums them, _gemm.int_pairs)."""
     inp, w = ctx.inputs[0], ctx.inputs[1]
     units, size = w.shape
     quant = None
     if code(inp) in _gemm_variants.QUANT:  # what of the quantization changes the source
         facc = w.value is not None and _gemm.float_exact(w.value.T[None], _gemm.zero_of(w))
         quant = _gemm_variants.quant_keys(
-            facc=facc, rq=_gemm.requant_form(ctx, units, inp, w, UPWARD))
+            facc=facc, rq=_gemm.requant_form(ctx, units, inp, w, UPWARD),
+            ip=_gemm.int_pairs(device, facc, size))
     return _gemm_variants.signature(dt=code(inp), amode="rows", M=ctx.outputs[0].shape[0],
                                     N=units, K=size, quant=quant)
 
 
 def select(ctx, node, device, decided) -> list:
     """The select pass's choice of the GEMM variant (clnn.passes.select)."""
-    return [_gemm_variants.select(device, gemm_signature(ctx))]
+    return [_gemm_variants.select(device, gemm_signature(ctx, device))]
 
 
 def plan(ctx, b):
@@ -40,14 +42,17 @@ def plan(ctx, b):
     batch = out.shape[0]
     dt = code(inp)
     quant = dt in ("u8", "i8")
-    variant = _gemm_variants.choose(b, **gemm_signature(ctx))
+    variant = _gemm_variants.choose(b, **gemm_signature(ctx, b.device))
     tile = tuple(variant["tile"])
     nr = tile[1] * tile[2]
-    facc = False
+    facc = pairs = False
     if w.value is not None:
         facc = quant and _gemm.float_exact(w.value.T[None], _gemm.zero_of(w))
-        bpk = _gemm.device_buffer(b, _gemm.pack_weights(w.value.T[None], nr, quant,
-                                                        _gemm.zero_of(w), facc))
+        pairs = _gemm.pair_form(b.device, _gemm.int_pairs(b.device, facc, size),
+                                w.value.T[None], w, size, tile)
+        bpk = _gemm.device_buffer(b, _gemm.pack_weights(
+            w.value.T[None], nr, quant, _gemm.zero_of(w), facc, pairs,
+            _gemm.unsigned_zero(dt, inp)))
     else:
         bpk, _ = _gemm.launch_pack_b(b, dt=code(w), y=In(1), N=units, K=size, nr=nr, sk=1,
                                      sn=size, zb=_gemm.zero_of(w))
@@ -56,7 +61,7 @@ def plan(ctx, b):
     _gemm.launch_gemm(b, dt=dt, a=In(0), bpk=bpk, c=Out(0), M=batch, N=units, K=size,
                       tile=tile, sam=size, sak=1, ldc=units, bias=In(2), requant=requant,
                       za=_gemm.zero_of(inp), zo=_gemm.zero_of(out), lo=lo, hi=hi,
-                      wg=variant["wg"], facc=facc)
+                      wg=variant["wg"], facc=facc, ip=pairs)
 
 
 register_kernel("FULLY_CONNECTED", family="fully_connected", support=support, plan=plan,

@@ -27,7 +27,10 @@
 ## [ceil(N/nr), K, nr] float for float types, short (w - w_zero_point) for quantized ones,
 ## zero padded (at prepare, or on the device by pack_b). lm (quantized, facc, cv > 1): the
 ## converted A values go through a private array (taps_chunk; the device class's
-## gemm_lane_memory, clnn/kernels/_defaults.py).
+## gemm_lane_memory, clnn/kernels/_defaults.py). ip (quantized, facc, even cv: _gemm.int_pairs):
+## int32 accumulators fed by products of int16 pairs, B packed as short pairs
+## [ceil(N/nr), K / 2, nr, 2] (k, k + 1 of a column side by side), each row's pair of A values
+## one int: one multiply-add of pairs per 2 * vw products (int_pairs_fns).
 <%!
 #: ``post`` values (bit 0 bias, 1 residual, 2 PRELU, bits 4.. the function: 1 LOGISTIC,
 #: 2 HARD_SWISH, 3 SILU; clnn/kernels/_gemm.py) with a compiled epilogue of their own: the ones
@@ -38,7 +41,7 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 %>
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, qres=False, half=False, fp=None, general=True, lm=False)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, qres=False, half=False, fp=None, general=True, lm=False, ip=False, vnni=False)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -50,7 +53,14 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
     # sum stays below 2^24 in magnitude, which the plan guarantees (clnn/kernels/_gemm.py
     # float_exact); one FMA per product instead of an integer multiply and add
     facc = quant and facc
-    BT = "short" if quant and not facc else "float"
+    # ip: the facc layers' paths (taps, contiguous rows) with int32 accumulators of int16
+    # pair products instead of float ones (B packed as short pairs)
+    ip = facc and ip and cv > 1
+    facc = facc and not ip
+    # vnni: ip's whole K loop in one call of a helper compiled for AVX512-VNNI (vk_helper),
+    # B packed as signed bytes by quads
+    vnni = ip and vnni and vw == 16 and amode in ("rows", "taps") and cv % 4 == 0
+    BT = "char" if vnni else "short" if quant and not facc else "float"
     AV = "float%d" % vw if facc else V
     bdt = "i32" if quant else ("f16" if odt == "f16" else "f32")
 %>
@@ -58,6 +68,12 @@ FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
 ${c.mbqm_right_vector(vw, rq)}
 % elif quant and epi == "act":
 ${c.mbqm_vector(vw)}
+% endif
+% if ip and not vnni:
+${int_pairs_fns(vw)}
+% endif
+% if vnni:
+${vk_helper(dt, amode, mr, nv, cv)}
 % endif
 __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_off,
                    ${c.tparam(odt, "c")},
@@ -92,7 +108,7 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
 % if qres:
     qres += qres_off;
 % endif
-    const __global ${BT}* bp = b + b_off + z0 * b_b0 + z1 * b_b1 + (size_t)jn * K * ${nr};
+    const __global ${BT}* bp = b + b_off + z0 * b_b0 + z1 * b_b1 + (size_t)jn * (K${" + 4" if vnni else ""}) * ${nr};
 % if amode == "packed":
     const __global ${c.ctype(dt)}* ap = a + (size_t)im * K * ${mr};
 % elif amode == "taps":
@@ -107,6 +123,11 @@ ${taps_rows(mr)}\
     ${V} c${r}_${v}${"" if facc else " = (%s)(0)" % V};
   % endfor
 % endfor
+% if ip and lm and not vnni:
+    /* lm: each row's pairs of A through private memory (as facc's lm below) */
+    int apv_[${mr * cv // 2}];
+    int* const apv = apv_ + min(K, 0);
+% endif
 % if facc:
     {
   % if lm and cv > 1:
@@ -122,13 +143,19 @@ ${taps_rows(mr)}\
     % endfor
   % endfor
 % endif
-% if amode == "taps":
-${taps_loop(mr, nv, vw, "f" if facc else "c", cv, lm)}\
+% if vnni:
+${vk_call(dt, amode, mr, nv, cv)}\
+% elif amode == "taps":
+${taps_loop(mr, nv, vw, "f" if facc else "c", cv, lm, ip)}\
 % elif amode == "rows" and cv > 1:
     /* cv > 1 (quantized, facc, A's rows contiguous: sak 1, cv divides K): cv values of each
        row loaded as one vector and converted once, as taps_chunk */
     for (int k = 0; k < K; k += ${cv}) {
+  % if ip:
+${taps_pairs(mr, nv, vw, cv, "ap%d", lm)}\
+  % else:
 ${taps_chunk(mr, nv, vw, cv, "ap%d", lm)}\
+  % endif
     }
 % else:
     for (int k = 0; k < K; ++k) {
@@ -333,7 +360,8 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
     }
 % endfor
 </%def>
-<%def name="taps_loop(mr, nv, vw, acc, cv=1, lm=False)">
+## dp (the VNNI helper's loop, vk_helper): A's type, B's bytes by quads (taps_quads)
+<%def name="taps_loop(mr, nv, vw, acc, cv=1, lm=False, ip=False, dp=False)">
 <%
     V = "float%d" % vw
     nr = nv * vw
@@ -352,10 +380,16 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
         const int o${r} = y${r} >= 0 && y${r} < t_h && x${r} >= 0 && x${r} < t_w ? xb${r} + (y${r} * t_w + x${r}) * t_c : -1;
   % endfor
 % endif
-        const __global float* bt = bp + (size_t)tap * t_c * ${nr};
+        const __global ${"char" if dp else "short" if ip else "float"}* bt = bp + (size_t)tap * t_c * ${nr};
 % if cv > 1:
         for (int k = 0; k < t_c; k += ${cv}) {
+  % if dp:
+${taps_quads(mr, nv, cv, None, dp)}\
+  % elif ip:
+${taps_pairs(mr, nv, vw, cv, None, lm)}\
+  % else:
 ${taps_chunk(mr, nv, vw, cv, None, lm)}\
+  % endif
         }
 % else:
         if (${" && ".join("o%d >= 0" % r for r in range(mr))}) {
@@ -400,6 +434,206 @@ ${taps_step(mr, nv, vw, True, acc)}\
     % endfor
   % endfor
 % endfor
+</%def>
+## ip: taps_chunk's loads with int32 accumulators: each row's cv values centered on za as
+## shorts (zero outside the input), taken two by two as ints (a pair of k, k + 1), each pair
+## multiplied with the columns' pairs of B and summed in pairs (clnn_pm<vw>: exact, |a| <= 255,
+## |b| <= 255)
+<%def name="taps_pairs(mr, nv, vw, cv, rows=None, lm=False)">
+<%
+    nr = nv * vw
+    P = cv // 2
+    IP = "int%d" % P if P > 1 else "int"
+    pw = 2 * vw
+%>\
+% for r in range(mr):
+  % if rows:
+            const short${cv} a${r} = convert_short${cv}(vload${cv}(0, ${rows % r} + k)) - (short)za;
+  % else:
+            const short${cv} a${r} = o${r} >= 0 ? convert_short${cv}(vload${cv}(0, a + o${r} + k)) - (short)za : (short${cv})(0);
+  % endif
+  % if lm and P > 1:
+            vstore${P}(as_${IP}(a${r}), 0, apv + ${r * P});
+  % elif lm:
+            apv[${r}] = as_int(a${r});
+  % else:
+            const ${IP} p${r} = as_${IP}(a${r});
+  % endif
+% endfor
+% for l in range(P):
+  % for v in range(nv):
+    % if pw <= 16:
+            const short${pw} b${l}_${v} = vload${pw}(${v}, ${"bp" if rows else "bt"} + (k + ${2 * l}) * ${nr});
+    % else:
+            const short16 b${l}_${v} = vload16(${2 * v}, ${"bp" if rows else "bt"} + (k + ${2 * l}) * ${nr});
+            const short16 h${l}_${v} = vload16(${2 * v + 1}, ${"bp" if rows else "bt"} + (k + ${2 * l}) * ${nr});
+    % endif
+  % endfor
+  % for r in range(mr):
+<%
+    pv = ("apv[%d]" % (r * P + l)) if lm else ("p%d.s%x" % (r, l) if P > 1 else "p%d" % r)
+%>\
+    % for v in range(nv):
+            c${r}_${v} += clnn_pm${vw}(${pv}, b${l}_${v}${", h%d_%d" % (l, v) if pw > 16 else ""});
+    % endfor
+  % endfor
+% endfor
+</%def>
+## clnn_pm<vw>(p, b[, h]): lane n = p's first short * b[2n] + its second * b[2n + 1] (the
+## columns' pairs; vw 16: b the first 8 columns', h the last 8's); where the compiler offers
+## the target's multiply-add of int16 pairs (x86: pmaddwd) as a builtin, that, else the
+## same sums by vectors. The inner conditionals are spelled ``# if`` / ``# endif``: a chain
+## program (clnn/chain.py _GUARDED) takes a guarded helper block to end at its first ``#endif``
+<%def name="int_pairs_fns(vw)">
+<%
+    I = "int%d" % vw if vw > 1 else "int"
+    pw = 2 * vw
+%>\
+#ifndef CLNN_PM${vw}
+#define CLNN_PM${vw}
+% if vw == 16:
+# if defined(__AVX512BW__)
+typedef short clnn_short32 __attribute__((ext_vector_type(32)));
+inline int16 clnn_pm16(int p, short16 b, short16 h) {
+    const short16 q = as_short16((int8)(p));
+    return __builtin_ia32_pmaddwd512((clnn_short32)(q, q), (clnn_short32)(b, h));
+}
+# else
+inline int16 clnn_pm16(int p, short16 b, short16 h) {
+    const short2 q = as_short2(p);
+    return (int16)(q.s0) * convert_int16((short16)(b.even, h.even)) +
+           (int16)(q.s1) * convert_int16((short16)(b.odd, h.odd));
+}
+# endif
+% else:
+  % if vw == 8:
+# if defined(__AVX2__)
+inline int8 clnn_pm8(int p, short16 b) {
+    return __builtin_ia32_pmaddwd256(as_short16((int8)(p)), b);
+}
+# else
+  % endif
+inline ${I} clnn_pm${vw}(int p, short${pw} b) {
+    const short2 q = as_short2(p);
+    return (${I})(q.s0) * convert_${I}(b.even) + (${I})(q.s1) * convert_${I}(b.odd);
+}
+  % if vw == 8:
+# endif
+  % endif
+% endif
+#endif
+</%def>
+## vnni (ip, vw 16, rows or taps, cv a multiple of 4; B packed as signed bytes by quads
+## [ceil(N/nr), K / 4, nr, 4]: clnn/kernels/_gemm.py int_quads, the device passed the probe of
+## clnn/kernels/_vnni.py): the K loop in one function compiled for AVX512-VNNI, called once
+## per work-item (a function of a target the kernel lacks is never inlined into it: a call
+## per instruction would not pay, and a kernel carrying the target does not compile on PoCL);
+## the accumulators go out through a private array. Each row's 4 A values are taken as
+## unsigned bytes (an int8 input + 128: its sign bit flipped; zero outside the input is the
+## zero point's byte) and multiplied with the columns' signed quads, summed in int32
+## (vpdpbusd: exact, |products| <= 255 * 128, the sums bounded as float_exact's); the
+## accumulators start at the zero point's share (minus its byte times each column's sum of
+## B), an int per column after the panel's K rows (pack_weights "quads").
+<%def name="vk_name(dt, amode, mr, nv, cv)">clnn_vk_${amode}_${dt}_${mr}_${nv}_${cv}</%def>
+<%def name="vk_helper(dt, amode, mr, nv, cv)">
+<%
+    name = capture(vk_name, dt, amode, mr, nv, cv)
+    T = capture(c.ctype, dt)
+%>\
+#ifndef ${name.upper()}
+#define ${name.upper()}
+__attribute__((noinline, target("avx512vnni")))
+void ${name}(int16* acc, const __global ${T}* a, const __global char* bp, const int* rv,
+        int K, int za, int t_h, int t_w, int t_c, int t_fw, int t_taps, int t_dh, int t_dw)
+{
+% for r in range(mr):
+  % if amode == "taps":
+    const int iy${r} = rv[${3 * r}], ix${r} = rv[${3 * r + 1}], xo${r} = rv[${3 * r + 2}];
+  % else:
+    const __global ${T}* ap${r} = a + rv[${r}];
+  % endif
+% endfor
+    /* the zero point as an unsigned byte; its share of each column's sum after the panel */
+    const uchar zu = (uchar)(za${" + 128" if dt == "i8" else ""});
+% for v in range(nv):
+    const int16 z${v} = vload16(${v}, (const __global int*)(bp + (size_t)K * ${16 * nv}));
+% endfor
+% for r in range(mr):
+  % for v in range(nv):
+    int16 c${r}_${v} = z${v};
+  % endfor
+% endfor
+    int apv_[${mr * cv // 4}];
+    int* const apv = apv_ + min(K, 0);
+% if amode == "taps":
+${taps_loop(mr, nv, 16, "c", cv, True, True, dt)}\
+% else:
+    for (int k = 0; k < K; k += ${cv}) {
+${taps_quads(mr, nv, cv, "ap%d", dt)}\
+    }
+% endif
+% for r in range(mr):
+  % for v in range(nv):
+    acc[${r * nv + v}] = c${r}_${v};
+  % endfor
+% endfor
+}
+#endif
+</%def>
+## vnni's loads and multiply-adds of one chunk of cv channels (taps_pairs' with quads)
+<%def name="taps_quads(mr, nv, cv, rows, dt)">
+<%
+    Q = cv // 4
+    IQ = "int%d" % Q if Q > 1 else "int"
+    flip = " ^ (uchar)0x80" if dt == "i8" else ""
+%>\
+% for r in range(mr):
+  % if rows:
+            const uchar${cv} u${r} = as_uchar${cv}(vload${cv}(0, ${rows % r} + k))${flip};
+  % else:
+            const uchar${cv} u${r} = o${r} >= 0 ? as_uchar${cv}(vload${cv}(0, a + o${r} + k))${flip} : (uchar${cv})(zu);
+  % endif
+  % if Q > 1:
+            vstore${Q}(as_${IQ}(u${r}), 0, apv + ${r * Q});
+  % else:
+            apv[${r}] = as_int(u${r});
+  % endif
+% endfor
+% for l in range(Q):
+  % for v in range(nv):
+            const int16 q${l}_${v} = vload16(${v}, (const __global int*)(${"bp" if rows else "bt"} + (k + ${4 * l}) * ${16 * nv}));
+  % endfor
+  % for r in range(mr):
+    % for v in range(nv):
+            c${r}_${v} = __builtin_ia32_vpdpbusd512(c${r}_${v}, (int16)(apv[${r * Q + l}]), q${l}_${v});
+    % endfor
+  % endfor
+% endfor
+</%def>
+<%def name="vk_call(dt, amode, mr, nv, cv)">
+    {
+        int16 acc_[${mr * nv}];
+        int rv_[${3 * mr if amode == "taps" else mr}];
+% for r in range(mr):
+  % if amode == "taps":
+        rv_[${3 * r}] = iy${r};
+        rv_[${3 * r + 1}] = ix${r};
+        rv_[${3 * r + 2}] = xo${r};
+  % else:
+        rv_[${r}] = (int)(ap${r} - a);
+  % endif
+% endfor
+% if amode == "taps":
+        ${vk_name(dt, amode, mr, nv, cv)}(acc_, a, bp, rv_, K, za, t_h, t_w, t_c, t_fw, t_taps, t_dh, t_dw);
+% else:
+        ${vk_name(dt, amode, mr, nv, cv)}(acc_, a, bp, rv_, K, za, 0, 0, 0, 0, 0, 0, 0);
+% endif
+% for r in range(mr):
+  % for v in range(nv):
+        c${r}_${v} = acc_[${r * nv + v}];
+  % endfor
+% endfor
+    }
 </%def>
 <%def name="taps_step(mr, nv, vw, edge, acc)">
 <%

@@ -227,6 +227,21 @@ def test_guarded_helpers_leave_a_part_pure():
     assert chain._GUARDED.sub("", "inline int f(int x) { return x; }\n").strip()
 
 
+def test_int_pair_helpers_leave_a_part_pure():
+    """The int16-pair GEMMs' clnn_pm<vw> (gemm.cl.mako int_pairs_fns: a builtin or vectors,
+    chosen inside their guard) are defined once however many variants a chain holds: the
+    int8 models' chains are built with them."""
+    def key(vw, cv):
+        return ("gemm", "gemm", (("amode", "rows"), ("bias", True), ("cmode", "nhwc"),
+                                 ("cv", cv), ("dt", "i8"), ("epi", "act"), ("facc", True),
+                                 ("ip", True), ("lm", True), ("mr", 4), ("nv", 2),
+                                 ("odt", "i8"), ("rq", "up"), ("vw", vw)))
+    parts = [chain.Part(key(16, 16)), chain.Part(key(16, 8)), chain.Part(key(8, 4))]
+    assert all(p.pure for p in parts) and "clnn_pm16" in parts[0].helpers
+    src = chain.source(parts, 2)
+    assert src.count("#ifndef CLNN_PM16") == 1 and src.count("#ifndef CLNN_PM8") == 1
+
+
 def test_plans_for_run_time_shapes_chain_too(chained):
     """A plan made for an execution's input shapes (here a batch the model leaves open)."""
     b = ModelBuilder()

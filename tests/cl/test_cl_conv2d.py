@@ -310,3 +310,79 @@ def test_direct_kernel_channel_limits():
     # where the implicit GEMM runs the layer: strided ones up to 12, the others alike
     assert conv2d.direct_max_c(s2, 7, 7, taps=True) == conv2d.DIRECT_MAX_C_STRIDED_TAPS == 12
     assert conv2d.direct_max_c(s1, 208, 208, taps=True) == conv2d.DIRECT_MAX_C_LARGE
+
+
+@pytest.mark.parametrize("vw", [16, 8, 4, 1])
+def test_int_pair_products_by_builtin_and_by_vectors(cl_device, vw):
+    """gemm.cl.mako's clnn_pm<vw> (the ``ip`` GEMMs' multiply-add of int16 pairs): the
+    target's builtin where the compiler offers it and the portable vector form (the target's
+    macros undefined first) give numpy's sums, lane for lane, at the extremes of |a - za| and
+    |w - zw| (255) too."""
+    import pyopencl as cl
+
+    from clnn.program_cache import _lookup
+
+    helper = _lookup().get_template("gemm.cl.mako").get_def("int_pairs_fns").render(vw=vw)
+    pw, iv = 2 * vw, f"int{vw}" if vw > 1 else "int"
+    loads = "vload16(2 * i, b), vload16(2 * i + 1, b)" if vw == 16 else f"vload{pw}(i, b)"
+    store = f"vstore{vw}(r, i, c)" if vw > 1 else "c[i] = r"
+    src = helper + f"""
+__kernel void t(__global const int* p, __global const short* b, __global int* c) {{
+    const int i = get_global_id(0);
+    const {iv} r = clnn_pm{vw}(p[i], {loads});
+    {store};
+}}"""
+    rng = np.random.default_rng(5)
+    n = 64
+    a = rng.integers(-255, 256, (n, 2)).astype(np.int16)
+    a[0] = [-255, -255]
+    w = rng.integers(-255, 256, (n, vw, 2)).astype(np.int16)
+    w[0] = -255
+    want = (a[:, None, :].astype(np.int64) * w).sum(axis=2).astype(np.int32)
+    ctx = cl_device.context
+    q = cl.CommandQueue(ctx)
+    mf = cl.mem_flags
+    pbuf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a.view(np.int32).copy())
+    bbuf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=w)
+    for undef in ("", "#undef __AVX512BW__\n#undef __AVX2__\n"):
+        got = np.zeros((n, vw), np.int32)
+        cbuf = cl.Buffer(ctx, mf.WRITE_ONLY, got.nbytes)
+        prg = cl.Program(ctx, undef + src).build(options=["-cl-std=CL1.2"])
+        prg.t(q, (n,), None, pbuf, bbuf, cbuf)
+        cl.enqueue_copy(q, got, cbuf)
+        assert np.array_equal(got, want), (undef, np.abs(got - want).max())
+
+
+# quantized convolutions whose GEMM sums int16 pairs (_gemm.int_pairs: 1x1 rows of even
+# channels, implicit GEMMs of an even channel vector), per-channel and per-tensor filters,
+# extreme zero points
+INT_PAIRS = [  # (type, x shape, filter [o, fh, fw, c], pads l r t b, stride w h)
+    ("qs_pc", [1, 5, 7, 16], [40, 1, 1, 16], (0, 0, 0, 0), (1, 1)),
+    ("qa", [2, 4, 3, 6], [24, 1, 1, 6], (0, 0, 0, 0), (1, 1)),
+    ("qa_pc", [1, 9, 8, 32], [16, 3, 3, 32], (1, 1, 1, 1), (2, 2)),
+    ("qs", [1, 6, 6, 12], [33, 3, 3, 12], (1, 1, 1, 1), (1, 1)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(INT_PAIRS)))
+def test_conv_quant_int_pairs(cl_device, case):
+    """Bit-exact with the reference; where the device class sums int16 pairs
+    (gemm_int_pairs), the layer's GEMM kernel is the ``ip`` one."""
+    from clnn.kernels import _gemm
+    from tests.kits.cl_compare import run_cl, run_ref
+
+    name, x_shape, f_shape, pads, strides = INT_PAIRS[case]
+    n, h, w, c = x_shape
+    o, fh, fw, _ = f_shape
+    oh = (h + pads[2] + pads[3] - fh) // strides[1] + 1
+    ow = (w + pads[0] + pads[1] - fw) // strides[0] + 1
+    m, x = conv_model(name, np.random.default_rng(90 + case), x_shape, f_shape,
+                      [n, oh, ow, o], ints(*pads, *strides, 0))
+    (got,), (want,) = run_cl(m, x, cl_device), run_ref(m, x)
+    assert np.array_equal(got, want), np.abs(got.astype(int) - want).max()
+    pm = cl_device.prepare_model(m)
+    events = []
+    pm.run(x, events=events)
+    keys = [dict(launch.key[2]) for launch, _ in events if launch.name == "gemm.gemm"]
+    assert keys and all(k.get("ip", False) == _gemm.int_pairs(cl_device, True, c)
+                        for k in keys), keys

@@ -176,6 +176,32 @@ def test_depthwise_wide_bands_planned(cl_device, name, stride):
         assert names == {"depthwise_conv2d.depthwise_slide_rows"}
 
 
+@pytest.mark.parametrize("name", ["f32", "qa"])
+@pytest.mark.parametrize("stride", [1, 2])
+@pytest.mark.parametrize("c", [32, 8])
+def test_depthwise_bands_planned(cl_device, name, stride, c):
+    """A 3x3 layer as the device plans it (no tuning entry: the heuristic) against the
+    reference: in bands of the device class's dw_bands rows (half at stride 2) where the
+    device's native vectors hold 16 floats, the channel vector fills one and the layer is
+    float; else one row a work-item."""
+    from clnn.kernels import _defaults
+
+    rng = np.random.default_rng(45)
+    xs, fs, bs, out, x = conv_operands(name, rng, [1, 13, 13, c], [1, 3, 3, c],
+                                       channel_dim=3)  # (13 rows: a band past the last)
+    oh = ow = -(-13 // stride)
+    params = ints(1, 1, 1, 1, stride, stride, 1, 1) + [scalar("BOOL", False)] + ints(1, 1)
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([1, oh, ow, c])])
+    compare(m, [x], cl_device, kind_of(name))
+    pm = cl_device.prepare_model(m)
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    if cl_device.limits.native_vector_width_float >= 16 and cl_device.limits.is_cpu:
+        r = _defaults.TABLE["cpu"].dw_bands // stride if name == "f32" and c >= 16 else 1
+        assert names == {"depthwise_conv2d." + (
+            "depthwise_slide_rows" if r > 1 else "depthwise_slide")}
+
+
 #: (x NCHW, filter h x w, pads l r t b, strides w h, activation): rows of several vectors and
 #: a part of one, a row shorter than a vector, stride 2 along the rows, a 5x5 window, 1x1
 PLANES_CASES = [([2, 5, 9, 13], (3, 3), (1, 1, 1, 1), (1, 1), 1),

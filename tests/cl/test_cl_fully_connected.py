@@ -82,3 +82,22 @@ def test_support_reasons(cl_device):
                      [tensor("TENSOR_FLOAT32", [2, 3])])
     rows = cl_device.support_report(m)
     assert rows[0][2] is False and "input 3 (fused activation)" in rows[0][3]
+
+
+@pytest.mark.parametrize("name,batch,units,size", [("qa", 5, 40, 64), ("qs", 1, 24, 12),
+                                                   ("qs", 9, 33, 16)])
+def test_quant_int_pairs(cl_device, name, batch, units, size):
+    """Bit-exact with the reference; where the device class sums int16 pairs
+    (_gemm.int_pairs: an even vector of the input's rows), the layer's GEMM kernel is the
+    ``ip`` one."""
+    from clnn.kernels import _gemm
+    from tests.kits.cl_compare import run_cl, run_ref
+
+    m, x = fc_model(name, np.random.default_rng(size), [batch, size], units, size, 0)
+    (got,), (want,) = run_cl(m, x, cl_device), run_ref(m, x)
+    assert np.array_equal(got, want), np.abs(got.astype(int) - want).max()
+    events = []
+    cl_device.prepare_model(m).run(x, events=events)
+    keys = [dict(launch.key[2]) for launch, _ in events if launch.name == "gemm.gemm"]
+    assert keys and all(k.get("ip", False) == _gemm.int_pairs(cl_device, True, size)
+                        for k in keys), keys

@@ -47,7 +47,7 @@ def test_combined_programs_compute_what_separate_ones_do():
 
 
 def _synthetic(bodies):
-    def render_parts(family, name, params, debug=False):
+    def render_parts(family, name, params, debug=False, root=None):
         return "", bodies[params["v"]]
     return render_parts
 
@@ -96,7 +96,7 @@ def test_a_kernel_that_does_not_render_is_left_to_its_plan(monkeypatch, tmp_path
     """build_together never raises: a rendering error is the plan's to report, as before."""
     device = open_or_skip("opencl")
 
-    def render_parts(family, name, params, debug=False):
+    def render_parts(family, name, params, debug=False, root=None):
         raise RuntimeError(f"rendering {family}.cl.mako def {name}: broken")
 
     monkeypatch.setattr(program_cache, "_render_parts", render_parts)

@@ -512,13 +512,18 @@ def test_depthwise_heuristic_on_cpus():
 
 def test_depthwise_bands_on_cpus(monkeypatch):
     """The sliding window's bands of rows (depthwise_slide_rows): the device class's dw_bands
-    rows (a tuner candidate only on both classes today: a band kernel compiles in about
-    twice its one-row kernel's time) at row stride 1, half at 2, none beyond, with an unknown
-    stride (0: dilated rows) or where the filter and the accumulators outgrow the registers."""
+    rows (CPU 4, a GPU 1: a tuner candidate only) at row stride 1, half at 2, none beyond,
+    with an unknown stride (0: dilated rows), where the filter and the accumulators outgrow
+    the registers, where the channel vector is narrower than the native one, or on a
+    quantized layer."""
     import dataclasses
 
-    assert _defaults.TABLE["cpu"].dw_bands == _defaults.TABLE["gpu"].dw_bands == 1
-    assert "r" not in _dv.heuristic(True, 144, 56, 3, 1, 1, 16, 3, 1)
+    assert _defaults.TABLE["gpu"].dw_bands == 1
+    most = _defaults.TABLE["cpu"].dw_bands
+    assert _dv.heuristic(True, 144, 56, 3, 1, 1, 16, 3, 1).get("r", 1) == most
+    assert "r" not in _dv.heuristic(True, 144, 56, 3, 1, 1, 16, 3, 1, quant=True)
+    assert "r" not in _dv.heuristic(True, 8, 128, 3, 1, 1, 16, 3, 1)  # 8 of 16 lanes
+    assert _dv.bands(4, 3, 3, 1, 1, 8, 16) == 1
     most = 4
     monkeypatch.setitem(_defaults.TABLE, "cpu",
                         dataclasses.replace(_defaults.TABLE["cpu"], dw_bands=most))

@@ -5,6 +5,7 @@ the first execution builds no program and launches no kernel for the first time.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from clnn import launch, program_cache
 from clnn.cli.demo import build_model, demo_input
@@ -97,3 +98,31 @@ def test_prepare_ends_with_one_execution_on_zero_inputs(cl_device, monkeypatch):
     cl_device.prepare_model(
         Model(Subgraph(operands, [Operation(OperationType.RELU, [0], [1])], [0], [1])))
     assert calls == []
+
+
+def test_the_compile_work_starts_before_the_checks(monkeypatch, tmp_path):
+    """With chains, a prepare starts its compile work before the support checks and the
+    layout pass (clnn.device.ClDevice._compile_ahead): a model never prepared here gets the
+    compiler warmed up on a thread (PoCL), one prepared before its kept binaries built ahead;
+    the marker is the model's as given, so the second prepare finds what the first kept."""
+    from clnn.device import ClDevice
+    from clnn.options import DeviceOptions
+
+    device = ClDevice(options=DeviceOptions(tune="off", cache_dir=str(tmp_path), chains=True))
+    if not program_cache.is_pocl(device.context.devices[0].platform):
+        pytest.skip("the warm-up loads PoCL's kernel library: PoCL only")
+    seen = []
+    checks = device.support_report
+
+    def support_report(*args, **kwargs):
+        seen.append((device.programs._warming is not None, len(device.programs._prefetched)))
+        return checks(*args, **kwargs)
+
+    monkeypatch.setattr(device, "support_report", support_report)
+    model = build_model(seed=7)
+    device.prepare_model(model)
+    assert program_cache.model_marker(device, model).exists()
+    device.programs._warming = None
+    device.prepare_model(model)
+    assert seen[0] == (True, 0), seen
+    assert not seen[-1][0] and seen[-1][1] > 0, seen
