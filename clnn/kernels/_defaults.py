@@ -152,13 +152,13 @@ class ClassDefaults:
     #: kernel families whose kernel a chain's task function calls once per work-item (a
     #: function of its own, ``noinline``) instead of inlining it into the task's loop
     #: (:func:`clnn.chain.source`): the compiler then optimizes the kernel's body once,
-    #: outside a loop, which costs less to compile where a work-item's work is large (a
-    #: convolution's tile, a depthwise row) and the call next to nothing. CPU (PoCL 3.1,
-    #: LLVM 15; record issue37_cgen-20261130-s24, loaded machine): the 13 MediaPipe chains'
-    #: compile 17.5 -> 16.3 CPU-s (-7%; pose_detection -12%, pose_landmark_full -10%), chained
-    #: runs alike within the noise (in-process A/B, 400 runs each); the GEMM called too: -10%,
-    #: but small models' chains 4-6% slower (cause not studied): inlined.
-    #: Chains are a CPU device's
+    #: outside a loop, which costs less to compile. CPU (PoCL 3.1, LLVM 15; record
+    #: issue37_cgen-20261130-s24, load 4-7): conv2d and depthwise_conv2d called, the 13
+    #: MediaPipe chains' compile -6% CPU (pose_detection -12%, pose_landmark_full -10%), but
+    #: their runs ~1% slower (models_ab against a fixed base, fastest runs' geomean 1.006 and
+    #: 1.013, 1.000 and 0.997 without; in-process 1.005-1.009); the GEMM called too: -11%
+    #: compile, runs 3-8% slower. None on either class: runs first (benchmarks/
+    #: chain_called_ab.py measures a choice)
     chain_called: tuple = ()
     #: a chain program's buffer arguments: the chain's count rounded up to a power of two,
     #: at least this many (0: exactly the chain's count), so that two models of the same
@@ -203,7 +203,7 @@ _CPU = ClassDefaults(
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
-    chain_called=("conv2d", "depthwise_conv2d"), chain_buffers=16,
+    chain_buffers=16,
     gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True)
 
 _GPU = ClassDefaults(
