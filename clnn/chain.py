@@ -34,7 +34,11 @@ body inlined into it: the compiler then optimizes one kernel's loop at a time in
 function holding every kernel, which costs several times more to compile than its parts
 (face_detection_short_range's chain of 16 kernels: 1.4 CPU-s against 6.7 inlined, and 3.7 for
 its 16 kernels compiled one program each; one call per task, steady state alike:
-benchmarks/results/issue37_cold-20261129-s22.json). Only
+benchmarks/results/issue37_cold-20261129-s22.json). The device class may have the task
+function call a family's kernel per work-item instead (``chain_called``: a function of its
+own, ``noinline``, where a work-item's work is large; benchmarks/chain_called_ab.py). A chain
+program depends only on its Parts, in order, and its buffer arguments, which the class rounds
+up (``chain_buffers``): two models of the same kernels share one program. Only
 kernels that compute alike under any work-groups can be chained: no barriers, local memory or
 work-group functions (a launch using them ends a chain), and only scalar arguments of 32 bits.
 
@@ -65,8 +69,8 @@ import numpy as np
 #: model's execution time at several counts, taking turns, and the chains' summed per-launch
 #: waits from their profiled variant).
 TASKS_PER_UNIT: int | None = None
-#: device (its int_ptr) -> its class's tasks per unit (:func:`tasks_per_unit`)
-_CLASS_TASKS: dict = {}
+#: device (its int_ptr) -> its class's defaults (clnn/kernels/_defaults.py: :func:`_class`)
+_CLASSES: dict = {}
 #: the fewest launches chained: a chain's program compiles its kernels again (seconds on a cold
 #: PoCL cache), which the wake-up a chained launch saves repays only in models of many launches
 #: run many times (a conformance test's model of one to five launches never; clnn bench
@@ -118,14 +122,27 @@ def tasks_per_unit(cl_device) -> int:
     (:data:`TASKS_PER_UNIT`)."""
     if TASKS_PER_UNIT is not None:
         return TASKS_PER_UNIT
+    return _class(cl_device).chain_tasks
+
+
+def _class(cl_device):
+    """``cl_device``'s class defaults (clnn.kernels._defaults.ClassDefaults), once per device."""
     key = cl_device.int_ptr
-    if key not in _CLASS_TASKS:
+    if key not in _CLASSES:
         from clnn.kernels import _defaults
         from clnn.workgroups import DeviceLimits
 
-        limits = DeviceLimits.of(cl_device)
-        _CLASS_TASKS[key] = _defaults.defaults(_defaults.traits(limits)).chain_tasks
-    return _CLASS_TASKS[key]
+        _CLASSES[key] = _defaults.defaults(_defaults.traits(DeviceLimits.of(cl_device)))
+    return _CLASSES[key]
+
+
+def buffer_arguments(count: int, least: int, limit: int) -> int:
+    """A chain program's buffer arguments for ``count`` buffers: ``count`` rounded up to a
+    power of two of at least ``least`` (0: ``count``), no more than ``limit`` (the device's
+    parameter space) nor fewer than ``count`` (the class's ``chain_buffers``)."""
+    if least <= 0:
+        return count
+    return max(count, min(limit, max(least, 1 << max(count - 1, 0).bit_length())))
 
 
 class Unchainable(Exception):
@@ -182,6 +199,8 @@ class Part:
         from clnn.program_cache import kernel_parts
 
         family, name, frozen = key
+        #: its kernel's family (a class's ``chain_called`` families are called, not inlined)
+        self.family = family
         #: the common helpers the kernel was rendered with
         self.common, body = kernel_parts(family, name, dict(frozen), root)
         #: its tasks split dimension 0 (:data:`ROWS_FIRST`)
@@ -218,7 +237,7 @@ class Part:
         self.pure = not _GUARDED.sub("", self.helpers).strip()
         if re.search(r"\bget_global_(id|size)\b", self.helpers):
             raise Unchainable(f"{family}.{name}: a helper function reads the work-item's id")
-        decl = ("static inline void @PART@(int clnn_x, int clnn_y, int clnn_z, int clnn_gx, "
+        decl = ("static @INLINE@ void @PART@(int clnn_x, int clnn_y, int clnn_z, int clnn_gx, "
                 "int clnn_gy, int clnn_gz, ")
         undefs = "".join(f"#undef {d}\n" for d in dict.fromkeys(_DEFINE.findall(body)))
         self.function = f"{decl}{body[open_paren + 1:end]}\n{undefs}"
@@ -269,26 +288,33 @@ def _task(j: int, p: Part) -> str:
 """
 
 
-def source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
-    """The chain program's source; ``profiled``: each work-group writes the cycle counter
-    (clang's __builtin_readcyclecounter) when it starts and when it leaves each launch into
-    ``clnn_prof`` ([work-group][1 + launches], clnn.bench.chain_profile)."""
+def _profiling(profiled: bool) -> tuple[str, str, str]:
+    """The profiled variant's parameter, its start and its launch-end statements (empty
+    strings where not ``profiled``: :func:`source`)."""
+    if not profiled:
+        return "", "", ""
+    return (", __global ulong* clnn_prof",
+            "\n    clnn_prof[w * (parts + 1)] = (ulong)__builtin_readcyclecounter();",
+            "\n        clnn_prof[w * (parts + 1) + p + 1] = (ulong)__builtin_readcyclecounter();")
+
+
+def source(parts: list[Part], nbuf: int, profiled: bool = False, called=()) -> str:
+    """The chain program's source, of ``nbuf`` buffer arguments; ``profiled``: each
+    work-group writes the cycle counter (clang's __builtin_readcyclecounter) when it starts
+    and when it leaves each launch into ``clnn_prof`` ([work-group][1 + launches],
+    clnn.bench.chain_profile); ``called``: the kernel families whose kernel the task
+    function calls per work-item (``noinline``) rather than inlines (the device class's
+    ``chain_called``)."""
     common = parts[0].common if parts else ""
-    bufs = ", ".join(f"__global uchar* B{i}" for i in range(nbuf))
-    blist = ", ".join(f"B{i}" for i in range(nbuf))
     cases = [f"                case {j}: clnn_task{j}(task, tasks, g0, g1, g2, h, a, b); break;"
              for j in range(len(parts))]
     tasks = "".join(_task(j, p) for j, p in enumerate(parts))
     helpers = "".join(dict.fromkeys(p.helpers for p in parts))
-    functions = "".join(p.function.replace("@PART@", f"clnn_part{j}")
-                        for j, p in enumerate(parts))
+    functions = "".join(p.function.replace("@PART@", f"clnn_part{j}").replace(
+        "@INLINE@", "__attribute__((noinline))" if p.family in called else "inline")
+        for j, p in enumerate(parts))
     case_text = "\n".join(cases)
-    prof_param = prof_start = prof_launch = ""
-    if profiled:
-        prof_param = ", __global ulong* clnn_prof"
-        prof_start = "\n    clnn_prof[w * (parts + 1)] = (ulong)__builtin_readcyclecounter();"
-        prof_launch = ("\n        clnn_prof[w * (parts + 1) + p + 1] = "
-                       "(ulong)__builtin_readcyclecounter();")
+    prof_param, prof_start, prof_launch = _profiling(profiled)
     return f"""// clnn chain of {len(parts)} kernels
 {common}
 {helpers}
@@ -303,10 +329,11 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False) -> str:
 // sync: per part its tasks done ({STRIDE} ints apart), the work-groups out, then per owner
 // its parts' claimed tasks. Work-group w < owners owns the w-th of ``owners`` blocks of each
 // launch's tasks (more work-groups than owners own none)
-__kernel void clnn_chain({bufs}, __global const int* table, volatile __global int* sync{prof_param})
+static __attribute__((noinline)) void clnn_run(__global uchar* const* b,
+    __global const int* table, volatile __global int* sync, const int w,
+    const int groups{prof_param})
 {{
-    const int parts = table[0], O = table[1], w = get_group_id(0);
-    __global uchar* b[{max(nbuf, 1)}] = {{{blist or "0"}}};
+    const int parts = table[0], O = table[1];
     volatile __global int* claims = sync + {STRIDE} * (parts + 2);{prof_start}
     for (int p = 0; p < parts; ++p) {{
         const __global int* h = table + 2 + p * {HEADER};
@@ -339,7 +366,7 @@ __kernel void clnn_chain({bufs}, __global const int* table, volatile __global in
             mem_fence(CLK_GLOBAL_MEM_FENCE);
             atomic_add(&sync[{STRIDE} * (p + 1)], done); }}{prof_launch}
     }}
-    if (atomic_inc(&sync[{STRIDE} * (parts + 1)]) == (int)get_num_groups(0) - 1) {{
+    if (atomic_inc(&sync[{STRIDE} * (parts + 1)]) == groups - 1) {{
         for (int p = 0; p < parts; ++p)
             sync[{STRIDE} * (p + 1)] = 0;
         for (int v = 0; v < O; ++v)
@@ -347,6 +374,22 @@ __kernel void clnn_chain({bufs}, __global const int* table, volatile __global in
                 claims[v * (parts + {STRIDE}) + p] = 0;
         sync[{STRIDE} * (parts + 1)] = 0;
     }}
+}}
+{_kernel(nbuf, prof_param)}"""
+
+
+def _kernel(nbuf: int, prof_param: str) -> str:
+    """The chain's kernel: its buffer arguments as the array ``b`` (the task functions pick
+    theirs by index), then the chain's loop (``clnn_run``, a function of its own: the
+    compiler's work-group wrappers of the kernel copy a call, not the loop)."""
+    bufs = ", ".join(f"__global uchar* B{i}" for i in range(nbuf))
+    blist = ", ".join(f"B{i}" for i in range(nbuf))
+    prof_arg = ", clnn_prof" if prof_param else ""
+    return f"""__kernel void clnn_chain({bufs}, __global const int* table,
+    volatile __global int* sync{prof_param})
+{{
+    __global uchar* b[{max(nbuf, 1)}] = {{{blist or "0"}}};
+    clnn_run(b, table, sync, get_group_id(0), get_num_groups(0){prof_arg});
 }}
 """
 
@@ -410,7 +453,12 @@ class Chain:
         self.key = None
         self.launched = False
         self.parts = parts
-        self.source = source(parts, len(buffers))
+        cls = _class(cl_device)
+        #: its program's buffer arguments (the class's ``chain_buffers``: the buffers, then
+        #: the table again for the unused ones) and the families it calls (``chain_called``)
+        self.nbuf = buffer_arguments(len(buffers), cls.chain_buffers, _buffer_limit(cl_device))
+        self.called = tuple(cls.chain_called)
+        self.source = source(parts, self.nbuf, called=self.called)
         #: the profiled variant (clnn.bench.chain_profile): None not built, False not buildable
         self.profiled_kernel = None
         self.prof = None
@@ -431,7 +479,13 @@ class Chain:
         STATS["chains_built"] += 1
         STATS["build_s"] += time.perf_counter() - t0
         self.kernel = cl.Kernel(prg, "clnn_chain")
-        self.kernel.set_args(*self.buffers, self.table, self.sync)
+        self.kernel.set_args(*self.arguments())
+
+    def arguments(self) -> list:
+        """The chain kernel's arguments: its buffers (the table for the unused ones), the
+        table, the sync buffer."""
+        pad = [self.table] * (self.nbuf - len(self.buffers))
+        return [*self.buffers, *pad, self.table, self.sync]
 
 
 def program_key(source: str) -> tuple:
@@ -494,6 +548,12 @@ def _buffers(launch, part: Part) -> set:
             if pointer and a is not None}
 
 
+def _buffer_limit(cl_device) -> int:
+    """The most buffer arguments of a chain program on ``cl_device`` (8 bytes each, the
+    table and the sync buffer and room for a profiled variant's)."""
+    return int(cl_device.max_parameter_size) // 8 - 4
+
+
 def chain_plan(plan, cl_device, context, min_launches: int = MIN_LAUNCHES,
                cache_root: str | None = None) -> list:
     """The steps of a plan: its launches, runs of ``min_launches`` (:data:`MIN_LAUNCHES`) or
@@ -502,7 +562,7 @@ def chain_plan(plan, cl_device, context, min_launches: int = MIN_LAUNCHES,
     if len(plan.launches) < min_launches:  # (no run long enough: no source read)
         return list(plan.launches)
     steps, run = [], []
-    limit = int(cl_device.max_parameter_size) // 8 - 4
+    limit = _buffer_limit(cl_device)
     used: set = set()
 
     def close():

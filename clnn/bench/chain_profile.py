@@ -31,7 +31,7 @@ def build_profiled(ch, context) -> bool:
     if ch.profiled_kernel is None:
         groups = int(ch.global_size[0])
         try:
-            prg = cl.Program(context, source(ch.parts, len(ch.buffers), True)).build(
+            prg = cl.Program(context, source(ch.parts, ch.nbuf, True, ch.called)).build(
                 options=BUILD_OPTIONS, cache_dir=cache_dir())
             kernel = cl.Kernel(prg, "clnn_chain")
         except (cl.Error, RuntimeError, AttributeError):
@@ -39,7 +39,7 @@ def build_profiled(ch, context) -> bool:
             return False
         ch.prof = cl.Buffer(context, cl.mem_flags.READ_WRITE,
                             8 * groups * (len(ch.launches) + 1))
-        kernel.set_args(*ch.buffers, ch.table, ch.sync, ch.prof)
+        kernel.set_args(*ch.arguments(), ch.prof)
         ch.profiled_kernel = kernel
     return ch.profiled_kernel is not False
 

@@ -149,6 +149,22 @@ class ClassDefaults:
     #: 901 -> 917 (2: as 4; 1: the least, but a held-up core's block is then taken whole or
     #: not at all). Chains are a CPU device's (clnn.chain.enabled)
     chain_tasks: int = 4
+    #: kernel families whose kernel a chain's task function calls once per work-item (a
+    #: function of its own, ``noinline``) instead of inlining it into the task's loop
+    #: (:func:`clnn.chain.source`): the compiler then optimizes the kernel's body once,
+    #: outside a loop, which costs less to compile. CPU (PoCL 3.1, LLVM 15; record
+    #: issue37_cgen-20261130-s24, load 4-7): conv2d and depthwise_conv2d called, the 13
+    #: MediaPipe chains' compile -6% CPU (pose_detection -12%, pose_landmark_full -10%), but
+    #: their runs ~1% slower (models_ab against a fixed base, fastest runs' geomean 1.006 and
+    #: 1.013, 1.000 and 0.997 without; in-process 1.005-1.009); the GEMM called too: -11%
+    #: compile, runs 3-8% slower. None on either class: runs first (benchmarks/
+    #: chain_called_ab.py measures a choice)
+    chain_called: tuple = ()
+    #: a chain program's buffer arguments: the chain's count rounded up to a power of two,
+    #: at least this many (0: exactly the chain's count), so that two models of the same
+    #: kernels (palm_detection_full and _lite) share one program and a new model finds it
+    #: compiled (#37); unused arguments cost a pointer each per launch. CPU: 16
+    chain_buffers: int = 0
     #: a float GEMM kernel of a plan compiles the straight-line epilogue blocks of the
     #: ``post`` values the plan launches it with, not of every common one (gemm.cl.mako
     #: FAST_POSTS), and no general full-tile block where none of its launches needs one
@@ -187,6 +203,7 @@ _CPU = ClassDefaults(
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
+    chain_buffers=16,
     gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True)
 
 _GPU = ClassDefaults(

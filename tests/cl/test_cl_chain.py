@@ -491,3 +491,51 @@ def test_tasks_per_unit_is_the_device_class_s(chained, monkeypatch):
     assert chain.tasks_per_unit(chained.cl_device) == row.chain_tasks
     monkeypatch.setattr(chain, "TASKS_PER_UNIT", 3)
     assert chain.tasks_per_unit(chained.cl_device) == 3
+
+
+def test_buffer_arguments_round_up_to_a_power_of_two():
+    """A chain program's buffer arguments (the class's ``chain_buffers``): the count rounded up
+    to a power of two of at least ``least``, within the device's limit, never fewer than the
+    chain's buffers; 0 leaves the count as it is."""
+    assert [chain.buffer_arguments(n, 16, 124) for n in (1, 16, 17, 46, 51, 94, 124)] == \
+        [16, 16, 32, 64, 64, 124, 124]
+    assert chain.buffer_arguments(46, 0, 124) == 46
+
+
+def test_called_families_are_called_not_inlined():
+    """``called`` families' kernels are functions of their own (noinline: the compiler
+    optimizes their body outside the task loop), the others inlined into it; the unused
+    buffer arguments are declared all the same."""
+    gemm = ("gemm", "gemm", (("amode", "rows"), ("cmode", "nhwc"), ("dt", "f32"),
+                             ("epi", "act"), ("flex", True), ("mr", 8), ("nv", 1),
+                             ("odt", "f32"), ("vw", 16)))
+    copy = ("strided_copy", "copy", (("dt", "i32"), ("vw", 4)))
+    parts = [chain.Part(gemm), chain.Part(copy)]
+    src = chain.source(parts, 8, called=("gemm",))
+    assert "static __attribute__((noinline)) void clnn_part0(" in src
+    assert "static inline void clnn_part1(" in src and "@INLINE@" not in src
+    assert "__global uchar* B7," in src and "__global uchar* B8" not in src
+    assert "static __attribute__((noinline)) void clnn_part" not in chain.source(parts, 8)
+
+
+def test_padded_buffer_arguments_leave_the_results_alone(chained):
+    """The chain's program takes the device class's rounded buffer count (``chain_buffers``:
+    two models of the same kernels in the same order and not as many buffers,
+    palm_detection_full and _lite, then build one program), the unused arguments bound to
+    the table; the chained run computes what the model computes."""
+    from clnn.kernels import _defaults
+    from clnn.workgroups import DeviceLimits
+
+    row = _defaults.defaults(_defaults.traits(DeviceLimits.of(chained.cl_device)))
+    model, inputs = block_model(seed=3)
+    pm = chained.prepare_model(model)
+    (ch,) = chains(pm)
+    assert ch.nbuf == chain.buffer_arguments(len(ch.buffers), row.chain_buffers,
+                                             chain._buffer_limit(chained.cl_device))
+    assert ch.called == tuple(row.chain_called)
+    assert ch.source == chain.source(ch.parts, ch.nbuf, called=ch.called)
+    args = ch.arguments()
+    assert len(args) == ch.nbuf + 2 and args[len(ch.buffers):-1] == \
+        [ch.table] * (ch.nbuf - len(ch.buffers) + 1)
+    for g, r in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
+        assert_close(g, r, "f32")
