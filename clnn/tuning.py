@@ -345,7 +345,7 @@ def chained_kernels(device, kernels):
     prg = cl.Program(device.context, ch.source).build(
         options=BUILD_OPTIONS, devices=[device.cl_device], cache_dir=cache_dir(root))
     ch.kernel = cl.Kernel(prg, "clnn_chain")
-    ch.kernel.set_args(*ch.buffers, ch.table, ch.sync)
+    ch.kernel.set_args(*ch.arguments())
     out = _ChainRun([(ch.kernel, ch.global_size, ch.local_size)])
     out.chain = ch  # (its buffers: set_args keeps no reference)
     # what the chain runs: its source and the launches' sizes and scalars (a chain has no
