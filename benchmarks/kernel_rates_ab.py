@@ -93,6 +93,11 @@ def gflops(flop_ms) -> float | None:
     return flop / ms / 1e6 if ms else None
 
 
+def rates(s: dict) -> dict:
+    """{class: GFLOP/s (None where no time)} of a :func:`summary`."""
+    return {c: gflops(s[c]) for c in CLASSES}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", required=True, help="the commit measured as 'before'")
@@ -126,7 +131,7 @@ def main(argv=None) -> int:
                 row = {"model": name}
                 for side in ("base", "new"):
                     s = summary(merge(got[side]))
-                    row[side] = s
+                    row[side] = dict(s, gflops=rates(s))
                     for c in CLASSES:
                         totals[side][c][0] += s[c][0]
                         totals[side][c][1] += s[c][1]
@@ -139,7 +144,9 @@ def main(argv=None) -> int:
     load.append(round(os.getloadavg()[0], 2))
     if args.json:
         print(json.dumps({"base": args.base, "rounds": args.rounds, "reps": args.reps,
-                          "load_average": load, "models": rows, "totals": totals}, indent=1))
+                          "load_average": load, "models": rows, "totals": totals,
+                          "totals_gflops": {side: rates(t) for side, t in totals.items()}},
+                         indent=1))
         return 0
     for c in CLASSES:
         b, n = gflops(totals["base"][c]), gflops(totals["new"][c])
