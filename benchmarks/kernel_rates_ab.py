@@ -6,18 +6,21 @@ tree, on the same machine in one run.
 
 For trees whose kernels cannot be compared through ``clnn run --profile`` (a commit from before
 the roofline existed, or one whose chains time operations by their cycle counters): each tree's
-worker (the base extracted with ``git archive``, as benchmarks/models_ab.py does) prepares the
-model, runs it three times, then enqueues every launch of its plans alone on a profiling queue,
-``--reps`` times after two untimed runs (median: the layer's data in the caches, as the tuner
-measures it); the two workers take turns model by model for ``--rounds`` rounds, and each
-operation's time is the median over the rounds of the sum of its launches. FLOP per operation:
-2 x outputs x filter taps x input channels (CONV_2D) or x filter taps (DEPTHWISE_CONV_2D), from
-each tree's own import. Reported per model and in all: GFLOP/s of the 1x1 (pointwise)
-convolutions, the depthwise ones and the other convolutions, and the kernel time of every
-operation. Launches alone pay what a chain saves (wake-ups, cold hand-overs): these rates are
-below the chained ones of ``clnn run --profile``, alike for both trees. Use ``--new-env
-CLNN_DWPW=0`` to keep a depthwise convolution out of its 1x1 convolution's kernel, so that
-the two classes are timed apart.
+worker (benchmarks/kernel_rates_worker.py of this tree, run in the base extracted with ``git
+archive`` as benchmarks/models_ab.py does, and in the working tree) prepares the model, runs it
+three times, then enqueues every launch of its plans alone, chained ones included, on a
+profiling queue, ``--reps`` times after two untimed runs (median: the layer's data in the
+caches, as the tuner measures it); the two workers take turns model by model for ``--rounds``
+rounds, and each operation's time is the median over the rounds of the sum of its launches.
+FLOP per operation: 2 x outputs x filter taps x input channels (CONV_2D) or x filter taps
+(DEPTHWISE_CONV_2D), from each tree's own import, an operation fused into another counted with
+the one whose launches do its work. Reported per model and in all: GFLOP/s of the 1x1
+(pointwise) convolutions, the depthwise ones and the other convolutions, and the kernel time of
+every operation. Launches alone pay what a chain saves (wake-ups, cold hand-overs): these rates
+are below the chained ones of ``clnn run --profile``, alike for both trees. A depthwise
+convolution fused into its 1x1 convolution's kernel is its own class, dw+pw; use ``--new-env
+CLNN_DWPW=0`` (and ``--base-env``) to keep them apart, so that the two classes are timed each
+alone.
 """
 
 from __future__ import annotations
@@ -35,58 +38,13 @@ sys.path.insert(0, ROOT)
 from benchmarks import models_ab  # noqa: E402
 from benchmarks.models_ab import env_pairs, extract  # noqa: E402
 
-WORKER = r"""
-import json, statistics, sys
-import pyopencl as cl
-from clnn.devices import open_device
-from clnn.cli.run import ClnnRunner, random_inputs
-from clnn.tflite import load
-device = open_device("opencl")
-queue = cl.CommandQueue(device.context,
-                        properties=cl.command_queue_properties.PROFILING_ENABLE)
-cases = {}
-for line in sys.stdin:
-    path, reps = line.split()
-    if path not in cases:
-        imported = load(path)
-        runner = ClnnRunner(imported, device)
-        inputs = random_inputs(imported)
-        for _ in range(3):
-            runner.run(inputs)
-        cases[path] = (imported, runner)
-    imported, runner = cases[path]
-    per = {}
-    for part in runner.prepared.partitions:
-        for plan in part.plans.values():
-            for launch in (plan.launches if plan is not None else ()):
-                if launch.kernel is None:
-                    continue
-                times = []
-                for i in range(int(reps) + 2):
-                    ev = cl.enqueue_nd_range_kernel(queue, launch.kernel, launch.global_size,
-                                                    launch.local_size)
-                    queue.finish()
-                    if i >= 2:
-                        times.append((ev.profile.end - ev.profile.start) * 1e-6)
-                row = per.setdefault(str(launch.op_index), {"ms": 0.0, "kernels": []})
-                row["ms"] += statistics.median(times)
-                row["kernels"].append(launch.name)
-    sg = imported.model.main
-    for idx, row in per.items():
-        op = sg.operations[int(idx)]
-        row["type"], row["flop"] = op.type.name, 0
-        outs = 1
-        for d in sg.operands[op.outputs[0]].dimensions:
-            outs *= d
-        if op.type.name in ("CONV_2D", "DEPTHWISE_CONV_2D"):
-            f = list(sg.operands[op.inputs[1]].dimensions)
-            row["filter"] = f
-            taps = f[1] * f[2] * (f[3] if op.type.name == "CONV_2D" else 1)
-            row["flop"] = 2 * outs * taps
-    print(json.dumps(per), flush=True)
-"""
+#: the worker's source, run in each tree (benchmarks/kernel_rates_worker.py)
+with open(os.path.join(ROOT, "benchmarks", "kernel_rates_worker.py")) as _f:
+    WORKER = _f.read()
 
-CLASSES = ("pointwise", "depthwise", "conv")
+#: the classes of operations: a 1x1 convolution, a depthwise one, any other convolution, and a
+#: depthwise convolution fused into its 1x1 convolution's kernel (CLNN_DWPW), timed together
+CLASSES = ("pointwise", "depthwise", "conv", "dw+pw")
 
 
 class Worker(models_ab.Worker):
@@ -98,6 +56,10 @@ class Worker(models_ab.Worker):
 
 
 def kind(row: dict) -> str | None:
+    """The class of an operation's row (:data:`CLASSES`), None for no convolution."""
+    types = {t for t, _ in row.get("ops", ())}
+    if {"CONV_2D", "DEPTHWISE_CONV_2D"} <= types:
+        return "dw+pw"
     if row["type"] == "DEPTHWISE_CONV_2D":
         return "depthwise"
     if row["type"] == "CONV_2D":
@@ -126,8 +88,14 @@ def summary(per: dict) -> dict:
 
 
 def gflops(flop_ms) -> float | None:
+    """GFLOP/s of [FLOP, ms]; None where no time was measured."""
     flop, ms = flop_ms
     return flop / ms / 1e6 if ms else None
+
+
+def rates(s: dict) -> dict:
+    """{class: GFLOP/s (None where no time)} of a :func:`summary`."""
+    return {c: gflops(s[c]) for c in CLASSES}
 
 
 def main(argv=None) -> int:
@@ -163,7 +131,7 @@ def main(argv=None) -> int:
                 row = {"model": name}
                 for side in ("base", "new"):
                     s = summary(merge(got[side]))
-                    row[side] = s
+                    row[side] = dict(s, gflops=rates(s))
                     for c in CLASSES:
                         totals[side][c][0] += s[c][0]
                         totals[side][c][1] += s[c][1]
@@ -176,7 +144,9 @@ def main(argv=None) -> int:
     load.append(round(os.getloadavg()[0], 2))
     if args.json:
         print(json.dumps({"base": args.base, "rounds": args.rounds, "reps": args.reps,
-                          "load_average": load, "models": rows, "totals": totals}, indent=1))
+                          "load_average": load, "models": rows, "totals": totals,
+                          "totals_gflops": {side: rates(t) for side, t in totals.items()}},
+                         indent=1))
         return 0
     for c in CLASSES:
         b, n = gflops(totals["base"][c]), gflops(totals["new"][c])
