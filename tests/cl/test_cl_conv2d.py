@@ -132,6 +132,17 @@ def test_conv_1x1_skips_im2col(cl_device, shape, f, launches):
     compare(m, x, cl_device, "f32")
 
 
+def case_model(case, rng, act: int):
+    """The CONV_2D model and input of a ``(type, x shape, filter [o, fh, fw, c], pads l r t b,
+    stride w h)`` case with fused activation ``act``."""
+    name, x_shape, f_shape, pads, strides = case
+    n, h, w, _ = x_shape
+    o, fh, fw, _ = f_shape
+    oh = (h + pads[2] + pads[3] - fh) // strides[1] + 1
+    ow = (w + pads[0] + pads[1] - fw) // strides[0] + 1
+    return conv_model(name, rng, x_shape, f_shape, [n, oh, ow, o], ints(*pads, *strides, act))
+
+
 # quantized convolutions through the implicit GEMM accumulating in float (amode "taps",
 # facc): input channels loaded 16, 8, 4, 3 or 2 at a time per row and tap (taps_cv) or one by
 # one (5), padded and strided windows, rows of tiles past the output's end
@@ -152,13 +163,7 @@ def test_conv_quant_implicit_gemm(cl_device, case):
     from clnn.kernels import conv2d
     from tests.kits.cl_compare import run_cl, run_ref
 
-    name, x_shape, f_shape, pads, strides = QUANT_TAPS[case]
-    n, h, w, _ = x_shape
-    o, fh, fw, _ = f_shape
-    oh = (h + pads[2] + pads[3] - fh) // strides[1] + 1
-    ow = (w + pads[0] + pads[1] - fw) // strides[0] + 1
-    m, x = conv_model(name, np.random.default_rng(70 + case), x_shape, f_shape,
-                      [n, oh, ow, o], ints(*pads, *strides, 1))
+    m, x = case_model(QUANT_TAPS[case], np.random.default_rng(70 + case), 1)
     (got,), (want,) = run_cl(m, x, cl_device), run_ref(m, x)
     assert np.array_equal(got, want), np.abs(got.astype(int) - want).max()
     if conv2d.taps_device(cl_device):
@@ -371,13 +376,8 @@ def test_conv_quant_int_pairs(cl_device, case):
     from clnn.kernels import _gemm
     from tests.kits.cl_compare import run_cl, run_ref
 
-    name, x_shape, f_shape, pads, strides = INT_PAIRS[case]
-    n, h, w, c = x_shape
-    o, fh, fw, _ = f_shape
-    oh = (h + pads[2] + pads[3] - fh) // strides[1] + 1
-    ow = (w + pads[0] + pads[1] - fw) // strides[0] + 1
-    m, x = conv_model(name, np.random.default_rng(90 + case), x_shape, f_shape,
-                      [n, oh, ow, o], ints(*pads, *strides, 0))
+    c = INT_PAIRS[case][1][3]
+    m, x = case_model(INT_PAIRS[case], np.random.default_rng(90 + case), 0)
     (got,), (want,) = run_cl(m, x, cl_device), run_ref(m, x)
     assert np.array_equal(got, want), np.abs(got.astype(int) - want).max()
     pm = cl_device.prepare_model(m)
