@@ -62,11 +62,16 @@ def _lookup(root: str | None = None, keep: bool = True):
     compiled programs). Templates compile to Python modules kept in :func:`template_modules`
     (compiled once per machine, not in every process that renders: 0.15-0.3 s of a prepare);
     ``keep`` False: compiled in memory, kept nowhere."""
+    return _new_lookup(template_modules(root) if keep else None)
+
+
+def _new_lookup(module_directory: str | None):
+    """A TemplateLookup of the kernel templates keeping their modules in ``module_directory``
+    (None: in memory)."""
     from mako.lookup import TemplateLookup
 
     return TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
-                          input_encoding="utf-8",
-                          module_directory=template_modules(root) if keep else None)
+                          input_encoding="utf-8", module_directory=module_directory)
 
 
 @functools.cache
@@ -116,16 +121,13 @@ def compile_templates(folder: Path = INSTALLED_TEMPLATES) -> Path:
     import shutil
     import tempfile
 
-    from mako.lookup import TemplateLookup
-
     final = folder / templates_fingerprint()
     if _fresh(final):
         return final
     folder.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".compiling-", dir=folder))
     try:
-        lookup = TemplateLookup(directories=[str(TEMPLATE_DIR)], strict_undefined=True,
-                                input_encoding="utf-8", module_directory=str(work))
+        lookup = _new_lookup(str(work))
         for path in sorted(TEMPLATE_DIR.glob("*.mako")):
             lookup.get_template(path.name)
         if not compileall.compile_dir(str(work), quiet=1, legacy=False):
