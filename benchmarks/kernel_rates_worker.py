@@ -23,9 +23,8 @@ def plan_launches(prepared):
     for part in prepared.partitions:
         for plan in part.plans.values():
             for launch in (plan.launches if plan is not None else ()):
-                lazy = getattr(launch, "lazy", None)
-                if launch.kernel is None and lazy is not None:
-                    launch.finish(*lazy)
+                if launch.kernel is None:
+                    launch.finish_deferred()  # (a chained launch: its kernel made here)
                 if launch.kernel is None:
                     raise RuntimeError(f"launch {launch.name} of operation {launch.op_index} "
                                        "has no kernel after prepare: nothing to time")
