@@ -6,8 +6,9 @@ model.
 
 The minimum of each launch is what the kernel costs when no other work takes its cores (the
 medians of a machine shared with other work mostly measure that work); the sum is the model's
-kernel time without the per-execution costs (Python path, enqueue, waits). Run it from two
-trees (PYTHONPATH) taking turns for a before / after.
+kernel time without the per-execution costs (Python path, enqueue, waits). For a before /
+after, run each tree's own copy, taking turns: the script imports the clnn of the tree it sits
+in, whatever PYTHONPATH says.
 """
 
 from __future__ import annotations
