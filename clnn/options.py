@@ -72,6 +72,10 @@ class DeviceOptions:
     #: an IF / WHILE subgraph's scalar operations (a loop counter and its test) on the host
     #: (clnn.control_flow.host_scalar_ops): no launch for them, no condition read back
     host_scalars: bool = True
+    #: run the models whose estimated work is small next to the launch latency on a
+    #: low-latency companion device of the same platform (clnn/companion.py; on PoCL its
+    #: "basic" device, listed for this when the user did not set ``POCL_DEVICES``): False off
+    companion: bool = True
 
     def __post_init__(self):
         if self.tune not in TUNE_MODES:
@@ -137,6 +141,7 @@ VARIABLES: dict[str, tuple[str, object, str]] = {
     "CLNN_DIRECT_INPUTS": ("direct_inputs", _bool, "0: copy inputs even on host memory"),
     "CLNN_DIRECT_OUTPUTS": ("direct_outputs", _bool, "0: read outputs back even on host memory"),
     "CLNN_HOST_SCALARS": ("host_scalars", _bool, "0: a loop's scalar operations on the device"),
+    "CLNN_COMPANION": ("companion", _bool, "0: small models never on a low-latency companion"),
     "CLNN_COMPILE_HELPER": ("compile_helper", _bool, "0: compile in this process only"),
     "CLNN_DUMP_CL": ("dump_cl", lambda _n, raw: raw, "directory for rendered kernel sources"),
     "CLNN_CACHE_DIR": ("cache_dir", lambda _n, raw: raw, "clnn's cache root"),
@@ -195,6 +200,15 @@ def set_default_environ(name: str, value: str) -> None:
     applies the settings its driver reads from the environment (PoCL's), when it is made and
     only when ``DeviceOptions.pocl_settings`` holds (clnn.device.apply_pocl_settings)."""
     os.environ.setdefault(name, value)
+
+
+def drop_default_environ(name: str, value: str) -> None:
+    """Remove environment variable ``name`` where it still holds the ``value`` that
+    :func:`set_default_environ` gave it: a setting the driver read once (PoCL's device list,
+    at the first platform query) that this process's children must not inherit as the
+    user's."""
+    if os.environ.get(name) == value:
+        del os.environ[name]
 
 
 def environ_value(name: str) -> str | None:
