@@ -60,9 +60,10 @@ def list_cl_devices():
         for d_index, d in enumerate(listed):
             found.append((p_index, d_index, p, d))
     if _added_drivers:  # (read by now: this process's children list PoCL's default devices)
-        from clnn.options import drop_default_environ
+        from clnn.options import defaulted_environ, drop_default_environ
 
-        drop_default_environ(POCL_DEVICES, added_pocl_devices()[POCL_DEVICES])
+        for name, value in defaulted_environ(POCL_DEVICES).items():
+            drop_default_environ(name, value)
     return found
 
 
@@ -297,14 +298,7 @@ def apply_pocl_settings(options) -> None:
         set_default_environ(POCL_AFFINITY, "1")
         if first and options.companion and environ_value(POCL_DEVICES) is None:
             _added_drivers = COMPANION_DRIVERS
-            set_default_environ(POCL_DEVICES, added_pocl_devices()[POCL_DEVICES])
-
-
-def added_pocl_devices() -> dict:
-    """{POCL_DEVICES: the list clnn gave PoCL} where clnn set it (:func:`apply_pocl_settings`),
-    else {}: for a subprocess that must find a companion device by its name (clnn.kernels.
-    _vnni's probe)."""
-    return {POCL_DEVICES: " ".join(("pthread",) + _added_drivers)} if _added_drivers else {}
+            set_default_environ(POCL_DEVICES, " ".join(("pthread",) + COMPANION_DRIVERS))
 
 
 def pocl_generic_work_groups(platform, options=None):

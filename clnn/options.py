@@ -195,11 +195,23 @@ def options_of(device) -> DeviceOptions:
     return options if isinstance(options, DeviceOptions) else DeviceOptions()
 
 
+#: variable -> the value :func:`set_default_environ` gave it in this process
+_DEFAULTED: dict = {}
+
+
 def set_default_environ(name: str, value: str) -> None:
     """Set environment variable ``name`` to ``value`` unless the user set it: how a device
     applies the settings its driver reads from the environment (PoCL's), when it is made and
     only when ``DeviceOptions.pocl_settings`` holds (clnn.device.apply_pocl_settings)."""
-    os.environ.setdefault(name, value)
+    if name not in os.environ:
+        os.environ[name] = _DEFAULTED[name] = value
+
+
+def defaulted_environ(name: str) -> dict:
+    """{``name``: the value :func:`set_default_environ` gave it} where it did (even if
+    :func:`drop_default_environ` removed it since), else {}: for a subprocess that must see
+    the driver as this process does (clnn.kernels._vnni's probe on a companion device)."""
+    return {name: _DEFAULTED[name]} if name in _DEFAULTED else {}
 
 
 def drop_default_environ(name: str, value: str) -> None:
