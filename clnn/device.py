@@ -23,6 +23,7 @@ from hal.types import (
 # The prepared model, the kernels, the compilation cache and the capabilities are imported
 # where they are used: `clnn devices` lists devices with this module and needs none of them.
 
+#: held while a device makes its timing queue or its companion
 _QUEUE_LOCK = threading.Lock()
 
 
@@ -389,12 +390,13 @@ class ClDevice(Device):
         """The companion device (made at the first call; None where there is none): a
         ClDevice of its own context with this device's options (no compile helper: a helper
         process lists PoCL's default devices) and fallback."""
-        if getattr(self, "_companion", False) is False:
-            found = companion_devices(self.platform) if self.has_companion() else []
-            self._companion = ClDevice(
-                options=self.options.replace(compile_helper=False), fallback=self.fallback,
-                nhwc=self.nhwc, resolved=(self.platform, found[0], None, None)) \
-                if found else None
+        with _QUEUE_LOCK:
+            if getattr(self, "_companion", False) is False:
+                found = companion_devices(self.platform) if self.has_companion() else []
+                self._companion = ClDevice(
+                    options=self.options.replace(compile_helper=False), fallback=self.fallback,
+                    nhwc=self.nhwc, resolved=(self.platform, found[0], None, None)) \
+                    if found else None
         return self._companion
 
     def with_options(self, **changes) -> ClDevice:
@@ -547,11 +549,14 @@ class ClDevice(Device):
         check_prepare_args(Priority.MEDIUM, deadline)
         try:
             return cache.restore(self, model_cache, data_cache, token)
-        except HalError:  # a model prepared on the companion: its cache names that device
+        except HalError as e:  # a model prepared on the companion: its cache names that device
             other = self.companion()
             if other is None:
                 raise
-            return cache.restore(other, model_cache, data_cache, token)
+            try:
+                return cache.restore(other, model_cache, data_cache, token)
+            except HalError:
+                raise e from None
 
     def allocate(self, descriptor, prepared_models, input_roles, output_roles):
         """A device memory in an OpenCL buffer (clnn/memory.py)."""

@@ -179,3 +179,18 @@ def test_listing_unchanged_and_no_companion_under_the_users_list(cl_default):
     assert user["pocl_devices"] == "pthread"
     off = _listing({"CLNN_COMPANION": "0"})
     assert off["listed"] == default["listed"] and off["companions"] == []
+
+
+def test_compilation_cache_of_a_companion_model(cl_default, tmp_path):
+    """A model prepared on the companion with a compilation cache is restored there, through
+    the device it was given to."""
+    model, inputs = fc_model(16, 9)
+    n_model, n_data = cl_default.get_number_of_cache_files_needed()
+    mc = [str(tmp_path / f"m{k}") for k in range(n_model)]
+    dc = [str(tmp_path / f"d{k}") for k in range(n_data)]
+    token = bytes(range(32))
+    first = cl_default.prepare_model(model, model_cache=mc, data_cache=dc, token=token)
+    restored = cl_default.prepare_model_from_cache(model_cache=mc, data_cache=dc, token=token)
+    assert first.device is restored.device is cl_default.companion()
+    for got, want in zip(outputs_of(model, restored, inputs), outputs_of(model, first, inputs)):
+        np.testing.assert_array_equal(got, want)

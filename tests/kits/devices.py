@@ -11,9 +11,11 @@ def open_or_skip(name: str, **options):
     ``options=``), whatever the caller's environment holds, but for the companion: a test's
     small model runs on the device the test opened, not on a companion (clnn/companion.py;
     tests/cl/test_cl_companion.py tests that)."""
+    from clnn.device import apply_pocl_settings
     from clnn.devices import open_device
     from clnn.options import DeviceOptions
 
+    apply_pocl_settings(DeviceOptions())  # (the platform as a user's process lists it)
     options.setdefault("options", DeviceOptions(companion=False))
 
     try:
