@@ -151,8 +151,11 @@ class ClassDefaults:
     chain_tasks: int = 4
     #: the fewest compute units of a device whose plans run chained by default (clnn.chain.
     #: enabled). CPU: 1 -- on a device of one unit a chain is one launch per execution instead
-    #: of one per kernel (PoCL's basic device, the companion of clnn/companion.py: the int8
-    #: tinyml models' executions keyword_spotting 62 against ~100 us one by one)
+    #: of one per kernel. CPU (PoCL's basic device, the companion of clnn/companion.py, the
+    #: int8 tinyml models' executions in one process taking turns, load 2.8, outputs alike):
+    #: chained 0.66-0.78x the time one by one (anomaly_detection 28.9 against 42.1 us,
+    #: keyword_spotting 60.8 / 79.2, image_classification 118 / 141, visual_wake_words
+    #: 158 / 205; record int8_models_ab-20261130-s25-small)
     chain_min_units: int = 2
     #: a model runs on the platform's low-latency companion device (clnn/companion.py) when
     #: its estimated work on one compute unit (``companion_op_s`` per operation plus
