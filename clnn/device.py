@@ -83,9 +83,10 @@ def _is_added(platform, device) -> bool:
 def companion_devices(platform) -> list:
     """The devices clnn added to ``platform`` for companions (clnn/companion.py), none where
     the user set ``POCL_DEVICES`` or the platform is not PoCL."""
-    if platform.int_ptr not in _COMPANIONS:
+    key = getattr(platform, "int_ptr", None)  # (None: not an OpenCL platform, a stand-in)
+    if key is not None and key not in _COMPANIONS:
         list_cl_devices()
-    return list(_COMPANIONS.get(platform.int_ptr, ()))
+    return list(_COMPANIONS.get(key, ()))
 
 
 def is_simulator(platform, device) -> bool:
@@ -376,11 +377,12 @@ class ClDevice(Device):
     # ------------------------------------------------------------------ companion
     def has_companion(self) -> bool:
         """Whether this device may run small models on a companion (clnn/companion.py): a
-        whole device (no sub-device, no profiling queue) of a platform where clnn added one
-        (:func:`companion_devices`), not a companion itself."""
+        whole device (no sub-device, no profiling queue, under its own limits: no profile) of
+        a platform where clnn added one (:func:`companion_devices`), not a companion
+        itself."""
         import pyopencl as cl
 
-        if self.sub_device_units is not None or \
+        if self.sub_device_units is not None or self.limits.profile != "device" or \
                 self.queue.properties & cl.command_queue_properties.PROFILING_ENABLE:
             return False
         found = companion_devices(self.platform)

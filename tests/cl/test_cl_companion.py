@@ -121,7 +121,7 @@ def test_only_added_pocl_devices_are_companions(monkeypatch):
 @pytest.fixture(scope="module")
 def cl_default():
     """The OpenCL device with the default options (the companion on)."""
-    device = open_or_skip("opencl", options=DeviceOptions())
+    device = open_or_skip("opencl").with_options(companion=True)
     if not device.has_companion():
         pytest.skip("no companion device on this platform (PoCL with POCL_DEVICES unset)")
     return device
