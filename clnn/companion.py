@@ -102,7 +102,9 @@ def measure_floor(context, cl_device) -> float:
 def estimate_s(model, row) -> float | None:
     """The estimated seconds of one execution of ``model``'s main subgraph on one compute unit
     of a device of class ``row`` (clnn.kernels._defaults.ClassDefaults); None for a model
-    with IF / WHILE (its work depends on the inputs). Dimensions left open count as 1."""
+    with IF / WHILE (its work depends on the inputs) and for one this cannot read (an invalid
+    model: the device's prepare, which validates first, reports it). Dimensions left open
+    count as 1."""
     from clnn.kernels._work import op_flop
 
     if model.referenced:
@@ -112,8 +114,11 @@ def estimate_s(model, row) -> float | None:
     def shape(i):
         return [max(int(d), 1) for d in sg.operands[i].dimensions]
 
-    flop = sum(op_flop(op.type.name, [shape(i) for i in op.inputs],
-                       [shape(i) for i in op.outputs]) for op in sg.operations)
+    try:
+        flop = sum(op_flop(op.type.name, [shape(i) for i in op.inputs],
+                           [shape(i) for i in op.outputs]) for op in sg.operations)
+    except Exception:  # noqa: BLE001 (see the docstring: never an error of its own)
+        return None
     return len(sg.operations) * row.companion_op_s + flop * row.companion_flop_s
 
 

@@ -97,11 +97,15 @@ def test_no_companion_without_one_or_with_the_option_off(floors):
     assert TABLE["gpu"].companion_gaps == 0  # (a GPU class: unmeasured, never)
 
 
-def test_a_model_with_control_flow_is_not_estimated():
+def test_a_model_with_control_flow_or_an_invalid_one_is_not_estimated():
     from tests.kits.control_flow_models import counter_model
 
     model = counter_model()
     assert companion.estimate_s(model, TABLE["cpu"]) is None
+    # an invalid model (an input index past the operands): left to the device's validation
+    bad = SimpleNamespace(referenced=[], main=SimpleNamespace(operands=[], operations=[
+        SimpleNamespace(type=SimpleNamespace(name="ADD"), inputs=[5], outputs=[0])]))
+    assert companion.estimate_s(bad, TABLE["cpu"]) is None
 
 
 def test_only_added_pocl_devices_are_companions(monkeypatch):
