@@ -36,7 +36,9 @@ def list_cl_devices():
     first platform query starts PoCL's workers with the settings it reads then: where no device
     was made yet, the default settings are applied first (:func:`apply_pocl_settings`; a
     command that checks its --device before making it, such as ``clnn bench``, left PoCL's
-    workers unpinned: small chained models ran at one core's speed in some rounds)."""
+    workers unpinned: small chained models ran at one core's speed in some rounds), with the
+    environment's ``companion`` option. The devices clnn added to a platform for companions
+    (:data:`POCL_DEVICES`) are not listed: :func:`companion_devices`."""
     import pyopencl as cl
 
     if not _settings_applied:
@@ -56,8 +58,8 @@ def list_cl_devices():
             devices = p.get_devices()
         except cl.Error:
             continue
-        listed = [d for d in devices if not _is_added(p, d)]
-        _COMPANIONS[p.int_ptr] = [d for d in devices if _is_added(p, d)]
+        listed = [d for d in devices if not _is_added(p, d)] or list(devices)
+        _COMPANIONS[p.int_ptr] = [d for d in devices if d not in listed]
         for d_index, d in enumerate(listed):
             found.append((p_index, d_index, p, d))
     if _added_drivers:  # (read by now: this process's children list PoCL's default devices)
@@ -75,9 +77,10 @@ _COMPANIONS: dict = {}
 
 def _is_added(platform, device) -> bool:
     """Whether ``device`` is one clnn added to PoCL's device list (:func:`apply_pocl_settings`;
-    PoCL names a device after its driver: "basic-<processor>")."""
+    PoCL names a device after its driver: "basic-<processor>", from PoCL 5 on
+    "cpu-minimal-<processor>"). (A platform of no other device lists it: no companion.)"""
     return bool(_added_drivers) and is_pocl(platform) and \
-        device.name.strip().lower().split("-")[0] in _added_drivers
+        device.name.strip().lower().startswith(COMPANION_NAMES)
 
 
 def companion_devices(platform) -> list:
@@ -275,8 +278,10 @@ POCL_AFFINITY = "POCL_AFFINITY"
 #: lists it apart (:func:`companion_devices`), so the devices found, their specs and the
 #: default device are those of PoCL's default list
 POCL_DEVICES = "POCL_DEVICES"
-#: the drivers clnn adds to :data:`POCL_DEVICES` (after PoCL's default one, "pthread")
+#: the drivers clnn adds to :data:`POCL_DEVICES` (after PoCL's default one, "pthread"), and
+#: how their devices' names begin (PoCL 5 renamed basic "cpu-minimal", keeping the old name)
 COMPANION_DRIVERS = ("basic",)
+COMPANION_NAMES = ("basic-", "cpu-minimal-")
 
 
 #: whether :func:`apply_pocl_settings` ran in this process (PoCL reads its settings once)

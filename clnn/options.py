@@ -5,7 +5,8 @@ A :class:`DeviceOptions` is given to the device (``ClDevice(options=...)``) and 
 every pass of a prepare and to the execution; no device module reads ``os.environ``. The
 environment is read here only, by :func:`from_environ` (and :func:`device_spec_from_environ`,
 :func:`cache_root_from_environ`), which the entry points call (``open_device``, ``clnn.load``,
-the CLI, the NNAPI device list); a ``ClDevice()`` made without options gets the defaults, and
+the CLI, the NNAPI device list; the first device listing, for ``CLNN_COMPANION``: clnn.device.
+list_cl_devices); a ``ClDevice()`` made without options gets the defaults, and
 without a device spec the default device, whatever the environment holds. The table of
 variables is :data:`VARIABLES` (and the README's "Options" section).
 """

@@ -115,8 +115,11 @@ def test_only_added_pocl_devices_are_companions(monkeypatch):
     oclgrind = SimpleNamespace(name="Oclgrind", version="OpenCL 1.2 (Oclgrind 21.10)")
     basic = SimpleNamespace(name="basic-skylake-avx512-AMD EPYC")
     pthread = SimpleNamespace(name="pthread-skylake-avx512-AMD EPYC")
+    minimal = SimpleNamespace(name="cpu-minimal-skylake-avx512-AMD EPYC")  # (PoCL >= 5)
+    cpu = SimpleNamespace(name="cpu-skylake-avx512-AMD EPYC")
     monkeypatch.setattr(device_module, "_added_drivers", ("basic",))
     assert device_module._is_added(pocl, basic) and not device_module._is_added(pocl, pthread)
+    assert device_module._is_added(pocl, minimal) and not device_module._is_added(pocl, cpu)
     assert not device_module._is_added(oclgrind, basic)
     monkeypatch.setattr(device_module, "_added_drivers", ())  # the user's POCL_DEVICES
     assert not device_module._is_added(pocl, basic)
