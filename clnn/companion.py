@@ -16,8 +16,10 @@ never a device of ``clnn devices`` or of a spec), chosen per model before the pr
 - the device class's ``companion_gaps`` (clnn/kernels/_defaults.py): the companion runs the
   model when its work is under that many gaps between the floors.
 
-A model estimated long never looks at the companion (nor measures its floor); a model with
-IF / WHILE stays on the device. Nothing here assumes PoCL: a platform without a companion, a
+A model estimated longer than the class's ``companion_max_s`` measures no floor (a probe
+compiles a kernel; the MediaPipe models' prepare is unchanged), one longer than the gaps of
+the device's floor does not measure the companion's; a model with IF / WHILE stays on the
+device. Nothing here assumes PoCL: a platform without a companion, a
 class without ``companion_gaps`` or ``DeviceOptions.companion`` off keeps every model on the
 device.
 
@@ -38,6 +40,11 @@ PROBE_SOURCE = "__kernel void clnn_floor(__global int* out) { out[0] = 1; }"
 #: launches timed by the probe (after :data:`PROBE_WARM` untimed ones)
 PROBE_RUNS = 200
 PROBE_WARM = 20
+#: seconds the probe's thread works between two launches, as an execution's host path does:
+#: back to back, PoCL's pthread workers are still awake at the next launch (its floor then
+#: 6-17 us in one process and the next, load 5); after 50 us to 1 ms of host work they sleep,
+#: and the floor is the wake-up's (24-25 us, the fastest tenth, over five pauses and two runs)
+PROBE_PAUSE_S = 200e-6
 #: device key -> its launch floor in seconds, this process
 _FLOORS: dict = {}
 
@@ -47,7 +54,7 @@ def device_key(cl_device) -> str:
     p = cl_device.platform
     text = "|".join(str(x) for x in (p.name, p.version, cl_device.name,
                                       cl_device.driver_version, cl_device.max_compute_units,
-                                      PROBE_SOURCE, PROBE_RUNS))
+                                      PROBE_SOURCE, PROBE_RUNS, PROBE_PAUSE_S))
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
@@ -78,8 +85,8 @@ def _keep(path, entry: dict) -> None:
 
 def measure_floor(context, cl_device) -> float:
     """The fastest tenth's slowest of :data:`PROBE_RUNS` launches of the probe kernel, each
-    followed by a finish, on a queue of its own (a low quantile: what the device costs, not
-    what the machine's other load adds)."""
+    followed by a finish, on a queue of its own, :data:`PROBE_PAUSE_S` of work apart (a low
+    quantile: what the device costs, not what the machine's other load adds)."""
     import time
 
     import numpy as np
@@ -91,6 +98,9 @@ def measure_floor(context, cl_device) -> float:
     kernel.set_arg(0, out)
     times = []
     for n in range(PROBE_WARM + PROBE_RUNS):
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < PROBE_PAUSE_S:  # (busy: the host path of a request)
+            pass
         t0 = time.perf_counter()
         cl.enqueue_nd_range_kernel(queue, kernel, (1,), None)
         queue.finish()
@@ -134,10 +144,12 @@ def choose(device, model):
     where the model's estimated work is under the class's ``companion_gaps`` gaps between
     the two launch floors, else ``device``."""
     row = class_row(device)
-    if not (device.options.companion and row.companion_gaps > 0 and device.has_companion()):
+    if not (device.options.companion and row.companion_gaps > 0) or \
+            len(model.main.operations) * row.companion_op_s >= row.companion_max_s or \
+            not device.has_companion():  # (the operations alone too many: no FLOP counted)
         return device
     work = estimate_s(model, row)
-    if work is None or not math.isfinite(work):
+    if work is None or not math.isfinite(work) or work >= row.companion_max_s:
         return device
     floor = launch_floor(device)
     if work >= row.companion_gaps * floor:  # (never: the companion's floor is not measured)

@@ -171,6 +171,12 @@ class ClassDefaults:
     companion_gaps: float = 0.0
     companion_op_s: float = 0.0
     companion_flop_s: float = 0.0
+    #: ... and a model estimated longer than this never considers the companion, nor measures
+    #: a floor (the probes compile a kernel: 0.7 s each on a cold PoCL cache, once per
+    #: machine). CPU: 150 us, 3.5 gaps of the slowest pthread floor seen (the fastest tenth
+    #: 17.8-26 us over processes and loads 1-5, medians to ~40): the smallest MediaPipe model,
+    #: hand_recrop, is estimated at 192 us
+    companion_max_s: float = 0.0
     #: kernel families whose kernel a chain's task function calls once per work-item (a
     #: function of its own, ``noinline``) instead of inlining it into the task's loop
     #: (:func:`clnn.chain.source`): the compiler then optimizes the kernel's body once,
@@ -227,6 +233,7 @@ _CPU = ClassDefaults(
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
     chain_buffers=16, chain_min_units=1,
     companion_gaps=3.5, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
+    companion_max_s=150e-6,
     gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True)
 
 _GPU = ClassDefaults(

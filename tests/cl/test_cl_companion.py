@@ -83,6 +83,9 @@ def test_choice_from_the_floors_and_the_estimate(floors):
     assert companion.choose(device, large) is device
     assert floors == [device]  # a model estimated long never measures the companion
     floors.clear()
+    many, _ = fc_model(16, 80)  # (more operations than the class's companion_max_s allows)
+    assert len(many.main.operations) * row.companion_op_s >= row.companion_max_s
+    assert companion.choose(device, many) is device and floors == []  # nor any floor
     # the same model where the companion launches as slowly as the device: no gain
     assert companion.choose(StandIn(20e-6, 20e-6), small) is not device.other
 
