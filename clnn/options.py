@@ -35,7 +35,7 @@ class DeviceOptions:
     #: measuring seconds per prepared model in "fast" mode (None: clnn.tuning's default)
     tune_budget_s: float | None = None
     #: run a plan's launches as one chained launch: None (the device-class default: CPU devices
-    #: of two or more compute units), True, False
+    #: of at least the class's chain_min_units, one), True, False
     chains: bool | None = None
     #: the fewest consecutive chainable launches run as a chain (None: clnn.chain.MIN_LAUNCHES;
     #: tests chain short plans with 2)
