@@ -138,8 +138,9 @@ def measure(iterations: int, rounds: int) -> dict:
                 lambda: pm.execute_synchronously(req), iterations))
     load_after = timing.load_average()
     med = {k: round(statistics.median(v), 1) for k, v in per_round.items()}
+    # ("device": where the model runs; a one-operation model on the companion, clnn/companion.py)
     return {"model": "ADD of two [1, 16] QUANT8_ASYMM_SIGNED tensors", "launches": launches,
-            "device": device.name, "iterations": iterations, "rounds": rounds,
+            "device": pm.device.name, "iterations": iterations, "rounds": rounds,
             "execution_us": med["execution"], "device_us": med["device"],
             "python_us": med["python"], "device_only_us": med["device_only"],
             "python_alone_us": round(min(per_round["python_alone"]), 1),

@@ -42,8 +42,9 @@ up (``chain_buffers``): two models of the same kernels share one program. Only
 kernels that compute alike under any work-groups can be chained: no barriers, local memory or
 work-group functions (a launch using them ends a chain), and only scalar arguments of 32 bits.
 
-On by default on CPU devices of two or more compute units (``DeviceOptions.chains``: False
-off, True on every device; ``CLNN_CHAIN`` at the entry points): across work-groups the tasks
+On by default on CPU devices of at least the class's ``chain_min_units`` compute units
+(clnn/kernels/_defaults.py; ``DeviceOptions.chains``: False off, True on every device;
+``CLNN_CHAIN`` at the entry points): across work-groups the tasks
 see each other's writes through the atomic counters, which a CPU's coherent caches make
 visible; a GPU gives no such guarantee in OpenCL 1.2. Not used by runs that collect profiling
 events (``clnn run --profile`` times every launch on its own) or keep every intermediate.
@@ -107,14 +108,17 @@ PARTS: dict = {}
 
 def enabled(cl_device, options=None) -> bool:
     """Whether plans run their chains on this device: ``options.chains`` (clnn.options.
-    DeviceOptions) when True or False, else (None, or no options) CPU devices of two or more
-    compute units."""
+    DeviceOptions) when True or False, else (None, or no options) CPU devices of at least the
+    CPU class's ``chain_min_units`` compute units (clnn/kernels/_defaults.py)."""
     import pyopencl as cl
+
+    from clnn.kernels._defaults import TABLE
 
     chains = None if options is None else options.chains
     if chains is not None:
         return bool(chains)
-    return bool(cl_device.type & cl.device_type.CPU) and cl_device.max_compute_units >= 2
+    return bool(cl_device.type & cl.device_type.CPU) and \
+        cl_device.max_compute_units >= TABLE["cpu"].chain_min_units
 
 
 def tasks_per_unit(cl_device) -> int:

@@ -23,6 +23,7 @@ from hal.types import (
 # The prepared model, the kernels, the compilation cache and the capabilities are imported
 # where they are used: `clnn devices` lists devices with this module and needs none of them.
 
+#: held while a device makes its timing queue or its companion
 _QUEUE_LOCK = threading.Lock()
 
 
@@ -35,13 +36,18 @@ def list_cl_devices():
     first platform query starts PoCL's workers with the settings it reads then: where no device
     was made yet, the default settings are applied first (:func:`apply_pocl_settings`; a
     command that checks its --device before making it, such as ``clnn bench``, left PoCL's
-    workers unpinned: small chained models ran at one core's speed in some rounds)."""
+    workers unpinned: small chained models ran at one core's speed in some rounds), with the
+    environment's ``companion`` option. The devices clnn added to a platform for companions
+    (:data:`POCL_DEVICES`) are not listed: :func:`companion_devices`."""
     import pyopencl as cl
 
     if not _settings_applied:
-        from clnn.options import DeviceOptions
+        from clnn.options import DeviceOptions, from_environ
 
-        apply_pocl_settings(DeviceOptions())
+        try:
+            apply_pocl_settings(from_environ())  # ($CLNN_COMPANION=0: no device added)
+        except ValueError:
+            apply_pocl_settings(DeviceOptions())
     try:
         platforms = cl.get_platforms()
     except cl.Error:
@@ -52,9 +58,38 @@ def list_cl_devices():
             devices = p.get_devices()
         except cl.Error:
             continue
-        for d_index, d in enumerate(devices):
+        listed = [d for d in devices if not _is_added(p, d)] or list(devices)
+        _COMPANIONS[p.int_ptr] = [d for d in devices if d not in listed]
+        for d_index, d in enumerate(listed):
             found.append((p_index, d_index, p, d))
+    if _added_drivers:  # (read by now: this process's children list PoCL's default devices)
+        from clnn.options import defaulted_environ, drop_default_environ
+
+        for name, value in defaulted_environ(POCL_DEVICES).items():
+            drop_default_environ(name, value)
     return found
+
+
+#: platform (int_ptr) -> the devices clnn added to it for companions (:data:`POCL_DEVICES`),
+#: listed apart: never a device of a spec, ``clnn devices`` or the runtime
+_COMPANIONS: dict = {}
+
+
+def _is_added(platform, device) -> bool:
+    """Whether ``device`` is one clnn added to PoCL's device list (:func:`apply_pocl_settings`;
+    PoCL names a device after its driver: "basic-<processor>", from PoCL 5 on
+    "cpu-minimal-<processor>"). (A platform of no other device lists it: no companion.)"""
+    return bool(_added_drivers) and is_pocl(platform) and \
+        device.name.strip().lower().startswith(COMPANION_NAMES)
+
+
+def companion_devices(platform) -> list:
+    """The devices clnn added to ``platform`` for companions (clnn/companion.py), none where
+    the user set ``POCL_DEVICES`` or the platform is not PoCL."""
+    key = getattr(platform, "int_ptr", None)  # (None: not an OpenCL platform, a stand-in)
+    if key is not None and key not in _COMPANIONS:
+        list_cl_devices()
+    return list(_COMPANIONS.get(key, ()))
 
 
 def is_simulator(platform, device) -> bool:
@@ -236,20 +271,41 @@ def open_cl_devices(specs, sources=None, **options) -> list:
 POCL_AFFINITY = "POCL_AFFINITY"
 
 
+#: PoCL's device list, read at the first platform query. Unless the user set it, clnn names
+#: the default CPU device ("pthread") and the "basic" one, which runs kernels in the calling
+#: thread (one compute unit, a launch and finish in ~1 us against the pthread device's ~19):
+#: the companion that small models run on (clnn/companion.py). PoCL lists "basic" first; clnn
+#: lists it apart (:func:`companion_devices`), so the devices found, their specs and the
+#: default device are those of PoCL's default list
+POCL_DEVICES = "POCL_DEVICES"
+#: the drivers clnn adds to :data:`POCL_DEVICES` (after PoCL's default one, "pthread"), and
+#: how their devices' names begin (PoCL 5 renamed basic "cpu-minimal", keeping the old name)
+COMPANION_DRIVERS = ("basic",)
+COMPANION_NAMES = ("basic-", "cpu-minimal-")
+
+
 #: whether :func:`apply_pocl_settings` ran in this process (PoCL reads its settings once)
 _settings_applied = False
+#: the drivers clnn added to PoCL's device list in this process (none: the user set it)
+_added_drivers: tuple = ()
 
 
 def apply_pocl_settings(options) -> None:
     """Set PoCL's affinity variable (:data:`POCL_AFFINITY`) when ``options.pocl_settings``
-    holds and the user did not set it. Called when a device is made or the devices are first
-    listed, never at import."""
-    global _settings_applied
+    holds and the user did not set it, and its device list (:data:`POCL_DEVICES`) where
+    ``options.companion`` holds too. Called when a device is made or the devices are first
+    listed, never at import; only the first call sets the device list (PoCL reads it at the
+    first platform query)."""
+    global _settings_applied, _added_drivers
+    first = not _settings_applied
     _settings_applied = True
     if options.pocl_settings:
-        from clnn.options import set_default_environ
+        from clnn.options import environ_value, set_default_environ
 
         set_default_environ(POCL_AFFINITY, "1")
+        if first and options.companion and environ_value(POCL_DEVICES) is None:
+            _added_drivers = COMPANION_DRIVERS
+            set_default_environ(POCL_DEVICES, " ".join(("pthread",) + COMPANION_DRIVERS))
 
 
 def pocl_generic_work_groups(platform, options=None):
@@ -323,6 +379,33 @@ class ClDevice(Device):
             self.name = (f"opencl ({self.cl_device.name.strip()}, sub-device of {units} of "
                          f"{self.parent_device.max_compute_units} compute units)")
 
+    # ------------------------------------------------------------------ companion
+    def has_companion(self) -> bool:
+        """Whether this device may run small models on a companion (clnn/companion.py): a
+        whole device (no sub-device, no profiling queue, under its own limits: no profile) of
+        a platform where clnn added one (:func:`companion_devices`), not a companion
+        itself."""
+        import pyopencl as cl
+
+        if self.sub_device_units is not None or self.limits.profile != "device" or \
+                self.queue.properties & cl.command_queue_properties.PROFILING_ENABLE:
+            return False
+        found = companion_devices(self.platform)
+        return bool(found) and all(d.int_ptr != self.cl_device.int_ptr for d in found)
+
+    def companion(self) -> ClDevice | None:
+        """The companion device (made at the first call; None where there is none): a
+        ClDevice of its own context with this device's options (no compile helper: a helper
+        process lists PoCL's default devices) and fallback."""
+        with _QUEUE_LOCK:
+            if getattr(self, "_companion", False) is False:
+                found = companion_devices(self.platform) if self.has_companion() else []
+                self._companion = ClDevice(
+                    options=self.options.replace(compile_helper=False), fallback=self.fallback,
+                    nhwc=self.nhwc, resolved=(self.platform, found[0], None, None)) \
+                    if found else None
+        return self._companion
+
     def with_options(self, **changes) -> ClDevice:
         """This device (the same OpenCL device, context, queue, limits and, unless the tuning
         options change, tuner) with ``changes`` to its options (tests, A/B tools:
@@ -334,6 +417,7 @@ class ClDevice(Device):
 
         other = copy.copy(self)
         other.options = self.options.replace(**changes)
+        other._companion = False  # (made again with these options where wanted)
         if {"tune", "tune_budget_s", "cache_dir"} & set(changes):  # a tuner of its own
             other.tuner = None
         if {"combine", "compile_helper", "dump_cl", "debug", "cache_dir"} & set(changes):
@@ -470,7 +554,16 @@ class ClDevice(Device):
         from hal.driver import check_prepare_args
 
         check_prepare_args(Priority.MEDIUM, deadline)
-        return cache.restore(self, model_cache, data_cache, token)
+        try:
+            return cache.restore(self, model_cache, data_cache, token)
+        except HalError as e:  # a model prepared on the companion: its cache names that device
+            other = self.companion()
+            if other is None:
+                raise
+            try:
+                return cache.restore(other, model_cache, data_cache, token)
+            except HalError:
+                raise e from None
 
     def allocate(self, descriptor, prepared_models, input_roles, output_roles):
         """A device memory in an OpenCL buffer (clnn/memory.py)."""
@@ -478,9 +571,13 @@ class ClDevice(Device):
         from clnn.prepared_model import ClPreparedModel
         from hal.memory_domain import allocate_host_buffer
 
+        other = getattr(self, "_companion", None)
+        on_other = other not in (None, False) and bool(prepared_models) and all(
+            getattr(pm, "device", None) is other for pm in prepared_models)
+        owner = other if on_other else self  # (a companion's models: memory of its context)
         return allocate_host_buffer(
-            self, descriptor, prepared_models, input_roles, output_roles,
-            owns=lambda pm: isinstance(pm, ClPreparedModel) and pm.device is self,
+            owner, descriptor, prepared_models, input_roles, output_roles,
+            owns=lambda pm: isinstance(pm, ClPreparedModel) and pm.device is owner,
             factory=ClBuffer)
 
     # ------------------------------------------------------------------ prepare
@@ -505,6 +602,12 @@ class ClDevice(Device):
         from hal.driver import check_prepare_args
 
         check_prepare_args(priority, deadline, preference)
+        from clnn import companion
+
+        target = companion.choose(self, model)
+        if target is not self:  # (a small model: on the low-latency companion)
+            return target.prepare_model(model, preference, priority, deadline, model_cache,
+                                        data_cache, token)
         marker = self._compile_ahead(model)  # (first: before the modules a prepare imports)
         from clnn import compilation_cache as cache
         from clnn.prepared_model import ClPreparedModel

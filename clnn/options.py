@@ -5,7 +5,8 @@ A :class:`DeviceOptions` is given to the device (``ClDevice(options=...)``) and 
 every pass of a prepare and to the execution; no device module reads ``os.environ``. The
 environment is read here only, by :func:`from_environ` (and :func:`device_spec_from_environ`,
 :func:`cache_root_from_environ`), which the entry points call (``open_device``, ``clnn.load``,
-the CLI, the NNAPI device list); a ``ClDevice()`` made without options gets the defaults, and
+the CLI, the NNAPI device list; the first device listing, for ``CLNN_COMPANION``: clnn.device.
+list_cl_devices); a ``ClDevice()`` made without options gets the defaults, and
 without a device spec the default device, whatever the environment holds. The table of
 variables is :data:`VARIABLES` (and the README's "Options" section).
 """
@@ -34,7 +35,7 @@ class DeviceOptions:
     #: measuring seconds per prepared model in "fast" mode (None: clnn.tuning's default)
     tune_budget_s: float | None = None
     #: run a plan's launches as one chained launch: None (the device-class default: CPU devices
-    #: of two or more compute units), True, False
+    #: of at least the class's chain_min_units, one), True, False
     chains: bool | None = None
     #: the fewest consecutive chainable launches run as a chain (None: clnn.chain.MIN_LAUNCHES;
     #: tests chain short plans with 2)
@@ -72,6 +73,10 @@ class DeviceOptions:
     #: an IF / WHILE subgraph's scalar operations (a loop counter and its test) on the host
     #: (clnn.control_flow.host_scalar_ops): no launch for them, no condition read back
     host_scalars: bool = True
+    #: run the models whose estimated work is small next to the launch latency on a
+    #: low-latency companion device of the same platform (clnn/companion.py; on PoCL its
+    #: "basic" device, listed for this when the user did not set ``POCL_DEVICES``): False off
+    companion: bool = True
 
     def __post_init__(self):
         if self.tune not in TUNE_MODES:
@@ -137,6 +142,7 @@ VARIABLES: dict[str, tuple[str, object, str]] = {
     "CLNN_DIRECT_INPUTS": ("direct_inputs", _bool, "0: copy inputs even on host memory"),
     "CLNN_DIRECT_OUTPUTS": ("direct_outputs", _bool, "0: read outputs back even on host memory"),
     "CLNN_HOST_SCALARS": ("host_scalars", _bool, "0: a loop's scalar operations on the device"),
+    "CLNN_COMPANION": ("companion", _bool, "0: small models never on a low-latency companion"),
     "CLNN_COMPILE_HELPER": ("compile_helper", _bool, "0: compile in this process only"),
     "CLNN_DUMP_CL": ("dump_cl", lambda _n, raw: raw, "directory for rendered kernel sources"),
     "CLNN_CACHE_DIR": ("cache_dir", lambda _n, raw: raw, "clnn's cache root"),
@@ -190,11 +196,32 @@ def options_of(device) -> DeviceOptions:
     return options if isinstance(options, DeviceOptions) else DeviceOptions()
 
 
+#: variable -> the value :func:`set_default_environ` gave it in this process
+_DEFAULTED: dict = {}
+
+
 def set_default_environ(name: str, value: str) -> None:
     """Set environment variable ``name`` to ``value`` unless the user set it: how a device
     applies the settings its driver reads from the environment (PoCL's), when it is made and
     only when ``DeviceOptions.pocl_settings`` holds (clnn.device.apply_pocl_settings)."""
-    os.environ.setdefault(name, value)
+    if name not in os.environ:
+        os.environ[name] = _DEFAULTED[name] = value
+
+
+def defaulted_environ(name: str) -> dict:
+    """{``name``: the value :func:`set_default_environ` gave it} where it did (even if
+    :func:`drop_default_environ` removed it since), else {}: for a subprocess that must see
+    the driver as this process does (clnn.kernels._vnni's probe on a companion device)."""
+    return {name: _DEFAULTED[name]} if name in _DEFAULTED else {}
+
+
+def drop_default_environ(name: str, value: str) -> None:
+    """Remove environment variable ``name`` where it still holds the ``value`` that
+    :func:`set_default_environ` gave it: a setting the driver read once (PoCL's device list,
+    at the first platform query) that this process's children must not inherit as the
+    user's."""
+    if os.environ.get(name) == value:
+        del os.environ[name]
 
 
 def environ_value(name: str) -> str | None:

@@ -170,7 +170,24 @@ def run_devices_cli(as_json: bool = False) -> int:
         print("(* = the OpenCL device used by default; choose another with --device "
               "opencl:PLATFORM:DEVICE, CLNN_DEVICE or PYOPENCL_CTX, or a name substring; "
               "P:D/N is a sub-device of N compute units)")
+        _print_companions(found)
     return 0
+
+
+def _print_companions(found) -> None:
+    """The companion devices (clnn/companion.py) of the platforms listed: not devices of
+    their own, where the platform's small models may run."""
+    from clnn.device import companion_devices
+
+    seen = set()
+    for p_i, _, p, _ in found:
+        if p_i in seen:
+            continue
+        seen.add(p_i)
+        for d in companion_devices(p):
+            print(f"(platform {p_i} runs small models on its companion {d.name.strip()}, "
+                  f"{d.max_compute_units} compute unit(s), when they run faster there: "
+                  "CLNN_COMPANION=0 turns it off)")
 
 
 def _cmd(args) -> int:

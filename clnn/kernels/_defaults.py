@@ -149,6 +149,34 @@ class ClassDefaults:
     #: 901 -> 917 (2: as 4; 1: the least, but a held-up core's block is then taken whole or
     #: not at all). Chains are a CPU device's (clnn.chain.enabled)
     chain_tasks: int = 4
+    #: the fewest compute units of a device whose plans run chained by default (clnn.chain.
+    #: enabled). CPU: 1 -- on a device of one unit a chain is one launch per execution instead
+    #: of one per kernel. CPU (PoCL's basic device, the companion of clnn/companion.py, the
+    #: int8 tinyml models' executions in one process taking turns, load 2.8, outputs alike):
+    #: chained 0.66-0.78x the time one by one (anomaly_detection 28.9 against 42.1 us,
+    #: keyword_spotting 60.8 / 79.2, image_classification 118 / 141, visual_wake_words
+    #: 158 / 205; record int8_models_ab-20261130-s25-small)
+    chain_min_units: int = 2
+    #: a model runs on the platform's low-latency companion device (clnn/companion.py) when
+    #: its estimated work on one compute unit (``companion_op_s`` per operation plus
+    #: ``companion_flop_s`` per FLOP of clnn.kernels._work.op_flop) is under
+    #: ``companion_gaps`` times the gap between the two devices' measured launch floors: one
+    #: unit loses the device's other units, which pay only where the work is several gaps
+    #: long. CPU (PoCL pthread 2 units against basic, the int8 tinyml models, clnn/litert
+    #: runs, load ~2): basic won at keyword_spotting (~2.7 gaps of work, 62 against 74-85 us)
+    #: and anomaly_detection (28.7 against 55.5), tied at image_classification (~5.7 gaps,
+    #: 117 against 125) and lost at visual_wake_words (~6.3, 157 against 127): 3.5 gaps,
+    #: 2.2 us an operation, 2.7 ps a FLOP (one core's int8 rate in these models; float ones
+    #: run faster, so a float model is estimated long). 0: never (a GPU: unmeasured)
+    companion_gaps: float = 0.0
+    companion_op_s: float = 0.0
+    companion_flop_s: float = 0.0
+    #: ... and a model estimated longer than this never considers the companion, nor measures
+    #: a floor (the probes compile a kernel: 0.7 s each on a cold PoCL cache, once per
+    #: machine). CPU: 150 us, 3.5 gaps of the slowest pthread floor seen (the fastest tenth
+    #: 17.8-26 us over processes and loads 1-5, medians to ~40): the smallest MediaPipe model,
+    #: hand_recrop, is estimated at 192 us
+    companion_max_s: float = 0.0
     #: kernel families whose kernel a chain's task function calls once per work-item (a
     #: function of its own, ``noinline``) instead of inlining it into the task's loop
     #: (:func:`clnn.chain.source`): the compiler then optimizes the kernel's body once,
@@ -203,7 +231,9 @@ _CPU = ClassDefaults(
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
-    chain_buffers=16,
+    chain_buffers=16, chain_min_units=1,
+    companion_gaps=3.5, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
+    companion_max_s=150e-6,
     gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True)
 
 _GPU = ClassDefaults(

@@ -109,10 +109,11 @@ def run_probe(platform_name: str, device_name: str) -> tuple[bool, str]:
     """(whether the probe passed, why not) for the device of these names, in a subprocess
     that imports this process's clnn (run from the directory holding it, which comes first)."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from clnn.options import child_environ, environ_value
+    from clnn.options import child_environ, defaulted_environ, environ_value
 
-    env = child_environ(PYTHONPATH=os.pathsep.join(
-        [root] + [p for p in [environ_value("PYTHONPATH")] if p]))
+    env = child_environ(PYTHONPATH=os.pathsep.join(  # (PoCL's device list as clnn set it)
+        [root] + [p for p in [environ_value("PYTHONPATH")] if p]),
+        **defaulted_environ("POCL_DEVICES"))
     try:
         r = subprocess.run([sys.executable, "-m", "clnn.kernels._vnni", platform_name,
                             device_name], capture_output=True, text=True, timeout=TIMEOUT_S,

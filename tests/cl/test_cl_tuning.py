@@ -301,7 +301,8 @@ from clnn.device import ClDevice
 from clnn.options import DeviceOptions
 from tests.cl.test_cl_tuning import tuned_model
 m, x = tuned_model()
-opts = DeviceOptions(tune="fast", tune_budget_s=1000, cache_dir=sys.argv[1])
+opts = DeviceOptions(tune="fast", tune_budget_s=1000, cache_dir=sys.argv[1],
+                    companion=False)
 dev = ClDevice(options=opts)
 pm = dev.prepare_model(m)
 t = tuning.tuner_for(dev)
@@ -336,7 +337,8 @@ from clnn.device import ClDevice
 from clnn.options import DeviceOptions
 from tests.kits.pass_models import tuned_block_model
 m, x = tuned_block_model()
-dev = ClDevice(options=DeviceOptions(tune="fast", tune_budget_s=0.01, cache_dir=sys.argv[1]))
+dev = ClDevice(options=DeviceOptions(tune="fast", tune_budget_s=0.01, cache_dir=sys.argv[1],
+                                     companion=False))
 pm = dev.prepare_model(m)
 print(json.dumps({"measured": tuning.tuner_for(dev).measured,
                   "keys": sorted(repr(k) for k in pm.planner.programs._programs),

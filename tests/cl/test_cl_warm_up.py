@@ -108,7 +108,8 @@ def test_the_compile_work_starts_before_the_checks(monkeypatch, tmp_path):
     from clnn.device import ClDevice
     from clnn.options import DeviceOptions
 
-    device = ClDevice(options=DeviceOptions(tune="off", cache_dir=str(tmp_path), chains=True))
+    device = ClDevice(options=DeviceOptions(tune="off", cache_dir=str(tmp_path), chains=True,
+                                           companion=False))
     if not program_cache.is_pocl(device.context.devices[0].platform):
         pytest.skip("the warm-up loads PoCL's kernel library: PoCL only")
     seen = []

@@ -105,6 +105,24 @@ def test_mltk_model_is_bit_exact_on_opencl(cl_device, name):
     assert set(result["opencl"]) == {0}, result
 
 
+@pytest.mark.parametrize("name", ["anomaly_detection", "keyword_spotting"])
+def test_mltk_model_is_bit_exact_on_the_companion(cl_device, name):
+    """The models the OpenCL device runs on its low-latency companion (clnn/companion.py),
+    where the platform has one."""
+    path = present_int8(name)
+    if path is None:
+        pytest.skip(f"{name} is not in the cache (clnn models fetch --int8)")
+    device = cl_device.with_options(companion=True)
+    other = device.companion()
+    if other is None:
+        pytest.skip("no companion device on this platform")
+    from clnn.tflite import load
+
+    assert device.prepare_model(load(path).model).device is other
+    result = compare_model(path, {"companion": device}, seeds=(0,))
+    assert set(result["companion"]) == {0}, result
+
+
 def test_bench_checks_an_int8_model_against_litert_builtin_kernels(reference):
     # clnn bench models times litert's default (XNNPACK) but checks against its builtin
     # kernels, which clnn matches bit for bit (XNNPACK's int8 kernels round otherwise)
