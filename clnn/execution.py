@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from clnn import chain, control_flow
-from clnn.launch import chained_events, enqueue_plan
+from clnn.launch import bind_request, chained_events, enqueue_bound, enqueue_plan
 from clnn.memory import on_device
 from hal.driver import finished_execution, output_shape, request_key, write_outputs
 from hal.errors import ErrorStatus, GeneralFailure, InvalidArgument
@@ -49,6 +49,11 @@ class PlanRunner:
         inputs and receives its outputs."""
         enqueue_plan(execution.queue, plan, values, device_outputs, execution.events,
                      execution.keep_all, resident, execution.held)
+
+    def counted(self, plan) -> None:
+        """Before an execution that collects no events and keeps no intermediate runs
+        ``plan`` by its steps itself (clnn.launch.enqueue_bound: the short path): the
+        policy's count (nothing here)."""
 
     @contextlib.contextmanager
     def warm_up(self):
@@ -147,8 +152,16 @@ class Chained(PlanRunner):
         (no per-launch events, no intermediates kept) and is not the warm-up's counts; from
         the :attr:`first` counted one the chains are asked for (started from the
         :data:`CHAIN_AFTER`-th); a job compiling them is polled."""
+        self._promote(plan, chained_events(execution.events) and not execution.keep_all)
+
+    def counted(self, plan) -> None:
+        st = self._plans.get(id(plan))
+        if st is None or not st.tried or st.job is not None:  # (else: nothing left to do)
+            self._promote(plan, True)
+
+    def _promote(self, plan, counts: bool) -> None:
         st = self.state(plan)
-        if not st.tried and chained_events(execution.events) and not execution.keep_all:
+        if not st.tried and counts:
             if not self.warming:
                 st.runs += 1
             if st.runs >= self.first:
@@ -377,12 +390,15 @@ class _Layout:
     ``inputs``: (operand, pool index, byte offset, element count, dtype, shape) each;
     ``outputs``: (operand, pool index, byte offset, byte length, whether its bytes overlap an
     input's: then read into an array of its own and copied after); ``shapes``: the
-    hal.types.OutputShape of each output; ``plan_key``: the key of the partition's plan."""
+    hal.types.OutputShape of each output; ``plan_key``: the key of the partition's plan;
+    ``binding``: the plan bound to the request's memories (clnn.launch.Binding), None where
+    it runs through clnn.launch.enqueue_plan."""
 
     inputs: tuple
     outputs: tuple
     shapes: list
     plan_key: tuple
+    binding: object = None
 
 
 #: the request layouts a ShortPath remembers (a client seldom has more than a few)
@@ -454,7 +470,13 @@ class ShortPath:
         if plan is None or key is None:
             return None
         outputs, shapes = self._outputs(request, plan)
-        return _Layout(tuple(inputs), outputs, shapes, key) if outputs else None
+        if not outputs:
+            return None
+        binding = None
+        if not self.part.resident and not any(overlap for *_, overlap in outputs):
+            binding = bind_request(plan, [(i, p, off, n * dt.itemsize) for i, p, off, n, dt, _
+                                          in inputs], [(o, p, off) for o, p, off, *_ in outputs])
+        return _Layout(tuple(inputs), outputs, shapes, key, binding)
 
     def _outputs(self, request, plan) -> tuple:
         """(the _Layout's outputs, their OutputShapes) of a request run by ``plan``; (None,
@@ -482,6 +504,33 @@ class ShortPath:
         lay = self.layout(request)
         if not lay:
             return None
+        if lay.binding is not None:
+            return self._run_bound(request, lay)
+        return self._run_values(request, lay)
+
+    def _run_bound(self, request, lay: _Layout):
+        """A request whose plan reads and writes its memories in place (_Layout.binding):
+        no array made for them, and no clnn.execution.Execution (nothing of the request
+        stays after it: no host partition, no event)."""
+        binding, pools = lay.binding, request.pools
+        views = [pools[p].view() for p in binding.pools]
+        for j in binding.written:
+            if views[j].readonly:
+                return None  # (the general path says what is wrong)
+        pm = self.prepared
+        with pm._lock:
+            plan = self.part.plans.get(lay.plan_key)
+            if plan is None:
+                return None
+            pm.executor.deadline_ns = None
+            pm.executor.loop_timeout_ns = LOOP_TIMEOUT_DEFAULT_NS
+            pm.last_execution = None
+            pm.runner.counted(plan)
+            enqueue_bound(pm.queue, plan, binding, views)
+        return finished_execution(ErrorStatus.NONE, list(lay.shapes), NO_TIMING)
+
+    def _run_values(self, request, lay: _Layout):
+        """A request run through clnn.launch.enqueue_plan on arrays over its memories."""
         pm, pools = self.prepared, request.pools
         values = {}  # (the plan's inputs: the model's; its constants are on the device)
         for i, p, off, n, dt, dims in lay.inputs:

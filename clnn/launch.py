@@ -98,7 +98,8 @@ class Launch:
 def finish_lazy(launches) -> None:
     """Make the kernels of the deferred launches among ``launches`` (Launch.defer)."""
     for launch in launches:
-        launch.finish_deferred()
+        if launch.lazy is not None:  # (Launch.finish_deferred inline: run per execution)
+            launch.finish(*launch.lazy)
 
 
 class ScratchKernels(list):
@@ -164,6 +165,8 @@ class DirectInput:
         self.host_ptr = host_ptr
         self.nbytes = int(nbytes_)
         self.buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE, max(self.nbytes, 4))
+        #: the flags of a buffer over a host array the kernels read in place
+        self.host_flags = cl.mem_flags.READ_ONLY | cl.mem_flags.USE_HOST_PTR
         self.slots: list = []
         #: bound to a buffer that lives as long as the plan (:meth:`unbind` leaves it)
         self.durable = False
@@ -179,28 +182,28 @@ class DirectInput:
         if isinstance(t, PoolTensor) and t.own and t.nbytes == self.nbytes:
             # a buffer of its own (a loop-carried tensor): no copy, nor a wait (OpenCL keeps a
             # released buffer until the commands that use it are done)
-            self._point(t.cl_buffer)
+            self.point(t.cl_buffer)
             # a region of a control-flow subgraph's pool lives as long as the prepared model
             self.durable = t.home is not None
             return
         arr = None if t is None or on_device(t) else np.asarray(t)
         if arr is not None and self.host_ptr and arr.dtype != np.bool_ and \
                 arr.flags.c_contiguous and arr.nbytes == self.nbytes:
-            target = cl.Buffer(self.context, cl.mem_flags.READ_ONLY | cl.mem_flags.USE_HOST_PTR,
-                               hostbuf=arr)
+            target = cl.Buffer(self.context, self.host_flags, hostbuf=arr)
             keep += [arr, target]
         elif t is not None:
             upload(queue, self.buffer, 0, t, keep)
-        self._point(target)
+        self.point(target)
 
     def unbind(self):
         """Back to the input's own buffer (no kernel keeps a released one), unless bound to a
         buffer that is never released before the plan (``durable``: the next bind repoints
         the kernels anyway)."""
         if not self.durable:
-            self._point(self.buffer)
+            self.point(self.buffer)
 
-    def _point(self, target):
+    def point(self, target):
+        """The kernels' argument that is the input set to ``target`` (a buffer)."""
         for launch, pos in self.slots:
             if launch.kernel is not None:  # (a deferred launch: made with the plan's buffer)
                 launch.kernel.set_arg(pos, target)
@@ -224,6 +227,8 @@ class DirectOutput:
         self.dtype = np.dtype(dtype)
         self.nbytes = nbytes(self.shape, self.dtype)
         self.buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE, max(self.nbytes, 4))
+        #: the flags of a buffer over host bytes the kernels write in place
+        self.host_flags = cl.mem_flags.READ_WRITE | cl.mem_flags.USE_HOST_PTR
         self.slots: list = []
         #: the array over the request's memory the kernels write in this execution (None:
         #: their own buffer)
@@ -239,20 +244,20 @@ class DirectOutput:
         if arr is None or not arr.flags.c_contiguous:
             self.unbind()
             return
-        target = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.USE_HOST_PTR,
-                           hostbuf=arr)
+        target = cl.Buffer(self.context, self.host_flags, hostbuf=arr)
         keep += [arr, target]
         self.bound = arr
-        self._point(target)
+        self.point(target)
 
     def unbind(self):
         """Back to the output's own buffer (the request's memory is the client's once the
         execution returns: no launch outside one may write it)."""
         if self.bound is not None:
             self.bound = None
-            self._point(self.buffer)
+            self.point(self.buffer)
 
-    def _point(self, target):
+    def point(self, target):
+        """The kernels' argument that is the output set to ``target`` (a buffer)."""
         for launch, pos in self.slots:
             if launch.kernel is not None:  # (a deferred launch: made with the own buffer, and
                 launch.kernel.set_arg(pos, target)  # before the binding where it runs alone)
@@ -522,6 +527,116 @@ def enqueue_plan(queue, plan, values: dict, device_outputs: dict, events=None,
         _store_results(values, results, cut)
     else:  # (no data-dependent shape)
         values.update(results)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A plan run on the host memories of one request layout in place (clnn.execution.ShortPath:
+    issue #36, a tiny model's execution is mostly its fixed cost): the kernels read the inputs
+    where they lie in the request's memory and write the outputs where it takes them, or those
+    bytes are copied to and from the device, without an array made for any of them (the
+    argument lists made once per layout, not per execution). ``pools``: the request's pools it
+    uses (their memoryviews, made once per execution, are given to :func:`enqueue_bound` in
+    this order); each entry's bytes are then (position in ``pools``, first byte, end byte):
+    ``direct_in``: (DirectInput, ...) the inputs the kernels read in place; ``uploads``:
+    (buffer, byte offset there, ...) those copied to the device; ``direct_out``: (DirectOutput,
+    ...) the outputs the kernels write in place; ``reads``: (pool byte offset, ...) those read
+    back into the request's memory; ``written``: the positions of the pools it writes."""
+
+    pools: tuple
+    direct_in: tuple
+    uploads: tuple
+    direct_out: tuple
+    reads: tuple
+    written: tuple
+
+
+def bind_request(plan, inputs: list, outputs: list) -> Binding | None:
+    """The Binding of ``plan`` to a request's host memories: ``inputs`` (operand, pool index,
+    byte offset, byte length) the plan's inputs, ``outputs`` (operand, pool index, byte offset)
+    its outputs, each at least as long as its planned bytes and overlapping no input (checked by
+    the caller). None where the plan needs :func:`enqueue_plan`: read-backs, an input or output
+    it takes apart (another size, a view of another operand), or several outputs read back
+    (enqueue_plan reads them in one command)."""
+    given = {i: at for i, *at in inputs}
+    downloads = {o: (off, nbytes(shape, dtype)) for o, off, shape, dtype in plan.downloads}
+    if plan.readbacks or len(given) != len(inputs) or \
+            len({o for o, *_ in outputs} | set(given)) != len(outputs) + len(given):
+        return None
+    pools: list = []
+
+    def at(p: int, off: int, n: int) -> tuple:
+        if p not in pools:
+            pools.append(p)
+        return pools.index(p), off, off + n
+
+    direct_in, uploads, direct_out, reads = [], [], [], []
+    for i, d in plan.direct.items():
+        if i not in given or given[i][2] != d.nbytes:
+            return None
+        if d.host_ptr:
+            direct_in.append((d, *at(*given[i])))
+        else:  # (copied into its own buffer, which the kernels read)
+            uploads.append((d.buffer, 0, *at(*given[i])))
+    for i, off in plan.uploads:
+        if i not in given:
+            return None
+        uploads.append((plan.pool, off, *at(*given[i])))
+    for o, p, off in outputs:
+        d, (src, n) = plan.direct_out.get(o), downloads.get(o, (None, 0))
+        if d is not None and d.nbytes:
+            direct_out.append((d, *at(p, off, d.nbytes)))
+        elif d is None and src is not None and n:
+            reads.append((src, *at(p, off, n)))
+        else:
+            return None
+    if len(reads) > 1:
+        return None
+    written = {j for _, j, *_ in (*direct_out, *reads)}
+    return Binding(tuple(pools), tuple(direct_in), tuple(uploads), tuple(direct_out),
+                   tuple(reads), tuple(sorted(written)))
+
+
+def enqueue_bound(queue, plan, binding: Binding, views: list) -> None:
+    """Run ``plan`` on a request's memories (``views``: memoryviews of the request's pools
+    ``binding.pools``, those it writes writable) as its Binding says, its chains where it has
+    them (an execution that collects no events and keeps no intermediate: clnn.execution's
+    short path), and wait for it. The kernels point back at their own buffers afterwards
+    (whatever happened: no kernel keeps a buffer over the client's memory)."""
+    import pyopencl as cl
+
+    steps = plan.chained
+    if steps is None:
+        finish_lazy(plan.launches)
+        steps = plan.launches
+    keep = []  # (the buffers over the request's memory, released after the wait)
+    try:
+        for d, j, lo, hi in binding.direct_in:
+            keep.append(cl.Buffer(d.context, d.host_flags, hostbuf=views[j][lo:hi]))
+            d.point(keep[-1])
+        for buf, off, j, lo, hi in binding.uploads:
+            cl.enqueue_copy(queue, buf, views[j][lo:hi], dst_offset=off, is_blocking=False)
+        for d, j, lo, hi in binding.direct_out:
+            keep.append(cl.Buffer(d.context, d.host_flags, hostbuf=views[j][lo:hi]))
+            d.point(keep[-1])
+        for step in steps:
+            enqueue_launch(queue, step)
+        if binding.reads:
+            _read_bound(queue, plan, binding, views)
+    finally:
+        for d, *_ in binding.direct_in:
+            d.point(d.buffer)
+        for d, *_ in binding.direct_out:
+            d.point(d.buffer)
+        queue.finish()
+
+
+def _read_bound(queue, plan, binding: Binding, views: list) -> None:
+    """Enqueue the reads of a Binding's outputs into the request's memory."""
+    import pyopencl as cl
+
+    for off, j, lo, hi in binding.reads:
+        cl.enqueue_copy(queue, views[j][lo:hi], plan.pool, src_offset=off, is_blocking=False)
 
 
 class WeightArena:

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from clnn import launch as cl_launch
+from hal.builder import make_request
+from hal.errors import ErrorStatus
 from hal.types import Model
 from tests.kits.cl_compare import outputs_of, run_ref
 from tests.kits.control_flow_models import F32, Graph
@@ -70,25 +72,33 @@ def plans(pm):
 
 
 def test_inputs_are_bound_not_uploaded(cl_device, direct_on, monkeypatch):
+    """Every execution (the first of a request layout on the general path, the next ones on
+    the short path: clnn.launch.enqueue_bound) points the kernels at buffers over the
+    request's own input bytes, then back at the inputs' own buffers."""
     m = two_input_model()
     pm = cl_device.prepare_model(m)
     (plan,) = plans(pm)
     x, z = m.main.input_indexes
     assert set(plan.direct) == {x, z} and not plan.uploads
-    bound = []
-    bind = cl_launch.DirectInput.bind
+    pointed = []
+    point = cl_launch.DirectInput.point
 
-    def spy(self, queue, t, keep):
-        bind(self, queue, t, keep)
-        bound.append([type(k).__name__ for k in keep])
+    def spy(self, target):
+        pointed.append(None if target is self.buffer else
+                       target.get_host_array((1,), np.uint8).ctypes.data)
+        point(self, target)
 
-    monkeypatch.setattr(cl_launch.DirectInput, "bind", spy)
+    monkeypatch.setattr(cl_launch.DirectInput, "point", spy)
     for seed in range(3):  # every execution its own inputs, each read where it lies
         inputs = data(seed)
-        np.testing.assert_allclose(outputs_of(m, pm, inputs)[0], run_ref(m, inputs)[0],
-                                   rtol=1e-6, atol=1e-6)
-    # the request's memory given to the kernels as a buffer over the array itself
-    assert all("Buffer" in k and "ndarray" in k for k in bound), bound
+        req = make_request(m, inputs)
+        pointed.clear()
+        assert pm.execute_synchronously(req).status == ErrorStatus.NONE
+        got = np.frombuffer(req.pools[1].view(), np.float32, 6).reshape(2, 3)
+        np.testing.assert_allclose(got, run_ref(m, inputs)[0], rtol=1e-6, atol=1e-6)
+        where = [np.frombuffer(req.pools[a.location.pool_index].view(), np.uint8).ctypes.data
+                 + a.location.offset for a in req.inputs]
+        assert sorted(pointed[:2]) == sorted(where) and pointed[2:] == [None, None], pointed
     for d in plan.direct.values():  # and the kernels point back at the input's own buffer
         assert d.slots and all(launch.kernel is not None for launch, _ in d.slots)
 
@@ -98,13 +108,13 @@ def test_pointed_back_after_each_execution(cl_device, direct_on, monkeypatch):
     pm = cl_device.prepare_model(m)
     (plan,) = plans(pm)
     pointed = []
-    point = cl_launch.DirectInput._point
+    point = cl_launch.DirectInput.point
 
     def spy(self, target):
         pointed.append(target is self.buffer)
         point(self, target)
 
-    monkeypatch.setattr(cl_launch.DirectInput, "_point", spy)
+    monkeypatch.setattr(cl_launch.DirectInput, "point", spy)
     outputs_of(m, pm, data())
     # bound to the request's memory (False), then back to the own buffer (True), per input
     assert pointed == [False, False, True, True]
