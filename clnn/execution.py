@@ -514,6 +514,9 @@ class ShortPath:
         stays after it: no host partition, no event)."""
         binding, pools = lay.binding, request.pools
         views = [pools[p].view() for p in binding.pools]
+        for v in views:  # (bytes: a memory of another format takes the general path)
+            if v.itemsize != 1 or v.ndim != 1:
+                return None
         for j in binding.written:
             if views[j].readonly:
                 return None  # (the general path says what is wrong)

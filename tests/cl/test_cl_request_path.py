@@ -185,3 +185,100 @@ def test_the_short_path_copies_an_output_that_overlaps_an_input(cl_device):
         assert r.status == ErrorStatus.NONE
         got = np.frombuffer(pool.view(), np.float32, 6).reshape(2, 3)
         np.testing.assert_array_equal(got, want)
+
+
+def _spy_runs(monkeypatch) -> dict:
+    """Counts of the plan runs through clnn.launch.enqueue_bound (the short path's in place)
+    and clnn.launch.enqueue_plan from now on."""
+    from clnn import execution
+
+    runs = {"bound": 0, "plan": 0}
+
+    def counting(f, key):
+        def spy(*args, **kw):
+            runs[key] += 1
+            return f(*args, **kw)
+        return spy
+
+    for name, key in (("enqueue_bound", "bound"), ("enqueue_plan", "plan")):
+        monkeypatch.setattr(execution, name, counting(getattr(execution, name), key))
+    return runs
+
+
+def test_the_short_path_runs_the_plan_on_the_requests_memory(cl_device, monkeypatch):
+    """From the second request of a layout on, the plan runs bound to the request's
+    memories (clnn.launch.Binding): fresh values each time, the reference's results, and
+    OutputShapes in a list of the result's own."""
+    model = add_model()
+    pm = cl_device.prepare_model(model)
+    runs = _spy_runs(monkeypatch)
+    rng = np.random.default_rng(7)
+    shapes = []
+    for _ in range(4):
+        xs = [rng.standard_normal((2, 3)).astype(np.float32) for _ in range(2)]
+        req = make_request(model, xs)
+        r = pm.execute_synchronously(req)
+        np.testing.assert_array_equal(_result(req, r, (2, 3)), run_ref(model, xs)[0])
+        shapes.append(r.output_shapes)
+        r.output_shapes.clear()  # (a client's change reaches no later result)
+    assert runs == {"bound": 4, "plan": 0}  # (the layout was checked at prepare's warm-up)
+    assert shapes[0] is not shapes[1]
+
+
+def test_a_failure_on_the_short_path_points_the_kernels_back(cl_device, monkeypatch):
+    """A launch that fails on the short path: a GENERAL_FAILURE with its reason, the kernels
+    pointed back at their own buffers (none keeps one over the client's memory), and the
+    next executions of this model and of another right."""
+    from clnn import launch
+
+    model = add_model()
+    pm, other = cl_device.prepare_model(model), cl_device.prepare_model(model)
+    xs = _inputs()
+    want = run_ref(model, xs)[0]
+    plans = [pl for p in pm.partitions for pl in p.plans.values() if pl is not None]
+    ends = [d for pl in plans for d in (*pl.direct.values(), *pl.direct_out.values())]
+    last = {}
+    for cls in {type(d) for d in ends}:
+        def spy(self, target, _point=cls.point):
+            last[id(self)] = target is self.buffer
+            _point(self, target)
+        monkeypatch.setattr(cls, "point", spy)
+
+    def fail(queue, step, events=None):
+        raise RuntimeError("a launch refused")
+
+    with monkeypatch.context() as m:
+        m.setattr(launch, "enqueue_launch", fail)
+        req = make_request(model, xs)
+        r = pm.execute_synchronously(req)
+    assert r.status == ErrorStatus.GENERAL_FAILURE and "a launch refused" in r.message
+    assert all(last.get(id(d), True) for d in ends) and len(last) == len(ends)
+    for p in (pm, other):
+        req = make_request(model, xs)
+        np.testing.assert_array_equal(_result(req, p.execute_synchronously(req), (2, 3)), want)
+
+
+def test_a_read_only_output_takes_the_general_path(cl_device, tmp_path, monkeypatch):
+    """Inputs in a read-only file mapping are read in place; an output there is the general
+    path's to answer: the same answer as a prepared model without the short path."""
+    from hal.types import MmapMemory
+
+    model = add_model()
+    pm, full = cl_device.prepare_model(model), cl_device.prepare_model(model)
+    full.short_path = None
+    xs = _inputs()
+    path = tmp_path / "pool"
+    path.write_bytes(np.concatenate([x.ravel() for x in xs]).tobytes() + bytes(24))
+    ro = MmapMemory(path, 72, writable=False)
+    args = make_request(model, xs)
+    req = Request(list(args.inputs), list(args.outputs), [ro, args.pools[1]])
+    runs = _spy_runs(monkeypatch)
+    for _ in range(2):  # (a new layout: checked by the general path first)
+        np.testing.assert_array_equal(_result(req, pm.execute_synchronously(req), (2, 3)),
+                                      run_ref(model, xs)[0])
+    assert runs == {"bound": 1, "plan": 1}
+    out = Request(list(args.inputs), [dataclasses.replace(
+        args.outputs[0], location=DataLocation(0, 48, 24))], [ro])
+    for _ in range(2):
+        got, want = pm.execute_synchronously(out), full.execute_synchronously(out)
+        assert (got.status, got.message) == (want.status, want.message) and got.message
