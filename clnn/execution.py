@@ -27,7 +27,7 @@ from clnn.launch import bind_request, chained_events, enqueue_bound, enqueue_pla
 from clnn.memory import on_device
 from hal.driver import finished_execution, output_shape, request_key, write_outputs
 from hal.errors import ErrorStatus, GeneralFailure, InvalidArgument
-from hal.interfaces import LOOP_TIMEOUT_DEFAULT_NS
+from hal.interfaces import LOOP_TIMEOUT_DEFAULT_NS, ExecutionResult
 from hal.operations.context import shapes_compatible
 from hal.types import NO_TIMING, NUMPY_DTYPE, Memory
 from hal.validation_request import request_dimensions
@@ -530,7 +530,7 @@ class ShortPath:
             pm.last_execution = None
             pm.runner.counted(plan)
             enqueue_bound(pm.queue, plan, binding, views)
-        return finished_execution(ErrorStatus.NONE, list(lay.shapes), NO_TIMING)
+        return ExecutionResult(ErrorStatus.NONE, list(lay.shapes), NO_TIMING)
 
     def _run_values(self, request, lay: _Layout):
         """A request run through clnn.launch.enqueue_plan on arrays over its memories."""

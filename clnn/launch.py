@@ -538,15 +538,14 @@ class Binding:
     argument lists made once per layout, not per execution). ``pools``: the request's pools it
     uses (their memoryviews, made once per execution, are given to :func:`enqueue_bound` in
     this order); each entry's bytes are then (position in ``pools``, first byte, end byte):
-    ``direct_in``: (DirectInput, ...) the inputs the kernels read in place; ``uploads``:
-    (buffer, byte offset there, ...) those copied to the device; ``direct_out``: (DirectOutput,
-    ...) the outputs the kernels write in place; ``reads``: (pool byte offset, ...) those read
-    back into the request's memory; ``written``: the positions of the pools it writes."""
+    ``direct``: (DirectInput or DirectOutput, ...) the inputs the kernels read and the outputs
+    they write in place; ``uploads``: (buffer, byte offset there, ...) the inputs copied to the
+    device; ``reads``: (pool byte offset, ...) the outputs read back into the request's memory;
+    ``written``: the positions of the pools it writes."""
 
     pools: tuple
-    direct_in: tuple
+    direct: tuple
     uploads: tuple
-    direct_out: tuple
     reads: tuple
     written: tuple
 
@@ -570,12 +569,12 @@ def bind_request(plan, inputs: list, outputs: list) -> Binding | None:
             pools.append(p)
         return pools.index(p), off, off + n
 
-    direct_in, uploads, direct_out, reads = [], [], [], []
+    direct, uploads, reads, written = [], [], [], set()
     for i, d in plan.direct.items():
         if i not in given or given[i][2] != d.nbytes:
             return None
         if d.host_ptr:
-            direct_in.append((d, *at(*given[i])))
+            direct.append((d, *at(*given[i])))
         else:  # (copied into its own buffer, which the kernels read)
             uploads.append((d.buffer, 0, *at(*given[i])))
     for i, off in plan.uploads:
@@ -585,16 +584,16 @@ def bind_request(plan, inputs: list, outputs: list) -> Binding | None:
     for o, p, off in outputs:
         d, (src, n) = plan.direct_out.get(o), downloads.get(o, (None, 0))
         if d is not None and d.nbytes:
-            direct_out.append((d, *at(p, off, d.nbytes)))
+            direct.append((d, *at(p, off, d.nbytes)))
         elif d is None and src is not None and n:
             reads.append((src, *at(p, off, n)))
         else:
             return None
+        written.add(pools.index(p))
     if len(reads) > 1:
         return None
-    written = {j for _, j, *_ in (*direct_out, *reads)}
-    return Binding(tuple(pools), tuple(direct_in), tuple(uploads), tuple(direct_out),
-                   tuple(reads), tuple(sorted(written)))
+    return Binding(tuple(pools), tuple(direct), tuple(uploads), tuple(reads),
+                   tuple(sorted(written)))
 
 
 def enqueue_bound(queue, plan, binding: Binding, views: list) -> None:
@@ -611,32 +610,19 @@ def enqueue_bound(queue, plan, binding: Binding, views: list) -> None:
         steps = plan.launches
     keep = []  # (the buffers over the request's memory, released after the wait)
     try:
-        for d, j, lo, hi in binding.direct_in:
+        for d, j, lo, hi in binding.direct:
             keep.append(cl.Buffer(d.context, d.host_flags, hostbuf=views[j][lo:hi]))
             d.point(keep[-1])
         for buf, off, j, lo, hi in binding.uploads:
             cl.enqueue_copy(queue, buf, views[j][lo:hi], dst_offset=off, is_blocking=False)
-        for d, j, lo, hi in binding.direct_out:
-            keep.append(cl.Buffer(d.context, d.host_flags, hostbuf=views[j][lo:hi]))
-            d.point(keep[-1])
         for step in steps:
             enqueue_launch(queue, step)
-        if binding.reads:
-            _read_bound(queue, plan, binding, views)
+        for off, j, lo, hi in binding.reads:
+            cl.enqueue_copy(queue, views[j][lo:hi], plan.pool, src_offset=off, is_blocking=False)
     finally:
-        for d, *_ in binding.direct_in:
-            d.point(d.buffer)
-        for d, *_ in binding.direct_out:
+        for d, _, _, _ in binding.direct:
             d.point(d.buffer)
         queue.finish()
-
-
-def _read_bound(queue, plan, binding: Binding, views: list) -> None:
-    """Enqueue the reads of a Binding's outputs into the request's memory."""
-    import pyopencl as cl
-
-    for off, j, lo, hi in binding.reads:
-        cl.enqueue_copy(queue, views[j][lo:hi], plan.pool, src_offset=off, is_blocking=False)
 
 
 class WeightArena:

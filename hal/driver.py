@@ -218,22 +218,31 @@ VALIDATED_LAYOUTS = 64
 
 def request_key(request) -> tuple | None:
     """What the checks of a request read of it, where its pools are all host memories: each
-    argument's value flag, location and dimensions, and each pool's size; None where a pool
-    is anything else (a device memory: its roles and dimensions are state of its own, checked
-    every time), or where the request is not made of the HAL's types."""
-    try:  # (lists, not generators, into the tuples: the key is made at every execution)
-        sizes = tuple([p.size if isinstance(p, Memory) else None for p in request.pools])
-        if None in sizes:
-            return None
-        return sizes, _arguments_key(request.inputs), _arguments_key(request.outputs)
+    pool's size, and each argument's value flag, location and dimensions, as one flat tuple
+    (the counts of pools and inputs, and each argument's rank, make it unambiguous: a flat
+    tuple is made and hashed faster than a tuple of tuples, at every execution); None where a
+    pool is anything else (a device memory: its roles and dimensions are state of its own,
+    checked every time), or where the request is not made of the HAL's types."""
+    try:
+        pools = request.pools
+        key = [len(pools), len(request.inputs)]
+        for p in pools:
+            if not isinstance(p, Memory):
+                return None
+            key.append(p.size)
+        _arguments_key(key, request.inputs)
+        _arguments_key(key, request.outputs)
+        return tuple(key)
     except Exception:  # noqa: BLE001 (a malformed request: the checks say what is wrong)
         return None
 
 
-def _arguments_key(arguments) -> tuple:
-    """What the checks read of a request's inputs or outputs (request_key)."""
-    return tuple([(a.has_no_value, a.location.pool_index, a.location.offset, a.location.length,
-                   tuple(a.dimensions)) for a in arguments])
+def _arguments_key(key: list, arguments) -> None:
+    """What the checks read of a request's inputs or outputs, onto ``key`` (request_key)."""
+    for a in arguments:
+        loc = a.location
+        key += (a.has_no_value, loc.pool_index, loc.offset, loc.length, len(a.dimensions),
+                *a.dimensions)
 
 
 def _validated(prepared) -> set | None:
