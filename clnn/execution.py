@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -392,13 +393,15 @@ class _Layout:
     input's: then read into an array of its own and copied after); ``shapes``: the
     hal.types.OutputShape of each output; ``plan_key``: the key of the partition's plan;
     ``binding``: the plan bound to the request's memories (clnn.launch.Binding), None where
-    it runs through clnn.launch.enqueue_plan."""
+    it runs through clnn.launch.enqueue_plan; ``plan``: a weak reference to the plan bound
+    (a plan dropped and made again under its key has kernels of its own)."""
 
     inputs: tuple
     outputs: tuple
     shapes: list
     plan_key: tuple
     binding: object = None
+    plan: object = None
 
 
 #: the request layouts a ShortPath remembers (a client seldom has more than a few)
@@ -476,7 +479,7 @@ class ShortPath:
         if not self.part.resident and not any(overlap for *_, overlap in outputs):
             binding = bind_request(plan, [(i, p, off, n * dt.itemsize) for i, p, off, n, dt, _
                                           in inputs], [(o, p, off) for o, p, off, *_ in outputs])
-        return _Layout(tuple(inputs), outputs, shapes, key, binding)
+        return _Layout(tuple(inputs), outputs, shapes, key, binding, weakref.ref(plan))
 
     def _outputs(self, request, plan) -> tuple:
         """(the _Layout's outputs, their OutputShapes) of a request run by ``plan``; (None,
@@ -523,7 +526,8 @@ class ShortPath:
         pm = self.prepared
         with pm._lock:
             plan = self.part.plans.get(lay.plan_key)
-            if plan is None:
+            if plan is None or plan is not lay.plan():  # (dropped: the layouts made again)
+                self.layouts.clear()
                 return None
             pm.executor.deadline_ns = None
             pm.executor.loop_timeout_ns = LOOP_TIMEOUT_DEFAULT_NS

@@ -282,3 +282,21 @@ def test_a_read_only_output_takes_the_general_path(cl_device, tmp_path, monkeypa
     for _ in range(2):
         got, want = pm.execute_synchronously(out), full.execute_synchronously(out)
         assert (got.status, got.message) == (want.status, want.message) and got.message
+
+
+def test_the_short_path_follows_a_plan_made_again(cl_device, monkeypatch):
+    """A request layout whose plan was dropped (more shapes than the partition keeps plans
+    for: clnn.plan.MAX_PLANS) and made again runs on the new plan's kernels, with the
+    reference's results."""
+    import clnn.plan
+
+    monkeypatch.setattr(clnn.plan, "MAX_PLANS", 2)
+    model = _batch_model()
+    pm = cl_device.prepare_model(model)
+    rng = np.random.default_rng(9)
+    for n in (2, 2, 3, 3, 4, 4, 2, 2, 2, 3):
+        xs = [rng.standard_normal((n, 3)).astype(np.float32) for _ in range(2)]
+        req = make_request(model, xs)
+        got = _result(req, pm.execute_synchronously(req), (n, 3))
+        np.testing.assert_array_equal(got, run_ref(model, xs)[0])
+    assert len(pm.partitions[0].plans) <= 2
