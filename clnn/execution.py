@@ -517,9 +517,9 @@ class ShortPath:
         stays after it: no host partition, no event)."""
         binding, pools = lay.binding, request.pools
         views = [pools[p].view() for p in binding.pools]
-        for v in views:  # (bytes: a memory of another format takes the general path)
-            if v.itemsize != 1 or v.ndim != 1:
-                return None
+        for v, end in zip(views, binding.ends):  # (a memory whose view is not the bytes its
+            if v.nbytes < end or v.itemsize != 1 or v.ndim != 1 or not v.c_contiguous:
+                return None  # size says: the general path's to answer)
         for j in binding.written:
             if views[j].readonly:
                 return None  # (the general path says what is wrong)

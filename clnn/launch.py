@@ -541,13 +541,15 @@ class Binding:
     ``direct``: (DirectInput or DirectOutput, ...) the inputs the kernels read and the outputs
     they write in place; ``uploads``: (buffer, byte offset there, ...) the inputs copied to the
     device; ``reads``: (pool byte offset, ...) the outputs read back into the request's memory;
-    ``written``: the positions of the pools it writes."""
+    ``written``: the positions of the pools it writes; ``ends``: per pool, the end of the last
+    bytes it takes there."""
 
     pools: tuple
     direct: tuple
     uploads: tuple
     reads: tuple
     written: tuple
+    ends: tuple
 
 
 def bind_request(plan, inputs: list, outputs: list) -> Binding | None:
@@ -592,8 +594,10 @@ def bind_request(plan, inputs: list, outputs: list) -> Binding | None:
         written.add(pools.index(p))
     if len(reads) > 1:
         return None
+    entries = [e[-3:] for e in (*direct, *uploads, *reads)]
+    ends = tuple(max(hi for j, _, hi in entries if j == k) for k in range(len(pools)))
     return Binding(tuple(pools), tuple(direct), tuple(uploads), tuple(reads),
-                   tuple(sorted(written)))
+                   tuple(sorted(written)), ends)
 
 
 def enqueue_bound(queue, plan, binding: Binding, views: list) -> None:

@@ -300,3 +300,26 @@ def test_the_short_path_follows_a_plan_made_again(cl_device, monkeypatch):
         got = _result(req, pm.execute_synchronously(req), (n, 3))
         np.testing.assert_array_equal(got, run_ref(model, xs)[0])
     assert len(pm.partitions[0].plans) <= 2
+
+
+class _Shorter(HostMemory):
+    """A host memory whose view is shorter than the size it states (a client's own Memory)."""
+
+    size = property(lambda self: len(self.buffer) + 64)
+
+
+def test_a_memory_whose_view_is_short_of_its_size_takes_the_general_path(cl_device):
+    """The short path binds no bytes past a memory's view: such a request gets the general
+    path's answer, every time."""
+    model = add_model()
+    pm, full = cl_device.prepare_model(model), cl_device.prepare_model(model)
+    full.short_path = None
+    args = make_request(model, _inputs())
+    for pools in ([_Shorter(bytes(args.pools[0].view())[:40]), args.pools[1]],
+                  [args.pools[0], _Shorter(bytes(24))]):
+        req = Request(list(args.inputs), [dataclasses.replace(args.outputs[0], location=(
+            DataLocation(1, 16, 24) if isinstance(pools[1], _Shorter) else
+            args.outputs[0].location))], pools)
+        for _ in range(3):
+            got, want = pm.execute_synchronously(req), full.execute_synchronously(req)
+            assert (got.status, got.message) == (want.status, want.message), got
