@@ -6,12 +6,13 @@ OpenCL device, split into the device wait and the Python path.
 
 In the same executions: ``execution``, the wall time of ``execute_synchronously`` (the request
 made outside); ``device``, the time inside the calls that enqueue the launches and that read
-the outputs back, waiting for the device (clnn.launch.enqueue_launch and _download_outputs,
-timed by wrappers); ``python``, the rest: the HAL and driver path in Python (validation,
-inputs, plan, uploads, outputs) with the queue's ``finish`` (where enqueue_plan waits for the
-kernels when nothing is read back). Also ``device_only``: the plan's launches enqueued straight
-through pyopencl and waited for (``enqueue_nd_range_kernel`` + ``finish``), in rounds taking
-turns with the executions; and ``python_alone``: the executions with pyopencl's enqueue calls
+the outputs back, waiting for the device (clnn.launch.enqueue_launch, _download_outputs and
+_read_bound, timed by wrappers); ``python``, the rest: the HAL and driver path in Python
+(validation, inputs, plan, uploads, outputs) with the queue's ``finish`` (where enqueue_plan
+or, on the short path, enqueue_bound waits for the kernels when nothing is read back). Also
+``device_only``: the plan's launches enqueued straight through pyopencl and waited for
+(``enqueue_nd_range_kernel`` + ``finish``), in rounds taking turns with the executions; and
+``python_alone``: the executions with pyopencl's enqueue calls
 and the queue's finish stubbed (benchmarks/time_split.py python_alone), the Python path
 without any wait (the fastest round's median). Medians per round, then the median of the
 rounds; the load average is printed: on a shared machine the figures are noisy.
@@ -71,10 +72,10 @@ def device_only(pm):
 
 
 class DeviceTimer:
-    """Wrappers timing clnn.launch's enqueue_launch and _download_outputs (the calls that wait
-    for the device) while installed: ``ns`` sums their wall time."""
+    """Wrappers timing clnn.launch's enqueue_launch, _download_outputs and _read_bound (the
+    calls that wait for the device) while installed: ``ns`` sums their wall time."""
 
-    NAMES = ("enqueue_launch", "_download_outputs")
+    NAMES = ("enqueue_launch", "_download_outputs", "_read_bound")
 
     def __init__(self):
         from clnn import launch

@@ -621,12 +621,21 @@ def enqueue_bound(queue, plan, binding: Binding, views: list) -> None:
             cl.enqueue_copy(queue, buf, views[j][lo:hi], dst_offset=off, is_blocking=False)
         for step in steps:
             enqueue_launch(queue, step)
-        for off, j, lo, hi in binding.reads:
-            cl.enqueue_copy(queue, views[j][lo:hi], plan.pool, src_offset=off, is_blocking=False)
+        if binding.reads:
+            _read_bound(queue, plan, binding, views)
     finally:
         for d, _, _, _ in binding.direct:
             d.point(d.buffer)
         queue.finish()
+
+
+def _read_bound(queue, plan, binding: Binding, views: list) -> None:
+    """Enqueue the reads of a Binding's outputs into the request's memory (without waiting:
+    :func:`enqueue_bound` waits)."""
+    import pyopencl as cl
+
+    for off, j, lo, hi in binding.reads:
+        cl.enqueue_copy(queue, views[j][lo:hi], plan.pool, src_offset=off, is_blocking=False)
 
 
 class WeightArena:

@@ -323,3 +323,42 @@ def test_a_memory_whose_view_is_short_of_its_size_takes_the_general_path(cl_devi
         for _ in range(3):
             got, want = pm.execute_synchronously(req), full.execute_synchronously(req)
             assert (got.status, got.message) == (want.status, want.message), got
+
+
+def _two_outputs():
+    """tanh(x) and relu(x) of one [2, 3] input: two outputs."""
+    b = ModelBuilder()
+    x = b.input(F32, [2, 3])
+    b.op("TANH", [x], b.output(F32, [2, 3]))
+    b.op("RELU", [x], b.output(F32, [2, 3]))
+    return b.finish()
+
+
+def test_the_short_path_copies_in_and_reads_back_without_direct_memories(monkeypatch):
+    """Without direct inputs and outputs (a device that does not share the host's memory, or
+    the options off): the short path copies the inputs from the request's memory and reads
+    one output back into it; two outputs read back take enqueue_plan (one read for both).
+    The reference's results every time."""
+    from clnn.device import ClDevice
+    from clnn.options import DeviceOptions
+
+    dev = ClDevice(fallback=False, options=DeviceOptions(direct_inputs=False,
+                                                         direct_outputs=False))
+    rng = np.random.default_rng(11)
+    for model, bound in ((add_model(), True), (_two_outputs(), False)):
+        pm = dev.prepare_model(model)
+        runs = _spy_runs(monkeypatch)
+        for _ in range(3):
+            xs = [rng.standard_normal((2, 3)).astype(np.float32)
+                  for _ in model.main.input_indexes]
+            req = make_request(model, xs)
+            assert pm.execute_synchronously(req).status == ErrorStatus.NONE
+            view = req.pools[1].view()
+            for a, want in zip(req.outputs, run_ref(model, xs)):
+                got = np.frombuffer(view, np.float32, 6, a.location.offset).reshape(2, 3)
+                np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+        lay = next(v for v in pm.short_path.layouts.values() if v)
+        assert runs == ({"bound": 3, "plan": 0} if bound else {"bound": 0, "plan": 3})
+        if bound:
+            assert len(lay.binding.uploads) == 2 and len(lay.binding.reads) == 1
+        monkeypatch.undo()
