@@ -517,12 +517,10 @@ class ShortPath:
         stays after it: no host partition, no event)."""
         binding, pools = lay.binding, request.pools
         views = [pools[p].view() for p in binding.pools]
-        for v, end in zip(views, binding.ends):  # (a memory whose view is not the bytes its
-            if v.nbytes < end or v.itemsize != 1 or v.ndim != 1 or not v.c_contiguous:
-                return None  # size says: the general path's to answer)
-        for j in binding.written:
-            if views[j].readonly:
-                return None  # (the general path says what is wrong)
+        for v, (end, writes) in zip(views, binding.ends):
+            if v.nbytes < end or v.itemsize != 1 or v.ndim != 1 or not v.c_contiguous or \
+                    (writes and v.readonly):  # (a view that is not the writable bytes its
+                return None  # memory's size says: the general path's to answer)
         pm = self.prepared
         with pm._lock:
             plan = self.part.plans.get(lay.plan_key)

@@ -541,14 +541,12 @@ class Binding:
     ``direct``: (DirectInput or DirectOutput, ...) the inputs the kernels read and the outputs
     they write in place; ``uploads``: (buffer, byte offset there, ...) the inputs copied to the
     device; ``reads``: (pool byte offset, ...) the outputs read back into the request's memory;
-    ``written``: the positions of the pools it writes; ``ends``: per pool, the end of the last
-    bytes it takes there."""
+    ``ends``: per pool, (the end of the last bytes it takes there, whether it writes there)."""
 
     pools: tuple
     direct: tuple
     uploads: tuple
     reads: tuple
-    written: tuple
     ends: tuple
 
 
@@ -595,9 +593,9 @@ def bind_request(plan, inputs: list, outputs: list) -> Binding | None:
     if len(reads) > 1:
         return None
     entries = [e[-3:] for e in (*direct, *uploads, *reads)]
-    ends = tuple(max(hi for j, _, hi in entries if j == k) for k in range(len(pools)))
-    return Binding(tuple(pools), tuple(direct), tuple(uploads), tuple(reads),
-                   tuple(sorted(written)), ends)
+    ends = tuple((max(hi for j, _, hi in entries if j == k), k in written)
+                 for k in range(len(pools)))
+    return Binding(tuple(pools), tuple(direct), tuple(uploads), tuple(reads), ends)
 
 
 def enqueue_bound(queue, plan, binding: Binding, views: list) -> None:
