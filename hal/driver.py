@@ -24,6 +24,7 @@ from hal.types import (
     NO_TIMING,
     NUMPY_DTYPE,
     ExecutionPreference,
+    HostMemory,
     MeasureTiming,
     Memory,
     Model,
@@ -218,18 +219,19 @@ VALIDATED_LAYOUTS = 64
 
 def request_key(request) -> tuple | None:
     """What the checks of a request read of it, where its pools are all host memories: each
-    pool's size, and each argument's value flag, location and dimensions, as one flat tuple
-    (the counts of pools and inputs, and each argument's rank, make it unambiguous: a flat
-    tuple is made and hashed faster than a tuple of tuples, at every execution); None where a
-    pool is anything else (a device memory: its roles and dimensions are state of its own,
-    checked every time), or where the request is not made of the HAL's types."""
+    pool's size (with whether it is writable, for a memory other than a HostMemory), and each
+    argument's value flag, location and dimensions, as one flat tuple (the counts of pools and
+    inputs, and each argument's rank, make it unambiguous: a flat tuple is made and hashed
+    faster than a tuple of tuples, at every execution); None where a pool is anything else (a
+    device memory: its roles and dimensions are state of its own, checked every time), or
+    where the request is not made of the HAL's types."""
     try:
         pools = request.pools
         key = [len(pools), len(request.inputs)]
         for p in pools:
             if not isinstance(p, Memory):
                 return None
-            key.append(p.size)
+            key.append(p.size if type(p) is HostMemory else (p.size, p.writable))
         _arguments_key(key, request.inputs)
         _arguments_key(key, request.outputs)
         return tuple(key)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import enum
-import mmap
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +20,7 @@ from hal.types_extensions import (  # noqa: F401  (re-exported: part of the HAL'
     encode_extension_type,
     is_extension_type,
 )
+from hal.types_memory import HostMemory, Memory, MmapMemory  # noqa: F401  (re-exported)
 
 UINT64_MAX = 0xFFFF_FFFF_FFFF_FFFF
 FLT_MAX = float(np.finfo(np.float32).max)
@@ -311,44 +310,6 @@ class Subgraph:
     operations: list[Operation]
     input_indexes: list[int]
     output_indexes: list[int]
-
-
-class Memory:
-    """A memory pool: host bytes (HostMemory) or a file mapping (MmapMemory)."""
-
-    def view(self) -> memoryview:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    @property
-    def size(self) -> int:
-        return len(self.view())
-
-
-class HostMemory(Memory):
-    def __init__(self, data: bytes | bytearray | int):
-        self.buffer = bytearray(data) if not isinstance(data, bytearray) else data
-
-    def view(self) -> memoryview:
-        return memoryview(self.buffer)
-
-    size = property(lambda self: len(self.buffer), doc="No memoryview made (request_key).")
-
-
-class MmapMemory(Memory):
-    """A file-backed pool, mapped with mmap (the NDK's ANeuralNetworksMemory_createFromFd)."""
-
-    def __init__(self, path: str | os.PathLike, size: int, offset: int = 0, writable: bool = True):
-        self.path = os.fspath(path)
-        mode = os.O_RDWR if writable else os.O_RDONLY
-        fd = os.open(self.path, mode)
-        try:
-            access = mmap.ACCESS_WRITE if writable else mmap.ACCESS_READ
-            self._map = mmap.mmap(fd, size, access=access, offset=offset)
-        finally:
-            os.close(fd)
-
-    def view(self) -> memoryview:
-        return memoryview(self._map)
 
 
 @dataclass

@@ -102,6 +102,9 @@ def validate_request(request: Request, model: Model, allow_device_memory=None):
             if loc.offset < 0 or loc.length < 0 or loc.offset + loc.length > pool.size:
                 _fail(f"{what}: offset {loc.offset} + length {loc.length} exceeds the "
                       f"{pool.size}-byte pool {loc.pool_index}")
+            if kind == "output" and not pool.writable:
+                _fail(f"{what} is in pool {loc.pool_index}, a read-only memory: an output "
+                      "needs a writable one")
             if kind == "input":
                 if not is_scalar_type(op.type) and (not dims or any(d == 0 for d in dims)):
                     _fail(f"{what} has unknown dimensions {list(dims)}; the request must give "

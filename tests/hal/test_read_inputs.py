@@ -50,3 +50,29 @@ def test_bool_inputs_are_converted_either_way():
     data = bytes([0, 1, 2, 0])
     v = array_view_of_bytes(memoryview(data), OperandType.TENSOR_BOOL8, (2, 2))
     assert v.dtype == np.bool_ and v.tolist() == [[False, True], [True, False]]
+
+
+def test_an_output_in_a_read_only_memory_is_invalid(tmp_path):
+    """Request validation rejects an output placed in a read-only file mapping, naming it; an
+    input there is valid."""
+    import dataclasses
+
+    from hal.builder import ModelBuilder
+    from hal.errors import InvalidArgument
+    from hal.types import DataLocation, MmapMemory, Request
+    from hal.validation_request import validate_request
+
+    b = ModelBuilder()
+    b.op("RELU", [b.input("TENSOR_FLOAT32", [2])], b.output("TENSOR_FLOAT32", [2]))
+    model = b.finish()
+    path = tmp_path / "pool"
+    path.write_bytes(bytes(16))
+    ro = MmapMemory(path, 16, writable=False)
+    args = make_request(model, [np.zeros(2, np.float32)])
+    ok = Request([dataclasses.replace(args.inputs[0], location=DataLocation(0, 0, 8))],
+                 list(args.outputs), [ro, args.pools[1]])
+    validate_request(ok, model)
+    bad = Request(list(args.inputs), [dataclasses.replace(
+        args.outputs[0], location=DataLocation(1, 8, 8))], [args.pools[0], ro])
+    with pytest.raises(InvalidArgument, match="output 0 .*read-only memory"):
+        validate_request(bad, model)

@@ -1,0 +1,54 @@
+"""The HAL's memory pools (re-exported by hal.types): host bytes and file mappings."""
+
+from __future__ import annotations
+
+import mmap
+import os
+
+
+class Memory:
+    """A memory pool: host bytes (HostMemory) or a file mapping (MmapMemory)."""
+
+    def view(self) -> memoryview:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    @property
+    def size(self) -> int:
+        return len(self.view())
+
+    @property
+    def writable(self) -> bool:
+        """Whether outputs may be written into it (request validation rejects an output in a
+        memory that is not)."""
+        return not self.view().readonly
+
+
+class HostMemory(Memory):
+    def __init__(self, data: bytes | bytearray | int):
+        self.buffer = bytearray(data) if not isinstance(data, bytearray) else data
+
+    def view(self) -> memoryview:
+        return memoryview(self.buffer)
+
+    size = property(lambda self: len(self.buffer), doc="No memoryview made (request_key).")
+    writable = True
+
+
+class MmapMemory(Memory):
+    """A file-backed pool, mapped with mmap (the NDK's ANeuralNetworksMemory_createFromFd)."""
+
+    def __init__(self, path: str | os.PathLike, size: int, offset: int = 0, writable: bool = True):
+        self.path = os.fspath(path)
+        self._writable = writable
+        mode = os.O_RDWR if writable else os.O_RDONLY
+        fd = os.open(self.path, mode)
+        try:
+            access = mmap.ACCESS_WRITE if writable else mmap.ACCESS_READ
+            self._map = mmap.mmap(fd, size, access=access, offset=offset)
+        finally:
+            os.close(fd)
+
+    def view(self) -> memoryview:
+        return memoryview(self._map)
+
+    writable = property(lambda self: self._writable, doc="As mapped (no memoryview made).")
