@@ -131,6 +131,14 @@ class ClassDefaults:
     #: widest divisor (8, 4, 2: a kernel key each, ~0.1 s of a chain's compile each on PoCL,
     #: #37); 0: the widest divisor. CPU (PoCL, AVX-512): 16; a GPU: 0 (unmeasured)
     dw_overlap_vw: int = 0
+    #: the float32 NHWC depthwise kernels store each output vector as one whole copy of its
+    #: bytes (``__builtin_memcpy``: key ``ws``) instead of ``vstore<n>``, whose unknown
+    #: alignment PoCL (LLVM 15, AVX-512) splits into three stores of 16, 16 and 32 bytes (one
+    #: 64-byte ``vmovups`` with the copy). CPU (the 13 MediaPipe models' layers on the
+    #: tuner's scratch layers, fastest of 25 runs each, load 3.6-5.5): 3x3 layers 1.04x, 5x5
+    #: 1.03x faster, the same kernels; a GPU: off (unmeasured: a vendor compiler may lack the
+    #: builtin)
+    dw_whole_stores: bool = False
     #: float32 NHWC convolutions that would pack an im2col panel run the GEMM on the input
     #: itself (amode "taps", gemm.cl.mako: the panel's write and read saved, the strided and
     #: 3x3 layers Winograd does not take). CPU (PoCL): on; a GPU: off until measured
@@ -198,7 +206,8 @@ _CPU = ClassDefaults(
     gemm_tiles=([8, 2, 16], [8, 1, 16], [8, 1, 8], [4, 2, 16], [16, 1, 16], [8, 4, 8],
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
-    direct="rule", direct_rows=-1, dw_bands_wide=2, dw_overlap_vw=16, dwpw=True,
+    direct="rule", direct_rows=-1, dw_bands_wide=2, dw_overlap_vw=16, dw_whole_stores=True,
+    dwpw=True,
     dwpw_pixels=0,
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,

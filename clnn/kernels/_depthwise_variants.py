@@ -212,6 +212,11 @@ def quant_keys(*, fdt: str, rq: str | None) -> dict:
     return {"fdt": fdt, "rq": rq}
 
 
+#: what of depthwise_tile's key the row kernels' keys take (``ws``: :func:`whole_stores`,
+#: where the key has it)
+ROW_KEYS = ("dt", "fdt", "vw", "fw", "sw", "ws")
+
+
 def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, pl: int = 0,
            n: int = 1, sh: int = 1):
     """(kernel name, key, global size) of variant ``v`` given depthwise_tile's ``key`` (``w``,
@@ -220,20 +225,29 @@ def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, 
     the batch and the row stride, which depthwise_slide_rows's bands need)."""
     if v.get("slide") and v.get("r", 1) > 1:
         bands = n * -(-(n_oh // n) // v["r"])
-        return "depthwise_slide_rows", {**{k: key[k] for k in ("dt", "fdt", "vw", "fw", "sw")},
+        return "depthwise_slide_rows", {**{k: key[k] for k in ROW_KEYS if k in key},
                                         "fh": fh, "sh": sh, "r": v["r"]}, \
             (blocks(o, v["vw"]), 1, bands)
     rq = {"rq": key["rq"]} if "rq" in key else {}
     if v.get("row"):
-        return "depthwise_row", {**{k: key[k] for k in ("dt", "fdt", "vw", "tx", "fw", "sw")},
+        return "depthwise_row", {**{k: key[k] for k in ("tx", *ROW_KEYS) if k in key},
                                  "fh": fh, "w": w, "ow": ow, "pl": pl, **rq}, \
             (blocks(o, v["vw"]), 1, n_oh)
     if v.get("slide"):
-        return "depthwise_slide", {**{k: key[k] for k in ("dt", "fdt", "vw", "fw", "sw")},
+        return "depthwise_slide", {**{k: key[k] for k in ROW_KEYS if k in key},
                                    "fh": fh, **rq}, (blocks(o, v["vw"]), 1, n_oh)
     if v.get("sweep"):
         return "depthwise_sweep", {**key, "fh": fh}, (blocks(o, v["vw"]), 1, n_oh)
     return "depthwise_tile", key, (o // v["vw"], -(-ow // v["tx"]), n_oh)
+
+
+def whole_stores(limits, dt: str, vw: int) -> dict:
+    """``{"ws": 1}`` (depthwise_tile's key and every row kernel's: each output vector stored
+    as one copy of its bytes, depthwise_conv2d.cl.mako vst) for float32 vectors on a device
+    whose class has dw_whole_stores, else ``{}``."""
+    if dt != "f32" or vw < 2 or limits is None:
+        return {}
+    return {"ws": 1} if _defaults.defaults(_defaults.traits(limits)).dw_whole_stores else {}
 
 
 def tile_candidates(default: dict, o: int, ow: int, fw: int, sw: int, dw: int) -> list[dict]:
@@ -328,6 +342,7 @@ def scratch_depthwise(device, v: dict, s: dict, out=None):
             "fw": s["fw"], "sw": s["sw"], "dw": s["dw"]}
     if quant and s.get("rq") and v["vw"] > 1:  # (as the plan keys it)
         base["rq"] = s["rq"]
+    base.update(whole_stores(device.limits, s["dt"], v["vw"]))
     name, key, gsize = kernel(v, base, s["fh"], s["ow"], s["n"] * s["oh"], s["c"], s["w"], pl,
                               s["n"], s["sh"])
     rec = _gemm_variants.scratch_builder(device, 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"]

@@ -108,6 +108,7 @@ def plan(ctx, b):
                 "dw": p.dil_w}
         if getattr(requant, "rq", None) and vw > 1:  # every shift a right one (_gemm.Requant)
             base["rq"] = requant.rq
+        base.update(_depthwise_variants.whole_stores(b.device.limits, dt, vw))
         name, key, gsize = _depthwise_variants.kernel(v, base, fh, ow, n * oh, o, w, left, n,
                                                       p.stride_h)
         fnc = [] if quant else [i32(_gemm.FLEX_FUNCTIONS.index(fused.fn if fused else None))]

@@ -155,11 +155,16 @@ convert_int${vw}(vload${vw}(0, ${p} + (${off})))\
 % endif
 </%def>
 
+## The store of vector ``v`` at yr + off: with key ``ws`` (float32 only: the device class's
+## dw_whole_stores) one copy of the vector's bytes, which a compiler may emit as one unaligned
+## vector store where vstore<n> of an unknown alignment became several.
 <%def name="vst(dt, vw, v, off)">\
 % if vw == 1:
 ${c.stf(dt, "yr", off, v)}\
 % elif dt == "f16":
 vstore_half${vw}_rte(${v}, 0, yr + ${off})\
+% elif context.get("ws"):
+{ const float${vw} ws_ = ${v}; __builtin_memcpy(yr + (${off}), &ws_, ${4 * vw}); }\
 % else:
 vstore${vw}(${v}, 0, yr + ${off})\
 % endif

@@ -246,3 +246,29 @@ def test_depthwise_nchw_planes_variants(cl_device, monkeypatch, variant):
     params = ints(1, 1, 1, 1, 1, 2, 1, 0) + [scalar("BOOL", True)]
     m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([n, c, 6, 23])])
     compare(m, [x], cl_device, kind_of("f32"))
+
+
+@pytest.mark.parametrize("name", ["f32", "qa"])
+def test_depthwise_whole_stores(cl_device, name):
+    """Float32 vectors stored as one copy of their bytes (key ``ws``) where the device class
+    has dw_whole_stores (CPU: on; a GPU: off), against the reference; never for quantized
+    layers or one-channel vectors."""
+    from clnn.kernels import _defaults
+
+    rng = np.random.default_rng(46)
+    xs, fs, bs, out, x = conv_operands(name, rng, [1, 9, 11, 32], [1, 3, 3, 32], channel_dim=3)
+    params = ints(1, 1, 1, 1, 1, 1, 1, 1) + [scalar("BOOL", False)] + ints(1, 1)
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([1, 9, 11, 32])])
+    compare(m, [x], cl_device, kind_of(name))
+    pm = cl_device.prepare_model(m)
+    keys = [repr(launch.key or launch.pending) for p in pm.partitions
+            for pl in p.plans.values() for launch in pl.launches]
+    on = _dv.whole_stores(cl_device.limits, "f32", 16) == {"ws": 1}
+    assert on == (cl_device.limits.is_cpu and _defaults.TABLE["cpu"].dw_whole_stores)
+    assert len(keys) == 1 and ("'ws'" in keys[0]) == (on and name == "f32"), keys
+    assert _dv.whole_stores(cl_device.limits, "u8", 16) == {}
+    assert _dv.whole_stores(cl_device.limits, "f32", 1) == {}
+    key = {"dt": "f32", "fdt": "f32", "vw": 16, "tx": 1, "fw": 3, "sw": 1, "dw": 1, "ws": 1}
+    for v in ({"slide": 1}, {"slide": 1, "r": 2}, {"row": 1, "tx": 4}):
+        assert _dv.kernel({"vw": 16, "tx": 1, "rows": 1, **v}, key, 3, 12, 12, 32, 12, 1)[1][
+            "ws"] == 1
