@@ -112,7 +112,13 @@ class ClassDefaults:
     #: the 8-wide ones slower (bands(): one row); the first launch's codegen +0.15 s (2 rows)
     #: to +0.4 s (4) a kernel, +0.1-0.27 CPU-s per cold prepare (pose_detection,
     #: face_detection_short_range) against #37's cold target, no whole model shown faster: CPU
-    #: and GPU 1 (record depthwise_roofline-20261130-s24-dw)
+    #: and GPU 1 (record depthwise_roofline-20261130-s24-dw). s25 (tuner's scratch layers,
+    #: fastest of 21 runs each, whole stores on, load 2.2-2.7): the 13 models' 3x3 stride 1
+    #: layers 1.11x faster in bands of 2 than in one row, those of 96-864 channels 1.2-1.4x
+    #: (the input vectors loaded once for two output rows: their rows are 384-3456 bytes a
+    #: pixel apart, the one-row kernel waits on them); the same kernel count per model (a
+    #: band kernel instead of the one-row one; stride 2 keeps one row): CPU 2 (record
+    #: depthwise_roofline-20261130-s25-dw), a GPU 1
     dw_bands: int = 1
     #: the same for filters of more than 9 taps (5x5) at a row stride of 1 or 2 where native
     #: vectors hold 16 floats, also where a band passes the last row (so that a model builds
@@ -206,8 +212,8 @@ _CPU = ClassDefaults(
     gemm_tiles=([8, 2, 16], [8, 1, 16], [8, 1, 8], [4, 2, 16], [16, 1, 16], [8, 4, 8],
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
-    direct="rule", direct_rows=-1, dw_bands_wide=2, dw_overlap_vw=16, dw_whole_stores=True,
-    dwpw=True,
+    direct="rule", direct_rows=-1, dw_bands=2, dw_bands_wide=2, dw_overlap_vw=16,
+    dw_whole_stores=True, dwpw=True,
     dwpw_pixels=0,
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
