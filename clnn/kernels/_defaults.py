@@ -145,6 +145,13 @@ class ClassDefaults:
     #: 1.03x faster, the same kernels; a GPU: off (unmeasured: a vendor compiler may lack the
     #: builtin)
     dw_whole_stores: bool = False
+    #: float NHWC depthwise layers of 8 channels (filters of at most 3 columns and 9 taps,
+    #: stride 1 along x) run depthwise_pairs, two pixels a vector of 16 floats, where the
+    #: native vectors hold 16 (depthwise_slide's 8-channel vectors fill half of them). CPU
+    #: (AVX-512; the 13 MediaPipe models' 8-channel layers on the tuner's scratch layers,
+    #: fastest of 21 runs, load 4.5-5): 1.24x faster than depthwise_slide (256x256x8 3x3 45 ->
+    #: 36 us); a GPU: off (its rule takes narrower vectors)
+    dw_pairs: bool = False
     #: float32 NHWC convolutions that would pack an im2col panel run the GEMM on the input
     #: itself (amode "taps", gemm.cl.mako: the panel's write and read saved, the strided and
     #: 3x3 layers Winograd does not take). CPU (PoCL): on; a GPU: off until measured
@@ -213,7 +220,7 @@ _CPU = ClassDefaults(
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
     direct="rule", direct_rows=-1, dw_bands=2, dw_bands_wide=2, dw_overlap_vw=16,
-    dw_whole_stores=True, dwpw=True,
+    dw_whole_stores=True, dw_pairs=True, dwpw=True,
     dwpw_pixels=0,
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,

@@ -63,6 +63,10 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
     work-item: the device class's dw_bands were measured on float32 layers)."""
     vws, txs = vector_widths(o), tile_widths(ow, fw, sw, dw)
     rvw = row_vector(cpu, o, vws[0], vec)
+    if cpu and not quant and pairs_apply(o, fw, sw, dw, fh, vec):
+        # two pixels of 8 channels a vector of 16 (depthwise_pairs): the lanes that
+        # depthwise_slide's 8-channel vectors leave empty
+        return {"vw": 8, "tx": 2, "rows": 1, "pairs": 1}
     sweep_tx = fit_registers(next(t for t in txs if t <= 4), rvw, vec) if txs else 0
     if cpu and slides_apply(fw, sw, dw, fh) and (sw > 1 or 1 < fh * fw <= 9 or (
             vec >= 16 and fh * fw * -(-vws[0] // vec) <= SLIDE_VECTORS)):
@@ -148,6 +152,14 @@ def row_stride(s: dict) -> int:
     return s["sh"] if s["dh"] == 1 else 0
 
 
+def pairs_apply(o: int, fw: int, sw: int, dw: int, fh: int, vec: int) -> bool:
+    """Whether ``depthwise_pairs`` runs the float layer on a CPU: the device class's
+    dw_pairs, 8 channels, native vectors of 16 floats, a filter of at most 3 columns and 9
+    taps (``fh`` rows, 0: unknown), stride and dilation 1 along x."""
+    return (_defaults.TABLE["cpu"].dw_pairs and o == 8 and vec == 16 and fw <= 3
+            and 0 < fh * fw <= 9 and sw == 1 and dw == 1)
+
+
 def slides_apply(fw: int, sw: int, dw: int, fh: int) -> bool:
     """Whether ``depthwise_slide`` and ``depthwise_row`` run the layer: the filter (``fh`` rows,
     0: unknown) unrolls, dilation 1 along x, a stride no wider than the filter."""
@@ -228,6 +240,9 @@ def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, 
         return "depthwise_slide_rows", {**{k: key[k] for k in ROW_KEYS if k in key},
                                         "fh": fh, "sh": sh, "r": v["r"]}, \
             (blocks(o, v["vw"]), 1, bands)
+    if v.get("pairs"):
+        return "depthwise_pairs", {**{k: key[k] for k in ("dt", "fdt", "fw", "ws") if k in key},
+                                   "fh": fh}, (1, 1, n_oh)
     rq = {"rq": key["rq"]} if "rq" in key else {}
     if v.get("row"):
         return "depthwise_row", {**{k: key[k] for k in ("tx", *ROW_KEYS) if k in key},
