@@ -9,7 +9,10 @@ work-item per channel vector and output row, tx pixels at a time along the row; 
 runs ``depthwise_slide``: one work-item per channel vector and output row, one output pixel a
 step with the filter in registers (tx 1; dilation 1 along x), and with ``"r": n`` (n > 1)
 ``depthwise_slide_rows``: the same over bands of n output rows (dilation 1 along y too), each
-input vector loaded once for the band; ``"row": 1`` runs
+input vector loaded once for the band; ``"pairs": 1`` runs ``depthwise_pairs`` (float, 8
+channels, at most 3 filter columns, stride 1 along x): two output pixels a 16-float vector,
+the CPU rule's kernel there where native vectors hold 16 floats (class data dw_pairs:
+:func:`pairs_apply`); ``"row": 1`` runs
 ``depthwise_row``: the row sweep with the row's geometry (input and output widths, left
 padding) compiled in, tiles of tx pixels loading only the columns inside the input (a tuner
 candidate only: a kernel per row geometry costs too much of a cold prepare). The heuristic on
