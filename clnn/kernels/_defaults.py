@@ -112,7 +112,13 @@ class ClassDefaults:
     #: the 8-wide ones slower (bands(): one row); the first launch's codegen +0.15 s (2 rows)
     #: to +0.4 s (4) a kernel, +0.1-0.27 CPU-s per cold prepare (pose_detection,
     #: face_detection_short_range) against #37's cold target, no whole model shown faster: CPU
-    #: and GPU 1 (record depthwise_roofline-20261130-s24-dw)
+    #: and GPU 1 (record depthwise_roofline-20261130-s24-dw). s25 (tuner's scratch layers,
+    #: fastest of 21 runs each, whole stores on, load 2.2-2.7): the 13 models' 3x3 stride 1
+    #: layers 1.11x faster in bands of 2 than in one row, those of 96-864 channels 1.2-1.4x
+    #: (the input vectors loaded once for two output rows: their rows are 384-3456 bytes a
+    #: pixel apart, the one-row kernel waits on them); the same kernel count per model (a
+    #: band kernel instead of the one-row one; stride 2 keeps one row): CPU 2 (record
+    #: depthwise_roofline-20261130-s25-dw), a GPU 1
     dw_bands: int = 1
     #: the same for filters of more than 9 taps (5x5) at a row stride of 1 or 2 where native
     #: vectors hold 16 floats, also where a band passes the last row (so that a model builds
@@ -131,6 +137,21 @@ class ClassDefaults:
     #: widest divisor (8, 4, 2: a kernel key each, ~0.1 s of a chain's compile each on PoCL,
     #: #37); 0: the widest divisor. CPU (PoCL, AVX-512): 16; a GPU: 0 (unmeasured)
     dw_overlap_vw: int = 0
+    #: the float32 NHWC depthwise kernels store each output vector as one whole copy of its
+    #: bytes (``__builtin_memcpy``: key ``ws``) instead of ``vstore<n>``, whose unknown
+    #: alignment PoCL (LLVM 15, AVX-512) splits into three stores of 16, 16 and 32 bytes (one
+    #: 64-byte ``vmovups`` with the copy). CPU (the 13 MediaPipe models' layers on the
+    #: tuner's scratch layers, fastest of 25 runs each, load 3.6-5.5): 3x3 layers 1.04x, 5x5
+    #: 1.03x faster, the same kernels; a GPU: off (unmeasured: a vendor compiler may lack the
+    #: builtin)
+    dw_whole_stores: bool = False
+    #: float NHWC depthwise layers of 8 channels (filters of at most 3 columns and 9 taps,
+    #: stride 1 along x) run depthwise_pairs, two pixels a vector of 16 floats, where the
+    #: native vectors hold 16 (depthwise_slide's 8-channel vectors fill half of them). CPU
+    #: (AVX-512; the 13 MediaPipe models' 8-channel layers on the tuner's scratch layers,
+    #: fastest of 21 runs, load 4.5-5): 1.24x faster than depthwise_slide (256x256x8 3x3 45 ->
+    #: 36 us); a GPU: off (its rule takes narrower vectors)
+    dw_pairs: bool = False
     #: float32 NHWC convolutions that would pack an im2col panel run the GEMM on the input
     #: itself (amode "taps", gemm.cl.mako: the panel's write and read saved, the strided and
     #: 3x3 layers Winograd does not take). CPU (PoCL): on; a GPU: off until measured
@@ -226,7 +247,8 @@ _CPU = ClassDefaults(
     gemm_tiles=([8, 2, 16], [8, 1, 16], [8, 1, 8], [4, 2, 16], [16, 1, 16], [8, 4, 8],
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
-    direct="rule", direct_rows=-1, dw_bands_wide=2, dw_overlap_vw=16, dwpw=True,
+    direct="rule", direct_rows=-1, dw_bands=2, dw_bands_wide=2, dw_overlap_vw=16,
+    dw_whole_stores=True, dw_pairs=True, dwpw=True,
     dwpw_pixels=0,
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,

@@ -9,7 +9,10 @@ work-item per channel vector and output row, tx pixels at a time along the row; 
 runs ``depthwise_slide``: one work-item per channel vector and output row, one output pixel a
 step with the filter in registers (tx 1; dilation 1 along x), and with ``"r": n`` (n > 1)
 ``depthwise_slide_rows``: the same over bands of n output rows (dilation 1 along y too), each
-input vector loaded once for the band; ``"row": 1`` runs
+input vector loaded once for the band; ``"pairs": 1`` runs ``depthwise_pairs`` (float, 8
+channels, at most 3 filter columns, stride 1 along x): two output pixels a 16-float vector,
+the CPU rule's kernel there where native vectors hold 16 floats (class data dw_pairs:
+:func:`pairs_apply`); ``"row": 1`` runs
 ``depthwise_row``: the row sweep with the row's geometry (input and output widths, left
 padding) compiled in, tiles of tx pixels loading only the columns inside the input (a tuner
 candidate only: a kernel per row geometry costs too much of a cold prepare). The heuristic on
@@ -63,6 +66,10 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
     work-item: the device class's dw_bands were measured on float32 layers)."""
     vws, txs = vector_widths(o), tile_widths(ow, fw, sw, dw)
     rvw = row_vector(cpu, o, vws[0], vec)
+    if cpu and not quant and pairs_apply(o, fw, sw, dw, fh, vec):
+        # two pixels of 8 channels a vector of 16 (depthwise_pairs): the lanes that
+        # depthwise_slide's 8-channel vectors leave empty
+        return {"vw": 8, "tx": 2, "rows": 1, "pairs": 1}
     sweep_tx = fit_registers(next(t for t in txs if t <= 4), rvw, vec) if txs else 0
     if cpu and slides_apply(fw, sw, dw, fh) and (sw > 1 or 1 < fh * fw <= 9 or (
             vec >= 16 and fh * fw * -(-vws[0] // vec) <= SLIDE_VECTORS)):
@@ -148,6 +155,14 @@ def row_stride(s: dict) -> int:
     return s["sh"] if s["dh"] == 1 else 0
 
 
+def pairs_apply(o: int, fw: int, sw: int, dw: int, fh: int, vec: int) -> bool:
+    """Whether ``depthwise_pairs`` runs the float layer on a CPU: the device class's
+    dw_pairs, 8 channels, native vectors of 16 floats, a filter of at most 3 columns and 9
+    taps (``fh`` rows, 0: unknown), stride and dilation 1 along x."""
+    return (_defaults.TABLE["cpu"].dw_pairs and o == 8 and vec == 16 and fw <= 3
+            and 0 < fh * fw <= 9 and sw == 1 and dw == 1)
+
+
 def slides_apply(fw: int, sw: int, dw: int, fh: int) -> bool:
     """Whether ``depthwise_slide`` and ``depthwise_row`` run the layer: the filter (``fh`` rows,
     0: unknown) unrolls, dilation 1 along x, a stride no wider than the filter."""
@@ -212,6 +227,11 @@ def quant_keys(*, fdt: str, rq: str | None) -> dict:
     return {"fdt": fdt, "rq": rq}
 
 
+#: what of depthwise_tile's key the row kernels' keys take (``ws``: :func:`whole_stores`,
+#: where the key has it)
+ROW_KEYS = ("dt", "fdt", "vw", "fw", "sw", "ws")
+
+
 def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, pl: int = 0,
            n: int = 1, sh: int = 1):
     """(kernel name, key, global size) of variant ``v`` given depthwise_tile's ``key`` (``w``,
@@ -220,20 +240,32 @@ def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, 
     the batch and the row stride, which depthwise_slide_rows's bands need)."""
     if v.get("slide") and v.get("r", 1) > 1:
         bands = n * -(-(n_oh // n) // v["r"])
-        return "depthwise_slide_rows", {**{k: key[k] for k in ("dt", "fdt", "vw", "fw", "sw")},
+        return "depthwise_slide_rows", {**{k: key[k] for k in ROW_KEYS if k in key},
                                         "fh": fh, "sh": sh, "r": v["r"]}, \
             (blocks(o, v["vw"]), 1, bands)
+    if v.get("pairs"):
+        return "depthwise_pairs", {**{k: key[k] for k in ("dt", "fdt", "fw", "ws") if k in key},
+                                   "fh": fh}, (1, 1, n_oh)
     rq = {"rq": key["rq"]} if "rq" in key else {}
     if v.get("row"):
-        return "depthwise_row", {**{k: key[k] for k in ("dt", "fdt", "vw", "tx", "fw", "sw")},
+        return "depthwise_row", {**{k: key[k] for k in ("tx", *ROW_KEYS) if k in key},
                                  "fh": fh, "w": w, "ow": ow, "pl": pl, **rq}, \
             (blocks(o, v["vw"]), 1, n_oh)
     if v.get("slide"):
-        return "depthwise_slide", {**{k: key[k] for k in ("dt", "fdt", "vw", "fw", "sw")},
+        return "depthwise_slide", {**{k: key[k] for k in ROW_KEYS if k in key},
                                    "fh": fh, **rq}, (blocks(o, v["vw"]), 1, n_oh)
     if v.get("sweep"):
         return "depthwise_sweep", {**key, "fh": fh}, (blocks(o, v["vw"]), 1, n_oh)
     return "depthwise_tile", key, (o // v["vw"], -(-ow // v["tx"]), n_oh)
+
+
+def whole_stores(limits, dt: str, vw: int) -> dict:
+    """``{"ws": 1}`` (depthwise_tile's key and every row kernel's: each output vector stored
+    as one copy of its bytes, depthwise_conv2d.cl.mako vst) for float32 vectors on a device
+    whose class has dw_whole_stores, else ``{}``."""
+    if dt != "f32" or vw < 2 or limits is None:
+        return {}
+    return {"ws": 1} if _defaults.defaults(_defaults.traits(limits)).dw_whole_stores else {}
 
 
 def tile_candidates(default: dict, o: int, ow: int, fw: int, sw: int, dw: int) -> list[dict]:
@@ -328,6 +360,7 @@ def scratch_depthwise(device, v: dict, s: dict, out=None):
             "fw": s["fw"], "sw": s["sw"], "dw": s["dw"]}
     if quant and s.get("rq") and v["vw"] > 1:  # (as the plan keys it)
         base["rq"] = s["rq"]
+    base.update(whole_stores(device.limits, s["dt"], v["vw"]))
     name, key, gsize = kernel(v, base, s["fh"], s["ow"], s["n"] * s["oh"], s["c"], s["w"], pl,
                               s["n"], s["sh"])
     rec = _gemm_variants.scratch_builder(device, 2.0 * s["n"] * s["oh"] * s["ow"] * s["c"] * s["fh"]

@@ -11,7 +11,9 @@ pixel a step with the filter held in registers and each input vector loaded once
 row (the CPU default for strided, 3x3 and, on 16-float vectors, 5x5 filters; the sweep for
 the other filters that unroll), or ``depthwise_slide_rows``: the sliding window over bands of
 output rows, each input vector loaded once for the band (the CPU default where the registers
-hold the band's accumulators: 3x3 filters), or ``depthwise_row``: the sweep with the row's geometry
+hold the band's accumulators: 3x3 filters), or ``depthwise_pairs``: two pixels of an
+8-channel layer a 16-float vector (the CPU default there on 16-float vectors), or
+``depthwise_row``: the sweep with the row's geometry
 compiled in, loading only the input columns inside the row (a tuner candidate; the tuner picks
 per layer, clnn/kernels/_depthwise_variants.py). Other layouts and
 multipliers run the direct ``depthwise`` kernel, one work-item per output element. Bias, fused
@@ -108,6 +110,7 @@ def plan(ctx, b):
                 "dw": p.dil_w}
         if getattr(requant, "rq", None) and vw > 1:  # every shift a right one (_gemm.Requant)
             base["rq"] = requant.rq
+        base.update(_depthwise_variants.whole_stores(b.device.limits, dt, vw))
         name, key, gsize = _depthwise_variants.kernel(v, base, fh, ow, n * oh, o, w, left, n,
                                                       p.stride_h)
         fnc = [] if quant else [i32(_gemm.FLEX_FUNCTIONS.index(fused.fn if fused else None))]

@@ -155,11 +155,16 @@ convert_int${vw}(vload${vw}(0, ${p} + (${off})))\
 % endif
 </%def>
 
+## The store of vector ``v`` at yr + off: with key ``ws`` (float32 only: the device class's
+## dw_whole_stores) one copy of the vector's bytes, which a compiler may emit as one unaligned
+## vector store where vstore<n> of an unknown alignment became several.
 <%def name="vst(dt, vw, v, off)">\
 % if vw == 1:
 ${c.stf(dt, "yr", off, v)}\
 % elif dt == "f16":
 vstore_half${vw}_rte(${v}, 0, yr + ${off})\
+% elif context.get("ws"):
+{ const float${vw} ws_ = ${v}; __builtin_memcpy(yr + (${off}), &ws_, ${4 * vw}); }\
 % else:
 vstore${vw}(${v}, 0, yr + ${off})\
 % endif
@@ -489,6 +494,101 @@ ${dw_slide_step(dt, vw, fw, sw, fh, False, False)}\
                 break;
         }
 ${dw_slide_step(dt, vw, fw, sw, fh, True, True)}\
+    }
+}
+</%def>
+
+## Pixel pairs of an 8-channel layer (float; a filter of at most 3 columns, stride and
+## dilation 1 along x): one work-item per output row computes two adjacent output pixels a
+## step in one vector of 16 lanes (two pixels' 8 channels are 16 contiguous floats of an NHWC
+## row), each filter and bias vector the 8 channels twice: the FMAs fill the 16 lanes where
+## depthwise_slide's 8-channel vectors fill half of them. A step loads one new pair a filter
+## row (d<m>: the pixels at xs + 2m, 2m = fw - 1 rounded up to even; half by half, zeros
+## outside the input, where the pair is not inside the row) and keeps the m before it from
+## the steps before (the taps at even offsets); a tap at an odd offset is the upper half of
+## one kept pair and the lower half of the next (one shuffle). Each filter row sums into an
+## accumulator of its own; the last pixel of an odd row stored alone. Launched as (1, 1,
+## batch * output rows). Kernel key: dt, fdt, fw, fh (and ws).
+<%def name="dw_pair_load(dt, q, off)">\
+(${off} >= 0 && ${off} + 1 < W ? ${vld(dt, 16, "(%s) * 8" % off, "xr%d" % q)} : (float16)(${off} >= 0 && ${off} < W ? ${vld(dt, 8, "(%s) * 8" % off, "xr%d" % q)} : (float8)(0.0f), ${off} + 1 >= 0 && ${off} + 1 < W ? ${vld(dt, 8, "(%s + 1) * 8" % off, "xr%d" % q)} : (float8)(0.0f)))\
+</%def>
+
+<%def name="dw_pair_step(dt, fw, fh, checked)">
+<%
+    m = fw // 2
+%>\
+        {
+        const int nx = t - pad_l + ${2 * m};
+% for q in range(fh):
+        float16 a${q} = (float16)(0.0f);
+        ${"if (rv%d)" % q if checked else ""} {
+  % if checked:
+            const float16 d${q}_${m} = ${dw_pair_load(dt, q, "nx")};
+  % else:
+            const float16 d${q}_${m} = ${vld(dt, 16, "nx * 8", "xr%d" % q)};
+  % endif
+  % for p in range(fw):
+    % if p % 2 == 0:
+            a${q} = fma(d${q}_${p // 2}, w${q}_${p}, a${q});
+    % else:
+            a${q} = fma((float16)(d${q}_${p // 2}.hi, d${q}_${p // 2 + 1}.lo), w${q}_${p}, a${q});
+    % endif
+  % endfor
+  % for k in range(m):
+            d${q}_${k} = d${q}_${k + 1};
+  % endfor
+        }
+% endfor
+        float16 r = ${" + ".join("a%d" % q for q in range(fh))} + bv2;
+        __global ${c.ctype(dt)}* yr = yrow + t * 8;
+        if (fnc == 0 && t + 1 < OW) {
+            ${c.epilogue("r", "float16", "            ")}
+            ${vst(dt, 16, "r", "0")};
+        } else {
+            ${c.epilogue("r", "float16", "            ", fn="fnc")}
+            if (t + 1 < OW) {
+                ${vst(dt, 16, "r", "0")};
+            } else {
+                ${vst(dt, 8, "r.lo", "0")};
+            }
+        }
+        }
+</%def>
+
+<%def name="depthwise_pairs(dt, fdt, fw, fh)">
+<%
+    m = fw // 2
+%>
+${dw_params("depthwise_pairs", dt, fdt, "fh_", 8)}
+{
+${c.toffsets("x", "w", "bias", "y")}
+${dw_row_setup(dt, 8, fh)}\
+    const float16 bv2 = (float16)(bv, bv);
+% for q in range(fh):
+  % for p in range(fw):
+    const float8 h${q}_${p} = ${vld(fdt, 8, "%d * 8" % (q * fw + p), "w")};
+    const float16 w${q}_${p} = (float16)(h${q}_${p}, h${q}_${p});
+  % endfor
+% endfor
+    __global ${c.ctype(dt)}* yrow = y + (size_t)row * OW * 8;
+% for q in range(fh):
+  % for k in range(m):
+    float16 d${q}_${k} = rv${q} ? ${dw_pair_load(dt, q, "%d - pad_l" % (2 * k))} : (float16)(0.0f);
+  % endfor
+% endfor
+    /* [t_in, t_out): the even steps whose new pair (nx, nx + 1) lies inside the row; run
+       without checks where every filter row is inside the input */
+    const int t_in = max(pad_l - ${2 * m} + 1, 0) & ~1;
+    const int t_out = W - 1 + pad_l - ${2 * m};
+    const int inner = ${" && ".join("rv%d" % q for q in range(fh))} ? t_in : OW + 2;
+    for (int t = 0; t < OW; t += 2) {
+        if (t == inner) {
+            for (; t < min(t_out, OW); t += 2)
+${dw_pair_step(dt, fw, fh, False)}\
+            if (t >= OW)
+                break;
+        }
+${dw_pair_step(dt, fw, fh, True)}\
     }
 }
 </%def>

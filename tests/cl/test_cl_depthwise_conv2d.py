@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from clnn.kernels import _defaults
 from clnn.kernels import _depthwise_variants as _dv
 from clnn.kernels._tiles import fit_registers
 from tests.kits.cl_compare import compare
@@ -198,7 +199,9 @@ def test_depthwise_bands_planned(cl_device, name, stride, c):
              pl.launches}
     if cl_device.limits.native_vector_width_float >= 16 and cl_device.limits.is_cpu:
         r = _defaults.TABLE["cpu"].dw_bands // stride if name == "f32" and c >= 16 else 1
+        pairs = name == "f32" and c == 8 and stride == 1 and _defaults.TABLE["cpu"].dw_pairs
         assert names == {"depthwise_conv2d." + (
+            "depthwise_pairs" if pairs else
             "depthwise_slide_rows" if r > 1 else "depthwise_slide")}
 
 
@@ -246,3 +249,69 @@ def test_depthwise_nchw_planes_variants(cl_device, monkeypatch, variant):
     params = ints(1, 1, 1, 1, 1, 2, 1, 0) + [scalar("BOOL", True)]
     m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([n, c, 6, 23])])
     compare(m, [x], cl_device, kind_of("f32"))
+
+
+@pytest.mark.parametrize("name", ["f32", "qa"])
+def test_depthwise_whole_stores(cl_device, name):
+    """Float32 vectors stored as one copy of their bytes (key ``ws``) where the device class
+    has dw_whole_stores (CPU: on; a GPU: off), against the reference; never for quantized
+    layers or one-channel vectors."""
+    from clnn.kernels import _defaults
+
+    rng = np.random.default_rng(46)
+    xs, fs, bs, out, x = conv_operands(name, rng, [1, 9, 11, 32], [1, 3, 3, 32], channel_dim=3)
+    params = ints(1, 1, 1, 1, 1, 1, 1, 1) + [scalar("BOOL", False)] + ints(1, 1)
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([1, 9, 11, 32])])
+    compare(m, [x], cl_device, kind_of(name))
+    pm = cl_device.prepare_model(m)
+    keys = [repr(launch.key or launch.pending) for p in pm.partitions
+            for pl in p.plans.values() for launch in pl.launches]
+    on = _dv.whole_stores(cl_device.limits, "f32", 16) == {"ws": 1}
+    assert on == (cl_device.limits.is_cpu and _defaults.TABLE["cpu"].dw_whole_stores)
+    assert len(keys) == 1 and ("'ws'" in keys[0]) == (on and name == "f32"), keys
+    assert _dv.whole_stores(cl_device.limits, "u8", 16) == {}
+    assert _dv.whole_stores(cl_device.limits, "f32", 1) == {}
+    key = {"dt": "f32", "fdt": "f32", "vw": 16, "tx": 1, "fw": 3, "sw": 1, "dw": 1, "ws": 1}
+    for v in ({"slide": 1}, {"slide": 1, "r": 2}, {"row": 1, "tx": 4}):
+        assert _dv.kernel({"vw": 16, "tx": 1, "rows": 1, **v}, key, 3, 12, 12, 32, 12, 1)[1][
+            "ws"] == 1
+
+
+#: (x shape [n, h, w, 8], filter h, w, pads l r t b, dilation h, activation) of depthwise_pairs:
+#: odd and even output widths (the last pixel alone), rows of 1-3 pixels, padding wider than
+#: the filter's reach, dilated rows, 1x1, 3x1 and 1x3 filters, the fused activations
+PAIRS = [([2, 11, 13, 8], 3, 3, (1, 1, 1, 1), 1, 1),
+         ([1, 9, 10, 8], 3, 3, (0, 2, 1, 0), 2, 0),
+         ([1, 4, 3, 8], 3, 3, (3, 0, 2, 0), 1, 3),
+         ([1, 5, 2, 8], 3, 3, (1, 1, 1, 1), 1, 2),
+         ([1, 6, 1, 8], 3, 3, (1, 1, 1, 1), 1, 0),
+         ([1, 7, 9, 8], 1, 1, (0, 0, 0, 0), 1, 0),
+         ([1, 7, 9, 8], 1, 3, (1, 1, 0, 0), 1, 1),
+         ([1, 7, 9, 8], 3, 1, (0, 0, 1, 1), 1, 0)]
+
+
+@pytest.mark.parametrize("name", ["f32", "f16", "relaxed"])
+@pytest.mark.parametrize("case", range(len(PAIRS)))
+def test_depthwise_pairs(cl_device, monkeypatch, name, case):
+    """depthwise_pairs (two pixels of 8 channels a vector of 16) against the reference, and
+    the CPU rule's choice of it for float 8-channel layers where native vectors hold 16."""
+    x_shape, fh, fw, pads, dh, act = PAIRS[case]
+    n, h, w, c = x_shape
+    assert _dv.heuristic(True, c, w, fw, 1, 1, 16, fh).get("pairs") == (
+        1 if _defaults.TABLE["cpu"].dw_pairs else None)
+    assert "pairs" not in _dv.heuristic(True, c, w, fw, 1, 1, 16, fh, quant=True)
+    assert "pairs" not in _dv.heuristic(True, 16, w, fw, 1, 1, 16, fh)
+    assert "pairs" not in _dv.heuristic(True, c, w, fw, 2, 1, 16, fh)
+    assert "pairs" not in _dv.heuristic(True, c, w, fw, 1, 1, 8, fh)
+    monkeypatch.setattr(_dv, "choose", lambda b, **kw: {"vw": 8, "tx": 2, "rows": 1, "pairs": 1})
+    rng = np.random.default_rng(60 + case)
+    xs, fs, bs, out, x = conv_operands(name, rng, x_shape, [1, fh, fw, c], channel_dim=3)
+    oh = h + pads[2] + pads[3] - dh * (fh - 1)
+    ow = w + pads[0] + pads[1] - (fw - 1)
+    params = ints(*pads, 1, 1, 1, act) + [scalar("BOOL", False)] + ints(1, dh)
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([n, oh, ow, c])])
+    compare(m, [x], cl_device, kind_of(name))
+    pm = cl_device.prepare_model(m)
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    assert names == {"depthwise_conv2d.depthwise_pairs"}
