@@ -19,7 +19,10 @@ own, its output feeds only one ADD of the same shape (no broadcasting) and the A
 operand is ready before the producer runs, the producer's epilogue adds that operand and
 applies the ADD's activation, writing the ADD's output: the ADD launches nothing and the
 producer's own output takes no pool bytes. The plans see it as ``LaunchBuilder.residual``
-(an :class:`AddFusion`) and ``Out(0)`` resolves to the ADD's output.
+(an :class:`AddFusion`) and ``Out(0)`` resolves to the ADD's output. A float CONV_2D with a
+RELU* of its own fuses an ADD without activation too, clamp then add (``AddFusion.clamp``;
+pose_detection's decoder adds its skip connections to RELU6 convolutions), where its kernels
+add a residual after the clamp (epilogue_residual ``clamped``: the GEMM's).
 
 ADD(CONV_2D, PAD(x)) (float NHWC), the PAD adding zero channels at the end of x (the residual
 of BlazeFace-style blocks) and read only by the ADD, x ready before the convolution: the
@@ -119,6 +122,10 @@ class AddFusion:
     #: operation, and the channels of ``other`` (then the PAD's input: zero past them)
     pad_op: int | None = None
     channels: int = 0
+    #: the producer's own fused activation (RELU / RELU1 / RELU6 code), clamped before the
+    #: ADD adds ``other`` (clamp then add: a RELU6 convolution whose output a residual is added
+    #: to, pose_detection's decoder); the ADD's own ``activation`` is then NONE; 0: none
+    clamp: int = 0
     #: an 8-bit quantized ADD: its every result as a table of 256 x 256, indexed by (the
     #: producer's byte << 8 | the other operand's byte) (hal.operations.broadcast.quant_table:
     #: the reference's fixed-point pipeline, activation and clamp), looked up in the
@@ -547,9 +554,10 @@ def _add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
             cctx = ctx_of[j]
             if cctx.outputs[0].type != y.type or not _epilogue_residual(cctx):
                 continue
-            # a convolution's own activation would come before the ADD
-            if producer.type in (OT.CONV_2D, OT.GROUPED_CONV_2D) and \
-                    _own_activation(cctx) != 0:
+            # a convolution's own activation comes before the ADD: its clamp, then the ADD
+            clamp = _own_activation(cctx) if producer.type in (OT.CONV_2D,
+                                                               OT.GROUPED_CONV_2D) else 0
+            if clamp != 0 and not _clamp_then_add(producer, cctx, actx, clamp):
                 continue
             # the other operand must be ready when the convolution runs
             p = g.producer.get(other)
@@ -559,9 +567,19 @@ def _add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
             if y.type in QUANT8 and (table is None or not _quant_residual_conv(producer, cctx)):
                 continue
             found[j] = AddFusion(k, conv_out, other, op.outputs[0], int(actx.scalar(2)),
-                                 table=table)
+                                 clamp=int(clamp), table=table)
             break
     return found
+
+
+def _clamp_then_add(producer, cctx, actx, clamp) -> bool:
+    """Whether a float CONV_2D with its own clamp (``clamp``: a RELU / RELU1 / RELU6 code)
+    adds an ADD's other operand after that clamp: the ADD has no activation of its own (one
+    clamp a node) and the convolution's kernels add a residual after their clamp
+    (KernelRegistration.epilogue_residual ``clamped``)."""
+    return producer.type == OT.CONV_2D and clamp in (1, 2, 3) and \
+        actx.outputs[0].type in FLOATS and int(actx.scalar(2)) == 0 and \
+        _epilogue_residual(cctx, clamped=True)
 
 
 def _activation_source(g: _Graph, k: int):
@@ -606,7 +624,8 @@ def _activation_producer(g: _Graph, source: int, by_add_out: dict, added: dict):
     sg, ctx_of = g.sg, g.ctx_of
     if source in by_add_out:  # conv -> ADD -> activation: the ADD must have none
         j, f = by_add_out[source]
-        if f.activation != 0 or sg.operations[j].type not in (*CONV_OPS, OT.GROUPED_CONV_2D):
+        if f.activation != 0 or f.clamp != 0 or \
+                sg.operations[j].type not in (*CONV_OPS, OT.GROUPED_CONV_2D):
             return None
         return j
     j = g.producer.get(source)
@@ -731,13 +750,14 @@ def _depthwise_fusions(g: _Graph, pads: dict, dwpw_choose) -> dict[int, Depthwis
     return found
 
 
-def _epilogue_residual(ctx, channels: bool = False) -> bool:
+def _epilogue_residual(ctx, channels: bool = False, clamped: bool = False) -> bool:
     """Whether the kernels of ``ctx``'s operation add an ADD's other operand in their epilogue
-    (``channels``: one with fewer channels, zero past them)."""
+    (``channels``: one with fewer channels, zero past them; ``clamped``: after their own
+    clamp)."""
     from clnn.kernels import kernel_for
 
     reg = kernel_for(ctx.op_type)
-    return reg is not None and reg.epilogue_residual(ctx, channels)
+    return reg is not None and reg.epilogue_residual(ctx, channels, clamped)
 
 
 def _epilogue_activations(ctx) -> tuple[str, ...]:

@@ -101,7 +101,9 @@ def plan_dwpw(ctx, b, epilogue, residual_columns, post_fn):
     bt = np.asarray(fi.value, np.float32).reshape(1, n_out, k).transpose(0, 2, 1)
     bpk = _gemm.device_buffer(b, _gemm.pack_weights(bt, nv * vw, False))
     lo, hi, res, alpha = epilogue(ctx, b, hal_conv2d.conv_params(ctx), out)
+    # (bit 3: the residual after the convolution's own clamp, clnn/fusion.py AddFusion.clamp)
     post = 1 | (res is not None) << 1 | (alpha is not None) << 2 | \
+        (res is not None and b.residual.clamp != 0) << 3 | \
         _gemm.FLEX_FUNCTIONS.index(post_fn(b)) << 4
     res_ld, res_n = residual_columns(b) or (n_out, n_out)
     gsize = (-(-m // mr), 1, 1)

@@ -304,7 +304,7 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
                 bias=None, requant=(), batch=(1, 1), a_b=(0, 0), b_b=(0, 0), c_b=(0, 0),
                 ch_b=(0, 0), za=0, zo=0, lo=None, hi=None, family="gemm", res=None,
                 prelu=None, fn=None, wg="auto", res_cols=None, facc=False, taps=None,
-                chrow=False, qres=None, ip=False):
+                chrow=False, qres=None, ip=False, late=False):
     """One GEMM launch (see gemm.cl.mako for the knobs). ``a`` / ``c`` are In/Out or buffers;
     ``bpk`` the packed B buffer; ``bias`` In(k) or None; ``requant`` [mult, shift] buffers
     of quantized "act" epilogues; lo / hi the activation clamp; ``res`` (buffer, element
@@ -317,7 +317,9 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     ``taps``: amode "taps" (:func:`taps_args`), the implicit GEMM's convolution geometry.
     ``chrow``: the output channel of C[m, n] is its row m (the bias and PRELU alpha per row:
     an NCHW 1x1 convolution, conv2d.py plan_conv_planes), float "act" only; ``qres``: a
-    quantized ADD fused after the requantization (:func:`_table_residual`); ``ip``: see below."""
+    quantized ADD fused after the requantization (:func:`_table_residual`); ``late``: ``res``
+    added after the clamp (clamp then add, ``post`` bit 3; lo / hi then the convolution's
+    own clamp); ``ip``: see below."""
     mr, nv, vw = tile
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -343,7 +345,7 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
         if cmode == "nhwc" and not chrow and half_vector(N, nv, vw):
             params["half"] = True
         post = (bias is not None) | (res is not None) << 1 | (prelu is not None) << 2 | \
-            FLEX_FUNCTIONS.index(fn) << 4
+            (res is not None and late) << 3 | FLEX_FUNCTIONS.index(fn) << 4
         none = [None, i32(0)]
         args += none if bias is None else tensor_arg(bias)
         args += none if res is None else list(res)

@@ -83,9 +83,17 @@ def epilogue(ctx, b, p, out):
     if f is None and g is None or (f is not None and f.table is not None):
         # (a quantized ADD: its table looked up after the clamp, :func:`quant_residual`)
         return (*act_args(ctx, p.idx["fused activation"], out), None, alpha)
-    # the convolution's and the ADD's own activations are NONE where an activation is fused
-    lo, hi = g.clamp if g is not None else activation_range_float(f.activation)
+    # the convolution's and the ADD's own activations are NONE where an activation is fused;
+    # an ADD after the convolution's own clamp has none (:func:`late_residual`)
+    lo, hi = g.clamp if g is not None else activation_range_float(f.clamp or f.activation)
     return f32(lo), f32(hi), b.tensor(f.other) if f is not None else None, alpha
+
+
+def late_residual(f) -> bool:
+    """Whether the residual fused into this convolution (``f``: the builder or the fused node)
+    is added after its own clamp (clamp then add, clnn/fusion.py AddFusion.clamp): the GEMM's
+    epilogue does that (launch_gemm ``late``), not the direct and Winograd kernels."""
+    return f.residual is not None and f.residual.clamp != 0
 
 
 def quant_residual(b, out):
@@ -193,7 +201,7 @@ def plan_conv_planes(ctx, b, p):
     _gemm.launch_gemm(b, dt=code(inp), a=apk, bpk=bpk, c=Out(0), M=o, N=hw, K=c, tile=tile,
                       amode="packed", ldc=hw, bias=In(2), batch=(n, 1), b_b=(b_grp, 0),
                       c_b=(o * hw, 0), lo=lo, hi=hi, res=res, prelu=alpha, fn=post_fn(b),
-                      wg=variant["wg"], chrow=True)
+                      wg=variant["wg"], chrow=True, late=late_residual(b))
 
 
 def plan_conv_gemm(ctx, b, p, groups: int = 1):
@@ -271,7 +279,7 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                       c_b=(c_grp, 0), ch_b=ch_b, za=za, zo=_gemm.zero_of(out), lo=lo,
                       hi=hi, res=res, prelu=alpha, fn=post_fn(b), wg=variant["wg"],
                       res_cols=residual_columns(b), facc=facc, qres=quant_residual(b, out),
-                      ip=pairs,
+                      ip=pairs, late=late_residual(b),
                       taps=_gemm.taps_args(h, w, c, oh, ow, fw, fh * fw,
                                            (p.stride_h, p.stride_w), (p.dil_h, p.dil_w),
                                            (top, left)) if amode == "taps" else None)
@@ -355,8 +363,8 @@ def direct_kind(ctx, f, p, device=None) -> str | None:
         return "tile" if _quant_tile(ctx, f, p, device) else None
     if code(inp) not in ("f32", "f16") or code(fi) != code(inp):
         return None
-    if f.residual is not None and f.residual.channels:  # the GEMM epilogue adds those
-        return None
+    if f.residual is not None and (f.residual.channels or late_residual(f)):
+        return None  # the GEMM epilogue adds those
     n, h, w, c = inp.shape
     o, fh, fw, _ = fi.shape
     _, (oh, ow) = resolve_padding(p, h, w, fh, fw)
@@ -530,16 +538,28 @@ def epilogue_activations(ctx) -> tuple[str, ...]:
     return (*CLAMPS, "PRELU", *EPILOGUE_FUNCTIONS)
 
 
-def epilogue_residual(ctx, channels: bool = False) -> bool:
+def epilogue_residual(ctx, channels: bool = False, clamped: bool = False) -> bool:
     """Every float convolution path adds a residual (clnn/fusion.py checks the rest); one of
     fewer channels (a channel PAD fused in) the NHWC GEMM path adds (plan_conv_direct leaves
-    such a convolution to it)."""
-    if not channels:
-        return True
+    such a convolution to it); one after the convolution's clamp (``clamped``) the GEMM paths
+    add, taken where the layer would run a GEMM anyway (not a direct or Winograd kernel)."""
     try:
-        return not hal_conv2d.conv_params(ctx).nchw
+        p = hal_conv2d.conv_params(ctx)
+        if clamped:
+            return code(ctx.inputs[0]) in ("f32", "f16") and not channels and \
+                direct_kind(ctx, _UNFUSED, p) is None and \
+                not _winograd.applies(ctx, _UNFUSED, p, DIRECT_MAX_C)
+        return not channels or not p.nchw
     except Exception:  # an unusual form: no fusion
         return False
+
+
+class _Unfused:
+    """A node without fusions (direct_kind and the Winograd rule asked of the layer alone)."""
+    residual = activation = input_layout = input_pad = None
+
+
+_UNFUSED = _Unfused()
 
 
 def input_nchw(ctx, node) -> bool:

@@ -60,10 +60,11 @@ A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
     kernels can apply in their epilogue for this operation (its plan context), read by
     clnn/fusion.py; ``plan`` then finds the fusion in ``b.activation``.
 
-``epilogue_residual(ctx, channels) -> bool`` (optional)
+``epilogue_residual(ctx, channels, clamped) -> bool`` (optional)
     True where the family's kernels can add the other operand of an ADD reading this
     operation's output (same shape, no broadcasting; ``channels``: an NHWC operand of fewer
-    channels, zero past them, the channel PAD fused in) and apply the ADD's activation, read by
+    channels, zero past them, the channel PAD fused in; ``clamped``: added after the
+    operation's own clamp, the ADD without activation) and apply the ADD's activation, read by
     clnn/fusion.py; ``plan`` then finds the fusion in ``b.residual`` (an AddFusion).
 
 ``input_nchw(ctx, node) -> bool`` (optional)
@@ -100,7 +101,7 @@ def _no_activations(ctx) -> tuple[str, ...]:
     return ()
 
 
-def _no_residual(ctx, channels: bool = False) -> bool:
+def _no_residual(ctx, channels: bool = False, clamped: bool = False) -> bool:
     return False
 
 

@@ -15,10 +15,19 @@ from __future__ import annotations
 PASSES = ("partition", "shapes", "fusion", "select", "tune", "memory")
 
 
+#: the fused activation codes of a clamp (a residual added after one: AddFusion.clamp)
+CLAMP_NAMES = {1: "RELU", 2: "RELU1", 3: "RELU6"}
+
+
 def _epilogue(sg, node) -> list[dict]:
-    return [{"kind": e.kind, "operations": [int(k) for k in e.absorbed],
-             "types": [sg.operations[k].type.name for k in e.absorbed]}
-            for e in node.epilogue]
+    out = []
+    for e in node.epilogue:
+        entry = {"kind": e.kind, "operations": [int(k) for k in e.absorbed],
+                 "types": [sg.operations[k].type.name for k in e.absorbed]}
+        if e.kind == "residual" and e.fusion.clamp:  # clamp then add
+            entry["after_clamp"] = CLAMP_NAMES[e.fusion.clamp]
+        out.append(entry)
+    return out
 
 
 def _launch(la) -> dict:
@@ -108,7 +117,9 @@ def _fmt_partition(n, p, only) -> list[str]:
     if only in (None, "fusion"):
         out.append(f"  fused nodes: {len(p['fused'])}")
         for f in p["fused"]:
-            eps = ", ".join(f"{e['kind']} ({'+'.join(e['types'])} {e['operations']})"
+            eps = ", ".join(f"{e['kind']}"
+                            f"{' after ' + e['after_clamp'] if 'after_clamp' in e else ''}"
+                            f" ({'+'.join(e['types'])} {e['operations']})"
                             for e in f["epilogue"])
             out.append(f"    {f['operation']} {f['type']}: {eps}")
     if only in (None, "select"):

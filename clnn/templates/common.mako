@@ -72,19 +72,26 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
 ## producer. Statements, one a line, the lines after the first indented by ``ind``, in the
 ## list's order: ``res`` the residual ADD (an expression added, or (run-time guard,
 ## expression)), the activation's clamp (``clamp``: "select" clamp_to, "clamp" OpenCL's
-## clamp(), None), ``prelu`` the per-channel alpha of a PRELU (an expression, or (run-time
+## clamp(), None; ``clamp_if``: a run-time guard on it), ``late`` a residual added after the
+## clamp (as ``res``: an ADD fused after a convolution's own RELU*, clnn/fusion.py
+## AddFusion.clamp), ``prelu`` the per-channel alpha of a PRELU (an expression, or (run-time
 ## guard, expression)), ``fn`` a function last (LOGISTIC / HARD_SWISH / SILU, x * sigmoid(x),
 ## or "fnc": the run-time int fnc picks it, 1 / 2 / 3).
-<%def name="epilogue(v, V, ind, vw=1, res=None, clamp='select', prelu=None, fn=None)"><%
+<%def name="epilogue(v, V, ind, vw=1, res=None, clamp='select', prelu=None, fn=None, late=None, clamp_if=None)"><%
     out = []
-    if isinstance(res, tuple):
-        out.append("if (%s) %s += %s;" % (res[0], v, res[1]))
-    elif res is not None:
-        out.append("%s += %s;" % (v, res))
-    if clamp == "select":
-        out.append(capture(clamp_to, v, V) + ";")
-    elif clamp == "clamp":
-        out.append("%s = clamp(%s, lo, hi);" % (v, v))
+    def add(r):
+        if isinstance(r, tuple):
+            out.append("if (%s) %s += %s;" % (r[0], v, r[1]))
+        elif r is not None:
+            out.append("%s += %s;" % (v, r))
+    add(res)
+    line = capture(clamp_to, v, V) + ";" if clamp == "select" else \
+        "%s = clamp(%s, lo, hi);" % (v, v) if clamp == "clamp" else None
+    if line and clamp_if:
+        out.append("if (%s) { %s }" % (clamp_if, line))
+    elif line:
+        out.append(line)
+    add(late)
     if isinstance(prelu, tuple) and vw == 1:
         out.append("if (%s && %s < 0.0f) %s *= %s;" % (prelu[0], v, v, prelu[1]))
     elif isinstance(prelu, tuple):

@@ -19,7 +19,8 @@
 ## activation and, for quantized types, the reference requantization; "acc": raw float / int32
 ## accumulators), bias (quantized "act" epilogues), flex (every float "act" epilogue: the
 ## run-time ``post`` flags choose the bias, a residual tensor laid out like C added before the
-## activation (an ADD fused into the convolution, clnn/fusion.py; NHWC: rows of ``res_ld``
+## activation (or after its clamp: ``post`` bit 3; an ADD fused into the convolution,
+## clnn/fusion.py; NHWC: rows of ``res_ld``
 ## elements of which the first ``res_n`` columns are there, zero past them), a PRELU with one
 ## alpha per output channel after it, and LOGISTIC or HARD_SWISH last), chrow (float "act": the
 ## output channel of C[m, n] is its row m, not its column n: the bias and PRELU alpha per row;
@@ -32,7 +33,8 @@
 ## [ceil(N/nr), K / 2, nr, 2] (k, k + 1 of a column side by side), each row's pair of A values
 ## one int: one multiply-add of pairs per 2 * vw products (int_pairs_fns).
 <%!
-#: ``post`` values (bit 0 bias, 1 residual, 2 PRELU, bits 4.. the function: 1 LOGISTIC,
+#: ``post`` values (bit 0 bias, 1 residual, 2 PRELU, 3 the residual added after the clamp
+#: (clamp then add: an ADD fused after a RELU6 convolution), bits 4.. the function: 1 LOGISTIC,
 #: 2 HARD_SWISH, 3 SILU; clnn/kernels/_gemm.py) with a compiled epilogue of their own: the ones
 #: the benchmark models' float GEMMs launch most (`clnn plan MODEL --pass fusion` lists them;
 #: 49: bias and SILU, the YOLO-style detectors' convolutions) and none at all (BATCH_MATMUL)
@@ -95,6 +97,7 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
 {
 % if flex:
     const int has_bias = post & 1, has_res = post & 2, has_prelu = post & 4, fnc = post >> 4;
+    const int has_late = post & 8;  /* the residual after the clamp (clamp then add) */
 % endif
     const int im = get_global_id(0), jn = get_global_id(1), z = get_global_id(2);
     const int z0 = z / nb1, z1 = z - z0 * nb1;
@@ -249,6 +252,7 @@ __kernel void dwpw(${c.tparam(dt, "src", True)}, ${c.tparam(dt, "wd", True)},
                    float lo, float hi, int post, int res_ld, int res_n)
 {
     const int has_bias = post & 1, has_res = post & 2, has_prelu = post & 4, fnc = post >> 4;
+    const int has_late = post & 8;  /* the residual after the clamp (clamp then add) */
     const int m0 = get_global_id(0) * ${mr};
     const int choff = 0;
     src += src_off;
@@ -757,10 +761,10 @@ ${quant_full_panel(odt, mr, nv, vw, bias, rq, qres)}\
             if (has_bias) x += ${c.ldf(bdt, "bias", "bias_off + choff + %s" % ch)};
             const int ci = ${"n" if cmode == "nhwc" else "n * ohw"};
 <%
-    res_read = ("has_res && n < res_n", capture(c.ldf, odt, "res", "(size_t)m * res_ld + n")) \
-        if cmode == "nhwc" else ("has_res", capture(c.ldf, odt, "res", "rowoff + ci"))
+    res_at = capture(c.ldf, odt, "res", "(size_t)m * res_ld + n" if cmode == "nhwc" else "rowoff + ci")
+    guard = " && n < res_n" if cmode == "nhwc" else ""
 %>\
-            ${c.epilogue("x", S, "            ", res=res_read, clamp="clamp", prelu=("has_prelu", capture(c.ldf, odt, "alpha", "alpha_off + choff + " + ch)), fn="fnc")}
+            ${c.epilogue("x", S, "            ", res=("has_res && !has_late" + guard, res_at), clamp="clamp", late=("has_late" + guard, res_at), prelu=("has_prelu", capture(c.ldf, odt, "alpha", "alpha_off + choff + " + ch)), fn="fnc")}
     % elif epi == "act":
       % if bias:
             x += ${c.ldf(bdt, "bias", "bias_off + choff + n") if not quant else "bias[bias_off + choff + n]"};
@@ -814,7 +818,7 @@ ${rotate(mr, nv)}\
 %>\
 % for P in (FAST_POSTS if fp is None else fp):
 <%
-    has_b, has_r, has_p, fn = P & 1, P & 2, P & 4, P >> 4
+    has_b, has_r, has_p, has_l, fn = P & 1, P & 2, P & 4, P & 8, P >> 4
 %>\
     if (post == ${P} && n0 + ${nr} <= N${(" && res_n >= n0 + %d" % nr) if has_r else ""}) {
   % for v in range(0 if chrow else nv):
@@ -839,7 +843,10 @@ ${rotate(mr, nv)}\
 %>\
             {
                 ${V} t = c0_${v}${(" + " + fb) if has_b else ""};
-                ${c.epilogue("t", V, "                ", vw, res="%s(0, res + (size_t)(m0 + r) * res_ld + n0 + %d)" % (vl, v * vw) if has_r else None, prelu=fa if has_p else None, fn=FLEX_NAMES[fn] if fn else None)}
+<%
+    rv = "%s(0, res + (size_t)(m0 + r) * res_ld + n0 + %d)" % (vl, v * vw) if has_r else None
+%>\
+                ${c.epilogue("t", V, "                ", vw, res=None if has_l else rv, late=rv if has_l else None, prelu=fa if has_p else None, fn=FLEX_NAMES[fn] if fn else None)}
                 ${vs}(t, 0, c + (size_t)(m0 + r) * ldc + n0 + ${v * vw});
             }
   % endfor
@@ -896,6 +903,7 @@ ${rotate(mr, nv)}\
 %>\
         {
             ${V} t = c0_${v} + bv${v};
+            if (has_late) { ${c.clamp_to("t", V)}; }
             if (rn${v} == ${hw}) {
                 t += (${V})(${("vload_half%d(0, res + %s)" % (hw, rt)) if odt == "f16" else ("vload%d(0, res + %s)" % (hw, rt))}, (float${hw})(0.0f));
             } else if (rn${v} > 0) {
@@ -904,7 +912,7 @@ ${rotate(mr, nv)}\
                     rl[l] = l < rn${v} ? ${c.ldf(odt, "res", rt + " + l")} : 0.0f;
                 t += vload${vw}(0, rl);
             }
-            ${c.epilogue("t", V, "            ", vw, prelu=("has_prelu", "av%d" % v), fn="fnc")}
+            ${c.epilogue("t", V, "            ", vw, clamp_if="!has_late", prelu=("has_prelu", "av%d" % v), fn="fnc")}
             ${"vstore_half%d_rte" % hw if odt == "f16" else "vstore%d" % hw}(t.lo, 0, c + ${at});
         }
 </%def>
@@ -918,6 +926,7 @@ ${rotate(mr, nv)}\
 %>\
         {
             ${V} t = c0_${v} + bv${v};
+            if (has_late) { ${c.clamp_to("t", V)}; }
             if (rn${v} == ${vw}) {
                 t += ${("vload_half%d(0, res + %s)" % (vw, rt) if odt == "f16" else "vload%d(0, res + %s)" % (vw, rt))};
             } else if (rn${v} > 0) {
@@ -926,7 +935,7 @@ ${rotate(mr, nv)}\
                     rl[l] = l < rn${v} ? ${c.ldf(odt, "res", rt + " + l")} : 0.0f;
                 t += vload${vw}(0, rl);
             }
-            ${c.epilogue("t", V, "            ", vw, prelu=("has_prelu", "av%d" % v), fn="fnc")}
+            ${c.epilogue("t", V, "            ", vw, clamp_if="!has_late", prelu=("has_prelu", "av%d" % v), fn="fnc")}
             ${"vstore_half%d_rte" % vw if odt == "f16" else "vstore%d" % vw}(t, 0, c + ${at});
         }
 </%def>

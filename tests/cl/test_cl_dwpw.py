@@ -23,9 +23,10 @@ F16 = "TENSOR_FLOAT16"
 
 def dwpw_model(t=F32, x_shape=(1, 9, 11, 16), n_out=24, f=3, stride=1, dil=1,
                pads=(1, 1, 1, 1), dw_act=0, pw_act=0, pad_op=None, residual=False,
-               activation=None, second_reader=False, seed=0):
+               activation=None, second_reader=False, add_act=1, seed=0):
     """x -> [PAD] -> DEPTHWISE_CONV_2D (f x f, explicit pads l r t b, stride, dilation,
-    dw_act) -> CONV_2D 1x1 to n_out (pw_act) [-> ADD(., r)] [-> activation operation]."""
+    dw_act) -> CONV_2D 1x1 to n_out (pw_act) [-> ADD(., r, add_act)] [-> activation
+    operation]."""
     rng = np.random.default_rng(seed)
     dt = np.float32 if t == F32 else np.float16
     b = ModelBuilder()
@@ -53,7 +54,7 @@ def dwpw_model(t=F32, x_shape=(1, 9, 11, 16), n_out=24, f=3, stride=1, dil=1,
     inputs = [rng.uniform(-1, 1, x_shape).astype(dt)]
     if residual:
         r = b.input(t, [n, oh, ow, n_out])
-        y = b.op("ADD", [y, r, b.int32(1)], b.tensor(t, [n, oh, ow, n_out]))
+        y = b.op("ADD", [y, r, b.int32(add_act)], b.tensor(t, [n, oh, ow, n_out]))
         inputs.append(rng.uniform(-1, 1, (n, oh, ow, n_out)).astype(dt))
     if activation == "PRELU":
         alpha = b.constant(rng.uniform(0, 0.5, n_out).astype(dt), t)
@@ -109,6 +110,10 @@ CASES = {
     "logistic-residual": dict(activation="LOGISTIC", residual=True, n_out=28),
     "panels-partial": dict(x_shape=(1, 6, 9, 16), n_out=50, pw_act=2),
     "panels-wide": dict(x_shape=(1, 5, 6, 72), n_out=96, residual=True),
+    # the residual after the 1x1's own clamp (clamp then add, ``post`` bit 3)
+    "clamp-then-add": dict(residual=True, pw_act=3, add_act=0),
+    "clamp-then-add-partial": dict(x_shape=(1, 6, 9, 16), n_out=50, residual=True, pw_act=1,
+                                   add_act=0),
     "stride2-dilated": dict(x_shape=(1, 13, 14, 8), n_out=16, stride=2, dil=2,
                             pads=(2, 2, 2, 2)),
 }
@@ -120,7 +125,8 @@ def test_fused_matches_reference(cl_device, forced, case):
     check(forced, model, inputs, fused=True)
 
 
-@pytest.mark.parametrize("case", ["base", "stride2-partial-vector", "residual"])
+@pytest.mark.parametrize("case", ["base", "stride2-partial-vector", "residual",
+                                  "clamp-then-add"])
 def test_fused_float16(cl_device, forced, case):
     model, inputs = dwpw_model(F16, **CASES[case])
     check(forced, model, inputs, fused=True, kind="f16")

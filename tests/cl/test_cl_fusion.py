@@ -235,12 +235,36 @@ def test_pad_conv_add_chain(cl_device, c, kernels):
     assert _launch_names(pm) == kernels
 
 
-@pytest.mark.parametrize("case", ["conv_act", "conv_output_too", "broadcast"])
+@pytest.mark.parametrize("case", ["conv_and_add_act", "conv_act_direct", "conv_output_too",
+                                  "broadcast"])
 def test_add_not_fused(cl_device, case):
-    kw = {"conv_act": dict(conv_act=1), "conv_output_too": dict(conv_output_too=True),
+    """Not fused: two clamps (the convolution's and the ADD's), a clamped convolution a direct
+    kernel runs (conv_tile: 8 channels, 3x3 stride 2), the convolution's output read
+    elsewhere, a broadcast ADD."""
+    kw = {"conv_and_add_act": dict(conv_act=1, add_act=1),
+          "conv_act_direct": dict(conv_act=3, f=3, stride=2),
+          "conv_output_too": dict(conv_output_too=True),
           "broadcast": dict(other_shape=[16])}[case]
     m, x = conv_add_model(F32, [1, 6, 7, 8], 16, **kw)
     _check_add(m, x, cl_device, "f32", fused=False)
+
+
+@pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
+@pytest.mark.parametrize("conv_act", [1, 2, 3])
+@pytest.mark.parametrize("c,o,f,stride,nchw", [(16, 24, 1, 1, False), (24, 32, 1, 1, False),
+                                               (40, 19, 3, 2, False), (16, 24, 1, 1, True),
+                                               (24, 16, 3, 2, True)])
+def test_add_fused_after_the_convolution_clamp(cl_device, t, conv_act, c, o, f, stride, nchw):
+    """CONV_2D(RELU / RELU1 / RELU6) -> ADD without activation (pose_detection's decoder):
+    clamp then add in the GEMM's epilogue (1x1 on the input, full and partial column tiles,
+    im2col, NCHW planes and im2col); sums below the clamp show that the residual came after
+    it."""
+    shape = [2, c, 9, 11] if nchw else [2, 9, 11, c]
+    m, x = conv_add_model(t, shape, o, f=f, stride=stride, conv_act=conv_act, nchw=nchw)
+    pm = _check_add(m, x, cl_device, "f16" if t != F32 else "f32", fused=True)
+    assert "gemm.gemm" in _launch_names(pm)
+    lo = -1 if conv_act == 2 else 0
+    assert (run_ref(m, x)[0] < lo - 0.5).any()
 
 
 def _later_operand_model(depth: int):
