@@ -35,7 +35,8 @@ DEPTHWISE_CONV_2D -> the same but PRELU (float, NHWC): an activation operation r
 convolution's (or its fused ADD's) output, which nothing else reads and which has no activation
 of its own, runs in the epilogue (a clamp, the PRELU of a constant per-channel alpha, or a
 function); so does SiLU, MUL(x, LOGISTIC(x)) with x read by those two alone (ONNX's
-Sigmoid-Mul of YOLO-style detectors: the function SILU, both operations absorbed); a RELU*
+Sigmoid-Mul of YOLO-style detectors: the function SILU, both operations absorbed); so do
+the same but PRELU after a float FULLY_CONNECTED (hand_landmark's LOGISTIC scores); a RELU*
 after a float ADD / SUB / MUL / DIV without activation becomes its clamp:
 ``LaunchBuilder.activation`` (an :class:`ActivationFusion`), ``Out(0)`` resolves to the
 activation's output.
@@ -76,7 +77,8 @@ OT = OperationType
 PAD_OPS = (OT.PAD, OT.PAD_V2)
 CONV_OPS = (OT.CONV_2D, OT.DEPTHWISE_CONV_2D)
 #: operations whose kernels may run a following activation (where their family says so)
-ACTIVATION_PRODUCERS = (*CONV_OPS, OT.TRANSPOSE_CONV_2D, OT.GROUPED_CONV_2D)
+ACTIVATION_PRODUCERS = (*CONV_OPS, OT.TRANSPOSE_CONV_2D, OT.GROUPED_CONV_2D,
+                        OT.FULLY_CONNECTED)
 POOL_OPS = (OT.AVERAGE_POOL_2D, OT.MAX_POOL_2D, OT.L2_POOL_2D)
 
 
@@ -635,13 +637,26 @@ def _activation_producer(g: _Graph, source: int, by_add_out: dict, added: dict):
     return j
 
 
+def _producer_activation(cctx) -> tuple[int | None, bool]:
+    """(fused activation code, NCHW) of an activation producer: a convolution's, or a
+    FULLY_CONNECTED's (input 3; no layout); (None, False) for an unusual form (no fusion)."""
+    try:
+        if cctx.name == "FULLY_CONNECTED":
+            return cctx.scalar(3), False
+        params = _conv_params(cctx)
+        return cctx.scalar(params.idx["fused activation"]), params.nchw
+    except Exception:
+        return None, False
+
+
 def _activation_fusions(g: _Graph, added: dict[int, AddFusion]) -> dict[int, ActivationFusion]:
     """Producer operation index -> the RELU / RELU1 / RELU6 / PRELU / LOGISTIC / HARD_SWISH
     operation or SILU pair (:func:`_activation_source`) fused into its epilogue (after the
     ADD of ``added`` when it has one): a convolution or transposed convolution (NHWC, no
     activation of its own) or, for RELU*, a float ADD / SUB / MUL / DIV without an activation
     of its own, where its kernel family runs that activation
-    (KernelRegistration.epilogue_activations)."""
+    (KernelRegistration.epilogue_activations); a FULLY_CONNECTED's output of any rank
+    (hand_landmark's LOGISTIC scores), a convolution's of rank 4."""
     sg, ctx_of = g.sg, g.ctx_of
     by_add_out = {f.add_out: (j, f) for j, f in added.items()}
     fused_adds = {f.add_op for f in added.values()}
@@ -662,16 +677,12 @@ def _activation_fusions(g: _Graph, added: dict[int, AddFusion]) -> dict[int, Act
                     bctx.inputs[2].value is not None and int(bctx.scalar(2)) == 0:
                 found[p] = ActivationFusion(k, kind, source, None, op.outputs[0])
             continue
-        j = _activation_producer(g, source, by_add_out, added) if x.rank == 4 else None
-        if j is None:
+        j = _activation_producer(g, source, by_add_out, added)
+        if j is None or (x.rank != 4 and sg.operations[j].type != OT.FULLY_CONNECTED):
             continue
         cctx = ctx_of[j]
-        try:
-            params = _conv_params(cctx)
-            act = cctx.scalar(params.idx["fused activation"])
-        except Exception:  # an unusual form: leave both operations alone
-            continue
-        if act != 0 or params.nchw or cctx.outputs[0].type != y.type or j in found or \
+        act, nchw = _producer_activation(cctx)
+        if act != 0 or nchw or cctx.outputs[0].type != y.type or j in found or \
                 kind not in _epilogue_activations(cctx):
             continue
         alpha = None

@@ -1,14 +1,25 @@
 """FULLY_CONNECTED on OpenCL: the shared GEMM with A = the input as [batch, input_size] rows
 (no copy) and B = weights^T, packed once when the plan is made (or on the device when the
 weights are a model input); bias, fused activation and the reference requantization run in the
-GEMM epilogue. FLOAT32, FLOAT16, QUANT8_ASYMM, QUANT8_ASYMM_SIGNED.
+GEMM epilogue, and (float) a RELU* / LOGISTIC / HARD_SWISH / SILU operation fused after it
+(clnn/fusion.py): its clamp or function. FLOAT32, FLOAT16, QUANT8_ASYMM, QUANT8_ASYMM_SIGNED.
 """
 
 from __future__ import annotations
 
 from clnn.kernels import _gemm, _gemm_variants
 from clnn.kernels.registry import In, Out, register_kernel
-from clnn.kernels.support import FLOAT_QUANT8, act_args, code, constant_inputs, first, types_in
+from clnn.kernels.support import (
+    CLAMPS,
+    EPILOGUE_FUNCTIONS,
+    FLOAT_QUANT8,
+    act_args,
+    code,
+    constant_inputs,
+    f32,
+    first,
+    types_in,
+)
 from hal.operations.conv2d import UPWARD
 
 
@@ -56,13 +67,20 @@ def plan(ctx, b):
     else:
         bpk, _ = _gemm.launch_pack_b(b, dt=code(w), y=In(1), N=units, K=size, nr=nr, sk=1,
                                      sn=size, zb=_gemm.zero_of(w))
-    lo, hi = act_args(ctx, 3, out)
+    g = b.activation  # (its own activation is NONE then)
+    lo, hi = (f32(g.clamp[0]), f32(g.clamp[1])) if g is not None else act_args(ctx, 3, out)
     requant = _gemm.requant_buffers(b, ctx, units, inp, w, UPWARD) if quant else ()
     _gemm.launch_gemm(b, dt=dt, a=In(0), bpk=bpk, c=Out(0), M=batch, N=units, K=size,
                       tile=tile, sam=size, sak=1, ldc=units, bias=In(2), requant=requant,
                       za=_gemm.zero_of(inp), zo=_gemm.zero_of(out), lo=lo, hi=hi,
-                      wg=variant["wg"], facc=facc, ip=pairs)
+                      wg=variant["wg"], facc=facc, ip=pairs, fn=g.fn if g is not None else None)
+
+
+def epilogue_activations(ctx) -> tuple[str, ...]:
+    """The activation operations a float GEMM epilogue runs after the layer (no PRELU: its
+    alpha is per NHWC channel)."""
+    return (*CLAMPS, *EPILOGUE_FUNCTIONS) if code(ctx.outputs[0]) in ("f32", "f16") else ()
 
 
 register_kernel("FULLY_CONNECTED", family="fully_connected", support=support, plan=plan,
-                select=select)
+                select=select, epilogue_activations=epilogue_activations)

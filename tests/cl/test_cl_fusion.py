@@ -720,3 +720,47 @@ def test_quantized_add_fused_into_the_convolution(cl_device, t, case):
     want = run_ref(m, xs)
     for g, w in zip(got, want):
         assert np.array_equal(g, w), np.abs(g.astype(int) - w.astype(int)).max()
+
+
+def fc_activation_model(t, act, batch, units, size=24, fc_act=0, second_reader=False):
+    """x [batch, size] -> FULLY_CONNECTED(fc_act) to ``units`` -> ``act`` (RELU* / LOGISTIC /
+    HARD_SWISH, or SILU: MUL(y, LOGISTIC(y))); ``second_reader``: the FC output a model output
+    too."""
+    rng = np.random.default_rng(5)
+    dt = np.float16 if t != F32 else np.float32
+    b = ModelBuilder()
+    x = b.input(t, [batch, size])
+    w = b.constant(rng.uniform(-1, 1, (units, size)).astype(dt), t)
+    bias = b.constant(rng.uniform(-1, 1, units).astype(dt), t)
+    y = b.op("FULLY_CONNECTED", [x, w, bias, b.int32(fc_act)], b.tensor(t, [batch, units]))
+    if act == "SILU":
+        gate = b.op("LOGISTIC", [y], b.tensor(t, [batch, units]))
+        out = b.op("MUL", [y, gate, b.int32(0)], b.tensor(t, [batch, units]))
+    else:
+        out = b.op(act, [y], b.tensor(t, [batch, units]))
+    b.mark_output(out)
+    if second_reader:
+        b.mark_output(y)
+    return b.finish(), [rng.uniform(-2, 2, (batch, size)).astype(dt)]
+
+
+@pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
+@pytest.mark.parametrize("act", ["RELU", "RELU1", "RELU6", "LOGISTIC", "HARD_SWISH", "SILU"])
+@pytest.mark.parametrize("batch,units", [(1, 1), (1, 63), (5, 40)])
+def test_activation_fused_into_fully_connected(cl_device, t, act, batch, units):
+    """FULLY_CONNECTED -> activation (hand_landmark's [1, 1] LOGISTIC scores): the GEMM alone
+    launches, its epilogue the activation's clamp or function."""
+    m, x = fc_activation_model(t, act, batch, units)
+    pm = device_check(m, x, cl_device, "f16" if t != F32 else "f32")
+    assert _launch_names(pm) == ["gemm.gemm"]
+    assert len(pm.fused_into) == (2 if act == "SILU" else 1)
+
+
+@pytest.mark.parametrize("case", ["fc_act", "second_reader"])
+def test_activation_not_fused_into_fully_connected(cl_device, case):
+    """Not fused: the FULLY_CONNECTED has an activation of its own (two clamps), or its output
+    is read by a model output too."""
+    kw = {"fc_act": dict(fc_act=1), "second_reader": dict(second_reader=True)}[case]
+    m, x = fc_activation_model(F32, "LOGISTIC", 1, 8, **kw)
+    pm = device_check(m, x, cl_device, "f32")
+    assert not pm.fused_into and len(_launch_names(pm)) == 2
