@@ -128,6 +128,11 @@ class AddFusion:
     #: ADD adds ``other`` (clamp then add: a RELU6 convolution whose output a residual is added
     #: to, pose_detection's decoder); the ADD's own ``activation`` is then NONE; 0: none
     clamp: int = 0
+    #: a MAX_POOL_2D (2x2, stride 2, no padding) whose output is the ADD's other operand, fused
+    #: in too (iris_landmark's downsampling shortcuts): ``other`` is then the pool's input,
+    #: of twice the output's height and width, and the epilogue adds the maximum of each 2x2
+    #: window (gemm.cl.mako ``rpool``); None: none
+    pool_op: int | None = None
     #: an 8-bit quantized ADD: its every result as a table of 256 x 256, indexed by (the
     #: producer's byte << 8 | the other operand's byte) (hal.operations.broadcast.quant_table:
     #: the reference's fixed-point pipeline, activation and clamp), looked up in the
@@ -289,10 +294,13 @@ def find_fusions(sg, ops: list[int], contexts: list, keep: set,
     adds = _padded_add_fusions(g, taken)  # first: they save the PAD's launch too
     taken |= {f.pad_op for f in adds.values()}
     adds.update(_add_fusions(g, taken | {f.add_op for f in adds.values()} | set(adds)))
-    taken |= {f.add_op for f in adds.values()} | set(adds)
+    taken |= {f.add_op for f in adds.values()} | set(adds) | \
+        {f.pool_op for f in adds.values() if f.pool_op is not None}
     pads.update(_channel_pad_fusions(g, taken))
     acts = _activation_fusions(g, adds)
-    return Fusions(pads, adds, acts, _depthwise_fusions(g, pads, dwpw_choose),
+    # (a pooled residual is the GEMM kernel's alone: no depthwise prologue with it)
+    pooled = {j for j, f in adds.items() if f.pool_op is not None}
+    return Fusions(pads, adds, acts, _depthwise_fusions(g, pads, dwpw_choose, pooled),
                    _layout_fusions(g, adds))
 
 
@@ -561,6 +569,9 @@ def _add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
                                                                OT.GROUPED_CONV_2D) else 0
             if clamp != 0 and not _clamp_then_add(producer, cctx, actx, clamp):
                 continue
+            pool = _pooled_residual(g, other, k, producer, cctx, clamp)
+            if pool is not None:  # (the pool's input is what the epilogue reads)
+                other = pool[1]
             # the other operand must be ready when the convolution runs
             p = g.producer.get(other)
             if p is not None and p in step and step[p] > step[j]:
@@ -569,9 +580,44 @@ def _add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
             if y.type in QUANT8 and (table is None or not _quant_residual_conv(producer, cctx)):
                 continue
             found[j] = AddFusion(k, conv_out, other, op.outputs[0], int(actx.scalar(2)),
-                                 clamp=int(clamp), table=table)
+                                 clamp=int(clamp), pool_op=pool[0] if pool else None,
+                                 table=table)
             break
     return found
+
+
+def _pooled_residual(g: _Graph, other: int, add: int, producer, cctx, clamp: int):
+    """(MAX_POOL_2D operation, its input) where the ADD ``add``'s operand ``other`` is the
+    output of a float32 NHWC MAX_POOL_2D of a 2x2 window, stride 2, no padding or activation,
+    over an input of twice its height and width (not a PAD's output), read by that ADD alone,
+    and the producer a float NHWC CONV_2D without a clamp of its own whose kernels take it
+    (epilogue_residual ``pooled``); else None: the pool launches as before. (Not float16: the
+    maxima of vload_half vectors crashed PoCL 5's CPU device at the first launch.)"""
+    from hal.operations.conv2d import resolve_padding
+    from hal.operations.pooling import pool_params
+
+    p = g.producer.get(other)
+    if p is None or p not in g.ctx_of or g.sg.operations[p].type != OT.MAX_POOL_2D or \
+            other in g.keep or g.readers.get(other) != [add] or clamp != 0 or \
+            producer.type != OT.CONV_2D:
+        return None
+    pctx = g.ctx_of[p]
+    x, y = pctx.inputs[0], pctx.outputs[0]
+    source = g.sg.operations[p].inputs[0]
+    s = g.producer.get(source)
+    try:
+        pp = pool_params(pctx)
+        pads, _ = resolve_padding(pp, x.shape[1], x.shape[2], *pp.extra[::-1])
+        if pp.nchw or tuple(pp.extra) != (2, 2) or (pp.stride_h, pp.stride_w) != (2, 2) or \
+                any(pads) or pctx.scalar(pp.idx["fused activation"]) != 0 or \
+                y.type != OperandType.TENSOR_FLOAT32 or x.rank != 4 or \
+                tuple(x.shape) != (y.shape[0], 2 * y.shape[1], 2 * y.shape[2], y.shape[3]) or \
+                (s is not None and g.sg.operations[s].type in PAD_OPS) or \
+                _conv_params(cctx).nchw:
+            return None
+    except Exception:  # an unusual form: no fusion
+        return None
+    return (p, source) if _epilogue_residual(cctx, pooled=True) else None
 
 
 def _clamp_then_add(producer, cctx, actx, clamp) -> bool:
@@ -698,7 +744,8 @@ def _activation_fusions(g: _Graph, added: dict[int, AddFusion]) -> dict[int, Act
     return found
 
 
-def _depthwise_fusions(g: _Graph, pads: dict, dwpw_choose) -> dict[int, DepthwiseFusion]:
+def _depthwise_fusions(g: _Graph, pads: dict, dwpw_choose,
+                       pooled: set = frozenset()) -> dict[int, DepthwiseFusion]:
     """CONV_2D operation index -> the DEPTHWISE_CONV_2D whose output only it reads (so the
     depthwise convolution is in no other fusion: an activation fused into it would be that
     reader), where the convolution's kernel can compute it (see the module docstring;
@@ -712,7 +759,7 @@ def _depthwise_fusions(g: _Graph, pads: dict, dwpw_choose) -> dict[int, Depthwis
         return found
     for j in g.ops:
         op = sg.operations[j]
-        if op.type != OT.CONV_2D:  # (its own ADD and activation fusions stay)
+        if op.type != OT.CONV_2D or j in pooled:  # (its own ADD and activation fusions stay)
             continue
         dw_out = op.inputs[0]
         k = g.producer.get(dw_out)
@@ -761,14 +808,15 @@ def _depthwise_fusions(g: _Graph, pads: dict, dwpw_choose) -> dict[int, Depthwis
     return found
 
 
-def _epilogue_residual(ctx, channels: bool = False, clamped: bool = False) -> bool:
+def _epilogue_residual(ctx, channels: bool = False, clamped: bool = False,
+                       pooled: bool = False) -> bool:
     """Whether the kernels of ``ctx``'s operation add an ADD's other operand in their epilogue
     (``channels``: one with fewer channels, zero past them; ``clamped``: after their own
-    clamp)."""
+    clamp; ``pooled``: the 2x2 maxima of a MAX_POOL_2D's input)."""
     from clnn.kernels import kernel_for
 
     reg = kernel_for(ctx.op_type)
-    return reg is not None and reg.epilogue_residual(ctx, channels, clamped)
+    return reg is not None and reg.epilogue_residual(ctx, channels, clamped, pooled)
 
 
 def _epilogue_activations(ctx) -> tuple[str, ...]:

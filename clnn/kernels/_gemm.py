@@ -304,7 +304,7 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
                 bias=None, requant=(), batch=(1, 1), a_b=(0, 0), b_b=(0, 0), c_b=(0, 0),
                 ch_b=(0, 0), za=0, zo=0, lo=None, hi=None, family="gemm", res=None,
                 prelu=None, fn=None, wg="auto", res_cols=None, facc=False, taps=None,
-                chrow=False, qres=None, ip=False, late=False):
+                chrow=False, qres=None, ip=False, late=False, res_pool=None):
     """One GEMM launch (see gemm.cl.mako for the knobs). ``a`` / ``c`` are In/Out or buffers;
     ``bpk`` the packed B buffer; ``bias`` In(k) or None; ``requant`` [mult, shift] buffers
     of quantized "act" epilogues; lo / hi the activation clamp; ``res`` (buffer, element
@@ -317,9 +317,8 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     ``taps``: amode "taps" (:func:`taps_args`), the implicit GEMM's convolution geometry.
     ``chrow``: the output channel of C[m, n] is its row m (the bias and PRELU alpha per row:
     an NCHW 1x1 convolution, conv2d.py plan_conv_planes), float "act" only; ``qres``: a
-    quantized ADD fused after the requantization (:func:`_table_residual`); ``late``: ``res``
-    added after the clamp (clamp then add, ``post`` bit 3; lo / hi then the convolution's
-    own clamp); ``ip``: see below."""
+    quantized ADD fused after the requantization (:func:`_table_residual`); ``late``,
+    ``res_pool``: :func:`_flex_args`; ``ip``: see below."""
     mr, nv, vw = tile
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -365,13 +364,12 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     args += [i32(v) for v in (M, N, K, sam, sak, N if ldc is None else ldc, ohw, batch[1],
                               *a_b, *b_b, *c_b, *ch_b, za, zo)]
     args += [lo, hi]
-    if post is not None:
-        if res_cols is not None and (cmode != "nhwc" or batch != (1, 1)):
-            raise ValueError("a residual of fewer columns needs one NHWC GEMM")
-        res_ld, res_n = res_cols or (N if ldc is None else ldc, N)
-        args += [i32(post), i32(res_ld), i32(res_n)]
-    elif res_cols is not None:
+    if post is None and (res_cols is not None or res_pool is not None):
         raise ValueError(f"a {dt} GEMM with the {epi!r} epilogue fuses no residual")
+    if post is not None:
+        res_n = res_cols[1] if res_cols is not None else N
+        args += _flex_args(params, post, res is not None, res_cols, res_pool, cmode, batch,
+                           chrow, N if ldc is None else ldc, N)
     if (amode == "taps") != (taps is not None):
         raise ValueError("amode 'taps' and its convolution geometry go together")
     if taps is not None:
@@ -381,6 +379,26 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
                       flexible=True)
     if launch is not None and post is not None:
         launch.post, launch.narrow_res = post, res_n < N
+
+
+def _flex_args(params: dict, post: int, res: bool, res_cols, res_pool, cmode: str, batch,
+               chrow: bool, ldc: int, N: int) -> list:
+    """The ``post``, ``res_ld``, ``res_n`` (and ``res_ow``: a pooled residual, the key's
+    ``rpool``) arguments of a flex epilogue. launch_gemm's ``late``: ``res`` added after the
+    clamp (clamp then add, ``post`` bit 3; lo / hi then the convolution's own clamp);
+    ``res_pool``: C's columns per image row where ``res`` is the input of a 2x2 / stride 2
+    MAX_POOL_2D (twice the rows and columns, the epilogue adding each window's maximum:
+    ``rpool``; NHWC, one batch)."""
+    if res_cols is not None and (cmode != "nhwc" or batch != (1, 1)):
+        raise ValueError("a residual of fewer columns needs one NHWC GEMM")
+    res_ld, res_n = res_cols or (ldc, N)
+    args = [i32(post), i32(res_ld), i32(res_n)]
+    if res_pool is not None:  # (a compile-time form: its key)
+        if not res or cmode != "nhwc" or batch != (1, 1) or chrow:
+            raise ValueError("a pooled residual needs one NHWC GEMM with a residual")
+        params["rpool"] = True
+        args.append(i32(res_pool))
+    return args
 
 
 def taps_args(h: int, w: int, c: int, oh: int, ow: int, fw: int, taps: int, stride, dil,

@@ -145,13 +145,14 @@ def signature(n, h, w, c, o, oh, ow, top, left, relaxed: bool = False,
 
 def applies(ctx, b, p, direct_max_c: int) -> bool:
     """A float32 CONV_2D with a constant 3x3 filter, stride and dilation 1 and more input
-    channels than the direct kernel takes (``direct_max_c``; a residual of fewer channels, or
-    one added after the convolution's clamp, is the GEMM's)."""
+    channels than the direct kernel takes (``direct_max_c``; a residual of fewer channels,
+    one added after the convolution's clamp or a pooled one is the GEMM's)."""
     inp, fi = ctx.inputs[0], ctx.inputs[1]
     if fi.value is None or code(inp) != "f32" or code(fi) != "f32":
         return False
-    if b.residual is not None and (b.residual.channels or b.residual.clamp):
-        return False  # (the GEMM's: fewer channels, or added after the clamp)
+    r = b.residual  # (the GEMM's: fewer channels, added after the clamp, pooled)
+    if r is not None and (r.channels or r.clamp or r.pool_op is not None):
+        return False
     o, fh, fw, c = fi.shape
     return (fh, fw, p.stride_h, p.stride_w, p.dil_h, p.dil_w) == (3, 3, 1, 1, 1, 1) and \
         c > direct_max_c and len(inp.shape) == 4

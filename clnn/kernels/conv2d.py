@@ -96,6 +96,21 @@ def late_residual(f) -> bool:
     return f.residual is not None and f.residual.clamp != 0
 
 
+def pooled_residual(b, out) -> int | None:
+    """The output width where the residual fused into this convolution is the 2x2 maxima of a
+    MAX_POOL_2D's input (clnn/fusion.py AddFusion.pool_op; launch_gemm ``res_pool``), else
+    None: the GEMM's epilogue reads those, not the direct and Winograd kernels."""
+    f = b.residual
+    return int(out.shape[2]) if f is not None and f.pool_op is not None else None
+
+
+def gemm_residual(f) -> bool:
+    """Whether only the GEMM's epilogue adds the residual fused into this convolution: one of
+    fewer channels, one added after the clamp, or a pooled one."""
+    r = f.residual
+    return r is not None and bool(r.channels or r.clamp or r.pool_op is not None)
+
+
 def quant_residual(b, out):
     """``qres`` of clnn.kernels._gemm.launch_gemm where a quantized ADD is fused into this
     convolution (clnn/fusion.py AddFusion.table): its other operand and its table on the
@@ -279,7 +294,7 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
                       c_b=(c_grp, 0), ch_b=ch_b, za=za, zo=_gemm.zero_of(out), lo=lo,
                       hi=hi, res=res, prelu=alpha, fn=post_fn(b), wg=variant["wg"],
                       res_cols=residual_columns(b), facc=facc, qres=quant_residual(b, out),
-                      ip=pairs, late=late_residual(b),
+                      ip=pairs, late=late_residual(b), res_pool=pooled_residual(b, out),
                       taps=_gemm.taps_args(h, w, c, oh, ow, fw, fh * fw,
                                            (p.stride_h, p.stride_w), (p.dil_h, p.dil_w),
                                            (top, left)) if amode == "taps" else None)
@@ -363,7 +378,7 @@ def direct_kind(ctx, f, p, device=None) -> str | None:
         return "tile" if _quant_tile(ctx, f, p, device) else None
     if code(inp) not in ("f32", "f16") or code(fi) != code(inp):
         return None
-    if f.residual is not None and (f.residual.channels or late_residual(f)):
+    if gemm_residual(f):
         return None  # the GEMM epilogue adds those
     n, h, w, c = inp.shape
     o, fh, fw, _ = fi.shape
@@ -538,14 +553,18 @@ def epilogue_activations(ctx) -> tuple[str, ...]:
     return (*CLAMPS, "PRELU", *EPILOGUE_FUNCTIONS)
 
 
-def epilogue_residual(ctx, channels: bool = False, clamped: bool = False) -> bool:
+def epilogue_residual(ctx, channels: bool = False, clamped: bool = False,
+                      pooled: bool = False) -> bool:
     """Every float convolution path adds a residual (clnn/fusion.py checks the rest); one of
     fewer channels (a channel PAD fused in) the NHWC GEMM path adds (plan_conv_direct leaves
     such a convolution to it); one after the convolution's clamp (``clamped``) the GEMM paths
-    add, taken where the layer would run a GEMM anyway (not a direct or Winograd kernel)."""
+    add, a pooled one (``pooled``) the NHWC GEMM, taken where the layer would run a GEMM
+    anyway (not a direct or Winograd kernel)."""
     try:
         p = hal_conv2d.conv_params(ctx)
-        if clamped:
+        if pooled and p.nchw:
+            return False
+        if clamped or pooled:
             return code(ctx.inputs[0]) in ("f32", "f16") and not channels and \
                 direct_kind(ctx, _UNFUSED, p) is None and \
                 not _winograd.applies(ctx, _UNFUSED, p, DIRECT_MAX_C)

@@ -34,10 +34,11 @@ def select(ctx, node, device, decided) -> list:
         ctx, node if node is not None else FusedNode(-1), p, groups=int(p.extra[0])))]
 
 
-def epilogue_residual(ctx, channels: bool = False, clamped: bool = False) -> bool:
-    """A residual of the output's shape (one of fewer channels, or one added after the
-    convolution's clamp: no)."""
-    return not channels and not clamped
+def epilogue_residual(ctx, channels: bool = False, clamped: bool = False,
+                      pooled: bool = False) -> bool:
+    """A residual of the output's shape (one of fewer channels, one added after the
+    convolution's clamp, or a pooled one: no)."""
+    return not channels and not clamped and not pooled
 
 
 register_kernel("GROUPED_CONV_2D", family="grouped_conv2d", support=support_conv,

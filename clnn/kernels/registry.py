@@ -60,11 +60,13 @@ A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
     kernels can apply in their epilogue for this operation (its plan context), read by
     clnn/fusion.py; ``plan`` then finds the fusion in ``b.activation``.
 
-``epilogue_residual(ctx, channels, clamped) -> bool`` (optional)
+``epilogue_residual(ctx, channels, clamped, pooled) -> bool`` (optional)
     True where the family's kernels can add the other operand of an ADD reading this
     operation's output (same shape, no broadcasting; ``channels``: an NHWC operand of fewer
     channels, zero past them, the channel PAD fused in; ``clamped``: added after the
-    operation's own clamp, the ADD without activation) and apply the ADD's activation, read by
+    operation's own clamp, the ADD without activation; ``pooled``: the 2x2 maxima of a
+    MAX_POOL_2D's input, of twice the output's height and width) and apply the ADD's
+    activation, read by
     clnn/fusion.py; ``plan`` then finds the fusion in ``b.residual`` (an AddFusion).
 
 ``input_nchw(ctx, node) -> bool`` (optional)
@@ -101,7 +103,8 @@ def _no_activations(ctx) -> tuple[str, ...]:
     return ()
 
 
-def _no_residual(ctx, channels: bool = False, clamped: bool = False) -> bool:
+def _no_residual(ctx, channels: bool = False, clamped: bool = False,
+                 pooled: bool = False) -> bool:
     return False
 
 

@@ -40,11 +40,13 @@ def _vec_width(ctx) -> int | None:
     return row_vector(c)
 
 
-def epilogue_residual(ctx, channels: bool = False, clamped: bool = False) -> bool:
+def epilogue_residual(ctx, channels: bool = False, clamped: bool = False,
+                      pooled: bool = False) -> bool:
     """resize_vec adds an ADD's other operand (of the output's shape) and clamps to its
     activation (clnn/fusion.py): the skip connections of the decoders
-    (ADD(RESIZE_BILINEAR(x), skip)); a resize has no clamp of its own (``clamped``)."""
-    if channels or clamped:
+    (ADD(RESIZE_BILINEAR(x), skip)); a resize has no clamp of its own (``clamped``) and reads
+    no pooled residual."""
+    if channels or clamped or pooled:
         return False
     try:
         return _vec_width(ctx) is not None

@@ -37,8 +37,8 @@ class Epilogue:
             return (f.pad_op,)
         if self.kind == "input_layout":
             return (f.transpose_op,)
-        if self.kind == "residual":
-            return (f.add_op,) + (() if f.pad_op is None else (f.pad_op,))
+        if self.kind == "residual":  # (and a channel PAD or a MAX_POOL_2D fused in)
+            return (f.add_op,) + tuple(k for k in (f.pad_op, f.pool_op) if k is not None)
         if self.kind == "activation":  # (SILU: the MUL and its LOGISTIC)
             return (f.op,) + (() if f.gate_op is None else (f.gate_op,))
         return (f.dw_op,) + (() if f.pad is None else (f.pad.pad_op,))
@@ -139,7 +139,7 @@ def fuse(sg, part, shapes, dwpw_choose) -> FusedGraph:
         graph.reads.setdefault(j, set()).add(f.source)
     for j, f in found.depthwise.items():  # the convolution reads the depthwise input
         graph.reads.setdefault(j, set()).add(f.source)
-    for j, f in found.adds.items():  # a channel PAD's input is read by the convolution
-        if f.pad_op is not None:
+    for j, f in found.adds.items():  # a channel PAD's or a MAX_POOL_2D's input is read by
+        if f.pad_op is not None or f.pool_op is not None:  # the convolution
             graph.reads.setdefault(j, set()).add(f.other)
     return graph

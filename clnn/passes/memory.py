@@ -156,8 +156,9 @@ def liveness(sg, part, fused) -> dict[int, list[int]]:
     for j, f in found.adds.items():  # the ADD's output is written by the convolution
         del live[f.conv_out]
         live[f.add_out][0] = steps[j]
-        if f.pad_op is not None:  # nor does a channel PAD fused in have bytes
-            live.pop(sg.operations[f.pad_op].outputs[0], None)
+        for k in (f.pad_op, f.pool_op):  # nor does a channel PAD or MAX_POOL_2D fused in
+            if k is not None:  # have bytes
+                live.pop(sg.operations[k].outputs[0], None)
     for j, f in found.activations.items():  # the activation's output: the convolution's
         del live[f.source]
         live[f.out][0] = steps[j]

@@ -40,10 +40,24 @@
 #: 49: bias and SILU, the YOLO-style detectors' convolutions) and none at all (BATCH_MATMUL)
 FAST_POSTS = (1, 3, 5, 7, 17, 33, 49, 0)
 FLEX_NAMES = {1: "LOGISTIC", 2: "HARD_SWISH", 3: "SILU"}
+
+
+def res_load(load, rpool, row, col):
+    """The residual at C's row ``row`` from column ``col`` (``load(offset)``: the expression
+    loading at res + offset): row ``row`` of rows ``res_ld`` apart, or with ``rpool`` the
+    maximum of the 2x2 window of a MAX_POOL_2D's input fused in (its rows 2 * (row / res_ow)
+    and the next, its columns 2 * (row % res_ow) and the next: twice C's, one image)."""
+    if not rpool:
+        return load("(size_t)(%s) * res_ld + %s" % (row, col))
+    at = "((size_t)((%s) / res_ow) * 4 * res_ow + 2 * ((%s) %% res_ow)) * res_ld + %s" % (
+        row, row, col)
+    taps = [load("%s + %s" % (at, d)) for d in
+            ("0", "res_ld", "2 * res_ow * res_ld", "(2 * res_ow + 1) * res_ld")]
+    return "fmax(fmax(%s, %s), fmax(%s, %s))" % tuple(taps)
 %>
 <%namespace name="c" file="common.mako"/>
 
-<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, qres=False, half=False, fp=None, general=True, lm=False, ip=False, vnni=False)">
+<%def name="gemm(dt, odt, mr, nv, vw, amode, cmode, epi, bias=False, flex=False, facc=False, chrow=False, cv=1, rq=None, qres=False, half=False, fp=None, general=True, lm=False, ip=False, vnni=False, rpool=False)">
 <%
     nr = nv * vw
     quant = dt in ("u8", "i8")
@@ -93,7 +107,7 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
 % endif
                    int M, int N, int K, int sam, int sak, int ldc, int ohw,
                    int nb1, int a_b0, int a_b1, int b_b0, int b_b1, int c_b0, int c_b1,
-                   int ch_b0, int ch_b1, int za, int zo, ${S} lo, ${S} hi${", int post, int res_ld, int res_n" if flex else ""}${", int t_h, int t_w, int t_c, int t_ow, int t_ohw, int t_fw, int t_taps, int t_sh, int t_sw, int t_dh, int t_dw, int t_pt, int t_pl" if amode == "taps" else ""})
+                   int ch_b0, int ch_b1, int za, int zo, ${S} lo, ${S} hi${", int post, int res_ld, int res_n" if flex else ""}${", int res_ow" if rpool else ""}${", int t_h, int t_w, int t_c, int t_ow, int t_ohw, int t_fw, int t_taps, int t_sh, int t_sw, int t_dh, int t_dw, int t_pt, int t_pl" if amode == "taps" else ""})
 {
 % if flex:
     const int has_bias = post & 1, has_res = post & 2, has_prelu = post & 4, fnc = post >> 4;
@@ -215,7 +229,7 @@ ${taps_chunk(mr, nv, vw, cv, "ap%d", lm)}\
   % endfor
     }
 % endif
-${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow, rq=rq, qres=qres, half=half, fp=fp, general=general)}
+${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow, rq=rq, qres=qres, half=half, fp=fp, general=general, rpool=rpool)}
 }
 </%def>
 
@@ -671,7 +685,7 @@ ${taps_quads(mr, nv, cv, "ap%d", dt)}\
 ## with the unrolled epilogue (each block once per row, for each of FAST_POSTS: 8x2x16 2.8 ->
 ## 0.7 s of CPU), and the loop costs nothing measurable at run time (a private array of the
 ## accumulators instead cost low-K GEMMs ~8%: record issue37_cold_compile_cost-20261129).
-<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False, rq=None, qres=False, half=False, fp=None, general=True)">
+<%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False, rq=None, qres=False, half=False, fp=None, general=True, rpool=False)">
 <%
     nr = nv * vw
     S = "int" if quant else "float"
@@ -681,7 +695,7 @@ ${taps_quads(mr, nv, cv, "ap%d", dt)}\
 %>\
     const int rows = min(M - m0, ${mr});
 % if flex and cmode == "nhwc":
-${fast_stores(odt, mr, nv, vw, bdt, "continue" if per_vector else "return", chrow, fp)}\
+${fast_stores(odt, mr, nv, vw, bdt, "continue" if per_vector else "return", chrow, fp, rpool)}\
 % endif
 % if flex and cmode == "nhwc" and per_vector:
   % for v in range(nv):
@@ -689,7 +703,7 @@ ${fast_stores(odt, mr, nv, vw, bdt, "continue" if per_vector else "return", chro
     if (full${v}) {
 ${vector_consts(odt, vw, bdt, v)}\
         for (int r = 0; r < rows; ++r) {
-${store_vector(odt, vw, v)}\
+${store_vector(odt, vw, v, rpool)}\
 ${rotate(mr, nv, v)}\
         }
     }
@@ -701,7 +715,7 @@ ${vector_consts(odt, vw, bdt, v)}\
   % endfor
         for (int r = 0; r < rows; ++r) {
   % for v in range(nv):
-${store_vector(odt, vw, v)}\
+${store_vector(odt, vw, v, rpool)}\
   % endfor
 ${rotate(mr, nv)}\
         }
@@ -716,9 +730,9 @@ ${vector_consts(odt, vw, bdt, v)}\
 ${half_consts(odt, vw, bdt, nv - 1)}\
         for (int r = 0; r < rows; ++r) {
   % for v in range(nv - 1):
-${store_vector(odt, vw, v)}\
+${store_vector(odt, vw, v, rpool)}\
   % endfor
-${store_half(odt, vw, nv - 1)}\
+${store_half(odt, vw, nv - 1, rpool)}\
 ${rotate(mr, nv)}\
         }
         return;
@@ -761,7 +775,8 @@ ${quant_full_panel(odt, mr, nv, vw, bias, rq, qres)}\
             if (has_bias) x += ${c.ldf(bdt, "bias", "bias_off + choff + %s" % ch)};
             const int ci = ${"n" if cmode == "nhwc" else "n * ohw"};
 <%
-    res_at = capture(c.ldf, odt, "res", "(size_t)m * res_ld + n" if cmode == "nhwc" else "rowoff + ci")
+    res_at = res_load(lambda o: capture(c.ldf, odt, "res", o), rpool, "m", "n") if cmode == "nhwc" \
+        else capture(c.ldf, odt, "res", "rowoff + ci")
     guard = " && n < res_n" if cmode == "nhwc" else ""
 %>\
             ${c.epilogue("x", S, "            ", res=("has_res && !has_late" + guard, res_at), clamp="clamp", late=("has_late" + guard, res_at), prelu=("has_prelu", capture(c.ldf, odt, "alpha", "alpha_off + choff + " + ch)), fn="fnc")}
@@ -808,7 +823,7 @@ ${rotate(mr, nv)}\
 ## ``general`` False: no general full-tile block either (no launch of the plan needs it: all
 ## their values have a block and no residual has fewer columns than C), the element-by-element
 ## path of partial tiles takes any other, alike but slower.
-<%def name="fast_stores(odt, mr, nv, vw, bdt, done, chrow=False, fp=None)">
+<%def name="fast_stores(odt, mr, nv, vw, bdt, done, chrow=False, fp=None, rpool=False)">
 <%
     V = "float%d" % vw
     nr = nv * vw
@@ -844,7 +859,8 @@ ${rotate(mr, nv)}\
             {
                 ${V} t = c0_${v}${(" + " + fb) if has_b else ""};
 <%
-    rv = "%s(0, res + (size_t)(m0 + r) * res_ld + n0 + %d)" % (vl, v * vw) if has_r else None
+    rv = res_load(lambda o: "%s(0, res + %s)" % (vl, o), rpool, "m0 + r", "n0 + %d" % (v * vw)) \
+        if has_r else None
 %>\
                 ${c.epilogue("t", V, "                ", vw, res=None if has_l else rv, late=rv if has_l else None, prelu=fa if has_p else None, fn=FLEX_NAMES[fn] if fn else None)}
                 ${vs}(t, 0, c + (size_t)(m0 + r) * ldc + n0 + ${v * vw});
@@ -894,22 +910,23 @@ ${rotate(mr, nv)}\
 </%def>
 
 ## the store of such a last vector (its first half) of row r
-<%def name="store_half(odt, vw, v)">
+<%def name="store_half(odt, vw, v, rpool=False)">
 <%
     V = "float%d" % vw
     hw = vw // 2
     at = "(size_t)(m0 + r) * ldc + n0 + %d" % (v * vw)
-    rt = "(size_t)(m0 + r) * res_ld + n0 + %d" % (v * vw)
+    col = "n0 + %d" % (v * vw)
+    hl = ("vload_half%d" % hw) if odt == "f16" else ("vload%d" % hw)
 %>\
         {
             ${V} t = c0_${v} + bv${v};
             if (has_late) { ${c.clamp_to("t", V)}; }
             if (rn${v} == ${hw}) {
-                t += (${V})(${("vload_half%d(0, res + %s)" % (hw, rt)) if odt == "f16" else ("vload%d(0, res + %s)" % (hw, rt))}, (float${hw})(0.0f));
+                t += (${V})(${res_load(lambda o: "%s(0, res + %s)" % (hl, o), rpool, "m0 + r", col)}, (float${hw})(0.0f));
             } else if (rn${v} > 0) {
                 float rl[${vw}];
                 for (int l = 0; l < ${vw}; ++l)
-                    rl[l] = l < rn${v} ? ${c.ldf(odt, "res", rt + " + l")} : 0.0f;
+                    rl[l] = l < rn${v} ? ${res_load(lambda o: capture(c.ldf, odt, "res", o), rpool, "m0 + r", col + " + l")} : 0.0f;
                 t += vload${vw}(0, rl);
             }
             ${c.epilogue("t", V, "            ", vw, clamp_if="!has_late", prelu=("has_prelu", "av%d" % v), fn="fnc")}
@@ -918,21 +935,22 @@ ${rotate(mr, nv)}\
 </%def>
 
 ## the general full-vector store of accumulator vector v of row r (the caller's row loop)
-<%def name="store_vector(odt, vw, v)">
+<%def name="store_vector(odt, vw, v, rpool=False)">
 <%
     V = "float%d" % vw
     at = "(size_t)(m0 + r) * ldc + n0 + %d" % (v * vw)
-    rt = "(size_t)(m0 + r) * res_ld + n0 + %d" % (v * vw)
+    col = "n0 + %d" % (v * vw)
+    vl = ("vload_half%d" % vw) if odt == "f16" else ("vload%d" % vw)
 %>\
         {
             ${V} t = c0_${v} + bv${v};
             if (has_late) { ${c.clamp_to("t", V)}; }
             if (rn${v} == ${vw}) {
-                t += ${("vload_half%d(0, res + %s)" % (vw, rt) if odt == "f16" else "vload%d(0, res + %s)" % (vw, rt))};
+                t += ${res_load(lambda o: "%s(0, res + %s)" % (vl, o), rpool, "m0 + r", col)};
             } else if (rn${v} > 0) {
                 float rl[${vw}];
                 for (int l = 0; l < ${vw}; ++l)
-                    rl[l] = l < rn${v} ? ${c.ldf(odt, "res", rt + " + l")} : 0.0f;
+                    rl[l] = l < rn${v} ? ${res_load(lambda o: capture(c.ldf, odt, "res", o), rpool, "m0 + r", col + " + l")} : 0.0f;
                 t += vload${vw}(0, rl);
             }
             ${c.epilogue("t", V, "            ", vw, clamp_if="!has_late", prelu=("has_prelu", "av%d" % v), fn="fnc")}

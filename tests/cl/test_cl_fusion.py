@@ -764,3 +764,58 @@ def test_activation_not_fused_into_fully_connected(cl_device, case):
     m, x = fc_activation_model(F32, "LOGISTIC", 1, 8, **kw)
     pm = device_check(m, x, cl_device, "f32")
     assert not pm.fused_into and len(_launch_names(pm)) == 2
+
+
+def pooled_add_model(t, n, h, w, c, co, pool_first=True, add_act=0, conv_act=0, window=2,
+                     pad=0, pool_too=False, seed=3):
+    """a [n, h, w, c] -> CONV_2D 1x1 to co (conv_act); x [n, 2h, 2w, co] -> MAX_POOL_2D
+    (window, stride 2, ``pad`` columns right and rows below) -> ADD(pool, conv) (add_act)
+    (iris_landmark's downsampling shortcuts); ``pool_too``: the pool's output a model output
+    as well."""
+    rng = np.random.default_rng(seed)
+    dt = np.float16 if t != F32 else np.float32
+    b = ModelBuilder()
+    a = b.input(t, [n, h, w, c])
+    x = b.input(t, [n, 2 * h, 2 * w, co])
+    conv = b.op("CONV_2D", [a, b.constant(rng.uniform(-1, 1, (co, 1, 1, c)).astype(dt), t),
+                            b.constant(rng.uniform(-1, 1, co).astype(dt), t),
+                            *[b.int32(v) for v in (0, 0, 0, 0, 1, 1, conv_act)]],
+                 b.tensor(t, [n, h, w, co]))
+    ph, pw = (2 * h + pad - window) // 2 + 1, (2 * w + pad - window) // 2 + 1
+    pool = b.op("MAX_POOL_2D", [x, *[b.int32(v) for v in (0, pad, 0, pad, 2, 2, window,
+                                                          window, 0)]],
+                b.tensor(t, [n, ph, pw, co]))
+    ins = [pool, conv] if pool_first else [conv, pool]
+    b.mark_output(b.op("ADD", [*ins, b.int32(add_act)], b.tensor(t, [n, h, w, co])))
+    if pool_too:
+        b.mark_output(pool)
+    return b.finish(), [rng.uniform(-2, 2, (n, h, w, c)).astype(dt),
+                        rng.uniform(-2, 2, (n, 2 * h, 2 * w, co)).astype(dt)]
+
+
+@pytest.mark.parametrize("n,h,w,c,co", [(1, 4, 4, 64, 128), (2, 3, 5, 16, 24),
+                                        (1, 5, 3, 8, 19), (1, 2, 7, 16, 40)])
+@pytest.mark.parametrize("pool_first,add_act", [(True, 0), (False, 1)])
+def test_max_pool_fused_into_the_residual(cl_device, n, h, w, c, co, pool_first, add_act):
+    """ADD(MAX_POOL_2D(x) 2x2 / 2, CONV_2D): the GEMM's epilogue adds the maximum of each 2x2
+    window of x (full column tiles, a batch of two, partial tiles, a half vector): one launch,
+    the pool's and the ADD's absorbed."""
+    m, x = pooled_add_model(F32, n, h, w, c, co, pool_first, add_act)
+    pm = device_check(m, x, cl_device, "f32")
+    assert _launch_names(pm) == ["gemm.gemm"]
+    assert sorted(pm.fused_into) == [1, 2]
+
+
+@pytest.mark.parametrize("case", ["window3", "pool_too", "conv_act", "float16"])
+def test_max_pool_not_fused_into_the_residual(cl_device, case):
+    """The pool launches: a 3x3 window (padded to keep the ADD's shape), the pool's output
+    read elsewhere, a convolution with a clamp of its own, float16 (see clnn.fusion
+    _pooled_residual)."""
+    kw = {"window3": dict(window=3, pad=1), "pool_too": dict(pool_too=True),
+          "conv_act": dict(conv_act=1), "float16": {}}[case]
+    args = dict(n=1, h=4, w=4, c=16, co=32)
+    args.update(kw)
+    t = "TENSOR_FLOAT16" if case == "float16" else F32
+    m, x = pooled_add_model(t, **args)
+    pm = device_check(m, x, cl_device, "f16" if case == "float16" else "f32")
+    assert _ran(_launch_names(pm), "pooling.pool")
