@@ -692,6 +692,9 @@ ${taps_quads(mr, nv, cv, "ap%d", dt)}\
     V = "%s%d" % (S, vw)
     bdt = "i32" if quant else ("f16" if odt == "f16" else "f32")
     ch = "m" if chrow else "n"  # the output channel of C[m, n]
+    # the run-time paths add a residual after the clamp (``post`` bit 3) where a launch may ask:
+    # any, unless the plan's ``post`` values (fp) have none (their code then as before it)
+    late = fp is None or any(P & 8 for P in fp)
 %>\
     const int rows = min(M - m0, ${mr});
 % if flex and cmode == "nhwc":
@@ -703,7 +706,7 @@ ${fast_stores(odt, mr, nv, vw, bdt, "continue" if per_vector else "return", chro
     if (full${v}) {
 ${vector_consts(odt, vw, bdt, v)}\
         for (int r = 0; r < rows; ++r) {
-${store_vector(odt, vw, v, rpool)}\
+${store_vector(odt, vw, v, rpool, late)}\
 ${rotate(mr, nv, v)}\
         }
     }
@@ -715,7 +718,7 @@ ${vector_consts(odt, vw, bdt, v)}\
   % endfor
         for (int r = 0; r < rows; ++r) {
   % for v in range(nv):
-${store_vector(odt, vw, v, rpool)}\
+${store_vector(odt, vw, v, rpool, late)}\
   % endfor
 ${rotate(mr, nv)}\
         }
@@ -730,9 +733,9 @@ ${vector_consts(odt, vw, bdt, v)}\
 ${half_consts(odt, vw, bdt, nv - 1)}\
         for (int r = 0; r < rows; ++r) {
   % for v in range(nv - 1):
-${store_vector(odt, vw, v, rpool)}\
+${store_vector(odt, vw, v, rpool, late)}\
   % endfor
-${store_half(odt, vw, nv - 1, rpool)}\
+${store_half(odt, vw, nv - 1, rpool, late)}\
 ${rotate(mr, nv)}\
         }
         return;
@@ -779,7 +782,7 @@ ${quant_full_panel(odt, mr, nv, vw, bias, rq, qres)}\
         else capture(c.ldf, odt, "res", "rowoff + ci")
     guard = " && n < res_n" if cmode == "nhwc" else ""
 %>\
-            ${c.epilogue("x", S, "            ", res=("has_res && !has_late" + guard, res_at), clamp="clamp", late=("has_late" + guard, res_at), prelu=("has_prelu", capture(c.ldf, odt, "alpha", "alpha_off + choff + " + ch)), fn="fnc")}
+            ${c.epilogue("x", S, "            ", res=("has_res && !has_late" + guard if late else "has_res" + guard, res_at), clamp="clamp", late=("has_late" + guard, res_at) if late else None, prelu=("has_prelu", capture(c.ldf, odt, "alpha", "alpha_off + choff + " + ch)), fn="fnc")}
     % elif epi == "act":
       % if bias:
             x += ${c.ldf(bdt, "bias", "bias_off + choff + n") if not quant else "bias[bias_off + choff + n]"};
@@ -910,7 +913,7 @@ ${rotate(mr, nv)}\
 </%def>
 
 ## the store of such a last vector (its first half) of row r
-<%def name="store_half(odt, vw, v, rpool=False)">
+<%def name="store_half(odt, vw, v, rpool=False, late=True)">
 <%
     V = "float%d" % vw
     hw = vw // 2
@@ -920,7 +923,9 @@ ${rotate(mr, nv)}\
 %>\
         {
             ${V} t = c0_${v} + bv${v};
+% if late:
             if (has_late) { ${c.clamp_to("t", V)}; }
+% endif
             if (rn${v} == ${hw}) {
                 t += (${V})(${res_load(lambda o: "%s(0, res + %s)" % (hl, o), rpool, "m0 + r", col)}, (float${hw})(0.0f));
             } else if (rn${v} > 0) {
@@ -929,13 +934,13 @@ ${rotate(mr, nv)}\
                     rl[l] = l < rn${v} ? ${res_load(lambda o: capture(c.ldf, odt, "res", o), rpool, "m0 + r", col + " + l")} : 0.0f;
                 t += vload${vw}(0, rl);
             }
-            ${c.epilogue("t", V, "            ", vw, clamp_if="!has_late", prelu=("has_prelu", "av%d" % v), fn="fnc")}
+            ${c.epilogue("t", V, "            ", vw, clamp_if="!has_late" if late else None, prelu=("has_prelu", "av%d" % v), fn="fnc")}
             ${"vstore_half%d_rte" % hw if odt == "f16" else "vstore%d" % hw}(t.lo, 0, c + ${at});
         }
 </%def>
 
 ## the general full-vector store of accumulator vector v of row r (the caller's row loop)
-<%def name="store_vector(odt, vw, v, rpool=False)">
+<%def name="store_vector(odt, vw, v, rpool=False, late=True)">
 <%
     V = "float%d" % vw
     at = "(size_t)(m0 + r) * ldc + n0 + %d" % (v * vw)
@@ -944,7 +949,9 @@ ${rotate(mr, nv)}\
 %>\
         {
             ${V} t = c0_${v} + bv${v};
+% if late:
             if (has_late) { ${c.clamp_to("t", V)}; }
+% endif
             if (rn${v} == ${vw}) {
                 t += ${res_load(lambda o: "%s(0, res + %s)" % (vl, o), rpool, "m0 + r", col)};
             } else if (rn${v} > 0) {
@@ -953,7 +960,7 @@ ${rotate(mr, nv)}\
                     rl[l] = l < rn${v} ? ${res_load(lambda o: capture(c.ldf, odt, "res", o), rpool, "m0 + r", col + " + l")} : 0.0f;
                 t += vload${vw}(0, rl);
             }
-            ${c.epilogue("t", V, "            ", vw, clamp_if="!has_late", prelu=("has_prelu", "av%d" % v), fn="fnc")}
+            ${c.epilogue("t", V, "            ", vw, clamp_if="!has_late" if late else None, prelu=("has_prelu", "av%d" % v), fn="fnc")}
             ${"vstore_half%d_rte" % vw if odt == "f16" else "vstore%d" % vw}(t, 0, c + ${at});
         }
 </%def>
