@@ -452,6 +452,27 @@ def pair_form(device, pairs, bt: np.ndarray, filt, channels: int, tile):
     return pairs
 
 
+def tuned_pairs(device, pairs: bool, bt, zero_point: int, channels: int) -> bool | str:
+    """The ``ip`` of a quantized GEMM layer's tuning signature (_gemm_variants.quant_keys):
+    "quads" where ``pairs`` (:func:`int_pairs`' answer) and its 16-lane tiles would multiply
+    bytes by quads (:func:`int_quads` of a 16-lane tile), so that the tuner's scratch layers
+    run the form the plan runs (their other tiles: pairs, as :func:`pair_form` packs them),
+    else ``pairs``; ``bt``: the constant B ([groups, K, N]) or None."""
+    if pairs and bt is not None and int_quads(device, bt, zero_point, channels, (1, 1, 16)):
+        return "quads"
+    return pairs
+
+
+def scratch_pairs(device, ip, tile, channels: int) -> bool | str:
+    """The ``ip`` a tuner's scratch GEMM of this ``tile`` runs for a signature's ``ip``
+    (:func:`tuned_pairs`): "quads" on 16-lane tiles whose vectors of A (:func:`taps_cv` of
+    ``channels``) are of a multiple of 4, else pairs."""
+    if ip == "quads" and not (tile[2] == 16 and
+                              taps_cv(SimpleNamespace(device=device), channels) % 4 == 0):
+        return True
+    return ip
+
+
 def int_quads(device, bt: np.ndarray, zero_point: int, channels: int, tile) -> bool:
     """Whether an int16-pairs GEMM (:func:`int_pairs`) of constant B (``bt``: [groups, K, N])
     multiplies bytes by quads instead (gemm.cl.mako ``vnni``: AVX512-VNNI's vpdpbusd in one

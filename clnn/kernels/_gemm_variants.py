@@ -105,8 +105,8 @@ def quant_keys(*, facc: bool, rq: str | None, taps=None, ip: bool = False) -> di
     channels decide its vector loads, the window its reads), in which it is measured;
     ``ip`` (int16 pairs, _gemm.int_pairs) where the layer has it."""
     out = {"facc": bool(facc), "rq": rq}
-    if ip:
-        out["ip"] = True
+    if ip:  # (bytes by quads where the layer's 16-lane tiles take them: _gemm.tuned_pairs)
+        out["ip"] = "quads" if ip == "quads" else True
     if taps is not None:
         out["taps"] = [int(x) for x in taps]
     return out
@@ -239,6 +239,9 @@ def scratch_gemm(device, v: dict, dt: str, amode: str, M: int, N: int, K: int, b
     c_buf = c if c is not None else next(it)
     rec = scratch_builder(device, 2.0 * M * N * K * batches)
     q, qbufs = _scratch_quant(device, N * batches, quant) if quant is not None else ({}, [])
+    if q.get("ip"):  # (bytes by quads on the tiles the plan packs them for)
+        q["ip"] = _gemm.scratch_pairs(device, quant.get("ip"), v["tile"],
+                                      taps[2] if taps is not None else K)
     _gemm.launch_gemm(rec, dt=dt, a=a_buf, bpk=b_buf, c=c_buf, M=M, N=N, K=K,
                       tile=tuple(v["tile"]),
                       amode="taps" if taps is not None else
@@ -258,7 +261,7 @@ def _scratch_quant(device, channels: int, quant: dict):
     requant = _gemm.Requant([mult, shift])
     requant.rq = quant.get("rq")
     q = {"bias": bias, "requant": requant, "facc": bool(quant.get("facc")),
-         "ip": bool(quant.get("ip"))}
+         "ip": quant.get("ip") or False}
     if quant.get("taps") is not None:
         q["taps"] = tuple(quant["taps"])
     return q, [bias, mult, shift]

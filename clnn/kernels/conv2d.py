@@ -167,13 +167,22 @@ def gemm_signature(ctx, f, p, groups: int = 1, device=None) -> dict:
         geo = _gemm.taps_args(h, w, c, oh, ow, fw, fh * fw, (p.stride_h, p.stride_w),
                               (p.dil_h, p.dil_w), (top, left)) if taps else None
         up = hal_conv2d.UPWARD if ctx.name == "CONV_2D" else False
-        ip = (rows or taps) and _gemm.int_pairs(device, facc, cg)
+        ip = _gemm.tuned_pairs(device, (rows or taps) and _gemm.int_pairs(device, facc, cg),
+                               _filter_bt(fi, groups), _gemm.zero_of(fi), cg)
         quant = _gemm_variants.quant_keys(
             facc=facc, rq=_gemm.requant_form(ctx, o, inp, fi, up), taps=geo, ip=ip)
     return _gemm_variants.signature(dt=code(inp),
                                     amode="rows" if rows else "taps" if taps else "packed",
                                     M=n * oh * ow, N=o // groups, K=K, batches=groups,
                                     quant=quant)
+
+
+def _filter_bt(fi, groups: int):
+    """A constant filter as the GEMM's B, [groups, K, N]; None for a filter that is a model
+    input."""
+    if fi.value is None:
+        return None
+    return fi.value.reshape(groups, fi.shape[0] // groups, -1).transpose(0, 2, 1)
 
 
 def _pointwise(p, fh, fw, top, left, h, w, oh, ow) -> bool:

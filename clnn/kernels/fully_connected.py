@@ -37,7 +37,9 @@ def gemm_signature(ctx, device=None) -> dict:
         facc = w.value is not None and _gemm.float_exact(w.value.T[None], _gemm.zero_of(w))
         quant = _gemm_variants.quant_keys(
             facc=facc, rq=_gemm.requant_form(ctx, units, inp, w, UPWARD),
-            ip=_gemm.int_pairs(device, facc, size))
+            ip=_gemm.tuned_pairs(device, _gemm.int_pairs(device, facc, size),
+                                 None if w.value is None else w.value.T[None],
+                                 _gemm.zero_of(w), size))
     return _gemm_variants.signature(dt=code(inp), amode="rows", M=ctx.outputs[0].shape[0],
                                     N=units, K=size, quant=quant)
 
