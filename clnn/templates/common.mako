@@ -170,6 +170,28 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
 % endif
 </%def>
 
+## clnn_vst_<T><n>(v, p): vstore<n>(v, 0, p) of a vector of n 8-bit T (char, uchar: the
+## quantized kernels' requantized outputs; n 2, 4, 8 or 16). Where the compiler is clang's, one
+## store through a vector type of byte alignment (OpenCL's alignment of the scalar type, as
+## vstore): PoCL's vstore16 of chars writes 16 single bytes, a third of a low-K int8 GEMM's
+## time on its full panels (issue #36), where that store is one instruction (vpmovdb to
+## memory). Functions, not a macro: a chain (clnn/chain.py) undefines a kernel's macros after
+## it. The inner conditionals are spelled ``# if``: see int_pairs_fns (gemm.cl.mako).
+<%def name="byte_store_fns()">
+#ifndef CLNN_VST8_FNS
+#define CLNN_VST8_FNS
+% for t in ("char", "uchar"):
+  % for n in (2, 4, 8, 16):
+# if defined(__clang__)
+typedef ${t} clnn_${t}${n}_u __attribute__((ext_vector_type(${n}), aligned(1)));
+inline void clnn_vst_${t}${n}(${t}${n} v, __global ${t}* p) { *(__global clnn_${t}${n}_u*)p = v; }
+# else
+inline void clnn_vst_${t}${n}(${t}${n} v, __global ${t}* p) { vstore${n}(v, 0, p); }
+# endif
+  % endfor
+% endfor
+#endif
+</%def>
 ## clnn_mbqm<n>: clnn_mbqm (the prelude's) on int<n> vectors, lane for lane the same result
 ## (64-bit lanes for the products and shifts, selects for the branches).
 ## Vector bounds: an integer vector's min, max and clamp take vector bounds here, never the
@@ -182,6 +204,7 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
     I = "int%d" % n
     L = "long%d" % n
 %>\
+${byte_store_fns()}
 #ifndef CLNN_MBQM${n}
 #define CLNN_MBQM${n}
 inline ${I} clnn_mbqm${n}(${I} x, ${I} m, ${I} s) {
@@ -220,6 +243,7 @@ inline ${I} clnn_mbqm${n}(${I} x, ${I} m, ${I} s) {
     I = "int%d" % n
     L = "long%d" % n
 %>\
+${byte_store_fns()}
 #ifndef CLNN_MBQM_${rq.upper()}${n}
 #define CLNN_MBQM_${rq.upper()}${n}
 inline ${I} clnn_mbqm${rq}${n}(${I} x, ${I} m, ${I} s) {

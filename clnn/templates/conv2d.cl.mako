@@ -245,7 +245,7 @@ ${conv_tile_quant_store(dt, vw, tx, nv, rq, half)}
     % else:
         {
         const ${T}${vw} q = convert_${T}${vw}(clamp(clnn_mbqm${rq or ""}${vw}(convert_int${vw}(acc${j}_${v}) + qb${v}, qm${v}, qs${v}) + zo, (${I})(lo), (${I})(hi)));
-        vstore${vw // 2 if half and v == nv - 1 else vw}(q${".lo" if half and v == nv - 1 else ""}, 0, yr + ${j} * LDY + ${v * vw});
+        clnn_vst_${T}${vw // 2 if half and v == nv - 1 else vw}(q${".lo" if half and v == nv - 1 else ""}, yr + ${j} * LDY + ${v * vw});
         }
     % endif
   % endfor

@@ -188,7 +188,7 @@ vstore${vw}(${v}, 0, yr + ${off})\
         const ${V} qs = vload${vw}(0, shift + c0);
   % for j in range(tx):
         if (ox0 + ${j} < OW)
-            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${context.get("rq") or ""}${vw}(acc${j} + qb, qm, qs) + zo, (${V})(lo), (${V})(hi))), 0, yr + ${j} * C);
+            clnn_vst_${T}${vw}(convert_${T}${vw}(clamp(clnn_mbqm${context.get("rq") or ""}${vw}(acc${j} + qb, qm, qs) + zo, (${V})(lo), (${V})(hi))), yr + ${j} * C);
   % endfor
     }
 % elif quant:

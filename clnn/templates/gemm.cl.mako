@@ -369,14 +369,27 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
 <%def name="taps_rows(mr)">
 % for r in range(mr):
     int iy${r}, ix${r}, xb${r}, xo${r};
+% endfor
     {
-        const int m = min(m0 + ${r}, M - 1), bq = m / t_ohw, p = m - bq * t_ohw, oy = p / t_ow;
+        /* the first row's pixel by two divisions, the next rows' by stepping along the output
+           row (rows past M repeat the last one): a division per row cost the low-K layers of
+           the int8 models more than their multiply-adds (issue #36) */
+        const int m = min(m0, M - 1);
+        int bq = m / t_ohw, p = m - bq * t_ohw, oy = p / t_ow, ox = p - oy * t_ow;
+% for r in range(mr):
+  % if r:
+        if (m0 + ${r} < M) {
+            ++p;
+            if (++ox == t_ow) { ox = 0; ++oy; }
+            if (p == t_ohw) { p = 0; oy = 0; ++bq; }
+        }
+  % endif
         iy${r} = oy * t_sh - t_pt;
-        ix${r} = (p - oy * t_ow) * t_sw - t_pl;
+        ix${r} = ox * t_sw - t_pl;
         xb${r} = bq * t_h * t_w * t_c;
         xo${r} = xb${r} + (iy${r} * t_w + ix${r}) * t_c;
-    }
 % endfor
+    }
 </%def>
 ## dp (the VNNI helper's loop, vk_helper): A's type, B's bytes by quads (taps_quads)
 <%def name="taps_loop(mr, nv, vw, acc, cv=1, lm=False, ip=False, dp=False)">
@@ -384,8 +397,9 @@ ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
     V = "float%d" % vw
     nr = nv * vw
 %>
-    for (int tap = 0; tap < t_taps; ++tap) {
-        const int ty = tap / t_fw, tx = tap - ty * t_fw;
+    /* the tap's filter row and column by counters, not a division per tap */
+    for (int tap = 0, ty = 0, tx = 0; tap < t_taps; ++tap, tx = tx + 1 == t_fw ? 0 : tx + 1,
+         ty += tx == 0) {
 % if cv > 1:
         /* the tap's offset is the same for every row: each row's window origin plus it */
         const int dy = ty * t_dh, dx = tx * t_dw, toff = (dy * t_w + dx) * t_c;
@@ -1109,7 +1123,7 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
       % endfor
             }
     % else:
-            vstore${vw}(convert_${T}${vw}(clamp(clnn_mbqm${rq or ""}${vw}(c${r}_${v}${(" + qb%d" % v) if bias else ""}, qm${v}, qs${v}) + zo, (${V})(lo), (${V})(hi))), 0, c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
+            clnn_vst_${T}${vw}(convert_${T}${vw}(clamp(clnn_mbqm${rq or ""}${vw}(c${r}_${v}${(" + qb%d" % v) if bias else ""}, qm${v}, qs${v}) + zo, (${V})(lo), (${V})(hi))), c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
     % endif
   % endfor
         }
