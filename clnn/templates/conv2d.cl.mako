@@ -94,6 +94,15 @@ ${c.toffsets("x", "bias", "y")}
        which is cc): a second unrolled copy would cost the compile as much as the first (a
        cold prepare, #37) for the few tiles at the row's ends */
     const bool inside = xs >= 0 && xs + ${span - 1} < W;
+% if quant and not xnchw:
+    /* quantized, inside the row: the span's pixels (cc channels each, contiguous) loaded as
+       vectors, centered on za and converted to float once per filter row into private floats
+       at an offset the compiler cannot know (min(W, 0), always 0), so that each FMA takes its
+       input as a broadcast load: one scalar load, subtraction, conversion and broadcast per
+       input cost the 3-channel first layers of the int8 models more than their FMAs (#36) */
+    float xf_[${span * cc}];
+    float* const xf = xf_ + min(W, 0);
+% endif
 % for guard in (False, True):
     ${"if (inside) {" if not guard else "} else {"}
     for (int ty = 0; ty < fh; ++ty) {
@@ -105,6 +114,9 @@ ${c.toffsets("x", "bias", "y")}
         /* the input channels (cc) unrolled: every input of the span at a constant offset from
            the tile's first pixel (10-25% less kernel time than a loop over a run-time C) */
         const __global ${c.ctype(dt)}* xq = xr + xs${"" if xnchw else " * %d" % cc};
+    % if quant and not xnchw:
+${span_floats(span * cc)}\
+    % endif
   % endif
   % for ci in (range(cc) if not guard else ["C"]):
     % if guard:
@@ -120,6 +132,8 @@ ${c.toffsets("x", "bias", "y")}
     % for p in range(span):
       % if guard:
             const float x${p} = in${p} ? ${xld("xc" if xnchw else "xr", ("ix%d" if xnchw else "ix%d + ci") % p)} : 0.0f;
+      % elif quant and not xnchw:
+            const float x${p} = xf[${p * cc + ci}];
       % else:
             const float x${p} = ${xld("xc" if xnchw else "xq", "%d" % (p if xnchw else p * cc + ci))};
       % endif
@@ -211,6 +225,26 @@ ${conv_tile_quant_store(dt, vw, tx, nv, rq, half)}
 % endfor
 % endif
 }
+</%def>
+
+## conv_tile's quantized inputs of one filter row inside the row: the n bytes from xq as
+## floats centered on za into xf, by vectors of 16, 8, 4 and 2 that cover them exactly (no read
+## past the span: the last pixel of the input ends its buffer)
+<%def name="span_floats(n)">
+<%
+    chunks, off = [], 0
+    while off < n:
+        w = next(v for v in (16, 8, 4, 2, 1) if v <= n - off)
+        chunks.append((off, w))
+        off += w
+%>\
+% for off, w in chunks:
+  % if w == 1:
+        xf[${off}] = (float)((int)xq[${off}] - za);
+  % else:
+        vstore${w}(convert_float${w}(convert_int${w}(vload${w}(0, xq + ${off})) - za), 0, xf + ${off});
+  % endif
+% endfor
 </%def>
 
 ## conv_tile's quantized stores: the float sums (exact integers) plus the int32 bias,

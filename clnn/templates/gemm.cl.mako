@@ -598,7 +598,22 @@ void ${name}(int16* acc, const __global ${T}* a, const __global char* bp, const 
     int apv_[${mr * cv // 4}];
     int* const apv = apv_ + min(K, 0);
 % if amode == "taps":
+    /* rs (vk_call's): the rows' stride where they lie along one output row and inside the
+       input for every tap, else 0: then one pointer per tap and no bounds (the per-tap bounds
+       and row offsets of the general loop cost a 16-channel layer as much as its multiplies) */
+    const int rs = rv[${3 * mr}];
+    if (rs) {
+        for (int tap = 0, ty = 0, tx = 0; tap < t_taps; ++tap, tx = tx + 1 == t_fw ? 0 : tx + 1,
+             ty += tx == 0) {
+            const __global ${T}* at = a + xo0 + (ty * t_dh * t_w + tx * t_dw) * t_c;
+            const __global char* bt = bp + (size_t)tap * t_c * ${16 * nv};
+            for (int k = 0; k < t_c; k += ${cv}) {
+${taps_quads(mr, nv, cv, "(at + %d * rs)", dt, "bt")}\
+            }
+        }
+    } else {
 ${taps_loop(mr, nv, 16, "c", cv, True, True, dt)}\
+    }
 % else:
     for (int k = 0; k < K; k += ${cv}) {
 ${taps_quads(mr, nv, cv, "ap%d", dt)}\
@@ -613,8 +628,9 @@ ${taps_quads(mr, nv, cv, "ap%d", dt)}\
 #endif
 </%def>
 ## vnni's loads and multiply-adds of one chunk of cv channels (taps_pairs' with quads)
-<%def name="taps_quads(mr, nv, cv, rows, dt)">
+<%def name="taps_quads(mr, nv, cv, rows, dt, b=None)">
 <%
+    b = b or ("bp" if rows else "bt")
     Q = cv // 4
     IQ = "int%d" % Q if Q > 1 else "int"
     flip = " ^ (uchar)0x80" if dt == "i8" else ""
@@ -633,7 +649,7 @@ ${taps_quads(mr, nv, cv, "ap%d", dt)}\
 % endfor
 % for l in range(Q):
   % for v in range(nv):
-            const int16 q${l}_${v} = vload16(${v}, (const __global int*)(${"bp" if rows else "bt"} + (k + ${4 * l}) * ${16 * nv}));
+            const int16 q${l}_${v} = vload16(${v}, (const __global int*)(${b} + (k + ${4 * l}) * ${16 * nv}));
   % endfor
   % for r in range(mr):
     % for v in range(nv):
@@ -645,7 +661,7 @@ ${taps_quads(mr, nv, cv, "ap%d", dt)}\
 <%def name="vk_call(dt, amode, mr, nv, cv)">
     {
         int16 acc_[${mr * nv}];
-        int rv_[${3 * mr if amode == "taps" else mr}];
+        int rv_[${3 * mr + 1 if amode == "taps" else mr}];
 % for r in range(mr):
   % if amode == "taps":
         rv_[${3 * r}] = iy${r};
@@ -656,6 +672,11 @@ ${taps_quads(mr, nv, cv, "ap%d", dt)}\
   % endif
 % endfor
 % if amode == "taps":
+        /* the rows one stride apart along one output row, inside the input for every tap */
+        rv_[${3 * mr}] = m0 + ${mr - 1} < M && iy0 == iy${mr - 1} &&
+            ix${mr - 1} - ix0 == ${mr - 1} * t_sw && iy0 >= 0 && ix0 >= 0 &&
+            iy0 + (t_taps / t_fw - 1) * t_dh < t_h && ix${mr - 1} + (t_fw - 1) * t_dw < t_w ?
+            t_sw * t_c : 0;
         ${vk_name(dt, amode, mr, nv, cv)}(acc_, a, bp, rv_, K, za, t_h, t_w, t_c, t_fw, t_taps, t_dh, t_dw);
 % else:
         ${vk_name(dt, amode, mr, nv, cv)}(acc_, a, bp, rv_, K, za, 0, 0, 0, 0, 0, 0, 0);
