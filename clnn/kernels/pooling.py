@@ -58,7 +58,12 @@ def plan(ctx, b):
         xs = (n, h, w, c)
         extra = {"padz": True}
     vw = row_vector(c)
-    if not p.nchw and code(y) == "f32" and vw:  # vectors of contiguous channels
+    # (8-bit quantized: AVERAGE and MAX of their own padding; the global average pool of the
+    # int8 models ran a work-item per channel, one work-group: issue #36)
+    quant_vec = code(y) in ("u8", "i8") and ctx.name != "L2_POOL_2D" and not extra
+    if not p.nchw and (code(y) == "f32" or quant_vec) and vw:  # contiguous channels
+        if code(y) != "f32":
+            extra = {"dt": code(y)}
         groups = vector_groups(c, vw)
         local = row_local_size(groups, ow, 64)
         # pixels c channels apart, or a concatenation's where the output is its slot (written

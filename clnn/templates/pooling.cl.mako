@@ -175,14 +175,25 @@ ${c.part_store(dt, vw, "v", "yp", "OW - ox0")}
 }
 </%def>
 
-## The NHWC float32 variant: one work-item per vw contiguous channels of an output pixel
-## (vector loads). Same sums and order as pool(). Kernel key: kind, vw (divides C).
-<%def name="pool_vec(kind, vw, padz=False)">
-<% V = "float%d" % vw %>
-__kernel void pool_vec(${c.tparam("f32", "x", True)}, ${c.tparam("f32", "y")},
+## The NHWC float32 and 8-bit variant: one work-item per vw contiguous channels of an output
+## pixel (vector loads). Same sums, order and rounding as pool(). Kernel key: kind, vw (the
+## row's vector, support.row_vector), padz (float32), dt (only where 8-bit: u8, i8; AVERAGE
+## and MAX).
+<%def name="pool_vec(kind, vw, padz=False, dt='f32')">
+<%
+    # dt: f32, or u8 / i8 (AVERAGE and MAX without padz): int vectors, TFLite's rounding of
+    # the average as the scalar ``pool`` kernel's
+    quant = dt in ("u8", "i8")
+    V = ("int%d" if quant else "float%d") % vw
+    T = {"f32": "float", "u8": "uchar", "i8": "char"}[dt]
+%>
+% if quant:
+${c.byte_store_fns()}
+% endif
+__kernel void pool_vec(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")},
                        int H, int W, int C, int OH, int OW, int xn, int xh, int xw,
                        int yn, int yh, int yw, int fh, int fw, int sh, int sw, int pt, int pl,
-                       float lo, float hi)
+                       ${"int" if quant else "float"} lo, ${"int" if quant else "float"} hi)
 {
 ${c.toffsets("x", "y")}
     /* any C >= vw: the last vector of a row overlaps its neighbour (support.row_vector) */
@@ -199,11 +210,19 @@ ${c.toffsets("x", "y")}
     const int inside = count;
     count = fh * fw;
 % endif
-    __global const float* xb = x + n * xn + ch;
+    __global const ${T}* xb = x + n * xn + ch;
+% if quant:
+    ${V} acc = (${V})(${"0" if kind != "MAX" else "0" if dt == "u8" else "-128"});
+% else:
     ${V} acc = (${V})(${"-INFINITY" if kind == "MAX" else "0.0f"});
+% endif
     for (int r = hs; r < he; ++r) {
         for (int q = ws; q < we; ++q) {
+% if quant:
+            ${V} v = convert_${V}(vload${vw}(0, xb + r * xh + q * xw));
+% else:
             ${V} v = vload${vw}(0, xb + r * xh + q * xw);
+% endif
 % if kind == "MAX":
             acc = max(acc, v);
 % elif kind == "L2":
@@ -216,12 +235,19 @@ ${c.toffsets("x", "y")}
 % if padz and kind == "MAX":
     if (inside < fh * fw) acc = max(acc, (${V})(0.0f));
 % endif
-% if kind == "AVERAGE":
+% if quant and kind == "AVERAGE":
+    const int cnt = max(count, 1), hf = cnt / 2;
+    acc = (acc + select((${V})(-hf), (${V})(hf), acc > (${V})(0))) / (${V})(cnt);
+% elif kind == "AVERAGE":
     acc = acc / (float)max(count, 1);
 % elif kind == "L2":
     acc = sqrt(acc / (float)max(count, 1));
 % endif
+% if quant:
+    clnn_vst_${T}${vw}(convert_${T}${vw}(clamp(acc, (${V})(lo), (${V})(hi))), y + n * yn + oy * yh + ox * yw + ch);
+% else:
     acc = clamp(acc, (${V})lo, (${V})hi);
     vstore${vw}(acc, 0, y + n * yn + oy * yh + ox * yw + ch);
+% endif
 }
 </%def>

@@ -54,6 +54,10 @@ VNNI_TAPS = [  # (x shape, filter [o, fh, fw, c], pads l r t b, stride w h)
     ([1, 7, 6, 16], [40, 3, 3, 16], (1, 1, 1, 1), (1, 1)),
     ([2, 5, 5, 24], [48, 3, 3, 24], (1, 1, 1, 1), (2, 2)),
     ([1, 6, 7, 36], [33, 3, 2, 36], (0, 1, 2, 0), (1, 2)),
+    # rows wide enough that work-items lie inside the input for every tap (the helper's
+    # one-pointer path), 16 and 32 output channels, stride 1 and 2
+    ([1, 5, 34, 16], [16, 3, 3, 16], (1, 1, 1, 1), (1, 1)),
+    ([1, 6, 40, 16], [32, 3, 3, 16], (1, 1, 1, 1), (2, 2)),
 ]
 
 
@@ -174,6 +178,23 @@ def test_a_gpu_class_never_probes(monkeypatch):
                              local_mem_size=65536, native_vector_width_float=1,
                              cl_device=SimpleNamespace(vendor="Some GPU vendor"))
     assert _vnni.available(SimpleNamespace(limits=limits)) is False
+
+
+def test_the_tuner_times_the_form_the_plan_runs(cl_device):
+    """A quantized layer's tuning signature says "quads" where its 16-lane tiles multiply
+    bytes by quads (the probe passed, signed-byte filters), and a scratch layer of another
+    tile runs the int16-pairs form its plan would pack."""
+    from clnn.kernels import _gemm, _vnni
+
+    bt = np.random.default_rng(4).integers(-127, 128, (1, 144, 16)).astype(np.int8)
+    quads = _gemm.tuned_pairs(cl_device, True, bt, 0, 16)
+    assert quads == ("quads" if _vnni.available(cl_device) else True)
+    assert _gemm.tuned_pairs(cl_device, False, bt, 0, 16) is False
+    assert _gemm.tuned_pairs(cl_device, True, None, 0, 16) is True
+    assert _gemm.tuned_pairs(cl_device, True, bt.astype(np.int32) + 200, 0, 16) is True
+    assert _gemm.scratch_pairs(cl_device, "quads", (8, 1, 16), 16) == "quads"
+    assert _gemm.scratch_pairs(cl_device, "quads", (5, 2, 8), 16) is True
+    assert _gemm.scratch_pairs(cl_device, True, (8, 1, 16), 16) is True
 
 
 def test_vnni_helpers_leave_a_part_pure():

@@ -187,3 +187,25 @@ def test_api_compare_litert_checks_an_int8_model_against_builtin_kernels():
     model = clnn.load(residual_net(), device="reference", cache=False)
     rows = model.compare("litert", inputs=full_range_inputs(model._imported, 1))
     assert [r["max_abs_err"] for r in rows] == [0, 0], rows
+
+
+@pytest.mark.parametrize("name", ["image_classification", "keyword_spotting"])
+def test_mltk_model_runs_as_chains_on_opencl(cl_device, name):
+    """The int8 kernels (the requantizing byte stores, the VNNI helper, the fused ADD's table,
+    the vector pooling) build as chains where the device chains: a chain that fails to compile
+    leaves the model running launch by launch, outputs unchanged, only slower (issue #36)."""
+    from clnn import chain
+    from clnn.cli.run import ClnnRunner, random_inputs
+    from clnn.tflite import load
+
+    path = present_int8(name)
+    if path is None:
+        pytest.skip(f"{name} is not in the cache (clnn models fetch --int8)")
+    if not chain.enabled(cl_device.limits.cl_device, getattr(cl_device, "options", None)):
+        pytest.skip("the device runs no chains")
+    imported = load(path)
+    runner = ClnnRunner(imported, cl_device)
+    runner.run([np.asarray(x) for x in random_inputs(imported)])
+    runner.prepared.wait_chains()
+    steps = runner.prepared.chains()
+    assert steps and all(isinstance(s, chain.Chain) for s in steps), steps
