@@ -95,14 +95,23 @@ ${c.toffsets("x", "bias", "y")}
        cold prepare, #37) for the few tiles at the row's ends */
     const bool inside = xs >= 0 && xs + ${span - 1} < W;
 % if quant and not xnchw:
-    /* quantized, inside the row: the span's pixels (cc channels each, contiguous) loaded as
-       vectors, centered on za and converted to float once per filter row into private floats
-       at an offset the compiler cannot know (min(W, 0), always 0), so that each FMA takes its
-       input as a broadcast load: one scalar load, subtraction, conversion and broadcast per
-       input cost the 3-channel first layers of the int8 models more than their FMAs (#36) */
+    /* quantized: the span's pixels (cc channels each, contiguous) centered on za and
+       converted to float once per filter row (vectors where the span lies inside the row,
+       selects at its ends) into private floats at an offset the compiler cannot know
+       (min(W, 0), always 0), whose values the FMAs take as broadcasts, the channels unrolled
+       in both copies: one scalar load, subtraction, conversion and broadcast per input cost
+       the 3-channel first layers of the int8 models more than their FMAs, and the guarded
+       copy over the channels at run time ran every tile of keyword_spotting's first layer
+       (rows of 5 outputs, all at the row's ends) (#36). (One copy for both kinds of tile ran
+       the 3-channel layer 1.2x slower: the stores of two paths are not forwarded.) */
     float xf_[${span * cc}];
     float* const xf = xf_ + min(W, 0);
 % endif
+<%
+    # quantized NHWC: the multiply-adds' inputs staged in xf (vector loads inside the row,
+    # selects at its ends), the channels unrolled in both copies
+    staged = quant and not xnchw
+%>\
 % for guard in (False, True):
     ${"if (inside) {" if not guard else "} else {"}
     for (int ty = 0; ty < fh; ++ty) {
@@ -110,16 +119,22 @@ ${c.toffsets("x", "bias", "y")}
         if (iy < 0 || iy >= H) continue;
         const __global ${c.ctype(dt)}* xr = x + (size_t)iy * W${"" if xnchw else " * C"};
         const __global float* wr = w + ty * ${fw} * tap;
-  % if not guard:
+  % if staged and not guard:
+        const __global ${c.ctype(dt)}* xq = xr + xs * ${cc};
+${span_floats(span * cc)}\
+  % elif staged:
+    % for p in range(span):
+      % for ci in range(cc):
+        xf[${p * cc + ci}] = in${p} ? (float)((int)xr[ix${p} + ${ci}] - za) : 0.0f;
+      % endfor
+    % endfor
+  % elif not guard:
         /* the input channels (cc) unrolled: every input of the span at a constant offset from
            the tile's first pixel (10-25% less kernel time than a loop over a run-time C) */
         const __global ${c.ctype(dt)}* xq = xr + xs${"" if xnchw else " * %d" % cc};
-    % if quant and not xnchw:
-${span_floats(span * cc)}\
-    % endif
   % endif
-  % for ci in (range(cc) if not guard else ["C"]):
-    % if guard:
+  % for ci in (range(cc) if not guard or staged else ["C"]):
+    % if guard and not staged:
         for (int ci = 0; ci < C; ++ci) {
     % else:
         {
@@ -130,9 +145,9 @@ ${span_floats(span * cc)}\
             const __global ${c.ctype(dt)}* xc = ${"xr" if guard else "xq"} + (size_t)ci * HW;
     % endif
     % for p in range(span):
-      % if guard:
+      % if guard and not staged:
             const float x${p} = in${p} ? ${xld("xc" if xnchw else "xr", ("ix%d" if xnchw else "ix%d + ci") % p)} : 0.0f;
-      % elif quant and not xnchw:
+      % elif staged:
             const float x${p} = xf[${p * cc + ci}];
       % else:
             const float x${p} = ${xld("xc" if xnchw else "xq", "%d" % (p if xnchw else p * cc + ci))};
@@ -240,9 +255,9 @@ ${conv_tile_quant_store(dt, vw, tx, nv, rq, half)}
 %>\
 % for off, w in chunks:
   % if w == 1:
-        xf[${off}] = (float)((int)xq[${off}] - za);
+            xf[${off}] = (float)((int)xq[${off}] - za);
   % else:
-        vstore${w}(convert_float${w}(convert_int${w}(vload${w}(0, xq + ${off})) - za), 0, xf + ${off});
+            vstore${w}(convert_float${w}(convert_int${w}(vload${w}(0, xq + ${off})) - za), 0, xf + ${off});
   % endif
 % endfor
 </%def>
