@@ -32,6 +32,7 @@ from hal.types import (
     Priority,
     Request,
 )
+from hal.types_memory import is_writable
 from hal.validation_request import check_omitted_inputs, request_dimensions
 from hal.values import array_copy_from_bytes, array_to_bytes, array_view_of_bytes, pool_view
 
@@ -231,7 +232,7 @@ def request_key(request) -> tuple | None:
         for p in pools:
             if not isinstance(p, Memory):
                 return None
-            key.append(p.size if type(p) is HostMemory else (p.size, p.writable))
+            key.append(p.size if type(p) is HostMemory else (p.size, is_writable(p)))
         _arguments_key(key, request.inputs)
         _arguments_key(key, request.outputs)
         return tuple(key)

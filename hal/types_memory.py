@@ -16,12 +16,6 @@ class Memory:
     def size(self) -> int:
         return len(self.view())
 
-    @property
-    def writable(self) -> bool:
-        """Whether outputs may be written into it (request validation rejects an output in a
-        memory that is not)."""
-        return not self.view().readonly
-
 
 class HostMemory(Memory):
     def __init__(self, data: bytes | bytearray | int):
@@ -39,7 +33,7 @@ class MmapMemory(Memory):
 
     def __init__(self, path: str | os.PathLike, size: int, offset: int = 0, writable: bool = True):
         self.path = os.fspath(path)
-        self._writable = writable
+        self.writable = writable
         mode = os.O_RDWR if writable else os.O_RDONLY
         fd = os.open(self.path, mode)
         try:
@@ -51,4 +45,10 @@ class MmapMemory(Memory):
     def view(self) -> memoryview:
         return memoryview(self._map)
 
-    writable = property(lambda self: self._writable, doc="As mapped (no memoryview made).")
+
+def is_writable(pool: Memory) -> bool:
+    """Whether outputs may be written into ``pool``: its ``writable`` attribute where it has
+    one (HostMemory, MmapMemory, clnn.nnapi's Memory), else whether its view is writable.
+    Request validation rejects an output in a memory that is not."""
+    writable = getattr(pool, "writable", None)
+    return (not pool.view().readonly) if writable is None else bool(writable)

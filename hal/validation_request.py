@@ -18,6 +18,7 @@ from hal.types import (
     Subgraph,
     is_scalar_type,
 )
+from hal.types_memory import is_writable
 from hal.validation import UINT32_MAX, validate_operation
 
 OT = OperandType
@@ -102,7 +103,7 @@ def validate_request(request: Request, model: Model, allow_device_memory=None):
             if loc.offset < 0 or loc.length < 0 or loc.offset + loc.length > pool.size:
                 _fail(f"{what}: offset {loc.offset} + length {loc.length} exceeds the "
                       f"{pool.size}-byte pool {loc.pool_index}")
-            if kind == "output" and not pool.writable:
+            if kind == "output" and not is_writable(pool):
                 _fail(f"{what} is in pool {loc.pool_index}, a read-only memory: an output "
                       "needs a writable one")
             if kind == "input":
