@@ -80,6 +80,7 @@ def _child(t_start: float, path: str) -> dict:
     t_load = time.perf_counter()
     prepared = device.prepare_model(imported.model)
     t_prepare = time.perf_counter()
+    device = getattr(prepared, "device", device)  # (a small model: its companion device)
     built, first_launches = program_cache.STATS["built"], launch.STATS["first_launches"]
     req = make_request(imported.model, random_inputs(imported))
     r = prepared.execute_synchronously(req)

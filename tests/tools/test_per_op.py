@@ -62,7 +62,7 @@ def _check_clean(report, n_ops):
     rows = report["rows"]
     assert [r["index"] for r in rows] == list(range(n_ops))
     compared = [r for r in rows if r["within"] is not None]
-    assert len(compared) > n_ops // 2  # fused rows aside, the tensors are compared
+    assert len(compared) > n_ops // 3  # fused rows aside (epilogues take ADDs, pools), compared
     assert all(r["within"] for r in compared), [r for r in compared if not r["within"]]
     assert report["first_divergent"] is None
     for r in compared:
