@@ -539,3 +539,53 @@ def test_padded_buffer_arguments_leave_the_results_alone(chained):
         [ch.table] * (ch.nbuf - len(ch.buffers) + 1)
     for g, r in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
         assert_close(g, r, "f32")
+
+
+class _Sized:
+    """A Part of a function of ``n`` characters (what :func:`chain._cut` weighs)."""
+
+    def __init__(self, n):
+        self.function = "x" * n
+
+
+def test_a_long_run_is_cut_where_the_larger_piece_keeps_least_code(monkeypatch):
+    """A run's kernels recur along it: the cut leaves the larger piece the least code, here
+    the large first kernel on its own; a run whose every cut keeps more than SPLIT_SHARE of
+    its code in one piece, or shorter than SPLIT_LAUNCHES, is not cut."""
+    sizes = {"first": 600, "gemm": 200, "dw": 150, "tail": 50}
+    monkeypatch.setattr(chain, "part", lambda key, root=None: _Sized(sizes[key]))
+    run = [(None, k) for k in ["first"] + ["gemm", "dw"] * 10 + ["tail"]]
+    assert chain._cut(run, None) == 1  # 600 | 400 of 1000
+    even = [(None, k) for k in ["gemm", "dw"] * 11]  # every cut keeps both kernels
+    assert chain._cut(even, None) == 0
+    monkeypatch.setattr(chain, "SPLIT_LAUNCHES", len(run) + 1)
+    assert chain._cut(run, None) == 0
+    monkeypatch.setattr(chain, "SPLIT_LAUNCHES", 0)
+    assert chain._cut(run, None) == 0
+
+
+def test_cut_chains_build_at_once_and_compute_as_one(chained, monkeypatch):
+    """A run cut in two chains (chain._cut) runs as two launches computing what the launches
+    one by one compute, bit for bit; the prepare built the two programs at once, the second
+    on a thread of its own (chain.build_at_once)."""
+    import threading
+
+    monkeypatch.setattr(chain, "SPLIT_LAUNCHES", 2)
+    monkeypatch.setattr(chain, "SPLIT_SHARE", 1.0)
+    built, program = [], chain._program
+
+    def recorded(context, cl_device, source, *args):
+        built.append((threading.current_thread().name, source))
+        return program(context, cl_device, source, *args)
+
+    monkeypatch.setattr(chain, "_program", recorded)
+    model, inputs = block_model(11)
+    pm = chained.prepare_model(model)
+    (plan,) = plans(pm)
+    got = chains(pm)
+    assert len(got) == 2 and [la for ch in got for la in ch.launches] == plan.launches
+    assert {name for name, src in built if src == got[1].source} >= {"clnn-chain"}
+    plain = open_or_skip("opencl", fallback=False,
+                         options=CHAINED.replace(chains=False)).prepare_model(model)
+    for g, w in zip(outputs_of(model, pm, inputs), outputs_of(model, plain, inputs)):
+        np.testing.assert_array_equal(g, w)
