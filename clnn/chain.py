@@ -573,25 +573,14 @@ def _cut(run: list, root: str | None) -> int:
     if not SPLIT_LAUNCHES or len(run) < SPLIT_LAUNCHES:
         return 0
     size = {k: len(part(k, root).function) for _, k in run}
-    keys = [k for _, k in run]
-    head, tail = _distinct_code(keys, size), _distinct_code(keys[::-1], size)[::-1]
-    best, cut = SPLIT_SHARE * sum(size.values()), 0
+    whole = sum(size.values())
+    best, cut = SPLIT_SHARE * whole, 0
     for i in range(1, len(run)):
-        larger = max(head[i - 1], tail[i])
+        larger = max(sum(size[k] for k in dict.fromkeys(k for _, k in piece))
+                     for piece in (run[:i], run[i:]))
         if larger < best:
             best, cut = larger, i
     return cut
-
-
-def _distinct_code(keys: list, size: dict) -> list:
-    """The code of the distinct kernels of ``keys[:i + 1]``, for each i."""
-    seen, total, out = set(), 0, []
-    for k in keys:
-        if k not in seen:
-            seen.add(k)
-            total += size[k]
-        out.append(total)
-    return out
 
 
 def chain_plan(plan, cl_device, context, min_launches: int = MIN_LAUNCHES,
