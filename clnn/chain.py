@@ -52,7 +52,6 @@ events (``clnn run --profile`` times every launch on its own) or keep every inte
 from __future__ import annotations
 
 import atexit
-import contextlib
 import hashlib
 import os
 import re
@@ -77,13 +76,6 @@ _CLASSES: dict = {}
 #: run many times (a conformance test's model of one to five launches never; clnn bench
 #: prepare for the compile, benchmarks/chain_rates.py for the saving)
 MIN_LAUNCHES = 8
-#: the fewest launches of a run cut in two chains (:func:`_cut`): a chain's program compiles
-#: on one thread (PoCL generates its code whole, one function after another), so a cold
-#: prepare compiles two pieces on two threads in the time of the larger, for one more kernel
-#: boundary per execution (0: never cut)
-SPLIT_LAUNCHES = 2 * MIN_LAUNCHES
-#: the largest share of a run's code the larger piece of a cut may keep (else not cut)
-SPLIT_SHARE = 0.85
 #: kernels whose dimension 0 walks the rows of an NHWC output and dimension 1 its columns
 #: (the GEMM's row blocks and column panels): their tasks split dimension 0, so that a task
 #: holds whole rows of the image as the others' do (their dimension 0 is the fastest in memory)
@@ -562,27 +554,6 @@ def _buffer_limit(cl_device) -> int:
     return int(cl_device.max_parameter_size) // 8 - 4
 
 
-def _cut(run: list, root: str | None) -> int:
-    """Where a run of (launch, kernel key) is cut in two chains whose programs compile at
-    once on two threads (:func:`build_at_once`), 0: not cut. A model's kernels recur along
-    its launches (its 1x1 GEMMs and depthwise kernels), so that most cuts leave nearly all of
-    them in both pieces; the cut taken leaves the larger piece the least code (its distinct
-    kernels' functions, what the compile's cost follows), where that is at most
-    :data:`SPLIT_SHARE` of the whole run's (the first layer's 3-channel convolution, a fifth
-    of a pose model's code, on its own)."""
-    if not SPLIT_LAUNCHES or len(run) < SPLIT_LAUNCHES:
-        return 0
-    size = {k: len(part(k, root).function) for _, k in run}
-    whole = sum(size.values())
-    best, cut = SPLIT_SHARE * whole, 0
-    for i in range(1, len(run)):
-        larger = max(sum(size[k] for k in dict.fromkeys(k for _, k in piece))
-                     for piece in (run[:i], run[i:]))
-        if larger < best:
-            best, cut = larger, i
-    return cut
-
-
 def chain_plan(plan, cl_device, context, min_launches: int = MIN_LAUNCHES,
                cache_root: str | None = None) -> list:
     """The steps of a plan: its launches, runs of ``min_launches`` (:data:`MIN_LAUNCHES`) or
@@ -596,9 +567,7 @@ def chain_plan(plan, cl_device, context, min_launches: int = MIN_LAUNCHES,
 
     def close():
         if len(run) >= min_launches:
-            cut = _cut(run, cache_root)
-            for piece in (run[:cut], run[cut:]) if cut else (run,):
-                steps.append(make_chain([la for la, _ in piece], cl_device, context, cache_root))
+            steps.append(make_chain([la for la, _ in run], cl_device, context, cache_root))
         else:
             steps.extend(la for la, _ in run)
         run.clear()
@@ -659,9 +628,6 @@ class Job:
             self.pending.append((ch, helper))
             if helper is not None:
                 _HELPERS.add(helper)
-        if programs is not None:
-            build_at_once([ch for ch, helper in self.pending if helper is None], context,
-                          cache_root, programs)
         self.poll()
 
     def poll(self, block: bool = False) -> bool:
@@ -701,28 +667,6 @@ class Job:
         if any(isinstance(st, Chain) for st in steps):
             self.plan.chained = steps
         return True
-
-
-def build_at_once(chains: list, context, cache_root: str | None, programs) -> None:
-    """Build the programs of ``chains`` at once, one thread each but the first, built here
-    (clBuildProgram leaves the GIL; PoCL compiles two programs of one context on two cores at
-    once), into ``programs`` (the device's clnn.program_cache.ProgramCache), where
-    :meth:`Chain.build` takes them. A program that fails is left to it (it reports)."""
-    import threading
-
-    def build(ch):
-        with contextlib.suppress(Exception):
-            _program(context, ch.cl_device, ch.source, cache_root, programs)
-
-    if len(chains) < 2:
-        return
-    threads = [threading.Thread(target=build, args=(ch,), daemon=True,
-                                name="clnn-chain") for ch in chains[1:]]
-    for t in threads:
-        t.start()
-    build(chains[0])
-    for t in threads:
-        t.join()
 
 
 #: helper processes compiling chains: stopped when this process exits
