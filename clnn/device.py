@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 from clnn.program_cache import POCL_SPECIALIZATION, is_pocl
@@ -306,6 +307,49 @@ def apply_pocl_settings(options) -> None:
         if first and options.companion and environ_value(POCL_DEVICES) is None:
             _added_drivers = COMPANION_DRIVERS
             set_default_environ(POCL_DEVICES, " ".join(("pthread",) + COMPANION_DRIVERS))
+
+
+def warm_early() -> None:
+    """Start warming up the compiler of the device the entry points open by default (the
+    environment's: clnn.options.device_spec_from_environ) on a thread, where it is PoCL's and
+    the environment leaves chains on (clnn.options.from_environ): called as a model is
+    imported afresh (clnn.tflite.load: a model this cache never imported compiles its kernels
+    at its prepare), so that PoCL's kernel library (0.4-0.5 s: clnn.program_cache.ProgramCache
+    .warm_compiler) loads during the import, the device's opening and the planning instead of
+    after them. Once per process; PoCL's settings applied first (:func:`apply_pocl_settings`:
+    PoCL reads them once). The prepare's warm-up waits for it (ProgramCache._warm)."""
+    from clnn import program_cache
+    from clnn.options import from_environ
+
+    if program_cache._EARLY:
+        return
+    options = from_environ()
+    if options.chains is False:
+        return
+    apply_pocl_settings(options)
+    program_cache._EARLY["thread"] = thread = threading.Thread(
+        target=_warm_early, daemon=True, name="clnn-compiler-early")
+    thread.start()
+    import atexit
+
+    atexit.register(thread.join)  # (not left inside PoCL's compiler as the process ends)
+
+
+def _warm_early() -> None:
+    """:func:`warm_early`'s thread: the device found, a context of its own warmed up."""
+    from clnn import program_cache
+
+    with contextlib.suppress(Exception):  # (the device's opening reports what is wrong)
+        import pyopencl as cl
+
+        from clnn.options import device_spec_from_environ
+
+        spec, source = device_spec_from_environ()
+        platform, device = select_device(split_sub_device(spec)[0], source)
+        if not program_cache.is_pocl(platform):
+            return
+        program_cache.warm_up(cl.Context([device]))
+        program_cache._EARLY["device"] = program_cache._identity(device)
 
 
 def pocl_generic_work_groups(platform, options=None):

@@ -459,9 +459,19 @@ class ProgramCache:
         --models, new column)."""
         if self._warming is not None or not is_pocl(self.context.devices[0].platform):
             return
-        self._warming = threading.Thread(target=warm_up, args=(self.context, self.devices),
-                                         daemon=True, name="clnn-compiler")
+        self._warming = threading.Thread(target=self._warm, daemon=True, name="clnn-compiler")
         self._warming.start()
+
+    def _warm(self) -> None:
+        """:func:`warm_up` of this cache's context, where the warm-up started as the model was
+        read (clnn.device.warm_early, waited for) did not warm its device up: PoCL's kernel
+        library, once loaded, serves every context of the device."""
+        early = _EARLY.get("thread")
+        if early is not None:
+            early.join()
+            if _EARLY.get("device") == _identity((self.devices or self.context.devices)[0]):
+                return
+        warm_up(self.context, self.devices)
 
     def join_warm(self) -> None:
         """Wait for :meth:`warm_compiler`'s build (none started: at once)."""
@@ -990,6 +1000,11 @@ def warm_up(context, devices=None) -> None:
         if done != "linked":
             cl.Program(context, _WARM_SOURCE).build(options=BUILD_OPTIONS, devices=devices)
         short_builds(context, devices)  # (where the probe said nothing)
+
+
+#: the warm-up started as a model is read (clnn.device.warm_early): "thread", and "device",
+#: the identity (:func:`_identity`) of the device it warmed up, once done
+_EARLY: dict = {}
 
 
 def compile_and_link(context, source: str, devices=None, options=None) -> str:

@@ -40,8 +40,11 @@ def load(path_or_bytes, max_tensor_bytes: int = MAX_TENSOR_BYTES,
     where = import_cache.entry_path(data, (max_tensor_bytes, max_model_bytes),
                                     cache_root_from_environ())
     imported = import_cache.read(where)
-    if imported is None:
+    if imported is None:  # (its kernels compile at its prepare: the compiler warmed up now)
+        from clnn.device import warm_early
         from clnn.tflite import importer
+
+        warm_early()
 
         imported = importer.load(data, max_tensor_bytes, max_model_bytes)
         import_cache.write(where, imported)

@@ -127,3 +127,44 @@ def test_the_compile_work_starts_before_the_checks(monkeypatch, tmp_path):
     device.prepare_model(model)
     assert seen[0] == (True, 0), seen
     assert not seen[-1][0] and seen[-1][1] > 0, seen
+
+
+def test_a_model_imported_afresh_warms_the_compiler_up_ahead(monkeypatch, tmp_path):
+    """A .tflite model that clnn's cache never imported starts the compiler's warm-up as it
+    is read (program_cache.warm_early, once per process: PoCL's kernel library loads during
+    the import, the device's opening and the planning); the prepare's warm-up waits for it
+    and warms up nothing again on the device it warmed. A kept import, or chains turned off
+    in the environment, start none."""
+    import clnn.tflite
+    from clnn.device import ClDevice
+    from clnn.options import DeviceOptions
+    from tests.kits.tflite_writer import Graph
+
+    g = Graph()
+    x, y = g.tensor([1, 4, 4, 2]), g.tensor([1, 4, 4, 2])
+    g.op("RELU", [x], [y])
+    path = tmp_path / "m.tflite"
+    path.write_bytes(g.write([x], [y]))
+    monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path / "cache"))
+    warmed, warm_up = [], program_cache.warm_up
+    monkeypatch.setattr(program_cache, "warm_up", lambda ctx, devices=None: (
+        warmed.append(ctx), warm_up(ctx, devices)))
+    monkeypatch.setattr(program_cache, "_EARLY", {})
+    monkeypatch.setenv("CLNN_CHAIN", "0")
+    clnn.tflite.load(str(path))  # (imported afresh, and kept)
+    assert program_cache._EARLY == {}
+    monkeypatch.delenv("CLNN_CHAIN")
+    clnn.tflite.load(str(path))
+    assert program_cache._EARLY == {}  # a kept import: its model compiled here before
+    (tmp_path / "cache").rename(tmp_path / "old")
+    imported = clnn.tflite.load(str(path))
+    program_cache._EARLY["thread"].join()
+    device = ClDevice(options=DeviceOptions(tune="off", cache_dir=str(tmp_path), chains=True))
+    if not program_cache.is_pocl(device.context.devices[0].platform):
+        pytest.skip("the warm-up loads PoCL's kernel library: PoCL only")
+    assert len(warmed) == 1 and program_cache._EARLY["device"] == \
+        program_cache._identity(device.cl_device)
+    device.programs.warm_compiler()
+    device.programs.join_warm()
+    assert len(warmed) == 1  # (the early one served the device)
+    device.prepare_model(imported.model)
