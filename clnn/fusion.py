@@ -24,13 +24,6 @@ RELU* of its own fuses an ADD without activation too, clamp then add (``AddFusio
 pose_detection's decoder adds its skip connections to RELU6 convolutions), where its kernels
 add a residual after the clamp (epilogue_residual ``clamped``: the GEMM's).
 
-ADD(CONV_2D, [PAD(] MAX_POOL_2D(x) [)]) (float32 NHWC), the pool of a 2x2 window and stride 2
-over x of twice the ADD's height and width, read only by the ADD (or the fused channel PAD),
-x ready before the convolution (the downsampling shortcuts of iris_landmark, BlazeFace and
-palm_detection): the convolution's GEMM epilogue adds the maximum of each 2x2 window of x
-(``AddFusion.pool_op``, gemm.cl.mako ``rpool``); the pool launches nothing and its output
-takes no bytes.
-
 ADD(CONV_2D, PAD(x)) (float NHWC), the PAD adding zero channels at the end of x (the residual
 of BlazeFace-style blocks) and read only by the ADD, x ready before the convolution: the
 convolution's GEMM epilogue adds x's channels and zero past them (AddFusion ``pad_op`` and
@@ -540,15 +533,11 @@ def _padded_add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
             cctx = ctx_of[j]
             if cctx.outputs[0].type != y.type or not _epilogue_residual(cctx, channels=True):
                 continue
-            # a MAX_POOL_2D before the PAD fuses too (BlazeFace's downsampling shortcuts)
-            pool = _pooled_residual(g, source, p, sg.operations[j], cctx, _own_activation(cctx))
-            source = pool[1] if pool else source
             s = g.producer.get(source)  # the PAD's input must be ready when the conv runs
             if _own_activation(cctx) != 0 or (s is not None and s in step and step[s] > step[j]):
                 continue
             found[j] = AddFusion(k, conv_out, source, op.outputs[0], int(actx.scalar(2)),
-                                 pad_op=p, channels=int(ctx_of[p].inputs[0].shape[3]),
-                                 pool_op=pool[0] if pool else None)
+                                 pad_op=p, channels=int(ctx_of[p].inputs[0].shape[3]))
             break
     return found
 
@@ -598,10 +587,9 @@ def _add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
 
 
 def _pooled_residual(g: _Graph, other: int, add: int, producer, cctx, clamp: int):
-    """(MAX_POOL_2D operation, its input) where the ADD's (or channel PAD's: operation
-    ``add``) operand ``other`` is the output of a float32 NHWC MAX_POOL_2D of a 2x2 window,
-    stride 2, no padding or activation, over an input of twice its height and width (not a
-    PAD's output), read by that operation alone,
+    """(MAX_POOL_2D operation, its input) where the ADD ``add``'s operand ``other`` is the
+    output of a float32 NHWC MAX_POOL_2D of a 2x2 window, stride 2, no padding or activation,
+    over an input of twice its height and width (not a PAD's output), read by that ADD alone,
     and the producer a float NHWC CONV_2D without a clamp of its own whose kernels take it
     (epilogue_residual ``pooled``); else None: the pool launches as before. (Not float16: the
     maxima of vload_half vectors crashed PoCL 5's CPU device at the first launch.)"""
