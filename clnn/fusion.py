@@ -223,6 +223,7 @@ class _Graph:
 
     def __init__(self, sg, ops: list[int], contexts: list, keep: set):
         self.sg, self.ops, self.keep = sg, ops, keep
+        self.pooled = False  # (find_fusions: pooled residuals taken)
         self.ctx_of = dict(zip(ops, contexts))
         self.producer: dict[int, int] = {}
         self.readers: dict[int, list[int]] = {}
@@ -283,12 +284,14 @@ def _cone_after(sg, producer: dict, step: dict, j: int, p: int) -> set | None:
 
 
 def find_fusions(sg, ops: list[int], contexts: list, keep: set,
-                 dwpw_choose=None) -> Fusions:
+                 dwpw_choose=None, pooled: bool = False) -> Fusions:
     """The PAD, ADD, activation and depthwise fusions over the operations ``ops`` of a plan
     (with their contexts); ``keep``: operands that must stay materialized (outputs of the
     partition); ``dwpw_choose``: see :func:`_depthwise_fusions` (None: no depthwise
-    fusion)."""
+    fusion); ``pooled``: MAX_POOL_2D residuals in the GEMM epilogue (:func:`_pooled_residual`,
+    the device class's ``gemm_pooled_residual``)."""
     g = _Graph(sg, ops, contexts, keep)
+    g.pooled = pooled
     pads = _pad_fusions(g)
     taken = {f.pad_op for f in pads.values()}
     adds = _padded_add_fusions(g, taken)  # first: they save the PAD's launch too
@@ -597,7 +600,8 @@ def _pooled_residual(g: _Graph, other: int, add: int, producer, cctx, clamp: int
     from hal.operations.pooling import pool_params
 
     p = g.producer.get(other)
-    if p is None or p not in g.ctx_of or g.sg.operations[p].type != OT.MAX_POOL_2D or \
+    if not g.pooled or p is None or p not in g.ctx_of or \
+            g.sg.operations[p].type != OT.MAX_POOL_2D or \
             other in g.keep or g.readers.get(other) != [add] or clamp != 0 or \
             producer.type != OT.CONV_2D:
         return None

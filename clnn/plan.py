@@ -294,13 +294,14 @@ class Planner:
         if shapes is None:
             return None
         dwpw = select_pass.DwpwChoices(self.device)
-        fused = fusion_pass.fuse(self.sg, part, shapes, dwpw)
+        pooled = select_pass.pooled_residuals(self.device)
+        fused = fusion_pass.fuse(self.sg, part, shapes, dwpw, pooled)
         selection = select_pass.select(self, part, shapes, fused, dwpw)
         decided: dict = {}
         tuned = tune_pass.tune(self, part, shapes, fused, selection, decided)
         if tune_pass.dwpw_changed(selection, tuned):  # fused as the tuned choices say
             dwpw = select_pass.DwpwChoices(self.device, decided)
-            fused = fusion_pass.fuse(self.sg, part, shapes, dwpw)
+            fused = fusion_pass.fuse(self.sg, part, shapes, dwpw, pooled)
             tuned = tune_pass.tune(self, part, shapes, fused,
                                    select_pass.select(self, part, shapes, fused, dwpw), decided)
         self.fused_into.update(fused.fused_into)

@@ -240,6 +240,13 @@ class ClassDefaults:
     #: clnn/kernels/_vnni.py (a kernel with that function built and run in a subprocess; the
     #: answer kept per device in clnn's cache). CPU: the probe decides; a GPU: off
     gemm_vnni: bool = False
+    #: a float32 MAX_POOL_2D (2x2 / 2) whose output is a fused ADD's other operand runs in the
+    #: GEMM epilogue, each window's maximum read from the pool's input (clnn/fusion.py
+    #: _pooled_residual, gemm.cl.mako ``rpool``): the pool's launch saved, a GEMM key more per
+    #: tile that uses it. CPU (PoCL, quiet, fresh processes): cold compile +0.17 s on
+    #: iris_landmark and hand_recrop, +0.15 s on pose_landmark_full, for 0-4% of their steady
+    #: time: off; a GPU: off until measured
+    gemm_pooled_residual: bool = False
 
 
 _CPU = ClassDefaults(

@@ -4,7 +4,7 @@ before a 1x1 one) is absorbed by that node, which carries it in its *epilogue li
 are clnn/fusion.py's (find_fusions). The kernel plans (realize) see a node through
 LaunchBuilder.node.
 
-    fuse(sg, part, shapes, dwpw_choose) -> FusedGraph
+    fuse(sg, part, shapes, dwpw_choose, pooled) -> FusedGraph
 """
 
 from __future__ import annotations
@@ -113,12 +113,13 @@ class FusedGraph:
         return self.nodes.get(k)
 
 
-def fuse(sg, part, shapes, dwpw_choose) -> FusedGraph:
+def fuse(sg, part, shapes, dwpw_choose, pooled: bool = False) -> FusedGraph:
     """The fused graph of partition ``part`` with the shapes pass's ``shapes``
     (clnn.passes.shapes.Shapes); ``dwpw_choose(op, signature)``: the tile of a depthwise ->
-    pointwise fusion, or None (clnn.passes.select.DwpwChoices)."""
+    pointwise fusion, or None (clnn.passes.select.DwpwChoices); ``pooled``: MAX_POOL_2D
+    residuals in GEMM epilogues (clnn.passes.select.pooled_residuals)."""
     found = find_fusions(sg, part.ops, shapes.contexts, set(part.outputs),
-                         dwpw_choose=dwpw_choose)
+                         dwpw_choose=dwpw_choose, pooled=pooled)
     by_kind = {"input_pad": found.pads, "input_layout": found.layouts,
                "depthwise": found.depthwise,
                "residual": found.adds, "activation": found.activations}

@@ -54,6 +54,17 @@ class DwpwChoices:
         return _dwpw_variants.tile_of(c.variant)
 
 
+def pooled_residuals(device) -> bool:
+    """Whether the fusion pass runs MAX_POOL_2D residuals in GEMM epilogues on ``device``: its
+    class's ``gemm_pooled_residual`` (clnn/kernels/_defaults.py); no device limits: no."""
+    limits = getattr(device, "limits", None)
+    if limits is None:
+        return False
+    from clnn.kernels import _defaults
+
+    return _defaults.defaults(_defaults.traits(limits)).gemm_pooled_residual
+
+
 def planned_ops(sg, part, contexts, fused):
     """(operation, context) of the partition's operations that launch kernels of their own:
     not fused into another, with some output not empty."""

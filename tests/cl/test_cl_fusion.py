@@ -796,7 +796,8 @@ def pooled_add_model(t, n, h, w, c, co, pool_first=True, add_act=0, conv_act=0, 
 @pytest.mark.parametrize("n,h,w,c,co", [(1, 4, 4, 64, 128), (2, 3, 5, 16, 24),
                                         (1, 5, 3, 8, 19), (1, 2, 7, 16, 40)])
 @pytest.mark.parametrize("pool_first,add_act", [(True, 0), (False, 1)])
-def test_max_pool_fused_into_the_residual(cl_device, n, h, w, c, co, pool_first, add_act):
+def test_max_pool_fused_into_the_residual(cl_device, pooled_residuals, n, h, w, c, co,
+                                         pool_first, add_act):
     """ADD(MAX_POOL_2D(x) 2x2 / 2, CONV_2D): the GEMM's epilogue adds the maximum of each 2x2
     window of x (full column tiles, a batch of two, partial tiles, a half vector): one launch,
     the pool's and the ADD's absorbed."""
@@ -807,7 +808,7 @@ def test_max_pool_fused_into_the_residual(cl_device, n, h, w, c, co, pool_first,
 
 
 @pytest.mark.parametrize("case", ["window3", "pool_too", "conv_act", "float16"])
-def test_max_pool_not_fused_into_the_residual(cl_device, case):
+def test_max_pool_not_fused_into_the_residual(cl_device, pooled_residuals, case):
     """The pool launches: a 3x3 window (padded to keep the ADD's shape), the pool's output
     read elsewhere, a convolution with a clamp of its own, float16 (see clnn.fusion
     _pooled_residual)."""
@@ -822,7 +823,7 @@ def test_max_pool_not_fused_into_the_residual(cl_device, case):
 
 
 @pytest.mark.parametrize("case", ["clamp_then_add", "pooled"])
-def test_gemm_epilogues_without_plan_posts(cl_device, monkeypatch, case):
+def test_gemm_epilogues_without_plan_posts(cl_device, monkeypatch, pooled_residuals, case):
     """A device class that compiles the common ``post`` blocks rather than the plan's
     (gemm_plan_posts off: the GPU classes) runs the residual after the clamp and the pooled
     residual through the run-time paths (full tiles, partial tiles, a half vector)."""
@@ -839,3 +840,25 @@ def test_gemm_epilogues_without_plan_posts(cl_device, monkeypatch, case):
         keys = [dict(la.key[2]) for p in pm.partitions for pl in p.plans.values()
                 for la in pl.launches]
         assert all("fp" not in k for k in keys), keys
+
+
+@pytest.fixture
+def pooled_residuals(monkeypatch):
+    """The device classes with ``gemm_pooled_residual`` on (off on every class by default:
+    clnn/kernels/_defaults.py)."""
+    import dataclasses
+
+    from clnn.kernels import _defaults
+
+    for name, row in list(_defaults.TABLE.items()):
+        monkeypatch.setitem(_defaults.TABLE, name,
+                            dataclasses.replace(row, gemm_pooled_residual=True))
+
+
+def test_max_pool_residual_launches_by_default(cl_device):
+    """Without the class datum, ADD(MAX_POOL_2D(x), CONV_2D) keeps the pool's launch (and the
+    ADD fused into the GEMM reads the pool's output)."""
+    m, x = pooled_add_model(F32, 1, 4, 4, 16, 32)
+    pm = device_check(m, x, cl_device, "f32")
+    assert _ran(_launch_names(pm), "pooling.pool") and "gemm.gemm" in _launch_names(pm)
+    assert len(pm.fused_into) == 1  # (the ADD alone)
