@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import logging
 import os
 import re
 from pathlib import Path
@@ -647,8 +648,11 @@ class Job:
                 _HELPERS.discard(helper)
             try:
                 ch.build(self.context, self.cache_root, self.programs)
-            except Exception:  # noqa: BLE001 - a chain that does not build runs unchained
+            except Exception as e:  # noqa: BLE001 - a chain that does not build runs unchained
                 ch.kernel = None
+                reason = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+                LOG.warning("a chain of %d launches did not build; they run one by one "
+                            "(%s)", len(ch.launches), reason)
         self.pending = left
         if left:
             return False
@@ -675,6 +679,7 @@ class Job:
 
 #: helper processes compiling chains: stopped when this process exits
 _HELPERS: set = set()
+LOG = logging.getLogger("clnn")
 
 
 @atexit.register

@@ -539,3 +539,23 @@ def test_padded_buffer_arguments_leave_the_results_alone(chained):
         [ch.table] * (ch.nbuf - len(ch.buffers) + 1)
     for g, r in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
         assert_close(g, r, "f32")
+
+
+def test_a_chain_that_does_not_build_says_so(chained, monkeypatch, caplog):
+    """A chain whose program fails to build runs its launches one by one, with the
+    reference's results, and a warning naming why (it was silent: a whole model ran
+    unchained)."""
+
+    def fail(self, *args, **kwargs):
+        raise RuntimeError("clBuildProgram failed: a stand-in error\nmore lines")
+
+    monkeypatch.setattr(chain.Chain, "build", fail)
+    model, inputs = block_model(seed=11)
+    with caplog.at_level("WARNING", logger="clnn"):
+        pm = chained.prepare_model(model)
+        got = outputs_of(model, pm, inputs)
+        assert not chains(pm)
+    assert any("did not build" in r.getMessage() and "a stand-in error" in r.getMessage()
+               for r in caplog.records), caplog.text
+    for g, r in zip(got, run_ref(model, inputs)):
+        assert_close(g, r, "f32")
