@@ -29,9 +29,7 @@ device.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
-import os
 
 from clnn import paths
 
@@ -64,23 +62,13 @@ def launch_floor(device) -> float:
     key = device_key(device.cl_device)
     if key not in _FLOORS:
         root = getattr(getattr(device, "options", None), "cache_dir", None)
-        path = paths.cache_dir("probes", root=root) / f"launch-{key}.json"
-        try:
-            _FLOORS[key] = float(json.loads(path.read_text())["floor_s"])
-        except (OSError, ValueError, KeyError, TypeError):
-            _FLOORS[key] = measure_floor(device.context, device.cl_device)
-            _keep(path, {"floor_s": _FLOORS[key], "device": device.cl_device.name})
+        entry = paths.cached_probe(
+            f"launch-{key}", root,
+            lambda: {"floor_s": measure_floor(device.context, device.cl_device),
+                     "device": device.cl_device.name},
+            lambda e: float(e["floor_s"]))
+        _FLOORS[key] = float(entry["floor_s"])
     return _FLOORS[key]
-
-
-def _keep(path, entry: dict) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(entry))
-        os.replace(tmp, path)
-    except OSError:
-        pass
 
 
 def measure_floor(context, cl_device) -> float:

@@ -8,6 +8,8 @@ This module never reads clnn's variables itself.
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import platformdirs
@@ -25,3 +27,26 @@ def cache_dir(*parts: str, root: str | None = None, create: bool = False) -> Pat
     if create:
         path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def cached_probe(name: str, root: str | None, measure, check) -> dict:
+    """A device probe's answer kept in clnn's cache (``probes/<name>.json``): the entry there
+    where it reads and ``check(entry)`` holds (raising KeyError / TypeError / ValueError
+    where not), else ``measure()``'s entry, written atomically (an unwritable cache is no
+    error: the next process measures again)."""
+    path = cache_dir("probes", root=root) / f"{name}.json"
+    try:
+        entry = json.loads(path.read_text())
+        check(entry)
+        return entry
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    entry = measure()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(entry))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return entry

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 import platform
 import subprocess
@@ -89,20 +88,11 @@ def available(device) -> bool:
 
 
 def _cached_probe(cl_device, key: str, root) -> bool:
-    path = paths.cache_dir("probes", root=root) / f"vnni-{key}.json"
-    try:
-        return bool(json.loads(path.read_text())["vnni"])
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    ok, why = run_probe(cl_device.platform.name, cl_device.name)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"vnni": ok, "why": why, "device": cl_device.name}))
-        os.replace(tmp, path)
-    except OSError:
-        pass
-    return ok
+    def measure() -> dict:
+        ok, why = run_probe(cl_device.platform.name, cl_device.name)
+        return {"vnni": ok, "why": why, "device": cl_device.name}
+
+    return bool(paths.cached_probe(f"vnni-{key}", root, measure, lambda e: e["vnni"])["vnni"])
 
 
 def run_probe(platform_name: str, device_name: str) -> tuple[bool, str]:
