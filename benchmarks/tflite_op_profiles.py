@@ -97,18 +97,18 @@ def litert_ops(path: str, runs: int) -> dict:
     producer = {t: op for op in ops for t in op.outputs}
     rows = []
     empty = _empty_model_ms(model, sg, ops, names, runs)
+    folded = _folded(model, sg, ops, names)
+    constants = {t for t, op in producer.items() if id(op) in folded}
     for i, op in enumerate(ops):
         kind = _op_type(model, op, names)
-        if kind == "DEQUANTIZE" and all(_constant(model, sg, t) for t in op.inputs if t >= 0):
+        if id(op) in folded:
             continue
         keep, inputs = [], []
         for t in op.inputs:
             if t < 0 or _constant(model, sg, t):
                 continue
-            p = producer.get(t)
-            if p is not None and _op_type(model, p, names) == "DEQUANTIZE" and \
-                    all(_constant(model, sg, u) for u in p.inputs if u >= 0):
-                keep.append(p)
+            if t in constants:
+                _keep_producers(t, producer, folded, keep)
             elif t not in inputs:
                 inputs.append(t)
         ms = _time_invoke(_sub_model(model, sg, keep + [op], inputs, list(op.outputs)), runs)
@@ -117,6 +117,34 @@ def litert_ops(path: str, runs: int) -> dict:
     with open(path, "rb") as f:
         whole = _time_invoke(f.read(), runs)
     return {"ops": rows, "overhead_ms": round(empty, 5), "model_ms": round(whole, 4)}
+
+
+#: operators that XNNPACK folds at prepare where their inputs are constant (fp16 weights'
+#: DEQUANTIZE, sparse weights' DENSIFY): timed with their consumer, never alone
+FOLDED = ("DEQUANTIZE", "DENSIFY")
+
+
+def _folded(model, sg, ops, names) -> set:
+    """The ids of the operators computing constants (a FOLDED operator whose inputs are
+    constants or the outputs of other such operators), in the model's order."""
+    out, const = set(), set()
+    for op in ops:
+        if _op_type(model, op, names) in FOLDED and all(
+                t in const or _constant(model, sg, t) for t in op.inputs if t >= 0):
+            out.add(id(op))
+            const.update(op.outputs)
+    return out
+
+
+def _keep_producers(t: int, producer: dict, folded: set, keep: list) -> None:
+    """Append the folded operators computing ``t`` to ``keep`` (producers first)."""
+    op = producer[t]
+    if any(op is k for k in keep):
+        return
+    for u in op.inputs:
+        if u >= 0 and u in producer and id(producer[u]) in folded:
+            _keep_producers(u, producer, folded, keep)
+    keep.append(op)
 
 
 def _empty_model_ms(model, sg, ops, names, runs: int) -> float:
