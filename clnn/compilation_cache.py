@@ -27,7 +27,7 @@ is GENERAL_FAILURE; nothing of it is used.
 from __future__ import annotations
 
 from clnn.prepared_model import ClPreparedModel
-from clnn.program_cache import BUILD_OPTIONS, recording
+from clnn.program_cache import BUILD_OPTIONS, binary_usable, recording
 from hal import __version__
 from hal import compilation_cache as hal_cache
 from hal.errors import GeneralFailure, HalError
@@ -89,6 +89,8 @@ def save(device, prepared, keys, supported, model_cache, data_cache, token):
                 programs[id(prg)] = prg
         for pid, group in by_program.items():
             binary = bytes(programs[pid].get_info(cl.program_info.BINARIES)[0])
+            if not binary_usable(device.cl_device.platform, binary):
+                raise OSError("an incomplete program binary")  # (a later prepare saves)
             binaries += [(_plain(k), binary if n == 0 else b"") for n, k in enumerate(group)]
         binaries += _sources(device, keys)
         entry = ("opencl", identity(device), prepared.model,
@@ -167,6 +169,9 @@ def restore(device, model_cache, data_cache, token):
         if device.programs.get(key) is not None:
             continue
         if prg is None:
+            if not binary_usable(device.cl_device.platform, group):
+                raise GeneralFailure("a cached program binary is incomplete (no program "
+                                     "bitcode)")
             try:
                 prg = cl.Program(device.context, [device.cl_device], [group]).build(
                     options=BUILD_OPTIONS)

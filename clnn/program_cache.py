@@ -169,6 +169,21 @@ def is_pocl(platform) -> bool:
         "pocl" in platform.version.lower()
 
 
+#: what every PoCL program binary holds (PoCL serializes the program's folder of its kernel
+#: cache: its LLVM bitcode, then each kernel's compiled work-group functions)
+_POCL_BITCODE = b"/program.bc"
+
+
+def binary_usable(platform, binary: bytes) -> bool:
+    """Whether a program binary of ``platform`` can be given to clCreateProgramWithBinary
+    without taking the process down: PoCL 3.1 aborts (an assertion in
+    pocl_binary_get_kernels_metadata) on a binary of its own format that lacks the program's
+    bitcode, which it hands out when the bitcode was missing from its kernel cache as the
+    binary was taken (another process clearing or filling that cache). Other platforms'
+    binaries are checked by their driver, which reports a bad one as an error."""
+    return bool(binary) and (not is_pocl(platform) or _POCL_BITCODE in binary)
+
+
 def memoize_invokers() -> None:
     """Keep pyopencl's argument setters in memory. Every new ``cl.Kernel`` asks pyopencl's
     invoker cache for its generated argument setter, a read of an on-disk SQLite dictionary
@@ -407,6 +422,12 @@ class ProgramCache:
         except OSError:
             return None
         devices = self.devices or self.context.devices
+        if not binary_usable(devices[0].platform, binary):
+            LOG.warning("program binary %s is incomplete (no program bitcode): removed, the "
+                        "program is built from its source", path)
+            with contextlib.suppress(OSError):
+                path.unlink()
+            return None
         try:
             return cl.Program(self.context, list(devices), [binary]).build(
                 options=BUILD_OPTIONS, devices=self.devices)
@@ -520,7 +541,7 @@ class ProgramCache:
             binary = program.get_info(cl.program_info.BINARIES)[0]
         except cl.Error:
             return False
-        if not binary:
+        if not binary_usable(program.get_info(cl.program_info.DEVICES)[0].platform, binary):
             return False
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

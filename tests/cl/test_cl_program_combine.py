@@ -150,6 +150,45 @@ def test_a_binary_that_does_not_load_is_built_from_source(monkeypatch, tmp_path)
 
 
 
+def test_an_incomplete_pocl_binary_is_removed_and_built_from_source(monkeypatch, tmp_path):
+    """PoCL hands out a binary without the program's bitcode when its kernel cache lost the
+    bitcode as the binary was taken, and aborts the process on loading one: such a kept
+    binary is removed and the program built from source, and none is kept in its place."""
+    device = open_or_skip("opencl")
+    if not program_cache.is_pocl(device.cl_device.platform):
+        pytest.skip("PoCL's binary format")
+    monkeypatch.setattr(program_cache, "_render_parts", _synthetic(
+        {1: "__kernel void k(__global int* y) { y[0] = 5; }"}))
+    key = ("synthetic", "k", (("v", 1),))
+    ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path))
+                 ).build_together([key])
+    (kept,) = (tmp_path / "programs" / "binaries").glob("*.bin")
+    good = kept.read_bytes()
+    assert program_cache.binary_usable(device.cl_device.platform, good)
+    bad = good.replace(b"/program.bc", b"/programXbc")
+    assert not program_cache.binary_usable(device.cl_device.platform, bad)
+    kept.write_bytes(bad)
+    cache = ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path)))
+    before = program_cache.build_stats()["from_binary"]
+    assert _value(cache, device, key) == 5
+    assert program_cache.build_stats()["from_binary"] == before
+    assert not kept.exists() or program_cache.binary_usable(device.cl_device.platform,
+                                                            kept.read_bytes())
+
+
+def test_binary_usable_checks_pocl_binaries_only():
+    class Platform:
+        def __init__(self, name, version):
+            self.name, self.version = name, version
+
+    pocl = Platform("Portable Computing Language", "OpenCL 3.0 PoCL 3.1")
+    other = Platform("NVIDIA CUDA", "OpenCL 3.0 CUDA 12.4")
+    assert not program_cache.binary_usable(pocl, b"poclbin\0 kernels only")
+    assert program_cache.binary_usable(pocl, b"poclbin\0 /program.bc ...")
+    assert program_cache.binary_usable(other, b"ptx")
+    assert not program_cache.binary_usable(other, b"")
+
+
 def test_kept_binaries_build_on_several_threads(monkeypatch, tmp_path):
     """A later process builds the programs of its kept binaries on several threads
     (ProgramCache._from_binaries); one whose binary does not load is built from source, and
