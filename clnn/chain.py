@@ -61,6 +61,8 @@ from pathlib import Path
 
 import numpy as np
 
+from clnn.chain_balance import grid, rows_first_grid
+
 #: tasks per compute unit and launch (at most; None: the device class's, clnn/kernels/
 #: _defaults.py ``chain_tasks``): a work-group that finishes its own block early takes the
 #: others' leftovers, so the last task of a launch is what one core may wait for. Few large
@@ -418,13 +420,15 @@ class Chain:
         headers, words = [], []
         base = 2 + HEADER * len(launches)
         per_unit = tasks_per_unit(cl_device)
+        cls = _class(cl_device)
         for launch, kind in zip(launches, kinds):
             g = list(launch.global_size) + [1] * (3 - len(launch.global_size))
             items = g[0] * g[1] * g[2]
             cols = 0
             if parts[kind].rows_first:  # rows x columns tasks, the rows owned
-                cols = min(per_unit, g[1] * g[2])
-                tasks = min(g[0], units * (per_unit // cols)) * cols
+                rows, cols = grid(g[0], g[1] * g[2], per_unit, units) if cls.chain_balance \
+                    else rows_first_grid(g[0], g[1] * g[2], per_unit, units)
+                tasks = rows * cols
                 per = 0
             else:  # ranges of work-items
                 tasks = min(items, per_unit * units)
@@ -458,7 +462,6 @@ class Chain:
         self.key = None
         self.launched = False
         self.parts = parts
-        cls = _class(cl_device)
         #: its program's buffer arguments (the class's ``chain_buffers``: the buffers, then
         #: the table again for the unused ones) and the families it calls (``chain_called``)
         self.nbuf = buffer_arguments(len(buffers), cls.chain_buffers, _buffer_limit(cl_device))
