@@ -322,6 +322,11 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False, called=()) -> s
         for j, p in enumerate(parts))
     case_text = "\n".join(cases)
     prof_param, prof_start, prof_launch = _profiling(profiled)
+    limit = int(os.environ.get("CLNN_SPIN", "0"))
+    spin_decl = "\n            int spins = 0;" if limit else ""
+    spin_body = f"if (++spins > {limit}) break" if limit else ""
+    spin_leave = "\n            if (spins > %d) break;  // waited too long: leave" % limit \
+        if limit else ""
     return f"""// clnn chain of {len(parts)} kernels
 {common}
 {helpers}
@@ -346,9 +351,9 @@ static __attribute__((noinline)) void clnn_run(__global uchar* const* b,
         const __global int* h = table + 2 + p * {HEADER};
         if (p > 0) {{  // the launch before done (plain loads while waiting: an atomic
             // read-modify-write would take the cache line from the core that finishes it)
-            const int need = table[2 + (p - 1) * {HEADER} + 4];
+            const int need = table[2 + (p - 1) * {HEADER} + 4];{spin_decl}
             while (sync[{STRIDE} * p] < need)
-                ;
+                {spin_body};{spin_leave}
             mem_fence(CLK_GLOBAL_MEM_FENCE);  // no load of the task's moves above (no RMW)
         }}
         const int g0 = h[1], g1 = h[2], g2 = h[3], tasks = h[4];
