@@ -23,8 +23,12 @@ tasks follow the NHWC memory order. A work-group waits only after every task of 
 claimed, by running work-groups that finish them without waiting: no work-group waits for a
 task that no one runs, whatever the order and concurrency the device gives work-groups (one
 worker runs the whole chain alone, taking every block). The workers keep working from one
-launch to the next instead of sleeping between kernels. The last work-group to leave resets
-the counters for the next run.
+launch to the next instead of sleeping between kernels. A work-group that has polled for a
+launch's last tasks longer than the device class allows (``chain_spin``: their worker
+descheduled by other processes) leaves the chain, the others taking its blocks from then on,
+so that its core is not spent spinning on a worker that waits for the other core. The last
+work-group to leave resets the counters for the next run. Chained GEMM launches are cut into
+tasks by clnn/chain_balance.py (the class's ``chain_balance``).
 
 Each launch's kernel runs unchanged: its source becomes a function of the chain's program,
 get_global_id / get_global_size reading the task loop's indices, its arguments read from a
@@ -305,13 +309,16 @@ def _profiling(profiled: bool) -> tuple[str, str, str]:
             "\n        clnn_prof[w * (parts + 1) + p + 1] = (ulong)__builtin_readcyclecounter();")
 
 
-def source(parts: list[Part], nbuf: int, profiled: bool = False, called=()) -> str:
+def source(parts: list[Part], nbuf: int, profiled: bool = False, called=(),
+           spin: int = 0) -> str:
     """The chain program's source, of ``nbuf`` buffer arguments; ``profiled``: each
     work-group writes the cycle counter (clang's __builtin_readcyclecounter) when it starts
     and when it leaves each launch into ``clnn_prof`` ([work-group][1 + launches],
     clnn.bench.chain_profile); ``called``: the kernel families whose kernel the task
     function calls per work-item (``noinline``) rather than inlines (the device class's
-    ``chain_called``)."""
+    ``chain_called``); ``spin``: the most polls a work-group waits for a launch before it
+    leaves the chain to the others (the device class's ``chain_spin``; 0: no limit, and the
+    profiled variant has none)."""
     common = parts[0].common if parts else ""
     cases = [f"                case {j}: clnn_task{j}(task, tasks, g0, g1, g2, h, a, b); break;"
              for j in range(len(parts))]
@@ -322,7 +329,7 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False, called=()) -> s
         for j, p in enumerate(parts))
     case_text = "\n".join(cases)
     prof_param, prof_start, prof_launch = _profiling(profiled)
-    limit = int(os.environ.get("CLNN_SPIN", "0"))
+    limit = 0 if profiled else int(spin)  # (the profiled variant: every launch's stamps)
     spin_decl = "\n            int spins = 0;" if limit else ""
     spin_body = f"if (++spins > {limit}) break" if limit else ""
     spin_leave = "\n            if (spins > %d) break;  // waited too long: leave" % limit \
@@ -471,7 +478,9 @@ class Chain:
         #: the table again for the unused ones) and the families it calls (``chain_called``)
         self.nbuf = buffer_arguments(len(buffers), cls.chain_buffers, _buffer_limit(cl_device))
         self.called = tuple(cls.chain_called)
-        self.source = source(parts, self.nbuf, called=self.called)
+        #: the most polls a work-group waits for a launch (the class's ``chain_spin``)
+        self.spin = int(cls.chain_spin)
+        self.source = source(parts, self.nbuf, called=self.called, spin=self.spin)
         #: the profiled variant (clnn.bench.chain_profile): None not built, False not buildable
         self.profiled_kernel = None
         self.prof = None

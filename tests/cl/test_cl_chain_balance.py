@@ -100,3 +100,35 @@ def test_chained_7x7_gemms_equal_their_launches_one_by_one():
     for g, w, r in zip(got, outputs_of(model, plain, inputs), run_ref(model, inputs)):
         np.testing.assert_array_equal(g, w)  # the same kernels: bit for bit
         assert_close(g, r, "f32")
+
+
+def test_work_groups_that_leave_the_chain_leave_the_results_alone(monkeypatch):
+    """A work-group that polls longer than the class's ``chain_spin`` leaves its blocks to
+    the others: with a limit of a few polls most waits end so, and every run (the counters
+    reset by the last to leave) computes what the launches compute one by one."""
+    from clnn.kernels import _defaults
+
+    from tests.cl.test_cl_chain import block_model, chains
+
+    options = DeviceOptions(chains=True, chain_min_launches=2)
+    dev = open_or_skip("opencl", fallback=False, options=options)
+    cls = chain._class(dev.cl_device)
+    monkeypatch.setitem(chain._CLASSES, dev.cl_device.int_ptr,
+                        _defaults.ClassDefaults(**{**cls.__dict__, "chain_spin": 3}))
+    plain = open_or_skip("opencl", fallback=False, options=options.replace(chains=False))
+    for model, inputs in (block_model(seed=1), pointwise_model(seed=1)):
+        pm = dev.prepare_model(model)
+        (ch,) = chains(pm)
+        assert ch.spin == 3 and "if (++spins > 3) break" in ch.source
+        want = outputs_of(model, plain.prepare_model(model), inputs)
+        for _ in range(20):
+            for g, w in zip(outputs_of(model, pm, inputs), want):
+                np.testing.assert_array_equal(g, w)
+
+
+def test_the_cpu_class_bounds_the_wait_and_profiled_chains_do_not():
+    from clnn.kernels._defaults import TABLE
+
+    assert TABLE["cpu"].chain_spin > 0 and TABLE["gpu"].chain_spin == 0
+    assert "spins" in chain.source([], 1, spin=7) and "spins" not in chain.source([], 1)
+    assert "spins" not in chain.source([], 1, profiled=True, spin=7)
