@@ -332,7 +332,7 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False, called=(),
     limit = 0 if profiled else int(spin)  # (the profiled variant: every launch's stamps)
     spin_decl = "\n            int spins = 0;" if limit else ""
     spin_body = f"if (++spins > {limit}) break" if limit else ""
-    spin_leave = "\n            if (spins > %d) break;  // waited too long: leave" % limit \
+    spin_leave = f"\n            if (spins > {limit}) break;  // waited too long: leave" \
         if limit else ""
     return f"""// clnn chain of {len(parts)} kernels
 {common}

@@ -107,7 +107,6 @@ def test_work_groups_that_leave_the_chain_leave_the_results_alone(monkeypatch):
     the others: with a limit of a few polls most waits end so, and every run (the counters
     reset by the last to leave) computes what the launches compute one by one."""
     from clnn.kernels import _defaults
-
     from tests.cl.test_cl_chain import block_model, chains
 
     options = DeviceOptions(chains=True, chain_min_launches=2)
