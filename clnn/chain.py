@@ -27,8 +27,7 @@ launch to the next instead of sleeping between kernels. A work-group that has po
 launch's last tasks longer than the device class allows (``chain_spin``: their worker
 descheduled by other processes) leaves the chain, the others taking its blocks from then on,
 so that its core is not spent spinning on a worker that waits for the other core. The last
-work-group to leave resets the counters for the next run. Chained GEMM launches are cut into
-tasks by clnn/chain_balance.py (the class's ``chain_balance``).
+work-group to leave resets the counters for the next run.
 
 Each launch's kernel runs unchanged: its source becomes a function of the chain's program,
 get_global_id / get_global_size reading the task loop's indices, its arguments read from a
@@ -64,8 +63,6 @@ import re
 from pathlib import Path
 
 import numpy as np
-
-from clnn.chain_balance import grid, rows_first_grid
 
 #: tasks per compute unit and launch (at most; None: the device class's, clnn/kernels/
 #: _defaults.py ``chain_tasks``): a work-group that finishes its own block early takes the
@@ -432,15 +429,13 @@ class Chain:
         headers, words = [], []
         base = 2 + HEADER * len(launches)
         per_unit = tasks_per_unit(cl_device)
-        cls = _class(cl_device)
         for launch, kind in zip(launches, kinds):
             g = list(launch.global_size) + [1] * (3 - len(launch.global_size))
             items = g[0] * g[1] * g[2]
             cols = 0
             if parts[kind].rows_first:  # rows x columns tasks, the rows owned
-                rows, cols = grid(g[0], g[1] * g[2], per_unit, units) if cls.chain_balance \
-                    else rows_first_grid(g[0], g[1] * g[2], per_unit, units)
-                tasks = rows * cols
+                cols = min(per_unit, g[1] * g[2])
+                tasks = min(g[0], units * (per_unit // cols)) * cols
                 per = 0
             else:  # ranges of work-items
                 tasks = min(items, per_unit * units)
@@ -474,6 +469,7 @@ class Chain:
         self.key = None
         self.launched = False
         self.parts = parts
+        cls = _class(cl_device)
         #: its program's buffer arguments (the class's ``chain_buffers``: the buffers, then
         #: the table again for the unused ones) and the families it calls (``chain_called``)
         self.nbuf = buffer_arguments(len(buffers), cls.chain_buffers, _buffer_limit(cl_device))

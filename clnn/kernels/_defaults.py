@@ -170,12 +170,6 @@ class ClassDefaults:
     #: 901 -> 917 (2: as 4; 1: the least, but a held-up core's block is then taken whole or
     #: not at all). Chains are a CPU device's (clnn.chain.enabled)
     chain_tasks: int = 4
-    #: a chained GEMM launch's tasks cut by clnn/chain_balance.py's grid (the row and column
-    #: ranges that end the launch soonest on work-groups of equal speed) instead of at most
-    #: ``chain_tasks`` column ranges and the rest row ranges: the 7x7 layers' 7 row blocks
-    #: cut into 3 and 4 left one work-group 8-12 us of a 54 us launch waiting for the other
-    #: (hand_landmark_full, pose_detection). CPU: on; chains are a CPU device's
-    chain_balance: bool = False
     #: the most polls a chain's work-group makes waiting for a launch's tasks before it
     #: leaves the chain to the other work-groups (they take every task it left; 0: it waits
     #: however long). Where other processes share the cores, a worker descheduled while it
@@ -274,7 +268,7 @@ _CPU = ClassDefaults(
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
-    chain_buffers=16, chain_min_units=1, chain_balance=True, chain_spin=1 << 20,
+    chain_buffers=16, chain_min_units=1, chain_spin=1 << 20,
     companion_gaps=3.5, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
     companion_max_s=150e-6,
     gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True)

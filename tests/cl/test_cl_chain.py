@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from clnn import chain, chain_balance
+from clnn import chain
 from clnn.execution import CHAIN_AFTER
 from clnn.options import DeviceOptions
 from hal.builder import ModelBuilder
@@ -133,14 +133,12 @@ def test_work_groups_own_blocks_and_gemm_tasks_split_rows(chained):
             cols.add(int(h[5]))
             panels.add(g[1])
             rows = h[4] // h[5]
-            want = chain_balance.grid if chain._class(chained.cl_device).chain_balance else \
-                chain_balance.rows_first_grid
-            assert h[4] == rows * h[5] and (rows, h[5]) == want(g[0], g[1] * g[2], per_unit,
-                                                                 units)
+            assert h[4] == rows * h[5] and rows == min(g[0], units * (per_unit // h[5]))
         else:
             assert h[4] * h[6] >= np.prod(g) > (h[4] - 1) * h[6]
-    # a GEMM's tasks split its column panels (the 48-column GEMM: 2 or 3 panels, by its tile)
-    assert max(cols) > 1 and max(panels) > 1, (cols, panels)
+    # a GEMM's tasks split its column panels as far as the tasks per unit allow (the 48-column
+    # GEMM: 2 or 3 panels, by its tile)
+    assert max(cols) == min(per_unit, max(panels)) and max(panels) > 1, (cols, panels)
 
 
 def test_every_run_resets_the_counters(chained):
