@@ -306,16 +306,23 @@ def _profiling(profiled: bool) -> tuple[str, str, str]:
             "\n        clnn_prof[w * (parts + 1) + p + 1] = (ulong)__builtin_readcyclecounter();")
 
 
-def source(parts: list[Part], nbuf: int, profiled: bool = False, called=(),
-           spin: int = 0) -> str:
+def _bounded_wait(limit: int) -> tuple[str, str, str]:
+    """The poll counter's declaration, the poll loop's body and the leave after it, for a
+    wait of at most ``limit`` polls (0: empty strings, no limit; :func:`source`)."""
+    if not limit:
+        return "", "", ""
+    return ("\n            int spins = 0;", f"if (++spins > {limit}) break",
+            f"\n            if (spins > {limit}) break;  // waited too long: leave")
+
+
+def source(parts: list[Part], nbuf: int, profiled: bool = False, called=(), spin: int = 0) -> str:
     """The chain program's source, of ``nbuf`` buffer arguments; ``profiled``: each
     work-group writes the cycle counter (clang's __builtin_readcyclecounter) when it starts
     and when it leaves each launch into ``clnn_prof`` ([work-group][1 + launches],
     clnn.bench.chain_profile); ``called``: the kernel families whose kernel the task
     function calls per work-item (``noinline``) rather than inlines (the device class's
     ``chain_called``); ``spin``: the most polls a work-group waits for a launch before it
-    leaves the chain to the others (the device class's ``chain_spin``; 0: no limit, and the
-    profiled variant has none)."""
+    leaves the chain (the class's ``chain_spin``; 0 and the profiled variant: no limit)."""
     common = parts[0].common if parts else ""
     cases = [f"                case {j}: clnn_task{j}(task, tasks, g0, g1, g2, h, a, b); break;"
              for j in range(len(parts))]
@@ -326,11 +333,7 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False, called=(),
         for j, p in enumerate(parts))
     case_text = "\n".join(cases)
     prof_param, prof_start, prof_launch = _profiling(profiled)
-    limit = 0 if profiled else int(spin)  # (the profiled variant: every launch's stamps)
-    spin_decl = "\n            int spins = 0;" if limit else ""
-    spin_body = f"if (++spins > {limit}) break" if limit else ""
-    spin_leave = f"\n            if (spins > {limit}) break;  // waited too long: leave" \
-        if limit else ""
+    spin_decl, spin_body, spin_leave = _bounded_wait(0 if profiled else int(spin))
     return f"""// clnn chain of {len(parts)} kernels
 {common}
 {helpers}
