@@ -12,7 +12,8 @@ of each, the ratios to litert, the speed-up, the fastest execution of each clnn 
 sensitive to a loaded machine than the medians), whether the working tree's outputs match
 litert (clnn run's tolerance; a quantized model's against litert's builtin kernels, which
 clnn matches bit for bit: XNNPACK's int8 kernels requantize otherwise), and the load average
-before and after each model. ``--int8``:
+before and after each model with the share of CPU time the hypervisor stole meanwhile (a
+virtual machine's slow phase, which the load average does not show; Linux). ``--int8``:
 the int8 models of ``clnn models fetch --int8`` (clnn/models/int8.py) instead of the MediaPipe
 ones.
 
@@ -154,7 +155,7 @@ def main(argv=None) -> int:
         new = Worker(ROOT, env_pairs(ap, args.new_env))
         try:
             for name in names:
-                load_before = os.getloadavg()[0]
+                load_before, ticks = os.getloadavg()[0], timing.cpu_ticks()
                 imported, inputs = load_case(paths[name])
                 litert = open_litert(paths[name])
                 # a quantized model: litert's builtin kernels (XNNPACK requantizes otherwise)
@@ -185,7 +186,8 @@ def main(argv=None) -> int:
                              "litert_min_ms": round(min(t["litert"]) * 1e3, 3),
                              "within_tolerance": accuracy(outs, ref)["within_tolerance"],
                              "load_average": [round(load_before, 2),
-                                              round(os.getloadavg()[0], 2)]})
+                                              round(os.getloadavg()[0], 2)],
+                             "steal": _rounded(timing.steal_share(ticks, timing.cpu_ticks()))})
                 if not args.json:
                     _print_row(rows[-1])
         finally:
@@ -198,12 +200,17 @@ def main(argv=None) -> int:
     return 0 if all(r["within_tolerance"] for r in rows) else 1
 
 
+def _rounded(share):
+    return None if share is None else round(share, 3)
+
+
 def _print_row(r):
+    steal = "" if r.get("steal") is None else f"  steal {100 * r['steal']:.1f}%"
     print(f"{r['model']:34} before {r['before_ms']:8.2f} ms ({r['ratio_before']:5.2f}x)  "
           f"after {r['after_ms']:7.2f} ms ({r['ratio_after']:5.2f}x)  litert "
           f"{r['litert_ms']:6.2f} ms  speed-up {r['speedup']:5.2f}  "
           f"{'ok' if r['within_tolerance'] else 'OUT OF TOLERANCE'}  load "
-          f"{r['load_average'][0]:.2f}-{r['load_average'][1]:.2f}", flush=True)
+          f"{r['load_average'][0]:.2f}-{r['load_average'][1]:.2f}{steal}", flush=True)
 
 
 if __name__ == "__main__":

@@ -23,8 +23,11 @@ tasks follow the NHWC memory order. A work-group waits only after every task of 
 claimed, by running work-groups that finish them without waiting: no work-group waits for a
 task that no one runs, whatever the order and concurrency the device gives work-groups (one
 worker runs the whole chain alone, taking every block). The workers keep working from one
-launch to the next instead of sleeping between kernels. The last work-group to leave resets
-the counters for the next run.
+launch to the next instead of sleeping between kernels. A work-group that has polled for a
+launch's last tasks longer than the device class allows (``chain_spin``: their worker
+descheduled by other processes) leaves the chain, the others taking its blocks from then on,
+so that its core is not spent spinning on a worker that waits for the other core. The last
+work-group to leave resets the counters for the next run.
 
 Each launch's kernel runs unchanged: its source becomes a function of the chain's program,
 get_global_id / get_global_size reading the task loop's indices, its arguments read from a
@@ -303,13 +306,23 @@ def _profiling(profiled: bool) -> tuple[str, str, str]:
             "\n        clnn_prof[w * (parts + 1) + p + 1] = (ulong)__builtin_readcyclecounter();")
 
 
-def source(parts: list[Part], nbuf: int, profiled: bool = False, called=()) -> str:
+def _bounded_wait(limit: int) -> tuple[str, str, str]:
+    """The poll counter's declaration, the poll loop's body and the leave after it, for a
+    wait of at most ``limit`` polls (0: empty strings, no limit; :func:`source`)."""
+    if not limit:
+        return "", "", ""
+    return ("\n            int spins = 0;", f"if (++spins > {limit}) break",
+            f"\n            if (spins > {limit}) break;  // waited too long: leave")
+
+
+def source(parts: list[Part], nbuf: int, profiled: bool = False, called=(), spin: int = 0) -> str:
     """The chain program's source, of ``nbuf`` buffer arguments; ``profiled``: each
     work-group writes the cycle counter (clang's __builtin_readcyclecounter) when it starts
     and when it leaves each launch into ``clnn_prof`` ([work-group][1 + launches],
     clnn.bench.chain_profile); ``called``: the kernel families whose kernel the task
     function calls per work-item (``noinline``) rather than inlines (the device class's
-    ``chain_called``)."""
+    ``chain_called``); ``spin``: the most polls a work-group waits for a launch before it
+    leaves the chain (the class's ``chain_spin``; 0 and the profiled variant: no limit)."""
     common = parts[0].common if parts else ""
     cases = [f"                case {j}: clnn_task{j}(task, tasks, g0, g1, g2, h, a, b); break;"
              for j in range(len(parts))]
@@ -320,6 +333,7 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False, called=()) -> s
         for j, p in enumerate(parts))
     case_text = "\n".join(cases)
     prof_param, prof_start, prof_launch = _profiling(profiled)
+    spin_decl, spin_body, spin_leave = _bounded_wait(0 if profiled else int(spin))
     return f"""// clnn chain of {len(parts)} kernels
 {common}
 {helpers}
@@ -344,9 +358,9 @@ static __attribute__((noinline)) void clnn_run(__global uchar* const* b,
         const __global int* h = table + 2 + p * {HEADER};
         if (p > 0) {{  // the launch before done (plain loads while waiting: an atomic
             // read-modify-write would take the cache line from the core that finishes it)
-            const int need = table[2 + (p - 1) * {HEADER} + 4];
+            const int need = table[2 + (p - 1) * {HEADER} + 4];{spin_decl}
             while (sync[{STRIDE} * p] < need)
-                ;
+                {spin_body};{spin_leave}
             mem_fence(CLK_GLOBAL_MEM_FENCE);  // no load of the task's moves above (no RMW)
         }}
         const int g0 = h[1], g1 = h[2], g2 = h[3], tasks = h[4];
@@ -463,7 +477,9 @@ class Chain:
         #: the table again for the unused ones) and the families it calls (``chain_called``)
         self.nbuf = buffer_arguments(len(buffers), cls.chain_buffers, _buffer_limit(cl_device))
         self.called = tuple(cls.chain_called)
-        self.source = source(parts, self.nbuf, called=self.called)
+        #: the most polls a work-group waits for a launch (the class's ``chain_spin``)
+        self.spin = int(cls.chain_spin)
+        self.source = source(parts, self.nbuf, called=self.called, spin=self.spin)
         #: the profiled variant (clnn.bench.chain_profile): None not built, False not buildable
         self.profiled_kernel = None
         self.prof = None

@@ -124,6 +124,34 @@ def load_average() -> float | None:
         return None
 
 
+#: where Linux counts each CPU state's time since boot (the first line: all CPUs)
+PROC_STAT = "/proc/stat"
+
+
+def cpu_ticks(path: str = PROC_STAT) -> tuple[int, int] | None:
+    """(all CPU time, time stolen by the hypervisor) in clock ticks since boot, from the
+    ``cpu`` line of /proc/stat (user nice system idle iowait irq softirq steal ...), or None
+    where there is none (not Linux)."""
+    try:
+        with open(path) as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if len(fields) < 9 or fields[0] != "cpu":
+        return None
+    ticks = [int(v) for v in fields[1:9]]
+    return sum(ticks), ticks[7]
+
+
+def steal_share(before, after) -> float | None:
+    """The share of CPU time a virtual machine's hypervisor took from it between two
+    :func:`cpu_ticks` readings (its vCPUs run by the host for other guests: a slow phase
+    the load average does not show), or None."""
+    if before is None or after is None or after[0] <= before[0]:
+        return None
+    return (after[1] - before[1]) / (after[0] - before[0])
+
+
 def reliability_warnings(named_stats: dict, load: float | None = None,
                          cores: int | None = None) -> list[str]:
     """One sentence per reason the figures are unreliable: a side whose spread exceeds

@@ -170,6 +170,14 @@ class ClassDefaults:
     #: 901 -> 917 (2: as 4; 1: the least, but a held-up core's block is then taken whole or
     #: not at all). Chains are a CPU device's (clnn.chain.enabled)
     chain_tasks: int = 4
+    #: the most polls a chain's work-group makes waiting for a launch's tasks before it
+    #: leaves the chain to the other work-groups (they take every task it left; 0: it waits
+    #: however long). Where other processes share the cores, a worker descheduled while it
+    #: runs a task held its partner spinning for its whole time slice, launch after launch:
+    #: pose_detection ran 8x its quiet time where litert ran 2x (load 4-5). CPU (PoCL,
+    #: AVX-512, about 0.23 ns a poll): 1 << 20, ~0.24 ms, well past a launch's longest
+    #: wait in a quiet run (~20 us)
+    chain_spin: int = 0
     #: the fewest compute units of a device whose plans run chained by default (clnn.chain.
     #: enabled). CPU: 1 -- on a device of one unit a chain is one launch per execution instead
     #: of one per kernel. CPU (PoCL's basic device, the companion of clnn/companion.py, the
@@ -260,7 +268,7 @@ _CPU = ClassDefaults(
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
-    chain_buffers=16, chain_min_units=1,
+    chain_buffers=16, chain_min_units=1, chain_spin=1 << 20,
     companion_gaps=3.5, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
     companion_max_s=150e-6,
     gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True)

@@ -533,7 +533,8 @@ def test_padded_buffer_arguments_leave_the_results_alone(chained):
     assert ch.nbuf == chain.buffer_arguments(len(ch.buffers), row.chain_buffers,
                                              chain._buffer_limit(chained.cl_device))
     assert ch.called == tuple(row.chain_called)
-    assert ch.source == chain.source(ch.parts, ch.nbuf, called=ch.called)
+    assert ch.spin == row.chain_spin
+    assert ch.source == chain.source(ch.parts, ch.nbuf, called=ch.called, spin=ch.spin)
     args = ch.arguments()
     assert len(args) == ch.nbuf + 2 and args[len(ch.buffers):-1] == \
         [ch.table] * (ch.nbuf - len(ch.buffers) + 1)

@@ -234,3 +234,21 @@ def test_bench_models_row_has_the_first_seconds(add_model, spec, request, capsys
     assert first["median_ms"] > 0 and first["vs_steady"] > 0
     _print_row(row)
     assert "x steady" in capsys.readouterr().out
+
+
+def test_steal_share_from_proc_stat(tmp_path):
+    """The hypervisor's share of CPU time between two /proc/stat readings (the 8th number of
+    the ``cpu`` line), None without such a file or without time passing."""
+    from clnn.bench import timing
+
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 20 30 800 10 0 5 35 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n")
+    before = timing.cpu_ticks(str(stat))
+    assert before == (1000, 35)
+    stat.write_text("cpu  150 20 40 900 10 0 5 75 0 0\n")
+    after = timing.cpu_ticks(str(stat))
+    assert timing.steal_share(before, after) == 40 / 200
+    assert timing.steal_share(after, after) is None and timing.steal_share(None, after) is None
+    assert timing.cpu_ticks(str(tmp_path / "none")) is None
+    stat.write_text("intr 1 2 3\n")
+    assert timing.cpu_ticks(str(stat)) is None
