@@ -243,6 +243,9 @@ def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, 
         return "depthwise_slide_rows", {**{k: key[k] for k in ROW_KEYS if k in key},
                                         "fh": fh, "sh": sh, "r": v["r"]}, \
             (blocks(o, v["vw"]), 1, bands)
+    if v.get("flat"):
+        return "depthwise_flat", {**{k: key[k] for k in ("dt", "fdt", "fw", "ws") if k in key},
+                                  "fh": fh, "m": o // 8}, (1, 1, n_oh)
     if v.get("pairs"):
         return "depthwise_pairs", {**{k: key[k] for k in ("dt", "fdt", "fw", "ws") if k in key},
                                    "fh": fh}, (1, 1, n_oh)

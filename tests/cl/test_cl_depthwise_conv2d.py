@@ -315,3 +315,36 @@ def test_depthwise_pairs(cl_device, monkeypatch, name, case):
     names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
              pl.launches}
     assert names == {"depthwise_conv2d.depthwise_pairs"}
+
+
+# depthwise_flat: (input shape, fh, fw, pads l r t b, dilation along y, activation)
+FLAT = [([1, 9, 11, 24], 3, 3, (1, 1, 1, 1), 1, 0),
+        ([2, 6, 7, 24], 3, 3, (1, 1, 1, 1), 1, 3),
+        ([1, 5, 6, 24], 3, 3, (0, 0, 0, 0), 1, 1),
+        ([1, 7, 4, 24], 3, 3, (2, 0, 0, 2), 2, 0),
+        ([1, 8, 9, 8], 3, 3, (1, 1, 1, 1), 1, 0),
+        ([1, 9, 10, 24], 5, 5, (2, 2, 2, 2), 1, 0),
+        ([1, 4, 1, 24], 3, 3, (1, 1, 1, 1), 1, 2),
+        ([1, 5, 3, 40], 3, 3, (1, 1, 1, 1), 1, 0),
+        ([1, 6, 5, 24], 1, 3, (1, 1, 0, 0), 1, 0)]
+
+
+@pytest.mark.parametrize("name", ["f32", "f16", "relaxed"])
+@pytest.mark.parametrize("case", range(len(FLAT)))
+def test_depthwise_flat(cl_device, monkeypatch, name, case):
+    """depthwise_flat (the row's channels as one flat array of vectors of 16, channel counts
+    of 8 times an odd number) against the reference."""
+    x_shape, fh, fw, pads, dh, act = FLAT[case]
+    n, h, w, c = x_shape
+    monkeypatch.setattr(_dv, "choose", lambda b, **kw: {"vw": 8, "tx": 1, "rows": 1, "flat": 1})
+    rng = np.random.default_rng(80 + case)
+    xs, fs, bs, out, x = conv_operands(name, rng, x_shape, [1, fh, fw, c], channel_dim=3)
+    oh = h + pads[2] + pads[3] - dh * (fh - 1)
+    ow = w + pads[0] + pads[1] - (fw - 1)
+    params = ints(*pads, 1, 1, 1, act) + [scalar("BOOL", False)] + ints(1, dh)
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([n, oh, ow, c])])
+    compare(m, [x], cl_device, kind_of(name))
+    pm = cl_device.prepare_model(m)
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    assert names == {"depthwise_conv2d.depthwise_flat"}
