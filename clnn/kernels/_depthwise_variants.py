@@ -244,8 +244,10 @@ def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, 
                                         "fh": fh, "sh": sh, "r": v["r"]}, \
             (blocks(o, v["vw"]), 1, bands)
     if v.get("flat"):
+        r = v.get("r", 1)
         return "depthwise_flat", {**{k: key[k] for k in ("dt", "fdt", "fw", "ws") if k in key},
-                                  "fh": fh, "m": o // 8}, (1, 1, n_oh)
+                                  "fh": fh, "m": o // 8, **({"r": r, "sh": sh} if r > 1 else {})}, \
+            (1, 1, n * -(-(n_oh // n) // r))
     if v.get("pairs"):
         return "depthwise_pairs", {**{k: key[k] for k in ("dt", "fdt", "fw", "ws") if k in key},
                                    "fh": fh}, (1, 1, n_oh)

@@ -331,12 +331,15 @@ FLAT = [([1, 9, 11, 24], 3, 3, (1, 1, 1, 1), 1, 0),
 
 @pytest.mark.parametrize("name", ["f32", "f16", "relaxed"])
 @pytest.mark.parametrize("case", range(len(FLAT)))
-def test_depthwise_flat(cl_device, monkeypatch, name, case):
+@pytest.mark.parametrize("band", [{}, {"r": 2}, {"r": 3}])
+def test_depthwise_flat(cl_device, monkeypatch, name, case, band):
     """depthwise_flat (the row's channels as one flat array of vectors of 16, channel counts
-    of 8 times an odd number) against the reference."""
+    of 8 times an odd number; ``band``: output rows a work-item) against the reference."""
     x_shape, fh, fw, pads, dh, act = FLAT[case]
+    if band and dh > 1:
+        pytest.skip("bands of rows are for undilated rows")
     n, h, w, c = x_shape
-    monkeypatch.setattr(_dv, "choose", lambda b, **kw: {"vw": 8, "tx": 1, "rows": 1, "flat": 1})
+    monkeypatch.setattr(_dv, "choose", lambda b, **kw: {"vw": 8, "tx": 1, "rows": 1, "flat": 1, **band})
     rng = np.random.default_rng(80 + case)
     xs, fs, bs, out, x = conv_operands(name, rng, x_shape, [1, fh, fw, c], channel_dim=3)
     oh = h + pads[2] + pads[3] - dh * (fh - 1)
