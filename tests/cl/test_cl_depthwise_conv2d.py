@@ -326,7 +326,8 @@ FLAT = [([1, 9, 11, 24], 3, 3, (1, 1, 1, 1), 1, 0),
         ([1, 9, 10, 24], 5, 5, (2, 2, 2, 2), 1, 0),
         ([1, 4, 1, 24], 3, 3, (1, 1, 1, 1), 1, 2),
         ([1, 5, 3, 40], 3, 3, (1, 1, 1, 1), 1, 0),
-        ([1, 6, 5, 24], 1, 3, (1, 1, 0, 0), 1, 0)]
+        ([1, 6, 5, 24], 1, 3, (1, 1, 0, 0), 1, 0),
+        ([1, 9, 7, 24], 3, 3, (1, 1, 1, 1), 1, 0, 2)]
 
 
 @pytest.mark.parametrize("name", ["f32", "f16", "relaxed"])
@@ -335,19 +336,60 @@ FLAT = [([1, 9, 11, 24], 3, 3, (1, 1, 1, 1), 1, 0),
 def test_depthwise_flat(cl_device, monkeypatch, name, case, band):
     """depthwise_flat (the row's channels as one flat array of vectors of 16, channel counts
     of 8 times an odd number; ``band``: output rows a work-item) against the reference."""
-    x_shape, fh, fw, pads, dh, act = FLAT[case]
+    x_shape, fh, fw, pads, dh, act, *sh = FLAT[case]
+    sh = sh[0] if sh else 1
     if band and dh > 1:
         pytest.skip("bands of rows are for undilated rows")
     n, h, w, c = x_shape
-    monkeypatch.setattr(_dv, "choose", lambda b, **kw: {"vw": 8, "tx": 1, "rows": 1, "flat": 1, **band})
+    monkeypatch.setattr(_dv, "choose",
+                        lambda b, **kw: {"vw": 8, "tx": 1, "rows": 1, "flat": 1, **band})
     rng = np.random.default_rng(80 + case)
     xs, fs, bs, out, x = conv_operands(name, rng, x_shape, [1, fh, fw, c], channel_dim=3)
-    oh = h + pads[2] + pads[3] - dh * (fh - 1)
+    oh = (h + pads[2] + pads[3] - dh * (fh - 1) - 1) // sh + 1
     ow = w + pads[0] + pads[1] - (fw - 1)
-    params = ints(*pads, 1, 1, 1, act) + [scalar("BOOL", False)] + ints(1, dh)
+    params = ints(*pads, 1, sh, 1, act) + [scalar("BOOL", False)] + ints(1, dh)
     m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([n, oh, ow, c])])
     compare(m, [x], cl_device, kind_of(name))
     pm = cl_device.prepare_model(m)
     names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
              pl.launches}
     assert names == {"depthwise_conv2d.depthwise_flat"}
+
+
+@pytest.mark.parametrize("c, ow, stride, flat", [(24, 112, 1, True), (8, 128, 1, True),
+                                                 (24, 64, 1, False), (40, 128, 1, False),
+                                                 (16, 128, 1, False), (24, 112, 2, False)])
+def test_depthwise_flat_rule(c, ow, stride, flat):
+    """The CPU rule runs depthwise_flat (bands of dw_flat_rows) on float layers of 8 m
+    channels (m odd, at most FLAT_M) whose rows are at least dw_flat_ow pixels wide, stride 1
+    along x; never on quantized layers nor on narrower vectors."""
+    cpu = _defaults.TABLE["cpu"]
+    on = flat and cpu.dw_flat_ow > 0 and ow >= cpu.dw_flat_ow
+    v = _dv.heuristic(True, c, ow, 3, stride, 1, 16, 3, 1, ow)
+    assert bool(v.get("flat")) == on
+    if on:
+        assert v.get("r", 1) == cpu.dw_flat_rows
+    assert "flat" not in _dv.heuristic(True, c, ow, 3, stride, 1, 16, 3, 1, ow, quant=True)
+    assert "flat" not in _dv.heuristic(True, c, ow, 3, stride, 1, 8, 3, 1, ow)
+    cands = _dv.candidates(True, c, ow, 3, stride, 1, 16, 3, 1, ow)
+    assert any(x.get("flat") for x in cands) == (_dv.flat_apply(c, 3, stride, 1, 3, 16))
+
+
+def test_depthwise_flat_planned(cl_device):
+    """A float32 24-channel 3x3 layer of wide rows runs depthwise_flat (the class data's
+    dw_flat_ow) and matches the reference."""
+    cpu = _defaults.TABLE["cpu"]
+    if not cpu.dw_flat_ow:
+        pytest.skip("the CPU class runs no depthwise_flat")
+    rng = np.random.default_rng(91)
+    w = cpu.dw_flat_ow
+    xs, fs, bs, out, x = conv_operands("f32", rng, [1, 5, w, 24], [1, 3, 3, 24],
+                                       channel_dim=3)
+    params = ints(1, 1, 1, 1, 1, 1, 1, 0) + [scalar("BOOL", False)] + ints(1, 1)
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([1, 5, w, 24])])
+    compare(m, [x], cl_device, kind_of("f32"))
+    pm = cl_device.prepare_model(m)
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    if cl_device.limits.native_vector_width_float >= 16 and cl_device.limits.is_cpu:
+        assert names == {"depthwise_conv2d.depthwise_flat"}
