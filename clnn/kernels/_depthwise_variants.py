@@ -14,8 +14,8 @@ channels, at most 3 filter columns, stride 1 along x): two output pixels a 16-fl
 the CPU rule's kernel there where native vectors hold 16 floats (class data dw_pairs:
 :func:`pairs_apply`); ``"flat": 1`` runs ``depthwise_flat`` (float, 8 m channels, m odd:
 the row's channels one flat array of 16-float vectors; with ``"r": n`` bands of n output rows),
-the CPU rule's kernel for such layers whose rows are at least the class data's dw_flat_ow
-pixels wide (:func:`flat_apply`); ``"row": 1`` runs
+the CPU rule's kernel for such 3x3 layers of at most the class data's dw_flat_m halves a
+pixel (:func:`flat_apply`); ``"row": 1`` runs
 ``depthwise_row``: the row sweep with the row's geometry (input and output widths, left
 padding) compiled in, tiles of tx pixels loading only the columns inside the input (a tuner
 candidate only: a kernel per row geometry costs too much of a cold prepare). The heuristic on
@@ -73,8 +73,8 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
     work-item: the device class's dw_bands were measured on float32 layers)."""
     vws, txs = vector_widths(o), tile_widths(ow, fw, sw, dw)
     rvw = row_vector(cpu, o, vws[0], vec)
-    if cpu and not quant and flat_apply(o, fw, sw, dw, fh, vec) and \
-            ow >= _defaults.TABLE["cpu"].dw_flat_ow > 0:
+    if cpu and not quant and fh == fw == 3 and flat_apply(o, fw, sw, dw, fh, vec) and \
+            o // 8 <= _defaults.TABLE["cpu"].dw_flat_m:
         # the row's channels as one flat array of 16-float vectors (depthwise_flat), bands of
         # dw_flat_rows output rows at a row stride of 1
         r = _defaults.TABLE["cpu"].dw_flat_rows if sh == 1 else 1

@@ -200,8 +200,9 @@ def test_depthwise_bands_planned(cl_device, name, stride, c):
     if cl_device.limits.native_vector_width_float >= 16 and cl_device.limits.is_cpu:
         r = _defaults.TABLE["cpu"].dw_bands // stride if name == "f32" and c >= 16 else 1
         pairs = name == "f32" and c == 8 and stride == 1 and _defaults.TABLE["cpu"].dw_pairs
+        flat = name == "f32" and c == 8 and stride == 1 and _defaults.TABLE["cpu"].dw_flat_m
         assert names == {"depthwise_conv2d." + (
-            "depthwise_pairs" if pairs else
+            "depthwise_flat" if flat else "depthwise_pairs" if pairs else
             "depthwise_slide_rows" if r > 1 else "depthwise_slide")}
 
 
@@ -297,8 +298,9 @@ def test_depthwise_pairs(cl_device, monkeypatch, name, case):
     the CPU rule's choice of it for float 8-channel layers where native vectors hold 16."""
     x_shape, fh, fw, pads, dh, act = PAIRS[case]
     n, h, w, c = x_shape
+    flat = fh == fw == 3 and _defaults.TABLE["cpu"].dw_flat_m  # (depthwise_flat first)
     assert _dv.heuristic(True, c, w, fw, 1, 1, 16, fh).get("pairs") == (
-        1 if _defaults.TABLE["cpu"].dw_pairs else None)
+        1 if _defaults.TABLE["cpu"].dw_pairs and not flat else None)
     assert "pairs" not in _dv.heuristic(True, c, w, fw, 1, 1, 16, fh, quant=True)
     assert "pairs" not in _dv.heuristic(True, 16, w, fw, 1, 1, 16, fh)
     assert "pairs" not in _dv.heuristic(True, c, w, fw, 2, 1, 16, fh)
@@ -356,37 +358,39 @@ def test_depthwise_flat(cl_device, monkeypatch, name, case, band):
     assert names == {"depthwise_conv2d.depthwise_flat"}
 
 
-@pytest.mark.parametrize("c, ow, stride, flat", [(24, 112, 1, True), (8, 128, 1, True),
-                                                 (24, 64, 1, False), (40, 128, 1, False),
-                                                 (16, 128, 1, False), (24, 112, 2, False)])
-def test_depthwise_flat_rule(c, ow, stride, flat):
-    """The CPU rule runs depthwise_flat (bands of dw_flat_rows) on float layers of 8 m
-    channels (m odd, at most FLAT_M) whose rows are at least dw_flat_ow pixels wide, stride 1
-    along x; never on quantized layers nor on narrower vectors."""
+@pytest.mark.parametrize("c, f, stride", [(8, 3, 1), (24, 3, 1), (40, 3, 1), (16, 3, 1),
+                                          (8, 3, 2), (8, 1, 1), (24, 5, 1)])
+def test_depthwise_flat_rule(c, f, stride):
+    """The CPU rule runs depthwise_flat (bands of dw_flat_rows) on float 3x3 layers of 8 m
+    channels (m odd, at most dw_flat_m), stride 1 along x; never on quantized layers nor
+    on narrower native vectors; the tuner has it for the layers it can run."""
     cpu = _defaults.TABLE["cpu"]
-    on = flat and cpu.dw_flat_ow > 0 and ow >= cpu.dw_flat_ow
-    v = _dv.heuristic(True, c, ow, 3, stride, 1, 16, 3, 1, ow)
+    on = c % 16 == 8 and c // 8 <= cpu.dw_flat_m and f == 3 and stride == 1
+    v = _dv.heuristic(True, c, 112, f, stride, 1, 16, f, 1, 112)
     assert bool(v.get("flat")) == on
     if on:
         assert v.get("r", 1) == cpu.dw_flat_rows
-    assert "flat" not in _dv.heuristic(True, c, ow, 3, stride, 1, 16, 3, 1, ow, quant=True)
-    assert "flat" not in _dv.heuristic(True, c, ow, 3, stride, 1, 8, 3, 1, ow)
-    cands = _dv.candidates(True, c, ow, 3, stride, 1, 16, 3, 1, ow)
-    assert any(x.get("flat") for x in cands) == (_dv.flat_apply(c, 3, stride, 1, 3, 16))
+    assert "flat" not in _dv.heuristic(True, c, 112, f, stride, 1, 16, f, 1, 112, quant=True)
+    assert "flat" not in _dv.heuristic(True, c, 112, f, stride, 1, 8, f, 1, 112)
+    cands = _dv.candidates(True, c, 112, f, stride, 1, 16, f, 1, 112)
+    assert any(x.get("flat") for x in cands) == (_dv.flat_apply(c, f, stride, 1, f, 16))
+    assert _dv.flat_apply(c, f, stride, 1, f, 16) == (
+        c % 16 == 8 and c // 8 <= _dv.FLAT_M and stride == 1 and f * f <= 9)
 
 
 def test_depthwise_flat_planned(cl_device):
-    """A float32 24-channel 3x3 layer of wide rows runs depthwise_flat (the class data's
-    dw_flat_ow) and matches the reference."""
+    """A float32 8-channel 3x3 layer as the device plans it runs depthwise_flat where the
+    CPU class's dw_flat_m takes it (rows past the last band: 5) and matches the
+    reference."""
     cpu = _defaults.TABLE["cpu"]
-    if not cpu.dw_flat_ow:
+    if not cpu.dw_flat_m:
         pytest.skip("the CPU class runs no depthwise_flat")
     rng = np.random.default_rng(91)
-    w = cpu.dw_flat_ow
-    xs, fs, bs, out, x = conv_operands("f32", rng, [1, 5, w, 24], [1, 3, 3, 24],
+    w = 37
+    xs, fs, bs, out, x = conv_operands("f32", rng, [1, 5, w, 8], [1, 3, 3, 8],
                                        channel_dim=3)
     params = ints(1, 1, 1, 1, 1, 1, 1, 0) + [scalar("BOOL", False)] + ints(1, 1)
-    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([1, 5, w, 24])])
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([1, 5, w, 8])])
     compare(m, [x], cl_device, kind_of("f32"))
     pm = cl_device.prepare_model(m)
     names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in

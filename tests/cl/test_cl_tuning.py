@@ -527,7 +527,7 @@ def test_depthwise_bands_on_cpus(monkeypatch):
     most = _defaults.TABLE["cpu"].dw_bands
     assert _dv.heuristic(True, 144, 56, 3, 1, 1, 16, 3, 1).get("r", 1) == most
     assert "r" not in _dv.heuristic(True, 144, 56, 3, 1, 1, 16, 3, 1, quant=True)
-    assert "r" not in _dv.heuristic(True, 8, 32, 3, 1, 1, 16, 3, 1)  # 8 of 16 lanes (pairs)
+    assert "r" not in _dv.heuristic(True, 8, 32, 3, 1, 1, 16, 3, 1, quant=True)  # 8 of 16 lanes
     assert _dv.bands(4, 3, 3, 1, 1, 8, 16) == 1
     most = 4
     monkeypatch.setitem(_defaults.TABLE, "cpu",
