@@ -152,6 +152,16 @@ class ClassDefaults:
     #: fastest of 21 runs, load 4.5-5): 1.24x faster than depthwise_slide (256x256x8 3x3 45 ->
     #: 36 us); a GPU: off (its rule takes narrower vectors)
     dw_pairs: bool = False
+    #: float NHWC 3x3 depthwise layers of 8 m channels (m odd, at most this; stride and
+    #: dilation 1 along x) run depthwise_flat (the row's channels as one flat array of
+    #: 16-float vectors: no lane idle or computed twice) in bands of dw_flat_rows output rows,
+    #: where native vectors hold 16 floats; 0: off. CPU (AVX-512; the 13 MediaPipe models'
+    #: 8-channel 3x3 stride 1 layers on the tuner's scratch layers, each variant timed on its
+    #: own in turns, load 7.6): bands of 2 rows 0.86-0.97x the time of depthwise_pairs (64x64
+    #: to 256x256), one row 1.0-2.3x; the 24-channel layers (m 3) 1.06-1.18x the time of the
+    #: 16-wide overlapping vectors, 1x1 filters 1.12x: 1 (8 channels); a GPU: 0 (unmeasured)
+    dw_flat_m: int = 0
+    dw_flat_rows: int = 1
     #: float32 NHWC convolutions that would pack an im2col panel run the GEMM on the input
     #: itself (amode "taps", gemm.cl.mako: the panel's write and read saved, the strided and
     #: 3x3 layers Winograd does not take). CPU (PoCL): on; a GPU: off until measured
@@ -263,7 +273,7 @@ _CPU = ClassDefaults(
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
     direct="rule", direct_rows=-1, dw_bands=2, dw_bands_wide=2, dw_overlap_vw=16,
-    dw_whole_stores=True, dw_pairs=True, dwpw=True,
+    dw_whole_stores=True, dw_pairs=True, dw_flat_m=1, dw_flat_rows=2, dwpw=True,
     dwpw_pixels=0,
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,

@@ -12,7 +12,10 @@ step with the filter in registers (tx 1; dilation 1 along x), and with ``"r": n`
 input vector loaded once for the band; ``"pairs": 1`` runs ``depthwise_pairs`` (float, 8
 channels, at most 3 filter columns, stride 1 along x): two output pixels a 16-float vector,
 the CPU rule's kernel there where native vectors hold 16 floats (class data dw_pairs:
-:func:`pairs_apply`); ``"row": 1`` runs
+:func:`pairs_apply`); ``"flat": 1`` runs ``depthwise_flat`` (float, 8 m channels, m odd:
+the row's channels one flat array of 16-float vectors; with ``"r": n`` bands of n output rows),
+the CPU rule's kernel for such 3x3 layers of at most the class data's dw_flat_m halves a
+pixel (:func:`flat_apply`); ``"row": 1`` runs
 ``depthwise_row``: the row sweep with the row's geometry (input and output widths, left
 padding) compiled in, tiles of tx pixels loading only the columns inside the input (a tuner
 candidate only: a kernel per row geometry costs too much of a cold prepare). The heuristic on
@@ -38,15 +41,19 @@ from clnn.kernels.support import f32, i32
 
 #: the variant space's version, part of every signature: an entry measured over an older space
 #: (1: without the row sweeps, 2: without the sliding windows, 3: without the compiled rows,
-#: 4: without the sliding window's bands of rows)
+#: 4: without the sliding window's bands of rows, 5: without the flat rows)
 #: is measured again
-SPACE = 5
+SPACE = 6
 #: most filter taps of a row sweep (its filter rows unroll)
 SWEEP_TAPS = 49
 #: most native vectors of filter the CPU rule's sliding window of stride 1 holds beyond 3x3
 #: filters, on CPUs with native vectors of 16 floats and 32 vector registers (5x5 fits; with
 #: 16 registers 5x5 filters spill: the row sweep keeps those)
 SLIDE_VECTORS = 25
+#: most halves of 16-float vectors a pixel of a depthwise_flat layer holds (its channels / 8:
+#: the filter's phases; more ran slower than the row kernels, the phases' filter vectors
+#: outgrowing the registers)
+FLAT_M = 3
 
 
 def vector_widths(o: int) -> list[int]:
@@ -66,6 +73,12 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
     work-item: the device class's dw_bands were measured on float32 layers)."""
     vws, txs = vector_widths(o), tile_widths(ow, fw, sw, dw)
     rvw = row_vector(cpu, o, vws[0], vec)
+    if cpu and not quant and fh == fw == 3 and flat_apply(o, fw, sw, dw, fh, vec) and \
+            o // 8 <= _defaults.TABLE["cpu"].dw_flat_m:
+        # the row's channels as one flat array of 16-float vectors (depthwise_flat), bands of
+        # dw_flat_rows output rows at a row stride of 1
+        r = _defaults.TABLE["cpu"].dw_flat_rows if sh == 1 else 1
+        return {"vw": 8, "tx": 1, "rows": 1, "flat": 1, **({"r": r} if r > 1 else {})}
     if cpu and not quant and pairs_apply(o, fw, sw, dw, fh, vec):
         # two pixels of 8 channels a vector of 16 (depthwise_pairs): the lanes that
         # depthwise_slide's 8-channel vectors leave empty
@@ -163,6 +176,14 @@ def pairs_apply(o: int, fw: int, sw: int, dw: int, fh: int, vec: int) -> bool:
             and 0 < fh * fw <= 9 and sw == 1 and dw == 1)
 
 
+def flat_apply(o: int, fw: int, sw: int, dw: int, fh: int, vec: int) -> bool:
+    """Whether ``depthwise_flat`` can run the float layer on a CPU: 8 m channels (m odd, at
+    most :data:`FLAT_M`), native vectors of 16 floats, a filter of an odd number of columns
+    and at most 9 taps (``fh`` rows, 0: unknown), stride and dilation 1 along x."""
+    return (o % 16 == 8 and o // 8 <= FLAT_M and vec == 16 and fw % 2 == 1
+            and 0 < fh * fw <= 9 and sw == 1 and dw == 1)
+
+
 def slides_apply(fw: int, sw: int, dw: int, fh: int) -> bool:
     """Whether ``depthwise_slide`` and ``depthwise_row`` run the layer: the filter (``fh`` rows,
     0: unknown) unrolls, dilation 1 along x, a stride no wider than the filter."""
@@ -204,6 +225,9 @@ def list_candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
     slides += [{"vw": vw, "tx": 1, "rows": 1, "slide": 1, "r": r} for vw in vws[:2]
                for r in (2, 4) if 0 < sh <= 2]
     rows = [{"vw": vw, "tx": tx, "rows": 1, "row": 1} for vw in vws for tx in (4, 6, 8)]
+    if cpu and not quant and flat_apply(o, fw, sw, dw, fh, vec):
+        rows += [{"vw": 8, "tx": 1, "rows": 1, "flat": 1, **({"r": r} if r > 1 else {})}
+                 for r in ((1, 2) if sh == 1 else (1,))]
     return [first, *(v for v in rows + tiles + [{**t, "sweep": 1} for t in tiles] + slides
                      if v != first)]
 
@@ -243,6 +267,11 @@ def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, 
         return "depthwise_slide_rows", {**{k: key[k] for k in ROW_KEYS if k in key},
                                         "fh": fh, "sh": sh, "r": v["r"]}, \
             (blocks(o, v["vw"]), 1, bands)
+    if v.get("flat"):
+        r = v.get("r", 1)
+        return "depthwise_flat", {**{k: key[k] for k in ("dt", "fdt", "fw", "ws") if k in key},
+                                  "fh": fh, "m": o // 8, **({"r": r, "sh": sh} if r > 1 else {})}, \
+            (1, 1, n * -(-(n_oh // n) // r))
     if v.get("pairs"):
         return "depthwise_pairs", {**{k: key[k] for k in ("dt", "fdt", "fw", "ws") if k in key},
                                    "fh": fh}, (1, 1, n_oh)

@@ -13,6 +13,8 @@ the other filters that unroll), or ``depthwise_slide_rows``: the sliding window 
 output rows, each input vector loaded once for the band (the CPU default where the registers
 hold the band's accumulators: 3x3 filters), or ``depthwise_pairs``: two pixels of an
 8-channel layer a 16-float vector (the CPU default there on 16-float vectors), or
+``depthwise_flat``: a row of 8 m channels (m odd) as one flat array of 16-float vectors (the
+CPU default for 8-channel 3x3 layers), or
 ``depthwise_row``: the sweep with the row's geometry
 compiled in, loading only the input columns inside the row (a tuner candidate; the tuner picks
 per layer, clnn/kernels/_depthwise_variants.py). Other layouts and

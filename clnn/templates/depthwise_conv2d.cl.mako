@@ -786,3 +786,160 @@ ${dw_store(dt, vw, n, "break")}\
 % endfor
 }
 </%def>
+
+## Flat rows (float; C = 8m channels, m odd, 16 not dividing C; stride and dilation 1 along x):
+## one work-item per output row walks the row's OW * C floats as vectors of 16, as if the row
+## were one flat array: output float i reads input float i + (p - pad_l) * C of filter column
+## p (a load of 16 contiguous floats at a multiple of 8: no lane wasted, none computed twice,
+## where depthwise_slide's 16-channel vectors overlap and 8-channel ones fill half the lanes),
+## times the filter's lanes for the channels i mod C (m phases: vector j's lanes are channels
+## 16 j mod C onwards, its filter and bias vectors two 8-channel halves each, loaded once).
+## Padding is the flat row's outside: a half of 8 floats outside the input row [0, W * m)
+## loads zeros. Vectors of a group of m (2 pixels) whose loads lie inside the row and rows
+## inside the input run without checks; the last vector of a row is half where OW * m is odd.
+## Launched as depthwise_pairs (1, 1, batch * output rows). Kernel key: dt, fdt, fw, fh, m
+## (and ws).
+## One load of 16 floats at ``off`` of ``p``: with key ``ws`` one copy of its bytes (as vst's
+## stores: vload16 of an unknown alignment became several loads on PoCL)
+<%def name="wld16(dt, off, p)">\
+% if dt == "f32" and context.get("ws"):
+({ float16 wl_; __builtin_memcpy(&wl_, ${p} + (${off}), 64); wl_; })\
+% else:
+${vld(dt, 16, off, p)}\
+% endif
+</%def>
+
+<%def name="dw_flat_load(dt, q, h, checked)">\
+% if checked:
+(${h} >= 0 && ${h} + 1 < WH ? ${vld(dt, 16, "(%s) * 8" % h, "xr%d" % q)} : (float16)(${h} >= 0 && ${h} < WH ? ${vld(dt, 8, "(%s) * 8" % h, "xr%d" % q)} : (float8)(0.0f), ${h} + 1 >= 0 && ${h} + 1 < WH ? ${vld(dt, 8, "(%s + 1) * 8" % h, "xr%d" % q)} : (float8)(0.0f)))\
+% else:
+${wld16(dt, "(%s) * 8" % h, "xr%d" % q)}\
+% endif
+</%def>
+
+<%def name="dw_flat_step(dt, fw, fh, m, ph, r, sh, checked)">
+        ${"if (j0 + %d < NV)" % ph if checked else ""} {
+% for o in range(r):
+          do {
+  % if o and checked:
+            if (oy + ${o} >= OH) break;
+  % endif
+  % for q in range(fh):
+            float16 a${q} = (float16)(0.0f);
+    % for p in range(fw):
+      % if p % 2 == 0:
+            a${q} = fma(d${o * sh + q}_${ph + p * m // 2}, w${ph}_${q}_${p}, a${q});
+      % else:
+            a${q} = fma((float16)(d${o * sh + q}_${ph + (p * m - 1) // 2}.hi, d${o * sh + q}_${ph + (p * m + 1) // 2}.lo), w${ph}_${q}_${p}, a${q});
+      % endif
+    % endfor
+  % endfor
+            float16 r = ${" + ".join("a%d" % q for q in range(fh))} + b${ph};
+            __global ${c.ctype(dt)}* yr = yrow + ${"%d * OW * %d + " % (o, 8 * m) if o else ""}(j0 + ${ph}) * 16;
+  % if checked:
+            ${c.epilogue("r", "float16", "            ", fn="fnc")}
+            if (2 * (j0 + ${ph}) + 1 < OW * ${m}) {
+                ${vst(dt, 16, "r", "0")};
+            } else {
+                ${vst(dt, 8, "r.lo", "0")};
+            }
+  % else:
+            if (fnc == 0) {
+                ${c.epilogue("r", "float16", "                ")}
+                ${vst(dt, 16, "r", "0")};
+            } else {
+                ${c.epilogue("r", "float16", "                ", fn="fnc")}
+                ${vst(dt, 16, "r", "0")};
+            }
+  % endif
+          } while (0);
+% endfor
+        }
+</%def>
+
+## (the group's new vectors d<i>_<k>, k in [K - m, K): at halves h0 + 2k of input row i)
+<%def name="dw_flat_loads(dt, nin, K, m, checked)">
+% for i in range(nin):
+  % for k in range(K - m, K):
+        d${i}_${k} = ${"rv%d ? " % i if checked else ""}${dw_flat_load(dt, i, "h0 + %d" % (2 * k), checked)}${" : (float16)(0.0f)" if checked else ""};
+  % endfor
+% endfor
+</%def>
+
+## (``r``: output rows a work-item, each input vector loaded once for the band, the row stride
+## ``sh`` compiled in where r > 1, as depthwise_slide_rows; launched as (1, 1, batch *
+## ceil(OH / r)))
+<%def name="depthwise_flat(dt, fdt, fw, fh, m, r=1, sh=1)">
+<%
+    K = (fw - 1) * m // 2 + m  # the vectors of 16 a group reads per filter row (fw odd)
+    nin = (r - 1) * sh + fh
+%>
+${dw_params("depthwise_flat", dt, fdt, "fh_", 8)}
+{
+${c.toffsets("x", "w", "bias", "y")}
+    const int bands = (OH + ${r - 1}) / ${r};
+    const int band = get_global_id(2);
+    const int b = band / bands, oy = (band - b * bands) * ${r};
+% if r > 1:
+    const int ys = oy * ${sh} - pad_t;
+% else:
+    const int ys = oy * stride_h - pad_t;
+% endif
+    x += (size_t)b * H * W * ${8 * m};
+% for i in range(nin):
+<% dy = ("%d * dil_h" % i) if r == 1 else str(i) %>\
+    const bool rv${i} = ys + ${dy} >= 0 && ys + ${dy} < H;
+    const __global ${c.ctype(dt)}* xr${i} = x + (size_t)clamp(ys + ${dy}, 0, H - 1) * W * ${8 * m};
+% endfor
+    const int WH = W * ${m};  /* the input row's halves of 8 floats */
+    const int NV = (OW * ${m} + 1) / 2;  /* the output row's vectors (the last one maybe half) */
+% for ph in range(m):
+<%
+    lo, hi = 8 * (2 * ph % m), 8 * ((2 * ph + 1) % m)
+%>\
+    const float16 b${ph} = (float16)(${vld(dt, 8, str(lo), "bias")}, ${vld(dt, 8, str(hi), "bias")});
+  % for q in range(fh):
+    % for p in range(fw):
+    const float16 w${ph}_${q}_${p} = (float16)(${vld(fdt, 8, str((q * fw + p) * 8 * m + lo), "w")}, ${vld(fdt, 8, str((q * fw + p) * 8 * m + hi), "w")});
+    % endfor
+  % endfor
+% endfor
+    __global ${c.ctype(dt)}* yrow = y + ((size_t)b * OH + oy) * OW * ${8 * m};
+    const bool rows_in = ${" && ".join("rv%d" % i for i in range(nin))}${" && oy + %d <= OH" % r if r > 1 else ""};
+% for i in range(nin):
+  % for k in range(K):
+    float16 d${i}_${k} = (float16)(0.0f);
+  % endfor
+% endfor
+    {  /* the first group's vectors before its new ones */
+        const int h0 = -pad_l * ${m} + ${2 * m};
+% for i in range(nin):
+  % for k in range(K - m):
+        d${i}_${k + m} = rv${i} ? ${dw_flat_load(dt, i, "h0 + %d" % (2 * k - 2 * m), True)} : (float16)(0.0f);
+  % endfor
+% endfor
+    }
+    for (int j0 = 0; j0 < NV; j0 += ${m}) {
+        const int h0 = 2 * j0 - pad_l * ${m};
+% for i in range(nin):
+  % for k in range(K - m):
+        d${i}_${k} = d${i}_${k + m};
+  % endfor
+% endfor
+        /* a group whose new vectors lie inside the row, rows inside the input, last vector
+           whole: no checks */
+        if (rows_in && h0 + ${2 * (K - m)} >= 0 && h0 + ${2 * K - 1} < WH &&
+            2 * j0 + ${2 * m} <= OW * ${m}) {
+${dw_flat_loads(dt, nin, K, m, False)}\
+% for ph in range(m):
+${dw_flat_step(dt, fw, fh, m, ph, r, sh, False)}\
+% endfor
+        } else {
+${dw_flat_loads(dt, nin, K, m, True)}\
+% for ph in range(m):
+${dw_flat_step(dt, fw, fh, m, ph, r, sh, True)}\
+% endfor
+        }
+    }
+}
+</%def>

@@ -200,8 +200,9 @@ def test_depthwise_bands_planned(cl_device, name, stride, c):
     if cl_device.limits.native_vector_width_float >= 16 and cl_device.limits.is_cpu:
         r = _defaults.TABLE["cpu"].dw_bands // stride if name == "f32" and c >= 16 else 1
         pairs = name == "f32" and c == 8 and stride == 1 and _defaults.TABLE["cpu"].dw_pairs
+        flat = name == "f32" and c == 8 and stride == 1 and _defaults.TABLE["cpu"].dw_flat_m
         assert names == {"depthwise_conv2d." + (
-            "depthwise_pairs" if pairs else
+            "depthwise_flat" if flat else "depthwise_pairs" if pairs else
             "depthwise_slide_rows" if r > 1 else "depthwise_slide")}
 
 
@@ -297,8 +298,9 @@ def test_depthwise_pairs(cl_device, monkeypatch, name, case):
     the CPU rule's choice of it for float 8-channel layers where native vectors hold 16."""
     x_shape, fh, fw, pads, dh, act = PAIRS[case]
     n, h, w, c = x_shape
+    flat = fh == fw == 3 and _defaults.TABLE["cpu"].dw_flat_m  # (depthwise_flat first)
     assert _dv.heuristic(True, c, w, fw, 1, 1, 16, fh).get("pairs") == (
-        1 if _defaults.TABLE["cpu"].dw_pairs else None)
+        1 if _defaults.TABLE["cpu"].dw_pairs and not flat else None)
     assert "pairs" not in _dv.heuristic(True, c, w, fw, 1, 1, 16, fh, quant=True)
     assert "pairs" not in _dv.heuristic(True, 16, w, fw, 1, 1, 16, fh)
     assert "pairs" not in _dv.heuristic(True, c, w, fw, 2, 1, 16, fh)
@@ -315,3 +317,83 @@ def test_depthwise_pairs(cl_device, monkeypatch, name, case):
     names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
              pl.launches}
     assert names == {"depthwise_conv2d.depthwise_pairs"}
+
+
+# depthwise_flat: (input shape, fh, fw, pads l r t b, dilation along y, activation)
+FLAT = [([1, 9, 11, 24], 3, 3, (1, 1, 1, 1), 1, 0),
+        ([2, 6, 7, 24], 3, 3, (1, 1, 1, 1), 1, 3),
+        ([1, 5, 6, 24], 3, 3, (0, 0, 0, 0), 1, 1),
+        ([1, 7, 4, 24], 3, 3, (2, 0, 0, 2), 2, 0),
+        ([1, 8, 9, 8], 3, 3, (1, 1, 1, 1), 1, 0),
+        ([1, 9, 10, 24], 5, 5, (2, 2, 2, 2), 1, 0),
+        ([1, 4, 1, 24], 3, 3, (1, 1, 1, 1), 1, 2),
+        ([1, 5, 3, 40], 3, 3, (1, 1, 1, 1), 1, 0),
+        ([1, 6, 5, 24], 1, 3, (1, 1, 0, 0), 1, 0),
+        ([1, 9, 7, 24], 3, 3, (1, 1, 1, 1), 1, 0, 2)]
+
+
+@pytest.mark.parametrize("name", ["f32", "f16", "relaxed"])
+@pytest.mark.parametrize("case", range(len(FLAT)))
+@pytest.mark.parametrize("band", [{}, {"r": 2}, {"r": 3}])
+def test_depthwise_flat(cl_device, monkeypatch, name, case, band):
+    """depthwise_flat (the row's channels as one flat array of vectors of 16, channel counts
+    of 8 times an odd number; ``band``: output rows a work-item) against the reference."""
+    x_shape, fh, fw, pads, dh, act, *sh = FLAT[case]
+    sh = sh[0] if sh else 1
+    if band and dh > 1:
+        pytest.skip("bands of rows are for undilated rows")
+    n, h, w, c = x_shape
+    monkeypatch.setattr(_dv, "choose",
+                        lambda b, **kw: {"vw": 8, "tx": 1, "rows": 1, "flat": 1, **band})
+    rng = np.random.default_rng(80 + case)
+    xs, fs, bs, out, x = conv_operands(name, rng, x_shape, [1, fh, fw, c], channel_dim=3)
+    oh = (h + pads[2] + pads[3] - dh * (fh - 1) - 1) // sh + 1
+    ow = w + pads[0] + pads[1] - (fw - 1)
+    params = ints(*pads, 1, sh, 1, act) + [scalar("BOOL", False)] + ints(1, dh)
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([n, oh, ow, c])])
+    compare(m, [x], cl_device, kind_of(name))
+    pm = cl_device.prepare_model(m)
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    assert names == {"depthwise_conv2d.depthwise_flat"}
+
+
+@pytest.mark.parametrize("c, f, stride", [(8, 3, 1), (24, 3, 1), (40, 3, 1), (16, 3, 1),
+                                          (8, 3, 2), (8, 1, 1), (24, 5, 1)])
+def test_depthwise_flat_rule(c, f, stride):
+    """The CPU rule runs depthwise_flat (bands of dw_flat_rows) on float 3x3 layers of 8 m
+    channels (m odd, at most dw_flat_m), stride 1 along x; never on quantized layers nor
+    on narrower native vectors; the tuner has it for the layers it can run."""
+    cpu = _defaults.TABLE["cpu"]
+    on = c % 16 == 8 and c // 8 <= cpu.dw_flat_m and f == 3 and stride == 1
+    v = _dv.heuristic(True, c, 112, f, stride, 1, 16, f, 1, 112)
+    assert bool(v.get("flat")) == on
+    if on:
+        assert v.get("r", 1) == cpu.dw_flat_rows
+    assert "flat" not in _dv.heuristic(True, c, 112, f, stride, 1, 16, f, 1, 112, quant=True)
+    assert "flat" not in _dv.heuristic(True, c, 112, f, stride, 1, 8, f, 1, 112)
+    cands = _dv.candidates(True, c, 112, f, stride, 1, 16, f, 1, 112)
+    assert any(x.get("flat") for x in cands) == (_dv.flat_apply(c, f, stride, 1, f, 16))
+    assert _dv.flat_apply(c, f, stride, 1, f, 16) == (
+        c % 16 == 8 and c // 8 <= _dv.FLAT_M and stride == 1 and f * f <= 9)
+
+
+def test_depthwise_flat_planned(cl_device):
+    """A float32 8-channel 3x3 layer as the device plans it runs depthwise_flat where the
+    CPU class's dw_flat_m takes it (rows past the last band: 5) and matches the
+    reference."""
+    cpu = _defaults.TABLE["cpu"]
+    if not cpu.dw_flat_m:
+        pytest.skip("the CPU class runs no depthwise_flat")
+    rng = np.random.default_rng(91)
+    w = 37
+    xs, fs, bs, out, x = conv_operands("f32", rng, [1, 5, w, 8], [1, 3, 3, 8],
+                                       channel_dim=3)
+    params = ints(1, 1, 1, 1, 1, 1, 1, 0) + [scalar("BOOL", False)] + ints(1, 1)
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([1, 5, w, 8])])
+    compare(m, [x], cl_device, kind_of("f32"))
+    pm = cl_device.prepare_model(m)
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    if cl_device.limits.native_vector_width_float >= 16 and cl_device.limits.is_cpu:
+        assert names == {"depthwise_conv2d.depthwise_flat"}

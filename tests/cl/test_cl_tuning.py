@@ -510,9 +510,9 @@ def test_depthwise_heuristic_on_cpus():
     assert _dv.kernel({"vw": 16, "tx": 1, "rows": 1, "slide": 1}, key, 3, 112, 112, 32) == (
         "depthwise_slide", {"dt": "f32", "fdt": "f32", "vw": 16, "fw": 3, "sw": 1, "fh": 3},
         (2, 1, 112))
-    # an entry of the space before the sliding window's bands is not this signature's
+    # an entry of the space before the flat rows is not this signature's
     assert _dv.signature(dt="f32", n=1, h=8, w=8, o=8, oh=8, ow=8, fh=3, fw=3, sh=1, sw=1, dh=1,
-                         dw=1)["space"] == _dv.SPACE == 5
+                         dw=1)["space"] == _dv.SPACE == 6
 
 
 def test_depthwise_bands_on_cpus(monkeypatch):
@@ -527,7 +527,7 @@ def test_depthwise_bands_on_cpus(monkeypatch):
     most = _defaults.TABLE["cpu"].dw_bands
     assert _dv.heuristic(True, 144, 56, 3, 1, 1, 16, 3, 1).get("r", 1) == most
     assert "r" not in _dv.heuristic(True, 144, 56, 3, 1, 1, 16, 3, 1, quant=True)
-    assert "r" not in _dv.heuristic(True, 8, 128, 3, 1, 1, 16, 3, 1)  # 8 of 16 lanes
+    assert "r" not in _dv.heuristic(True, 8, 32, 3, 1, 1, 16, 3, 1, quant=True)  # 8 of 16 lanes
     assert _dv.bands(4, 3, 3, 1, 1, 8, 16) == 1
     most = 4
     monkeypatch.setitem(_defaults.TABLE, "cpu",
