@@ -116,6 +116,14 @@ CASES = {
                                    add_act=0),
     "stride2-dilated": dict(x_shape=(1, 13, 14, 8), n_out=16, stride=2, dil=2,
                             pads=(2, 2, 2, 2)),
+    # a row of pixels a work-item (``px``, _dwpw.row_pixels): rows of 40 (two whole
+    # segments of 16, at the padded edge and inside, then one across two rows), of 33 (the
+    # last segment past M), stride 2, wide panels with a residual, batch 2
+    "row-pixels": dict(x_shape=(1, 6, 40, 16), n_out=24, dw_act=1),
+    "row-pixels-ragged": dict(x_shape=(1, 5, 33, 16), n_out=20, pw_act=3),
+    "row-pixels-stride2": dict(x_shape=(1, 9, 70, 8), n_out=12, stride=2, pads=(0, 1, 0, 1)),
+    "row-pixels-wide": dict(x_shape=(2, 4, 36, 96), n_out=96, residual=True),
+    "row-pixels-dilated": dict(x_shape=(1, 8, 48, 16), n_out=16, dil=2, pads=(2, 2, 2, 2)),
 }
 
 
@@ -145,6 +153,32 @@ def test_not_fused(cl_device, forced, kw):
     # so this case is held to 10x them
     wide = kw.get("x_shape", (0, 0, 0, 0))[3] > 256
     check(forced, model, inputs, fused=False, tol=(1e-4, 5.96e-6) if wide else None)
+
+
+def test_row_pixels_form(cl_device):
+    # a fused work-item computes a row of pixels (a multiple of the tile's rows) where the
+    # class has dwpw_px, filters of at most dwpw_px_taps taps and the panel fits; first of
+    # the fused tiles then (what dwpw "all" and the class rule run), the plain tile after it
+    from clnn.kernels import _defaults
+
+    traits = _dwpw._gemm_variants.traits(cl_device.limits)
+    d = _defaults.defaults(traits)
+    tiles = _dwpw.fused_tiles(traits, 24, 16, 40 * 6, 9)
+    if not d.dwpw_px or not tiles:
+        assert not tiles or all(len(t) == 3 for t in tiles)
+        return
+    mr = tiles[0][0]
+    px = _dwpw.row_pixels(traits, mr, 16, 9)
+    assert px > mr and px % mr == 0 and tiles[0] == (*tiles[1], px)
+    assert _dwpw.tile_pixels(tiles[0]) == px and _dwpw.tile_pixels(tiles[1]) == mr
+    assert px * _dwpw.panel_length(512) > _dwpw.PANEL_FLOATS or \
+        _dwpw.row_pixels(traits, mr, 512, 9) in (0, px)
+    assert _dwpw.row_pixels(traits, mr, 16, 25) == 0  # 5x5: its vectors exceed the registers
+    assert all(len(t) == 3 for t in _dwpw.fused_tiles(traits, 24, 16, 40 * 6, 25))
+    # the key holds the row and the filter's rows only where a work-item runs a row
+    k = _dwpw._key("f32", tiles[0], 16, True, 3, 1, 1, 3)
+    assert k["px"] == px and k["fh"] == 3
+    assert "px" not in _dwpw._key("f32", tiles[1], 16, True, 3, 1, 1, 3)
 
 
 def test_off_switch(cl_device):
@@ -234,7 +268,7 @@ def test_tuner_measures_both_ways_and_the_next_prepare_reuses(cl_device, tmp_pat
         # both ways measured: the two launches and every fused tile
         assert set(entry["times_ms"]) == {tuning._key(c) for c in (
             {"fuse": False}, *({"fuse": True, "tile": list(t)} for t in _dwpw.fused_tiles(
-                _dwpw._gemm_variants.traits(cl_device.limits), 24, 16, 32 * 32)))}
+                _dwpw._gemm_variants.traits(cl_device.limits), 24, 16, 32 * 32, 9)))}
         fused = recs[0].choice.get("fuse")
         assert ("gemm.dwpw" in launch_names(pm)) == fused
         assert {r.family for r in tuner.records if not r.cached} == {"dwpw"}
