@@ -259,19 +259,33 @@ ${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow, rq=rq,
 % for r in range(mr):
                         ${CV} d${r} = bdv;
 % endfor
+<%
+    # the span's vectors held for the whole row of taps where they fit the registers beside
+    # the accumulators and the filter; else each tap loads its own (strided rows: the
+    # pixels share few columns)
+    held = span + mr + fh * fw <= 28
+%>\
 % for ty in range(fh):
   % for q in range(span):
-    % if checked:
-                        const ${CV} s${ty}_${q} = (uint)(ix + ${q}) < (uint)W ? ${c.vldf(dt, cv, "row%d" % ty, "clamp(ix + %d, 0, W - 1) * K + k0" % q)} : (${CV})(0.0f);
+<%
+    ld = ("(uint)(ix + %d) < (uint)W ? %s : (%s)(0.0f)" % (q, capture(c.vldf, dt, cv, "row%d" % ty, "clamp(ix + %d, 0, W - 1) * K + k0" % q), CV)) if checked else capture(c.vldf, dt, cv, "row%d" % ty, "(ix + %d) * K + k0" % q)
+%>\
+    % if held:
+                        const ${CV} s${ty}_${q} = ${ld};
     % else:
-                        const ${CV} s${ty}_${q} = ${c.vldf(dt, cv, "row%d" % ty, "(ix + %d) * K + k0" % q)};
+                        #define S${ty}_${q} (${ld})
     % endif
   % endfor
   % for r in range(mr):
     % for tx in range(fw):
-                        d${r} = fma(s${ty}_${r * sx + tx * dx}, w${ty}_${tx}, d${r});
+                        d${r} = fma(${("s%d_%d" if held else "S%d_%d") % (ty, r * sx + tx * dx)}, w${ty}_${tx}, d${r});
     % endfor
   % endfor
+  % if not held:
+    % for q in range(span):
+                        #undef S${ty}_${q}
+    % endfor
+  % endif
 % endfor
 % for r in range(mr):
                         ${c.clamp_to("d%d" % r, CV, "dlo", "dhi")};
@@ -328,7 +342,8 @@ __kernel void dwpw(${c.tparam(dt, "src", True)}, ${c.tparam(dt, "wd", True)},
             const __global ${T}* row${ty} = xp0 + (size_t)clamp(iy0 + ${ty} * dh, 0, H - 1) * W * K;
   % endfor
             const int inner = ix0 >= 0 && ix0 + ${(px - 1) * sx + (fw - 1) * dx} < W;
-            for (int k0 = 0; k0 < K; k0 += ${cv}) {
+            for (int kc = 0; kc < K; kc += ${cv}) {
+                const int k0 = min(kc, K - ${cv});  /* (cv > K % cv: the last chunk overlaps) */
                 const ${CV} bdv = ${c.vldf(dt, cv, "bd", "k0")};
   % for ty in range(fh):
     % for tx in range(fw):
@@ -356,7 +371,8 @@ ${dwpw_slide(dt, mr, cv, fw, fh, sx, dx, span, groups, kmax, True)}             
             const int ix0 = ox * ${sx} - left, iy0 = oy * sh - top;
             const __global ${T}* xp0 = src + (size_t)bn * H * W * K;
             const int inner = ix0 >= 0 && ix0 + ${span - 1} < W;
-            for (int k0 = 0; k0 < K; k0 += ${cv}) {
+            for (int kc = 0; kc < K; kc += ${cv}) {
+                const int k0 = min(kc, K - ${cv});  /* (cv > K % cv: the last chunk overlaps) */
                 const ${CV} bdv = ${c.vldf(dt, cv, "bd", "k0")};
 % for r in range(mr):
                 ${CV} d${r} = bdv;
@@ -408,7 +424,8 @@ ${dwpw_slide(dt, mr, cv, fw, fh, sx, dx, span, groups, kmax, True)}             
         const int oy = p / OW, ox = p - oy * OW;
         const int ix = ox * ${sx} - left, iy0 = oy * sh - top;
         const __global ${T}* xp = src + (size_t)bn * H * W * K;
-        for (int k0 = 0; k0 < K; k0 += ${cv}) {
+        for (int kc = 0; kc < K; kc += ${cv}) {
+                const int k0 = min(kc, K - ${cv});  /* (cv > K % cv: the last chunk overlaps) */
             ${CV} d = ${c.vldf(dt, cv, "bd", "k0")};
             for (int ty = 0; ty < ${fh or 'fh'}; ++ty) {
                 const int iy = iy0 + ty * dh;

@@ -124,6 +124,9 @@ CASES = {
     "row-pixels-stride2": dict(x_shape=(1, 9, 70, 8), n_out=12, stride=2, pads=(0, 1, 0, 1)),
     "row-pixels-wide": dict(x_shape=(2, 4, 36, 96), n_out=96, residual=True),
     "row-pixels-dilated": dict(x_shape=(1, 8, 48, 16), n_out=16, dil=2, pads=(2, 2, 2, 2)),
+    # channels no vector of 8 divides: 16 a chunk, the last overlapping
+    "overlap-chunks": dict(x_shape=(1, 7, 40, 28), n_out=32, stride=2, pads=(0, 1, 0, 1)),
+    "overlap-chunks-42": dict(x_shape=(1, 6, 9, 42), n_out=48, dw_act=1),
 }
 
 
@@ -250,6 +253,7 @@ def test_fused_tiles_and_rule():
     assert not _dwpw.fused_tiles(cpu, 3, 16) and not _dwpw.fused_tiles(cpu, 16, 513)
     assert not _dwpw.fused_tiles(gpu, 24, 16)  # a private panel per work-item: CPUs only
     assert [_dwpw.chunk_width(c, True) for c in (32, 24, 12, 6, 3)] == [16, 8, 4, 2, 1]
+    assert [_dwpw.chunk_width(c, True) for c in (28, 42, 18)] == [16, 16, 16]  # overlapping
     assert [_dwpw.panel_length(c) for c in (3, 64, 65, 512, 513)] == [64, 64, 128, 512, None]
 
 
