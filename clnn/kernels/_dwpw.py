@@ -8,9 +8,12 @@ LaunchBuilder carries a depthwise fusion. The 1x1 filter is packed once as the G
 from the constant buffer. A work-item computes the depthwise outputs of its pixels over every
 channel into a private panel (at most KMAX[-1] channels), then the GEMM over every column
 panel: the depthwise work is done once per pixel, whatever the outputs. The GEMM tile is the
-1x1 convolution's heuristic one or, tuned, the same columns over 4 pixels; ``cv``, the
-channels per depthwise chunk, is the widest vector (16 at most) that divides the channels.
-CPUs only (:func:`fused_tiles`).
+1x1 convolution's heuristic one or, tuned, the same columns over 4 pixels. Where the device
+class has ``dwpw_px`` (:func:`row_pixels`), a work-item takes px pixels (several tiles) and,
+where they lie in one output row, loads each channel chunk's fh x fw filter vectors once for
+all of them (the tile's (mr, nv, vw, px) form; fh then in the key). ``cv``, the channels per
+depthwise chunk, is the widest vector (16 at most) that divides the channels, or on a CPU 16
+with the last chunk overlapping (:func:`chunk_width`). CPUs only (:func:`fused_tiles`).
 """
 
 from __future__ import annotations
