@@ -69,10 +69,10 @@ class ClassDefaults:
     #: the pixels a fused work-item computes along an output row (clnn/kernels/_dwpw.py
     #: ``row_pixels``; 0: one GEMM tile's), for filters of at most ``dwpw_px_taps`` taps.
     #: CPU (PoCL, AVX-512, benchmarks/dwpw_chain.py, every layer a tile fits fused against
-    #: apart in the models' chains, load 4-5): 16, the fused 3x3 stride-1 layers at 0.9-1.1
-    #: of the two launches' time from 144 to 12,544 pixels (one tile's pixels a work-item:
-    #: 1.2-2.2), 0.64-0.9 at <= 64 pixels; 5x5 filters (their 25 vectors do not stay in the
-    #: registers) keep one tile's
+    #: apart in the models' chains, load 4-5): 16, the fused 3x3 stride-1 layers at 0.92-1.35
+    #: (most 1.0-1.2) of the two launches' time from 144 to 12,544 pixels (one tile's pixels
+    #: a work-item: 1.2-2.2), 0.64-0.9 at <= 64 pixels; 5x5 filters (their 25 vectors do not
+    #: stay in the registers) keep one tile's
     dwpw_px: int = 0
     dwpw_px_taps: int = 9
     #: the widest float vector of the normalization kernels that run a row in vectors
