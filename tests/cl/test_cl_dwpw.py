@@ -324,3 +324,24 @@ def test_a_fast_prepare_measures_no_fusion(cl_device, tmp_path, monkeypatch):
         check(cl_device, model, inputs, fused=True)
     finally:
         cl_device.tuner = None
+
+
+def test_the_two_launches_are_measured_as_one_chain(cl_device, monkeypatch):
+    # the tuner's apart side is one scratch layer of both launches (clnn.launch
+    # ScratchKernels), which clnn.tuning.chained_kernels chains as it chains the fused
+    # kernel where the device chains: two launches of their own each paid a launch's start
+    from clnn.launch import ScratchKernels
+
+    sig = {"dt": "f32", "n": 1, "h": 16, "w": 16, "c": 16, "oh": 16, "ow": 16, "fh": 3,
+           "fw": 3, "sh": 1, "sw": 1, "dh": 1, "dw": 1, "pt": 1, "pl": 1, "N": 24}
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
+    tuner = tuning.tuner_for(cl_device, "off")
+    kernels, release = _dwpw_variants.scratch_layer(cl_device, tuner, {"fuse": False}, sig)
+    try:
+        assert isinstance(kernels, ScratchKernels) and len(kernels.launches) == 2
+        assert [la.name for la in kernels.launches][1] == "gemm.gemm"
+        chained, copies = tuning.chained_kernels(cl_device, kernels)
+        assert copies == (tuning.CHAIN_REPEATS if tuning.chaining(cl_device) else 1)
+    finally:
+        release()
+        cl_device.tuner = None
