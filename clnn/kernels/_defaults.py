@@ -66,6 +66,15 @@ class ClassDefaults:
     #: benchmarks/results/dwpw_rule-20261130-s23.json
     dwpw_least_pixels: int = 8
     dwpw_stride: int = 1
+    #: the pixels a fused work-item computes along an output row (clnn/kernels/_dwpw.py
+    #: ``row_pixels``; 0: one GEMM tile's), for filters of at most ``dwpw_px_taps`` taps.
+    #: CPU (PoCL, AVX-512, benchmarks/dwpw_chain.py, every layer a tile fits fused against
+    #: apart in the models' chains, load 4-5): 16, the fused 3x3 stride-1 layers at 0.92-1.35
+    #: (most 1.0-1.2) of the two launches' time from 144 to 12,544 pixels (one tile's pixels
+    #: a work-item: 1.2-2.2), 0.64-0.9 at <= 64 pixels; 5x5 filters (their 25 vectors do not
+    #: stay in the registers) keep one tile's
+    dwpw_px: int = 0
+    dwpw_px_taps: int = 9
     #: the widest float vector of the normalization kernels that run a row in vectors
     #: (LOCAL_RESPONSE_NORMALIZATION along the channels, normalization.cl.mako lrn_vec:
     #: benchmarks/layout_families.py; CPU: 8 and 16 alike, 4 1.3-1.6x slower)
@@ -274,7 +283,7 @@ _CPU = ClassDefaults(
     gemm_groups=("auto", None, [4, 8], [16, 2]),
     direct="rule", direct_rows=-1, dw_bands=2, dw_bands_wide=2, dw_overlap_vw=16,
     dw_whole_stores=True, dw_pairs=True, dw_flat_m=1, dw_flat_rows=2, dwpw=True,
-    dwpw_pixels=0,
+    dwpw_pixels=0, dwpw_px=16,
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,

@@ -6,7 +6,7 @@ family "dwpw") against the two launches, as clnn/kernels/_gemm_variants.py does 
 from __future__ import annotations
 
 from clnn.kernels import _defaults, _depthwise_variants, _gemm, _gemm_variants
-from clnn.kernels._dwpw import _args, _key, _local, fused_tiles
+from clnn.kernels._dwpw import _args, _key, _local, fused_tiles, tile_pixels
 
 
 def select(device, op_index: int, sig: dict):
@@ -35,7 +35,7 @@ def select(device, op_index: int, sig: dict):
                                    forced == "off" else "no device limits", op_index)
     m = sig["n"] * sig["oh"] * sig["ow"]
     traits = _gemm_variants.traits(device.limits)
-    tiles = fused_tiles(traits, sig["N"], sig["c"], m)
+    tiles = fused_tiles(traits, sig["N"], sig["c"], m, sig["fh"] * sig["fw"])
     if not tiles:
         return tuning.fixed_choice("dwpw", sig, two, "no fused tile fits", op_index)
     if forced == "all":
@@ -58,7 +58,7 @@ def class_rule(traits, s: dict) -> dict:
             s["c"] * s["N"] > d.dwpw_weights or s["N"] < s["c"] or \
             max(s["sh"], s["sw"]) > d.dwpw_stride:
         return {"fuse": False}
-    tiles = fused_tiles(traits, s["N"], s["c"], m)
+    tiles = fused_tiles(traits, s["N"], s["c"], m, s["fh"] * s["fw"])
     return {"fuse": True, "tile": list(tiles[0])} if tiles else {"fuse": False}
 
 
@@ -72,6 +72,8 @@ def scratch_layer(device, tuner, v: dict, s: dict):
     fused in tile ``v["tile"]``, or (``v["fuse"]`` false) as the depthwise and GEMM launches
     in their cached (else heuristic) variants."""
     import numpy as np
+
+    from clnn.launch import ScratchKernels
 
     m = s["n"] * s["oh"] * s["ow"]
     n_out, c = s["N"], s["c"]
@@ -89,15 +91,21 @@ def scratch_layer(device, tuner, v: dict, s: dict):
         k1, r1 = _depthwise_variants.scratch_depthwise(device, dv, dsig, out=mid)
         k2, r2 = _gemm_variants.scratch_gemm(device, gv, "f32", "rows", m, n_out, c, 1, a=mid)
         release_mid = _gemm_variants.releaser([mid])
-        return k1 + k2, lambda: (r1(), r2(), release_mid())
-    mr, nv, vw = v["tile"]
+        # one ScratchKernels of both launches, so that the tuner chains them as it chains the
+        # fused kernel (a plain list ran them as two launches of their own, each paying a
+        # launch's start, which the chain does not: the fused kernel looked faster than it runs)
+        both = ScratchKernels([*getattr(k1, "launches", []), *getattr(k2, "launches", [])])
+        kernels = both if len(both) == len(k1) + len(k2) else k1 + k2
+        return kernels, lambda: (r1(), r2(), release_mid())
+    mr, nv, vw = v["tile"][:3]
     nr = nv * vw
     bufs = _gemm_variants.zeroed(device, (s["n"] * s["h"] * s["w"] * c, s["fh"] * s["fw"] * c,
                                           c, _gemm.ceil_to(n_out, nr) * c, m * n_out, n_out))
     src, wd, bd, bpk, out, bias = bufs
     rec = _gemm_variants.scratch_builder(device, 2.0 * m * c * (s["fh"] * s["fw"] + n_out))
-    gsize = (-(-m // mr), 1, 1)
-    rec.launch("gemm", "dwpw", _key("f32", v["tile"], c, traits.cpu, s["fw"], s["sw"], s["dw"]),
+    gsize = (-(-m // tile_pixels(v["tile"])), 1, 1)
+    rec.launch("gemm", "dwpw", _key("f32", v["tile"], c, traits.cpu, s["fw"], s["sw"], s["dw"],
+                                    s["fh"]),
                gsize, _args(src, wd, bd, bpk, out, bias, None, None, m, n_out, c, s["h"],
                             s["w"], s["oh"], s["ow"], s["fh"], s["sh"], s["dh"], s["pt"],
                             s["pl"], 0, -np.inf, np.inf, 1, n_out, n_out),
@@ -115,7 +123,8 @@ def _space(traits, s: dict, full: bool) -> list[dict]:
     """The two launches first (the default), then every fused tile that fits."""
     m = s["n"] * s["oh"] * s["ow"]
     return [{"fuse": False}, *({"fuse": True, "tile": list(t)}
-                               for t in fused_tiles(traits, s["N"], s["c"], m))]
+                               for t in fused_tiles(traits, s["N"], s["c"], m,
+                                                    s["fh"] * s["fw"]))]
 
 
 def _family():

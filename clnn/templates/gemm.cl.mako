@@ -249,10 +249,60 @@ ${gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, chrow=chrow, rq=rq,
 ## nothing (padding). Knobs: dt (f32 / f16 storage of x, the depthwise filter and bias, and C),
 ## the GEMM tile (mr, nv, vw), cv (channels per chunk: divides K), fw, sx, dx (filter width,
 ## horizontal stride and dilation: unrolled) and kmax (the panel's row length: K <= kmax).
-<%def name="dwpw(dt, mr, nv, vw, cv, fw, sx, dx, kmax)">
+## dwpw's row path: the groups of mr pixels along the row, each tap row's span of input
+## vectors loaded once for the group (``checked``: columns outside the input take zero)
+<%def name="dwpw_slide(dt, mr, cv, fw, fh, sx, dx, span, groups, kmax, checked)">
+<%
+    CV = "float%d" % cv if cv > 1 else "float"
+%>                    for (int g = 0; g < ${groups}; ++g) {
+                        const int ix = ix0 + g * ${mr * sx};
+% for r in range(mr):
+                        ${CV} d${r} = bdv;
+% endfor
+<%
+    # the span's vectors held for the whole row of taps where they fit the registers beside
+    # the accumulators and the filter; else each tap loads its own (strided rows: the
+    # pixels share few columns)
+    held = span + mr + fh * fw <= 28
+%>\
+% for ty in range(fh):
+  % for q in range(span):
+<%
+    ld = ("(uint)(ix + %d) < (uint)W ? %s : (%s)(0.0f)" % (q, capture(c.vldf, dt, cv, "row%d" % ty, "clamp(ix + %d, 0, W - 1) * K + k0" % q), CV)) if checked else capture(c.vldf, dt, cv, "row%d" % ty, "(ix + %d) * K + k0" % q)
+%>\
+    % if held:
+                        const ${CV} s${ty}_${q} = ${ld};
+    % else:
+                        #define S${ty}_${q} (${ld})
+    % endif
+  % endfor
+  % for r in range(mr):
+    % for tx in range(fw):
+                        d${r} = fma(${("s%d_%d" if held else "S%d_%d") % (ty, r * sx + tx * dx)}, w${ty}_${tx}, d${r});
+    % endfor
+  % endfor
+  % if not held:
+    % for q in range(span):
+                        #undef S${ty}_${q}
+    % endfor
+  % endif
+% endfor
+% for r in range(mr):
+                        ${c.clamp_to("d%d" % r, CV, "dlo", "dhi")};
+  % if cv > 1:
+                        vstore${cv}(d${r}, 0, dm + (g * ${mr} + ${r}) * ${kmax} + k0);
+  % else:
+                        dm[(g * ${mr} + ${r}) * ${kmax} + k0] = d${r};
+  % endif
+% endfor
+                    }
+</%def>
+<%def name="dwpw(dt, mr, nv, vw, cv, fw, sx, dx, kmax, px=0, fh=0)">
 <%
     nr = nv * vw
     span = (mr - 1) * sx + (fw - 1) * dx + 1
+    px = px or mr
+    groups = px // mr
     V = "float%d" % vw
     CV = "float%d" % cv if cv > 1 else "float"
     T = capture(c.ctype, dt)
@@ -267,76 +317,139 @@ __kernel void dwpw(${c.tparam(dt, "src", True)}, ${c.tparam(dt, "wd", True)},
 {
     const int has_bias = post & 1, has_res = post & 2, has_prelu = post & 4, fnc = post >> 4;
     const int has_late = post & 8;  /* the residual after the clamp (clamp then add) */
-    const int m0 = get_global_id(0) * ${mr};
+    const int mb = get_global_id(0) * ${px};
     const int choff = 0;
     src += src_off;
     wd += wd_off;
     bd += bd_off;
     c += c_off;
     if (has_res) res += res_off;
-    float dm[${mr * kmax}];
-% for r in range(mr):
-    int iy${r}, ix${r};
-    const __global ${T}* xp${r};
+    float dm[${px * kmax}];
+    int g0 = 0;  /* the first group the group-by-group path below computes */
+% if fh and groups > 1:
     {
-        const int m = min(m0 + ${r}, M - 1);
-        const int bn = m / OHW, p = m - bn * OHW;
+        /* all px pixels in one output row: channel chunk by chunk, the filter's fh x fw
+           vectors loaded once (rows outside the input: zero weights, their row pointer
+           clamped) for every group of mr pixels along the row */
+        const int bn = mb / OHW, p = mb - bn * OHW;
         const int oy = p / OW, ox = p - oy * OW;
-        iy${r} = oy * sh - top;
-        ix${r} = ox * ${sx} - left;
-        xp${r} = src + (size_t)bn * H * W * K;
-    }
-% endfor
-    /* the mr pixels in one output row: each tap row loads its span of input vectors once,
-       shared by the pixels (``row_ok``); columns outside the input (padding) load a clamped
-       column and take zero */
-    const int row_ok = ix${mr - 1} - ix0 == ${(mr - 1) * sx};
-    for (int k0 = 0; k0 < K; k0 += ${cv}) {
-        const ${CV} bdv = ${c.vldf(dt, cv, "bd", "k0")};
-% for r in range(mr):
-        ${CV} d${r} = bdv;
-% endfor
-        for (int ty = 0; ty < fh; ++ty) {
-% for tx in range(fw):
-            const ${CV} w${tx} = ${c.vldf(dt, cv, "wd", "(ty * %d + %d) * K + k0" % (fw, tx))};
-% endfor
-            if (row_ok) {
-                const int iy = iy0 + ty * dh;
-                if (iy >= 0 && iy < H) {
-                    const __global ${T}* row = xp0 + (size_t)iy * W * K + k0;
-% for q in range(span):
-                    const ${CV} s${q} = (uint)(ix0 + ${q}) < (uint)W ? ${c.vldf(dt, cv, "row", "clamp(ix0 + %d, 0, W - 1) * K" % q)} : (${CV})(0.0f);
-% endfor
-% for r in range(mr):
-  % for tx in range(fw):
-                    d${r} = fma(s${r * sx + tx * dx}, w${tx}, d${r});
+        if (ox + ${px - 1} < OW && mb + ${px - 1} < M) {
+            g0 = ${groups};
+            const int ix0 = ox * ${sx} - left, iy0 = oy * sh - top;
+            const __global ${T}* xp0 = src + (size_t)bn * H * W * K;
+  % for ty in range(fh):
+            const int ok${ty} = (uint)(iy0 + ${ty} * dh) < (uint)H;
+            const __global ${T}* row${ty} = xp0 + (size_t)clamp(iy0 + ${ty} * dh, 0, H - 1) * W * K;
   % endfor
-% endfor
-                }
-                continue;
-            }
-% for r in range(mr):
-            {
-                const int iy = iy${r} + ty * dh;
-                if (iy >= 0 && iy < H) {
-                    const __global ${T}* row = xp${r} + (size_t)iy * W * K + k0;
-  % for tx in range(fw):
-                    if (ix${r} + ${tx * dx} >= 0 && ix${r} + ${tx * dx} < W)
-                        d${r} = fma(${c.vldf(dt, cv, "row", "(ix%d + %d) * K" % (r, tx * dx))}, w${tx}, d${r});
+            const int inner = ix0 >= 0 && ix0 + ${(px - 1) * sx + (fw - 1) * dx} < W;
+            for (int kc = 0; kc < K; kc += ${cv}) {
+                const int k0 = min(kc, K - ${cv});  /* (cv > K % cv: the last chunk overlaps) */
+                const ${CV} bdv = ${c.vldf(dt, cv, "bd", "k0")};
+  % for ty in range(fh):
+    % for tx in range(fw):
+                const ${CV} w${ty}_${tx} = ok${ty} ? ${c.vldf(dt, cv, "wd", "%d * K + k0" % (ty * fw + tx))} : (${CV})(0.0f);
+    % endfor
   % endfor
-                }
+                if (inner) {
+${dwpw_slide(dt, mr, cv, fw, fh, sx, dx, span, groups, kmax, False)}                } else {
+${dwpw_slide(dt, mr, cv, fw, fh, sx, dx, span, groups, kmax, True)}                }
             }
-% endfor
         }
+    }
+% endif
+    for (int g = g0; g < ${groups}; ++g) {
+    const int m0 = mb + g * ${mr};
+    if (m0 >= M) break;
+    {
+        const int bn = m0 / OHW, p = m0 - bn * OHW;
+        const int oy = p / OW, ox = p - oy * OW;
+        if (ox + ${mr - 1} < OW && m0 + ${mr - 1} < M) {
+            /* the mr pixels in one output row: each tap row loads its span of input vectors
+               once, shared by the pixels; ``inner``: the span lies inside the row, loaded
+               without a column test (else columns outside the input load a clamped column
+               and take zero) */
+            const int ix0 = ox * ${sx} - left, iy0 = oy * sh - top;
+            const __global ${T}* xp0 = src + (size_t)bn * H * W * K;
+            const int inner = ix0 >= 0 && ix0 + ${span - 1} < W;
+            for (int kc = 0; kc < K; kc += ${cv}) {
+                const int k0 = min(kc, K - ${cv});  /* (cv > K % cv: the last chunk overlaps) */
+                const ${CV} bdv = ${c.vldf(dt, cv, "bd", "k0")};
 % for r in range(mr):
-        ${c.clamp_to("d%d" % r, CV, "dlo", "dhi")};
+                ${CV} d${r} = bdv;
+% endfor
+                for (int ty = 0; ty < ${fh or 'fh'}; ++ty) {
+% for tx in range(fw):
+                    const ${CV} w${tx} = ${c.vldf(dt, cv, "wd", "(ty * %d + %d) * K + k0" % (fw, tx))};
+% endfor
+                    const int iy = iy0 + ty * dh;
+                    if ((uint)iy >= (uint)H)
+                        continue;
+                    const __global ${T}* row = xp0 + (size_t)iy * W * K + k0;
+                    if (inner) {
+% for q in range(span):
+                        const ${CV} s${q} = ${c.vldf(dt, cv, "row", "(ix0 + %d) * K" % q)};
+% endfor
+% for r in range(mr):
+  % for tx in range(fw):
+                        d${r} = fma(s${r * sx + tx * dx}, w${tx}, d${r});
+  % endfor
+% endfor
+                    } else {
+% for q in range(span):
+                        const ${CV} s${q} = (uint)(ix0 + ${q}) < (uint)W ? ${c.vldf(dt, cv, "row", "clamp(ix0 + %d, 0, W - 1) * K" % q)} : (${CV})(0.0f);
+% endfor
+% for r in range(mr):
+  % for tx in range(fw):
+                        d${r} = fma(s${r * sx + tx * dx}, w${tx}, d${r});
+  % endfor
+% endfor
+                    }
+                }
+% for r in range(mr):
+                ${c.clamp_to("d%d" % r, CV, "dlo", "dhi")};
   % if cv > 1:
-        vstore${cv}(d${r}, 0, dm + ${r * kmax} + k0);
+                vstore${cv}(d${r}, 0, dm + (g * ${mr} + ${r}) * ${kmax} + k0);
   % else:
-        dm[${r * kmax} + k0] = d${r};
+                dm[(g * ${mr} + ${r}) * ${kmax} + k0] = d${r};
   % endif
 % endfor
+            }
+            continue;
+        }
     }
+    /* pixels of two output rows (or past M: the last one repeated), one by one */
+    for (int r = 0; r < ${mr}; ++r) {
+        const int m = min(m0 + r, M - 1);
+        const int bn = m / OHW, p = m - bn * OHW;
+        const int oy = p / OW, ox = p - oy * OW;
+        const int ix = ox * ${sx} - left, iy0 = oy * sh - top;
+        const __global ${T}* xp = src + (size_t)bn * H * W * K;
+        for (int kc = 0; kc < K; kc += ${cv}) {
+                const int k0 = min(kc, K - ${cv});  /* (cv > K % cv: the last chunk overlaps) */
+            ${CV} d = ${c.vldf(dt, cv, "bd", "k0")};
+            for (int ty = 0; ty < ${fh or 'fh'}; ++ty) {
+                const int iy = iy0 + ty * dh;
+                if ((uint)iy >= (uint)H)
+                    continue;
+                const __global ${T}* row = xp + (size_t)iy * W * K + k0;
+% for tx in range(fw):
+                if ((uint)(ix + ${tx * dx}) < (uint)W)
+                    d = fma(${c.vldf(dt, cv, "row", "(ix + %d) * K" % (tx * dx))}, ${c.vldf(dt, cv, "wd", "(ty * %d + %d) * K + k0" % (fw, tx))}, d);
+% endfor
+            }
+            ${c.clamp_to("d", CV, "dlo", "dhi")};
+  % if cv > 1:
+            vstore${cv}(d, 0, dm + (g * ${mr} + r) * ${kmax} + k0);
+  % else:
+            dm[(g * ${mr} + r) * ${kmax} + k0] = d;
+  % endif
+        }
+    }
+    }
+    for (int g = 0; g < ${groups}; ++g) {
+    const int m0 = mb + g * ${mr};
+    if (m0 >= M) break;
+    const float* dg = dm + g * ${mr * kmax};
     for (int jn = 0; jn * ${nr} < N; ++jn) {
         const int n0 = jn * ${nr};
         const __global float* bp = b + b_off + (size_t)jn * K * ${nr};
@@ -350,13 +463,14 @@ __kernel void dwpw(${c.tparam(dt, "src", True)}, ${c.tparam(dt, "wd", True)},
             const ${V} b${v} = vload${vw}(${v}, bp + k * ${nr});
 % endfor
 % for r in range(mr):
-            const float a${r} = dm[${r * kmax} + k];
+            const float a${r} = dg[${r * kmax} + k];
   % for v in range(nv):
             c${r}_${v} = fma((${V})a${r}, b${v}, c${r}_${v});
   % endfor
 % endfor
         }
 ${gemm_store(dt, mr, nv, vw, "nhwc", "act", True, True, False, per_vector=True)}
+    }
     }
 }
 </%def>

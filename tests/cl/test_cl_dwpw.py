@@ -116,6 +116,17 @@ CASES = {
                                    add_act=0),
     "stride2-dilated": dict(x_shape=(1, 13, 14, 8), n_out=16, stride=2, dil=2,
                             pads=(2, 2, 2, 2)),
+    # a row of pixels a work-item (``px``, _dwpw.row_pixels): rows of 40 (two whole
+    # segments of 16, at the padded edge and inside, then one across two rows), of 33 (the
+    # last segment past M), stride 2, wide panels with a residual, batch 2
+    "row-pixels": dict(x_shape=(1, 6, 40, 16), n_out=24, dw_act=1),
+    "row-pixels-ragged": dict(x_shape=(1, 5, 33, 16), n_out=20, pw_act=3),
+    "row-pixels-stride2": dict(x_shape=(1, 9, 70, 8), n_out=12, stride=2, pads=(0, 1, 0, 1)),
+    "row-pixels-wide": dict(x_shape=(2, 4, 36, 96), n_out=96, residual=True),
+    "row-pixels-dilated": dict(x_shape=(1, 8, 48, 16), n_out=16, dil=2, pads=(2, 2, 2, 2)),
+    # channels no vector of 8 divides: 16 a chunk, the last overlapping
+    "overlap-chunks": dict(x_shape=(1, 7, 40, 28), n_out=32, stride=2, pads=(0, 1, 0, 1)),
+    "overlap-chunks-42": dict(x_shape=(1, 6, 9, 42), n_out=48, dw_act=1),
 }
 
 
@@ -145,6 +156,32 @@ def test_not_fused(cl_device, forced, kw):
     # so this case is held to 10x them
     wide = kw.get("x_shape", (0, 0, 0, 0))[3] > 256
     check(forced, model, inputs, fused=False, tol=(1e-4, 5.96e-6) if wide else None)
+
+
+def test_row_pixels_form(cl_device):
+    # a fused work-item computes a row of pixels (a multiple of the tile's rows) where the
+    # class has dwpw_px, filters of at most dwpw_px_taps taps and the panel fits; first of
+    # the fused tiles then (what dwpw "all" and the class rule run), the plain tile after it
+    from clnn.kernels import _defaults
+
+    traits = _dwpw._gemm_variants.traits(cl_device.limits)
+    d = _defaults.defaults(traits)
+    tiles = _dwpw.fused_tiles(traits, 24, 16, 40 * 6, 9)
+    if not d.dwpw_px or not tiles:
+        assert not tiles or all(len(t) == 3 for t in tiles)
+        return
+    mr = tiles[0][0]
+    px = _dwpw.row_pixels(traits, mr, 16, 9)
+    assert px > mr and px % mr == 0 and tiles[0] == (*tiles[1], px)
+    assert _dwpw.tile_pixels(tiles[0]) == px and _dwpw.tile_pixels(tiles[1]) == mr
+    assert px * _dwpw.panel_length(512) > _dwpw.PANEL_FLOATS or \
+        _dwpw.row_pixels(traits, mr, 512, 9) in (0, px)
+    assert _dwpw.row_pixels(traits, mr, 16, 25) == 0  # 5x5: its vectors exceed the registers
+    assert all(len(t) == 3 for t in _dwpw.fused_tiles(traits, 24, 16, 40 * 6, 25))
+    # the key holds the row and the filter's rows only where a work-item runs a row
+    k = _dwpw._key("f32", tiles[0], 16, True, 3, 1, 1, 3)
+    assert k["px"] == px and k["fh"] == 3
+    assert "px" not in _dwpw._key("f32", tiles[1], 16, True, 3, 1, 1, 3)
 
 
 def test_off_switch(cl_device):
@@ -216,6 +253,7 @@ def test_fused_tiles_and_rule():
     assert not _dwpw.fused_tiles(cpu, 3, 16) and not _dwpw.fused_tiles(cpu, 16, 513)
     assert not _dwpw.fused_tiles(gpu, 24, 16)  # a private panel per work-item: CPUs only
     assert [_dwpw.chunk_width(c, True) for c in (32, 24, 12, 6, 3)] == [16, 8, 4, 2, 1]
+    assert [_dwpw.chunk_width(c, True) for c in (28, 42, 18)] == [16, 16, 16]  # overlapping
     assert [_dwpw.panel_length(c) for c in (3, 64, 65, 512, 513)] == [64, 64, 128, 512, None]
 
 
@@ -234,7 +272,7 @@ def test_tuner_measures_both_ways_and_the_next_prepare_reuses(cl_device, tmp_pat
         # both ways measured: the two launches and every fused tile
         assert set(entry["times_ms"]) == {tuning._key(c) for c in (
             {"fuse": False}, *({"fuse": True, "tile": list(t)} for t in _dwpw.fused_tiles(
-                _dwpw._gemm_variants.traits(cl_device.limits), 24, 16, 32 * 32)))}
+                _dwpw._gemm_variants.traits(cl_device.limits), 24, 16, 32 * 32, 9)))}
         fused = recs[0].choice.get("fuse")
         assert ("gemm.dwpw" in launch_names(pm)) == fused
         assert {r.family for r in tuner.records if not r.cached} == {"dwpw"}
@@ -285,4 +323,25 @@ def test_a_fast_prepare_measures_no_fusion(cl_device, tmp_path, monkeypatch):
                                       "complete": True, "measured_as": "chain"})
         check(cl_device, model, inputs, fused=True)
     finally:
+        cl_device.tuner = None
+
+
+def test_the_two_launches_are_measured_as_one_chain(cl_device, monkeypatch):
+    # the tuner's apart side is one scratch layer of both launches (clnn.launch
+    # ScratchKernels), which clnn.tuning.chained_kernels chains as it chains the fused
+    # kernel where the device chains: two launches of their own each paid a launch's start
+    from clnn.launch import ScratchKernels
+
+    sig = {"dt": "f32", "n": 1, "h": 16, "w": 16, "c": 16, "oh": 16, "ow": 16, "fh": 3,
+           "fw": 3, "sh": 1, "sw": 1, "dh": 1, "dw": 1, "pt": 1, "pl": 1, "N": 24}
+    monkeypatch.setattr(cl_device, "tuner", None, raising=False)
+    tuner = tuning.tuner_for(cl_device, "off")
+    kernels, release = _dwpw_variants.scratch_layer(cl_device, tuner, {"fuse": False}, sig)
+    try:
+        assert isinstance(kernels, ScratchKernels) and len(kernels.launches) == 2
+        assert [la.name for la in kernels.launches][1] == "gemm.gemm"
+        chained, copies = tuning.chained_kernels(cl_device, kernels)
+        assert copies == (tuning.CHAIN_REPEATS if tuning.chaining(cl_device) else 1)
+    finally:
+        release()
         cl_device.tuner = None
