@@ -70,6 +70,12 @@ class ClassDefaults:
     #: (LOCAL_RESPONSE_NORMALIZATION along the channels, normalization.cl.mako lrn_vec:
     #: benchmarks/layout_families.py; CPU: 8 and 16 alike, 4 1.3-1.6x slower)
     norm_max_vw: int = 4
+    #: the float values a work-item of QUANTIZE's vector part converts (quantization.cl.mako
+    #: ``vq``): 8, or 16 (one vector of 16 floats, its bytes stored as one vector, clamped by
+    #: compares and selects). CPU (PoCL, AVX-512, visual_wake_words' input of 27,648 values
+    #: in its chain on the basic device, fastest of 200 runs): 8.2 -> 1.9 us; a GPU: 8
+    #: (unmeasured)
+    quantize_vw: int = 8
     #: the outputs of a row per work-item of the NCHW float "planes" kernels (depthwise_planes,
     #: pool_planes) at a column stride of 1 (stride 2: half, so that the row span a work-item
     #: loads stays about as long, unless planes_s2 says), and the output rows per work-item
@@ -257,7 +263,7 @@ _CPU = ClassDefaults(
     direct="rule", direct_rows=-1, dw_bands=2, dw_bands_wide=2, dw_overlap_vw=16,
     dw_whole_stores=True, dw_pairs=True, dwpw=True,
     dwpw_pixels=0,
-    norm_max_vw=16,
+    norm_max_vw=16, quantize_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
     chain_buffers=16, chain_min_units=1,
