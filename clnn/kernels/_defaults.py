@@ -76,6 +76,17 @@ class ClassDefaults:
     #: in its chain on the basic device, fastest of 200 runs): 8.2 -> 1.9 us; a GPU: 8
     #: (unmeasured)
     quantize_vw: int = 8
+    #: the lanes of the quantized kernels' vectors whose "up" requantization runs on lane
+    #: pairs (rq "upp": common.mako mbqm_right_vector; clnn/kernels/_gemm.py rq_key): the
+    #: vector's even and odd lanes multiplied in place as 64-bit pairs, where the general
+    #: form widens each half (cross-lane moves). 0: never. CPU (PoCL, AVX-512, Zen 4,
+    #: visual_wake_words' layers in its chain on the basic device, fastest of 200 runs, three
+    #: turns each with caches apart, load 3.8-4.1): 16 -- its GEMMs and depthwise layers of 16
+    #: lanes 9-19% faster (8x8 -> 16 GEMM 8.95 -> 7.65 us, 24x24x32 depthwise 5.05 -> 4.30),
+    #: the model's kernels 91-93 -> 85-86 us; its 8-lane kernels 10-13% slower so (8-channel
+    #: depthwise 7.1 -> 8.0, the first convolution 20.2 -> 21.6): not them. A GPU: 0
+    #: (its 64-bit multiplies unmeasured)
+    requant_pairs: int = 0
     #: the outputs of a row per work-item of the NCHW float "planes" kernels (depthwise_planes,
     #: pool_planes) at a column stride of 1 (stride 2: half, so that the row span a work-item
     #: loads stays about as long, unless planes_s2 says), and the output rows per work-item
@@ -263,7 +274,7 @@ _CPU = ClassDefaults(
     direct="rule", direct_rows=-1, dw_bands=2, dw_bands_wide=2, dw_overlap_vw=16,
     dw_whole_stores=True, dw_pairs=True, dwpw=True,
     dwpw_pixels=0,
-    norm_max_vw=16, quantize_vw=16,
+    norm_max_vw=16, quantize_vw=16, requant_pairs=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
     chain_buffers=16, chain_min_units=1,

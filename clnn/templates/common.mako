@@ -238,6 +238,13 @@ inline ${I} clnn_mbqm${n}(${I} x, ${I} m, ${I} s) {
 ## in the requantizing epilogues of the int8 layers of small K
 ## (benchmarks/results/int8_tinyml-20261129-s22.json). The kernels take it where the plan
 ## finds the shifts so (clnn/kernels/_gemm.py requant_buffers: the ``rq`` knob).
+## rq "upp": "up" on lane pairs, where the device class says (clnn/kernels/_gemm.py rq_key):
+## the int<n> vector read as long<n/2> (lane 2i the low half of long i), the even lanes'
+## products and the odd lanes' each from one signed 32 x 32 -> 64 multiply of the halves
+## (x86: vpmuldq on the vector as it is, where widening it took cross-lane moves), each
+## shifted so that its 32 result bits land in its own half (the odd ones' one place short,
+## then doubled: a shift of rl >= 0 places for any stored shift), the halves joined by masks.
+## The same bits as "up" for every input.
 <%def name="mbqm_right_vector(n, rq)">
 <%
     I = "int%d" % n
@@ -247,9 +254,23 @@ ${byte_store_fns()}
 #ifndef CLNN_MBQM_${rq.upper()}${n}
 #define CLNN_MBQM_${rq.upper()}${n}
 inline ${I} clnn_mbqm${rq}${n}(${I} x, ${I} m, ${I} s) {
-    const ${L} rl = convert_${L}(${"(%s)(CLNN_ROUND_UP) - s" % I if rq == "up" else "-s"});
+% if rq == "upp" and n % 2 == 0:
+<%
+    P = "long%d" % (n // 2) if n > 2 else "long"
+%>\
+    const ${I} rl = (${I})(CLNN_ROUND_UP) - s;
+    const ${P} xl = as_${P}(x), ml = as_${P}(m), rll = as_${P}(rl);
+    const ${P} one = (${P})(1);
+    const ${P} re = (rll << (${P})(32)) >> (${P})(32), ro = rll >> (${P})(32);
+    const ${P} pe = ((xl << (${P})(32)) >> (${P})(32)) * ((ml << (${P})(32)) >> (${P})(32));
+    const ${P} po = (xl >> (${P})(32)) * (ml >> (${P})(32));
+    const ${P} ye = (pe + ((one << (${P})(30)) + (((one << re) >> one) << (${P})(31)))) >> (re + (${P})(31));
+    const ${P} yo = ((po + ((one << (${P})(30)) + (((one << ro) >> one) << (${P})(31)))) >> ro) << one;
+    return as_${I}((ye & (${P})(0xFFFFFFFFL)) | (yo & (${P})(~0xFFFFFFFFL)));
+% else:
+    const ${L} rl = convert_${L}(${"(%s)(CLNN_ROUND_UP) - s" % I if rq in ("up", "upp") else "-s"});
     const ${L} ab = convert_${L}(x) * convert_${L}(m);
-% if rq == "up":
+% if rq in ("up", "upp"):
     /* upward ties: SaturatingRoundingDoublingHighMul's (ab + nudge) / 2^31 toward zero is
        floor((ab + 2^30) / 2^31) for every ab (the nudge 1 - 2^30 of a negative ab and the
        truncation meet), and the floor of it plus 2^(rl - 1) over 2^rl one floor: a single
@@ -263,6 +284,7 @@ inline ${I} clnn_mbqm${rq}${n}(${I} x, ${I} m, ${I} s) {
                         (${L})(CLNN_INT32_MAX));
     const ${L} hv = ((${L})(1) << rl) >> (${L})(1);
     return convert_${I}((tq + hv + ((tq >> (${L})(63)) & (rl > (${L})(0)))) >> rl);
+% endif
 % endif
 }
 #endif
