@@ -1,7 +1,8 @@
 """The vector requantizations of common.mako against the scalar clnn_mbqm, lane for lane, on
 the OpenCL device: the general clnn_mbqm<n> and the right-shift forms clnn_mbqm<rq><n> ("up",
-"away", and "upp": "up" on lane pairs) the quantized GEMM and depthwise kernels take where every channel's shift allows
-(clnn/kernels/_gemm.py requant_buffers), over random and edge products and shifts."""
+"away", and "upp": "up" on lane pairs) the quantized GEMM and depthwise kernels take where
+every channel's shift allows (clnn/kernels/_gemm.py requant_buffers), over random and edge
+products and shifts."""
 
 from __future__ import annotations
 
