@@ -205,7 +205,12 @@ class ClassDefaults:
     #: and anomaly_detection (28.7 against 55.5), tied at image_classification (~5.7 gaps,
     #: 117 against 125) and lost at visual_wake_words (~6.3, 157 against 127): 3.5 gaps,
     #: 2.2 us an operation, 2.7 ps a FLOP (one core's int8 rate in these models; float ones
-    #: run faster, so a float model is estimated long). 0: never (a GPU: unmeasured)
+    #: run faster, so a float model is estimated long). Then 4.0 gaps: with the int8 kernels'
+    #: faster requantization visual_wake_words (estimated 113 us, 3.8 gaps of the 30.6 us
+    #: floor kept on that machine) ran faster on basic than on pthread in every turn (one
+    #: process, taking turns: 99 against 108 us at load 7.3, 101 / 111 at load 4.2, and
+    #: before those kernels 116 / 131 at load 2.2; models_ab.py at load 7.3: 0.131 -> 0.100
+    #: ms, litert 0.079). 0: never (a GPU: unmeasured)
     companion_gaps: float = 0.0
     companion_op_s: float = 0.0
     companion_flop_s: float = 0.0
@@ -278,7 +283,7 @@ _CPU = ClassDefaults(
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
     chain_buffers=16, chain_min_units=1,
-    companion_gaps=3.5, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
+    companion_gaps=4.0, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
     companion_max_s=150e-6,
     gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True)
 
