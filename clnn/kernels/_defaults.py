@@ -236,6 +236,12 @@ class ClassDefaults:
     #: kernels (palm_detection_full and _lite) share one program and a new model finds it
     #: compiled (#37); unused arguments cost a pointer each per launch. CPU: 16
     chain_buffers: int = 0
+    #: a chain's read-only constants (weights, biases, requantization tables: buffers made
+    #: from host memory) copied into one buffer, each kernel pointed at its offset
+    #: (clnn/chain.py pack_constants): one buffer argument where there were dozens. CPU
+    #: (PoCL 3.1, whose launch costs ~0.09 us a buffer argument: visual_wake_words' chain of
+    #: 75 buffers, 124 arguments, ran 79 us and launched in 93): on
+    chain_pack_constants: bool = False
     #: a float GEMM kernel of a plan compiles the straight-line epilogue blocks of the
     #: ``post`` values the plan launches it with, not of every common one (gemm.cl.mako
     #: FAST_POSTS), and no general full-tile block where none of its launches needs one
@@ -282,7 +288,7 @@ _CPU = ClassDefaults(
     norm_max_vw=16, quantize_vw=16, requant_pairs=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
-    chain_buffers=16, chain_min_units=1,
+    chain_buffers=16, chain_min_units=1, chain_pack_constants=True,
     companion_gaps=4.0, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
     companion_max_s=150e-6,
     gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True)
