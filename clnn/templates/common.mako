@@ -253,21 +253,37 @@ inline ${I} clnn_mbqm${n}(${I} x, ${I} m, ${I} s) {
 ${byte_store_fns()}
 #ifndef CLNN_MBQM_${rq.upper()}${n}
 #define CLNN_MBQM_${rq.upper()}${n}
-inline ${I} clnn_mbqm${rq}${n}(${I} x, ${I} m, ${I} s) {
 % if rq == "upp" and n % 2 == 0:
 <%
     P = "long%d" % (n // 2) if n > 2 else "long"
 %>\
-    const ${I} rl = (${I})(CLNN_ROUND_UP) - s;
-    const ${P} xl = as_${P}(x), ml = as_${P}(m), rll = as_${P}(rl);
+/* a lane pair's multipliers, rounding constants and shifts, made once per channel vector
+   (clnn_rqprep${n}) for the vectors of every row or pixel (clnn_rqapply${n}) */
+typedef struct { ${P} me, mo, ce, co, se, so; } clnn_rqk${n};
+inline clnn_rqk${n} clnn_rqprep${n}(${I} m, ${I} s) {
+    const ${P} ml = as_${P}(m), rll = as_${P}((${I})(CLNN_ROUND_UP) - s);
     const ${P} one = (${P})(1);
     const ${P} re = (rll << (${P})(32)) >> (${P})(32), ro = rll >> (${P})(32);
-    const ${P} pe = ((xl << (${P})(32)) >> (${P})(32)) * ((ml << (${P})(32)) >> (${P})(32));
-    const ${P} po = (xl >> (${P})(32)) * (ml >> (${P})(32));
-    const ${P} ye = (pe + ((one << (${P})(30)) + (((one << re) >> one) << (${P})(31)))) >> (re + (${P})(31));
-    const ${P} yo = ((po + ((one << (${P})(30)) + (((one << ro) >> one) << (${P})(31)))) >> ro) << one;
+    clnn_rqk${n} k;
+    k.me = (ml << (${P})(32)) >> (${P})(32);
+    k.mo = ml >> (${P})(32);
+    k.ce = (one << (${P})(30)) + (((one << re) >> one) << (${P})(31));
+    k.co = (one << (${P})(30)) + (((one << ro) >> one) << (${P})(31));
+    k.se = re + (${P})(31);
+    k.so = ro;
+    return k;
+}
+inline ${I} clnn_rqapply${n}(${I} x, clnn_rqk${n} k) {
+    const ${P} xl = as_${P}(x);
+    const ${P} ye = (((xl << (${P})(32)) >> (${P})(32)) * k.me + k.ce) >> k.se;
+    const ${P} yo = (((xl >> (${P})(32)) * k.mo + k.co) >> k.so) << (${P})(1);
     return as_${I}((ye & (${P})(0xFFFFFFFFL)) | (yo & (${P})(~0xFFFFFFFFL)));
+}
+inline ${I} clnn_mbqm${rq}${n}(${I} x, ${I} m, ${I} s) {
+    return clnn_rqapply${n}(x, clnn_rqprep${n}(m, s));
+}
 % else:
+inline ${I} clnn_mbqm${rq}${n}(${I} x, ${I} m, ${I} s) {
     const ${L} rl = convert_${L}(${"(%s)(CLNN_ROUND_UP) - s" % I if rq in ("up", "upp") else "-s"});
     const ${L} ab = convert_${L}(x) * convert_${L}(m);
 % if rq in ("up", "upp"):
@@ -285,8 +301,8 @@ inline ${I} clnn_mbqm${rq}${n}(${I} x, ${I} m, ${I} s) {
     const ${L} hv = ((${L})(1) << rl) >> (${L})(1);
     return convert_${I}((tq + hv + ((tq >> (${L})(63)) & (rl > (${L})(0)))) >> rl);
 % endif
-% endif
 }
+% endif
 #endif
 </%def>
 

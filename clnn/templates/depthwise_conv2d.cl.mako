@@ -192,7 +192,7 @@ vstore${vw}(${v}, 0, yr + ${off})\
   % endif
   % for j in range(tx):
         if (ox0 + ${j} < OW)
-            clnn_vst_${T}${vw}(convert_${T}${vw}(clamp(clnn_mbqm${context.get("rq") or ""}${vw}(acc${j} + qb, qm, qs) + zo, (${V})(lo), (${V})(hi))), yr + ${j} * C);
+            clnn_vst_${T}${vw}(convert_${T}${vw}(clamp(${"clnn_rqapply%d(acc%d + qb, qk_)" % (vw, j) if hq and context.get("rq") == "upp" else "clnn_mbqm%s%d(acc%d + qb, qm, qs)" % (context.get("rq") or "", vw, j)} + zo, (${V})(lo), (${V})(hi))), yr + ${j} * C);
   % endfor
     }
 % elif quant:
@@ -477,6 +477,9 @@ ${dw_row_setup(dt, vw, fh)}\
        compiler keeps every load and what it derives from them in the loop) */
     const ${V} qb_ = vload${vw}(0, bias + c0), qm_ = vload${vw}(0, mult + c0);
     const ${V} qs_ = vload${vw}(0, shift + c0);
+  % if context.get("rq") == "upp":
+    const clnn_rqk${vw} qk_ = clnn_rqprep${vw}(qm_, qs_);
+  % endif
 % endif
 % for q in range(fh):
   % for p in range(fw):
