@@ -74,6 +74,14 @@ import numpy as np
 #: model's execution time at several counts, taking turns, and the chains' summed per-launch
 #: waits from their profiled variant).
 TASKS_PER_UNIT: int | None = None
+#: a pointer argument's table word: the chain's buffer index in the low PACK_BITS bits, the
+#: byte offset into it in units of 2^PACK_ALIGN_BITS above them (non-zero only in the buffer
+#: of packed constants, :func:`pack_constants`)
+PACK_BITS = 10
+PACK_INDEX = (1 << PACK_BITS) - 1
+PACK_ALIGN_BITS = 7
+#: the most bytes of constants packed into one buffer (offsets of 2^21 units of 128 bytes)
+PACK_MAX = 1 << (31 - PACK_BITS + PACK_ALIGN_BITS)
 #: device (its int_ptr) -> its class's defaults (clnn/kernels/_defaults.py: :func:`_class`)
 _CLASSES: dict = {}
 #: the fewest launches chained: a chain's program compiles its kernels again (seconds on a cold
@@ -256,7 +264,8 @@ class Part:
         z)."""
         decls, names = [], []
         for k, (ptype, pointer) in enumerate(self.params):
-            value = f"({ptype})(a[{k}] < 0 ? 0 : b[a[{k}]])" if pointer else \
+            value = f"({ptype})(a[{k}] < 0 ? 0 : b[a[{k}] & {PACK_INDEX}] + " \
+                f"((size_t)(a[{k}] >> {PACK_BITS}) << {PACK_ALIGN_BITS}))" if pointer else \
                 _SCALARS[ptype].format(a=f"a[{k}]")
             decls.append(f"{ptype} const v{k} = {value};")
             names.append(f"v{k}")
@@ -417,6 +426,48 @@ def _kernel(nbuf: int, prof_param: str) -> str:
 _WORD, _HALF = 1 << 32, 1 << 31
 
 
+class _Pointer(int):
+    """A table word that is a buffer argument's index in the chain's list (until
+    :func:`pack_constants` writes the words)."""
+
+
+def pack_constants(buffers: list, words: list, context, cl_device) -> tuple[list, list]:
+    """(buffers, words) with the read-only constants (created from host memory: weights,
+    biases, requantization tables) copied into one buffer, each at an offset of 128-byte
+    units that its pointer words carry (:data:`PACK_BITS`): PoCL's launch costs ~0.09 us a
+    buffer argument (a model of 30 quantized layers has ~70 such buffers: ~11 us of its
+    ~100, issue #36). Nothing is packed where fewer than two are packable, their bytes
+    exceed :data:`PACK_MAX` or the buffers would not fit the words; other buffers (the
+    request's inputs and outputs, pools, anything written) keep their own arguments. The
+    contents are copied on the device once, here (a constant is never written after its
+    creation: READ_ONLY | COPY_HOST_PTR)."""
+    import pyopencl as cl
+
+    mf = cl.mem_flags
+    want = mf.READ_ONLY | mf.COPY_HOST_PTR
+    packable = [k for k, b in enumerate(buffers) if int(b.flags) == want]
+    offsets, at = {}, 0
+    for k in packable:
+        offsets[k] = at
+        at += -(-int(buffers[k].size) // (1 << PACK_ALIGN_BITS)) << PACK_ALIGN_BITS
+    kept = [k for k in range(len(buffers)) if k not in offsets]
+    if len(packable) < 2 or at > PACK_MAX or len(kept) + 1 > PACK_INDEX:
+        offsets, kept = {}, list(range(len(buffers)))
+    new = {k: j for j, k in enumerate(kept)}
+    out = [buffers[k] for k in kept]
+    if offsets:
+        packed = cl.Buffer(context, mf.READ_ONLY, at)
+        queue = cl.CommandQueue(context, cl_device)
+        for k, off in offsets.items():
+            cl.enqueue_copy(queue, packed, buffers[k], dst_offset=off,
+                            byte_count=int(buffers[k].size))
+        queue.finish()
+        for k in offsets:
+            new[k] = len(out) | (offsets[k] >> PACK_ALIGN_BITS) << PACK_BITS
+        out.append(packed)
+    return out, [new[w] if isinstance(w, _Pointer) else w for w in words]
+
+
 class Chain:
     """Launches of a plan run as one launch (see the module's docstring)."""
 
@@ -453,11 +504,14 @@ class Chain:
                     k = index.setdefault(value.int_ptr, len(buffers))
                     if k == len(buffers):
                         buffers.append(value)
-                    words.append(k)
+                    words.append(_Pointer(k))
                 elif ptype == "float":
                     words.append(int(np.float32(value).view(np.int32)))
                 else:  # (the low 32 bits, two's complement, as NumPy's int64 -> uint32 cast)
                     words.append((int(value) + _HALF) % _WORD - _HALF)
+        cls = _class(cl_device)
+        if cls.chain_pack_constants:
+            buffers, words = pack_constants(buffers, words, context, cl_device)
         table = np.array([len(launches), units, *headers, *words], np.int32)
         self.buffers = buffers
         self.table = cl.Buffer(context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
@@ -472,7 +526,6 @@ class Chain:
         self.key = None
         self.launched = False
         self.parts = parts
-        cls = _class(cl_device)
         #: its program's buffer arguments (the class's ``chain_buffers``: the buffers, then
         #: the table again for the unused ones) and the families it calls (``chain_called``)
         self.nbuf = buffer_arguments(len(buffers), cls.chain_buffers, _buffer_limit(cl_device))

@@ -79,6 +79,23 @@ class ClassDefaults:
     #: (LOCAL_RESPONSE_NORMALIZATION along the channels, normalization.cl.mako lrn_vec:
     #: benchmarks/layout_families.py; CPU: 8 and 16 alike, 4 1.3-1.6x slower)
     norm_max_vw: int = 4
+    #: the float values a work-item of QUANTIZE's vector part converts (quantization.cl.mako
+    #: ``vq``): 8, or 16 (one vector of 16 floats, its bytes stored as one vector, clamped by
+    #: compares and selects). CPU (PoCL, AVX-512, visual_wake_words' input of 27,648 values
+    #: in its chain on the basic device, fastest of 200 runs): 8.2 -> 1.9 us; a GPU: 8
+    #: (unmeasured)
+    quantize_vw: int = 8
+    #: the lanes of the quantized kernels' vectors whose "up" requantization runs on lane
+    #: pairs (rq "upp": common.mako mbqm_right_vector; clnn/kernels/_gemm.py rq_key): the
+    #: vector's even and odd lanes multiplied in place as 64-bit pairs, where the general
+    #: form widens each half (cross-lane moves). 0: never. CPU (PoCL, AVX-512, Zen 4,
+    #: visual_wake_words' layers in its chain on the basic device, fastest of 200 runs, three
+    #: turns each with caches apart, load 3.8-4.1): 16 -- its GEMMs and depthwise layers of 16
+    #: lanes 9-19% faster (8x8 -> 16 GEMM 8.95 -> 7.65 us, 24x24x32 depthwise 5.05 -> 4.30),
+    #: the model's kernels 91-93 -> 85-86 us; its 8-lane kernels 10-13% slower so (8-channel
+    #: depthwise 7.1 -> 8.0, the first convolution 20.2 -> 21.6): not them. A GPU: 0
+    #: (its 64-bit multiplies unmeasured)
+    requant_pairs: int = 0
     #: the outputs of a row per work-item of the NCHW float "planes" kernels (depthwise_planes,
     #: pool_planes) at a column stride of 1 (stride 2: half, so that the row span a work-item
     #: loads stays about as long, unless planes_s2 says), and the output rows per work-item
@@ -215,7 +232,12 @@ class ClassDefaults:
     #: and anomaly_detection (28.7 against 55.5), tied at image_classification (~5.7 gaps,
     #: 117 against 125) and lost at visual_wake_words (~6.3, 157 against 127): 3.5 gaps,
     #: 2.2 us an operation, 2.7 ps a FLOP (one core's int8 rate in these models; float ones
-    #: run faster, so a float model is estimated long). 0: never (a GPU: unmeasured)
+    #: run faster, so a float model is estimated long). Then 4.0 gaps: with the int8 kernels'
+    #: faster requantization visual_wake_words (estimated 113 us, 3.8 gaps of the 30.6 us
+    #: floor kept on that machine) ran faster on basic than on pthread in every turn (one
+    #: process, taking turns: 99 against 108 us at load 7.3, 101 / 111 at load 4.2, and
+    #: before those kernels 116 / 131 at load 2.2; models_ab.py at load 7.3: 0.131 -> 0.100
+    #: ms, litert 0.079). 0: never (a GPU: unmeasured)
     companion_gaps: float = 0.0
     companion_op_s: float = 0.0
     companion_flop_s: float = 0.0
@@ -241,6 +263,12 @@ class ClassDefaults:
     #: kernels (palm_detection_full and _lite) share one program and a new model finds it
     #: compiled (#37); unused arguments cost a pointer each per launch. CPU: 16
     chain_buffers: int = 0
+    #: a chain's read-only constants (weights, biases, requantization tables: buffers made
+    #: from host memory) copied into one buffer, each kernel pointed at its offset
+    #: (clnn/chain.py pack_constants): one buffer argument where there were dozens. CPU
+    #: (PoCL 3.1, whose launch costs ~0.09 us a buffer argument: visual_wake_words' chain of
+    #: 75 buffers, 124 arguments, ran 79 us and launched in 93): on
+    chain_pack_constants: bool = False
     #: a float GEMM kernel of a plan compiles the straight-line epilogue blocks of the
     #: ``post`` values the plan launches it with, not of every common one (gemm.cl.mako
     #: FAST_POSTS), and no general full-tile block where none of its launches needs one
@@ -284,11 +312,11 @@ _CPU = ClassDefaults(
     direct="rule", direct_rows=-1, dw_bands=2, dw_bands_wide=2, dw_overlap_vw=16,
     dw_whole_stores=True, dw_pairs=True, dw_flat_m=1, dw_flat_rows=2, dwpw=True,
     dwpw_pixels=0, dwpw_px=16,
-    norm_max_vw=16,
+    norm_max_vw=16, quantize_vw=16, requant_pairs=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
-    chain_buffers=16, chain_min_units=1, chain_spin=1 << 20,
-    companion_gaps=3.5, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
+    chain_buffers=16, chain_min_units=1, chain_spin=1 << 20, chain_pack_constants=True,
+    companion_gaps=4.0, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
     companion_max_s=150e-6,
     gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True)
 

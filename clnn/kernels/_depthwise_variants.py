@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from clnn.kernels import _defaults, _gemm_variants
+from clnn.kernels import _defaults, _gemm, _gemm_variants
 from clnn.kernels._tiles import MAX_SPAN, fit_registers, tile_rows_group, tile_width
 from clnn.kernels.support import f32, i32
 
@@ -388,7 +388,7 @@ def scratch_depthwise(device, v: dict, s: dict, out=None):
     base = {"dt": s["dt"], "fdt": s.get("fdt", s["dt"]), "vw": v["vw"], "tx": v["tx"],
             "fw": s["fw"], "sw": s["sw"], "dw": s["dw"]}
     if quant and s.get("rq") and v["vw"] > 1:  # (as the plan keys it)
-        base["rq"] = s["rq"]
+        base["rq"] = _gemm.rq_key(device.limits, s["rq"], v["vw"])
     base.update(whole_stores(device.limits, s["dt"], v["vw"]))
     name, key, gsize = kernel(v, base, s["fh"], s["ow"], s["n"] * s["oh"], s["c"], s["w"], pl,
                               s["n"], s["sh"])

@@ -220,6 +220,18 @@ def right_rounding(shift: np.ndarray, up: np.ndarray) -> str | None:
     return "away"
 
 
+def rq_key(limits, rq: str | None, vw: int) -> str | None:
+    """The ``rq`` knob of a kernel of ``vw`` lanes on a device of these limits: "upp" (the
+    "up" form on lane pairs, common.mako mbqm_right_vector) where the device class's
+    ``requant_pairs`` is ``vw``, else ``rq`` as it is."""
+    from clnn.kernels import _defaults
+
+    if rq == "up" and vw > 1 and \
+            _defaults.defaults(_defaults.traits(limits)).requant_pairs == vw:
+        return "upp"
+    return rq
+
+
 def requant_buffers(b, ctx, n_out: int, x_info, w_info, upward=False):
     """(multiplier, shift) int32 device buffers per output channel (reference
     QuantizeMultiplier of input_scale * filter_scale / output_scale); ``upward`` (a bool, or
@@ -359,7 +371,7 @@ def launch_gemm(b, *, dt: str, a, bpk, c, M: int, N: int, K: int, tile, odt=None
     if quant and epi == "act":
         args += list(requant)
         if getattr(requant, "rq", None):  # every shift a right shift (Requant)
-            params["rq"] = requant.rq
+            params["rq"] = rq_key(b.device.limits, requant.rq, params["vw"])
     args += _table_residual(params, qres, quant and epi == "act", cmode, batch)
     args += [i32(v) for v in (M, N, K, sam, sak, N if ldc is None else ldc, ohw, batch[1],
                               *a_b, *b_b, *c_b, *ch_b, za, zo)]

@@ -111,7 +111,7 @@ def plan(ctx, b):
         base = {"dt": dt, "fdt": code(fi), "vw": vw, "tx": tx, "fw": fw, "sw": p.stride_w,
                 "dw": p.dil_w}
         if getattr(requant, "rq", None) and vw > 1:  # every shift a right one (_gemm.Requant)
-            base["rq"] = requant.rq
+            base["rq"] = _gemm.rq_key(b.device.limits, requant.rq, vw)
         base.update(_depthwise_variants.whole_stores(b.device.limits, dt, vw))
         name, key, gsize = _depthwise_variants.kernel(v, base, fh, ow, n * oh, o, w, left, n,
                                                       p.stride_h)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from clnn.kernels import _defaults
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import ANY_STORED, code, f32, i32, numel, strides_of, types_in
 from hal.operations.common import qrange
@@ -23,7 +24,11 @@ def plan(ctx, b):
     if ctx.name == "QUANTIZE":
         lo, hi = qrange(y.type)
         scale = np.float32(y.scale)
-        b.launch("quantization", "quantize", params, (n // 8 + n % 8,),
+        vec = n // 8 * 8
+        vq = _defaults.defaults(_defaults.traits(b.device.limits)).quantize_vw
+        if vq == 16:
+            params["vq"] = 16
+        b.launch("quantization", "quantize", params, (vec // vq + vec % vq // 8 + n - vec,),
                  [In(0), Out(0), f32(scale), f32(np.float32(1.0) / scale), i32(n // 8 * 8),
                   i32(y.zero_point), i32(lo), i32(hi)])
         return

@@ -238,6 +238,13 @@ inline ${I} clnn_mbqm${n}(${I} x, ${I} m, ${I} s) {
 ## in the requantizing epilogues of the int8 layers of small K
 ## (benchmarks/results/int8_tinyml-20261129-s22.json). The kernels take it where the plan
 ## finds the shifts so (clnn/kernels/_gemm.py requant_buffers: the ``rq`` knob).
+## rq "upp": "up" on lane pairs, where the device class says (clnn/kernels/_gemm.py rq_key):
+## the int<n> vector read as long<n/2> (lane 2i the low half of long i), the even lanes'
+## products and the odd lanes' each from one signed 32 x 32 -> 64 multiply of the halves
+## (x86: vpmuldq on the vector as it is, where widening it took cross-lane moves), each
+## shifted so that its 32 result bits land in its own half (the odd ones' one place short,
+## then doubled: a shift of rl >= 0 places for any stored shift), the halves joined by masks.
+## The same bits as "up" for every input.
 <%def name="mbqm_right_vector(n, rq)">
 <%
     I = "int%d" % n
@@ -246,10 +253,40 @@ inline ${I} clnn_mbqm${n}(${I} x, ${I} m, ${I} s) {
 ${byte_store_fns()}
 #ifndef CLNN_MBQM_${rq.upper()}${n}
 #define CLNN_MBQM_${rq.upper()}${n}
+% if rq == "upp" and n % 2 == 0:
+<%
+    P = "long%d" % (n // 2) if n > 2 else "long"
+%>\
+/* a lane pair's multipliers, rounding constants and shifts, made once per channel vector
+   (clnn_rqprep${n}) for the vectors of every row or pixel (clnn_rqapply${n}) */
+typedef struct { ${P} me, mo, ce, co, se, so; } clnn_rqk${n};
+inline clnn_rqk${n} clnn_rqprep${n}(${I} m, ${I} s) {
+    const ${P} ml = as_${P}(m), rll = as_${P}((${I})(CLNN_ROUND_UP) - s);
+    const ${P} one = (${P})(1);
+    const ${P} re = (rll << (${P})(32)) >> (${P})(32), ro = rll >> (${P})(32);
+    clnn_rqk${n} k;
+    k.me = (ml << (${P})(32)) >> (${P})(32);
+    k.mo = ml >> (${P})(32);
+    k.ce = (one << (${P})(30)) + (((one << re) >> one) << (${P})(31));
+    k.co = (one << (${P})(30)) + (((one << ro) >> one) << (${P})(31));
+    k.se = re + (${P})(31);
+    k.so = ro;
+    return k;
+}
+inline ${I} clnn_rqapply${n}(${I} x, clnn_rqk${n} k) {
+    const ${P} xl = as_${P}(x);
+    const ${P} ye = (((xl << (${P})(32)) >> (${P})(32)) * k.me + k.ce) >> k.se;
+    const ${P} yo = (((xl >> (${P})(32)) * k.mo + k.co) >> k.so) << (${P})(1);
+    return as_${I}((ye & (${P})(0xFFFFFFFFL)) | (yo & (${P})(~0xFFFFFFFFL)));
+}
 inline ${I} clnn_mbqm${rq}${n}(${I} x, ${I} m, ${I} s) {
-    const ${L} rl = convert_${L}(${"(%s)(CLNN_ROUND_UP) - s" % I if rq == "up" else "-s"});
+    return clnn_rqapply${n}(x, clnn_rqprep${n}(m, s));
+}
+% else:
+inline ${I} clnn_mbqm${rq}${n}(${I} x, ${I} m, ${I} s) {
+    const ${L} rl = convert_${L}(${"(%s)(CLNN_ROUND_UP) - s" % I if rq in ("up", "upp") else "-s"});
     const ${L} ab = convert_${L}(x) * convert_${L}(m);
-% if rq == "up":
+% if rq in ("up", "upp"):
     /* upward ties: SaturatingRoundingDoublingHighMul's (ab + nudge) / 2^31 toward zero is
        floor((ab + 2^30) / 2^31) for every ab (the nudge 1 - 2^30 of a negative ab and the
        truncation meet), and the floor of it plus 2^(rl - 1) over 2^rl one floor: a single
@@ -265,6 +302,7 @@ inline ${I} clnn_mbqm${rq}${n}(${I} x, ${I} m, ${I} s) {
     return convert_${I}((tq + hv + ((tq >> (${L})(63)) & (rl > (${L})(0)))) >> rl);
 % endif
 }
+% endif
 #endif
 </%def>
 

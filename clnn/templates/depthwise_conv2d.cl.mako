@@ -174,7 +174,7 @@ vstore${vw}(${v}, 0, yr + ${off})\
 ## ``bv`` (float; the caller's), clamp, the run-time function; a full tile without a function
 ## stores plainly and leaves (``leave``: return, continue to the next tile, or break out of a
 ## written-out tile's block).
-<%def name="dw_store(dt, vw, tx, leave)">
+<%def name="dw_store(dt, vw, tx, leave, hq=False)">
 <%
     quant = dt in ("u8", "i8")
     V = ("int" if quant else "float") + ("" if vw == 1 else str(vw))
@@ -183,12 +183,16 @@ vstore${vw}(${v}, 0, yr + ${off})\
 <%
     T = {"u8": "uchar", "i8": "char"}[dt]
 %>\
-    {  /* the requantization a vector at a time (clnn_mbqm<vw>: the scalar one lane by lane) */
+    {  /* the requantization a vector at a time (clnn_mbqm<vw>: the scalar one lane by lane)${"; its\n           channels' bias, multipliers and shifts read once by the work-item (hq_: hq)" if hq else ""} */
+  % if hq:
+        const ${V} qb = qb_, qm = qm_, qs = qs_;
+  % else:
         const ${V} qb = vload${vw}(0, bias + c0), qm = vload${vw}(0, mult + c0);
         const ${V} qs = vload${vw}(0, shift + c0);
+  % endif
   % for j in range(tx):
         if (ox0 + ${j} < OW)
-            clnn_vst_${T}${vw}(convert_${T}${vw}(clamp(clnn_mbqm${context.get("rq") or ""}${vw}(acc${j} + qb, qm, qs) + zo, (${V})(lo), (${V})(hi))), yr + ${j} * C);
+            clnn_vst_${T}${vw}(convert_${T}${vw}(clamp(${"clnn_rqapply%d(acc%d + qb, qk_)" % (vw, j) if hq and context.get("rq") == "upp" else "clnn_mbqm%s%d(acc%d + qb, qm, qs)" % (context.get("rq") or "", vw, j)} + zo, (${V})(lo), (${V})(hi))), yr + ${j} * C);
   % endfor
     }
 % elif quant:
@@ -415,7 +419,7 @@ ${dw_store(dt, vw, tx, "continue")}\
 ## slots a tile in depthwise_sweep's 3x3 loop on PoCL). Steps whose columns lie inside the
 ## input and rows all inside it run without checks. Launched as depthwise_sweep.
 ## Kernel key: dt, fdt, vw, fw, sw, fh.
-<%def name="dw_slide_step(dt, vw, fw, sw, fh, cols, rows)">
+<%def name="dw_slide_step(dt, vw, fw, sw, fh, cols, rows, hq=False)">
 <%
     quant = dt in ("u8", "i8")
     V = ("int" if quant else "float") + ("" if vw == 1 else str(vw))
@@ -451,7 +455,7 @@ ${dw_store(dt, vw, tx, "continue")}\
             a${K - 1} = (${V})(0);
             ${"if (t >= 0)" if cols else ""} {
                 __global ${c.ctype(dt)}* yr = yrow + t * C;
-${dw_store(dt, vw, 1, "continue")}\
+${dw_store(dt, vw, 1, "continue", hq)}\
             }
         }
 </%def>
@@ -462,11 +466,21 @@ ${dw_store(dt, vw, 1, "continue")}\
     S = "int" if quant else "float"
     V = S if vw == 1 else "%s%d" % (S, vw)
     K = -(-fw // sw)
+    hq = quant and vw > 1
 %>
 ${dw_params("depthwise_slide", dt, fdt, "fh_", vw)}
 {
 ${c.toffsets("x", "w", "bias", "y")}
 ${dw_row_setup(dt, vw, fh)}\
+% if hq:
+    /* the channels' requantization read once (the stores may alias them: read per pixel, the
+       compiler keeps every load and what it derives from them in the loop) */
+    const ${V} qb_ = vload${vw}(0, bias + c0), qm_ = vload${vw}(0, mult + c0);
+    const ${V} qs_ = vload${vw}(0, shift + c0);
+  % if context.get("rq") == "upp":
+    const clnn_rqk${vw} qk_ = clnn_rqprep${vw}(qm_, qs_);
+  % endif
+% endif
 % for q in range(fh):
   % for p in range(fw):
     const ${V} w${q}_${p} = ${vld(fdt, vw, "%d * C" % (q * fw + p), "w")}${" - zw" if quant else ""};
@@ -488,12 +502,12 @@ ${dw_row_setup(dt, vw, fh)}\
     for (int t = ${1 - K}; t < OW; ++t) {
         if (t == inner) {
             for (; t < t_out; ++t) {
-${dw_slide_step(dt, vw, fw, sw, fh, False, False)}\
+${dw_slide_step(dt, vw, fw, sw, fh, False, False, hq)}\
             }
             if (t == OW)
                 break;
         }
-${dw_slide_step(dt, vw, fw, sw, fh, True, True)}\
+${dw_slide_step(dt, vw, fw, sw, fh, True, True, hq)}\
     }
 }
 </%def>

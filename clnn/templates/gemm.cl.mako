@@ -1234,6 +1234,11 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
 <%
     V = "int%d" % vw
     T = {"u8": "uchar", "i8": "char"}[odt]
+
+    def rqcall(x, v):
+        if rq == "upp":
+            return "clnn_rqapply%d(%s, qk%d)" % (vw, x, v)
+        return "clnn_mbqm%s%d(%s, qm%d, qs%d)" % (rq or "", vw, x, v, v)
 %>\
     if (n0 + ${nv * vw} <= N) {
 % for v in range(nv):
@@ -1241,6 +1246,11 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
         const ${V} qs${v} = vload${vw}(0, shift + choff + n0 + ${v * vw});
   % if bias:
         const ${V} qb${v} = vload${vw}(0, bias + bias_off + choff + n0 + ${v * vw});
+  % endif
+  % if rq == "upp":
+        /* the lane pairs' constants once for every row (made in each row's block, the
+           compiler kept them there) */
+        const clnn_rqk${vw} qk${v} = clnn_rqprep${vw}(qm${v}, qs${v});
   % endif
 % endfor
 % for r in range(mr):
@@ -1251,14 +1261,14 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
                 /* the ADD fused in (qres): its results for (these, the other operand's), by
                    its table of 256 x 256 */
                 const size_t at = (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw};
-                const uint${vw} k = convert_uint${vw}(as_uchar${vw}(convert_${T}${vw}(clamp(clnn_mbqm${rq or ""}${vw}(c${r}_${v}${(" + qb%d" % v) if bias else ""}, qm${v}, qs${v}) + zo, (${V})(lo), (${V})(hi))))) << 8 |
+                const uint${vw} k = convert_uint${vw}(as_uchar${vw}(convert_${T}${vw}(clamp(${rqcall("c%d_%d%s" % (r, v, (" + qb%d" % v) if bias else ""), v)} + zo, (${V})(lo), (${V})(hi))))) << 8 |
                                     convert_uint${vw}(as_uchar${vw}(vload${vw}(0, qres + at)));
       % for l in range(vw):
                 c[at + ${l}] = lut[k.s${"%x" % l}];
       % endfor
             }
     % else:
-            clnn_vst_${T}${vw}(convert_${T}${vw}(clamp(clnn_mbqm${rq or ""}${vw}(c${r}_${v}${(" + qb%d" % v) if bias else ""}, qm${v}, qs${v}) + zo, (${V})(lo), (${V})(hi))), c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
+            clnn_vst_${T}${vw}(convert_${T}${vw}(clamp(${rqcall("c%d_%d%s" % (r, v, (" + qb%d" % v) if bias else ""), v)} + zo, (${V})(lo), (${V})(hi))), c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});
     % endif
   % endfor
         }

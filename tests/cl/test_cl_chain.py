@@ -560,3 +560,57 @@ def test_a_chain_that_does_not_build_says_so(chained, monkeypatch, caplog):
                for r in caplog.records), caplog.text
     for g, r in zip(got, run_ref(model, inputs)):
         assert_close(g, r, "f32")
+
+
+def test_constants_packed_into_one_buffer(chained, monkeypatch):
+    """The device class's ``chain_pack_constants``: the chain's read-only constants (weights
+    and biases made from host memory) are one buffer argument, each kernel pointed at its
+    offset in it (clnn.chain.pack_constants); the results are the unpacked chain's, bit for
+    bit."""
+    import dataclasses
+
+    import pyopencl as cl
+
+    model, inputs = block_model(seed=5)
+    row = chain._class(chained.cl_device)
+    assert row.chain_pack_constants  # (the CPU class's: the device these tests chain on)
+    pm = chained.prepare_model(model)
+    got = outputs_of(model, pm, inputs)
+    (ch,) = chains(pm)
+    want_flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
+    assert not any(int(b.flags) == want_flags for b in ch.buffers)
+    monkeypatch.setitem(chain._CLASSES, chained.cl_device.int_ptr,
+                        dataclasses.replace(row, chain_pack_constants=False))
+    other = open_or_skip("opencl", fallback=False, options=CHAINED).prepare_model(model)
+    want = outputs_of(model, other, inputs)
+    (plain,) = chains(other)
+    assert len(plain.buffers) > len(ch.buffers)  # (two constants or more, one buffer now)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_pack_constants_words(chained):
+    """pack_constants: the constants' pointer words carry the packed buffer's index and their
+    128-byte-aligned offsets, the other buffers keep theirs in order; scalar words stay;
+    fewer than two constants are left as they are."""
+    import pyopencl as cl
+
+    ctx, mf = chained.context, cl.mem_flags
+    const = [cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                       hostbuf=np.full(n, k + 1, np.int32)) for k, n in enumerate((3, 40, 5))]
+    pool = cl.Buffer(ctx, mf.READ_WRITE, 64)
+    bufs = [const[0], pool, const[1], const[2]]
+    words = [chain._Pointer(k) for k in range(4)] + [7]
+    out, w = chain.pack_constants(bufs, words, ctx, chained.cl_device)
+    assert out[0] is pool and len(out) == 2 and w[4] == 7
+    offs = [(w[k] >> chain.PACK_BITS) << chain.PACK_ALIGN_BITS for k in (0, 2, 3)]
+    assert [w[k] & chain.PACK_INDEX for k in (0, 2, 3)] == [1, 1, 1] and w[1] == 0
+    assert offs == [0, 128, 384]
+    q = cl.CommandQueue(ctx)
+    got = np.empty(out[1].size // 4, np.int32)
+    cl.enqueue_copy(q, got, out[1])
+    for k, (off, n) in enumerate(zip(offs, (3, 40, 5))):
+        assert (got[off // 4:off // 4 + n] == k + 1).all()
+    one, w1 = chain.pack_constants([const[0], pool], [chain._Pointer(0), chain._Pointer(1)],
+                                   ctx, chained.cl_device)
+    assert one == [const[0], pool] and w1 == [0, 1]

@@ -62,3 +62,21 @@ def test_quantize_vector_part_rounding(cl_device, dst, zp):
     x = np.concatenate([x, np.zeros((-x.size) % 8, np.float32)])  # every value a vector's
     check("QUANTIZE", [tensor("TENSOR_FLOAT32", [x.size])],
           [tensor(dst, [x.size], scale=scale, zero_point=zp)], [x], cl_device, "exact")
+
+
+@pytest.mark.parametrize("n", [7, 8, 16, 24, 27, 40, 43, 61])
+def test_quantize_vector_widths_and_rest(cl_device, n):
+    """Sizes around the work-items' vector widths (quantization.cl.mako ``vq``: 16 values a
+    work-item, the 8 left where n // 8 is odd, the rest value by value): ties, NaN, infinities
+    and huge values at every position, bit for bit with the reference (its vector part is
+    TFLite's blocks of 8, its rest the scalar code's rounding)."""
+    scale = np.float32(0.5)
+    pattern = np.array([0.25, -0.25, 0.75, -0.75, np.nan, np.inf, -np.inf, 1e30, -1e30, 63.75,
+                        -64.25, 1.0, 2.5, -2.5], np.float32)
+    x = np.resize(pattern, n).astype(np.float32)
+    check("QUANTIZE", [tensor("TENSOR_FLOAT32", [n])],
+          [tensor("TENSOR_QUANT8_ASYMM_SIGNED", [n], scale=scale, zero_point=3)], [x],
+          cl_device, "exact")
+    check("QUANTIZE", [tensor("TENSOR_FLOAT32", [n])],
+          [tensor("TENSOR_QUANT8_ASYMM", [n], scale=scale, zero_point=128)], [x[::-1].copy()],
+          cl_device, "exact")

@@ -1,7 +1,8 @@
 """The vector requantizations of common.mako against the scalar clnn_mbqm, lane for lane, on
 the OpenCL device: the general clnn_mbqm<n> and the right-shift forms clnn_mbqm<rq><n> ("up",
-"away") the quantized GEMM and depthwise kernels take where every channel's shift allows
-(clnn/kernels/_gemm.py requant_buffers), over random and edge products and shifts."""
+"away", and "upp": "up" on lane pairs) the quantized GEMM and depthwise kernels take where
+every channel's shift allows (clnn/kernels/_gemm.py requant_buffers), over random and edge
+products and shifts."""
 
 from __future__ import annotations
 
@@ -46,20 +47,20 @@ def _operands(rng, rq):
                  np.where(rng.random(N) < 0.5, rng.choice(edges, N),
                           rng.integers(-300, 300, N) * (1 << 20)))
     m = np.where(rng.random(N) < 0.9, rng.integers(2 ** 30, 2 ** 31, N),
-                 rng.choice([0, 2 ** 30, INT_MAX] if rq == "up" else
+                 rng.choice([0, 2 ** 30, INT_MAX] if rq in ("up", "upp") else
                             [0, INT_MIN, INT_MAX, 1, -5], N))
     if rq:
-        widest = -31 if rq == "up" else -62
+        widest = -31 if rq in ("up", "upp") else -62
         shift = np.where(rng.random(N) < 0.8, rng.integers(-31, 1, N),
                          rng.integers(widest, 1, N))
-        up = np.full(N, rq == "up")
+        up = np.full(N, rq in ("up", "upp"))
     else:
         shift = rng.integers(-40, 33, N)
         up = rng.random(N) < 0.5
     return [a.astype(np.int32) for a in (x, m, shift + 256 * up)]
 
 
-@pytest.mark.parametrize("rq", [None, "up", "away"])
+@pytest.mark.parametrize("rq", [None, "up", "away", "upp"])
 def test_vector_requantization_matches_scalar(cl_device, rq):
     import pyopencl as cl
 
@@ -90,3 +91,22 @@ def test_right_rounding_knob():
     assert right_rounding(np.array([1, -3]), np.array([0, 0])) is None  # a left shift
     assert right_rounding(np.array([-3, -4]), np.array([0, 1])) is None  # mixed rounding
     assert right_rounding(np.array([-63]), np.array([0])) is None
+
+
+def test_pairs_form_where_the_class_says():
+    """rq "upp" only for an "up" kernel of the device class's requant_pairs lanes."""
+    from types import SimpleNamespace
+
+    from clnn.kernels import _defaults
+    from clnn.kernels._gemm import rq_key
+
+    cpu = SimpleNamespace(is_cpu=True, max_work_group_size=4096, max_work_item_sizes=(4096,) * 3,
+                          local_mem_size=1 << 16, native_vector_width_float=16)
+    lanes = _defaults.TABLE["cpu"].requant_pairs
+    assert lanes == 16
+    assert rq_key(cpu, "up", lanes) == "upp"
+    assert rq_key(cpu, "up", 8) == "up"
+    assert rq_key(cpu, "away", lanes) == "away"
+    assert rq_key(cpu, None, lanes) is None
+    gpu = SimpleNamespace(**{**vars(cpu), "is_cpu": False})
+    assert rq_key(gpu, "up", 16) == "up"
