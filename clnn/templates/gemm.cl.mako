@@ -712,17 +712,38 @@ void ${name}(int16* acc, const __global ${T}* a, const __global char* bp, const 
     int apv_[${mr * cv // 4}];
     int* const apv = apv_ + min(K, 0);
 % if amode == "taps":
-    /* rs (vk_call's): the rows' stride where they lie along one output row and inside the
-       input for every tap, else 0: then one pointer per tap and no bounds (the per-tap bounds
-       and row offsets of the general loop cost a 16-channel layer as much as its multiplies) */
+    /* rs (vk_call's): the rows' stride where they lie along one output row, else 0: then
+       each tap whose window holds every row reads them through one pointer, without bounds
+       (the per-tap bounds and row offsets of the general loop cost a 16-channel layer as much
+       as its multiplies), and the others (a border) by the rows' bounds */
     const int rs = rv[${3 * mr}];
-    if (rs) {
+    if (rs && rv[${3 * mr + 1}]) {  /* (inside for every tap: no bounds at all) */
         for (int tap = 0, ty = 0, tx = 0; tap < t_taps; ++tap, tx = tx + 1 == t_fw ? 0 : tx + 1,
              ty += tx == 0) {
             const __global ${T}* at = a + xo0 + (ty * t_dh * t_w + tx * t_dw) * t_c;
             const __global char* bt = bp + (size_t)tap * t_c * ${16 * nv};
             for (int k = 0; k < t_c; k += ${cv}) {
 ${taps_quads(mr, nv, cv, "(at + %d * rs)", dt, "bt")}\
+            }
+        }
+    } else if (rs) {
+        for (int tap = 0, ty = 0, tx = 0; tap < t_taps; ++tap, tx = tx + 1 == t_fw ? 0 : tx + 1,
+             ty += tx == 0) {
+            const int dy = ty * t_dh, dx = tx * t_dw;
+            const __global char* bt = bp + (size_t)tap * t_c * ${16 * nv};
+            if ((uint)(iy0 + dy) < (uint)t_h && ix0 + dx >= 0 && ix${mr - 1} + dx < t_w) {
+                const __global ${T}* at = a + xo0 + (dy * t_w + dx) * t_c;
+                for (int k = 0; k < t_c; k += ${cv}) {
+${taps_quads(mr, nv, cv, "(at + %d * rs)", dt, "bt")}\
+                }
+            } else {
+                const int toff = (dy * t_w + dx) * t_c;
+% for r in range(mr):
+                const int o${r} = (uint)(iy0 + dy) < (uint)t_h && (uint)(ix${r} + dx) < (uint)t_w ? xo${r} + toff : -1;
+% endfor
+                for (int k = 0; k < t_c; k += ${cv}) {
+${taps_quads(mr, nv, cv, None, dt, "bt")}\
+                }
             }
         }
     } else {
@@ -775,7 +796,7 @@ ${taps_quads(mr, nv, cv, "ap%d", dt)}\
 <%def name="vk_call(dt, amode, mr, nv, cv)">
     {
         int16 acc_[${mr * nv}];
-        int rv_[${3 * mr + 1 if amode == "taps" else mr}];
+        int rv_[${3 * mr + 2 if amode == "taps" else mr}];
 % for r in range(mr):
   % if amode == "taps":
         rv_[${3 * r}] = iy${r};
@@ -786,11 +807,11 @@ ${taps_quads(mr, nv, cv, "ap%d", dt)}\
   % endif
 % endfor
 % if amode == "taps":
-        /* the rows one stride apart along one output row, inside the input for every tap */
+        /* the rows one stride apart along one output row; whether inside for every tap */
         rv_[${3 * mr}] = m0 + ${mr - 1} < M && iy0 == iy${mr - 1} &&
-            ix${mr - 1} - ix0 == ${mr - 1} * t_sw && iy0 >= 0 && ix0 >= 0 &&
-            iy0 + (t_taps / t_fw - 1) * t_dh < t_h && ix${mr - 1} + (t_fw - 1) * t_dw < t_w ?
-            t_sw * t_c : 0;
+            ix${mr - 1} - ix0 == ${mr - 1} * t_sw ? t_sw * t_c : 0;
+        rv_[${3 * mr + 1}] = iy0 >= 0 && ix0 >= 0 && iy0 + (t_taps / t_fw - 1) * t_dh < t_h &&
+            ix${mr - 1} + (t_fw - 1) * t_dw < t_w;
         ${vk_name(dt, amode, mr, nv, cv)}(acc_, a, bp, rv_, K, za, t_h, t_w, t_c, t_fw, t_taps, t_dh, t_dw);
 % else:
         ${vk_name(dt, amode, mr, nv, cv)}(acc_, a, bp, rv_, K, za, 0, 0, 0, 0, 0, 0, 0);

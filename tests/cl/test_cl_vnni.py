@@ -58,6 +58,12 @@ VNNI_TAPS = [  # (x shape, filter [o, fh, fw, c], pads l r t b, stride w h)
     # one-pointer path), 16 and 32 output channels, stride 1 and 2
     ([1, 5, 34, 16], [16, 3, 3, 16], (1, 1, 1, 1), (1, 1)),
     ([1, 6, 40, 16], [32, 3, 3, 16], (1, 1, 1, 1), (2, 2)),
+    # work-items along one output row that touch a border: its taps inside the input through
+    # one pointer, the others by each row's bounds (left / right / top / bottom, asymmetric
+    # padding, stride 2, a 64-column panel)
+    ([1, 4, 16, 16], [16, 3, 3, 16], (1, 1, 1, 1), (1, 1)),
+    ([1, 5, 20, 16], [32, 3, 3, 16], (2, 0, 0, 2), (1, 1)),
+    ([2, 7, 33, 32], [64, 3, 3, 32], (1, 1, 1, 1), (2, 2)),
 ]
 
 
