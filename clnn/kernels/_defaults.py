@@ -222,6 +222,12 @@ class ClassDefaults:
     #: their chains (with the one-loop partial path; record
     #: issue37_compile_profile-20261129-s23); a GPU's compiler unmeasured: off
     gemm_plan_posts: bool = False
+    #: with ``gemm_plan_posts``: a plan's float GEMM launches whose kernels differ only in
+    #: ``half`` (a last vector half past N: gemm.cl.mako store_half, chosen at run time from
+    #: N) run the one kernel with it, the others' panels never taking its branch: a kernel key
+    #: fewer to compile where a model has both (pose_landmark_full's 8 x 16 tiles). CPU
+    #: (PoCL): on; a GPU's compiler unmeasured: off
+    gemm_plan_half: bool = False
     #: those quantized GEMMs take each converted A value back from private memory (an address
     #: the compiler cannot resolve, gemm.cl.mako ``lm``), so that an FMA reads it as a
     #: broadcast load instead of a permutation of the vector's lanes. CPU (PoCL, AVX-512,
@@ -259,7 +265,7 @@ _CPU = ClassDefaults(
     dwpw_pixels=0,
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
-    gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
+    gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True, gemm_plan_half=True,
     chain_buffers=16, chain_min_units=1,
     companion_gaps=3.5, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
     companion_max_s=150e-6,
