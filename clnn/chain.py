@@ -260,10 +260,12 @@ class Part:
         return " ".join(decls), f"{fn}(x, y, z, g0, g1, g2, {', '.join(names)});"
 
 
-def _task(j: int, p: Part) -> str:
+def _task(j: int, p: Part, unroll: bool = True) -> str:
     """The chain's ``j``-th kernel as a task function: one task's loop over its work-items,
-    the kernel's body inlined into it (see :func:`source`)."""
+    the kernel's body inlined into it (see :func:`source`); ``unroll`` False: the loop over
+    the work-items marked not to be unrolled."""
     decls, call = p.call(f"clnn_part{j}")
+    pragma = "" if unroll else "#pragma clang loop unroll(disable)\n        "
     if p.rows_first:  # a task: a range of rows (dimension 0) x a range of dimensions 1-2,
         # rows innermost (a GEMM's column panel is read once for the task's row blocks)
         loop = f"""const int cols = h[5], R = tasks / cols, G = g1 * g2;
@@ -271,7 +273,7 @@ def _task(j: int, p: Part) -> str:
     const int q1 = G * (task % cols + 1) / cols, x0 = g0 * r / R, x1 = g0 * (r + 1) / R;
     for (int q = q0; q < q1; ++q) {{
         const int y = q % g1, z = q / g1;
-        for (int x = x0; x < x1; ++x)
+        {pragma}for (int x = x0; x < x1; ++x)
             {call}
     }}"""
     else:  # dimension 0 innermost, in runs (a loop the compiler may vectorize)
@@ -279,7 +281,7 @@ def _task(j: int, p: Part) -> str:
     for (int i = task * h[6]; i < e; ) {{
         const int x0 = i % g0, r = i / g0, y = r % g1, z = r / g1;
         const int x1 = min(g0, x0 + e - i);
-        for (int x = x0; x < x1; ++x)
+        {pragma}for (int x = x0; x < x1; ++x)
             {call}
         i += x1 - x0;
     }}"""
@@ -303,17 +305,19 @@ def _profiling(profiled: bool) -> tuple[str, str, str]:
             "\n        clnn_prof[w * (parts + 1) + p + 1] = (ulong)__builtin_readcyclecounter();")
 
 
-def source(parts: list[Part], nbuf: int, profiled: bool = False, called=()) -> str:
+def source(parts: list[Part], nbuf: int, profiled: bool = False, called=(),
+           unroll: bool = True) -> str:
     """The chain program's source, of ``nbuf`` buffer arguments; ``profiled``: each
     work-group writes the cycle counter (clang's __builtin_readcyclecounter) when it starts
     and when it leaves each launch into ``clnn_prof`` ([work-group][1 + launches],
     clnn.bench.chain_profile); ``called``: the kernel families whose kernel the task
     function calls per work-item (``noinline``) rather than inlines (the device class's
-    ``chain_called``)."""
+    ``chain_called``); ``unroll`` False: the task loops marked not to be unrolled (the
+    class's ``chain_no_unroll``)."""
     common = parts[0].common if parts else ""
     cases = [f"                case {j}: clnn_task{j}(task, tasks, g0, g1, g2, h, a, b); break;"
              for j in range(len(parts))]
-    tasks = "".join(_task(j, p) for j, p in enumerate(parts))
+    tasks = "".join(_task(j, p, unroll) for j, p in enumerate(parts))
     helpers = "".join(dict.fromkeys(p.helpers for p in parts))
     functions = "".join(p.function.replace("@PART@", f"clnn_part{j}").replace(
         "@INLINE@", "__attribute__((noinline))" if p.family in called else "inline")
@@ -463,7 +467,9 @@ class Chain:
         #: the table again for the unused ones) and the families it calls (``chain_called``)
         self.nbuf = buffer_arguments(len(buffers), cls.chain_buffers, _buffer_limit(cl_device))
         self.called = tuple(cls.chain_called)
-        self.source = source(parts, self.nbuf, called=self.called)
+        #: whether its task loops may be unrolled (the class's ``chain_no_unroll`` off)
+        self.unroll = not cls.chain_no_unroll
+        self.source = source(parts, self.nbuf, called=self.called, unroll=self.unroll)
         #: the profiled variant (clnn.bench.chain_profile): None not built, False not buildable
         self.profiled_kernel = None
         self.prof = None

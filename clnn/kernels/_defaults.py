@@ -209,6 +209,11 @@ class ClassDefaults:
     #: compile, runs 3-8% slower. None on either class: runs first (benchmarks/
     #: chain_called_ab.py measures a choice)
     chain_called: tuple = ()
+    #: a chain's task loops over their work-items (clnn.chain._task) ask the compiler not to
+    #: unroll them (``#pragma clang loop unroll(disable)``: the loop's body is a whole
+    #: kernel's work-item, which unrolled copies only cost the compile). CPU (PoCL 3.1, LLVM
+    #: 15): on; a GPU: off (chains off there; its compiler unmeasured)
+    chain_no_unroll: bool = False
     #: a chain program's buffer arguments: the chain's count rounded up to a power of two,
     #: at least this many (0: exactly the chain's count), so that two models of the same
     #: kernels (palm_detection_full and _lite) share one program and a new model finds it
@@ -266,7 +271,7 @@ _CPU = ClassDefaults(
     norm_max_vw=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True, gemm_plan_half=True,
-    chain_buffers=16, chain_min_units=1,
+    chain_buffers=16, chain_min_units=1, chain_no_unroll=True,
     companion_gaps=3.5, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
     companion_max_s=150e-6,
     gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True)

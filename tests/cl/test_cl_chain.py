@@ -533,7 +533,9 @@ def test_padded_buffer_arguments_leave_the_results_alone(chained):
     assert ch.nbuf == chain.buffer_arguments(len(ch.buffers), row.chain_buffers,
                                              chain._buffer_limit(chained.cl_device))
     assert ch.called == tuple(row.chain_called)
-    assert ch.source == chain.source(ch.parts, ch.nbuf, called=ch.called)
+    assert ch.unroll == (not row.chain_no_unroll)
+    assert ch.source == chain.source(ch.parts, ch.nbuf, called=ch.called, unroll=ch.unroll)
+    assert ("#pragma clang loop unroll(disable)" in ch.source) == row.chain_no_unroll
     args = ch.arguments()
     assert len(args) == ch.nbuf + 2 and args[len(ch.buffers):-1] == \
         [ch.table] * (ch.nbuf - len(ch.buffers) + 1)
