@@ -160,3 +160,43 @@ def test_packed_weights_share_one_buffer(cl_device):
     assert len(packed) == 1 and offsets[0] == 0 and len(set(offsets)) == 3
     assert all(off * 4 % WeightArena.ALIGN == 0 for off in offsets)
 
+
+
+def test_depthwise_kernels_compile_the_functions_of_their_plan(cl_device):
+    """plan_functions: two float depthwise layers of one kernel, one with a fused HARD_SWISH
+    and one without, share a key whose ``fns`` are the plan's (0, 2) where the device class
+    asks for it (the CPU's), so its source holds no LOGISTIC / SILU (no exp); either way the
+    reference's results."""
+    import numpy as np
+
+    from clnn.kernels import _defaults
+    from clnn.program_cache import kernel_parts
+    from hal.builder import ModelBuilder
+
+    rng = np.random.default_rng(12)
+    b = ModelBuilder()
+    shape = [1, 16, 16, 32]
+    x = b.input("TENSOR_FLOAT32", shape)
+    for act in ("HARD_SWISH", None, "HARD_SWISH"):
+        x = b.op("DEPTHWISE_CONV_2D", [x, b.constant(rng.uniform(-1, 1, (1, 3, 3, 32)).astype(
+            np.float32)), b.constant(rng.uniform(-1, 1, 32).astype(np.float32)),
+            *[b.int32(v) for v in (1, 1, 1, 1, 1, 1, 1, 0)]], b.tensor("TENSOR_FLOAT32", shape))
+        if act:
+            x = b.op(act, [x], b.tensor("TENSOR_FLOAT32", shape))
+    b.mark_output(x)
+    model = b.finish()
+    inputs = [rng.uniform(-3, 3, shape).astype(np.float32)]
+    pm = cl_device.prepare_model(model)
+    for got, want in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
+        assert_close(got, want, "f32")
+    launches = [la for p in pm.partitions for pl in p.plans.values() for la in pl.launches
+                if la.name.startswith("depthwise_conv2d.")]
+    assert len(launches) == 3 and {la.fnc for la in launches} == {0, 2}
+    if not _defaults.defaults(_defaults.traits(cl_device.limits)).plan_functions:
+        assert all("fns" not in dict(la.key[2]) for la in launches)
+        return
+    for la in launches:
+        family, name, params = la.key
+        assert dict(params)["fns"] == (0, 2)
+        body = kernel_parts(family, name, dict(params))[1]
+        assert "fnc == 2" in body and "exp(" not in body
