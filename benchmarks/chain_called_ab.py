@@ -40,7 +40,7 @@ def _build(ch, called: tuple, nonce: int):
     from clnn.program_cache import BUILD_OPTIONS
 
     src = f"__constant int clnn_nonce_{os.getpid()}_{nonce} = 1;\n" + \
-        source(ch.parts, ch.nbuf, called=called)
+        source(ch.parts, ch.nbuf, called=called, unroll=ch.unroll)
     t0 = _cpu()
     prg = cl._cl._Program(ch.table.context, src)
     prg.build(" ".join(BUILD_OPTIONS).encode(), [ch.cl_device])

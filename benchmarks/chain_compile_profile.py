@@ -33,12 +33,12 @@ def _collect(model: str, cache: str) -> dict:
     out = []
     for ch in m.prepared.chains():
         parts = [{"key": repr(la_key), "family": la_key[0], "name": la_key[1],
-                  "source": chain.source([p], ch.nbuf, called=ch.called),
+                  "source": chain.source([p], ch.nbuf, called=ch.called, unroll=ch.unroll),
                   "lines": p.function.count("\n")}
                  for la_key, p in zip(dict.fromkeys(la.key for la in ch.launches), ch.parts)]
         out.append({"launches": len(ch.launches), "kernels": len(ch.parts),
                     "nbuf": ch.nbuf, "source": ch.source,
-                    "empty": chain.source([], ch.nbuf, called=ch.called),
+                    "empty": chain.source([], ch.nbuf, called=ch.called, unroll=ch.unroll),
                     "launch_keys": [repr(la.key) for la in ch.launches], "parts": parts})
     return {"model": os.path.basename(model), "chains": out}
 

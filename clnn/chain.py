@@ -272,10 +272,12 @@ class Part:
         return " ".join(decls), f"{fn}(x, y, z, g0, g1, g2, {', '.join(names)});"
 
 
-def _task(j: int, p: Part) -> str:
+def _task(j: int, p: Part, unroll: bool = True) -> str:
     """The chain's ``j``-th kernel as a task function: one task's loop over its work-items,
-    the kernel's body inlined into it (see :func:`source`)."""
+    the kernel's body inlined into it (see :func:`source`); ``unroll`` False: the loop over
+    the work-items marked not to be unrolled."""
     decls, call = p.call(f"clnn_part{j}")
+    pragma = "" if unroll else "#pragma clang loop unroll(disable)\n        "
     if p.rows_first:  # a task: a range of rows (dimension 0) x a range of dimensions 1-2,
         # rows innermost (a GEMM's column panel is read once for the task's row blocks)
         loop = f"""const int cols = h[5], R = tasks / cols, G = g1 * g2;
@@ -283,7 +285,7 @@ def _task(j: int, p: Part) -> str:
     const int q1 = G * (task % cols + 1) / cols, x0 = g0 * r / R, x1 = g0 * (r + 1) / R;
     for (int q = q0; q < q1; ++q) {{
         const int y = q % g1, z = q / g1;
-        for (int x = x0; x < x1; ++x)
+        {pragma}for (int x = x0; x < x1; ++x)
             {call}
     }}"""
     else:  # dimension 0 innermost, in runs (a loop the compiler may vectorize)
@@ -291,7 +293,7 @@ def _task(j: int, p: Part) -> str:
     for (int i = task * h[6]; i < e; ) {{
         const int x0 = i % g0, r = i / g0, y = r % g1, z = r / g1;
         const int x1 = min(g0, x0 + e - i);
-        for (int x = x0; x < x1; ++x)
+        {pragma}for (int x = x0; x < x1; ++x)
             {call}
         i += x1 - x0;
     }}"""
@@ -324,18 +326,21 @@ def _bounded_wait(limit: int) -> tuple[str, str, str]:
             f"\n            if (spins > {limit}) break;  // waited too long: leave")
 
 
-def source(parts: list[Part], nbuf: int, profiled: bool = False, called=(), spin: int = 0) -> str:
+def source(parts: list[Part], nbuf: int, profiled: bool = False, called=(), spin: int = 0,
+           unroll: bool = True) -> str:
     """The chain program's source, of ``nbuf`` buffer arguments; ``profiled``: each
     work-group writes the cycle counter (clang's __builtin_readcyclecounter) when it starts
     and when it leaves each launch into ``clnn_prof`` ([work-group][1 + launches],
     clnn.bench.chain_profile); ``called``: the kernel families whose kernel the task
     function calls per work-item (``noinline``) rather than inlines (the device class's
     ``chain_called``); ``spin``: the most polls a work-group waits for a launch before it
-    leaves the chain (the class's ``chain_spin``; 0 and the profiled variant: no limit)."""
+    leaves the chain (the class's ``chain_spin``; 0 and the profiled variant: no limit);
+    ``unroll`` False: the task loops marked not to be unrolled (the class's
+    ``chain_no_unroll``)."""
     common = parts[0].common if parts else ""
     cases = [f"                case {j}: clnn_task{j}(task, tasks, g0, g1, g2, h, a, b); break;"
              for j in range(len(parts))]
-    tasks = "".join(_task(j, p) for j, p in enumerate(parts))
+    tasks = "".join(_task(j, p, unroll) for j, p in enumerate(parts))
     helpers = "".join(dict.fromkeys(p.helpers for p in parts))
     functions = "".join(p.function.replace("@PART@", f"clnn_part{j}").replace(
         "@INLINE@", "__attribute__((noinline))" if p.family in called else "inline")
@@ -532,7 +537,10 @@ class Chain:
         self.called = tuple(cls.chain_called)
         #: the most polls a work-group waits for a launch (the class's ``chain_spin``)
         self.spin = int(cls.chain_spin)
-        self.source = source(parts, self.nbuf, called=self.called, spin=self.spin)
+        #: whether its task loops may be unrolled (the class's ``chain_no_unroll`` off)
+        self.unroll = not cls.chain_no_unroll
+        self.source = source(parts, self.nbuf, called=self.called, spin=self.spin,
+                             unroll=self.unroll)
         #: the profiled variant (clnn.bench.chain_profile): None not built, False not buildable
         self.profiled_kernel = None
         self.prof = None

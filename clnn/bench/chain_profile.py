@@ -31,8 +31,8 @@ def build_profiled(ch, context) -> bool:
     if ch.profiled_kernel is None:
         groups = int(ch.global_size[0])
         try:
-            prg = cl.Program(context, source(ch.parts, ch.nbuf, True, ch.called)).build(
-                options=BUILD_OPTIONS, cache_dir=cache_dir())
+            text = source(ch.parts, ch.nbuf, True, ch.called, unroll=ch.unroll)
+            prg = cl.Program(context, text).build(options=BUILD_OPTIONS, cache_dir=cache_dir())
             kernel = cl.Kernel(prg, "clnn_chain")
         except (cl.Error, RuntimeError, AttributeError):
             ch.profiled_kernel = False

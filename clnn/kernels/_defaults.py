@@ -258,6 +258,11 @@ class ClassDefaults:
     #: compile, runs 3-8% slower. None on either class: runs first (benchmarks/
     #: chain_called_ab.py measures a choice)
     chain_called: tuple = ()
+    #: a chain's task loops over their work-items (clnn.chain._task) ask the compiler not to
+    #: unroll them (``#pragma clang loop unroll(disable)``: the loop's body is a whole
+    #: kernel's work-item, which unrolled copies only cost the compile). CPU (PoCL 3.1, LLVM
+    #: 15): on; a GPU: off (chains off there; its compiler unmeasured)
+    chain_no_unroll: bool = False
     #: a chain program's buffer arguments: the chain's count rounded up to a power of two,
     #: at least this many (0: exactly the chain's count), so that two models of the same
     #: kernels (palm_detection_full and _lite) share one program and a new model finds it
@@ -277,6 +282,18 @@ class ClassDefaults:
     #: their chains (with the one-loop partial path; record
     #: issue37_compile_profile-20261129-s23); a GPU's compiler unmeasured: off
     gemm_plan_posts: bool = False
+    #: with ``gemm_plan_posts``: a plan's float GEMM launches whose kernels differ only in
+    #: ``half`` (a last vector half past N: gemm.cl.mako store_half, chosen at run time from
+    #: N) run the one kernel with it, the others' panels never taking its branch: a kernel key
+    #: fewer to compile where a model has both (pose_landmark_full's 8 x 16 tiles). CPU
+    #: (PoCL): on; a GPU's compiler unmeasured: off
+    gemm_plan_half: bool = False
+    #: a float depthwise kernel of a plan compiles the run-time functions (LOGISTIC,
+    #: HARD_SWISH, SILU: ``fnc``) of the plan's launches only, not all three
+    #: (clnn.passes.realize.plan_functions; the float GEMMs' follow their ``post`` values):
+    #: the same code runs, what is left out (a vector exp per function and store path) cost
+    #: the compile. CPU (PoCL): on; a GPU's compiler unmeasured: off
+    plan_functions: bool = False
     #: those quantized GEMMs take each converted A value back from private memory (an address
     #: the compiler cannot resolve, gemm.cl.mako ``lm``), so that an FMA reads it as a
     #: broadcast load instead of a permutation of the vector's lanes. CPU (PoCL, AVX-512,
@@ -314,8 +331,10 @@ _CPU = ClassDefaults(
     dwpw_pixels=0, dwpw_px=16,
     norm_max_vw=16, quantize_vw=16, requant_pairs=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
-    gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True,
+    gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True, gemm_plan_half=True,
+    plan_functions=True,
     chain_buffers=16, chain_min_units=1, chain_spin=1 << 20, chain_pack_constants=True,
+    chain_no_unroll=True,
     companion_gaps=4.0, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
     companion_max_s=150e-6,
     gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True)

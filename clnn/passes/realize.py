@@ -168,6 +168,7 @@ def realize(planner, part, shapes, fused, memory, selection=None):
         return None
     launches, readbacks = made
     fast_posts(launches, getattr(planner.device, "limits", None))
+    plan_functions(launches, getattr(planner.device, "limits", None))
     outs = {o: d for o, d in direct.items() if isinstance(d, DirectOutput) and d.operand == o}
     direct = {i: d for i, d in direct.items() if not isinstance(d, DirectOutput)}
     uploads = [(i, offsets[i]) for i in part.inputs if i not in direct]
@@ -188,24 +189,57 @@ def fast_posts(launches, limits) -> None:
     compiles the straight-line epilogue blocks of the ``post`` values the plan launches it
     with (gemm.cl.mako ``fp``), not of every common one, and no general full-tile epilogue
     where none of them has a residual of fewer columns than C (``general`` False): the same
-    code runs, a cold prepare compiles less (#37)."""
+    code runs, a cold prepare compiles less (#37). Where the class says so too
+    (``gemm_plan_half``), kernels that differ only in ``half`` are one, with it (its branch
+    taken at run time where N ends half way through a vector): a kernel key fewer."""
     from clnn.kernels import _defaults
     from clnn.program_cache import freeze
 
-    if limits is None or not _defaults.defaults(_defaults.traits(limits)).gemm_plan_posts:
+    if limits is None:
+        return
+    cls = _defaults.defaults(_defaults.traits(limits))
+    if not cls.gemm_plan_posts:
         return
     groups: dict = {}
     for la in launches:
         if la.post is not None and la.pending is not None:
             family, name, params, _ = la.pending
+            if cls.gemm_plan_half:
+                params = {k: v for k, v in params.items() if k != "half"}
             groups.setdefault((family, name, freeze(params)), []).append(la)
     for group in groups.values():
         fp = tuple(sorted({la.post for la in group}))
         narrow = any(la.narrow_res for la in group)
+        half = any(la.pending[2].get("half") for la in group)
         for la in group:
             la.pending[2]["fp"] = fp
+            if half:
+                la.pending[2]["half"] = True
             if not narrow:
                 la.pending[2]["general"] = False
+
+
+def plan_functions(launches, limits) -> None:
+    """Where the device class says so (clnn.kernels._defaults ``plan_functions``), each float
+    depthwise kernel of the plan (pending launches of one key with a run-time function
+    ``fnc``: clnn.launch.Launch.fnc) compiles the functions of the ``fnc`` values the plan
+    launches it with (its key's ``fns``; common.mako epilogue), not all three: the same code
+    runs, what is left out cost the compile (#37). (The float GEMMs' come from their ``post``
+    values: gemm.cl.mako gemm_store.)"""
+    from clnn.kernels import _defaults
+    from clnn.program_cache import freeze
+
+    if limits is None or not _defaults.defaults(_defaults.traits(limits)).plan_functions:
+        return
+    groups: dict = {}
+    for la in launches:
+        if la.fnc is not None and la.pending is not None:
+            family, name, params, _ = la.pending
+            groups.setdefault((family, name, freeze(params)), []).append(la)
+    for group in groups.values():
+        fns = tuple(sorted({la.fnc for la in group}))
+        for la in group:
+            la.pending[2]["fns"] = fns
 
 
 def pending_keys(launches) -> list:

@@ -534,7 +534,10 @@ def test_padded_buffer_arguments_leave_the_results_alone(chained):
                                              chain._buffer_limit(chained.cl_device))
     assert ch.called == tuple(row.chain_called)
     assert ch.spin == row.chain_spin
-    assert ch.source == chain.source(ch.parts, ch.nbuf, called=ch.called, spin=ch.spin)
+    assert ch.unroll == (not row.chain_no_unroll)
+    assert ch.source == chain.source(ch.parts, ch.nbuf, called=ch.called, spin=ch.spin,
+                                     unroll=ch.unroll)
+    assert ("#pragma clang loop unroll(disable)" in ch.source) == row.chain_no_unroll
     args = ch.arguments()
     assert len(args) == ch.nbuf + 2 and args[len(ch.buffers):-1] == \
         [ch.table] * (ch.nbuf - len(ch.buffers) + 1)

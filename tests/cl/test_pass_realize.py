@@ -66,6 +66,67 @@ def test_gemm_kernels_compile_the_blocks_of_their_posts(cl_device):
         assert fps == [None] * 7 and general == [None] * 7
 
 
+def test_gemm_kernels_differing_in_half_are_one(cl_device):
+    """fast_posts with the class's ``gemm_plan_half`` (the CPU's): float GEMM launches whose
+    keys differ only in ``half`` all take the one with it; keys differing in more keep
+    theirs; without the datum each keeps its own."""
+    from clnn.kernels import _defaults
+    from clnn.launch import Launch
+
+    def launch(params, post):
+        return Launch(0, "gemm.gemm", None, (1,), pending=("gemm", "gemm", dict(params), []),
+                      post=post)
+
+    a = {"flex": True, "mr": 8, "nv": 1, "vw": 16}
+    launches = [launch(a, 1), launch({**a, "half": True}, 3), launch({**a, "vw": 8}, 1)]
+    realize_pass.fast_posts(launches, cl_device.limits)
+    cls = _defaults.defaults(_defaults.traits(cl_device.limits))
+    half = [la.pending[2].get("half") for la in launches]
+    if cls.gemm_plan_posts and cls.gemm_plan_half:
+        assert half == [True, True, None]
+        assert [la.pending[2]["fp"] for la in launches] == [(1, 3), (1, 3), (1,)]
+    else:
+        assert half == [None, True, None]
+
+
+def test_gemms_sharing_the_half_kernel_compute_the_reference(cl_device):
+    """1x1 convolutions of 40 output channels (tiles 8 x 16 at 1024 rows, the last vector
+    half past N) and of 48 (whole vectors), bias and residual: with the class's
+    ``gemm_plan_half`` (the CPU's) no two GEMM keys that differ only in ``half``; either way
+    the reference's results."""
+    import numpy as np
+
+    from clnn.kernels import _defaults
+    from hal.builder import ModelBuilder
+
+    rng = np.random.default_rng(11)
+    b = ModelBuilder()
+    x, c = b.input("TENSOR_FLOAT32", [1, 32, 32, 16]), 16
+    outs = []
+    for o in (40, 40, 48, 48):
+        wt = rng.uniform(-1, 1, (o, 1, 1, c)).astype(np.float32) / c
+        y = b.op("CONV_2D", [x, b.constant(wt), b.constant(rng.uniform(-1, 1, o).astype(
+            np.float32)), *[b.int32(v) for v in (0, 0, 0, 0, 1, 1, 0)]],
+            b.tensor("TENSOR_FLOAT32", [1, 32, 32, o]))
+        if o == c:  # a residual: another post value
+            y = b.op("ADD", [y, x, b.int32(0)], b.tensor("TENSOR_FLOAT32", [1, 32, 32, o]))
+        outs.append(y)
+        x, c = y, o
+    for y in outs:
+        b.mark_output(y)
+    model = b.finish()
+    inputs = [rng.uniform(-1, 1, (1, 32, 32, 16)).astype(np.float32)]
+    pm = cl_device.prepare_model(model)
+    for got, want in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
+        assert_close(got, want, "f32")
+    keys = {la.key for p in pm.partitions for pl in p.plans.values() for la in pl.launches
+            if la.name == "gemm.gemm"}
+    cls = _defaults.defaults(_defaults.traits(cl_device.limits))
+    if cls.gemm_plan_posts and cls.gemm_plan_half:  # no two keys but for ``half``
+        bare = {(k[0], k[1], tuple(p for p in k[2] if p[0] != "half")) for k in keys}
+        assert len(bare) == len(keys), keys
+
+
 def test_packed_weights_share_one_buffer(cl_device):
     """The GEMM layers' packed weights lie in the plan's one arena buffer (clnn.launch.
     WeightArena), each launch at its own offset (b_off), and the results are the
@@ -99,3 +160,43 @@ def test_packed_weights_share_one_buffer(cl_device):
     assert len(packed) == 1 and offsets[0] == 0 and len(set(offsets)) == 3
     assert all(off * 4 % WeightArena.ALIGN == 0 for off in offsets)
 
+
+
+def test_depthwise_kernels_compile_the_functions_of_their_plan(cl_device):
+    """plan_functions: two float depthwise layers of one kernel, one with a fused HARD_SWISH
+    and one without, share a key whose ``fns`` are the plan's (0, 2) where the device class
+    asks for it (the CPU's), so its source holds no LOGISTIC / SILU (no exp); either way the
+    reference's results."""
+    import numpy as np
+
+    from clnn.kernels import _defaults
+    from clnn.program_cache import kernel_parts
+    from hal.builder import ModelBuilder
+
+    rng = np.random.default_rng(12)
+    b = ModelBuilder()
+    shape = [1, 16, 16, 32]
+    x = b.input("TENSOR_FLOAT32", shape)
+    for act in ("HARD_SWISH", None, "HARD_SWISH"):
+        x = b.op("DEPTHWISE_CONV_2D", [x, b.constant(rng.uniform(-1, 1, (1, 3, 3, 32)).astype(
+            np.float32)), b.constant(rng.uniform(-1, 1, 32).astype(np.float32)),
+            *[b.int32(v) for v in (1, 1, 1, 1, 1, 1, 1, 0)]], b.tensor("TENSOR_FLOAT32", shape))
+        if act:
+            x = b.op(act, [x], b.tensor("TENSOR_FLOAT32", shape))
+    b.mark_output(x)
+    model = b.finish()
+    inputs = [rng.uniform(-3, 3, shape).astype(np.float32)]
+    pm = cl_device.prepare_model(model)
+    for got, want in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
+        assert_close(got, want, "f32")
+    launches = [la for p in pm.partitions for pl in p.plans.values() for la in pl.launches
+                if la.name.startswith("depthwise_conv2d.")]
+    assert len(launches) == 3 and {la.fnc for la in launches} == {0, 2}
+    if not _defaults.defaults(_defaults.traits(cl_device.limits)).plan_functions:
+        assert all("fns" not in dict(la.key[2]) for la in launches)
+        return
+    for la in launches:
+        family, name, params = la.key
+        assert dict(params)["fns"] == (0, 2)
+        body = kernel_parts(family, name, dict(params))[1]
+        assert "fnc == 2" in body and "exp(" not in body
