@@ -326,6 +326,19 @@ def _bounded_wait(limit: int) -> tuple[str, str, str]:
             f"\n            if (spins > {limit}) break;  // waited too long: leave")
 
 
+def _pieces(parts: list[Part], called, unroll: bool) -> tuple[str, str, str, str]:
+    """The chain source's helpers (each once), kernel functions, task functions and the
+    switch's cases (:func:`source`)."""
+    cases = [f"                case {j}: clnn_task{j}(task, tasks, g0, g1, g2, h, a, b); break;"
+             for j in range(len(parts))]
+    tasks = "".join(_task(j, p, unroll) for j, p in enumerate(parts))
+    helpers = "".join(dict.fromkeys(p.helpers for p in parts))
+    functions = "".join(p.function.replace("@PART@", f"clnn_part{j}").replace(
+        "@INLINE@", "__attribute__((noinline))" if p.family in called else "inline")
+        for j, p in enumerate(parts))
+    return helpers, functions, tasks, "\n".join(cases)
+
+
 def source(parts: list[Part], nbuf: int, profiled: bool = False, called=(), spin: int = 0,
            unroll: bool = True) -> str:
     """The chain program's source, of ``nbuf`` buffer arguments; ``profiled``: each
@@ -338,14 +351,7 @@ def source(parts: list[Part], nbuf: int, profiled: bool = False, called=(), spin
     ``unroll`` False: the task loops marked not to be unrolled (the class's
     ``chain_no_unroll``)."""
     common = parts[0].common if parts else ""
-    cases = [f"                case {j}: clnn_task{j}(task, tasks, g0, g1, g2, h, a, b); break;"
-             for j in range(len(parts))]
-    tasks = "".join(_task(j, p, unroll) for j, p in enumerate(parts))
-    helpers = "".join(dict.fromkeys(p.helpers for p in parts))
-    functions = "".join(p.function.replace("@PART@", f"clnn_part{j}").replace(
-        "@INLINE@", "__attribute__((noinline))" if p.family in called else "inline")
-        for j, p in enumerate(parts))
-    case_text = "\n".join(cases)
+    helpers, functions, tasks, case_text = _pieces(parts, called, unroll)
     prof_param, prof_start, prof_launch = _profiling(profiled)
     spin_decl, spin_body, spin_leave = _bounded_wait(0 if profiled else int(spin))
     return f"""// clnn chain of {len(parts)} kernels
