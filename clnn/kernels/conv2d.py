@@ -510,7 +510,7 @@ def plan_quant_tile(ctx, b, p, v, key, packed, window):
     lo, hi, _, _ = epilogue(ctx, b, p, out)
     requant = _gemm.requant_buffers(b, ctx, o, inp, fi, hal_conv2d.UPWARD)
     if requant.rq and v["vw"] > 1:  # (the right-shift form: vectors only)
-        key["rq"] = requant.rq
+        key["rq"] = _gemm.rq_key(b.device.limits, requant.rq, v["vw"])
     mult, shift = requant
     gsize = _conv_variants.global_size(v, n, o, oh, ow)
     local = _depthwise_variants.local_for(v["rows"], gsize,

@@ -265,7 +265,8 @@ ${conv_tile_quant_store(dt, vw, tx, nv, rq, half)}
 ## conv_tile's quantized stores: the float sums (exact integers) plus the int32 bias,
 ## requantized per output channel (clnn_mbqm: the multiplier and shift of
 ## clnn.kernels._gemm.requant_buffers; vectors: its right-shift form clnn_mbqm<rq><vw> where
-## the plan's ``rq`` knob says the shifts allow it), plus the output zero point, clamped to the
+## the plan's ``rq`` knob says the shifts allow it; "upp": each channel vector's lane-pair
+## constants made once, clnn_rqprep, before the pixels), plus the output zero point, clamped to the
 ## fused activation's [lo, hi] and stored as 8-bit.
 <%def name="conv_tile_quant_store(dt, vw, tx, nv, rq, half=False)">
 <%
@@ -285,6 +286,9 @@ ${conv_tile_quant_store(dt, vw, tx, nv, rq, half)}
     const ${I} qm${v} = vload${vw}(0, mult + o0 + ${v * vw});
     const ${I} qs${v} = vload${vw}(0, shift + o0 + ${v * vw});
   % endif
+  % if vw > 1 and rq == "upp":
+    const clnn_rqk${vw} qk${v} = clnn_rqprep${vw}(qm${v}, qs${v});
+  % endif
 % endfor
 % for j in range(tx):
     if (ox0 + ${j} < OW) {
@@ -293,7 +297,7 @@ ${conv_tile_quant_store(dt, vw, tx, nv, rq, half)}
         yr[${j} * LDY + ${v}] = (${T})clamp(clnn_mbqm(convert_int(acc${j}_${v}) + qb${v}, qm${v}, qs${v}) + zo, lo, hi);
     % else:
         {
-        const ${T}${vw} q = convert_${T}${vw}(clamp(clnn_mbqm${rq or ""}${vw}(convert_int${vw}(acc${j}_${v}) + qb${v}, qm${v}, qs${v}) + zo, (${I})(lo), (${I})(hi)));
+        const ${T}${vw} q = convert_${T}${vw}(clamp(${"clnn_rqapply%d(convert_int%d(acc%d_%d) + qb%d, qk%d)" % (vw, vw, j, v, v, v) if rq == "upp" else "clnn_mbqm%s%d(convert_int%d(acc%d_%d) + qb%d, qm%d, qs%d)" % (rq or "", vw, vw, j, v, v, v, v)} + zo, (${I})(lo), (${I})(hi)));
         clnn_vst_${T}${vw // 2 if half and v == nv - 1 else vw}(q${".lo" if half and v == nv - 1 else ""}, yr + ${j} * LDY + ${v * vw});
         }
     % endif
