@@ -514,3 +514,102 @@ __kernel void wino_out(__global const float* mm, int mm_off, __global const floa
 % endfor
 }
 </%def>
+
+## conv_quads: conv_tile's quantized first layers (8-bit, at most 16 bytes in a filter row's
+## window: fw * cc, dilation 1) on AVX512-VNNI (clnn/kernels/_conv_quads.py: the device class's
+## conv_quads and the probe of clnn/kernels/_vnni.py). A filter row's window of fw pixels of cc
+## channels is contiguous in NHWC: its bytes, Q = ceil(fw * cc / 4) quads (the filter's bytes
+## past fw * cc zero), are taken as unsigned bytes (int8 + 128; outside the input the zero
+## point's byte zu) and multiplied with the 16 output channels' signed quads by vpdpbusd,
+## summed exactly in int32: Q instructions per pixel and filter row where conv_tile runs
+## fw * cc float FMAs. The filter is packed [O / 16][fh][Q + 1][16][4]: each row's quads, then
+## its -zu * sum of w as an int per channel (a row outside the input subtracts it), then the
+## whole filter's after the last row. One work-item: tx pixels of a row times 16 channels, its
+## whole loop in one function compiled for the target (as gemm.cl.mako's vk_helper: never
+## inlined into a kernel without it), the sums out through a private array, then conv_tile's
+## requantizing store. A pixel whose window leaves the row or whose quads would read past the
+## tensor takes its bytes one by one. Kernel key: dt, tx, fw, sw, cc, rq.
+<%def name="conv_quads(dt, tx, fw, sw, cc, rq=None)">
+<%
+    T = {"u8": "uchar", "i8": "char"}[dt]
+    Q = -(-(fw * cc) // 4)
+    name = "clnn_cq_%s_%d_%d_%d_%d" % (dt, tx, fw, sw, cc)
+    flip = " ^ (uchar)0x80" if dt == "i8" else ""
+%>
+% if rq:
+${c.mbqm_right_vector(16, rq)}
+% else:
+${c.mbqm_vector(16)}
+% endif
+__attribute__((noinline, target("avx512vnni")))
+void ${name}(int16* acc, const __global ${T}* x, const __global char* wb, int H, int W,
+        int fh, int iy0, int dil_h, int xs, int zu)
+{
+    const int rowb = ${(Q + 1) * 64};
+    const int16 total = vload16(0, (const __global int*)(wb + fh * rowb));
+% for j in range(tx):
+    int16 a${j} = total;
+% endfor
+    const int end = H * W * ${cc};  /* a pixel's quads read no byte at or past it */
+    for (int ty = 0; ty < fh; ++ty) {
+        const int iy = iy0 + ty * dil_h;
+        const __global char* wr = wb + ty * rowb;
+        if ((uint)iy >= (uint)H) {
+% for j in range(tx):
+            a${j} -= vload16(0, (const __global int*)(wr + ${Q * 64}));
+% endfor
+            continue;
+        }
+% for q in range(Q):
+        const int16 w${q} = vload16(0, (const __global int*)(wr + ${q * 64}));
+% endfor
+% for j in range(tx):
+        {
+            const int ix = xs + ${j * sw}, o = (iy * W + ix) * ${cc};
+            int u[${Q}];
+            if (ix >= 0 && ix + ${fw} <= W && o + ${4 * Q} <= end) {
+  % for q in range(Q):
+                u[${q}] = as_int(vload4(0, (const __global uchar*)(x + o + ${4 * q}))${flip});
+  % endfor
+            } else {
+                uchar bytes[${4 * Q}];
+                for (int k = 0; k < ${4 * Q}; ++k) {
+                    const int px = ix + k / ${cc};
+                    bytes[k] = k < ${fw * cc} && px >= 0 && px < W ?
+                        (uchar)x[o + k]${flip} : (uchar)zu;
+                }
+  % for q in range(Q):
+                u[${q}] = as_int(vload4(${q}, bytes));
+  % endfor
+            }
+  % for q in range(Q):
+            a${j} = __builtin_ia32_vpdpbusd512(a${j}, (int16)(u[${q}]), w${q});
+  % endfor
+        }
+% endfor
+    }
+% for j in range(tx):
+    acc[${j}] = a${j};
+% endfor
+}
+__kernel void conv_quads(${c.tparam(dt, "x", True)}, __global const char* w,
+                         ${c.tparam("i32", "bias", True)}, ${c.tparam(dt, "y")},
+                         __global const int* mult, __global const int* shift,
+                         int H, int W, int C, int O, int OH, int OW, int fh, int stride_h,
+                         int dil_h, int pad_t, int pad_l, int LDY, int lo, int hi, int za,
+                         int zo)
+{
+${c.toffsets("x", "bias", "y")}
+    const int o0 = get_global_id(0) * 16, ox0 = get_global_id(1) * ${tx};
+    const int t = get_global_id(2);
+    const int b = t / OH, oy = t - b * OH;
+    int16 acc_[${tx}];
+    ${name}(acc_, x + (size_t)b * H * W * ${cc}, w + (size_t)get_global_id(0) * (fh * ${(Q + 1) * 64} + 64),
+            H, W, fh, oy * stride_h - pad_t, dil_h, ox0 * ${sw} - pad_l, za${" + 128" if dt == "i8" else ""});
+% for j in range(tx):
+    const int16 acc${j}_0 = acc_[${j}];
+% endfor
+    __global ${T}* yr = y + ((size_t)t * OW + ox0) * LDY + o0;
+${conv_tile_quant_store(dt, 16, tx, 1, rq)}
+}
+</%def>
