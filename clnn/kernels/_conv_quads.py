@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 #: output pixels of a row per work-item (the kernel's tx)
-TX = 8
+TX = 16
 #: output channels per work-item (one vector of int32 sums)
 LANES = 16
 

@@ -535,6 +535,11 @@ __kernel void wino_out(__global const float* mm, int mm_off, __global const floa
     Q = -(-(fw * cc) // 4)
     name = "clnn_cq_%s_%d_%d_%d_%d" % (dt, tx, fw, sw, cc)
     flip = " ^ (uchar)0x80" if dt == "i8" else ""
+    rowb = (Q + 1) * 64
+    # the bytes a row's tx pixels read (their last quad's bytes past fw * cc included), in
+    # chunks of 16
+    spanb = ((tx - 1) * sw + fw) * cc + 4 * Q - fw * cc
+    nch = -(-spanb // 16)
 %>
 % if rq:
 ${c.mbqm_right_vector(16, rq)}
@@ -545,47 +550,48 @@ __attribute__((noinline, target("avx512vnni")))
 void ${name}(int16* acc, const __global ${T}* x, const __global char* wb, int H, int W,
         int fh, int iy0, int dil_h, int xs, int zu)
 {
-    const int rowb = ${(Q + 1) * 64};
-    const int16 total = vload16(0, (const __global int*)(wb + fh * rowb));
+    const int16 total = vload16(0, (const __global int*)(wb + fh * ${rowb}));
 % for j in range(tx):
     int16 a${j} = total;
 % endfor
-    const int end = H * W * ${cc};  /* a pixel's quads read no byte at or past it */
+    /* a row's span as unsigned bytes in private vectors, after one vector of the zero
+       point's bytes (the pixels left of the row, ``lead`` bytes), past the row's end the
+       zero point's bytes too; each quad a broadcast load of its pixel's bytes */
+    uchar16 ub[${nch + 1}];
+    ub[0] = (uchar16)((uchar)zu);
+    const int x0 = max(xs, 0), lead = (x0 - xs) * ${cc}, tail = (W - x0) * ${cc};
+    const uchar* const ubb = (const uchar*)ub + 16 - lead;
+    const int end = H * W * ${cc};
+    const char16 lane = (char16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const char16 cut = (char16)(clamp(tail, 0, 127));
     for (int ty = 0; ty < fh; ++ty) {
         const int iy = iy0 + ty * dil_h;
-        const __global char* wr = wb + ty * rowb;
-        if ((uint)iy >= (uint)H) {
+        const __global char* wr = wb + ty * ${rowb};
+        if ((uint)iy >= (uint)H) {  /* the zero point's row: its share taken back */
+            const int16 sh = vload16(0, (const __global int*)(wr + ${Q * 64}));
 % for j in range(tx):
-            a${j} -= vload16(0, (const __global int*)(wr + ${Q * 64}));
+            a${j} -= sh;
 % endfor
             continue;
+        }
+        const int o = (iy * W + x0) * ${cc};
+        if (o + ${nch * 16} <= end) {
+% for k in range(nch):
+            ub[${k + 1}] = select(vload16(${k}, (const __global uchar*)(x + o))${flip},
+                                  (uchar16)((uchar)zu), as_uchar16(lane + (char16)(${16 * k}) >= cut));
+% endfor
+        } else {  /* the tensor's last bytes: one by one */
+            uchar* const u = (uchar*)(ub + 1);
+            for (int k = 0; k < ${nch * 16}; ++k)
+                u[k] = k < tail && o + k < end ? (uchar)x[o + k]${flip} : (uchar)zu;
         }
 % for q in range(Q):
         const int16 w${q} = vload16(0, (const __global int*)(wr + ${q * 64}));
 % endfor
 % for j in range(tx):
-        {
-            const int ix = xs + ${j * sw}, o = (iy * W + ix) * ${cc};
-            int u[${Q}];
-            if (ix >= 0 && ix + ${fw} <= W && o + ${4 * Q} <= end) {
   % for q in range(Q):
-                u[${q}] = as_int(vload4(0, (const __global uchar*)(x + o + ${4 * q}))${flip});
+        a${j} = __builtin_ia32_vpdpbusd512(a${j}, (int16)(as_int(vload4(0, ubb + ${j * sw * cc + 4 * q}))), w${q});
   % endfor
-            } else {
-                uchar bytes[${4 * Q}];
-                for (int k = 0; k < ${4 * Q}; ++k) {
-                    const int px = ix + k / ${cc};
-                    bytes[k] = k < ${fw * cc} && px >= 0 && px < W ?
-                        (uchar)x[o + k]${flip} : (uchar)zu;
-                }
-  % for q in range(Q):
-                u[${q}] = as_int(vload4(${q}, bytes));
-  % endfor
-            }
-  % for q in range(Q):
-            a${j} = __builtin_ia32_vpdpbusd512(a${j}, (int16)(u[${q}]), w${q});
-  % endfor
-        }
 % endfor
     }
 % for j in range(tx):
