@@ -563,7 +563,6 @@ void ${name}(int16* acc, const __global ${T}* x, const __global char* wb, int H,
     const uchar* const ubb = (const uchar*)ub + 16 - lead;
     const int end = H * W * ${cc};
     const char16 lane = (char16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    const char16 cut = (char16)(clamp(tail, 0, 127));
     for (int ty = 0; ty < fh; ++ty) {
         const int iy = iy0 + ty * dil_h;
         const __global char* wr = wb + ty * ${rowb};
@@ -578,7 +577,7 @@ void ${name}(int16* acc, const __global ${T}* x, const __global char* wb, int H,
         if (o + ${nch * 16} <= end) {
 % for k in range(nch):
             ub[${k + 1}] = select(vload16(${k}, (const __global uchar*)(x + o))${flip},
-                                  (uchar16)((uchar)zu), as_uchar16(lane + (char16)(${16 * k}) >= cut));
+                                  (uchar16)((uchar)zu), as_uchar16(lane >= (char16)(clamp(tail - ${16 * k}, 0, 16))));
 % endfor
         } else {  /* the tensor's last bytes: one by one */
             uchar* const u = (uchar*)(ub + 1);
