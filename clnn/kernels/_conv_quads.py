@@ -6,7 +6,8 @@ channels. Where a filter row's window is at most 16 contiguous bytes (dilation 1
 cc channels in NHWC), its bytes are instead Q = ceil(fw * cc / 4) quads, each multiplied with
 16 output channels' quads of signed filter bytes by AVX512-VNNI's vpdpbusd (exact in int32):
 the 3-channel 3x3 first layers take 3 instructions per pixel and filter row instead of 9 FMAs.
-Taken where the device class says (``conv_quads``) and the device passed the VNNI probe of
+Taken where the device class says (``conv_quads``: the least bytes of a filter row's window;
+one quad a row ran no faster than conv_tile) and the device passed the VNNI probe of
 clnn/kernels/_vnni.py, the output channels are whole vectors of 16 and every w - zero point is
 a signed byte; then the layer's requantization as conv_tile's (rq "upp" where the class's
 ``requant_pairs`` is 16).
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: output pixels of a row per work-item (the kernel's tx)
+#: output pixels of a row per work-item at most (the kernel's tx: :func:`tile`)
 TX = 16
 #: output channels per work-item (one vector of int32 sums)
 LANES = 16
@@ -33,9 +34,8 @@ def applies(device, fi, wz, c: int, o: int, fw: int, dil_w: int) -> bool:
     from clnn.kernels import _defaults, _vnni
 
     limits = getattr(device, "limits", None)
-    if limits is None or not _defaults.defaults(_defaults.traits(limits)).conv_quads:
-        return False
-    if dil_w != 1 or fw * c > 16 or o % LANES or fi.value is None:
+    least = _defaults.defaults(_defaults.traits(limits)).conv_quads if limits else 0
+    if not least or not least <= fw * c <= 16 or dil_w != 1 or o % LANES or fi.value is None:
         return False
     w = fi.value.astype(np.int32) - np.asarray(wz, np.int32).reshape(-1, 1, 1, 1)
     return int(w.min()) >= -128 and int(w.max()) <= 127 and _vnni.available(device)
@@ -66,9 +66,16 @@ def pack(filt: np.ndarray, zu: int) -> np.ndarray:
 def launch(b, key: dict, geometry: tuple, args: list) -> None:
     """The layer's launch: ``key`` (conv_tile's: dt, fw, sw, cc, rq), ``geometry`` (n, o, oh,
     ow) and conv_tile's quantized arguments, the filter :func:`pack`'s."""
-    qkey = {"dt": key["dt"], "tx": TX, "fw": key["fw"], "sw": key["sw"], "cc": key["cc"]}
+    n, o, oh, ow = geometry
+    tx = tile(ow)
+    qkey = {"dt": key["dt"], "tx": tx, "fw": key["fw"], "sw": key["sw"], "cc": key["cc"]}
     if key.get("rq"):
         qkey["rq"] = key["rq"]
-    n, o, oh, ow = geometry
-    b.launch("conv2d", "conv_quads", qkey, (o // LANES, -(-ow // TX), n * oh), args,
+    b.launch("conv2d", "conv_quads", qkey, (o // LANES, -(-ow // tx), n * oh), args,
              flexible=True)
+
+
+def tile(ow: int) -> int:
+    """Output pixels per work-item: a row of ``ow`` in the fewest tiles of at most :data:`TX`,
+    as even as they come (a short row is one tile of its width, no pixel computed past it)."""
+    return -(-ow // -(-ow // TX))

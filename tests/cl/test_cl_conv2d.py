@@ -279,13 +279,15 @@ def test_conv_quant_direct_kernel(cl_device, name, case):
 
 
 QUADS = [  # (x shape, filter [o, fh, fw, c], explicit pads l r t b, stride w h, dilation h,
-    #          act): conv_quads' layers (fw * c <= 16, dilation 1 along the rows)
+    #          act): conv_quads' layers (8 <= fw * c <= 16 on the CPU class, dilation 1 along
+    #          the rows)
     ([1, 32, 32, 3], [16, 3, 3, 3], (1, 1, 1, 1), (1, 1), 1, 1),  # image_classification's
     ([2, 13, 37, 3], [32, 3, 3, 3], (1, 1, 1, 1), (2, 2), 1, 3),  # rows not whole tiles
     ([1, 9, 20, 3], [16, 5, 5, 3], (2, 2, 2, 2), (1, 1), 1, 0),   # 15 bytes a row, wide pads
     ([1, 7, 5, 4], [16, 3, 3, 4], (0, 0, 0, 0), (1, 1), 1, 0),    # VALID, 3 quads a row
-    ([1, 11, 40, 2], [16, 3, 2, 2], (3, 0, 1, 2), (3, 2), 2, 2),  # stride 3, row dilation
-    ([3, 6, 70, 1], [48, 3, 7, 1], (3, 3, 1, 1), (2, 1), 1, 1),   # 7 bytes, 2 quads
+    ([1, 11, 40, 2], [16, 3, 4, 2], (3, 0, 1, 2), (3, 2), 2, 2),  # stride 3, row dilation
+    ([3, 6, 70, 2], [48, 3, 5, 2], (3, 3, 1, 1), (2, 1), 1, 1),   # 10 bytes, 3 quads
+    ([1, 49, 10, 1], [64, 10, 4, 1], (1, 2, 4, 5), (2, 2), 1, 1),  # 4 bytes: conv_tile
     ([1, 5, 33, 8], [16, 1, 2, 8], (0, 1, 0, 0), (1, 1), 1, 0),   # 16 bytes, the row's end
 ]
 
@@ -318,8 +320,9 @@ def test_conv_quant_quads(cl_device, name, case):
     fs = conv_operands(name, np.random.default_rng(130 + case), x_shape, f_shape)[1]
     wz = 0 if fs.channel_quant is not None else fs.zero_point
     wq = fs.value.astype(int) - wz
-    fits = _defaults.defaults(_defaults.traits(cl_device.limits)).conv_quads and \
-        o % 16 == 0 and wq.min() >= -128 and wq.max() <= 127 and _vnni.available(cl_device)
+    least = _defaults.defaults(_defaults.traits(cl_device.limits)).conv_quads
+    fits = bool(least) and least <= fw * c and o % 16 == 0 and wq.min() >= -128 and \
+        wq.max() <= 127 and _vnni.available(cl_device)
     assert names == {"conv2d.conv_quads" if fits else "conv2d.conv_tile"}
 
 
