@@ -312,6 +312,14 @@ class ClassDefaults:
     #: clnn/kernels/_vnni.py (a kernel with that function built and run in a subprocess; the
     #: answer kept per device in clnn's cache). CPU: the probe decides; a GPU: off
     gemm_vnni: bool = False
+    #: an 8-bit conv_tile layer of this many bytes or more, and at most 16, in a filter row's
+    #: window (fw x C: the 3-channel first layers) runs conv2d.cl.mako's conv_quads instead:
+    #: each filter row's bytes by quads through AVX512-VNNI's vpdpbusd
+    #: (clnn/kernels/_conv_quads.py), where gemm_vnni's probe passed; 0: never. CPU (Zen 5,
+    #: the layers in their chains on the basic device, fastest of 300 runs, taking turns with
+    #: conv_tile): 8 -- image_classification's 3x3x3 (9 bytes) 9.2 -> 4.2 us, keyword_spotting's
+    #: 10x4x1 (4 bytes, one quad a row) 5.8-6.2 -> 6.2 us; a GPU: 0 (no VNNI)
+    conv_quads: int = 0
     #: a float32 MAX_POOL_2D (2x2 / 2) whose output is a fused ADD's other operand runs in the
     #: GEMM epilogue, each window's maximum read from the pool's input (clnn/fusion.py
     #: _pooled_residual, gemm.cl.mako ``rpool``): the pool's launch saved, a GEMM key more per
@@ -337,7 +345,7 @@ _CPU = ClassDefaults(
     chain_no_unroll=True,
     companion_gaps=4.0, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
     companion_max_s=150e-6,
-    gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True)
+    gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True, conv_quads=8)
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],

@@ -30,7 +30,7 @@ import sys
 
 import numpy as np
 
-from clnn.kernels import _dwpw, _gemm, _gemm_variants, _winograd
+from clnn.kernels import _conv_quads, _dwpw, _gemm, _gemm_variants, _winograd
 from clnn.kernels._tiles import tile_rows_group, tile_width
 from clnn.kernels.registry import In, Out, register_kernel
 from clnn.kernels.support import (
@@ -510,15 +510,27 @@ def plan_quant_tile(ctx, b, p, v, key, packed, window):
     lo, hi, _, _ = epilogue(ctx, b, p, out)
     requant = _gemm.requant_buffers(b, ctx, o, inp, fi, hal_conv2d.UPWARD)
     if requant.rq and v["vw"] > 1:  # (the right-shift form: vectors only)
-        key["rq"] = requant.rq
+        key["rq"] = _gemm.rq_key(b.device.limits, requant.rq, v["vw"])
     mult, shift = requant
+    scalars = (h, w, c, o, oh, ow, fi.shape[1], p.stride_h, p.dil_h, top, left,
+               b.out_stride(0) or o)
+    wz = _gemm.zero_of(fi)
+    if _conv_quads.applies(b.device, fi, wz, c, o, fi.shape[2], p.dil_w):
+        if requant.rq:  # (conv_quads: vectors of 16 lanes)
+            key["rq"] = _gemm.rq_key(b.device.limits, requant.rq, _conv_quads.LANES)
+        filt = fi.value.astype(np.int32) - np.asarray(wz, np.int32).reshape(-1, 1, 1, 1)
+        packed = _conv_quads.pack(filt, _gemm.unsigned_zero(code(inp), inp))
+        _conv_quads.launch(b, key, (n, o, oh, ow), [
+            In(0), _gemm.device_buffer(b, packed), In(2), Out(0), mult, shift,
+            *[i32(q) for q in scalars], lo, hi, i32(_gemm.zero_of(inp)),
+            i32(_gemm.zero_of(out))])
+        return
     gsize = _conv_variants.global_size(v, n, o, oh, ow)
     local = _depthwise_variants.local_for(v["rows"], gsize,
                                           b.device.limits.max_work_group_size)
     b.launch("conv2d", "conv_tile", key, gsize, local_size=local, flexible=True, args=[
              In(0), _gemm.device_buffer(b, packed), In(2), Out(0), mult, shift,
-             *[i32(q) for q in (h, w, c, o, oh, ow, fi.shape[1], p.stride_h, p.dil_h, top,
-                                left, b.out_stride(0) or o)],
+             *[i32(q) for q in scalars],
              lo, hi, i32(_gemm.zero_of(inp)), i32(_gemm.zero_of(out))])
 
 

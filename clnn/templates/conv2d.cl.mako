@@ -265,7 +265,8 @@ ${conv_tile_quant_store(dt, vw, tx, nv, rq, half)}
 ## conv_tile's quantized stores: the float sums (exact integers) plus the int32 bias,
 ## requantized per output channel (clnn_mbqm: the multiplier and shift of
 ## clnn.kernels._gemm.requant_buffers; vectors: its right-shift form clnn_mbqm<rq><vw> where
-## the plan's ``rq`` knob says the shifts allow it), plus the output zero point, clamped to the
+## the plan's ``rq`` knob says the shifts allow it; "upp": each channel vector's lane-pair
+## constants made once, clnn_rqprep, before the pixels), plus the output zero point, clamped to the
 ## fused activation's [lo, hi] and stored as 8-bit.
 <%def name="conv_tile_quant_store(dt, vw, tx, nv, rq, half=False)">
 <%
@@ -285,6 +286,9 @@ ${conv_tile_quant_store(dt, vw, tx, nv, rq, half)}
     const ${I} qm${v} = vload${vw}(0, mult + o0 + ${v * vw});
     const ${I} qs${v} = vload${vw}(0, shift + o0 + ${v * vw});
   % endif
+  % if vw > 1 and rq == "upp":
+    const clnn_rqk${vw} qk${v} = clnn_rqprep${vw}(qm${v}, qs${v});
+  % endif
 % endfor
 % for j in range(tx):
     if (ox0 + ${j} < OW) {
@@ -293,7 +297,7 @@ ${conv_tile_quant_store(dt, vw, tx, nv, rq, half)}
         yr[${j} * LDY + ${v}] = (${T})clamp(clnn_mbqm(convert_int(acc${j}_${v}) + qb${v}, qm${v}, qs${v}) + zo, lo, hi);
     % else:
         {
-        const ${T}${vw} q = convert_${T}${vw}(clamp(clnn_mbqm${rq or ""}${vw}(convert_int${vw}(acc${j}_${v}) + qb${v}, qm${v}, qs${v}) + zo, (${I})(lo), (${I})(hi)));
+        const ${T}${vw} q = convert_${T}${vw}(clamp(${"clnn_rqapply%d(convert_int%d(acc%d_%d) + qb%d, qk%d)" % (vw, vw, j, v, v, v) if rq == "upp" else "clnn_mbqm%s%d(convert_int%d(acc%d_%d) + qb%d, qm%d, qs%d)" % (rq or "", vw, vw, j, v, v, v, v)} + zo, (${I})(lo), (${I})(hi)));
         clnn_vst_${T}${vw // 2 if half and v == nv - 1 else vw}(q${".lo" if half and v == nv - 1 else ""}, yr + ${j} * LDY + ${v * vw});
         }
     % endif
@@ -508,5 +512,109 @@ __kernel void wino_out(__global const float* mm, int mm_off, __global const floa
   % endfor
     }
 % endfor
+}
+</%def>
+
+## conv_quads: conv_tile's quantized first layers (8-bit, at most 16 bytes in a filter row's
+## window: fw * cc, dilation 1) on AVX512-VNNI (clnn/kernels/_conv_quads.py: the device class's
+## conv_quads and the probe of clnn/kernels/_vnni.py). A filter row's window of fw pixels of cc
+## channels is contiguous in NHWC: its bytes, Q = ceil(fw * cc / 4) quads (the filter's bytes
+## past fw * cc zero), are taken as unsigned bytes (int8 + 128; outside the input the zero
+## point's byte zu) and multiplied with the 16 output channels' signed quads by vpdpbusd,
+## summed exactly in int32: Q instructions per pixel and filter row where conv_tile runs
+## fw * cc float FMAs. The filter is packed [O / 16][fh][Q + 1][16][4]: each row's quads, then
+## its -zu * sum of w as an int per channel (a row outside the input subtracts it), then the
+## whole filter's after the last row. One work-item: tx pixels of a row times 16 channels, its
+## whole loop in one function compiled for the target (as gemm.cl.mako's vk_helper: never
+## inlined into a kernel without it), the sums out through a private array, then conv_tile's
+## requantizing store. A pixel whose window leaves the row or whose quads would read past the
+## tensor takes its bytes one by one. Kernel key: dt, tx, fw, sw, cc, rq.
+<%def name="conv_quads(dt, tx, fw, sw, cc, rq=None)">
+<%
+    T = {"u8": "uchar", "i8": "char"}[dt]
+    Q = -(-(fw * cc) // 4)
+    name = "clnn_cq_%s_%d_%d_%d_%d" % (dt, tx, fw, sw, cc)
+    flip = " ^ (uchar)0x80" if dt == "i8" else ""
+    rowb = (Q + 1) * 64
+    # the bytes a row's tx pixels read (their last quad's bytes past fw * cc included), in
+    # chunks of 16
+    spanb = ((tx - 1) * sw + fw) * cc + 4 * Q - fw * cc
+    nch = -(-spanb // 16)
+%>
+% if rq:
+${c.mbqm_right_vector(16, rq)}
+% else:
+${c.mbqm_vector(16)}
+% endif
+__attribute__((noinline, target("avx512vnni")))
+void ${name}(int16* acc, const __global ${T}* x, const __global char* wb, int H, int W,
+        int fh, int iy0, int dil_h, int xs, int zu)
+{
+    const int16 total = vload16(0, (const __global int*)(wb + fh * ${rowb}));
+% for j in range(tx):
+    int16 a${j} = total;
+% endfor
+    /* a row's span as unsigned bytes in private vectors, after one vector of the zero
+       point's bytes (the pixels left of the row, ``lead`` bytes), past the row's end the
+       zero point's bytes too; each quad a broadcast load of its pixel's bytes */
+    uchar16 ub[${nch + 1}];
+    ub[0] = (uchar16)((uchar)zu);
+    const int x0 = max(xs, 0), lead = (x0 - xs) * ${cc}, tail = (W - x0) * ${cc};
+    const uchar* const ubb = (const uchar*)ub + 16 - lead;
+    const int end = H * W * ${cc};
+    const char16 lane = (char16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (int ty = 0; ty < fh; ++ty) {
+        const int iy = iy0 + ty * dil_h;
+        const __global char* wr = wb + ty * ${rowb};
+        if ((uint)iy >= (uint)H) {  /* the zero point's row: its share taken back */
+            const int16 sh = vload16(0, (const __global int*)(wr + ${Q * 64}));
+% for j in range(tx):
+            a${j} -= sh;
+% endfor
+            continue;
+        }
+        const int o = (iy * W + x0) * ${cc};
+        if (o + ${nch * 16} <= end) {
+% for k in range(nch):
+            ub[${k + 1}] = select(vload16(${k}, (const __global uchar*)(x + o))${flip},
+                                  (uchar16)((uchar)zu), as_uchar16(lane >= (char16)(clamp(tail - ${16 * k}, 0, 16))));
+% endfor
+        } else {  /* the tensor's last bytes: one by one */
+            uchar* const u = (uchar*)(ub + 1);
+            for (int k = 0; k < ${nch * 16}; ++k)
+                u[k] = k < tail && o + k < end ? (uchar)x[o + k]${flip} : (uchar)zu;
+        }
+% for q in range(Q):
+        const int16 w${q} = vload16(0, (const __global int*)(wr + ${q * 64}));
+% endfor
+% for j in range(tx):
+  % for q in range(Q):
+        a${j} = __builtin_ia32_vpdpbusd512(a${j}, (int16)(as_int(vload4(0, ubb + ${j * sw * cc + 4 * q}))), w${q});
+  % endfor
+% endfor
+    }
+% for j in range(tx):
+    acc[${j}] = a${j};
+% endfor
+}
+__kernel void conv_quads(${c.tparam(dt, "x", True)}, __global const char* w,
+                         ${c.tparam("i32", "bias", True)}, ${c.tparam(dt, "y")},
+                         __global const int* mult, __global const int* shift,
+                         int H, int W, int C, int O, int OH, int OW, int fh, int stride_h,
+                         int dil_h, int pad_t, int pad_l, int LDY, int lo, int hi, int za,
+                         int zo)
+{
+${c.toffsets("x", "bias", "y")}
+    const int o0 = get_global_id(0) * 16, ox0 = get_global_id(1) * ${tx};
+    const int t = get_global_id(2);
+    const int b = t / OH, oy = t - b * OH;
+    int16 acc_[${tx}];
+    ${name}(acc_, x + (size_t)b * H * W * ${cc}, w + (size_t)get_global_id(0) * (fh * ${(Q + 1) * 64} + 64),
+            H, W, fh, oy * stride_h - pad_t, dil_h, ox0 * ${sw} - pad_l, za${" + 128" if dt == "i8" else ""});
+% for j in range(tx):
+    const int16 acc${j}_0 = acc_[${j}];
+% endfor
+    __global ${T}* yr = y + ((size_t)t * OW + ox0) * LDY + o0;
+${conv_tile_quant_store(dt, 16, tx, 1, rq)}
 }
 </%def>

@@ -274,8 +274,56 @@ def test_conv_quant_direct_kernel(cl_device, name, case):
     pm = cl_device.prepare_model(m)
     names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
              pl.launches}
-    if c <= conv2d.DIRECT_MAX_C:
-        assert names == {"conv2d.conv_tile"}
+    if c <= conv2d.DIRECT_MAX_C:  # (conv_quads: test_conv_quant_quads)
+        assert len(names) == 1 and names <= {"conv2d.conv_tile", "conv2d.conv_quads"}
+
+
+QUADS = [  # (x shape, filter [o, fh, fw, c], explicit pads l r t b, stride w h, dilation h,
+    #          act): conv_quads' layers (8 <= fw * c <= 16 on the CPU class, dilation 1 along
+    #          the rows)
+    ([1, 32, 32, 3], [16, 3, 3, 3], (1, 1, 1, 1), (1, 1), 1, 1),  # image_classification's
+    ([2, 13, 37, 3], [32, 3, 3, 3], (1, 1, 1, 1), (2, 2), 1, 3),  # rows not whole tiles
+    ([1, 9, 20, 3], [16, 5, 5, 3], (2, 2, 2, 2), (1, 1), 1, 0),   # 15 bytes a row, wide pads
+    ([1, 7, 5, 4], [16, 3, 3, 4], (0, 0, 0, 0), (1, 1), 1, 0),    # VALID, 3 quads a row
+    ([1, 11, 40, 2], [16, 3, 4, 2], (3, 0, 1, 2), (3, 2), 2, 2),  # stride 3, row dilation
+    ([3, 6, 70, 2], [48, 3, 5, 2], (3, 3, 1, 1), (2, 1), 1, 1),   # 10 bytes, 3 quads
+    ([1, 49, 10, 1], [64, 10, 4, 1], (1, 2, 4, 5), (2, 2), 1, 1),  # 4 bytes: conv_tile
+    ([1, 5, 33, 8], [16, 1, 2, 8], (0, 1, 0, 0), (1, 1), 1, 0),   # 16 bytes, the row's end
+]
+
+
+@pytest.mark.parametrize("name", ["qa", "qs", "qa_pc", "qs_pc"])
+@pytest.mark.parametrize("case", range(len(QUADS)))
+def test_conv_quant_quads(cl_device, name, case):
+    """conv_quads (a conv_tile layer's filter rows by quads of bytes through AVX512-VNNI:
+    clnn/kernels/_conv_quads.py): bit-exact with the reference at the rows' and the images'
+    ends, strides and padding, and taken where the device runs it and the filter's bytes fit
+    (else conv_tile)."""
+    from clnn.kernels import _vnni
+    from tests.kits.cl_compare import run_cl, run_ref
+
+    x_shape, f_shape, pads, strides, dil_h, act = QUADS[case]
+    n, h, w, c = x_shape
+    o, fh, fw, _ = f_shape
+    oh = (h + pads[2] + pads[3] - (dil_h * (fh - 1) + 1)) // strides[1] + 1
+    ow = (w + pads[0] + pads[1] - fw) // strides[0] + 1
+    params = ints(*pads, *strides, act) + [scalar("BOOL", False)] + ints(1, dil_h)
+    m, x = conv_model(name, np.random.default_rng(130 + case), x_shape, f_shape,
+                      [n, oh, ow, o], params)
+    (got,), (want,) = run_cl(m, x, cl_device), run_ref(m, x)
+    assert np.array_equal(got, want), np.abs(got.astype(int) - want).max()
+    pm = cl_device.prepare_model(m)
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    from clnn.kernels import _defaults
+
+    fs = conv_operands(name, np.random.default_rng(130 + case), x_shape, f_shape)[1]
+    wz = 0 if fs.channel_quant is not None else fs.zero_point
+    wq = fs.value.astype(int) - wz
+    least = _defaults.defaults(_defaults.traits(cl_device.limits)).conv_quads
+    fits = bool(least) and least <= fw * c and o % 16 == 0 and wq.min() >= -128 and \
+        wq.max() <= 127 and _vnni.available(cl_device)
+    assert names == {"conv2d.conv_quads" if fits else "conv2d.conv_tile"}
 
 
 def test_half_vector_variant_rule():
