@@ -67,10 +67,6 @@ class Launch:
     post: int | None = None
     #: a float GEMM's residual has fewer columns than C (gemm.cl.mako's general epilogue)
     narrow_res: bool = False
-    #: the run-time function (``fnc``: clnn.kernels._gemm.FLEX_FUNCTIONS' index) a float
-    #: depthwise kernel is launched with, None for any other launch:
-    #: clnn.passes.realize.plan_functions compiles the plan's functions only
-    fnc: int | None = None
 
     def finish(self, programs, limits):
         """Make the kernel of a pending launch: its arguments set, its local size fitted."""

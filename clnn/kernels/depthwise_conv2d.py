@@ -118,14 +118,11 @@ def plan(ctx, b):
         fnc = [] if quant else [i32(_gemm.FLEX_FUNCTIONS.index(fused.fn if fused else None))]
         local = _depthwise_variants.local_for(v["rows"], gsize,
                                               b.device.limits.max_work_group_size)
-        la = b.launch("depthwise_conv2d", name, key, gsize,
-                      local_size=local, flexible=True,
-                      args=[In(0), In(1), In(2), Out(0), *requant,
-                            *[i32(v) for v in (h, w, o, oh, ow, fh, p.stride_h, p.dil_h, top,
-                                               left, _gemm.zero_of(inp), _gemm.zero_of(fi),
-                                               _gemm.zero_of(out))], lo, hi, *fnc])
-        if la is not None and fnc:  # (clnn.passes.realize.plan_functions)
-            la.fnc = int(fnc[0])
+        b.launch("depthwise_conv2d", name, key, gsize,
+                 local_size=local, flexible=True, args=[In(0), In(1), In(2), Out(0), *requant,
+                  *[i32(v) for v in (h, w, o, oh, ow, fh, p.stride_h, p.dil_h, top, left,
+                                     _gemm.zero_of(inp), _gemm.zero_of(fi),
+                                     _gemm.zero_of(out))], lo, hi, *fnc])
         return
     if _planes(p, dt, code(fi), fh, fw, b):
         vw, rows = _defaults.planes_variant(b.device.limits, p.stride_h, p.stride_w)

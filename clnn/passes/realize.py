@@ -168,7 +168,6 @@ def realize(planner, part, shapes, fused, memory, selection=None):
         return None
     launches, readbacks = made
     fast_posts(launches, getattr(planner.device, "limits", None))
-    plan_functions(launches, getattr(planner.device, "limits", None))
     outs = {o: d for o, d in direct.items() if isinstance(d, DirectOutput) and d.operand == o}
     direct = {i: d for i, d in direct.items() if not isinstance(d, DirectOutput)}
     uploads = [(i, offsets[i]) for i in part.inputs if i not in direct]
@@ -217,29 +216,6 @@ def fast_posts(launches, limits) -> None:
                 la.pending[2]["half"] = True
             if not narrow:
                 la.pending[2]["general"] = False
-
-
-def plan_functions(launches, limits) -> None:
-    """Where the device class says so (clnn.kernels._defaults ``plan_functions``), each float
-    depthwise kernel of the plan (pending launches of one key with a run-time function
-    ``fnc``: clnn.launch.Launch.fnc) compiles the functions of the ``fnc`` values the plan
-    launches it with (its key's ``fns``; common.mako epilogue), not all three: the same code
-    runs, what is left out cost the compile (#37). (The float GEMMs' come from their ``post``
-    values: gemm.cl.mako gemm_store.)"""
-    from clnn.kernels import _defaults
-    from clnn.program_cache import freeze
-
-    if limits is None or not _defaults.defaults(_defaults.traits(limits)).plan_functions:
-        return
-    groups: dict = {}
-    for la in launches:
-        if la.fnc is not None and la.pending is not None:
-            family, name, params, _ = la.pending
-            groups.setdefault((family, name, freeze(params)), []).append(la)
-    for group in groups.values():
-        fns = tuple(sorted({la.fnc for la in group}))
-        for la in group:
-            la.pending[2]["fns"] = fns
 
 
 def pending_keys(launches) -> list:

@@ -142,9 +142,7 @@ ${c.part_store(dt, vw, "v", "yp", "OW - ox0")}
 ## rest of the geometry and the quantization parameters are arguments.
 ## Kernel key: dt, fdt, vw (1, 2, 4, 8, 16: divides the channel count), tx, fw, sw, dw. Float
 ## kernels take ``fnc`` last: 1 LOGISTIC, 2 HARD_SWISH after the clamp (an activation fused in
-## by clnn/fusion.py), 0 none (a run-time choice: one kernel to compile for all three); the
-## key's ``fns`` where present: the fnc values its launches pass (the other functions' code
-## left out: clnn.passes.realize.plan_functions).
+## by clnn/fusion.py), 0 none (a run-time choice: one kernel to compile for all three).
 <%def name="vld(dt, vw, off, p)">\
 % if vw == 1:
 ${c.ldf(dt, p, off) if dt in ("f32", "f16") else "(int)%s[%s]" % (p, off)}\
@@ -224,7 +222,7 @@ vstore${vw}(${v}, 0, yr + ${off})\
         }
   % else:
         ${V} r = acc${j} + bv;
-        ${c.epilogue("r", V, "        ", fn="fnc", fns=context.get("fns"))}
+        ${c.epilogue("r", V, "        ", fn="fnc")}
         ${vst(dt, vw, "r", "%d * C" % j)};
   % endif
     }
@@ -561,7 +559,7 @@ ${dw_slide_step(dt, vw, fw, sw, fh, True, True, hq)}\
             ${c.epilogue("r", "float16", "            ")}
             ${vst(dt, 16, "r", "0")};
         } else {
-            ${c.epilogue("r", "float16", "            ", fn="fnc", fns=context.get("fns"))}
+            ${c.epilogue("r", "float16", "            ", fn="fnc")}
             if (t + 1 < OW) {
                 ${vst(dt, 16, "r", "0")};
             } else {

@@ -857,8 +857,6 @@ ${taps_quads(mr, nv, cv, "ap%d", dt)}\
 ## accumulators instead cost low-K GEMMs ~8%: record issue37_cold_compile_cost-20261129).
 <%def name="gemm_store(odt, mr, nv, vw, cmode, epi, bias, flex, quant, per_vector=False, chrow=False, rq=None, qres=False, half=False, fp=None, general=True, rpool=False)">
 <%
-    # the functions of the plan's ``post`` values (fp; None: any), the others' code left out
-    fns = None if fp is None else sorted({P >> 4 for P in fp})
     nr = nv * vw
     S = "int" if quant else "float"
     V = "%s%d" % (S, vw)
@@ -878,7 +876,7 @@ ${fast_stores(odt, mr, nv, vw, bdt, "continue" if per_vector else "return", chro
     if (full${v}) {
 ${vector_consts(odt, vw, bdt, v)}\
         for (int r = 0; r < rows; ++r) {
-${store_vector(odt, vw, v, rpool, late, fns)}\
+${store_vector(odt, vw, v, rpool, late)}\
 ${rotate(mr, nv, v)}\
         }
     }
@@ -890,7 +888,7 @@ ${vector_consts(odt, vw, bdt, v)}\
   % endfor
         for (int r = 0; r < rows; ++r) {
   % for v in range(nv):
-${store_vector(odt, vw, v, rpool, late, fns)}\
+${store_vector(odt, vw, v, rpool, late)}\
   % endfor
 ${rotate(mr, nv)}\
         }
@@ -905,9 +903,9 @@ ${vector_consts(odt, vw, bdt, v)}\
 ${half_consts(odt, vw, bdt, nv - 1)}\
         for (int r = 0; r < rows; ++r) {
   % for v in range(nv - 1):
-${store_vector(odt, vw, v, rpool, late, fns)}\
+${store_vector(odt, vw, v, rpool, late)}\
   % endfor
-${store_half(odt, vw, nv - 1, rpool, late, fns)}\
+${store_half(odt, vw, nv - 1, rpool, late)}\
 ${rotate(mr, nv)}\
         }
         return;
@@ -954,7 +952,7 @@ ${quant_full_panel(odt, mr, nv, vw, bias, rq, qres)}\
         else capture(c.ldf, odt, "res", "rowoff + ci")
     guard = " && n < res_n" if cmode == "nhwc" else ""
 %>\
-            ${c.epilogue("x", S, "            ", res=("has_res && !has_late" + guard if late else "has_res" + guard, res_at), clamp="clamp", late=("has_late" + guard, res_at) if late else None, prelu=("has_prelu", capture(c.ldf, odt, "alpha", "alpha_off + choff + " + ch)), fn="fnc", fns=fns)}
+            ${c.epilogue("x", S, "            ", res=("has_res && !has_late" + guard if late else "has_res" + guard, res_at), clamp="clamp", late=("has_late" + guard, res_at) if late else None, prelu=("has_prelu", capture(c.ldf, odt, "alpha", "alpha_off + choff + " + ch)), fn="fnc")}
     % elif epi == "act":
       % if bias:
             x += ${c.ldf(bdt, "bias", "bias_off + choff + n") if not quant else "bias[bias_off + choff + n]"};
@@ -1085,7 +1083,7 @@ ${rotate(mr, nv)}\
 </%def>
 
 ## the store of such a last vector (its first half) of row r
-<%def name="store_half(odt, vw, v, rpool=False, late=True, fns=None)">
+<%def name="store_half(odt, vw, v, rpool=False, late=True)">
 <%
     V = "float%d" % vw
     hw = vw // 2
@@ -1106,13 +1104,13 @@ ${rotate(mr, nv)}\
                     rl[l] = l < rn${v} ? ${res_load(lambda o: capture(c.ldf, odt, "res", o), rpool, "m0 + r", col + " + l")} : 0.0f;
                 t += vload${vw}(0, rl);
             }
-            ${c.epilogue("t", V, "            ", vw, clamp_if="!has_late" if late else None, prelu=("has_prelu", "av%d" % v), fn="fnc", fns=fns)}
+            ${c.epilogue("t", V, "            ", vw, clamp_if="!has_late" if late else None, prelu=("has_prelu", "av%d" % v), fn="fnc")}
             ${"vstore_half%d_rte" % hw if odt == "f16" else "vstore%d" % hw}(t.lo, 0, c + ${at});
         }
 </%def>
 
 ## the general full-vector store of accumulator vector v of row r (the caller's row loop)
-<%def name="store_vector(odt, vw, v, rpool=False, late=True, fns=None)">
+<%def name="store_vector(odt, vw, v, rpool=False, late=True)">
 <%
     V = "float%d" % vw
     at = "(size_t)(m0 + r) * ldc + n0 + %d" % (v * vw)
@@ -1132,7 +1130,7 @@ ${rotate(mr, nv)}\
                     rl[l] = l < rn${v} ? ${res_load(lambda o: capture(c.ldf, odt, "res", o), rpool, "m0 + r", col + " + l")} : 0.0f;
                 t += vload${vw}(0, rl);
             }
-            ${c.epilogue("t", V, "            ", vw, clamp_if="!has_late" if late else None, prelu=("has_prelu", "av%d" % v), fn="fnc", fns=fns)}
+            ${c.epilogue("t", V, "            ", vw, clamp_if="!has_late" if late else None, prelu=("has_prelu", "av%d" % v), fn="fnc")}
             ${"vstore_half%d_rte" % vw if odt == "f16" else "vstore%d" % vw}(t, 0, c + ${at});
         }
 </%def>

@@ -2,9 +2,7 @@
 ``post`` flags (bias, residual, PRELU, function), on full tiles (the compiled blocks of
 FAST_POSTS, and the general epilogue for the others) and on partial ones (rows past M, columns
 past N, a residual of fewer columns), against NumPy; kernels compiled with the blocks of some
-``post`` values only (``fp``: clnn.passes.realize.fast_posts) run the others of the same
-functions alike (the functions of no ``fp`` value are left out of such a kernel: a plan's
-``fp`` holds every launch's ``post``)."""
+``post`` values only (``fp``: clnn.passes.realize.fast_posts) run the others alike."""
 
 from __future__ import annotations
 
@@ -31,8 +29,7 @@ def _buffer(device, arr):
 def _run(device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi, fp=None):
     """C = fn(prelu(clamp(a @ w + bias + res, lo, hi))) through launch_gemm (``fp``: the
     kernel's blocks of those ``post`` values only, and without the general full-tile block
-    where it ends in "-": clnn.passes.realize.fast_posts; a value of the launch's function
-    added where none has it, as a plan's ``fp`` always has)."""
+    where it ends in "-": clnn.passes.realize.fast_posts)."""
     import pyopencl as cl
 
     M, K = a.shape
@@ -54,11 +51,7 @@ def _run(device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi, fp=None):
                       tile=tile, sam=K, sak=1, lo=np.float32(lo), hi=np.float32(hi), fn=fn,
                       **kw)
     if fp is not None:
-        fps = tuple(p for p in fp if p != "-")
-        f = rec.launches[-1].post >> 4
-        if f and all(p >> 4 != f for p in fps):
-            fps += (f << 4,)
-        rec.launches[-1].pending[2]["fp"] = fps
+        rec.launches[-1].pending[2]["fp"] = tuple(p for p in fp if p != "-")
         if "-" in fp:
             rec.launches[-1].pending[2]["general"] = False
     q = device.timing_queue()
