@@ -28,17 +28,19 @@ def quads(fw: int, c: int) -> int:
     return -(-(fw * c) // 4)
 
 
-def applies(device, fi, wz, c: int, o: int, fw: int, dil_w: int) -> bool:
-    """Whether a quantized conv_tile layer (filter ``fi`` [O, fh, fw, C], zero point ``wz``)
-    runs ``conv_quads`` on ``device``."""
+def filter_for(device, fi, wz, c: int, o: int, fw: int, dil_w: int) -> np.ndarray | None:
+    """The filter ``fi`` [O, fh, fw, C] less its zero point ``wz`` (int32, as :func:`pack`
+    takes it) where the quantized conv_tile layer runs ``conv_quads`` on ``device``, else
+    None."""
     from clnn.kernels import _defaults, _vnni
 
     limits = getattr(device, "limits", None)
     least = _defaults.defaults(_defaults.traits(limits)).conv_quads if limits else 0
     if not least or not least <= fw * c <= 16 or dil_w != 1 or o % LANES or fi.value is None:
-        return False
+        return None
     w = fi.value.astype(np.int32) - np.asarray(wz, np.int32).reshape(-1, 1, 1, 1)
-    return int(w.min()) >= -128 and int(w.max()) <= 127 and _vnni.available(device)
+    fits = int(w.min()) >= -128 and int(w.max()) <= 127 and _vnni.available(device)
+    return w if fits else None
 
 
 def pack(filt: np.ndarray, zu: int) -> np.ndarray:

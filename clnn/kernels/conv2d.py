@@ -515,11 +515,11 @@ def plan_quant_tile(ctx, b, p, v, key, packed, window):
     scalars = (h, w, c, o, oh, ow, fi.shape[1], p.stride_h, p.dil_h, top, left,
                b.out_stride(0) or o)
     wz = _gemm.zero_of(fi)
-    if _conv_quads.applies(b.device, fi, wz, c, o, fi.shape[2], p.dil_w):
+    centred = _conv_quads.filter_for(b.device, fi, wz, c, o, fi.shape[2], p.dil_w)
+    if centred is not None:
         if requant.rq:  # (conv_quads: vectors of 16 lanes)
             key["rq"] = _gemm.rq_key(b.device.limits, requant.rq, _conv_quads.LANES)
-        filt = fi.value.astype(np.int32) - np.asarray(wz, np.int32).reshape(-1, 1, 1, 1)
-        packed = _conv_quads.pack(filt, _gemm.unsigned_zero(code(inp), inp))
+        packed = _conv_quads.pack(centred, _gemm.unsigned_zero(code(inp), inp))
         _conv_quads.launch(b, key, (n, o, oh, ow), [
             In(0), _gemm.device_buffer(b, packed), In(2), Out(0), mult, shift,
             *[i32(q) for q in scalars], lo, hi, i32(_gemm.zero_of(inp)),
