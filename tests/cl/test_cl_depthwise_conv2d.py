@@ -78,9 +78,15 @@ KERNELS = ["depthwise_tile", "depthwise_sweep", "depthwise_slide", "depthwise_ro
            "depthwise_slide_rows"]
 
 
-@pytest.mark.parametrize("name", ["f32", "f16", "qa", "qs", "qs_pc"])
-@pytest.mark.parametrize("case", range(len(TILED)))
-@pytest.mark.parametrize("kernel", KERNELS)
+TILED_TYPES = ["f32", "f16", "qa", "qs", "qs_pc"]
+
+
+# a pairwise cover of kernels x cases x types (80 of the product's 200 runs, most of them a
+# compile): every kernel meets every case once in two types, every case meets every type
+# twice, every kernel every type three or four times
+@pytest.mark.parametrize("kernel,case,name", [
+    (kernel, case, TILED_TYPES[(2 * case + k + j) % 5]) for k, kernel in enumerate(KERNELS)
+    for case in range(len(TILED)) for j in (0, 1)])
 def test_depthwise_tiled_kernel(cl_device, monkeypatch, name, case, kernel):
     """The tiled kernels: the tile rule, its row sweep, the sliding window, the compiled row
     and the sliding window's bands of 3 rows (a band past the last row, rows past the input)
