@@ -10,9 +10,9 @@ shorter process, whose heap differs from the full measurement's).
 Why per process: the reference's WHILE takes ~0.6 ms or ~2 ms in one process, steadily, and
 which one depends on the process (glibc's heap: where its 1 MiB arrays were trimmed off the
 heap, every execution page-faults fresh ones in). Each process therefore also reports the
-minor page faults per execution of the reference's WHILE, counted after its measurement (20
-executions, resource.getrusage): ~0 in a process whose reference is fast, ~1000 (4 MiB of
-fresh pages) in one whose reference is slow.
+minor page faults per execution of the reference's WHILE samples in its measurement
+(resource.getrusage around each sample, its requests' pages included): few in a process whose
+reference is fast, ~1000 and more (4 MiB of fresh pages) in one whose reference is slow.
 """
 
 from __future__ import annotations
@@ -29,24 +29,24 @@ ROOT = os.path.dirname(HERE)
 NAMES = ("IF", "WHILE")
 
 
-def _reference_faults(executions: int = 20) -> float:
-    """Minor page faults per execution of the reference's WHILE workload in this process."""
+def _count_reference_faults(caps, counts: dict) -> None:
+    """Wrap the measurement's samples: the minor page faults of each of the reference's
+    WHILE samples (its requests' own pages included) go to ``counts`` (faults, executions)."""
     import resource
 
-    from clnn.capabilities import make_request
-    from clnn.capabilities_workloads import while_model
-    from hal.reference import ReferenceDevice
+    sample = caps._sample
 
-    model, inputs = while_model(512)
-    prepared = ReferenceDevice().prepare_model(model)
-    prepared.execute_synchronously(make_request(model, inputs))
-    faults = 0
-    for _ in range(executions):
-        request = make_request(model, inputs)  # (its own pages are not counted)
+    def counted(prepared, model, inputs, executions):
+        mine = type(prepared).__module__.startswith("hal.") and \
+            any(op.type.name == "WHILE" for op in model.main.operations)
         before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        prepared.execute_synchronously(request)
-        faults += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
-    return faults / executions
+        seconds = sample(prepared, model, inputs, executions)
+        if mine:
+            counts["faults"] += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+            counts["executions"] += executions
+        return seconds
+
+    caps._sample = counted
 
 
 def child(control_only: bool) -> None:
@@ -59,8 +59,10 @@ def child(control_only: bool) -> None:
         every = caps.workloads_all
         caps.workloads = lambda quick=False: {n: b for n, b in every(quick).items()
                                               if n in NAMES}
+    counts = {"faults": 0, "executions": 0}
+    _count_reference_faults(caps, counts)
     record = caps.measure(open_cl_device(), progress=False)
-    out = {"reference_faults_per_while": _reference_faults()}
+    out = {"reference_faults_per_while": counts["faults"] / max(counts["executions"], 1)}
     for name in NAMES:
         w = record["workloads"][name]
         out[name] = {"exec_time": round(w["ratio"], 3), "unstable": w["unstable"],
