@@ -117,8 +117,6 @@ class SubgraphRun:
     _device_reads: frozenset | None = None
     #: the subgraph's constants (clnn.execution.Execution.executor's, found at the first run)
     constants: dict | None = None
-    #: :attr:`_steps` with the host's scalar partitions first (:meth:`host_first`)
-    _host_first: list | None = None
 
     def steps(self) -> list:
         """(partition, whether it is a partition of scalar operations run on the host), in
@@ -127,14 +125,6 @@ class SubgraphRun:
             self._given = frozenset(self.planner.sg.input_indexes)
             self._steps = [(part, _scalar_part(self, part)) for part in self.partitions]
         return self._steps
-
-    def host_first(self) -> list:
-        """:meth:`steps` with the partitions of scalar operations first (their order kept):
-        a run whose host values are wanted before its device partitions (found once)."""
-        if self._host_first is None:
-            steps = self.steps()
-            self._host_first = [st for st in steps if st[1]] + [st for st in steps if not st[1]]
-        return self._host_first
 
     def device_reads(self) -> frozenset:
         """The positions of the subgraph's inputs read by an OpenCL partition of it (or by an
@@ -359,7 +349,7 @@ COPY, REGION, IN_POOL = "copy", "region", "in pool"
 
 
 def run_subgraph(execution, index: int, inputs: list, outputs: str = COPY, buffers=None,
-                 copy: int = 0, outputs_at=None) -> list:
+                 copy: int = 0) -> list:
     """Run referenced subgraph ``index`` (its run ``copy``) on the device, in ``execution`` (a
     clnn.execution.Execution: its queue, events, executor). Its outputs left in its pools are
     handed on as ``outputs`` says: COPY: copied into buffers of their own (the subgraph's
@@ -367,13 +357,7 @@ def run_subgraph(execution, index: int, inputs: list, outputs: str = COPY, buffe
     else new buffers); REGION: as the regions of the pools they are in (no copy: the caller
     does not run this subgraph again while it reads them); IN_POOL: as they are (a WHILE
     condition, read before the subgraph runs again). An input held in this run's own pools
-    (a WHILE whose condition is its body) is copied first, and replaced in ``inputs``.
-
-    ``outputs_at``: called once with the subgraph's values when the scalar operations the
-    host runs are done, all of them first (they read no tensor the device computes in the
-    run: :func:`host_scalar_ops`), before any partition on the device (or at the end, where
-    there is none); it returns the request bytes (subgraph output -> host bytes) where the
-    device partitions leave their outputs (clnn.launch.DirectOutput), or None."""
+    (a WHILE whose condition is its body) is copied first, and replaced in ``inputs``."""
     run = subgraph_run(execution.prepared, index, copy)
     sg = run.planner.sg
     if run.constants is None:  # (the executor's, kept: a loop runs the subgraph often)
@@ -383,24 +367,14 @@ def run_subgraph(execution, index: int, inputs: list, outputs: str = COPY, buffe
         if isinstance(v, PoolTensor) and v.home is run:  # its kernels would overwrite it
             inputs[j] = v.detached(execution.context, _take(buffers, ("in", j), v.nbytes))
     values.update(zip(sg.input_indexes, inputs))
-    steps = run.steps() if outputs_at is None else run.host_first()
     check_deadline = execution.executor.check_deadline
-    try:
-        for part, scalar in steps:
-            check_deadline()  # MISSED_DEADLINE_TRANSIENT between partitions
-            if not scalar:
-                if outputs_at is not None:
-                    execution.device_outputs = outputs_at(values) or {}
-                    execution.outputs_of, outputs_at = run.planner, None
-                execution.run_partition(part, values, set(), planner=run.planner)
-                continue
-            for k in part.ops:
-                run.scalars[k].run(values)
-        if outputs_at is not None:  # (no partition on the device)
-            outputs_at(values)
-    finally:
-        if execution.outputs_of is run.planner:
-            execution.device_outputs, execution.outputs_of = {}, None
+    for part, scalar in run.steps():
+        check_deadline()  # MISSED_DEADLINE_TRANSIENT between partitions
+        if not scalar:
+            execution.run_partition(part, values, set(), planner=run.planner)
+            continue
+        for k in part.ops:
+            run.scalars[k].run(values)
     if outputs == IN_POOL:  # (handed on as they are)
         return [values[o] for o in sg.output_indexes]
     given = run.given
@@ -589,13 +563,12 @@ def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, 
     pm = execution.prepared
     loop = [_to_device(execution, v) if _read_on_device(pm, (cond_index, body_index), j)
             else v for j, v in enumerate(loop)]
-    gate = Gate(execution) if _host_driven(execution, (cond_index, body_index), loop, mk) \
-        else None
+    host = _host_driven(execution, (cond_index, body_index), loop, mk)
     checks = (check, f"WHILE (operation {k}): the condition output")
+    if host and final and _peeks(pm, cond_index):
+        return _host_loop(execution, (cond_index, body_index), loop, (m, mk), checks, final)
+    gate = Gate(execution) if host else None
     try:
-        if gate is not None and final and _peeks(pm, cond_index):
-            return _host_loop(execution, (cond_index, body_index), loop, (m, mk), checks,
-                              (gate, final))
         return _loop(execution, (cond_index, body_index), loop, (m, mk), checks, gate)
     finally:
         if gate is not None:
@@ -637,44 +610,93 @@ def _peeks(pm, cond_index: int) -> bool:
 
 
 def _host_loop(execution, indexes: tuple, loop: list, counts: tuple, checks: tuple,
-               held: tuple) -> list:
+               final: dict) -> list:
     """The iterations of a host-driven loop (:func:`_host_driven`) whose outputs go to the
-    request's bytes (``held``: its :class:`Gate` and the WHILE's :func:`_while_outputs`):
-    each body runs its host's scalar operations first, then the condition of the next
-    iteration is computed from them, before the body's device partitions; the last body's
-    then write the model outputs into the request's bytes (clnn.launch.DirectOutput: nothing
-    read back after the loop), the gate let go first (they wait for the queue)."""
+    request's bytes (``final``: :func:`_while_outputs`), GATE_ITERATIONS at a time: first the
+    host's part of each iteration of the batch (its body's scalar operations, then the next
+    condition from their values: they read nothing the device computes), then the batch's
+    device partitions enqueued back to back (the loop's last body writing the model outputs
+    into the request's bytes: clnn.launch.DirectOutput): the device is woken once per batch
+    and runs its kernels back to back while the host computes the next batch."""
     cond_index, body_index = indexes
     m, mk = counts
     check, what = checks
-    gate, final = held
     pm = execution.prepared
-    body_outs = subgraph_run(pm, body_index).planner.sg.output_indexes
-    carried_outs = body_outs[:mk]
-    carried = Carried(execution.context)
-    (cond,) = run_subgraph(execution, cond_index, loop, IN_POOL)
-    going, iteration = _condition(cond, what), 0
-
-    def outputs_at(values: dict):  # the next condition, from the body's host values
-        nonlocal going
-        ahead = [values.get(o, v) for o, v in zip(carried_outs, loop)] + loop[mk:]
-        (cond,) = run_subgraph(execution, cond_index, ahead, IN_POOL)
-        going = _condition(cond, what)
-        if going:
-            return None
-        gate.release()
-        return {body_outs[j]: dst for j, dst in final.items() if j < mk}
-
+    body, cond = subgraph_run(pm, body_index), subgraph_run(pm, cond_index)
+    carried_outs = body.planner.sg.output_indexes[:mk]
+    (cond_out,) = cond.planner.sg.output_indexes
+    carried, gate = Carried(execution.context), Gate(execution)
+    going = _condition(_host_part(execution, cond, loop)[cond_out], what)
+    iteration = 0
+    ahead = list(loop)  # the next iteration's values (the device's: stale, never read here)
     while going:
-        if iteration % GATE_ITERATIONS == 0:
-            gate.hold()
-        check(iteration)
-        carried.hold(loop)
-        outs = run_subgraph(execution, body_index, loop, REGION, carried, iteration % 2,
-                            outputs_at)
-        loop = list(outs[:mk]) + loop[mk:]
-        iteration += 1
+        batch = []
+        while going and len(batch) < GATE_ITERATIONS:
+            check(iteration + len(batch))
+            values = _host_part(execution, body, ahead)
+            batch.append(values)
+            ahead = [values.get(o, v) for o, v in zip(carried_outs, ahead)] + ahead[mk:]
+            going = _condition(_host_part(execution, cond, ahead)[cond_out], what)
+        gate.hold()
+        try:
+            for n, values in enumerate(batch):
+                last = not going and n + 1 == len(batch)
+                if last:  # (its kernels write the request's bytes: the queue is waited for)
+                    gate.release()
+                carried.hold(loop)
+                outs = _device_part(execution, subgraph_run(pm, body_index, iteration % 2),
+                                    loop, values, carried, final if last else None, mk)
+                loop = list(outs[:mk]) + loop[mk:]
+                iteration += 1
+        finally:
+            gate.release()
     return loop[:m]
+
+
+def _host_part(execution, run, inputs: list) -> dict:
+    """The values of one run of a body of a host-driven loop after its scalar operations (the
+    constants, the inputs, their outputs)."""
+    if run.constants is None:
+        run.constants = execution.executor.constants(run.index)
+    values = dict(run.constants)
+    values.update(zip(run.planner.sg.input_indexes, inputs))
+    check_deadline = execution.executor.check_deadline
+    for part, scalar in run.steps():
+        if scalar:
+            check_deadline()
+            for k in part.ops:
+                run.scalars[k].run(values)
+    return values
+
+
+def _device_part(execution, run, inputs: list, host: dict, carried, final, mk: int) -> list:
+    """The device partitions of ``run`` (a body of a host-driven loop) on ``inputs`` with the
+    values of its host part (``host``: :func:`_host_part`); its outputs as regions of its
+    pools (:func:`run_subgraph` REGION). ``final``: the loop's last body: the outputs that go
+    to the request's bytes (:func:`_while_outputs`)."""
+    sg = run.planner.sg
+    values = dict(host)
+    inputs = list(inputs)
+    for j, v in enumerate(inputs):
+        if isinstance(v, PoolTensor) and v.home is run:  # its kernels would overwrite it
+            inputs[j] = v.detached(execution.context, _take(carried, ("in", j), v.nbytes))
+    values.update(zip(sg.input_indexes, inputs))
+    if final:
+        outs = sg.output_indexes
+        execution.device_outputs = {outs[j]: dst for j, dst in final.items() if j < mk}
+        execution.outputs_of = run.planner
+    check_deadline = execution.executor.check_deadline
+    try:
+        for part, scalar in run.steps():
+            if not scalar:
+                check_deadline()
+                execution.run_partition(part, values, set(), planner=run.planner)
+    finally:
+        if execution.outputs_of is run.planner:
+            execution.device_outputs, execution.outputs_of = {}, None
+    given = run.given
+    return [values[o] if o in given else _handed(execution, run, values[o], REGION, carried, j)
+            for j, o in enumerate(sg.output_indexes)]
 
 
 class Gate:
@@ -684,7 +706,8 @@ class Gate:
     at the loop's end or failure: on a CPU device each launch enqueued while the workers are
     idle wakes them (a futex wake-up across cores, and on a busy host a thread preempted),
     while launches enqueued together run back to back (the capabilities' WHILE: 0.78 to
-    0.64 ms in one process)."""
+    0.64 ms in one process). :func:`_host_loop` holds each batch's device partitions, which
+    it enqueues after the batch's host parts."""
 
     def __init__(self, execution):
         self.execution = execution

@@ -308,10 +308,15 @@ class Execution:
 
     def release(self) -> None:
         """Wait for the commands that read :attr:`held` host arrays, then let them go (the
-        end of the execution: its outputs were read, so this seldom waits)."""
+        end of the execution: its outputs were read, so this seldom waits). The request's
+        output bytes (:attr:`device_outputs`) are let go too: the prepared model keeps its
+        last execution (:attr:`host_spans`), and the client's memory is the client's once
+        the execution returns (holding it would free it in the next execution, when that one
+        replaces this: the munmap of a large request's pages timed as the next one's)."""
         if self.held:
             self.queue.finish()
             self.held.clear()
+        self.device_outputs = {}
 
     @property
     def executor(self):

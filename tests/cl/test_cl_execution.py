@@ -124,6 +124,22 @@ def test_the_prepared_model_keeps_no_request_state(cl_device):
     assert_close(outputs_of(model, pm, [x])[0], run_ref(model, [x])[0], "f32")
 
 
+
+def test_the_kept_execution_holds_none_of_the_request(cl_device):
+    """The prepared model keeps its last execution (host spans): once it returns, that holds
+    none of the request's output bytes, nor host arrays (the client's memory, freed when the
+    client drops it, not when the next execution replaces the last)."""
+    from clnn.capabilities_workloads import while_model
+
+    model, inputs = while_model(16, 3)
+    pm = cl_device.prepare_model(model)
+    request = make_request(model, inputs)
+    assert pm.execute_synchronously(request).status == ErrorStatus.NONE
+    out = np.frombuffer(request.pools[1].view(), np.float32, 16 * 16)
+    np.testing.assert_array_equal(out, np.full(16 * 16, 4.5, np.float32))
+    kept = pm.last_execution
+    assert kept is not None and kept.device_outputs == {} and kept.held == []
+
 def test_a_nested_execution_shares_the_queue_not_the_outputs(cl_device):
     pm = cl_device.prepare_model(relu_tanh())
     outer = Execution(pm, cl_device.queue, device_outputs={0: "memory"}, events=[],

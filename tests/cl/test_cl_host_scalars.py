@@ -106,9 +106,9 @@ def test_the_option_reads_its_variable():
 
 
 def test_a_long_loop_is_enqueued_in_gated_batches(cl_device, monkeypatch):
-    """40 iterations, the condition on the host: the commands held back behind a gate opened
-    every GATE_ITERATIONS iterations (3 gates for 41 condition runs), the result the
-    reference's."""
+    """40 iterations, the condition on the host: the host parts of GATE_ITERATIONS iterations
+    computed first, then their device partitions held back behind a gate (3 gates for 40
+    iterations: 16, 16, 8), the result the reference's."""
     import clnn.control_flow as cf
 
     holds = []
@@ -132,3 +132,30 @@ def test_a_gated_long_loop_misses_its_timeout_and_frees_the_queue(cl_device):
     assert status == ErrorStatus.MISSED_DEADLINE_TRANSIENT
     cl_device.queue.finish()
     assert time.monotonic() - t0 < 10.0
+
+
+def test_a_batch_computes_its_host_parts_before_its_kernels(cl_device, monkeypatch):
+    """20 iterations: the counters and conditions of the first GATE_ITERATIONS iterations
+    (and the condition after them) are computed before the first of their kernels is
+    enqueued, then the last four's before theirs; the result the reference's."""
+    import clnn.control_flow as cf
+    import clnn.launch
+
+    order = []
+    run_op, launch = cf.ScalarOp.run, clnn.launch.enqueue_launch
+    monkeypatch.setattr(cf.ScalarOp, "run",
+                        lambda self, values: (order.append("host"), run_op(self, values))[1])
+    monkeypatch.setattr(clnn.launch, "enqueue_launch",
+                        lambda queue, step, events=None: (order.append("launch"),
+                                                          launch(queue, step, events))[1])
+    model, inputs = while_model(N, 20)
+    pm = cl_device.prepare_model(model)
+    order.clear()  # (the prepare's warm-up launches)
+    request = make_request(model, inputs)
+    assert pm.execute_synchronously(request).status == ErrorStatus.NONE
+    got = np.frombuffer(request.pools[1].view()[:N * N * 4], np.float32).reshape(1, N, N)
+    np.testing.assert_array_equal(got, run(model, inputs)[0])
+    b = cf.GATE_ITERATIONS
+    # the first condition, then per iteration the counter and the next condition
+    assert order == ["host"] * (1 + 2 * b) + ["launch"] * b + \
+        ["host"] * (2 * (20 - b)) + ["launch"] * (20 - b), order
