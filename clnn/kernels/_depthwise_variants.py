@@ -265,7 +265,8 @@ def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, 
     if v.get("slide") and v.get("r", 1) > 1:
         bands = n * -(-(n_oh // n) // v["r"])
         return "depthwise_slide_rows", {**{k: key[k] for k in ROW_KEYS if k in key},
-                                        "fh": fh, "sh": sh, "r": v["r"]}, \
+                                        "fh": fh, "sh": sh, "r": v["r"],
+                                        **({"mr": v["mr"]} if v.get("mr") else {})}, \
             (blocks(o, v["vw"]), 1, bands)
     if v.get("flat"):
         r = v.get("r", 1)

@@ -408,3 +408,39 @@ def test_depthwise_flat_planned(cl_device):
              pl.launches}
     if cl_device.limits.native_vector_width_float >= 16 and cl_device.limits.is_cpu:
         assert names == {"depthwise_conv2d.depthwise_flat"}
+
+
+#: (x shape, filter, pads l r t b, strides w h) of the masked-row bands (``"mr": 1``): rows and
+#: images smaller than the filter's reach, a band past the last row, padding wider than the
+#: filter's reach along x, stride 2, more channels than a vector (the last one overlapping)
+MASKED_ROWS = [([1, 7, 7, 32], 5, (2, 2, 2, 2), (1, 1)),
+               ([2, 12, 9, 48], 5, (2, 2, 2, 2), (1, 1)),
+               ([1, 3, 4, 16], 5, (2, 2, 2, 2), (1, 1)),
+               ([1, 14, 14, 40], 5, (1, 2, 1, 2), (2, 2)),
+               ([1, 9, 11, 16], 5, (2, 2, 2, 2), (2, 2)),
+               ([1, 8, 6, 16], 5, (0, 0, 0, 0), (1, 1)),
+               ([1, 6, 5, 16], 3, (4, 1, 3, 1), (1, 1)),
+               ([1, 10, 10, 16], 3, (1, 1, 1, 1), (2, 2))]
+
+
+@pytest.mark.parametrize("name", ["f32", "qa"])
+@pytest.mark.parametrize("case", range(len(MASKED_ROWS)))
+@pytest.mark.parametrize("r", [2, 3])
+@pytest.mark.parametrize("mr", [1, 2])
+def test_depthwise_masked_row_bands(cl_device, monkeypatch, name, case, r, mr):
+    """depthwise_slide_rows with the band's input rows outside the input read as zeros
+    (``"mr": 1``: every band's steps inside the input unchecked) against the reference."""
+    x_shape, f, (pl, pr, pt, pb), (sw, sh) = MASKED_ROWS[case]
+    n, h, w, c = x_shape
+    monkeypatch.setattr(_dv, "choose", lambda b, **kw: {"vw": 16, "tx": 1, "rows": 1,
+                                                        "slide": 1, "r": r, "mr": mr})
+    rng = np.random.default_rng(48 + case)
+    xs, fs, bs, out, x = conv_operands(name, rng, x_shape, [1, f, f, c], channel_dim=3)
+    oh, ow = (h + pt + pb - f) // sh + 1, (w + pl + pr - f) // sw + 1
+    params = ints(pl, pr, pt, pb, sw, sh, 1, 1) + [scalar("BOOL", False)] + ints(1, 1)
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([n, oh, ow, c])])
+    compare(m, [x], cl_device, kind_of(name))
+    pm = cl_device.prepare_model(m)
+    keys = [repr(launch.key or launch.pending) for p in pm.partitions
+            for pl_ in p.plans.values() for launch in pl_.launches]
+    assert len(keys) == 1 and f"('mr', {mr})" in keys[0], keys
