@@ -9,7 +9,10 @@ work-item per channel vector and output row, tx pixels at a time along the row; 
 runs ``depthwise_slide``: one work-item per channel vector and output row, one output pixel a
 step with the filter in registers (tx 1; dilation 1 along x), and with ``"r": n`` (n > 1)
 ``depthwise_slide_rows``: the same over bands of n output rows (dilation 1 along y too), each
-input vector loaded once for the band; ``"pairs": 1`` runs ``depthwise_pairs`` (float, 8
+input vector loaded once for the band (``"mr": 1``: the band's rows outside the input read as
+zeros, so that every band runs its steps inside the input unchecked; 2: the bands inside it
+keep the unmasked loop; the CPU rule's for 5x5 bands at row stride 1: the class data's
+dw_bands_masked); ``"pairs": 1`` runs ``depthwise_pairs`` (float, 8
 channels, at most 3 filter columns, stride 1 along x): two output pixels a 16-float vector,
 the CPU rule's kernel there where native vectors hold 16 floats (class data dw_pairs:
 :func:`pairs_apply`); ``"flat": 1`` runs ``depthwise_flat`` (float, 8 m channels, m odd:
@@ -41,9 +44,9 @@ from clnn.kernels.support import f32, i32
 
 #: the variant space's version, part of every signature: an entry measured over an older space
 #: (1: without the row sweeps, 2: without the sliding windows, 3: without the compiled rows,
-#: 4: without the sliding window's bands of rows, 5: without the flat rows)
-#: is measured again
-SPACE = 6
+#: 4: without the sliding window's bands of rows, 5: without the flat rows, 6: without the
+#: bands' masked rows) is measured again
+SPACE = 7
 #: most filter taps of a row sweep (its filter rows unroll)
 SWEEP_TAPS = 49
 #: most native vectors of filter the CPU rule's sliding window of stride 1 holds beyond 3x3
@@ -95,7 +98,11 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
         # Bands of several output rows (depthwise_slide_rows) where the registers hold them
         r = wide_bands(fh * fw, sh, oh, rvw, vec) if fh * fw > 9 else \
             bands(1 if quant else _defaults.TABLE["cpu"].dw_bands, fh, fw, sw, sh, rvw, vec)
-        return {"vw": rvw, "tx": 1, "rows": 1, "slide": 1, **({"r": r} if r > 1 else {})}
+        # (the wide bands at row stride 1 with their rows outside the input masked: the
+        # class's dw_bands_masked)
+        mr = r > 1 and fh * fw > 9 and sh == 1 and _defaults.TABLE["cpu"].dw_bands_masked
+        return {"vw": rvw, "tx": 1, "rows": 1, "slide": 1, **({"r": r} if r > 1 else {}),
+                **({"mr": 1} if mr else {})}
     if cpu and 0 < fh * fw <= SWEEP_TAPS and ow > sweep_tx:
         # the row sweep, widest vector, 4 pixels a step, one row per work-group, where a row
         # has more than one step: ahead of the tile rule in every size class of the
@@ -222,8 +229,8 @@ def list_candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
     first = heuristic(cpu, o, ow, fw, sw, dw, vec, fh, sh, oh, quant)
     vws = vector_widths(o)[:3] if slides_apply(fw, sw, dw, fh) else []
     slides = [{"vw": vw, "tx": 1, "rows": rows, "slide": 1} for vw in vws for rows in (-1, 0, 1)]
-    slides += [{"vw": vw, "tx": 1, "rows": 1, "slide": 1, "r": r} for vw in vws[:2]
-               for r in (2, 4) if 0 < sh <= 2]
+    slides += [{"vw": vw, "tx": 1, "rows": 1, "slide": 1, "r": r, **m} for vw in vws[:2]
+               for r in (2, 4) if 0 < sh <= 2 for m in ({}, {"mr": 1})[:1 + (sh == 1)]]
     rows = [{"vw": vw, "tx": tx, "rows": 1, "row": 1} for vw in vws for tx in (4, 6, 8)]
     if cpu and not quant and flat_apply(o, fw, sw, dw, fh, vec):
         rows += [{"vw": 8, "tx": 1, "rows": 1, "flat": 1, **({"r": r} if r > 1 else {})}

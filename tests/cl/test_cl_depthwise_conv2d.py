@@ -144,13 +144,18 @@ def test_depthwise_overlapped_vectors(cl_device, monkeypatch, name, c, v):
 def test_depthwise_wide_bands_rule():
     """Filters of more than 9 taps run the sliding window in bands of the device class's
     dw_bands_wide rows at row strides 1 and 2 where the output has more than one row, the
-    filter takes at most SLIDE_VECTORS native vectors and those hold 16 floats; else one row."""
+    filter takes at most SLIDE_VECTORS native vectors and those hold 16 floats (at row stride
+    1 with the rows outside the input masked where the class has dw_bands_masked); else one
+    row."""
     from clnn.kernels import _defaults
 
     wide = _defaults.TABLE["cpu"].dw_bands_wide
     band = {"r": wide} if wide > 1 else {}
+    masked = {"mr": 1} if wide > 1 and _defaults.TABLE["cpu"].dw_bands_masked else {}
     assert _dv.heuristic(True, 32, 12, 5, 1, 1, 16, 5, 1, 12) == \
-        {"vw": 16, "tx": 1, "rows": 1, "slide": 1, **band}
+        {"vw": 16, "tx": 1, "rows": 1, "slide": 1, **band, **masked}
+    assert "mr" not in _dv.heuristic(True, 32, 6, 5, 2, 1, 16, 5, 2, 6)  # (row stride 2)
+    assert "mr" not in _dv.heuristic(True, 32, 12, 3, 1, 1, 16, 3, 1, 12)  # (3x3)
     assert _dv.heuristic(True, 32, 6, 5, 2, 1, 16, 5, 2, 6).get("r", 1) == max(wide, 1)
     assert _dv.heuristic(True, 32, 6, 5, 2, 1, 16, 5, 2, 7).get("r", 1) == max(wide, 1)
     for args in ((16, 5, 1, 1),  # one row
