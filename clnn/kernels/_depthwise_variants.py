@@ -273,7 +273,7 @@ def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, 
         bands = n * -(-(n_oh // n) // v["r"])
         return "depthwise_slide_rows", {**{k: key[k] for k in ROW_KEYS if k in key},
                                         "fh": fh, "sh": sh, "r": v["r"],
-                                        **({"mr": v["mr"]} if v.get("mr") else {})}, \
+                                        **{k: v[k] for k in ("mr", "ed") if v.get(k)}}, \
             (blocks(o, v["vw"]), 1, bands)
     if v.get("flat"):
         r = v.get("r", 1)
