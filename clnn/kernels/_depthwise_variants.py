@@ -270,10 +270,10 @@ def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, 
     key's ``rq``, the requantization form, goes to every kernel but the bands; ``n``, ``sh``:
     the batch and the row stride, which depthwise_slide_rows's bands need)."""
     if v.get("slide") and v.get("r", 1) > 1:
-        bands = n * -(-(n_oh // n) // v["r"])
+        bands = n * -(-(-(-(n_oh // n) // v["r"])) // v.get("bb", 1))
         return "depthwise_slide_rows", {**{k: key[k] for k in ROW_KEYS if k in key},
                                         "fh": fh, "sh": sh, "r": v["r"],
-                                        **{k: v[k] for k in ("mr", "ed") if v.get(k)}}, \
+                                        **{k: v[k] for k in ("mr", "ed", "bb") if v.get(k)}}, \
             (blocks(o, v["vw"]), 1, bands)
     if v.get("flat"):
         r = v.get("r", 1)

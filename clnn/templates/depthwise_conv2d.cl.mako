@@ -679,6 +679,7 @@ ${dw_store(dt, vw, 1, "break")}\
 
 <%def name="depthwise_slide_rows(dt, fdt, vw, fw, sw, fh, sh, r)">
 <%
+    bb = context.get("bb") or 1
     quant = dt in ("u8", "i8")
     S = "int" if quant else "float"
     V = S if vw == 1 else "%s%d" % (S, vw)
@@ -689,16 +690,7 @@ ${dw_params("depthwise_slide_rows", dt, fdt, "fh_", vw)}
 {
 ${c.toffsets("x", "w", "bias", "y")}
     const int c0 = min((int)get_global_id(0) * ${vw}, C - ${vw});  /* (*) of dw_row_setup */
-    const int bands = (OH + ${r - 1}) / ${r};
-    const int band = get_global_id(2);
-    const int b = band / bands, oy = (band - b * bands) * ${r};
-    const int ys = oy * ${sh} - pad_t;
-    x += (size_t)b * H * W * C + c0;
     w += c0;
-% for i in range(nin):
-    const bool rv${i} = ys + ${i} >= 0 && ys + ${i} < H;
-    const __global ${c.ctype(dt)}* xr${i} = x + (size_t)clamp(ys + ${i}, 0, H - 1) * W * C;
-% endfor
 % if not quant:
     const ${V} bv = ${vld(dt, vw, "c0", "bias")};
 % endif
@@ -706,6 +698,24 @@ ${c.toffsets("x", "w", "bias", "y")}
   % for p in range(fw):
     const ${V} w${q}_${p} = ${vld(fdt, vw, "%d * C" % (q * fw + p), "w")}${" - zw" if quant else ""};
   % endfor
+% endfor
+    const int bands = (OH + ${r - 1}) / ${r};
+% if bb > 1:
+    /* (bb) ${bb} bands of an image a work-item, the filter loaded once */
+    const int groups = (bands + ${bb - 1}) / ${bb};
+    const int b = (int)get_global_id(2) / groups;
+    const int band0 = ((int)get_global_id(2) - b * groups) * ${bb};
+    for (int band = band0; band < min(band0 + ${bb}, bands); ++band) {
+    const int oy = band * ${r};
+% else:
+    const int band = get_global_id(2);
+    const int b = band / bands, oy = (band - b * bands) * ${r};
+% endif
+    const int ys = oy * ${sh} - pad_t;
+    const __global ${c.ctype(dt)}* xb = x + (size_t)b * H * W * C + c0;
+% for i in range(nin):
+    const bool rv${i} = ys + ${i} >= 0 && ys + ${i} < H;
+    const __global ${c.ctype(dt)}* xr${i} = xb + (size_t)clamp(ys + ${i}, 0, H - 1) * W * C;
 % endfor
     __global ${c.ctype(dt)}* yrow = y + ((size_t)b * OH + oy) * OW * C + c0;
 % for o in range(r):
@@ -784,6 +794,9 @@ ${dw_bands_step(dt, vw, fw, sw, fh, sh, r, False)}\
                 break;
         }
 ${dw_bands_step(dt, vw, fw, sw, fh, sh, r, True)}\
+    }
+% endif
+% if bb > 1:
     }
 % endif
 }

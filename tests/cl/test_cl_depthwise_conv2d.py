@@ -434,7 +434,7 @@ MASKED_ROWS = [([1, 7, 7, 32], 5, (2, 2, 2, 2), (1, 1)),
 @pytest.mark.parametrize("name", ["f32", "qa"])
 @pytest.mark.parametrize("case", range(len(MASKED_ROWS)))
 @pytest.mark.parametrize("r", [2, 3])
-@pytest.mark.parametrize("mr", [1, 2, 3])
+@pytest.mark.parametrize("mr", [1, 2, 3, 4])
 def test_depthwise_masked_row_bands(cl_device, monkeypatch, name, case, r, mr):
     """depthwise_slide_rows with the band's input rows outside the input read as zeros
     (``"mr": 1``: every band's steps inside the input unchecked) against the reference."""
@@ -442,8 +442,12 @@ def test_depthwise_masked_row_bands(cl_device, monkeypatch, name, case, r, mr):
     n, h, w, c = x_shape
     monkeypatch.setattr(_dv, "choose", lambda b, **kw: {"vw": 16, "tx": 1, "rows": 1,
                                                         "slide": 1, "r": r, "mr": min(mr, 2),
-                                                        **({"ed": 1} if mr == 3 else {})})
+                                                        **({"ed": 1} if mr == 3 else {}),
+                                                        **({"bb": 3} if mr == 4 else {})})
     rng = np.random.default_rng(48 + case)
+    if mr == 4:  # (bands of 2 images: the work-items' bands within one)
+        x_shape = [2, *x_shape[1:]]
+        n = 2
     xs, fs, bs, out, x = conv_operands(name, rng, x_shape, [1, f, f, c], channel_dim=3)
     oh, ow = (h + pt + pb - f) // sh + 1, (w + pl + pr - f) // sw + 1
     params = ints(pl, pr, pt, pb, sw, sh, 1, 1) + [scalar("BOOL", False)] + ints(1, 1)
