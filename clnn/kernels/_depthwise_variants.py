@@ -10,9 +10,9 @@ runs ``depthwise_slide``: one work-item per channel vector and output row, one o
 step with the filter in registers (tx 1; dilation 1 along x), and with ``"r": n`` (n > 1)
 ``depthwise_slide_rows``: the same over bands of n output rows (dilation 1 along y too), each
 input vector loaded once for the band (``"mr": 1``: the band's rows outside the input read as
-zeros, so that every band runs its steps inside the input unchecked; 2: the bands inside it
-keep the unmasked loop; the CPU rule's for 5x5 bands at row stride 1: the class data's
-dw_bands_masked); ``"pairs": 1`` runs ``depthwise_pairs`` (float, 8
+zeros, so that every band runs its steps inside the input unchecked, the CPU rule's for 5x5
+bands at row stride 1: the class data's dw_bands_masked; ``"bb": m``: m bands of an image a
+work-item, the filter loaded once); ``"pairs": 1`` runs ``depthwise_pairs`` (float, 8
 channels, at most 3 filter columns, stride 1 along x): two output pixels a 16-float vector,
 the CPU rule's kernel there where native vectors hold 16 floats (class data dw_pairs:
 :func:`pairs_apply`); ``"flat": 1`` runs ``depthwise_flat`` (float, 8 m channels, m odd:
@@ -270,10 +270,11 @@ def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, 
     key's ``rq``, the requantization form, goes to every kernel but the bands; ``n``, ``sh``:
     the batch and the row stride, which depthwise_slide_rows's bands need)."""
     if v.get("slide") and v.get("r", 1) > 1:
-        bands = n * -(-(-(-(n_oh // n) // v["r"])) // v.get("bb", 1))
+        per = -(-(n_oh // n) // v["r"])  # an image's bands
+        bands = n * -(-per // v.get("bb", 1))
         return "depthwise_slide_rows", {**{k: key[k] for k in ROW_KEYS if k in key},
                                         "fh": fh, "sh": sh, "r": v["r"],
-                                        **{k: v[k] for k in ("mr", "ed", "bb") if v.get(k)}}, \
+                                        **{k: v[k] for k in ("mr", "bb") if v.get(k)}}, \
             (blocks(o, v["vw"]), 1, bands)
     if v.get("flat"):
         r = v.get("r", 1)

@@ -615,8 +615,14 @@ ${dw_pair_step(dt, fw, fh, True)}\
 ## from the core's second-level cache on the layers of the benchmark models, whose three input
 ## rows outgrow the first). Launched as (channel blocks, 1, batch * ceil(OH / r)); the rows
 ## past OH are not stored. Registers: fh * fw filter vectors and r * ceil(fw / sw)
-## accumulators. Kernel key: depthwise_slide's and r, sh.
-<%def name="dw_bands_step(dt, vw, fw, sw, fh, sh, r, checked, rows=None, ks=None)">
+## accumulators. With ``mr`` the band's input rows outside the input read as zeros (a select
+## on the clamped row's load; ``rows`` "select" of the step) and every band runs its steps
+## inside the input unchecked (without it only the bands whose rows all lie inside do: a few
+## of a small image's), the steps before the first that reads a column skipped; with ``bb``
+## (> 1) a work-item runs bb bands of an image in turn, the filter loaded once (launched as
+## (channel blocks, 1, batch * ceil(ceil(OH / r) / bb))). Kernel key: depthwise_slide's and
+## r, sh (and mr, bb where set).
+<%def name="dw_bands_step(dt, vw, fw, sw, fh, sh, r, checked, rows=None)">
 <%
     quant = dt in ("u8", "i8")
     V = ("int" if quant else "float") + ("" if vw == 1 else str(vw))
@@ -640,8 +646,7 @@ ${dw_pair_step(dt, fw, fh, True)}\
       % for o in range(r):
         % if 0 <= i - o * sh < fh:
           % for k in range((fw - sw + s) // sw + 1):
-            % if ks is not None and k not in ks:
-            % elif quant:
+            % if quant:
                     a${o}_${k} += v * w${i - o * sh}_${fw - sw + s - k * sw};
             % else:
                     a${o}_${k} = fma(v, w${i - o * sh}_${fw - sw + s - k * sw}, a${o}_${k});
@@ -728,53 +733,13 @@ ${c.toffsets("x", "w", "bias", "y")}
     const int t_out = max(W - cx - ${sw} < 0 ? 0 : min((W - cx - ${sw}) / ${sw} + 1, OW), t_in);
     /* as depthwise_slide: the steps inside the input of a band whose input rows (and output
        rows) all lie inside run the step without checks */
-% if context.get("mr") and context.get("ed"):
-    /* (mr, ed) as mr below, the steps at the row's two ends written out, each adding only into
-       the outputs of the row (step t's a<o>_k: output t + k): at t = -j those of k >= j, at
-       t = OW - j those of k < j; where OW >= ${K - 1}, else mr's loop */
-    const int t0 = min(max(${1 - K}, (${sw * 64} - cx) / ${sw} - 64), 0);  /* the first step reading a column */
-    if (OW >= ${K - 1}) {
-  % for j in range(K - 1, 0, -1):
-        if (t0 <= ${-j}) {
-            const int t = ${-j};
-${dw_bands_step(dt, vw, fw, sw, fh, sh, r, True, "select", range(j, K))}\
-        }
-  % endfor
-        const int t_mid = OW - ${K - 1};
-        for (int t = 0; t < t_mid; ++t) {
-            if (t == t_in) {
-                for (; t < min(t_out, t_mid); ++t) {
-${dw_bands_step(dt, vw, fw, sw, fh, sh, r, False, "select")}\
-                }
-                if (t == t_mid)
-                    break;
-            }
-${dw_bands_step(dt, vw, fw, sw, fh, sh, r, True, "select")}\
-        }
-  % for j in range(K - 1, 0, -1):
-        {
-            const int t = OW - ${j};
-${dw_bands_step(dt, vw, fw, sw, fh, sh, r, True, "select", range(j))}\
-        }
-  % endfor
-    } else
-    for (int t = t0; t < OW; ++t) {
-${dw_bands_step(dt, vw, fw, sw, fh, sh, r, True, "select")}\
-    }
-% elif context.get("mr"):
+% if context.get("mr"):
     /* (mr) the band's input rows outside the input read as zeros (a select on the row's
        clamped load), so that every band runs the steps inside the input unchecked: the checks
        are the columns' at the row's two ends, each step's columns all in or all out of it */
     const int t0 = min(max(${1 - K}, (${sw * 64} - cx) / ${sw} - 64), 0);  /* the first step reading a column */
     for (int t = t0; t < OW; ++t) {
         if (t == t_in) {
-  % if context.get("mr") == 2:
-            if (${" && ".join("rv%d" % i for i in range(nin))} && oy + ${r} <= OH) {
-                for (; t < t_out; ++t) {
-${dw_bands_step(dt, vw, fw, sw, fh, sh, r, False, False)}\
-                }
-            } else
-  % endif
             for (; t < t_out; ++t) {
 ${dw_bands_step(dt, vw, fw, sw, fh, sh, r, False, "select")}\
             }
