@@ -87,6 +87,10 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
         # depthwise_slide's 8-channel vectors leave empty
         return {"vw": 8, "tx": 2, "rows": 1, "pairs": 1}
     sweep_tx = fit_registers(next(t for t in txs if t <= 4), rvw, vec) if txs else 0
+    if cpu and not quant and narrow_row(ow, fh, fw, sw, dw, vec):
+        # a narrow row of a 5x5 filter compiled (depthwise_row): one tile of 8 pixels whose
+        # border taps are skipped where the sliding window ran its steps at the row's ends
+        return {"vw": rvw, "tx": 8, "rows": 1, "row": 1}
     if cpu and slides_apply(fw, sw, dw, fh) and (sw > 1 or 1 < fh * fw <= 9 or (
             vec >= 16 and fh * fw * -(-vws[0] // vec) <= SLIDE_VECTORS)):
         # the sliding window, widest vector, one row per work-group, for strided filters and
@@ -122,6 +126,16 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
     gpu = _defaults.TABLE["gpu"]  # narrower vectors and tiles: more work-items, fewer registers
     return {"vw": next((v for v in vws if v <= gpu.direct_max_vw), 1),
             "tx": next(t for t in txs if t <= gpu.direct_max_tx), "rows": gpu.direct_rows}
+
+
+def narrow_row(ow: int, fh: int, fw: int, sw: int, dw: int, vec: int) -> bool:
+    """Whether the CPU rule runs a float layer as the compiled row (depthwise_row, tx 8): a
+    row of at most the device class's dw_row_narrow output pixels (0 < ow <= 8: one tile), a
+    filter of more than 9 taps (``fh`` rows, 0: unknown) that unrolls, stride and dilation 1
+    along x, native vectors of 16 floats."""
+    most = min(_defaults.TABLE["cpu"].dw_row_narrow, 8)
+    return (0 < ow <= most and 9 < fh * fw <= SWEEP_TAPS and sw == 1 and dw == 1
+            and vec >= 16)
 
 
 def row_vector(cpu: bool, o: int, widest: int, vec: int) -> int:
