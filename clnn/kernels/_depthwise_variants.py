@@ -243,8 +243,9 @@ def list_candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
     first = heuristic(cpu, o, ow, fw, sw, dw, vec, fh, sh, oh, quant)
     vws = vector_widths(o)[:3] if slides_apply(fw, sw, dw, fh) else []
     slides = [{"vw": vw, "tx": 1, "rows": rows, "slide": 1} for vw in vws for rows in (-1, 0, 1)]
+    masked = sh == 1 and fh * fw > 9  # (the bands' masked rows: 5x5 filters measured)
     slides += [{"vw": vw, "tx": 1, "rows": 1, "slide": 1, "r": r, **m} for vw in vws[:2]
-               for r in (2, 4) if 0 < sh <= 2 for m in ({}, {"mr": 1})[:1 + (sh == 1)]]
+               for r in (2, 4) if 0 < sh <= 2 for m in ({}, {"mr": 1})[:1 + masked]]
     rows = [{"vw": vw, "tx": tx, "rows": 1, "row": 1} for vw in vws for tx in (4, 6, 8)]
     if cpu and not quant and flat_apply(o, fw, sw, dw, fh, vec):
         rows += [{"vw": 8, "tx": 1, "rows": 1, "flat": 1, **({"r": r} if r > 1 else {})}

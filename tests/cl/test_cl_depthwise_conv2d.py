@@ -458,3 +458,23 @@ def test_depthwise_masked_row_bands(cl_device, monkeypatch, name, case, r, bb):
             for pl_ in p.plans.values() for launch in pl_.launches]
     assert len(keys) == 1 and "('mr', 1)" in keys[0], keys
     assert ("('bb', 3)" in keys[0]) == (bb == 3), keys
+
+
+@pytest.mark.parametrize("name", ["f32", "qa"])
+@pytest.mark.parametrize("w", [7, 8, 9])
+def test_depthwise_narrow_rows_planned(cl_device, name, w):
+    """A 5x5 stride 1 layer of a narrow row as the device plans it (no tuning entry): float
+    rows of at most the device class's dw_row_narrow pixels as the compiled row where native
+    vectors hold 16 floats, against the reference."""
+    rng = np.random.default_rng(49)
+    xs, fs, bs, out, x = conv_operands(name, rng, [2, 7, w, 48], [1, 5, 5, 48], channel_dim=3)
+    params = ints(2, 2, 2, 2, 1, 1, 1, 3) + [scalar("BOOL", False)] + ints(1, 1)
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([2, 7, w, 48])])
+    compare(m, [x], cl_device, kind_of(name))
+    pm = cl_device.prepare_model(m)
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    if cl_device.limits.native_vector_width_float >= 16 and cl_device.limits.is_cpu:
+        row = name == "f32" and w <= min(_defaults.TABLE["cpu"].dw_row_narrow, 8)
+        assert names == {"depthwise_conv2d." + ("depthwise_row" if row else
+                                                "depthwise_slide_rows")}
