@@ -21,7 +21,8 @@ the CPU rule's kernel for such 3x3 layers of at most the class data's dw_flat_m 
 pixel (:func:`flat_apply`); ``"row": 1`` runs
 ``depthwise_row``: the row sweep with the row's geometry (input and output widths, left
 padding) compiled in, tiles of tx pixels loading only the columns inside the input (a tuner
-candidate only: a kernel per row geometry costs too much of a cold prepare). The heuristic on
+candidate, a kernel per row geometry costing too much of a cold prepare, but for the CPU rule's
+narrow rows of 5x5 filters at stride 1: :func:`narrow_row`). The heuristic on
 a CPU is the sliding window (the widest vector dividing the channels, or the device class's
 dw_overlap_vw where it does not divide them: :func:`row_vector`; one row per work-group)
 for strided filters, 3x3 ones and, with native vectors of 16 floats, filters of at most
