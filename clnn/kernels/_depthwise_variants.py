@@ -9,10 +9,7 @@ work-item per channel vector and output row, tx pixels at a time along the row; 
 runs ``depthwise_slide``: one work-item per channel vector and output row, one output pixel a
 step with the filter in registers (tx 1; dilation 1 along x), and with ``"r": n`` (n > 1)
 ``depthwise_slide_rows``: the same over bands of n output rows (dilation 1 along y too), each
-input vector loaded once for the band (``"mr": 1``: the band's rows outside the input read as
-zeros, so that every band runs its steps inside the input unchecked, the CPU rule's for 5x5
-bands at row stride 1: the class data's dw_bands_masked; ``"bb": m``: m bands of an image a
-work-item, the filter loaded once); ``"pairs": 1`` runs ``depthwise_pairs`` (float, 8
+input vector loaded once for the band; ``"pairs": 1`` runs ``depthwise_pairs`` (float, 8
 channels, at most 3 filter columns, stride 1 along x): two output pixels a 16-float vector,
 the CPU rule's kernel there where native vectors hold 16 floats (class data dw_pairs:
 :func:`pairs_apply`); ``"flat": 1`` runs ``depthwise_flat`` (float, 8 m channels, m odd:
@@ -21,8 +18,8 @@ the CPU rule's kernel for such 3x3 layers of at most the class data's dw_flat_m 
 pixel (:func:`flat_apply`); ``"row": 1`` runs
 ``depthwise_row``: the row sweep with the row's geometry (input and output widths, left
 padding) compiled in, tiles of tx pixels loading only the columns inside the input (a tuner
-candidate, a kernel per row geometry costing too much of a cold prepare, but for the CPU rule's
-narrow rows of 5x5 filters at stride 1: :func:`narrow_row`). The heuristic on
+candidate only, a kernel per row geometry costing too much of a cold prepare, but for the
+narrow rows below). The heuristic on
 a CPU is the sliding window (the widest vector dividing the channels, or the device class's
 dw_overlap_vw where it does not divide them: :func:`row_vector`; one row per work-group)
 for strided filters, 3x3 ones and, with native vectors of 16 floats, filters of at most
@@ -33,6 +30,12 @@ span fits, tile_rows_group's rows); on a GPU narrower vectors and
 tiles (vw 4, tx 2: more work-items, fewer registers) and the driver's work-groups. The tuner
 measures float32 layers and 8-bit quantized ones (their filter type and requantization form in
 the signature: :func:`quant_keys`).
+
+With ``"r"``, ``"mr": 1`` reads the band's input rows outside the input as zeros, so that every
+band runs its steps inside the input unchecked: the CPU rule's for 5x5 bands at row stride 1
+(class data dw_bands_masked). Float rows of at most the class data's dw_row_narrow output
+pixels of 5x5 filters at stride 1 run the compiled row, one tile of 8 pixels, in the CPU rule
+(:func:`narrow_row`).
 """
 
 from __future__ import annotations
@@ -286,11 +289,10 @@ def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, 
     key's ``rq``, the requantization form, goes to every kernel but the bands; ``n``, ``sh``:
     the batch and the row stride, which depthwise_slide_rows's bands need)."""
     if v.get("slide") and v.get("r", 1) > 1:
-        per = -(-(n_oh // n) // v["r"])  # an image's bands
-        bands = n * -(-per // v.get("bb", 1))
+        bands = n * -(-(n_oh // n) // v["r"])
         return "depthwise_slide_rows", {**{k: key[k] for k in ROW_KEYS if k in key},
                                         "fh": fh, "sh": sh, "r": v["r"],
-                                        **{k: v[k] for k in ("mr", "bb") if v.get(k)}}, \
+                                        **({"mr": 1} if v.get("mr") else {})}, \
             (blocks(o, v["vw"]), 1, bands)
     if v.get("flat"):
         r = v.get("r", 1)

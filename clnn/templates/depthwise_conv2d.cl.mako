@@ -618,10 +618,8 @@ ${dw_pair_step(dt, fw, fh, True)}\
 ## accumulators. With ``mr`` the band's input rows outside the input read as zeros (a select
 ## on the clamped row's load; ``rows`` "select" of the step) and every band runs its steps
 ## inside the input unchecked (without it only the bands whose rows all lie inside do: a few
-## of a small image's), the steps before the first that reads a column skipped; with ``bb``
-## (> 1) a work-item runs bb bands of an image in turn, the filter loaded once (launched as
-## (channel blocks, 1, batch * ceil(ceil(OH / r) / bb))). Kernel key: depthwise_slide's and
-## r, sh (and mr, bb where set).
+## of a small image's), the steps before the first that reads a column skipped. Kernel key:
+## depthwise_slide's and r, sh (and mr where set).
 <%def name="dw_bands_step(dt, vw, fw, sw, fh, sh, r, checked, rows=None)">
 <%
     quant = dt in ("u8", "i8")
@@ -684,7 +682,6 @@ ${dw_store(dt, vw, 1, "break")}\
 
 <%def name="depthwise_slide_rows(dt, fdt, vw, fw, sw, fh, sh, r)">
 <%
-    bb = context.get("bb") or 1
     quant = dt in ("u8", "i8")
     S = "int" if quant else "float"
     V = S if vw == 1 else "%s%d" % (S, vw)
@@ -705,17 +702,8 @@ ${c.toffsets("x", "w", "bias", "y")}
   % endfor
 % endfor
     const int bands = (OH + ${r - 1}) / ${r};
-% if bb > 1:
-    /* (bb) ${bb} bands of an image a work-item, the filter loaded once */
-    const int groups = (bands + ${bb - 1}) / ${bb};
-    const int b = (int)get_global_id(2) / groups;
-    const int band0 = ((int)get_global_id(2) - b * groups) * ${bb};
-    for (int band = band0; band < min(band0 + ${bb}, bands); ++band) {
-    const int oy = band * ${r};
-% else:
     const int band = get_global_id(2);
     const int b = band / bands, oy = (band - b * bands) * ${r};
-% endif
     const int ys = oy * ${sh} - pad_t;
     const __global ${c.ctype(dt)}* xb = x + (size_t)b * H * W * C + c0;
 % for i in range(nin):
@@ -759,9 +747,6 @@ ${dw_bands_step(dt, vw, fw, sw, fh, sh, r, False)}\
                 break;
         }
 ${dw_bands_step(dt, vw, fw, sw, fh, sh, r, True)}\
-    }
-% endif
-% if bb > 1:
     }
 % endif
 }
