@@ -692,7 +692,16 @@ ${dw_params("depthwise_slide_rows", dt, fdt, "fh_", vw)}
 {
 ${c.toffsets("x", "w", "bias", "y")}
     const int c0 = min((int)get_global_id(0) * ${vw}, C - ${vw});  /* (*) of dw_row_setup */
+    const int bands = (OH + ${r - 1}) / ${r};
+    const int band = get_global_id(2);
+    const int b = band / bands, oy = (band - b * bands) * ${r};
+    const int ys = oy * ${sh} - pad_t;
+    x += (size_t)b * H * W * C + c0;
     w += c0;
+% for i in range(nin):
+    const bool rv${i} = ys + ${i} >= 0 && ys + ${i} < H;
+    const __global ${c.ctype(dt)}* xr${i} = x + (size_t)clamp(ys + ${i}, 0, H - 1) * W * C;
+% endfor
 % if not quant:
     const ${V} bv = ${vld(dt, vw, "c0", "bias")};
 % endif
@@ -700,15 +709,6 @@ ${c.toffsets("x", "w", "bias", "y")}
   % for p in range(fw):
     const ${V} w${q}_${p} = ${vld(fdt, vw, "%d * C" % (q * fw + p), "w")}${" - zw" if quant else ""};
   % endfor
-% endfor
-    const int bands = (OH + ${r - 1}) / ${r};
-    const int band = get_global_id(2);
-    const int b = band / bands, oy = (band - b * bands) * ${r};
-    const int ys = oy * ${sh} - pad_t;
-    const __global ${c.ctype(dt)}* xb = x + (size_t)b * H * W * C + c0;
-% for i in range(nin):
-    const bool rv${i} = ys + ${i} >= 0 && ys + ${i} < H;
-    const __global ${c.ctype(dt)}* xr${i} = xb + (size_t)clamp(ys + ${i}, 0, H - 1) * W * C;
 % endfor
     __global ${c.ctype(dt)}* yrow = y + ((size_t)b * OH + oy) * OW * C + c0;
 % for o in range(r):
