@@ -157,6 +157,18 @@ class ClassDefaults:
     #: layers on the tuner's scratch layers): 2 rows 1.12x faster over them than 1 (up to 2x
     #: at 56x56x96 stride 2), 4 rows slower than 2
     dw_bands_wide: int = 1
+    #: those bands of dw_bands_wide rows at a row stride of 1 read their input rows outside
+    #: the input as zeros (key ``mr``: a select on the row's clamped load) so that every band,
+    #: not only those whose rows all lie inside the input, runs its steps inside the input
+    #: unchecked: the bands of images of a few rows were all checked (a 7x7 output's 4 bands
+    #: of 2 rows: one inside). CPU (PoCL, AVX-512): on; a GPU: off (unmeasured)
+    dw_bands_masked: bool = False
+    #: float rows of at most this many output pixels of filters of more than 9 taps at stride
+    #: 1 run the compiled row (depthwise_row, one tile of 8 pixels: the row's border taps
+    #: skipped when it is built) where native vectors hold 16 floats; 0: never. A kernel per
+    #: such row geometry (one in each of 6 of the 13 MediaPipe models: 6, 7 or 8 pixels).
+    #: CPU (PoCL, AVX-512): 8; a GPU: 0 (the CPU rule's only)
+    dw_row_narrow: int = 0
     #: the vector width of the NHWC depthwise row kernels (depthwise_slide, _slide_rows,
     #: _sweep) on channel counts it does not divide but exceeds (the last channel vector
     #: overlapping the one before it: depthwise_conv2d.cl.mako dw_row_setup), instead of the
@@ -328,7 +340,8 @@ _CPU = ClassDefaults(
     gemm_tiles=([8, 2, 16], [8, 1, 16], [8, 1, 8], [4, 2, 16], [16, 1, 16], [8, 4, 8],
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
-    direct="rule", direct_rows=-1, dw_bands=2, dw_bands_wide=2, dw_overlap_vw=16,
+    direct="rule", direct_rows=-1, dw_bands=2, dw_bands_wide=2, dw_bands_masked=True,
+    dw_row_narrow=8, dw_overlap_vw=16,
     dw_whole_stores=True, dw_pairs=True, dw_flat_m=1, dw_flat_rows=2, dwpw=True,
     dwpw_pixels=0, dwpw_px=16,
     norm_max_vw=16, quantize_vw=16, requant_pairs=16,

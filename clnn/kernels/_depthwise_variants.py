@@ -18,7 +18,8 @@ the CPU rule's kernel for such 3x3 layers of at most the class data's dw_flat_m 
 pixel (:func:`flat_apply`); ``"row": 1`` runs
 ``depthwise_row``: the row sweep with the row's geometry (input and output widths, left
 padding) compiled in, tiles of tx pixels loading only the columns inside the input (a tuner
-candidate only: a kernel per row geometry costs too much of a cold prepare). The heuristic on
+candidate only, a kernel per row geometry costing too much of a cold prepare, but for the
+narrow rows below). The heuristic on
 a CPU is the sliding window (the widest vector dividing the channels, or the device class's
 dw_overlap_vw where it does not divide them: :func:`row_vector`; one row per work-group)
 for strided filters, 3x3 ones and, with native vectors of 16 floats, filters of at most
@@ -29,6 +30,12 @@ span fits, tile_rows_group's rows); on a GPU narrower vectors and
 tiles (vw 4, tx 2: more work-items, fewer registers) and the driver's work-groups. The tuner
 measures float32 layers and 8-bit quantized ones (their filter type and requantization form in
 the signature: :func:`quant_keys`).
+
+With ``"r"``, ``"mr": 1`` reads the band's input rows outside the input as zeros, so that every
+band runs its steps inside the input unchecked: the CPU rule's for 5x5 bands at row stride 1
+(class data dw_bands_masked). Float rows of at most the class data's dw_row_narrow output
+pixels of 5x5 filters at stride 1 run the compiled row, one tile of 8 pixels, in the CPU rule
+(:func:`narrow_row`).
 """
 
 from __future__ import annotations
@@ -41,9 +48,9 @@ from clnn.kernels.support import f32, i32
 
 #: the variant space's version, part of every signature: an entry measured over an older space
 #: (1: without the row sweeps, 2: without the sliding windows, 3: without the compiled rows,
-#: 4: without the sliding window's bands of rows, 5: without the flat rows)
-#: is measured again
-SPACE = 6
+#: 4: without the sliding window's bands of rows, 5: without the flat rows, 6: without the
+#: bands' masked rows) is measured again
+SPACE = 7
 #: most filter taps of a row sweep (its filter rows unroll)
 SWEEP_TAPS = 49
 #: most native vectors of filter the CPU rule's sliding window of stride 1 holds beyond 3x3
@@ -84,6 +91,10 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
         # depthwise_slide's 8-channel vectors leave empty
         return {"vw": 8, "tx": 2, "rows": 1, "pairs": 1}
     sweep_tx = fit_registers(next(t for t in txs if t <= 4), rvw, vec) if txs else 0
+    if cpu and not quant and narrow_row(ow, fh, fw, sw, dw, vec):
+        # a narrow row of a 5x5 filter compiled (depthwise_row): one tile of 8 pixels whose
+        # border taps are skipped where the sliding window ran its steps at the row's ends
+        return {"vw": rvw, "tx": 8, "rows": 1, "row": 1}
     if cpu and slides_apply(fw, sw, dw, fh) and (sw > 1 or 1 < fh * fw <= 9 or (
             vec >= 16 and fh * fw * -(-vws[0] // vec) <= SLIDE_VECTORS)):
         # the sliding window, widest vector, one row per work-group, for strided filters and
@@ -95,7 +106,11 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
         # Bands of several output rows (depthwise_slide_rows) where the registers hold them
         r = wide_bands(fh * fw, sh, oh, rvw, vec) if fh * fw > 9 else \
             bands(1 if quant else _defaults.TABLE["cpu"].dw_bands, fh, fw, sw, sh, rvw, vec)
-        return {"vw": rvw, "tx": 1, "rows": 1, "slide": 1, **({"r": r} if r > 1 else {})}
+        # (the wide bands at row stride 1 with their rows outside the input masked: the
+        # class's dw_bands_masked)
+        mr = r > 1 and fh * fw > 9 and sh == 1 and _defaults.TABLE["cpu"].dw_bands_masked
+        return {"vw": rvw, "tx": 1, "rows": 1, "slide": 1, **({"r": r} if r > 1 else {}),
+                **({"mr": 1} if mr else {})}
     if cpu and 0 < fh * fw <= SWEEP_TAPS and ow > sweep_tx:
         # the row sweep, widest vector, 4 pixels a step, one row per work-group, where a row
         # has more than one step: ahead of the tile rule in every size class of the
@@ -115,6 +130,16 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
     gpu = _defaults.TABLE["gpu"]  # narrower vectors and tiles: more work-items, fewer registers
     return {"vw": next((v for v in vws if v <= gpu.direct_max_vw), 1),
             "tx": next(t for t in txs if t <= gpu.direct_max_tx), "rows": gpu.direct_rows}
+
+
+def narrow_row(ow: int, fh: int, fw: int, sw: int, dw: int, vec: int) -> bool:
+    """Whether the CPU rule runs a float layer as the compiled row (depthwise_row, tx 8): a
+    row of at most the device class's dw_row_narrow output pixels (0 < ow <= 8: one tile), a
+    filter of more than 9 taps (``fh`` rows, 0: unknown) that unrolls, stride and dilation 1
+    along x, native vectors of 16 floats."""
+    most = min(_defaults.TABLE["cpu"].dw_row_narrow, 8)
+    return (0 < ow <= most and 9 < fh * fw <= SWEEP_TAPS and sw == 1 and dw == 1
+            and vec >= 16)
 
 
 def row_vector(cpu: bool, o: int, widest: int, vec: int) -> int:
@@ -222,8 +247,9 @@ def list_candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
     first = heuristic(cpu, o, ow, fw, sw, dw, vec, fh, sh, oh, quant)
     vws = vector_widths(o)[:3] if slides_apply(fw, sw, dw, fh) else []
     slides = [{"vw": vw, "tx": 1, "rows": rows, "slide": 1} for vw in vws for rows in (-1, 0, 1)]
-    slides += [{"vw": vw, "tx": 1, "rows": 1, "slide": 1, "r": r} for vw in vws[:2]
-               for r in (2, 4) if 0 < sh <= 2]
+    masked = sh == 1 and fh * fw > 9  # (the bands' masked rows: 5x5 filters measured)
+    slides += [{"vw": vw, "tx": 1, "rows": 1, "slide": 1, "r": r, **m} for vw in vws[:2]
+               for r in (2, 4) if 0 < sh <= 2 for m in ({}, {"mr": 1})[:1 + masked]]
     rows = [{"vw": vw, "tx": tx, "rows": 1, "row": 1} for vw in vws for tx in (4, 6, 8)]
     if cpu and not quant and flat_apply(o, fw, sw, dw, fh, vec):
         rows += [{"vw": 8, "tx": 1, "rows": 1, "flat": 1, **({"r": r} if r > 1 else {})}
@@ -265,7 +291,8 @@ def kernel(v: dict, key: dict, fh: int, ow: int, n_oh: int, o: int, w: int = 0, 
     if v.get("slide") and v.get("r", 1) > 1:
         bands = n * -(-(n_oh // n) // v["r"])
         return "depthwise_slide_rows", {**{k: key[k] for k in ROW_KEYS if k in key},
-                                        "fh": fh, "sh": sh, "r": v["r"]}, \
+                                        "fh": fh, "sh": sh, "r": v["r"],
+                                        **({"mr": 1} if v.get("mr") else {})}, \
             (blocks(o, v["vw"]), 1, bands)
     if v.get("flat"):
         r = v.get("r", 1)

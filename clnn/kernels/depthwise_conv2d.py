@@ -16,8 +16,9 @@ hold the band's accumulators: 3x3 filters), or ``depthwise_pairs``: two pixels o
 ``depthwise_flat``: a row of 8 m channels (m odd) as one flat array of 16-float vectors (the
 CPU default for 8-channel 3x3 layers), or
 ``depthwise_row``: the sweep with the row's geometry
-compiled in, loading only the input columns inside the row (a tuner candidate; the tuner picks
-per layer, clnn/kernels/_depthwise_variants.py). Other layouts and
+compiled in, loading only the input columns inside the row (a tuner candidate, and the CPU
+default for rows of at most 8 pixels of 5x5 filters at stride 1; the tuner picks per layer,
+clnn/kernels/_depthwise_variants.py). Other layouts and
 multipliers run the direct ``depthwise`` kernel, one work-item per output element. Bias, fused
 activation and the reference requantization (per-tensor or per-channel multipliers) are fused
 in all. FLOAT32, FLOAT16 (stored half), QUANT8_ASYMM, QUANT8_ASYMM_SIGNED; NCHW through

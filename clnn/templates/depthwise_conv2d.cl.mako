@@ -615,13 +615,19 @@ ${dw_pair_step(dt, fw, fh, True)}\
 ## from the core's second-level cache on the layers of the benchmark models, whose three input
 ## rows outgrow the first). Launched as (channel blocks, 1, batch * ceil(OH / r)); the rows
 ## past OH are not stored. Registers: fh * fw filter vectors and r * ceil(fw / sw)
-## accumulators. Kernel key: depthwise_slide's and r, sh.
-<%def name="dw_bands_step(dt, vw, fw, sw, fh, sh, r, checked)">
+## accumulators. With ``mr`` the band's input rows outside the input read as zeros (a select
+## on the clamped row's load; ``rows`` "select" of the step) and every band runs its steps
+## inside the input unchecked (without it only the bands whose rows all lie inside do: a few
+## of a small image's), the steps before the first that reads a column skipped. Kernel key:
+## depthwise_slide's and r, sh (and mr where set).
+<%def name="dw_bands_step(dt, vw, fw, sw, fh, sh, r, checked, rows=None)">
 <%
     quant = dt in ("u8", "i8")
     V = ("int" if quant else "float") + ("" if vw == 1 else str(vw))
     K = -(-fw // sw)
     nin = (r - 1) * sh + fh
+    rows = checked if rows is None else rows
+    zero = "(%s)(0)" % V
 %>
 % for s in range(sw):
   % if fw - sw + s >= 0:
@@ -629,8 +635,12 @@ ${dw_pair_step(dt, fw, fh, True)}\
             const int ix = t * ${sw} + cx + ${s};
             ${"if (ix >= 0 && ix < W)" if checked else ""} {
     % for i in range(nin):
-                ${"if (rv%d)" % i if checked else ""} {
+                ${"if (rv%d)" % i if rows == True else ""} {
+      % if rows == "select":
+                    const ${V} v = rv${i} ? ${vld(dt, vw, "ix * C", "xr%d" % i)}${" - za" if quant else ""} : ${zero};
+      % else:
                     const ${V} v = ${vld(dt, vw, "ix * C", "xr%d" % i)}${" - za" if quant else ""};
+      % endif
       % for o in range(r):
         % if 0 <= i - o * sh < fh:
           % for k in range((fw - sw + s) // sw + 1):
@@ -660,7 +670,7 @@ ${dw_pair_step(dt, fw, fh, True)}\
             ${"if (t >= 0)" if checked else ""} {
 % for o in range(r):
                 do {
-                    ${"if (oy + %d >= OH) break;" % o if o and checked else ""}
+                    ${"if (oy + %d >= OH) break;" % o if o and (checked or rows) else ""}
                     __global ${c.ctype(dt)}* yr = yrow + ${"%d * OW * C + " % o if o else ""}t * C;
                     const ${V} acc0 = out${o};
 ${dw_store(dt, vw, 1, "break")}\
@@ -711,6 +721,22 @@ ${c.toffsets("x", "w", "bias", "y")}
     const int t_out = max(W - cx - ${sw} < 0 ? 0 : min((W - cx - ${sw}) / ${sw} + 1, OW), t_in);
     /* as depthwise_slide: the steps inside the input of a band whose input rows (and output
        rows) all lie inside run the step without checks */
+% if context.get("mr"):
+    /* (mr) the band's input rows outside the input read as zeros (a select on the row's
+       clamped load), so that every band runs the steps inside the input unchecked: the checks
+       are the columns' at the row's two ends, each step's columns all in or all out of it */
+    const int t0 = min(max(${1 - K}, (${sw * 64} - cx) / ${sw} - 64), 0);  /* the first step reading a column */
+    for (int t = t0; t < OW; ++t) {
+        if (t == t_in) {
+            for (; t < t_out; ++t) {
+${dw_bands_step(dt, vw, fw, sw, fh, sh, r, False, "select")}\
+            }
+            if (t == OW)
+                break;
+        }
+${dw_bands_step(dt, vw, fw, sw, fh, sh, r, True, "select")}\
+    }
+% else:
     const int inner = ${" && ".join("rv%d" % i for i in range(nin))} && oy + ${r} <= OH ? t_in : OW + 1;
     for (int t = ${1 - K}; t < OW; ++t) {
         if (t == inner) {
@@ -722,6 +748,7 @@ ${dw_bands_step(dt, vw, fw, sw, fh, sh, r, False)}\
         }
 ${dw_bands_step(dt, vw, fw, sw, fh, sh, r, True)}\
     }
+% endif
 }
 </%def>
 

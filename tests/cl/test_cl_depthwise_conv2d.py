@@ -144,13 +144,18 @@ def test_depthwise_overlapped_vectors(cl_device, monkeypatch, name, c, v):
 def test_depthwise_wide_bands_rule():
     """Filters of more than 9 taps run the sliding window in bands of the device class's
     dw_bands_wide rows at row strides 1 and 2 where the output has more than one row, the
-    filter takes at most SLIDE_VECTORS native vectors and those hold 16 floats; else one row."""
+    filter takes at most SLIDE_VECTORS native vectors and those hold 16 floats (at row stride
+    1 with the rows outside the input masked where the class has dw_bands_masked); else one
+    row."""
     from clnn.kernels import _defaults
 
     wide = _defaults.TABLE["cpu"].dw_bands_wide
     band = {"r": wide} if wide > 1 else {}
+    masked = {"mr": 1} if wide > 1 and _defaults.TABLE["cpu"].dw_bands_masked else {}
     assert _dv.heuristic(True, 32, 12, 5, 1, 1, 16, 5, 1, 12) == \
-        {"vw": 16, "tx": 1, "rows": 1, "slide": 1, **band}
+        {"vw": 16, "tx": 1, "rows": 1, "slide": 1, **band, **masked}
+    assert "mr" not in _dv.heuristic(True, 32, 6, 5, 2, 1, 16, 5, 2, 6)  # (row stride 2)
+    assert "mr" not in _dv.heuristic(True, 32, 12, 3, 1, 1, 16, 3, 1, 12)  # (3x3)
     assert _dv.heuristic(True, 32, 6, 5, 2, 1, 16, 5, 2, 6).get("r", 1) == max(wide, 1)
     assert _dv.heuristic(True, 32, 6, 5, 2, 1, 16, 5, 2, 7).get("r", 1) == max(wide, 1)
     for args in ((16, 5, 1, 1),  # one row
@@ -408,3 +413,61 @@ def test_depthwise_flat_planned(cl_device):
              pl.launches}
     if cl_device.limits.native_vector_width_float >= 16 and cl_device.limits.is_cpu:
         assert names == {"depthwise_conv2d.depthwise_flat"}
+
+
+#: (x shape, filter, pads l r t b, strides w h) of the masked-row bands (``"mr"``): rows and
+#: images smaller than the filter's reach, a band past the last row, padding wider than the
+#: filter's reach along x, stride 2, more channels than a vector (the last one overlapping),
+#: rows of fewer outputs than the filter's columns
+MASKED_ROWS = [([1, 7, 7, 32], 5, (2, 2, 2, 2), (1, 1)),
+               ([2, 12, 9, 48], 5, (2, 2, 2, 2), (1, 1)),
+               ([1, 3, 4, 16], 5, (2, 2, 2, 2), (1, 1)),
+               ([1, 14, 14, 40], 5, (1, 2, 1, 2), (2, 2)),
+               ([1, 9, 11, 16], 5, (2, 2, 2, 2), (2, 2)),
+               ([1, 8, 6, 16], 5, (0, 0, 0, 0), (1, 1)),
+               ([1, 6, 5, 16], 3, (4, 1, 3, 1), (1, 1)),
+               ([1, 10, 10, 16], 3, (1, 1, 1, 1), (2, 2)),
+               ([1, 5, 2, 16], 5, (2, 2, 2, 2), (1, 1)),
+               ([1, 5, 3, 16], 5, (1, 1, 2, 2), (2, 1))]
+
+
+@pytest.mark.parametrize("name", ["f32", "qa"])
+@pytest.mark.parametrize("case", range(len(MASKED_ROWS)))
+@pytest.mark.parametrize("r", [2, 3])
+def test_depthwise_masked_row_bands(cl_device, monkeypatch, name, case, r):
+    """depthwise_slide_rows with the band's input rows outside the input read as zeros
+    (``"mr": 1``: every band's steps inside the input unchecked) against the reference."""
+    x_shape, f, (pl, pr, pt, pb), (sw, sh) = MASKED_ROWS[case]
+    n, h, w, c = x_shape
+    monkeypatch.setattr(_dv, "choose", lambda b, **kw: {"vw": 16, "tx": 1, "rows": 1,
+                                                        "slide": 1, "r": r, "mr": 1})
+    rng = np.random.default_rng(48 + case)
+    xs, fs, bs, out, x = conv_operands(name, rng, x_shape, [1, f, f, c], channel_dim=3)
+    oh, ow = (h + pt + pb - f) // sh + 1, (w + pl + pr - f) // sw + 1
+    params = ints(pl, pr, pt, pb, sw, sh, 1, 1) + [scalar("BOOL", False)] + ints(1, 1)
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([n, oh, ow, c])])
+    compare(m, [x], cl_device, kind_of(name))
+    pm = cl_device.prepare_model(m)
+    keys = [repr(launch.key or launch.pending) for p in pm.partitions
+            for pl_ in p.plans.values() for launch in pl_.launches]
+    assert len(keys) == 1 and "('mr', 1)" in keys[0], keys
+
+
+@pytest.mark.parametrize("name", ["f32", "qa"])
+@pytest.mark.parametrize("w", [7, 8, 9])
+def test_depthwise_narrow_rows_planned(cl_device, name, w):
+    """A 5x5 stride 1 layer of a narrow row as the device plans it (no tuning entry): float
+    rows of at most the device class's dw_row_narrow pixels as the compiled row where native
+    vectors hold 16 floats, against the reference."""
+    rng = np.random.default_rng(49)
+    xs, fs, bs, out, x = conv_operands(name, rng, [2, 7, w, 48], [1, 5, 5, 48], channel_dim=3)
+    params = ints(2, 2, 2, 2, 1, 1, 1, 3) + [scalar("BOOL", False)] + ints(1, 1)
+    m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([2, 7, w, 48])])
+    compare(m, [x], cl_device, kind_of(name))
+    pm = cl_device.prepare_model(m)
+    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
+             pl.launches}
+    if cl_device.limits.native_vector_width_float >= 16 and cl_device.limits.is_cpu:
+        row = name == "f32" and w <= min(_defaults.TABLE["cpu"].dw_row_narrow, 8)
+        assert names == {"depthwise_conv2d." + ("depthwise_row" if row else
+                                                "depthwise_slide_rows")}

@@ -480,9 +480,19 @@ def test_depthwise_heuristic_on_cpus():
         "vw": 16, "tx": 4, "rows": 1, "sweep": 1}
     assert "sweep" in _dv.heuristic(True, 32, 112, 7, 1, 1, vec=16, fh=7)
     assert "sweep" in _dv.heuristic(True, 32, 112, 1, 1, 1, vec=8, fh=1)
-    # the compiled row is a candidate only (a kernel per row geometry)
-    assert not any("row" in _dv.heuristic(True, 32, ow, f, s, 1, vec=v, fh=f)
-                   for ow in (1, 12, 112) for f in (1, 3, 5) for s in (1, 2) for v in (8, 16))
+    # the compiled row is a candidate only (a kernel per row geometry), but for the narrow
+    # rows of filters of more than 9 taps at stride 1 (the device class's dw_row_narrow: one
+    # tile of 8) where native vectors hold 16 floats
+    from clnn.kernels import _defaults
+
+    narrow = min(_defaults.TABLE["cpu"].dw_row_narrow, 8)
+    assert all(("row" in _dv.heuristic(True, 32, ow, f, s, 1, vec=v, fh=f)) ==
+               (ow <= narrow and f == 5 and s == 1 and v == 16)
+               for ow in (1, 7, 8, 12, 112) for f in (1, 3, 5) for s in (1, 2) for v in (8, 16))
+    if narrow:
+        assert _dv.heuristic(True, 1152, narrow, 5, 1, 1, vec=16, fh=5, sh=1, oh=narrow) == {
+            "vw": 16, "tx": 8, "rows": 1, "row": 1}
+    assert "row" not in _dv.heuristic(True, 32, 7, 5, 1, 1, vec=16, fh=5, quant=True)
     # dilated along x: the row sweep (4 pixels a step, fitted to 8 native vectors)
     assert _dv.heuristic(True, 32, 112, 3, 1, 2, vec=8, fh=3) == {
         "vw": 16, "tx": 4, "rows": 1, "sweep": 1}
@@ -512,7 +522,7 @@ def test_depthwise_heuristic_on_cpus():
         (2, 1, 112))
     # an entry of the space before the flat rows is not this signature's
     assert _dv.signature(dt="f32", n=1, h=8, w=8, o=8, oh=8, ow=8, fh=3, fw=3, sh=1, sw=1, dh=1,
-                         dw=1)["space"] == _dv.SPACE == 6
+                         dw=1)["space"] == _dv.SPACE == 7
 
 
 def test_depthwise_bands_on_cpus(monkeypatch):
