@@ -167,7 +167,9 @@ class ClassDefaults:
     #: 1 run the compiled row (depthwise_row, one tile of 8 pixels: the row's border taps
     #: skipped when it is built) where native vectors hold 16 floats; 0: never. A kernel per
     #: such row geometry (one in each of 6 of the 13 MediaPipe models: 6, 7 or 8 pixels).
-    #: CPU (PoCL, AVX-512): 8; a GPU: 0 (the CPU rule's only)
+    #: 1.14-1.43x on those layers, timed alone, but no whole model measurably faster, and a
+    #: kernel more to compile for the first result (0.2-0.46 s of hand_landmark_full's cold
+    #: prepare): 0 on every class for now; the tuner still tries depthwise_row on them
     dw_row_narrow: int = 0
     #: the vector width of the NHWC depthwise row kernels (depthwise_slide, _slide_rows,
     #: _sweep) on channel counts it does not divide but exceeds (the last channel vector
@@ -341,7 +343,7 @@ _CPU = ClassDefaults(
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
     direct="rule", direct_rows=-1, dw_bands=2, dw_bands_wide=2, dw_bands_masked=True,
-    dw_row_narrow=8, dw_overlap_vw=16,
+    dw_overlap_vw=16,
     dw_whole_stores=True, dw_pairs=True, dw_flat_m=1, dw_flat_rows=2, dwpw=True,
     dwpw_pixels=0, dwpw_px=16,
     norm_max_vw=16, quantize_vw=16, requant_pairs=16,

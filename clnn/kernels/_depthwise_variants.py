@@ -34,8 +34,8 @@ the signature: :func:`quant_keys`).
 With ``"r"``, ``"mr": 1`` reads the band's input rows outside the input as zeros, so that every
 band runs its steps inside the input unchecked: the CPU rule's for 5x5 bands at row stride 1
 (class data dw_bands_masked). Float rows of at most the class data's dw_row_narrow output
-pixels of 5x5 filters at stride 1 run the compiled row, one tile of 8 pixels, in the CPU rule
-(:func:`narrow_row`).
+pixels of 5x5 filters at stride 1 run the compiled row, one tile of 8 pixels (:func:`narrow_row`;
+0 on every class for now: a kernel more per model to compile).
 """
 
 from __future__ import annotations
