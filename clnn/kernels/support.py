@@ -252,7 +252,8 @@ def launch_strided_copy(b, x, y, shape, xs, ys, xb: int = 0, yb: int = 0,
     vw = copy_vector(shape[5], xs[5], ys[5]) if name == "copy" else 1
     if vw > 1:
         params = {**params, "vw": vw}
-    d5 = shape[5] // vw
+        extra = (*extra, i32(shape[5] - vw))  # (k5_last: the last vector's start)
+    d5 = -(-shape[5] // vw)
     b.launch("strided_copy", name, params, (d5, rows),
              [*_tensor_pair(x), *_tensor_pair(y), i32(xb), i32(yb),
               *[i32(d) for d in shape[1:5]], i32(d5), *[i32(s) for s in xs],
@@ -269,8 +270,12 @@ COPY_VECTORS = (16, 4)
 
 def copy_vector(inner: int, xs: int, ys: int) -> int:
     """The elements a work-item copies along an innermost dimension of ``inner`` elements
-    (strides ``xs`` in x, ``ys`` in y): the widest of :data:`COPY_VECTORS` dividing it where
-    it is contiguous in both, else 1."""
+    (strides ``xs`` in x, ``ys`` in y) where it is contiguous in both (else 1): the widest of
+    :data:`COPY_VECTORS` that the run holds, the last vector overlapping the one before it
+    where that width does not divide the run (strided_copy.cl.mako), else 1. One width for
+    every run of 16 elements or more: pose_detection's copies were three kernel keys (16, 4
+    and 1 elements), each compiled into its chain's program (#37)."""
     if xs != 1 or ys != 1:
         return 1
-    return next((v for v in COPY_VECTORS if inner % v == 0), 1)
+    return next((v for v in COPY_VECTORS if inner >= v and (v == COPY_VECTORS[0] or
+                                                            inner % v == 0)), 1)

@@ -8,7 +8,11 @@
 ## to [lo, hi] (CONCATENATION of inputs with another scale or zero point than the output).
 ## vw (copy): elements per work-item along the innermost dimension, contiguous in x and y
 ## (vloadN / vstoreN; d5 is then counted in vectors): a work-item's index arithmetic and, in a
-## chain (clnn/chain.py), its call are paid once per vector instead of once per element.
+## chain (clnn/chain.py), its call are paid once per vector instead of once per element. The
+## vector starts at k5_last at most (the innermost run's length less vw): where vw does not
+## divide the run, its last vector overlaps the one before it, copying some elements twice
+## (the same values; x and y never share memory), so that one vector width serves every run
+## of at least vw elements (one kernel key fewer to compile in a chain, #37).
 <%namespace name="c" file="common.mako"/>
 
 <%def name="copy(dt, vw=1)">${_strided_copy("copy", dt, vw=vw)}</%def>
@@ -19,11 +23,15 @@
 __kernel void ${name}(${c.tparam(dt, "x", True)}, ${c.tparam(dt, "y")}, int xb, int yb,
                       int d1, int d2, int d3, int d4, int d5,
                       int x0, int x1, int x2, int x3, int x4, int x5,
-                      int y0, int y1, int y2, int y3, int y4, int y5${", float scale, float bias, int zo, int lo, int hi" if requant else ""})
+                      int y0, int y1, int y2, int y3, int y4, int y5${", float scale, float bias, int zo, int lo, int hi" if requant else ""}${", int k5_last" if vw > 1 else ""})
 {
 ${c.toffsets("x", "y")}
     /* 2-D launch (d5, d0 * ... * d4): the innermost dimension needs no division */
-    int k5 = get_global_id(0)${" * %d" % vw if vw > 1 else ""};
+% if vw > 1:
+    int k5 = min((int)get_global_id(0) * ${vw}, k5_last);
+% else:
+    int k5 = get_global_id(0);
+% endif
     int i = get_global_id(1);
     int k4 = i % d4; i /= d4;
     int k3 = i % d3; i /= d3;
