@@ -335,6 +335,17 @@ class ClassDefaults:
     #: iris_landmark and hand_recrop, +0.15 s on pose_landmark_full, for 0-4% of their steady
     #: time: off; a GPU: off until measured
     gemm_pooled_residual: bool = False
+    #: a float GEMM over rows of the input (amode "rows": a 1x1 convolution, a FULLY_CONNECTED)
+    #: whose M the rule's 8-row tile leaves more than 1/16 of padding rows in its last tile
+    #: takes the first of these tile heights that wastes fewer rows (clnn.kernels._gemm.
+    #: fit_rows; the tile's other knobs kept): the 7 x 7 (M = 49: 8 rows pad to 56) and
+    #: 6 x 6 (M = 36: 40) layers compute no rows twice. CPU (PoCL, AVX-512; the chains'
+    #: per-launch minima of 150-200 profiled runs, each model's rule and fitted plans in one
+    #: process, load ~4): 7 x 2 x 16 on hand_landmark_full's 49 x 192/1152 layers 54-56 ->
+    #: 47-49 us, pose_detection's 55-56 -> 48-50, hand_landmark_lite's 19.4 -> 17.5
+    #: (7 x 1 x 16: 21.5 -> 20.9), 6 x 2 x 16 on palm_detection_full's 36-row layers 11.6 ->
+    #: 9.9; 7 on M = 196 (8 rows: 200) mixed, +-10%: not taken there (the 1/16). (): never
+    gemm_fit_rows: tuple = ()
 
 
 _CPU = ClassDefaults(
@@ -353,7 +364,8 @@ _CPU = ClassDefaults(
     chain_no_unroll=True,
     companion_gaps=4.0, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
     companion_max_s=150e-6,
-    gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True, conv_quads=8)
+    gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True, conv_quads=8,
+    gemm_fit_rows=(7, 6))
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],

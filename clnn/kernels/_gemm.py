@@ -92,6 +92,27 @@ def pick_tile(n: int, tile=None, m: int = 0, k: int = 0,
     return (mr, 1, 16)
 
 
+#: a tile height other than the rule's is taken (:func:`fit_rows`) only where the rule's
+#: would pad more than M / FIT_WASTE rows
+FIT_WASTE = 16
+
+
+def fit_rows(m: int, mr: int, heights) -> int:
+    """The tile height for an M-row GEMM whose rule tile is ``mr`` rows high: ``mr``, or the
+    first of ``heights`` (the device class's ``gemm_fit_rows``) that pads fewer rows where
+    ``mr`` pads more than m / :data:`FIT_WASTE` (49 rows: 8 pads 7, 7 none; 36: 8 pads 4, 6
+    none; 196: 8 pads 4 of 196, kept)."""
+    pad = -(-m // mr) * mr - m
+    if m <= 0 or pad * FIT_WASTE <= m:
+        return mr
+    best = mr
+    for h in heights:
+        p = -(-m // h) * h - m
+        if p < pad:
+            best, pad = h, p
+    return best
+
+
 def narrow_vector_tile(n: int, vec: int) -> tuple[int, int, int]:
     """The CPU tile for native vectors of ``vec`` < 16 floats (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT
     8: a CPU of 16 vector registers, where the 16 accumulators of 16 floats of the wide

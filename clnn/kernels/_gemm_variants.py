@@ -41,23 +41,28 @@ def _group_ok(t: Traits, wg) -> bool:
     return wg[0] * wg[1] <= t.max_wg and wg[0] <= t.max_items[0] and wg[1] <= t.max_items[1]
 
 
-def heuristic(t: Traits, n: int, m: int = 0, k: int = 0, packed: bool = False) -> dict:
+def heuristic(t: Traits, n: int, m: int = 0, k: int = 0, packed: bool = False,
+              fit: bool = False) -> dict:
     """The variant without a tuning entry (m, k: the GEMM's other sizes, 0 unknown;
-    ``packed``: A is an im2col panel)."""
+    ``packed``: A is an im2col panel; ``fit``: A is rows of the input (amode "rows"), whose
+    tile height the class may fit to M: ``gemm_fit_rows``, :func:`clnn.kernels._gemm.
+    fit_rows`)."""
     d = _defaults.defaults(t)
     if d.gemm_tile == "rule":  # the CPU rule measured on PoCL
-        return {"tile": list(_gemm.pick_tile(n, m=m, k=k, packed=packed, vec=t.vec)),
-                "wg": d.gemm_group}
+        tile = list(_gemm.pick_tile(n, m=m, k=k, packed=packed, vec=t.vec))
+        if fit and d.gemm_fit_rows and not packed and m * n * k > _gemm.TINY:
+            tile[0] = _gemm.fit_rows(m, tile[0], d.gemm_fit_rows)
+        return {"tile": tile, "wg": d.gemm_group}
     tile = list(d.gemm_tile if n > 2 else d.gemm_tile_narrow)
     want = next((list(g) for g in d.gemm_group if _group_ok(t, g)), None)
     return {"tile": tile, "wg": want}
 
 
 def candidates(t: Traits, n: int, full: bool = True, m: int = 0, k: int = 0,
-               packed: bool = False) -> list[dict]:
+               packed: bool = False, fit: bool = False) -> list[dict]:
     """The variants the tuner measures for an output of ``n`` columns (the heuristic's
     first); ``full=False``: the tiles only, with the heuristic's groups (CLNN_TUNE=fast)."""
-    default = heuristic(t, n, m, k, packed)
+    default = heuristic(t, n, m, k, packed, fit)
     d = _defaults.defaults(t)
     tiles = [tl for tl in d.gemm_tiles if fits_n(tl, n)]
     groups = [g for g in d.gemm_groups if _group_ok(t, g)]
@@ -158,12 +163,19 @@ def _family():
 
     return tuning.Family(
         "gemm",
-        default=lambda t, s: heuristic(t, s["N"], s["M"], s["K"], s["amode"] in PACKED),
+        default=lambda t, s: heuristic(t, s["N"], s["M"], s["K"], s["amode"] in PACKED,
+                                       _fits(s)),
         space=lambda t, s, full: candidates(t, s["N"], full=full, m=s["M"], k=s["K"],
-                                            packed=s["amode"] in PACKED),
+                                            packed=s["amode"] in PACKED, fit=_fits(s)),
         scratch=_scratch, flop=lambda s: 2.0 * s["M"] * s["N"] * s["K"] * s["batches"],
         scratch_bytes=lambda s: 4 * (s["M"] * s["K"] + s["K"] * s["N"] + s["M"] * s["N"]) *
         s["batches"])
+
+
+def _fits(s: dict) -> bool:
+    """Whether a layer of signature ``s`` may take a tile height fitted to its M
+    (:func:`heuristic`'s ``fit``): float32 rows of the input."""
+    return s["amode"] == "rows" and s["dt"] == "f32"
 
 
 def _layout(amode: str, m: int) -> dict:

@@ -434,3 +434,52 @@ def test_conv_quant_int_pairs(cl_device, case):
     keys = [dict(launch.key[2]) for launch, _ in events if launch.name == "gemm.gemm"]
     assert keys and all(k.get("ip", False) == _gemm.int_pairs(cl_device, True, c)
                         for k in keys), keys
+
+
+def test_fitted_row_tile_rule():
+    """The GEMM's tile height fitted to M (clnn.kernels._gemm.fit_rows, the class's
+    ``gemm_fit_rows``): taken where the rule's 8 rows pad more than M / 16 rows, for float
+    rows of the input only (neither packed panels nor tiny GEMMs, nor a class without it)."""
+    from clnn.kernels import _gemm, _gemm_variants
+    from clnn.kernels._gemm_variants import Traits
+
+    assert [_gemm.fit_rows(m, 8, (7, 6)) for m in (49, 36, 196, 64, 56, 9 * 9)] == \
+        [7, 6, 8, 8, 8, 7]  # 81 rows: 8 pads 7, 7 and 6 pad 3 (the first taken)
+    cpu = Traits(cpu=True, max_wg=4096, max_items=(4096,) * 3, local_mem=1 << 20,
+                 device_class="cpu")
+    assert _gemm_variants.heuristic(cpu, 192, 49, 672, fit=True)["tile"] == [7, 2, 16]
+    assert _gemm_variants.heuristic(cpu, 80, 36, 480, fit=True)["tile"] == [6, 1, 16]
+    assert _gemm_variants.heuristic(cpu, 192, 49, 672)["tile"] == [8, 2, 16]
+    assert _gemm_variants.heuristic(cpu, 192, 49, 672, packed=True, fit=True)["tile"] == \
+        [8, 2, 16]
+    assert _gemm_variants.heuristic(cpu, 32, 49, 64, fit=True)["tile"] == [8, 2, 16]  # tiny
+    s = {"dt": "f32", "amode": "rows", "M": 49, "N": 192, "K": 672, "batches": 1}
+    assert _gemm_variants.FAMILY.default(cpu, s)["tile"] == [7, 2, 16]
+    assert _gemm_variants.candidates(cpu, 192, m=49, k=672, fit=True)[0]["tile"] == [7, 2, 16]
+    assert _gemm_variants.FAMILY.default(cpu, {**s, "amode": "taps"})["tile"] == [8, 2, 16]
+    gpu = Traits(cpu=False, max_wg=256, max_items=(1024, 1024, 64), local_mem=48 << 10)
+    assert _gemm_variants.heuristic(gpu, 192, 49, 672, fit=True)["tile"] == [4, 1, 4]
+
+
+@pytest.mark.parametrize("hw,o,c,act", [
+    (7, 192, 64, 3),   # M = 49: 7 rows per tile on the CPU class
+    (7, 40, 256, 1),   # a partial last vector (40 columns)
+    (6, 96, 128, 0),   # M = 36: 6 rows
+])
+def test_conv_1x1_fitted_rows_vs_reference(cl_device, hw, o, c, act):
+    """1x1 convolutions whose M the class's fitted tile height covers exactly (7 x 7, 6 x 6
+    pixels) match the reference, their GEMM on the tile height
+    :func:`clnn.kernels._gemm.fit_rows` gives (a fused ADD: tests/cl/test_cl_fusion.py)."""
+    from clnn.kernels import _defaults, _gemm
+
+    rng = np.random.default_rng(70 + hw + o)
+    m, x = conv_model("f32", rng, [1, hw, hw, c], [o, 1, 1, c], [1, hw, hw, o],
+                      ints(2, 1, 1, act))
+    compare(m, x, cl_device, "f32")
+    pm = cl_device.prepare_model(m)
+    events = []
+    pm.run(x, events=events)
+    keys = [dict(launch.key[2]) for launch, _ in events if launch.name == "gemm.gemm"]
+    d = _defaults.defaults(_defaults.traits(cl_device.limits))
+    want = _gemm.fit_rows(hw * hw, 8, d.gemm_fit_rows) if d.gemm_fit_rows else None
+    assert len(keys) == 1 and (want is None or keys[0]["mr"] == want), keys
