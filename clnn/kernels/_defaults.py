@@ -346,6 +346,19 @@ class ClassDefaults:
     #: (7 x 1 x 16: 21.5 -> 20.9), 6 x 2 x 16 on palm_detection_full's 36-row layers 11.6 ->
     #: 9.9; 7 on M = 196 (8 rows: 200) mixed, +-10%: not taken there (the 1/16). (): never
     gemm_fit_rows: tuple = ()
+    #: those GEMMs (float rows of the input) where the rule gives one vector of ``vec``
+    #: columns per row (clnn.kernels._gemm.pick_tile's mr x 16: outputs of whole vectors
+    #: not a multiple of two, 144, 240, 80, 112 columns) take the first of these (rows,
+    #: vectors) tiles whose vectors divide the output's (clnn.kernels._gemm.wide_tile): one
+    #: vector per row loads a broadcast of A for each FMA, as many loads as FMAs; 8 x 3
+    #: vectors load 11 for 24 FMAs, 4 x 5 9 for 20, 4 x 7 11 for 28. CPU (PoCL, AVX-512; the
+    #: chains' per-launch minima of 200 profiled runs, each model's two plans in one
+    #: process, load ~5): 8 x 3 on hand_landmark_full's 3136 x 144 x 24 layers 62 -> 51 us,
+    #: 784 x 240 x 40 40 -> 32, pose_detection's 94 -> 79 and 58 -> 42; 4 x 5 on
+    #: 196 x 80 x 480 36 -> 30; 4 x 7 on 196 x 112 x 672 69-71 -> 63, hand_landmark_lite's
+    #: 49 x 112 29-30 -> 24-25; the changed launches 14-17% less time in each model.
+    #: (8 x 3 on the 8 x 2 layers of multiples of 32 columns: 1-3%, not taken.) (): never
+    gemm_wide_rows: tuple = ()
 
 
 _CPU = ClassDefaults(
@@ -365,7 +378,7 @@ _CPU = ClassDefaults(
     companion_gaps=4.0, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
     companion_max_s=150e-6,
     gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True, conv_quads=8,
-    gemm_fit_rows=(7, 6))
+    gemm_fit_rows=(7, 6), gemm_wide_rows=((8, 3), (4, 5), (4, 7)))
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],

@@ -99,18 +99,32 @@ FIT_WASTE = 16
 
 def fit_rows(m: int, mr: int, heights) -> int:
     """The tile height for an M-row GEMM whose rule tile is ``mr`` rows high: ``mr``, or the
-    first of ``heights`` (the device class's ``gemm_fit_rows``) that pads fewer rows where
-    ``mr`` pads more than m / :data:`FIT_WASTE` (49 rows: 8 pads 7, 7 none; 36: 8 pads 4, 6
-    none; 196: 8 pads 4 of 196, kept)."""
+    first of ``heights`` (the device class's ``gemm_fit_rows``) lower than ``mr`` (fewer
+    accumulators) that pads fewer rows where ``mr`` pads more than m / :data:`FIT_WASTE` (49
+    rows: 8 pads 7, 7 none; 36: 8 pads 4, 6 none; 196: 8 pads 4 of 196, kept)."""
     pad = -(-m // mr) * mr - m
     if m <= 0 or pad * FIT_WASTE <= m:
         return mr
     best = mr
     for h in heights:
         p = -(-m // h) * h - m
-        if p < pad:
+        if h < mr and p < pad:
             best, pad = h, p
     return best
+
+
+def wide_tile(n: int, tile: tuple, wide) -> tuple:
+    """The tile for an N-column GEMM whose rule tile is ``tile``: where that is one vector
+    per row (mr x 1 x vw) and N whole vectors, the first (rows, vectors) of ``wide`` (the
+    device class's ``gemm_wide_rows``) whose vectors divide N's (144 columns, 9 vectors of
+    16: 8 x 3; 80: 4 x 5; 112: 4 x 7); else ``tile``."""
+    mr, nv, vw = tile
+    if nv != 1 or n % vw:
+        return tile
+    for rows, vectors in wide:
+        if (n // vw) % vectors == 0:
+            return (rows, vectors, vw)
+    return tile
 
 
 def narrow_vector_tile(n: int, vec: int) -> tuple[int, int, int]:

@@ -44,15 +44,17 @@ def _group_ok(t: Traits, wg) -> bool:
 def heuristic(t: Traits, n: int, m: int = 0, k: int = 0, packed: bool = False,
               fit: bool = False) -> dict:
     """The variant without a tuning entry (m, k: the GEMM's other sizes, 0 unknown;
-    ``packed``: A is an im2col panel; ``fit``: A is rows of the input (amode "rows"), whose
-    tile height the class may fit to M: ``gemm_fit_rows``, :func:`clnn.kernels._gemm.
-    fit_rows`)."""
+    ``packed``: A is an im2col panel; ``fit``: A is float rows of the input (amode "rows"),
+    whose tile the class may widen to more vectors per row, ``gemm_wide_rows``
+    (:func:`clnn.kernels._gemm.wide_tile`), and fit in height to M, ``gemm_fit_rows``
+    (:func:`clnn.kernels._gemm.fit_rows`); neither for tiny GEMMs)."""
     d = _defaults.defaults(t)
     if d.gemm_tile == "rule":  # the CPU rule measured on PoCL
-        tile = list(_gemm.pick_tile(n, m=m, k=k, packed=packed, vec=t.vec))
-        if fit and d.gemm_fit_rows and not packed and m * n * k > _gemm.TINY:
+        tile = _gemm.pick_tile(n, m=m, k=k, packed=packed, vec=t.vec)
+        if fit and not packed and m * n * k > _gemm.TINY:
+            tile = list(_gemm.wide_tile(n, tile, d.gemm_wide_rows))
             tile[0] = _gemm.fit_rows(m, tile[0], d.gemm_fit_rows)
-        return {"tile": tile, "wg": d.gemm_group}
+        return {"tile": list(tile), "wg": d.gemm_group}
     tile = list(d.gemm_tile if n > 2 else d.gemm_tile_narrow)
     want = next((list(g) for g in d.gemm_group if _group_ok(t, g)), None)
     return {"tile": tile, "wg": want}

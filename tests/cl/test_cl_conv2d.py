@@ -437,40 +437,58 @@ def test_conv_quant_int_pairs(cl_device, case):
 
 
 def test_fitted_row_tile_rule():
-    """The GEMM's tile height fitted to M (clnn.kernels._gemm.fit_rows, the class's
-    ``gemm_fit_rows``): taken where the rule's 8 rows pad more than M / 16 rows, for float
-    rows of the input only (neither packed panels nor tiny GEMMs, nor a class without it)."""
+    """The GEMM's tile widened to more vectors per row (clnn.kernels._gemm.wide_tile, the
+    class's ``gemm_wide_rows``) where the rule gives one, and fitted in height to M
+    (``fit_rows``, ``gemm_fit_rows``) where the rule's rows pad more than M / 16 rows: for
+    float rows of the input only (neither packed panels nor tiny GEMMs, nor a class without
+    them)."""
     from clnn.kernels import _gemm, _gemm_variants
     from clnn.kernels._gemm_variants import Traits
 
     assert [_gemm.fit_rows(m, 8, (7, 6)) for m in (49, 36, 196, 64, 56, 9 * 9)] == \
         [7, 6, 8, 8, 8, 7]  # 81 rows: 8 pads 7, 7 and 6 pad 3 (the first taken)
+    assert _gemm.fit_rows(49, 4, (7, 6)) == 4 and _gemm.fit_rows(10, 4, (7, 6)) == 4
+    wide = ((8, 3), (4, 5), (4, 7))
+    assert [_gemm.wide_tile(n, (8, 1, 16), wide) for n in (144, 240, 80, 112, 16, 40)] == \
+        [(8, 3, 16), (8, 3, 16), (4, 5, 16), (4, 7, 16), (8, 1, 16), (8, 1, 16)]
+    assert _gemm.wide_tile(96, (8, 2, 16), wide) == (8, 2, 16)
     cpu = Traits(cpu=True, max_wg=4096, max_items=(4096,) * 3, local_mem=1 << 20,
                  device_class="cpu")
-    assert _gemm_variants.heuristic(cpu, 192, 49, 672, fit=True)["tile"] == [7, 2, 16]
-    assert _gemm_variants.heuristic(cpu, 80, 36, 480, fit=True)["tile"] == [6, 1, 16]
-    assert _gemm_variants.heuristic(cpu, 192, 49, 672)["tile"] == [8, 2, 16]
-    assert _gemm_variants.heuristic(cpu, 192, 49, 672, packed=True, fit=True)["tile"] == \
-        [8, 2, 16]
-    assert _gemm_variants.heuristic(cpu, 32, 49, 64, fit=True)["tile"] == [8, 2, 16]  # tiny
+    h = _gemm_variants.heuristic
+    assert h(cpu, 192, 49, 672, fit=True)["tile"] == [7, 2, 16]
+    assert h(cpu, 96, 36, 480, fit=True)["tile"] == [6, 2, 16]
+    assert h(cpu, 144, 3136, 24, fit=True)["tile"] == [8, 3, 16]
+    assert h(cpu, 144, 49, 96, fit=True)["tile"] == [7, 3, 16]
+    assert h(cpu, 80, 196, 480, fit=True)["tile"] == [4, 5, 16]
+    assert h(cpu, 112, 49, 672, fit=True)["tile"] == [4, 7, 16]
+    assert h(cpu, 192, 49, 672)["tile"] == [8, 2, 16]
+    assert h(cpu, 144, 3136, 24)["tile"] == [8, 1, 16]
+    assert h(cpu, 144, 3136, 24, packed=True, fit=True)["tile"] == [8, 2, 16]
+    assert h(cpu, 32, 49, 64, fit=True)["tile"] == [8, 2, 16]  # tiny
     s = {"dt": "f32", "amode": "rows", "M": 49, "N": 192, "K": 672, "batches": 1}
     assert _gemm_variants.FAMILY.default(cpu, s)["tile"] == [7, 2, 16]
     assert _gemm_variants.candidates(cpu, 192, m=49, k=672, fit=True)[0]["tile"] == [7, 2, 16]
     assert _gemm_variants.FAMILY.default(cpu, {**s, "amode": "taps"})["tile"] == [8, 2, 16]
     gpu = Traits(cpu=False, max_wg=256, max_items=(1024, 1024, 64), local_mem=48 << 10)
-    assert _gemm_variants.heuristic(gpu, 192, 49, 672, fit=True)["tile"] == [4, 1, 4]
+    assert h(gpu, 192, 49, 672, fit=True)["tile"] == [4, 1, 4]
+    assert h(gpu, 144, 3136, 24, fit=True)["tile"] == [4, 1, 4]
 
 
 @pytest.mark.parametrize("hw,o,c,act", [
     (7, 192, 64, 3),   # M = 49: 7 rows per tile on the CPU class
     (7, 40, 256, 1),   # a partial last vector (40 columns)
     (6, 96, 128, 0),   # M = 36: 6 rows
+    (13, 144, 24, 3),  # 9 vectors: 8 rows x 3 vectors, rows past M
+    (7, 144, 96, 0),   # 7 x 3
+    (9, 80, 160, 1),   # 5 vectors: 4 x 5, a last tile of one row
+    (7, 112, 128, 3),  # 7 vectors: 4 x 7
 ])
 def test_conv_1x1_fitted_rows_vs_reference(cl_device, hw, o, c, act):
-    """1x1 convolutions whose M the class's fitted tile height covers exactly (7 x 7, 6 x 6
-    pixels) match the reference, their GEMM on the tile height
-    :func:`clnn.kernels._gemm.fit_rows` gives (a fused ADD: tests/cl/test_cl_fusion.py)."""
-    from clnn.kernels import _defaults, _gemm
+    """1x1 convolutions on the tiles the class fits to M (7 x 7, 6 x 6 pixels) and widens to
+    more vectors per row (144, 80, 112 columns) match the reference, their GEMM on the tile
+    :func:`clnn.kernels._gemm_variants.heuristic` gives (a fused ADD:
+    tests/cl/test_cl_fusion.py)."""
+    from clnn.kernels import _gemm_variants
 
     rng = np.random.default_rng(70 + hw + o)
     m, x = conv_model("f32", rng, [1, hw, hw, c], [o, 1, 1, c], [1, hw, hw, o],
@@ -480,6 +498,6 @@ def test_conv_1x1_fitted_rows_vs_reference(cl_device, hw, o, c, act):
     events = []
     pm.run(x, events=events)
     keys = [dict(launch.key[2]) for launch, _ in events if launch.name == "gemm.gemm"]
-    d = _defaults.defaults(_defaults.traits(cl_device.limits))
-    want = _gemm.fit_rows(hw * hw, 8, d.gemm_fit_rows) if d.gemm_fit_rows else None
-    assert len(keys) == 1 and (want is None or keys[0]["mr"] == want), keys
+    t = _gemm_variants.traits(cl_device.limits)
+    want = _gemm_variants.heuristic(t, o, hw * hw, c, fit=True)["tile"]
+    assert len(keys) == 1 and [keys[0][k] for k in ("mr", "nv", "vw")] == want, keys

@@ -220,19 +220,21 @@ def test_add_fused_into_convolution(cl_device, t, add_act, c, o, f, stride, nchw
 
 
 @pytest.mark.parametrize("add_act", [0, 3])
-def test_add_fused_into_a_fitted_row_tile(cl_device, add_act):
-    """An ADD fused into a 1x1 convolution over 7 x 7 pixels, whose GEMM takes the tile
-    height the class fits to its 49 rows (clnn.kernels._gemm.fit_rows)."""
-    from clnn.kernels import _defaults, _gemm
+@pytest.mark.parametrize("hw,c,o", [(7, 256, 40), (7, 128, 144), (9, 160, 80)])
+def test_add_fused_into_a_fitted_row_tile(cl_device, add_act, hw, c, o):
+    """An ADD fused into 1x1 convolutions whose GEMM takes the tile the class fits to M (7 x
+    7 pixels: 7 rows) or widens (144 columns: 3 vectors per row, 80: 5;
+    clnn.kernels._gemm_variants.heuristic)."""
+    from clnn.kernels import _gemm_variants
 
-    m, x = conv_add_model(F32, [1, 7, 7, 256], 40, add_act=add_act, seed=5)
+    m, x = conv_add_model(F32, [1, hw, hw, c], o, add_act=add_act, seed=5)
     pm = _check_add(m, x, cl_device, "f32", fused=True)
     events = []
     pm.run(x, events=events)
     keys = [dict(la.key[2]) for la, _ in events if la.name == "gemm.gemm"]
-    d = _defaults.defaults(_defaults.traits(cl_device.limits))
-    want = _gemm.fit_rows(49, 8, d.gemm_fit_rows) if d.gemm_fit_rows else None
-    assert len(keys) == 1 and (want is None or keys[0]["mr"] == want), keys
+    want = _gemm_variants.heuristic(_gemm_variants.traits(cl_device.limits), o, hw * hw, c,
+                                    fit=True)["tile"]
+    assert len(keys) == 1 and [keys[0][k] for k in ("mr", "nv", "vw")] == want, keys
 
 
 @pytest.mark.parametrize("c,kernels", [(8, ["conv2d.conv_tile"]),
