@@ -348,7 +348,8 @@ class ClassDefaults:
     gemm_fit_rows: tuple = ()
     #: those GEMMs (float rows of the input) where the rule gives one vector of ``vec``
     #: columns per row (clnn.kernels._gemm.pick_tile's mr x 16: outputs of whole vectors
-    #: not a multiple of two, 144, 240, 80, 112 columns) take the first of these (rows,
+    #: not a multiple of two, 144, 240, 80, 112 columns, or of whole vectors and a half, 40,
+    #: 72) take the first of these (rows,
     #: vectors) tiles whose vectors divide the output's (clnn.kernels._gemm.wide_tile): one
     #: vector per row loads a broadcast of A for each FMA, as many loads as FMAs; 8 x 3
     #: vectors load 11 for 24 FMAs, 4 x 5 9 for 20, 4 x 7 11 for 28. CPU (PoCL, AVX-512; the
@@ -356,7 +357,9 @@ class ClassDefaults:
     #: process, load ~5): 8 x 3 on hand_landmark_full's 3136 x 144 x 24 layers 62 -> 51 us,
     #: 784 x 240 x 40 40 -> 32, pose_detection's 94 -> 79 and 58 -> 42; 4 x 5 on
     #: 196 x 80 x 480 36 -> 30; 4 x 7 on 196 x 112 x 672 69-71 -> 63, hand_landmark_lite's
-    #: 49 x 112 29-30 -> 24-25; the changed launches 14-17% less time in each model.
+    #: 49 x 112 29-30 -> 24-25; the changed launches 14-17% less time in each model; with
+    #: a half vector, 8 x 3 on hand_landmark_full's 784 x 40 x 144 and x 240 layers 32 ->
+    #: 27 and 46 -> 40 us, 4 x 5 on pose_detection's 49 x 72 x 288 11 -> 8.
     #: (8 x 3 on the 8 x 2 layers of multiples of 32 columns: 1-3%, not taken.) (): never
     gemm_wide_rows: tuple = ()
 

@@ -115,14 +115,20 @@ def fit_rows(m: int, mr: int, heights) -> int:
 
 def wide_tile(n: int, tile: tuple, wide) -> tuple:
     """The tile for an N-column GEMM whose rule tile is ``tile``: where that is one vector
-    per row (mr x 1 x vw) and N whole vectors, the first (rows, vectors) of ``wide`` (the
-    device class's ``gemm_wide_rows``) whose vectors divide N's (144 columns, 9 vectors of
-    16: 8 x 3; 80: 4 x 5; 112: 4 x 7); else ``tile``."""
+    per row (mr x 1 x vw) and N whole vectors, or whole ones and a half (the kernel's
+    ``half``: :func:`half_vector`), the first (rows, vectors) of ``wide`` (the device class's
+    ``gemm_wide_rows``) whose vectors divide N's (144 columns, 9 vectors of 16: 8 x 3; 80:
+    4 x 5; 112: 4 x 7; 40, 2.5 vectors: 8 x 3; 72: 4 x 5); else ``tile``."""
     mr, nv, vw = tile
-    if nv != 1 or n % vw:
+    v, part = divmod(n, vw)
+    if part and part * 2 == vw and v >= 2:
+        v += 1
+    elif part:
+        return tile
+    if nv != 1:
         return tile
     for rows, vectors in wide:
-        if (n // vw) % vectors == 0:
+        if v % vectors == 0:
             return (rows, vectors, vw)
     return tile
 
