@@ -347,9 +347,9 @@ class ClassDefaults:
     #: 9.9; 7 on M = 196 (8 rows: 200) mixed, +-10%: not taken there (the 1/16). (): never
     gemm_fit_rows: tuple = ()
     #: those GEMMs (float rows of the input) where the rule gives one vector of ``vec``
-    #: columns per row (clnn.kernels._gemm.pick_tile's mr x 16: outputs of whole vectors
-    #: not a multiple of two, 144, 240, 80, 112 columns, or of whole vectors and a half, 40,
-    #: 72) take the first of these (rows,
+    #: columns per row (clnn.kernels._gemm.pick_tile's mr x 16 and its 4 x 24 of 24 columns:
+    #: outputs of whole vectors not a multiple of two, 144, 240, 80, 112 columns, or of
+    #: whole vectors and a half, 40, 72, 24) take the first of these (rows,
     #: vectors) tiles whose vectors divide the output's (clnn.kernels._gemm.wide_tile): one
     #: vector per row loads a broadcast of A for each FMA, as many loads as FMAs; 8 x 3
     #: vectors load 11 for 24 FMAs, 4 x 5 9 for 20, 4 x 7 11 for 28. CPU (PoCL, AVX-512; the
@@ -359,7 +359,10 @@ class ClassDefaults:
     #: 196 x 80 x 480 36 -> 30; 4 x 7 on 196 x 112 x 672 69-71 -> 63, hand_landmark_lite's
     #: 49 x 112 29-30 -> 24-25; the changed launches 14-17% less time in each model; with
     #: a half vector, 8 x 3 on hand_landmark_full's 784 x 40 x 144 and x 240 layers 32 ->
-    #: 27 and 46 -> 40 us, 4 x 5 on pose_detection's 49 x 72 x 288 11 -> 8.
+    #: 27 and 46 -> 40 us, 4 x 5 on pose_detection's 49 x 72 x 288 11 -> 8; 8 x 2 (a half)
+    #: on 24 columns, against 4 x 3 vectors of 8 (NARROW24): hand_landmark_full's 3136 x 24
+    #: x 64 and x 144 (a fused ADD) 38.5 -> 29.0 and 91 -> 66 us, pose_detection's 40 -> 33
+    #: and 90 -> 69.
     #: (8 x 3 on the 8 x 2 layers of multiples of 32 columns: 1-3%, not taken.) (): never
     gemm_wide_rows: tuple = ()
 
@@ -381,7 +384,7 @@ _CPU = ClassDefaults(
     companion_gaps=4.0, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
     companion_max_s=150e-6,
     gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True, conv_quads=8,
-    gemm_fit_rows=(7, 6), gemm_wide_rows=((8, 3), (4, 5), (4, 7)))
+    gemm_fit_rows=(7, 6), gemm_wide_rows=((8, 3), (4, 5), (4, 7), (8, 2)))
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],

@@ -113,23 +113,24 @@ def fit_rows(m: int, mr: int, heights) -> int:
     return best
 
 
-def wide_tile(n: int, tile: tuple, wide) -> tuple:
-    """The tile for an N-column GEMM whose rule tile is ``tile``: where that is one vector
-    per row (mr x 1 x vw) and N whole vectors, or whole ones and a half (the kernel's
-    ``half``: :func:`half_vector`), the first (rows, vectors) of ``wide`` (the device class's
-    ``gemm_wide_rows``) whose vectors divide N's (144 columns, 9 vectors of 16: 8 x 3; 80:
-    4 x 5; 112: 4 x 7; 40, 2.5 vectors: 8 x 3; 72: 4 x 5); else ``tile``."""
-    mr, nv, vw = tile
-    v, part = divmod(n, vw)
-    if part and part * 2 == vw and v >= 2:
+def wide_tile(n: int, tile: tuple, wide, vec: int = 16) -> tuple:
+    """The tile for an N-column GEMM whose rule tile is ``tile``, on native vectors of
+    ``vec`` floats: where that is one vector per row (mr x 1 x vec, or :data:`NARROW24`) and
+    N whole vectors, or whole ones and a half (the kernel's ``half``: :func:`half_vector`),
+    the first (rows, vectors) of ``wide`` (the device class's ``gemm_wide_rows``) whose
+    vectors divide N's (144 columns, 9 vectors of 16: 8 x 3; 80: 4 x 5; 112: 4 x 7; 40, 2.5
+    vectors: 8 x 3; 72: 4 x 5; 24: 8 x 2); else ``tile``. Narrower vectors than 16 (the
+    rule's :func:`narrow_vector_tile`) keep theirs."""
+    if vec < 16 or (tuple(tile[1:]) != (1, vec) and tuple(tile) != NARROW24):
+        return tile
+    v, part = divmod(n, vec)
+    if part and part * 2 == vec and v >= 1:
         v += 1
     elif part:
         return tile
-    if nv != 1:
-        return tile
     for rows, vectors in wide:
         if v % vectors == 0:
-            return (rows, vectors, vw)
+            return (rows, vectors, vec)
     return tile
 
 

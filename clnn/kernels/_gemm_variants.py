@@ -52,7 +52,7 @@ def heuristic(t: Traits, n: int, m: int = 0, k: int = 0, packed: bool = False,
     if d.gemm_tile == "rule":  # the CPU rule measured on PoCL
         tile = _gemm.pick_tile(n, m=m, k=k, packed=packed, vec=t.vec)
         if fit and not packed and m * n * k > _gemm.TINY:
-            tile = list(_gemm.wide_tile(n, tile, d.gemm_wide_rows))
+            tile = list(_gemm.wide_tile(n, tile, d.gemm_wide_rows, t.vec))
             tile[0] = _gemm.fit_rows(m, tile[0], d.gemm_fit_rows)
         return {"tile": list(tile), "wg": d.gemm_group}
     tile = list(d.gemm_tile if n > 2 else d.gemm_tile_narrow)

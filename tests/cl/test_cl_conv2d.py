@@ -448,12 +448,15 @@ def test_fitted_row_tile_rule():
     assert [_gemm.fit_rows(m, 8, (7, 6)) for m in (49, 36, 196, 64, 56, 9 * 9)] == \
         [7, 6, 8, 8, 8, 7]  # 81 rows: 8 pads 7, 7 and 6 pad 3 (the first taken)
     assert _gemm.fit_rows(49, 4, (7, 6)) == 4 and _gemm.fit_rows(10, 4, (7, 6)) == 4
-    wide = ((8, 3), (4, 5), (4, 7))
+    wide = ((8, 3), (4, 5), (4, 7), (8, 2))
     assert [_gemm.wide_tile(n, (8, 1, 16), wide)
-            for n in (144, 240, 80, 112, 16, 40, 72, 56, 44, 24)] == \
+            for n in (144, 240, 80, 112, 16, 40, 72, 56, 44)] == \
         [(8, 3, 16), (8, 3, 16), (4, 5, 16), (4, 7, 16), (8, 1, 16), (8, 3, 16), (4, 5, 16),
-         (8, 1, 16), (8, 1, 16), (8, 1, 16)]
+         (8, 2, 16), (8, 1, 16)]
+    assert _gemm.wide_tile(24, _gemm.NARROW24, wide) == (8, 2, 16)
     assert _gemm.wide_tile(96, (8, 2, 16), wide) == (8, 2, 16)
+    assert _gemm.wide_tile(48, (4, 1, 16), wide, vec=8) == (4, 1, 16)  # narrow vectors'
+    assert _gemm.wide_tile(24, (4, 3, 8), wide, vec=8) == (4, 3, 8)
     cpu = Traits(cpu=True, max_wg=4096, max_items=(4096,) * 3, local_mem=1 << 20,
                  device_class="cpu")
     h = _gemm_variants.heuristic
@@ -486,6 +489,7 @@ def test_fitted_row_tile_rule():
     (7, 112, 128, 3),  # 7 vectors: 4 x 7
     (28, 40, 144, 3),  # 2.5 vectors: 8 x 3, the last half
     (7, 72, 288, 0),   # 4.5 vectors: 4 x 5, the last half
+    (30, 24, 64, 1),   # 1.5 vectors: 8 x 2, the last half
 ])
 def test_conv_1x1_fitted_rows_vs_reference(cl_device, hw, o, c, act):
     """1x1 convolutions on the tiles the class fits to M (7 x 7, 6 x 6 pixels) and widens to

@@ -221,11 +221,11 @@ def test_add_fused_into_convolution(cl_device, t, add_act, c, o, f, stride, nchw
 
 @pytest.mark.parametrize("add_act", [0, 3])
 @pytest.mark.parametrize("hw,c,o", [(7, 256, 40), (7, 128, 144), (9, 160, 80),
-                                    (28, 144, 40), (7, 288, 72)])
+                                    (28, 144, 40), (7, 288, 72), (30, 64, 24)])
 def test_add_fused_into_a_fitted_row_tile(cl_device, add_act, hw, c, o):
     """An ADD fused into 1x1 convolutions whose GEMM takes the tile the class fits to M (7 x
-    7 pixels: 7 rows) or widens (144 columns: 3 vectors per row, 80: 5; 40 and 72: 3 and 5,
-    the last half; clnn.kernels._gemm_variants.heuristic)."""
+    7 pixels: 7 rows) or widens (144 columns: 3 vectors per row, 80: 5; 40, 72 and 24: 3, 5
+    and 2, the last half; clnn.kernels._gemm_variants.heuristic)."""
     from clnn.kernels import _gemm_variants
 
     m, x = conv_add_model(F32, [1, hw, hw, c], o, add_act=add_act, seed=5)
