@@ -336,35 +336,36 @@ class ClassDefaults:
     #: time: off; a GPU: off until measured
     gemm_pooled_residual: bool = False
     #: a float GEMM over rows of the input (amode "rows": a 1x1 convolution, a FULLY_CONNECTED)
-    #: whose M the rule's 8-row tile leaves more than 1/16 of padding rows in its last tile
-    #: takes the first of these tile heights that wastes fewer rows (clnn.kernels._gemm.
-    #: fit_rows; the tile's other knobs kept): the 7 x 7 (M = 49: 8 rows pad to 56) and
-    #: 6 x 6 (M = 36: 40) layers compute no rows twice. CPU (PoCL, AVX-512; the chains'
-    #: per-launch minima of 150-200 profiled runs, each model's rule and fitted plans in one
-    #: process, load ~4): 7 x 2 x 16 on hand_landmark_full's 49 x 192/1152 layers 54-56 ->
-    #: 47-49 us, pose_detection's 55-56 -> 48-50, hand_landmark_lite's 19.4 -> 17.5
-    #: (7 x 1 x 16: 21.5 -> 20.9), 6 x 2 x 16 on palm_detection_full's 36-row layers 11.6 ->
-    #: 9.9; 7 on M = 196 (8 rows: 200) mixed, +-10%: not taken there (the 1/16). (): never
-    gemm_fit_rows: tuple = ()
-    #: those GEMMs (float rows of the input) where the rule gives one vector of ``vec``
-    #: columns per row (clnn.kernels._gemm.pick_tile's mr x 16 and its 4 x 24 of 24 columns:
-    #: outputs of whole vectors not a multiple of two, 144, 240, 80, 112 columns, or of
-    #: whole vectors and a half, 40, 72, 24) take the first of these (rows,
-    #: vectors) tiles whose vectors divide the output's (clnn.kernels._gemm.wide_tile): one
-    #: vector per row loads a broadcast of A for each FMA, as many loads as FMAs; 8 x 3
-    #: vectors load 11 for 24 FMAs, 4 x 5 9 for 20, 4 x 7 11 for 28. CPU (PoCL, AVX-512; the
-    #: chains' per-launch minima of 200 profiled runs, each model's two plans in one
-    #: process, load ~5): 8 x 3 on hand_landmark_full's 3136 x 144 x 24 layers 62 -> 51 us,
-    #: 784 x 240 x 40 40 -> 32, pose_detection's 94 -> 79 and 58 -> 42; 4 x 5 on
-    #: 196 x 80 x 480 36 -> 30; 4 x 7 on 196 x 112 x 672 69-71 -> 63, hand_landmark_lite's
-    #: 49 x 112 29-30 -> 24-25; the changed launches 14-17% less time in each model; with
-    #: a half vector, 8 x 3 on hand_landmark_full's 784 x 40 x 144 and x 240 layers 32 ->
-    #: 27 and 46 -> 40 us, 4 x 5 on pose_detection's 49 x 72 x 288 11 -> 8; 8 x 2 (a half)
-    #: on 24 columns, against 4 x 3 vectors of 8 (NARROW24): hand_landmark_full's 3136 x 24
-    #: x 64 and x 144 (a fused ADD) 38.5 -> 29.0 and 91 -> 66 us, pose_detection's 40 -> 33
-    #: and 90 -> 69.
+    #: where the rule gives one vector of ``vec`` columns per row (clnn.kernels._gemm.
+    #: pick_tile's mr x 16 and its 4 x 24 of 24 columns: outputs of whole vectors not a
+    #: multiple of two, 144, 240, 80, 112 columns, or of whole vectors and a half, 40, 72,
+    #: 24) takes the first of these (rows, vectors) tiles whose vectors divide the output's
+    #: (clnn.kernels._gemm.wide_tile): one vector per row loads a broadcast of A for each FMA,
+    #: as many loads as FMAs; 8 x 3 vectors load 11 for 24 FMAs, 4 x 5 9 for 20, 4 x 7 11 for
+    #: 28. CPU (PoCL, AVX-512; the chains' per-launch minima of 200 profiled runs, each
+    #: model's two plans in one process, load ~5; record gemm_wide_fit_tiles-20261130-s27):
+    #: 8 x 3 on hand_landmark_full's 3136 x 144 x 24 layers 62 -> 51 us, 784 x 240 x 40 40 ->
+    #: 32, pose_detection's 94 -> 79 and 58 -> 42, with a half vector 784 x 40 x 144 and
+    #: x 240 32 -> 27 and 46 -> 40; 8 x 2 (a half) on 24 columns, against 4 x 3 vectors of 8
+    #: (NARROW24): 3136 x 24 x 64 and x 144 (a fused ADD) 38.5 -> 29.0 and 91 -> 66 us,
+    #: pose_detection's 40 -> 33 and 90 -> 69. These two add no GEMM kernel to the
+    #: MediaPipe models (8 x 3 comes in, NARROW24 goes; pose_detection one more). 4 x 5 on
+    #: 196 x 80 x 480 36 -> 30 us, 4 x 7 on 196 x 112 x 672 69-71 -> 63 and
+    #: hand_landmark_lite's 49 x 112 29-30 -> 24-25, but each a GEMM kernel more to compile
+    #: (~0.17 s of a cold prepare, #37): with them and ``gemm_fit_rows`` (7, 6) the three
+    #: models' executions ran 2.7-4.5% faster still (one process taking turns, load 1.7-2.3)
+    #: and their cold first results 0.45-0.8 s later (hand_landmark_full 1.67 -> 2.12-2.19
+    #: s, pose_detection 1.80 -> 2.44-2.59; quiet, the trees taking turns): not taken.
     #: (8 x 3 on the 8 x 2 layers of multiples of 32 columns: 1-3%, not taken.) (): never
     gemm_wide_rows: tuple = ()
+    #: those GEMMs whose M the rule's tile height pads with more than M / 16 rows in its
+    #: last tile take the first of these lower heights that pads fewer rows (clnn.kernels.
+    #: _gemm.fit_rows; the tile's other knobs kept): the 7 x 7 layers' 49 rows (8 pad to 56)
+    #: on 7, the 6 x 6 layers' 36 (40) on 6. CPU (same records): 7 x 2 x 16 on
+    #: hand_landmark_full's and pose_detection's 49 x 192/1152 layers 54-56 -> 47-50 us, 6 x
+    #: 2 x 16 on palm_detection_full's 36-row layers 11.6 -> 9.9; 7 on M = 196 (8 rows: 200)
+    #: mixed, +-10%. A GEMM kernel more per model (the cold prepare, above): not taken, ().
+    gemm_fit_rows: tuple = ()
 
 
 _CPU = ClassDefaults(
@@ -384,7 +385,7 @@ _CPU = ClassDefaults(
     companion_gaps=4.0, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
     companion_max_s=150e-6,
     gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True, conv_quads=8,
-    gemm_fit_rows=(7, 6), gemm_wide_rows=((8, 3), (4, 5), (4, 7), (8, 2)))
+    gemm_wide_rows=((8, 3), (8, 2)))
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],

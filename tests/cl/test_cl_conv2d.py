@@ -436,7 +436,21 @@ def test_conv_quant_int_pairs(cl_device, case):
                         for k in keys), keys
 
 
-def test_fitted_row_tile_rule():
+@pytest.fixture
+def wide_fit_cpu(monkeypatch):
+    """The CPU class row with every wide tile and the fitted heights (whatever the row's
+    own values): the paths of clnn.kernels._gemm.wide_tile and fit_rows."""
+    import dataclasses
+
+    from clnn.kernels import _defaults
+
+    row = dataclasses.replace(_defaults.TABLE["cpu"], gemm_fit_rows=(7, 6),
+                              gemm_wide_rows=((8, 3), (4, 5), (4, 7), (8, 2)))
+    monkeypatch.setitem(_defaults.TABLE, "cpu", row)
+    return row
+
+
+def test_fitted_row_tile_rule(wide_fit_cpu):
     """The GEMM's tile widened to more vectors per row (clnn.kernels._gemm.wide_tile, the
     class's ``gemm_wide_rows``) where the rule gives one, and fitted in height to M
     (``fit_rows``, ``gemm_fit_rows``) where the rule's rows pad more than M / 16 rows: for
@@ -448,12 +462,14 @@ def test_fitted_row_tile_rule():
     assert [_gemm.fit_rows(m, 8, (7, 6)) for m in (49, 36, 196, 64, 56, 9 * 9)] == \
         [7, 6, 8, 8, 8, 7]  # 81 rows: 8 pads 7, 7 and 6 pad 3 (the first taken)
     assert _gemm.fit_rows(49, 4, (7, 6)) == 4 and _gemm.fit_rows(10, 4, (7, 6)) == 4
+    assert _gemm.fit_rows(49, 8, ()) == 8
     wide = ((8, 3), (4, 5), (4, 7), (8, 2))
     assert [_gemm.wide_tile(n, (8, 1, 16), wide)
             for n in (144, 240, 80, 112, 16, 40, 72, 56, 44)] == \
         [(8, 3, 16), (8, 3, 16), (4, 5, 16), (4, 7, 16), (8, 1, 16), (8, 3, 16), (4, 5, 16),
          (8, 2, 16), (8, 1, 16)]
     assert _gemm.wide_tile(24, _gemm.NARROW24, wide) == (8, 2, 16)
+    assert _gemm.wide_tile(80, (8, 1, 16), ((8, 3), (8, 2))) == (8, 1, 16)
     assert _gemm.wide_tile(96, (8, 2, 16), wide) == (8, 2, 16)
     assert _gemm.wide_tile(48, (4, 1, 16), wide, vec=8) == (4, 1, 16)  # narrow vectors'
     assert _gemm.wide_tile(24, (4, 3, 8), wide, vec=8) == (4, 3, 8)
@@ -491,7 +507,7 @@ def test_fitted_row_tile_rule():
     (7, 72, 288, 0),   # 4.5 vectors: 4 x 5, the last half
     (30, 24, 64, 1),   # 1.5 vectors: 8 x 2, the last half
 ])
-def test_conv_1x1_fitted_rows_vs_reference(cl_device, hw, o, c, act):
+def test_conv_1x1_fitted_rows_vs_reference(cl_device, wide_fit_cpu, hw, o, c, act):
     """1x1 convolutions on the tiles the class fits to M (7 x 7, 6 x 6 pixels) and widens to
     more vectors per row (144, 80, 112 columns) match the reference, their GEMM on the tile
     :func:`clnn.kernels._gemm_variants.heuristic` gives (a fused ADD:

@@ -219,10 +219,24 @@ def test_add_fused_into_convolution(cl_device, t, add_act, c, o, f, stride, nchw
     _check_add(m, x, cl_device, "f16" if t != F32 else "f32", fused=True)
 
 
+@pytest.fixture
+def wide_fit_cpu(monkeypatch):
+    """The CPU class row with every wide tile and the fitted heights (tests/cl/
+    test_cl_conv2d.py's)."""
+    import dataclasses
+
+    from clnn.kernels import _defaults
+
+    row = dataclasses.replace(_defaults.TABLE["cpu"], gemm_fit_rows=(7, 6),
+                              gemm_wide_rows=((8, 3), (4, 5), (4, 7), (8, 2)))
+    monkeypatch.setitem(_defaults.TABLE, "cpu", row)
+    return row
+
+
 @pytest.mark.parametrize("add_act", [0, 3])
 @pytest.mark.parametrize("hw,c,o", [(7, 256, 40), (7, 128, 144), (9, 160, 80),
                                     (28, 144, 40), (7, 288, 72), (30, 64, 24)])
-def test_add_fused_into_a_fitted_row_tile(cl_device, add_act, hw, c, o):
+def test_add_fused_into_a_fitted_row_tile(cl_device, wide_fit_cpu, add_act, hw, c, o):
     """An ADD fused into 1x1 convolutions whose GEMM takes the tile the class fits to M (7 x
     7 pixels: 7 rows) or widens (144 columns: 3 vectors per row, 80: 5; 40, 72 and 24: 3, 5
     and 2, the last half; clnn.kernels._gemm_variants.heuristic)."""
