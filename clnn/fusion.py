@@ -133,10 +133,11 @@ class AddFusion:
     #: of twice the output's height and width, and the epilogue adds the maximum of each 2x2
     #: window (gemm.cl.mako ``rpool``); None: none
     pool_op: int | None = None
-    #: an 8-bit quantized ADD: its every result as a table of 256 x 256, indexed by (the
-    #: producer's byte << 8 | the other operand's byte) (hal.operations.broadcast.quant_table:
-    #: the reference's fixed-point pipeline, activation and clamp), looked up in the
-    #: producer's epilogue after its own requantization; None for a float ADD
+    #: an 8-bit quantized ADD: int32 [the producer's zero point, multiplier, shift, the other
+    #: operand's, the output's multiplier, shift, zero point, lo, hi]
+    #: (hal.operations.broadcast.quant_add_params: the reference's fixed-point pipeline,
+    #: activation and clamp, every shift right), which the producer's epilogue recomputes
+    #: after its own requantization, in vectors (gemm.cl.mako ``qres``); None for a float ADD
     table: object = field(default=None, compare=False)
 
 
@@ -176,7 +177,7 @@ BINARY = (OT.ADD, OT.SUB, OT.MUL, OT.DIV)
 #: activation operations a kernel epilogue may run (KernelRegistration.epilogue_activations)
 KINDS = (OT.RELU, OT.RELU1, OT.RELU6, OT.PRELU, OT.LOGISTIC, OT.HARD_SWISH)
 FLOATS = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16)
-#: 8-bit quantized types whose ADD a convolution's GEMM epilogue looks up (AddFusion.table)
+#: 8-bit quantized types whose ADD a convolution's GEMM epilogue recomputes (AddFusion.table)
 QUANT8 = (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED)
 
 
@@ -482,19 +483,23 @@ def _same_shape_add(g: _Graph, k: int):
 
 
 def _quant_add(actx, cctx, conv_out_first: bool):
-    """The table of a quantized ADD fused after a convolution (AddFusion.table: indexed by
-    the convolution's byte first), or None where the ADD is a float one or the convolution
-    is not one the GEMM's quantized epilogue runs (NHWC CONV_2D, one group)."""
+    """The integer parameters of a quantized ADD fused after a convolution (AddFusion.table:
+    the convolution's operand first), or None where the ADD is a float one or a multiplier
+    of it shifts left (then not fused)."""
     if actx.outputs[0].type not in QUANT8:
         return None
     from hal.operations import broadcast as hal_broadcast
 
-    table = hal_broadcast.quant_table(actx).reshape(256, 256)
-    return np.ascontiguousarray(table if conv_out_first else table.T).reshape(-1)
+    z1, m1, s1, z2, m2, s2, mo, so, zo, lo, hi = hal_broadcast.quant_add_params(actx)
+    if max(s1, s2, so) > 0:  # (the epilogue's vector requantization shifts right only)
+        return None
+    first, second = ((z1, m1, s1), (z2, m2, s2)) if conv_out_first else \
+        ((z2, m2, s2), (z1, m1, s1))
+    return np.array([*first, *second, mo, so, zo, lo, hi], np.int32)
 
 
 def _quant_residual_conv(producer, cctx) -> bool:
-    """Whether a quantized convolution adds a residual by its table: an NHWC CONV_2D (its
+    """Whether a quantized convolution adds a residual in its epilogue: an NHWC CONV_2D (its
     GEMM's quantized epilogue, clnn.kernels._gemm.launch_gemm ``qres``)."""
     try:
         return producer.type == OT.CONV_2D and not _conv_params(cctx).nchw

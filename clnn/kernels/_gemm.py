@@ -307,9 +307,9 @@ def tensor_arg(t):
 
 def _table_residual(params: dict, qres, quant_act: bool, cmode: str, batch) -> list:
     """The arguments of launch_gemm's ``qres`` (its knob set in ``params``): (the (buffer,
-    element offset) of an 8-bit tensor laid out like C, the device buffer of a 256 x 256
-    table), an ADD whose every result is the table's entry at (C's byte << 8 | the tensor's
-    byte), for a quantized "act" (``quant_act``) NHWC GEMM of one batch."""
+    element offset) of an 8-bit tensor laid out like C, the device buffer of an ADD's terms
+    (clnn/fusion.py AddFusion.table)): C's byte's term and the tensor's byte's added and
+    requantized, for a quantized "act" (``quant_act``) NHWC GEMM of one batch."""
     if qres is None:
         return []
     if not quant_act or cmode != "nhwc" or tuple(batch) != (1, 1):

@@ -81,7 +81,7 @@ def epilogue(ctx, b, p, out):
     f, g = b.residual, b.activation
     alpha = b.tensor(g.alpha) if g is not None and g.alpha is not None else None
     if f is None and g is None or (f is not None and f.table is not None):
-        # (a quantized ADD: its table looked up after the clamp, :func:`quant_residual`)
+        # (a quantized ADD: recomputed after the clamp, :func:`quant_residual`)
         return (*act_args(ctx, p.idx["fused activation"], out), None, alpha)
     # the convolution's and the ADD's own activations are NONE where an activation is fused;
     # an ADD after the convolution's own clamp has none (:func:`late_residual`)
@@ -113,12 +113,12 @@ def gemm_residual(f) -> bool:
 
 def quant_residual(b, out):
     """``qres`` of clnn.kernels._gemm.launch_gemm where a quantized ADD is fused into this
-    convolution (clnn/fusion.py AddFusion.table): its other operand and its table on the
-    device; else None."""
+    convolution (clnn/fusion.py AddFusion.table): its other operand and its integer
+    parameters on the device; else None."""
     f = b.residual
     if f is None or f.table is None:
         return None
-    return list(b.tensor(f.other)), _gemm.device_buffer(b, f.table.astype(out.dtype))
+    return list(b.tensor(f.other)), _gemm.device_buffer(b, f.table.astype(np.int32))
 
 
 def residual_columns(b) -> tuple[int, int] | None:

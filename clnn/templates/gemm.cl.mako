@@ -80,6 +80,9 @@ def res_load(load, rpool, row, col):
     AV = "float%d" % vw if facc else V
     bdt = "i32" if quant else ("f16" if odt == "f16" else "f32")
 %>
+% if qres and vw > 1:
+${qadd_fns(vw)}
+% endif
 % if quant and epi == "act" and rq:
 ${c.mbqm_right_vector(vw, rq)}
 % elif quant and epi == "act":
@@ -103,7 +106,7 @@ __kernel void gemm(${c.tparam(dt, "a", True)}, __global const ${BT}* b, int b_of
                    __global const int* mult, __global const int* shift,
 % endif
 % if qres:
-                   ${c.tparam(odt, "qres", True)}, __global const ${c.ctype(odt)}* lut,
+                   ${c.tparam(odt, "qres", True)}, __global const int* qadd,
 % endif
                    int M, int N, int K, int sam, int sak, int ldc, int ohw,
                    int nb1, int a_b0, int a_b1, int b_b0, int b_b1, int c_b0, int c_b1,
@@ -968,8 +971,13 @@ ${quant_full_panel(odt, mr, nv, vw, bias, rq, qres)}\
     % if odt in ("f32", "f16"):
             ${c.stf(odt, "crow", "ci", "x")};
     % elif qres:
-            /* the ADD fused in (qres): its result for (x, the other operand), by its table */
-            crow[ci] = lut[(uint)as_uchar((${c.ctype(odt)})x) << 8 | (uint)as_uchar(qres[rowoff + ci])];
+            /* the ADD fused in (qres): the terms of (x, the other operand) added and
+               requantized (clnn/fusion.py AddFusion.table) */
+            {
+                const int t = clnn_mbqm(((int)(${c.ctype(odt)})x - qadd[0]) << 20, qadd[1], qadd[2]) +
+                              clnn_mbqm(((int)qres[rowoff + ci] - qadd[3]) << 20, qadd[4], qadd[5]);
+                crow[ci] = (${c.ctype(odt)})clamp(clnn_mbqm(t, qadd[6], qadd[7]) + qadd[8], qadd[9], qadd[10]);
+            }
     % else:
             crow[ci] = (${c.ctype(odt)})x;
     % endif
@@ -1245,6 +1253,53 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
 }
 </%def>
 
+## MultiplyByQuantizedMultiplier of a stored shift s <= 0, for the quantized ADD fused into the
+## epilogue (``qres``: |x| < 2^30, so SaturatingRoundingDoublingHighMul never saturates and
+## is floor((x m + 2^30) / 2^31)): the product on lane pairs (odd widths: mul_hi and the low
+## product's carry), then the right shift rounding ties away from zero (RoundingDivideByPOT)
+## in int lanes; each operand's term (clnn_qadd_term) in int lanes alone. Widening every
+## vector to long lanes (clnn_mbqmaway) or mul_hi cost more than the 64 KiB table of every
+## result this replaced.
+<%def name="qadd_fns(vw)">
+<%
+    V = "int%d" % vw
+    U = "uint%d" % vw
+    P = ("long%d" % (vw // 2)) if vw > 2 else "long"
+%>\
+#ifndef CLNN_QADD_MBQM${vw}
+#define CLNN_QADD_MBQM${vw}
+/* RoundingDivideByPOT: h / 2^r, ties away from zero */
+inline ${V} clnn_qadd_rdbpot${vw}(${V} h, int r) {
+    const ${V} mask = (${V})((int)((1u << (uint)r) - 1u));
+    const ${V} thr = (mask >> 1) - (h < (${V})(0));
+    return (h >> (${V})(r)) - ((h & mask) > thr);
+}
+inline ${V} clnn_qadd_mbqm${vw}(${V} x, int m, int s) {
+% if vw % 2 == 0:
+    /* on lane pairs (x86: vpmuldq on the vector as it is, as clnn_rqapply): the even lanes'
+       products from the low halves, the odd lanes' from the high ones */
+    const ${P} xl = as_${P}(x), ml = (${P})((long)m), rn = (${P})(1L << 30);
+    const ${P} he = ((((xl << (${P})(32)) >> (${P})(32)) * ml + rn) >> (${P})(31));
+    const ${P} ho = (((xl >> (${P})(32)) * ml + rn) >> (${P})(31));
+    const ${V} h = as_${V}((he & (${P})(0xFFFFFFFFL)) | (ho << (${P})(32)));
+% else:
+    const ${V} mv = (${V})(m);
+    const ${U} lo = as_${U}(x * mv);
+    const ${U} lp = lo + (${U})(0x40000000u);
+    /* (a vector compare is -1 where true) */
+    const ${V} h = ((mul_hi(x, mv) - (lp < lo)) << 1) + as_${V}(lp >> (${U})(31));
+% endif
+    return clnn_qadd_rdbpot${vw}(h, -s);
+}
+/* clnn_qadd_mbqm${vw}(d << 20, m, s) for |d| < 2^8: floor((d m + 2^10) / 2^11) from m's
+   high and low bits (each product within an int) */
+inline ${V} clnn_qadd_term${vw}(${V} d, int m, int s) {
+    const ${V} h = d * (${V})(m >> 11) + ((d * (${V})(m & 2047) + (${V})(1024)) >> 11);
+    return clnn_qadd_rdbpot${vw}(h, -s);
+}
+#endif
+</%def>
+
 ## The requantization of a full column panel of a quantized "act" epilogue (NHWC), a vector at
 ## a time: bias, clnn_mbqm<vw> (the scalar clnn_mbqm of common.mako lane by lane), the output
 ## zero point, the activation clamp and a vector store; the rows past M are skipped. The
@@ -1262,6 +1317,11 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
         return "clnn_mbqm%s%d(%s, qm%d, qs%d)" % (rq or "", vw, x, v, v)
 %>\
     if (n0 + ${nv * vw} <= N) {
+% if qres:
+        const int qz1 = qadd[0], qam1 = qadd[1], qas1 = qadd[2], qz2 = qadd[3], qam2 = qadd[4],
+                  qas2 = qadd[5], qmo = qadd[6], qso = qadd[7], qzo = qadd[8], qlo = qadd[9],
+                  qhi = qadd[10];
+% endif
 % for v in range(nv):
         const ${V} qm${v} = vload${vw}(0, mult + choff + n0 + ${v * vw});
         const ${V} qs${v} = vload${vw}(0, shift + choff + n0 + ${v * vw});
@@ -1279,14 +1339,16 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
   % for v in range(nv):
     % if qres:
             {
-                /* the ADD fused in (qres): its results for (these, the other operand's), by
-                   its table of 256 x 256 */
+                /* the ADD fused in (qres): the terms of (these, the other operand's) added
+                   and requantized (clnn/fusion.py AddFusion.table) in int lanes, as the
+                   reference computes them (a table of every result, 64 KiB, looked up lane by
+                   lane, cost more) */
                 const size_t at = (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw};
-                const uint${vw} k = convert_uint${vw}(as_uchar${vw}(convert_${T}${vw}(clamp(${rqcall("c%d_%d%s" % (r, v, (" + qb%d" % v) if bias else ""), v)} + zo, (${V})(lo), (${V})(hi))))) << 8 |
-                                    convert_uint${vw}(as_uchar${vw}(vload${vw}(0, qres + at)));
-      % for l in range(vw):
-                c[at + ${l}] = lut[k.s${"%x" % l}];
-      % endfor
+                const ${V} ya = clamp(${rqcall("c%d_%d%s" % (r, v, (" + qb%d" % v) if bias else ""), v)} + zo, (${V})(lo), (${V})(hi));
+                const ${V} yb = convert_${V}(vload${vw}(0, qres + at));
+                const ${V} t = clnn_qadd_term${vw}(ya - (${V})(qz1), qam1, qas1) +
+                               clnn_qadd_term${vw}(yb - (${V})(qz2), qam2, qas2);
+                clnn_vst_${T}${vw}(convert_${T}${vw}(clamp(clnn_qadd_mbqm${vw}(t, qmo, qso) + (${V})(qzo), (${V})(qlo), (${V})(qhi))), c + at);
             }
     % else:
             clnn_vst_${T}${vw}(convert_${T}${vw}(clamp(${rqcall("c%d_%d%s" % (r, v, (" + qb%d" % v) if bias else ""), v)} + zo, (${V})(lo), (${V})(hi))), c + (size_t)(m0 + ${r}) * ldc + n0 + ${v * vw});

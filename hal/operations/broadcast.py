@@ -126,22 +126,45 @@ def _f32(x: float) -> float:
     return float(np.float32(x))
 
 
-def _add_sub_quant(ctx: OperationContext, a: np.ndarray, b: np.ndarray):
+def _add_sub_multipliers(ctx: OperationContext):
+    """The reference's (m1, s1, m2, s2, mo, so) of an 8-bit quantized ADD / SUB."""
     in1, in2, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     sa, sb, so = _f32(in1.scale), _f32(in2.scale), _f32(out.scale)
-    left_shift = 20
     twice_max_input_scale = 2.0 * max(sa, sb)
     m1, s1 = quantize_multiplier(sa / twice_max_input_scale)
     m2, s2 = quantize_multiplier(sb / twice_max_input_scale)
-    mo, so = quantize_multiplier(twice_max_input_scale / ((1 << left_shift) * so))
+    mo, so = quantize_multiplier(twice_max_input_scale / ((1 << _ADD_LEFT_SHIFT) * so))
     if ctx.name == "SUB":
         m2 = -m2  # the reference negates the second multiplier and runs the ADD kernel
-    x1 = (a.astype(np.int64) - in1.zero_point) * (1 << left_shift)
-    x2 = (b.astype(np.int64) - in2.zero_point) * (1 << left_shift)
+    return m1, s1, m2, s2, mo, so
+
+
+_ADD_LEFT_SHIFT = 20
+
+
+def _add_sub_quant(ctx: OperationContext, a: np.ndarray, b: np.ndarray):
+    in1, in2, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    m1, s1, m2, s2, mo, so = _add_sub_multipliers(ctx)
+    x1 = (a.astype(np.int64) - in1.zero_point) * (1 << _ADD_LEFT_SHIFT)
+    x2 = (b.astype(np.int64) - in2.zero_point) * (1 << _ADD_LEFT_SHIFT)
     y1 = multiply_by_quantized_multiplier(x1, m1, s1)
     y2 = multiply_by_quantized_multiplier(x2, m2, s2)
     raw = multiply_by_quantized_multiplier(y1 + y2, mo, so) + out.zero_point
     return raw
+
+
+def quant_add_params(ctx: OperationContext) -> list[int]:
+    """The 8-bit quantized ADD / SUB of ``ctx`` as the reference computes it, in integers:
+    [z1, m1, s1, z2, m2, s2, mo, so, zo, lo, hi] (each input's zero point, multiplier and
+    shift, the output's, its zero point and clamp), for a driver that recomputes the
+    fixed-point pipeline: clip(MBQM(MBQM((a - z1) << 20, m1, s1) + MBQM((b - z2) << 20, m2,
+    s2), mo, so) + zo, lo, hi), MBQM :func:`multiply_by_quantized_multiplier`."""
+    m1, s1, m2, s2, mo, so = _add_sub_multipliers(ctx)
+    in1, in2, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    lo, hi = activation_range_quant(_activation(ctx), out)
+    lo, hi = max(lo, qrange(out.type)[0]), min(hi, qrange(out.type)[1])
+    return [int(v) for v in (in1.zero_point, m1, s1, in2.zero_point, m2, s2, mo, so,
+                             out.zero_point, lo, hi)]
 
 
 def _mul_quant(ctx: OperationContext, a: np.ndarray, b: np.ndarray):

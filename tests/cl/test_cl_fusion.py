@@ -755,6 +755,50 @@ def test_quantized_add_fused_into_the_convolution(cl_device, t, case):
         assert np.array_equal(g, w), np.abs(g.astype(int) - w.astype(int)).max()
 
 
+def quant_identity_add_model(t, scales, zero_points, act, conv_first):
+    """x [1, 64, 64, 16] -> CONV_2D 1x1 of the identity (its output x itself: weight 1 of
+    scale 1, the output's scale and zero point x's) -> ADD with r, of scales (x, r, y) and
+    zero points (x, r, y); inputs x = i % 256 and r = i // 256 as bytes (i the element
+    index): every pair of bytes added once."""
+    sx, sr, sy = scales
+    zx, zr, zy = zero_points
+    dt = np.uint8 if t == QA else np.int8
+    b = ModelBuilder()
+    shape = [1, 64, 64, 16]
+    x = b.input(t, shape, scale=sx, zero_point=zx)
+    r = b.input(t, shape, scale=sr, zero_point=zr)
+    w = np.eye(16, dtype=dt).reshape(16, 1, 1, 16)
+    params = [b.int32(v) for v in (0, 0, 0, 0, 1, 1, 0)]
+    conv = b.op("CONV_2D", [x, b.constant(w, t, scale=1.0, zero_point=0),
+                            b.constant(np.zeros(16, np.int32), "TENSOR_INT32", scale=sx),
+                            *params], b.tensor(t, shape, scale=sx, zero_point=zx))
+    ins = [conv, r] if conv_first else [r, conv]
+    y = b.op("ADD", [*ins, b.int32(act)], b.tensor(t, shape, scale=sy, zero_point=zy))
+    b.mark_output(y)
+    i = np.arange(64 * 64 * 16)
+    return b.finish(), [(i % 256).astype(np.uint8).view(dt).reshape(shape),
+                        (i // 256).astype(np.uint8).view(dt).reshape(shape)]
+
+
+@pytest.mark.parametrize("t", [QA, QS])
+@pytest.mark.parametrize("scales,act,conv_first", [
+    ((0.05, 0.05, 0.1), 0, True),     # ties of the output's rounding shift, both signs
+    ((0.05, 0.07, 0.09), 1, False),
+    ((0.1, 0.013, 0.02), 3, True),
+    ((0.02, 0.3, 0.25), 0, False)])
+def test_quantized_add_fused_into_the_convolution_every_byte_pair(cl_device, t, scales, act,
+                                                                  conv_first):
+    """The ADD fused into the convolution's GEMM epilogue (the reference's fixed-point pipeline
+    recomputed in vectors, gemm.cl.mako ``qres``) gives the reference's result for every pair
+    of input bytes."""
+    zps = (120, 7, 131) if t == QA else (-5, 100, -128)
+    m, xs = quant_identity_add_model(t, scales, zps, act, conv_first)
+    pm = cl_device.prepare_model(m)
+    assert pm.fused_into, "the ADD was not fused"
+    got, want = outputs_of(m, pm, xs)[0], run_ref(m, xs)[0]
+    assert np.array_equal(got, want), np.abs(got.astype(int) - want.astype(int)).max()
+
+
 def fc_activation_model(t, act, batch, units, size=24, fc_act=0, second_reader=False):
     """x [batch, size] -> FULLY_CONNECTED(fc_act) to ``units`` -> ``act`` (RELU* / LOGISTIC /
     HARD_SWISH, or SILU: MUL(y, LOGISTIC(y))); ``second_reader``: the FC output a model output
