@@ -1268,11 +1268,13 @@ __kernel void pack_b(${c.tparam(dt, "y", True)}, __global ${"short" if dt in ("u
 %>\
 #ifndef CLNN_QADD_MBQM${vw}
 #define CLNN_QADD_MBQM${vw}
-/* RoundingDivideByPOT: h / 2^r, ties away from zero */
+/* RoundingDivideByPOT: h / 2^r, ties away from zero (by selects: Oclgrind got the
+   difference with a compare's -1 wrong) */
 inline ${V} clnn_qadd_rdbpot${vw}(${V} h, int r) {
     const ${V} mask = (${V})((int)((1u << (uint)r) - 1u));
-    const ${V} thr = (mask >> 1) - (h < (${V})(0));
-    return (h >> (${V})(r)) - ((h & mask) > thr);
+    const ${V} zero = (${V})(0), one = (${V})(1);
+    const ${V} thr = (mask >> one) + select(zero, one, h < zero);
+    return (h >> (${V})(r)) + select(zero, one, (h & mask) > thr);
 }
 inline ${V} clnn_qadd_mbqm${vw}(${V} x, int m, int s) {
 % if vw % 2 == 0:
@@ -1286,8 +1288,8 @@ inline ${V} clnn_qadd_mbqm${vw}(${V} x, int m, int s) {
     const ${V} mv = (${V})(m);
     const ${U} lo = as_${U}(x * mv);
     const ${U} lp = lo + (${U})(0x40000000u);
-    /* (a vector compare is -1 where true) */
-    const ${V} h = ((mul_hi(x, mv) - (lp < lo)) << 1) + as_${V}(lp >> (${U})(31));
+    const ${V} h = ((mul_hi(x, mv) + select((${V})(0), (${V})(1), lp < lo)) << 1) +
+                   as_${V}(lp >> (${U})(31));
 % endif
     return clnn_qadd_rdbpot${vw}(h, -s);
 }
