@@ -216,6 +216,11 @@ DIRECT = [  # (x shape, filter [o, fh, fw, c], explicit pads l r t b, stride w h
     ([2, 10, 9, 16], [2, 3, 3, 16], (0, 2, 1, 1), (2, 1), (1, 2), 1, "conv_cvec"),
     ([1, 7, 11, 12], [3, 1, 1, 12], (0, 0, 0, 0), (1, 1), (1, 1), 3, "conv_cvec"),
     ([1, 6, 21, 32], [1, 1, 5, 32], (2, 2, 0, 0), (3, 1), (1, 1), 0, "conv_cvec"),
+    # input channels that a 16-wide vector does not divide but reaches (float32 on a class
+    # with cvec_overlap_vw: the last vector overlapping the one before it)
+    ([1, 8, 13, 24], [2, 1, 1, 24], (0, 0, 0, 0), (1, 1), (1, 1), 0, "conv_cvec"),
+    ([2, 7, 12, 20], [1, 3, 3, 20], (1, 1, 1, 1), (1, 1), (1, 1), 1, "conv_cvec"),
+    ([1, 6, 15, 36], [3, 2, 2, 36], (0, 1, 0, 1), (2, 1), (1, 1), 3, "conv_cvec"),
     # strided layers of up to DIRECT_MAX_C_STRIDED input channels (common_det's 24 -> 48; in
     # float32 up to DIRECT_MAX_C_STRIDED_TAPS where the implicit GEMM runs the others)
     ([1, 14, 15, 24], [48, 3, 3, 24], (1, 1, 1, 1), (2, 2), (1, 1), 1, "conv_tile"),
