@@ -530,3 +530,49 @@ def test_conv_1x1_fitted_rows_vs_reference(cl_device, wide_fit_cpu, hw, o, c, ac
     t = _gemm_variants.traits(cl_device.limits)
     want = _gemm_variants.heuristic(t, o, hw * hw, c, fit=True)["tile"]
     assert len(keys) == 1 and [keys[0][k] for k in ("mr", "nv", "vw")] == want, keys
+
+
+def test_half_narrow_tile_rule(monkeypatch):
+    """Half a native vector of columns (8 of 16) takes the one-vector tile of the native
+    width where the class says so (``gemm_half_narrow``: its kernel serves the 16-column
+    layers too), 8 wide where it does not; other widths, narrower vectors and the GPU class
+    keep theirs."""
+    import dataclasses
+
+    from clnn.kernels import _defaults, _gemm_variants
+    from clnn.kernels._gemm_variants import Traits
+
+    cpu = Traits(cpu=True, max_wg=4096, max_items=(4096,) * 3, local_mem=1 << 20,
+                 device_class="cpu")
+    h = _gemm_variants.heuristic
+    for on in (True, False):
+        row = dataclasses.replace(_defaults.TABLE["cpu"], gemm_half_narrow=on)
+        monkeypatch.setitem(_defaults.TABLE, "cpu", row)
+        assert h(cpu, 8, 65536, 8, fit=True)["tile"] == [8, 1, 16 if on else 8]
+        assert h(cpu, 8, 4096, 48)["tile"] == [8, 1, 16 if on else 8]
+        assert h(cpu, 16, 16384, 24, fit=True)["tile"] == [8, 1, 16]
+        assert h(cpu, 12, 4096, 48)["tile"] == [8, 1, 8]
+    narrow = dataclasses.replace(cpu, vec=8)  # (4 columns: half of its vectors)
+    assert h(narrow, 4, 4096, 48)["tile"] == [8, 1, 8]
+    gpu = Traits(cpu=False, max_wg=256, max_items=(1024, 1024, 64), local_mem=48 << 10)
+    assert h(gpu, 8, 65536, 8)["tile"] == [4, 1, 4]
+
+
+@pytest.mark.parametrize("hw,c,act", [(24, 8, 1), (17, 16, 3), (9, 48, 0)])
+def test_conv_1x1_eight_columns_vs_reference(cl_device, hw, c, act):
+    """1x1 convolutions of 8 output channels (half a 16-wide vector) match the reference,
+    their GEMM on the tile :func:`clnn.kernels._gemm_variants.heuristic` gives (on the CPU
+    class, 8 x 16 with the kernel's half vector)."""
+    from clnn.kernels import _gemm_variants
+
+    rng = np.random.default_rng(80 + hw + c)
+    m, x = conv_model("f32", rng, [1, hw, hw, c], [8, 1, 1, c], [1, hw, hw, 8],
+                      ints(2, 1, 1, act))
+    compare(m, x, cl_device, "f32")
+    pm = cl_device.prepare_model(m)
+    events = []
+    pm.run(x, events=events)
+    keys = [dict(launch.key[2]) for launch, _ in events if launch.name == "gemm.gemm"]
+    t = _gemm_variants.traits(cl_device.limits)
+    want = _gemm_variants.heuristic(t, 8, hw * hw, c, fit=True)["tile"]
+    assert len(keys) == 1 and [keys[0][k] for k in ("mr", "nv", "vw")] == want, keys
