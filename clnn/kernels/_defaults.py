@@ -308,12 +308,6 @@ class ClassDefaults:
     #: fewer to compile where a model has both (pose_landmark_full's 8 x 16 tiles). CPU
     #: (PoCL): on; a GPU's compiler unmeasured: off
     gemm_plan_half: bool = False
-    #: a float GEMM of half a native vector's columns (8 of 16) takes the rule's one-vector
-    #: tile of the native width (mr x 1 x 16, its half vector stored by gemm.cl.mako
-    #: store_half) instead of mr x 1 x 8: that kernel serves the model's 16-column layers too
-    #: (pose_landmark_full's 8- and 16-column layers: one GEMM kernel key instead of two, #37).
-    #: CPU (PoCL): on; a GPU: off (unmeasured)
-    gemm_half_narrow: bool = False
     #: those quantized GEMMs take each converted A value back from private memory (an address
     #: the compiler cannot resolve, gemm.cl.mako ``lm``), so that an FMA reads it as a
     #: broadcast load instead of a permutation of the vector's lanes. CPU (PoCL, AVX-512,
@@ -392,7 +386,6 @@ _CPU = ClassDefaults(
     norm_max_vw=16, quantize_vw=16, requant_pairs=16,
     planes_vw=16, planes_rows=8, planes_s2=(16, 4), resize_rows=4, im2col_cv=8,
     gemm_taps=True, gemm_taps_cv=16, gemm_plan_posts=True, gemm_plan_half=True,
-    gemm_half_narrow=True,
     chain_buffers=16, chain_min_units=1, chain_spin=1 << 20, chain_pack_constants=True,
     chain_no_unroll=True,
     companion_gaps=4.0, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,

@@ -47,16 +47,13 @@ def heuristic(t: Traits, n: int, m: int = 0, k: int = 0, packed: bool = False,
     ``packed``: A is an im2col panel; ``fit``: A is float rows of the input (amode "rows"),
     whose tile the class may widen to more vectors per row, ``gemm_wide_rows``
     (:func:`clnn.kernels._gemm.wide_tile`), and fit in height to M, ``gemm_fit_rows``
-    (:func:`clnn.kernels._gemm.fit_rows`); neither for tiny GEMMs). Half a native vector of
-    columns takes the native one where the class says so (``gemm_half_narrow``)."""
+    (:func:`clnn.kernels._gemm.fit_rows`); neither for tiny GEMMs)."""
     d = _defaults.defaults(t)
     if d.gemm_tile == "rule":  # the CPU rule measured on PoCL
         tile = _gemm.pick_tile(n, m=m, k=k, packed=packed, vec=t.vec)
         if fit and not packed and m * n * k > _gemm.TINY:
             tile = list(_gemm.wide_tile(n, tile, d.gemm_wide_rows, t.vec))
             tile[0] = _gemm.fit_rows(m, tile[0], d.gemm_fit_rows)
-        if d.gemm_half_narrow and n * 2 == t.vec and tuple(tile[1:]) == (1, n):
-            tile = (tile[0], 1, t.vec)  # (its half vector: the kernel's ``half``)
         return {"tile": list(tile), "wg": d.gemm_group}
     tile = list(d.gemm_tile if n > 2 else d.gemm_tile_narrow)
     want = next((list(g) for g in d.gemm_group if _group_ok(t, g)), None)
