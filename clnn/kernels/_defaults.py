@@ -355,7 +355,8 @@ class ClassDefaults:
     #: x 240 32 -> 27 and 46 -> 40; 8 x 2 (a half) on 24 columns, against 4 x 3 vectors of 8
     #: (NARROW24): 3136 x 24 x 64 and x 144 (a fused ADD) 38.5 -> 29.0 and 91 -> 66 us,
     #: pose_detection's 40 -> 33 and 90 -> 69. These two add no GEMM kernel to the
-    #: MediaPipe models (8 x 3 comes in, NARROW24 goes; pose_detection one more). 4 x 5 on
+    #: MediaPipe models (8 x 3 comes in, NARROW24 goes: tiny GEMMs are widened too, so
+    #: pose_detection's 196 x 24 x 48 left it, 14.6 -> 14.0 us alone). 4 x 5 on
     #: 196 x 80 x 480 36 -> 30 us, 4 x 7 on 196 x 112 x 672 69-71 -> 63 and
     #: hand_landmark_lite's 49 x 112 29-30 -> 24-25, but each a GEMM kernel more to compile
     #: (~0.17 s of a cold prepare, #37): with them and ``gemm_fit_rows`` (7, 6) the three
