@@ -177,6 +177,12 @@ class ClassDefaults:
     #: widest divisor (8, 4, 2: a kernel key each, ~0.1 s of a chain's compile each on PoCL,
     #: #37); 0: the widest divisor. CPU (PoCL, AVX-512): 16; a GPU: 0 (unmeasured)
     dw_overlap_vw: int = 0
+    #: the input-channel vector of ``conv_cvec`` (float32) on channel counts it does not
+    #: divide but reaches: the last vector starts at C - vw, overlapping the one before it,
+    #: its filter lanes there zero (packed at planning), instead of the widest divisor
+    #: (16, 8, 4: a kernel key each, ~0.04 CPU-s of a chain's compile each on PoCL, #37);
+    #: 0: the widest divisor. CPU (PoCL, AVX-512): 16; a GPU: 0 (unmeasured)
+    cvec_overlap_vw: int = 0
     #: the float32 NHWC depthwise kernels store each output vector as one whole copy of its
     #: bytes (``__builtin_memcpy``: key ``ws``) instead of ``vstore<n>``, whose unknown
     #: alignment PoCL (LLVM 15, AVX-512) splits into three stores of 16, 16 and 32 bytes (one
@@ -349,7 +355,8 @@ class ClassDefaults:
     #: x 240 32 -> 27 and 46 -> 40; 8 x 2 (a half) on 24 columns, against 4 x 3 vectors of 8
     #: (NARROW24): 3136 x 24 x 64 and x 144 (a fused ADD) 38.5 -> 29.0 and 91 -> 66 us,
     #: pose_detection's 40 -> 33 and 90 -> 69. These two add no GEMM kernel to the
-    #: MediaPipe models (8 x 3 comes in, NARROW24 goes; pose_detection one more). 4 x 5 on
+    #: MediaPipe models (8 x 3 comes in, NARROW24 goes: tiny GEMMs are widened too, so
+    #: pose_detection's 196 x 24 x 48 left it, 14.6 -> 14.0 us alone). 4 x 5 on
     #: 196 x 80 x 480 36 -> 30 us, 4 x 7 on 196 x 112 x 672 69-71 -> 63 and
     #: hand_landmark_lite's 49 x 112 29-30 -> 24-25, but each a GEMM kernel more to compile
     #: (~0.17 s of a cold prepare, #37): with them and ``gemm_fit_rows`` (7, 6) the three
@@ -374,7 +381,7 @@ _CPU = ClassDefaults(
                 [4, 4, 8], [4, 3, 8], [4, 1, 16], [2, 2, 16], [5, 2, 8]),
     gemm_groups=("auto", None, [4, 8], [16, 2]),
     direct="rule", direct_rows=-1, dw_bands=2, dw_bands_wide=2, dw_bands_masked=True,
-    dw_overlap_vw=16,
+    dw_overlap_vw=16, cvec_overlap_vw=16,
     dw_whole_stores=True, dw_pairs=True, dw_flat_m=1, dw_flat_rows=2, dwpw=True,
     dwpw_pixels=0, dwpw_px=16,
     norm_max_vw=16, quantize_vw=16, requant_pairs=16,

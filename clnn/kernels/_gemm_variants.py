@@ -46,14 +46,16 @@ def heuristic(t: Traits, n: int, m: int = 0, k: int = 0, packed: bool = False,
     """The variant without a tuning entry (m, k: the GEMM's other sizes, 0 unknown;
     ``packed``: A is an im2col panel; ``fit``: A is float rows of the input (amode "rows"),
     whose tile the class may widen to more vectors per row, ``gemm_wide_rows``
-    (:func:`clnn.kernels._gemm.wide_tile`), and fit in height to M, ``gemm_fit_rows``
-    (:func:`clnn.kernels._gemm.fit_rows`); neither for tiny GEMMs)."""
+    (:func:`clnn.kernels._gemm.wide_tile`; tiny GEMMs too: their tile is then one the model's
+    wider layers mostly compile anyway), and fit in height to M, ``gemm_fit_rows``
+    (:func:`clnn.kernels._gemm.fit_rows`; not for tiny GEMMs))."""
     d = _defaults.defaults(t)
     if d.gemm_tile == "rule":  # the CPU rule measured on PoCL
         tile = _gemm.pick_tile(n, m=m, k=k, packed=packed, vec=t.vec)
-        if fit and not packed and m * n * k > _gemm.TINY:
+        if fit and not packed:
             tile = list(_gemm.wide_tile(n, tile, d.gemm_wide_rows, t.vec))
-            tile[0] = _gemm.fit_rows(m, tile[0], d.gemm_fit_rows)
+            if m * n * k > _gemm.TINY:
+                tile[0] = _gemm.fit_rows(m, tile[0], d.gemm_fit_rows)
         return {"tile": list(tile), "wg": d.gemm_group}
     tile = list(d.gemm_tile if n > 2 else d.gemm_tile_narrow)
     want = next((list(g) for g in d.gemm_group if _group_ok(t, g)), None)

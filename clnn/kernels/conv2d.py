@@ -402,6 +402,33 @@ def direct_kind(ctx, f, p, device=None) -> str | None:
     return "cvec" if cvec else "tile"
 
 
+def cvec_width(device, dt: str, c: int) -> int:
+    """The input-channel vector of ``conv_cvec`` on ``c`` channels (4 | c): the device
+    class's cvec_overlap_vw for float32 where c reaches it (the last vector overlapping the
+    one before it: :func:`cvec_filter`), else the widest of 16, 8, 4 dividing c."""
+    from clnn.kernels import _defaults
+
+    limits = getattr(device, "limits", None)
+    vw = _defaults.defaults(_defaults.traits(limits)).cvec_overlap_vw if limits else 0
+    if dt == "f32" and 0 < vw <= c:
+        return vw
+    return next(v for v in (16, 8, 4) if c % v == 0)
+
+
+def cvec_filter(value: np.ndarray, cw: int) -> np.ndarray:
+    """The [O, fh, fw, C] filter ``value`` as ``conv_cvec`` reads it with vectors of ``cw``
+    channels where cw does not divide C: C rounded up to cw, the last vector holding the
+    last cw channels (the input vector at C - cw) with the lanes of those the vector before
+    it covers zero."""
+    o, fh, fw, c = value.shape
+    nv = -(-c // cw)
+    out = np.zeros((o, fh, fw, nv * cw), value.dtype)
+    out[..., :(nv - 1) * cw] = value[..., :(nv - 1) * cw]
+    k = nv * cw - c  # the lanes of the last vector that the one before it covers
+    out[..., (nv - 1) * cw + k:] = value[..., (nv - 1) * cw:]
+    return out
+
+
 def _quant_tile(ctx, f, p, device) -> bool:
     """Whether an 8-bit quantized convolution takes ``conv_tile`` (its quantized form): the
     window and channel rule of the float layers (:func:`direct_max_c`), nothing fused into its
@@ -449,8 +476,8 @@ def plan_conv_direct(ctx, b, p) -> bool:
     top, left, h, w = fused_pad(b, top, left, h, w)
     tx = tile_width(ow, fw, p.stride_w, p.dil_w)
     lo, hi, res, alpha = epilogue(ctx, b, p, out)
-    if cvec:  # vectors over the input channels, the filter as it is
-        cw = next(v for v in (16, 8, 4) if c % v == 0)
+    if cvec:  # vectors over the input channels
+        cw = cvec_width(b.device, code(inp), c)
         key = {"dt": code(inp), "cw": cw, "tx": tx, "fw": fw, "sw": p.stride_w,
                "dw": p.dil_w}
         if res is not None:
@@ -460,8 +487,10 @@ def plan_conv_direct(ctx, b, p) -> bool:
         if post_fn(b):
             key["fn"] = post_fn(b)
         gsize = (o, -(-ow // tx), n * oh)
+        filt = (In(1),) if c % cw == 0 else \
+            (_gemm.device_buffer(b, cvec_filter(fi.value, cw)), i32(0))
         b.launch("conv2d", "conv_cvec", key, gsize, local_size=tile_rows_group(gsize), args=[
-                 In(0), In(1), In(2), Out(0), *(res or ()), *(alpha or ()),
+                 In(0), *filt, In(2), Out(0), *(res or ()), *(alpha or ()),
                  *[i32(v) for v in (h, w, c, o, oh, ow, fh, p.stride_h, p.dil_h, top, left)],
                  lo, hi])
         return True

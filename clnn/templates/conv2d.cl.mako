@@ -307,9 +307,12 @@ ${conv_tile_quant_store(dt, vw, tx, nv, rq, half)}
 </%def>
 
 ## The variant for very few output channels (a 1-channel head): vectors over the input
-## channels instead (cw of them, cw | C), one output channel per work-item, a horizontal sum at
-## the end. The filter stays in its [O, fh, fw, C] layout. Kernel key: dt, cw, tx, fw, sw, dw,
-## res.
+## channels instead (cw of them), one output channel per work-item, a horizontal sum at the
+## end. The filter is [O, fh, fw, CP] (CP: C rounded up to cw). Where cw does not divide C
+## (float32 only: the device class's cvec_overlap_vw) the last input vector starts at C - cw,
+## overlapping the one before it, and the filter's lanes of the channels it repeats are zero
+## (clnn/kernels/conv2d.py cvec_filter); where it does, CP = C and the filter is the model's.
+## Kernel key: dt, cw, tx, fw, sw, dw, res, prelu, fn.
 <%def name="conv_cvec(dt, cw, tx, fw, sw, dw, res=False, prelu=False, fn=None)">
 <%
     V = "float%d" % cw
@@ -338,7 +341,8 @@ ${c.toffsets("x", "w", "bias", "y")}
     const int b = t / OH, oy = t - b * OH;
     const int xs = ox0 * ${sw} - pad_l;
     x += (size_t)b * H * W * C;
-    w += (size_t)o * fh * ${fw} * C;
+    const int CP = (C + ${cw - 1}) / ${cw} * ${cw}, cl = C - ${cw};
+    w += (size_t)o * fh * ${fw} * CP;
 % for p in range(span):
     const int ix${p} = clamp(xs + ${p}, 0, W - 1) * C;
     const bool in${p} = xs + ${p} >= 0 && xs + ${p} < W;
@@ -350,13 +354,14 @@ ${c.toffsets("x", "w", "bias", "y")}
         const int iy = oy * stride_h - pad_t + ty * dil_h;
         if (iy < 0 || iy >= H) continue;
         const __global ${c.ctype(dt)}* xr = x + (size_t)iy * W * C;
-        const __global ${c.ctype(dt)}* wr = w + ty * ${fw} * C;
+        const __global ${c.ctype(dt)}* wr = w + ty * ${fw} * CP;
         for (int c0 = 0; c0 < C; c0 += ${cw}) {
+            const int cx = min(c0, cl);
 % for p in range(span):
-            const ${V} x${p} = in${p} ? ${vload("xr", "ix%d + c0" % p)} : (${V})(0.0f);
+            const ${V} x${p} = in${p} ? ${vload("xr", "ix%d + cx" % p)} : (${V})(0.0f);
 % endfor
 % for q in range(fw):
-            const ${V} w${q} = ${vload("wr", "%d * C + c0" % q)};
+            const ${V} w${q} = ${vload("wr", "%d * CP + c0" % q)};
   % for j in range(tx):
             acc${j} = fma(x${j * sw + q * dw}, w${q}, acc${j});
   % endfor

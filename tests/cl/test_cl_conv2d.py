@@ -216,6 +216,11 @@ DIRECT = [  # (x shape, filter [o, fh, fw, c], explicit pads l r t b, stride w h
     ([2, 10, 9, 16], [2, 3, 3, 16], (0, 2, 1, 1), (2, 1), (1, 2), 1, "conv_cvec"),
     ([1, 7, 11, 12], [3, 1, 1, 12], (0, 0, 0, 0), (1, 1), (1, 1), 3, "conv_cvec"),
     ([1, 6, 21, 32], [1, 1, 5, 32], (2, 2, 0, 0), (3, 1), (1, 1), 0, "conv_cvec"),
+    # input channels that a 16-wide vector does not divide but reaches (float32 on a class
+    # with cvec_overlap_vw: the last vector overlapping the one before it)
+    ([1, 8, 13, 24], [2, 1, 1, 24], (0, 0, 0, 0), (1, 1), (1, 1), 0, "conv_cvec"),
+    ([2, 7, 12, 20], [1, 3, 3, 20], (1, 1, 1, 1), (1, 1), (1, 1), 1, "conv_cvec"),
+    ([1, 6, 15, 36], [3, 2, 2, 36], (0, 1, 0, 1), (2, 1), (1, 1), 3, "conv_cvec"),
     # strided layers of up to DIRECT_MAX_C_STRIDED input channels (common_det's 24 -> 48; in
     # float32 up to DIRECT_MAX_C_STRIDED_TAPS where the implicit GEMM runs the others)
     ([1, 14, 15, 24], [48, 3, 3, 24], (1, 1, 1, 1), (2, 2), (1, 1), 1, "conv_tile"),
@@ -486,6 +491,10 @@ def test_fitted_row_tile_rule(wide_fit_cpu):
     assert h(cpu, 144, 3136, 24)["tile"] == [8, 1, 16]
     assert h(cpu, 144, 3136, 24, packed=True, fit=True)["tile"] == [8, 2, 16]
     assert h(cpu, 32, 49, 64, fit=True)["tile"] == [8, 2, 16]  # tiny
+    # tiny GEMMs widened too (the model's wider layers' tile), not fitted in height
+    assert h(cpu, 24, 196, 48, fit=True)["tile"] == [8, 2, 16]
+    assert h(cpu, 24, 196, 48)["tile"] == list(_gemm.NARROW24)
+    assert h(cpu, 144, 9, 24, fit=True)["tile"] == [8, 2, 16]
     s = {"dt": "f32", "amode": "rows", "M": 49, "N": 192, "K": 672, "batches": 1}
     assert _gemm_variants.FAMILY.default(cpu, s)["tile"] == [7, 2, 16]
     assert _gemm_variants.candidates(cpu, 192, m=49, k=672, fit=True)[0]["tile"] == [7, 2, 16]
@@ -506,6 +515,7 @@ def test_fitted_row_tile_rule(wide_fit_cpu):
     (28, 40, 144, 3),  # 2.5 vectors: 8 x 3, the last half
     (7, 72, 288, 0),   # 4.5 vectors: 4 x 5, the last half
     (30, 24, 64, 1),   # 1.5 vectors: 8 x 2, the last half
+    (14, 24, 48, 1),   # the same, a tiny GEMM (pose_detection's 196 x 24 x 48)
 ])
 def test_conv_1x1_fitted_rows_vs_reference(cl_device, wide_fit_cpu, hw, o, c, act):
     """1x1 convolutions on the tiles the class fits to M (7 x 7, 6 x 6 pixels) and widens to
