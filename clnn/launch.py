@@ -170,6 +170,8 @@ class DirectInput:
         self.slots: list = []
         #: bound to a buffer that lives as long as the plan (:meth:`unbind` leaves it)
         self.durable = False
+        #: the buffer the kernels' arguments point at now (:meth:`point`)
+        self.target = self.buffer
 
     def bind(self, queue, t, keep: list):
         """Point the kernels at ``t`` (the input's value for one execution): a C-contiguous
@@ -204,6 +206,7 @@ class DirectInput:
 
     def point(self, target):
         """The kernels' argument that is the input set to ``target`` (a buffer)."""
+        self.target = target
         for launch, pos in self.slots:
             if launch.kernel is not None:  # (a deferred launch: made with the plan's buffer)
                 launch.kernel.set_arg(pos, target)
