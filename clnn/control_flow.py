@@ -708,8 +708,11 @@ def _device_part(execution, run, inputs: list, host: dict, carried, final, mk: i
     given = run.given
     outs = [values[o] if o in given else _handed(execution, run, values[o], REGION, carried, j)
             for j, o in enumerate(sg.output_indexes)]
-    if not final and not detached:  # (a final run's kernels point back where they were)
-        run.replay = Replay.of(execution, run, inputs, outs)
+    # (a record stands while its checks hold: a run that cannot be replayed, such as a
+    # loop's first on the request's bytes or its last into them, points the kernels back)
+    record = None if final or detached else Replay.of(execution, run, inputs, outs)
+    if record is not None:
+        run.replay = record
     return outs
 
 
@@ -785,6 +788,9 @@ class Replay:
                 return None
             for d, target in direct:
                 if d.target is not target:
+                    return None
+            for d in plan.direct_out.values():
+                if d.bound is not None:
                     return None
         from clnn.launch import enqueue_launch
 
