@@ -680,8 +680,10 @@ def _device_part(execution, run, inputs: list, host: dict, carried, final, mk: i
     last run, whose kernels still point at them, enqueues its launches again
     (:class:`Replay`)."""
     sg = run.planner.sg
-    if not final and run.replay is not None:
-        outs = run.replay.again(execution, run, inputs, host)
+    to_request = {sg.output_indexes[j]: dst for j, dst in final.items() if j < mk} \
+        if final else {}
+    if run.replay is not None:
+        outs = run.replay.again(execution, run, inputs, host, to_request)
         if outs is not None:
             return outs
     values = dict(host)
@@ -693,9 +695,7 @@ def _device_part(execution, run, inputs: list, host: dict, carried, final, mk: i
             detached = True
     values.update(zip(sg.input_indexes, inputs))
     if final:
-        outs = sg.output_indexes
-        execution.device_outputs = {outs[j]: dst for j, dst in final.items() if j < mk}
-        execution.outputs_of = run.planner
+        execution.device_outputs, execution.outputs_of = to_request, run.planner
     check_deadline = execution.executor.check_deadline
     try:
         for part, scalar in run.steps():
@@ -742,8 +742,10 @@ class Replay:
     key: tuple
     #: (partition, plan, steps enqueued, ((DirectInput, buffer it points at), ...)) each
     parts: tuple
-    #: per subgraph output: its device value (a region), or None: the run's input or host
-    #: value of that operand (passed through, or computed by a scalar operation)
+    #: the subgraph's output operands, and per output its device value (a region), or
+    #: None: the run's input or host value of that operand (passed through, or computed by
+    #: a scalar operation)
+    operands: tuple
     outs: tuple
 
     @classmethod
@@ -772,10 +774,15 @@ class Replay:
         device = {o for part, *_ in parts for o in part.outputs}
         kept = tuple(v if o in device and o not in run.given else None
                      for o, v in zip(sg.output_indexes, outs))
-        return cls(tuple(_buffer_key(v) for v in inputs), tuple(parts), kept)
+        return cls(tuple(_buffer_key(v) for v in inputs), tuple(parts),
+                   tuple(sg.output_indexes), kept)
 
-    def again(self, execution, run, inputs: list, host: dict) -> list | None:
-        """The run enqueued as the last one was, its outputs; None where it may not be."""
+    def again(self, execution, run, inputs: list, host: dict, to_request: dict
+              ) -> list | None:
+        """The run enqueued as the last one was, its outputs; None where it may not be.
+        ``to_request``: output operand -> the request's bytes it goes to (a loop's last
+        run): the kernels write them there (clnn.launch.DirectOutput), as in
+        clnn.launch.enqueue_plan, and point back at their own buffers afterwards."""
         if execution.events is not None or execution.keep_all or \
                 len(inputs) != len(self.key):
             return None
@@ -792,6 +799,37 @@ class Replay:
             for d in plan.direct_out.values():
                 if d.bound is not None:
                     return None
+        bound: dict = {}
+        try:
+            if to_request and not self._bind(to_request, bound, execution.held):
+                return None
+            self._enqueue(execution)
+            written = {o: d.bound for o, d in bound.items()}  # (the request's bytes)
+        finally:
+            for d in bound.values():
+                d.unbind()
+        sg = run.planner.sg
+        given = dict(zip(sg.input_indexes, inputs))
+        return [written[o] if o in written else v if v is not None else
+                given[o] if o in given else host[o]
+                for o, v in zip(sg.output_indexes, self.outs)]
+
+    def _bind(self, to_request: dict, bound: dict, keep: list) -> bool:
+        """The direct outputs of the plans pointed at the request's bytes they go to
+        (``bound``: operand -> DirectOutput); False where an output the device computes
+        cannot be written there (its bytes read after the kernels instead)."""
+        for _, plan, _, _ in self.parts:
+            for o, d in plan.direct_out.items():
+                dst = to_request.get(o)
+                if isinstance(dst, np.ndarray):
+                    bound[o] = d
+                    d.bind(dst, keep)
+                    if d.bound is None:
+                        return False
+        return all(o in bound for o, v in zip(self.operands, self.outs)
+                   if v is not None and o in to_request)
+
+    def _enqueue(self, execution) -> None:
         from clnn.launch import enqueue_launch
 
         check_deadline = execution.executor.check_deadline
@@ -801,10 +839,6 @@ class Replay:
             runner.promote(plan, execution)
             for step in steps:
                 enqueue_launch(queue, step)
-        sg = run.planner.sg
-        given = dict(zip(sg.input_indexes, inputs))
-        return [v if v is not None else given[o] if o in given else host[o]
-                for o, v in zip(sg.output_indexes, self.outs)]
 
 
 def _steps_of(plan) -> list:
