@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import clnn.control_flow as cf
 from clnn.capabilities_workloads import while_model
+from clnn.control_flow import Replay
 from hal.errors import ErrorStatus
 from tests.kits.one_op_models import make_request, run
 
@@ -39,14 +39,14 @@ def _execute(prepared, model, inputs):
 def replays(monkeypatch):
     """The body runs replayed (Replay.again returning outputs)."""
     done = []
-    again = cf.Replay.again
+    again = Replay.again
 
     def counted(self, *args):
         outs = again(self, *args)
         done.append(outs is not None)
         return outs
 
-    monkeypatch.setattr(cf.Replay, "again", counted)
+    monkeypatch.setattr(Replay, "again", counted)
     return done
 
 
