@@ -117,8 +117,6 @@ class SubgraphRun:
     _device_reads: frozenset | None = None
     #: the subgraph's constants (clnn.execution.Execution.executor's, found at the first run)
     constants: dict | None = None
-    #: (condition, body) -> the loop values read on the device (:func:`_loop_device_reads`)
-    loop_reads: dict = field(default_factory=dict)
     #: what the device partitions of a host-driven loop's body did in its last run that may
     #: be enqueued again as it was (:class:`Replay`), or None
     replay: Replay | None = None
@@ -236,10 +234,6 @@ class ScalarOp:
         #: every iteration)
         self._reads = [(info, i) for info, i in zip(self.ctx.inputs, self.inputs)
                        if not info.omitted]
-        #: those of them that are not constants: what a run after the first sets (a
-        #: constant's value, a subgraph's constant array, is set by the first)
-        self._varying = [(info, i) for info, i in self._reads
-                         if sg.operands[i].lifetime not in CONSTANT]
         self._inputs_declared = list(zip(self.ctx.inputs, self.declared_in)) \
             if self.declared_in is not None else None
         self._outputs_declared = list(zip(self.ctx.outputs, self.declared))
@@ -264,7 +258,6 @@ class ScalarOp:
             if not isinstance(v, np.ndarray) and on_device(v):
                 v = values[i] = v.to_host()
             info.value, info.shape = v, tuple(v.shape)
-        self._reads = self._varying
         for info, shape in self._outputs_declared:
             info.shape = shape
         reg = self.registration
@@ -571,8 +564,8 @@ def _run_while(execution, k: int, cond_index: int, body_index: int, loop: list, 
     # host values (model inputs, constants) uploaded once, not by every iteration's plans
     # (those only the host reads, a loop's counter and its limit, stay there)
     pm = execution.prepared
-    reads = _loop_device_reads(pm, (cond_index, body_index), len(loop))
-    loop = [_to_device(execution, v) if j in reads else v for j, v in enumerate(loop)]
+    loop = [_to_device(execution, v) if _read_on_device(pm, (cond_index, body_index), j)
+            else v for j, v in enumerate(loop)]
     host = _host_driven(execution, (cond_index, body_index), loop, mk)
     checks = (check, f"WHILE (operation {k}): the condition output")
     if host and final and _peeks(pm, cond_index):
@@ -653,6 +646,7 @@ def _host_loop(execution, indexes: tuple, loop: list, counts: tuple, checks: tup
                 last = not going and n + 1 == len(batch)
                 if last:  # (its kernels write the request's bytes: the queue is waited for)
                     gate.release()
+                carried.hold(loop)
                 outs = _device_part(execution, subgraph_run(pm, body_index, iteration % 2),
                                     loop, values, carried, final if last else None, mk)
                 loop = list(outs[:mk]) + loop[mk:]
@@ -692,7 +686,6 @@ def _device_part(execution, run, inputs: list, host: dict, carried, final, mk: i
         outs = run.replay.again(execution, run, inputs, host, to_request)
         if outs is not None:
             return outs
-    carried.hold(inputs)
     values = dict(host)
     inputs = list(inputs)
     detached = False
@@ -927,15 +920,6 @@ def _host_reads(pm, indexes: tuple, mk: int):
 
 def _scalar_part(run, part) -> bool:
     return not part.on_cl and not part.control and all(k in run.scalars for k in part.ops)
-
-
-def _loop_device_reads(pm, indexes: tuple, n: int) -> frozenset:
-    """The positions of a WHILE's ``n`` loop values that an OpenCL partition of its
-    condition or body reads (:func:`_read_on_device`), found once per loop."""
-    found = subgraph_run(pm, indexes[1]).loop_reads
-    if indexes not in found:
-        found[indexes] = frozenset(j for j in range(n) if _read_on_device(pm, indexes, j))
-    return found[indexes]
 
 
 def _read_on_device(pm, indexes: tuple, j: int) -> bool:
