@@ -117,6 +117,9 @@ class SubgraphRun:
     _device_reads: frozenset | None = None
     #: the subgraph's constants (clnn.execution.Execution.executor's, found at the first run)
     constants: dict | None = None
+    #: what the device partitions of a host-driven loop's body did in its last run that may
+    #: be enqueued again as it was (:class:`Replay`), or None
+    replay: Replay | None = None
 
     def steps(self) -> list:
         """(partition, whether it is a partition of scalar operations run on the host), in
@@ -673,18 +676,26 @@ def _device_part(execution, run, inputs: list, host: dict, carried, final, mk: i
     """The device partitions of ``run`` (a body of a host-driven loop) on ``inputs`` with the
     values of its host part (``host``: :func:`_host_part`); its outputs as regions of its
     pools (:func:`run_subgraph` REGION). ``final``: the loop's last body: the outputs that go
-    to the request's bytes (:func:`_while_outputs`)."""
+    to the request's bytes (:func:`_while_outputs`). A run on the device buffers of its
+    last run, whose kernels still point at them, enqueues its launches again
+    (:class:`Replay`)."""
     sg = run.planner.sg
+    to_request = {sg.output_indexes[j]: dst for j, dst in final.items() if j < mk} \
+        if final else {}
+    if run.replay is not None:
+        outs = run.replay.again(execution, run, inputs, host, to_request)
+        if outs is not None:
+            return outs
     values = dict(host)
     inputs = list(inputs)
+    detached = False
     for j, v in enumerate(inputs):
         if isinstance(v, PoolTensor) and v.home is run:  # its kernels would overwrite it
             inputs[j] = v.detached(execution.context, _take(carried, ("in", j), v.nbytes))
+            detached = True
     values.update(zip(sg.input_indexes, inputs))
     if final:
-        outs = sg.output_indexes
-        execution.device_outputs = {outs[j]: dst for j, dst in final.items() if j < mk}
-        execution.outputs_of = run.planner
+        execution.device_outputs, execution.outputs_of = to_request, run.planner
     check_deadline = execution.executor.check_deadline
     try:
         for part, scalar in run.steps():
@@ -695,8 +706,144 @@ def _device_part(execution, run, inputs: list, host: dict, carried, final, mk: i
         if execution.outputs_of is run.planner:
             execution.device_outputs, execution.outputs_of = {}, None
     given = run.given
-    return [values[o] if o in given else _handed(execution, run, values[o], REGION, carried, j)
+    outs = [values[o] if o in given else _handed(execution, run, values[o], REGION, carried, j)
             for j, o in enumerate(sg.output_indexes)]
+    # (a record stands while its checks hold: a run that cannot be replayed, such as a
+    # loop's first on the request's bytes or its last into them, points the kernels back)
+    record = None if final or detached else Replay.of(execution, run, inputs, outs)
+    if record is not None:
+        run.replay = record
+    return outs
+
+
+def _buffer_key(v):
+    """What a loop value is on the device, for :class:`Replay`: (buffer, byte offset), or
+    None for a host value."""
+    return (v.cl_buffer.int_ptr, v.offset) if isinstance(v, PoolTensor) else None
+
+
+@dataclass
+class Replay:
+    """The device partitions of a host-driven loop body's run (:func:`_device_part`) as they
+    were enqueued in its last run, to be enqueued again as they were: a loop's iterations
+    that run one body run (a run is every second iteration's) read the same device buffers
+    (the other run's regions) and write the same pools, so the plans, their kernels'
+    arguments and the outputs' regions are those of the last time; only the launches are
+    enqueued (the capabilities' WHILE: per iteration ~18 us of the host thread, the plan
+    found, its inputs bound, its outputs collected, became ~4 us). Made where nothing else
+    is done per run: no profiling events or intermediates, plans that upload nothing, read
+    nothing back and whose kernels are made (no chain of their own), every input the
+    kernels read a buffer that lives as long as the prepared model (DirectInput.durable);
+    used while the plans are still the partitions' and their kernels still point at those
+    buffers (another run of the plan, an execution's first iteration on the request's
+    bytes, repoints them)."""
+
+    #: per loop value, :func:`_buffer_key`
+    key: tuple
+    #: (partition, plan, steps enqueued, ((DirectInput, buffer it points at), ...)) each
+    parts: tuple
+    #: the subgraph's output operands, and per output its device value (a region), or
+    #: None: the run's input or host value of that operand (passed through, or computed by
+    #: a scalar operation)
+    operands: tuple
+    outs: tuple
+
+    @classmethod
+    def of(cls, execution, run, inputs: list, outs: list):
+        if execution.events is not None or execution.keep_all:
+            return None
+        parts = []
+        for part, scalar in run.steps():
+            if scalar:
+                continue
+            if part.control or not part.on_cl or part.host_inputs or not part.plans:
+                return None
+            plan = next(reversed(part.plans.values()))  # (the one just run)
+            if plan is None:
+                return None
+            steps = _steps_of(plan)
+            if plan.uploads or plan.readbacks or \
+                    any(getattr(s, "lazy", None) is not None or getattr(s, "kernel", 1) is None
+                        for s in steps) or \
+                    not all(d.durable for d in plan.direct.values()) or \
+                    any(d.bound is not None for d in plan.direct_out.values()):
+                return None
+            parts.append((part, plan, steps,
+                          tuple((d, d.target) for d in plan.direct.values())))
+        sg = run.planner.sg
+        device = {o for part, *_ in parts for o in part.outputs}
+        kept = tuple(v if o in device and o not in run.given else None
+                     for o, v in zip(sg.output_indexes, outs))
+        return cls(tuple(_buffer_key(v) for v in inputs), tuple(parts),
+                   tuple(sg.output_indexes), kept)
+
+    def again(self, execution, run, inputs: list, host: dict, to_request: dict
+              ) -> list | None:
+        """The run enqueued as the last one was, its outputs; None where it may not be.
+        ``to_request``: output operand -> the request's bytes it goes to (a loop's last
+        run): the kernels write them there (clnn.launch.DirectOutput), as in
+        clnn.launch.enqueue_plan, and point back at their own buffers afterwards."""
+        if execution.events is not None or execution.keep_all or \
+                len(inputs) != len(self.key):
+            return None
+        for v, k in zip(inputs, self.key):
+            if _buffer_key(v) != k:
+                return None
+        for part, plan, steps, direct in self.parts:
+            if not part.plans or next(reversed(part.plans.values())) is not plan or \
+                    _steps_of(plan) is not steps:
+                return None
+            for d, target in direct:
+                if d.target is not target:
+                    return None
+            for d in plan.direct_out.values():
+                if d.bound is not None:
+                    return None
+        bound: dict = {}
+        try:
+            if to_request and not self._bind(to_request, bound, execution.held):
+                return None
+            self._enqueue(execution)
+            written = {o: d.bound for o, d in bound.items()}  # (the request's bytes)
+        finally:
+            for d in bound.values():
+                d.unbind()
+        sg = run.planner.sg
+        given = dict(zip(sg.input_indexes, inputs))
+        return [written[o] if o in written else v if v is not None else
+                given[o] if o in given else host[o]
+                for o, v in zip(sg.output_indexes, self.outs)]
+
+    def _bind(self, to_request: dict, bound: dict, keep: list) -> bool:
+        """The direct outputs of the plans pointed at the request's bytes they go to
+        (``bound``: operand -> DirectOutput); False where an output the device computes
+        cannot be written there (its bytes read after the kernels instead)."""
+        for _, plan, _, _ in self.parts:
+            for o, d in plan.direct_out.items():
+                dst = to_request.get(o)
+                if isinstance(dst, np.ndarray):
+                    bound[o] = d
+                    d.bind(dst, keep)
+                    if d.bound is None:
+                        return False
+        return all(o in bound for o, v in zip(self.operands, self.outs)
+                   if v is not None and o in to_request)
+
+    def _enqueue(self, execution) -> None:
+        from clnn.launch import enqueue_launch
+
+        check_deadline = execution.executor.check_deadline
+        runner, queue = execution.prepared.runner, execution.queue
+        for _, plan, steps, _ in self.parts:
+            check_deadline()
+            runner.promote(plan, execution)
+            for step in steps:
+                enqueue_launch(queue, step)
+
+
+def _steps_of(plan) -> list:
+    """What an execution enqueues of ``plan``: its chained steps, else its launches."""
+    return plan.chained if plan.chained is not None else plan.launches
 
 
 class Gate:

@@ -170,6 +170,9 @@ class DirectInput:
         self.slots: list = []
         #: bound to a buffer that lives as long as the plan (:meth:`unbind` leaves it)
         self.durable = False
+        #: the buffer the kernels' arguments point at now (:meth:`point`), and the one
+        #: :meth:`unbind` points them back at (the last durable one, else the input's own)
+        self.target = self.rest = self.buffer
 
     def bind(self, queue, t, keep: list):
         """Point the kernels at ``t`` (the input's value for one execution): a C-contiguous
@@ -185,6 +188,8 @@ class DirectInput:
             self.point(t.cl_buffer)
             # a region of a control-flow subgraph's pool lives as long as the prepared model
             self.durable = t.home is not None
+            if self.durable:
+                self.rest = t.cl_buffer
             return
         arr = None if t is None or on_device(t) else np.asarray(t)
         if arr is not None and self.host_ptr and arr.dtype != np.bool_ and \
@@ -196,14 +201,17 @@ class DirectInput:
         self.point(target)
 
     def unbind(self):
-        """Back to the input's own buffer (no kernel keeps a released one), unless bound to a
-        buffer that is never released before the plan (``durable``: the next bind repoints
-        the kernels anyway)."""
+        """Back to the input's own buffer, or to the last buffer that is never released
+        before the plan it was bound to (no kernel keeps a released one), unless bound to
+        such a buffer now (``durable``: the next bind repoints the kernels anyway). A loop
+        body's run whose first iteration read the request's bytes then points at the
+        region its later iterations read (clnn.control_flow.Replay)."""
         if not self.durable:
-            self.point(self.buffer)
+            self.point(self.rest)
 
     def point(self, target):
         """The kernels' argument that is the input set to ``target`` (a buffer)."""
+        self.target = target
         for launch, pos in self.slots:
             if launch.kernel is not None:  # (a deferred launch: made with the plan's buffer)
                 launch.kernel.set_arg(pos, target)
