@@ -82,6 +82,12 @@ def pairs_variant(o: int, widest: int, vec: int) -> dict | None:
     return {"vw": vec, "tx": tx, "rows": 0, "nv": nv, "pairs": True}
 
 
+#: the most vectors per pair of pixels the CPU rule's ``pairs`` variant takes (3: 24 channels
+#: on 16-wide vectors, the layers it was measured on; 40 and 56 keep the half variant as the
+#: rule, pairs a tuner candidate)
+PAIRS_RULE_NV = 3
+
+
 def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 16,
               dt: str = "f32") -> dict:
     """The variant without a tuning entry (``dt``: the layer's kernel type; the ``pairs``
@@ -90,6 +96,8 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
     txs = _depthwise_variants.tile_widths(ow, fw, sw, dw)
     pairs = pairs_variant(o, txs[0], vec) \
         if cpu and dt == "f32" and _defaults.TABLE["cpu"].conv_pairs else None
+    if pairs is not None and pairs["nv"] > PAIRS_RULE_NV:
+        pairs = None
     if pairs is not None:
         return pairs
     half = half_variant(o, txs[0], vec) if cpu and HALF else None

@@ -332,7 +332,8 @@ class ClassDefaults:
     #: vectors, where the ``half`` variant pads a quarter of its lanes) take two pixels'
     #: channels as whole vectors (conv2d.cl.mako ``pairs``: 24 channels x 2 pixels, three
     #: vectors of 16, the middle one the first pixel's last 8 and the second's first 8;
-    #: clnn/kernels/_conv_variants.py pairs_variant), one kernel in place of the half one.
+    #: clnn/kernels/_conv_variants.py pairs_variant; the rule on 24 channels, PAIRS_RULE_NV),
+    #: one kernel in place of the half one.
     #: CPU (PoCL, AVX-512; the 3x3/2 224x224x3 -> 24 and 5x5/2 128x128x3 -> 24 first layers
     #: against the half variant, taking turns, medians of 300): 1.15-1.18x; a GPU: off
     conv_pairs: bool = False

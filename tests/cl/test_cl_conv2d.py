@@ -365,6 +365,10 @@ def test_pairs_variant_rule(monkeypatch):
         {"vw": 16, "tx": 8, "rows": 0, "nv": 3, "pairs": True}
     assert cv.pairs_variant(40, 8, 16) == {"vw": 16, "tx": 4, "rows": 0, "nv": 5, "pairs": True}
     assert cv.pairs_variant(56, 8, 16)["tx"] == 4  # (2 pairs x 7 vectors)
+    # the rule takes pairs on 24 channels (measured), a candidate on 40 and 56
+    for o in (40, 56):
+        assert cv.heuristic(True, o, 64, 3, 2, 1) == cv.half_variant(o, 8, 16), o
+        assert cv.pairs_variant(o, 8, 16) in cv.candidates(True, o, 64, 3, 2, 1), o
     assert cv.pairs_variant(24, 3, 16) is None  # (no pair of pixels more than one)
     for o, vec in ((8, 16), (16, 16), (32, 16), (72, 16), (24, 8)):
         assert cv.pairs_variant(o, 8, vec) is None, (o, vec)
