@@ -63,9 +63,43 @@ def half_variant(o: int, widest: int, vec: int) -> dict | None:
     return {"vw": vec, "tx": tx, "rows": 0, "nv": nv, "half": True}
 
 
-def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 16) -> dict:
+def pairs_variant(o: int, widest: int, vec: int) -> dict | None:
+    """The variant of two pixels' output channels as whole vectors of ``vec`` floats where
+    one pixel's would leave half a vector over (O = (n - 0.5) * vec: 24 channels x 2 pixels,
+    three vectors of 16; the kernel's ``pairs``): one work-item takes every channel of
+    ``tx`` pixels (even), tx / 2 pairs of 2 * O / vec vectors within
+    :data:`HALF_ACCUMULATORS`, at least 2 pairs; else None. Where half_variant pads a quarter
+    of the lanes (24 channels) this pads none; the middle vector's input is the two pixels'
+    values (half a vector each)."""
+    if vec < 16 or o <= vec or o % vec != vec // 2:
+        return None
+    nv = 2 * o // vec
+    tx = widest - widest % 2
+    while tx > 4 and tx // 2 * nv > HALF_ACCUMULATORS:
+        tx = (tx // 2) - (tx // 2) % 2
+    if tx < 4 or tx // 2 * nv > HALF_ACCUMULATORS:
+        return None
+    return {"vw": vec, "tx": tx, "rows": 0, "nv": nv, "pairs": True}
+
+
+#: the most vectors per pair of pixels the CPU rule's ``pairs`` variant takes (3: 24 channels
+#: on 16-wide vectors, the layers it was measured on; 40 and 56 keep the half variant as the
+#: rule, pairs a tuner candidate)
+PAIRS_RULE_NV = 3
+
+
+def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 16,
+              dt: str = "f32") -> dict:
+    """The variant without a tuning entry (``dt``: the layer's kernel type; the ``pairs``
+    variant, where the device class takes it (``conv_pairs``), is float32's alone)."""
     vws = _depthwise_variants.vector_widths(o)
     txs = _depthwise_variants.tile_widths(ow, fw, sw, dw)
+    pairs = pairs_variant(o, txs[0], vec) \
+        if cpu and dt == "f32" and _defaults.TABLE["cpu"].conv_pairs else None
+    if pairs is not None and pairs["nv"] > PAIRS_RULE_NV:
+        pairs = None
+    if pairs is not None:
+        return pairs
     half = half_variant(o, txs[0], vec) if cpu and HALF else None
     if half is not None:
         return half
@@ -83,17 +117,18 @@ def heuristic(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int, vec: int = 
 
 
 def candidates(cpu: bool, o: int, ow: int, fw: int, sw: int, dw: int,
-               vec: int = 16) -> list[dict]:
+               vec: int = 16, dt: str = "f32") -> list[dict]:
     """The default first, the tiles of :func:`clnn.kernels._depthwise_variants.tile_candidates`,
-    then on a CPU the widest vector with more vectors per work-item (each fitting tile)."""
-    out = _depthwise_variants.tile_candidates(heuristic(cpu, o, ow, fw, sw, dw, vec), o, ow,
-                                              fw, sw, dw)
+    then on a CPU the half and (float32) pairs variants and the widest vector with more
+    vectors per work-item (each fitting tile)."""
+    out = _depthwise_variants.tile_candidates(heuristic(cpu, o, ow, fw, sw, dw, vec, dt), o,
+                                              ow, fw, sw, dw)
     if not cpu:
         return out
     for tx in _depthwise_variants.tile_widths(ow, fw, sw, dw)[:3]:  # (the halves' tiles)
-        half = half_variant(o, tx, vec)
-        if half is not None and half not in out:
-            out.append(half)
+        for v in (half_variant(o, tx, vec), pairs_variant(o, tx, vec) if dt == "f32" else None):
+            if v is not None and v not in out:
+                out.append(v)
     vw = _depthwise_variants.vector_widths(o)[0]
     for nv in vector_counts(o, vw)[:-1]:
         for tx in _depthwise_variants.tile_widths(ow, fw, sw, dw)[:3]:
@@ -132,6 +167,8 @@ def key(dt: str, v: dict, fw: int, sw: int, dw: int, c: int) -> dict:
         k["nv"] = v["nv"]
     if v.get("half"):
         k["half"] = True
+    if v.get("pairs"):
+        k["pairs"] = True
     return k
 
 
@@ -150,18 +187,21 @@ def global_size(v: dict, n: int, o: int, oh: int, ow: int) -> tuple[int, int, in
 
 def filter_channels(v: dict, o: int) -> int:
     """The output channels of the packed filter [fh, fw, C, channels]: ``o``, or whole
-    vectors (the ``half`` variant)."""
-    return v["vw"] * v["nv"] if v.get("half") else o
+    vectors (the ``half`` variant; ``pairs``: two pixels' channels, 2 * O)."""
+    return v["vw"] * v["nv"] if v.get("half") or v.get("pairs") else o
 
 
 def pack_filter(v: dict, filt):
     """The float32 filter [O, fh, fw, C] packed for variant ``v``: [fh, fw, C, channels]
-    (:func:`filter_channels`, zeros past O)."""
+    (:func:`filter_channels`, zeros past O; ``pairs``: the O channels twice, so that vector
+    i of a tap holds the two pixels' lanes i * vw ... (i + 1) * vw - 1)."""
     import numpy as np
 
     o = filt.shape[0]
     packed = np.zeros(filt.shape[1:] + (filter_channels(v, o),), np.float32)
     packed[..., :o] = filt.astype(np.float32).transpose(1, 2, 3, 0)
+    if v.get("pairs"):
+        packed[..., o:] = packed[..., :o]
     return packed
 
 
@@ -192,7 +232,8 @@ def scratch_conv(device, v: dict, s: dict):
 
 #: conv_tile's tuning declaration (clnn.tuning.Family)
 FAMILY = _depthwise_variants.tile_family(
-    "conv", lambda cpu, vec, s: candidates(cpu, s["o"], s["ow"], s["fw"], s["sw"], s["dw"], vec),
+    "conv", lambda cpu, vec, s: candidates(cpu, s["o"], s["ow"], s["fw"], s["sw"], s["dw"], vec,
+                                           s["dt"]),
     scratch_conv,
     flop=lambda s: 2.0 * s["n"] * s["oh"] * s["ow"] * s["o"] * s["fh"] * s["fw"] * s["c"],
     scratch_bytes=lambda s: 4 * s["n"] * (s["h"] * s["w"] * s["c"] + s["oh"] * s["ow"] * s["o"]))

@@ -334,6 +334,15 @@ class ClassDefaults:
     #: conv_tile): 8 -- image_classification's 3x3x3 (9 bytes) 9.2 -> 4.2 us, keyword_spotting's
     #: 10x4x1 (4 bytes, one quad a row) 5.8-6.2 -> 6.2 us; a GPU: 0 (no VNNI)
     conv_quads: int = 0
+    #: float32 conv_tile layers of (n - 0.5) vectors of output channels (24 on 16-wide
+    #: vectors, where the ``half`` variant pads a quarter of its lanes) take two pixels'
+    #: channels as whole vectors (conv2d.cl.mako ``pairs``: 24 channels x 2 pixels, three
+    #: vectors of 16, the middle one the first pixel's last 8 and the second's first 8;
+    #: clnn/kernels/_conv_variants.py pairs_variant; the rule on 24 channels, PAIRS_RULE_NV),
+    #: one kernel in place of the half one.
+    #: CPU (PoCL, AVX-512; the 3x3/2 224x224x3 -> 24 and 5x5/2 128x128x3 -> 24 first layers
+    #: against the half variant, taking turns, medians of 300): 1.15-1.18x; a GPU: off
+    conv_pairs: bool = False
     #: a float32 MAX_POOL_2D (2x2 / 2) whose output is a fused ADD's other operand runs in the
     #: GEMM epilogue, each window's maximum read from the pool's input (clnn/fusion.py
     #: _pooled_residual, gemm.cl.mako ``rpool``): the pool's launch saved, a GEMM key more per
@@ -391,7 +400,7 @@ _CPU = ClassDefaults(
     chain_no_unroll=True,
     companion_gaps=4.0, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
     companion_max_s=150e-6,
-    gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True, conv_quads=8,
+    gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True, conv_quads=8, conv_pairs=True,
     gemm_wide_rows=((8, 3), (8, 2)))
 
 _GPU = ClassDefaults(

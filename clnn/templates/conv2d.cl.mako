@@ -20,11 +20,16 @@
 ## padded to whole vectors, O = (nv - 0.5) * vw: one work-item takes them all, its last vector
 ## computes vw / 2 channels and vw / 2 zeros of the filter packed [fh, fw, C, nv * vw]; loads and
 ## stores of that vector's epilogue take its first half. A CPU's 24 channels so run in two
-## vectors of 16 instead of three of 8, which an AVX-512 core issues at half their width).
+## vectors of 16 instead of three of 8, which an AVX-512 core issues at half their width),
+## pairs (conv_tile, float32: two adjacent output pixels' channels as nv whole vectors of vw,
+## O = nv * vw / 2 = (n - 0.5) * vw; the filter packed [fh, fw, C, 2 * O], its O channels
+## twice; the vector that straddles the two pixels multiplies the first pixel's input in its
+## low half and the second's in its high half: 24 channels x 2 pixels in three vectors of 16,
+## none of the half variant's padding lanes).
 <%namespace name="c" file="common.mako"/>
 
 <%def name="conv_tile(dt, vw, tx, fw, sw, dw, cc, res=False, prelu=False, fn=None, nv=1,
-                      xnchw=False, flex=False, rq=None, half=False)">
+                      xnchw=False, flex=False, rq=None, half=False, pairs=False)">
 <%
     V = "float" if vw == 1 else "float%d" % vw
     span = (tx - 1) * sw + (fw - 1) * dw + 1
@@ -38,8 +43,18 @@
     def xld(p, i):
         return "(float)((int)%s[%s] - za)" % (p, i) if quant else capture(c.ldf, dt, p, i)
     # the filter's channels per tap (half: padded to whole vectors)
-    OF = str(nv * vw) if half else "O"
+    OF = str(nv * vw) if half or pairs else "O"
     hw = vw // 2
+    if pairs and (dt != "f32" or tx % 2 or (nv * vw) % 2 or (nv * vw // 2) % vw != hw):
+        raise ValueError("conv_tile pairs: float32, an even tile and O = (n - 0.5) * vw "
+                         "(dt %s, tx %d, nv %d, vw %d)" % (dt, tx, nv, vw))
+    # pairs: the two pixels' channels (OP each), each accumulator set a pair of pixels
+    OP = nv * vw // 2
+    nacc = tx // 2 if pairs else tx
+    def side(v):
+        # pairs: vector v of a pair holds the first pixel's channels ("a"), the second's
+        # ("b"), or the first's last hw and the second's first hw ("m")
+        return "a" if (v + 1) * vw <= OP else "b" if v * vw >= OP else "m"
     def halfload(p, off, fill):
         # the vector's first half from p + off, the rest ``fill`` (half: the last vector)
         lo = ("vload_half%d(0, %s + (%s))" if dt == "f16" else "vload%d(0, %s + (%s))") % (hw, p, off)
@@ -82,7 +97,7 @@ ${c.toffsets("x", "bias", "y")}
     const int ix${p} = clamp(xs + ${p}, 0, W - 1)${"" if xnchw else " * C"};
     const bool in${p} = xs + ${p} >= 0 && xs + ${p} < W;
 % endfor
-% for j in range(tx):
+% for j in range(nacc):
   % for v in range(nv):
     ${V} acc${j}_${v} = (${V})(0.0f);
   % endfor
@@ -157,11 +172,24 @@ ${span_floats(span * cc)}\
       % for v in range(nv):
             const ${V} w${q}_${v} = ${vload("wr", "%d * tap + ci * %s + %d" % (q, OF, v * vw))};
       % endfor
+      % if pairs:
+        % for j in range(nacc):
+<% pa, pb = 2 * j * sw + q * dw, (2 * j + 1) * sw + q * dw %>\
+          % for v in range(nv):
+            % if side(v) == "m":
+            acc${j}_${v} = fma((${V})((float${hw})x${pa}, (float${hw})x${pb}), w${q}_${v}, acc${j}_${v});
+            % else:
+            acc${j}_${v} = fma((${V})x${pa if side(v) == "a" else pb}, w${q}_${v}, acc${j}_${v});
+            % endif
+          % endfor
+        % endfor
+      % else:
       % for j in range(tx):
         % for v in range(nv):
             acc${j}_${v} = fma((${V})x${j * sw + q * dw}, w${q}_${v}, acc${j}_${v});
         % endfor
       % endfor
+      % endif
     % endfor
         }
   % endfor
@@ -171,6 +199,8 @@ ${span_floats(span * cc)}\
     __global ${c.ctype(dt)}* yr = y + ((size_t)t * OW + ox0) * LDY + o0;
 % if quant:
 ${conv_tile_quant_store(dt, vw, tx, nv, rq, half)}
+% elif pairs:
+${conv_tile_pairs_store(vw, tx, nv, res, prelu, flex, fn)}
 % else:
 % if res:
     const __global ${c.ctype(dt)}* rr = res + res_off + ((size_t)t * OW + ox0) * O + o0;
@@ -240,6 +270,74 @@ ${conv_tile_quant_store(dt, vw, tx, nv, rq, half)}
 % endfor
 % endif
 }
+</%def>
+
+## conv_tile's pairs stores (float32): per pair of pixels (yr + 2j LDY, yr + (2j + 1) LDY)
+## its nv vectors plus the bias (and a residual, O apart) through the epilogue; the vector
+## straddling the pixels stored as two halves; a second pixel past the row's end
+## (OW odd, or the row's last tile) neither read nor stored.
+<%def name="conv_tile_pairs_store(vw, tx, nv, res, prelu, flex, fn)">
+<%
+    V = "float%d" % vw
+    hw = vw // 2
+    OP = nv * vw // 2
+    def side(v):
+        return "a" if (v + 1) * vw <= OP else "b" if v * vw >= OP else "m"
+    def pairload(pa, pb, v, pb_ok=True):
+        # vector v of a pair from per-channel arrays at pa (first pixel) and pb (second;
+        # pb_ok False: zeros, the second pixel past the row's end)
+        sd = side(v)
+        if sd == "a":
+            return "vload%d(0, %s + %d)" % (vw, pa, v * vw)
+        if sd == "b":
+            return "vload%d(0, %s + %d)" % (vw, pb, v * vw - OP)
+        return "(%s)(vload%d(0, %s + %d), %s)" % (
+            V, hw, pa, v * vw, ("vload%d(0, %s)" % (hw, pb)) if pb_ok else "(float%d)(0.0f)" % hw)
+%>\
+% if res:
+    const __global float* rr = res + res_off + ((size_t)t * OW + ox0) * O;
+% endif
+% if prelu or flex:
+    const __global float* al = alpha + alpha_off;
+% endif
+% for v in range(nv):
+    const ${V} bv${v} = ${pairload("bias", "bias", v)};
+  % if flex:
+    const ${V} av${v} = has_prelu ? ${pairload("al", "al", v)} : (${V})(1.0f);
+  % elif prelu:
+    const ${V} av${v} = ${pairload("al", "al", v)};
+  % endif
+% endfor
+% for j in range(tx // 2):
+  % for both in (True, False):
+    ${"if (ox0 + %d < OW) {" % (2 * j + 1) if both else "else if (ox0 + %d < OW) {" % (2 * j)}
+        __global float* ya = yr + ${2 * j} * LDY;
+        __global float* yb = ya + LDY;
+    % if res:
+        const __global float* ra = rr + ${2 * j} * O;
+        const __global float* rb = ra + O;
+    % endif
+    % for v in range(nv):
+      % if both or side(v) != "b":
+        {
+        ${V} r = acc${j}_${v} + bv${v}${(" + " + pairload("ra", "rb", v, both)) if res else ""};
+        ${c.epilogue("r", V, "        ", vw, prelu=("has_prelu", "av%d" % v) if flex else ("av%d" % v) if prelu else None, fn=fn)}
+        % if side(v) == "a":
+        vstore${vw}(r, 0, ya + ${v * vw});
+        % elif side(v) == "b":
+        vstore${vw}(r, 0, yb + ${v * vw - OP});
+        % else:
+        vstore${hw}(r.lo, 0, ya + ${v * vw});
+          % if both:
+        vstore${hw}(r.hi, 0, yb);
+          % endif
+        % endif
+        }
+      % endif
+    % endfor
+    }
+  % endfor
+% endfor
 </%def>
 
 ## conv_tile's quantized inputs of one filter row inside the row: the n bytes from xq as

@@ -4,6 +4,8 @@ activations, the direct 1x1 path, tile edges, saturation and the support checks.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -337,20 +339,60 @@ def test_half_vector_variant_rule():
     vectors, nor where the channels are whole vectors, one vector or over MAX_NV of them."""
     from clnn.kernels import _conv_variants as cv
 
-    assert cv.heuristic(True, 24, 64, 5, 2, 1) == \
-        {"vw": 16, "tx": 8, "rows": 0, "nv": 2, "half": True}
-    assert cv.heuristic(True, 40, 64, 3, 2, 1)["nv"] == 3
-    assert cv.heuristic(True, 56, 64, 3, 2, 1)["tx"] == 4  # (4 x 4 vectors)
+    assert cv.half_variant(24, 8, 16) == {"vw": 16, "tx": 8, "rows": 0, "nv": 2, "half": True}
+    assert cv.half_variant(40, 8, 16)["nv"] == 3
+    assert cv.half_variant(56, 8, 16)["tx"] == 4  # (4 x 4 vectors)
     for o, vec in ((8, 16), (16, 16), (32, 16), (72, 16), (24, 8)):
         assert not cv.heuristic(True, o, 64, 3, 2, 1, vec).get("half"), (o, vec)
+        assert cv.half_variant(o, 8, vec) is None, (o, vec)
     assert not cv.heuristic(False, 24, 64, 3, 2, 1).get("half")
-    v = cv.heuristic(True, 24, 64, 5, 2, 1)
+    # the quantized layers (no pairs form) take the half variant
+    v = cv.heuristic(True, 24, 64, 5, 2, 1, dt="u8")
+    assert v == cv.half_variant(24, 8, 16)
     assert cv.global_size(v, 1, 24, 5, 64) == (1, 8, 5)
     filt = np.arange(24 * 2 * 2 * 3, dtype=np.float32).reshape(24, 2, 2, 3)
     packed = cv.pack_filter(v, filt)
     assert packed.shape == (2, 2, 3, 32) and not packed[..., 24:].any()
     np.testing.assert_array_equal(packed[..., :24], filt.transpose(1, 2, 3, 0))
-    assert cv.heuristic(True, 24, 64, 5, 2, 1) in cv.candidates(True, 24, 64, 5, 2, 1)
+    assert v in cv.candidates(True, 24, 64, 5, 2, 1, dt="u8")
+    assert v in cv.candidates(True, 24, 64, 5, 2, 1)
+
+
+def test_pairs_variant_rule(monkeypatch):
+    """conv_tile's ``pairs`` variant (clnn.kernels._conv_variants.pairs_variant): two pixels'
+    24, 40 or 56 channels as 3, 5 or 7 whole 16-wide vectors, an even tile of at most
+    HALF_ACCUMULATORS accumulators; the CPU class's float32 default (``conv_pairs``), not the
+    quantized layers', a GPU's nor 8-wide vectors'; the filter packed twice over."""
+    from clnn.kernels import _conv_variants as cv
+    from clnn.kernels import _defaults
+
+    assert cv.heuristic(True, 24, 64, 5, 2, 1) == \
+        {"vw": 16, "tx": 8, "rows": 0, "nv": 3, "pairs": True}
+    assert cv.pairs_variant(40, 8, 16) == {"vw": 16, "tx": 4, "rows": 0, "nv": 5, "pairs": True}
+    assert cv.pairs_variant(56, 8, 16)["tx"] == 4  # (2 pairs x 7 vectors)
+    # the rule takes pairs on 24 channels (measured), a candidate on 40 and 56
+    for o in (40, 56):
+        assert cv.heuristic(True, o, 64, 3, 2, 1) == cv.half_variant(o, 8, 16), o
+        assert cv.pairs_variant(o, 8, 16) in cv.candidates(True, o, 64, 3, 2, 1), o
+    assert cv.pairs_variant(24, 3, 16) is None  # (no pair of pixels more than one)
+    for o, vec in ((8, 16), (16, 16), (32, 16), (72, 16), (24, 8)):
+        assert cv.pairs_variant(o, 8, vec) is None, (o, vec)
+    for dt in ("u8", "i8", "f16"):
+        assert not cv.heuristic(True, 24, 64, 5, 2, 1, dt=dt).get("pairs"), dt
+    assert not cv.heuristic(False, 24, 64, 5, 2, 1).get("pairs")
+    v = cv.heuristic(True, 24, 64, 5, 2, 1)
+    assert cv.global_size(v, 1, 24, 5, 64) == (1, 8, 5)
+    assert cv.key("f32", v, 5, 2, 1, 3)["pairs"] is True
+    filt = np.arange(24 * 2 * 2 * 3, dtype=np.float32).reshape(24, 2, 2, 3)
+    packed = cv.pack_filter(v, filt)
+    assert packed.shape == (2, 2, 3, 48)
+    np.testing.assert_array_equal(packed[..., :24], filt.transpose(1, 2, 3, 0))
+    np.testing.assert_array_equal(packed[..., 24:], filt.transpose(1, 2, 3, 0))
+    assert v in cv.candidates(True, 24, 64, 5, 2, 1)
+    assert not any(c.get("pairs") for c in cv.candidates(True, 24, 64, 5, 2, 1, dt="u8"))
+    off = dataclasses.replace(_defaults.TABLE["cpu"], conv_pairs=False)
+    monkeypatch.setitem(_defaults.TABLE, "cpu", off)
+    assert cv.heuristic(True, 24, 64, 5, 2, 1) == cv.half_variant(24, 8, 16)
 
 
 def test_direct_kernel_channel_limits():

@@ -402,6 +402,26 @@ def test_prelu_fused_into_convolution(cl_device, t, with_add, c, o, f, stride):
     assert len(pm.fused_into) == 1 + with_add
 
 
+@pytest.mark.parametrize("with_add", [False, True])
+@pytest.mark.parametrize("o,f,tx,w", [(24, 3, 8, 23), (24, 5, 4, 20), (40, 3, 4, 11),
+                                      (56, 3, 4, 13)])
+def test_pairs_variant_with_fused_add_and_prelu(cl_device, monkeypatch, with_add, o, f, tx, w):
+    """conv_tile's ``pairs`` variant, whatever the device class's default (the CPU class's
+    float32 one): a fused ADD and PRELU (flex), rows of an odd number of outputs and a last
+    tile of one pair or one pixel, against the reference."""
+    from clnn.kernels import _conv_variants as cv
+
+    v = cv.pairs_variant(o, tx, 16)
+    assert v is not None and v["tx"] == tx, v
+    monkeypatch.setattr(cv, "choose", lambda b, **kw: v)
+    m, x = conv_prelu_model(F32, [2, 7, w, 3], o, f=f, stride=2, with_add=with_add, seed=o)
+    pm = device_check(m, x, cl_device, "f32")
+    keys = [dict(la.key[2]) for p in pm.partitions for pl in p.plans.values()
+            for la in pl.launches if la.name == "conv2d.conv_tile"]
+    assert len(keys) == 1 and keys[0].get("pairs") and keys[0]["nv"] == 2 * o // 16, keys
+    assert not _ran(_launch_names(pm), "activation.prelu")
+
+
 @pytest.mark.parametrize("case", ["conv_act", "add_act", "alpha_hw", "alpha_scalar", "nchw",
                                   "source_too"])
 def test_prelu_not_fused(cl_device, case):
