@@ -234,8 +234,17 @@ DIRECT = [  # (x shape, filter [o, fh, fw, c], explicit pads l r t b, stride w h
 ]
 
 
-@pytest.mark.parametrize("name", ["f32", "f16", "relaxed"])
-@pytest.mark.parametrize("case", range(len(DIRECT)))
+FLOAT_TYPES = ["f32", "f16", "relaxed"]
+QUANT_TYPES = ["qa", "qs", "qa_pc", "qs_pc"]
+
+
+def _pairwise(cases, types) -> list:
+    """Every case in two of ``types`` (neighbours in turn): each type meets a share of the
+    cases, a case never runs in every type (each run compiles a kernel of its own)."""
+    return [(types[(i + j) % len(types)], case) for i, case in enumerate(cases) for j in (0, 1)]
+
+
+@pytest.mark.parametrize("name,case", _pairwise(range(len(DIRECT)), FLOAT_TYPES))
 def test_conv_direct_kernel(cl_device, name, case):
     x_shape, f_shape, pads, strides, dil, act, kernel = DIRECT[case]
     n, h, w, _ = x_shape
@@ -258,8 +267,8 @@ def test_conv_direct_kernel(cl_device, name, case):
         assert names == {f"conv2d.{kernel}"}
 
 
-@pytest.mark.parametrize("name", ["qa", "qs", "qa_pc", "qs_pc"])
-@pytest.mark.parametrize("case", [k for k, c in enumerate(DIRECT) if c[-1] == "conv_tile"])
+@pytest.mark.parametrize("name,case", _pairwise(
+    [k for k, c in enumerate(DIRECT) if c[-1] == "conv_tile"], QUANT_TYPES))
 def test_conv_quant_direct_kernel(cl_device, name, case):
     """conv_tile's quantized form (the filter as float w - w_zero_point, the sums exact in
     float, the reference requantization per channel): bit-exact with the reference, on every
@@ -299,8 +308,7 @@ QUADS = [  # (x shape, filter [o, fh, fw, c], explicit pads l r t b, stride w h,
 ]
 
 
-@pytest.mark.parametrize("name", ["qa", "qs", "qa_pc", "qs_pc"])
-@pytest.mark.parametrize("case", range(len(QUADS)))
+@pytest.mark.parametrize("name,case", _pairwise(range(len(QUADS)), QUANT_TYPES))
 def test_conv_quant_quads(cl_device, name, case):
     """conv_quads (a conv_tile layer's filter rows by quads of bytes through AVX512-VNNI:
     clnn/kernels/_conv_quads.py): bit-exact with the reference at the rows' and the images'
