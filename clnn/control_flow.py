@@ -121,6 +121,14 @@ class SubgraphRun:
     #: be enqueued again as it was (:class:`Replay`), or None
     replay: Replay | None = None
 
+    def fresh_values(self, execution) -> dict:
+        """A new dict of the subgraph's constants, the values a run starts from (the
+        executor's constants, found at the first run and kept: a loop runs the subgraph
+        often)."""
+        if self.constants is None:
+            self.constants = execution.executor.constants(self.index)
+        return dict(self.constants)
+
     def steps(self) -> list:
         """(partition, whether it is a partition of scalar operations run on the host), in
         order (found at the first run)."""
@@ -363,9 +371,7 @@ def run_subgraph(execution, index: int, inputs: list, outputs: str = COPY, buffe
     (a WHILE whose condition is its body) is copied first, and replaced in ``inputs``."""
     run = subgraph_run(execution.prepared, index, copy)
     sg = run.planner.sg
-    if run.constants is None:  # (the executor's, kept: a loop runs the subgraph often)
-        run.constants = execution.executor.constants(index)
-    values = dict(run.constants)
+    values = run.fresh_values(execution)
     for j, v in enumerate(inputs):
         if isinstance(v, PoolTensor) and v.home is run:  # its kernels would overwrite it
             inputs[j] = v.detached(execution.context, _take(buffers, ("in", j), v.nbytes))
@@ -659,9 +665,7 @@ def _host_loop(execution, indexes: tuple, loop: list, counts: tuple, checks: tup
 def _host_part(execution, run, inputs: list) -> dict:
     """The values of one run of a body of a host-driven loop after its scalar operations (the
     constants, the inputs, their outputs)."""
-    if run.constants is None:
-        run.constants = execution.executor.constants(run.index)
-    values = dict(run.constants)
+    values = run.fresh_values(execution)
     values.update(zip(run.planner.sg.input_indexes, inputs))
     check_deadline = execution.executor.check_deadline
     for part, scalar in run.steps():
@@ -742,10 +746,8 @@ class Replay:
     key: tuple
     #: (partition, plan, steps enqueued, ((DirectInput, buffer it points at), ...)) each
     parts: tuple
-    #: the subgraph's output operands, and per output its device value (a region), or
-    #: None: the run's input or host value of that operand (passed through, or computed by
-    #: a scalar operation)
-    operands: tuple
+    #: per output of the subgraph its device value (a region), or None: the run's input or
+    #: host value of that operand (passed through, or computed by a scalar operation)
     outs: tuple
 
     @classmethod
@@ -774,8 +776,7 @@ class Replay:
         device = {o for part, *_ in parts for o in part.outputs}
         kept = tuple(v if o in device and o not in run.given else None
                      for o, v in zip(sg.output_indexes, outs))
-        return cls(tuple(_buffer_key(v) for v in inputs), tuple(parts),
-                   tuple(sg.output_indexes), kept)
+        return cls(tuple(_buffer_key(v) for v in inputs), tuple(parts), kept)
 
     def again(self, execution, run, inputs: list, host: dict, to_request: dict
               ) -> list | None:
@@ -799,25 +800,27 @@ class Replay:
             for d in plan.direct_out.values():
                 if d.bound is not None:
                     return None
+        sg = run.planner.sg
         bound: dict = {}
         try:
-            if to_request and not self._bind(to_request, bound, execution.held):
+            if to_request and not self._bind(sg.output_indexes, to_request, bound,
+                                             execution.held):
                 return None
             self._enqueue(execution)
             written = {o: d.bound for o, d in bound.items()}  # (the request's bytes)
         finally:
             for d in bound.values():
                 d.unbind()
-        sg = run.planner.sg
         given = dict(zip(sg.input_indexes, inputs))
         return [written[o] if o in written else v if v is not None else
                 given[o] if o in given else host[o]
                 for o, v in zip(sg.output_indexes, self.outs)]
 
-    def _bind(self, to_request: dict, bound: dict, keep: list) -> bool:
+    def _bind(self, operands, to_request: dict, bound: dict, keep: list) -> bool:
         """The direct outputs of the plans pointed at the request's bytes they go to
-        (``bound``: operand -> DirectOutput); False where an output the device computes
-        cannot be written there (its bytes read after the kernels instead)."""
+        (``bound``: operand -> DirectOutput; ``operands``: the subgraph's outputs); False
+        where an output the device computes cannot be written there (its bytes read after
+        the kernels instead)."""
         for _, plan, _, _ in self.parts:
             for o, d in plan.direct_out.items():
                 dst = to_request.get(o)
@@ -826,7 +829,7 @@ class Replay:
                     d.bind(dst, keep)
                     if d.bound is None:
                         return False
-        return all(o in bound for o, v in zip(self.operands, self.outs)
+        return all(o in bound for o, v in zip(operands, self.outs)
                    if v is not None and o in to_request)
 
     def _enqueue(self, execution) -> None:

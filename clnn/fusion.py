@@ -138,7 +138,7 @@ class AddFusion:
     #: (hal.operations.broadcast.quant_add_params: the reference's fixed-point pipeline,
     #: activation and clamp, every shift right), which the producer's epilogue recomputes
     #: after its own requantization, in vectors (gemm.cl.mako ``qres``); None for a float ADD
-    table: object = field(default=None, compare=False)
+    quant: object = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ BINARY = (OT.ADD, OT.SUB, OT.MUL, OT.DIV)
 #: activation operations a kernel epilogue may run (KernelRegistration.epilogue_activations)
 KINDS = (OT.RELU, OT.RELU1, OT.RELU6, OT.PRELU, OT.LOGISTIC, OT.HARD_SWISH)
 FLOATS = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16)
-#: 8-bit quantized types whose ADD a convolution's GEMM epilogue recomputes (AddFusion.table)
+#: 8-bit quantized types whose ADD a convolution's GEMM epilogue recomputes (AddFusion.quant)
 QUANT8 = (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED)
 
 
@@ -483,7 +483,7 @@ def _same_shape_add(g: _Graph, k: int):
 
 
 def _quant_add(actx, cctx, conv_out_first: bool):
-    """The integer parameters of a quantized ADD fused after a convolution (AddFusion.table:
+    """The integer parameters of a quantized ADD fused after a convolution (AddFusion.quant:
     the convolution's operand first), or None where the ADD is a float one or a multiplier
     of it shifts left (then not fused)."""
     if actx.outputs[0].type not in QUANT8:
@@ -584,12 +584,12 @@ def _add_fusions(g: _Graph, taken: set) -> dict[int, AddFusion]:
             p = g.producer.get(other)
             if p is not None and p in step and step[p] > step[j]:
                 continue
-            table = _quant_add(actx, cctx, conv_out == op.inputs[0])
-            if y.type in QUANT8 and (table is None or not _quant_residual_conv(producer, cctx)):
+            quant = _quant_add(actx, cctx, conv_out == op.inputs[0])
+            if y.type in QUANT8 and (quant is None or not _quant_residual_conv(producer, cctx)):
                 continue
             found[j] = AddFusion(k, conv_out, other, op.outputs[0], int(actx.scalar(2)),
                                  clamp=int(clamp), pool_op=pool[0] if pool else None,
-                                 table=table)
+                                 quant=quant)
             break
     return found
 

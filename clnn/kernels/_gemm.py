@@ -308,7 +308,7 @@ def tensor_arg(t):
 def _table_residual(params: dict, qres, quant_act: bool, cmode: str, batch) -> list:
     """The arguments of launch_gemm's ``qres`` (its knob set in ``params``): (the (buffer,
     element offset) of an 8-bit tensor laid out like C, the device buffer of an ADD's terms
-    (clnn/fusion.py AddFusion.table)): C's byte's term and the tensor's byte's added and
+    (clnn/fusion.py AddFusion.quant)): C's byte's term and the tensor's byte's added and
     requantized, for a quantized "act" (``quant_act``) NHWC GEMM of one batch."""
     if qres is None:
         return []

@@ -80,7 +80,7 @@ def epilogue(ctx, b, p, out):
     fusion."""
     f, g = b.residual, b.activation
     alpha = b.tensor(g.alpha) if g is not None and g.alpha is not None else None
-    if f is None and g is None or (f is not None and f.table is not None):
+    if f is None and g is None or (f is not None and f.quant is not None):
         # (a quantized ADD: recomputed after the clamp, :func:`quant_residual`)
         return (*act_args(ctx, p.idx["fused activation"], out), None, alpha)
     # the convolution's and the ADD's own activations are NONE where an activation is fused;
@@ -113,12 +113,12 @@ def gemm_residual(f) -> bool:
 
 def quant_residual(b, out):
     """``qres`` of clnn.kernels._gemm.launch_gemm where a quantized ADD is fused into this
-    convolution (clnn/fusion.py AddFusion.table): its other operand and its integer
+    convolution (clnn/fusion.py AddFusion.quant): its other operand and its integer
     parameters on the device; else None."""
     f = b.residual
-    if f is None or f.table is None:
+    if f is None or f.quant is None:
         return None
-    return list(b.tensor(f.other)), _gemm.device_buffer(b, f.table.astype(np.int32))
+    return list(b.tensor(f.other)), _gemm.device_buffer(b, f.quant)
 
 
 def residual_columns(b) -> tuple[int, int] | None:

@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from tests.kits.cl_compare import compare
+from tests.kits.cl_compare import compare, launch_names
 from tests.kits.cl_conv_cases import TYPES, conv_operands, ints, kind_of
 from tests.kits.devices import open_or_skip
 from tests.kits.one_op_models import one_op_model, scalar, tensor
@@ -256,8 +256,7 @@ def test_conv_direct_kernel(cl_device, name, case):
                       [n, oh, ow, o], params)
     compare(m, x, cl_device, kind_of(name))
     pm = cl_device.prepare_model(m)
-    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
-             pl.launches}
+    names = launch_names(pm)
     from clnn.kernels import conv2d
 
     if kernel == "conv_tile" and max(strides) > 1 and name != "f16" and \
@@ -288,8 +287,7 @@ def test_conv_quant_direct_kernel(cl_device, name, case):
     (got,), (want,) = run_cl(m, x, cl_device), run_ref(m, x)
     assert np.array_equal(got, want), np.abs(got.astype(int) - want).max()
     pm = cl_device.prepare_model(m)
-    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
-             pl.launches}
+    names = launch_names(pm)
     if c <= conv2d.DIRECT_MAX_C:  # (conv_quads: test_conv_quant_quads)
         assert len(names) == 1 and names <= {"conv2d.conv_tile", "conv2d.conv_quads"}
 
@@ -328,8 +326,7 @@ def test_conv_quant_quads(cl_device, name, case):
     (got,), (want,) = run_cl(m, x, cl_device), run_ref(m, x)
     assert np.array_equal(got, want), np.abs(got.astype(int) - want).max()
     pm = cl_device.prepare_model(m)
-    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
-             pl.launches}
+    names = launch_names(pm)
     from clnn.kernels import _defaults
 
     fs = conv_operands(name, np.random.default_rng(130 + case), x_shape, f_shape)[1]

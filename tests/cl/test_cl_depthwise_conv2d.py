@@ -10,7 +10,7 @@ import pytest
 from clnn.kernels import _defaults
 from clnn.kernels import _depthwise_variants as _dv
 from clnn.kernels._tiles import fit_registers
-from tests.kits.cl_compare import compare
+from tests.kits.cl_compare import compare, launch_names
 from tests.kits.cl_conv_cases import TYPES, conv_operands, ints, kind_of
 from tests.kits.devices import open_or_skip
 from tests.kits.one_op_models import one_op_model, scalar
@@ -120,8 +120,7 @@ def test_depthwise_tiled_kernel(cl_device, monkeypatch, name, case, kernel):
     m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([n, oh, ow, c])])
     compare(m, [x], cl_device, kind_of(name))
     pm = cl_device.prepare_model(m)
-    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
-             pl.launches}
+    names = launch_names(pm)
     assert names == {f"depthwise_conv2d.{kernel}"}
 
 
@@ -182,8 +181,7 @@ def test_depthwise_wide_bands_planned(cl_device, name, stride):
     m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([1, oh, ow, 32])])
     compare(m, [x], cl_device, kind_of(name))
     pm = cl_device.prepare_model(m)
-    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
-             pl.launches}
+    names = launch_names(pm)
     if cl_device.limits.native_vector_width_float >= 16 and cl_device.limits.is_cpu:
         assert names == {"depthwise_conv2d.depthwise_slide_rows"}
 
@@ -206,8 +204,7 @@ def test_depthwise_bands_planned(cl_device, name, stride, c):
     m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([1, oh, ow, c])])
     compare(m, [x], cl_device, kind_of(name))
     pm = cl_device.prepare_model(m)
-    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
-             pl.launches}
+    names = launch_names(pm)
     if cl_device.limits.native_vector_width_float >= 16 and cl_device.limits.is_cpu:
         r = _defaults.TABLE["cpu"].dw_bands // stride if name == "f32" and c >= 16 else 1
         pairs = name == "f32" and c == 8 and stride == 1 and _defaults.TABLE["cpu"].dw_pairs
@@ -326,8 +323,7 @@ def test_depthwise_pairs(cl_device, monkeypatch, name, case):
     m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([n, oh, ow, c])])
     compare(m, [x], cl_device, kind_of(name))
     pm = cl_device.prepare_model(m)
-    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
-             pl.launches}
+    names = launch_names(pm)
     assert names == {"depthwise_conv2d.depthwise_pairs"}
 
 
@@ -370,8 +366,7 @@ def test_depthwise_flat(cl_device, monkeypatch, name, case, band):
     m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([n, oh, ow, c])])
     compare(m, [x], cl_device, kind_of(name))
     pm = cl_device.prepare_model(m)
-    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
-             pl.launches}
+    names = launch_names(pm)
     assert names == {"depthwise_conv2d.depthwise_flat"}
 
 
@@ -410,8 +405,7 @@ def test_depthwise_flat_planned(cl_device):
     m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([1, 5, w, 8])])
     compare(m, [x], cl_device, kind_of("f32"))
     pm = cl_device.prepare_model(m)
-    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
-             pl.launches}
+    names = launch_names(pm)
     if cl_device.limits.native_vector_width_float >= 16 and cl_device.limits.is_cpu:
         assert names == {"depthwise_conv2d.depthwise_flat"}
 
@@ -466,8 +460,7 @@ def test_depthwise_narrow_rows_planned(cl_device, name, w):
     m = one_op_model("DEPTHWISE_CONV_2D", [xs, fs, bs, *params], [out([2, 7, w, 48])])
     compare(m, [x], cl_device, kind_of(name))
     pm = cl_device.prepare_model(m)
-    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
-             pl.launches}
+    names = launch_names(pm)
     if cl_device.limits.native_vector_width_float >= 16 and cl_device.limits.is_cpu:
         row = name == "f32" and w <= min(_defaults.TABLE["cpu"].dw_row_narrow, 8)
         assert names == {"depthwise_conv2d." + ("depthwise_row" if row else

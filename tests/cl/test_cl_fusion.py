@@ -759,7 +759,7 @@ def quant_conv_add_model(t, x_shape, o, f, conv_first, act, seed=0, stride=1):
                                   ((1, 5, 9, 32), 20, 3, True, 0, 2)])
 def test_quantized_add_fused_into_the_convolution(cl_device, t, case):
     """An 8-bit ADD of a convolution's output and another tensor runs in the convolution's
-    GEMM epilogue, each result looked up in the ADD's table (clnn/fusion.py AddFusion.table):
+    GEMM epilogue, recomputed from the ADD's integer parameters (clnn/fusion.py AddFusion.quant):
     no ADD launch, the reference's results bit for bit (either operand order, its
     activation, full and partial column panels)."""
     x_shape, o, f, conv_first, act, stride = case

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.kits.cl_compare import check
+from tests.kits.cl_compare import check, launch_names
 from tests.kits.devices import open_or_skip
 from tests.kits.one_op_models import scalar, tensor
 
@@ -101,8 +101,7 @@ def test_nhwc_float32_channel_vectors(cl_device, op, c, pads, stride, filt, act)
     outs = [tensor(t, [n, oh, ow, c])]
     check(op, ins, outs, [_data(rng, t, [n, h, w, c])], cl_device, "f32")
     pm = cl_device.prepare_model(one_op_model(op, ins, outs))
-    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
-             pl.launches}
+    names = launch_names(pm)
     assert names == {"pooling.pool_vec"}
 
 
@@ -138,6 +137,5 @@ def test_nchw_float_row_vectors(cl_device, op, t, case):
     check(op, ins, outs, [_data(rng, t, [n, c, h, w])], cl_device,
           "f16" if t == "TENSOR_FLOAT16" else "f32")
     pm = cl_device.prepare_model(one_op_model(op, ins, outs))
-    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
-             pl.launches}
+    names = launch_names(pm)
     assert names == {"pooling.pool_planes"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.kits.cl_compare import check
+from tests.kits.cl_compare import check, launch_names
 from tests.kits.devices import open_or_skip
 from tests.kits.one_op_models import scalar, tensor
 
@@ -74,8 +74,7 @@ def test_nhwc_float32_channel_vectors(cl_device, op, c, flags, size):
            scalar("BOOL", False), scalar("BOOL", align), scalar("BOOL", half)]
     check(op, ins, [tensor("TENSOR_FLOAT32", out)], [x], cl_device, "f32")
     pm = cl_device.prepare_model(one_op_model(op, ins, [tensor("TENSOR_FLOAT32", out)]))
-    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
-             pl.launches}
+    names = launch_names(pm)
     assert names == {"resize.resize_vec"}
 
 
@@ -98,8 +97,7 @@ def test_nchw_whole_factor_rows(cl_device, op, t, flags, w, f):
            scalar("BOOL", True), scalar("BOOL", align), scalar("BOOL", half)]
     check(op, ins, [tensor(t, out)], [x], cl_device, "f16" if "16" in t else "f32")
     pm = cl_device.prepare_model(one_op_model(op, ins, [tensor(t, out)]))
-    names = {launch.name for p in pm.partitions for pl in p.plans.values() for launch in
-             pl.launches}
+    names = launch_names(pm)
     rep = repeating_columns(op, w, w * f, align, half)
     assert names == {"resize.resize_rep" if rep else "resize.resize_row"}, (names, rep)
     if w >= 26:

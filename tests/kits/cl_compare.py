@@ -129,3 +129,9 @@ def rng_data(rng, type_, shape, lo=-1.0, hi=1.0):
         return rng.integers(-50, 50, shape).astype(np.int32)
     dt = np.float16 if type_ == "TENSOR_FLOAT16" else np.float32
     return rng.uniform(lo, hi, shape).astype(dt)
+
+
+def launch_names(prepared) -> set[str]:
+    """The kernels (family.def names) the plans of a prepared OpenCL model launch."""
+    return {launch.name for p in prepared.partitions for pl in p.plans.values()
+            for launch in pl.launches}
