@@ -4,7 +4,7 @@ An :class:`Execution` is one request's state: the queue it runs on (the device's
 timing queue when the request measures), the device memories its model outputs go to, the
 profiling events it collects, whether it keeps every intermediate, and the time and spans of
 the partitions that ran on the host. It runs partitions (OpenCL plans, host partitions on the
-reference executor, IF / WHILE through clnn/control_flow.py), so the prepared model holds no
+reference executor, IF / WHILE through clnn/control_flow/), so the prepared model holds no
 per-request state.
 
 A :class:`PlanRunner` is how a plan's launches run: :class:`OneByOne` (each launch enqueued

@@ -11,7 +11,7 @@ at an offset chosen by liveness (tensors whose lifetimes do not overlap share by
 SQUEEZE, EXPAND_DIMS and identity CASTs of a pool tensor are views (their output is the input's
 bytes, no launch, the input's lifetime extended over the view's: clnn/fusion.py find_views).
 Constants of all partitions are uploaded once, into one constant buffer. A supported IF / WHILE
-is a partition of its own (clnn/control_flow.py plans its subgraphs with Planners of their own).
+is a partition of its own (clnn/control_flow/ plans its subgraphs with Planners of their own).
 
 A plan is made by the passes of clnn/passes (partition -> shapes -> fusion -> memory ->
 realize; :meth:`Planner.plan_partition`), its launches pending until their programs are built:

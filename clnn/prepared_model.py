@@ -6,7 +6,7 @@ the tensors that leave it, then waits once. A tensor that a later CL partition r
 device memory (clnn.memory.PoolTensor, copied pool to pool on the device); only model inputs /
 outputs and the tensors a host partition reads travel between host and device. Host partitions
 run on the reference executor (the fallback); an IF / WHILE runs its subgraphs as CL
-partitions of their own (clnn/control_flow.py). Each request runs as a clnn.execution.Execution
+partitions of their own (clnn/control_flow/). Each request runs as a clnn.execution.Execution
 (its queue, output memories, events, host time); how a plan's launches run (one by one, or as
 chains) is the prepared model's clnn.execution.PlanRunner.
 """
@@ -56,15 +56,15 @@ class ClPreparedModel(DriverPreparedModel):
         #: the layout pass that made ``model`` from the one given to prepare (clnn/layout.py's
         #: Rewrite; None: the model as given)
         self.layout = None
-        #: referenced subgraph -> its partitions and plans (clnn/control_flow.py)
+        #: referenced subgraph -> its partitions and plans (clnn/control_flow/)
         self.subgraph_runs: dict = {}
         #: which subgraph runs may leave their outputs in their pools (clnn.control_flow.reruns)
         self.reruns = None
         #: whether the device reads host arrays in place (clnn.launch.direct_inputs_on; found
-        #: at the first WHILE: clnn.control_flow._to_device)
+        #: at the first WHILE: clnn.control_flow.run._to_device)
         self.direct_inputs = None
         #: (condition, body) -> the loop values a host-driven WHILE's scalar operations read,
-        #: None where the loop is not host-driven (clnn.control_flow._host_reads)
+        #: None where the loop is not host-driven (clnn.control_flow.host_loops._host_reads)
         self.host_loops: dict = {}
         #: how the plans' launches run (one by one, or as chains); programs from a compilation
         #: cache: the warm-up makes no chain (compile work; the second execution makes them)
@@ -185,7 +185,7 @@ class ClPreparedModel(DriverPreparedModel):
         and where the zero execution cannot run or fails part-way; otherwise the zero execution
         launches every kernel itself."""
         t0 = time.perf_counter()
-        parts = list(self.partitions)  # and the IF / WHILE subgraphs' (clnn/control_flow.py)
+        parts = list(self.partitions)  # and the IF / WHILE subgraphs' (clnn/control_flow/)
         planners = [self.planner]
         for run in self.subgraph_runs.values():
             parts.extend(run.partitions)

@@ -194,7 +194,7 @@ def test_lab_rule_finds_a_device_import_of_the_lab():
 
 def test_clnn_top_level_holds_device_modules_only():
     top = sorted(p.stem for p in (ROOT / "clnn").glob("*.py"))
-    # control_flow.py and tuning.py joined the device modules (../shared/ARCHITECTURE.md),
+    # control_flow (a package) and tuning.py joined the device modules (../shared/ARCHITECTURE.md),
     # then chain.py (a plan's launches run as one), workgroups.py (what the device allows a
     # launch) and layout.py (NCHW operations run NHWC); the public API is api.py (clnn.load)
     # and devices.py (open_device), with stream.py (a streaming model's state between runs)

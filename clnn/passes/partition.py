@@ -22,7 +22,7 @@ class Partition:
     on_cl: bool
     ops: list[int]
     #: an IF or WHILE operation alone: its subgraphs run as OpenCL partitions of their own
-    #: (clnn/control_flow.py); only its condition is read back
+    #: (clnn/control_flow/); only its condition is read back
     control: bool = False
     #: non-constant operands read by the partition and written before it (or model inputs)
     inputs: list[int] = field(default_factory=list)

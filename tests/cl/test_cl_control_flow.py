@@ -1,4 +1,4 @@
-"""IF and WHILE on the OpenCL device (clnn/control_flow.py) against the reference device: the
+"""IF and WHILE on the OpenCL device (clnn/control_flow/) against the reference device: the
 branches and loop bodies run as OpenCL partitions (no operation on the host), only the
 condition is read back, shapes may change across iterations, and the loop timeout and the
 deadline hold."""
@@ -25,7 +25,7 @@ OK = ErrorStatus.NONE
 def cl_device():
     """The OpenCL device with the scalar operations of subgraphs on the device too: these
     tests' models are of a few elements, whose loops would otherwise run on the host
-    (clnn/control_flow.py host_scalar_ops, tests/cl/test_cl_host_scalars.py)."""
+    (clnn/control_flow/ host_scalar_ops, tests/cl/test_cl_host_scalars.py)."""
     return open_or_skip("opencl", fallback=False, options=DeviceOptions(host_scalars=False))
 
 

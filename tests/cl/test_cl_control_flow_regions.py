@@ -1,4 +1,4 @@
-"""Control-flow outputs left in their subgraphs' pools (clnn/control_flow.py: a WHILE body's two
+"""Control-flow outputs left in their subgraphs' pools (clnn/control_flow/: a WHILE body's two
 runs taking turns, outputs handed on as regions of their pools) against the reference device,
 where a subgraph runs again while an output is read: two WHILEs with one body, two IFs with
 one branch, a WHILE whose condition is its body, a loop inside a loop."""
@@ -20,7 +20,7 @@ from tests.kits.one_op_models import run
 def cl_device():
     """The OpenCL device with the scalar operations of subgraphs on the device too: these
     tests' models are of a few elements, whose loops would otherwise run on the host
-    (clnn/control_flow.py host_scalar_ops, tests/cl/test_cl_host_scalars.py)."""
+    (clnn/control_flow/ host_scalar_ops, tests/cl/test_cl_host_scalars.py)."""
     return open_or_skip("opencl", fallback=False, options=DeviceOptions(host_scalars=False))
 
 
@@ -180,7 +180,7 @@ def test_an_if_waits_only_for_its_output(cl_device, monkeypatch):
 
 
 def _body_runs(monkeypatch, model, inputs, device, body: int = 1) -> int:
-    from clnn import control_flow
+    from clnn.control_flow import run as control_flow
 
     runs = []
     original = control_flow.run_subgraph
@@ -255,7 +255,7 @@ def test_outputs_off_the_sub_buffer_alignment_are_copied(cl_device, monkeypatch)
     share the host's memory, where they are no buffers of their own, clnn.launch.DirectOutput.)
     """
     import clnn.plan as plan_mod
-    from clnn import control_flow
+    from clnn.control_flow import subgraphs as control_flow
 
     monkeypatch.setattr(plan_mod, "host_memory_shared", lambda *a: False)
     values = bytearray()

@@ -1,4 +1,4 @@
-"""The scalar operations of IF / WHILE subgraphs on the host (clnn/control_flow.py
+"""The scalar operations of IF / WHILE subgraphs on the host (clnn/control_flow/
 host_scalar_ops): a loop's counter and its test run there, so a WHILE launches only its
 tensors' kernels, reads no condition back, and equals the reference; an operation reading a
 tensor the device computes stays on the device; ``host_scalars`` off puts them back on the
@@ -72,7 +72,7 @@ def test_an_operation_on_a_device_result_stays_on_the_device():
 def test_while_launches_only_its_tensor_kernels(monkeypatch, on_host):
     """On the host: one launch per iteration (the 16 x 16 ADD), no condition read back, only
     the model output read (nothing on a device sharing the host's memory, whose last body
-    writes it into the request: clnn.control_flow._host_loop); off: the counter's and the
+    writes it into the request: clnn.control_flow.host_loops.host_loop); off: the counter's and the
     test's kernels too, and the conditions read back."""
     device = open_or_skip("opencl", fallback=False,
                           options=DeviceOptions(host_scalars=on_host))

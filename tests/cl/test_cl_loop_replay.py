@@ -1,4 +1,4 @@
-"""A host-driven WHILE body's run enqueued again as its last run was (clnn/control_flow.py
+"""A host-driven WHILE body's run enqueued again as its last run was (clnn/control_flow/
 Replay): iterations of a body run read the same device buffers, so only the launches are
 enqueued; the results equal the reference's across executions of other iteration counts and
 inputs, and a run whose kernels were pointed elsewhere is not replayed."""
@@ -22,8 +22,8 @@ def _inputs(iterations: int, seed: int):
 
 
 def _cpu(device) -> bool:
-    """Whether the loop is host-driven there (a CPU device: clnn.control_flow._host_reads),
-    the only loops replayed."""
+    """Whether the loop is host-driven there (a CPU device:
+    clnn.control_flow.host_loops._host_reads), the only loops replayed."""
     import pyopencl as cl
 
     return bool(device.cl_device.type & cl.device_type.CPU)
