@@ -1,14 +1,16 @@
 """Where litert's XNNPACK runs the models' depthwise layers against the roofline's bound.
 
     python3 benchmarks/depthwise_peer.py [MODEL.tflite...] [--quick | --per-class N | --all]
-                                         [--rounds 3] [--iterations 10] [--json]
+                                         [--rounds 5] [--iterations 20] [--census-rounds 3]
+                                         [--check-bound] [--json]
 
 The layers: every distinct float32 NHWC depthwise layer the models plan, their copy bound and
 the CPU rule's time alone (benchmarks/depthwise_roofline.py ``measure``: the tuner's scratch
 buffers, warm caches, the copy kernel moving the same bytes, ``clnn bench peak``'s FMA figure);
 without models, the MediaPipe models of clnn's cache that import. Of them, per filter / stride
-class, the ``--per-class`` layers of most FLOP over their occurrences (``--quick``: 2,
-default 5, ``--all``: every layer).
+class, the ``--per-class`` layers of most FLOP over their occurrences (``--quick``: 2 and 2
+rounds, the roofline's 1; default 5; ``--all``: every layer). A default run takes under a
+minute on 2 cores, ``--all`` a few.
 
 Per layer, :func:`layer_model` writes two .tflite models (the ``tflite`` package's builders, as
 clnn/suites/fuzz_tflite_bases.py) holding ``LO`` and ``HI`` copies of that DEPTHWISE_CONV_2D
@@ -27,7 +29,8 @@ the input's and the output's transfers cancelled (medians kept alike in the reco
 Reported per layer and FLOP-weighted per class (3x3 s1, 3x3 s2, 5x5 s1, 5x5 s2): XNNPACK's
 fraction of the copy-and-FMA bound (the bound's time over its time), clnn's in the model and
 the roofline's layer-alone figure, and clnn / XNNPACK. ``--check-bound``: also the copy
-kernel's time against numpy's copy (``np.copyto``) of the same bytes, warm, per layer.
+kernel's time against numpy's copy of the same bytes on as many threads (:class:`HostCopy`),
+and the FMA figure against a measure now and numpy's SGEMM (:func:`check_bound`).
 """
 
 from __future__ import annotations
@@ -158,9 +161,12 @@ class HostCopy:
     """numpy's copy of a layer's bytes on the host's cores: the input read once, the output
     written once (``np.copyto`` of their common share, the rest of the input summed or of the
     output filled), split
-    into one contiguous share a core, each share copied in a thread of a persistent pool (numpy
-    lets go of the GIL while it copies); warm: the same buffers each time. Its least time less
-    the least time of the pool's round trip with nothing to do (Python's dispatch)."""
+    into one contiguous share a core, each share copied ``REPEATS`` times in a thread of a
+    persistent pool (numpy lets go of the GIL while it copies); warm: the same buffers each
+    time. Its least time less the least time of the pool's round trip with nothing to do
+    (Python's dispatch), over ``REPEATS``: as the copy kernel's copies in one launch."""
+
+    REPEATS = 32
 
     def __init__(self, threads: int):
         from concurrent.futures import ThreadPoolExecutor
@@ -176,7 +182,7 @@ class HostCopy:
             best = min(best, time.perf_counter() - t0)
         return best
 
-    def seconds(self, nin: int, nout: int, reps: int = 50) -> float:
+    def seconds(self, nin: int, nout: int, reps: int = 20) -> float:
         a, b = np.ones(max(nin, nout), np.float32), np.empty(max(nin, nout), np.float32)
         n = self.threads
 
@@ -187,14 +193,15 @@ class HostCopy:
 
         def task(i):
             lo, hi = share(0, both, i)
-            np.copyto(b[lo:hi], a[lo:hi])
-            lo, hi = share(both, max(nin, nout), i)
-            if nin > nout:  # the rest of the input read
-                a[lo:hi].sum()
-            else:  # the rest of the output written
-                b[lo:hi] = 0.0
+            rlo, rhi = share(both, max(nin, nout), i)
+            for _ in range(self.REPEATS):
+                np.copyto(b[lo:hi], a[lo:hi])
+                if nin > nout:  # the rest of the input read
+                    a[rlo:rhi].sum()
+                elif nout > nin:  # the rest of the output written
+                    b[rlo:rhi] = 0.0
 
-        return max(self._least(task, reps) - self.empty, 1e-9)
+        return max(self._least(task, reps) - self.empty, 1e-9) / self.REPEATS
 
 
 def check_bound(device) -> dict:
