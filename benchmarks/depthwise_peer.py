@@ -3,6 +3,7 @@
     python3 benchmarks/depthwise_peer.py [MODEL.tflite...] [--quick | --per-class N | --all]
                                          [--rounds 5] [--iterations 20] [--census-rounds 3]
                                          [--check-bound] [--json]
+    python3 benchmarks/depthwise_peer.py --merge RUN.json... [--json]
 
 The layers: every distinct float32 NHWC depthwise layer the models plan, their copy bound and
 the CPU rule's time alone (benchmarks/depthwise_roofline.py ``measure``: the tuner's scratch
@@ -248,6 +249,7 @@ def measure(paths, per_class, rounds, iterations, bound_check, census_rounds=3) 
         row = {**r, "litert_s": lite.per_copy(min), "clnn_s": cl.per_copy(min),
                "litert_median_s": lite.per_copy(np.median), "clnn_median_s": cl.per_copy(np.median),
                "litert_lo_s": min(lite.times[LO]), "clnn_lo_s": min(cl.times[LO]),
+               "litert_hi_s": min(lite.times[HI]), "clnn_hi_s": min(cl.times[HI]),
                "max_abs_err": err, "sequence": chained(s)}
         if host is not None:
             row["numpy_copy_s"] = host.seconds(s["h"] * s["w"] * s["o"],
@@ -260,6 +262,31 @@ def measure(paths, per_class, rounds, iterations, bound_check, census_rounds=3) 
         res["bound_check"] = {**check_bound(device), "pool_round_trip_s": host.empty}
     res["load"] = [load0, os.getloadavg()]
     return res
+
+
+def merge(records: list[dict]) -> dict:
+    """Runs of :func:`measure` as one: per layer the least of each time over the runs (the
+    copy's, the rule's alone, numpy's, and each side's ``LO`` and ``HI`` models', a side's time
+    a copy taken again from its least two), the layers every run measured."""
+    out = {**records[0], "runs": len(records),
+           "load": [x for r in records for x in r["load"]]}
+    if any("bound_check" in r for r in records):
+        out["bound_check_runs"] = [r["bound_check"] for r in records if "bound_check" in r]
+    rows = []
+    for first in records[0]["rows"]:
+        same = [x for r in records for x in r["rows"] if x["key"] == first["key"]]
+        if len(same) < len(records):
+            continue
+        row = dict(first)
+        for k in ("copy_s", "rule_s", "numpy_copy_s", "litert_lo_s", "litert_hi_s",
+                  "clnn_lo_s", "clnn_hi_s"):
+            if k in first:
+                row[k] = min(x[k] for x in same)
+        for side in ("litert", "clnn"):
+            row[f"{side}_s"] = (row[f"{side}_hi_s"] - row[f"{side}_lo_s"]) / (HI - LO)
+        rows.append(row)
+    out["rows"] = rows
+    return out
 
 
 def bound_s(r: dict) -> float:
@@ -303,7 +330,7 @@ def report(res: dict) -> str:
                    f"bound XNNPACK {t['bound'] / t['litert']:.2f}, clnn in model "
                    f"{t['bound'] / t['clnn']:.2f}, clnn alone {t['bound'] / t['alone']:.2f}; "
                    f"clnn / XNNPACK {t['clnn'] / t['litert']:.2f}")
-    if "bound_check" in res:
+    if "bound_check" in res and all("numpy_copy_s" in r for r in res["rows"]):
         q = [r["numpy_copy_s"] / r["copy_s"] for r in res["rows"]]
         big = [r["numpy_copy_s"] / r["copy_s"] for r in res["rows"] if r["copy_s"] > 5e-6]
         b = res["bound_check"]
@@ -346,7 +373,17 @@ def main(argv=None) -> int:
                     help="the roofline's rounds (each layer alone and its copy, least kept)")
     ap.add_argument("--check-bound", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--merge", nargs="+", metavar="RECORD",
+                    help="no measure: these runs' --json records as one (least times)")
     args = ap.parse_args(argv)
+    if args.merge:
+        recs = []
+        for path in args.merge:
+            with open(path) as f:
+                recs.append(json.load(f))
+        res = merge(recs)
+        print(json.dumps(res, indent=1) if args.json else report(res))
+        return 0
     per_class = None if args.all else 2 if args.quick else args.per_class
     rounds = 2 if args.quick else args.rounds
     res = measure(args.models or default_models(), per_class, rounds, args.iterations,
