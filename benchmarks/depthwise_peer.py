@@ -338,11 +338,18 @@ def report(res: dict) -> str:
                    f"{np.median(q):.2f}, least {min(q):.2f} (layers whose copy takes > 5 us: "
                    f"median {np.median(big) if big else float('nan'):.2f}; the pool's round "
                    f"trip {b['pool_round_trip_s'] * 1e6:.0f} us taken off)")
+        tight = classes([{**r, "copy_s": min(r["copy_s"], r["numpy_copy_s"])}
+                         for r in res["rows"]])
+        out.append("of the bound with numpy's copy where it is the faster: " + ", ".join(
+            f"{cls} XNNPACK {t['bound'] / t['litert']:.2f} clnn {t['bound'] / t['clnn']:.2f}"
+            for cls, t in sorted(tight.items(), key=lambda kv: kv[0] == "all")))
         out.append(f"FMA bound {b['fma_cached_gflops']:.0f} GFLOP/s (clnn bench peak's record; "
                    f"measured now {b['fma_now_gflops']:.0f}; numpy SGEMM "
                    f"{b['numpy_sgemm_gflops']:.0f}): {b['ghz_at_64_flop_a_cycle_a_core']:.2f} "
                    f"GHz at 2 FMA pipes of 16 floats on each of {b['cores']} cores")
-    out.append(f"load average {res['load'][0][0]:.2f} -> {res['load'][1][0]:.2f}")
+    loads = [x[0] for x in res["load"]]
+    out.append(f"load average {loads[0]:.2f} -> {loads[-1]:.2f} (least {min(loads):.2f}, most "
+               f"{max(loads):.2f})")
     return "\n".join(out)
 
 

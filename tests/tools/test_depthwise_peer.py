@@ -82,3 +82,22 @@ def test_per_copy_is_the_two_depths_difference():
     side = peer.Side("x", None, None)
     side.times = {peer.LO: [3.0, 2.0], peer.HI: [2.0 + 0.5 * (peer.HI - peer.LO), 99.0]}
     assert side.per_copy(min) == pytest.approx(0.5)
+
+
+def test_merge_takes_each_time_least_and_the_per_copy_from_the_least_two():
+    span = peer.HI - peer.LO
+
+    def rec(lo, hi, copy):
+        row = {"key": "k", "class": "3x3 s1", "n": 1, "flop": 1.0, "copy_s": copy, "rule_s": 2.0,
+               "fma_s": 0.1, "litert_lo_s": lo, "litert_hi_s": hi, "clnn_lo_s": lo,
+               "clnn_hi_s": hi}
+        return {"rows": [row, {**row, "key": "only here"}], "load": [[1.0, 1.0, 1.0]]}
+
+    a, b = rec(1.0, 1.0 + 4 * span, 3.0), rec(0.5, 2.0 + 4 * span, 1.0)
+    b["rows"].pop()
+    m = peer.merge([a, b])
+    assert [r["key"] for r in m["rows"]] == ["k"]  # a layer one run lacks is left out
+    r = m["rows"][0]
+    assert r["copy_s"] == 1.0 and r["litert_lo_s"] == 0.5
+    assert r["litert_s"] == pytest.approx(4.0 + 0.5 / span)
+    assert m["runs"] == 2 and len(m["load"]) == 2
