@@ -16,16 +16,17 @@ minute on 2 cores, ``--all`` a few.
 Per layer, :func:`layer_model` writes two .tflite models (the ``tflite`` package's builders, as
 clnn/suites/fuzz_tflite_bases.py) holding ``LO`` and ``HI`` copies of that DEPTHWISE_CONV_2D
 (its own filter each): a shape-preserving layer (stride 1, SAME) as a sequence, each copy
-reading the one before; any other as copies all reading the model's input, each writing its
-own tensor, the last the model's output (the others read by nothing: neither runtime drops an
-operation no output needs; :func:`main` checks it on litert, where a dropped copy would show
-as no time). Each model runs in litert (ai-edge-litert's Interpreter, 2 threads, XNNPACK as
-it comes) and in clnn (``clnn.tflite.load``, an ``opencl`` device with the default options
-but the companion off, so that both models run on the same device; ``prepare_model``,
-executions), taking turns round by round, each first in turn, ``--iterations`` timed
-invocations each; a side's time of a layer is (least time of the ``HI`` model - least time of
-the ``LO`` model) / (``HI`` - ``LO``): what one more copy costs, the invocation's fixed cost,
-the input's and the output's transfers cancelled (medians kept alike in the record).
+reading the one before; any other as copies all reading the model's input, each writing its own
+tensor: in litert's file every copy's tensor a model output (XNNPACK drops an operation no
+output needs: 24 such copies took what one took), in clnn's the last one's only (clnn runs every
+operation, and would read every output back). Each model runs in litert (ai-edge-litert's
+Interpreter, 2 threads, XNNPACK as it comes) and in clnn (``clnn.tflite.load``, an ``opencl``
+device with the default options but the companion off, so that both models run on the same
+device; ``prepare_model``, executions), taking turns round by round, each first in turn,
+``--iterations`` timed invocations each; a side's time of a layer is (least time of the ``HI``
+model - least time of the ``LO`` model) / (``HI`` - ``LO``): what one more copy costs, the
+invocation's fixed cost, the input's and the output's transfers cancelled (medians kept alike in
+the record).
 
 Reported per layer and FLOP-weighted per class (3x3 s1, 3x3 s2, 5x5 s1, 5x5 s2): XNNPACK's
 fraction of the copy-and-FMA bound (the bound's time over its time), clnn's in the model and
