@@ -49,7 +49,6 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 #: copies of the layer in the two models whose difference times one copy (both at least the
 #: chain's MIN_LAUNCHES, so that clnn runs both as one chain)
@@ -227,8 +226,7 @@ def check_bound(device) -> dict:
 
 
 def measure(paths, per_class, rounds, iterations, bound_check, census_rounds=3) -> dict:
-    import depthwise_roofline as roof
-
+    from benchmarks import depthwise_roofline as roof
     from clnn.device import ClDevice
     from clnn.options import DeviceOptions
 
