@@ -214,12 +214,18 @@ def pack_weights(bt: np.ndarray, nr: int, quant: bool, zero_point: int = 0,
     if quant:
         src = bt.astype(np.int32) - zero_point
         dtype = np.float32 if facc else np.int16
-    else:
-        src = bt.astype(np.float32)
+    else:  # (converted as it is written: one pass over the weights)
+        src = bt
         dtype = np.float32
-    full = np.zeros((g, k, npad), dtype)
-    full[:, :, :n] = src
-    return np.ascontiguousarray(full.reshape(g, k, npad // nr, nr).transpose(0, 2, 1, 3))
+    # written in place into the panels' layout, seen as [groups, K, panels, nr]: the whole
+    # panels, then the last one's columns (its padding zeros)
+    panels = (np.empty if n == npad else np.zeros)((g, npad // nr, k, nr), dtype)
+    view = panels.transpose(0, 2, 1, 3)
+    whole = n // nr
+    view[:, :, :whole] = src[:, :, :whole * nr].reshape(g, k, whole, nr)
+    if n > whole * nr:
+        view[:, :, whole, :n - whole * nr] = src[:, :, whole * nr:]
+    return panels
 
 
 #: the largest |a - zero point| of a quantized 8-bit A

@@ -136,6 +136,26 @@ def test_pack_weights_by_quads():
     assert np.array_equal(share.reshape(2, 32), -130 * cols)
 
 
+@pytest.mark.parametrize("quant,facc", [(False, False), (True, False), (True, True)])
+def test_pack_weights_panels(quant, facc):
+    """B [groups, K, N] -> [groups, ceil(N / nr), K, nr] panels: column p * nr + r of row k at
+    [g, p, k, r], zero past N (quantized: w - zero point, short or float with ``facc``), from
+    a strided B (the transposed filter a convolution passes) as from a contiguous one."""
+    from clnn.kernels import _gemm
+
+    rng = np.random.default_rng(5)
+    for g, k, n, nr in [(1, 5, 16, 8), (2, 3, 19, 8), (1, 4, 3, 4), (3, 2, 0, 4), (1, 1, 1, 1)]:
+        w = rng.integers(0, 256, (g, n, k)) if quant else rng.uniform(-1, 1, (g, n, k))
+        for bt in (w.transpose(0, 2, 1), np.ascontiguousarray(w.transpose(0, 2, 1))):
+            got = _gemm.pack_weights(bt.astype(np.uint8) if quant else bt, nr, quant, 7, facc)
+            want = np.zeros((g, -(-max(n, 1) // nr), k, nr))
+            for gg, kk, c in np.ndindex(g, k, n):
+                want[gg, c // nr, kk, c % nr] = bt[gg, kk, c] - 7 if quant else bt[gg, kk, c]
+            dtype = np.float32 if facc or not quant else np.int16
+            assert got.dtype == dtype and got.flags.c_contiguous
+            assert np.array_equal(got, want.astype(dtype))
+
+
 def test_int_quads_needs_signed_bytes_16_lanes_and_the_probe(cl_device, monkeypatch):
     """int_quads: every w - zero point a signed byte, a tile of 16 lanes, vectors of A of a
     multiple of 4 channels, and the device's probe."""
