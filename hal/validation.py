@@ -31,7 +31,7 @@ from hal.types import (
     Subgraph,
     is_scalar_type,
 )
-from hal.values import static_value
+from hal.values import static_view
 
 OT = OperandType
 LT = OperandLifeTime
@@ -215,7 +215,7 @@ def validation_context(model: Model, sg: Subgraph, op_index: int) -> OperationCo
     operation = sg.operations[op_index]
     values = {}
     for i in (*operation.inputs, *operation.outputs):
-        v = static_value(model, sg.operands[i], i)
+        v = static_view(model, sg.operands[i], i)
         if v is not None:
             values[i] = v
     ctx = operation_context(model, sg, op_index, values)

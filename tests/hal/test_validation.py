@@ -577,3 +577,43 @@ def test_bad_measure_timing(measure):
     m, req = _request()
     r = ReferenceDevice().prepare_model(m).execute_synchronously(req, measure)
     assert r.status == ErrorStatus.INVALID_ARGUMENT and "MeasureTiming" in r.message
+
+
+def test_validation_reads_the_models_own_constants_in_place(tmp_path):
+    """Validation reads constants the model holds itself (immediate values as bytes, a
+    HostMemory pool) as read-only views, not copies; a constant in a file mapping is copied
+    as before. The model validates and runs the same either way."""
+    from hal.types import MmapMemory
+    from hal.validation import kept_contexts, validate_model, validation_context
+
+    w = np.arange(64, dtype=np.float32).reshape(4, 16) / 64
+    path = tmp_path / "w.bin"
+    path.write_bytes(w.tobytes())
+    for memory in (HostMemory(w.tobytes()), MmapMemory(path, w.nbytes, writable=False)):
+        b = ModelBuilder()
+        x = b.input("TENSOR_FLOAT32", [2, 16])
+        wi = b.tensor("TENSOR_FLOAT32", [4, 16])
+        b.set_operand_value_from_memory(wi, memory, 0, w.nbytes)
+        bias = b.constant(np.ones(4, np.float32))
+        y = b.op("FULLY_CONNECTED", [x, wi, bias, b.int32(0)], b.tensor("TENSOR_FLOAT32", [2, 4]))
+        b.mark_output(y)
+        model = b.finish()
+        with kept_contexts():
+            validate_model(model)
+            ctx = validation_context(model, model.main, 0)
+        weights, act = ctx.inputs[1].value, ctx.inputs[3].value
+        assert np.array_equal(weights, w) and not weights.flags.writeable
+        pool = model.pools[model.main.operands[wi].location.pool_index]
+        assert np.shares_memory(weights, np.frombuffer(pool.view(), np.uint8)) == \
+            isinstance(memory, HostMemory)
+        assert isinstance(model.operand_values, bytes) and int(act) == 0
+        assert np.shares_memory(act, np.frombuffer(model.operand_values, np.uint8))
+        del ctx, weights, act
+        xv = np.linspace(-1, 1, 32, dtype=np.float32).reshape(2, 16)
+        dev = ReferenceDevice()
+        pm = dev.prepare_model(model)
+        req = make_request(model, [xv])
+        r = pm.execute_synchronously(req)
+        assert r.status == ErrorStatus.NONE
+        got = read_outputs(model, req, r.output_shapes)[0]
+        np.testing.assert_allclose(got, xv @ w.T + 1, rtol=1e-6)
