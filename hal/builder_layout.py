@@ -128,7 +128,8 @@ def build_model(operands_in: list[Operand], operations_in: list[Operation],
             values.extend(v.data)
         operands.append(op)
     if own_pool_index is not None:
-        pools[own_pool_index] = HostMemory(bytes(own_pool))
+        pools[own_pool_index] = pool = HostMemory(own_pool)
+        pool.private = True
     for i in inputs:
         operands[i].lifetime = LT.SUBGRAPH_INPUT
     for i in outputs:

@@ -230,6 +230,8 @@ class _Reader:
                   "an extension entry is malformed")
             ext.append(ExtensionNameAndPrefix(e[0], _int(e[1], "an extension prefix")))
         pools = [HostMemory(self.blob(p, bytearray)) for p in t["pools"]]
+        for pool in pools:  # (copied out of the payload: the model's alone)
+            pool.private = True
         return Model(self.subgraph(t["main"]), [self.subgraph(s) for s in t["referenced"]],
                      self.blob(t["values"]), pools, t["relax"], ext)
 

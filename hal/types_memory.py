@@ -18,6 +18,11 @@ class Memory:
 
 
 class HostMemory(Memory):
+    #: made for one model and held by nothing else (the builder's pool of a model's large
+    #: constants, a cached model's pools): its bytes never change, so a prepare may keep its
+    #: constants as views of them (hal.values.constant_view) instead of copies
+    private = False
+
     def __init__(self, data: bytes | bytearray | int):
         self.buffer = bytearray(data) if not isinstance(data, bytearray) else data
 

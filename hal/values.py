@@ -72,27 +72,32 @@ def constant_value(model: Model, operand: Operand, index: int = -1) -> np.ndarra
     return array_from_bytes(data, operand.type, tuple(operand.dimensions))
 
 
-def constant_view(model: Model, operand: Operand, index: int = -1) -> np.ndarray:
-    """:func:`constant_value` without a copy where the bytes are the model's own and stay as
-    they are: a read-only view of ``operand_values`` held as ``bytes`` or of a HostMemory
-    pool (a copy of a weight tensor in a fresh process costs its pages: pose_landmark_full's
-    12.7 MB of constants, copied once more to validate the model). A pool of another kind (a
-    file mapping, a client's memory) is copied, as :func:`constant_value` does. For reading
-    while the model is checked; a value kept after that is :func:`constant_value`'s."""
-    own = isinstance(model.operand_values, bytes) \
-        if operand.lifetime == OperandLifeTime.CONSTANT_COPY else \
-        0 <= operand.location.pool_index < len(model.pools) and \
-        type(model.pools[operand.location.pool_index]) is HostMemory
+def constant_view(model: Model, operand: Operand, index: int = -1,
+                  kept: bool = False) -> np.ndarray:
+    """:func:`constant_value` without a copy where the bytes are the model's own: a read-only
+    view of ``operand_values`` held as ``bytes`` or of a HostMemory pool (a copy of a weight
+    tensor in a fresh process costs its pages: pose_landmark_full's 12.7 MB of constants were
+    copied to validate the model and again for its prepared model). ``kept``: the value
+    outlives the check that reads it (a prepared model's constants): a view only where the
+    bytes never change (``bytes``, a private HostMemory: ``HostMemory.private``). Other pools
+    (a file mapping, a client's memory) are copied, as :func:`constant_value` does."""
+    if operand.lifetime == OperandLifeTime.CONSTANT_COPY:
+        own = isinstance(model.operand_values, bytes)
+    else:
+        i = operand.location.pool_index
+        pool = model.pools[i] if 0 <= i < len(model.pools) else None
+        own = type(pool) is HostMemory and (pool.private or not kept)
     if not own:
         return constant_value(model, operand, index)
     data = location_bytes(model, operand.location, operand.lifetime, f"operand {index}")
     return array_view_of_bytes(data, operand.type, tuple(operand.dimensions))
 
 
-def static_view(model: Model, operand: Operand, index: int = -1) -> np.ndarray | None:
+def static_view(model: Model, operand: Operand, index: int = -1,
+                kept: bool = False) -> np.ndarray | None:
     """:func:`static_value` with constants as :func:`constant_view` reads them."""
     if operand.lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE):
-        return constant_view(model, operand, index)
+        return constant_view(model, operand, index, kept)
     return static_value(model, operand, index)
 
 

@@ -10,7 +10,7 @@ from hal.errors import ErrorStatus, GeneralFailure, HalError, InvalidArgument, M
 from hal.operations import lookup
 from hal.operations.context import operation_context, shapes_compatible
 from hal.types import Model, OperandLifeTime, Subgraph
-from hal.values import static_value
+from hal.values import static_view
 
 
 class Executor:
@@ -52,7 +52,7 @@ class Executor:
             sg = self.subgraph(index)
             vals = {}
             for i, op in enumerate(sg.operands):
-                v = static_value(self.model, op, i)
+                v = static_view(self.model, op, i, kept=True)
                 if v is not None:
                     vals[i] = v
             self._constants[key] = vals

@@ -579,10 +579,13 @@ def test_bad_measure_timing(measure):
     assert r.status == ErrorStatus.INVALID_ARGUMENT and "MeasureTiming" in r.message
 
 
-def test_validation_reads_the_models_own_constants_in_place(tmp_path):
+def test_constants_read_in_place_where_the_model_owns_them(tmp_path):
     """Validation reads constants the model holds itself (immediate values as bytes, a
-    HostMemory pool) as read-only views, not copies; a constant in a file mapping is copied
-    as before. The model validates and runs the same either way."""
+    HostMemory pool) as read-only views, not copies; a constant in a file mapping is copied.
+    A prepared model's constants (the reference executor's) are views only where nothing but
+    the model holds the bytes (the builder's own pool: HostMemory.private); a client's memory
+    is copied. The model validates and runs the same either way."""
+    from hal.reference.executor import Executor
     from hal.types import MmapMemory
     from hal.validation import kept_contexts, validate_model, validation_context
 
@@ -594,26 +597,39 @@ def test_validation_reads_the_models_own_constants_in_place(tmp_path):
         x = b.input("TENSOR_FLOAT32", [2, 16])
         wi = b.tensor("TENSOR_FLOAT32", [4, 16])
         b.set_operand_value_from_memory(wi, memory, 0, w.nbytes)
-        bias = b.constant(np.ones(4, np.float32))
+        bias = b.constant(np.ones(4, np.float32))  # (16 bytes: an immediate value)
         y = b.op("FULLY_CONNECTED", [x, wi, bias, b.int32(0)], b.tensor("TENSOR_FLOAT32", [2, 4]))
+        big = b.constant(np.full((2, 4), 0.5, np.float32))  # (32 bytes) and larger: own pool
+        wide = b.constant(np.full((64,), 2.0, np.float32))
+        y = b.op("ADD", [y, big, b.int32(0)], b.tensor("TENSOR_FLOAT32", [2, 4]))
         b.mark_output(y)
+        b.mark_output(b.op("RELU", [wide], b.tensor("TENSOR_FLOAT32", [64])))
         model = b.finish()
+        operands = model.main.operands
+        own = model.pools[operands[wide].location.pool_index]
+        assert operands[wide].lifetime == OperandLifeTime.CONSTANT_REFERENCE and own.private
+        user = model.pools[operands[wi].location.pool_index]
         with kept_contexts():
             validate_model(model)
             ctx = validation_context(model, model.main, 0)
         weights, act = ctx.inputs[1].value, ctx.inputs[3].value
         assert np.array_equal(weights, w) and not weights.flags.writeable
-        pool = model.pools[model.main.operands[wi].location.pool_index]
-        assert np.shares_memory(weights, np.frombuffer(pool.view(), np.uint8)) == \
-            isinstance(memory, HostMemory)
+        in_place = isinstance(memory, HostMemory)
+        assert np.shares_memory(weights, np.frombuffer(user.view(), np.uint8)) == in_place
         assert isinstance(model.operand_values, bytes) and int(act) == 0
         assert np.shares_memory(act, np.frombuffer(model.operand_values, np.uint8))
         del ctx, weights, act
+        kept = Executor(model).constants(None)
+        assert np.shares_memory(kept[wide], np.frombuffer(own.view(), np.uint8))
+        assert not np.shares_memory(kept[wi], np.frombuffer(user.view(), np.uint8))
+        assert not kept[wide].flags.writeable and not kept[wi].flags.writeable
+        assert np.array_equal(kept[wi], w) and np.array_equal(kept[wide], np.full(64, 2.0))
+        del kept
         xv = np.linspace(-1, 1, 32, dtype=np.float32).reshape(2, 16)
-        dev = ReferenceDevice()
-        pm = dev.prepare_model(model)
+        pm = ReferenceDevice().prepare_model(model)
         req = make_request(model, [xv])
         r = pm.execute_synchronously(req)
         assert r.status == ErrorStatus.NONE
-        got = read_outputs(model, req, r.output_shapes)[0]
-        np.testing.assert_allclose(got, xv @ w.T + 1, rtol=1e-6)
+        got = read_outputs(model, req, r.output_shapes)
+        np.testing.assert_allclose(got[0], xv @ w.T + 1.5, rtol=1e-6)
+        np.testing.assert_array_equal(got[1], np.full(64, 2.0, np.float32))

@@ -53,6 +53,8 @@ def test_second_load_reads_the_kept_import(root):
         assert got.model.operand_values == fresh.model.operand_values
         assert [bytes(p.view()) for p in got.model.pools] == \
             [bytes(p.view()) for p in fresh.model.pools]
+        # (the pools are the model's alone: a prepare reads their constants in place)
+        assert all(p.private for p in got.model.pools)
         assert (got.inputs, got.outputs) == (fresh.inputs, fresh.outputs)
         assert got.operators == fresh.operators == ["CONV_2D"]
         assert got.tensor_operands == fresh.tensor_operands
