@@ -408,8 +408,11 @@ def direct_kind(ctx, f, p, device=None) -> str | None:
         return None  # the GEMM epilogue adds those
     n, h, w, c = inp.shape
     o, fh, fw, _ = fi.shape
-    _, (oh, ow) = resolve_padding(p, h, w, fh, fw)
+    (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, fh, fw)
     cvec = o < CVEC_MAX_O and c % 4 == 0  # a GEMM would compute 8 columns for these
+    if cvec and whole_rows(ctx, p, (fh, fw, *fused_pad(f, top, left, h, w), oh, ow), 1,
+                           device):
+        return None  # (the GEMM of a FULLY_CONNECTED: a tile the plan has)
     taps = code(inp) == "f32" and taps_device(device)
     if not cvec and (c > direct_max_c(p, oh, ow, taps) or
                      (fh, fw, p.stride_h, p.stride_w) == (1, 1, 1, 1)):
