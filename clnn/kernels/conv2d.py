@@ -295,10 +295,8 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
     if cols_a:
         M, a, amode, a_grp, c_grp = oh * ow, In(0), "rows", c * oh * ow, o * oh * ow
         batch, sam, sak, b_b, ch_b = (n, 1), 1, oh * ow, (0, 0), (0, 0)
-    elif direct_a:
-        a, amode, a_grp = In(0), "rows", cg
-    elif whole_rows(ctx, p, (fh, fw, top, left, h, w, oh, ow), groups, b.device):
-        a, amode, a_grp, sam = In(0), "rows", cg, K  # (one row of the whole input a pixel)
+    elif direct_a or whole_rows(ctx, p, (fh, fw, top, left, h, w, oh, ow), groups, b.device):
+        a, amode, a_grp, sam = In(0), "rows", cg, sam if direct_a else K  # (whole: K a row)
     elif taps_applies(b, dt, p, groups, facc):  # the implicit GEMM: no im2col panel
         a, amode, a_grp = In(0), "taps", 0
     else:
