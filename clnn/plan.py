@@ -304,6 +304,7 @@ class Planner:
             fused = fusion_pass.fuse(self.sg, part, shapes, dwpw, pooled)
             tuned = tune_pass.tune(self, part, shapes, fused,
                                    select_pass.select(self, part, shapes, fused, dwpw), decided)
+        tuned = select_pass.merge_few_rows(self.device, tuned)
         self.fused_into.update(fused.fused_into)
         memory = plan_memory(self.sg, part, shapes.shapes, fused, self.direct_inputs,
                              concat_axes(self.sg, part, shapes.contexts, fused.skipped),

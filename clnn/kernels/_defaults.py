@@ -382,6 +382,19 @@ class ClassDefaults:
     #: 2 x 16 on palm_detection_full's 36-row layers 11.6 -> 9.9; 7 on M = 196 (8 rows: 200)
     #: mixed, +-10%. A GEMM kernel more per model (the cold prepare, above): not taken, ().
     gemm_fit_rows: tuple = ()
+    #: a float GEMM of one to four rows that :func:`clnn.kernels._gemm.pick_tile` gives its
+    #: own 2- or 4-row tile, tiny (``TINY`` multiply-adds or fewer), takes the 8-row tile of
+    #: the same vectors where another GEMM of its plan (same A mode) runs that tile and none
+    #: keeps the few-row one (clnn.kernels._gemm_variants.merge_few_rows): the rows past M
+    #: cost a few microseconds a layer, the kernel key saved its compile (#37). Only the
+    #: select pass's choice: a tuning cache's entry stands. False: never
+    gemm_merge_few_rows: bool = False
+    #: a float32 NHWC convolution whose window is its whole input (one output pixel, no
+    #: padding read: a FULLY_CONNECTED's heads written as CONV_2D) runs the GEMM on the
+    #: input's rows (amode "rows", clnn.kernels.conv2d.whole_rows), not the implicit GEMM
+    #: ("taps"): the tiles and kernel keys of the 1x1 layers (with ``gemm_merge_few_rows``
+    #: the plan's 8-row tile, #37). False: as any other convolution
+    gemm_whole_rows: bool = False
 
 
 _CPU = ClassDefaults(
@@ -401,7 +414,8 @@ _CPU = ClassDefaults(
     companion_gaps=4.0, companion_op_s=2.2e-6, companion_flop_s=2.7e-12,
     companion_max_s=150e-6,
     gemm_lane_memory=True, gemm_int_pairs=True, gemm_vnni=True, conv_quads=8, conv_pairs=True,
-    gemm_wide_rows=((8, 3), (8, 2)))
+    gemm_wide_rows=((8, 3), (8, 2)), gemm_merge_few_rows=True,
+    gemm_whole_rows=True)
 
 _GPU = ClassDefaults(
     gemm_tile=[4, 1, 4], gemm_tile_narrow=[4, 1, 2],

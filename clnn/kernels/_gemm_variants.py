@@ -83,6 +83,46 @@ def candidates(t: Traits, n: int, full: bool = True, m: int = 0, k: int = 0,
     return out
 
 
+def merge_few_rows(t: Traits, choices: list) -> list:
+    """``choices`` (one plan's clnn.tuning.Choices) with the device class's
+    ``gemm_merge_few_rows``: each float GEMM of one to four rows whose tile is the select
+    pass's few-row one (not a tuned one), tiny (M x N x K up to :data:`clnn.kernels._gemm.TINY`),
+    on the tile of :data:`clnn.kernels._gemm.TILE`'s height and its own vectors where another
+    GEMM choice of the same A mode has that tile and no choice left keeps the few-row one: a
+    kernel key fewer to compile for a few rows computed past M."""
+    import dataclasses
+
+    if not _defaults.defaults(t).gemm_merge_few_rows:
+        return choices
+    mr = _gemm.TILE[0]
+
+    def mode(c):
+        return (c.signature["dt"], c.signature["amode"])
+
+    def tile(c):
+        return tuple(c.variant["tile"])
+
+    def few(c):
+        s = c.signature
+        return (c.family == "gemm" and s["dt"] == "f32" and c.variant == c.selected
+                and 0 < s["M"] <= 4 and s["M"] * s["N"] * s["K"] * s["batches"] <= _gemm.TINY
+                and tile(c)[0] < mr)
+
+    gemms = [c for c in choices if c.family == "gemm"]
+    kept = {(mode(c), tile(c)) for c in gemms if not few(c)}
+    movable = {(mode(c), tile(c)) for c in gemms if few(c)} - kept
+    out = []
+    for c in choices:
+        if c.family == "gemm" and few(c) and (mode(c), tile(c)) in movable:
+            wide = (mr, *tile(c)[1:])
+            if (mode(c), wide) in kept:
+                c = dataclasses.replace(c, variant={**c.variant, "tile": list(wide)},
+                                        reason=f"{c.reason}; on the plan's {mr}-row tile "
+                                        "(a kernel fewer: gemm_merge_few_rows)")
+        out.append(c)
+    return out
+
+
 #: the A modes of packed panels (the tile rule's ``packed``)
 PACKED = ("packed", "planes")
 

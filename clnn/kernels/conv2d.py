@@ -158,7 +158,8 @@ def gemm_signature(ctx, f, p, groups: int = 1, device=None) -> dict:
     if pointwise and p.nchw and groups == 1:
         return _gemm_variants.signature(dt=code(inp), amode="cols", M=oh * ow, N=o // groups,
                                         K=K, batches=n)
-    rows = pointwise and not p.nchw
+    rows = pointwise and not p.nchw or whole_rows(ctx, p, (fh, fw, top, left, h, w, oh, ow),
+                                                  groups, device)
     facc = float_filter(ctx, groups)
     taps = not rows and taps_type(code(inp), facc) and not p.nchw and \
         groups == 1 and taps_device(device)
@@ -190,6 +191,20 @@ def _pointwise(p, fh, fw, top, left, h, w, oh, ow) -> bool:
     rows, each group's channels at an offset of their own; NCHW: its [C, HW] planes)."""
     pads = (top, left) != (0, 0) or (oh, ow) != (h, w)
     return fh == fw == 1 and p.stride_h == p.stride_w == 1 and not pads
+
+
+def whole_rows(ctx, p, geometry, groups: int, device) -> bool:
+    """Whether a convolution's GEMM reads the input's rows as a FULLY_CONNECTED does (amode
+    "rows", each row H x W x C): float32 NHWC of one group whose window is its whole input
+    (``geometry``: fh, fw, top, left, h, w, oh, ow; no padding read, one output pixel), on a
+    device class that takes it (clnn/kernels/_defaults.py ``gemm_whole_rows``)."""
+    from clnn.kernels import _defaults
+
+    fh, fw, top, left, h, w, oh, ow = geometry
+    limits = getattr(device, "limits", None)
+    return (code(ctx.inputs[0]) == "f32" and not p.nchw and groups == 1 and limits is not None
+            and (oh, ow) == (1, 1) and (fh, fw) == (h, w) and (top, left) == (0, 0)
+            and _defaults.defaults(_defaults.traits(limits)).gemm_whole_rows)
 
 
 def planes_gemm(ctx, f, p) -> bool:
@@ -280,8 +295,8 @@ def plan_conv_gemm(ctx, b, p, groups: int = 1):
     if cols_a:
         M, a, amode, a_grp, c_grp = oh * ow, In(0), "rows", c * oh * ow, o * oh * ow
         batch, sam, sak, b_b, ch_b = (n, 1), 1, oh * ow, (0, 0), (0, 0)
-    elif direct_a:
-        a, amode, a_grp = In(0), "rows", cg
+    elif direct_a or whole_rows(ctx, p, (fh, fw, top, left, h, w, oh, ow), groups, b.device):
+        a, amode, a_grp, sam = In(0), "rows", cg, sam if direct_a else K  # (whole: K a row)
     elif taps_applies(b, dt, p, groups, facc):  # the implicit GEMM: no im2col panel
         a, amode, a_grp = In(0), "taps", 0
     else:
@@ -391,8 +406,11 @@ def direct_kind(ctx, f, p, device=None) -> str | None:
         return None  # the GEMM epilogue adds those
     n, h, w, c = inp.shape
     o, fh, fw, _ = fi.shape
-    _, (oh, ow) = resolve_padding(p, h, w, fh, fw)
+    (top, _, left, _), (oh, ow) = resolve_padding(p, h, w, fh, fw)
     cvec = o < CVEC_MAX_O and c % 4 == 0  # a GEMM would compute 8 columns for these
+    if cvec and whole_rows(ctx, p, (fh, fw, *fused_pad(f, top, left, h, w), oh, ow), 1,
+                           device):
+        return None  # (the GEMM of a FULLY_CONNECTED: a tile the plan has)
     taps = code(inp) == "f32" and taps_device(device)
     if not cvec and (c > direct_max_c(p, oh, ow, taps) or
                      (fh, fw, p.stride_h, p.stride_w) == (1, 1, 1, 1)):

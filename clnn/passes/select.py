@@ -99,3 +99,20 @@ def select(planner, part, shapes, fused, dwpw: DwpwChoices | None = None) -> Sel
         if cs:
             sel.choices[k] = cs
     return sel
+
+
+def merge_few_rows(device, selection: Selection) -> Selection:
+    """``selection`` (the tune pass's) with the few-row GEMMs on the plan's wider tile where
+    the device class says so (clnn.kernels._gemm_variants.merge_few_rows); no device limits:
+    as it is."""
+    limits = getattr(device, "limits", None)
+    if limits is None:
+        return selection
+    from clnn.kernels import _gemm_variants
+
+    flat = [(k, i) for k, cs in selection.choices.items() for i in range(len(cs))]
+    merged = _gemm_variants.merge_few_rows(_gemm_variants.traits(limits), selection.all())
+    out = Selection({k: list(cs) for k, cs in selection.choices.items()})
+    for (k, i), c in zip(flat, merged):
+        out.choices[k][i] = c
+    return out

@@ -42,9 +42,9 @@ def load(path_or_bytes, max_tensor_bytes: int = MAX_TENSOR_BYTES,
     imported = import_cache.read(where)
     if imported is None:  # (its kernels compile at its prepare: the compiler warmed up now)
         from clnn.device import warm_early
-        from clnn.tflite import importer
 
-        warm_early()
+        warm_early()  # (before the reader's imports: the warm-up's thread overlaps them too)
+        from clnn.tflite import importer
 
         imported = importer.load(data, max_tensor_bytes, max_model_bytes)
         import_cache.write(where, imported)

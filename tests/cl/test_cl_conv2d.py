@@ -582,3 +582,29 @@ def test_conv_1x1_fitted_rows_vs_reference(cl_device, wide_fit_cpu, hw, o, c, ac
     t = _gemm_variants.traits(cl_device.limits)
     want = _gemm_variants.heuristic(t, o, hw * hw, c, fit=True)["tile"]
     assert len(keys) == 1 and [keys[0][k] for k in ("mr", "nv", "vw")] == want, keys
+
+
+@pytest.mark.parametrize("x_shape,f_shape,params,whole", [
+    ([2, 3, 3, 32], [40, 3, 3, 32], ints(2, 1, 1, 1), True),  # VALID, two images, RELU
+    ([1, 2, 2, 48], [1, 2, 2, 48], ints(2, 1, 1, 0), True),  # 1 channel: was conv_cvec
+    ([1, 2, 2, 16], [8, 2, 2, 16], ints(1, 2, 2, 3), True),  # SAME, stride 2: one pixel
+    ([1, 3, 3, 48], [4, 3, 3, 48], ints(0, 1, 0, 1, 2, 2, 0), True),  # pads past the end
+    ([1, 3, 3, 48], [4, 3, 3, 48], ints(1, 0, 1, 0, 2, 2, 0), False),  # reads the top pad
+])
+def test_conv_whole_window_reads_rows(cl_device, x_shape, f_shape, params, whole):
+    """A float32 convolution whose window is its whole input (one output pixel, no padding
+    read) runs the GEMM on the input's rows (amode "rows") where the device class says so
+    (gemm_whole_rows), whatever its output channels; the reference's results either way."""
+    from clnn.kernels import _defaults
+
+    rng = np.random.default_rng(12)
+    out = [x_shape[0], 1, 1, f_shape[0]]
+    m, x = conv_model("f32", rng, x_shape, f_shape, out, params)
+    prepared = cl_device.prepare_model(m)
+    rows = {dict(la.key[2]).get("amode") == "rows" for p in prepared.partitions
+            for pl in p.plans.values() for la in pl.launches if la.name == "gemm.gemm"}
+    if whole and _defaults.defaults(_defaults.traits(cl_device.limits)).gemm_whole_rows:
+        assert rows == {True} and launch_names(prepared) == {"gemm.gemm"}
+    else:
+        assert True not in rows
+    compare(m, x, cl_device, "f32")

@@ -160,3 +160,51 @@ def test_packed_weights_share_one_buffer(cl_device):
     assert len(packed) == 1 and offsets[0] == 0 and len(set(offsets)) == 3
     assert all(off * 4 % WeightArena.ALIGN == 0 for off in offsets)
 
+
+
+def _conv1x1(b, rng, x, hw: int, c: int, o: int):
+    import numpy as np
+
+    wt = rng.uniform(-1, 1, (o, 1, 1, c)).astype(np.float32) / c
+    return b.op("CONV_2D", [x, b.constant(wt), b.constant(rng.uniform(-1, 1, o).astype(
+        np.float32)), *[b.int32(v) for v in (0, 0, 0, 0, 1, 1, 0)]],
+        b.tensor("TENSOR_FLOAT32", [1, hw, hw, o]))
+
+
+def _gemm_heights(cl_device, wide: bool):
+    """The GEMM tile heights (``mr``) of a plan of a 4-row 1x1 convolution (2 x 2 pixels, 32
+    channels: the few-row tile) and, where ``wide``, a 1024-row one of 32 channels (the 8-row
+    tile of the same vectors); each output checked against the reference."""
+    import numpy as np
+
+    from hal.builder import ModelBuilder
+
+    rng = np.random.default_rng(5)
+    b = ModelBuilder()
+    small = b.input("TENSOR_FLOAT32", [1, 2, 2, 32])
+    b.mark_output(_conv1x1(b, rng, small, 2, 32, 32))
+    inputs = [rng.uniform(-1, 1, (1, 2, 2, 32)).astype(np.float32)]
+    if wide:
+        big = b.input("TENSOR_FLOAT32", [1, 32, 32, 16])
+        b.mark_output(_conv1x1(b, rng, big, 32, 16, 32))
+        inputs.append(rng.uniform(-1, 1, (1, 32, 32, 16)).astype(np.float32))
+    model = b.finish()
+    pm = cl_device.prepare_model(model)
+    for got, want in zip(outputs_of(model, pm, inputs), run_ref(model, inputs)):
+        assert_close(got, want, "f32")
+    return {dict(la.key[2])["mr"] for p in pm.partitions for pl in p.plans.values()
+            for la in pl.launches if la.name == "gemm.gemm"}
+
+
+def test_few_row_gemms_take_the_plans_wider_tile(cl_device):
+    """gemm_merge_few_rows (the CPU class's): a tiny 4-row GEMM runs the plan's 8-row tile of
+    its vectors where another GEMM has it (one kernel key), its own 4-row tile where none
+    has; without the datum its own always; the reference's results either way."""
+    from clnn.kernels import _defaults
+
+    merge = _defaults.defaults(_defaults.traits(cl_device.limits)).gemm_merge_few_rows
+    alone, both = _gemm_heights(cl_device, wide=False), _gemm_heights(cl_device, wide=True)
+    if merge:
+        assert alone == {4} and both == {8}
+    else:
+        assert alone <= both
