@@ -318,16 +318,16 @@ def warm_early() -> None:
     .warm_compiler) loads during the import, the device's opening and the planning instead of
     after them. Once per process; PoCL's settings applied first (:func:`apply_pocl_settings`:
     PoCL reads them once). The prepare's warm-up waits for it (ProgramCache._warm)."""
-    from clnn import program_cache
     from clnn.options import from_environ
+    from clnn.program_cache import compiler
 
-    if program_cache._EARLY:
+    if compiler.EARLY:
         return
     options = from_environ()
     if options.chains is False:
         return
     apply_pocl_settings(options)
-    program_cache._EARLY["thread"] = thread = threading.Thread(
+    compiler.EARLY["thread"] = thread = threading.Thread(
         target=_warm_early, daemon=True, name="clnn-compiler-early")
     thread.start()
     import atexit
@@ -337,7 +337,7 @@ def warm_early() -> None:
 
 def _warm_early() -> None:
     """:func:`warm_early`'s thread: the device found, a context of its own warmed up."""
-    from clnn import program_cache
+    from clnn.program_cache import compiler
 
     with contextlib.suppress(Exception):  # (the device's opening reports what is wrong)
         import pyopencl as cl
@@ -346,10 +346,10 @@ def _warm_early() -> None:
 
         spec, source = device_spec_from_environ()
         platform, device = select_device(split_sub_device(spec)[0], source)
-        if not program_cache.is_pocl(platform):
+        if not compiler.is_pocl(platform):
             return
-        program_cache.warm_up(cl.Context([device]))
-        program_cache._EARLY["device"] = program_cache._identity(device)
+        compiler.warm_up(cl.Context([device]))
+        compiler.EARLY["device"] = compiler.identity(device)
 
 
 def pocl_generic_work_groups(platform, options=None):

@@ -1,4 +1,4 @@
-"""The cold-start machinery of clnn/program_cache.py and clnn/device.py: PoCL's generic
+"""The cold-start machinery of clnn/program_cache and clnn/device.py: PoCL's generic
 work-group functions, the helper process that compiles half of a model's kernels, and the
 warm-up that meets it from the other end."""
 
@@ -276,15 +276,15 @@ def test_warm_up_compiles_and_links_without_warnings(cl_device, recwarn, monkeyp
     """The compiler warm-up compiles and links its program through ctypes (PoCL loads its
     kernel library at a link, cached program or not), says nothing to the user, and finds
     whether the device builds programs without its builtin header (PoCL: it does)."""
-    from clnn.program_cache import is_pocl
+    from clnn.program_cache import compiler, is_pocl
 
-    monkeypatch.setattr(program_cache, "_SHORT", {})
-    program_cache.warm_up(cl_device.context)
-    found = list(program_cache._SHORT.values())
+    monkeypatch.setattr(compiler, "_SHORT", {})
+    compiler.warm_up(cl_device.context)
+    found = list(compiler._SHORT.values())
     assert found == [True] if is_pocl(cl_device.context.devices[0].platform) else len(found) == 1
     assert not [w for w in recwarn if "Pre-build" in str(w.message)]
     ctx = cl_device.context
-    assert program_cache.compile_and_link(ctx, program_cache._WARM_SOURCE) == "linked"
-    assert program_cache.compile_and_link(ctx, program_cache._WARM_SOURCE,
+    assert program_cache.compile_and_link(ctx, compiler._WARM_SOURCE) == "linked"
+    assert program_cache.compile_and_link(ctx, compiler._WARM_SOURCE,
                                           list(ctx.devices)) == "linked"
     assert program_cache.compile_and_link(ctx, "__kernel void k() { nope(); }") == "failed"

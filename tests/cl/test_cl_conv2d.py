@@ -425,7 +425,7 @@ def test_int_pair_products_by_builtin_and_by_vectors(cl_device, vw):
     |w - zw| (255) too."""
     import pyopencl as cl
 
-    from clnn.program_cache import _lookup
+    from clnn.program_cache.rendering import _lookup
 
     helper = _lookup().get_template("gemm.cl.mako").get_def("int_pairs_fns").render(vw=vw)
     pw, iv = 2 * vw, f"int{vw}" if vw > 1 else "int"

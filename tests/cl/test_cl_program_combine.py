@@ -6,13 +6,15 @@ where the combined program does not build."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 from clnn import program_cache
 from clnn.cli.demo import build_model, demo_input
 from clnn.options import DeviceOptions
-from clnn.program_cache import ProgramCache
+from clnn.program_cache import ProgramCache, rendering
 from hal.builder import make_request, read_outputs
 from tests.kits.devices import open_or_skip
 
@@ -81,7 +83,7 @@ def _value(cache, device, key):
 ])
 def test_build_together(monkeypatch, tmp_path, bodies, built_together, want):
     device = open_or_skip("opencl")
-    monkeypatch.setattr(program_cache, "_render_parts", _synthetic(bodies))
+    monkeypatch.setattr(rendering, "_render_parts", _synthetic(bodies))
     # (a cache root of its own: the store of rendered sources holds this case's bodies only)
     cache = ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path),
                                                                combine=True))
@@ -99,7 +101,7 @@ def test_a_kernel_that_does_not_render_is_left_to_its_plan(monkeypatch, tmp_path
     def render_parts(family, name, params, debug=False, root=None):
         raise RuntimeError(f"rendering {family}.cl.mako def {name}: broken")
 
-    monkeypatch.setattr(program_cache, "_render_parts", render_parts)
+    monkeypatch.setattr(rendering, "_render_parts", render_parts)
     for combine in (True, False):
         cache = ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path),
                                                                    combine=combine))
@@ -117,7 +119,7 @@ def test_one_program_per_kernel_key_and_its_binary_kept(monkeypatch, tmp_path):
                  "__kernel void k(__global int* y) { y[0] = h(1); }",
               2: "inline int h(int x) { return x + 2; }\n"
                  "__kernel void k(__global int* y) { y[0] = h(1); }"}
-    monkeypatch.setattr(program_cache, "_render_parts", _synthetic(bodies))
+    monkeypatch.setattr(rendering, "_render_parts", _synthetic(bodies))
     keys = [("synthetic", "k", (("v", v),)) for v in (1, 2)]
     got = []
     for _ in range(2):
@@ -136,7 +138,7 @@ def test_one_program_per_kernel_key_and_its_binary_kept(monkeypatch, tmp_path):
 
 def test_a_binary_that_does_not_load_is_built_from_source(monkeypatch, tmp_path):
     device = open_or_skip("opencl")
-    monkeypatch.setattr(program_cache, "_render_parts", _synthetic(
+    monkeypatch.setattr(rendering, "_render_parts", _synthetic(
         {1: "__kernel void k(__global int* y) { y[0] = 4; }"}))
     key = ("synthetic", "k", (("v", 1),))
     ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path))
@@ -157,7 +159,7 @@ def test_an_incomplete_pocl_binary_is_removed_and_built_from_source(monkeypatch,
     device = open_or_skip("opencl")
     if not program_cache.is_pocl(device.cl_device.platform):
         pytest.skip("PoCL's binary format")
-    monkeypatch.setattr(program_cache, "_render_parts", _synthetic(
+    monkeypatch.setattr(rendering, "_render_parts", _synthetic(
         {1: "__kernel void k(__global int* y) { y[0] = 5; }"}))
     key = ("synthetic", "k", (("v", 1),))
     ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path))
@@ -194,9 +196,9 @@ def test_kept_binaries_build_on_several_threads(monkeypatch, tmp_path):
     (ProgramCache._from_binaries); one whose binary does not load is built from source, and
     every kernel computes what it did."""
     device = open_or_skip("opencl")
-    monkeypatch.setattr(program_cache, "_render_parts", _synthetic(
+    monkeypatch.setattr(rendering, "_render_parts", _synthetic(
         {v: f"__kernel void k(__global int* y) {{ y[0] = {10 * v}; }}" for v in (1, 2, 3)}))
-    monkeypatch.setattr(program_cache.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
     keys = [("synthetic", "k", (("v", v),)) for v in (1, 2, 3)]
     ProgramCache(device.context, options=DeviceOptions(cache_dir=str(tmp_path))
                  ).build_together(keys)

@@ -21,7 +21,7 @@ def cl_device():
 
 
 def _source(rq):
-    from clnn.program_cache import _lookup
+    from clnn.program_cache.rendering import _lookup
 
     form = f"${{c.mbqm_right_vector(16, '{rq}')}}" if rq else "${c.mbqm_vector(16)}"
     name = f"clnn_mbqm{rq or ''}16"

@@ -9,6 +9,7 @@ import pytest
 
 from clnn import launch, program_cache
 from clnn.cli.demo import build_model, demo_input
+from clnn.program_cache import compiler
 from hal.builder import make_request, read_outputs
 from hal.errors import ErrorStatus
 from hal.reference import ReferenceDevice
@@ -146,24 +147,24 @@ def test_a_model_imported_afresh_warms_the_compiler_up_ahead(monkeypatch, tmp_pa
     path = tmp_path / "m.tflite"
     path.write_bytes(g.write([x], [y]))
     monkeypatch.setenv("CLNN_CACHE_DIR", str(tmp_path / "cache"))
-    warmed, warm_up = [], program_cache.warm_up
-    monkeypatch.setattr(program_cache, "warm_up", lambda ctx, devices=None: (
+    warmed, warm_up = [], compiler.warm_up
+    monkeypatch.setattr(compiler, "warm_up", lambda ctx, devices=None: (
         warmed.append(ctx), warm_up(ctx, devices)))
-    monkeypatch.setattr(program_cache, "_EARLY", {})
+    monkeypatch.setattr(compiler, "EARLY", {})
     monkeypatch.setenv("CLNN_CHAIN", "0")
     clnn.tflite.load(str(path))  # (imported afresh, and kept)
-    assert program_cache._EARLY == {}
+    assert compiler.EARLY == {}
     monkeypatch.delenv("CLNN_CHAIN")
     clnn.tflite.load(str(path))
-    assert program_cache._EARLY == {}  # a kept import: its model compiled here before
+    assert compiler.EARLY == {}  # a kept import: its model compiled here before
     (tmp_path / "cache").rename(tmp_path / "old")
     imported = clnn.tflite.load(str(path))
-    program_cache._EARLY["thread"].join()
+    compiler.EARLY["thread"].join()
     device = ClDevice(options=DeviceOptions(tune="off", cache_dir=str(tmp_path), chains=True))
     if not program_cache.is_pocl(device.context.devices[0].platform):
         pytest.skip("the warm-up loads PoCL's kernel library: PoCL only")
-    assert len(warmed) == 1 and program_cache._EARLY["device"] == \
-        program_cache._identity(device.cl_device)
+    assert len(warmed) == 1 and compiler.EARLY["device"] == \
+        compiler.identity(device.cl_device)
     device.programs.warm_compiler()
     device.programs.join_warm()
     assert len(warmed) == 1  # (the early one served the device)

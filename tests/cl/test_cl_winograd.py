@@ -14,7 +14,7 @@ import pytest
 
 from clnn import tuning
 from clnn.kernels import _gemm_variants, _winograd
-from clnn.program_cache import _lookup
+from clnn.program_cache.rendering import _lookup
 from hal.builder import ModelBuilder
 from tests.kits.cl_compare import assert_close, outputs_of, run_ref
 from tests.kits.devices import open_or_skip

@@ -220,7 +220,7 @@ def test_a_cache_saved_by_other_kernel_code_is_not_restored(tmp_path, monkeypatc
     mc, dc = [str(tmp_path / "m")], [str(tmp_path / "d")]
     assert dev.prepare_model(_model(), model_cache=mc, data_cache=dc, token=TOKEN)
     dev.prepare_model_from_cache(model_cache=mc, data_cache=dc, token=TOKEN)  # restores
-    monkeypatch.setattr(program_cache, "_FINGERPRINT", ["0123456789abcdef"])
+    monkeypatch.setattr(program_cache.rendering, "_FINGERPRINT", ["0123456789abcdef"])
     with pytest.raises(HalError) as e:
         dev.prepare_model_from_cache(model_cache=mc, data_cache=dc, token=TOKEN)
     assert e.value.status == ErrorStatus.GENERAL_FAILURE
