@@ -73,24 +73,33 @@ def device_only(pm):
 
 class DeviceTimer:
     """Wrappers timing clnn.launch's enqueue_launch, _download_outputs and _read_bound (the
-    calls that wait for the device) while installed: ``ns`` sums their wall time."""
+    calls that wait for the device) while installed, each in the module that looks it up
+    (clnn.launch.launches, .enqueue, .binding; clnn.launch itself in a tree where it is one
+    module): ``ns`` sums their wall time."""
 
-    NAMES = ("enqueue_launch", "_download_outputs", "_read_bound")
+    NAMES = (("launches", "enqueue_launch"), ("enqueue", "_download_outputs"),
+             ("binding", "_read_bound"))
 
     def __init__(self):
-        from clnn import launch
+        import importlib
 
-        self.module, self.ns = launch, 0
-        self.saved = {n: getattr(launch, n) for n in self.NAMES}
+        self.ns = 0
+        self.saved = []
+        for sub, n in self.NAMES:
+            try:
+                module = importlib.import_module(f"clnn.launch.{sub}")
+            except ModuleNotFoundError:  # (clnn/launch.py: one module)
+                module = importlib.import_module("clnn.launch")
+            self.saved.append((module, n, getattr(module, n)))
 
     def __enter__(self):
-        for n, f in self.saved.items():
-            setattr(self.module, n, self._timed(f))
+        for module, n, f in self.saved:
+            setattr(module, n, self._timed(f))
         return self
 
     def __exit__(self, *exc):
-        for n, f in self.saved.items():
-            setattr(self.module, n, f)
+        for module, n, f in self.saved:
+            setattr(module, n, f)
 
     def _timed(self, f):
         def timed(*args, **kwargs):

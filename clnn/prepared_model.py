@@ -1,6 +1,6 @@
 """ClPreparedModel: the execution paths of a model prepared for the OpenCL device.
 
-The plan (partitions, fusions, the buffer pool) is clnn/plan.py's; the launches clnn/launch.py's.
+The plan (partitions, fusions, the buffer pool) is clnn/plan.py's; the launches clnn/launch's.
 An execution of a CL partition enqueues the copies of its inputs, every kernel and the copies of
 the tensors that leave it, then waits once. A tensor that a later CL partition reads stays in
 device memory (clnn.memory.PoolTensor, copied pool to pool on the device); only model inputs /

@@ -239,7 +239,7 @@ class Replay:
                    if v is not None and o in to_request)
 
     def _enqueue(self, execution) -> None:
-        from clnn.launch import enqueue_launch
+        from clnn.launch import launches
 
         check_deadline = execution.executor.check_deadline
         runner, queue = execution.prepared.runner, execution.queue
@@ -247,7 +247,7 @@ class Replay:
             check_deadline()
             runner.promote(plan, execution)
             for step in steps:
-                enqueue_launch(queue, step)
+                launches.enqueue_launch(queue, step)
 
 
 def _steps_of(plan) -> list:

@@ -1,6 +1,6 @@
 """A plan's host outputs (clnn.launch): read from the pool by one read spanning them where they
-lie within clnn.launch.SPAN_BYTES, else one read each; the outputs are the same either way,
-read into the request's memory (execute_synchronously) or into arrays of their own (run).
+lie within clnn.launch.enqueue.SPAN_BYTES, else one read each; the outputs are the same either
+way, read into the request's memory (execute_synchronously) or into arrays of their own (run).
 The device here writes no output into the request's memory itself (DeviceOptions
 direct_outputs off: clnn.launch.DirectOutput, tests/cl/test_cl_direct_outputs.py), so the
 reads are those of a device that does not share the host's memory."""
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from clnn import launch
+from clnn.launch import enqueue
 from clnn.options import DeviceOptions
 from hal.builder import ModelBuilder
 from tests.kits.cl_compare import assert_close, outputs_of, run_ref
@@ -47,10 +47,10 @@ def reads(monkeypatch):
     return made
 
 
-@pytest.mark.parametrize("span_bytes,count", [(launch.SPAN_BYTES, 1), (0, 3)])
+@pytest.mark.parametrize("span_bytes,count", [(enqueue.SPAN_BYTES, 1), (0, 3)])
 def test_outputs_read_by_one_spanning_read_or_one_each(monkeypatch, reads, span_bytes, count):
     dev = open_or_skip("opencl", fallback=False, options=DeviceOptions(direct_outputs=False))
-    monkeypatch.setattr(launch, "SPAN_BYTES", span_bytes)
+    monkeypatch.setattr(enqueue, "SPAN_BYTES", span_bytes)
     model = three_outputs()
     pm = dev.prepare_model(model)
     rng = np.random.default_rng(3)

@@ -32,10 +32,10 @@ def _counted(monkeypatch):
     """(launches, host reads): the kernel launches and the reads into host arrays made."""
     import pyopencl as cl
 
-    import clnn.launch
+    import clnn.launch.launches
 
     launches, reads = [], []
-    launch, copy = clnn.launch.enqueue_launch, cl.enqueue_copy
+    launch, copy = clnn.launch.launches.enqueue_launch, cl.enqueue_copy
 
     def counted_launch(queue, step, events=None):
         launches.append(step)
@@ -46,7 +46,7 @@ def _counted(monkeypatch):
             reads.append(dest.nbytes)
         return copy(queue, dest, src, **kw)
 
-    monkeypatch.setattr(clnn.launch, "enqueue_launch", counted_launch)
+    monkeypatch.setattr(clnn.launch.launches, "enqueue_launch", counted_launch)
     monkeypatch.setattr(cl, "enqueue_copy", counted_copy)
     return launches, reads
 
@@ -139,13 +139,13 @@ def test_a_batch_computes_its_host_parts_before_its_kernels(cl_device, monkeypat
     (and the condition after them) are computed before the first of their kernels is
     enqueued, then the last four's before theirs; the result the reference's."""
     import clnn.control_flow as cf
-    import clnn.launch
+    import clnn.launch.launches
 
     order = []
-    run_op, launch = cf.ScalarOp.run, clnn.launch.enqueue_launch
+    run_op, launch = cf.ScalarOp.run, clnn.launch.launches.enqueue_launch
     monkeypatch.setattr(cf.ScalarOp, "run",
                         lambda self, values: (order.append("host"), run_op(self, values))[1])
-    monkeypatch.setattr(clnn.launch, "enqueue_launch",
+    monkeypatch.setattr(clnn.launch.launches, "enqueue_launch",
                         lambda queue, step, events=None: (order.append("launch"),
                                                           launch(queue, step, events))[1])
     model, inputs = while_model(N, 20)

@@ -229,7 +229,7 @@ def test_a_failure_on_the_short_path_points_the_kernels_back(cl_device, monkeypa
     """A launch that fails on the short path: a GENERAL_FAILURE with its reason, the kernels
     pointed back at their own buffers (none keeps one over the client's memory), and the
     next executions of this model and of another right."""
-    from clnn import launch
+    from clnn.launch import launches
 
     model = add_model()
     pm, other = cl_device.prepare_model(model), cl_device.prepare_model(model)
@@ -248,7 +248,7 @@ def test_a_failure_on_the_short_path_points_the_kernels_back(cl_device, monkeypa
         raise RuntimeError("a launch refused")
 
     with monkeypatch.context() as m:
-        m.setattr(launch, "enqueue_launch", fail)
+        m.setattr(launches, "enqueue_launch", fail)
         req = make_request(model, xs)
         r = pm.execute_synchronously(req)
     assert r.status == ErrorStatus.GENERAL_FAILURE and "a launch refused" in r.message
