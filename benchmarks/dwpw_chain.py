@@ -10,7 +10,7 @@ they take turns (clnn.bench.timing.turn), ``--rounds`` rounds of ``--iterations`
 executions each (clnn.cli.run.profile_prepared: chained launches timed by their chain's cycle
 counters, as `clnn run --profile` times them; 0: none) and ``--wall`` plain executions timed
 end to end.
-Per fused layer: its signature (clnn/fusion.py's dwpw signature), the 1x1 operation's time
+Per fused layer: its signature (clnn/fusion's dwpw signature), the 1x1 operation's time
 fused and the depthwise and 1x1 operations' times apart (medians over the rounds); per model:
 the sums and the whole execution's median either way. This is clnn/cli/tune_chain.py's check
 over every layer a tile fits, for the device class's rule (clnn/kernels/_defaults.py

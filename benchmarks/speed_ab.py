@@ -36,8 +36,17 @@ from clnn.tflite import load  # noqa: E402
 
 @contextlib.contextmanager
 def fusions_of_before():
-    """Only a PAD read by exactly one convolution fuses (what clnn/fusion.py did before)."""
-    pads, chpads = fusion._pad_fusions, fusion._channel_pad_fusions
+    """Only a PAD read by exactly one convolution fuses (what clnn/fusion.py did before): the
+    PAD families replaced where find_fusions looks them up (clnn.fusion.find; clnn.fusion
+    itself in a tree where it is one module)."""
+    import importlib
+
+    try:
+        where, names = importlib.import_module("clnn.fusion.find"), ("pad_fusions",
+                                                                     "channel_pad_fusions")
+    except ModuleNotFoundError:  # (clnn/fusion.py: one module)
+        where, names = fusion, ("_pad_fusions", "_channel_pad_fusions")
+    pads, chpads = (getattr(where, n) for n in names)
 
     def single(g):
         found = pads(g)
@@ -45,11 +54,13 @@ def fusions_of_before():
         return {j: f for j, f in found.items()
                 if n[f.pad_op] == 1 and g.sg.operations[j].type in fusion.CONV_OPS}
 
-    fusion._pad_fusions, fusion._channel_pad_fusions = single, lambda g, taken: {}
+    setattr(where, names[0], single)
+    setattr(where, names[1], lambda g, taken: {})
     try:
         yield
     finally:
-        fusion._pad_fusions, fusion._channel_pad_fusions = pads, chpads
+        setattr(where, names[0], pads)
+        setattr(where, names[1], chpads)
 
 
 def kernel_ms(pm, inputs) -> tuple[dict, list]:

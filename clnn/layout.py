@@ -184,7 +184,7 @@ class _Rewriter:
         self.values = bytearray(model.operand_values) if copies else None
         self.ops: list[Operation] = []
         #: the moves of model inputs, run first (so that a fusion never finds one after the
-        #: operation it would fold into: clnn/fusion.py)
+        #: operation it would fold into: clnn/fusion)
         self.head: list[Operation] = []
         #: new operation -> the original one it runs
         self.origin: dict[int, int] = {}

@@ -160,7 +160,7 @@ class ClPreparedModel(DriverPreparedModel):
 
     @property
     def fused_into(self) -> dict[int, int]:
-        """operation -> the operation whose kernels do its work (clnn/fusion.py)"""
+        """operation -> the operation whose kernels do its work (clnn/fusion)"""
         return self.planner.fused_into
 
     @property

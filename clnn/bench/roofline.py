@@ -11,7 +11,7 @@ launches read too; bytes here):
   included) and outputs, each read or written once; the rate is GB/s against the copy
   bandwidth.
 
-An operation fused into another (clnn/fusion.py) runs inside that one's kernels: its counts
+An operation fused into another (clnn/fusion) runs inside that one's kernels: its counts
 are not added to it (the rate of a convolution with a fused ADD is that of the convolution).
 """
 

@@ -1,7 +1,7 @@
 """Pass 3, fusion: the partition's graph rewritten into fused nodes. An operation another
 one's kernels do (a PAD, a TRANSPOSE to NHWC, an ADD, an activation, a depthwise convolution
 before a 1x1 one) is absorbed by that node, which carries it in its *epilogue list*; the rules
-are clnn/fusion.py's (find_fusions). The kernel plans (realize) see a node through
+are clnn/fusion's (find_fusions). The kernel plans (realize) see a node through
 LaunchBuilder.node.
 
     fuse(sg, part, shapes, dwpw_choose, pooled) -> FusedGraph

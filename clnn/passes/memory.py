@@ -1,6 +1,6 @@
 """Pass 6, memory plan: where every tensor of a CL partition lives. Liveness over the
 partition's steps (fused nodes read what their epilogues read; an absorbed operation's output
-has no bytes), views (RESHAPE and the like: the input's bytes, clnn/fusion.py find_views),
+has no bytes), views (RESHAPE and the like: the input's bytes, clnn/fusion find_views),
 concatenation slots (:func:`find_slots`: an input of a CONCATENATION written in place, in its
 slab of the output), direct inputs (a buffer of their own, the request's memory on a CPU),
 direct outputs (:func:`direct_outputs`: the subgraph's outputs in buffers of their own, the

@@ -1,5 +1,5 @@
 """The operations of random graphs (clnn/suites/random_graphs.py): one generator per operation
-family, each appending a valid operation (or a fusion chain of clnn/fusion.py) that reads a
+family, each appending a valid operation (or a fusion chain of clnn/fusion) that reads a
 tensor of the graph, or returning None where the tensor does not fit.
 
 Shapes stay small ([1, 1..5, 1..5, 1..4]) and the scalar parameters few, so that the OpenCL
@@ -206,7 +206,7 @@ def math(c: _Ctx):
 
 # ---------------------------------------------------------------------- windows
 def _pad_first(c: _Ctx, x: int) -> int:
-    """PAD / PAD_V2 of the spatial dimensions (what clnn/fusion.py fuses), sometimes with a
+    """PAD / PAD_V2 of the spatial dimensions (what clnn/fusion fuses), sometimes with a
     value or a channel padding that it must not fuse."""
     tx = c.t(x)
     pads = [[0, 0]] + [[int(c.rng.integers(0, 2)), int(c.rng.integers(0, 2))]
@@ -297,7 +297,7 @@ def conv(c: _Ctx):
              (n, o, oh, ow) if nchw else (n, oh, ow, o), amp)
     if act[1] != 0 or tx.type not in FLOATS or nchw:
         return y
-    if not depthwise and c.rng.random() < 0.5:  # the residual ADD of clnn/fusion.py
+    if not depthwise and c.rng.random() < 0.5:  # the residual ADD of clnn/fusion
         r = c.rng.random()
         other = c.pick(lambda t: t.type == tx.type and t.shape == (n, oh, ow, o)) \
             if r < 0.5 else None

@@ -1,4 +1,4 @@
-"""DEPTHWISE_CONV_2D -> CONV_2D 1x1 in one kernel (clnn/fusion.py DepthwiseFusion,
+"""DEPTHWISE_CONV_2D -> CONV_2D 1x1 in one kernel (clnn/fusion DepthwiseFusion,
 clnn/kernels/_dwpw.py, gemm.cl.mako ``dwpw``): every form the fused kernel takes (strides,
 dilations, padding of its own and from a PAD fused in, the depthwise and the 1x1 activations,
 an ADD and an activation operation fused into the epilogue, every chunk width, partial column

@@ -1,4 +1,4 @@
-"""PAD -> CONV_2D / DEPTHWISE_CONV_2D fusion on OpenCL (clnn/fusion.py): the convolution reads
+"""PAD -> CONV_2D / DEPTHWISE_CONV_2D fusion on OpenCL (clnn/fusion): the convolution reads
 the unpadded tensor with the padding added to its own, the PAD launches nothing. Checked
 against the reference device, with the cases that must not fuse (another reader, a pad value
 that is not zero, channel padding, NCHW, the padded tensor as a model output)."""
@@ -759,7 +759,7 @@ def quant_conv_add_model(t, x_shape, o, f, conv_first, act, seed=0, stride=1):
                                   ((1, 5, 9, 32), 20, 3, True, 0, 2)])
 def test_quantized_add_fused_into_the_convolution(cl_device, t, case):
     """An 8-bit ADD of a convolution's output and another tensor runs in the convolution's
-    GEMM epilogue, recomputed from the ADD's integer parameters (clnn/fusion.py AddFusion.quant):
+    GEMM epilogue, recomputed from the ADD's integer parameters (clnn/fusion AddFusion.quant):
     no ADD launch, the reference's results bit for bit (either operand order, its
     activation, full and partial column panels)."""
     x_shape, o, f, conv_first, act, stride = case

@@ -96,7 +96,7 @@ def _grouped_then(t, tail: str, f: int, seed: int = 24):
 @pytest.mark.parametrize("f", [1, 3])
 def test_grouped_fuses_add_and_activation(cl_device, t, tail, f):
     """The ADD and the activation after a grouped convolution run in its GEMM's epilogue
-    (clnn/fusion.py): one GEMM launch (after an im2col for 3x3), nothing else."""
+    (clnn/fusion): one GEMM launch (after an im2col for 3x3), nothing else."""
     from tests.kits.cl_compare import assert_close, outputs_of, run_ref
 
     m, inputs = _grouped_then(t, tail, f)

@@ -329,7 +329,7 @@ def test_unknown_batch_moves_by_reshape_with_an_inferred_batch(cl_device):
 
 def test_model_input_moves_first_so_the_residual_add_still_fuses(cl_device):
     """x -> CONV_2D (NCHW) -> ADD(other model input): the other input's TRANSPOSE runs before
-    the convolution, so the ADD folds into it as in an NHWC graph (clnn/fusion.py)."""
+    the convolution, so the ADD folds into it as in an NHWC graph (clnn/fusion)."""
     rng = np.random.default_rng(6)
     b = ModelBuilder()
     x = b.input(F32, [N, C, H, W])

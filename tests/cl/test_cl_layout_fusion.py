@@ -1,4 +1,4 @@
-"""TRANSPOSE (0, 2, 3, 1) fused into the CONV_2D that reads it (clnn/fusion.py): the direct
+"""TRANSPOSE (0, 2, 3, 1) fused into the CONV_2D that reads it (clnn/fusion): the direct
 kernel conv_tile reads the NCHW tensor itself (the first layer of an ONNX image model after
 the layout pass). Checked against the reference device, with the TRANSPOSE launching nothing,
 and the cases that must not fuse."""

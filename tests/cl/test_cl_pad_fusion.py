@@ -1,4 +1,4 @@
-"""PAD fusions beyond one convolution (clnn/fusion.py): a PAD read by several convolutions,
+"""PAD fusions beyond one convolution (clnn/fusion): a PAD read by several convolutions,
 a spatial PAD read by a float pooling without padding of its own (the PAD's taps count as
 zeros in the max and the average), and a channel PAD read by a float ADD (zero past the
 source's channels). Each checked against the reference device, with the PAD launching nothing,

@@ -1,6 +1,6 @@
 """Random graphs (clnn/suites/random_graphs.py, as the NNAPI CTS RandomGraph test): every
 generated graph is valid; on OpenCL (fallback off where every operation has kernels) each
-matches the reference within the CTS tolerances, and the fusion rules of clnn/fusion.py are
+matches the reference within the CTS tolerances, and the fusion rules of clnn/fusion are
 all exercised; a failure shrinks to a smaller graph printed as ModelBuilder code.
 ``clnn fuzz graphs --count N`` runs more."""
 
@@ -77,7 +77,7 @@ def test_random_graphs_match_the_reference(chunk_results, fusions_seen, seeds):
 
 @pytest.mark.slow  # the rules need all 1,000 graphs
 def test_every_fusion_rule_was_exercised(cl, fusions_seen):
-    """After the chunks above: every rule of clnn/fusion.py fused in some graph."""
+    """After the chunks above: every rule of clnn/fusion fused in some graph."""
     if not fusions_seen:
         pytest.skip("run together with test_random_graphs_match_the_reference")
     clamps = ("RELU", "RELU1", "RELU6")

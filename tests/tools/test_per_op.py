@@ -171,7 +171,7 @@ def test_litert_with_a_mediapipe_custom_operation(cl_device):
     report = per_op_report(Target(imported, cl_device.with_options(dwpw="off"), seg), "litert")
     _check_clean(report, len(imported.model.main.operations))
     # the custom operation's result is compared: on its own row, or (its kernel running the
-    # LOGISTIC after it, clnn/fusion.py) on the row of the operation fused into it
+    # LOGISTIC after it, clnn/fusion) on the row of the operation fused into it
     (tc,) = [r for r in report["rows"] if r["operation"] == "TRANSPOSE_CONV_2D"]
     carried = [r for r in report["rows"] if r["fused_into"] == tc["index"]]
     assert tc["within"] is not None or (carried and all(r["within"] for r in carried))
