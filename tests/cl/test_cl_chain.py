@@ -469,6 +469,47 @@ def test_a_chain_program_is_kept_as_a_binary_and_built_from_it(chained, monkeypa
     assert "clnn_chain" in prg.get_info(cl.program_info.KERNEL_NAMES)
 
 
+
+def test_a_chain_program_s_code_is_made_through_ctypes_or_as_before(chained, monkeypatch,
+                                                                    tmp_path):
+    """A chain program built from source has its binaries made through ctypes
+    (chain.generate_code: out of the GIL) before its binary is kept; where the OpenCL library
+    cannot be called so (none found, or the query fails), the program is built and kept as
+    before, and the chains compute the same."""
+    import ctypes
+
+    import pyopencl as cl
+
+    from clnn import program_cache
+
+    model, inputs = block_model(8)
+    (ch,) = chains(chained.prepare_model(model))
+    made = []
+    real = chain.generate_code
+    monkeypatch.setattr(chain, "generate_code", lambda prg: made.append(real(prg)) or made[-1])
+    chain._program(chained.context, chained.cl_device, ch.source, str(tmp_path / "a"))
+    assert made == [True]
+    assert list((tmp_path / "a" / "programs" / "binaries").glob("*.bin"))
+
+    class Failing:  # a library whose clGetProgramInfo reports an error
+        clGetProgramInfo = ctypes.CFUNCTYPE(ctypes.c_int32)(lambda: -30)
+
+    for lib, where in ((None, "b"), (Failing(), "c")):
+        made.clear()
+        monkeypatch.setattr(program_cache, "_opencl_library", lambda lib=lib: lib)
+        prg = chain._program(chained.context, chained.cl_device, ch.source, str(tmp_path / where))
+        assert made == [False]
+        assert "clnn_chain" in prg.get_info(cl.program_info.KERNEL_NAMES)
+        assert list((tmp_path / where / "programs" / "binaries").glob("*.bin"))
+    want = run_ref(model, inputs)
+    made.clear()
+    fresh = open_or_skip("opencl", fallback=False,
+                         options=CHAINED.replace(cache_dir=str(tmp_path / "d")))
+    pm = fresh.prepare_model(model)
+    assert made == [False] and chains(pm)  # (the fresh device's chain: built as before)
+    assert_close(outputs_of(model, pm, inputs)[0], want[0], "f32")
+
+
 class _NoSourceBuild:
     """pyopencl.Program that fails a build from source (a binary build goes through)."""
 
