@@ -605,45 +605,11 @@ def _program(context, cl_device, source: str, root: str | None, device_programs=
     prg = prg or programs._from_binary(path)
     if prg is None:
         prg = build_program(context, source, programs.devices, root)
-        generate_code(prg)  # (then kept: save_binary's query finds the binary made)
         programs.save_binary(key, prg)
     if device_programs is not None:  # (its binary listed with the model's: prefetched next time)
         device_programs._binaries.setdefault(key, path)
         device_programs.adopt(key, prg)
     return prg
-
-
-#: clGetProgramInfo's CL_PROGRAM_BINARY_SIZES
-_BINARY_SIZES = 0x1165
-
-
-def generate_code(program) -> bool:
-    """Have the implementation make ``program``'s binaries now, through ctypes
-    (clGetProgramInfo of CL_PROGRAM_BINARY_SIZES), which leaves Python's GIL while it runs:
-    PoCL generates a program's code at its first binary query or launch (most of a chain's
-    compile), and pyopencl's query holds the GIL, so that every other Python thread of the
-    process (an execution of another model, a progress bar) would stop meanwhile. False where
-    the query could not be made or failed (the code is then made at the next binary query or
-    launch, as before)."""
-    import ctypes
-
-    import pyopencl as cl
-
-    from clnn.program_cache import _opencl_library
-
-    lib = _opencl_library()
-    if lib is None:
-        return False
-    try:
-        n = len(program.get_info(cl.program_info.DEVICES))
-        query = lib.clGetProgramInfo
-        query.restype = ctypes.c_int32
-        query.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_size_t, ctypes.c_void_p,
-                          ctypes.c_void_p]
-        sizes = (ctypes.c_size_t * n)()
-        return query(program.int_ptr, _BINARY_SIZES, ctypes.sizeof(sizes), sizes, None) == 0
-    except (AttributeError, cl.Error, OSError):  # (a library without the function)
-        return False
 
 
 def part(key, root: str | None = None):

@@ -11,6 +11,7 @@ import time
 import warnings
 from pathlib import Path
 
+from clnn import codegen
 from clnn.program_cache import compiler
 from clnn.program_cache.compiler import (
     BUILD_OPTIONS,
@@ -253,6 +254,7 @@ class ProgramCache(BuildTogether):
             return False
         if path.exists():  # (kept by a helper, or the program came from it)
             return True
+        codegen.generate_code(program, compiler._opencl_library())  # (out of the GIL)
         try:
             binary = program.get_info(cl.program_info.BINARIES)[0]
         except cl.Error:
