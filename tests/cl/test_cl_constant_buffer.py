@@ -55,7 +55,7 @@ def test_constants_reach_the_kernels_either_way(monkeypatch, shared, make):
     pm = dev.prepare_model(model)
     consts = pm.planner.const_buffer
     assert consts.mapped is shared
-    for k in range(2):  # (the second execution reads what the first left in the buffer)
+    for _ in range(2):  # (the second execution reads what the first left in the buffer)
         x = rng.uniform(-2, 2, shape).astype(np.float32)
         (got,) = outputs_of(model, pm, [x])
         (want,) = run_ref(model, [x])
