@@ -140,7 +140,7 @@ def load(f):
 
     size = os.fstat(f.fileno()).st_size
     head = len(MAGIC) + _LEN.size
-    start = _read_exactly(f, head, size)
+    start = _read_exactly(f, head) if size >= head else None
     if start is None or not start.startswith(MAGIC):
         raise GeneralFailure("the cache payload is not in the clnn payload format (a cache "
                              "from an older clnn, or not a cache)")
@@ -148,19 +148,17 @@ def load(f):
     if n > size - head:
         raise GeneralFailure(f"the cache payload's JSON part claims {n} bytes, only "
                              f"{size - head} follow")
-    text = _read_exactly(f, n, size)
+    text = _read_exactly(f, n)
     if text is None:
         raise GeneralFailure("the cache payload ends before its JSON part does (the file "
                              "changed while it was read)")
     return _decode(text, _FileReader(f, head + n, size - head - n))
 
 
-def _read_exactly(f, n: int, size: int, into=None):
-    """``n`` bytes read from ``f`` (into the bytearray ``into`` where given), or None where
-    the file ends first."""
-    if n > size:
-        return None
-    buf = bytearray(n) if into is None else into
+def _read_exactly(f, n: int):
+    """A bytearray of the next ``n`` bytes of ``f``, read straight into it; None where the
+    file ends first."""
+    buf = bytearray(n)
     view, got = memoryview(buf), 0
     while got < n:
         k = f.readinto(view[got:])
@@ -336,7 +334,7 @@ class _FileReader(_Reader):
     def blob(self, node, make=bytes):
         off, n = self.span(node)
         self.f.seek(self.start + off)
-        buf = _read_exactly(self.f, n, n, bytearray(n))
+        buf = _read_exactly(self.f, n)
         if buf is None:
             raise GeneralFailure("the cache payload ends before a byte string it holds (the "
                                  "file changed while it was read)")
