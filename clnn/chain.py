@@ -82,6 +82,9 @@ PACK_INDEX = (1 << PACK_BITS) - 1
 PACK_ALIGN_BITS = 7
 #: the most bytes of constants packed into one buffer (offsets of 2^21 units of 128 bytes)
 PACK_MAX = 1 << (31 - PACK_BITS + PACK_ALIGN_BITS)
+#: a constant buffer larger than this keeps its own argument (a plan's weight arena: copying
+#: pose_landmark_full's 12.3 MB at prepare cost ~20 ms; the argument ~0.1 us an execution)
+PACK_EACH_MAX = 1 << 20
 #: device (its int_ptr) -> its class's defaults (clnn/kernels/_defaults.py: :func:`_class`)
 _CLASSES: dict = {}
 #: the fewest launches chained: a chain's program compiles its kernels again (seconds on a cold
@@ -456,7 +459,8 @@ def pack_constants(buffers: list, words: list, context, cl_device) -> tuple[list
 
     mf = cl.mem_flags
     want = mf.READ_ONLY | mf.COPY_HOST_PTR
-    packable = [k for k, b in enumerate(buffers) if int(b.flags) == want]
+    packable = [k for k, b in enumerate(buffers)
+                if int(b.flags) == want and int(b.size) <= PACK_EACH_MAX]
     offsets, at = {}, 0
     for k in packable:
         offsets[k] = at

@@ -21,6 +21,7 @@ one by one at an execution (:meth:`Planner.plan_for`), together at prepare
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import ChainMap
 
@@ -60,34 +61,73 @@ def concat_axes(sg, part, contexts, skipped) -> dict[int, int]:
     return axes
 
 
-def constant_buffer(device, arrays, offsets, nbytes: int):
-    """A read-only device buffer of ``nbytes`` holding each array at its offset: allocated
-    host-accessible and written through a map, one copy of the constants (a host blob handed to
-    COPY_HOST_PTR was three copies and 12 MB of fresh pages more: pose_landmark_full's 12.7
-    MB of constants took 0.020 s, a loaded machine's share of a second process's prepare).
-    Host-accessible only on a CPU device sharing the host's memory: a discrete GPU's kernels
-    would read such a buffer over the bus; there each array is copied into device memory."""
-    import pyopencl as cl
+class ConstantBuffer:
+    """The constant operands of a subgraph's OpenCL operations, each at a fixed offset in one
+    read-only device buffer, written there when a plan first reads it (:meth:`of`): most of a
+    model's constant bytes are weights its kernels read packed, from the plan's own arena
+    (clnn.launch.WeightArena), never from here (pose_landmark_full: 12.7 MB of constants,
+    0.85 MB of them read by its launches). On a CPU device sharing the host's memory the
+    buffer is host-accessible and written through a map (a copy each; an enqueued write was
+    30-70 us of PoCL's queue per constant), elsewhere (a GPU's own memory) by enqueued writes."""
 
-    flags = cl.mem_flags
-    if not nbytes:
-        return cl.Buffer(device.context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=b"\0")
-    if not host_memory_shared(getattr(device, "cl_device", None)):  # (a GPU: its own memory)
-        buf = cl.Buffer(device.context, flags.READ_ONLY, nbytes)
-        for arr, offset in zip(arrays, offsets):
-            if arr.nbytes:
-                cl.enqueue_copy(device.queue, buf, arr.reshape(-1).view(np.uint8),
-                                dst_offset=offset)
-        return buf
-    buf = cl.Buffer(device.context, flags.READ_ONLY | flags.ALLOC_HOST_PTR, nbytes)
-    host, _ = cl.enqueue_map_buffer(device.queue, buf, cl.map_flags.WRITE_INVALIDATE_REGION,
-                                    0, (nbytes,), np.uint8)
-    try:
-        for arr, offset in zip(arrays, offsets):
-            host[offset: offset + arr.nbytes] = arr.reshape(-1).view(np.uint8)
-    finally:
-        host.base.release(device.queue)
-    return buf
+    def __init__(self, device, arrays: dict, offsets: dict, nbytes: int):
+        import pyopencl as cl
+
+        self.queue = device.queue
+        self.offsets, self.nbytes = offsets, max(nbytes, 4)
+        self.mapped = host_memory_shared(getattr(device, "cl_device", None))
+        flags = cl.mem_flags.READ_ONLY | (cl.mem_flags.ALLOC_HOST_PTR if self.mapped else 0)
+        self.buffer = cl.Buffer(device.context, flags, self.nbytes)
+        #: operand -> its value, until it is written
+        self._unwritten = dict(arrays)
+        #: the map being written (mapped), the writes enqueued (elsewhere): until :meth:`wait`
+        self._map = None
+        self._writes: list = []
+        self._any_written = False
+        self._lock = threading.Lock()
+
+    def of(self, operand: int):
+        """The buffer, ``operand``'s value written into it where no plan read it before (a
+        plan's kernels run once :meth:`wait` returned)."""
+        if operand in self._unwritten:
+            with self._lock:
+                arr = self._unwritten.get(operand)
+                if arr is not None:
+                    if arr.nbytes:
+                        self._write(np.ascontiguousarray(arr).reshape(-1).view(np.uint8),
+                                    self.offsets[operand])
+                    del self._unwritten[operand]
+        return self.buffer
+
+    def _write(self, data, offset: int):
+        import pyopencl as cl
+
+        if not self.mapped:
+            self._writes.append(cl.enqueue_copy(self.queue, self.buffer, data,
+                                                dst_offset=offset, is_blocking=False))
+            return
+        if self._map is None:  # (nothing written yet: nothing to keep)
+            flag = cl.map_flags.WRITE if self._any_written else \
+                cl.map_flags.WRITE_INVALIDATE_REGION
+            self._map, _ = cl.enqueue_map_buffer(self.queue, self.buffer, flag, 0,
+                                                 (self.nbytes,), np.uint8)
+        self._map[offset:offset + data.nbytes] = data
+        self._any_written = True
+
+    def written(self, operand: int) -> bool:
+        """Whether ``operand``'s value is in the buffer (a plan read it)."""
+        return operand in self.offsets and operand not in self._unwritten
+
+    def wait(self):
+        """Finish the writes :meth:`of` made (the map released, the enqueued writes done):
+        a plan's launches are built, any queue may run them."""
+        with self._lock:
+            done, self._writes = self._writes, []
+            if self._map is not None:
+                done.append(self._map.base.release(self.queue))
+                self._map = None
+        for event in done:
+            event.wait()
 
 
 class Planner:
@@ -133,7 +173,7 @@ class Planner:
         #: (elsewhere the kernels' writes would cross the bus; a read after them is one copy)
         self.direct_outputs = cl_device is not None and host_memory_shared(cl_device) and \
             (options is None or getattr(options, "direct_outputs", True))
-        # constants of CL operations: one buffer, uploaded once
+        # constants of CL operations: one buffer, each written once, when a plan first reads it
         host_consts = self.executor.constants(index)
         #: the constants' values (not the subgraph references the executor also keeps)
         self.constant_values = {i: v for i, v in host_consts.items()
@@ -146,23 +186,22 @@ class Planner:
             self._upload_constants(partitions, host_consts)
 
     def _upload_constants(self, partitions, host_consts) -> None:
-        """The constant operands of the OpenCL operations in one device buffer, written in
-        place (:func:`constant_buffer`)."""
+        """The constant operands of the OpenCL operations in one device buffer
+        (:class:`ConstantBuffer`: each written when a plan first reads it)."""
         sg, device = self.sg, self.device
         const_ops = sorted({i for p in partitions if p.on_cl and not p.control for k in p.ops
                             for i in sg.operations[k].inputs
                             if sg.operands[i].lifetime in CONSTANT and sg.operands[i].dimensions})
-        arrays = [np.ascontiguousarray(host_consts[i]) for i in const_ops]
         self.const_offsets: dict[int, int] = {}
         end = 0
-        for i, arr in zip(const_ops, arrays):
+        for i in const_ops:
             self.const_offsets[i] = end
-            end = _align(end + arr.nbytes)
+            end = _align(end + host_consts[i].nbytes)
         self.const_bytes = end
         check_fits(device, "the constant tensors of the OpenCL operations together",
                    self.const_bytes)
-        self.const_buffer = constant_buffer(device, arrays, list(self.const_offsets.values()),
-                                            end)
+        self.const_buffer = ConstantBuffer(device, {i: host_consts[i] for i in const_ops},
+                                           self.const_offsets, end)
 
     def plan_for(self, part: Partition, values: dict):
         """The plan of a CL partition for the input values of an execution (made and kept on

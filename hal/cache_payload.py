@@ -128,11 +128,51 @@ def loads(data: bytes):
         raise GeneralFailure(f"the cache payload's JSON part claims {n} bytes, only "
                              f"{len(data) - head} follow")
     # (the raw part as a view: each byte string is copied once, out of the payload)
-    text, raw = data[head:head + n], memoryview(data)[head + n:]
+    return _decode(data[head:head + n], _Reader(memoryview(data)[head + n:]))
+
+
+def load(f):
+    """:func:`loads` of the payload in the binary file ``f`` (read from its start), each byte
+    string read straight from the file into its own buffer (a pool's bytearray), never the
+    whole payload into memory first (a cached import of pose_landmark_full read its 12.7 MB
+    of pools and then copied them out of the payload)."""
+    import os
+
+    size = os.fstat(f.fileno()).st_size
+    head = len(MAGIC) + _LEN.size
+    start = _read_exactly(f, head) if size >= head else None
+    if start is None or not start.startswith(MAGIC):
+        raise GeneralFailure("the cache payload is not in the clnn payload format (a cache "
+                             "from an older clnn, or not a cache)")
+    (n,) = _LEN.unpack_from(start, len(MAGIC))
+    if n > size - head:
+        raise GeneralFailure(f"the cache payload's JSON part claims {n} bytes, only "
+                             f"{size - head} follow")
+    text = _read_exactly(f, n)
+    if text is None:
+        raise GeneralFailure("the cache payload ends before its JSON part does (the file "
+                             "changed while it was read)")
+    return _decode(text, _FileReader(f, head + n, size - head - n))
+
+
+def _read_exactly(f, n: int):
+    """A bytearray of the next ``n`` bytes of ``f``, read straight into it; None where the
+    file ends first."""
+    buf = bytearray(n)
+    view, got = memoryview(buf), 0
+    while got < n:
+        k = f.readinto(view[got:])
+        if not k:
+            return None
+        got += k
+    return buf
+
+
+def _decode(text: bytes, reader):
     try:
         _check_depth(text)
         tree = json.loads(text.decode("utf-8"))
-        return _Reader(raw).dec(tree)
+        return reader.dec(tree)
     except GeneralFailure:
         raise
     except (_Bad, ValueError, TypeError, KeyError, IndexError, UnicodeDecodeError) as e:
@@ -159,21 +199,30 @@ def _need(cond, what: str):
 
 
 def _int(x, what: str) -> int:
-    _need(type(x) is int, f"{what} is not an integer")
+    if type(x) is not int:  # (the message made only for a bad node: these run per operand)
+        raise _Bad(f"{what} is not an integer")
     return x
 
 
 def _ints(xs, what: str) -> list[int]:
-    _need(type(xs) is list, f"{what} is not a list")
-    return [_int(x, what) for x in xs]
+    if type(xs) is not list:
+        raise _Bad(f"{what} is not a list")
+    for x in xs:
+        if type(x) is not int:
+            raise _Bad(f"{what} is not an integer")
+    return xs  # (a list of the tree json.loads made: nothing else holds it)
 
 
 def _float(x, what: str) -> float:
-    _need(type(x) in (int, float), f"{what} is not a number")
+    if type(x) is not float and type(x) is not int:
+        raise _Bad(f"{what} is not a number")
     return float(x)
 
 
 def _enum(cls, x, what: str):
+    member = cls._value2member_map_.get(x) if type(x) is int else None
+    if member is not None:
+        return member
     try:
         return cls(_int(x, what))
     except ValueError:
@@ -191,15 +240,20 @@ def _type(cls, x, what: str):
 
 class _Reader:
     def __init__(self, raw: bytes):
-        self.raw = raw
+        self.raw, self.size = raw, len(raw)
+
+    def span(self, node) -> tuple[int, int]:
+        """(offset, length) of the byte string ``node`` in the raw part, checked."""
+        _need(type(node) is dict and set(node) == {"b"}, "a byte string node is malformed")
+        off, n = node["b"] if type(node["b"]) is list and len(node["b"]) == 2 else (None, None)
+        _need(type(off) is int and type(n) is int and 0 <= off and 0 <= n
+              and off + n <= self.size, "a byte string lies outside the payload")
+        return off, n
 
     def blob(self, node, make=bytes):
         """The byte string of ``node``, copied out of the payload as ``make`` (bytes; a
         pool's bytearray)."""
-        _need(type(node) is dict and set(node) == {"b"}, "a byte string node is malformed")
-        off, n = node["b"] if type(node["b"]) is list and len(node["b"]) == 2 else (None, None)
-        _need(type(off) is int and type(n) is int and 0 <= off and 0 <= n
-              and off + n <= len(self.raw), "a byte string lies outside the payload")
+        off, n = self.span(node)
         return make(self.raw[off:off + n])
 
     def dec(self, x):
@@ -268,3 +322,20 @@ class _Reader:
                        _enum(OperandLifeTime, lifetime, "an operand lifetime"),
                        DataLocation(*_ints(loc, "an operand location")), cq,
                        _int(consumers, "a consumer count"))
+
+
+class _FileReader(_Reader):
+    """A :class:`_Reader` whose raw part (``size`` bytes from ``start``) stays in the file
+    ``f``: each byte string is read from there into its own buffer when it is decoded."""
+
+    def __init__(self, f, start: int, size: int):
+        self.f, self.start, self.size = f, start, size
+
+    def blob(self, node, make=bytes):
+        off, n = self.span(node)
+        self.f.seek(self.start + off)
+        buf = _read_exactly(self.f, n)
+        if buf is None:
+            raise GeneralFailure("the cache payload ends before a byte string it holds (the "
+                                 "file changed while it was read)")
+        return buf if make is bytearray else make(buf)

@@ -208,7 +208,8 @@ class LaunchBuilder:
         o = self.planner.sg.operands[operand]
         size = NUMPY_DTYPE[o.type].itemsize
         if operand in self.planner.const_offsets:
-            return self.planner.const_buffer, np.int32(self.planner.const_offsets[operand] // size)
+            return self.planner.const_buffer.of(operand), \
+                np.int32(self.planner.const_offsets[operand] // size)
         if operand in self.offsets:
             return self.pool, np.int32(self.offsets[operand] // size)
         raise GeneralFailure(f"operation {self.op_index}: operand {operand} has no device "

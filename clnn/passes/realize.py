@@ -113,26 +113,29 @@ def build_launches(planner, part, contexts, fused, memory, pool, direct, selecti
     launches, readbacks = [], []
     skipped, views = fused.skipped, memory.views
     arena = WeightArena()
-    for k, ctx in zip(part.ops, contexts):
-        operation = sg.operations[k]
-        # nothing to compute (every output empty; an operation with some outputs empty
-        # still writes the others: a sequence of no steps returns its input states), an
-        # operation fused into another, or a view of its input's bytes
-        if all(nbytes(o.shape, o.dtype) == 0 for o in ctx.outputs) or k in skipped \
-                or operation.outputs[0] in views:
-            continue
-        builder = LaunchBuilder(planner, k, ctx, operation, memory.offsets, pool, direct,
-                                node=fused.node(k),
-                                choices=selection.of(k) if selection is not None else None,
-                                slots=memory.slots)
-        builder.arena = arena
-        try:
-            kernel_for(operation.type).plan(ctx, builder)
-            builder.close()
-        except Unplannable:
-            return None
-        launches.extend(builder.launches)
-        readbacks.extend(builder.readbacks)
+    try:
+        for k, ctx in zip(part.ops, contexts):
+            operation = sg.operations[k]
+            # nothing to compute (every output empty; an operation with some outputs empty
+            # still writes the others: a sequence of no steps returns its input states), an
+            # operation fused into another, or a view of its input's bytes
+            if all(nbytes(o.shape, o.dtype) == 0 for o in ctx.outputs) or k in skipped \
+                    or operation.outputs[0] in views:
+                continue
+            builder = LaunchBuilder(planner, k, ctx, operation, memory.offsets, pool, direct,
+                                    node=fused.node(k),
+                                    choices=selection.of(k) if selection is not None else None,
+                                    slots=memory.slots)
+            builder.arena = arena
+            try:
+                kernel_for(operation.type).plan(ctx, builder)
+                builder.close()
+            except Unplannable:
+                return None
+            launches.extend(builder.launches)
+            readbacks.extend(builder.readbacks)
+    finally:  # (the constants the plans read: written before any queue runs their kernels)
+        planner.const_buffer.wait()
     arena.realize(planner.device.context, launches)
     return launches, readbacks
 

@@ -32,22 +32,29 @@ def load(path_or_bytes, max_tensor_bytes: int = MAX_TENSOR_BYTES,
     from clnn.options import cache_root_from_environ
     from clnn.tflite import import_cache
 
+    limits, root = (max_tensor_bytes, max_model_bytes), cache_root_from_environ()
+    try:  # (a kept import needs the file's hash only, not its bytes)
+        with open(path_or_bytes, "rb", buffering=0) as f:
+            digest = import_cache.file_hash(f)
+    except OSError as e:
+        raise TfliteImportError(f"cannot read {path_or_bytes}: {e.strerror}") from None
+    imported = import_cache.read(import_cache.entry_path(digest, limits, root))
+    if imported is not None:
+        return imported
     try:
         with open(path_or_bytes, "rb") as f:
             data = f.read()
     except OSError as e:
         raise TfliteImportError(f"cannot read {path_or_bytes}: {e.strerror}") from None
-    where = import_cache.entry_path(data, (max_tensor_bytes, max_model_bytes),
-                                    cache_root_from_environ())
-    imported = import_cache.read(where)
-    if imported is None:  # (its kernels compile at its prepare: the compiler warmed up now)
-        from clnn.device import warm_early
+    # (its kernels compile at its prepare: the compiler warmed up now)
+    from clnn.device import warm_early
 
-        warm_early()  # (before the reader's imports: the warm-up's thread overlaps them too)
-        from clnn.tflite import importer
+    warm_early()  # (before the reader's imports: the warm-up's thread overlaps them too)
+    from clnn.tflite import importer
 
-        imported = importer.load(data, max_tensor_bytes, max_model_bytes)
-        import_cache.write(where, imported)
+    imported = importer.load(data, max_tensor_bytes, max_model_bytes)
+    # (kept under the hash of the bytes imported: the file may have changed since)
+    import_cache.write(import_cache.entry_path(data, limits, root), imported)
     return imported
 
 

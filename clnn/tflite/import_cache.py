@@ -44,28 +44,39 @@ def code_hash() -> str:
     return _CODE[0]
 
 
-def entry_path(data: bytes, limits: tuple, root: str | None) -> Path:
-    """Where the import of ``data`` (a .tflite file's bytes) read under ``limits`` is kept,
-    under the cache root ``root`` (None: the user cache directory, clnn.paths)."""
+def file_hash(f):
+    """The SHA-256 of the binary file ``f``'s bytes, read in pieces (never held whole: a
+    kept import needs only the hash; pose_landmark_full's 6.4 MB were read and then hashed)."""
+    h = hashlib.sha256()
+    buf = bytearray(1 << 18)
+    view = memoryview(buf)
+    while n := f.readinto(buf):
+        h.update(view[:n])
+    return h
+
+
+def entry_path(data, limits: tuple, root: str | None) -> Path:
+    """Where the import of ``data`` (a .tflite file's bytes, or :func:`file_hash` of its
+    file) read under ``limits`` is kept, under the cache root ``root`` (None: the user cache
+    directory, clnn.paths)."""
     from clnn import paths
 
-    h = hashlib.sha256(data)
+    h = hashlib.sha256(data) if isinstance(data, (bytes, bytearray, memoryview)) else \
+        data.copy()
     h.update(f"|{limits}|{code_hash()}".encode())
     return paths.cache_dir("imports", root=root) / f"{h.hexdigest()[:40]}.bin"
 
 
 def read(path: Path):
     """The ImportedModel kept at ``path``, or None (none there, or not one this code wrote)."""
-    from hal.cache_payload import loads
+    from hal.cache_payload import load
     from hal.errors import GeneralFailure
 
-    try:
-        data = path.read_bytes()
+    try:  # (unbuffered: the pools are read from the file straight into their own buffers)
+        with open(path, "rb", buffering=0) as f:
+            imported = _from_tree(load(f))
     except OSError:
         return None
-    try:
-        tree = loads(data)
-        imported = _from_tree(tree)
     except (GeneralFailure, ValueError, TypeError, KeyError, IndexError):
         return None
     STATS["hits"] += 1

@@ -659,3 +659,26 @@ def test_pack_constants_words(chained):
     one, w1 = chain.pack_constants([const[0], pool], [chain._Pointer(0), chain._Pointer(1)],
                                    ctx, chained.cl_device)
     assert one == [const[0], pool] and w1 == [0, 1]
+
+
+def test_a_large_constant_keeps_its_own_argument(chained, monkeypatch):
+    """pack_constants: a constant larger than PACK_EACH_MAX (a plan's weight arena) is not
+    copied into the packed buffer; the smaller ones are, and every word still points at its
+    bytes."""
+    import pyopencl as cl
+
+    monkeypatch.setattr(chain, "PACK_EACH_MAX", 100)
+    ctx, mf = chained.context, cl.mem_flags
+    const = [cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                       hostbuf=np.full(n, k + 1, np.int32)) for k, n in enumerate((3, 40, 5))]
+    pool = cl.Buffer(ctx, mf.READ_WRITE, 64)
+    bufs = [const[0], pool, const[1], const[2]]
+    out, w = chain.pack_constants(bufs, [chain._Pointer(k) for k in range(4)], ctx,
+                                  chained.cl_device)
+    assert out[:2] == [pool, const[1]] and len(out) == 3  # (the 160 bytes: its own)
+    assert [w[k] & chain.PACK_INDEX for k in range(4)] == [2, 0, 1, 2]
+    assert [(w[k] >> chain.PACK_BITS) << chain.PACK_ALIGN_BITS for k in (0, 3)] == [0, 128]
+    q = cl.CommandQueue(ctx)
+    got = np.empty(out[2].size // 4, np.int32)
+    cl.enqueue_copy(q, got, out[2])
+    assert (got[:3] == 1).all() and (got[32:37] == 3).all()

@@ -121,3 +121,36 @@ def test_a_process_loading_a_kept_import_never_imports_tflite(root):
                                       capture_output=True, text=True, check=True,
                                       cwd=ROOT).stdout) for _ in range(2)]
     assert runs == [[True, ["CONV_2D"]], [False, ["CONV_2D"]]]
+
+
+def test_an_entry_cut_short_is_imported_again(root):
+    path = root / "m.tflite"
+    path.write_bytes(_model_bytes())
+    want = clnn.tflite.load(str(path), cache=False)
+    clnn.tflite.load(str(path))
+    (entry,) = _entries(root)
+    whole = entry.read_bytes()
+    for cut in (len(whole) - 1, len(whole) // 2, 5):
+        entry.write_bytes(whole[:cut])
+        assert import_cache.read(entry) is None
+        got = clnn.tflite.load(str(path))
+        assert got.model.main == want.model.main
+        assert [bytes(p.view()) for p in got.model.pools] == \
+            [bytes(p.view()) for p in want.model.pools]
+        assert entry.read_bytes() == whole  # (written again)
+
+
+def test_the_file_hashed_in_pieces_names_the_entry_its_bytes_name(root):
+    data = _model_bytes() + bytes(range(256)) * 3000  # (several pieces of the hash's buffer)
+    path = root / "m.bin"
+    path.write_bytes(data)
+    with open(path, "rb", buffering=0) as f:
+        digest = import_cache.file_hash(f)
+    limits = (1, 2)
+    assert import_cache.entry_path(digest, limits, None) == \
+        import_cache.entry_path(data, limits, None)
+    assert import_cache.entry_path(digest, limits, None) != \
+        import_cache.entry_path(data[:-1], limits, None)
+    # (the digest may name several entries: entry_path does not consume it)
+    assert import_cache.entry_path(digest, (3, 4), None) == \
+        import_cache.entry_path(data, (3, 4), None)
