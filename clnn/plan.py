@@ -6,10 +6,10 @@ OpenCL kernels support, and runs of the others, which the reference executor run
 shapes come from the HAL ``prepare()`` functions, so a plan is made at prepare when the model's
 shapes allow it, else at the first execution with those shapes, and kept (least recently used
 dropped first, :data:`MAX_PLANS` per partition). A plan holds the kernels with their arguments
-set (clnn/launch.py), and one pool buffer where every non-constant tensor of the partition lives
+set (clnn/launch/), and one pool buffer where every non-constant tensor of the partition lives
 at an offset chosen by liveness (tensors whose lifetimes do not overlap share bytes); RESHAPE,
 SQUEEZE, EXPAND_DIMS and identity CASTs of a pool tensor are views (their output is the input's
-bytes, no launch, the input's lifetime extended over the view's: clnn/fusion.py find_views).
+bytes, no launch, the input's lifetime extended over the view's: clnn/fusion/ find_views).
 Constants of all partitions are uploaded once, into one constant buffer. A supported IF / WHILE
 is a partition of its own (clnn/control_flow/ plans its subgraphs with Planners of their own).
 
@@ -156,7 +156,7 @@ class Planner:
         self.runner = None
         #: the kernel keys of the plans plan_ahead made
         self.kernel_keys: list = []
-        #: operation -> the operation whose kernels do its work (clnn/fusion.py)
+        #: operation -> the operation whose kernels do its work (clnn/fusion/)
         self.fused_into: dict[int, int] = {}
         #: partition inputs get buffers of their own (clnn.launch.DirectInput): on a CPU device
         #: sharing the host's memory, where an execution binds the request's memory itself

@@ -344,7 +344,7 @@ class ClassDefaults:
     #: against the half variant, taking turns, medians of 300): 1.15-1.18x; a GPU: off
     conv_pairs: bool = False
     #: a float32 MAX_POOL_2D (2x2 / 2) whose output is a fused ADD's other operand runs in the
-    #: GEMM epilogue, each window's maximum read from the pool's input (clnn/fusion.py
+    #: GEMM epilogue, each window's maximum read from the pool's input (clnn/fusion/
     #: _pooled_residual, gemm.cl.mako ``rpool``): the pool's launch saved, a GEMM key more per
     #: tile that uses it. CPU (PoCL, quiet, fresh processes): cold compile +0.17 s on
     #: iris_landmark and hand_recrop, +0.15 s on pose_landmark_full, for 0-4% of their steady

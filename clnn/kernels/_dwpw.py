@@ -1,5 +1,5 @@
 """A depthwise convolution and the 1x1 convolution reading it, in one kernel (gemm.cl.mako
-``dwpw``; the fusion is found by clnn/fusion.py, DepthwiseFusion, where
+``dwpw``; the fusion is found by clnn/fusion/, DepthwiseFusion, where
 clnn/kernels/_dwpw_variants.py ``choose`` says).
 
 Not a kernel family itself: CONV_2D's plan (conv2d.py) calls :func:`plan_dwpw` when the
@@ -142,7 +142,7 @@ def plan_dwpw(ctx, b, epilogue, residual_columns, post_fn):
     bt = np.asarray(fi.value, np.float32).reshape(1, n_out, k).transpose(0, 2, 1)
     bpk = _gemm.device_buffer(b, _gemm.pack_weights(bt, nv * vw, False))
     lo, hi, res, alpha = epilogue(ctx, b, hal_conv2d.conv_params(ctx), out)
-    # (bit 3: the residual after the convolution's own clamp, clnn/fusion.py AddFusion.clamp)
+    # (bit 3: the residual after the convolution's own clamp, clnn/fusion/ AddFusion.clamp)
     post = 1 | (res is not None) << 1 | (alpha is not None) << 2 | \
         (res is not None and b.residual.clamp != 0) << 3 | \
         _gemm.FLEX_FUNCTIONS.index(post_fn(b)) << 4

@@ -10,7 +10,7 @@ from clnn.kernels._dwpw import _args, _key, _local, fused_tiles, tile_pixels
 
 
 def select(device, op_index: int, sig: dict):
-    """Whether a depthwise -> 1x1 layer (``sig``: its shapes, see clnn/fusion.py) runs fused,
+    """Whether a depthwise -> 1x1 layer (``sig``: its shapes, see clnn/fusion/) runs fused,
     and in which tile (a clnn.tuning.Choice of ``{"fuse": False}`` or ``{"fuse": True,
     "tile": tile}``). The tuner measures both ways (the two launches in the variants the
     unfused plan would run) and keeps the faster: fused, a launch and the depthwise output's

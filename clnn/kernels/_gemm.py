@@ -24,7 +24,7 @@ from clnn.kernels.support import FLOAT, f32, i32
 from hal.operations.conv2d import is_quant, output_multipliers
 
 #: the functions a float epilogue applies last, by their code in the ``post`` flags (0: none;
-#: SILU: x * sigmoid(x), a LOGISTIC and a MUL fused in, clnn/fusion.py)
+#: SILU: x * sigmoid(x), a LOGISTIC and a MUL fused in, clnn/fusion/)
 FLEX_FUNCTIONS = (None, "LOGISTIC", "HARD_SWISH", "SILU")
 #: (mr, nv, vw): rows per work-item, vectors per row, vector width
 TILE = (8, 2, 16)
@@ -314,7 +314,7 @@ def tensor_arg(t):
 def _table_residual(params: dict, qres, quant_act: bool, cmode: str, batch) -> list:
     """The arguments of launch_gemm's ``qres`` (its knob set in ``params``): (the (buffer,
     element offset) of an 8-bit tensor laid out like C, the device buffer of an ADD's terms
-    (clnn/fusion.py AddFusion.quant)): C's byte's term and the tensor's byte's added and
+    (clnn/fusion/ AddFusion.quant)): C's byte's term and the tensor's byte's added and
     requantized, for a quantized "act" (``quant_act``) NHWC GEMM of one batch."""
     if qres is None:
         return []

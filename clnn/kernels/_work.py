@@ -1,6 +1,6 @@
 """FLOP of an operation (2 per multiply-add of the mathematical operation, for the
 compute-bound families) and its bytes: ``clnn run --profile``'s roofline
-(clnn/bench/roofline.py) and the launches' work-group choice on CPUs (clnn/launch.py) count
+(clnn/bench/roofline.py) and the launches' work-group choice on CPUs (clnn/launch/) count
 alike. A leaf module: it imports nothing of clnn."""
 
 from __future__ import annotations

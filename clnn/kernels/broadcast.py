@@ -46,7 +46,7 @@ def plan(ctx, b):
     act = ctx.name in _FUSED and 2 or None
     if out.type in FLOAT:
         extra = act_args(ctx, act, out)
-        fused = b.activation  # a RELU* fused in (clnn/fusion.py)
+        fused = b.activation  # a RELU* fused in (clnn/fusion/)
         if fused is not None:
             extra = [f32(v) for v in fused.clamp]
     elif out.type == OperandType.TENSOR_INT32:
@@ -55,7 +55,7 @@ def plan(ctx, b):
         extra = [i32(lo), i32(hi)]
     else:
         extra = _quant_args(ctx)
-    if b.input_pad is not None:  # a channel PAD fused into this ADD (clnn/fusion.py)
+    if b.input_pad is not None:  # a channel PAD fused into this ADD (clnn/fusion/)
         _plan_add_chpad(ctx, b, extra)
         return
     rows = row_broadcast(a_info.shape, b_info.shape, out.shape)

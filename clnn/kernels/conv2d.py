@@ -20,7 +20,7 @@ GEMM wastes work: ``conv_cvec`` for fewer than CVEC_MAX_O output channels (vecto
 input channels), ``conv_tile`` over at most DIRECT_MAX_C input channels with a window wider
 than 1x1 (im2col would write fh * fw copies of a thin input; up to DIRECT_MAX_C_STRIDED when
 strided, DIRECT_MAX_C_LARGE on large outputs: :func:`direct_max_c`). Every path honours the
-fusions of clnn/fusion.py: a PAD read through (``fused_pad``), an ADD, a RELU* / PRELU /
+fusions of clnn/fusion/: a PAD read through (``fused_pad``), an ADD, a RELU* / PRELU /
 LOGISTIC / HARD_SWISH / SILU in the epilogue (:func:`epilogue`, :func:`post_fn`).
 """
 
@@ -66,7 +66,7 @@ def layout_strides(shape, nchw: bool):
 
 def fused_pad(b, top: int, left: int, h: int, w: int):
     """(top, left, H, W) of the tensor the kernel reads: with a PAD fused into this
-    convolution (clnn/fusion.py) the unpadded one, with the PAD's rows and columns added to the
+    convolution (clnn/fusion/) the unpadded one, with the PAD's rows and columns added to the
     padding (``b``: the builder, or the fused node)."""
     f = b.input_pad
     return f.adjust(top, left) if f is not None else (top, left, h, w)
@@ -74,7 +74,7 @@ def fused_pad(b, top: int, left: int, h: int, w: int):
 
 def epilogue(ctx, b, p, out):
     """(lo, hi, res, alpha) of the epilogue: the clamp of the fused activation, or with an ADD
-    fused into this convolution (clnn/fusion.py) the ADD's activation and ``res`` the
+    fused into this convolution (clnn/fusion/) the ADD's activation and ``res`` the
     (buffer, element offset) of its other operand; with a fused RELU* its clamp; ``alpha`` the
     (buffer, element offset) of the per-channel alpha of a fused PRELU. None: no such
     fusion."""
@@ -91,14 +91,14 @@ def epilogue(ctx, b, p, out):
 
 def late_residual(f) -> bool:
     """Whether the residual fused into this convolution (``f``: the builder or the fused node)
-    is added after its own clamp (clamp then add, clnn/fusion.py AddFusion.clamp): the GEMM's
+    is added after its own clamp (clamp then add, clnn/fusion/ AddFusion.clamp): the GEMM's
     epilogue does that (launch_gemm ``late``), not the direct and Winograd kernels."""
     return f.residual is not None and f.residual.clamp != 0
 
 
 def pooled_residual(b, out) -> int | None:
     """The output width where the residual fused into this convolution is the 2x2 maxima of a
-    MAX_POOL_2D's input (clnn/fusion.py AddFusion.pool_op; launch_gemm ``res_pool``), else
+    MAX_POOL_2D's input (clnn/fusion/ AddFusion.pool_op; launch_gemm ``res_pool``), else
     None: the GEMM's epilogue reads those, not the direct and Winograd kernels."""
     f = b.residual
     return int(out.shape[2]) if f is not None and f.pool_op is not None else None
@@ -113,7 +113,7 @@ def gemm_residual(f) -> bool:
 
 def quant_residual(b, out):
     """``qres`` of clnn.kernels._gemm.launch_gemm where a quantized ADD is fused into this
-    convolution (clnn/fusion.py AddFusion.quant): its other operand and its integer
+    convolution (clnn/fusion/ AddFusion.quant): its other operand and its integer
     parameters on the device; else None."""
     f = b.residual
     if f is None or f.quant is None:
@@ -123,13 +123,13 @@ def quant_residual(b, out):
 
 def residual_columns(b) -> tuple[int, int] | None:
     """(row stride, channels) of a fused residual with fewer channels than the output (a
-    channel PAD fused in, clnn/fusion.py), else None."""
+    channel PAD fused in, clnn/fusion/), else None."""
     f = b.residual
     return (f.channels, f.channels) if f is not None and f.channels else None
 
 
 def post_fn(b) -> str | None:
-    """LOGISTIC / HARD_SWISH of an activation fused into this convolution (clnn/fusion.py)."""
+    """LOGISTIC / HARD_SWISH of an activation fused into this convolution (clnn/fusion/)."""
     f = b.activation
     return f.fn if f is not None else None
 
@@ -524,7 +524,7 @@ def plan_conv_direct(ctx, b, p) -> bool:
         key["flex"] = False
         plan_quant_tile(ctx, b, p, v, key, packed, (top, left, h, w))
         return True
-    if b.input_layout is not None:  # In(0) is the NCHW tensor a TRANSPOSE read (clnn/fusion.py)
+    if b.input_layout is not None:  # In(0) is the NCHW tensor a TRANSPOSE read (clnn/fusion/)
         key["xnchw"] = True
     if res is not None:
         key["res"] = True
@@ -582,7 +582,7 @@ def plan_quant_tile(ctx, b, p, v, key, packed, window):
 
 
 def plan_conv(ctx, b):
-    if b.depthwise is not None:  # a depthwise convolution fused in (clnn/fusion.py)
+    if b.depthwise is not None:  # a depthwise convolution fused in (clnn/fusion/)
         _dwpw.plan_dwpw(ctx, b, epilogue, residual_columns, post_fn)
         return
     p = hal_conv2d.conv_params(ctx)
@@ -623,7 +623,7 @@ def epilogue_activations(ctx) -> tuple[str, ...]:
 
 def epilogue_residual(ctx, channels: bool = False, clamped: bool = False,
                       pooled: bool = False) -> bool:
-    """Every float convolution path adds a residual (clnn/fusion.py checks the rest); one of
+    """Every float convolution path adds a residual (clnn/fusion/ checks the rest); one of
     fewer channels (a channel PAD fused in) the NHWC GEMM path adds (plan_conv_direct leaves
     such a convolution to it); one after the convolution's clamp (``clamped``) the GEMM paths
     add, a pooled one (``pooled``) the NHWC GEMM, taken where the layer would run a GEMM
@@ -651,7 +651,7 @@ _UNFUSED = _Unfused()
 
 def input_nchw(ctx, node) -> bool:
     """conv_tile reads an NCHW input (its ``xnchw`` form): the layers it runs can take a
-    TRANSPOSE to NHWC fused away (clnn/fusion.py)."""
+    TRANSPOSE to NHWC fused away (clnn/fusion/)."""
     return code(ctx.inputs[0]) in ("f32", "f16") and \
         direct_kind(ctx, node, hal_conv2d.conv_params(ctx)) == "tile"
 

@@ -96,7 +96,7 @@ def plan(ctx, b):
     dt = code(inp)
     quant = dt in ("u8", "i8")
     lo, hi = act_args(ctx, p.idx["fused activation"], out)
-    fused = b.activation  # an activation fused in (clnn/fusion.py)
+    fused = b.activation  # an activation fused in (clnn/fusion/)
     if fused is not None:
         lo, hi = (f32(v) for v in fused.clamp)
     requant = _gemm.requant_buffers(b, ctx, o, inp, fi, depthwise_upward(inp, o)) \

@@ -2,7 +2,7 @@
 (no copy) and B = weights^T, packed once when the plan is made (or on the device when the
 weights are a model input); bias, fused activation and the reference requantization run in the
 GEMM epilogue, and (float) a RELU* / LOGISTIC / HARD_SWISH / SILU operation fused after it
-(clnn/fusion.py): its clamp or function. FLOAT32, FLOAT16, QUANT8_ASYMM, QUANT8_ASYMM_SIGNED.
+(clnn/fusion/): its clamp or function. FLOAT32, FLOAT16, QUANT8_ASYMM, QUANT8_ASYMM_SIGNED.
 """
 
 from __future__ import annotations

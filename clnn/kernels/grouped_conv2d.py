@@ -3,7 +3,7 @@
 Group g reads input channels [g * cg, (g + 1) * cg) through its own im2col block, multiplies
 by its packed filter block and writes output channels [g * og, (g + 1) * og) with the fused
 bias, activation and requantization of those channels. Float ones take the CONV_2D GEMM's
-fusions (clnn/fusion.py): a residual ADD and a RELU* / PRELU / LOGISTIC / HARD_SWISH after it
+fusions (clnn/fusion/): a residual ADD and a RELU* / PRELU / LOGISTIC / HARD_SWISH after it
 run in the epilogue (ShuffleNet's grouped 1x1 convolutions are each followed by one).
 """
 

@@ -1,7 +1,7 @@
 """AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D on OpenCL (pooling.cl.mako): explicit and implicit
 padding, NHWC and NCHW, fused activation; float32, float16 and quant8 asymm/signed. Window
 parameters are read on the host when the partition is planned. A float NHWC pooling without
-padding of its own may read through a PAD fused into it (clnn/fusion.py): the kernels then count
+padding of its own may read through a PAD fused into it (clnn/fusion/): the kernels then count
 the PAD's taps as zeros (``padz``), as the padded tensor would hold them."""
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def plan(ctx, b):
     (top, _, left, _), _ = resolve_padding(p, h, w, fh, fw)
     act_index = p.idx["fused activation"]
     extra = {}
-    if b.input_pad is not None:  # a PAD fused in (clnn/fusion.py): its taps are zeros
+    if b.input_pad is not None:  # a PAD fused in (clnn/fusion/): its taps are zeros
         top, left, h, w = b.input_pad.adjust(top, left)
         xs = (n, h, w, c)
         extra = {"padz": True}

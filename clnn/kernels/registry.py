@@ -39,7 +39,7 @@ A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
     For an operation whose output shapes only its values tell (BOX_WITH_NMS_LIMIT,
     GENERATE_PROPOSALS): the largest output shapes, which the plan allocates; the kernels
     count the real rows into a ``b.readback`` buffer whose ``finish`` returns the real shapes
-    after the run (clnn/launch.py Readback). Such an operation ends its OpenCL partition
+    after the run (clnn/launch/ Readback). Such an operation ends its OpenCL partition
     (clnn/plan.py partition), so that its readers are planned with the real shapes.
 
 ``omitted_inputs`` (optional, default False)
@@ -58,7 +58,7 @@ A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
 ``epilogue_activations(ctx) -> tuple[str, ...]`` (optional)
     The activation operations (RELU, RELU1, RELU6, PRELU, LOGISTIC, HARD_SWISH) the family's
     kernels can apply in their epilogue for this operation (its plan context), read by
-    clnn/fusion.py; ``plan`` then finds the fusion in ``b.activation``.
+    clnn/fusion/; ``plan`` then finds the fusion in ``b.activation``.
 
 ``epilogue_residual(ctx, channels, clamped, pooled) -> bool`` (optional)
     True where the family's kernels can add the other operand of an ADD reading this
@@ -67,12 +67,12 @@ A kernel family module ``clnn/kernels/<family>.py`` (same stem as the HAL module
     operation's own clamp, the ADD without activation; ``pooled``: the 2x2 maxima of a
     MAX_POOL_2D's input, of twice the output's height and width) and apply the ADD's
     activation, read by
-    clnn/fusion.py; ``plan`` then finds the fusion in ``b.residual`` (an AddFusion).
+    clnn/fusion/; ``plan`` then finds the fusion in ``b.residual`` (an AddFusion).
 
 ``input_nchw(ctx, node) -> bool`` (optional)
     True where the family's kernels can read input 0 in the NCHW layout instead of the NHWC
     tensor ``ctx`` shows (``node``: what they read of the fused node so far: its
-    ``residual``), read by clnn/fusion.py to fuse away a TRANSPOSE (0, 2, 3, 1) before it;
+    ``residual``), read by clnn/fusion/ to fuse away a TRANSPOSE (0, 2, 3, 1) before it;
     ``plan`` then finds the fusion in ``b.input_layout`` (a LayoutFusion).
 """
 

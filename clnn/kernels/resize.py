@@ -43,7 +43,7 @@ def _vec_width(ctx) -> int | None:
 def epilogue_residual(ctx, channels: bool = False, clamped: bool = False,
                       pooled: bool = False) -> bool:
     """resize_vec adds an ADD's other operand (of the output's shape) and clamps to its
-    activation (clnn/fusion.py): the skip connections of the decoders
+    activation (clnn/fusion/): the skip connections of the decoders
     (ADD(RESIZE_BILINEAR(x), skip)); a resize has no clamp of its own (``clamped``) and reads
     no pooled residual."""
     if channels or clamped or pooled:
@@ -120,7 +120,7 @@ def plan(ctx, b):
         xs, ys = _nhwc_strides(x.shape, nchw), _nhwc_strides(y.shape, nchw)
         groups = vector_groups(c, vw)
         local = row_local_size(groups, ow, 64)
-        # an ADD fused in (clnn/fusion.py): its other operand (laid out like the output) and
+        # an ADD fused in (clnn/fusion/): its other operand (laid out like the output) and
         # its activation's clamp; else a null buffer the kernel never reads
         f = b.residual
         res = list(b.tensor(f.other)) if f is not None else [None, i32(0)]

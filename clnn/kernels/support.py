@@ -34,7 +34,7 @@ FLOAT_QUANT8 = FLOAT | QUANT8
 FLOAT_QUANT8_INT32 = FLOAT_QUANT8 | {OT.TENSOR_INT32}
 ANY_STORED = frozenset(DTYPE_CODE)
 #: activation operations a convolution epilogue computes as a function (common.mako post_fn;
-#: SILU: x * sigmoid(x), the LOGISTIC and MUL pair clnn/fusion.py fuses as one)
+#: SILU: x * sigmoid(x), the LOGISTIC and MUL pair clnn/fusion/ fuses as one)
 EPILOGUE_FUNCTIONS = ("LOGISTIC", "HARD_SWISH", "SILU")
 #: activation operations that are a clamp
 CLAMPS = tuple(CLAMP_OPERATIONS)

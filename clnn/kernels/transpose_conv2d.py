@@ -10,7 +10,7 @@
 Float NHWC layers whose stride equals the filter, with few output columns (O * fh * fw <=
 :data:`DIRECT_MAX_COLUMNS`: the GEMM's tiles would be mostly padding) take the one-pass
 ``direct`` kernel instead, which can
-also apply a LOGISTIC or HARD_SWISH fused in by clnn/fusion.py (a segmentation head's last
+also apply a LOGISTIC or HARD_SWISH fused in by clnn/fusion/ (a segmentation head's last
 upsampling layer and its LOGISTIC: one kernel instead of GEMM + col2im + LOGISTIC;
 benchmarks/op_kernels.py).
 """
@@ -43,7 +43,7 @@ def direct(ctx) -> bool:
 def plan_direct(ctx, b, p, n, h, w, c, o, fh, fw, top, left, oh, ow):
     inp, fi, out = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     lo, hi = act_args(ctx, p.idx["fused activation"], out)
-    fused = b.activation  # an activation fused in (clnn/fusion.py)
+    fused = b.activation  # an activation fused in (clnn/fusion/)
     if fused is not None:
         lo, hi = (f32(v) for v in fused.clamp)
     fnc = _gemm.FLEX_FUNCTIONS.index(fused.fn if fused else None)

@@ -35,7 +35,7 @@ class Selection:
 
 
 class DwpwChoices:
-    """The fusion pass's ``dwpw_choose(op, signature)`` (clnn/fusion.py): the tile of a
+    """The fusion pass's ``dwpw_choose(op, signature)`` (clnn/fusion/): the tile of a
     depthwise -> 1x1 fusion (None: two launches) from the choices ``decided`` (the tune pass's)
     or else the select pass's (clnn.kernels._dwpw_variants.select), every one kept in
     :attr:`choices` (pointwise operation -> Choice)."""
