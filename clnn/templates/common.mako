@@ -76,8 +76,9 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
 ## clamp (as ``res``: an ADD fused after a convolution's own RELU*, clnn/fusion.py
 ## AddFusion.clamp), ``prelu`` the per-channel alpha of a PRELU (an expression, or (run-time
 ## guard, expression)), ``fn`` a function last (LOGISTIC / HARD_SWISH / SILU, x * sigmoid(x),
-## or "fnc": the run-time int fnc picks it, 1 / 2 / 3).
-<%def name="epilogue(v, V, ind, vw=1, res=None, clamp='select', prelu=None, fn=None, late=None, clamp_if=None)"><%
+## or "fnc": the run-time int fnc picks it, 1 / 2 / 3; ``fns``: the values of fnc that can occur,
+## None every one).
+<%def name="epilogue(v, V, ind, vw=1, res=None, clamp='select', prelu=None, fn=None, late=None, clamp_if=None, fns=None)"><%
     out = []
     def add(r):
         if isinstance(r, tuple):
@@ -102,9 +103,10 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
     elif prelu is not None:
         out.append("%s = select(%s * %s, %s, %s >= (%s)(0.0f));" % (v, v, prelu, v, v, V))
     if fn == "fnc":
-        out.append("if (fnc == 1) %s = %s;" % (v, capture(post_fn, "LOGISTIC", v)))
-        out.append("else if (fnc == 2) %s = %s;" % (v, capture(post_fn, "HARD_SWISH", v)))
-        out.append("else if (fnc == 3) %s = %s;" % (v, capture(post_fn, "SILU", v)))
+        for i, (code, name) in enumerate((q for q in ((1, "LOGISTIC"), (2, "HARD_SWISH"),
+                                                      (3, "SILU")) if fns is None or q[0] in fns)):
+            out.append("%sif (fnc == %d) %s = %s;" % ("else " if i else "", code, v,
+                                                      capture(post_fn, name, v)))
     elif fn:
         out.append("%s = %s;" % (v, capture(post_fn, fn, v)))
 %>${("\n" + ind).join(out)}</%def>

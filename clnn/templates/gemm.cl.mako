@@ -868,10 +868,20 @@ ${taps_quads(mr, nv, cv, "ap%d", dt)}\
     # the run-time paths add a residual after the clamp (``post`` bit 3) where a launch may ask:
     # any, unless the plan's ``post`` values (fp) have none (their code then as before it)
     late = fp is None or any(P & 8 for P in fp)
+    # ``half`` where the plan's values all have a block (fp) and no residual is narrow
+    # (general False): the fast blocks take the half vector too (fast_stores ``half``), no
+    # block of its own; else (any ``post``, a narrow residual) the half block below
+    fast_half = half and fp is not None and not general and not chrow and not per_vector
+    # what the element-by-element path below may meet: every flag (fp None), or the plan's
+    # values' (the compile, #37)
+    can_b = "has_bias" if fp is None or len({P & 1 for P in fp}) > 1 else bool(fp[0] & 1)
+    can_r = fp is None or any(P & 2 for P in fp)
+    can_p = fp is None or any(P & 4 for P in fp)
+    fns = None if fp is None else {P >> 4 for P in fp} - {0}
 %>\
     const int rows = min(M - m0, ${mr});
 % if flex and cmode == "nhwc":
-${fast_stores(odt, mr, nv, vw, bdt, "continue" if per_vector else "return", chrow, fp, rpool)}\
+${fast_stores(odt, mr, nv, vw, bdt, "continue" if per_vector else "return", chrow, fp, rpool, fast_half)}\
 % endif
 % if flex and cmode == "nhwc" and per_vector:
   % for v in range(nv):
@@ -898,7 +908,7 @@ ${rotate(mr, nv)}\
         return;
     }
 % endif
-% if half and flex and cmode == "nhwc" and not chrow and not per_vector:
+% if half and flex and cmode == "nhwc" and not chrow and not per_vector and not fast_half:
     if (n0 + ${nr - vw // 2} == N) {  /* the last panel, its last vector's first half */
   % for v in range(nv - 1):
 ${vector_consts(odt, vw, bdt, v)}\
@@ -943,19 +953,26 @@ ${quant_full_panel(odt, mr, nv, vw, bias, rq, qres)}\
   % else:
         vstore${vw}(c0_${v}, 0, t);
   % endif
+  % if whole:
+        /* one loop, kept a loop (no copies: the compile, #37; compilers that know no such
+           hint ignore it) */
+        #pragma clang loop unroll(disable) vectorize(disable)
+  % endif
         for (int l = 0; l < ${nr if whole else vw}; ++l) {
             const int n = n0 + ${v * vw} + l;
             if (n >= N) break;
             ${S} x = t[l];
     % if epi == "act" and flex:
-            if (has_bias) x += ${c.ldf(bdt, "bias", "bias_off + choff + %s" % ch)};
+      % if can_b:
+            ${"if (has_bias) " if can_b == "has_bias" else ""}x += ${c.ldf(bdt, "bias", "bias_off + choff + %s" % ch)};
+      % endif
             const int ci = ${"n" if cmode == "nhwc" else "n * ohw"};
 <%
     res_at = res_load(lambda o: capture(c.ldf, odt, "res", o), rpool, "m", "n") if cmode == "nhwc" \
         else capture(c.ldf, odt, "res", "rowoff + ci")
     guard = " && n < res_n" if cmode == "nhwc" else ""
 %>\
-            ${c.epilogue("x", S, "            ", res=("has_res && !has_late" + guard if late else "has_res" + guard, res_at), clamp="clamp", late=("has_late" + guard, res_at) if late else None, prelu=("has_prelu", capture(c.ldf, odt, "alpha", "alpha_off + choff + " + ch)), fn="fnc")}
+            ${c.epilogue("x", S, "            ", res=(("has_res && !has_late" + guard if late else "has_res" + guard, res_at) if can_r else None), clamp="clamp", late=("has_late" + guard, res_at) if late and can_r else None, prelu=("has_prelu", capture(c.ldf, odt, "alpha", "alpha_off + choff + " + ch)) if can_p else None, fn="fnc" if fns is None or fns else None, fns=fns)}
     % elif epi == "act":
       % if bias:
             x += ${c.ldf(bdt, "bias", "bias_off + choff + n") if not quant else "bias[bias_off + choff + n]"};
@@ -1004,25 +1021,46 @@ ${rotate(mr, nv)}\
 ## ``general`` False: no general full-tile block either (no launch of the plan needs it: all
 ## their values have a block and no residual has fewer columns than C), the element-by-element
 ## path of partial tiles takes any other, alike but slower.
-<%def name="fast_stores(odt, mr, nv, vw, bdt, done, chrow=False, fp=None, rpool=False)">
+<%def name="fast_stores(odt, mr, nv, vw, bdt, done, chrow=False, fp=None, rpool=False, half=False)">
 <%
     V = "float%d" % vw
     nr = nv * vw
+    hw = vw // 2
     vl = ("vload_half%d" % vw) if odt == "f16" else ("vload%d" % vw)
     bl = ("vload_half%d" % vw) if bdt == "f16" else ("vload%d" % vw)
     vs = ("vstore_half%d_rte" % vw) if odt == "f16" else ("vstore%d" % vw)
+    hs = ("vstore_half%d_rte" % hw) if odt == "f16" else ("vstore%d" % hw)
+
+    def hld(fn, dt_, v):
+        """``fn`` (a vector load of (offset, pointer)) of vector v, its first half alone
+        where the tile is the half one (``hf``, zeros past it)"""
+        if not half or v != nv - 1:
+            return fn
+        h = ("vload_half%d" % hw) if dt_ == "f16" else ("vload%d" % hw)
+        return lambda o, p: "(hf ? (%s)(%s(%s, %s), (float%d)(0.0f)) : %s)" % (
+            V, h, o, p, hw, fn(o, p))
+
+    def ld(name, dt_):
+        return lambda o, p: "%s(%s, %s)" % (name, o, p)
 %>\
 % for P in (FAST_POSTS if fp is None else fp):
 <%
     has_b, has_r, has_p, has_l, fn = P & 1, P & 2, P & 4, P & 8, P >> 4
+    # ``half``: also the last panel whose last vector ends half way (hf), its half loaded
+    # and stored alone
+    full = "(n0 + %d <= N || n0 + %d == N)" % (nr, nr - hw) if half else "n0 + %d <= N" % nr
+    rfull = " && res_n >= min(n0 + %d, N)" % nr if half else " && res_n >= n0 + %d" % nr
 %>\
-    if (post == ${P} && n0 + ${nr} <= N${(" && res_n >= n0 + %d" % nr) if has_r else ""}) {
+    if (post == ${P} && ${full}${rfull if has_r else ""}) {
+  % if half:
+        const int hf = n0 + ${nr} > N;
+  % endif
   % for v in range(0 if chrow else nv):
     % if has_b:
-        const ${V} fb${v} = ${bl}(0, bias + bias_off + choff + n0 + ${v * vw});
+        const ${V} fb${v} = ${hld(ld(bl, bdt), bdt, v)("0", "bias + bias_off + choff + n0 + %d" % (v * vw))};
     % endif
     % if has_p:
-        const ${V} fa${v} = ${vl}(0, alpha + alpha_off + choff + n0 + ${v * vw});
+        const ${V} fa${v} = ${hld(ld(vl, odt), odt, v)("0", "alpha + alpha_off + choff + n0 + %d" % (v * vw))};
     % endif
   % endfor
         for (int r = 0; r < rows; ++r) {
@@ -1040,11 +1078,16 @@ ${rotate(mr, nv)}\
             {
                 ${V} t = c0_${v}${(" + " + fb) if has_b else ""};
 <%
-    rv = res_load(lambda o: "%s(0, res + %s)" % (vl, o), rpool, "m0 + r", "n0 + %d" % (v * vw)) \
-        if has_r else None
+    rv = res_load(lambda o: hld(ld(vl, odt), odt, v)("0", "res + %s" % o), rpool, "m0 + r",
+                  "n0 + %d" % (v * vw)) if has_r else None
+    at = "c + (size_t)(m0 + r) * ldc + n0 + %d" % (v * vw)
 %>\
                 ${c.epilogue("t", V, "                ", vw, res=None if has_l else rv, late=rv if has_l else None, prelu=fa if has_p else None, fn=FLEX_NAMES[fn] if fn else None)}
-                ${vs}(t, 0, c + (size_t)(m0 + r) * ldc + n0 + ${v * vw});
+  % if half and v == nv - 1:
+                if (hf) ${hs}(t.lo, 0, ${at}); else ${vs}(t, 0, ${at});
+  % else:
+                ${vs}(t, 0, ${at});
+  % endif
             }
   % endfor
 ${rotate(mr, nv)}\
