@@ -189,7 +189,8 @@ def fast_posts(launches, limits) -> None:
     """Where the device class says so (clnn.kernels._defaults ``gemm_plan_posts``), each
     float GEMM kernel of the plan (pending launches of one key with run-time ``post`` flags)
     compiles the straight-line epilogue blocks of the ``post`` values the plan launches it
-    with (gemm.cl.mako ``fp``), not of every common one, and no general full-tile epilogue
+    with (gemm.cl.mako ``fp``: the kernel serves those values only), not of every common
+    one, and no general full-tile epilogue
     where none of them has a residual of fewer columns than C (``general`` False): the same
     code runs, a cold prepare compiles less (#37). Where the class says so too
     (``gemm_plan_half``), kernels that differ only in ``half`` are one, with it (its branch

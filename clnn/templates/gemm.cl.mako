@@ -1015,12 +1015,16 @@ ${rotate(mr, nv)}\
 ## much faster through the bias-only block than through the general epilogue: `clnn bench
 ## gemm`). ``done``: what ends the tile's epilogue (``return`` in gemm, ``continue`` in dwpw's
 ## panel loop). ``chrow``: the bias and alpha of row m (a scalar per row, broadcast). ``fp``:
-## the ``post`` values with a block (None: FAST_POSTS), the ones a plan launches the kernel
-## with (clnn.passes.realize.fast_posts): each block costs the compile (a cold prepare, #37),
-## and a value without one runs the general epilogue, alike but for speed. gemm_store's
-## ``general`` False: no general full-tile block either (no launch of the plan needs it: all
-## their values have a block and no residual has fewer columns than C), the element-by-element
-## path of partial tiles takes any other, alike but slower.
+## the ``post`` values with a block (None: FAST_POSTS, a value without one runs the general
+## epilogue, alike but for speed), the ones a plan launches the kernel with
+## (clnn.passes.realize.fast_posts; a kernel with ``fp`` is launched with those only, its
+## element-by-element path compiled for their flags alone): each block costs the compile (a
+## cold prepare, #37). gemm_store's ``general`` False: no general full-tile block either (no
+## launch of the plan needs it: all their values have a block and no residual has fewer
+## columns than C), the element-by-element path of partial tiles takes any other, alike but
+## slower. ``half`` (with fp and general False): each block takes the last panel whose last
+## vector ends half way too (``hf``, a branch per row on its store), in place of a half block
+## of run-time flags.
 <%def name="fast_stores(odt, mr, nv, vw, bdt, done, chrow=False, fp=None, rpool=False, half=False)">
 <%
     V = "float%d" % vw

@@ -1,8 +1,9 @@
 """The float GEMM's epilogue (templates/gemm.cl.mako): every combination of the run-time
 ``post`` flags (bias, residual, PRELU, function), on full tiles (the compiled blocks of
 FAST_POSTS, and the general epilogue for the others) and on partial ones (rows past M, columns
-past N, a residual of fewer columns), against NumPy; kernels compiled with the blocks of some
-``post`` values only (``fp``: clnn.passes.realize.fast_posts) run the others alike."""
+past N, a residual of fewer columns), against NumPy; kernels compiled for some ``post`` values
+only (``fp``: clnn.passes.realize.fast_posts, the values of the plan's launches of the kernel)
+run each of those values alike on every tile."""
 
 from __future__ import annotations
 
@@ -28,8 +29,9 @@ def _buffer(device, arr):
 
 def _run(device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi, fp=None):
     """C = fn(prelu(clamp(a @ w + bias + res, lo, hi))) through launch_gemm (``fp``: the
-    kernel's blocks of those ``post`` values only, and without the general full-tile block
-    where it ends in "-": clnn.passes.realize.fast_posts)."""
+    kernel compiled for those ``post`` values only, and without the general full-tile block
+    where it ends in "-": clnn.passes.realize.fast_posts), and the launch's ``post``; None
+    where ``fp`` leaves the launch's ``post`` out (no plan launches such a kernel with it)."""
     import pyopencl as cl
 
     M, K = a.shape
@@ -51,6 +53,8 @@ def _run(device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi, fp=None):
                       tile=tile, sam=K, sak=1, lo=np.float32(lo), hi=np.float32(hi), fn=fn,
                       **kw)
     if fp is not None:
+        if rec.launches[-1].post not in fp:
+            return None
         rec.launches[-1].pending[2]["fp"] = tuple(p for p in fp if p != "-")
         if "-" in fp:
             rec.launches[-1].pending[2]["general"] = False
@@ -59,7 +63,7 @@ def _run(device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi, fp=None):
         cl.enqueue_nd_range_kernel(q, k, gs, ls)
     out = np.empty((M, N), np.float32)
     cl.enqueue_copy(q, out, bufs["c"])
-    return out
+    return out, rec.launches[-1].post
 
 
 @pytest.mark.parametrize("tile,M,N,fp", [((4, 1, 16), 32, 32, None), ((4, 1, 16), 30, 24, None),
@@ -68,15 +72,20 @@ def _run(device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi, fp=None):
                                          # kernel's ``half``: its epilogue in vectors)
                                          ((8, 2, 16), 11, 24, None), ((8, 1, 8), 9, 28, None),
                                          ((4, 1, 16), 13, 56, None),
-                                         ((4, 1, 16), 32, 32, ()), ((2, 2, 8), 8, 32, (3, 5)),
+                                         ((4, 1, 16), 32, 32, (0, 1, 17)),
+                                         ((2, 2, 8), 8, 32, (3, 5)),
                                          ((4, 1, 16), 32, 32, (1, "-")),
                                          ((2, 2, 8), 7, 40, (3, 7, "-")),
-                                         ((8, 1, 8), 9, 28, (3, 7, "-"))])
+                                         ((8, 1, 8), 9, 28, (3, 7, "-")),
+                                         # the half vector in the blocks of the fp values
+                                         ((8, 2, 16), 11, 24, (1, 3, 17, "-")),
+                                         ((4, 1, 16), 13, 56, (0, 3, 7, 35, "-"))])
 def test_every_post_combination(cl_device, tile, M, N, fp):
     rng = np.random.default_rng(M * 100 + N)
     K = 12
     a = rng.standard_normal((M, K)).astype(np.float32)
     w = rng.standard_normal((K, N)).astype(np.float32)
+    posts = set()
     for has_bias, res_kind, has_prelu, fn in itertools.product(
             (False, True), (None, "full", "fewer", "fewer4"), (False, True), FUNCTIONS):
         bias = rng.standard_normal(N).astype(np.float32) if has_bias else None
@@ -99,9 +108,15 @@ def test_every_post_combination(cl_device, tile, M, N, fp):
             want = np.where(want < 0, want * alpha, want)
         want = FUNCTIONS[fn](want)
         got = _run(cl_device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi, fp)
+        if got is None:
+            continue
+        got, post = got
+        posts.add(post)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=(
             f"tile {tile}, M {M}, N {N}, blocks {fp}: bias {has_bias}, residual {res_kind}, "
             f"PRELU {has_prelu}, function {fn}"))
+    # every value of the kernel's was launched (fp), or every value (2 x 2 x 2 x 3)
+    assert posts == {p for p in fp if p != "-"} if fp is not None else len(posts) == 24
 
 
 def test_half_vector_key():
