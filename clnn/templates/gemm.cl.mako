@@ -953,15 +953,16 @@ ${quant_full_panel(odt, mr, nv, vw, bias, rq, qres)}\
   % else:
         vstore${vw}(c0_${v}, 0, t);
   % endif
-  % if whole:
-        /* one loop, kept a loop (no copies: the compile, #37; compilers that know no such
-           hint ignore it) */
-        #pragma clang loop unroll(disable) vectorize(disable)
-  % endif
         for (int l = 0; l < ${nr if whole else vw}; ++l) {
             const int n = n0 + ${v * vw} + l;
             if (n >= N) break;
+  % if whole:
+            /* a volatile load: the loop kept element by element (a compiler vectorizing it
+               copies the epilogue: the compile, #37) */
+            ${S} x = ((volatile ${S}*)t)[l];
+  % else:
             ${S} x = t[l];
+  % endif
     % if epi == "act" and flex:
       % if can_b:
             ${"if (has_bias) " if can_b == "has_bias" else ""}x += ${c.ldf(bdt, "bias", "bias_off + choff + %s" % ch)};
