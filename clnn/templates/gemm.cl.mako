@@ -1025,7 +1025,8 @@ ${rotate(mr, nv)}\
 ## columns than C), the element-by-element path of partial tiles takes any other, alike but
 ## slower. ``half`` (with fp and general False): each block takes the last panel whose last
 ## vector ends half way too (``hf``, a branch per row on its store), in place of a half block
-## of run-time flags.
+## of run-time flags. With ``fp``, two values that differ only in the residual are one block
+## that adds it where ``has_res`` (a branch per vector store).
 <%def name="fast_stores(odt, mr, nv, vw, bdt, done, chrow=False, fp=None, rpool=False, half=False)">
 <%
     V = "float%d" % vw
@@ -1048,15 +1049,29 @@ ${rotate(mr, nv)}\
     def ld(name, dt_):
         return lambda o, p: "%s(%s, %s)" % (name, o, p)
 %>\
-% for P in (FAST_POSTS if fp is None else fp):
 <%
+    # the blocks: one per value; with ``fp``, two values that differ only in the residual
+    # (bit 1: 1 and 3, the MediaPipe models' two) one block adding it where ``has_res``
+    blocks = {}
+    for P in (FAST_POSTS if fp is None else fp):
+        blocks.setdefault(P & ~2 if fp is not None and not P & 8 else P, []).append(P)
+%>\
+% for Ps in blocks.values():
+<%
+    P = max(Ps)
     has_b, has_r, has_p, has_l, fn = P & 1, P & 2, P & 4, P & 8, P >> 4
     # ``half``: also the last panel whose last vector ends half way (hf), its half loaded
     # and stored alone
     full = "(n0 + %d <= N || n0 + %d == N)" % (nr, nr - hw) if half else "n0 + %d <= N" % nr
-    rfull = " && res_n >= min(n0 + %d, N)" % nr if half else " && res_n >= n0 + %d" % nr
+    rfull = "res_n >= min(n0 + %d, N)" % nr if half else "res_n >= n0 + %d" % nr
+    if len(Ps) > 1:
+        which = "(%s)" % " || ".join("post == %d" % q for q in Ps)
+        rfull = " && (!has_res || %s)" % rfull
+    else:
+        which = "post == %d" % P
+        rfull = " && " + rfull
 %>\
-    if (post == ${P} && ${full}${rfull if has_r else ""}) {
+    if (${which} && ${full}${rfull if has_r else ""}) {
   % if half:
         const int hf = n0 + ${nr} > N;
   % endif
@@ -1086,6 +1101,10 @@ ${rotate(mr, nv)}\
     rv = res_load(lambda o: hld(ld(vl, odt), odt, v)("0", "res + %s" % o), rpool, "m0 + r",
                   "n0 + %d" % (v * vw)) if has_r else None
     at = "c + (size_t)(m0 + r) * ldc + n0 + %d" % (v * vw)
+%>\
+<%
+    if rv is not None and len(Ps) > 1:
+        rv = ("has_res", rv)
 %>\
                 ${c.epilogue("t", V, "                ", vw, res=None if has_l else rv, late=rv if has_l else None, prelu=fa if has_p else None, fn=FLEX_NAMES[fn] if fn else None)}
   % if half and v == nv - 1:

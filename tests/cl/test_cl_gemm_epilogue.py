@@ -79,7 +79,9 @@ def _run(device, a, w, tile, bias, res, res_cols, alpha, fn, lo, hi, fp=None):
                                          ((8, 1, 8), 9, 28, (3, 7, "-")),
                                          # the half vector in the blocks of the fp values
                                          ((8, 2, 16), 11, 24, (1, 3, 17, "-")),
-                                         ((4, 1, 16), 13, 56, (0, 3, 7, 35, "-"))])
+                                         ((4, 1, 16), 13, 56, (0, 3, 7, 35, "-")),
+                                         # values with and without the residual in one block
+                                         ((4, 1, 16), 30, 24, (5, 7, "-"))])
 def test_every_post_combination(cl_device, tile, M, N, fp):
     rng = np.random.default_rng(M * 100 + N)
     K = 12
