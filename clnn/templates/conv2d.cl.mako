@@ -93,10 +93,12 @@ ${c.toffsets("x", "bias", "y")}
 % if xnchw:
     const int HW = H * W;  /* the input's channel planes */
 % endif
-% for p in range(span):
-    const int ix${p} = clamp(xs + ${p}, 0, W - 1)${"" if xnchw else " * C"};
+% if quant and not xnchw:
+  % for p in range(span):
+    const int ix${p} = clamp(xs + ${p}, 0, W - 1) * C;
     const bool in${p} = xs + ${p} >= 0 && xs + ${p} < W;
-% endfor
+  % endfor
+% endif
 % for j in range(nacc):
   % for v in range(nv):
     ${V} acc${j}_${v} = (${V})(0.0f);
@@ -134,65 +136,67 @@ ${c.toffsets("x", "bias", "y")}
         if (iy < 0 || iy >= H) continue;
         const __global ${c.ctype(dt)}* xr = x + (size_t)iy * W${"" if xnchw else " * C"};
         const __global float* wr = w + ty * ${fw} * tap;
-  % if staged and not guard:
+  % if staged:
+    % if not guard:
         const __global ${c.ctype(dt)}* xq = xr + xs * ${cc};
 ${span_floats(span * cc)}\
-  % elif staged:
-    % for p in range(span):
-      % for ci in range(cc):
-        xf[${p * cc + ci}] = in${p} ? (float)((int)xr[ix${p} + ${ci}] - za) : 0.0f;
-      % endfor
-    % endfor
-  % elif not guard:
-        /* the input channels (cc) unrolled: every input of the span at a constant offset from
-           the tile's first pixel (10-25% less kernel time than a loop over a run-time C) */
-        const __global ${c.ctype(dt)}* xq = xr + xs${"" if xnchw else " * %d" % cc};
-  % endif
-  % for ci in (range(cc) if not guard or staged else ["C"]):
-    % if guard and not staged:
-        for (int ci = 0; ci < C; ++ci) {
     % else:
+      % for p in range(span):
+        % for ci in range(cc):
+        xf[${p * cc + ci}] = in${p} ? (float)((int)xr[ix${p} + ${ci}] - za) : 0.0f;
+        % endfor
+      % endfor
+    % endif
+    % for ci in range(cc):
         {
             const int ci = ${ci};
-    % endif
-    % if xnchw:
-            /* the channel's plane */
-            const __global ${c.ctype(dt)}* xc = ${"xr" if guard else "xq"} + (size_t)ci * HW;
-    % endif
-    % for p in range(span):
-      % if guard and not staged:
-            const float x${p} = in${p} ? ${xld("xc" if xnchw else "xr", ("ix%d" if xnchw else "ix%d + ci") % p)} : 0.0f;
-      % elif staged:
+      % for p in range(span):
             const float x${p} = xf[${p * cc + ci}];
-      % else:
-            const float x${p} = ${xld("xc" if xnchw else "xq", "%d" % (p if xnchw else p * cc + ci))};
-      % endif
+      % endfor
+      % for q in range(fw):
+${tile_fmas(V, vw, nv, tx, pairs, nacc, side, hw, vload, OF, "%d * tap" % q, str(q), lambda j, q=q: "x%d" % (j * sw + q * dw))}\
+      % endfor
+        }
     % endfor
-    % for q in range(fw):
-      % for v in range(nv):
-            const ${V} w${q}_${v} = ${vload("wr", "%d * tap + ci * %s + %d" % (q, OF, v * vw))};
-      % endfor
-      % if pairs:
-        % for j in range(nacc):
-<% pa, pb = 2 * j * sw + q * dw, (2 * j + 1) * sw + q * dw %>\
-          % for v in range(nv):
-            % if side(v) == "m":
-            acc${j}_${v} = fma((${V})((float${hw})x${pa}, (float${hw})x${pb}), w${q}_${v}, acc${j}_${v});
-            % else:
-            acc${j}_${v} = fma((${V})x${pa if side(v) == "a" else pb}, w${q}_${v}, acc${j}_${v});
-            % endif
-          % endfor
-        % endfor
-      % else:
-      % for j in range(tx):
-        % for v in range(nv):
-            acc${j}_${v} = fma((${V})x${j * sw + q * dw}, w${q}_${v}, acc${j}_${v});
-        % endfor
-      % endfor
+  % elif not guard:
+        /* the input channels (cc) unrolled: every input of a tap at a constant offset from
+           the tap's first pixel (10-25% less kernel time than a loop over a run-time C); the
+           taps of the filter row in a loop (one copy of the multiply-adds: a third of the
+           compile, a cold prepare, #37) */
+        const __global ${c.ctype(dt)}* xq = xr + xs${"" if xnchw else " * %d" % cc};
+        for (int q = 0; q < ${fw}; ++q) {
+            const __global ${c.ctype(dt)}* xk = xq + q * ${dw if xnchw else dw * cc};
+    % for ci in range(cc):
+            {
+                const int ci = ${ci};
+      % if xnchw:
+                /* the channel's plane */
+                const __global ${c.ctype(dt)}* xc = xk + (size_t)ci * HW;
       % endif
+      % for j in range(tx):
+                const float x${j} = ${xld("xc" if xnchw else "xk", "%d" % (j * sw if xnchw else j * sw * cc + ci))};
+      % endfor
+${tile_fmas(V, vw, nv, tx, pairs, nacc, side, hw, vload, OF, "q * tap", "", lambda j: "x%d" % j)}\
+            }
     % endfor
         }
-  % endfor
+  % else:
+        /* the guarded loop over the input channels (C, which is cc) and the taps at run time,
+           each pixel's index clamped and its value selected */
+        for (int ci = 0; ci < C; ++ci) {
+    % if xnchw:
+            /* the channel's plane */
+            const __global ${c.ctype(dt)}* xc = xr + (size_t)ci * HW;
+    % endif
+            for (int q = 0; q < ${fw}; ++q) {
+                const int xk = xs + q * ${dw};
+    % for j in range(tx):
+                const float x${j} = xk + ${j * sw} >= 0 && xk + ${j * sw} < W ? ${xld("xc" if xnchw else "xr", ("clamp(xk + %d, 0, W - 1)" if xnchw else "clamp(xk + %d, 0, W - 1) * C + ci") % (j * sw))} : 0.0f;
+    % endfor
+${tile_fmas(V, vw, nv, tx, pairs, nacc, side, hw, vload, OF, "q * tap", "", lambda j: "x%d" % j)}\
+            }
+        }
+  % endif
     }
 % endfor
     }
@@ -270,6 +274,32 @@ ${conv_tile_pairs_store(vw, tx, nv, res, prelu, flex, fn)}
 % endfor
 % endif
 }
+</%def>
+
+## conv_tile's multiply-adds of one filter tap and input channel ci: the filter vectors
+## w<t>_<v> at wr + woff + ci * OF (``t`` names them), then every output pixel's vectors;
+## ``xv(j)`` names output pixel j's input of the tap
+<%def name="tile_fmas(V, vw, nv, tx, pairs, nacc, side, hw, vload, OF, woff, t, xv)">
+% for v in range(nv):
+            const ${V} w${t}_${v} = ${vload("wr", "%s + ci * %s + %d" % (woff, OF, v * vw))};
+% endfor
+% if pairs:
+  % for j in range(nacc):
+    % for v in range(nv):
+      % if side(v) == "m":
+            acc${j}_${v} = fma((${V})((float${hw})${xv(2 * j)}, (float${hw})${xv(2 * j + 1)}), w${t}_${v}, acc${j}_${v});
+      % else:
+            acc${j}_${v} = fma((${V})${xv(2 * j if side(v) == "a" else 2 * j + 1)}, w${t}_${v}, acc${j}_${v});
+      % endif
+    % endfor
+  % endfor
+% else:
+  % for j in range(tx):
+    % for v in range(nv):
+            acc${j}_${v} = fma((${V})${xv(j)}, w${t}_${v}, acc${j}_${v});
+    % endfor
+  % endfor
+% endif
 </%def>
 
 ## conv_tile's pairs stores (float32): per pair of pixels (yr + 2j LDY, yr + (2j + 1) LDY)
