@@ -180,21 +180,45 @@ ${tile_fmas(V, vw, nv, tx, pairs, nacc, side, hw, vload, OF, "q * tap", "", lamb
             }
     % endfor
         }
+  % elif fw * tx <= 3 * span // 2:
+        /* the guarded loop over the taps and the input channels (C, which is cc) at run time:
+           each pixel's clamped index and whether it lies inside the row once per tap */
+        for (int q = 0; q < ${fw}; ++q) {
+            const int xk = xs + q * ${dw};
+    % for j in range(tx):
+            const int ix${j} = clamp(xk + ${j * sw}, 0, W - 1)${"" if xnchw else " * C"};
+            const bool in${j} = xk + ${j * sw} >= 0 && xk + ${j * sw} < W;
+    % endfor
+            for (int ci = 0; ci < C; ++ci) {
+    % if xnchw:
+                /* the channel's plane */
+                const __global ${c.ctype(dt)}* xc = xr + (size_t)ci * HW;
+    % endif
+    % for j in range(tx):
+                const float x${j} = in${j} ? ${xld("xc" if xnchw else "xr", ("ix%d" if xnchw else "ix%d + ci") % j)} : 0.0f;
+    % endfor
+${tile_fmas(V, vw, nv, tx, pairs, nacc, side, hw, vload, OF, "q * tap", "", lambda j: "x%d" % j)}\
+            }
+        }
   % else:
-        /* the guarded loop over the input channels (C, which is cc) and the taps at run time,
-           each pixel's index clamped and its value selected */
+        /* (a wide filter: a tap loop would load its pixels' inputs many times over) the
+           guarded loop over the input channels at run time, the span's pixels loaded once,
+           the taps unrolled */
+    % for p in range(span):
+        const int ix${p} = clamp(xs + ${p}, 0, W - 1)${"" if xnchw else " * C"};
+        const bool in${p} = xs + ${p} >= 0 && xs + ${p} < W;
+    % endfor
         for (int ci = 0; ci < C; ++ci) {
     % if xnchw:
             /* the channel's plane */
             const __global ${c.ctype(dt)}* xc = xr + (size_t)ci * HW;
     % endif
-            for (int q = 0; q < ${fw}; ++q) {
-                const int xk = xs + q * ${dw};
-    % for j in range(tx):
-                const float x${j} = xk + ${j * sw} >= 0 && xk + ${j * sw} < W ? ${xld("xc" if xnchw else "xr", ("clamp(xk + %d, 0, W - 1)" if xnchw else "clamp(xk + %d, 0, W - 1) * C + ci") % (j * sw))} : 0.0f;
+    % for p in range(span):
+            const float x${p} = in${p} ? ${xld("xc" if xnchw else "xr", ("ix%d" if xnchw else "ix%d + ci") % p)} : 0.0f;
     % endfor
-${tile_fmas(V, vw, nv, tx, pairs, nacc, side, hw, vload, OF, "q * tap", "", lambda j: "x%d" % j)}\
-            }
+    % for q in range(fw):
+${tile_fmas(V, vw, nv, tx, pairs, nacc, side, hw, vload, OF, "%d * tap" % q, str(q), lambda j, q=q: "x%d" % (j * sw + q * dw))}\
+    % endfor
         }
   % endif
     }
