@@ -66,21 +66,6 @@ inline int clnn_quantize(float x, float inv_scale, int zp, int lo, int hi) {
     "HARD_SWISH": "((%s) * clamp((%s) + 3.0f, 0.0f, 6.0f) / 6.0f)" % (v, v),
     "SILU": "((%s) / (1.0f + exp(-(%s))))" % (v, v)}[fn]}</%def>
 
-## The run-time functions of ``fnc`` that take exp (1 LOGISTIC, 3 SILU) of a V as a function
-## of its own (noinline), defined once per program whatever includes it (a chain's kernels
-## share it): epilogue's "fnc_exp". A vector exp inlined at every store of a kernel's paths
-## (four in a band kernel) was a tenth of a depthwise kernel's compile (a cold prepare, #37),
-## for a function few layers take.
-<%def name="fnc_exp_fn(V)">
-#ifndef CLNN_FNC_EXP_${V.upper()}
-#define CLNN_FNC_EXP_${V.upper()}
-static __attribute__((noinline)) ${V} clnn_fnc_exp_${V}(${V} r, int fnc)
-{
-    return fnc == 1 ? ${post_fn("LOGISTIC", "r")} : ${post_fn("SILU", "r")};
-}
-#endif
-</%def>
-
 ## The fused epilogue of a float output value ``v`` (type ``V``, ``vw`` lanes): the one hook
 ## through which every kernel renders the epilogue list of its fused node
 ## (clnn.passes.fusion.KINDS), as TFLite's GPU delegate links elementwise code into its
@@ -91,8 +76,7 @@ static __attribute__((noinline)) ${V} clnn_fnc_exp_${V}(${V} r, int fnc)
 ## clamp (as ``res``: an ADD fused after a convolution's own RELU*, clnn/fusion.py
 ## AddFusion.clamp), ``prelu`` the per-channel alpha of a PRELU (an expression, or (run-time
 ## guard, expression)), ``fn`` a function last (LOGISTIC / HARD_SWISH / SILU, x * sigmoid(x),
-## or "fnc": the run-time int fnc picks it, 1 / 2 / 3; "fnc_exp": as "fnc", LOGISTIC and SILU
-## through fnc_exp_fn's function, which the kernel's source defines).
+## or "fnc": the run-time int fnc picks it, 1 / 2 / 3).
 <%def name="epilogue(v, V, ind, vw=1, res=None, clamp='select', prelu=None, fn=None, late=None, clamp_if=None)"><%
     out = []
     def add(r):
@@ -117,10 +101,7 @@ static __attribute__((noinline)) ${V} clnn_fnc_exp_${V}(${V} r, int fnc)
         out.append("if (%s < 0.0f) %s *= %s;" % (v, v, prelu))
     elif prelu is not None:
         out.append("%s = select(%s * %s, %s, %s >= (%s)(0.0f));" % (v, v, prelu, v, v, V))
-    if fn == "fnc_exp":
-        out.append("if (fnc == 2) %s = %s;" % (v, capture(post_fn, "HARD_SWISH", v)))
-        out.append("else if (fnc) %s = clnn_fnc_exp_%s(%s, fnc);" % (v, V, v))
-    elif fn == "fnc":
+    if fn == "fnc":
         out.append("if (fnc == 1) %s = %s;" % (v, capture(post_fn, "LOGISTIC", v)))
         out.append("else if (fnc == 2) %s = %s;" % (v, capture(post_fn, "HARD_SWISH", v)))
         out.append("else if (fnc == 3) %s = %s;" % (v, capture(post_fn, "SILU", v)))

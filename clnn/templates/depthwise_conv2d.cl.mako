@@ -222,7 +222,7 @@ vstore${vw}(${v}, 0, yr + ${off})\
         }
   % else:
         ${V} r = acc${j} + bv;
-        ${c.epilogue("r", V, "        ", fn="fnc_exp")}
+        ${c.epilogue("r", V, "        ", fn="fnc")}
         ${vst(dt, vw, "r", "%d * C" % j)};
   % endif
     }
@@ -230,9 +230,8 @@ vstore${vw}(${v}, 0, yr + ${off})\
 </%def>
 
 ## The parameter list of the NHWC depthwise kernels (depthwise_tile, _sweep, _slide, _row):
-## ``fh``'s name is fh_ where the filter height is a knob; float kernels' exp functions
-## (c.fnc_exp_fn) of vectors of ``fv`` floats (vw unless given).
-<%def name="dw_params(name, dt, fdt, fh, vw=1, fv=None)">\
+## ``fh``'s name is fh_ where the filter height is a knob.
+<%def name="dw_params(name, dt, fdt, fh, vw=1)">\
 <%
     quant = dt in ("u8", "i8")
     S = "int" if quant else "float"
@@ -243,8 +242,6 @@ vstore${vw}(${v}, 0, yr + ${off})\
 ${c.mbqm_right_vector(vw, context.get("rq"))}
 % elif quant and vw > 1:
 ${c.mbqm_vector(vw)}
-% elif not quant:
-${c.fnc_exp_fn("float%d" % (fv or vw) if (fv or vw) > 1 else "float")}
 % endif
 __kernel void ${name}(${c.tparam(dt, "x", True)}, ${c.tparam(fdt, "w", True)},
 ${pad}${c.tparam(bdt, "bias", True)}, ${c.tparam(dt, "y")},
@@ -562,7 +559,7 @@ ${dw_slide_step(dt, vw, fw, sw, fh, True, True, hq)}\
             ${c.epilogue("r", "float16", "            ")}
             ${vst(dt, 16, "r", "0")};
         } else {
-            ${c.epilogue("r", "float16", "            ", fn="fnc_exp")}
+            ${c.epilogue("r", "float16", "            ", fn="fnc")}
             if (t + 1 < OW) {
                 ${vst(dt, 16, "r", "0")};
             } else {
@@ -576,7 +573,7 @@ ${dw_slide_step(dt, vw, fw, sw, fh, True, True, hq)}\
 <%
     m = fw // 2
 %>
-${dw_params("depthwise_pairs", dt, fdt, "fh_", 8, 16)}
+${dw_params("depthwise_pairs", dt, fdt, "fh_", 8)}
 {
 ${c.toffsets("x", "w", "bias", "y")}
 ${dw_row_setup(dt, 8, fh)}\
@@ -720,21 +717,26 @@ ${c.toffsets("x", "w", "bias", "y")}
   % endfor
 % endfor
     const int cx = ${fw - sw} - pad_l;
-% if context.get("mr"):
-    /* (mr) the band's input rows outside the input read as zeros (a select on the row's
-       clamped load), so that every band runs every step alike: the checks left are the
-       columns' (each step's columns all in or all out of the row) and the stores', a compare
-       each, so one copy of the step (an unchecked copy for the steps inside the row cost the
-       compile a quarter of the kernel more, a cold prepare, #37) */
-    const int t0 = min(max(${1 - K}, (${sw * 64} - cx) / ${sw} - 64), 0);  /* the first step reading a column */
-    for (int t = t0; t < OW; ++t) {
-${dw_bands_step(dt, vw, fw, sw, fh, sh, r, True, "select")}\
-    }
-% else:
     const int t_in = min(cx >= 0 ? 0 : (${sw - 1} - cx) / ${sw}, OW);
     const int t_out = max(W - cx - ${sw} < 0 ? 0 : min((W - cx - ${sw}) / ${sw} + 1, OW), t_in);
     /* as depthwise_slide: the steps inside the input of a band whose input rows (and output
        rows) all lie inside run the step without checks */
+% if context.get("mr"):
+    /* (mr) the band's input rows outside the input read as zeros (a select on the row's
+       clamped load), so that every band runs the steps inside the input unchecked: the checks
+       are the columns' at the row's two ends, each step's columns all in or all out of it */
+    const int t0 = min(max(${1 - K}, (${sw * 64} - cx) / ${sw} - 64), 0);  /* the first step reading a column */
+    for (int t = t0; t < OW; ++t) {
+        if (t == t_in) {
+            for (; t < t_out; ++t) {
+${dw_bands_step(dt, vw, fw, sw, fh, sh, r, False, "select")}\
+            }
+            if (t == OW)
+                break;
+        }
+${dw_bands_step(dt, vw, fw, sw, fh, sh, r, True, "select")}\
+    }
+% else:
     const int inner = ${" && ".join("rv%d" % i for i in range(nin))} && oy + ${r} <= OH ? t_in : OW + 1;
     for (int t = ${1 - K}; t < OW; ++t) {
         if (t == inner) {
@@ -876,7 +878,7 @@ ${wld16(dt, "(%s) * 8" % h, "xr%d" % q)}\
             float16 r = ${" + ".join("a%d" % q for q in range(fh))} + b${ph};
             __global ${c.ctype(dt)}* yr = yrow + ${"%d * OW * %d + " % (o, 8 * m) if o else ""}(j0 + ${ph}) * 16;
   % if checked:
-            ${c.epilogue("r", "float16", "            ", fn="fnc_exp")}
+            ${c.epilogue("r", "float16", "            ", fn="fnc")}
             if (2 * (j0 + ${ph}) + 1 < OW * ${m}) {
                 ${vst(dt, 16, "r", "0")};
             } else {
@@ -887,7 +889,7 @@ ${wld16(dt, "(%s) * 8" % h, "xr%d" % q)}\
                 ${c.epilogue("r", "float16", "                ")}
                 ${vst(dt, 16, "r", "0")};
             } else {
-                ${c.epilogue("r", "float16", "                ", fn="fnc_exp")}
+                ${c.epilogue("r", "float16", "                ", fn="fnc")}
                 ${vst(dt, 16, "r", "0")};
             }
   % endif
@@ -913,7 +915,7 @@ ${wld16(dt, "(%s) * 8" % h, "xr%d" % q)}\
     K = (fw - 1) * m // 2 + m  # the vectors of 16 a group reads per filter row (fw odd)
     nin = (r - 1) * sh + fh
 %>
-${dw_params("depthwise_flat", dt, fdt, "fh_", 8, 16)}
+${dw_params("depthwise_flat", dt, fdt, "fh_", 8)}
 {
 ${c.toffsets("x", "w", "bias", "y")}
     const int bands = (OH + ${r - 1}) / ${r};

@@ -109,32 +109,6 @@ def test_chained_run_equals_launches_one_by_one(chained):
         assert_close(g, r, "f32")
 
 
-def test_depthwise_kernels_share_one_exp_function(chained):
-    """Two depthwise kernels (the sliding window's bands, stride 1, and its one row, stride 2)
-    each with a fused LOGISTIC: the chain's program defines their exp function
-    (common.mako's fnc_exp_fn) once, and computes the reference's values."""
-    rng = np.random.default_rng(3)
-    b = ModelBuilder()
-    x = b.input(F32, [1, 12, 10, 16])
-    y, shape = x, [1, 12, 10, 16]
-    for stride in (1, 2):
-        shape = [1, shape[1] // stride, shape[2] // stride, 16]
-        y = b.op("DEPTHWISE_CONV_2D", [
-            y, b.constant(rng.uniform(-1, 1, (1, 3, 3, 16)).astype(np.float32), F32),
-            b.constant(rng.uniform(-1, 1, 16).astype(np.float32), F32),
-            *[b.int32(v) for v in (0 if stride == 2 else 1, 1, 0 if stride == 2 else 1, 1,
-                                   stride, stride, 1, 0)]], b.tensor(F32, shape))
-        y = b.op("LOGISTIC", [y], b.tensor(F32, shape))
-    b.mark_output(y)
-    model, inputs = b.finish(), [rng.uniform(-3, 3, (1, 12, 10, 16)).astype(np.float32)]
-    pm = chained.prepare_model(model)
-    (got,) = outputs_of(model, pm, inputs)
-    (ch,) = chains(pm)
-    assert len({la.name for la in ch.launches}) == 2, [la.name for la in ch.launches]
-    assert ch.source.count("clnn_fnc_exp_float16(float16 r, int fnc)") == 1
-    assert_close(got, run_ref(model, inputs)[0], "f32")
-
-
 def test_work_groups_own_blocks_and_gemm_tasks_split_rows(chained):
     """The table: one owner per compute unit; a GEMM's tasks are row ranges x column ranges
     (rows owned: the same rows of every layer on the same work-group), every other launch's

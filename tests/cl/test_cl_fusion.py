@@ -517,8 +517,8 @@ DW_FN_VARIANTS = [(16, {"vw": 16, "tx": 1, "rows": 1, "slide": 1}),
 @pytest.mark.parametrize("fn", ["LOGISTIC", "HARD_SWISH", "SILU"])
 @pytest.mark.parametrize("case", range(len(DW_FN_VARIANTS)))
 def test_function_fused_into_depthwise_variants(cl_device, monkeypatch, fn, case):
-    """LOGISTIC and SILU (common.mako's fnc_exp_fn: a function of their own) and HARD_SWISH
-    fused into each float depthwise kernel: one launch, the reference's values."""
+    """LOGISTIC, HARD_SWISH and SILU (the run-time ``fnc``) fused into each float depthwise
+    kernel: one launch, the reference's values."""
     c, v = DW_FN_VARIANTS[case]
     monkeypatch.setattr(_dv, "choose", lambda b, **kw: v)
     if fn == "SILU":
