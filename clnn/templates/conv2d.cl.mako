@@ -1,9 +1,13 @@
 ## CONV_2D direct kernel for convolutions with few input channels (the 3-channel first layer of
 ## image models, a 1-channel head over 8 channels): there the GEMM's im2col writes
 ## fh * fw times the input for little arithmetic. One work-item computes tx neighbouring output
-## pixels of a row times one vector of vw output channels; per (filter row, input channel) it
-## loads the span of input pixels its tx outputs read once and broadcasts each into fw * tx fma
-## with the filter vectors. The filter is packed at planning as float [fh, fw, C, O].
+## pixels of a row times one vector of vw output channels. conv_tile, per filter row, tap (a
+## loop at run time: one copy of the multiply-adds, a third of the compile of the three taps
+## unrolled, a cold prepare, #37) and input channel (unrolled), loads the tx inputs its
+## outputs read and broadcasts each into tx fma with the filter vectors; its tiles at the
+## row's ends select each input (the taps and channels looped at run time, or for wide filters
+## the channels, the row's span loaded once). conv_cvec loads the span once per (filter row,
+## input channel) for fw * tx fma. The filter is packed at planning as float [fh, fw, C, O].
 ## conv_tile: nv vectors of vw output channels per work-item (nv * vw divides O; each input
 ## loaded once for all of them; nv 1 is left out of the key).
 ## conv_tile writes pixels of Y LDY elements apart (O, or a concatenation's channels where Y is
