@@ -103,7 +103,7 @@ ${c.toffsets("x", "bias", "y")}
 % if xnchw:
     const int HW = H * W;  /* the input's channel planes */
 % endif
-% if not edge_loop:
+% if not tap_loop:
   % for p in range(span):
     const int ix${p} = clamp(xs + ${p}, 0, W - 1)${"" if xnchw else " * C"};
     const bool in${p} = xs + ${p} >= 0 && xs + ${p} < W;
@@ -230,6 +230,14 @@ ${tile_fmas(V, vw, nv, tx, pairs, nacc, side, hw, vload, OF, "q * tap", "", lamb
             }
         }
   % else:
+    % if tap_loop:
+        /* (the span's indices here, not at the top: the tiles inside the row ran 1.01-1.04x
+           with them there, palm_detection's 5x5 first layer) */
+      % for p in range(span):
+        const int ix${p} = clamp(xs + ${p}, 0, W - 1)${"" if xnchw else " * C"};
+        const bool in${p} = xs + ${p} >= 0 && xs + ${p} < W;
+      % endfor
+    % endif
         for (int ci = 0; ci < C; ++ci) {
     % if xnchw:
             /* the channel's plane */
