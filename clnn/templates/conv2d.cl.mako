@@ -1,9 +1,13 @@
 ## CONV_2D direct kernel for convolutions with few input channels (the 3-channel first layer of
 ## image models, a 1-channel head over 8 channels): there the GEMM's im2col writes
 ## fh * fw times the input for little arithmetic. One work-item computes tx neighbouring output
-## pixels of a row times one vector of vw output channels; per (filter row, input channel) it
-## loads the span of input pixels its tx outputs read once and broadcasts each into fw * tx fma
-## with the filter vectors. The filter is packed at planning as float [fh, fw, C, O].
+## pixels of a row times one vector of vw output channels. conv_tile, per filter row, tap (a
+## loop at run time: one copy of the multiply-adds, a third of the compile of the three taps
+## unrolled, a cold prepare, #37) and input channel (unrolled), loads the tx inputs its
+## outputs read and broadcasts each into tx fma with the filter vectors; its tiles at the
+## row's ends select each input (the taps and channels looped at run time, or for wide filters
+## the channels, the row's span loaded once). conv_cvec loads the span once per (filter row,
+## input channel) for fw * tx fma. The filter is packed at planning as float [fh, fw, C, O].
 ## conv_tile: nv vectors of vw output channels per work-item (nv * vw divides O; each input
 ## loaded once for all of them; nv 1 is left out of the key).
 ## conv_tile writes pixels of Y LDY elements apart (O, or a concatenation's channels where Y is
@@ -39,6 +43,12 @@
     # za, the products summed in float (exact: the plan checks every sum stays below 2^24),
     # then the int32 bias and the reference requantization per output channel
     quant = dt in ("u8", "i8")
+    # the taps of a filter row in a loop at run time (not staged: below) on layers of at most
+    # 8 input channels (the image's first layers; with more, the loop's extra loads of each
+    # tap cost the kernel time: squeezenet's 16-channel layers 1.02x); the row-end tiles too
+    # where that loads at most 1.5x the span (the 5x5 first layers' ends keep the span)
+    tap_loop = cc <= 8 and not (quant and not xnchw)
+    edge_loop = tap_loop and fw * tx <= 3 * ((tx - 1) * sw + (fw - 1) * dw + 1) // 2
     S = "int" if quant else "float"
     def xld(p, i):
         return "(float)((int)%s[%s] - za)" % (p, i) if quant else capture(c.ldf, dt, p, i)
@@ -93,10 +103,12 @@ ${c.toffsets("x", "bias", "y")}
 % if xnchw:
     const int HW = H * W;  /* the input's channel planes */
 % endif
-% for p in range(span):
+% if not tap_loop:
+  % for p in range(span):
     const int ix${p} = clamp(xs + ${p}, 0, W - 1)${"" if xnchw else " * C"};
     const bool in${p} = xs + ${p} >= 0 && xs + ${p} < W;
-% endfor
+  % endfor
+% endif
 % for j in range(nacc):
   % for v in range(nv):
     ${V} acc${j}_${v} = (${V})(0.0f);
@@ -134,65 +146,111 @@ ${c.toffsets("x", "bias", "y")}
         if (iy < 0 || iy >= H) continue;
         const __global ${c.ctype(dt)}* xr = x + (size_t)iy * W${"" if xnchw else " * C"};
         const __global float* wr = w + ty * ${fw} * tap;
-  % if staged and not guard:
+  % if staged:
+    % if not guard:
         const __global ${c.ctype(dt)}* xq = xr + xs * ${cc};
 ${span_floats(span * cc)}\
-  % elif staged:
-    % for p in range(span):
-      % for ci in range(cc):
+    % else:
+      % for p in range(span):
+        % for ci in range(cc):
         xf[${p * cc + ci}] = in${p} ? (float)((int)xr[ix${p} + ${ci}] - za) : 0.0f;
+        % endfor
       % endfor
+    % endif
+    % for ci in range(cc):
+        {
+            const int ci = ${ci};
+      % for p in range(span):
+            const float x${p} = xf[${p * cc + ci}];
+      % endfor
+      % for q in range(fw):
+${tile_fmas(V, vw, nv, tx, pairs, nacc, side, hw, vload, OF, "%d * tap" % q, str(q), lambda j, q=q: "x%d" % (j * sw + q * dw))}\
+      % endfor
+        }
     % endfor
-  % elif not guard:
+  % elif not guard and not tap_loop:
         /* the input channels (cc) unrolled: every input of the span at a constant offset from
            the tile's first pixel (10-25% less kernel time than a loop over a run-time C) */
         const __global ${c.ctype(dt)}* xq = xr + xs${"" if xnchw else " * %d" % cc};
-  % endif
-  % for ci in (range(cc) if not guard or staged else ["C"]):
-    % if guard and not staged:
-        for (int ci = 0; ci < C; ++ci) {
-    % else:
+    % for ci in range(cc):
         {
             const int ci = ${ci};
-    % endif
-    % if xnchw:
+      % if xnchw:
             /* the channel's plane */
-            const __global ${c.ctype(dt)}* xc = ${"xr" if guard else "xq"} + (size_t)ci * HW;
-    % endif
-    % for p in range(span):
-      % if guard and not staged:
-            const float x${p} = in${p} ? ${xld("xc" if xnchw else "xr", ("ix%d" if xnchw else "ix%d + ci") % p)} : 0.0f;
-      % elif staged:
-            const float x${p} = xf[${p * cc + ci}];
-      % else:
+            const __global ${c.ctype(dt)}* xc = xq + (size_t)ci * HW;
+      % endif
+      % for p in range(span):
             const float x${p} = ${xld("xc" if xnchw else "xq", "%d" % (p if xnchw else p * cc + ci))};
-      % endif
+      % endfor
+      % for q in range(fw):
+${tile_fmas(V, vw, nv, tx, pairs, nacc, side, hw, vload, OF, "%d * tap" % q, str(q), lambda j, q=q: "x%d" % (j * sw + q * dw))}\
+      % endfor
+        }
     % endfor
-    % for q in range(fw):
-      % for v in range(nv):
-            const ${V} w${q}_${v} = ${vload("wr", "%d * tap + ci * %s + %d" % (q, OF, v * vw))};
-      % endfor
-      % if pairs:
-        % for j in range(nacc):
-<% pa, pb = 2 * j * sw + q * dw, (2 * j + 1) * sw + q * dw %>\
-          % for v in range(nv):
-            % if side(v) == "m":
-            acc${j}_${v} = fma((${V})((float${hw})x${pa}, (float${hw})x${pb}), w${q}_${v}, acc${j}_${v});
-            % else:
-            acc${j}_${v} = fma((${V})x${pa if side(v) == "a" else pb}, w${q}_${v}, acc${j}_${v});
-            % endif
-          % endfor
-        % endfor
-      % else:
-      % for j in range(tx):
-        % for v in range(nv):
-            acc${j}_${v} = fma((${V})x${j * sw + q * dw}, w${q}_${v}, acc${j}_${v});
-        % endfor
-      % endfor
+  % elif not guard:
+        /* the input channels (cc) unrolled: every input of a tap at a constant offset from
+           the tap's first pixel (10-25% less kernel time than a loop over a run-time C); the
+           taps of the filter row in a loop (one copy of the multiply-adds: a third of the
+           compile, a cold prepare, #37) */
+        const __global ${c.ctype(dt)}* xq = xr + xs${"" if xnchw else " * %d" % cc};
+        for (int q = 0; q < ${fw}; ++q) {
+            const __global ${c.ctype(dt)}* xk = xq + q * ${dw if xnchw else dw * cc};
+    % for ci in range(cc):
+            {
+                const int ci = ${ci};
+      % if xnchw:
+                /* the channel's plane */
+                const __global ${c.ctype(dt)}* xc = xk + (size_t)ci * HW;
       % endif
+      % for j in range(tx):
+                const float x${j} = ${xld("xc" if xnchw else "xk", "%d" % (j * sw if xnchw else j * sw * cc + ci))};
+      % endfor
+${tile_fmas(V, vw, nv, tx, pairs, nacc, side, hw, vload, OF, "q * tap", "", lambda j: "x%d" % j)}\
+            }
     % endfor
         }
-  % endfor
+  % elif edge_loop:
+        /* the guarded loop over the taps and the input channels (C, which is cc) at run time:
+           each pixel's clamped index and whether it lies inside the row once per tap */
+        for (int q = 0; q < ${fw}; ++q) {
+            const int xk = xs + q * ${dw};
+    % for j in range(tx):
+            const int ix${j} = clamp(xk + ${j * sw}, 0, W - 1)${"" if xnchw else " * C"};
+            const bool in${j} = xk + ${j * sw} >= 0 && xk + ${j * sw} < W;
+    % endfor
+            for (int ci = 0; ci < C; ++ci) {
+    % if xnchw:
+                /* the channel's plane */
+                const __global ${c.ctype(dt)}* xc = xr + (size_t)ci * HW;
+    % endif
+    % for j in range(tx):
+                const float x${j} = in${j} ? ${xld("xc" if xnchw else "xr", ("ix%d" if xnchw else "ix%d + ci") % j)} : 0.0f;
+    % endfor
+${tile_fmas(V, vw, nv, tx, pairs, nacc, side, hw, vload, OF, "q * tap", "", lambda j: "x%d" % j)}\
+            }
+        }
+  % else:
+    % if tap_loop:
+        /* (the span's indices here, not at the top: the tiles inside the row ran 1.01-1.04x
+           with them there, palm_detection's 5x5 first layer) */
+      % for p in range(span):
+        const int ix${p} = clamp(xs + ${p}, 0, W - 1)${"" if xnchw else " * C"};
+        const bool in${p} = xs + ${p} >= 0 && xs + ${p} < W;
+      % endfor
+    % endif
+        for (int ci = 0; ci < C; ++ci) {
+    % if xnchw:
+            /* the channel's plane */
+            const __global ${c.ctype(dt)}* xc = xr + (size_t)ci * HW;
+    % endif
+    % for p in range(span):
+            const float x${p} = in${p} ? ${xld("xc" if xnchw else "xr", ("ix%d" if xnchw else "ix%d + ci") % p)} : 0.0f;
+    % endfor
+    % for q in range(fw):
+${tile_fmas(V, vw, nv, tx, pairs, nacc, side, hw, vload, OF, "%d * tap" % q, str(q), lambda j, q=q: "x%d" % (j * sw + q * dw))}\
+    % endfor
+        }
+  % endif
     }
 % endfor
     }
@@ -270,6 +328,32 @@ ${conv_tile_pairs_store(vw, tx, nv, res, prelu, flex, fn)}
 % endfor
 % endif
 }
+</%def>
+
+## conv_tile's multiply-adds of one filter tap and input channel ci: the filter vectors
+## w<t>_<v> at wr + woff + ci * OF (``t`` names them), then every output pixel's vectors;
+## ``xv(j)`` names output pixel j's input of the tap
+<%def name="tile_fmas(V, vw, nv, tx, pairs, nacc, side, hw, vload, OF, woff, t, xv)">
+% for v in range(nv):
+            const ${V} w${t}_${v} = ${vload("wr", "%s + ci * %s + %d" % (woff, OF, v * vw))};
+% endfor
+% if pairs:
+  % for j in range(nacc):
+    % for v in range(nv):
+      % if side(v) == "m":
+            acc${j}_${v} = fma((${V})((float${hw})${xv(2 * j)}, (float${hw})${xv(2 * j + 1)}), w${t}_${v}, acc${j}_${v});
+      % else:
+            acc${j}_${v} = fma((${V})${xv(2 * j if side(v) == "a" else 2 * j + 1)}, w${t}_${v}, acc${j}_${v});
+      % endif
+    % endfor
+  % endfor
+% else:
+  % for j in range(tx):
+    % for v in range(nv):
+            acc${j}_${v} = fma((${V})${xv(j)}, w${t}_${v}, acc${j}_${v});
+    % endfor
+  % endfor
+% endif
 </%def>
 
 ## conv_tile's pairs stores (float32): per pair of pixels (yr + 2j LDY, yr + (2j + 1) LDY)

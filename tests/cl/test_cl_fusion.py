@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from clnn.kernels import _depthwise_variants as _dv
 from hal.builder import ModelBuilder
 from tests.kits.cl_compare import assert_close, outputs_of, run_ref
 from tests.kits.devices import open_or_skip
@@ -500,6 +501,42 @@ def test_prelu_after_depthwise_not_fused(cl_device):
     pm = device_check(m, [rng.uniform(-1, 1, (1, 6, 6, 8)).astype(np.float32)], cl_device,
                       "f32")
     assert _ran(_launch_names(pm), "activation.prelu") and not pm.fused_into
+
+
+#: float depthwise kernels with the run-time function (clnn/kernels/_depthwise_variants.py):
+#: channels and variant: the sliding window, its bands (their rows outside the input masked
+#: too), the flat rows, the pairs, a tile of 4-float vectors
+DW_FN_VARIANTS = [(16, {"vw": 16, "tx": 1, "rows": 1, "slide": 1}),
+                  (16, {"vw": 16, "tx": 1, "rows": 1, "slide": 1, "r": 2}),
+                  (16, {"vw": 16, "tx": 1, "rows": 1, "slide": 1, "r": 2, "mr": 1}),
+                  (8, {"vw": 8, "tx": 1, "rows": 1, "flat": 1, "r": 2}),
+                  (8, {"vw": 8, "tx": 2, "rows": 1, "pairs": 1}),
+                  (16, {"vw": 4, "tx": 2, "rows": 1})]
+
+
+@pytest.mark.parametrize("fn", ["LOGISTIC", "HARD_SWISH", "SILU"])
+@pytest.mark.parametrize("case", range(len(DW_FN_VARIANTS)))
+def test_function_fused_into_depthwise_variants(cl_device, monkeypatch, fn, case):
+    """LOGISTIC, HARD_SWISH and SILU (the run-time ``fnc``) fused into each float depthwise
+    kernel: one launch, the reference's values."""
+    c, v = DW_FN_VARIANTS[case]
+    monkeypatch.setattr(_dv, "choose", lambda b, **kw: v)
+    if fn == "SILU":
+        m, inputs = silu_model(F32, "DEPTHWISE_CONV_2D", c, c, seed=12)
+    else:
+        rng = np.random.default_rng(9)
+        b = ModelBuilder()
+        x = b.input(F32, [1, 7, 9, c])
+        y = b.op("DEPTHWISE_CONV_2D", [
+            x, b.constant(rng.uniform(-1, 1, (1, 3, 3, c)).astype(np.float32), F32),
+            b.constant(rng.uniform(-1, 1, c).astype(np.float32), F32),
+            *[b.int32(v) for v in (1, 1, 1, 1, 1, 1, 1, 0)]], b.tensor(F32, [1, 7, 9, c]))
+        b.mark_output(b.op(fn, [y], b.tensor(F32, [1, 7, 9, c])))
+        m, inputs = b.finish(), [rng.uniform(-3, 3, (1, 7, 9, c)).astype(np.float32)]
+    pm = device_check(m, inputs, cl_device, "f32")
+    names = _launch_names(pm)
+    assert len(names) == 1 and names[0].startswith("depthwise_conv2d."), names
+    assert len(pm.fused_into) == len(m.main.operations) - 1
 
 
 def test_function_after_untiled_depthwise_not_fused(cl_device):
