@@ -419,9 +419,11 @@ def test_prelu_fused_into_convolution(cl_device, t, with_add, c, o, f, stride):
     assert len(pm.fused_into) == 1 + with_add
 
 
-@pytest.mark.parametrize("with_add", [False, True])
-@pytest.mark.parametrize("o,f,tx,w", [(24, 3, 8, 23), (24, 5, 4, 20), (40, 3, 4, 11),
-                                      (56, 3, 4, 13)])
+# make test: every shape once, with and without the ADD in turn; make test-full: both
+@pytest.mark.parametrize("o,f,tx,w,with_add", [
+    slow_unless(j == 0, *shape, bool((i + j) % 2))
+    for i, shape in enumerate([(24, 3, 8, 23), (24, 5, 4, 20), (40, 3, 4, 11), (56, 3, 4, 13)])
+    for j in (0, 1)])
 def test_pairs_variant_with_fused_add_and_prelu(cl_device, monkeypatch, with_add, o, f, tx, w):
     """conv_tile's ``pairs`` variant, whatever the device class's default (the CPU class's
     float32 one): a fused ADD and PRELU (flex), rows of an odd number of outputs and a last
@@ -766,11 +768,14 @@ def quant_conv_add_model(t, x_shape, o, f, conv_first, act, seed=0, stride=1):
     return b.finish(), [_data(rng, t, x_shape), _data(rng, t, [n, oh, ow, o])]
 
 
-@pytest.mark.parametrize("t", [QA, QS])
-@pytest.mark.parametrize("case", [((1, 9, 10, 16), 16, 3, True, 1, 1),
-                                  ((1, 8, 8, 16), 32, 1, False, 0, 2),
-                                  ((2, 7, 6, 12), 24, 3, False, 3, 1),
-                                  ((1, 5, 9, 32), 20, 3, True, 0, 2)])
+# make test: every case once, the signedness in turn; make test-full: both
+@pytest.mark.parametrize("case,t", [
+    slow_unless(j == 0, case, [QA, QS][(i + j) % 2], id=f"case{i}-{[QA, QS][(i + j) % 2]}")
+    for i, case in enumerate([((1, 9, 10, 16), 16, 3, True, 1, 1),
+                              ((1, 8, 8, 16), 32, 1, False, 0, 2),
+                              ((2, 7, 6, 12), 24, 3, False, 3, 1),
+                              ((1, 5, 9, 32), 20, 3, True, 0, 2)])
+    for j in (0, 1)])
 def test_quantized_add_fused_into_the_convolution(cl_device, t, case):
     """An 8-bit ADD of a convolution's output and another tensor runs in the convolution's
     GEMM epilogue, recomputed from the ADD's integer parameters (clnn/fusion AddFusion.quant):
