@@ -9,6 +9,7 @@ import pytest
 
 from tests.kits.cl_compare import check
 from tests.kits.one_op_models import Spec, scalar, tensor
+from tests.kits.slices import slow_unless
 
 FUSED = ["ADD", "SUB", "MUL", "DIV"]
 SHAPES = [([2, 3, 4], [2, 3, 4]), ([2, 1, 4], [3, 1]), ([1], [2, 2, 1, 3]), ([4, 1, 1, 2], [5, 1]),
@@ -29,9 +30,13 @@ def _args(op, t, a, b, act, qa=None, qb=None, qo=None):
     return ins, [tensor(t, _out_shape(a, b), **qo)]
 
 
-@pytest.mark.parametrize("op", FUSED + ["MAXIMUM", "MINIMUM", "POW"])
-@pytest.mark.parametrize("kind", ["f32", "f16", "relaxed"])
-@pytest.mark.parametrize("shapes", SHAPES)
+# make test: every (operation, shapes) once, the kind in turn (a pairwise cover: every
+# operation and every shape pair meets every kind); make test-full: the product (most runs
+# compile a kernel of their own)
+@pytest.mark.parametrize("shapes,kind,op", [
+    slow_unless((i + k + j) % 3 == 0, shapes, kind, op)
+    for j, shapes in enumerate(SHAPES) for k, kind in enumerate(["f32", "f16", "relaxed"])
+    for i, op in enumerate(FUSED + ["MAXIMUM", "MINIMUM", "POW"])])
 def test_float(cl_device, op, kind, shapes):
     rng = np.random.default_rng(1)
     a, b = shapes
@@ -121,11 +126,22 @@ def test_nan_propagates(cl_device):
     assert np.isnan(r).all()
 
 
-@pytest.mark.parametrize("op,t", [(op, t) for op in ("ADD", "SUB", "MUL", "DIV", "MAXIMUM")
-                                  for t in ("TENSOR_FLOAT32", "TENSOR_FLOAT16", *QUANT)
-                                  if not (op == "DIV" and t in QUANT)])  # no quantized DIV
-@pytest.mark.parametrize("a,b", [([2, 5, 3, 8], [8]), ([1, 1, 6, 8], [3, 4, 6, 8]),
-                                 ([3, 4, 16], [1, 4, 16]), ([2, 3, 5], [1, 1, 5])])
+BINARY_TYPES = ["TENSOR_FLOAT32", "TENSOR_FLOAT16", *QUANT]
+
+
+def _halves(shapes) -> list:
+    """(op, t, *shape case) of the launch tests: every operation in every type (no quantized
+    DIV) and shape case; make test runs half of the shape cases per (operation, type) in turn
+    (every operation and every type meets every case), make test-full all of them."""
+    return [slow_unless((i + k + j) % 2 == 0, op, t, *case, id=f"{op}-{t}-case{j}")
+            for i, op in enumerate(("ADD", "SUB", "MUL", "DIV", "MAXIMUM"))
+            for k, t in enumerate(BINARY_TYPES) if not (op == "DIV" and t in QUANT)
+            for j, case in enumerate(shapes)]
+
+
+@pytest.mark.parametrize("op,t,a,b", _halves([
+    ([2, 5, 3, 8], [8]), ([1, 1, 6, 8], [3, 4, 6, 8]), ([3, 4, 16], [1, 4, 16]),
+    ([2, 3, 5], [1, 1, 5])]))
 def test_row_broadcast_launch(cl_device, op, t, a, b):
     """One operand repeated over the leading dimensions (per-channel scale, bias) takes the 2-D
     launch of support.row_broadcast (rows of 5 or more; either operand)."""
@@ -197,13 +213,11 @@ def test_rows_no_vector_divides(cl_device, t, want, a, b):
     assert _kernels(one_op_model("MUL", ins, outs), cl_device) == [want]
 
 
-@pytest.mark.parametrize("op,t", [(op, t) for op in ("ADD", "SUB", "MUL", "DIV", "MAXIMUM")
-                                  for t in ("TENSOR_FLOAT32", "TENSOR_FLOAT16", *QUANT)
-                                  if not (op == "DIV" and t in QUANT)])
-@pytest.mark.parametrize("a,b,want", [([2, 5, 3, 7], [1, 5, 1, 1], ("b_planes", (21, 5, 2))),
-                                      ([5, 1, 1], [2, 5, 4, 3], ("a_planes", (12, 5, 2))),
-                                      ([2, 3, 4, 5], [3, 4, 1], ("b_planes", (5, 12, 2))),
-                                      ([1, 6, 9], [6, 1], ("b_planes", (9, 6, 1)))])
+@pytest.mark.parametrize("op,t,a,b,want", _halves([
+    ([2, 5, 3, 7], [1, 5, 1, 1], ("b_planes", (21, 5, 2))),
+    ([5, 1, 1], [2, 5, 4, 3], ("a_planes", (12, 5, 2))),
+    ([2, 3, 4, 5], [3, 4, 1], ("b_planes", (5, 12, 2))),
+    ([1, 6, 9], [6, 1], ("b_planes", (9, 6, 1)))]))
 def test_plane_broadcast_launch(cl_device, op, t, a, b, want):
     """One value per plane of the output's middle dimensions (NCHW per-channel constants,
     either operand) takes the 3-D launch of support.plane_broadcast, every type."""

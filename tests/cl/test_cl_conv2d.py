@@ -13,6 +13,7 @@ from tests.kits.cl_compare import compare, launch_names
 from tests.kits.cl_conv_cases import TYPES, conv_operands, ints, kind_of
 from tests.kits.devices import open_or_skip
 from tests.kits.one_op_models import one_op_model, scalar, tensor
+from tests.kits.slices import slow_unless
 
 
 @pytest.fixture(scope="module")
@@ -240,8 +241,10 @@ QUANT_TYPES = ["qa", "qs", "qa_pc", "qs_pc"]
 
 def _pairwise(cases, types) -> list:
     """Every case in two of ``types`` (neighbours in turn): each type meets a share of the
-    cases, a case never runs in every type (each run compiles a kernel of its own)."""
-    return [(types[(i + j) % len(types)], case) for i, case in enumerate(cases) for j in (0, 1)]
+    cases, a case never runs in every type (each run compiles a kernel of its own). make test
+    runs the first of the two (every case once, the types in turn), make test-full both."""
+    return [slow_unless(j == 0, types[(i + j) % len(types)], case)
+            for i, case in enumerate(cases) for j in (0, 1)]
 
 
 @pytest.mark.parametrize("name,case", _pairwise(range(len(DIRECT)), FLOAT_TYPES))

@@ -14,6 +14,7 @@ from tests.kits.cl_compare import compare, launch_names
 from tests.kits.cl_conv_cases import TYPES, conv_operands, ints, kind_of
 from tests.kits.devices import open_or_skip
 from tests.kits.one_op_models import one_op_model, scalar
+from tests.kits.slices import slow_unless
 
 
 @pytest.fixture(scope="module")
@@ -83,10 +84,12 @@ TILED_TYPES = ["f32", "f16", "qa", "qs", "qs_pc"]
 
 # a pairwise cover of kernels x cases x types (80 of the product's 200 runs, most of them a
 # compile): every kernel meets every case once in two types, every case meets every type
-# twice, every kernel every type three or four times
+# twice, every kernel every type three or four times. make test runs the first type of each
+# (40 runs, still a cover: every kernel meets every case, every case and every kernel every
+# type), make test-full the second too
 @pytest.mark.parametrize("kernel,case,name", [
-    (kernel, case, TILED_TYPES[(2 * case + k + j) % 5]) for k, kernel in enumerate(KERNELS)
-    for case in range(len(TILED)) for j in (0, 1)])
+    slow_unless(j == 0, kernel, case, TILED_TYPES[(2 * case + k + j) % 5])
+    for k, kernel in enumerate(KERNELS) for case in range(len(TILED)) for j in (0, 1)])
 def test_depthwise_tiled_kernel(cl_device, monkeypatch, name, case, kernel):
     """The tiled kernels: the tile rule, its row sweep, the sliding window, the compiled row
     and the sliding window's bands of 3 rows (a band past the last row, rows past the input)
@@ -224,9 +227,11 @@ PLANES_CASES = [([2, 5, 9, 13], (3, 3), (1, 1, 1, 1), (1, 1), 1),
                 ([1, 2, 10, 9], (3, 3), (1, 1, 1, 1), (1, 3), 0)]
 
 
-# every case in two of the three float types, neighbours in turn (a kernel compiled per run)
-@pytest.mark.parametrize("name,case", [(["f32", "f16", "relaxed"][(i + j) % 3], case)
-                                       for i, case in enumerate(PLANES_CASES) for j in (0, 1)])
+# every case in two of the three float types, neighbours in turn (a kernel compiled per run,
+# 1-4 s): make test runs the first (every type in two cases), make test-full both
+@pytest.mark.parametrize("name,case", [
+    slow_unless(j == 0, ["f32", "f16", "relaxed"][(i + j) % 3], case)
+    for i, case in enumerate(PLANES_CASES) for j in (0, 1)])
 def test_depthwise_nchw_planes(cl_device, name, case):
     """NCHW float, multiplier 1, no dilation: depthwise_planes (vectors of outputs along a
     row, lane by lane where the row does not cover a vector's span, a last vector in part),
@@ -344,17 +349,22 @@ FLAT = [([1, 9, 11, 24], 3, 3, (1, 1, 1, 1), 1, 0),
 #: rows and one row (a kernel compile each: the whole product doubled the file's cold time)
 FLAT_RUNS = [("f32", {}), ("f32", {"r": 2}), ("f32", {"r": 3}), ("f16", {"r": 2}),
              ("relaxed", {})]
+#: the cases of the largest kernels (5x5; 5 vectors a pixel: 2.5-5 s a compile) whose float32
+#: bands only make test-full runs (make test: their float32 rows and their float16 bands of 2
+#: rows; the other cases every band)
+FLAT_BIG = (5, 7)
 
 
-@pytest.mark.parametrize("name, band", FLAT_RUNS)
-@pytest.mark.parametrize("case", range(len(FLAT)))
+@pytest.mark.parametrize("case, name, band", [
+    slow_unless(case not in FLAT_BIG or name != "f32" or not band, case, name, band,
+                id=f"{case}-{name}-r{band.get('r', 1)}")
+    for case in range(len(FLAT)) for name, band in FLAT_RUNS
+    if not (band and FLAT[case][4] > 1)])  # (bands of rows are for undilated rows)
 def test_depthwise_flat(cl_device, monkeypatch, name, case, band):
     """depthwise_flat (the row's channels as one flat array of vectors of 16, channel counts
     of 8 times an odd number; ``band``: output rows a work-item) against the reference."""
     x_shape, fh, fw, pads, dh, act, *sh = FLAT[case]
     sh = sh[0] if sh else 1
-    if band and dh > 1:
-        pytest.skip("bands of rows are for undilated rows")
     n, h, w, c = x_shape
     monkeypatch.setattr(_dv, "choose",
                         lambda b, **kw: {"vw": 8, "tx": 1, "rows": 1, "flat": 1, **band})
@@ -426,9 +436,11 @@ MASKED_ROWS = [([1, 7, 7, 32], 5, (2, 2, 2, 2), (1, 1)),
                ([1, 5, 3, 16], 5, (1, 1, 2, 2), (2, 1))]
 
 
-@pytest.mark.parametrize("name", ["f32", "qa"])
-@pytest.mark.parametrize("case", range(len(MASKED_ROWS)))
-@pytest.mark.parametrize("r", [2, 3])
+# make test: every case in both types, in bands of 2 rows for one and 3 for the other in turn
+# (every type meets both bands five times, every case both); make test-full: the product
+@pytest.mark.parametrize("r, case, name", [
+    slow_unless(r - 2 == (case + (name == "qa")) % 2, r, case, name)
+    for r in (2, 3) for case in range(len(MASKED_ROWS)) for name in ("f32", "qa")])
 def test_depthwise_masked_row_bands(cl_device, monkeypatch, name, case, r):
     """depthwise_slide_rows with the band's input rows outside the input read as zeros
     (``"mr": 1``: every band's steps inside the input unchecked) against the reference."""

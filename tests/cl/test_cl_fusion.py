@@ -12,6 +12,7 @@ from clnn.kernels import _depthwise_variants as _dv
 from hal.builder import ModelBuilder
 from tests.kits.cl_compare import assert_close, outputs_of, run_ref
 from tests.kits.devices import open_or_skip
+from tests.kits.slices import slow_unless
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +25,22 @@ def cl_device():
 F32 = "TENSOR_FLOAT32"
 QA = "TENSOR_QUANT8_ASYMM"
 QS = "TENSOR_QUANT8_ASYMM_SIGNED"
+FLOATS = [F32, "TENSOR_FLOAT16"]
+
+
+def floats_in_turn(*axes):
+    """The product of ``axes`` (lists of parameter tuples) in both float types, the cases of
+    make test's slice first: each combination once, its type in turn (every value of an axis
+    meets both types where it meets two or more of another axis's), then the other type
+    marked slow (make test-full): most of the runs compile a kernel of their own."""
+    import itertools
+
+    cases = []
+    for idx in itertools.product(*(range(len(a)) for a in axes)):
+        values = [v for a, i in zip(axes, idx) for v in a[i]]
+        for j in (0, 1):
+            cases.append(slow_unless(j == 0, *values, FLOATS[(sum(idx) + j) % 2]))
+    return cases
 
 
 def _q(t):
@@ -108,12 +125,16 @@ def _check(model, inputs, device, kind, fused):
     return pm
 
 
-@pytest.mark.parametrize("t", [F32, QA, QS])
-@pytest.mark.parametrize("op", ["DEPTHWISE_CONV_2D", "CONV_2D"])
-@pytest.mark.parametrize("pads,conv_pads,stride", [
-    ([(0, 0), (0, 1), (0, 1), (0, 0)], (0, 0, 0, 0), 2),   # TF SAME of stride 2
-    ([(0, 0), (2, 1), (1, 3), (0, 0)], (1, 0, 0, 2), 1),   # uneven, plus the conv's own
-])
+PAD_CASES = [([(0, 0), (0, 1), (0, 1), (0, 0)], (0, 0, 0, 0), 2),   # TF SAME of stride 2
+             ([(0, 0), (2, 1), (1, 3), (0, 0)], (1, 0, 0, 2), 1)]   # uneven, plus the conv's own
+
+
+# make test: every (operation, type) in one of the two paddings in turn (every operation and
+# every type meets both); make test-full: the product (4 kernels compiled a run)
+@pytest.mark.parametrize("t,op,pads,conv_pads,stride", [
+    slow_unless((k + o + p) % 2 == 0, t, op, *case, id=f"{t}-{op}-case{p}")
+    for k, t in enumerate([F32, QA, QS]) for o, op in enumerate(["DEPTHWISE_CONV_2D", "CONV_2D"])
+    for p, case in enumerate(PAD_CASES)])
 def test_pad_fused_into_convolution(cl_device, t, op, pads, conv_pads, stride):
     # 3 channels: CONV_2D takes the direct kernel for float; 16: the GEMM with im2col
     for c in (3, 16):
@@ -207,11 +228,9 @@ def _check_add(model, inputs, device, kind, fused):
     return pm
 
 
-@pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
-@pytest.mark.parametrize("add_act", [0, 1, 3])
-@pytest.mark.parametrize("c,o,f,stride,nchw", [(16, 24, 1, 1, False), (24, 24, 3, 2, False),
-                                               (3, 24, 3, 2, False), (16, 24, 1, 1, True),
-                                               (8, 24, 3, 1, True), (16, 2, 3, 1, False)])
+@pytest.mark.parametrize("c,o,f,stride,nchw,add_act,t", floats_in_turn(
+    [(16, 24, 1, 1, False), (24, 24, 3, 2, False), (3, 24, 3, 2, False), (16, 24, 1, 1, True),
+     (8, 24, 3, 1, True), (16, 2, 3, 1, False)], [(0,), (1,), (3,)]))
 def test_add_fused_into_convolution(cl_device, t, add_act, c, o, f, stride, nchw):
     """GEMM on the input (1x1), GEMM with im2col, conv_tile (3 channels), NCHW, conv_cvec (2
     output channels)."""
@@ -388,11 +407,9 @@ def conv_prelu_model(t, x_shape, o, f=1, stride=1, with_add=False, add_act=0, co
     return b.finish(), inputs
 
 
-@pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
-@pytest.mark.parametrize("with_add", [False, True])
-@pytest.mark.parametrize("c,o,f,stride", [(16, 32, 1, 1), (16, 24, 1, 1), (24, 40, 3, 2),
-                                          (3, 16, 3, 2), (3, 24, 3, 2), (3, 6, 3, 1),
-                                          (16, 2, 3, 1)])
+@pytest.mark.parametrize("c,o,f,stride,with_add,t", floats_in_turn(
+    [(16, 32, 1, 1), (16, 24, 1, 1), (24, 40, 3, 2), (3, 16, 3, 2), (3, 24, 3, 2), (3, 6, 3, 1),
+     (16, 2, 3, 1)], [(False,), (True,)]))
 def test_prelu_fused_into_convolution(cl_device, t, with_add, c, o, f, stride):
     """GEMM (full and partial column panels), conv_tile (vector and scalar channels),
     conv_cvec; with and without a fused ADD: one launch family left, no PRELU."""
@@ -403,9 +420,11 @@ def test_prelu_fused_into_convolution(cl_device, t, with_add, c, o, f, stride):
     assert len(pm.fused_into) == 1 + with_add
 
 
-@pytest.mark.parametrize("with_add", [False, True])
-@pytest.mark.parametrize("o,f,tx,w", [(24, 3, 8, 23), (24, 5, 4, 20), (40, 3, 4, 11),
-                                      (56, 3, 4, 13)])
+# make test: every shape once, with and without the ADD in turn; make test-full: both
+@pytest.mark.parametrize("o,f,tx,w,with_add", [
+    slow_unless(j == 0, *shape, bool((i + j) % 2))
+    for i, shape in enumerate([(24, 3, 8, 23), (24, 5, 4, 20), (40, 3, 4, 11), (56, 3, 4, 13)])
+    for j in (0, 1)])
 def test_pairs_variant_with_fused_add_and_prelu(cl_device, monkeypatch, with_add, o, f, tx, w):
     """conv_tile's ``pairs`` variant, whatever the device class's default (the CPU class's
     float32 one): a fused ADD and PRELU (flex), rows of an odd number of outputs and a last
@@ -445,13 +464,10 @@ def device_check(model, inputs, device, kind):
     return pm
 
 
-@pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
-@pytest.mark.parametrize("act", ["RELU", "RELU1", "RELU6", "LOGISTIC", "HARD_SWISH"])
-@pytest.mark.parametrize("producer,c,o", [("CONV_2D", 16, 24), ("CONV_2D", 3, 16),
-                                          ("CONV_2D", 3, 24), ("CONV_2D", 16, 2),
-                                          ("CONV_2D+ADD", 16, 24),
-                                          ("DEPTHWISE_CONV_2D", 16, 16),
-                                          ("PAD+DEPTHWISE_CONV_2D", 16, 16)])
+@pytest.mark.parametrize("producer,c,o,act,t", floats_in_turn(
+    [("CONV_2D", 16, 24), ("CONV_2D", 3, 16), ("CONV_2D", 3, 24), ("CONV_2D", 16, 2),
+     ("CONV_2D+ADD", 16, 24), ("DEPTHWISE_CONV_2D", 16, 16), ("PAD+DEPTHWISE_CONV_2D", 16, 16)],
+    [("RELU",), ("RELU1",), ("RELU6",), ("LOGISTIC",), ("HARD_SWISH",)]))
 def test_activation_fused_into_convolution(cl_device, t, act, producer, c, o):
     """GEMM with im2col, conv_tile, conv_cvec, GEMM after an ADD, depthwise_tile (after a
     fused PAD too): one convolution launch family left."""
@@ -789,11 +805,14 @@ def quant_conv_add_model(t, x_shape, o, f, conv_first, act, seed=0, stride=1):
     return b.finish(), [_data(rng, t, x_shape), _data(rng, t, [n, oh, ow, o])]
 
 
-@pytest.mark.parametrize("t", [QA, QS])
-@pytest.mark.parametrize("case", [((1, 9, 10, 16), 16, 3, True, 1, 1),
-                                  ((1, 8, 8, 16), 32, 1, False, 0, 2),
-                                  ((2, 7, 6, 12), 24, 3, False, 3, 1),
-                                  ((1, 5, 9, 32), 20, 3, True, 0, 2)])
+# make test: every case once, the signedness in turn; make test-full: both
+@pytest.mark.parametrize("case,t", [
+    slow_unless(j == 0, case, [QA, QS][(i + j) % 2], id=f"case{i}-{[QA, QS][(i + j) % 2]}")
+    for i, case in enumerate([((1, 9, 10, 16), 16, 3, True, 1, 1),
+                              ((1, 8, 8, 16), 32, 1, False, 0, 2),
+                              ((2, 7, 6, 12), 24, 3, False, 3, 1),
+                              ((1, 5, 9, 32), 20, 3, True, 0, 2)])
+    for j in (0, 1)])
 def test_quantized_add_fused_into_the_convolution(cl_device, t, case):
     """An 8-bit ADD of a convolution's output and another tensor runs in the convolution's
     GEMM epilogue, recomputed from the ADD's integer parameters (clnn/fusion AddFusion.quant):
@@ -878,9 +897,9 @@ def fc_activation_model(t, act, batch, units, size=24, fc_act=0, second_reader=F
     return b.finish(), [rng.uniform(-2, 2, (batch, size)).astype(dt)]
 
 
-@pytest.mark.parametrize("t", [F32, "TENSOR_FLOAT16"])
-@pytest.mark.parametrize("act", ["RELU", "RELU1", "RELU6", "LOGISTIC", "HARD_SWISH", "SILU"])
-@pytest.mark.parametrize("batch,units", [(1, 1), (1, 63), (5, 40)])
+@pytest.mark.parametrize("batch,units,act,t", floats_in_turn(
+    [(1, 1), (1, 63), (5, 40)],
+    [("RELU",), ("RELU1",), ("RELU6",), ("LOGISTIC",), ("HARD_SWISH",), ("SILU",)]))
 def test_activation_fused_into_fully_connected(cl_device, t, act, batch, units):
     """FULLY_CONNECTED -> activation (hand_landmark's [1, 1] LOGISTIC scores): the GEMM alone
     launches, its epilogue the activation's clamp or function."""

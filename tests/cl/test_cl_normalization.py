@@ -11,6 +11,7 @@ import pytest
 from tests.kits.cl_compare import OK, after_zero_sized, check
 from tests.kits.devices import open_or_skip
 from tests.kits.one_op_models import one_op_model, rejected, scalar, tensor
+from tests.kits.slices import slow_unless
 
 
 @pytest.fixture(scope="module")
@@ -73,11 +74,14 @@ def test_local_response_normalization(cl_device, kind, axis, radius):
           [x], cl_device, kind)
 
 
-@pytest.mark.parametrize("kind", ["f32", "f16"])
-@pytest.mark.parametrize(("channels", "radius"), [(12, 2), (24, 2), (32, 1), (64, 8), (16, 5),
-                                                  (8, 0), (6, 3)])
-@pytest.mark.parametrize("beta", [0.75, 0.5, 1.0, 0.6])
-@pytest.mark.parametrize("nchw", [False, True])
+# make test: every (channels, radius) x exponent x layout once, the type in turn (each run
+# compiles a kernel of its own); make test-full: both types
+@pytest.mark.parametrize("nchw,beta,channels,radius,kind", [
+    slow_unless(j == 0, nchw, beta, channels, radius, ["f32", "f16"][(i + b + n + j) % 2])
+    for n, nchw in enumerate([False, True]) for b, beta in enumerate([0.75, 0.5, 1.0, 0.6])
+    for i, (channels, radius) in enumerate([(12, 2), (24, 2), (32, 1), (64, 8), (16, 5), (8, 0),
+                                            (6, 3)])
+    for j in (0, 1)])
 def test_local_response_normalization_channels(cl_device, kind, channels, radius, beta, nchw):
     """Along the channels: NHWC (ONNX LRN after the layout pass) the vector kernel lrn_vec
     where a vector divides the channels (windows inside the row and at its ends, a window

@@ -10,6 +10,7 @@ import pytest
 from tests.kits.cl_compare import check, launch_names
 from tests.kits.devices import open_or_skip
 from tests.kits.one_op_models import scalar, tensor
+from tests.kits.slices import slow_unless
 
 
 @pytest.fixture(scope="module")
@@ -34,15 +35,21 @@ def _data(rng, t, shape):
     return rng.uniform(-4, 4, shape).astype(np.float16 if t == "TENSOR_FLOAT16" else np.float32)
 
 
-# L2_POOL_2D has no quantized form; NCHW float16 takes pool_planes, whose float16 cases are
-# test_nchw_float_row_vectors' (a kernel compiled per window: 1-4 s each)
-@pytest.mark.parametrize("op,t,nchw", [(op, t, nchw) for op in OPS for t in (
-    "TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_ASYMM_SIGNED")
+EXPLICIT = [((0, 0, 0, 0), 1, 2, 0), ((1, 2, 0, 1), 2, 3, 1), ((2, 2, 2, 2), 1, 3, 3)]
+
+
+# L2_POOL_2D has no quantized form; NCHW float takes pool_planes, whose float16 cases are
+# test_nchw_float_row_vectors' (a kernel compiled per window: 1-4 s each): make test runs its
+# float32 NCHW form once an operation (each in another of the three windows), make test-full
+# all three
+@pytest.mark.parametrize("op,t,nchw,pads,stride,filt,act", [
+    slow_unless(not nchw or t != "TENSOR_FLOAT32" or i == j, op, t, nchw, *e,
+                id=f"{op}-{t}-{nchw}-case{j}")
+    for e in EXPLICIT for i, op in enumerate(OPS) for t in (
+        "TENSOR_FLOAT32", "TENSOR_FLOAT16", "TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_ASYMM_SIGNED")
     for nchw in (False, True)
-    if (op != "L2_POOL_2D" or "QUANT" not in t) and not (nchw and t == "TENSOR_FLOAT16")])
-@pytest.mark.parametrize("pads,stride,filt,act", [((0, 0, 0, 0), 1, 2, 0),
-                                                  ((1, 2, 0, 1), 2, 3, 1),
-                                                  ((2, 2, 2, 2), 1, 3, 3)])
+    if (op != "L2_POOL_2D" or "QUANT" not in t) and not (nchw and t == "TENSOR_FLOAT16")
+    for j in [EXPLICIT.index(e)]])
 def test_explicit(cl_device, op, t, nchw, pads, stride, filt, act):
     rng = np.random.default_rng(4)
     n, h, w, c = 2, 5, 6, 3
@@ -116,10 +123,13 @@ FLOATS = ["TENSOR_FLOAT32", "TENSOR_FLOAT16"]
 
 
 # every (operation, case) once, the float type alternating: every case meets both types and
-# every operation both types three times (pool_planes compiles its window unrolled, 1-4 s a
-# kernel: the whole product was a third of this module's cold time)
-@pytest.mark.parametrize("op,t,case", [(op, FLOATS[(i + k) % 2], k) for i, op in enumerate(OPS)
-                                       for k in range(len(ROW_CASES))])
+# every operation both types three times (pool_planes compiles its window unrolled, 1-6 s a
+# kernel: the whole product was a third of this module's cold time). make test runs every case
+# once (its operation in turn: every operation in two cases, one of each type), make
+# test-full all 18
+@pytest.mark.parametrize("op,t,case", [
+    slow_unless((i + k) % 3 == 1, op, FLOATS[(i + k) % 2], k) for i, op in enumerate(OPS)
+    for k in range(len(ROW_CASES))])
 def test_nchw_float_row_vectors(cl_device, op, t, case):
     """NCHW float with a row stride of 1 or 2 takes pool_planes (vectors of outputs along a
     row, lane by lane where the row does not cover a vector's span, counts per lane)."""

@@ -23,6 +23,7 @@ from clnn.kernels._gemm_variants import Traits, candidates, heuristic
 from tests.kits.cl_compare import assert_close, compare, outputs_of, run_cl, run_ref
 from tests.kits.cl_conv_cases import conv_operands, ints, kind_of
 from tests.kits.one_op_models import one_op_model
+from tests.kits.slices import slow_unless
 
 CPU = Traits(cpu=True, max_wg=4096, max_items=(4096, 4096, 4096), local_mem=1 << 20)
 GPU = Traits(cpu=False, max_wg=256, max_items=(1024, 1024, 64), local_mem=48 << 10)
@@ -872,11 +873,14 @@ def test_a_quantized_layer_is_tuned_and_its_entry_reused(cl_device, tmp_path, ki
         dev.tuner = None
 
 
-@pytest.mark.parametrize("amode", ["packed", "rows", "cols", "taps"])
-def test_quantized_gemm_scratch_layers_run(cl_device, amode):
+# make test: each form's first candidate; make test-full: its second too
+@pytest.mark.parametrize("amode,which", [slow_unless(which == 0, amode, which)
+                                         for amode in ["packed", "rows", "cols", "taps"]
+                                         for which in (0, 1)])
+def test_quantized_gemm_scratch_layers_run(cl_device, amode, which):
     """The tuner's quantized scratch GEMM builds and runs in every A mode (im2col panels,
     rows, NCHW columns, the implicit GEMM), with and without float accumulation, in the
-    requantization forms."""
+    requantization forms (``which``: the first or the second candidate of each)."""
     taps = _gemm.taps_args(8, 8, 16, 8, 8, 3, 9, (1, 1), (1, 1), (1, 1)) \
         if amode == "taps" else None
     t = _gemm_variants.traits(cl_device.limits)
@@ -887,7 +891,7 @@ def test_quantized_gemm_scratch_layers_run(cl_device, amode):
             dt="u8", amode=amode, M=64, N=N, K=144, batches=1,
             quant=_gemm_variants.quant_keys(facc=facc, rq=rq, taps=taps))
         assert _gemm_variants.tunable(sig)
-        for v in _gemm_variants.FAMILY.space(t, sig, False)[:2]:
+        for v in _gemm_variants.FAMILY.space(t, sig, False)[which:which + 1]:
             kernels, release = _gemm_variants.FAMILY.scratch(cl_device, None, v, sig)
             try:
                 times, tried = tuning.measure_candidates(

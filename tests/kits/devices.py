@@ -23,19 +23,3 @@ def open_or_skip(name: str, **options):
         return open_device(name, **options)
     except Exception as e:  # no pyopencl / no OpenCL platform on this machine
         pytest.skip(f"the {name} device is not available: {e}")
-
-
-def quick_capabilities_cache(device, cache_dir, monkeypatch) -> dict:
-    """A quick real measurement of ``device`` (small workloads) saved as the capabilities
-    record under ``cache_dir``, which ``$CLNN_CACHE_DIR`` then names: the command line reads
-    it instead of measuring the full workloads for half a minute. Returns the record."""
-    import json
-
-    from clnn.capabilities import cache_path, measure
-
-    monkeypatch.setenv("CLNN_CACHE_DIR", str(cache_dir))
-    record = measure(device, quick=True, progress=False)
-    path = cache_path(device.with_options(cache_dir=str(cache_dir)))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record))
-    return record

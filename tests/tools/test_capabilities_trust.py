@@ -150,6 +150,33 @@ def test_json_keys(quick_cache, capsys):
     assert "baseline_litert" not in out
 
 
+def test_capabilities_json_and_plot(quick_cache, tmp_path, capsys):
+    """The quick record read by the command line twice: --json holds the HAL capabilities,
+    --plot draws every workload (an HTML page, a PNG of one panel)."""
+    pytest.importorskip("matplotlib", reason="the plot extra (pip install 'clnn[plot]')")
+    from clnn.bench import plots
+    from clnn.cli.main import main
+    from tests.kits.png import png_size
+
+    _, record = quick_cache
+    assert main(["capabilities", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    hal = out["capabilities"]
+    assert {"relaxed_float32_to_float16_performance_scalar", "operand_performance",
+            "if_performance", "while_performance"} <= set(hal)
+    assert {"exec_time", "power_usage"} <= set(hal["operand_performance"]["TENSOR_FLOAT32"])
+    assert "identity" in out and "workloads" in out
+    page = tmp_path / "caps.html"
+    assert main(["capabilities", "--plot", str(page)]) == 0
+    text = page.read_text()
+    for name, w in record["workloads"].items():
+        if "ratio" in w:
+            assert name in text
+    png = tmp_path / "caps.png"
+    assert main(["capabilities", "--plot", str(png)]) == 0
+    assert png_size(png) == (int(plots.WIDTH * plots.DPI), int(plots.PANEL_HEIGHT * plots.DPI))
+
+
 def test_baseline_litert_on_a_quick_measurement(quick_cache, capsys):
     pytest.importorskip("ai_edge_litert")
     from clnn.cli import capabilities as tool

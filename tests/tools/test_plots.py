@@ -3,7 +3,6 @@ models: the PNG opens at the size the figure asks for, the HTML page holds the i
 operation names, the trace parses with one event per kernel launch."""
 
 import json
-import struct
 import sys
 from types import SimpleNamespace
 
@@ -17,7 +16,8 @@ from clnn.cli.run import ClnnRunner
 from clnn.models.mediapipe import fetch
 from clnn.tflite import load
 from hal.builder import ModelBuilder
-from tests.kits.devices import open_or_skip, quick_capabilities_cache
+from tests.kits.devices import open_or_skip
+from tests.kits.png import png_size
 from tests.kits.tflite_writer import Graph
 
 pytest.importorskip("matplotlib", reason="the plot extra (pip install 'clnn[plot]')")
@@ -26,13 +26,6 @@ RNG = np.random.default_rng(13)
 OPS = ["CONV_2D", "ADD", "LOGISTIC"]
 PX_W = int(plots.WIDTH * plots.DPI)
 PX_PANEL = int(plots.PANEL_HEIGHT * plots.DPI)
-
-
-def png_size(path) -> tuple[int, int]:
-    with open(path, "rb") as f:
-        head = f.read(24)
-    assert head[:8] == b"\x89PNG\r\n\x1a\n"
-    return struct.unpack(">II", head[16:24])
 
 
 @pytest.fixture(scope="module")
@@ -143,28 +136,6 @@ def test_bench_models_plot(cl_device, tmp_path):
                  "--plot", str(html)]) == 0
     page = html.read_text()
     assert "face_detection_short_range" in page and "litert" in page and "<svg" in page
-
-
-def test_capabilities_json_and_plot(cl_device, tmp_path, monkeypatch, capsys):
-    """One quick measured record (cold, it compiles every workload's kernels) read by the
-    command line twice: --json holds the HAL capabilities, --plot draws every workload."""
-    record = quick_capabilities_cache(cl_device, tmp_path / "cache", monkeypatch)
-    assert main(["capabilities", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
-    caps = out["capabilities"]
-    assert {"relaxed_float32_to_float16_performance_scalar", "operand_performance",
-            "if_performance", "while_performance"} <= set(caps)
-    assert {"exec_time", "power_usage"} <= set(caps["operand_performance"]["TENSOR_FLOAT32"])
-    assert "identity" in out and "workloads" in out
-    out = tmp_path / "caps.html"
-    assert main(["capabilities", "--plot", str(out)]) == 0
-    page = out.read_text()
-    for name, w in record["workloads"].items():
-        if "ratio" in w:
-            assert name in page
-    png = tmp_path / "caps.png"
-    assert main(["capabilities", "--plot", str(png)]) == 0
-    assert png_size(png) == (PX_W, PX_PANEL)
 
 
 def test_trace_has_one_event_per_kernel_launch(small_model, cl_profiling, tmp_path):
