@@ -137,7 +137,26 @@ def cl_default():
     return device
 
 
-def test_small_model_runs_on_the_companion_with_the_same_outputs(cl_default):
+@pytest.fixture
+def pinned_floors(cl_default, monkeypatch):
+    """The two devices' launch floors as PoCL's pthread and basic devices measure them on a
+    quiet machine (19-24 us and ~1 us), so that the choice does not follow the load of the
+    moment the floors are probed (measure_floor is tested below)."""
+    other = cl_default.companion()
+    if other is None:
+        pytest.skip("no companion device on this platform")
+    monkeypatch.setitem(companion._FLOORS, companion.device_key(cl_default.cl_device), 20e-6)
+    monkeypatch.setitem(companion._FLOORS, companion.device_key(other.cl_device), 1e-6)
+    return other
+
+
+def test_a_launch_floor_is_measured_and_kept(cl_default):
+    floor = companion.measure_floor(cl_default.context, cl_default.cl_device)
+    assert 0 < floor < 0.1
+    assert companion.launch_floor(cl_default) > 0
+
+
+def test_small_model_runs_on_the_companion_with_the_same_outputs(cl_default, pinned_floors):
     from clnn.device import list_cl_devices
 
     model, inputs = fc_model(16, 9)
@@ -154,7 +173,7 @@ def test_small_model_runs_on_the_companion_with_the_same_outputs(cl_default):
     assert cl_default.prepare_model(large).device is cl_default
 
 
-def test_memory_of_a_companion_model_is_the_companions(cl_default):
+def test_memory_of_a_companion_model_is_the_companions(cl_default, pinned_floors):
     from hal.types import BufferDesc, BufferRole
 
     model, inputs = fc_model(16, 9)
