@@ -1046,7 +1046,7 @@ ${rotate(mr, nv)}\
         return lambda o, p: "(hf ? (%s)(%s(%s, %s), (float%d)(0.0f)) : %s)" % (
             V, h, o, p, hw, fn(o, p))
 
-    def ld(name, dt_):
+    def ld(name):
         return lambda o, p: "%s(%s, %s)" % (name, o, p)
 %>\
 <%
@@ -1077,10 +1077,10 @@ ${rotate(mr, nv)}\
   % endif
   % for v in range(0 if chrow else nv):
     % if has_b:
-        const ${V} fb${v} = ${hld(ld(bl, bdt), bdt, v)("0", "bias + bias_off + choff + n0 + %d" % (v * vw))};
+        const ${V} fb${v} = ${hld(ld(bl), bdt, v)("0", "bias + bias_off + choff + n0 + %d" % (v * vw))};
     % endif
     % if has_p:
-        const ${V} fa${v} = ${hld(ld(vl, odt), odt, v)("0", "alpha + alpha_off + choff + n0 + %d" % (v * vw))};
+        const ${V} fa${v} = ${hld(ld(vl), odt, v)("0", "alpha + alpha_off + choff + n0 + %d" % (v * vw))};
     % endif
   % endfor
         for (int r = 0; r < rows; ++r) {
@@ -1098,7 +1098,7 @@ ${rotate(mr, nv)}\
             {
                 ${V} t = c0_${v}${(" + " + fb) if has_b else ""};
 <%
-    rv = res_load(lambda o: hld(ld(vl, odt), odt, v)("0", "res + %s" % o), rpool, "m0 + r",
+    rv = res_load(lambda o: hld(ld(vl), odt, v)("0", "res + %s" % o), rpool, "m0 + r",
                   "n0 + %d" % (v * vw)) if has_r else None
     at = "c + (size_t)(m0 + r) * ldc + n0 + %d" % (v * vw)
 %>\
